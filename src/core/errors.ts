@@ -1,0 +1,44 @@
+// One error type for everything the core reports to a user. `code` drives exit codes and UI
+// treatment; `message` is one clear sentence; `hint` says what to do next.
+import type { ErrorCode, ErrorInfo } from '../shared/domain';
+
+export class HoldfastError extends Error {
+  readonly code: ErrorCode;
+  readonly hint?: string;
+  readonly fingerprint?: string;
+  readonly expectedFingerprint?: string;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: { hint?: string; fingerprint?: string; expectedFingerprint?: string; cause?: unknown } = {},
+  ) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'HoldfastError';
+    this.code = code;
+    if (extra.hint !== undefined) this.hint = extra.hint;
+    if (extra.fingerprint !== undefined) this.fingerprint = extra.fingerprint;
+    if (extra.expectedFingerprint !== undefined) this.expectedFingerprint = extra.expectedFingerprint;
+  }
+
+  toInfo(): ErrorInfo {
+    const info: ErrorInfo = { code: this.code, message: this.message };
+    if (this.hint) info.hint = this.hint;
+    if (this.fingerprint) info.fingerprint = this.fingerprint;
+    if (this.expectedFingerprint) info.expectedFingerprint = this.expectedFingerprint;
+    return info;
+  }
+}
+
+/** Any thrown value as an ErrorInfo fit for the envelope (never leaks a stack). */
+export function toErrorInfo(err: unknown): ErrorInfo {
+  if (err instanceof HoldfastError) return err.toInfo();
+  if (err && typeof err === 'object' && 'issues' in err && Array.isArray((err as { issues: unknown[] }).issues)) {
+    const issues = (err as { issues: { path: PropertyKey[]; message: string }[] }).issues;
+    const first = issues[0];
+    const where = first && first.path.length ? `${first.path.map(String).join('.')}: ` : '';
+    return { code: 'INVALID_INPUT', message: `Invalid input: ${where}${first?.message ?? 'rejected'}` };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'INTERNAL', message };
+}

@@ -1,0 +1,101 @@
+// Domain types shared by the core, the CLI, main, preload and renderer.
+// Plain data only: everything here crosses IPC / HTTP as JSON.
+
+/** Pin labels, exactly as k3s, RKE2 and the CRI plugin write them. */
+export const LABEL_CRI_PINNED = 'io.cri-containerd.pinned';
+export const LABEL_K3S_PINNED = 'io.cattle.k3s.pinned';
+export const LABEL_RKE2_PINNED = 'io.cattle.rke2.pinned';
+export const PINNED = 'pinned';
+export const DISTRO_PIN_LABELS = [LABEL_K3S_PINNED, LABEL_RKE2_PINNED] as const;
+
+/**
+ * durable: pinned for the CRI and no distro label, so k3s never strips it.
+ * k3s:     a distro pin label is present; k3s strips it at its next start.
+ * none:    kubelet's image GC may delete it.
+ */
+export type PinState = 'durable' | 'k3s' | 'none';
+
+export interface NodeDef {
+  name: string;
+  host: string;
+  port: number;
+  user: string;
+  /** Private key file; when absent, ssh-agent ($SSH_AUTH_SOCK) is used. */
+  identity?: string;
+  /** known_hosts file used to verify the node's host key. */
+  knownHosts?: string;
+  socket: string;
+  imagesDir: string;
+  namespace: string;
+}
+
+export type NodeInput = Omit<NodeDef, 'port' | 'user' | 'socket' | 'imagesDir' | 'namespace'> &
+  Partial<Pick<NodeDef, 'port' | 'user' | 'socket' | 'imagesDir' | 'namespace'>>;
+
+export const NODE_DEFAULTS = {
+  port: 22,
+  user: 'root',
+  socket: '/run/k3s/containerd/containerd.sock',
+  imagesDir: '/var/lib/rancher/k3s/agent/images',
+  namespace: 'k8s.io',
+} as const;
+
+export type Distro = 'k3s' | 'rke2' | 'unknown';
+
+export interface NodeInfo {
+  containerdVersion: string;
+  containerdRevision: string;
+  distro: Distro;
+  /** e.g. "v1.31.6+k3s1"; null when the distro binary did not answer. */
+  distroVersion: string | null;
+}
+
+export interface ImageRef {
+  /** The containerd image record's name: a tag or a name@sha256 digest reference. */
+  name: string;
+  /** Digest of the record's target (manifest or index). */
+  digest: string;
+  mediaType: string;
+  /** Config digest of the node's platform manifest: the image id CRI groups references by. */
+  imageId: string | null;
+  /** Bytes of the manifest, config and layers for the node's platform. */
+  size: number;
+  /** os/arch[/variant] of every platform the target describes. */
+  platforms: string[];
+  createdAt: string | null;
+  labels: Record<string, string>;
+  pin: PinState;
+}
+
+export type ErrorCode =
+  | 'HOST_KEY_UNKNOWN'
+  | 'HOST_KEY_CHANGED'
+  | 'AUTH_FAILED'
+  | 'UNREACHABLE'
+  | 'TIMEOUT'
+  | 'CONTAINERD_UNAVAILABLE'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'INVALID_INPUT'
+  | 'REFUSED'
+  | 'INTERNAL';
+
+export interface ErrorInfo {
+  code: ErrorCode;
+  message: string;
+  /** What the user can do about it. */
+  hint?: string;
+  /** SHA256:… fingerprint of the key the host presented (host key errors). */
+  fingerprint?: string;
+  /** SHA256:… fingerprint on record (changed host key). */
+  expectedFingerprint?: string;
+}
+
+export type NodeConnState = 'unknown' | 'connecting' | 'connected' | 'error';
+
+export interface NodeStatus {
+  name: string;
+  state: NodeConnState;
+  info?: NodeInfo;
+  error?: ErrorInfo;
+}
