@@ -1,0 +1,99 @@
+// The node inventory: $HOLDFAST_HOME/nodes.json, validated on every read, written atomically.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { nodeInputSchema } from '../../shared/contract';
+import { NODE_DEFAULTS, type NodeDef, type NodeInput } from '../../shared/domain';
+import { HoldfastError } from '../errors';
+import { writeFileAtomic } from './atomic';
+import { defaultKnownHosts } from './home';
+
+const fileSchema = z.object({
+  version: z.literal(1),
+  nodes: z.array(nodeInputSchema),
+});
+
+export function completeNode(input: NodeInput, env: NodeJS.ProcessEnv = process.env): NodeDef {
+  const parsed = nodeInputSchema.parse(input);
+  const def: NodeDef = {
+    name: parsed.name,
+    host: parsed.host,
+    port: parsed.port ?? NODE_DEFAULTS.port,
+    user: parsed.user ?? NODE_DEFAULTS.user,
+    knownHosts: parsed.knownHosts ? path.resolve(parsed.knownHosts) : defaultKnownHosts(env),
+    socket: parsed.socket ?? NODE_DEFAULTS.socket,
+    imagesDir: parsed.imagesDir ?? NODE_DEFAULTS.imagesDir,
+    namespace: parsed.namespace ?? NODE_DEFAULTS.namespace,
+  };
+  if (parsed.identity) def.identity = path.resolve(parsed.identity);
+  return def;
+}
+
+export class NodeStore {
+  readonly file: string;
+
+  constructor(home: string) {
+    this.file = path.join(home, 'nodes.json');
+  }
+
+  async list(): Promise<NodeDef[]> {
+    let text: string;
+    try {
+      text = await fs.readFile(this.file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    let data: z.infer<typeof fileSchema>;
+    try {
+      data = fileSchema.parse(JSON.parse(text));
+    } catch (e) {
+      throw new HoldfastError('INTERNAL', `${this.file} is not a valid Holdfast node list`, {
+        hint: 'Fix or remove the file; Holdfast never rewrites a file it cannot read.',
+        cause: e,
+      });
+    }
+    return data.nodes.map((n) => completeNode(n));
+  }
+
+  async get(name: string): Promise<NodeDef> {
+    const node = (await this.list()).find((n) => n.name === name);
+    if (!node) {
+      throw new HoldfastError('NOT_FOUND', `no node named "${name}"`, { hint: 'List nodes with `holdfast node ls`; add one with `holdfast node add`.' });
+    }
+    return node;
+  }
+
+  async add(input: NodeInput): Promise<NodeDef> {
+    const nodes = await this.list();
+    const def = completeNode(input);
+    if (nodes.some((n) => n.name === def.name)) {
+      throw new HoldfastError('CONFLICT', `a node named "${def.name}" already exists`, { hint: 'Choose another name, or edit the existing node.' });
+    }
+    await this.save([...nodes, def]);
+    return def;
+  }
+
+  async update(name: string, input: NodeInput): Promise<NodeDef> {
+    const nodes = await this.list();
+    const i = nodes.findIndex((n) => n.name === name);
+    if (i < 0) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
+    const def = completeNode(input);
+    if (def.name !== name && nodes.some((n) => n.name === def.name)) {
+      throw new HoldfastError('CONFLICT', `a node named "${def.name}" already exists`);
+    }
+    nodes[i] = def;
+    await this.save(nodes);
+    return def;
+  }
+
+  async remove(name: string): Promise<void> {
+    const nodes = await this.list();
+    if (!nodes.some((n) => n.name === name)) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
+    await this.save(nodes.filter((n) => n.name !== name));
+  }
+
+  private async save(nodes: NodeDef[]): Promise<void> {
+    await writeFileAtomic(this.file, JSON.stringify({ version: 1, nodes }, null, 2) + '\n');
+  }
+}

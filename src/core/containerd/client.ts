@@ -1,0 +1,358 @@
+// A small, typed client for the containerd services Holdfast needs, speaking gRPC over a
+// unix socket (the local end of the SSH tunnel). One channel per node multiplexes all calls.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import path from 'node:path';
+import protobuf from 'protobufjs';
+import { HoldfastError } from '../errors';
+import { protoDir } from './protoDir';
+
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  annotations: Record<string, string>;
+}
+
+export interface ImageRecord {
+  name: string;
+  labels: Record<string, string>;
+  target: Descriptor;
+  createdAt: Date | null;
+  updatedAt: Date | null;
+}
+
+export interface ContentInfo {
+  digest: string;
+  size: number;
+  labels: Record<string, string>;
+}
+
+export interface EventEnvelope {
+  timestamp: Date | null;
+  namespace: string;
+  topic: string;
+  /** e.g. containerd.services.images.v1.ImageUpdate */
+  typeUrl: string;
+  /** Decoded payload for image events; undefined for other types. */
+  image?: { name: string; labels: Record<string, string> };
+}
+
+export interface EventSubscription {
+  on(event: 'event', cb: (e: EventEnvelope) => void): EventSubscription;
+  on(event: 'error', cb: (e: HoldfastError) => void): EventSubscription;
+  on(event: 'end', cb: () => void): EventSubscription;
+  cancel(): void;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
+type ServiceClient = grpc.Client & Record<string, any>;
+
+const PROTO_FILES = ['version.proto', 'namespaces.proto', 'images.proto', 'content.proto', 'events.proto', 'leases.proto'];
+
+let packageDef: grpc.GrpcObject | undefined;
+let payloadTypeCache: Record<string, protobuf.Type> | undefined;
+
+/** Decoders for the Any payloads of image events (type_url has no googleapis prefix). */
+function eventTypes(): Record<string, protobuf.Type> {
+  if (payloadTypeCache) return payloadTypeCache;
+  const root = protobuf.loadSync(path.join(protoDir(), 'containerd', 'images.proto'));
+  payloadTypeCache = {};
+  for (const t of ['ImageCreate', 'ImageUpdate', 'ImageDelete']) {
+    const full = `containerd.services.images.v1.${t}`;
+    payloadTypeCache[full] = root.lookupType(full);
+  }
+  return payloadTypeCache;
+}
+
+function loadPackage(): grpc.GrpcObject {
+  if (packageDef) return packageDef;
+  const dir = path.join(protoDir(), 'containerd');
+  const def = protoLoader.loadSync(
+    PROTO_FILES.map((f) => path.join(dir, f)),
+    { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [dir] },
+  );
+  packageDef = grpc.loadPackageDefinition(def);
+  return packageDef;
+}
+
+function lookup(pkg: grpc.GrpcObject, dotted: string): grpc.ServiceClientConstructor {
+  let cur: any = pkg;
+  for (const part of dotted.split('.')) cur = cur[part];
+  return cur as grpc.ServiceClientConstructor;
+}
+
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  // Image lists of 10,000+ references exceed grpc-js's 4 MiB default.
+  'grpc.max_receive_message_length': 256 * 1024 * 1024,
+  'grpc.max_send_message_length': 64 * 1024 * 1024,
+  // The authority is irrelevant over a unix socket; keep it short and stable.
+  'grpc.default_authority': 'localhost',
+};
+
+function timestamp(ts: { seconds?: number; nanos?: number } | null | undefined): Date | null {
+  if (!ts || (!ts.seconds && !ts.nanos)) return null;
+  return new Date(Number(ts.seconds ?? 0) * 1000 + Math.floor(Number(ts.nanos ?? 0) / 1e6));
+}
+
+function descriptor(d: any): Descriptor {
+  return {
+    mediaType: d?.media_type ?? '',
+    digest: d?.digest ?? '',
+    size: Number(d?.size ?? 0),
+    annotations: { ...(d?.annotations ?? {}) },
+  };
+}
+
+function imageRecord(i: any): ImageRecord {
+  return {
+    name: i.name,
+    labels: { ...(i.labels ?? {}) },
+    target: descriptor(i.target),
+    createdAt: timestamp(i.created_at),
+    updatedAt: timestamp(i.updated_at),
+  };
+}
+
+export interface ContainerdClientOptions {
+  /** gRPC target, e.g. `unix:/tmp/hf-xyz/c.sock`. */
+  target: string;
+  namespace: string;
+  /** Shown in errors so the user knows which node and socket failed. */
+  describe?: string;
+  callTimeoutMs?: number;
+}
+
+export class ContainerdClient {
+  readonly namespace: string;
+  private readonly describe: string;
+  private readonly timeoutMs: number;
+  private readonly channel: grpc.Channel;
+  private readonly clients: Record<string, ServiceClient> = {};
+
+  constructor(opts: ContainerdClientOptions) {
+    const pkg = loadPackage();
+    this.namespace = opts.namespace;
+    this.describe = opts.describe ?? opts.target;
+    this.timeoutMs = opts.callTimeoutMs ?? 20_000;
+    this.channel = new grpc.Channel(opts.target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    const services: Record<string, string> = {
+      version: 'containerd.services.version.v1.Version',
+      namespaces: 'containerd.services.namespaces.v1.Namespaces',
+      images: 'containerd.services.images.v1.Images',
+      content: 'containerd.services.content.v1.Content',
+      events: 'containerd.services.events.v1.Events',
+      leases: 'containerd.services.leases.v1.Leases',
+    };
+    for (const [key, svc] of Object.entries(services)) {
+      const Ctor = lookup(pkg, svc);
+      // All service clients share the one channel (one SSH channel per node).
+      this.clients[key] = new Ctor(opts.target, grpc.credentials.createInsecure(), {
+        channelOverride: this.channel,
+      }) as ServiceClient;
+    }
+  }
+
+  private metadata(namespace = this.namespace): grpc.Metadata {
+    const md = new grpc.Metadata();
+    md.set('containerd-namespace', namespace);
+    return md;
+  }
+
+  private unary<T>(service: string, method: string, req: unknown, namespace?: string): Promise<T> {
+    const client = this.clients[service]!;
+    const fn = client[method] as Unary;
+    return new Promise<T>((resolve, reject) => {
+      fn.call(client, req, this.metadata(namespace), { deadline: Date.now() + this.timeoutMs }, (err, res) => {
+        if (err) reject(this.mapError(err, `${service}.${method}`));
+        else resolve(res as T);
+      });
+    });
+  }
+
+  /** Turns gRPC status codes into errors a technician can act on. */
+  mapError(err: grpc.ServiceError, what: string): HoldfastError {
+    switch (err.code) {
+      case grpc.status.UNAVAILABLE:
+        return new HoldfastError('CONTAINERD_UNAVAILABLE', `containerd is not answering on ${this.describe} (${err.details || 'unavailable'})`, {
+          hint: 'Check that k3s (or containerd) is running on the node and that the socket path is right.',
+          cause: err,
+        });
+      case grpc.status.DEADLINE_EXCEEDED:
+        return new HoldfastError('TIMEOUT', `containerd did not answer ${what} within ${Math.round(this.timeoutMs / 1000)} s on ${this.describe}`, { cause: err });
+      case grpc.status.NOT_FOUND:
+        return new HoldfastError('NOT_FOUND', err.details || `${what}: not found`, { cause: err });
+      case grpc.status.ALREADY_EXISTS:
+      case grpc.status.FAILED_PRECONDITION:
+        return new HoldfastError('CONFLICT', err.details || `${what}: conflict`, { cause: err });
+      case grpc.status.INVALID_ARGUMENT:
+        return new HoldfastError('INVALID_INPUT', err.details || `${what}: invalid argument`, { cause: err });
+      default:
+        return new HoldfastError('INTERNAL', `containerd ${what} failed: ${err.details || err.message}`, { cause: err });
+    }
+  }
+
+  async version(): Promise<{ version: string; revision: string }> {
+    const res = await this.unary<{ version: string; revision: string }>('version', 'Version', {});
+    return { version: res.version, revision: res.revision };
+  }
+
+  async listNamespaces(): Promise<string[]> {
+    const res = await this.unary<{ namespaces: { name: string }[] }>('namespaces', 'List', {});
+    return res.namespaces.map((n) => n.name);
+  }
+
+  async listImages(filters: string[] = []): Promise<ImageRecord[]> {
+    const res = await this.unary<{ images: unknown[] }>('images', 'List', { filters });
+    return res.images.map(imageRecord);
+  }
+
+  async getImage(name: string): Promise<ImageRecord | null> {
+    try {
+      const res = await this.unary<{ image: unknown }>('images', 'Get', { name });
+      return imageRecord(res.image);
+    } catch (e) {
+      if (e instanceof HoldfastError && e.code === 'NOT_FOUND') return null;
+      throw e;
+    }
+  }
+
+  async createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }): Promise<ImageRecord> {
+    const res = await this.unary<{ image: unknown }>('images', 'Create', {
+      image: {
+        name: image.name,
+        labels: image.labels ?? {},
+        target: { media_type: image.target.mediaType, digest: image.target.digest, size: image.target.size, annotations: image.target.annotations },
+      },
+    });
+    return imageRecord(res.image);
+  }
+
+  /**
+   * Sets (string) or deletes (null) individual labels. Each key gets its own
+   * `labels.<key>` mask path so labels written concurrently by others are never clobbered.
+   */
+  async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
+    const keys = Object.keys(changes);
+    if (keys.length === 0) throw new Error('updateImageLabels: no label changes given');
+    const labels: Record<string, string> = {};
+    for (const k of keys) {
+      if (!k || k.includes('\n')) throw new Error(`invalid label key ${JSON.stringify(k)}`);
+      const v = changes[k];
+      if (v !== null && v !== undefined && v !== '') labels[k] = v;
+    }
+    const res = await this.unary<{ image: unknown }>('images', 'Update', {
+      image: { name, labels },
+      update_mask: { paths: keys.map((k) => `labels.${k}`) },
+    });
+    return imageRecord(res.image);
+  }
+
+  async deleteImage(name: string, sync = false): Promise<void> {
+    await this.unary('images', 'Delete', { name, sync });
+  }
+
+  /** Blob metadata, or null when the blob is absent from the namespace's content store. */
+  async contentInfo(digest: string): Promise<ContentInfo | null> {
+    try {
+      const res = await this.unary<{ info: { digest: string; size: number; labels: Record<string, string> } }>('content', 'Info', { digest });
+      return { digest: res.info.digest, size: Number(res.info.size), labels: { ...(res.info.labels ?? {}) } };
+    } catch (e) {
+      if (e instanceof HoldfastError && e.code === 'NOT_FOUND') return null;
+      throw e;
+    }
+  }
+
+  /** Reads a whole (small) blob such as a manifest, index or config; refuses large ones. */
+  readContent(digest: string, maxBytes = 8 * 1024 * 1024): Promise<Buffer> {
+    const client = this.clients.content!;
+    return new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let total = 0;
+      let done = false;
+      const call: grpc.ClientReadableStream<{ data: Buffer }> = client.Read(
+        { digest, offset: 0, size: 0 },
+        this.metadata(),
+        { deadline: Date.now() + this.timeoutMs },
+      );
+      call.on('data', (msg: { data: Buffer }) => {
+        total += msg.data.length;
+        if (total > maxBytes) {
+          done = true;
+          call.cancel();
+          reject(new HoldfastError('INTERNAL', `blob ${digest} is larger than ${maxBytes} bytes`));
+          return;
+        }
+        chunks.push(msg.data);
+      });
+      call.on('error', (err: grpc.ServiceError) => {
+        if (!done) {
+          done = true;
+          reject(this.mapError(err, 'content.Read'));
+        }
+      });
+      call.on('end', () => {
+        if (!done) {
+          done = true;
+          resolve(Buffer.concat(chunks));
+        }
+      });
+    });
+  }
+
+  /** Subscribes to containerd's event stream; always filter by namespace (it streams all). */
+  subscribe(filters: string[]): EventSubscription {
+    const client = this.clients.events!;
+    const call: grpc.ClientReadableStream<any> = client.Subscribe({ filters }, this.metadata());
+    const handlers: { event: ((e: EventEnvelope) => void)[]; error: ((e: HoldfastError) => void)[]; end: (() => void)[] } = {
+      event: [],
+      error: [],
+      end: [],
+    };
+    let cancelled = false;
+    call.on('data', (env: any) => {
+      const typeUrl: string = env.event?.type_url ?? '';
+      const out: EventEnvelope = { timestamp: timestamp(env.timestamp), namespace: env.namespace, topic: env.topic, typeUrl };
+      const type = eventTypes()[typeUrl.replace(/^type\.googleapis\.com\//, '')];
+      if (type && env.event?.value) {
+        const msg = type.toObject(type.decode(env.event.value), { defaults: true }) as { name: string; labels?: Record<string, string> };
+        out.image = { name: msg.name, labels: { ...(msg.labels ?? {}) } };
+      }
+      for (const h of handlers.event) h(out);
+    });
+    call.on('error', (err: grpc.ServiceError) => {
+      if (cancelled && err.code === grpc.status.CANCELLED) return;
+      const e = this.mapError(err, 'events.Subscribe');
+      for (const h of handlers.error) h(e);
+    });
+    call.on('end', () => {
+      for (const h of handlers.end) h();
+    });
+    const sub: EventSubscription = {
+      on(event: 'event' | 'error' | 'end', cb: any) {
+        (handlers[event] as any[]).push(cb);
+        return sub;
+      },
+      cancel() {
+        cancelled = true;
+        call.cancel();
+      },
+    };
+    return sub;
+  }
+
+  async createLease(id: string, labels: Record<string, string> = {}): Promise<void> {
+    await this.unary('leases', 'Create', { id, labels });
+  }
+
+  async deleteLease(id: string): Promise<void> {
+    await this.unary('leases', 'Delete', { id, sync: false });
+  }
+
+  close(): void {
+    for (const c of Object.values(this.clients)) c.close();
+    this.channel.close();
+  }
+}
+

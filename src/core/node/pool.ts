@@ -1,0 +1,53 @@
+// Keeps at most one live NodeSession per node and replaces sessions that have closed.
+import type { NodeDef } from '../../shared/domain';
+import { HoldfastError } from '../errors';
+import { NodeSession, type OpenNodeOptions } from './session';
+
+export class SessionPool {
+  private readonly sessions = new Map<string, Promise<NodeSession>>();
+
+  constructor(
+    private readonly lookup: (name: string) => Promise<NodeDef>,
+    private readonly openOpts: OpenNodeOptions = {},
+  ) {}
+
+  async get(name: string, opts: OpenNodeOptions & { fresh?: boolean } = {}): Promise<NodeSession> {
+    const existing = this.sessions.get(name);
+    if (existing && !opts.fresh && opts.acceptNewHostKey === undefined) {
+      const s = await existing.catch(() => undefined);
+      if (s && !s.isClosed) return s;
+    }
+    if (existing) await this.drop(name);
+    const { fresh: _fresh, ...open } = opts;
+    const p = this.lookup(name).then((def) => NodeSession.open(def, { ...this.openOpts, ...open }));
+    this.sessions.set(name, p);
+    p.catch(() => {
+      if (this.sessions.get(name) === p) this.sessions.delete(name);
+    });
+    return p;
+  }
+
+  /** Runs fn on the node's session; a dropped connection is retried once on a new one. */
+  async use<T>(name: string, fn: (s: NodeSession) => Promise<T>): Promise<T> {
+    const s = await this.get(name);
+    try {
+      return await fn(s);
+    } catch (e) {
+      if (s.isClosed || (e instanceof HoldfastError && e.code === 'CONTAINERD_UNAVAILABLE' && s.isClosed)) {
+        return fn(await this.get(name, { fresh: true }));
+      }
+      throw e;
+    }
+  }
+
+  async drop(name: string): Promise<void> {
+    const p = this.sessions.get(name);
+    this.sessions.delete(name);
+    const s = await p?.catch(() => undefined);
+    await s?.close();
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions.keys()].map((n) => this.drop(n)));
+  }
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { parseDistroVersion } from '../../../src/core/node/detect';
+import { platformFromUname, platformMatches } from '../../../src/core/images/mediaTypes';
+
+// Recorded output of the real binaries (k3s v1.31.6+k3s1 and rke2 v1.31.6+rke2r1 release builds).
+const K3S_OUT = 'k3s version v1.31.6+k3s1 (6ab750f9)\ngo version go1.22.12\n';
+const RKE2_OUT = 'rke2 version v1.31.6+rke2r1 (9b7a40a5fd4d9b8b7e34d5b7a2b4a8cdb8e0f5c1)\ngo version go1.22.12 X:boringcrypto\n';
+
+describe('parseDistroVersion', () => {
+  it('reads k3s and rke2 versions', () => {
+    expect(parseDistroVersion('k3s', K3S_OUT)).toBe('v1.31.6+k3s1');
+    expect(parseDistroVersion('rke2', RKE2_OUT)).toBe('v1.31.6+rke2r1');
+  });
+  it('returns null for anything else', () => {
+    expect(parseDistroVersion('k3s', RKE2_OUT)).toBeNull();
+    expect(parseDistroVersion('k3s', 'bash: k3s: command not found')).toBeNull();
+    expect(parseDistroVersion('k3s', '')).toBeNull();
+  });
+});
+
+describe('platform of a node', () => {
+  it('maps uname -m to OCI platforms', () => {
+    expect(platformFromUname('x86_64\n')).toEqual({ os: 'linux', architecture: 'amd64' });
+    expect(platformFromUname('aarch64')).toEqual({ os: 'linux', architecture: 'arm64' });
+    expect(platformFromUname('armv7l')).toEqual({ os: 'linux', architecture: 'arm', variant: 'v7' });
+  });
+  it('matches index entries like containerd does for arm64 variants', () => {
+    const arm64 = { os: 'linux', architecture: 'arm64' };
+    expect(platformMatches({ os: 'linux', architecture: 'arm64', variant: 'v8' }, arm64)).toBe(true);
+    expect(platformMatches({ os: 'linux', architecture: 'arm64' }, arm64)).toBe(true);
+    expect(platformMatches({ os: 'linux', architecture: 'amd64' }, arm64)).toBe(false);
+    expect(platformMatches({ os: 'linux', architecture: 'arm', variant: 'v6' }, { os: 'linux', architecture: 'arm', variant: 'v7' })).toBe(false);
+    expect(platformMatches(undefined, arm64)).toBe(false);
+  });
+});
