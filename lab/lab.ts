@@ -1,0 +1,129 @@
+// A lab: N simulated k3s nodes sharing one client key, one authorized_keys and one known_hosts.
+import { access, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { join } from 'node:path';
+import { run } from './exec.ts';
+import { LabNode, REQUIRED_BINARIES, SFTP_SERVER, SSHD, type LabNodeHandle } from './node.ts';
+
+export interface Lab {
+  /** Lab root (short, e.g. /tmp/hflab-XXXXXX). */
+  dir: string;
+  nodes: LabNodeHandle[];
+  /** Path of the client private key (ed25519, no passphrase), authorized on every node. */
+  clientKey: string;
+  /** Path of the known_hosts file listing every node ('[127.0.0.1]:PORT ssh-ed25519 AAAA…'). */
+  knownHosts: string;
+  node(name: string): LabNodeHandle;
+  /** Rewrites known_hosts from the nodes' current host keys (e.g. after rotateHostKey). */
+  refreshKnownHosts(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartLabOptions {
+  /** A count (names n1..nN) or explicit names. */
+  nodes: number | string[];
+  /**
+   * Lab root; default a fresh /tmp/hflab-XXXXXX, removed by stop() unless HOLDFAST_LAB_KEEP=1.
+   * A given dir is kept. Keep it short (socket paths < 100 chars).
+   */
+  dir?: string;
+}
+
+async function which(bin: string): Promise<boolean> {
+  if (bin.startsWith('/')) {
+    try {
+      await access(bin, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const d of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
+    try {
+      await access(join(d, bin), constants.X_OK);
+      return true;
+    } catch {
+      /* next */
+    }
+  }
+  return false;
+}
+
+/** Throws one clear line when the lab cannot run here (not root, a binary missing). */
+export async function checkLabPrerequisites(): Promise<void> {
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+    throw new Error('the lab needs root (it creates mount namespaces and runs containerd and sshd)');
+  }
+  const missing: string[] = [];
+  for (const b of [...REQUIRED_BINARIES, SSHD, SFTP_SERVER]) if (!(await which(b))) missing.push(b);
+  if (missing.length) {
+    throw new Error(
+      `the lab needs these binaries: ${missing.join(', ')} (Debian packages: containerd, openssh-server, openssh-client, util-linux)`,
+    );
+  }
+}
+
+export async function startLab(opts: StartLabOptions): Promise<Lab> {
+  await checkLabPrerequisites();
+  const names =
+    typeof opts.nodes === 'number' ? Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`) : [...opts.nodes];
+  if (new Set(names).size !== names.length) throw new Error('startLab: duplicate node names');
+  for (const n of names) if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/.test(n)) throw new Error(`startLab: bad node name ${n}`);
+
+  let dir: string;
+  const ownDir = !opts.dir;
+  if (opts.dir) {
+    dir = opts.dir;
+    await mkdir(dir, { recursive: true });
+  } else {
+    dir = await mkdtemp('/tmp/hflab-');
+  }
+  const clientKey = join(dir, 'id_ed25519');
+  const authorizedKeys = join(dir, 'authorized_keys');
+  const knownHosts = join(dir, 'known_hosts');
+  await rm(clientKey, { force: true });
+  await rm(clientKey + '.pub', { force: true });
+  await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'holdfast-lab-client', '-f', clientKey]);
+  await writeFile(authorizedKeys, await readFile(clientKey + '.pub'));
+
+  const nodes: LabNode[] = [];
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(nodes.map((n) => n.stop()));
+    // a lab dir we created ourselves is removed (HOLDFAST_LAB_KEEP=1 keeps it for post-mortems)
+    if (ownDir && process.env.HOLDFAST_LAB_KEEP !== '1') await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const started = await Promise.allSettled(
+      names.map((name) => LabNode.start({ name, root: join(dir, name), authorizedKeysFile: authorizedKeys })),
+    );
+    for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+
+  const refreshKnownHosts = async (): Promise<void> => {
+    await writeFile(knownHosts, nodes.map((n) => n.knownHostsLine).join('\n') + '\n');
+  };
+  await refreshKnownHosts();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    dir,
+    nodes,
+    clientKey,
+    knownHosts,
+    node(name: string): LabNodeHandle {
+      const n = nodes.find((x) => x.name === name);
+      if (!n) throw new Error(`no lab node named ${name}`);
+      return n;
+    },
+    refreshKnownHosts,
+    stop(): Promise<void> {
+      stopping ??= stopAll();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,432 @@
+// One simulated k3s node: a private mount namespace in which k3s's real paths exist
+// (/run/k3s → <root>/run-k3s, /var/lib/rancher → <root>/rancher), a real containerd serving
+// /run/k3s/containerd/containerd.sock and a real OpenSSH sshd on 127.0.0.1:<port>.
+//
+// Process model: a tiny "holder" (`unshare --mount --propagation private sh -c 'mount…; exec sleep'`)
+// owns the namespace; containerd and sshd are started in it with `nsenter -t <holder> -m`, each in
+// its own process group. So containerd and sshd can be stopped/restarted independently, and the
+// namespace (and its bind mounts, which never reach the host) lives until the holder dies.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { join } from 'node:path';
+import { run, sleep } from './exec.ts';
+
+export const K3S_SOCKET = '/run/k3s/containerd/containerd.sock';
+export const K3S_IMAGES_DIR = '/var/lib/rancher/k3s/agent/images';
+/** Mountpoints that must exist on the host (empty dirs; the node binds its own dirs over them). */
+export const HOST_MOUNTPOINTS = ['/run/k3s', '/var/lib/rancher', '/run/sshd'] as const;
+export const REQUIRED_BINARIES = ['containerd', 'ctr', 'unshare', 'nsenter', 'mount', 'sleep', 'ssh-keygen', 'ssh'] as const;
+export const SSHD = '/usr/sbin/sshd';
+export const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
+
+export interface LabNodeHandle {
+  name: string;
+  host: '127.0.0.1';
+  port: number;
+  user: 'root';
+  /** Node's host dir. */
+  root: string;
+  /** Host-side path of the node's containerd socket (/run/k3s/containerd/containerd.sock inside). */
+  hostSocket: string;
+  /** Host-side path of /var/lib/rancher/k3s/agent/images. */
+  hostImagesDir: string;
+  /** 'SHA256:…' as ssh-keygen -lf prints it. Updated by rotateHostKey(). */
+  hostKeyFingerprint: string;
+  /** '[127.0.0.1]:PORT ssh-ed25519 AAAA…'. Updated by rotateHostKey(). */
+  knownHostsLine: string;
+  /** Runs `ctr -a hostSocket -n k8s.io ...args`; rejects with stderr on failure. */
+  ctr(args: string[], opts?: { input?: Buffer }): Promise<string>;
+  stopContainerd(): Promise<void>;
+  /** Starts containerd again inside the same mount namespace (nsenter -t <holder> -m). */
+  startContainerd(): Promise<void>;
+  /** New host key, sshd restarted on the same port. The lab's known_hosts file is NOT rewritten. */
+  rotateHostKey(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface NodeStartOptions {
+  name: string;
+  /** Node's host dir (keep it short: unix socket paths must stay < 100 chars). */
+  root: string;
+  /** Lab-wide authorized_keys file. */
+  authorizedKeysFile: string;
+}
+
+const HOLDER_SCRIPT =
+  'mount --bind "$1/run-k3s" /run/k3s && mount --bind "$1/rancher" /var/lib/rancher && exec sleep infinity';
+
+export async function ensureHostMountpoints(): Promise<void> {
+  for (const d of HOST_MOUNTPOINTS) await mkdir(d, { recursive: true });
+}
+
+function containerdConfig(root: string): string {
+  const q = (s: string): string => JSON.stringify(s); // TOML basic strings accept JSON escapes for our paths
+  return [
+    'version = 2',
+    `root = ${q(join(root, 'containerd', 'root'))}`,
+    `state = ${q(join(root, 'containerd', 'state'))}`,
+    // CRI is k3s's own business (and needs cgroups/CNI); these snapshotters cannot work here.
+    'disabled_plugins = [',
+    '  "io.containerd.grpc.v1.cri",',
+    '  "io.containerd.snapshotter.v1.aufs",',
+    '  "io.containerd.snapshotter.v1.btrfs",',
+    '  "io.containerd.snapshotter.v1.zfs",',
+    '  "io.containerd.snapshotter.v1.devmapper",',
+    ']',
+    '',
+    '[grpc]',
+    `  address = ${q(K3S_SOCKET)}`,
+    '',
+    '[ttrpc]',
+    // the default /run/containerd/containerd.sock.ttrpc would collide between nodes
+    `  address = ${q(K3S_SOCKET + '.ttrpc')}`,
+    '',
+    '[plugins."io.containerd.internal.v1.opt"]',
+    `  path = ${q(join(root, 'opt'))}`,
+    '',
+  ].join('\n');
+}
+
+function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authorizedKeysFile: string }): string {
+  return [
+    `Port ${o.port}`,
+    'ListenAddress 127.0.0.1',
+    `HostKey ${o.hostKey}`,
+    `PidFile ${o.pidFile}`,
+    `AuthorizedKeysFile ${o.authorizedKeysFile}`,
+    'StrictModes no',
+    'UsePAM no',
+    'PermitRootLogin prohibit-password',
+    'PubkeyAuthentication yes',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'AllowStreamLocalForwarding yes',
+    'AllowTcpForwarding yes',
+    'PrintMotd no',
+    'MaxStartups 100',
+    'MaxSessions 100',
+    `Subsystem sftp ${SFTP_SERVER}`,
+    '',
+  ].join('\n');
+}
+
+/** A free TCP port on 127.0.0.1 (may race; callers retry). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves true once something on host:port accepts TCP and sends an SSH banner. */
+function sshBanner(port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean): void => {
+      clearTimeout(t);
+      sock.destroy();
+      resolve(ok);
+    };
+    const t = setTimeout(() => done(false), timeoutMs);
+    sock.once('data', (d: Buffer) => done(d.toString('latin1').startsWith('SSH-')));
+    sock.once('error', () => done(false));
+    sock.once('close', () => done(false));
+  });
+}
+
+function spawnGroup(argv: string[], logFile: string): ChildProcess {
+  const [cmd, ...args] = argv;
+  const fd = openSync(logFile, 'a');
+  try {
+    const child = spawn(cmd!, args, { detached: true, stdio: ['ignore', fd, fd] });
+    child.on('error', () => {
+      /* reported through exit/wait */
+    });
+    return child;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (exited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve(true);
+    });
+  });
+}
+
+function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** SIGTERM the process group, SIGKILL after a grace period. */
+async function stopGroup(child: ChildProcess | undefined, graceMs = 3000): Promise<void> {
+  if (!child || child.pid === undefined) return;
+  if (!exited(child)) {
+    killGroup(child.pid, 'SIGTERM');
+    if (!(await waitExit(child, graceMs))) {
+      killGroup(child.pid, 'SIGKILL');
+      await waitExit(child, graceMs);
+    }
+  }
+  killGroup(child.pid, 'SIGKILL'); // stragglers left in the group
+}
+
+async function mntNs(pid: number): Promise<string | undefined> {
+  try {
+    return await readlink(`/proc/${pid}/ns/mnt`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every process whose mount namespace is `ns` (sshd session children, sftp-server, shells…). */
+async function pidsInNs(ns: string): Promise<number[]> {
+  const out: number[] = [];
+  for (const e of await readdir('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const pid = Number(e);
+    if ((await mntNs(pid)) === ns) out.push(pid);
+  }
+  return out;
+}
+
+function tail(text: string, lines = 15): string {
+  return text.trim().split('\n').slice(-lines).join('\n');
+}
+
+async function readTail(file: string): Promise<string> {
+  try {
+    return tail(await readFile(file, 'utf8'));
+  } catch {
+    return '';
+  }
+}
+
+export class LabNode implements LabNodeHandle {
+  readonly host = '127.0.0.1' as const;
+  readonly user = 'root' as const;
+  port = 0;
+  hostKeyFingerprint = '';
+  knownHostsLine = '';
+  readonly name: string;
+  readonly root: string;
+  readonly hostSocket: string;
+  readonly hostImagesDir: string;
+
+  private holder: ChildProcess | undefined;
+  private ns: string | undefined;
+  private containerd: ChildProcess | undefined;
+  private sshd: ChildProcess | undefined;
+  private stopped = false;
+
+  private constructor(private readonly opts: NodeStartOptions) {
+    this.name = opts.name;
+    this.root = opts.root;
+    this.hostSocket = join(opts.root, 'run-k3s', 'containerd', 'containerd.sock');
+    this.hostImagesDir = join(opts.root, 'rancher', 'k3s', 'agent', 'images');
+    if (Buffer.byteLength(this.hostSocket) >= 100) {
+      throw new Error(`lab node socket path too long (${this.hostSocket.length} chars): use a shorter lab dir`);
+    }
+  }
+
+  private get p() {
+    const r = this.root;
+    return {
+      containerdToml: join(r, 'containerd.toml'),
+      containerdLog: join(r, 'containerd.log'),
+      sshdConfig: join(r, 'sshd_config'),
+      sshdLog: join(r, 'sshd.log'),
+      sshdPid: join(r, 'sshd.pid'),
+      hostKey: join(r, 'ssh_host_ed25519_key'),
+      holderLog: join(r, 'holder.log'),
+    };
+  }
+
+  static async start(opts: NodeStartOptions): Promise<LabNode> {
+    const node = new LabNode(opts);
+    try {
+      await node.init();
+    } catch (e) {
+      await node.stop().catch(() => undefined);
+      throw e;
+    }
+    return node;
+  }
+
+  private async init(): Promise<void> {
+    const r = this.root;
+    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp']) {
+      await mkdir(join(r, d), { recursive: true });
+    }
+    await writeFile(this.p.containerdToml, containerdConfig(r));
+    await ensureHostMountpoints();
+    await Promise.all([this.startHolder(), this.generateHostKey()]);
+    await Promise.all([this.startContainerd(), this.startSshd()]);
+  }
+
+  private async startHolder(): Promise<void> {
+    this.holder = spawnGroup(
+      ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'sh', this.root],
+      this.p.holderLog,
+    );
+    const pid = this.holder.pid;
+    if (pid === undefined) throw new Error(`${this.name}: could not spawn unshare`);
+    const hostNs = await mntNs(process.pid);
+    // Ready once the holder has exec'd `sleep` in a new namespace with the binds in place.
+    for (let i = 0; i < 200; i++) {
+      if (exited(this.holder)) {
+        throw new Error(`${this.name}: mount namespace holder exited: ${await readTail(this.p.holderLog)}`);
+      }
+      const ns = await mntNs(pid);
+      if (ns && ns !== hostNs) {
+        const comm = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
+        if (comm === 'sleep') {
+          this.ns = ns;
+          return;
+        }
+      }
+      await sleep(10);
+    }
+    throw new Error(`${this.name}: mount namespace holder did not come up`);
+  }
+
+  private nsenter(argv: string[]): string[] {
+    return ['nsenter', '-t', String(this.holder!.pid), '-m', '--', ...argv];
+  }
+
+  async ctr(args: string[], opts: { input?: Buffer } = {}): Promise<string> {
+    return run(['ctr', '-a', this.hostSocket, '-n', 'k8s.io', ...args], { input: opts.input });
+  }
+
+  async startContainerd(): Promise<void> {
+    if (this.containerd && !exited(this.containerd)) return;
+    await rm(this.hostSocket, { force: true });
+    this.containerd = spawnGroup(this.nsenter(['containerd', '--config', this.p.containerdToml]), this.p.containerdLog);
+    const child = this.containerd;
+    const deadline = Date.now() + 15000;
+    while (Date.now() < deadline) {
+      if (exited(child)) throw new Error(`${this.name}: containerd exited: ${await readTail(this.p.containerdLog)}`);
+      try {
+        await run(['ctr', '-a', this.hostSocket, 'version'], { timeoutMs: 2000 });
+        return;
+      } catch {
+        await sleep(25);
+      }
+    }
+    throw new Error(`${this.name}: containerd socket did not answer: ${await readTail(this.p.containerdLog)}`);
+  }
+
+  async stopContainerd(): Promise<void> {
+    await stopGroup(this.containerd);
+    this.containerd = undefined;
+  }
+
+  private async generateHostKey(): Promise<void> {
+    await rm(this.p.hostKey, { force: true });
+    await rm(this.p.hostKey + '.pub', { force: true });
+    await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', `holdfast-lab-${this.name}`, '-f', this.p.hostKey]);
+    const fp = await run(['ssh-keygen', '-l', '-E', 'sha256', '-f', this.p.hostKey + '.pub']);
+    const fingerprint = fp.split(/\s+/)[1];
+    if (!fingerprint?.startsWith('SHA256:')) throw new Error(`${this.name}: unexpected ssh-keygen -l output: ${fp}`);
+    this.hostKeyFingerprint = fingerprint;
+  }
+
+  private async hostPublicKey(): Promise<string> {
+    const [type, blob] = (await readFile(this.p.hostKey + '.pub', 'utf8')).trim().split(/\s+/);
+    return `${type} ${blob}`;
+  }
+
+  private async startSshd(fixedPort?: number): Promise<void> {
+    let lastErr = '';
+    for (let attempt = 0; attempt < (fixedPort ? 1 : 5); attempt++) {
+      const port = fixedPort ?? (await freePort());
+      await writeFile(
+        this.p.sshdConfig,
+        sshdConfig({
+          port,
+          hostKey: this.p.hostKey,
+          pidFile: this.p.sshdPid,
+          authorizedKeysFile: this.opts.authorizedKeysFile,
+        }),
+      );
+      const child = spawnGroup(this.nsenter([SSHD, '-D', '-f', this.p.sshdConfig, '-E', this.p.sshdLog]), this.p.sshdLog);
+      this.sshd = child;
+      const deadline = Date.now() + 10000;
+      while (Date.now() < deadline && !exited(child)) {
+        if (await sshBanner(port, 500)) {
+          this.port = port;
+          this.knownHostsLine = `[127.0.0.1]:${port} ${await this.hostPublicKey()}`;
+          return;
+        }
+        await sleep(20);
+      }
+      lastErr = await readTail(this.p.sshdLog, 5);
+      await stopGroup(child);
+    }
+    throw new Error(`${this.name}: sshd did not start: ${lastErr}`);
+  }
+
+  async rotateHostKey(): Promise<void> {
+    const port = this.port;
+    await stopGroup(this.sshd);
+    await this.generateHostKey();
+    // the listener is gone; SO_REUSEADDR lets sshd bind the same port again at once
+    let err: unknown;
+    for (let i = 0; i < 20; i++) {
+      try {
+        await this.startSshd(port);
+        return;
+      } catch (e) {
+        err = e;
+        await sleep(100);
+      }
+    }
+    throw err;
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await stopGroup(this.sshd);
+    await stopGroup(this.containerd);
+    // Anything else still in the namespace: SSH sessions (they setsid away from sshd's group),
+    // sftp-server, shells started by tests, containerd started by hand through nsenter…
+    if (this.ns) {
+      const holderPid = this.holder?.pid;
+      for (const sig of ['SIGTERM', 'SIGKILL'] as const) {
+        const pids = (await pidsInNs(this.ns)).filter((p) => p !== holderPid);
+        if (pids.length === 0) break;
+        for (const p of pids) {
+          try {
+            process.kill(p, sig);
+          } catch {
+            /* gone */
+          }
+        }
+        for (let i = 0; i < 50 && (await pidsInNs(this.ns)).some((p) => p !== holderPid); i++) await sleep(20);
+      }
+    }
+    await stopGroup(this.holder, 1000);
+  }
+}
