@@ -1,0 +1,128 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HoldfastError } from '../../../src/core/errors';
+import { normalizeFingerprint, verifyHostKey } from '../../../src/core/ssh/hostKey';
+import { hostKeyFingerprint } from '../../../src/core/ssh/knownHosts';
+
+const FIX = path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures');
+function pub(name: string): { type: string; b64: string; blob: Buffer } {
+  const [type, b64] = readFileSync(path.join(FIX, name), 'utf8').trim().split(' ');
+  return { type: type!, b64: b64!, blob: Buffer.from(b64!, 'base64') };
+}
+const A = pub('host_ed25519.pub');
+const B = pub('host_ed25519_b.pub');
+const C = pub('host_ecdsa.pub');
+
+async function rejection(p: Promise<unknown>): Promise<HoldfastError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(HoldfastError);
+    return err as HoldfastError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('verifyHostKey', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hf-hk-'));
+    file = path.join(dir, 'known_hosts');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const base = () => ({ knownHostsFile: file, host: '10.0.0.5', port: 22, keyBlob: A.blob, acceptNew: false as boolean | string });
+
+  it('accepts a key on record', async () => {
+    writeFileSync(file, `# c\n10.0.0.5 ${A.type} ${A.b64}\n`);
+    await expect(verifyHostKey(base())).resolves.toEqual({ status: 'known', fingerprint: hostKeyFingerprint(A.blob), keyType: 'ssh-ed25519', line: 2 });
+  });
+
+  it('refuses an unknown host (missing file) with the fingerprint and a hint, and writes nothing', async () => {
+    const err = await rejection(verifyHostKey(base()));
+    expect(err.code).toBe('HOST_KEY_UNKNOWN');
+    expect(err.fingerprint).toBe(hostKeyFingerprint(A.blob));
+    expect(err.message).toContain(hostKeyFingerprint(A.blob));
+    expect(err.hint).toContain('--accept-new-host-key');
+    expect(() => readFileSync(file)).toThrow();
+  });
+
+  it('records an unknown host when acceptNew is true, then knows it', async () => {
+    await expect(verifyHostKey({ ...base(), port: 2222, acceptNew: true })).resolves.toMatchObject({ status: 'recorded' });
+    expect(readFileSync(file, 'utf8')).toBe(`[10.0.0.5]:2222 ${A.type} ${A.b64}\n`);
+    await expect(verifyHostKey({ ...base(), port: 2222 })).resolves.toMatchObject({ status: 'known', line: 1 });
+    // Same host, other port: still unknown.
+    expect((await rejection(verifyHostKey(base()))).code).toBe('HOST_KEY_UNKNOWN');
+  });
+
+  it('records an unknown host only when the accepted fingerprint is the presented one', async () => {
+    const fp = hostKeyFingerprint(A.blob);
+    const wrong = await rejection(verifyHostKey({ ...base(), acceptNew: hostKeyFingerprint(B.blob) }));
+    expect(wrong.code).toBe('HOST_KEY_UNKNOWN');
+    expect(wrong.message).toContain('not the fingerprint you accepted');
+    expect(() => readFileSync(file)).toThrow();
+    // Pasted without the prefix or with base64 padding: still the same fingerprint.
+    await expect(verifyHostKey({ ...base(), acceptNew: `${fp.slice('SHA256:'.length)}=` })).resolves.toMatchObject({ status: 'recorded', fingerprint: fp });
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a changed key of the same type even with acceptNew, naming file and line', async () => {
+    writeFileSync(file, `other ${C.type} ${C.b64}\n10.0.0.5 ${B.type} ${B.b64}\n`);
+    for (const acceptNew of [false, true, hostKeyFingerprint(A.blob)]) {
+      const err = await rejection(verifyHostKey({ ...base(), acceptNew }));
+      expect(err.code).toBe('HOST_KEY_CHANGED');
+      expect(err.fingerprint).toBe(hostKeyFingerprint(A.blob));
+      expect(err.expectedFingerprint).toBe(hostKeyFingerprint(B.blob));
+      expect(err.message).toContain(hostKeyFingerprint(A.blob));
+      expect(err.hint).toContain(`${file} line 2`);
+    }
+    expect(readFileSync(file, 'utf8').split('\n')).toHaveLength(3);
+  });
+
+  it('treats a host on record with only other key types as changed', async () => {
+    writeFileSync(file, `10.0.0.5 ${C.type} ${C.b64}\n`);
+    const err = await rejection(verifyHostKey({ ...base(), acceptNew: true }));
+    expect(err.code).toBe('HOST_KEY_CHANGED');
+    expect(err.expectedFingerprint).toBe(hostKeyFingerprint(C.blob));
+  });
+
+  it('accepts when any of several recorded keys matches', async () => {
+    writeFileSync(file, `10.0.0.5 ${C.type} ${C.b64}\n10.0.0.5,node ${A.type} ${A.b64}\n`);
+    await expect(verifyHostKey(base())).resolves.toMatchObject({ status: 'known', line: 2 });
+  });
+
+  it('refuses a revoked key even if it is also on record or acceptNew is set', async () => {
+    writeFileSync(file, `@revoked * ${A.type} ${A.b64}\n10.0.0.5 ${A.type} ${A.b64}\n`);
+    const err = await rejection(verifyHostKey({ ...base(), acceptNew: true }));
+    expect(err.code).toBe('REFUSED');
+    expect(err.message).toContain('@revoked');
+    const err2 = await rejection(verifyHostKey({ ...base(), host: 'brand-new', acceptNew: true }));
+    expect(err2.code).toBe('REFUSED');
+    expect(readFileSync(file, 'utf8').split('\n')).toHaveLength(3);
+  });
+
+  it('ignores @cert-authority lines (host stays unknown)', async () => {
+    writeFileSync(file, `@cert-authority * ${A.type} ${A.b64}\n`);
+    expect((await rejection(verifyHostKey(base()))).code).toBe('HOST_KEY_UNKNOWN');
+  });
+
+  it('matches hashed entries', async () => {
+    // Line 14 of the fixture is `ssh-keygen -H` of "hashed.example.com" with key A.
+    writeFileSync(file, readFileSync(path.join(FIX, 'known_hosts')));
+    await expect(verifyHostKey({ ...base(), host: 'hashed.example.com' })).resolves.toMatchObject({ status: 'known', line: 14 });
+    expect((await rejection(verifyHostKey({ ...base(), host: 'hashed.example.com', keyBlob: B.blob }))).code).toBe('HOST_KEY_CHANGED');
+  });
+
+  it('parallel first connections record the host once', async () => {
+    await Promise.all([1, 2, 3, 4].map(() => verifyHostKey({ ...base(), acceptNew: true })));
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('normalizeFingerprint', () => {
+    expect(normalizeFingerprint(' SHA256:abc= ')).toBe('SHA256:abc');
+    expect(normalizeFingerprint('abc')).toBe('SHA256:abc');
+  });
+});
