@@ -98,7 +98,9 @@ async function packTar(entries: { name: string; data: Buffer }[]): Promise<Buffe
   const pack = tar.pack();
   const chunks: Buffer[] = [];
   const done = new Promise<Buffer>((resolve, reject) => {
-    pack.on('data', (c: Buffer) => chunks.push(c));
+    pack.on('data', (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
     pack.on('end', () => resolve(Buffer.concat(chunks)));
     pack.on('error', reject);
   });

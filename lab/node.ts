@@ -36,7 +36,10 @@ export interface LabNodeHandle {
   hostKeyFingerprint: string;
   /** '[127.0.0.1]:PORT ssh-ed25519 AAAA…'. Updated by rotateHostKey(). */
   knownHostsLine: string;
-  /** Runs `ctr -a hostSocket -n k8s.io ...args`; rejects with stderr on failure. */
+  /**
+   * Runs `ctr -a hostSocket -n k8s.io ...args` (plus `--connect-timeout 2s`); rejects with a
+   * CommandError whose message is ctr's stderr.
+   */
   ctr(args: string[], opts?: { input?: Buffer }): Promise<string>;
   stopContainerd(): Promise<void>;
   /** Starts containerd again inside the same mount namespace (nsenter -t <holder> -m). */
@@ -215,9 +218,9 @@ function tail(text: string, lines = 15): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-async function readTail(file: string): Promise<string> {
+async function readTail(file: string, lines = 15): Promise<string> {
   try {
-    return tail(await readFile(file, 'utf8'));
+    return tail(await readFile(file, 'utf8'), lines);
   } catch {
     return '';
   }
@@ -316,7 +319,8 @@ export class LabNode implements LabNodeHandle {
   }
 
   async ctr(args: string[], opts: { input?: Buffer } = {}): Promise<string> {
-    return run(['ctr', '-a', this.hostSocket, '-n', 'k8s.io', ...args], { input: opts.input });
+    // ctr's default dial waits 10 s for an absent socket; fail fast when containerd is stopped
+    return run(['ctr', '--connect-timeout', '2s', '-a', this.hostSocket, '-n', 'k8s.io', ...args], { input: opts.input });
   }
 
   async startContainerd(): Promise<void> {
@@ -328,7 +332,7 @@ export class LabNode implements LabNodeHandle {
     while (Date.now() < deadline) {
       if (exited(child)) throw new Error(`${this.name}: containerd exited: ${await readTail(this.p.containerdLog)}`);
       try {
-        await run(['ctr', '-a', this.hostSocket, 'version'], { timeoutMs: 2000 });
+        await run(['ctr', '--connect-timeout', '1s', '-a', this.hostSocket, 'version'], { timeoutMs: 3000 });
         return;
       } catch {
         await sleep(25);

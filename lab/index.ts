@@ -1,0 +1,47 @@
+// The lab: simulated k3s nodes on loopback (real containerd + real sshd in private mount
+// namespaces), k3s start-up emulation and fixture archives. Test tooling only.
+export { startLab, checkLabPrerequisites, type Lab, type StartLabOptions } from './lab.ts';
+export {
+  K3S_SOCKET,
+  K3S_IMAGES_DIR,
+  type LabNodeHandle,
+} from './node.ts';
+export {
+  emulateK3sStart,
+  startK3sWatcher,
+  labelsOf,
+  listImages,
+  clearLabels,
+  importArchive,
+  pinImages,
+  archiveImageNames,
+  normalizeDockerRef,
+  repositoryOf,
+  hostImagesDirOf,
+  nodeImagesDir,
+  isSupportedArchive,
+  distroPinLabel,
+  parseCtrImagesLs,
+  ARCHIVE_SUFFIXES,
+  CACHE_FILE,
+  CRI_PIN_LABEL,
+  type CtrImage,
+  type Distro,
+  type ImportCache,
+  type ImportCacheEntry,
+  type ImportedArchive,
+  type K3sOptions,
+  type K3sStartReport,
+  type K3sWatcher,
+  type WatcherOptions,
+} from './k3s.ts';
+export {
+  writeImageArchive,
+  buildImageArchive,
+  type ArchiveCompression,
+  type ArchiveFormat,
+  type FixtureImageSpec,
+  type WriteImageArchiveOptions,
+  type WriteImageArchiveResult,
+  type WrittenImage,
+} from './fixtures.ts';

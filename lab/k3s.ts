@@ -1,0 +1,512 @@
+// k3s start-up emulation: the ONE place the lab mimics what k3s/RKE2 do to images
+// (see shared/k3s-image-pinning.md). Everything goes through the real `ctr` binary against the
+// node's host-side socket, namespace k8s.io.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { join, relative } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import tar from 'tar-stream';
+import { sleep } from './exec.ts';
+import { type LabNodeHandle } from './node.ts';
+
+export type Distro = 'k3s' | 'rke2';
+
+export const CRI_PIN_LABEL = 'io.cri-containerd.pinned';
+export const PINNED = 'pinned';
+export const distroPinLabel = (distro: Distro = 'k3s'): string => `io.cattle.${distro}.pinned`;
+
+/** Supported archive suffixes, case-sensitive (longest first so `.tar.gz` is not taken for `.tar`). */
+export const ARCHIVE_SUFFIXES = ['.tar.lz4', '.tar.bz2', '.tar.gz', '.tar.zst', '.tbz', '.tgz', '.tzst', '.tar'] as const;
+type Decompressor = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
+const SUFFIX_DECOMPRESSOR: Record<(typeof ARCHIVE_SUFFIXES)[number], Decompressor> = {
+  '.tar': 'none',
+  '.tar.lz4': 'lz4',
+  '.tar.bz2': 'bzip2',
+  '.tbz': 'bzip2',
+  '.tar.gz': 'gzip',
+  '.tgz': 'gzip',
+  '.tar.zst': 'zstd',
+  '.tzst': 'zstd',
+};
+
+export function archiveDecompressor(file: string): Decompressor | undefined {
+  const s = ARCHIVE_SUFFIXES.find((suffix) => file.endsWith(suffix));
+  return s ? SUFFIX_DECOMPRESSOR[s] : undefined;
+}
+
+export const isSupportedArchive = (file: string): boolean => archiveDecompressor(file) !== undefined;
+
+/** In-node path of the images dir. */
+export const nodeImagesDir = (distro: Distro = 'k3s'): string => `/var/lib/rancher/${distro}/agent/images`;
+
+/** Host-side path of the images dir for a distro (the node handle's hostImagesDir is k3s's). */
+export function hostImagesDirOf(node: LabNodeHandle, distro: Distro = 'k3s'): string {
+  return distro === 'k3s' ? node.hostImagesDir : join(node.root, 'rancher', distro, 'agent', 'images');
+}
+
+export const CACHE_FILE = '.cache.json';
+
+export interface K3sOptions {
+  distro?: Distro;
+  /** k3s PR #14266: archives skipped by the import cache have their recorded images re-pinned. */
+  cacheFix?: boolean;
+  /** Like --airgap-extra-registry: also create reg/path:tag and reg/path@digest refs. */
+  extraRegistries?: string[];
+}
+
+export interface ImportedArchive {
+  /** Host-side path of the archive. */
+  archive: string;
+  /** Path of the archive as k3s sees it inside the node. */
+  nodePath: string;
+  /** Image names the archive brought (as ctr created them), not the added digest/extra refs. */
+  images: string[];
+}
+
+export interface K3sStartReport {
+  imported: ImportedArchive[];
+  /** Host-side paths of archives not re-imported because .cache.json matched size and mtime. */
+  skippedByCache: string[];
+  /** Refs whose distro + CRI pin labels were removed by clearLabels. */
+  cleared: string[];
+  /** With cacheFix: refs re-pinned from the cache (images of skippedByCache archives). */
+  repinned: string[];
+  /** Archives whose import failed (k3s logs and goes on). */
+  failed: { archive: string; error: string }[];
+}
+
+/** One line of `ctr images ls`. */
+export interface CtrImage {
+  name: string;
+  mediaType: string;
+  digest: string;
+  labels: Record<string, string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ctr helpers
+
+function parseLabels(field: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (field === '-' || field === '') return out;
+  for (const kv of field.split(',')) {
+    const eq = kv.indexOf('=');
+    if (eq < 0) out[kv] = '';
+    else out[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return out;
+}
+
+/**
+ * Parses `ctr images ls` (REF TYPE DIGEST SIZE PLATFORMS LABELS; SIZE is two words like
+ * "2.1 KiB", LABELS is the last column, `-` when empty, else k=v joined by commas).
+ */
+export function parseCtrImagesLs(text: string): CtrImage[] {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const out: CtrImage[] = [];
+  for (const line of lines.slice(1)) {
+    const t = line.trim().split(/\s+/);
+    if (t.length < 6) continue;
+    out.push({ name: t[0]!, mediaType: t[1]!, digest: t[2]!, labels: parseLabels(t[t.length - 1]!) });
+  }
+  return out;
+}
+
+/** Go-style quoted filter value, so references with `@`, `:` or `/` are taken literally. */
+const quoteFilter = (v: string): string => JSON.stringify(v);
+
+export async function listImages(node: LabNodeHandle, filters: string[] = []): Promise<CtrImage[]> {
+  return parseCtrImagesLs(await node.ctr(['images', 'ls', ...filters]));
+}
+
+/** A ref's labels (via `ctr images ls name==ref`). Throws if the ref does not exist. */
+export async function labelsOf(node: LabNodeHandle, ref: string): Promise<Record<string, string>> {
+  const found = (await listImages(node, [`name==${quoteFilter(ref)}`])).find((i) => i.name === ref);
+  if (!found) throw new Error(`${node.name}: no image ref ${ref}`);
+  return found.labels;
+}
+
+/** Sets (value) or deletes (empty value: `ctr images label ref key=` deletes the key) labels. */
+async function setLabels(node: LabNodeHandle, ref: string, labels: Record<string, string>): Promise<void> {
+  await node.ctr(['images', 'label', ref, ...Object.entries(labels).map(([k, v]) => `${k}=${v}`)]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Archive inspection: exactly which names `ctr images import` creates.
+
+/** Docker reference normalisation as containerd does it (alpine → docker.io/library/alpine:latest). */
+export function normalizeDockerRef(ref: string): string {
+  let domain: string;
+  let rest: string;
+  const slash = ref.indexOf('/');
+  const first = slash < 0 ? '' : ref.slice(0, slash);
+  if (slash < 0 || (!first.includes('.') && !first.includes(':') && first !== 'localhost')) {
+    domain = 'docker.io';
+    rest = ref;
+  } else {
+    domain = first;
+    rest = ref.slice(slash + 1);
+  }
+  if (domain === 'index.docker.io') domain = 'docker.io';
+  if (domain === 'docker.io' && !rest.includes('/')) rest = `library/${rest}`;
+  const full = `${domain}/${rest}`;
+  if (full.includes('@')) return full;
+  const lastSlash = full.lastIndexOf('/');
+  return full.lastIndexOf(':') > lastSlash ? full : `${full}:latest`;
+}
+
+/** Repository part of a reference (no tag, no digest). */
+export function repositoryOf(ref: string): string {
+  const at = ref.indexOf('@');
+  const base = at >= 0 ? ref.slice(0, at) : ref;
+  const colon = base.lastIndexOf(':');
+  return colon > base.lastIndexOf('/') ? base.slice(0, colon) : base;
+}
+
+function localDate(): string {
+  const d = new Date();
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+/**
+ * Names `ctr images import` (1.6) creates for an uncompressed archive: OCI layout (preferred when
+ * `oci-layout` exists) → each index.json entry's `io.containerd.image.name`, else
+ * `import-<local date>:<org.opencontainers.image.ref.name>`; docker-save → each RepoTag normalised.
+ */
+export async function archiveImageNames(tarFile: string): Promise<string[]> {
+  const wanted = new Set(['manifest.json', 'index.json', 'oci-layout']);
+  const files = new Map<string, Buffer>();
+  const extract = tar.extract();
+  extract.on('entry', (header, stream, next) => {
+    const name = header.name.replace(/^\.\//, '');
+    if (header.type === 'file' && wanted.has(name)) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: unknown) => {
+        chunks.push(c as Buffer);
+      });
+      stream.on('end', () => {
+        files.set(name, Buffer.concat(chunks));
+        next();
+      });
+    } else {
+      stream.on('end', () => next());
+      stream.resume();
+    }
+  });
+  await pipeline(createReadStream(tarFile), extract);
+
+  const names: string[] = [];
+  if (files.has('oci-layout')) {
+    const index = JSON.parse(files.get('index.json')?.toString('utf8') ?? '{}') as {
+      manifests?: { annotations?: Record<string, string> }[];
+    };
+    for (const m of index.manifests ?? []) {
+      const full = m.annotations?.['io.containerd.image.name'];
+      const tag = m.annotations?.['org.opencontainers.image.ref.name'];
+      if (full) names.push(full);
+      else if (tag) names.push(`import-${localDate()}:${tag}`);
+    }
+  } else if (files.has('manifest.json')) {
+    const mfsts = JSON.parse(files.get('manifest.json')!.toString('utf8')) as { RepoTags?: string[] | null }[];
+    for (const m of mfsts) for (const t of m.RepoTags ?? []) names.push(normalizeDockerRef(t));
+  }
+  return [...new Set(names)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decompression (to a temp tar in the node root, never in the images dir)
+
+async function decompressTo(src: string, how: Decompressor, dest: string): Promise<void> {
+  if (how === 'gzip') {
+    await pipeline(createReadStream(src), createGunzip(), createWriteStream(dest));
+    return;
+  }
+  const argv: Record<Exclude<Decompressor, 'none' | 'gzip'>, string[]> = {
+    zstd: ['zstd', '-d', '-q', '-c', '--', src],
+    bzip2: ['bzip2', '-d', '-c', '--', src],
+    lz4: ['lz4', '-d', '-q', '-c', src],
+  };
+  const [cmd, ...args] = argv[how as 'zstd' | 'bzip2' | 'lz4'];
+  const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (d: Buffer) => err.push(d));
+  const exit = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  await pipeline(child.stdout as Readable, createWriteStream(dest));
+  const code = await exit;
+  if (code !== 0) throw new Error(`${cmd} -d ${src}: ${Buffer.concat(err).toString('utf8').trim() || `exit ${code}`}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serialisation per node (start emulation and watcher never import concurrently)
+
+const locks = new Map<string, Promise<unknown>>();
+function withNodeLock<T>(node: LabNodeHandle, fn: () => Promise<T>): Promise<T> {
+  const prev = locks.get(node.root) ?? Promise.resolve();
+  const next = prev.then(fn, fn);
+  locks.set(
+    node.root,
+    next.catch(() => undefined),
+  );
+  return next;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+/** Step 1: remove both pin labels from every image carrying the distro label. */
+export async function clearLabels(node: LabNodeHandle, distro: Distro = 'k3s'): Promise<string[]> {
+  const label = distroPinLabel(distro);
+  const refs = (await node.ctr(['images', 'ls', '-q', `labels.${quoteFilter(label)}==${PINNED}`]))
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  for (const ref of refs) await setLabels(node, ref, { [label]: '', [CRI_PIN_LABEL]: '' });
+  return refs;
+}
+
+/**
+ * Step 3 for a set of names: both pin labels, then a `repo@sha256:<target>` ref (ctr images tag
+ * copies the source's labels), plus reg/path:tag and reg/path@digest for each extra registry.
+ * Returns every ref it pinned.
+ */
+export async function pinImages(node: LabNodeHandle, names: string[], opts: K3sOptions = {}): Promise<string[]> {
+  if (names.length === 0) return [];
+  const labels = { [distroPinLabel(opts.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
+  const existing = new Map((await listImages(node)).map((i) => [i.name, i]));
+  const pinned: string[] = [];
+  const ensureRef = async (src: string, ref: string, digest: string): Promise<void> => {
+    const cur = existing.get(ref);
+    if (cur && cur.digest === digest) await setLabels(node, ref, labels);
+    else await node.ctr(['images', 'tag', ...(cur ? ['--force'] : []), src, ref]);
+    pinned.push(ref);
+  };
+  for (const name of names) {
+    const img = existing.get(name);
+    if (!img) continue;
+    await setLabels(node, name, labels);
+    pinned.push(name);
+    const repo = repositoryOf(name);
+    if (!name.includes('@')) await ensureRef(name, `${repo}@${img.digest}`, img.digest);
+    for (const reg of opts.extraRegistries ?? []) {
+      const slash = repo.indexOf('/');
+      const path = slash >= 0 ? repo.slice(slash + 1) : repo;
+      const tagPart = name.includes('@') ? '' : name.slice(repo.length); // ':tag'
+      if (tagPart) await ensureRef(name, `${reg}/${path}${tagPart}`, img.digest);
+      await ensureRef(name, `${reg}/${path}@${img.digest}`, img.digest);
+    }
+  }
+  return pinned;
+}
+
+/** Steps 2–3 for one archive: import (all platforms, no unpack), then pin what it brought. */
+export async function importArchive(node: LabNodeHandle, file: string, opts: K3sOptions = {}): Promise<string[]> {
+  const how = archiveDecompressor(file);
+  if (!how) throw new Error(`not a supported archive: ${file}`);
+  let tarFile = file;
+  let tmp: string | undefined;
+  try {
+    if (how !== 'none') {
+      await mkdir(join(node.root, 'tmp'), { recursive: true });
+      tmp = join(node.root, 'tmp', `import-${randomBytes(6).toString('hex')}.tar`);
+      await decompressTo(file, how, tmp);
+      tarFile = tmp;
+    }
+    const names = await archiveImageNames(tarFile);
+    await node.ctr(['images', 'import', '--all-platforms', '--no-unpack', tarFile]);
+    const have = new Set((await listImages(node)).map((i) => i.name));
+    const missing = names.filter((n) => !have.has(n));
+    if (missing.length) throw new Error(`import of ${file} did not create ${missing.join(', ')}`);
+    await pinImages(node, names, opts);
+    return names;
+  } finally {
+    if (tmp) await rm(tmp, { force: true });
+  }
+}
+
+async function walkArchives(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile() && isSupportedArchive(e.name)) out.push(p);
+    }
+  };
+  await walk(dir);
+  return out.sort();
+}
+
+/** .cache.json as the lab writes it: in-node archive path → size, mtime and the images it brought. */
+export interface ImportCacheEntry {
+  size: number;
+  /** mtime, ms since the epoch */
+  mtime: number;
+  images: string[];
+}
+export type ImportCache = Record<string, ImportCacheEntry>;
+
+async function readCache(file: string): Promise<ImportCache | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return undefined; // absent: the cache is off
+  }
+  if (text.trim() === '') return {};
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as ImportCache) : {};
+  } catch {
+    return {};
+  }
+}
+
+function nodePathOf(hostFile: string, hostDir: string, distro: Distro): string {
+  return `${nodeImagesDir(distro)}/${relative(hostDir, hostFile).split('\\').join('/')}`;
+}
+
+async function updateCacheEntry(hostDir: string, distro: Distro, hostFile: string, images: string[]): Promise<void> {
+  const cacheFile = join(hostDir, CACHE_FILE);
+  const cache = await readCache(cacheFile);
+  if (!cache) return;
+  const st = await stat(hostFile);
+  cache[nodePathOf(hostFile, hostDir, distro)] = { size: st.size, mtime: st.mtimeMs, images };
+  await writeFile(cacheFile, JSON.stringify(cache, null, 2) + '\n');
+}
+
+/** What k3s/RKE2 do to images at start (see shared/k3s-image-pinning.md). */
+export function emulateK3sStart(node: LabNodeHandle, opts: K3sOptions = {}): Promise<K3sStartReport> {
+  return withNodeLock(node, async () => {
+    const distro = opts.distro ?? 'k3s';
+    const hostDir = hostImagesDirOf(node, distro);
+    const cacheFile = join(hostDir, CACHE_FILE);
+    const report: K3sStartReport = { imported: [], skippedByCache: [], cleared: [], repinned: [], failed: [] };
+
+    report.cleared = await clearLabels(node, distro);
+
+    const cache = await readCache(cacheFile);
+    const nextCache: ImportCache = {};
+    for (const file of await walkArchives(hostDir)) {
+      const nodePath = nodePathOf(file, hostDir, distro);
+      let st;
+      try {
+        st = await stat(file);
+      } catch {
+        continue; // vanished meanwhile
+      }
+      const cached = cache?.[nodePath];
+      if (cached && cached.size === st.size && cached.mtime === st.mtimeMs) {
+        report.skippedByCache.push(file);
+        nextCache[nodePath] = cached;
+        if (opts.cacheFix) report.repinned.push(...(await pinImages(node, cached.images ?? [], opts)));
+        continue;
+      }
+      try {
+        const images = await importArchive(node, file, opts);
+        report.imported.push({ archive: file, nodePath, images });
+        nextCache[nodePath] = { size: st.size, mtime: st.mtimeMs, images };
+      } catch (e) {
+        report.failed.push({ archive: file, error: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    if (cache) await writeFile(cacheFile, JSON.stringify(nextCache, null, 2) + '\n');
+    return report;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The running agent's watcher
+
+export interface K3sWatcher {
+  stop(): Promise<void>;
+  /** Archives imported so far (host paths, in order), and failures. */
+  readonly imported: ImportedArchive[];
+  readonly failed: { archive: string; error: string }[];
+}
+
+export interface WatcherOptions extends K3sOptions {
+  /** Poll interval, default 250 ms. */
+  pollMs?: number;
+  /** How long a new/grown file must stay unchanged before import, default 2000 ms. */
+  settleMs?: number;
+}
+
+/**
+ * Imports (steps 2–3 for that one file) new or changed supported archives about 2 s after they
+ * appear or stop growing. Files present when the watcher starts are taken as already handled.
+ * Never touches other extensions; deleting a file un-pins nothing. Updates .cache.json if enabled.
+ */
+export function startK3sWatcher(node: LabNodeHandle, opts: WatcherOptions = {}): K3sWatcher {
+  const distro = opts.distro ?? 'k3s';
+  const hostDir = hostImagesDirOf(node, distro);
+  const pollMs = opts.pollMs ?? 250;
+  const settleMs = opts.settleMs ?? 2000;
+  type State = { size: number; mtime: number; changedAt: number; handled: boolean };
+  const seen = new Map<string, State>();
+  const imported: ImportedArchive[] = [];
+  const failed: { archive: string; error: string }[] = [];
+  let stopped = false;
+
+  const scan = async (initial: boolean): Promise<void> => {
+    const now = Date.now();
+    const present = new Set<string>();
+    for (const file of await walkArchives(hostDir)) {
+      let st;
+      try {
+        st = await stat(file);
+      } catch {
+        continue;
+      }
+      present.add(file);
+      const s = seen.get(file);
+      if (!s || s.size !== st.size || s.mtime !== st.mtimeMs) {
+        seen.set(file, { size: st.size, mtime: st.mtimeMs, changedAt: now, handled: initial });
+        continue;
+      }
+      if (!s.handled && now - s.changedAt >= settleMs && !stopped) {
+        s.handled = true;
+        try {
+          const images = await withNodeLock(node, () => importArchive(node, file, opts));
+          imported.push({ archive: file, nodePath: nodePathOf(file, hostDir, distro), images });
+          await updateCacheEntry(hostDir, distro, file, images).catch(() => undefined);
+        } catch (e) {
+          failed.push({ archive: file, error: e instanceof Error ? e.message : String(e) });
+        }
+      }
+    }
+    for (const f of [...seen.keys()]) if (!present.has(f)) seen.delete(f); // deleted: un-pins nothing
+  };
+
+  let loop: Promise<void> = (async () => {
+    await scan(true).catch(() => undefined);
+    while (!stopped) {
+      await sleep(pollMs);
+      if (stopped) break;
+      await scan(false).catch(() => undefined);
+    }
+  })();
+
+  return {
+    imported,
+    failed,
+    async stop(): Promise<void> {
+      stopped = true;
+      await loop;
+      loop = Promise.resolve();
+    },
+  };
+}
