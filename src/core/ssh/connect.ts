@@ -1,0 +1,550 @@
+// One authenticated, host-key-verified SSH connection to a node, with exec, SFTP and tunnels.
+//
+// - The host key is always checked by verifyHostKey (ssh2 accepts ANY key without hostVerifier).
+// - We open the TCP socket ourselves (net.connect + setNoDelay: ssh2 never sets TCP_NODELAY).
+// - One deadline (default 10 s) covers TCP connect, SSH handshake and authentication.
+// - Every failure becomes a HoldfastError with one sentence and a hint. Secrets never appear in
+//   messages: no passphrases, no key material, only file names and fingerprints.
+import { promises as fsp } from 'node:fs';
+import net from 'node:net';
+// ssh2 is CommonJS: under Node's ESM loader only some of its exports are detectable as named
+// exports (`utils` is not), so take everything from the default export.
+import ssh2 from 'ssh2';
+import type { Client, ClientChannel, ConnectConfig, ParsedKey, SFTPWrapper } from 'ssh2';
+import { HoldfastError } from '../errors';
+import { verifyHostKey } from './hostKey';
+import { hostKeyFingerprint } from './knownHosts';
+import { shellQuote } from './quote';
+import { openTunnel as openTunnelOn, type Tunnel, type TunnelOptions } from './tunnel';
+
+export interface SshTarget {
+  host: string;
+  port: number;
+  user: string;
+  /** Private key file; without it, ssh-agent via $SSH_AUTH_SOCK. */
+  identity?: string;
+  /** known_hosts file to verify (and, on accepted first contact, record) the host key. */
+  knownHosts: string;
+  /** true, or the SHA256 fingerprint the user confirmed: record an unknown host's key. */
+  acceptNewHostKey?: boolean | string;
+  /** Bound on TCP connect + handshake + authentication, in ms. Default 10 000. */
+  readyTimeoutMs?: number;
+  /** Passphrase of an encrypted identity file. */
+  passphrase?: string;
+}
+
+export interface ExecOptions {
+  stdin?: Buffer | string;
+  /** Default 120 000 ms; 0 disables. On expiry the command is signalled and TIMEOUT is thrown. */
+  timeoutMs?: number;
+}
+
+export interface ExecResult {
+  /** Exit status; null when the command died from a signal. */
+  code: number | null;
+  /** Signal name (e.g. "KILL") when the command died from one. */
+  signal?: string;
+  stdout: string;
+  stderr: string;
+}
+
+export interface SshConnection {
+  readonly client: Client;
+  /** SHA256:… fingerprint of the verified host key. */
+  readonly hostKeyFingerprint: string;
+  /** True once the connection closed (by close() or by the network). */
+  readonly closed: boolean;
+  exec(argv: string[], opts?: ExecOptions): Promise<ExecResult>;
+  sftp(): Promise<SFTPWrapper>;
+  openTunnel(remoteSocketPath: string, opts?: TunnelOptions): Promise<Tunnel>;
+  /** Called once when the connection closes; err is the last error seen, if any. Returns an unsubscribe. */
+  onClose(cb: (err?: Error) => void): () => void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_READY_TIMEOUT_MS = 10_000;
+export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
+const KEEPALIVE_INTERVAL_MS = 15_000;
+const KEEPALIVE_COUNT_MAX = 3;
+
+const NET_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  EHOSTUNREACH: 'no route to host',
+  ENETUNREACH: 'network is unreachable',
+  EHOSTDOWN: 'host is down',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed (temporary DNS failure)',
+  ECONNRESET: 'connection reset',
+  EADDRNOTAVAIL: 'address not available',
+  EPIPE: 'connection closed',
+};
+
+function errnoCode(err: unknown): string | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { code?: unknown; errors?: unknown[] };
+  if (typeof e.code === 'string') return e.code;
+  // Node 20's happy-eyeballs connect reports an AggregateError of per-address errors.
+  if (Array.isArray(e.errors)) for (const sub of e.errors) {
+    const c = errnoCode(sub);
+    if (c) return c;
+  }
+  return undefined;
+}
+
+function addr(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+type AuthPlan =
+  | { kind: 'key'; key: ParsedKey; describe: string }
+  | { kind: 'agent'; agent: string; describe: string };
+
+async function planAuth(target: SshTarget): Promise<AuthPlan> {
+  const who = `${target.user}@${target.host}`;
+  if (target.identity) {
+    let data: Buffer;
+    try {
+      data = await fsp.readFile(target.identity);
+    } catch (err) {
+      const code = errnoCode(err);
+      throw new HoldfastError(
+        'AUTH_FAILED',
+        `Cannot read the identity file ${target.identity}${code === 'ENOENT' ? ': it does not exist' : code === 'EACCES' ? ': permission denied' : ''}.`,
+        { hint: 'Point the node at a readable private key file, or leave identity empty to use ssh-agent.', cause: err },
+      );
+    }
+    const parsed = ssh2.utils.parseKey(data, target.passphrase);
+    if (parsed instanceof Error) {
+      const m = parsed.message;
+      if (/no passphrase given/i.test(m)) {
+        throw new HoldfastError('AUTH_FAILED', `The identity file ${target.identity} is encrypted and no passphrase was given.`, {
+          hint: 'Provide its passphrase, or load the key into ssh-agent (ssh-add) and leave identity empty.',
+        });
+      }
+      if (/bad passphrase|integrity check failed/i.test(m)) {
+        throw new HoldfastError('AUTH_FAILED', `The passphrase for the identity file ${target.identity} is wrong.`, {
+          hint: 'Check the passphrase (ssh-keygen -y -f <file> asks for it and shows whether it is right).',
+        });
+      }
+      throw new HoldfastError('AUTH_FAILED', `The identity file ${target.identity} is not a private key ssh2 can read (${m}).`, {
+        hint: 'Use an OpenSSH or PEM private key (ed25519, ECDSA or RSA).',
+      });
+    }
+    const key = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (!key || !key.isPrivateKey()) {
+      throw new HoldfastError('AUTH_FAILED', `The identity file ${target.identity} holds a public key, not a private key.`, {
+        hint: 'Point identity at the private half (the file without .pub).',
+      });
+    }
+    // Hand ssh2 the parsed key: the (slow, bcrypt) passphrase KDF runs once, and the passphrase
+    // itself never reaches ssh2's config.
+    return { kind: 'key', key, describe: `publickey (${target.identity})` };
+  }
+  const agent = process.env.SSH_AUTH_SOCK;
+  if (agent) return { kind: 'agent', agent, describe: 'publickey via ssh-agent' };
+  throw new HoldfastError('AUTH_FAILED', `No way to authenticate as ${who}: no identity file is set and no ssh-agent is running (SSH_AUTH_SOCK is not set).`, {
+    hint: 'Set an identity file for the node, or start ssh-agent and ssh-add your key.',
+  });
+}
+
+/**
+ * Best effort: signal KILL to an exec channel's process, then close the channel.
+ * ssh2's Channel#signal() is a silent no-op once our side sent EOF (which exec does right away,
+ * so commands reading stdin do not hang), hence the guarded call into its protocol object.
+ * sshd delivers it as killpg() to the session's process group (OpenSSH >= 7.9).
+ */
+function killChannel(ch: ClientChannel): void {
+  try {
+    const internals = ch as unknown as {
+      outgoing?: { id?: number; state?: string };
+      _client?: { _protocol?: { signal?: (id: number, sig: string) => void } };
+    };
+    const id = internals.outgoing?.id;
+    const proto = internals._client?._protocol;
+    if (typeof id === 'number' && internals.outgoing?.state !== 'closed' && typeof proto?.signal === 'function') {
+      proto.signal(id, 'KILL');
+    } else {
+      ch.signal('KILL');
+    }
+  } catch {
+    // the channel may already be gone
+  }
+  try {
+    ch.close();
+  } catch {
+    // idem
+  }
+}
+
+export async function connectSsh(target: SshTarget): Promise<SshConnection> {
+  const { host, port, user } = target;
+  if (!host || !Number.isInteger(port) || port < 1 || port > 65535 || !user) {
+    throw new HoldfastError('INVALID_INPUT', `Invalid SSH target ${user}@${host}:${port}.`);
+  }
+  const where = addr(host, port);
+  const readyTimeoutMs = target.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const auth = await planAuth(target);
+
+  const client: Client = new ssh2.Client();
+  let fingerprint: string | null = null;
+  let verifierError: HoldfastError | null = null;
+  let serverMethods: string[] | null = null;
+  let agentError: Error | null = null;
+  let lastError: Error | undefined;
+  let phase: 'connect' | 'handshake' | 'auth' | 'ready' | 'closed' = 'connect';
+  const closeCbs = new Set<(err?: Error) => void>();
+
+  // Persistent: ssh2 may emit 'error' more than once (e.g. twice for one failed authentication),
+  // and an 'error' without a listener would crash the process.
+  client.on('error', (err: Error & { level?: string }) => {
+    lastError = err;
+    if (err.level === 'agent') agentError = err;
+  });
+
+  const sock = net.connect({ host, port });
+  sock.setNoDelay(true);
+
+  const connection = await new Promise<SshConnection>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: HoldfastError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      sock.destroy();
+      client.end();
+      reject(err);
+    };
+
+    const deadline = setTimeout(() => {
+      const what =
+        phase === 'connect'
+          ? `no TCP connection to ${where} within ${seconds(readyTimeoutMs)}`
+          : phase === 'handshake'
+            ? `${where} accepted the TCP connection but did not complete the SSH handshake within ${seconds(readyTimeoutMs)}`
+            : `authentication as ${user} at ${where} did not finish within ${seconds(readyTimeoutMs)}`;
+      fail(
+        new HoldfastError('TIMEOUT', `Timed out: ${what}.`, {
+          hint:
+            phase === 'connect'
+              ? 'Check the address and port, and that no firewall drops the traffic.'
+              : 'Check that an SSH server (not another service) listens on that port and is not overloaded.',
+        }),
+      );
+    }, readyTimeoutMs);
+    deadline.unref?.();
+
+    sock.once('connect', () => {
+      if (phase === 'connect') phase = 'handshake';
+    });
+
+    client.on('error', (err: Error & { level?: string }) => {
+      if (settled) return;
+      if (verifierError) return fail(verifierError);
+      if (err.level === 'agent') return; // ssh2 goes on; reported with the auth failure if any
+      const code = errnoCode(err);
+      if (err.level === 'client-socket' && code) {
+        if (code === 'ETIMEDOUT') {
+          return fail(new HoldfastError('TIMEOUT', `Timed out: no TCP connection to ${where}.`, { hint: 'Check the address and port, and that no firewall drops the traffic.', cause: err }));
+        }
+        const why = NET_ERRORS[code] ?? `${code}`;
+        return fail(
+          new HoldfastError('UNREACHABLE', `Cannot reach ${where}: ${why}.`, {
+            hint:
+              code === 'ECONNREFUSED'
+                ? 'Check that sshd runs on the node and listens on that port.'
+                : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+                  ? 'Check the host name, or use the node\'s IP address.'
+                  : 'Check the address, the network path and any firewall.',
+            cause: err,
+          }),
+        );
+      }
+      if (err.level === 'client-authentication') {
+        const allowed = serverMethods && serverMethods.length ? `; the server accepts: ${serverMethods.join(', ')}` : '';
+        const agentNote = agentError ? ` (ssh-agent: ${agentError.message})` : '';
+        return fail(
+          new HoldfastError('AUTH_FAILED', `Authentication failed for user ${user} at ${where}: tried ${auth.describe}${agentNote}${allowed}.`, {
+            hint:
+              auth.kind === 'key'
+                ? `Check that the matching public key is in ~${user}/.ssh/authorized_keys on the node and that the user name is right.`
+                : `Check that ssh-agent holds a key authorised for ${user} on the node (ssh-add -l), or set an identity file.`,
+            cause: err,
+          }),
+        );
+      }
+      if (/Connection lost before handshake/.test(err.message)) {
+        return fail(
+          new HoldfastError('UNREACHABLE', `${where} closed the connection before the SSH handshake.`, {
+            hint: 'Check that an SSH server listens on that port and accepts connections from this machine (MaxStartups, firewall, tcp wrappers).',
+            cause: err,
+          }),
+        );
+      }
+      if (err.level === 'client-timeout') {
+        return fail(new HoldfastError('TIMEOUT', `Timed out talking to ${where}: ${err.message}.`, { cause: err }));
+      }
+      return fail(
+        new HoldfastError('UNREACHABLE', `SSH connection to ${where} failed: ${err.message}.`, {
+          hint: 'Check that the port belongs to an SSH server and that it accepts this client.',
+          cause: err,
+        }),
+      );
+    });
+
+    client.on('close', () => {
+      const wasReady = phase === 'ready';
+      phase = 'closed';
+      if (!settled) {
+        if (verifierError) return fail(verifierError);
+        return fail(
+          new HoldfastError('UNREACHABLE', `${where} closed the connection before login completed.`, {
+            hint: 'Check that the port belongs to an SSH server and that it accepts connections from here (MaxStartups, AllowUsers, tcp wrappers).',
+          }),
+        );
+      }
+      if (wasReady) {
+        const cbs = [...closeCbs];
+        closeCbs.clear();
+        for (const cb of cbs) {
+          try {
+            cb(lastError);
+          } catch {
+            // a listener's failure must not break the others
+          }
+        }
+      }
+    });
+
+    client.on('ready', () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      phase = 'ready';
+      resolve(makeConnection());
+    });
+
+    const config: ConnectConfig = {
+      sock,
+      username: user,
+      readyTimeout: 0, // our own deadline above covers connect + handshake + auth
+      keepaliveInterval: KEEPALIVE_INTERVAL_MS,
+      keepaliveCountMax: KEEPALIVE_COUNT_MAX,
+      tryKeyboard: false,
+      // Async verifier: ssh2 waits for verify(); anything but an explicit ok refuses the key.
+      hostVerifier: (key: Buffer, verify: (ok: boolean) => void) => {
+        if (phase === 'handshake' || phase === 'connect') phase = 'handshake';
+        const presented = hostKeyFingerprint(key);
+        if (fingerprint !== null && presented !== fingerprint) {
+          // Re-key with a different host key than the one verified at login.
+          verifierError = new HoldfastError('HOST_KEY_CHANGED', `${where} switched to another host key (${presented}) during the session.`, {
+            fingerprint: presented,
+            expectedFingerprint: fingerprint,
+          });
+          verify(false);
+          return;
+        }
+        verifyHostKey({
+          knownHostsFile: target.knownHosts,
+          host,
+          port,
+          keyBlob: key,
+          acceptNew: target.acceptNewHostKey ?? false,
+        }).then(
+          (verdict) => {
+            fingerprint = verdict.fingerprint;
+            if (phase === 'handshake') phase = 'auth';
+            verify(true);
+          },
+          (err: unknown) => {
+            verifierError =
+              err instanceof HoldfastError
+                ? err
+                : new HoldfastError('INTERNAL', `Host key check for ${where} failed: ${(err as Error)?.message ?? String(err)}.`, { cause: err });
+            verify(false);
+          },
+        );
+      },
+      authHandler: (methodsLeft, _partial, next) => {
+        if (methodsLeft) serverMethods = methodsLeft;
+        if (!attempted) {
+          attempted = true;
+          return next(
+            auth.kind === 'key'
+              ? { type: 'publickey', username: user, key: auth.key }
+              : { type: 'agent', username: user, agent: auth.agent },
+          );
+        }
+        // `false` ends authentication (ssh2 supports it; the typings do not list it).
+        return (next as (choice: unknown) => void)(false);
+      },
+    };
+    let attempted = false;
+    try {
+      client.connect(config);
+    } catch (err) {
+      fail(new HoldfastError('AUTH_FAILED', `Could not start the SSH connection to ${where}: ${(err as Error).message}.`, { cause: err }));
+    }
+  });
+
+  return connection;
+
+  function makeConnection(): SshConnection {
+    let sftpPromise: Promise<SFTPWrapper> | null = null;
+    const tunnels = new Set<Tunnel>();
+    const isClosed = () => phase === 'closed';
+
+    const notConnected = (err?: unknown) =>
+      new HoldfastError('UNREACHABLE', `The SSH connection to ${where} is closed.`, {
+        hint: 'Reconnect to the node.',
+        ...(err === undefined ? {} : { cause: err }),
+      });
+
+    client.on('close', () => {
+      sftpPromise = null;
+    });
+
+    const conn: SshConnection = {
+      client,
+      hostKeyFingerprint: fingerprint!,
+      get closed() {
+        return isClosed();
+      },
+
+      exec(argv, opts = {}) {
+        const command = shellQuote(argv);
+        const timeoutMs = opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
+        return new Promise<ExecResult>((resolve, reject) => {
+          if (isClosed()) return reject(notConnected());
+          try {
+            client.exec(command, (err, ch: ClientChannel) => {
+              if (err) {
+                return reject(
+                  isClosed() || /No response from server/.test(err.message)
+                    ? notConnected(err)
+                    : new HoldfastError('REFUSED', `${where} refused to run ${argv[0]}: ${err.message.replace(/^\(SSH\) /, '')}.`, { cause: err }),
+                );
+              }
+              const out: Buffer[] = [];
+              const errOut: Buffer[] = [];
+              let code: number | null = null;
+              let signal: string | undefined;
+              let timer: NodeJS.Timeout | undefined;
+              let timedOut = false;
+              if (timeoutMs > 0) {
+                timer = setTimeout(() => {
+                  timedOut = true;
+                  killChannel(ch);
+                  // Do not wait for the server's CHANNEL_CLOSE: it only comes once the process is gone.
+                  reject(
+                    new HoldfastError('TIMEOUT', `${argv[0]} did not finish within ${seconds(timeoutMs)} on ${where}.`, {
+                      hint: 'The command was signalled (KILL) and its channel closed; retry, or allow it more time.',
+                    }),
+                  );
+                }, timeoutMs);
+              }
+              ch.on('data', (d: Buffer) => out.push(d));
+              ch.stderr.on('data', (d: Buffer) => errOut.push(d));
+              ch.on('exit', (c: number | null, sig?: string) => {
+                code = typeof c === 'number' ? c : null;
+                if (sig) signal = sig;
+              });
+              ch.on('error', () => {
+                /* surfaced through 'close' */
+              });
+              ch.on('close', () => {
+                if (timer) clearTimeout(timer);
+                if (timedOut) return;
+                if (code === null && signal === undefined && isClosed()) return reject(notConnected());
+                const result: ExecResult = {
+                  code,
+                  stdout: Buffer.concat(out).toString('utf8'),
+                  stderr: Buffer.concat(errOut).toString('utf8'),
+                };
+                if (signal !== undefined) result.signal = signal;
+                resolve(result);
+              });
+              if (opts.stdin !== undefined) ch.end(opts.stdin);
+              else ch.end();
+            });
+          } catch (err) {
+            reject(notConnected(err));
+          }
+        });
+      },
+
+      sftp() {
+        if (sftpPromise) return sftpPromise;
+        const p = new Promise<SFTPWrapper>((resolve, reject) => {
+          if (isClosed()) return reject(notConnected());
+          try {
+            client.sftp((err, sftp) => {
+              if (err) {
+                return reject(
+                  isClosed()
+                    ? notConnected(err)
+                    : new HoldfastError('REFUSED', `${where} refused the SFTP subsystem: ${err.message}.`, {
+                        hint: 'Enable "Subsystem sftp" in the node\'s sshd_config.',
+                        cause: err,
+                      }),
+                );
+              }
+              sftp.on('close', () => {
+                if (sftpPromise === p) sftpPromise = null;
+              });
+              resolve(sftp);
+            });
+          } catch (err) {
+            reject(notConnected(err));
+          }
+        });
+        sftpPromise = p;
+        p.catch(() => {
+          if (sftpPromise === p) sftpPromise = null;
+        });
+        return p;
+      },
+
+      async openTunnel(remoteSocketPath, opts) {
+        if (isClosed()) throw notConnected();
+        const tunnel = await openTunnelOn(client, remoteSocketPath, opts);
+        if (isClosed()) {
+          await tunnel.close();
+          throw notConnected();
+        }
+        tunnels.add(tunnel);
+        return tunnel;
+      },
+
+      onClose(cb) {
+        if (isClosed()) {
+          queueMicrotask(() => cb(lastError));
+          return () => {};
+        }
+        closeCbs.add(cb);
+        return () => void closeCbs.delete(cb);
+      },
+
+      async close() {
+        await Promise.all([...tunnels].map((t) => t.close()));
+        tunnels.clear();
+        if (isClosed()) return;
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(() => {
+            sock.destroy();
+            resolve();
+          }, 2000);
+          client.once('close', () => {
+            clearTimeout(t);
+            resolve();
+          });
+          client.end();
+        });
+      },
+    };
+    return conn;
+  }
+}
