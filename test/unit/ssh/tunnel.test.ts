@@ -1,0 +1,169 @@
+// openTunnel against a fake ssh2 Client: channels are in-process duplex pairs whose far end
+// behaves like the remote socket (echo), so piping, mode selection and teardown are exercised
+// without a network. The real-sshd path was checked by hand (see the ssh module report).
+import { EventEmitter } from 'node:events';
+import { existsSync, statSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Duplex, PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { Client } from 'ssh2';
+import { openTunnel } from '../../../src/core/ssh/tunnel';
+
+/** A channel-like duplex that echoes what is written to it. */
+function echoChannel(): Duplex & { stderr: PassThrough } {
+  const ch = new PassThrough() as unknown as Duplex & { stderr: PassThrough };
+  ch.stderr = new PassThrough();
+  return ch;
+}
+
+class FakeClient extends EventEmitter {
+  connected = true;
+  streamlocal: 'ok' | 'refused' = 'ok';
+  probeExit = 0;
+  execCommands: string[] = [];
+  channels: Duplex[] = [];
+  openssh_forwardOutStreamLocal(_p: string, cb: (err: Error | undefined, ch?: Duplex) => void) {
+    if (!this.connected) throw new Error('Not connected');
+    setImmediate(() => {
+      if (this.streamlocal === 'refused') return cb(new Error('(SSH) Channel open failure: open failed'));
+      const ch = echoChannel();
+      this.channels.push(ch);
+      cb(undefined, ch);
+    });
+    return this;
+  }
+  exec(cmd: string, cb: (err: Error | undefined, ch?: Duplex) => void) {
+    if (!this.connected) throw new Error('Not connected');
+    this.execCommands.push(cmd);
+    setImmediate(() => {
+      const ch = echoChannel();
+      if (cmd.includes('holdfast-probe')) {
+        // probe: exit at once with the configured status
+        ch.on('finish', () => {
+          ch.emit('exit', this.probeExit);
+          ch.push(null);
+          ch.stderr.end();
+          setImmediate(() => ch.emit('close'));
+        });
+      }
+      this.channels.push(ch);
+      cb(undefined, ch);
+    });
+    return this;
+  }
+  drop() {
+    this.connected = false;
+    for (const ch of this.channels) ch.destroy();
+    this.emit('close');
+  }
+}
+
+function roundTrip(p: string, payload: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(p);
+    let got = '';
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => {
+      got += d;
+      if (got.length >= payload.length) {
+        s.end();
+        resolve(got);
+      }
+    });
+    s.on('error', reject);
+    s.write(payload);
+  });
+}
+
+describe('openTunnel', () => {
+  it('listens on a short path in a fresh 0700 directory and pipes each connection over streamlocal', async () => {
+    const client = new FakeClient();
+    const t = await openTunnel(client as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    expect(t.mode).toBe('streamlocal');
+    expect(t.localPath.length).toBeLessThan(100);
+    expect(statSync(path.dirname(t.localPath)).mode & 0o777).toBe(0o700);
+    const answers = await Promise.all(['a', 'b', 'c'].map((x) => roundTrip(t.localPath, x.repeat(100_000))));
+    expect(answers).toEqual(['a', 'b', 'c'].map((x) => x.repeat(100_000)));
+    await t.close();
+    expect(existsSync(path.dirname(t.localPath))).toBe(false);
+    expect(t.closed).toBe(true);
+  });
+
+  it('falls back to a quoted socat exec bridge when streamlocal is refused', async () => {
+    const client = new FakeClient();
+    client.streamlocal = 'refused';
+    const t = await openTunnel(client as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    expect(t.mode).toBe('exec');
+    expect(await roundTrip(t.localPath, 'hello')).toBe('hello');
+    expect(client.execCommands.at(-1)).toBe("'socat' '-' 'UNIX-CONNECT:/run/k3s/containerd/containerd.sock'");
+    await t.close();
+  });
+
+  it('uses sudo -n for the bridge when asked', async () => {
+    const client = new FakeClient();
+    const t = await openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true });
+    expect(t.mode).toBe('exec');
+    await roundTrip(t.localPath, 'x');
+    expect(client.execCommands.at(-1)).toBe("'sudo' '-n' 'socat' '-' 'UNIX-CONNECT:/run/x.sock'");
+    await t.close();
+  });
+
+  it('reports a missing socat or socket from the exec probe', async () => {
+    const client = new FakeClient();
+    client.streamlocal = 'refused';
+    client.probeExit = 65;
+    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/socat/) });
+    client.probeExit = 66;
+    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/no unix socket/) });
+  });
+
+  it('refuses paths socat would misparse, and relative paths', async () => {
+    const client = new FakeClient();
+    await expect(openTunnel(client as unknown as Client, '/run/a,fork.sock', { mode: 'exec' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(openTunnel(client as unknown as Client, 'run/x.sock')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('maps a closed client (synchronous "Not connected") to UNREACHABLE', async () => {
+    const client = new FakeClient();
+    client.connected = false;
+    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'UNREACHABLE' });
+  });
+
+  it('destroys local sockets and stops listening when the SSH connection drops', async () => {
+    const client = new FakeClient();
+    const t = await openTunnel(client as unknown as Client, '/run/x.sock');
+    const s = net.connect(t.localPath);
+    s.on('error', () => {});
+    s.write('ping');
+    await new Promise((r) => s.once('data', r));
+    expect(t.activeConnections).toBe(1);
+    const closed = new Promise((r) => s.once('close', r));
+    client.drop();
+    await closed;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(t.closed).toBe(true);
+    expect(existsSync(t.localPath)).toBe(false);
+    await t.close(); // idempotent
+  });
+
+  it('an error on one connection only tears down that pair', async () => {
+    const client = new FakeClient();
+    const t = await openTunnel(client as unknown as Client, '/run/x.sock');
+    const a = net.connect(t.localPath);
+    const b = net.connect(t.localPath);
+    a.on('error', () => {});
+    a.write('1');
+    b.write('2');
+    await Promise.all([new Promise((r) => a.once('data', r)), new Promise((r) => b.once('data', r))]);
+    const chA = client.channels.at(-2)!;
+    const aClosed = new Promise((r) => a.once('close', r));
+    chA.destroy(new Error('boom'));
+    await aClosed;
+    expect(await roundTrip(t.localPath, 'still fine')).toBe('still fine');
+    b.write('3');
+    expect(String(await new Promise((r) => b.once('data', r)))).toBe('3');
+    b.destroy();
+    await t.close();
+  });
+});
