@@ -1,0 +1,91 @@
+// Thin Electron shell: one sandboxed window, one IPC handler per contract channel, nothing else.
+// All node work happens in the core behind `createHandlers()`.
+import { app, BrowserWindow, ipcMain, Menu, session, shell } from 'electron';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createHandlers } from '../core/service';
+import { registerIpc, type IpcInvokeEventLike } from './ipc';
+import { menuTemplate } from './menu';
+import { guardContents, windowOptions } from './window';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const preloadPath = path.join(here, '../preload/index.cjs');
+const rendererFile = path.join(here, '../renderer/index.html');
+const devUrl = !app.isPackaged ? process.env['ELECTRON_RENDERER_URL'] : undefined;
+
+/** Only our own top-level renderer document may call the IPC handlers. */
+function isTrustedRendererUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    if (devUrl) return u.origin === new URL(devUrl).origin;
+    return u.protocol === 'file:' && u.pathname === pathToFileURL(rendererFile).pathname;
+  } catch {
+    return false;
+  }
+}
+
+let mainWindow: BrowserWindow | null = null;
+
+function createWindow(): BrowserWindow {
+  const win = new BrowserWindow(windowOptions(preloadPath));
+  guardContents(win.webContents, (url) => void shell.openExternal(url));
+  win.once('ready-to-show', () => win.show());
+  win.on('closed', () => {
+    mainWindow = null;
+  });
+  if (devUrl) void win.loadURL(devUrl);
+  else void win.loadFile(rendererFile);
+  return win;
+}
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  const handlers = createHandlers({});
+  let unregister: (() => void) | null = null;
+
+  app.on('second-instance', () => {
+    if (!mainWindow) return;
+    if (mainWindow.isMinimized()) mainWindow.restore();
+    mainWindow.focus();
+  });
+
+  // Any web contents created later (devtools excluded) gets the same guards.
+  app.on('web-contents-created', (_event, contents) => {
+    guardContents(contents, (url) => void shell.openExternal(url));
+  });
+
+  void app.whenReady().then(() => {
+    // The app needs no camera, notifications, geolocation, …: deny every permission request.
+    session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+    session.defaultSession.setPermissionCheckHandler(() => false);
+
+    Menu.setApplicationMenu(
+      Menu.buildFromTemplate(menuTemplate({ appName: app.name, isMac: process.platform === 'darwin', isDev: !app.isPackaged })),
+    );
+    unregister = registerIpc(ipcMain, handlers, {
+      isTrustedSender: (event: IpcInvokeEventLike) => isTrustedRendererUrl(event.senderFrame?.url ?? ''),
+    });
+    mainWindow = createWindow();
+
+    app.on('activate', () => {
+      if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow();
+    });
+  });
+
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+
+  let disposed = false;
+  app.on('will-quit', (event) => {
+    if (disposed) return;
+    event.preventDefault();
+    disposed = true;
+    unregister?.();
+    void handlers
+      .dispose()
+      .catch(() => undefined)
+      .finally(() => app.quit());
+  });
+}

@@ -1,0 +1,41 @@
+// One ipcMain.handle per contract channel. Arguments are validated (zod, via `dispatch`)
+// before any handler runs; every answer is an Envelope, never a thrown error, so the renderer
+// only ever sees { ok, result | error }. No electron runtime import: tests pass a fake.
+import { channels, type Channel, type Envelope } from '../shared/contract';
+import { dispatch } from '../server/dispatch';
+import type { Handlers } from '../shared/handlers';
+
+export interface IpcInvokeEventLike {
+  senderFrame?: { url: string } | null;
+}
+
+/** The subset of Electron's ipcMain used here. */
+export interface IpcMainLike {
+  handle(channel: string, listener: (event: IpcInvokeEventLike, ...args: unknown[]) => Promise<unknown>): void;
+  removeHandler(channel: string): void;
+}
+
+export interface RegisterIpcOptions {
+  /** Reject calls from frames other than our renderer (e.g. an injected iframe). */
+  isTrustedSender?: (event: IpcInvokeEventLike) => boolean;
+}
+
+export const IPC_CHANNELS = Object.keys(channels) as Channel[];
+
+/** Registers every channel; returns a function that removes them again. */
+export function registerIpc(ipcMain: IpcMainLike, handlers: Handlers, opts: RegisterIpcOptions = {}): () => void {
+  for (const channel of IPC_CHANNELS) {
+    ipcMain.handle(channel, async (event, ...args): Promise<Envelope<unknown>> => {
+      if (opts.isTrustedSender && !opts.isTrustedSender(event)) {
+        return { ok: false, error: { code: 'REFUSED', message: 'This window may not call Holdfast operations.' } };
+      }
+      if (args.length > 1) {
+        return { ok: false, error: { code: 'INVALID_INPUT', message: 'Invalid input: expected one argument object.' } };
+      }
+      return dispatch(handlers, channel, args[0]);
+    });
+  }
+  return () => {
+    for (const channel of IPC_CHANNELS) ipcMain.removeHandler(channel);
+  };
+}

@@ -1,0 +1,66 @@
+// BrowserWindow settings and web-contents guards, kept free of any runtime electron import
+// so unit tests can assert them without an Electron binary.
+import type { BrowserWindowConstructorOptions, Event, HandlerDetails, WindowOpenHandlerResponse } from 'electron';
+
+/** The one place the renderer's security posture is decided. */
+export function windowOptions(preloadPath: string): BrowserWindowConstructorOptions {
+  return {
+    width: 1280,
+    height: 820,
+    minWidth: 900,
+    minHeight: 560,
+    show: false,
+    title: 'Holdfast',
+    backgroundColor: '#f6f7f9',
+    autoHideMenuBar: false,
+    webPreferences: {
+      preload: preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      experimentalFeatures: false,
+      navigateOnDragDrop: false,
+      spellcheck: false,
+      devTools: true,
+    },
+  };
+}
+
+/** The subset of WebContents the guards need (structural, so tests can pass a fake). */
+export interface GuardableContents {
+  on(event: 'will-navigate', listener: (event: Event, url: string) => void): unknown;
+  on(event: 'will-attach-webview', listener: (event: Event) => void): unknown;
+  setWindowOpenHandler(handler: (details: HandlerDetails) => WindowOpenHandlerResponse): void;
+}
+
+/**
+ * Block every navigation away from the loaded renderer, every new window and every webview.
+ * `openExternal` (optional) receives http(s) links the user clicked so they open in the system
+ * browser instead of inside the privileged window.
+ */
+export function guardContents(contents: GuardableContents, openExternal?: (url: string) => void): void {
+  contents.on('will-navigate', (event) => {
+    event.preventDefault();
+  });
+  contents.on('will-attach-webview', (event) => {
+    event.preventDefault();
+  });
+  contents.setWindowOpenHandler(({ url }) => {
+    if (openExternal && isSafeExternalUrl(url)) openExternal(url);
+    return { action: 'deny' };
+  });
+}
+
+export function isSafeExternalUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
