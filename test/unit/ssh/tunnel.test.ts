@@ -38,7 +38,7 @@ class FakeClient extends EventEmitter {
     this.execCommands.push(cmd);
     setImmediate(() => {
       const ch = echoChannel();
-      if (cmd.includes('holdfast-probe')) {
+      if (cmd.includes('holdfast-probe') || cmd === "'true'") {
         // probe: exit at once with the configured status
         ch.on('finish', () => {
           ch.emit('exit', this.probeExit);
@@ -83,6 +83,8 @@ describe('openTunnel', () => {
     expect(t.mode).toBe('streamlocal');
     expect(t.localPath.length).toBeLessThan(100);
     expect(statSync(path.dirname(t.localPath)).mode & 0o777).toBe(0o700);
+    // one trivial exec session, so sshd switches its side of the TCP connection to TCP_NODELAY
+    expect(client.execCommands).toEqual(["'true'"]);
     const answers = await Promise.all(['a', 'b', 'c'].map((x) => roundTrip(t.localPath, x.repeat(100_000))));
     expect(answers).toEqual(['a', 'b', 'c'].map((x) => x.repeat(100_000)));
     await t.close();
