@@ -68,7 +68,11 @@ test('lists nodes and groups references by image id, with pin badges', async ({ 
   await expect(page.getByTestId('filter-k3s')).toContainText('2');
   await expect(page.getByTestId('filter-none')).toContainText('2');
 
-  if (shots) await page.screenshot({ path: path.join(shots, 'holdfast-images.png') });
+  if (shots) {
+    await page.screenshot({ path: path.join(shots, 'holdfast-images.png') });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: path.join(shots, 'holdfast-images-dark.png') });
+  }
   expect(errors).toEqual([]);
 });
 

@@ -220,8 +220,13 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
                   <td className="col-platforms">
                     {g.platforms.length ? (
                       <span className="platforms" title={g.platforms.join('\n')}>
-                        {g.platforms.slice(0, 2).join(', ')}
-                        {g.platforms.length > 2 ? <span className="more">+{g.platforms.length - 2}</span> : null}
+                        {g.platforms[0]}
+                        {g.platforms.length > 1 ? (
+                          <span className="more">
+                            +{g.platforms.length - 1}
+                            <span className="visually-hidden"> more: {g.platforms.slice(1).join(', ')}</span>
+                          </span>
+                        ) : null}
                       </span>
                     ) : (
                       '—'

@@ -1,0 +1,113 @@
+import { describe, expect, it, vi } from 'vitest';
+import { IPC_CHANNELS, registerIpc, type IpcInvokeEventLike } from '../../../src/main/ipc';
+import { HoldfastError } from '../../../src/core/errors';
+import { channels } from '../../../src/shared/contract';
+import type { Handlers } from '../../../src/shared/handlers';
+
+type Listener = (event: IpcInvokeEventLike, ...args: unknown[]) => Promise<unknown>;
+
+function fakeIpcMain() {
+  const handlers = new Map<string, Listener>();
+  return {
+    handle: vi.fn((channel: string, fn: Listener) => {
+      if (handlers.has(channel)) throw new Error(`second handler for ${channel}`);
+      handlers.set(channel, fn);
+    }),
+    removeHandler: vi.fn((channel: string) => handlers.delete(channel)),
+    invoke: (channel: string, ...args: unknown[]) => handlers.get(channel)!({ senderFrame: { url: 'file:///app/index.html' } }, ...args),
+    handlers,
+  };
+}
+
+function fakeHandlers(): Handlers {
+  return {
+    'nodes.list': vi.fn(async () => []),
+    'nodes.add': vi.fn(async ({ node }) => ({
+      port: 22,
+      user: 'root',
+      socket: '/run/k3s/containerd/containerd.sock',
+      imagesDir: '/var/lib/rancher/k3s/agent/images',
+      namespace: 'k8s.io',
+      ...node,
+    })),
+    'nodes.update': vi.fn(async () => {
+      throw new HoldfastError('NOT_FOUND', 'No node named "x".', { hint: 'Check the name.' });
+    }),
+    'nodes.remove': vi.fn(async ({ name }) => ({ removed: name })),
+    'nodes.connect': vi.fn(async ({ name }) => ({ name, state: 'connected' as const })),
+    'nodes.trustHostKey': vi.fn(async () => ({ recorded: '/k' })),
+    'images.list': vi.fn(async () => {
+      throw new Error('boom');
+    }),
+  };
+}
+
+describe('registerIpc', () => {
+  it('registers exactly one handler per contract channel and can remove them', () => {
+    const ipc = fakeIpcMain();
+    const unregister = registerIpc(ipc, fakeHandlers());
+    expect([...ipc.handlers.keys()].sort()).toEqual(Object.keys(channels).sort());
+    expect(IPC_CHANNELS).toHaveLength(Object.keys(channels).length);
+    unregister();
+    expect(ipc.handlers.size).toBe(0);
+  });
+
+  it('returns result envelopes for valid calls', async () => {
+    const ipc = fakeIpcMain();
+    registerIpc(ipc, fakeHandlers());
+    await expect(ipc.invoke('nodes.remove', { name: 'edge-01' })).resolves.toEqual({ ok: true, result: { removed: 'edge-01' } });
+    await expect(ipc.invoke('nodes.list')).resolves.toEqual({ ok: true, result: [] });
+  });
+
+  it.each([
+    ['nodes.remove', { name: '../etc' }],
+    ['nodes.remove', { name: 'a', extra: true }],
+    ['nodes.remove', 'edge-01'],
+    ['nodes.add', { node: { name: 'x', host: 'h; rm -rf /' } }],
+    ['nodes.add', { node: { name: 'x', host: 'h', socket: 'relative/path' } }],
+    ['nodes.trustHostKey', { name: 'x', fingerprint: 'MD5:aa:bb' }],
+    ['images.list', {}],
+  ])('rejects a bad %s payload with INVALID_INPUT before any handler runs', async (channel, payload) => {
+    const ipc = fakeIpcMain();
+    const handlers = fakeHandlers();
+    registerIpc(ipc, handlers);
+    const env = (await ipc.invoke(channel, payload)) as { ok: boolean; error?: { code: string } };
+    expect(env.ok).toBe(false);
+    expect(env.error?.code).toBe('INVALID_INPUT');
+    expect(handlers[channel as keyof Handlers]).not.toHaveBeenCalled();
+  });
+
+  it('rejects extra positional arguments', async () => {
+    const ipc = fakeIpcMain();
+    registerIpc(ipc, fakeHandlers());
+    const env = (await ipc.invoke('nodes.list', {}, { sneaky: 1 })) as { ok: boolean; error?: { code: string } };
+    expect(env).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } });
+  });
+
+  it('turns thrown errors into ErrorInfo envelopes without stacks', async () => {
+    const ipc = fakeIpcMain();
+    registerIpc(ipc, fakeHandlers());
+    await expect(ipc.invoke('nodes.update', { name: 'x', node: { name: 'x', host: 'h' } })).resolves.toEqual({
+      ok: false,
+      error: { code: 'NOT_FOUND', message: 'No node named "x".', hint: 'Check the name.' },
+    });
+    await expect(ipc.invoke('images.list', { node: 'x' })).resolves.toEqual({
+      ok: false,
+      error: { code: 'INTERNAL', message: 'boom' },
+    });
+  });
+
+  it('refuses calls from untrusted frames', async () => {
+    const ipc = fakeIpcMain();
+    const handlers = fakeHandlers();
+    registerIpc(ipc, handlers, { isTrustedSender: (e) => e.senderFrame?.url === 'file:///app/index.html' });
+    const listener = ipc.handlers.get('nodes.list')!;
+    await expect(listener({ senderFrame: { url: 'https://evil.example/' } }, {})).resolves.toMatchObject({
+      ok: false,
+      error: { code: 'REFUSED' },
+    });
+    await expect(listener({ senderFrame: null }, {})).resolves.toMatchObject({ ok: false });
+    expect(handlers['nodes.list']).not.toHaveBeenCalled();
+    await expect(listener({ senderFrame: { url: 'file:///app/index.html' } }, {})).resolves.toEqual({ ok: true, result: [] });
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it, vi } from 'vitest';
+import { guardContents, isSafeExternalUrl, windowOptions } from '../../../src/main/window';
+import { menuTemplate } from '../../../src/main/menu';
+
+describe('windowOptions', () => {
+  const prefs = windowOptions('/app/out/preload/index.cjs').webPreferences!;
+
+  it('isolates and sandboxes the renderer', () => {
+    expect(prefs.contextIsolation).toBe(true);
+    expect(prefs.sandbox).toBe(true);
+    expect(prefs.nodeIntegration).toBe(false);
+    expect(prefs.nodeIntegrationInWorker).toBe(false);
+    expect(prefs.nodeIntegrationInSubFrames).toBe(false);
+    expect(prefs.webSecurity).toBe(true);
+    expect(prefs.allowRunningInsecureContent).toBe(false);
+    expect(prefs.webviewTag).toBe(false);
+  });
+
+  it('uses the given preload', () => {
+    expect(prefs.preload).toBe('/app/out/preload/index.cjs');
+  });
+});
+
+describe('guardContents', () => {
+  function fakeContents() {
+    const listeners = new Map<string, (event: { preventDefault(): void }, url?: string) => void>();
+    let openHandler: ((d: { url: string }) => { action: string }) | undefined;
+    return {
+      on: (name: string, fn: (event: { preventDefault(): void }, url?: string) => void) => listeners.set(name, fn),
+      setWindowOpenHandler: (fn: (d: { url: string }) => { action: string }) => {
+        openHandler = fn;
+      },
+      listeners,
+      open: (url: string) => openHandler!({ url }),
+    };
+  }
+
+  it('blocks navigation and webviews', () => {
+    const c = fakeContents();
+    guardContents(c as never);
+    for (const name of ['will-navigate', 'will-attach-webview']) {
+      const preventDefault = vi.fn();
+      c.listeners.get(name)!({ preventDefault }, 'https://evil.example/');
+      expect(preventDefault).toHaveBeenCalledOnce();
+    }
+  });
+
+  it('denies every new window; only https links go to the system browser', () => {
+    const c = fakeContents();
+    const openExternal = vi.fn();
+    guardContents(c as never, openExternal);
+    expect(c.open('https://docs.k3s.io/')).toEqual({ action: 'deny' });
+    expect(c.open('file:///etc/passwd')).toEqual({ action: 'deny' });
+    expect(c.open('javascript:alert(1)')).toEqual({ action: 'deny' });
+    expect(openExternal.mock.calls).toEqual([['https://docs.k3s.io/']]);
+  });
+
+  it('isSafeExternalUrl accepts only https', () => {
+    expect(isSafeExternalUrl('https://a.example/')).toBe(true);
+    expect(isSafeExternalUrl('http://a.example/')).toBe(false);
+    expect(isSafeExternalUrl('smb://share/x')).toBe(false);
+    expect(isSafeExternalUrl('not a url')).toBe(false);
+  });
+});
+
+describe('menuTemplate', () => {
+  it('has an app menu on macOS only and devtools only in dev', () => {
+    const labels = (t: ReturnType<typeof menuTemplate>) => t.map((m) => m.label ?? m.role);
+    expect(labels(menuTemplate({ appName: 'Holdfast', isMac: true }))[0]).toBe('Holdfast');
+    expect(labels(menuTemplate({ appName: 'Holdfast', isMac: false }))[0]).toBe('File');
+    const json = (dev: boolean) => JSON.stringify(menuTemplate({ appName: 'H', isMac: false, isDev: dev }));
+    expect(json(false)).not.toContain('toggleDevTools');
+    expect(json(true)).toContain('toggleDevTools');
+  });
+});

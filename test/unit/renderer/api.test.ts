@@ -1,0 +1,66 @@
+import { describe, expect, it, vi } from 'vitest';
+import { createHttpApi, takeToken, TOKEN_STORAGE_KEY } from '../../../src/renderer/api';
+import { operations } from '../../../src/shared/contract';
+
+function memoryStorage() {
+  const m = new Map<string, string>();
+  return { getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v), m };
+}
+
+describe('takeToken', () => {
+  it('moves ?token= into sessionStorage and out of the address bar', () => {
+    const storage = memoryStorage();
+    const history = { state: { s: 1 }, replaceState: vi.fn() };
+    const token = takeToken({ href: 'http://127.0.0.1:4000/?token=abc_DEF-123&x=1#top' }, storage, history);
+    expect(token).toBe('abc_DEF-123');
+    expect(storage.m.get(TOKEN_STORAGE_KEY)).toBe('abc_DEF-123');
+    expect(history.replaceState).toHaveBeenCalledWith({ s: 1 }, '', '/?x=1#top');
+  });
+
+  it('falls back to sessionStorage after a reload', () => {
+    const storage = memoryStorage();
+    storage.setItem(TOKEN_STORAGE_KEY, 'kept');
+    const history = { state: null, replaceState: vi.fn() };
+    expect(takeToken({ href: 'http://127.0.0.1:4000/' }, storage, history)).toBe('kept');
+    expect(history.replaceState).not.toHaveBeenCalled();
+  });
+});
+
+describe('createHttpApi', () => {
+  it('has exactly the named operations and posts each to its channel with the token header', async () => {
+    const fetch = vi.fn(async () => ({ status: 200, json: async () => ({ ok: true, result: [] }) }));
+    const api = createHttpApi({ token: 'tok', fetch });
+    expect(Object.keys(api).sort()).toEqual(Object.keys(operations).sort());
+    await expect(api.listImages({ node: 'edge-01' })).resolves.toEqual({ ok: true, result: [] });
+    expect(fetch).toHaveBeenCalledWith('/api/images.list', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-holdfast-token': 'tok' },
+      body: '{"node":"edge-01"}',
+    });
+  });
+
+  it('passes server error envelopes through (401, 404, …)', async () => {
+    const error = { code: 'REFUSED', message: 'Missing or wrong access token.' };
+    const api = createHttpApi({ token: 'tok', fetch: async () => ({ status: 401, json: async () => ({ ok: false, error }) }) });
+    await expect(api.listNodes({})).resolves.toEqual({ ok: false, error });
+  });
+
+  it('never throws: network failures and junk answers become envelopes', async () => {
+    const down = createHttpApi({
+      token: 'tok',
+      fetch: async () => {
+        throw new TypeError('Failed to fetch');
+      },
+    });
+    await expect(down.listNodes({})).resolves.toMatchObject({ ok: false, error: { code: 'UNREACHABLE' } });
+    const junk = createHttpApi({ token: 'tok', fetch: async () => ({ status: 502, json: async () => ({ hello: 1 }) }) });
+    await expect(junk.listNodes({})).resolves.toMatchObject({ ok: false, error: { code: 'INTERNAL' } });
+  });
+
+  it('without a token it does not call the server and says how to fix it', async () => {
+    const fetch = vi.fn();
+    const api = createHttpApi({ token: null, fetch });
+    await expect(api.listNodes({})).resolves.toMatchObject({ ok: false, error: { code: 'REFUSED' } });
+    expect(fetch).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import type { ImageRef } from '../../../src/shared/domain';
+import {
+  countByPin,
+  displayRef,
+  filterGroups,
+  formatDate,
+  groupImages,
+  humanSize,
+  refKind,
+  shortId,
+  sortGroups,
+  sortPlatforms,
+} from '../../../src/renderer/model';
+
+const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
+function ref(p: Partial<ImageRef> & Pick<ImageRef, 'name'>): ImageRef {
+  return {
+    digest: D('d'),
+    mediaType: 'application/vnd.oci.image.index.v1+json',
+    imageId: D('1'),
+    size: 100,
+    platforms: ['linux/amd64'],
+    createdAt: null,
+    labels: {},
+    pin: 'none',
+    ...p,
+  };
+}
+
+const images: ImageRef[] = [
+  ref({ name: `docker.io/library/nginx@${D('a')}`, digest: D('a'), imageId: D('4'), size: 500, pin: 'durable', createdAt: '2024-01-02T00:00:00Z' }),
+  ref({ name: 'docker.io/library/nginx:1.27', digest: D('a'), imageId: D('4'), size: 500, pin: 'durable', createdAt: '2024-01-02T00:00:00Z' }),
+  ref({ name: 'docker.io/rancher/pause:3.6', digest: D('b'), imageId: D('6'), size: 10, pin: 'k3s', createdAt: '2021-01-01T00:00:00Z' }),
+  ref({ name: 'acme/agent:2', digest: D('c'), imageId: D('9'), size: 9000, labels: { vendor: 'Acme Field' } }),
+  ref({ name: 'broken:1', digest: D('e'), imageId: null, size: 0 }),
+];
+
+describe('groupImages', () => {
+  const groups = groupImages(images);
+
+  it('puts references with one image id in one group, tags before digest refs', () => {
+    expect(groups).toHaveLength(4);
+    const nginx = groups.find((g) => g.imageId === D('4'))!;
+    expect(nginx.refs.map((r) => [r.name, r.kind])).toEqual([
+      ['docker.io/library/nginx:1.27', 'tag'],
+      [`docker.io/library/nginx@${D('a')}`, 'digest'],
+    ]);
+    expect(nginx.primaryName).toBe('docker.io/library/nginx:1.27');
+    expect(nginx.pin).toBe('durable');
+    expect(nginx.mixedPins).toBe(false);
+  });
+
+  it('keeps records without an image id apart, keyed by their digest', () => {
+    const broken = groups.find((g) => g.imageId === null)!;
+    expect(broken.key).toBe(D('e'));
+  });
+
+  it('an image is durable if any reference is (CRI semantics), and flags mixed pins', () => {
+    const [g] = groupImages([
+      ref({ name: 'x:1', imageId: D('7'), pin: 'k3s' }),
+      ref({ name: 'x:2', imageId: D('7'), pin: 'durable' }),
+      ref({ name: 'x:3', imageId: D('7'), pin: 'none' }),
+    ]);
+    expect(g!.pin).toBe('durable');
+    expect(g!.mixedPins).toBe(true);
+    expect(groupImages([ref({ name: 'y:1', pin: 'none' }), ref({ name: 'y:2', pin: 'k3s' })])[0]!.pin).toBe('k3s');
+  });
+
+  it('counts per pin state', () => {
+    expect(countByPin(groups)).toEqual({ all: 4, durable: 1, k3s: 1, none: 2 });
+  });
+});
+
+describe('filterGroups', () => {
+  const groups = groupImages(images);
+  const names = (q: string, pin: 'all' | 'durable' | 'k3s' | 'none' = 'all') =>
+    filterGroups(groups, q, pin).map((g) => g.primaryName);
+
+  it('matches reference names, digests, image ids and labels, case-insensitively', () => {
+    expect(names('NGINX')).toEqual(['docker.io/library/nginx:1.27']);
+    expect(names('bbbbbbbb')).toEqual(['docker.io/rancher/pause:3.6']); // digest
+    expect(names(D('9').slice(0, 15))).toEqual(['acme/agent:2']); // image id
+    expect(names('acme field')).toEqual(['acme/agent:2']); // label value
+    expect(names('vendor=Acme')).toEqual(['acme/agent:2']);
+    expect(names('  ')).toHaveLength(4);
+  });
+
+  it('combines search and pin filter', () => {
+    expect(names('', 'k3s')).toEqual(['docker.io/rancher/pause:3.6']);
+    expect(names('nginx', 'none')).toEqual([]);
+  });
+});
+
+describe('sortGroups', () => {
+  const groups = groupImages(images);
+  const order = (key: 'name' | 'size' | 'created', dir: 'asc' | 'desc') => sortGroups(groups, key, dir).map((g) => g.primaryName);
+
+  it('sorts by name, size and created; unknown dates last in both directions', () => {
+    expect(order('name', 'asc')[0]).toBe('acme/agent:2');
+    expect(order('size', 'desc')).toEqual(['acme/agent:2', 'docker.io/library/nginx:1.27', 'docker.io/rancher/pause:3.6', 'broken:1']);
+    expect(order('created', 'asc').slice(0, 2)).toEqual(['docker.io/rancher/pause:3.6', 'docker.io/library/nginx:1.27']);
+    expect(order('created', 'desc').slice(0, 2)).toEqual(['docker.io/library/nginx:1.27', 'docker.io/rancher/pause:3.6']);
+    expect(order('created', 'desc').slice(2).sort()).toEqual(['acme/agent:2', 'broken:1']);
+  });
+});
+
+describe('formatting', () => {
+  it('humanSize uses binary units', () => {
+    expect(humanSize(0)).toBe('0 B');
+    expect(humanSize(1023)).toBe('1023 B');
+    expect(humanSize(1536)).toBe('1.5 KiB');
+    expect(humanSize(72_405_113)).toBe('69.1 MiB');
+    expect(humanSize(148_211_004)).toBe('141 MiB');
+    expect(humanSize(-1)).toBe('—');
+  });
+
+  it('shortId, displayRef, refKind, formatDate, sortPlatforms', () => {
+    expect(shortId(D('4'))).toBe('444444444444');
+    expect(shortId(null)).toBe('—');
+    expect(displayRef(`a/b@${D('a')}`)).toBe('a/b@sha256:aaaaaaaaaaaa…');
+    expect(displayRef('a/b:1')).toBe('a/b:1');
+    expect(refKind(`a/b@${D('a')}`)).toBe('digest');
+    expect(refKind('localhost:5000/a:1')).toBe('tag');
+    expect(formatDate(null)).toBe('—');
+    expect(formatDate('garbage')).toBe('—');
+    expect(formatDate('2024-11-26T12:00:00Z')).toBe('2024-11-26');
+    expect(sortPlatforms(['linux/386', 'linux/arm64', 'linux/amd64', 'linux/arm/v7'])).toEqual([
+      'linux/amd64',
+      'linux/arm64',
+      'linux/386',
+      'linux/arm/v7',
+    ]);
+  });
+});

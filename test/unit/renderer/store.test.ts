@@ -1,0 +1,119 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { Envelope, HoldfastApi } from '../../../src/shared/contract';
+import type { NodeDef, NodeStatus } from '../../../src/shared/domain';
+import { createAppStore, imagesOf, statusOf } from '../../../src/renderer/store';
+
+const node = (name: string): NodeDef => ({
+  name,
+  host: `${name}.lan`,
+  port: 22,
+  user: 'root',
+  socket: '/run/k3s/containerd/containerd.sock',
+  imagesDir: '/var/lib/rancher/k3s/agent/images',
+  namespace: 'k8s.io',
+});
+const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
+const FP = `SHA256:${'A'.repeat(43)}`;
+
+function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
+  return {
+    listNodes: vi.fn(async () => ok([node('a'), node('b')])),
+    addNode: vi.fn(async ({ node: n }) => ok({ ...node(n.name), ...n })),
+    updateNode: vi.fn(async ({ node: n }) => ok({ ...node(n.name), ...n })),
+    removeNode: vi.fn(async ({ name }) => ok({ removed: name })),
+    connectNode: vi.fn(async ({ name }): Promise<Envelope<NodeStatus>> => ok({ name, state: 'connected' })),
+    trustHostKey: vi.fn(async () => ok({ recorded: '/k' })),
+    listImages: vi.fn(async () => ok([])),
+    ...overrides,
+  };
+}
+
+describe('app store', () => {
+  it('init loads nodes, selects the first, connects all and lists images of the selected one only', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().init();
+    const s = store.getState();
+    expect(s.nodesState).toBe('ready');
+    expect(s.selected).toBe('a');
+    expect(statusOf(s, 'a').state).toBe('connected');
+    expect(statusOf(s, 'b').state).toBe('connected');
+    expect(api.listImages).toHaveBeenCalledTimes(1);
+    expect(api.listImages).toHaveBeenCalledWith({ node: 'a' });
+    expect(imagesOf(s, 'a').state).toBe('ready');
+  });
+
+  it('keeps a node-list failure as an error to show', async () => {
+    const error = { code: 'INTERNAL' as const, message: 'config unreadable' };
+    const store = createAppStore(fakeApi({ listNodes: async () => ({ ok: false, error }) }));
+    await store.getState().init();
+    expect(store.getState()).toMatchObject({ nodesState: 'error', nodesError: error });
+  });
+
+  it('records connect failures from either the envelope or the status', async () => {
+    const error = { code: 'HOST_KEY_UNKNOWN' as const, message: 'unknown', fingerprint: FP };
+    const api = fakeApi({
+      connectNode: async ({ name }) =>
+        name === 'a' ? { ok: false, error: { code: 'UNREACHABLE', message: 'no route' } } : ok({ name, state: 'error', error }),
+    });
+    const store = createAppStore(api);
+    await store.getState().init();
+    expect(statusOf(store.getState(), 'a')).toMatchObject({ state: 'error', error: { code: 'UNREACHABLE' } });
+    expect(statusOf(store.getState(), 'b')).toMatchObject({ state: 'error', error });
+  });
+
+  it('trustAndConnect records the fingerprint, then reconnects', async () => {
+    let trusted = false;
+    const api = fakeApi({
+      connectNode: async ({ name }) =>
+        ok(trusted ? { name, state: 'connected' } : { name, state: 'error', error: { code: 'HOST_KEY_UNKNOWN', message: 'x', fingerprint: FP } }),
+      trustHostKey: vi.fn(async () => {
+        trusted = true;
+        return ok({ recorded: '/k' });
+      }),
+    });
+    const store = createAppStore(api);
+    await store.getState().init();
+    expect(await store.getState().trustAndConnect('a', FP)).toBeNull();
+    expect(api.trustHostKey).toHaveBeenCalledWith({ name: 'a', fingerprint: FP });
+    expect(statusOf(store.getState(), 'a').state).toBe('connected');
+  });
+
+  it('a late connect answer never overwrites a newer one', async () => {
+    const resolvers: ((e: Envelope<NodeStatus>) => void)[] = [];
+    const api = fakeApi({ connectNode: () => new Promise((r) => resolvers.push(r)) });
+    const store = createAppStore(api);
+    store.setState({ nodes: [node('a')], nodesState: 'ready', selected: null });
+    const first = store.getState().connect('a');
+    const second = store.getState().connect('a');
+    resolvers[1]!(ok({ name: 'a', state: 'connected' }));
+    await second;
+    resolvers[0]!({ ok: false, error: { code: 'TIMEOUT', message: 'old' } });
+    await first;
+    expect(statusOf(store.getState(), 'a').state).toBe('connected');
+  });
+
+  it('add, update (rename) and remove keep the selection sensible', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().init();
+    expect(await store.getState().addNode({ name: 'c', host: 'c.lan' })).toBeNull();
+    expect(store.getState().selected).toBe('c');
+    expect(store.getState().nodes.map((n) => n.name)).toEqual(['a', 'b', 'c']);
+
+    expect(await store.getState().updateNode('c', { name: 'd', host: 'd.lan' })).toBeNull();
+    expect(store.getState().selected).toBe('d');
+    expect(store.getState().nodes.map((n) => n.name)).toEqual(['a', 'b', 'd']);
+    expect(store.getState().statuses['c']).toBeUndefined();
+
+    expect(await store.getState().removeNode('d')).toBeNull();
+    expect(store.getState().selected).toBe('a');
+    expect(store.getState().nodes.map((n) => n.name)).toEqual(['a', 'b']);
+  });
+
+  it('returns mutation errors for the form to show', async () => {
+    const error = { code: 'CONFLICT' as const, message: 'exists' };
+    const store = createAppStore(fakeApi({ addNode: async () => ({ ok: false, error }) }));
+    expect(await store.getState().addNode({ name: 'a', host: 'h' })).toEqual(error);
+  });
+});
