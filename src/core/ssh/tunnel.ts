@@ -6,7 +6,7 @@
 // (openssh_forwardOutStreamLocal) when the server allows it, else an exec channel running
 // `socat - UNIX-CONNECT:<socket>` (optionally under `sudo -n`, for a root-only socket and a
 // non-root SSH user). The choice is made once, when the tunnel opens, by a probe.
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,6 +48,25 @@ function bridgeArgv(remoteSocketPath: string, sudo: boolean): string[] {
 /** Exit codes of the exec-mode probe script. */
 const PROBE_NO_SOCAT = 65;
 const PROBE_NO_SOCKET = 66;
+
+// Socket directories of open tunnels, removed synchronously if the process exits without
+// closing them (a CLI calling process.exit, for instance).
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+function trackDir(dir: string): void {
+  liveDirs.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const d of liveDirs) {
+      try {
+        rmSync(d, { recursive: true, force: true });
+      } catch {
+        // best effort
+      }
+    }
+  });
+}
 
 async function makeSocketDir(): Promise<string> {
   // Prefer os.tmpdir(); fall back to /tmp if it would make the socket path too long
@@ -196,6 +215,7 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
   const bridgeCommand = shellQuote(bridgeArgv(remoteSocketPath, sudo));
 
   const dir = await makeSocketDir();
+  trackDir(dir);
   const localPath = path.join(dir, 'grpc.sock');
   const pairs = new Set<{ local: net.Socket; remote?: Duplex }>();
   let closed = false;
@@ -256,6 +276,7 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
       pairs.clear();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await fsp.rm(dir, { recursive: true, force: true });
+      liveDirs.delete(dir);
     })();
     return closing;
   }
@@ -268,6 +289,7 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
     });
   }).catch(async (err) => {
     await fsp.rm(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
     throw new HoldfastError('INTERNAL', `Could not listen on the local socket ${localPath}: ${(err as Error).message}.`, { cause: err });
   });
   server.on('error', () => void close());
