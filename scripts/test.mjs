@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// `npm test`: every test, in the order that fails fastest — unit, integration over the lab
+// (real containerd + OpenSSH per node; needs root and the packages .ci/run installs), then the
+// end-to-end suite in Chromium against a fresh renderer build. Ends with one summary line.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const reports = path.join(root, 'test-results', 'summary');
+rmSync(reports, { recursive: true, force: true });
+mkdirSync(reports, { recursive: true });
+
+function run(label, cmd, args, env = {}) {
+  console.log(`\n=== ${label}: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  return r.status ?? 1;
+}
+
+function preflight() {
+  const problems = [];
+  if (process.getuid && process.getuid() !== 0) problems.push('integration tests run lab nodes (containerd, sshd, mount namespaces) and need root');
+  for (const bin of ['/usr/bin/containerd', '/usr/bin/ctr', '/usr/sbin/sshd', '/usr/bin/ssh-keygen', '/usr/bin/unshare', '/usr/bin/chromium']) {
+    if (!existsSync(bin)) problems.push(`${bin} is missing (apt-get install containerd openssh-server chromium — see .ci/run)`);
+  }
+  return problems;
+}
+
+const counts = { passed: 0, failed: 0 };
+function addVitest(file) {
+  if (!existsSync(file)) return false;
+  const j = JSON.parse(readFileSync(file, 'utf8'));
+  counts.passed += j.numPassedTests ?? 0;
+  counts.failed += (j.numFailedTests ?? 0) + (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0);
+  return true;
+}
+function addPlaywright(file) {
+  if (!existsSync(file)) return false;
+  const s = JSON.parse(readFileSync(file, 'utf8')).stats ?? {};
+  counts.passed += (s.expected ?? 0) + (s.flaky ?? 0);
+  counts.failed += (s.unexpected ?? 0) + (s.skipped ?? 0);
+  return true;
+}
+
+let failedSteps = [];
+const vitestArgs = (project, out) => ['vitest', 'run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
+
+const unitOut = path.join(reports, 'unit.json');
+if (run('unit', 'npx', vitestArgs('unit', unitOut)) !== 0) failedSteps.push('unit');
+if (!addVitest(unitOut)) failedSteps.push('unit (no report)');
+
+const problems = preflight();
+if (problems.length) {
+  console.error(`\nCannot run the integration and end-to-end tests here:\n- ${problems.join('\n- ')}`);
+  failedSteps.push('preflight');
+} else {
+  const intOut = path.join(reports, 'integration.json');
+  if (run('integration', 'npx', vitestArgs('integration', intOut)) !== 0) failedSteps.push('integration');
+  if (!addVitest(intOut)) failedSteps.push('integration (no report)');
+
+  if (run('build', 'npx', ['electron-vite', 'build']) !== 0) failedSteps.push('build');
+  else {
+    const e2eOut = path.join(reports, 'e2e.json');
+    if (run('e2e', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_FILE: e2eOut }) !== 0) failedSteps.push('e2e');
+    if (!addPlaywright(e2eOut)) failedSteps.push('e2e (no report)');
+  }
+}
+
+console.log(`\n${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);
+console.log(`${counts.passed} passed, ${counts.failed} failed`);
+process.exit(failedSteps.length || counts.failed ? 1 : 0);

@@ -1,0 +1,108 @@
+// `holdfast images` against a real containerd on a lab node with all three pin states on tag
+// and digest references, checked against what containerd itself (ctr) reports.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulateK3sStart } from '../../lab/k3s';
+import { writeImageArchive, type WrittenImage } from '../../lab/fixtures';
+import { startLab, type Lab } from '../../lab/lab';
+import type { ImageRef } from '../../src/shared/domain';
+import { parseCtrImages, runCli, tempHome } from './support';
+
+let lab: Lab;
+let home: string;
+let written: WrittenImage[] = [];
+
+beforeAll(async () => {
+  lab = await startLab({ nodes: ['edge1'] });
+  const n = lab.node('edge1');
+  const a = await writeImageArchive(path.join(n.hostImagesDir, 'apps.tar.gz'), {
+    format: 'docker',
+    compression: 'gzip',
+    images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],
+  });
+  const b = await writeImageArchive(path.join(n.hostImagesDir, 'sub', 'multi.tar.zst'), {
+    format: 'oci',
+    compression: 'zstd',
+    images: [{ name: 'registry.local/tools/multi:2.0', platforms: ['linux/amd64', 'linux/arm64'] }],
+  });
+  written = [...a.images, ...b.images];
+  await emulateK3sStart(n);
+
+  // app-a: durable on the tag and on its digest reference; app-b: no pin at all; multi: k3s.
+  const a1 = written[0]!;
+  const b1 = written[1]!;
+  for (const ref of [a1.name, `docker.io/library/app-a@${a1.digest}`]) {
+    await n.ctr(['images', 'label', ref, 'io.cattle.k3s.pinned=']);
+  }
+  for (const ref of [b1.name, `docker.io/library/app-b@${b1.digest}`]) {
+    await n.ctr(['images', 'label', ref, 'io.cattle.k3s.pinned=', 'io.cri-containerd.pinned=']);
+  }
+
+  home = tempHome();
+  const add = await runCli(
+    ['node', 'add', 'edge1', '--host', n.host, '--port', String(n.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts],
+    { HOLDFAST_HOME: home },
+  );
+  expect(add.stderr).toBe('');
+  expect(add.code).toBe(0);
+});
+
+afterAll(async () => {
+  await lab?.stop();
+});
+
+describe('holdfast images', () => {
+  it('--json agrees with containerd on every reference, digest and label', async () => {
+    const r = await runCli(['images', 'edge1', '--json'], { HOLDFAST_HOME: home });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const images = JSON.parse(r.stdout) as ImageRef[];
+    const ctr = parseCtrImages(await lab.node('edge1').ctr(['images', 'ls']));
+
+    expect(images.map((i) => i.name).sort()).toEqual(ctr.map((c) => c.ref).sort());
+    for (const c of ctr) {
+      const mine = images.find((i) => i.name === c.ref)!;
+      expect(mine.digest).toBe(c.digest);
+      expect(mine.labels).toEqual(c.labels);
+    }
+    // 3 images x (tag + digest ref)
+    expect(images).toHaveLength(6);
+  });
+
+  it('reports all three pin states on tag and digest references', async () => {
+    const images = JSON.parse((await runCli(['images', 'edge1', '--json'], { HOLDFAST_HOME: home })).stdout) as ImageRef[];
+    const pinOf = (name: string) => images.find((i) => i.name === name)?.pin;
+    const [a, b, m] = written as [WrittenImage, WrittenImage, WrittenImage];
+    expect(pinOf('docker.io/library/app-a:1.0')).toBe('durable');
+    expect(pinOf(`docker.io/library/app-a@${a.digest}`)).toBe('durable');
+    expect(pinOf('docker.io/library/app-b:1.0')).toBe('none');
+    expect(pinOf(`docker.io/library/app-b@${b.digest}`)).toBe('none');
+    expect(pinOf('registry.local/tools/multi:2.0')).toBe('k3s');
+    expect(pinOf(`registry.local/tools/multi@${m.digest}`)).toBe('k3s');
+  });
+
+  it('gives the image id CRI groups by, the size and the platforms', async () => {
+    const images = JSON.parse((await runCli(['images', 'edge1', '--json'], { HOLDFAST_HOME: home })).stdout) as ImageRef[];
+    for (const w of written) {
+      const refs = images.filter((i) => i.digest === w.digest);
+      expect(refs).toHaveLength(2);
+      for (const ref of refs) {
+        expect(ref.imageId).toBe(w.configDigest);
+        expect(ref.size).toBeGreaterThan(0);
+      }
+    }
+    const multi = images.find((i) => i.name === 'registry.local/tools/multi:2.0')!;
+    expect(multi.platforms.sort()).toEqual(['linux/amd64', 'linux/arm64']);
+    expect(multi.mediaType).toBe('application/vnd.oci.image.index.v1+json');
+    const appA = images.find((i) => i.name === 'docker.io/library/app-a:1.0')!;
+    expect(appA.platforms).toEqual(['linux/amd64']);
+  });
+
+  it('prints a readable table with a summary', async () => {
+    const r = await runCli(['images', 'edge1'], { HOLDFAST_HOME: home });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
+    expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable/);
+    expect(r.stdout).toContain('6 references: 2 durable, 2 k3s-pinned, 2 unpinned');
+  });
+});
