@@ -11,7 +11,7 @@ export default defineConfig({
   retries: 0,
   timeout: 30_000,
   expect: { timeout: 5_000 },
-  reporter: process.env['CI'] ? 'list' : [['list']],
+  reporter: 'list',
   outputDir: 'test-results/e2e',
   use: {
     browserName: 'chromium',

@@ -27,8 +27,8 @@ function isTrustedRendererUrl(url: string): boolean {
 let mainWindow: BrowserWindow | null = null;
 
 function createWindow(): BrowserWindow {
+  // Its web contents get guardContents from the app-wide 'web-contents-created' hook below.
   const win = new BrowserWindow(windowOptions(preloadPath));
-  guardContents(win.webContents, (url) => void shell.openExternal(url));
   win.once('ready-to-show', () => win.show());
   win.on('closed', () => {
     mainWindow = null;
@@ -50,7 +50,7 @@ if (!app.requestSingleInstanceLock()) {
     mainWindow.focus();
   });
 
-  // Any web contents created later (devtools excluded) gets the same guards.
+  // Every web contents (the main window's included) is guarded as soon as it exists.
   app.on('web-contents-created', (_event, contents) => {
     guardContents(contents, (url) => void shell.openExternal(url));
   });

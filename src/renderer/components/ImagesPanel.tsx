@@ -1,4 +1,4 @@
-import { useDeferredValue, useMemo, useState } from 'react';
+import { Fragment, useDeferredValue, useMemo, useState } from 'react';
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import {
@@ -44,6 +44,17 @@ function SortHeader(props: {
       </button>
     </th>
   );
+}
+
+/** Allow line breaks after "/" and before ":" or "@" so long references wrap at sensible places. */
+function breakable(ref: string) {
+  const parts = ref.split(/(?<=\/)|(?=@)|(?<!sha256)(?=:)/);
+  return parts.map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 ? <wbr /> : null}
+      {part}
+    </Fragment>
+  ));
 }
 
 function timeAgo(ms: number | undefined): string {
@@ -99,10 +110,11 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
           data-testid="refresh-images"
         >
           <RefreshIcon className={refreshing ? 'spin' : undefined} />
-          {refreshing ? 'Refreshing…' : 'Refresh'}
+          {refreshing ? (images.loadedAt ? 'Refreshing…' : 'Loading…') : 'Refresh'}
         </button>
       </div>
 
+      {images.loadedAt ? (
       <div className="toolbar">
         <div className="search">
           <label htmlFor="image-search" className="visually-hidden">
@@ -137,6 +149,7 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
           ))}
         </div>
       </div>
+      ) : null}
 
       {images.state === 'error' ? (
         <div className="callout callout-error" role="alert" data-testid="images-error">
@@ -204,7 +217,7 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
                           data-testid="image-ref"
                         >
                           {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
-                          <span className="ref-text">{displayRef(r.name)}</span>
+                          <span className="ref-text">{breakable(displayRef(r.name))}</span>
                           <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : ' (digest reference)'}</span>
                         </li>
                       ))}

@@ -1,0 +1,133 @@
+// The loopback server's guards, exercised over raw HTTP (no browser needed): token, Host
+// allow-list, Origin, body limits, content type, static file confinement and headers.
+import { expect, test } from '@playwright/test';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { CONTENT_SECURITY_POLICY, startServer, type RunningServer } from '../src/server/http';
+import { fakeHandlers } from './fake-handlers';
+
+let dir: string;
+let server: RunningServer;
+
+test.beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-srv-'));
+  const root = path.join(dir, 'renderer');
+  mkdirSync(path.join(root, 'assets'), { recursive: true });
+  writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>t</title>');
+  writeFileSync(path.join(root, 'assets', 'app.js'), 'console.log(1)');
+  writeFileSync(path.join(dir, 'secret.txt'), 'top secret');
+  symlinkSync(path.join(dir, 'secret.txt'), path.join(root, 'escape.txt'));
+  server = await startServer({ handlers: fakeHandlers().handlers, rendererDir: root, maxBodyBytes: 4096 });
+});
+
+test.afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function request(
+  opts: { method?: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        method: opts.method ?? 'GET',
+        path: opts.path,
+        headers: { host: `127.0.0.1:${server.port}`, ...opts.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const api = (channel: string, body: unknown, headers: Record<string, string> = {}) =>
+  request({
+    method: 'POST',
+    path: `/api/${channel}`,
+    headers: { 'content-type': 'application/json', 'x-holdfast-token': server.token, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+test('url, token and binding', () => {
+  expect(server.url).toBe(`http://127.0.0.1:${server.port}/?token=${server.token}`);
+  expect(server.token).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes, base64url
+});
+
+test('a valid call returns the result envelope', async () => {
+  const res = await api('nodes.list', {});
+  expect(res.status).toBe(200);
+  expect(JSON.parse(res.body)).toMatchObject({ ok: true, result: [{ name: 'edge-01' }, { name: 'edge-02' }] });
+  expect(res.headers['content-type']).toContain('application/json');
+});
+
+test('token: missing or wrong → 401', async () => {
+  expect((await api('nodes.list', {}, { 'x-holdfast-token': '' })).status).toBe(401);
+  expect((await api('nodes.list', {}, { 'x-holdfast-token': `${server.token}x` })).status).toBe(401);
+  const res = await request({ method: 'POST', path: '/api/nodes.list', headers: { 'content-type': 'application/json' }, body: '{}' });
+  expect(res.status).toBe(401);
+  expect(JSON.parse(res.body)).toMatchObject({ ok: false, error: { code: 'REFUSED' } });
+});
+
+test('unknown channel → 404; prototype keys are not channels', async () => {
+  expect((await api('nodes.format', {})).status).toBe(404);
+  expect((await api('__proto__', {})).status).toBe(404);
+  expect((await api('toString', {})).status).toBe(404);
+});
+
+test('invalid args → INVALID_INPUT envelope; handler errors → error envelope', async () => {
+  const bad = await api('nodes.remove', { name: '../../etc' });
+  expect(JSON.parse(bad.body)).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } });
+  const missing = await api('nodes.remove', { name: 'nope' });
+  expect(JSON.parse(missing.body)).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+  const notJson = await api('nodes.list', '{oops');
+  expect(notJson.status).toBe(400);
+});
+
+test('Host header must be the loopback address with our port (DNS rebinding)', async () => {
+  for (const host of ['evil.example', `evil.example:${server.port}`, '127.0.0.1', `127.0.0.1:${server.port + 1}`]) {
+    expect((await request({ path: '/', headers: { host } })).status).toBe(403);
+    expect((await api('nodes.list', {}, { host })).status).toBe(403);
+  }
+  expect((await request({ path: '/', headers: { host: `localhost:${server.port}` } })).status).toBe(200);
+});
+
+test('cross-origin requests are refused even with the token', async () => {
+  expect((await api('nodes.list', {}, { origin: 'https://evil.example' })).status).toBe(403);
+  expect((await api('nodes.list', {}, { origin: `http://127.0.0.1:${server.port}` })).status).toBe(200);
+});
+
+test('only POST with application/json; body size is capped', async () => {
+  expect((await request({ path: '/api/nodes.list', headers: { 'x-holdfast-token': server.token } })).status).toBe(405);
+  expect((await api('nodes.list', '{}', { 'content-type': 'text/plain' })).status).toBe(415);
+  expect((await api('nodes.list', JSON.stringify({ pad: 'x'.repeat(10_000) }))).status).toBe(413);
+});
+
+test('static files carry the strict CSP and nosniff', async () => {
+  const res = await request({ path: '/' });
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  expect(res.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+  expect(CONTENT_SECURITY_POLICY).toContain("frame-ancestors 'none'");
+  expect(res.headers['x-content-type-options']).toBe('nosniff');
+  expect((await request({ path: '/assets/app.js' })).headers['content-type']).toContain('text/javascript');
+  expect((await request({ path: '/?token=abc' })).status).toBe(200);
+});
+
+test('no directory traversal or symlink escape', async () => {
+  for (const p of ['/../secret.txt', '/..%2fsecret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/%00', '/escape.txt', '/assets', '/nope']) {
+    const res = await request({ path: p });
+    expect(res.status, p).toBe(404);
+    expect(res.body).not.toContain('top secret');
+  }
+  expect((await request({ method: 'DELETE', path: '/' })).status).toBe(405);
+});
