@@ -112,6 +112,34 @@ test('only POST with application/json; body size is capped', async () => {
   expect((await api('nodes.list', JSON.stringify({ pad: 'x'.repeat(10_000) }))).status).toBe(413);
 });
 
+test('an oversized chunked body (no Content-Length) still gets a 413 answer', async () => {
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        method: 'POST',
+        path: '/api/nodes.list',
+        headers: {
+          host: `127.0.0.1:${server.port}`,
+          'content-type': 'application/json',
+          'transfer-encoding': 'chunked',
+          'x-holdfast-token': server.token,
+        },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.write('{"pad":"');
+    for (let i = 0; i < 8; i++) req.write('x'.repeat(1024));
+    req.end('"}');
+  });
+  expect(status).toBe(413);
+});
+
 test('static files carry the strict CSP and nosniff', async () => {
   const res = await request({ path: '/' });
   expect(res.status).toBe(200);

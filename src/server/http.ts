@@ -110,16 +110,21 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? '0');
     if (Number.isFinite(declared) && declared > limit) {
+      // Answer without reading; the 413 goes out with `Connection: close`, dropping the rest.
       reject(new BodyTooLarge());
       return;
     }
     const chunks: Buffer[] = [];
     let total = 0;
+    let tooLarge = false;
     req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
       total += chunk.length;
       if (total > limit) {
+        // Stop buffering but keep the socket: it must still carry the 413 answer.
+        tooLarge = true;
+        chunks.length = 0;
         reject(new BodyTooLarge());
-        req.destroy();
         return;
       }
       chunks.push(chunk);

@@ -115,40 +115,40 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
       </div>
 
       {images.loadedAt ? (
-      <div className="toolbar">
-        <div className="search">
-          <label htmlFor="image-search" className="visually-hidden">
-            Search images
-          </label>
-          <SearchIcon className="search-icon" />
-          <input
-            id="image-search"
-            type="search"
-            placeholder="Search name, digest, image id or label"
-            value={query}
-            onChange={(e) => setQuery(e.target.value)}
-            data-testid="image-search"
-            autoComplete="off"
-            spellCheck={false}
-          />
+        <div className="toolbar">
+          <div className="search">
+            <label htmlFor="image-search" className="visually-hidden">
+              Search images
+            </label>
+            <SearchIcon className="search-icon" />
+            <input
+              id="image-search"
+              type="search"
+              placeholder="Search name, digest, image id or label"
+              value={query}
+              onChange={(e) => setQuery(e.target.value)}
+              data-testid="image-search"
+              autoComplete="off"
+              spellCheck={false}
+            />
+          </div>
+          <div className="segmented" role="group" aria-label="Filter by pin state">
+            {FILTERS.map((f) => (
+              <button
+                key={f.value}
+                type="button"
+                aria-pressed={pin === f.value}
+                className={pin === f.value ? 'seg active' : 'seg'}
+                onClick={() => setPin(f.value)}
+                data-testid={`filter-${f.value}`}
+              >
+                {f.value !== 'all' ? <span className={`seg-dot pin-dot-${f.value}`} aria-hidden="true" /> : null}
+                {f.label}
+                <span className="seg-count">{counts[f.value]}</span>
+              </button>
+            ))}
+          </div>
         </div>
-        <div className="segmented" role="group" aria-label="Filter by pin state">
-          {FILTERS.map((f) => (
-            <button
-              key={f.value}
-              type="button"
-              aria-pressed={pin === f.value}
-              className={pin === f.value ? 'seg active' : 'seg'}
-              onClick={() => setPin(f.value)}
-              data-testid={`filter-${f.value}`}
-            >
-              {f.value !== 'all' ? <span className={`seg-dot pin-dot-${f.value}`} aria-hidden="true" /> : null}
-              {f.label}
-              <span className="seg-count">{counts[f.value]}</span>
-            </button>
-          ))}
-        </div>
-      </div>
       ) : null}
 
       {images.state === 'error' ? (
