@@ -14,6 +14,12 @@ export const OPERATION_CHANNELS = {
   connectNode: 'nodes.connect',
   trustHostKey: 'nodes.trustHostKey',
   listImages: 'images.list',
+  listArchives: 'archives.list',
+  planPins: 'pins.plan',
+  applyPins: 'pins.apply',
+  checkArchiveRemoval: 'archives.check',
+  removeArchive: 'archives.remove',
+  listAudit: 'audit.list',
 } as const satisfies typeof operations;
 
 function bind<O extends Operation>(op: O): HoldfastApi[O] {
@@ -30,6 +36,12 @@ const api: HoldfastApi = {
   connectNode: bind('connectNode'),
   trustHostKey: bind('trustHostKey'),
   listImages: bind('listImages'),
+  listArchives: bind('listArchives'),
+  planPins: bind('planPins'),
+  applyPins: bind('applyPins'),
+  checkArchiveRemoval: bind('checkArchiveRemoval'),
+  removeArchive: bind('removeArchive'),
+  listAudit: bind('listAudit'),
 };
 
 contextBridge.exposeInMainWorld('holdfast', Object.freeze(api));

@@ -39,6 +39,18 @@ function fakeHandlers(): Handlers {
     'images.list': vi.fn(async () => {
       throw new Error('boom');
     }),
+    'archives.list': vi.fn(async () => []),
+    'pins.plan': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
+    'pins.apply': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
+    'archives.check': vi.fn(async ({ node, path }) => ({ node, path, allowed: true, problems: [], images: [] })),
+    'archives.remove': vi.fn(async ({ node, path }) => ({
+      time: '2026-01-01T00:00:00Z',
+      user: 'tech',
+      node,
+      action: 'rm-archive' as const,
+      archive: { path, size: 1, sha256: 'sha256:00' },
+    })),
+    'audit.list': vi.fn(async () => []),
   };
 }
 
@@ -57,6 +69,10 @@ describe('registerIpc', () => {
     registerIpc(ipc, fakeHandlers());
     await expect(ipc.invoke('nodes.remove', { name: 'edge-01' })).resolves.toEqual({ ok: true, result: { removed: 'edge-01' } });
     await expect(ipc.invoke('nodes.list')).resolves.toEqual({ ok: true, result: [] });
+    await expect(
+      ipc.invoke('pins.plan', { node: 'edge-01', action: 'pin', target: { archive: 'sub/apps.tar.gz' } }),
+    ).resolves.toEqual({ ok: true, result: { node: 'edge-01', action: 'pin', changes: [], unchanged: [] } });
+    await expect(ipc.invoke('audit.list', {})).resolves.toEqual({ ok: true, result: [] });
   });
 
   it.each([
@@ -67,6 +83,14 @@ describe('registerIpc', () => {
     ['nodes.add', { node: { name: 'x', host: 'h', socket: 'relative/path' } }],
     ['nodes.trustHostKey', { name: 'x', fingerprint: 'MD5:aa:bb' }],
     ['images.list', {}],
+    ['archives.check', { node: 'x', path: '/var/lib/rancher/k3s/agent/images/a.tar' }],
+    ['archives.check', { node: 'x', path: 'sub/../../etc/shadow' }],
+    ['archives.remove', { node: 'x', path: 'a.tar', force: 'yes' }],
+    ['pins.plan', { node: 'x', action: 'pin', target: { allK3s: false } }],
+    ['pins.plan', { node: 'x', action: 'pin', target: { refs: [] } }],
+    ['pins.apply', { node: 'x', action: 'delete', target: { refs: ['a:1'] } }],
+    ['pins.apply', { node: 'x', action: 'pin', target: { refs: ['a:1'], archive: 'a.tar' } }],
+    ['pins.apply', { node: 'x', action: 'pin', target: { refs: ['a:1 ; rm -rf /'] } }],
   ])('rejects a bad %s payload with INVALID_INPUT before any handler runs', async (channel, payload) => {
     const ipc = fakeIpcMain();
     const handlers = fakeHandlers();

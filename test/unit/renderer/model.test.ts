@@ -24,6 +24,9 @@ function ref(p: Partial<ImageRef> & Pick<ImageRef, 'name'>): ImageRef {
     createdAt: null,
     labels: {},
     pin: 'none',
+    afterRestart: 'unpinned',
+    reason: 'Not pinned.',
+    archive: null,
     ...p,
   };
 }

@@ -24,6 +24,14 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
     connectNode: vi.fn(async ({ name }): Promise<Envelope<NodeStatus>> => ok({ name, state: 'connected' })),
     trustHostKey: vi.fn(async () => ok({ recorded: '/k' })),
     listImages: vi.fn(async () => ok([])),
+    listArchives: vi.fn(async () => ok([])),
+    planPins: vi.fn(async ({ node: n, action }) => ok({ node: n, action, changes: [], unchanged: [] })),
+    applyPins: vi.fn(async ({ node: n, action }) => ok({ node: n, action, changes: [], unchanged: [] })),
+    checkArchiveRemoval: vi.fn(async ({ node: n, path }) => ok({ node: n, path, allowed: true, problems: [], images: [] })),
+    removeArchive: vi.fn(async ({ node: n, path }) =>
+      ok({ time: '2026-01-01T00:00:00Z', user: 'tech', node: n, action: 'rm-archive' as const, archive: { path, size: 1, sha256: 'sha256:00' } }),
+    ),
+    listAudit: vi.fn(async () => ok([])),
     ...overrides,
   };
 }
