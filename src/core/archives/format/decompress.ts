@@ -1,0 +1,297 @@
+// Streaming decompressors for the compressions k3s accepts, as plain byte Transforms.
+//
+// Every failure surfaces as a stream error carrying an ArchiveError whose message names the
+// compression: reason 'truncated' when the input ends before the compressed stream does,
+// 'corrupt' otherwise (with a hint when the data is in fact another format).
+//
+// zstd (fzstd), bzip2 (unbzip2-stream) and lz4 (./lz4.ts) are synchronous push decoders driven
+// from one Transform; gzip wraps Node's zlib, which works off-thread. Back-pressure: a Transform
+// does not ask for more input while its readable side is above the high-water mark, so memory
+// stays bounded by one input chunk's worth of output (one compressed block for lz4/zstd/bzip2).
+import { PassThrough, Transform, type TransformCallback } from 'node:stream';
+import { createGunzip, type Gunzip } from 'node:zlib';
+import { Decompress as ZstdDecompress } from 'fzstd';
+import unbzip2Stream from 'unbzip2-stream';
+import { ArchiveError } from './errors';
+import type { ArchiveCompression } from './extensions';
+import { Lz4FrameDecoder } from './lz4';
+
+export type { ArchiveCompression } from './extensions';
+
+/** Human names used in messages. */
+export const COMPRESSION_LABEL: Readonly<Record<ArchiveCompression, string>> = {
+  none: 'tar',
+  gzip: 'gzip',
+  zstd: 'zstd',
+  bzip2: 'bzip2',
+  lz4: 'lz4',
+};
+
+const HIGH_WATER = 256 * 1024;
+
+/** What the first bytes of a file look like. `tar` needs the first 263 bytes. */
+export function sniffFormat(head: Uint8Array): ArchiveCompression | 'tar' | null {
+  const b = (i: number): number => head[i] ?? -1;
+  if (b(0) === 0x1f && b(1) === 0x8b) return 'gzip';
+  if (b(0) === 0x28 && b(1) === 0xb5 && b(2) === 0x2f && b(3) === 0xfd) return 'zstd';
+  if (b(0) === 0x42 && b(1) === 0x5a && b(2) === 0x68) return 'bzip2';
+  if ((b(0) === 0x04 && b(1) === 0x22 && b(2) === 0x4d && b(3) === 0x18) || (b(0) === 0x02 && b(1) === 0x21 && b(2) === 0x4c && b(3) === 0x18)) {
+    return 'lz4';
+  }
+  if (head.length >= 262 && Buffer.from(head.subarray(257, 262)).toString('latin1') === 'ustar') return 'tar';
+  return null;
+}
+
+function looksLike(head: Uint8Array, expected: ArchiveCompression): string {
+  const actual = sniffFormat(head);
+  if (actual === null || actual === expected) return '';
+  return actual === 'tar' ? '; it is an uncompressed tar' : `; it looks ${actual}-compressed`;
+}
+
+interface SyncEngine {
+  push(chunk: Buffer, out: (b: Buffer) => void): void;
+  end(out: (b: Buffer) => void): void;
+}
+
+/** Maps whatever a decoder threw to an ArchiveError. `atEnd`: the input had all arrived. */
+type ErrorMapper = (err: unknown, atEnd: boolean) => ArchiveError;
+
+/** Shared bookkeeping: byte counts and the first bytes, for messages. */
+abstract class DecompressorBase extends Transform {
+  bytesIn = 0;
+  bytesOut = 0;
+  protected head: Buffer = Buffer.alloc(0);
+
+  constructor(readonly compression: ArchiveCompression) {
+    super({ readableHighWaterMark: HIGH_WATER, writableHighWaterMark: HIGH_WATER });
+  }
+
+  protected noteInput(chunk: Buffer): void {
+    if (this.head.length < 264) this.head = Buffer.concat([this.head, chunk.subarray(0, 264 - this.head.length)]);
+    this.bytesIn += chunk.length;
+  }
+
+  protected toArchiveError(err: unknown, atEnd: boolean, map: ErrorMapper): ArchiveError {
+    if (err instanceof ArchiveError) return this.withHint(err);
+    return this.withHint(map(err, atEnd));
+  }
+
+  /** Before any output, a failure usually means "this is not <compression> data": say what it is. */
+  private withHint(e: ArchiveError): ArchiveError {
+    if (this.bytesOut > 0 || e.reason !== 'corrupt') return e;
+    const hint = looksLike(this.head, this.compression);
+    if (!hint) return e;
+    return new ArchiveError(e.reason, `${e.message.replace(/\.$/, '')}${hint}`, { cause: e.cause ?? e });
+  }
+}
+
+class SyncDecompressor extends DecompressorBase {
+  private readonly out = (b: Buffer): void => {
+    if (b.length === 0) return;
+    this.bytesOut += b.length;
+    this.push(b);
+  };
+
+  constructor(
+    compression: ArchiveCompression,
+    private readonly engine: SyncEngine,
+    private readonly mapError: ErrorMapper,
+  ) {
+    super(compression);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.noteInput(chunk);
+    try {
+      this.engine.push(chunk, this.out);
+    } catch (e) {
+      cb(this.toArchiveError(e, false, this.mapError));
+      return;
+    }
+    cb();
+  }
+
+  override _flush(cb: TransformCallback): void {
+    try {
+      this.engine.end(this.out);
+    } catch (e) {
+      cb(this.toArchiveError(e, true, this.mapError));
+      return;
+    }
+    cb();
+  }
+}
+
+// ---- zstd ------------------------------------------------------------------------------------
+
+class ZstdEngine implements SyncEngine {
+  private sink: (b: Buffer) => void = () => {};
+  private readonly d = new ZstdDecompress((chunk) => {
+    // fzstd hands out a fresh array per block: wrap it without copying.
+    if (chunk.length > 0) this.sink(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+  });
+  private sawInput = false;
+
+  push(chunk: Buffer, out: (b: Buffer) => void): void {
+    this.sink = out;
+    if (chunk.length > 0) this.sawInput = true;
+    this.d.push(chunk, false);
+  }
+
+  end(out: (b: Buffer) => void): void {
+    this.sink = out;
+    if (!this.sawInput) throw new ArchiveError('truncated', 'truncated: the zstd stream is empty');
+    this.d.push(new Uint8Array(0), true);
+  }
+}
+
+const mapZstd: ErrorMapper = (err, atEnd) => {
+  const code = (err as { code?: unknown } | null)?.code;
+  const detail = err instanceof Error ? err.message : String(err);
+  if (code === 5 || (atEnd && /EOF/i.test(detail))) {
+    return new ArchiveError('truncated', 'truncated: the zstd stream ends before the end of the archive', { cause: err });
+  }
+  if (code === 1) {
+    return new ArchiveError('unsupported', `unsupported: the zstd stream needs a window larger than can be decoded (${detail})`, { cause: err });
+  }
+  return new ArchiveError('corrupt', `corrupt: the zstd stream is damaged (${detail})`, { cause: err });
+};
+
+// ---- bzip2 -----------------------------------------------------------------------------------
+
+class Bzip2Engine implements SyncEngine {
+  private readonly s = unbzip2Stream();
+  private sink: (b: Buffer) => void = () => {};
+  private failure: unknown = null;
+  private sawInput = false;
+
+  constructor() {
+    this.s.on('data', (d: Buffer) => this.sink(d));
+    this.s.on('error', (e: unknown) => {
+      this.failure ??= e;
+    });
+  }
+
+  push(chunk: Buffer, out: (b: Buffer) => void): void {
+    this.sink = out;
+    if (chunk.length > 0) this.sawInput = true;
+    this.s.write(chunk);
+    if (this.failure) throw this.failure;
+  }
+
+  end(out: (b: Buffer) => void): void {
+    this.sink = out;
+    if (!this.sawInput) throw new ArchiveError('truncated', 'truncated: the bzip2 stream is empty');
+    this.s.end();
+    if (this.failure) throw this.failure;
+  }
+}
+
+const mapBzip2: ErrorMapper = (err, atEnd) => {
+  const detail = err instanceof Error ? err.message : String(err);
+  // unbzip2-stream runs out of input with a TypeError (reading past its buffer list) or says
+  // "ended prematurely"; its other messages are jokes, so only a CRC mismatch is worth quoting.
+  if (atEnd && (err instanceof TypeError || /prematurely/.test(detail))) {
+    return new ArchiveError('truncated', 'truncated: the bzip2 stream ends before the end of the archive', { cause: err });
+  }
+  if (/magic number|Not a BZIP/i.test(detail)) {
+    return new ArchiveError('corrupt', 'corrupt: this is not bzip2 data (no bzip2 header)', { cause: err });
+  }
+  const why = /crc/i.test(detail) ? 'a block checksum does not match' : 'invalid compressed data';
+  return new ArchiveError('corrupt', `corrupt: the bzip2 stream is damaged (${why})`, { cause: err });
+};
+
+// ---- lz4 -------------------------------------------------------------------------------------
+
+const mapLz4: ErrorMapper = (err) =>
+  new ArchiveError('corrupt', `corrupt: the lz4 stream is damaged (${err instanceof Error ? err.message : String(err)})`, {
+    cause: err,
+  });
+
+// ---- gzip ------------------------------------------------------------------------------------
+
+const mapGzip: ErrorMapper = (err) => {
+  const code = (err as { code?: unknown } | null)?.code;
+  const detail = err instanceof Error ? err.message : String(err);
+  if (code === 'Z_BUF_ERROR' || /unexpected end/i.test(detail)) {
+    return new ArchiveError('truncated', 'truncated: the gzip stream ends before the end of the archive', { cause: err });
+  }
+  if (/header check/i.test(detail)) {
+    return new ArchiveError('corrupt', 'corrupt: this is not gzip data (no gzip header)', { cause: err });
+  }
+  return new ArchiveError('corrupt', `corrupt: the gzip stream is damaged (${detail})`, { cause: err });
+};
+
+/**
+ * zlib's Gunzip inflates on the thread pool, so it cannot be driven synchronously; this
+ * Transform forwards into it and relays its output, pausing it while our readable side is full.
+ * Node's Gunzip also handles multi-member files (pigz, `cat a.gz b.gz`).
+ */
+class GunzipDecompressor extends DecompressorBase {
+  private readonly inner: Gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  private onInnerEnd: (() => void) | null = null;
+  private failed = false;
+
+  constructor() {
+    super('gzip');
+    this.inner.on('data', (d: Buffer) => {
+      this.bytesOut += d.length;
+      if (!this.push(d)) this.inner.pause();
+    });
+    this.inner.on('end', () => this.onInnerEnd?.());
+    this.inner.on('error', (e) => {
+      if (this.failed) return;
+      this.failed = true;
+      this.destroy(this.toArchiveError(e, this.onInnerEnd !== null, mapGzip));
+    });
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.noteInput(chunk);
+    this.inner.write(chunk, (err) => {
+      if (!err) cb(); // on error the 'error' handler destroys us
+    });
+  }
+
+  override _flush(cb: TransformCallback): void {
+    if (this.bytesIn === 0) {
+      cb(new ArchiveError('truncated', 'truncated: the gzip stream is empty'));
+      return;
+    }
+    this.onInnerEnd = () => cb();
+    this.inner.end();
+  }
+
+  override _read(size: number): void {
+    this.inner.resume();
+    super._read(size);
+  }
+
+  override _destroy(err: Error | null, cb: (error: Error | null) => void): void {
+    this.failed = true;
+    this.inner.destroy();
+    cb(err);
+  }
+}
+
+// ---- entry point -----------------------------------------------------------------------------
+
+/** A byte Transform that decompresses `compression` ('none' passes bytes through). */
+export function decompressor(compression: ArchiveCompression): Transform {
+  switch (compression) {
+    case 'none':
+      return new PassThrough({ readableHighWaterMark: HIGH_WATER, writableHighWaterMark: HIGH_WATER });
+    case 'gzip':
+      return new GunzipDecompressor();
+    case 'zstd':
+      return new SyncDecompressor('zstd', new ZstdEngine(), mapZstd);
+    case 'bzip2':
+      return new SyncDecompressor('bzip2', new Bzip2Engine(), mapBzip2);
+    case 'lz4':
+      return new SyncDecompressor('lz4', new Lz4FrameDecoder(), mapLz4);
+    default: {
+      const never: never = compression;
+      throw new ArchiveError('unsupported', `unsupported: unknown compression ${String(never)}`);
+    }
+  }
+}
