@@ -1,0 +1,578 @@
+// Reads what an image archive would give containerd (k3s imports archives with containerd's
+// importer: `ImportIndex` + `client.Import(all platforms, skip missing blobs)`), in one streaming
+// pass over a possibly multi-GiB, possibly compressed tar:
+//
+//   source ─▶ decompressor ─▶ tar extract ─▶ per member: keep (small metadata) or drain
+//
+// Only members that can be metadata are kept in memory: manifest.json, index.json, oci-layout,
+// repositories, *.json and JSON-looking blobs/sha256/* no larger than `maxJsonBytes`. Everything
+// else is drained, counting bytes. Metadata may come after the big blobs (docker save writes
+// manifest.json last), so nothing is resolved until the tar has ended.
+//
+// Digests: members named `blobs/sha256/<hex>` are taken at their name (as the OCI layout
+// promises; `verifyBlobs: true` hashes and checks them too). Every other regular file is hashed
+// while it streams past, because containerd digests docker-save members by content and the
+// directory name of a classic `<id>/layer.tar` is not its digest.
+import { createHash } from 'node:crypto';
+import { finished, type Readable } from 'node:stream';
+import tar from 'tar-stream';
+import { formatPlatform, platformMatches, type Platform } from '../../images/mediaTypes';
+import { decompressor, sniffFormat } from './decompress';
+import { ArchiveError } from './errors';
+import type { ArchiveCompression } from './extensions';
+import { isFullReference, normalizeReference, ReferenceError } from './reference';
+
+export { ArchiveError, type ArchiveErrorReason } from './errors';
+
+export interface ArchivePlatform {
+  /** os/arch[/variant], or 'unknown' when neither the index nor the config says. */
+  platform: string;
+  /** OCI: the platform manifest's digest. docker-save: null (containerd writes the manifest). */
+  manifestDigest: string | null;
+  /** The image id on the node. '' only when the platform's manifest itself is missing. */
+  configDigest: string;
+  layers: { digest: string; size: number }[];
+  /** Digests (or, docker-save, member paths) this platform needs that the archive lacks. */
+  missing: string[];
+}
+
+export interface ArchiveImage {
+  /** Full reference containerd will store, or null when the archive leaves the image unnamed. */
+  name: string | null;
+  /** OCI `org.opencontainers.image.ref.name` as written (may be a bare tag such as `1.0`). */
+  refName?: string;
+  /** OCI: index/manifest digest. docker-save: null (containerd computes it on import). */
+  targetDigest: string | null;
+  targetMediaType: string | null;
+  platforms: ArchivePlatform[];
+  /** OCI: the target blob itself is missing (then `platforms` is empty). */
+  missing?: string[];
+}
+
+export interface ArchiveIndex {
+  format: 'docker' | 'oci';
+  images: ArchiveImage[];
+  /** Tar members (files, directories, links; pax/long-name headers not counted). */
+  members: number;
+  /** Size of the tar after decompression. */
+  uncompressedBytes: number;
+}
+
+export interface ReadArchiveIndexOptions {
+  compression: ArchiveCompression;
+  /** Largest member kept in memory as possible metadata. Default 4 MiB. */
+  maxJsonBytes?: number;
+  /** Upper bound for all kept members together. Default 64 MiB. */
+  maxMetadataBytes?: number;
+  /** Also hash blobs/sha256/* members and fail on a digest mismatch (costs one SHA-256 pass). */
+  verifyBlobs?: boolean;
+  signal?: AbortSignal;
+}
+
+const DEFAULT_MAX_JSON = 4 * 1024 * 1024;
+const DEFAULT_MAX_METADATA = 64 * 1024 * 1024;
+const META_NAMES = new Set(['manifest.json', 'index.json', 'oci-layout', 'repositories']);
+const BLOB_PATH = /^blobs\/sha256\/([a-f0-9]{64})$/;
+const INDEX_TYPES = new Set(['application/vnd.oci.image.index.v1+json', 'application/vnd.docker.distribution.manifest.list.v2+json']);
+const ATTESTATION_TYPE = 'vnd.docker.reference.type';
+const ANNOTATION_IMAGE_NAME = 'io.containerd.image.name';
+const ANNOTATION_REF_NAME = 'org.opencontainers.image.ref.name';
+const OCI_LAYOUT_VERSION = '1.0.0';
+
+const sha256hex = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+// ---- member paths ---------------------------------------------------------------------------
+
+/** Cleans a member name (`./a//b/` → `a/b`); absolute names and any `..` are unsafe. */
+function safeMemberPath(raw: string): string {
+  if (raw.startsWith('/')) {
+    throw new ArchiveError('unsafe-path', `unsafe path: member "${raw}" is an absolute path`, { member: raw });
+  }
+  const parts = raw.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) {
+    throw new ArchiveError('unsafe-path', `unsafe path: member "${raw}" climbs out of the archive with ".."`, { member: raw });
+  }
+  return parts.join('/');
+}
+
+/** Resolves a link target (symlinks: relative to the link's directory; hardlinks: to the root). */
+function safeLinkTarget(member: string, linkname: string, kind: 'symlink' | 'hardlink'): string {
+  if (linkname.startsWith('/')) {
+    throw new ArchiveError('unsafe-path', `unsafe path: ${kind} "${member}" points to the absolute path "${linkname}"`, { member });
+  }
+  const base = kind === 'symlink' ? member.split('/').slice(0, -1) : [];
+  const out = [...base];
+  for (const p of linkname.split('/')) {
+    if (p === '' || p === '.') continue;
+    if (p === '..') {
+      if (out.length === 0) {
+        throw new ArchiveError('unsafe-path', `unsafe path: ${kind} "${member}" points outside the archive ("${linkname}")`, { member });
+      }
+      out.pop();
+    } else {
+      out.push(p);
+    }
+  }
+  return out.join('/');
+}
+
+// ---- collection -----------------------------------------------------------------------------
+
+interface FileInfo {
+  size: number;
+  /** sha256:… — hashed, or taken from a blobs/sha256/<hex> name. */
+  digest: string;
+}
+
+interface Collected {
+  files: Map<string, FileInfo>;
+  /** content digest → size, for every regular file. */
+  digests: Map<string, number>;
+  kept: Map<string, Buffer>;
+  /** kept member path by content digest (hashed or named). */
+  keptByDigest: Map<string, string>;
+  symlinks: Map<string, string>;
+  members: number;
+  uncompressedBytes: number;
+}
+
+function looksLikeJson(chunk: Buffer): boolean | null {
+  for (const c of chunk) {
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+    return c === 0x7b /* { */ || c === 0x5b /* [ */;
+  }
+  return null; // only whitespace so far
+}
+
+// ---- main entry -----------------------------------------------------------------------------
+
+/** Streams an image archive once and describes the images containerd would import from it. */
+export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions): Promise<ArchiveIndex> {
+  const maxJson = opts.maxJsonBytes ?? DEFAULT_MAX_JSON;
+  const maxMeta = opts.maxMetadataBytes ?? DEFAULT_MAX_METADATA;
+  const verify = opts.verifyBlobs ?? false;
+  const col: Collected = {
+    files: new Map(),
+    digests: new Map(),
+    kept: new Map(),
+    keptByDigest: new Map(),
+    symlinks: new Map(),
+    members: 0,
+    uncompressedBytes: 0,
+  };
+  let keptBytes = 0;
+  let head = Buffer.alloc(0);
+  let current: string | null = null; // member being read
+
+  const dec = decompressor(opts.compression);
+  const extract = tar.extract();
+
+  return new Promise<ArchiveIndex>((resolve, reject) => {
+    let settled = false;
+    const stopAll = (): void => {
+      source.unpipe(dec);
+      dec.unpipe(extract as unknown as NodeJS.WritableStream);
+      source.destroy();
+      dec.destroy();
+      extract.destroy();
+    };
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      settled = true;
+      opts.signal?.removeEventListener('abort', onAbort);
+      stopAll();
+      reject(mapTarError(err, opts.compression, head, current));
+    };
+    const onAbort = (): void => fail(opts.signal?.reason ?? new Error('aborted'));
+    if (opts.signal?.aborted) {
+      onAbort();
+      return;
+    }
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+    extract.on('entry', (header, stream, next) => {
+      col.members++;
+      let path: string;
+      try {
+        path = safeMemberPath(header.name);
+        if (header.type === 'symlink') col.symlinks.set(path, safeLinkTarget(path, header.linkname ?? '', 'symlink'));
+        // containerd ignores hard links, but one pointing outside is still a hostile archive.
+        if (header.type === 'link') safeLinkTarget(path, header.linkname ?? '', 'hardlink');
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      current = path;
+      const isFile = header.type === 'file' || header.type === 'contiguous-file' || header.type == null;
+      const size = header.size ?? 0;
+      const blob = BLOB_PATH.exec(path);
+      const metaName = META_NAMES.has(path) || path.endsWith('.json') || blob !== null;
+      let chunks: Buffer[] | null = isFile && metaName && size <= maxJson && keptBytes + size <= maxMeta ? [] : null;
+      let sniffed = blob === null; // blobs are kept only if they look like JSON
+      const hash = isFile && (blob === null || verify) ? createHash('sha256') : null;
+
+      stream.on('data', (chunk: unknown) => {
+        const c = chunk as Buffer;
+        hash?.update(c);
+        if (chunks) {
+          if (!sniffed) {
+            const j = looksLikeJson(c);
+            if (j === false) chunks = null;
+            else if (j === true) sniffed = true;
+          }
+          chunks?.push(c);
+        }
+      });
+      stream.on('error', fail);
+      stream.on('end', () => {
+        current = null;
+        if (isFile) {
+          const hashed = hash ? 'sha256:' + hash.digest('hex') : null;
+          const digest = blob ? 'sha256:' + blob[1]! : hashed!;
+          if (blob && hashed && hashed !== digest) {
+            fail(new ArchiveError('corrupt', `corrupt: blob ${path} does not match its digest (its content hashes to ${hashed})`, { member: path }));
+            return;
+          }
+          col.files.set(path, { size, digest });
+          col.digests.set(digest, size);
+          if (chunks) {
+            const data = Buffer.concat(chunks);
+            keptBytes += data.length;
+            col.kept.set(path, data);
+            col.keptByDigest.set(digest, path);
+          }
+        }
+        next();
+      });
+    });
+    extract.on('error', fail);
+    dec.on('error', fail);
+    source.on('error', fail);
+    finished(source, { writable: false }, (err) => {
+      if (err && (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') {
+        fail(new ArchiveError('truncated', 'truncated: the file stream closed before the end of the archive', { cause: err }));
+      }
+    });
+    extract.on('finish', () => {
+      if (settled) return;
+      try {
+        if (col.uncompressedBytes === 0) throw new ArchiveError('truncated', 'truncated: the archive is empty');
+        const index = resolveIndex(col);
+        settled = true;
+        opts.signal?.removeEventListener('abort', onAbort);
+        resolve(index);
+      } catch (e) {
+        fail(e);
+      }
+    });
+
+    source.pipe(dec).pipe(extract as unknown as NodeJS.WritableStream);
+    dec.on('data', (chunk: unknown) => {
+      const c = chunk as Buffer;
+      col.uncompressedBytes += c.length;
+      if (head.length < 264) head = Buffer.concat([head, c.subarray(0, 264 - head.length)]);
+    });
+  });
+}
+
+function mapTarError(err: unknown, compression: ArchiveCompression, head: Buffer, current: string | null): unknown {
+  if (err instanceof ArchiveError || !(err instanceof Error)) return err;
+  const msg = err.message;
+  const inside = compression === 'none' ? 'the tar archive' : `the tar inside the ${compression} stream`;
+  if (/Unexpected end of data/.test(msg)) {
+    const where = current ? `in the middle of member ${current}` : 'in the middle of a tar header';
+    return new ArchiveError('truncated', `truncated: ${inside} ends ${where}`, { cause: err, ...(current ? { member: current } : {}) });
+  }
+  if (/Invalid tar header|Invalid header|Header exceeds/.test(msg)) {
+    if (sniffFormat(head) !== 'tar' && head.length > 0 && !current) {
+      const actual = sniffFormat(head);
+      const hint =
+        actual && actual !== 'tar' ? ` (it is ${actual}-compressed, but the file name says ${compression === 'none' ? 'uncompressed' : compression})` : '';
+      return new ArchiveError('corrupt', `corrupt: ${compression === 'none' ? 'this' : `the ${compression} stream`} does not contain a tar archive${hint}`, {
+        cause: err,
+      });
+    }
+    return new ArchiveError('corrupt', `corrupt: ${inside} has an invalid header${current ? ` after member ${current}` : ''}`, { cause: err });
+  }
+  return err;
+}
+
+// ---- resolution -----------------------------------------------------------------------------
+
+interface Descriptor {
+  mediaType?: string;
+  digest: string;
+  size?: number;
+  platform?: Platform;
+  annotations?: Record<string, string>;
+}
+
+function parseJson<T>(data: Buffer, what: string): T {
+  try {
+    return JSON.parse(data.toString('utf8')) as T;
+  } catch (e) {
+    throw new ArchiveError('corrupt', `corrupt: ${what} is not valid JSON`, { cause: e });
+  }
+}
+
+function resolveIndex(col: Collected): ArchiveIndex {
+  const base = { members: col.members, uncompressedBytes: col.uncompressedBytes };
+  const tooLarge = (name: string): ArchiveError =>
+    new ArchiveError('unsupported', `unsupported: ${name} is larger than the metadata size limit, so it was not read`, { member: name });
+
+  let layoutVersion = '';
+  if (col.files.has('oci-layout')) {
+    const raw = col.kept.get('oci-layout');
+    if (!raw) throw tooLarge('oci-layout');
+    layoutVersion = String(parseJson<{ imageLayoutVersion?: unknown }>(raw, 'oci-layout').imageLayoutVersion ?? '');
+  }
+  // Same precedence as containerd: an oci-layout with a version makes it OCI, even when a
+  // manifest.json is present too (docker save since Docker 25 writes both).
+  if (layoutVersion !== '') {
+    if (layoutVersion !== OCI_LAYOUT_VERSION) {
+      throw new ArchiveError('unsupported', `unsupported: OCI layout version ${layoutVersion} (containerd imports only ${OCI_LAYOUT_VERSION})`);
+    }
+    if (!col.files.has('index.json')) {
+      throw new ArchiveError('not-an-image-archive', 'not an image archive: it has an oci-layout file but no index.json');
+    }
+    const raw = col.kept.get('index.json');
+    if (!raw) throw tooLarge('index.json');
+    return { format: 'oci', images: resolveOci(col, parseJson(raw, 'index.json')), ...base };
+  }
+  if (col.files.has('manifest.json')) {
+    const raw = col.kept.get('manifest.json');
+    if (!raw) throw tooLarge('manifest.json');
+    return { format: 'docker', images: resolveDocker(col, parseJson(raw, 'manifest.json')), ...base };
+  }
+  if (col.files.has('index.json')) {
+    throw new ArchiveError('not-an-image-archive', 'not an image archive: it has index.json but no oci-layout file, which containerd requires');
+  }
+  throw new ArchiveError('not-an-image-archive', 'not an image archive: it has neither manifest.json nor index.json');
+}
+
+/** Platform from a config blob; undefined when it names none. */
+function configPlatform(cfg: unknown): Platform | undefined {
+  if (!cfg || typeof cfg !== 'object') return undefined;
+  const c = cfg as { os?: unknown; architecture?: unknown; variant?: unknown };
+  if (typeof c.os !== 'string' || typeof c.architecture !== 'string' || !c.os || !c.architecture) return undefined;
+  return typeof c.variant === 'string' && c.variant ? { os: c.os, architecture: c.architecture, variant: c.variant } : { os: c.os, architecture: c.architecture };
+}
+
+// ---- docker save ----------------------------------------------------------------------------
+
+interface DockerEntry {
+  Config?: unknown;
+  RepoTags?: unknown;
+  Layers?: unknown;
+}
+
+function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
+  if (!Array.isArray(manifest)) throw new ArchiveError('corrupt', 'corrupt: manifest.json is not a list of images');
+  // containerd resolves each symlink once (`path.Join(dir, linkname)`), to a regular file.
+  const lookup = (p: string): { path: string; info: FileInfo } | null => {
+    let clean: string;
+    try {
+      clean = safeMemberPath(p);
+    } catch {
+      throw new ArchiveError('unsafe-path', `unsafe path: manifest.json refers to "${p}", outside the archive`);
+    }
+    const direct = col.files.get(clean);
+    if (direct) return { path: clean, info: direct };
+    const target = col.symlinks.get(clean);
+    const viaLink = target !== undefined ? col.files.get(target) : undefined;
+    return viaLink ? { path: target!, info: viaLink } : null;
+  };
+
+  const images: ArchiveImage[] = [];
+  for (const [i, raw] of manifest.entries()) {
+    const e = (raw ?? {}) as DockerEntry;
+    if (typeof e.Config !== 'string') throw new ArchiveError('corrupt', `corrupt: manifest.json entry ${i + 1} has no Config`);
+    const tags = Array.isArray(e.RepoTags) ? e.RepoTags.filter((t): t is string => typeof t === 'string') : [];
+    const layerPaths = Array.isArray(e.Layers) ? e.Layers.filter((l): l is string => typeof l === 'string') : [];
+    const label = tags[0] ?? `manifest.json entry ${i + 1}`;
+
+    const cfg = lookup(e.Config);
+    if (!cfg) {
+      throw new ArchiveError(
+        'missing-blob',
+        `missing blob: the config ${e.Config} of ${label} is not in the archive, so containerd rejects the whole archive`,
+      );
+    }
+    const cfgBytes = col.kept.get(cfg.path);
+    if (!cfgBytes) throw new ArchiveError('unsupported', `unsupported: the config ${e.Config} of ${label} is larger than the metadata size limit`);
+    const hex = sha256hex(cfgBytes);
+    const named = /(?:^|\/)([a-f0-9]{64})(?:\.json)?$/.exec(cfg.path)?.[1];
+    if (named && named !== hex) {
+      throw new ArchiveError('corrupt', `corrupt: the config ${e.Config} of ${label} does not match its digest (it hashes to sha256:${hex})`, {
+        member: cfg.path,
+      });
+    }
+    const platform = configPlatform(parseJson(cfgBytes, `the config ${e.Config}`));
+
+    const layers: { digest: string; size: number }[] = [];
+    for (const lp of layerPaths) {
+      const l = lookup(lp);
+      if (!l) {
+        // containerd's docker-save importer fails the whole archive on a missing layer
+        // (skip-missing only applies to OCI content of other platforms).
+        throw new ArchiveError('missing-blob', `missing blob: layer ${lp} of ${label} is not in the archive, so containerd rejects the whole archive`);
+      }
+      layers.push({ digest: l.info.digest, size: l.info.size });
+    }
+
+    const platforms: ArchivePlatform[] = [
+      { platform: platform ? formatPlatform(platform) : 'unknown', manifestDigest: null, configDigest: `sha256:${hex}`, layers, missing: [] },
+    ];
+    const names: (string | null)[] = [];
+    for (const t of tags) {
+      try {
+        names.push(normalizeReference(t));
+      } catch (err) {
+        const why = err instanceof ReferenceError ? err.message : String(err);
+        throw new ArchiveError('corrupt', `corrupt: manifest.json tags an image with an invalid reference (${why}), which containerd rejects`, {
+          cause: err,
+        });
+      }
+    }
+    if (names.length === 0) names.push(null);
+    // containerd records one image per RepoTag.
+    for (const name of names) {
+      images.push({ name, targetDigest: null, targetMediaType: null, platforms: platforms.map((p) => ({ ...p, layers: [...p.layers] })) });
+    }
+  }
+  return images;
+}
+
+// ---- OCI layout -----------------------------------------------------------------------------
+
+type BlobLookup = { state: 'ok'; json: unknown } | { state: 'missing' } | { state: 'too-large' };
+
+function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
+  const manifests = (index as { manifests?: unknown } | null)?.manifests;
+  if (!Array.isArray(manifests)) throw new ArchiveError('corrupt', 'corrupt: index.json has no manifests list');
+  const verified = new Map<string, BlobLookup>();
+
+  const blob = (digest: string): BlobLookup => {
+    const hit = verified.get(digest);
+    if (hit) return hit;
+    let result: BlobLookup;
+    const path = col.keptByDigest.get(digest);
+    if (path !== undefined) {
+      const data = col.kept.get(path)!;
+      if ('sha256:' + sha256hex(data) !== digest) {
+        throw new ArchiveError('corrupt', `corrupt: blob ${path} does not match its digest`, { member: path });
+      }
+      result = { state: 'ok', json: parseJson(data, `blob ${digest}`) };
+    } else {
+      result = col.digests.has(digest) ? { state: 'too-large' } : { state: 'missing' };
+    }
+    verified.set(digest, result);
+    return result;
+  };
+  const sizeOf = (d: Descriptor): number => col.digests.get(d.digest) ?? (typeof d.size === 'number' ? d.size : 0);
+  const isAttestation = (d: Descriptor): boolean =>
+    (d.platform?.os === 'unknown' && d.platform?.architecture === 'unknown') || d.annotations?.[ATTESTATION_TYPE] === 'attestation-manifest';
+  const needJson = (digest: string, what: string): unknown | null => {
+    const b = blob(digest);
+    if (b.state === 'too-large') throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
+    return b.state === 'ok' ? b.json : null;
+  };
+
+  const platformOf = (manifestDigest: string, descPlatform: Platform | undefined): ArchivePlatform => {
+    const m = needJson(manifestDigest, 'manifest') as { config?: Descriptor; layers?: Descriptor[] } | null;
+    if (!m) {
+      return {
+        platform: descPlatform ? formatPlatform(descPlatform) : 'unknown',
+        manifestDigest,
+        configDigest: '',
+        layers: [],
+        missing: [manifestDigest],
+      };
+    }
+    const missing: string[] = [];
+    const configDigest = typeof m.config?.digest === 'string' ? m.config.digest : '';
+    if (!configDigest) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has no config`);
+    let platform = descPlatform;
+    if (!col.digests.has(configDigest)) missing.push(configDigest);
+    else if (!platform) {
+      const cfg = col.keptByDigest.has(configDigest) ? needJson(configDigest, 'config') : null;
+      platform = configPlatform(cfg);
+    }
+    const layers = (Array.isArray(m.layers) ? m.layers : []).map((l) => {
+      if (!col.digests.has(l.digest)) missing.push(l.digest);
+      return { digest: l.digest, size: sizeOf(l) };
+    });
+    return { platform: platform ? formatPlatform(platform) : 'unknown', manifestDigest, configDigest, layers, missing };
+  };
+
+  const platformsOf = (desc: Descriptor, depth: number, out: ArchivePlatform[]): boolean => {
+    const body = needJson(desc.digest, 'index or manifest') as { manifests?: Descriptor[] } | null;
+    const isIndex = desc.mediaType ? INDEX_TYPES.has(desc.mediaType) : Array.isArray(body?.manifests);
+    if (!isIndex) {
+      out.push(platformOf(desc.digest, desc.platform));
+      return true;
+    }
+    if (!body) return false;
+    if (depth > 4) throw new ArchiveError('unsupported', `unsupported: image indexes nested more than 4 deep at ${desc.digest}`);
+    for (const child of Array.isArray(body.manifests) ? body.manifests : []) {
+      if (!child || typeof child.digest !== 'string' || isAttestation(child)) continue;
+      const childIsIndex = child.mediaType ? INDEX_TYPES.has(child.mediaType) : false;
+      if (childIsIndex) {
+        if (!platformsOf(child, depth + 1, out)) out.push({ platform: 'unknown', manifestDigest: child.digest, configDigest: '', layers: [], missing: [child.digest] });
+      } else {
+        out.push(platformOf(child.digest, child.platform));
+      }
+    }
+    return true;
+  };
+
+  const images: ArchiveImage[] = [];
+  for (const raw of manifests as Descriptor[]) {
+    if (!raw || typeof raw.digest !== 'string') throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
+    if (isAttestation(raw)) continue;
+    const ann = raw.annotations ?? {};
+    const fullName = ann[ANNOTATION_IMAGE_NAME];
+    const refName = ann[ANNOTATION_REF_NAME];
+    const name = fullName ? fullName : refName && isFullReference(refName) ? refName : null;
+    const platforms: ArchivePlatform[] = [];
+    const img: ArchiveImage = {
+      name,
+      targetDigest: raw.digest,
+      targetMediaType: typeof raw.mediaType === 'string' ? raw.mediaType : null,
+      platforms,
+    };
+    if (refName !== undefined) img.refName = refName;
+    if (!platformsOf(raw, 0, platforms)) img.missing = [raw.digest];
+    images.push(img);
+  }
+  if (images.length === 0) throw new ArchiveError('not-an-image-archive', 'not an image archive: its index.json lists no images');
+
+  const anyComplete = images.some((i) => i.platforms.some((p) => p.missing.length === 0));
+  if (!anyComplete) {
+    const first = images.find((i) => i.missing?.length) ?? images.find((i) => i.platforms.length > 0)!;
+    const gone = first?.missing?.[0] ?? first?.platforms[0]?.missing[0] ?? 'a blob';
+    throw new ArchiveError(
+      'missing-blob',
+      `missing blob: no image in the archive is complete (${gone}${first?.name ? ` of ${first.name}` : ''} is not in it)`,
+    );
+  }
+  return images;
+}
+
+/** Parses `os/arch[/variant]`. */
+function parsePlatform(p: string): Platform | undefined {
+  const [os, architecture, variant] = p.split('/');
+  if (!os || !architecture) return undefined;
+  return variant ? { os, architecture, variant } : { os, architecture };
+}
+
+/**
+ * The image id (config digest) the node would run from `image`: the platform matching the node
+ * (arm64 accepts a missing or v8 variant), else the only platform there is; null if neither.
+ */
+export function configDigestFor(image: ArchiveImage, platform: Platform): string | null {
+  const usable = image.platforms.filter((p) => p.configDigest !== '');
+  const match = usable.find((p) => platformMatches(parsePlatform(p.platform), platform));
+  if (match) return match.configDigest;
+  return usable.length === 1 ? usable[0]!.configDigest : null;
+}
