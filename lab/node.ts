@@ -226,6 +226,18 @@ async function readTail(file: string, lines = 15): Promise<string> {
   }
 }
 
+// Safety net: if the process exits without lab.stop() (a crashed test worker), SIGKILL the process
+// groups of every node still up, so no containerd/sshd outlives its owner.
+const liveNodes = new Set<LabNode>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const n of liveNodes) n.killNow();
+  });
+}
+
 export class LabNode implements LabNodeHandle {
   readonly host = '127.0.0.1' as const;
   readonly user = 'root' as const;
@@ -268,6 +280,8 @@ export class LabNode implements LabNodeHandle {
 
   static async start(opts: NodeStartOptions): Promise<LabNode> {
     const node = new LabNode(opts);
+    installExitHook();
+    liveNodes.add(node);
     try {
       await node.init();
     } catch (e) {
@@ -409,9 +423,15 @@ export class LabNode implements LabNodeHandle {
     throw err;
   }
 
+  /** Synchronous last resort (process exit): SIGKILL our process groups. */
+  killNow(): void {
+    for (const c of [this.sshd, this.containerd, this.holder]) killGroup(c?.pid, 'SIGKILL');
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    liveNodes.delete(this);
     await stopGroup(this.sshd);
     await stopGroup(this.containerd);
     // Anything else still in the namespace: SSH sessions (they setsid away from sshd's group),

@@ -190,6 +190,7 @@ describe('k3s start-up emulation', () => {
       expect(labels).toEqual(PINS);
       expect(took).toBeGreaterThanOrEqual(1500); // waits for the file to settle, like k3s
       expect(took).toBeLessThan(5000);
+      for (let i = 0; i < 40 && w.imported.length === 0; i++) await sleep(50); // recorded after the digest ref
       expect(w.imported.map((r) => r.images)).toEqual([['docker.io/lab/late:1']]); // pre.tar was not re-imported
       await sleep(2500);
       expect((await listImages(n)).some((i) => i.name.includes('partial'))).toBe(false);
