@@ -1,12 +1,36 @@
 // Pure view-model helpers for the images table: grouping by image id, search, filter, sort
 // and formatting. No React, no DOM — unit-tested in test/unit/renderer.
-import type { ImageRef, PinState } from '../shared/domain';
+import {
+  DISTRO_PIN_LABELS,
+  LABEL_CRI_PINNED,
+  PINNED,
+  type ArchiveInfo,
+  type AuditEntry,
+  type Fate,
+  type ImageRef,
+  type PinState,
+} from '../shared/domain';
 
 export interface RefView {
   name: string;
   kind: 'tag' | 'digest';
   pin: PinState;
   digest: string;
+  afterRestart: Fate;
+  reason: string;
+  archive: string | null;
+}
+
+/**
+ * What the next k3s start does to an image, from its pin now and its predicted pin after:
+ * kept (pinned, stays pinned), lose (pinned now, unpinned after — the at-risk case),
+ * gain (unpinned now, an archive re-pins it) and none (stays unpinned).
+ */
+export type FateKind = 'kept' | 'lose' | 'gain' | 'none';
+
+export function fateKind(pin: PinState, afterRestart: Fate): FateKind {
+  if (pin !== 'none') return afterRestart === 'pinned' ? 'kept' : 'lose';
+  return afterRestart === 'pinned' ? 'gain' : 'none';
 }
 
 export interface ImageGroup {
@@ -25,6 +49,13 @@ export interface ImageGroup {
   createdAt: string | null;
   digests: string[];
   labels: Record<string, string>;
+  /** Pinned after the next k3s start if ANY reference is (CRI merges references by image id). */
+  afterRestart: Fate;
+  fate: FateKind;
+  /** The prediction's reason, taken from the reference that decides the fate. */
+  reason: string;
+  /** The archive that brings the image (first reference that names one), or null. */
+  archive: string | null;
 }
 
 const PIN_RANK: Record<PinState, number> = { durable: 2, k3s: 1, none: 0 };
@@ -44,7 +75,15 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
   const groups: ImageGroup[] = [];
   for (const [key, list] of byKey) {
     const refs: RefView[] = list
-      .map((i) => ({ name: i.name, kind: refKind(i.name), pin: i.pin, digest: i.digest }))
+      .map((i) => ({
+        name: i.name,
+        kind: refKind(i.name),
+        pin: i.pin,
+        digest: i.digest,
+        afterRestart: i.afterRestart,
+        reason: i.reason,
+        archive: i.archive,
+      }))
       .sort((a, b) => (a.kind === b.kind ? a.name.localeCompare(b.name) : a.kind === 'tag' ? -1 : 1));
     const pins = new Set(list.map((i) => i.pin));
     let pin: PinState = 'none';
@@ -55,6 +94,14 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
       .sort();
     const labels: Record<string, string> = {};
     for (const i of list) Object.assign(labels, i.labels);
+    const afterRestart: Fate = refs.some((r) => r.afterRestart === 'pinned') ? 'pinned' : 'unpinned';
+    const fate = fateKind(pin, afterRestart);
+    const decisive =
+      fate === 'kept' || fate === 'gain'
+        ? refs.find((r) => r.afterRestart === 'pinned')
+        : fate === 'lose'
+          ? refs.find((r) => r.pin !== 'none')
+          : refs[0];
     groups.push({
       key,
       imageId: list[0]?.imageId ?? null,
@@ -67,6 +114,10 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
       createdAt: created[0] ?? null,
       digests: [...new Set(list.map((i) => i.digest))],
       labels,
+      afterRestart,
+      fate,
+      reason: decisive?.reason ?? '',
+      archive: refs.find((r) => r.archive)?.archive ?? null,
     });
   }
   return groups;
@@ -83,12 +134,20 @@ export function sortPlatforms(platforms: string[]): string[] {
   return [...platforms].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
-export type PinFilter = 'all' | PinState;
+/** A pin state, or 'atRisk': images whose pin the next k3s start removes. */
+export type PinFilter = 'all' | PinState | 'atRisk';
 
 export function countByPin(groups: readonly ImageGroup[]): Record<PinFilter, number> {
-  const counts: Record<PinFilter, number> = { all: groups.length, durable: 0, k3s: 0, none: 0 };
-  for (const g of groups) counts[g.pin] += 1;
+  const counts: Record<PinFilter, number> = { all: groups.length, durable: 0, k3s: 0, none: 0, atRisk: 0 };
+  for (const g of groups) {
+    counts[g.pin] += 1;
+    if (g.fate === 'lose') counts.atRisk += 1;
+  }
   return counts;
+}
+
+export function atRiskGroups(groups: readonly ImageGroup[]): ImageGroup[] {
+  return groups.filter((g) => g.fate === 'lose');
 }
 
 /** Case-insensitive match on any reference name, digest, image id, label key or value. */
@@ -105,7 +164,8 @@ export function matchesQuery(group: ImageGroup, query: string): boolean {
 }
 
 export function filterGroups(groups: readonly ImageGroup[], query: string, pin: PinFilter): ImageGroup[] {
-  return groups.filter((g) => (pin === 'all' || g.pin === pin) && matchesQuery(g, query));
+  const byPin = (g: ImageGroup) => pin === 'all' || (pin === 'atRisk' ? g.fate === 'lose' : g.pin === pin);
+  return groups.filter((g) => byPin(g) && matchesQuery(g, query));
 }
 
 export type SortKey = 'name' | 'size' | 'created';
@@ -175,3 +235,94 @@ export const PIN_TEXT: Record<PinState, { label: string; description: string }> 
     description: 'Not pinned: kubelet image garbage collection may delete it.',
   },
 };
+
+export const FATE_TEXT: Record<FateKind, { label: string; description: string }> = {
+  kept: { label: 'Kept', description: 'Still pinned after the next k3s start.' },
+  lose: {
+    label: 'Will lose pin',
+    description: 'Pinned now, but the next k3s start removes the pin: kubelet may then delete the image.',
+  },
+  gain: { label: 'Pinned at start', description: 'Not pinned now; the next k3s start imports its archive and pins it.' },
+  none: { label: 'Stays unpinned', description: 'Not pinned now and not after the next k3s start.' },
+};
+
+/** Pin state as the labels alone say it (same rule as core/images/pinState, renderer-side). */
+export function pinFromLabels(labels: Record<string, string>): PinState {
+  if (DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined)) return 'k3s';
+  if (labels[LABEL_CRI_PINNED] === PINNED) return 'durable';
+  return 'none';
+}
+
+export interface LabelDiff {
+  key: string;
+  before?: string;
+  after?: string;
+  kind: 'added' | 'removed' | 'changed';
+}
+
+/** Only the labels that differ, sorted by key: what an operation actually writes. */
+export function diffLabels(before: Record<string, string>, after: Record<string, string>): LabelDiff[] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const out: LabelDiff[] = [];
+  for (const key of keys) {
+    const b = before[key];
+    const a = after[key];
+    if (b === a) continue;
+    if (b === undefined) out.push({ key, after: a, kind: 'added' });
+    else if (a === undefined) out.push({ key, before: b, kind: 'removed' });
+    else out.push({ key, before: b, after: a, kind: 'changed' });
+  }
+  return out;
+}
+
+export const ARCHIVE_KIND_TEXT: Record<ArchiveInfo['kind'], { label: string; description: string }> = {
+  archive: { label: 'Archive', description: 'An image archive k3s imports (and pins) at every start.' },
+  prepull: { label: 'Pre-pull list', description: 'A .txt list of references k3s pulls through the CRI at start.' },
+  ignored: { label: 'Ignored', description: 'k3s skips this file (unsupported extension).' },
+};
+
+export function compressionText(c: ArchiveInfo['compression']): string {
+  return c === null ? '—' : c === 'none' ? 'none' : c;
+}
+
+/** Archives first, then pre-pull lists, then ignored files; by path within each. */
+export function sortArchives(items: readonly ArchiveInfo[]): ArchiveInfo[] {
+  const rank = { archive: 0, prepull: 1, ignored: 2 } as const;
+  return [...items].sort((a, b) => rank[a.kind] - rank[b.kind] || a.path.localeCompare(b.path));
+}
+
+/**
+ * Newest first. The log is append-only, so among equal (or unreadable) times the later entry is
+ * the newer one; unreadable times sort last.
+ */
+export function sortAudit(entries: readonly AuditEntry[]): AuditEntry[] {
+  return entries
+    .map((e, i) => ({ e, i, t: Date.parse(e.time) }))
+    .sort((x, y) => {
+      const xt = Number.isNaN(x.t) ? Number.NEGATIVE_INFINITY : x.t;
+      const yt = Number.isNaN(y.t) ? Number.NEGATIVE_INFINITY : y.t;
+      if (xt !== yt) return yt > xt ? 1 : -1;
+      return y.i - x.i;
+    })
+    .map((x) => x.e);
+}
+
+export const AUDIT_ACTION_TEXT: Record<AuditEntry['action'], string> = {
+  pin: 'Made durable',
+  unpin: 'Released durable pin',
+  'rm-archive': 'Removed archive',
+};
+
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '—';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${formatDate(iso)} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** "sha256:abcdef…" → "abcdef012345…" for a compact display; full value in a title. */
+export function shortDigest(d: string, len = 16): string {
+  const hex = d.includes(':') ? d.slice(d.indexOf(':') + 1) : d;
+  return hex.length > len ? `${hex.slice(0, len)}…` : hex;
+}
