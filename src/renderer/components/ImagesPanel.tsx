@@ -2,7 +2,10 @@ import { Fragment, useDeferredValue, useMemo, useState } from 'react';
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import {
+  atRiskGroups,
   countByPin,
+  FATE_TEXT,
+  fateKind,
   displayRef,
   filterGroups,
   formatDate,
@@ -10,20 +13,117 @@ import {
   humanSize,
   shortId,
   sortGroups,
+  type ImageGroup,
   type PinFilter,
   type SortDir,
   type SortKey,
 } from '../model';
 import { imagesOf } from '../store';
-import { HashIcon, RefreshIcon, SearchIcon, TagIcon } from './icons';
+import { breakable } from './Breakable';
+import { FateBadge } from './FateBadge';
+import { AlertIcon, ChevronIcon, HashIcon, RefreshIcon, SearchIcon, ShieldIcon, TagIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
+import type { PinRequest } from './PinDialog';
 
 const FILTERS: { value: PinFilter; label: string }[] = [
   { value: 'all', label: 'All' },
   { value: 'durable', label: 'Durable' },
   { value: 'k3s', label: 'k3s' },
   { value: 'none', label: 'Unpinned' },
+  { value: 'atRisk', label: 'At risk' },
 ];
+
+const COLS = 9;
+
+/** The row action for an image group: make its non-durable references durable, or release. */
+function rowRequest(g: ImageGroup): PinRequest {
+  const short = displayRef(g.primaryName);
+  if (g.pin === 'durable' && !g.mixedPins) {
+    return {
+      action: 'unpin',
+      target: { refs: g.refs.filter((r) => r.pin === 'durable').map((r) => r.name) },
+      title: `Release the durable pin of ${short}`,
+      subject: `image ${short}`,
+    };
+  }
+  return {
+    action: 'pin',
+    target: { refs: g.refs.filter((r) => r.pin !== 'durable').map((r) => r.name) },
+    title: `Make ${short} durable`,
+    subject: `image ${short}`,
+  };
+}
+
+function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
+  return (
+    <div className="details" data-testid="image-details">
+      <div className={`details-fate details-fate-${g.fate}`}>
+        <FateBadge fate={g.fate} reason={g.reason} />
+        <p data-testid="fate-reason">{g.reason || FATE_TEXT[g.fate].description}</p>
+      </div>
+      <dl className="kv">
+        <dt>Archive</dt>
+        <dd data-testid="image-archive">
+          {g.archive ? (
+            <>
+              <code>{g.archive}</code> <span className="muted">in {node.imagesDir}</span>
+            </>
+          ) : (
+            <span className="muted">No archive in {node.imagesDir} brings this image.</span>
+          )}
+        </dd>
+        <dt>Image ID</dt>
+        <dd>
+          <code className="hash">{g.imageId ?? '—'}</code>
+        </dd>
+        {g.digests.map((d, i) => (
+          <Fragment key={d}>
+            <dt>{i === 0 ? (g.digests.length > 1 ? 'Digests' : 'Digest') : ''}</dt>
+            <dd>
+              <code className="hash">{d}</code>
+            </dd>
+          </Fragment>
+        ))}
+      </dl>
+      <table className="mini-table">
+        <caption className="visually-hidden">References of this image</caption>
+        <thead>
+          <tr>
+            <th scope="col">Reference</th>
+            <th scope="col">Pin now</th>
+            <th scope="col">After next k3s start</th>
+          </tr>
+        </thead>
+        <tbody>
+          {g.refs.map((r) => (
+            <tr key={r.name}>
+              <td>
+                <code title={r.name}>{displayRef(r.name)}</code>
+              </td>
+              <td>
+                <PinBadge pin={r.pin} />
+              </td>
+              <td>
+                <FateBadge fate={fateKind(r.pin, r.afterRestart)} reason={r.reason} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {Object.keys(g.labels).length ? (
+        <div className="labels">
+          {Object.entries(g.labels)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, v]) => (
+              <code key={k} className="label-chip">
+                {k}={v}
+              </code>
+            ))}
+        </div>
+      ) : null}
+    </div>
+  );
+}
 
 function SortHeader(props: {
   label: string;
@@ -46,17 +146,6 @@ function SortHeader(props: {
   );
 }
 
-/** Allow line breaks after "/" and before ":" or "@" so long references wrap at sensible places. */
-function breakable(ref: string) {
-  const parts = ref.split(/(?<=\/)|(?=@)|(?<!sha256)(?=:)/);
-  return parts.map((part, i) => (
-    <Fragment key={i}>
-      {i > 0 ? <wbr /> : null}
-      {part}
-    </Fragment>
-  ));
-}
-
 function timeAgo(ms: number | undefined): string {
   if (!ms) return '';
   const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
@@ -66,16 +155,34 @@ function timeAgo(ms: number | undefined): string {
   return m < 60 ? `${m} min ago` : new Date(ms).toLocaleTimeString();
 }
 
-export function ImagesPanel({ node }: { node: NodeDef }) {
+export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: PinRequest): void }) {
   const images = useApp((s) => imagesOf(s, node.name));
   const loadImages = useApp((s) => s.loadImages);
   const [query, setQuery] = useState('');
   const [pin, setPin] = useState<PinFilter>('all');
   const [sort, setSort] = useState<{ key: SortKey; dir: SortDir }>({ key: 'name', dir: 'asc' });
   const deferredQuery = useDeferredValue(query);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (key: string) =>
+    setExpanded((prev) => {
+      const n = new Set(prev);
+      if (n.has(key)) n.delete(key);
+      else n.add(key);
+      return n;
+    });
 
   const groups = useMemo(() => groupImages(images.items), [images.items]);
   const counts = useMemo(() => countByPin(groups), [groups]);
+  const atRisk = useMemo(() => atRiskGroups(groups), [groups]);
+  const makeAtRiskDurable = () =>
+    onPin({
+      action: 'pin',
+      target: { refs: atRisk.flatMap((g) => g.refs.filter((r) => r.pin === 'k3s').map((r) => r.name)) },
+      title: `Make ${atRisk.length} at-risk ${atRisk.length === 1 ? 'image' : 'images'} durable`,
+      subject: `the ${atRisk.length === 1 ? 'image' : `${atRisk.length} images`} that would lose ${atRisk.length === 1 ? 'its' : 'their'} pin`,
+    });
+  const makeAllDurable = () =>
+    onPin({ action: 'pin', target: { allK3s: true }, title: 'Make all k3s pins durable', subject: 'every image pinned by k3s' });
   const visible = useMemo(
     () => sortGroups(filterGroups(groups, deferredQuery, pin), sort.key, sort.dir),
     [groups, deferredQuery, pin, sort],
@@ -93,7 +200,7 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
   return (
     <section className="images" aria-labelledby="images-title">
       <div className="images-head">
-        <h2 id="images-title">Images</h2>
+        <h2 id="images-title" className="visually-hidden">Images</h2>
         {images.loadedAt ? (
           <span className="muted small" data-testid="images-summary">
             {groups.length} {groups.length === 1 ? 'image' : 'images'} · {images.items.length}{' '}
@@ -113,6 +220,32 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
           {refreshing ? (images.loadedAt ? 'Refreshing…' : 'Loading…') : 'Refresh'}
         </button>
       </div>
+
+      {images.loadedAt && atRisk.length ? (
+        <div className="banner banner-danger" role="region" aria-label="Pins at risk" data-testid="at-risk-banner">
+          <AlertIcon className="banner-icon" />
+          <div className="banner-text">
+            <strong>
+              {atRisk.length} {atRisk.length === 1 ? 'image will lose its pin' : 'images will lose their pin'} when k3s
+              restarts
+            </strong>
+            <span>
+              kubelet may then delete {atRisk.length === 1 ? 'it' : 'them'}, and at an air-gapped site a pod that needs{' '}
+              {atRisk.length === 1 ? 'it' : 'one'} could not start again.
+            </span>
+          </div>
+          <div className="banner-actions">
+            {pin !== 'atRisk' ? (
+              <button type="button" className="btn btn-small" onClick={() => setPin('atRisk')}>
+                Show them
+              </button>
+            ) : null}
+            <button type="button" className="btn btn-small btn-danger" onClick={makeAtRiskDurable} data-testid="banner-make-durable">
+              <ShieldIcon /> Make them durable
+            </button>
+          </div>
+        </div>
+      ) : null}
 
       {images.loadedAt ? (
         <div className="toolbar">
@@ -142,12 +275,24 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
                 onClick={() => setPin(f.value)}
                 data-testid={`filter-${f.value}`}
               >
-                {f.value !== 'all' ? <span className={`seg-dot pin-dot-${f.value}`} aria-hidden="true" /> : null}
+                {f.value === 'atRisk' ? (
+                  <AlertIcon className="seg-alert" />
+                ) : f.value !== 'all' ? (
+                  <span className={`seg-dot pin-dot-${f.value}`} aria-hidden="true" />
+                ) : null}
                 {f.label}
-                <span className="seg-count">{counts[f.value]}</span>
+                <span className={f.value === 'atRisk' && counts.atRisk ? 'seg-count seg-count-alert' : 'seg-count'}>
+                  {counts[f.value]}
+                </span>
               </button>
             ))}
           </div>
+          <div className="spacer" />
+          {counts.k3s ? (
+            <button type="button" className="btn" onClick={makeAllDurable} data-testid="make-all-durable">
+              <ShieldIcon /> Make all k3s pins durable
+            </button>
+          ) : null}
         </div>
       ) : null}
 
@@ -190,9 +335,15 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
             </caption>
             <thead>
               <tr>
+                <th scope="col" className="col-expand">
+                  <span className="visually-hidden">Details</span>
+                </th>
                 <SortHeader label="References" sortKey="name" current={sort} onSort={onSort} className="col-refs" />
                 <th scope="col" className="col-pin">
                   Pin
+                </th>
+                <th scope="col" className="col-fate">
+                  At next k3s start
                 </th>
                 <th scope="col" className="col-id">
                   Image ID
@@ -202,11 +353,38 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
                   Platforms
                 </th>
                 <SortHeader label="Created" sortKey="created" current={sort} onSort={onSort} className="col-created" />
+                <th scope="col" className="col-actions">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
-              {visible.map((g) => (
-                <tr key={g.key} data-testid="image-row" data-image-id={g.imageId ?? ''}>
+              {visible.map((g) => {
+                const open = expanded.has(g.key);
+                const detailsId = `details-${g.key.replace(/[^A-Za-z0-9]/g, '')}`;
+                const req = rowRequest(g);
+                return (
+                <Fragment key={g.key}>
+                <tr
+                  data-testid="image-row"
+                  data-image-id={g.imageId ?? ''}
+                  data-fate={g.fate}
+                  className={`${open ? 'row-open ' : ''}${g.fate === 'lose' ? 'row-at-risk' : ''}`.trim() || undefined}
+                >
+                  <td className="col-expand">
+                    <button
+                      type="button"
+                      className="expand"
+                      aria-expanded={open}
+                      aria-controls={detailsId}
+                      onClick={() => toggle(g.key)}
+                      title={open ? 'Hide details' : 'Show details'}
+                      data-testid="expand-row"
+                    >
+                      <ChevronIcon />
+                      <span className="visually-hidden">Details of {g.primaryName}</span>
+                    </button>
+                  </td>
                   <td className="col-refs">
                     <ul className="refs">
                       {g.refs.map((r) => (
@@ -225,6 +403,9 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
                   </td>
                   <td className="col-pin">
                     <PinBadge pin={g.pin} mixed={g.mixedPins} />
+                  </td>
+                  <td className="col-fate">
+                    <FateBadge fate={g.fate} reason={g.reason} />
                   </td>
                   <td className="col-id">
                     <code title={g.imageId ?? 'No config for this node’s platform'}>{shortId(g.imageId)}</code>
@@ -250,8 +431,30 @@ export function ImagesPanel({ node }: { node: NodeDef }) {
                       {formatDate(g.createdAt)}
                     </time>
                   </td>
+                  <td className="col-actions">
+                    <button
+                      type="button"
+                      className={req.action === 'pin' ? 'btn btn-small' : 'btn btn-small btn-quiet'}
+                      onClick={() => onPin(req)}
+                      aria-label={`${req.action === 'pin' ? 'Make durable' : 'Release durable pin'}: ${g.primaryName}`}
+                      title={req.title}
+                      data-testid="row-action"
+                    >
+                      {req.action === 'pin' ? <ShieldIcon /> : <UnlockIcon />}
+                      {req.action === 'pin' ? 'Make durable' : 'Release'}
+                    </button>
+                  </td>
                 </tr>
-              ))}
+                {open ? (
+                  <tr className="details-row" id={detailsId}>
+                    <td colSpan={COLS}>
+                      <Details g={g} node={node} />
+                    </td>
+                  </tr>
+                ) : null}
+                </Fragment>
+                );
+              })}
             </tbody>
           </table>
         </div>

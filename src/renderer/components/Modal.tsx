@@ -1,7 +1,8 @@
 import { useEffect, useId, useRef, type ReactNode } from 'react';
 
 /**
- * Native modal <dialog>: focus is trapped and Escape closes it, both by the browser.
+ * Native modal <dialog>: focus is trapped and Escape closes it, both by the browser; the rest
+ * of the page is inert while it is open. aria-modal is stated too, for older screen readers.
  */
 export function Modal(props: { title: string; onClose(): void; children: ReactNode; className?: string; testId?: string }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -16,6 +17,7 @@ export function Modal(props: { title: string; onClose(): void; children: ReactNo
       ref={ref}
       className={`modal ${props.className ?? ''}`}
       aria-labelledby={titleId}
+      aria-modal="true"
       data-testid={props.testId}
       onCancel={(e) => {
         e.preventDefault();

@@ -1,10 +1,119 @@
+import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
-import { statusOf } from '../store';
+import { countByPin, groupImages } from '../model';
+import { archivesOf, imagesOf, statusOf } from '../store';
+import { ArchivesPanel } from './ArchivesPanel';
 import { ConnectionPanel } from './ConnectionPanel';
 import { EditIcon, ServerIcon, TrashIcon } from './icons';
 import { ImagesPanel } from './ImagesPanel';
+import { LogPanel } from './LogPanel';
+import { PinDialog, type PinRequest } from './PinDialog';
+import { RemoveArchiveDialog } from './RemoveArchiveDialog';
 import { StatusDot, statusText } from './Sidebar';
+
+type Tab = 'images' | 'archives' | 'log';
+const TABS: { id: Tab; label: string }[] = [
+  { id: 'images', label: 'Images' },
+  { id: 'archives', label: 'Archives' },
+  { id: 'log', label: 'Log' },
+];
+
+type Action = { kind: 'pin'; request: PinRequest } | { kind: 'remove'; path: string } | null;
+
+/** WAI-ARIA tabs with automatic activation: arrows, Home and End move and select. */
+function TabList(props: { active: Tab; onChange(tab: Tab): void; counts: Partial<Record<Tab, { n: number; alert?: boolean; label: string }>> }) {
+  const refs = useRef<Record<string, HTMLButtonElement | null>>({});
+  const onKey = (e: KeyboardEvent) => {
+    const i = TABS.findIndex((t) => t.id === props.active);
+    let j = i;
+    if (e.key === 'ArrowRight') j = (i + 1) % TABS.length;
+    else if (e.key === 'ArrowLeft') j = (i - 1 + TABS.length) % TABS.length;
+    else if (e.key === 'Home') j = 0;
+    else if (e.key === 'End') j = TABS.length - 1;
+    else return;
+    e.preventDefault();
+    const tab = TABS[j]!.id;
+    props.onChange(tab);
+    refs.current[tab]?.focus();
+  };
+  return (
+    <div className="tabs" role="tablist" aria-label="Node views" onKeyDown={onKey}>
+      {TABS.map((t) => {
+        const selected = t.id === props.active;
+        const count = props.counts[t.id];
+        return (
+          <button
+            key={t.id}
+            ref={(el) => {
+              refs.current[t.id] = el;
+            }}
+            type="button"
+            role="tab"
+            id={`tab-${t.id}`}
+            aria-selected={selected}
+            aria-controls={`tabpanel-${t.id}`}
+            tabIndex={selected ? 0 : -1}
+            className={selected ? 'tab active' : 'tab'}
+            onClick={() => props.onChange(t.id)}
+            data-testid={`tab-${t.id}`}
+          >
+            {t.label}
+            {count ? (
+              <span className={count.alert ? 'tab-count tab-count-alert' : 'tab-count'} title={count.label}>
+                {count.n}
+                <span className="visually-hidden"> {count.label}</span>
+              </span>
+            ) : null}
+          </button>
+        );
+      })}
+    </div>
+  );
+}
+
+function ConnectedBody({ node }: { node: NodeDef }) {
+  const [tab, setTab] = useState<Tab>('images');
+  const [action, setAction] = useState<Action>(null);
+  const images = useApp((s) => imagesOf(s, node.name));
+  const archives = useApp((s) => archivesOf(s, node.name));
+  const atRisk = useMemo(() => countByPin(groupImages(images.items)).atRisk, [images.items]);
+
+  const pin = (request: PinRequest) => setAction({ kind: 'pin', request });
+  const pinArchive = (path: string) =>
+    pin({ action: 'pin', target: { archive: path }, title: 'Make the archive’s pins durable', subject: `the images of archive ${path}` });
+
+  return (
+    <>
+      <TabList
+        active={tab}
+        onChange={setTab}
+        counts={{
+          images: atRisk ? { n: atRisk, alert: true, label: atRisk === 1 ? 'image at risk' : 'images at risk' } : undefined,
+          archives: archives.loadedAt ? { n: archives.items.length, label: archives.items.length === 1 ? 'file' : 'files' } : undefined,
+        }}
+      />
+      <div
+        role="tabpanel"
+        id={`tabpanel-${tab}`}
+        aria-labelledby={`tab-${tab}`}
+        className="tabpanel"
+        tabIndex={-1}
+        data-testid={`tabpanel-${tab}`}
+      >
+        {tab === 'images' ? <ImagesPanel node={node} onPin={pin} /> : null}
+        {tab === 'archives' ? (
+          <ArchivesPanel node={node} onMakeDurable={pinArchive} onRemove={(path) => setAction({ kind: 'remove', path })} />
+        ) : null}
+        {tab === 'log' ? <LogPanel node={node} /> : null}
+      </div>
+      {action?.kind === 'pin' ? <PinDialog node={node} request={action.request} onClose={() => setAction(null)} /> : null}
+      {action?.kind === 'remove' ? (
+        <RemoveArchiveDialog node={node} path={action.path} onClose={() => setAction(null)} onMakeDurable={pinArchive} />
+      ) : null}
+    </>
+  );
+}
 
 function Versions({ status }: { status: NodeStatus }) {
   const info = status.info;
@@ -67,7 +176,7 @@ export function NodeDetail({ node, onEdit, onRemove }: { node: NodeDef; onEdit()
         ) : status.state === 'error' && status.error ? (
           <ConnectionPanel node={node} error={status.error} onCancel={() => resetStatus(node.name)} />
         ) : status.state === 'connected' ? (
-          <ImagesPanel node={node} />
+          <ConnectedBody node={node} />
         ) : (
           <div className="empty" data-testid="not-connected">
             <p className="empty-title">Not connected</p>

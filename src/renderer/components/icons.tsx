@@ -68,3 +68,19 @@ export const LogoIcon = ({ className }: P) => (
     <path d="M8.5 12.5h7M12 8v8.5" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round" />
   </svg>
 );
+export const ChevronIcon = ({ className }: P) => base(className, <path d="m6 3.75 4.25 4.25L6 12.25" />);
+export const CheckIcon = ({ className }: P) => base(className, <path d="m3.25 8.25 3 3 6.5-6.5" />);
+export const CrossIcon = ({ className }: P) => base(className, <path d="m4 4 8 8M12 4l-8 8" />);
+export const ArrowRightIcon = ({ className }: P) => base(className, <path d="M2.75 8h10.5M9.5 4.25 13.25 8 9.5 11.75" />);
+export const BoxIcon = ({ className }: P) =>
+  base(className, [
+    <path key="a" d="M2.25 4.75 8 2l5.75 2.75v6.5L8 14l-5.75-2.75z" />,
+    <path key="b" d="M2.25 4.75 8 7.5l5.75-2.75M8 7.5V14" />,
+  ]);
+export const InfoIcon = ({ className }: P) =>
+  base(className, [<circle key="a" cx="8" cy="8" r="6.25" />, <path key="b" d="M8 7.25v4M8 4.75h.01" />]);
+export const UnlockIcon = ({ className }: P) =>
+  base(className, [
+    <rect key="a" x="3" y="7.25" width="10" height="6.5" rx="1" />,
+    <path key="b" d="M5.25 7.25V5a2.75 2.75 0 0 1 5.3-1" />,
+  ]);

@@ -1,0 +1,217 @@
+import { useEffect, useMemo } from 'react';
+import type { ArchiveInfo, NodeDef } from '../../shared/domain';
+import { useApp } from '../context';
+import { ARCHIVE_KIND_TEXT, displayRef, formatDateTime, humanSize, sortArchives } from '../model';
+import { archivesOf } from '../store';
+import { breakable } from './Breakable';
+import { ErrorCallout } from './ErrorCallout';
+import { AlertIcon, CheckIcon, ClockIcon, CrossIcon, RefreshIcon, ShieldIcon, TrashIcon } from './icons';
+
+const MAX_IMAGES = 3;
+
+function ImagesCell({ images }: { images: string[] }) {
+  if (images.length === 0) return <span className="muted">—</span>;
+  const shown = images.slice(0, MAX_IMAGES);
+  const rest = images.slice(MAX_IMAGES);
+  return (
+    <ul className="refs archive-images">
+      {shown.map((i) => (
+        <li key={i} className="ref" title={i}>
+          <span className="ref-text">{breakable(displayRef(i))}</span>
+        </li>
+      ))}
+      {rest.length ? (
+        <li>
+          <details className="more-images">
+            <summary>+{rest.length} more</summary>
+            <ul className="refs">
+              {rest.map((i) => (
+                <li key={i} className="ref" title={i}>
+                  <span className="ref-text">{breakable(displayRef(i))}</span>
+                </li>
+              ))}
+            </ul>
+          </details>
+        </li>
+      ) : null}
+    </ul>
+  );
+}
+
+function RemovalCell({ a }: { a: ArchiveInfo }) {
+  return (
+    <div className="removal">
+      <span className={a.safeToRemove ? 'yn yn-yes' : 'yn yn-warn'} data-testid="safe-to-remove" data-safe={a.safeToRemove}>
+        {a.safeToRemove ? <CheckIcon /> : <AlertIcon />}
+        {a.safeToRemove ? 'Safe to remove' : 'Not safe to remove'}
+      </span>
+      {a.reason ? <span className="removal-reason">{a.reason}</span> : null}
+    </div>
+  );
+}
+
+export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string): void; onRemove(path: string): void }) {
+  const { node } = props;
+  const archives = useApp((s) => archivesOf(s, node.name));
+  const loadArchives = useApp((s) => s.loadArchives);
+  const items = useMemo(() => sortArchives(archives.items), [archives.items]);
+  const cached = items.filter((a) => a.cachedByK3s).length;
+
+  useEffect(() => {
+    if (archives.state === 'idle') void loadArchives(node.name);
+  }, [archives.state, loadArchives, node.name]);
+
+  const refreshing = archives.state === 'loading';
+  const bytes = items.reduce((n, a) => n + a.size, 0);
+
+  return (
+    <section className="images" aria-labelledby="archives-title">
+      <div className="images-head">
+        <h2 id="archives-title" className="visually-hidden">Archives</h2>
+        {archives.loadedAt ? (
+          <span className="muted small" data-testid="archives-summary">
+            {items.length} {items.length === 1 ? 'file' : 'files'} · {humanSize(bytes)} in <code>{node.imagesDir}</code>
+          </span>
+        ) : null}
+        <div className="spacer" />
+        <button type="button" className="btn" onClick={() => void loadArchives(node.name)} disabled={refreshing}>
+          <RefreshIcon className={refreshing ? 'spin' : undefined} />
+          {refreshing ? (archives.loadedAt ? 'Refreshing…' : 'Loading…') : 'Refresh'}
+        </button>
+      </div>
+
+      {cached ? (
+        <div className="banner banner-warning" data-testid="cache-banner">
+          <ClockIcon className="banner-icon" />
+          <div className="banner-text">
+            <strong>k3s's import cache is on ({'.cache.json'}).</strong>
+            <span>
+              {cached} {cached === 1 ? 'archive is' : 'archives are'} unchanged since the last import, so k3s skips{' '}
+              {cached === 1 ? 'it' : 'them'} at start — on releases without the fix the pins are cleared and never put
+              back.
+            </span>
+          </div>
+        </div>
+      ) : null}
+
+      {archives.state === 'error' && archives.error ? (
+        <ErrorCallout error={archives.error} title="Could not list archives" testId="archives-error">
+          <button type="button" className="btn btn-small" onClick={() => void loadArchives(node.name)}>
+            Retry
+          </button>
+        </ErrorCallout>
+      ) : null}
+
+      {!archives.loadedAt && archives.state !== 'error' ? (
+        <div className="empty" aria-live="polite" data-testid="archives-loading">
+          <span className="spinner" aria-hidden="true" />
+          <p>Reading {node.imagesDir} on {node.name}…</p>
+        </div>
+      ) : archives.loadedAt && items.length === 0 ? (
+        <div className="empty" data-testid="archives-empty">
+          <p className="empty-title">No files in {node.imagesDir}</p>
+          <p className="muted">
+            k3s imports nothing at start on this node: every pin that remains is durable or was made by hand.
+          </p>
+        </div>
+      ) : archives.loadedAt ? (
+        <div className="table-wrap">
+          <table className="image-table archive-table" data-testid="archives-table">
+            <caption className="visually-hidden">Files in the images directory of {node.name}</caption>
+            <thead>
+              <tr>
+                <th scope="col" className="col-path">
+                  File
+                </th>
+                <th scope="col">Kind</th>
+                <th scope="col">Size · modified</th>
+                <th scope="col" className="col-archive-images">
+                  Images · imported
+                </th>
+                <th scope="col" className="col-removal">
+                  Removal
+                </th>
+                <th scope="col" className="col-actions">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((a) => (
+                <tr key={a.path} data-testid="archive-row" data-path={a.path} className={a.error ? 'row-error' : undefined}>
+                  <td className="col-path">
+                    <code className="path">{breakable(a.path)}</code>
+                    {a.cachedByK3s ? (
+                      <span
+                        className="tag tag-warning"
+                        data-testid="cached-badge"
+                        title="Listed unchanged in .cache.json: k3s will not re-import it at start."
+                      >
+                        <ClockIcon /> cached by k3s
+                      </span>
+                    ) : null}
+                    {a.error ? (
+                      <p className="archive-error" data-testid="archive-error">
+                        <AlertIcon /> Unreadable: {a.error}
+                      </p>
+                    ) : null}
+                  </td>
+                  <td>
+                    <span className={`kind kind-${a.kind}`} title={ARCHIVE_KIND_TEXT[a.kind].description} data-testid="archive-kind">
+                      {ARCHIVE_KIND_TEXT[a.kind].label}
+                    </span>
+                    {a.compression ? (
+                      <span className="sub" data-testid="archive-compression">
+                        {a.compression === 'none' ? 'uncompressed' : a.compression}
+                      </span>
+                    ) : null}
+                  </td>
+                  <td className="nowrap">
+                    <span className="num-text">{humanSize(a.size)}</span>
+                    <time className="sub" dateTime={a.mtime} title={a.mtime}>
+                      {formatDateTime(a.mtime)}
+                    </time>
+                  </td>
+                  <td className="col-archive-images">
+                    <ImagesCell images={a.images} />
+                    {a.kind === 'archive' && !a.error ? (
+                      <span className={a.imported ? 'yn yn-yes sub' : 'yn yn-no sub'} data-testid="archive-imported" data-imported={a.imported}>
+                        {a.imported ? <CheckIcon /> : <CrossIcon />}
+                        {a.imported ? 'Imported' : 'Not imported'}
+                      </span>
+                    ) : null}
+                  </td>
+                  <td className="col-removal">
+                    <RemovalCell a={a} />
+                  </td>
+                  <td className="col-actions">
+                    <div className="row-actions">
+                      {a.kind === 'archive' && a.images.length ? (
+                        <button
+                          type="button"
+                          className="btn btn-small"
+                          onClick={() => props.onMakeDurable(a.path)}
+                          aria-label={`Make durable: the images of ${a.path}`}
+                        >
+                          <ShieldIcon /> Make durable
+                        </button>
+                      ) : null}
+                      <button
+                        type="button"
+                        className="btn btn-small btn-danger-quiet"
+                        onClick={() => props.onRemove(a.path)}
+                        aria-label={`Remove safely: ${a.path}`}
+                      >
+                        <TrashIcon /> Remove…
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </section>
+  );
+}

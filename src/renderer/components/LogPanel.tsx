@@ -1,0 +1,139 @@
+import { useEffect, useMemo } from 'react';
+import type { AuditEntry, NodeDef } from '../../shared/domain';
+import { useApp } from '../context';
+import { AUDIT_ACTION_TEXT, diffLabels, displayRef, formatDateTime, humanSize, pinFromLabels, sortAudit } from '../model';
+import { auditOf } from '../store';
+import { ErrorCallout } from './ErrorCallout';
+import { AlertIcon, ArrowRightIcon, RefreshIcon, ShieldIcon, TrashIcon, UnlockIcon } from './icons';
+import { PinBadge } from './PinBadge';
+
+const labelsTitle = (before: Record<string, string>, after: Record<string, string>) => {
+  const fmt = (l: Record<string, string>) => Object.entries(l).map(([k, v]) => `  ${k}=${v}`).join('\n') || '  (none)';
+  return `Labels before:\n${fmt(before)}\nLabels after:\n${fmt(after)}`;
+};
+
+function ActionIcon({ action }: { action: AuditEntry['action'] }) {
+  return action === 'pin' ? <ShieldIcon /> : action === 'unpin' ? <UnlockIcon /> : <TrashIcon />;
+}
+
+function Entry({ e }: { e: AuditEntry }) {
+  return (
+    <li className={`log-entry${e.forced ? ' log-forced' : ''}`} data-testid="log-entry" data-action={e.action}>
+      <div className="log-head">
+        <span className={`log-action log-action-${e.action}`}>
+          <ActionIcon action={e.action} />
+          {AUDIT_ACTION_TEXT[e.action]}
+        </span>
+        {e.forced ? (
+          <span className="tag tag-danger" data-testid="log-forced">
+            <AlertIcon /> Forced
+          </span>
+        ) : null}
+        <span className="spacer" />
+        <span className="muted small">
+          by <strong className="log-user">{e.user}</strong> ·{' '}
+          <time dateTime={e.time} title={e.time}>
+            {formatDateTime(e.time)}
+          </time>
+        </span>
+      </div>
+      {e.archive ? (
+        <dl className="kv log-archive">
+          <dt>Archive</dt>
+          <dd>
+            <code>{e.archive.path}</code> <span className="muted">({humanSize(e.archive.size)})</span>
+          </dd>
+          <dt>sha256</dt>
+          <dd>
+            <code className="hash" data-testid="log-sha256">
+              {e.archive.sha256}
+            </code>
+          </dd>
+        </dl>
+      ) : null}
+      {e.changes?.length ? (
+        <ul className="log-changes">
+          {e.changes.map((c) => {
+            const diffs = diffLabels(c.before, c.after);
+            return (
+              <li key={c.ref} data-testid="log-change" title={labelsTitle(c.before, c.after)}>
+                <code className="change-ref" title={c.ref}>
+                  {displayRef(c.ref)}
+                </code>
+                <span className="change-pins">
+                  <PinBadge pin={pinFromLabels(c.before)} />
+                  <ArrowRightIcon className="change-arrow" />
+                  <PinBadge pin={pinFromLabels(c.after)} />
+                </span>
+                {diffs.length ? (
+                  <span className="log-diff">
+                    {diffs.map((d) => (
+                      <code key={d.key} className={`ld-inline ld-${d.kind}`}>
+                        {d.kind === 'added' ? '+' : d.kind === 'removed' ? '−' : '~'}
+                        {d.key}
+                      </code>
+                    ))}
+                  </span>
+                ) : null}
+              </li>
+            );
+          })}
+        </ul>
+      ) : null}
+      {e.note ? <p className="log-note">{e.note}</p> : null}
+    </li>
+  );
+}
+
+export function LogPanel({ node }: { node: NodeDef }) {
+  const audit = useApp((s) => auditOf(s, node.name));
+  const loadAudit = useApp((s) => s.loadAudit);
+  const entries = useMemo(() => sortAudit(audit.items), [audit.items]);
+
+  useEffect(() => {
+    if (audit.state === 'idle') void loadAudit(node.name);
+  }, [audit.state, loadAudit, node.name]);
+  const refreshing = audit.state === 'loading';
+
+  return (
+    <section className="images" aria-labelledby="log-title">
+      <div className="images-head">
+        <h2 id="log-title" className="visually-hidden">Log</h2>
+        {audit.loadedAt ? (
+          <span className="muted small">
+            {entries.length} {entries.length === 1 ? 'change' : 'changes'} made with Holdfast on {node.name}, newest first
+          </span>
+        ) : null}
+        <div className="spacer" />
+        <button type="button" className="btn" onClick={() => void loadAudit(node.name)} disabled={refreshing}>
+          <RefreshIcon className={refreshing ? 'spin' : undefined} />
+          {refreshing ? (audit.loadedAt ? 'Refreshing…' : 'Loading…') : 'Refresh'}
+        </button>
+      </div>
+      {audit.state === 'error' && audit.error ? (
+        <ErrorCallout error={audit.error} title="Could not read the log" testId="log-error">
+          <button type="button" className="btn btn-small" onClick={() => void loadAudit(node.name)}>
+            Retry
+          </button>
+        </ErrorCallout>
+      ) : null}
+      {!audit.loadedAt && audit.state !== 'error' ? (
+        <div className="empty" aria-live="polite">
+          <span className="spinner" aria-hidden="true" />
+          <p>Reading the log…</p>
+        </div>
+      ) : audit.loadedAt && entries.length === 0 ? (
+        <div className="empty" data-testid="log-empty">
+          <p className="empty-title">Nothing recorded yet</p>
+          <p className="muted">Every pin change and archive removal made with Holdfast on this node is listed here.</p>
+        </div>
+      ) : audit.loadedAt ? (
+        <ol className="log" data-testid="log-list">
+          {entries.map((e, i) => (
+            <Entry key={`${e.time}-${i}`} e={e} />
+          ))}
+        </ol>
+      ) : null}
+    </section>
+  );
+}

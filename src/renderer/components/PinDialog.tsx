@@ -1,0 +1,223 @@
+// Preview → Apply → Result for a pin or unpin. The preview is the backend's own plan
+// (pins.plan): exactly the references and labels pins.apply will write, nothing guessed here.
+import { useEffect, useState, type ReactNode } from 'react';
+import type { ErrorInfo, LabelChange, NodeDef, PinPlan } from '../../shared/domain';
+import { useApp } from '../context';
+import { diffLabels, displayRef, pinFromLabels, shortId } from '../model';
+import type { PinAction, PinTarget } from '../store';
+import { ErrorCallout } from './ErrorCallout';
+import { AlertIcon, ArrowRightIcon, CheckIcon, InfoIcon } from './icons';
+import { Modal } from './Modal';
+import { PinBadge } from './PinBadge';
+
+export interface PinRequest {
+  action: PinAction;
+  target: PinTarget;
+  /** Dialog title, e.g. "Make nginx:1.27 durable". */
+  title: string;
+  /** What was selected, in words ("the images of archive apps.tar.gz"). */
+  subject: string;
+}
+
+function ChangeRow({ change }: { change: LabelChange }) {
+  const before = pinFromLabels(change.before);
+  const after = pinFromLabels(change.after);
+  const diffs = diffLabels(change.before, change.after);
+  return (
+    <li className="change" data-testid="plan-change">
+      <div className="change-head">
+        <code className="change-ref" title={change.ref}>
+          {displayRef(change.ref)}
+        </code>
+        <span className="change-pins" aria-label={`pin ${before} to ${after}`}>
+          <PinBadge pin={before} />
+          <ArrowRightIcon className="change-arrow" />
+          <PinBadge pin={after} />
+        </span>
+      </div>
+      {diffs.length ? (
+        <ul className="label-diff" aria-label="Label changes">
+          {diffs.map((d) => (
+            <li key={d.key} className={`ld ld-${d.kind}`} data-testid="label-diff" data-kind={d.kind}>
+              <span className="ld-sign" aria-hidden="true">
+                {d.kind === 'added' ? '+' : d.kind === 'removed' ? '−' : '~'}
+              </span>
+              <span className="visually-hidden">{d.kind === 'added' ? 'adds ' : d.kind === 'removed' ? 'removes ' : 'changes '}</span>
+              <code>
+                {d.key}
+                {d.kind === 'added' ? `=${d.after}` : d.kind === 'removed' ? `=${d.before}` : `: ${d.before} → ${d.after}`}
+              </code>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {change.imageId ? <span className="muted small change-id">image {shortId(change.imageId)}</span> : null}
+    </li>
+  );
+}
+
+export function PlanView({ plan, applied }: { plan: PinPlan; applied?: boolean }) {
+  const n = plan.changes.length;
+  return (
+    <div className="plan" data-testid={applied ? 'plan-result' : 'plan-preview'}>
+      <p className="plan-summary" data-testid="plan-summary">
+        {n === 0
+          ? 'Nothing to change.'
+          : applied
+            ? `${n} ${n === 1 ? 'reference was' : 'references were'} changed on ${plan.node}.`
+            : `${n} ${n === 1 ? 'reference' : 'references'} will change on ${plan.node}:`}
+      </p>
+      {n ? (
+        <ul className="changes">
+          {plan.changes.map((c) => (
+            <ChangeRow key={c.ref} change={c} />
+          ))}
+        </ul>
+      ) : null}
+      {plan.unchanged.length ? (
+        <details className="unchanged" open={n === 0}>
+          <summary>
+            {plan.unchanged.length} {plan.unchanged.length === 1 ? 'reference' : 'references'} left as they are
+          </summary>
+          <ul>
+            {plan.unchanged.map((u) => (
+              <li key={u.ref} data-testid="plan-unchanged">
+                <code title={u.ref}>{displayRef(u.ref)}</code> <span className="muted">— {u.reason}</span>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </div>
+  );
+}
+
+type Phase =
+  | { kind: 'planning' }
+  | { kind: 'preview'; plan: PinPlan; error?: ErrorInfo }
+  | { kind: 'applying'; plan: PinPlan }
+  | { kind: 'done'; plan: PinPlan }
+  | { kind: 'failed'; error: ErrorInfo };
+
+export function PinDialog({ node, request, onClose }: { node: NodeDef; request: PinRequest; onClose(): void }) {
+  const planPins = useApp((s) => s.planPins);
+  const applyPins = useApp((s) => s.applyPins);
+  const [phase, setPhase] = useState<Phase>({ kind: 'planning' });
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    setPhase({ kind: 'planning' });
+    void planPins(node.name, request.action, request.target).then((env) => {
+      if (!live) return;
+      setPhase(env.ok ? { kind: 'preview', plan: env.result } : { kind: 'failed', error: env.error });
+    });
+    return () => {
+      live = false;
+    };
+  }, [node.name, request, planPins, attempt]);
+
+  const busy = phase.kind === 'applying';
+  const close = () => {
+    if (!busy) onClose();
+  };
+  const apply = async (plan: PinPlan) => {
+    setPhase({ kind: 'applying', plan });
+    const env = await applyPins(node.name, request.action, request.target);
+    setPhase(env.ok ? { kind: 'done', plan: env.result } : { kind: 'preview', plan, error: env.error });
+  };
+
+  let body: ReactNode;
+  if (phase.kind === 'planning') {
+    body = (
+      <div className="dialog-loading" aria-live="polite" data-testid="plan-loading">
+        <span className="spinner" aria-hidden="true" />
+        <p>Working out what will change on {node.name}…</p>
+      </div>
+    );
+  } else if (phase.kind === 'failed') {
+    body = (
+      <ErrorCallout error={phase.error} title="Could not prepare the preview">
+        <button type="button" className="btn btn-small" onClick={() => setAttempt((a) => a + 1)}>
+          Try again
+        </button>
+      </ErrorCallout>
+    );
+  } else if (phase.kind === 'done') {
+    body = (
+      <>
+        <div className="callout callout-success" role="status" data-testid="apply-done">
+          <strong>
+            <CheckIcon /> {request.action === 'pin' ? 'Pins made durable.' : 'Durable pins released.'}
+          </strong>
+          <p>The images list has been refreshed from the node.</p>
+        </div>
+        <PlanView plan={phase.plan} applied />
+      </>
+    );
+  } else {
+    body = (
+      <>
+        <PlanView plan={phase.plan} />
+        {phase.plan.changes.length ? (
+          request.action === 'pin' ? (
+            <p className="note">
+              <InfoIcon />
+              <span>
+                Holdfast removes the k3s label and keeps <code>io.cri-containerd.pinned</code>: k3s never touches that
+                pin again. While an archive that brings these images stays in <code>{node.imagesDir}</code>, the next k3s
+                start re-imports it and adds the k3s label back — remove the archive safely afterwards.
+              </span>
+            </p>
+          ) : (
+            <p className="note note-warning">
+              <AlertIcon />
+              <span>
+                Once unpinned, kubelet image garbage collection may delete these images. At an air-gapped site they
+                cannot be pulled again.
+              </span>
+            </p>
+          )
+        ) : null}
+        {phase.kind === 'preview' && phase.error ? <ErrorCallout error={phase.error} title="Not applied" /> : null}
+      </>
+    );
+  }
+
+  const plan = phase.kind === 'preview' || phase.kind === 'applying' ? phase.plan : null;
+  return (
+    <Modal title={request.title} onClose={close} testId="pin-dialog" className="modal-wide">
+      <div className="modal-body">
+        <p className="dialog-subject">
+          {phase.kind === 'done' ? 'Applied to' : 'Preview for'} {request.subject} on <strong>{node.name}</strong>.
+          {phase.kind !== 'done' ? ' Nothing changes until you apply.' : ''}
+        </p>
+        {body}
+      </div>
+      <div className="modal-actions">
+        {phase.kind === 'done' || phase.kind === 'failed' ? (
+          <button type="button" className="btn btn-primary" onClick={onClose} autoFocus>
+            Close
+          </button>
+        ) : (
+          <>
+            <button type="button" className="btn" onClick={close} disabled={busy}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={!plan || plan.changes.length === 0 || busy}
+              onClick={() => plan && void apply(plan)}
+              aria-busy={busy || undefined}
+              data-testid="apply-pins"
+            >
+              {busy ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
+              {busy ? 'Applying…' : plan ? `Apply ${plan.changes.length} ${plan.changes.length === 1 ? 'change' : 'changes'}` : 'Apply'}
+            </button>
+          </>
+        )}
+      </div>
+    </Modal>
+  );
+}
