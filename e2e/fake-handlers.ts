@@ -1,8 +1,22 @@
-// In-memory Handlers for UI tests: two nodes, a handful of images covering every pin state
-// (including a digest reference that shares its image id with a tag), and a scripted host-key
-// story for the second node. Records every call so tests can assert what the UI asked for.
-import type { ImageRef, NodeDef, NodeInput, NodeStatus } from '../src/shared/domain';
-import { NODE_DEFAULTS } from '../src/shared/domain';
+// In-memory Handlers for UI tests: two nodes, a handful of images covering every pin state and
+// every fate at the next k3s start (including a digest reference that shares its image id with
+// a tag, and three pins at risk), archives (safe and unsafe to remove, cached by k3s, a pre-pull
+// list, an ignored and an unreadable file), an audit log, and a scripted host-key story for the
+// second node. Pins and removals really change the fake's state, so a test sees the refreshed
+// views. Records every call so tests can assert what the UI asked for.
+import type {
+  ArchiveInfo,
+  AuditEntry,
+  ImageRef,
+  LabelChange,
+  NodeDef,
+  NodeInput,
+  NodeStatus,
+  PinPlan,
+  RemovalCheck,
+} from '../src/shared/domain';
+import { LABEL_CRI_PINNED, LABEL_K3S_PINNED, NODE_DEFAULTS, PINNED } from '../src/shared/domain';
+import type { ArgsOf } from '../src/shared/contract';
 import type { Handlers } from '../src/shared/handlers';
 import { HoldfastError } from '../src/core/errors';
 
@@ -20,9 +34,28 @@ function img(p: Partial<ImageRef> & Pick<ImageRef, 'name' | 'pin'>): ImageRef {
     platforms: ['linux/amd64'],
     createdAt: '2025-01-01T00:00:00Z',
     labels: {},
+    afterRestart: p.pin === 'none' ? 'unpinned' : 'pinned',
+    reason: '',
+    archive: null,
     ...p,
   };
 }
+
+export const REASONS = {
+  durable: 'Durable pin: k3s never removes io.cri-containerd.pinned, so it survives every restart.',
+  reimported: (a: string) => `Pinned by k3s; ${a} is still in the images dir and is re-imported at start, which pins it again.`,
+  noArchive: 'Pinned by k3s, but no archive in the images dir brings it: the next k3s start removes the pin.',
+  cached: (a: string) =>
+    `${a} is listed unchanged in .cache.json: k3s v1.31.6 clears the pin and skips the archive (no cache fix in 1.31), so nothing pins it again.`,
+  unpinned: 'Not pinned, and no archive in the images dir brings it.',
+  gain: (a: string) => `Not pinned now; k3s imports ${a} at its next start and pins it.`,
+  removed: (a: string) => `${a} was removed: the next k3s start clears the k3s pin and nothing pins it again.`,
+} as const;
+
+const AIRGAP = 'k3s-airgap-images-amd64.tar.zst';
+const APPS = 'apps/apps.tar.gz';
+const TOOLS = 'tools/busybox.tar';
+const NODE_EXPORTER = 'node-exporter-v1.8.2.tar';
 
 const CRI = { 'io.cri-containerd.pinned': 'pinned', 'io.cri-containerd.image': 'managed' };
 const K3S = { ...CRI, 'io.cattle.k3s.pinned': 'pinned' };
@@ -37,6 +70,7 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: '2024-11-26T18:42:08Z',
     labels: CRI,
     pin: 'durable',
+    reason: REASONS.durable,
   }),
   img({
     name: `docker.io/library/nginx@${sha('a1')}`,
@@ -47,6 +81,7 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: '2024-11-26T18:42:08Z',
     labels: CRI,
     pin: 'durable',
+    reason: REASONS.durable,
   }),
   img({
     name: 'docker.io/rancher/mirrored-pause:3.6',
@@ -57,6 +92,8 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: '2021-08-11T16:06:45Z',
     labels: K3S,
     pin: 'k3s',
+    reason: REASONS.reimported(AIRGAP),
+    archive: AIRGAP,
   }),
   img({
     name: `docker.io/rancher/mirrored-pause@${sha('b2')}`,
@@ -67,6 +104,8 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: '2021-08-11T16:06:45Z',
     labels: K3S,
     pin: 'k3s',
+    reason: REASONS.reimported(AIRGAP),
+    archive: AIRGAP,
   }),
   img({
     name: 'docker.io/rancher/mirrored-coredns-coredns:1.12.0',
@@ -76,6 +115,32 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: '2024-10-15T11:02:31Z',
     labels: K3S,
     pin: 'k3s',
+    afterRestart: 'unpinned',
+    reason: REASONS.noArchive,
+  }),
+  img({
+    name: 'docker.io/rancher/klipper-helm:v0.9.3-build20241008',
+    digest: sha('c4'),
+    imageId: sha('5a'),
+    size: 61_204_992,
+    createdAt: '2024-10-08T10:00:00Z',
+    labels: K3S,
+    pin: 'k3s',
+    afterRestart: 'unpinned',
+    reason: REASONS.cached(APPS),
+    archive: APPS,
+  }),
+  img({
+    name: 'docker.io/rancher/local-path-provisioner:v0.0.30',
+    digest: sha('c5'),
+    imageId: sha('5b'),
+    size: 18_874_368,
+    createdAt: '2024-09-20T08:30:00Z',
+    labels: K3S,
+    pin: 'k3s',
+    afterRestart: 'unpinned',
+    reason: REASONS.cached(APPS),
+    archive: APPS,
   }),
   img({
     name: 'registry.site.lan/acme/telemetry-agent:2.4.1',
@@ -85,6 +150,7 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: '2025-02-03T09:15:00Z',
     labels: { 'io.cri-containerd.image': 'managed', 'org.opencontainers.image.vendor': 'Acme Field Systems' },
     pin: 'none',
+    reason: REASONS.unpinned,
   }),
   img({
     name: 'docker.io/library/busybox:1.36',
@@ -95,6 +161,9 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: null,
     labels: {},
     pin: 'none',
+    afterRestart: 'pinned',
+    reason: REASONS.gain(TOOLS),
+    archive: TOOLS,
   }),
   img({
     name: 'quay.io/prometheus/node-exporter:v1.8.2',
@@ -104,16 +173,166 @@ export const EDGE1_IMAGES: ImageRef[] = [
     createdAt: '2024-07-14T12:00:00Z',
     labels: CRI,
     pin: 'durable',
+    reason: REASONS.durable,
+    archive: NODE_EXPORTER,
   }),
 ];
 
 export const EDGE2_IMAGES: ImageRef[] = [
-  img({ name: 'docker.io/library/redis:7.4', digest: sha('b8'), imageId: sha('2b'), size: 41_000_000, labels: K3S, pin: 'k3s' }),
+  img({
+    name: 'docker.io/library/redis:7.4',
+    digest: sha('b8'),
+    imageId: sha('2b'),
+    size: 41_000_000,
+    labels: K3S,
+    pin: 'k3s',
+    reason: REASONS.reimported('redis.tar'),
+    archive: 'redis.tar',
+  }),
+];
+
+const MIB = 1024 * 1024;
+
+/** Archives of edge-01 as first listed; safeToRemove/reason are recomputed from the images. */
+export const EDGE1_ARCHIVES: ArchiveInfo[] = [
+  {
+    path: AIRGAP,
+    kind: 'archive',
+    compression: 'zstd',
+    size: 183 * MIB + 421_337,
+    mtime: '2025-03-02T07:41:10Z',
+    images: ['docker.io/rancher/mirrored-pause:3.6', `docker.io/rancher/mirrored-pause@${sha('b2')}`],
+    imported: true,
+    safeToRemove: false,
+    reason: '',
+    cachedByK3s: false,
+  },
+  {
+    path: APPS,
+    kind: 'archive',
+    compression: 'gzip',
+    size: 79 * MIB + 12_003,
+    mtime: '2025-02-11T15:20:00Z',
+    images: ['docker.io/rancher/klipper-helm:v0.9.3-build20241008', 'docker.io/rancher/local-path-provisioner:v0.0.30'],
+    imported: true,
+    safeToRemove: false,
+    reason: '',
+    cachedByK3s: true,
+  },
+  {
+    path: TOOLS,
+    kind: 'archive',
+    compression: 'none',
+    size: 2_170_880,
+    mtime: '2025-03-04T09:12:44Z',
+    images: ['docker.io/library/busybox:1.36'],
+    imported: true,
+    safeToRemove: false,
+    reason: '',
+    cachedByK3s: false,
+  },
+  {
+    path: NODE_EXPORTER,
+    kind: 'archive',
+    compression: 'none',
+    size: 11_642_880,
+    mtime: '2024-07-20T12:00:00Z',
+    images: ['quay.io/prometheus/node-exporter:v1.8.2'],
+    imported: true,
+    safeToRemove: true,
+    reason: '',
+    cachedByK3s: false,
+  },
+  {
+    path: 'prepull.txt',
+    kind: 'prepull',
+    compression: null,
+    size: 58,
+    mtime: '2025-01-15T10:00:00Z',
+    images: ['docker.io/library/alpine:3.20'],
+    imported: false,
+    safeToRemove: true,
+    reason: 'A pre-pull list pins nothing: removing it loses no pin.',
+    cachedByK3s: false,
+  },
+  {
+    path: 'broken.tar.gz',
+    kind: 'archive',
+    compression: 'gzip',
+    size: 1 * MIB,
+    mtime: '2025-03-05T18:02:00Z',
+    images: [],
+    imported: false,
+    safeToRemove: false,
+    reason: 'Its index could not be read, so Holdfast cannot tell what removing it loses.',
+    cachedByK3s: false,
+    error: 'unexpected end of gzip stream at byte 1048576',
+  },
+  {
+    path: 'README.md',
+    kind: 'ignored',
+    compression: null,
+    size: 912,
+    mtime: '2024-12-01T09:00:00Z',
+    images: [],
+    imported: false,
+    safeToRemove: true,
+    reason: 'k3s ignores this file: removing it changes nothing.',
+    cachedByK3s: false,
+  },
+];
+
+export const EDGE1_AUDIT: AuditEntry[] = [
+  {
+    time: '2025-03-01T08:15:02Z',
+    user: 'tech',
+    node: 'edge-01',
+    action: 'pin',
+    changes: [
+      {
+        ref: 'docker.io/library/nginx:1.27.3',
+        imageId: sha('4e'),
+        before: K3S,
+        after: CRI,
+      },
+      {
+        ref: `docker.io/library/nginx@${sha('a1')}`,
+        imageId: sha('4e'),
+        before: K3S,
+        after: CRI,
+      },
+    ],
+  },
+  {
+    time: '2025-03-01T08:17:40Z',
+    user: 'tech',
+    node: 'edge-01',
+    action: 'rm-archive',
+    forced: true,
+    archive: { path: 'old/nginx-1.25.tar', size: 70 * MIB, sha256: sha('9f') },
+    note: 'Forced: docker.io/library/nginx:1.25.4 was not durably pinned.',
+  },
+  {
+    time: '2025-02-20T14:03:11Z',
+    user: 'ops',
+    node: 'edge-01',
+    action: 'unpin',
+    changes: [
+      {
+        ref: 'registry.site.lan/acme/telemetry-agent:2.4.0',
+        imageId: sha('9a'),
+        before: CRI,
+        after: { 'io.cri-containerd.image': 'managed' },
+      },
+    ],
+  },
 ];
 
 export interface FakeOptions {
   /** What edge-02 does on connect until trusted: 'unknown' (trustable) or 'changed' (blocked). */
   edge2HostKey?: 'unknown' | 'changed';
+  /** pins.apply fails as a node whose containerd stopped answering would. */
+  failApply?: boolean;
 }
 
 function def(input: NodeInput): NodeDef {
@@ -134,6 +353,87 @@ export function fakeHandlers(opts: FakeOptions = {}) {
     def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222 }),
   ];
   let edge2Trusted = false;
+  const images: Record<string, ImageRef[]> = {
+    'edge-01': structuredClone(EDGE1_IMAGES),
+    'edge-02': structuredClone(EDGE2_IMAGES),
+  };
+  const archives: Record<string, ArchiveInfo[]> = { 'edge-01': structuredClone(EDGE1_ARCHIVES), 'edge-02': [] };
+  const audit: AuditEntry[] = structuredClone(EDGE1_AUDIT);
+  /** Stands in for the user Holdfast records in the log. */
+  const user = 'tech';
+  let clock = Date.parse('2025-03-06T10:00:00Z');
+  const now = () => new Date((clock += 61_000)).toISOString();
+
+  const refsOf = (node: string) => images[node] ?? [];
+  const removalCheck = (node: string, a: ArchiveInfo): RemovalCheck => {
+    const list = refsOf(node);
+    const imgs = a.images.map((name) => {
+      const r = list.find((x) => x.name === name);
+      return { name, present: !!r, complete: !!r, durable: r?.pin === 'durable', missing: [] as string[] };
+    });
+    const problems: string[] = [];
+    if (a.error) problems.push(`Its index could not be read (${a.error}): Holdfast cannot tell what removing it loses.`);
+    if (a.kind === 'archive') {
+      for (const i of imgs) {
+        if (!i.present) problems.push(`${i.name} is not in containerd: this archive is its only copy.`);
+        else if (!i.durable) problems.push(`${i.name} is not durably pinned: it loses its pin at the next k3s start.`);
+      }
+    }
+    return { node, path: a.path, allowed: problems.length === 0, problems, images: a.kind === 'archive' ? imgs : [] };
+  };
+  // Keep safeToRemove/reason consistent with the images, as the real backend derives them.
+  const recompute = (node: string) => {
+    for (const a of archives[node] ?? []) {
+      if (a.kind !== 'archive') continue;
+      const c = removalCheck(node, a);
+      a.safeToRemove = c.allowed;
+      a.reason = c.allowed
+        ? 'Every image it brings is complete and durably pinned.'
+        : a.error
+          ? 'Its index could not be read, so Holdfast cannot tell what removing it loses.'
+          : `${c.problems.length} of its ${a.images.length} ${a.images.length === 1 ? 'image is' : 'images are'} not durably pinned.`;
+    }
+  };
+  recompute('edge-01');
+
+  const selectRefs = (node: string, target: ArgsOf<'pins.plan'>['target']): { refs: ImageRef[]; missing: string[] } => {
+    const list = refsOf(node);
+    if ('refs' in target) {
+      return { refs: list.filter((r) => target.refs.includes(r.name)), missing: target.refs.filter((n) => !list.some((r) => r.name === n)) };
+    }
+    if ('archive' in target) {
+      const a = (archives[node] ?? []).find((x) => x.path === target.archive);
+      if (!a) throw new HoldfastError('NOT_FOUND', `No file ${target.archive} in the images dir.`, { hint: 'Refresh the archives list.' });
+      return { refs: list.filter((r) => a.images.includes(r.name)), missing: a.images.filter((n) => !list.some((r) => r.name === n)) };
+    }
+    return { refs: list.filter((r) => r.pin === 'k3s'), missing: [] };
+  };
+
+  const plan = (args: ArgsOf<'pins.plan'>): PinPlan => {
+    find(args.node);
+    const { refs, missing } = selectRefs(args.node, args.target);
+    const changes: LabelChange[] = [];
+    const unchanged: PinPlan['unchanged'] = missing.map((ref) => ({ ref, reason: 'Not found in containerd.' }));
+    for (const r of refs) {
+      const after = { ...r.labels };
+      if (args.action === 'pin') {
+        if (r.pin === 'durable') {
+          unchanged.push({ ref: r.name, reason: 'Already durable.' });
+          continue;
+        }
+        delete after[LABEL_K3S_PINNED];
+        after[LABEL_CRI_PINNED] = PINNED;
+      } else {
+        if (r.pin !== 'durable') {
+          unchanged.push({ ref: r.name, reason: r.pin === 'k3s' ? 'Pinned by k3s, not durably: nothing to release.' : 'Not pinned.' });
+          continue;
+        }
+        delete after[LABEL_CRI_PINNED];
+      }
+      changes.push({ ref: r.name, imageId: r.imageId, before: { ...r.labels }, after });
+    }
+    return { node: args.node, action: args.action, changes, unchanged };
+  };
   const find = (name: string) => {
     const n = nodes.find((x) => x.name === name);
     if (!n) throw new HoldfastError('NOT_FOUND', `No node named "${name}".`);
@@ -225,8 +525,96 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       calls.push({ channel: 'images.list', args });
       find(args.node);
       await new Promise((r) => setTimeout(r, 100));
-      return args.node === 'edge-01' ? EDGE1_IMAGES : args.node === 'edge-02' ? EDGE2_IMAGES : [];
+      return structuredClone(refsOf(args.node));
+    },
+    'archives.list': async (args) => {
+      calls.push({ channel: 'archives.list', args });
+      find(args.node);
+      await new Promise((r) => setTimeout(r, 100));
+      return structuredClone(archives[args.node] ?? []);
+    },
+    'pins.plan': async (args) => {
+      calls.push({ channel: 'pins.plan', args });
+      await new Promise((r) => setTimeout(r, 150));
+      return plan(args);
+    },
+    'pins.apply': async (args) => {
+      calls.push({ channel: 'pins.apply', args });
+      if (opts.failApply) {
+        throw new HoldfastError('CONTAINERD_UNAVAILABLE', 'containerd on edge-01 did not answer.', {
+          hint: 'Check that k3s is running on the node (systemctl status k3s), then retry.',
+        });
+      }
+      const p = plan(args);
+      await new Promise((r) => setTimeout(r, 250));
+      for (const c of p.changes) {
+        const r = refsOf(args.node).find((x) => x.name === c.ref)!;
+        r.labels = c.after;
+        if (args.action === 'pin') {
+          r.pin = 'durable';
+          r.afterRestart = 'pinned';
+          r.reason = REASONS.durable;
+        } else {
+          r.pin = 'none';
+          r.afterRestart = r.archive ? 'pinned' : 'unpinned';
+          r.reason = r.archive ? REASONS.gain(r.archive) : REASONS.unpinned;
+        }
+      }
+      recompute(args.node);
+      if (p.changes.length) audit.push({ time: now(), user, node: args.node, action: args.action, changes: p.changes });
+      return p;
+    },
+    'archives.check': async (args) => {
+      calls.push({ channel: 'archives.check', args });
+      find(args.node);
+      await new Promise((r) => setTimeout(r, 150));
+      const a = (archives[args.node] ?? []).find((x) => x.path === args.path);
+      if (!a) throw new HoldfastError('NOT_FOUND', `No file ${args.path} in the images dir.`, { hint: 'Refresh the archives list.' });
+      return removalCheck(args.node, a);
+    },
+    'archives.remove': async (args) => {
+      calls.push({ channel: 'archives.remove', args });
+      find(args.node);
+      const list = archives[args.node] ?? [];
+      const a = list.find((x) => x.path === args.path);
+      if (!a) throw new HoldfastError('NOT_FOUND', `No file ${args.path} in the images dir.`, { hint: 'Refresh the archives list.' });
+      const check = removalCheck(args.node, a);
+      if (!check.allowed && !args.force) {
+        throw new HoldfastError('REFUSED', `Removing ${a.path} now would lose pins.`, {
+          hint: 'Make its pins durable first, or force the removal.',
+        });
+      }
+      if (args.force && args.confirm !== a.path) {
+        throw new HoldfastError('REFUSED', 'The typed confirmation does not match the archive path.', {
+          hint: `Type ${a.path} exactly.`,
+        });
+      }
+      await new Promise((r) => setTimeout(r, 250));
+      list.splice(list.indexOf(a), 1);
+      for (const r of refsOf(args.node)) {
+        if (r.archive !== a.path) continue;
+        r.archive = null;
+        if (r.pin !== 'durable') {
+          r.afterRestart = 'unpinned';
+          r.reason = r.pin === 'k3s' ? REASONS.removed(a.path) : REASONS.unpinned;
+        }
+      }
+      const entry: AuditEntry = {
+        time: now(),
+        user,
+        node: args.node,
+        action: 'rm-archive',
+        archive: { path: a.path, size: a.size, sha256: sha(a.path.length.toString(16).slice(-1) + 'e') },
+        ...(args.force ? { forced: true, note: check.problems.join(' ') } : {}),
+      };
+      audit.push(entry);
+      return entry;
+    },
+    'audit.list': async (args) => {
+      calls.push({ channel: 'audit.list', args });
+      if (args.node) find(args.node);
+      return structuredClone(audit.filter((e) => !args.node || e.node === args.node));
     },
   };
-  return { handlers, calls, nodes };
+  return { handlers, calls, nodes, images, archives, audit };
 }

@@ -49,8 +49,8 @@ test('lists nodes and groups references by image id, with pin badges', async ({ 
   await expect(page.getByTestId('node-versions')).toContainText('v2.0.4-k3s2');
   await expect(page.getByTestId('node-versions')).toContainText('v1.31.6+k3s1');
 
-  // 8 references, 6 image ids → 6 rows.
-  await expect(rows(page)).toHaveCount(6);
+  // 10 references, 8 image ids → 8 rows.
+  await expect(rows(page)).toHaveCount(8);
   const nginx = rows(page).filter({ hasText: 'nginx:1.27.3' });
   await expect(nginx).toHaveCount(1);
   await expect(nginx.getByTestId('image-ref')).toHaveCount(2);
@@ -63,10 +63,11 @@ test('lists nodes and groups references by image id, with pin badges', async ({ 
   await expect(rows(page).filter({ hasText: 'telemetry-agent' }).getByTestId('pin-badge')).toHaveText('Unpinned');
 
   // Counts on the filter buttons.
-  await expect(page.getByTestId('filter-all')).toContainText('6');
+  await expect(page.getByTestId('filter-all')).toContainText('8');
   await expect(page.getByTestId('filter-durable')).toContainText('2');
-  await expect(page.getByTestId('filter-k3s')).toContainText('2');
+  await expect(page.getByTestId('filter-k3s')).toContainText('4');
   await expect(page.getByTestId('filter-none')).toContainText('2');
+  await expect(page.getByTestId('filter-atRisk')).toContainText('3');
 
   if (shots) {
     await page.screenshot({ path: path.join(shots, 'holdfast-images.png') });
@@ -93,11 +94,11 @@ test('search and pin filter narrow the table; sorting works', async ({ page }) =
   await search.fill('nothing-like-this');
   await expect(page.getByTestId('images-no-match')).toContainText('No images match');
   await page.getByRole('button', { name: 'Clear search and filter' }).click();
-  await expect(rows(page)).toHaveCount(6);
+  await expect(rows(page)).toHaveCount(8);
 
   await page.getByRole('button', { name: /^k3s/ }).click();
   await expect(page.getByTestId('filter-k3s')).toHaveAttribute('aria-pressed', 'true');
-  await expect(rows(page)).toHaveCount(2);
+  await expect(rows(page)).toHaveCount(4);
   for (const badge of await page.getByTestId('pin-badge').all()) await expect(badge).toHaveText('k3s pin');
   await search.fill('coredns');
   await expect(rows(page)).toHaveCount(1);
@@ -225,4 +226,289 @@ test('keyboard: the filter and sort controls are reachable and operable', async 
   await expect(page.getByTestId('filter-durable')).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(rows(page)).toHaveCount(2);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Fate at the next k3s start, tabs, previewed pin changes and archive removal.
+
+const row = (page: Page, text: string) => rows(page).filter({ hasText: text });
+const callsOf = (channel: string) => fake.calls.filter((c) => c.channel === channel);
+
+test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reasons on hover and in details', async ({ page }) => {
+  await serve();
+  const errors = await openApp(page);
+
+  const banner = page.getByTestId('at-risk-banner');
+  await expect(banner).toContainText('3 images will lose their pin when k3s restarts');
+  await expect(banner.getByRole('button', { name: 'Make them durable' })).toBeVisible();
+  await expect(page.getByRole('tab', { name: /Images/ })).toContainText('3');
+
+  const coredns = row(page, 'coredns');
+  await expect(coredns.getByTestId('fate')).toHaveText('Will lose pin');
+  await expect(coredns.getByTestId('fate')).toHaveAttribute('data-fate', 'lose');
+  await expect(coredns.getByTestId('fate')).toHaveAttribute('title', /no archive in the images dir brings it/);
+  await expect(row(page, 'mirrored-pause:3.6').getByTestId('fate')).toHaveText('Kept');
+  await expect(row(page, 'nginx:1.27.3').getByTestId('fate')).toHaveText('Kept');
+  await expect(row(page, 'telemetry-agent').getByTestId('fate')).toHaveText('Stays unpinned');
+  await expect(row(page, 'busybox').getByTestId('fate')).toHaveText('Pinned at start');
+
+  // Details panel: the reason sentence in full and the archive that brings the image.
+  const klipper = row(page, 'klipper-helm');
+  await klipper.getByRole('button', { name: /Details of/ }).click();
+  await expect(klipper.getByRole('button', { name: /Details of/ })).toHaveAttribute('aria-expanded', 'true');
+  const details = page.getByTestId('image-details');
+  await expect(details.getByTestId('fate-reason')).toContainText('listed unchanged in .cache.json');
+  await expect(details.getByTestId('image-archive')).toContainText('apps/apps.tar.gz');
+  await coredns.getByRole('button', { name: /Details of/ }).click();
+  await expect(page.getByTestId('image-details').nth(1).getByTestId('image-archive')).toContainText('No archive');
+
+  // "At risk" chip and the banner's "Show them".
+  await page.getByTestId('filter-atRisk').click();
+  await expect(rows(page)).toHaveCount(3);
+  for (const f of await page.getByTestId('image-row').getByTestId('fate').all()) await expect(f).toHaveText('Will lose pin');
+  await page.getByTestId('filter-all').click();
+  await banner.getByRole('button', { name: 'Show them' }).click();
+  await expect(page.getByTestId('filter-atRisk')).toHaveAttribute('aria-pressed', 'true');
+  await page.getByTestId('filter-all').click();
+
+  if (shots) await page.screenshot({ path: path.join(shots, 'images-at-risk.png') });
+  expect(errors).toEqual([]);
+});
+
+test('tabs: Images | Archives | Log, operable with the keyboard', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  const tablist = page.getByRole('tablist', { name: 'Node views' });
+  await expect(tablist.getByRole('tab')).toHaveText([/Images/, /Archives/, /Log/]);
+  const images = page.getByRole('tab', { name: /Images/ });
+  await expect(images).toHaveAttribute('aria-selected', 'true');
+  await images.focus();
+  await page.keyboard.press('ArrowRight');
+  const archives = page.getByRole('tab', { name: /Archives/ });
+  await expect(archives).toBeFocused();
+  await expect(archives).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByRole('tabpanel', { name: /Archives/ })).toBeVisible();
+  await expect(page.getByTestId('archive-row')).toHaveCount(7);
+  await page.keyboard.press('End');
+  await expect(page.getByRole('tab', { name: 'Log' })).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('log-entry')).toHaveCount(3);
+  await page.keyboard.press('ArrowRight'); // wraps
+  await expect(images).toBeFocused();
+  await expect(page.getByTestId('images-table')).toBeVisible();
+  // Only the selected tab is in the tab order.
+  await expect(archives).toHaveAttribute('tabindex', '-1');
+});
+
+test('archives tab: kind, compression, images, imported, cached by k3s, safe to remove, unreadable', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  await page.getByRole('tab', { name: /Archives/ }).click();
+  const arow = (p: string) => page.locator(`[data-testid="archive-row"][data-path="${p}"]`);
+  await expect(page.getByTestId('archives-summary')).toContainText('7 files');
+  await expect(page.getByTestId('cache-banner')).toContainText('import cache is on');
+
+  const apps = arow('apps/apps.tar.gz');
+  await expect(apps.getByTestId('archive-kind')).toHaveText('Archive');
+  await expect(apps.getByTestId('archive-compression')).toHaveText('gzip');
+  await expect(apps.getByTestId('cached-badge')).toBeVisible();
+  await expect(apps).toContainText('klipper-helm');
+  await expect(apps.getByTestId('archive-imported')).toHaveText('Imported');
+  await expect(apps.getByTestId('safe-to-remove')).toHaveText('Not safe to remove');
+  await expect(apps).toContainText('2 of its 2 images are not durably pinned');
+
+  await expect(arow('node-exporter-v1.8.2.tar').getByTestId('safe-to-remove')).toHaveText('Safe to remove');
+  await expect(arow('node-exporter-v1.8.2.tar').getByTestId('cached-badge')).toHaveCount(0);
+  await expect(arow('prepull.txt').getByTestId('archive-kind')).toHaveText('Pre-pull list');
+  await expect(arow('README.md').getByTestId('archive-kind')).toHaveText('Ignored');
+  await expect(arow('broken.tar.gz').getByTestId('archive-error')).toContainText('unexpected end of gzip stream');
+  // Make durable is offered for archives only.
+  await expect(arow('prepull.txt').getByRole('button', { name: /Make durable/ })).toHaveCount(0);
+  if (shots) await page.screenshot({ path: path.join(shots, 'archives.png') });
+});
+
+test('make one image durable: preview of label changes, then apply, then the refreshed state', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  const coredns = row(page, 'coredns');
+  await coredns.getByRole('button', { name: /^Make durable/ }).click();
+
+  const dialog = page.getByRole('dialog', { name: /Make docker.io\/rancher\/mirrored-coredns-coredns:1.12.0 durable/ });
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toHaveAttribute('aria-modal', 'true');
+  const change = dialog.getByTestId('plan-change');
+  await expect(change).toHaveCount(1);
+  await expect(change).toContainText('docker.io/rancher/mirrored-coredns-coredns:1.12.0');
+  await expect(change.getByTestId('pin-badge')).toHaveText(['k3s pin', 'Durable']);
+  await expect(change.getByTestId('label-diff')).toHaveText([/io\.cattle\.k3s\.pinned=pinned/]);
+  await expect(change.getByTestId('label-diff')).toHaveAttribute('data-kind', 'removed');
+  // Planned, not applied.
+  expect(callsOf('pins.plan').at(-1)?.args).toEqual({
+    node: 'edge-01',
+    action: 'pin',
+    target: { refs: ['docker.io/rancher/mirrored-coredns-coredns:1.12.0'] },
+  });
+  expect(callsOf('pins.apply')).toHaveLength(0);
+  if (shots) await page.screenshot({ path: path.join(shots, 'pin-preview.png') });
+
+  const listsBefore = callsOf('images.list').length;
+  await dialog.getByRole('button', { name: 'Apply 1 change' }).click();
+  await expect(dialog.getByTestId('apply-done')).toBeVisible();
+  await expect(dialog.getByTestId('plan-summary')).toHaveText('1 reference was changed on edge-01.');
+  expect(callsOf('pins.apply')).toHaveLength(1);
+  expect(callsOf('images.list').length).toBe(listsBefore + 1);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(dialog).toBeHidden();
+
+  await expect(coredns.getByTestId('pin-badge')).toHaveText('Durable');
+  await expect(coredns.getByTestId('fate')).toHaveText('Kept');
+  await expect(page.getByTestId('at-risk-banner')).toContainText('2 images will lose their pin');
+  await expect(coredns.getByRole('button', { name: /^Release durable pin/ })).toBeVisible();
+
+  // The log shows it, newest first.
+  await page.getByRole('tab', { name: 'Log' }).click();
+  const first = page.getByTestId('log-entry').first();
+  await expect(first).toContainText('Made durable');
+  await expect(first.getByTestId('log-change')).toContainText('mirrored-coredns-coredns:1.12.0');
+});
+
+test('banner "Make them durable" pins exactly the at-risk references; Esc and Cancel apply nothing', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  await page.getByRole('button', { name: 'Make them durable' }).click();
+  const dialog = page.getByTestId('pin-dialog');
+  await expect(dialog.getByTestId('plan-change')).toHaveCount(3);
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  expect(callsOf('pins.apply')).toHaveLength(0);
+
+  await page.getByRole('button', { name: 'Make them durable' }).click();
+  await expect(dialog.getByTestId('plan-change')).toHaveCount(3);
+  // Focus stays inside the modal dialog.
+  for (let i = 0; i < 6; i++) {
+    await page.keyboard.press('Tab');
+    expect(await dialog.evaluate((d) => d.contains(document.activeElement))).toBe(true);
+  }
+  await dialog.getByRole('button', { name: 'Apply 3 changes' }).click();
+  await expect(dialog.getByTestId('apply-done')).toBeVisible();
+  const applied = callsOf('pins.apply')[0]?.args as { action: string; target: { refs: string[] } };
+  expect(applied.action).toBe('pin');
+  expect([...applied.target.refs].sort()).toEqual([
+    'docker.io/rancher/klipper-helm:v0.9.3-build20241008',
+    'docker.io/rancher/local-path-provisioner:v0.0.30',
+    'docker.io/rancher/mirrored-coredns-coredns:1.12.0',
+  ]);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByTestId('at-risk-banner')).toHaveCount(0);
+  await expect(page.getByTestId('filter-atRisk')).toContainText('0');
+});
+
+test('make all k3s pins durable sends { allK3s: true }; release a durable pin warns and is cancellable', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  await page.getByRole('button', { name: 'Make all k3s pins durable' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Make all k3s pins durable' });
+  await expect(dialog.getByTestId('plan-change')).toHaveCount(5);
+  expect(callsOf('pins.plan').at(-1)?.args).toEqual({ node: 'edge-01', action: 'pin', target: { allK3s: true } });
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+  await row(page, 'nginx:1.27.3').getByRole('button', { name: /^Release durable pin/ }).click();
+  const release = page.getByRole('dialog', { name: /Release the durable pin/ });
+  await expect(release.getByTestId('plan-change')).toHaveCount(2);
+  await expect(release.getByTestId('label-diff').first()).toContainText('io.cri-containerd.pinned');
+  await expect(release).toContainText('kubelet image garbage collection may delete');
+  await release.getByRole('button', { name: 'Cancel' }).click();
+  expect(callsOf('pins.apply')).toHaveLength(0);
+});
+
+test('an apply error from the envelope is shown with message and hint', async ({ page }) => {
+  await serve({ failApply: true });
+  await openApp(page);
+  await row(page, 'coredns').getByRole('button', { name: /^Make durable/ }).click();
+  const dialog = page.getByTestId('pin-dialog');
+  await dialog.getByRole('button', { name: 'Apply 1 change' }).click();
+  const err = dialog.getByRole('alert');
+  await expect(err).toContainText('containerd on edge-01 did not answer.');
+  await expect(err).toContainText('systemctl status k3s');
+  await expect(err).toContainText('CONTAINERD_UNAVAILABLE');
+  // Still in preview: the user can retry or cancel.
+  await expect(dialog.getByRole('button', { name: 'Apply 1 change' })).toBeEnabled();
+});
+
+test('remove archive: refused with problems, then forced only with the typed path', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  await page.getByRole('tab', { name: /Archives/ }).click();
+  await page.getByRole('button', { name: 'Remove safely: apps/apps.tar.gz' }).click();
+
+  const dialog = page.getByRole('dialog', { name: 'Remove archive safely' });
+  await expect(dialog.getByTestId('removal-blocked')).toBeVisible();
+  await expect(dialog.getByTestId('removal-problems').getByRole('listitem')).toHaveCount(2);
+  await expect(dialog.getByTestId('removal-problems')).toContainText('klipper-helm');
+  await expect(dialog.getByRole('button', { name: 'Make its pins durable first' })).toBeVisible();
+  await expect(dialog.getByTestId('removal-image')).toHaveCount(2);
+  await expect(dialog.getByTestId('removal-image').first()).toContainText('Present');
+  await expect(dialog.getByTestId('removal-image').first()).toContainText('Not durable');
+  await expect(dialog.getByRole('button', { name: 'Remove archive' })).toBeDisabled();
+
+  await dialog.getByRole('button', { name: 'Force remove…' }).click();
+  const force = dialog.getByTestId('force-section');
+  await expect(force).toContainText('loses its pin at the next k3s start');
+  const confirm = force.getByLabel(/Type the archive's path/);
+  const forceBtn = dialog.getByRole('button', { name: 'Force remove' });
+  await expect(forceBtn).toBeDisabled();
+  await confirm.fill('apps.tar.gz');
+  await expect(forceBtn).toBeDisabled();
+  await confirm.fill('apps/apps.tar.gz');
+  await expect(forceBtn).toBeEnabled();
+  if (shots) await page.screenshot({ path: path.join(shots, 'remove-dialog.png') });
+  expect(callsOf('archives.remove')).toHaveLength(0);
+
+  await forceBtn.click();
+  await expect(dialog.getByTestId('remove-done')).toContainText('Archive removed (forced).');
+  await expect(dialog.getByTestId('removed-sha256')).toHaveText(/^sha256:[0-9a-f]{64}$/);
+  expect(callsOf('archives.remove')).toEqual([
+    { channel: 'archives.remove', args: { node: 'edge-01', path: 'apps/apps.tar.gz', force: true, confirm: 'apps/apps.tar.gz' } },
+  ]);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+
+  await expect(page.locator('[data-testid="archive-row"][data-path="apps/apps.tar.gz"]')).toHaveCount(0);
+  await expect(page.getByTestId('archive-row')).toHaveCount(6);
+  await page.getByRole('tab', { name: 'Log' }).click();
+  const first = page.getByTestId('log-entry').first();
+  await expect(first).toContainText('Removed archive');
+  await expect(first.getByTestId('log-forced')).toBeVisible();
+  await expect(first.getByTestId('log-sha256')).toHaveText(/^sha256:/);
+  await page.getByRole('tab', { name: /Images/ }).click();
+  await expect(row(page, 'klipper-helm').getByTestId('fate')).toHaveAttribute('title', /apps\/apps\.tar\.gz was removed/);
+});
+
+test('remove archive safely: make its pins durable first, then the removal is allowed', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  await page.getByRole('tab', { name: /Archives/ }).click();
+  const airgap = 'k3s-airgap-images-amd64.tar.zst';
+  await page.getByRole('button', { name: `Remove safely: ${airgap}` }).click();
+  await page.getByTestId('remove-dialog').getByRole('button', { name: 'Make its pins durable first' }).click();
+
+  const pin = page.getByRole('dialog', { name: 'Make the archive’s pins durable' });
+  await expect(pin.getByTestId('plan-change')).toHaveCount(2);
+  expect(callsOf('pins.plan').at(-1)?.args).toEqual({ node: 'edge-01', action: 'pin', target: { archive: airgap } });
+  await pin.getByRole('button', { name: 'Apply 2 changes' }).click();
+  await expect(pin.getByTestId('apply-done')).toBeVisible();
+  await pin.getByRole('button', { name: 'Close' }).click();
+
+  const arow = page.locator(`[data-testid="archive-row"][data-path="${airgap}"]`);
+  await expect(arow.getByTestId('safe-to-remove')).toHaveText('Safe to remove');
+  await page.getByRole('button', { name: `Remove safely: ${airgap}` }).click();
+  const dialog = page.getByTestId('remove-dialog');
+  await expect(dialog.getByTestId('removal-allowed')).toBeVisible();
+  await expect(dialog.getByRole('button', { name: 'Force remove…' })).toHaveCount(0);
+  await dialog.getByRole('button', { name: 'Remove archive' }).click();
+  await expect(dialog.getByTestId('remove-done')).toContainText('Archive removed.');
+  expect(callsOf('archives.remove').at(-1)?.args).toEqual({ node: 'edge-01', path: airgap });
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(arow).toHaveCount(0);
+  await page.getByRole('tab', { name: /Images/ }).click();
+  await expect(row(page, 'mirrored-pause:3.6').getByTestId('pin-badge')).toHaveText('Durable');
+  await expect(row(page, 'mirrored-pause:3.6').getByTestId('fate')).toHaveText('Kept');
 });
