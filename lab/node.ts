@@ -46,6 +46,11 @@ export interface LabNodeHandle {
   startContainerd(): Promise<void>;
   /** New host key, sshd restarted on the same port. The lab's known_hosts file is NOT rewritten. */
   rotateHostKey(): Promise<void>;
+  /**
+   * Puts a stand-in `k3s` or `rke2` in the node's /usr/local/bin whose `--version` prints what
+   * the real binary prints for `version`; null removes it (distro version unknown).
+   */
+  installDistroBinary(distro: 'k3s' | 'rke2', version: string | null): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -57,8 +62,10 @@ export interface NodeStartOptions {
   authorizedKeysFile: string;
 }
 
+// /usr/local/bin is the node's own too, so a test can give it a `k3s` or `rke2` binary
+// (installDistroBinary) whose `--version` Holdfast detects, as on a real node.
 const HOLDER_SCRIPT =
-  'mount --bind "$1/run-k3s" /run/k3s && mount --bind "$1/rancher" /var/lib/rancher && exec sleep infinity';
+  'mount --bind "$1/run-k3s" /run/k3s && mount --bind "$1/rancher" /var/lib/rancher && mount --bind "$1/bin" /usr/local/bin && exec sleep infinity';
 
 export async function ensureHostMountpoints(): Promise<void> {
   for (const d of HOST_MOUNTPOINTS) await mkdir(d, { recursive: true });
@@ -293,7 +300,7 @@ export class LabNode implements LabNodeHandle {
 
   private async init(): Promise<void> {
     const r = this.root;
-    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp']) {
+    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp', 'bin']) {
       await mkdir(join(r, d), { recursive: true });
     }
     await writeFile(this.p.containerdToml, containerdConfig(r));
@@ -421,6 +428,18 @@ export class LabNode implements LabNodeHandle {
       }
     }
     throw err;
+  }
+
+  async installDistroBinary(distro: 'k3s' | 'rke2', version: string | null): Promise<void> {
+    const file = join(this.root, 'bin', distro);
+    if (version === null) {
+      await rm(file, { force: true });
+      return;
+    }
+    if (!/^v\d+\.\d+\.\d+\+(k3s|rke2r)\d+$/.test(version)) throw new Error(`installDistroBinary: unexpected version ${version}`);
+    // Output recorded from the real binaries' `--version` (commit hash is illustrative).
+    const out = `${distro} version ${version} (0123abcd)\ngo version go1.23.6\n`;
+    await writeFile(file, `#!/bin/sh\n[ "$1" = "--version" ] || exit 1\ncat <<'EOF'\n${out}EOF\n`, { mode: 0o755 });
   }
 
   /** Synchronous last resort (process exit): SIGKILL our process groups. */

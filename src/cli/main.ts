@@ -3,7 +3,13 @@ import { Command, CommanderError, Option } from 'commander';
 import { holdfastHome } from '../core/config/home';
 import { NodeStore, completeNode } from '../core/config/nodes';
 import { HoldfastError, toErrorInfo } from '../core/errors';
+import path from 'node:path';
+import { IndexCache } from '../core/archives/scan';
+import { AuditLog } from '../core/audit/log';
+import { applyPinChange, checkRemoval, inventory, planPinChange, removeArchiveSafely, type OpsContext } from '../core/node/operations';
 import { NodeSession } from '../core/node/session';
+import type { PinTarget } from '../core/pins/plan';
+import type { LabelChange, PinPlan } from '../shared/domain';
 import type { NodeDef, NodeInput } from '../shared/domain';
 import { EXIT, exitCodeFor } from './exit';
 import { humanSize, shortDigest, table } from './format';
@@ -32,6 +38,12 @@ async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promise<T>, 
   } finally {
     await session.close();
   }
+}
+
+/** "k: before → after" lines for the labels a change touches. */
+function describeChange(c: LabelChange, indent = '    '): string {
+  const keys = [...new Set([...Object.keys(c.before), ...Object.keys(c.after)])].filter((k) => c.before[k] !== c.after[k]).sort();
+  return keys.map((k) => `${indent}${k}: ${c.before[k] ?? '(absent)'} → ${c.after[k] ?? '(absent)'}`).join('\n');
 }
 
 export function buildProgram(io: Io = defaultIo): Command {
@@ -112,25 +124,149 @@ export function buildProgram(io: Io = defaultIo): Command {
       io.out(`removed ${name}`);
     });
 
+  const opsContext = (): OpsContext => {
+    const home = holdfastHome();
+    return { audit: new AuditLog(home), indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
+  };
+  const onNode = async <T>(name: string, fn: (s: NodeSession, ctx: OpsContext) => Promise<T>): Promise<T> => {
+    const def = await store().get(name);
+    const ctx = opsContext();
+    return withSession(def, (s) => fn(s, ctx));
+  };
+
   program
     .command('images')
-    .description("every image reference on a node, with its pin state")
+    .description('every image reference on a node: pin state and fate at the next k3s start')
     .argument('<node>')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o) => {
-      const def = await store().get(name);
-      const images = await withSession(def, (s) => s.listImages());
+      const inv = await onNode(name, (s, ctx) => inventory(s, ctx));
+      const images = inv.images;
       if (o.json) return io.out(JSON.stringify(images, null, 2));
-      if (images.length === 0) return io.out(`no images in namespace ${def.namespace} on ${name}`);
+      if (images.length === 0) return io.out(`no images in namespace ${(await store().get(name)).namespace} on ${name}`);
       io.out(
         table(
-          ['REFERENCE', 'PIN', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
-          images.map((i) => [i.name, i.pin, shortDigest(i.imageId), humanSize(i.size), i.platforms.join(',') || '-']),
+          ['REFERENCE', 'PIN', 'AFTER RESTART', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
+          images.map((i) => [
+            i.name,
+            i.pin,
+            i.afterRestart === 'unpinned' && i.pin !== 'none' ? 'LOSES PIN' : i.afterRestart,
+            shortDigest(i.imageId),
+            humanSize(i.size),
+            i.platforms.join(',') || '-',
+          ]),
         ),
       );
       const counts = { durable: 0, k3s: 0, none: 0 };
       for (const i of images) counts[i.pin]++;
       io.out(`\n${images.length} references: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
+      const atRisk = images.filter((i) => i.pin !== 'none' && i.afterRestart === 'unpinned');
+      if (atRisk.length) {
+        io.out(`${atRisk.length} will lose their pin at the next k3s start:`);
+        for (const i of atRisk) io.out(`  ${i.name}: ${i.reason}`);
+        io.out(`Make them durable with: holdfast pin ${name} --all-k3s`);
+      }
+    });
+
+  program
+    .command('archives')
+    .description("the files in a node's images dir: what each archive brings and whether it can be removed safely")
+    .argument('<node>')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o) => {
+      const inv = await onNode(name, (s, ctx) => inventory(s, ctx));
+      if (o.json) return io.out(JSON.stringify(inv.archives, null, 2));
+      if (inv.archives.length === 0) return io.out(`the images dir of ${name} is empty`);
+      io.out(
+        table(
+          ['PATH', 'KIND', 'SIZE', 'IMAGES', 'IMPORTED', 'SAFE TO REMOVE'],
+          inv.archives.map((a) => [
+            a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
+            a.kind,
+            humanSize(a.size),
+            a.error ? `unreadable: ${a.error}` : a.images.join('\n') || '-',
+            a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '-',
+            a.kind === 'archive' ? (a.safeToRemove ? 'yes' : 'no') : '-',
+          ]),
+        ),
+      );
+      for (const a of inv.archives.filter((x) => x.kind === 'archive' && !x.safeToRemove)) io.out(`\n${a.path}: ${a.reason}`);
+    });
+
+  const printPlan = (plan: PinPlan, applied: boolean) => {
+    const verb = plan.action === 'pin' ? 'made durable' : 'released';
+    if (plan.changes.length === 0) io.out('nothing to change');
+    for (const c of plan.changes) io.out(`${applied ? verb : 'would be ' + verb}: ${c.ref}\n${describeChange(c)}`);
+    for (const u of plan.unchanged) io.out(`unchanged: ${u.ref} (${u.reason})`);
+  };
+
+  program
+    .command('pin')
+    .description('make pins durable: set io.cri-containerd.pinned and remove the k3s label on every reference of each image')
+    .argument('<node>')
+    .argument('[refs...]', 'image references to pin (every reference of the same image is pinned too)')
+    .option('--archive <path>', 'the images an archive in the images dir brings (path relative to the images dir)')
+    .option('--all-k3s', 'every image k3s has pinned')
+    .option('--dry-run', 'show what would change, change nothing')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, refs: string[], o) => {
+      const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s)].filter(Boolean).length;
+      if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, or --all-k3s (exactly one of them)');
+      const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : { allK3s: true };
+      const plan = await onNode(name, (s, ctx) => (o.dryRun ? planPinChange(s, ctx, 'pin', target) : applyPinChange(s, ctx, 'pin', target)));
+      if (o.json) return io.out(JSON.stringify(plan, null, 2));
+      printPlan(plan, !o.dryRun);
+    });
+
+  program
+    .command('unpin')
+    .description('release durable pins Holdfast (or anyone) set: kubelet may then garbage-collect the image')
+    .argument('<node>')
+    .argument('<refs...>')
+    .option('--dry-run', 'show what would change, change nothing')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, refs: string[], o) => {
+      const target: PinTarget = { refs };
+      const plan = await onNode(name, (s, ctx) => (o.dryRun ? planPinChange(s, ctx, 'unpin', target) : applyPinChange(s, ctx, 'unpin', target)));
+      if (o.json) return io.out(JSON.stringify(plan, null, 2));
+      printPlan(plan, !o.dryRun);
+    });
+
+  program
+    .command('rm-archive')
+    .description('remove an archive from the images dir, only if every image it brings is complete and durably pinned')
+    .argument('<node>')
+    .argument('<path>', 'path relative to the images dir')
+    .option('--force', 'remove even if the check fails (logged)')
+    .option('--dry-run', 'run the check only')
+    .action(async (name: string, p: string, o) => {
+      if (o.dryRun) {
+        const { check } = await onNode(name, (s, ctx) => checkRemoval(s, ctx, p));
+        io.out(check.allowed ? `${p} can be removed safely` : `${p} cannot be removed safely:\n  ${check.problems.join('\n  ')}`);
+        if (!check.allowed) throw new HoldfastError('REFUSED', `${p} is not safe to remove`);
+        return;
+      }
+      const entry = await onNode(name, (s, ctx) => removeArchiveSafely(s, ctx, p, { force: Boolean(o.force) }));
+      io.out(`removed ${p} (${humanSize(entry.archive!.size)}, sha256 ${entry.archive!.sha256})${entry.forced ? ' — FORCED, logged' : ''}`);
+    });
+
+  program
+    .command('log')
+    .description('the audit log of every change Holdfast made, newest first')
+    .argument('[node]')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string | undefined, o) => {
+      const entries = await new AuditLog(holdfastHome()).list(name);
+      if (o.json) return io.out(JSON.stringify(entries, null, 2));
+      if (entries.length === 0) return io.out('no changes recorded yet');
+      for (const e of entries) {
+        const what =
+          e.action === 'rm-archive'
+            ? `removed ${e.archive?.path} (sha256 ${e.archive?.sha256})${e.forced ? ' FORCED' : ''}`
+            : `${e.action} ${e.changes?.length ?? 0} references${e.note ? ` — ${e.note}` : ''}`;
+        io.out(`${e.time}  ${e.user}  ${e.node}  ${what}`);
+        for (const c of e.changes ?? []) io.out(`    ${c.ref}\n${describeChange(c, '      ')}`);
+      }
     });
 
   program

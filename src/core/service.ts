@@ -2,9 +2,13 @@
 // and `holdfast serve` (loopback HTTP). Owns the node inventory and live node sessions.
 import type { NodeStatus } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
+import path from 'node:path';
+import { IndexCache } from './archives/scan';
+import { AuditLog } from './audit/log';
 import { holdfastHome } from './config/home';
 import { NodeStore } from './config/nodes';
-import { toErrorInfo } from './errors';
+import { HoldfastError, toErrorInfo } from './errors';
+import { applyPinChange, checkRemoval, inventory, planPinChange, removeArchiveSafely, type OpsContext } from './node/operations';
 import { SessionPool } from './node/pool';
 
 export interface Service extends Handlers {
@@ -12,8 +16,11 @@ export interface Service extends Handlers {
 }
 
 export function createHandlers(opts: { home?: string } = {}): Service {
-  const store = new NodeStore(opts.home ?? holdfastHome());
+  const home = opts.home ?? holdfastHome();
+  const store = new NodeStore(home);
   const pool = new SessionPool((name) => store.get(name));
+  const audit = new AuditLog(home);
+  const ctx: OpsContext = { audit, indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
 
   return {
     'nodes.list': async () => store.list(),
@@ -46,7 +53,19 @@ export function createHandlers(opts: { home?: string } = {}): Service {
       await pool.get(name, { acceptNewHostKey: fingerprint });
       return { recorded: def.knownHosts! };
     },
-    'images.list': async ({ node }) => pool.use(node, (s) => s.listImages()),
+    'images.list': async ({ node }) => pool.use(node, async (s) => (await inventory(s, ctx)).images),
+    'archives.list': async ({ node }) => pool.use(node, async (s) => (await inventory(s, ctx)).archives),
+    'pins.plan': async ({ node, action, target }) => pool.use(node, (s) => planPinChange(s, ctx, action, target)),
+    'pins.apply': async ({ node, action, target }) => pool.use(node, (s) => applyPinChange(s, ctx, action, target)),
+    'archives.check': async ({ node, path: p }) => pool.use(node, async (s) => (await checkRemoval(s, ctx, p)).check),
+    'archives.remove': async ({ node, path: p, force, confirm }) => {
+      // Forcing past the safety check needs the path typed again, so it is never a misclick.
+      if (force && confirm !== p) {
+        throw new HoldfastError('REFUSED', 'forced removal needs the archive path typed exactly as confirmation', { hint: `Type ${p} to confirm.` });
+      }
+      return pool.use(node, (s) => removeArchiveSafely(s, ctx, p, { force: Boolean(force) }));
+    },
+    'audit.list': async ({ node }) => audit.list(node),
     dispose: () => pool.closeAll(),
   };
 }

@@ -4,7 +4,7 @@
 // Every channel has an argument schema (validated in main / the server, never trusted from
 // the renderer) and a result type. Results and errors travel in one envelope.
 import { z } from 'zod';
-import type { ErrorInfo, ImageRef, NodeDef, NodeStatus } from './domain';
+import type { ArchiveInfo, AuditEntry, ErrorInfo, ImageRef, NodeDef, NodeStatus, PinPlan, RemovalCheck } from './domain';
 
 const name = z
   .string()
@@ -31,6 +31,21 @@ export const nodeInputSchema = z.strictObject({
   namespace: z.string().min(1).max(76).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).optional(),
 });
 
+/** A path relative to the node's images dir: no absolute paths, no `..`, no NUL. */
+const archivePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\0'), 'a path inside the images dir');
+const imageRefName = z.string().min(1).max(4096).refine((r) => !/[\s\0]/.test(r), 'an image reference');
+
+/** What a pin operation applies to: named references, the images of one archive, or every k3s pin. */
+export const pinTargetSchema = z.union([
+  z.strictObject({ refs: z.array(imageRefName).min(1).max(10_000) }),
+  z.strictObject({ archive: archivePath }),
+  z.strictObject({ allK3s: z.literal(true) }),
+]);
+
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'an OpenSSH SHA256 fingerprint');
 
 export const channels = {
@@ -47,6 +62,22 @@ export const channels = {
     result: null as unknown as { recorded: string },
   },
   'images.list': { args: z.strictObject({ node: name }), result: null as unknown as ImageRef[] },
+  'archives.list': { args: z.strictObject({ node: name }), result: null as unknown as ArchiveInfo[] },
+  'pins.plan': {
+    args: z.strictObject({ node: name, action: z.enum(['pin', 'unpin']), target: pinTargetSchema }),
+    result: null as unknown as PinPlan,
+  },
+  'pins.apply': {
+    args: z.strictObject({ node: name, action: z.enum(['pin', 'unpin']), target: pinTargetSchema }),
+    result: null as unknown as PinPlan,
+  },
+  'archives.check': { args: z.strictObject({ node: name, path: archivePath }), result: null as unknown as RemovalCheck },
+  'archives.remove': {
+    // force needs the archive's path typed again as confirmation (checked in main).
+    args: z.strictObject({ node: name, path: archivePath, force: z.boolean().optional(), confirm: z.string().max(4096).optional() }),
+    result: null as unknown as AuditEntry,
+  },
+  'audit.list': { args: z.strictObject({ node: name.optional() }), result: null as unknown as AuditEntry[] },
 } as const;
 
 export type Channel = keyof typeof channels;
@@ -67,6 +98,12 @@ export const operations = {
   connectNode: 'nodes.connect',
   trustHostKey: 'nodes.trustHostKey',
   listImages: 'images.list',
+  listArchives: 'archives.list',
+  planPins: 'pins.plan',
+  applyPins: 'pins.apply',
+  checkArchiveRemoval: 'archives.check',
+  removeArchive: 'archives.remove',
+  listAudit: 'audit.list',
 } as const satisfies Record<string, Channel>;
 
 export type Operation = keyof typeof operations;

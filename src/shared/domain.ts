@@ -65,6 +65,74 @@ export interface ImageRef {
   createdAt: string | null;
   labels: Record<string, string>;
   pin: PinState;
+  /** Whether the reference is still pinned after k3s's next start (see core/fate). */
+  afterRestart: Fate;
+  /** One sentence a technician understands: why that fate. */
+  reason: string;
+  /** Path (relative to the images dir) of the archive that brings this reference, or null. */
+  archive: string | null;
+}
+
+export type Fate = 'pinned' | 'unpinned';
+
+export type Compression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
+
+/** One file in a node's images dir. */
+export interface ArchiveInfo {
+  /** Relative to the images dir, '/'-separated. */
+  path: string;
+  /** archive: k3s imports it; prepull: a .txt list of references; ignored: k3s skips it. */
+  kind: 'archive' | 'prepull' | 'ignored';
+  compression: Compression | null;
+  size: number;
+  mtime: string;
+  /** References the archive brings (as containerd names them). */
+  images: string[];
+  /** Every image of the archive is present in containerd. */
+  imported: boolean;
+  /** Removing it now loses nothing: every image is complete and durably pinned. */
+  safeToRemove: boolean;
+  reason: string;
+  /** .cache.json is on and lists this archive unchanged: k3s will skip it at start. */
+  cachedByK3s: boolean;
+  /** Set when the archive's index could not be read. */
+  error?: string;
+}
+
+export interface LabelChange {
+  ref: string;
+  imageId: string | null;
+  before: Record<string, string>;
+  after: Record<string, string>;
+}
+
+/** Exactly what a pin/unpin operation will change, shown before it is applied. */
+export interface PinPlan {
+  node: string;
+  action: 'pin' | 'unpin';
+  changes: LabelChange[];
+  /** References selected but left alone, with why (already durable, not found…). */
+  unchanged: { ref: string; reason: string }[];
+}
+
+export interface RemovalCheck {
+  node: string;
+  path: string;
+  allowed: boolean;
+  /** What blocks the removal, one sentence each (empty when allowed). */
+  problems: string[];
+  images: { name: string; present: boolean; complete: boolean; durable: boolean; missing: string[] }[];
+}
+
+export interface AuditEntry {
+  time: string;
+  user: string;
+  node: string;
+  action: 'pin' | 'unpin' | 'rm-archive';
+  forced?: boolean;
+  changes?: LabelChange[];
+  archive?: { path: string; size: number; sha256: string };
+  note?: string;
 }
 
 export type ErrorCode =

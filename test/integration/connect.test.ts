@@ -125,7 +125,7 @@ describe('connect', () => {
     try {
       // The socket goes away with containerd: the tunnel or the first call says so.
       const err = await NodeSession.open(labNodeDef(lab, node))
-        .then((s) => s.listImages().finally(() => s.close()))
+        .then((s) => s.listBaseImages().finally(() => s.close()))
         .then(
           () => null,
           (e: unknown) => e as HoldfastError,
@@ -145,7 +145,7 @@ describe('connect', () => {
       await node.startContainerd();
     }
     const s = await NodeSession.open(labNodeDef(lab, node));
-    await s.listImages();
+    await s.listBaseImages();
     await s.close();
   });
 });

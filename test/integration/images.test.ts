@@ -101,7 +101,7 @@ describe('holdfast images', () => {
   it('prints a readable table with a summary', async () => {
     const r = await runCli(['images', 'edge1'], { HOLDFAST_HOME: home });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
+    expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+AFTER RESTART\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
     expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable/);
     expect(r.stdout).toContain('6 references: 2 durable, 2 k3s-pinned, 2 unpinned');
   });

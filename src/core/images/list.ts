@@ -1,5 +1,8 @@
 // Every image reference of a namespace, as the Images view and `holdfast images` show it.
 import type { ImageRef } from '../../shared/domain';
+
+/** A reference as containerd has it, before its fate at the next k3s start is predicted. */
+export type BaseImageRef = Omit<ImageRef, 'afterRestart' | 'reason' | 'archive'>;
 import type { ContainerdClient } from '../containerd/client';
 import type { Platform } from './mediaTypes';
 import { pinState } from './pinState';
@@ -19,13 +22,13 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R
   return out;
 }
 
-export async function listImageRefs(cd: ContainerdClient, resolver: TargetResolver): Promise<ImageRef[]> {
+export async function listImageRefs(cd: ContainerdClient, resolver: TargetResolver): Promise<BaseImageRef[]> {
   const records = await cd.listImages();
   // Many references share a target (tag + digest ref): resolve each digest once.
   const unique = [...new Map(records.map((r) => [r.target.digest, r.target])).values()];
   await mapLimit(unique, 8, (t) => resolver.resolve(t));
   const refs = await Promise.all(
-    records.map(async (r): Promise<ImageRef> => {
+    records.map(async (r): Promise<BaseImageRef> => {
       const t = await resolver.resolve(r.target);
       return {
         name: r.name,

@@ -19,6 +19,7 @@ export interface OpenNodeOptions {
 export class NodeSession {
   private resolverCache?: TargetResolver;
   private platformCache?: Promise<Platform>;
+  private infoCache?: Promise<NodeInfo> | undefined;
   private closed = false;
 
   private constructor(
@@ -99,8 +100,18 @@ export class NodeSession {
     return this.resolverCache;
   }
 
-  async listImages() {
+  /** Every reference as containerd has it (no fate prediction: see inspectNode). */
+  async listBaseImages() {
     return listImageRefs(this.containerd, await this.resolver());
+  }
+
+  /** containerd and distro versions, detected once per session. */
+  info(): Promise<NodeInfo> {
+    if (!this.infoCache) {
+      this.infoCache = this.detect();
+      this.infoCache.catch(() => (this.infoCache = undefined));
+    }
+    return this.infoCache;
   }
 
   async close(): Promise<void> {

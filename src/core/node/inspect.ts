@@ -1,0 +1,135 @@
+// Everything Holdfast knows about one node at one moment: its images with pin state and
+// fate at the next k3s start, and the files in its images dir with what they bring and
+// whether they can be removed safely. Computed together so the views always agree.
+import type { ArchiveInfo, ImageRef, NodeInfo, RemovalCheck } from '../../shared/domain';
+import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
+import { cachedByK3s, readK3sImportCache, scanImagesDir, type IndexCache, type K3sImportCache, type ScannedFile } from '../archives/scan';
+import { predictFates, type FateArchive } from '../fate/predict';
+import { checkComplete, type Completeness } from '../images/completeness';
+import type { BaseImageRef } from '../images/list';
+import type { Platform } from '../images/mediaTypes';
+import type { NodeSession } from './session';
+
+export interface NodeInventory {
+  info: NodeInfo;
+  platform: Platform;
+  images: ImageRef[];
+  archives: ArchiveInfo[];
+  files: ScannedFile[];
+  fateArchives: FateArchive[];
+  importCache: K3sImportCache;
+}
+
+/** The reference an archive image becomes in containerd (by name, else by image id). */
+function refsForArchiveImage(refs: BaseImageRef[], img: ArchiveImage, platform: Platform): { wantId: string | null; ref: BaseImageRef | undefined } {
+  const wantId = configDigestFor(img, platform);
+  const ref = img.name ? refs.find((r) => r.name === img.name) : refs.find((r) => r.imageId !== null && r.imageId === wantId);
+  return { wantId, ref };
+}
+
+export async function inspectNode(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo } = {}): Promise<NodeInventory> {
+  const [info, platform, baseRefs, sftp] = await Promise.all([
+    opts.info ? Promise.resolve(opts.info) : session.detect(),
+    session.platform(),
+    session.listBaseImages(),
+    session.ssh.sftp(),
+  ]);
+  const root = session.def.imagesDir;
+  const [files, importCache] = await Promise.all([
+    scanImagesDir(sftp, root, { nodeKey: `${session.def.host}:${session.def.port}`, ...(opts.indexCache ? { cache: opts.indexCache } : {}) }),
+    readK3sImportCache(sftp, root),
+  ]);
+
+  const fateArchives: FateArchive[] = files
+    .filter((f) => f.kind === 'archive')
+    .map((f) => ({
+      path: f.path,
+      images: f.index
+        ? f.index.images.filter((i) => i.name !== null).map((i) => ({ name: i.name!, imageId: configDigestFor(i, platform) }))
+        : null,
+      cachedByK3s: cachedByK3s(importCache, f),
+    }));
+
+  const fates = predictFates(baseRefs, fateArchives, info);
+  const images: ImageRef[] = baseRefs.map((r) => ({ ...r, ...fates.get(r.name)! }));
+
+  const completeness = new Map<string, Promise<Completeness>>();
+  const complete = (ref: BaseImageRef) => {
+    let p = completeness.get(ref.digest);
+    if (!p) {
+      p = checkComplete(session.containerd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, platform);
+      completeness.set(ref.digest, p);
+    }
+    return p;
+  };
+
+  const archives: ArchiveInfo[] = [];
+  for (const f of files) {
+    const check = await removalCheckFor(session.def.name, f, images, platform, complete);
+    const fa = fateArchives.find((a) => a.path === f.path);
+    archives.push({
+      path: f.path,
+      kind: f.kind,
+      compression: f.compression,
+      size: f.size,
+      mtime: new Date(f.mtime * 1000).toISOString(),
+      images: f.index ? f.index.images.map((i) => i.name ?? `(unnamed) ${configDigestFor(i, platform) ?? ''}`.trim()) : [],
+      imported: f.kind === 'archive' && !!f.index && check.images.every((i) => i.present),
+      safeToRemove: check.allowed,
+      reason: check.allowed ? 'Every image it brings is complete and durably pinned: removing it loses nothing.' : summarise(check.problems),
+      cachedByK3s: fa?.cachedByK3s ?? false,
+      ...(f.error ? { error: f.error } : {}),
+    });
+  }
+  return { info, platform, images, archives, files, fateArchives, importCache };
+}
+
+function summarise(problems: string[]): string {
+  if (problems.length <= 1) return problems[0] ?? '';
+  return `${problems[0]} (and ${problems.length - 1} more)`;
+}
+
+/** Can this file be removed without losing an image or a pin? Says exactly why not. */
+export async function removalCheckFor(
+  node: string,
+  f: ScannedFile,
+  refs: ImageRef[],
+  platform: Platform,
+  complete: (ref: BaseImageRef) => Promise<Completeness>,
+): Promise<RemovalCheck> {
+  const problems: string[] = [];
+  const images: RemovalCheck['images'] = [];
+  if (f.kind !== 'archive') {
+    problems.push(`${f.path} is not an image archive k3s imports; Holdfast only removes archives.`);
+    return { node, path: f.path, allowed: false, problems, images };
+  }
+  if (!f.index) {
+    problems.push(`The index of ${f.path} could not be read (${f.error ?? 'unknown error'}), so Holdfast cannot tell what it brings.`);
+    return { node, path: f.path, allowed: false, problems, images };
+  }
+  for (const img of f.index.images) {
+    const label = img.name ?? `an unnamed image`;
+    const { wantId, ref } = refsForArchiveImage(refs, img, platform);
+    if (!ref || (wantId !== null && ref.imageId !== wantId)) {
+      images.push({ name: label, present: false, complete: false, durable: false, missing: [] });
+      problems.push(
+        ref
+          ? `${label} in containerd is another image than the one in the archive: k3s has not imported this archive's version.`
+          : `${label} is not in containerd: k3s has not imported this archive (yet).`,
+      );
+      continue;
+    }
+    const c = await complete(ref);
+    const durable = ref.pin === 'durable';
+    images.push({ name: label, present: true, complete: c.complete, durable, missing: c.missing });
+    if (!c.complete) problems.push(`${label} is incomplete in containerd (missing ${c.missing.join(', ')}): the archive is its only full copy.`);
+    if (!durable) {
+      problems.push(
+        ref.pin === 'k3s'
+          ? `${label} is pinned by k3s only: make its pins durable first (holdfast pin ${node} --archive ${f.path}).`
+          : `${label} is not pinned: make its pins durable first (holdfast pin ${node} --archive ${f.path}).`,
+      );
+    }
+  }
+  return { node, path: f.path, allowed: problems.length === 0, problems, images };
+}

@@ -1,0 +1,59 @@
+// The changes Holdfast makes to a node, each planned from a fresh inventory, applied,
+// verified and written to the audit log. Shared by the app (service.ts) and the CLI.
+import type { AuditEntry, PinPlan, RemovalCheck } from '../../shared/domain';
+import { removeArchive } from '../archives/remove';
+import type { IndexCache } from '../archives/scan';
+import { localUser, type AuditLog } from '../audit/log';
+import { HoldfastError } from '../errors';
+import { checkComplete } from '../images/completeness';
+import { applyPinPlan } from '../pins/apply';
+import { planPins, type PinTarget } from '../pins/plan';
+import { inspectNode, removalCheckFor, type NodeInventory } from './inspect';
+import type { NodeSession } from './session';
+
+export interface OpsContext {
+  audit: AuditLog;
+  indexCache?: IndexCache;
+}
+
+export async function inventory(session: NodeSession, ctx: OpsContext): Promise<NodeInventory> {
+  return inspectNode(session, { info: await session.info(), ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}) });
+}
+
+export async function planPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {
+  const inv = await inventory(session, ctx);
+  return planPins(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() });
+}
+
+export async function applyPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {
+  const plan = await planPinChange(session, ctx, action, target);
+  if (plan.changes.length === 0) return plan;
+  let applied: PinPlan;
+  try {
+    applied = await applyPinPlan(session.containerd, plan);
+  } catch (e) {
+    await ctx.audit.append({ node: session.def.name, action, note: `failed: ${e instanceof Error ? e.message : String(e)}` });
+    throw e;
+  }
+  await ctx.audit.append({ node: session.def.name, action, changes: applied.changes });
+  return applied;
+}
+
+export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: string): Promise<{ inv: NodeInventory; check: RemovalCheck }> {
+  const inv = await inventory(session, ctx);
+  const file = inv.files.find((f) => f.path === path);
+  if (!file) {
+    throw new HoldfastError('NOT_FOUND', `no file ${path} in ${session.def.imagesDir} on ${session.def.name}`, {
+      hint: `List the images dir with \`holdfast archives ${session.def.name}\`.`,
+    });
+  }
+  const check = await removalCheckFor(session.def.name, file, inv.images, inv.platform, (ref) =>
+    checkComplete(session.containerd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, inv.platform),
+  );
+  return { inv, check };
+}
+
+export async function removeArchiveSafely(session: NodeSession, ctx: OpsContext, path: string, opts: { force?: boolean } = {}): Promise<AuditEntry> {
+  const { inv, check } = await checkRemoval(session, ctx, path);
+  return removeArchive(session, inv, check, ctx.audit, opts);
+}

@@ -1,0 +1,114 @@
+// What a pin or unpin operation changes, computed before anything is touched (pure), so the
+// app and the CLI can show exactly that as a preview.
+//
+// pin:   io.cri-containerd.pinned=pinned set and every distro pin label removed, on EVERY
+//        reference of the same image id (CRI merges references by image id), plus provenance.
+// unpin: the CRI pin and Holdfast's provenance removed from every reference of a durably
+//        pinned image; k3s-managed pins are left to k3s.
+import {
+  DISTRO_PIN_LABELS,
+  LABEL_CRI_PINNED,
+  PINNED,
+  type ImageRef,
+  type LabelChange,
+  type PinPlan,
+} from '../../shared/domain';
+import { archivesBringing, type FateArchive } from '../fate/predict';
+import { HoldfastError } from '../errors';
+
+export const PROVENANCE = {
+  by: 'io.holdfast.pinned-by',
+  at: 'io.holdfast.pinned-at',
+  from: 'io.holdfast.pinned-from',
+} as const;
+
+export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true };
+
+export interface Provenance {
+  user: string;
+  time: string;
+}
+
+/** The references a target selects (before expanding to whole images). */
+export function selectRefs(refs: ImageRef[], target: PinTarget, archives: FateArchive[]): { selected: ImageRef[]; notFound: string[]; archive: string | null } {
+  if ('refs' in target) {
+    const byName = new Map(refs.map((r) => [r.name, r]));
+    return {
+      selected: target.refs.flatMap((n) => (byName.has(n) ? [byName.get(n)!] : [])),
+      notFound: target.refs.filter((n) => !byName.has(n)),
+      archive: null,
+    };
+  }
+  if ('archive' in target) {
+    const archive = archives.find((a) => a.path === target.archive);
+    if (!archive) {
+      throw new HoldfastError('NOT_FOUND', `no archive ${target.archive} in the images dir`, { hint: 'List archives with `holdfast archives NODE`.' });
+    }
+    if (archive.images === null) {
+      throw new HoldfastError('REFUSED', `the index of ${target.archive} could not be read, so Holdfast cannot tell which images it brings`);
+    }
+    const selected = refs.filter((r) => archivesBringing(r, [archive]).length > 0);
+    const names = new Set(selected.map((r) => r.name));
+    const notFound = archive.images.map((i) => i.name).filter((n) => !names.has(n));
+    return { selected, notFound, archive: archive.path };
+  }
+  return { selected: refs.filter((r) => r.pin === 'k3s'), notFound: [], archive: null };
+}
+
+/** Every reference sharing an image id with a selected one (tags and digest references). */
+export function expandToImages(refs: ImageRef[], selected: ImageRef[]): ImageRef[] {
+  const ids = new Set(selected.map((r) => r.imageId).filter((x): x is string => x !== null));
+  const names = new Set(selected.map((r) => r.name));
+  return refs.filter((r) => names.has(r.name) || (r.imageId !== null && ids.has(r.imageId)));
+}
+
+export function planPins(
+  node: string,
+  action: 'pin' | 'unpin',
+  refs: ImageRef[],
+  target: PinTarget,
+  archives: FateArchive[],
+  prov: Provenance,
+): PinPlan {
+  const { selected, notFound, archive } = selectRefs(refs, target, archives);
+  const affected = expandToImages(refs, selected);
+  const changes: LabelChange[] = [];
+  const unchanged: PinPlan['unchanged'] = notFound.map((ref) => ({ ref, reason: 'not present in containerd on this node' }));
+
+  for (const r of affected) {
+    const before = r.labels;
+    const after = { ...before };
+    if (action === 'pin') {
+      for (const k of DISTRO_PIN_LABELS) delete after[k];
+      after[LABEL_CRI_PINNED] = PINNED;
+      if (r.pin === 'durable') {
+        unchanged.push({ ref: r.name, reason: 'already durably pinned' });
+        continue;
+      }
+      after[PROVENANCE.by] = prov.user;
+      after[PROVENANCE.at] = prov.time;
+      if (archive) after[PROVENANCE.from] = archive;
+    } else {
+      if (r.pin === 'k3s') {
+        unchanged.push({ ref: r.name, reason: 'pinned by k3s, which manages this pin itself' });
+        continue;
+      }
+      if (r.pin === 'none') {
+        unchanged.push({ ref: r.name, reason: 'not pinned' });
+        continue;
+      }
+      delete after[LABEL_CRI_PINNED];
+      for (const k of Object.values(PROVENANCE)) delete after[k];
+    }
+    changes.push({ ref: r.name, imageId: r.imageId, before, after });
+  }
+  return { node, action, changes, unchanged };
+}
+
+/** The per-key label updates that turn `before` into `after` (null deletes). */
+export function labelDelta(change: LabelChange): Record<string, string | null> {
+  const delta: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(change.after)) if (change.before[k] !== v) delta[k] = v;
+  for (const k of Object.keys(change.before)) if (!(k in change.after)) delta[k] = null;
+  return delta;
+}

@@ -1,0 +1,292 @@
+// The heart of Holdfast, end to end over lab nodes with the k3s start-up emulation:
+// prediction of every pin's fate, durable pins, safe archive removal and the audit log —
+// and in every scenario, the prediction must equal what the emulated restart really does.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulateK3sStart, hostImagesDirOf, labelsOf, listImages, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import { startLab } from '../../lab';
+import type { ArchiveInfo, AuditEntry, ImageRef, PinPlan } from '../../src/shared/domain';
+import { runCli, tempHome } from './support';
+
+let lab: Lab;
+let home: string;
+
+const CRI = 'io.cri-containerd.pinned';
+const K3S = 'io.cattle.k3s.pinned';
+
+async function addNode(node: LabNodeHandle, extra: string[] = []): Promise<void> {
+  const r = await runCli(
+    ['node', 'add', node.name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, ...extra],
+    { HOLDFAST_HOME: home },
+  );
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+}
+
+async function cli<T = unknown>(args: string[], expectCode = 0): Promise<T> {
+  const r = await runCli(args, { HOLDFAST_HOME: home });
+  if (r.code !== expectCode) throw new Error(`holdfast ${args.join(' ')} exited ${r.code}, expected ${expectCode}\n${r.stderr}${r.stdout}`);
+  return (args.includes('--json') ? JSON.parse(r.stdout) : r) as T;
+}
+
+const images = (node: string) => cli<ImageRef[]>(['images', node, '--json']);
+const archives = (node: string) => cli<ArchiveInfo[]>(['archives', node, '--json']);
+
+/**
+ * Predicts with Holdfast, restarts k3s in the lab, and checks that every reference Holdfast
+ * predicted as pinned/unpinned really is (CRI label present or not) after the restart.
+ */
+async function predictThenRestart(node: LabNodeHandle, opts: Parameters<typeof emulateK3sStart>[1] = {}) {
+  const before = await images(node.name);
+  await emulateK3sStart(node, opts);
+  const after = new Map((await listImages(node)).map((i) => [i.name, i.labels]));
+  for (const ref of before) {
+    const labels = after.get(ref.name);
+    expect(labels, `${ref.name} still exists`).toBeDefined();
+    const pinned = labels![CRI] === 'pinned';
+    expect({ ref: ref.name, pinned }).toEqual({ ref: ref.name, pinned: ref.afterRestart === 'pinned' });
+  }
+  return before;
+}
+
+const sha256File = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
+
+beforeAll(async () => {
+  lab = await startLab({ nodes: ['seed', 'behind', 'cache', 'rke', 'refuse'] });
+  home = tempHome();
+});
+
+afterAll(async () => {
+  await lab?.stop();
+});
+
+describe('the seed scenario (k3s issue #11363), end to end', () => {
+  it('imports, makes pins durable, removes the archive safely, survives a restart', async () => {
+    const n = lab.node('seed');
+    const archivePath = path.join(n.hostImagesDir, 'site', 'apps.tar.gz');
+    mkdirSync(path.dirname(archivePath), { recursive: true });
+    const { images: written } = await writeImageArchive(archivePath, {
+      format: 'docker',
+      compression: 'gzip',
+      images: [{ name: 'docker.io/library/app:1.0' }, { name: 'registry.local/team/worker:2' }],
+    });
+    await emulateK3sStart(n);
+    await addNode(n);
+
+    // k3s pins, kept only because the archive is there.
+    let refs = await images('seed');
+    expect(refs).toHaveLength(4); // 2 tags + 2 digest references
+    for (const r of refs) {
+      expect(r).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'site/apps.tar.gz' });
+    }
+    let arch = (await archives('seed')).find((a) => a.path === 'site/apps.tar.gz')!;
+    expect(arch).toMatchObject({ kind: 'archive', imported: true, safeToRemove: false, images: ['docker.io/library/app:1.0', 'registry.local/team/worker:2'] });
+    expect(arch.reason).toMatch(/pinned by k3s only/);
+
+    // Removing now is refused (exit 3) and says what is missing; the archive stays.
+    const refused = await runCli(['rm-archive', 'seed', 'site/apps.tar.gz'], { HOLDFAST_HOME: home });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('docker.io/library/app:1.0 is pinned by k3s only');
+    expect(existsSync(archivePath)).toBe(true);
+
+    // Preview, then make the archive's pins durable.
+    const preview = await cli<PinPlan>(['pin', 'seed', '--archive', 'site/apps.tar.gz', '--dry-run', '--json']);
+    expect(preview.changes.map((c) => c.ref).sort()).toEqual(refs.map((r) => r.name).sort());
+    expect((await labelsOf(n, 'docker.io/library/app:1.0'))[K3S]).toBe('pinned'); // dry run changed nothing
+    const applied = await cli<PinPlan>(['pin', 'seed', '--archive', 'site/apps.tar.gz', '--json']);
+    expect(applied.changes).toHaveLength(4);
+    for (const r of refs) {
+      const labels = await labelsOf(n, r.name);
+      expect(labels[CRI]).toBe('pinned');
+      expect(labels[K3S]).toBeUndefined();
+      expect(labels['io.holdfast.pinned-from']).toBe('site/apps.tar.gz');
+    }
+
+    // Durable, but the archive would hand the pins back to k3s: now it is safe to remove.
+    refs = await images('seed');
+    for (const r of refs) expect(r.reason).toMatch(/k3s-managed again/);
+    arch = (await archives('seed')).find((a) => a.path === 'site/apps.tar.gz')!;
+    expect(arch.safeToRemove).toBe(true);
+
+    const sha = sha256File(archivePath);
+    const removed = await runCli(['rm-archive', 'seed', 'site/apps.tar.gz'], { HOLDFAST_HOME: home });
+    expect(removed.stderr).toBe('');
+    expect(removed.code).toBe(0);
+    expect(existsSync(archivePath)).toBe(false);
+
+    const log = await cli<AuditEntry[]>(['log', 'seed', '--json']);
+    expect(log[0]).toMatchObject({ node: 'seed', action: 'rm-archive', archive: { path: 'site/apps.tar.gz', sha256: sha } });
+    expect(log[1]).toMatchObject({ node: 'seed', action: 'pin' });
+    expect(log[1]!.changes![0]!.before[K3S]).toBe('pinned');
+
+    // The restart: every pin is still there, as predicted.
+    const predicted = await predictThenRestart(n);
+    for (const r of predicted) expect(r).toMatchObject({ pin: 'durable', afterRestart: 'pinned', archive: null });
+    for (const w of written) expect((await labelsOf(n, w.name))[CRI]).toBe('pinned');
+  });
+});
+
+describe('an archive deleted behind Holdfast\'s back', () => {
+  it('is predicted lost, and is really lost at the restart', async () => {
+    const n = lab.node('behind');
+    const file = path.join(n.hostImagesDir, 'tools.tar.zst');
+    await writeImageArchive(file, { format: 'oci', compression: 'zstd', images: [{ name: 'registry.local/tools/probe:1' }] });
+    const keep = path.join(n.hostImagesDir, 'keep.tar');
+    await writeImageArchive(keep, { format: 'docker', images: [{ name: 'docker.io/library/keep:1' }] });
+    await emulateK3sStart(n);
+    await addNode(n);
+    rmSync(file);
+    const refs = await predictThenRestart(n);
+    const probe = refs.filter((r) => r.name.startsWith('registry.local/tools/probe'));
+    expect(probe).toHaveLength(2);
+    for (const r of probe) {
+      expect(r.afterRestart).toBe('unpinned');
+      expect(r.reason).toMatch(/no archive in the images dir brings it back/);
+    }
+    for (const r of refs.filter((x) => x.name.startsWith('docker.io/library/keep'))) expect(r.afterRestart).toBe('pinned');
+  });
+});
+
+describe('the .cache.json trap', () => {
+  it('without the fix (or an unknown version) pins of unchanged cached archives are lost', async () => {
+    const n = lab.node('cache');
+    writeFileSync(path.join(n.hostImagesDir, '.cache.json'), '');
+    await writeImageArchive(path.join(n.hostImagesDir, 'cached.tar.bz2'), { format: 'docker', compression: 'bzip2', images: [{ name: 'docker.io/library/cached:1' }] });
+    await emulateK3sStart(n); // imports and writes the cache
+    await addNode(n);
+    const arch = (await archives('cache')).find((a) => a.path === 'cached.tar.bz2')!;
+    expect(arch.cachedByK3s).toBe(true);
+
+    await n.installDistroBinary('k3s', 'v1.32.5+k3s1');
+    let refs = await images('cache');
+    for (const r of refs) expect(r.reason).toMatch(/v1\.32\.5\+k3s1 skips unchanged archives listed in .cache.json/);
+    refs = await predictThenRestart(n, { cacheFix: false });
+    for (const r of refs) expect(r.afterRestart).toBe('unpinned');
+  });
+
+  it('with the fix the cached archive re-pins its images', async () => {
+    const n = lab.node('cache');
+    // re-pin through a normal import first (touching the archive makes the cache miss)
+    const file = path.join(n.hostImagesDir, 'cached.tar.bz2');
+    const now = new Date();
+    const { utimesSync } = await import('node:fs');
+    utimesSync(file, now, now);
+    await emulateK3sStart(n, { cacheFix: true });
+    await n.installDistroBinary('k3s', 'v1.37.0+k3s1');
+    const refs = await predictThenRestart(n, { cacheFix: true });
+    for (const r of refs) {
+      expect(r.afterRestart).toBe('pinned');
+      expect(r.reason).toMatch(/re-pins images of cached archives/);
+    }
+    await n.installDistroBinary('k3s', null);
+    const unknown = await images('cache');
+    for (const r of unknown) expect(r.reason).toMatch(/cannot tell whether k3s unknown version has the .cache.json fix/);
+  });
+});
+
+describe('RKE2', () => {
+  it('predicts and pins with the RKE2 label', async () => {
+    const n = lab.node('rke');
+    await n.installDistroBinary('rke2', 'v1.31.6+rke2r1');
+    const dir = hostImagesDirOf(n, 'rke2');
+    mkdirSync(dir, { recursive: true });
+    await writeImageArchive(path.join(dir, 'rke.tar.lz4'), { format: 'docker', compression: 'lz4', images: [{ name: 'docker.io/rancher/hardened:1' }] });
+    await emulateK3sStart(n, { distro: 'rke2' });
+    await addNode(n, ['--images-dir', '/var/lib/rancher/rke2/agent/images']);
+    let refs = await images('rke');
+    for (const r of refs) {
+      expect(r.labels['io.cattle.rke2.pinned']).toBe('pinned');
+      expect(r).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'rke.tar.lz4' });
+      expect(r.reason).toMatch(/^RKE2 re-imports/);
+    }
+    await cli(['pin', 'rke', '--all-k3s']);
+    const removed = await runCli(['rm-archive', 'rke', 'rke.tar.lz4'], { HOLDFAST_HOME: home });
+    expect(removed.code).toBe(0);
+    refs = await predictThenRestart(n, { distro: 'rke2' });
+    for (const r of refs) {
+      expect(r).toMatchObject({ pin: 'durable', afterRestart: 'pinned' });
+      expect(r.labels['io.cattle.rke2.pinned']).toBeUndefined();
+    }
+  });
+});
+
+describe('refusals and concurrency', () => {
+  it('keeps labels another client writes while Holdfast pins', async () => {
+    const n = lab.node('refuse');
+    await writeImageArchive(path.join(n.hostImagesDir, 'busy.tar'), {
+      format: 'docker',
+      images: Array.from({ length: 6 }, (_, i) => ({ name: `docker.io/library/busy-${i}:1` })),
+    });
+    await emulateK3sStart(n);
+    await addNode(n);
+    let stop = false;
+    let writes = 0;
+    const writer = (async () => {
+      while (!stop) {
+        for (let i = 0; i < 6 && !stop; i++) {
+          await n.ctr(['images', 'label', `docker.io/library/busy-${i}:1`, `team.example/owner=crew-${writes}`]);
+          writes++;
+        }
+      }
+    })();
+    try {
+      await cli(['pin', 'refuse', '--archive', 'busy.tar']);
+    } finally {
+      stop = true;
+      await writer;
+    }
+    expect(writes).toBeGreaterThan(0);
+    for (let i = 0; i < 6; i++) {
+      const labels = await labelsOf(n, `docker.io/library/busy-${i}:1`);
+      expect(labels[CRI]).toBe('pinned');
+      expect(labels[K3S]).toBeUndefined();
+      expect(labels['team.example/owner']).toMatch(/^crew-\d+$/);
+    }
+  });
+
+  it('refuses to remove what is not safe, saying exactly what is missing', async () => {
+    const n = lab.node('refuse');
+    // not imported yet
+    await writeImageArchive(path.join(n.hostImagesDir, 'fresh.tgz'), { format: 'docker', compression: 'gzip', images: [{ name: 'docker.io/library/fresh:1' }] });
+    let r = await runCli(['rm-archive', 'refuse', 'fresh.tgz'], { HOLDFAST_HOME: home });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('docker.io/library/fresh:1 is not in containerd');
+    // a pre-pull list and an ignored file are not archives
+    writeFileSync(path.join(n.hostImagesDir, 'prepull.txt'), 'docker.io/library/x:1\n');
+    r = await runCli(['rm-archive', 'refuse', 'prepull.txt'], { HOLDFAST_HOME: home });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('not an image archive');
+    // a corrupt archive cannot be read
+    writeFileSync(path.join(n.hostImagesDir, 'broken.tar.gz'), Buffer.from('definitely not gzip'));
+    const broken = (await archives('refuse')).find((a) => a.path === 'broken.tar.gz')!;
+    expect(broken.error).toBeTruthy();
+    expect(broken.safeToRemove).toBe(false);
+    r = await runCli(['rm-archive', 'refuse', 'broken.tar.gz'], { HOLDFAST_HOME: home });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('could not be read');
+    // unknown path
+    r = await runCli(['rm-archive', 'refuse', 'nope.tar'], { HOLDFAST_HOME: home });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no file nope.tar');
+    // an incomplete image: durable, but a layer is gone from the content store
+    await emulateK3sStart(n);
+    await cli(['pin', 'refuse', '--archive', 'fresh.tgz']);
+    const fresh = (await images('refuse')).find((i) => i.name === 'docker.io/library/fresh:1')!;
+    const manifest = JSON.parse(await n.ctr(['content', 'get', fresh.digest]));
+    const layer = manifest.layers[0].digest as string;
+    await n.ctr(['content', 'rm', layer]);
+    r = await runCli(['rm-archive', 'refuse', 'fresh.tgz'], { HOLDFAST_HOME: home });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`missing ${layer} (layer 1/1)`);
+    expect(existsSync(path.join(n.hostImagesDir, 'fresh.tgz'))).toBe(true);
+    // --force removes anyway and is logged as forced
+    r = await runCli(['rm-archive', 'refuse', 'fresh.tgz', '--force'], { HOLDFAST_HOME: home });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('FORCED');
+    const log = await cli<AuditEntry[]>(['log', 'refuse', '--json']);
+    expect(log[0]).toMatchObject({ action: 'rm-archive', forced: true });
+    expect(log[0]!.note).toContain('missing');
+  });
+});
