@@ -1,0 +1,97 @@
+// End-to-end over the LAB: a real k3s-like node (containerd + sshd in their own mount
+// namespaces), the real service handlers, the loopback server and the built renderer in
+// Chromium. Proves the first-contact story a technician lives: unknown host key → compare the
+// fingerprint → trust → the node's images with their real pin state.
+import { expect, test } from '@playwright/test';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
+import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
+import { emulateK3sStart } from '../lab/k3s.ts';
+import { createHandlers, type Service } from '../src/core/service';
+import { startServer, type RunningServer } from '../src/server/http';
+
+const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
+const shots = process.env['HOLDFAST_SCREENSHOTS'];
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+test.describe.configure({ mode: 'serial' });
+test.skip(!isRoot, 'the lab needs root (mount namespaces, containerd, sshd)');
+
+let lab: Lab | undefined;
+let node: LabNodeHandle;
+let written: WrittenImage[] = [];
+let dir: string | undefined;
+let knownHosts: string;
+let handlers: Service | undefined;
+let server: RunningServer | undefined;
+
+test.beforeAll(async () => {
+  test.setTimeout(180_000);
+  lab = await startLab({ nodes: ['edge1'] });
+  node = lab.node('edge1');
+  const archive = await writeImageArchive(path.join(node.hostImagesDir, 'apps.tar'), {
+    format: 'docker',
+    images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],
+  });
+  written = archive.images;
+  await emulateK3sStart(node);
+
+  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-'));
+  knownHosts = path.join(dir, 'known_hosts');
+  await writeFile(knownHosts, ''); // empty: the node's key is unknown on first contact
+  handlers = createHandlers({ home: path.join(dir, 'home') });
+  await handlers['nodes.add']({
+    node: { name: 'edge1', host: node.host, port: node.port, identity: lab.clientKey, knownHosts },
+  });
+  server = await startServer({ handlers, rendererDir });
+});
+
+test.afterAll(async () => {
+  test.setTimeout(120_000);
+  await server?.close();
+  await handlers?.dispose();
+  await lab?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test('unknown host key → trust the lab node’s fingerprint → its two images, pinned by k3s', async ({ page }) => {
+  test.setTimeout(90_000);
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(server!.url);
+
+  await expect(page.getByRole('navigation', { name: 'Nodes' }).getByRole('button', { name: /edge1/ })).toBeVisible();
+  await expect(page.getByRole('heading', { level: 1, name: 'edge1' })).toBeVisible();
+
+  // First contact: the key is not in the (empty) known_hosts file.
+  const panel = page.getByTestId('host-key-unknown');
+  await expect(panel).toBeVisible({ timeout: 20_000 });
+  await expect(panel.getByTestId('fingerprint')).toHaveText(node.hostKeyFingerprint);
+  expect(await readFile(knownHosts, 'utf8')).toBe('');
+  if (shots) await page.screenshot({ path: path.join(shots, 'lab-hostkey.png') });
+
+  await panel.getByRole('button', { name: 'Trust this host' }).click();
+  await expect(page.getByTestId('node-item-edge1').getByTestId('status-dot')).toHaveAttribute('data-state', 'connected', {
+    timeout: 20_000,
+  });
+  // Trust recorded the key, and only for this node.
+  const recorded = await readFile(knownHosts, 'utf8');
+  expect(recorded).toContain(`[${node.host}]:${node.port}`);
+
+  const table = page.getByTestId('images-table');
+  await expect(table).toBeVisible({ timeout: 20_000 });
+  const rows = page.getByTestId('image-row');
+  await expect(rows).toHaveCount(2);
+  for (const img of written) {
+    const row = rows.filter({ hasText: img.name });
+    await expect(row).toHaveCount(1);
+    // The tag and the name@sha256:<manifest digest> reference k3s adds, grouped as one image.
+    await expect(row.getByTestId('image-ref')).toHaveCount(2);
+    await expect(row.getByTestId('pin-badge')).toHaveText('k3s pin');
+  }
+  await expect(page.getByTestId('filter-k3s')).toContainText('2');
+  if (shots) await page.screenshot({ path: path.join(shots, 'lab-images.png') });
+  expect(errors).toEqual([]);
+});
