@@ -1,0 +1,139 @@
+// End-to-end over the LAB for the safe order the facts sheet prescribes — verify → make the
+// pins durable → remove the archive → verify — driven through the UI against a real node, then
+// checked with ctr and a real k3s-start emulation: the pins must survive the next start.
+import { expect, test, type Page } from '@playwright/test';
+import { createHash } from 'node:crypto';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
+import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
+import { emulateK3sStart, labelsOf } from '../lab/k3s.ts';
+import { createHandlers, type Service } from '../src/core/service';
+import { startServer, type RunningServer } from '../src/server/http';
+
+const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
+const shots = process.env['HOLDFAST_SCREENSHOTS'];
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+const ARCHIVE = 'apps.tar';
+const CRI = 'io.cri-containerd.pinned';
+const K3S = 'io.cattle.k3s.pinned';
+
+test.describe.configure({ mode: 'serial' });
+test.skip(!isRoot, 'the lab needs root (mount namespaces, containerd, sshd)');
+
+let lab: Lab | undefined;
+let node: LabNodeHandle;
+let written: WrittenImage[] = [];
+let archiveSha256 = '';
+let dir: string | undefined;
+let handlers: Service | undefined;
+let server: RunningServer | undefined;
+
+test.beforeAll(async () => {
+  test.setTimeout(180_000);
+  lab = await startLab({ nodes: ['edge1'] });
+  node = lab.node('edge1');
+  const file = path.join(node.hostImagesDir, ARCHIVE);
+  written = (
+    await writeImageArchive(file, {
+      format: 'docker',
+      images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],
+    })
+  ).images;
+  archiveSha256 = createHash('sha256').update(await readFile(file)).digest('hex');
+  await emulateK3sStart(node);
+
+  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-'));
+  handlers = createHandlers({ home: path.join(dir, 'home') });
+  // The lab's known_hosts already lists the node: this spec is about pins, not first contact.
+  await handlers['nodes.add']({
+    node: { name: 'edge1', host: node.host, port: node.port, identity: lab.clientKey, knownHosts: lab.knownHosts },
+  });
+  server = await startServer({ handlers, rendererDir });
+});
+
+test.afterAll(async () => {
+  test.setTimeout(120_000);
+  await server?.close();
+  await handlers?.dispose();
+  await lab?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const rows = (page: Page) => page.getByTestId('image-row');
+const archiveRow = (page: Page) => page.locator(`[data-testid="archive-row"][data-path="${ARCHIVE}"]`);
+
+test('make an archive’s pins durable, remove it safely, and the pins survive the next k3s start', async ({ page }) => {
+  test.setTimeout(120_000);
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(server!.url);
+  await expect(page.getByTestId('images-table')).toBeVisible({ timeout: 20_000 });
+  await expect(rows(page)).toHaveCount(2);
+  for (const badge of await rows(page).getByTestId('pin-badge').all()) await expect(badge).toHaveText('k3s pin');
+
+  // Archives tab lists the archive and the images it brings; removing it now is not safe.
+  await page.getByRole('tab', { name: /Archives/ }).click();
+  await expect(archiveRow(page)).toBeVisible({ timeout: 20_000 });
+  await expect(archiveRow(page).getByTestId('archive-kind')).toHaveText('Archive');
+  for (const img of written) await expect(archiveRow(page)).toContainText(img.name);
+  await expect(archiveRow(page).getByTestId('archive-imported')).toHaveText('Imported');
+  await expect(archiveRow(page).getByTestId('safe-to-remove')).toHaveText('Not safe to remove');
+
+  // Make durable: preview first (nothing written yet), then apply.
+  await archiveRow(page).getByRole('button', { name: /^Make durable/ }).click();
+  const pin = page.getByTestId('pin-dialog');
+  await expect(pin.getByTestId('plan-preview')).toBeVisible({ timeout: 20_000 });
+  const changes = pin.getByTestId('plan-change');
+  expect(await changes.count()).toBeGreaterThanOrEqual(2);
+  for (const img of written) await expect(pin).toContainText(img.name);
+  for (const img of written) expect((await labelsOf(node, img.name))[K3S]).toBe('pinned'); // preview changed nothing
+  await pin.getByRole('button', { name: /^Apply \d+ changes?$/ }).click();
+  await expect(pin.getByTestId('apply-done')).toBeVisible({ timeout: 20_000 });
+  await pin.getByRole('button', { name: 'Close' }).click();
+
+  for (const img of written) {
+    const labels = await labelsOf(node, img.name);
+    expect(labels[CRI]).toBe('pinned');
+    expect(labels[K3S]).toBeUndefined();
+  }
+  await page.getByRole('tab', { name: /Images/ }).click();
+  for (const img of written) {
+    await expect(rows(page).filter({ hasText: img.name }).getByTestId('pin-badge')).toHaveText('Durable');
+  }
+
+  // Remove safely: the check allows it now; apply; the archive is gone.
+  await page.getByRole('tab', { name: /Archives/ }).click();
+  await expect(archiveRow(page).getByTestId('safe-to-remove')).toHaveText('Safe to remove', { timeout: 20_000 });
+  await archiveRow(page).getByRole('button', { name: /^Remove safely/ }).click();
+  const rm_ = page.getByTestId('remove-dialog');
+  await expect(rm_.getByTestId('removal-allowed')).toBeVisible({ timeout: 20_000 });
+  await expect(rm_.getByTestId('removal-image')).toHaveCount(written.length);
+  await rm_.getByRole('button', { name: 'Remove archive' }).click();
+  await expect(rm_.getByTestId('remove-done')).toBeVisible({ timeout: 20_000 });
+  await expect(rm_.getByTestId('removed-sha256')).toContainText(archiveSha256);
+  await rm_.getByRole('button', { name: 'Close' }).click();
+  await expect(archiveRow(page)).toHaveCount(0);
+  await expect(access(path.join(node.hostImagesDir, ARCHIVE))).rejects.toThrow();
+
+  // The log records the removal with the archive's real sha256 (and the pin change before it).
+  await page.getByRole('tab', { name: 'Log' }).click();
+  const first = page.getByTestId('log-entry').first();
+  await expect(first).toContainText('Removed archive', { timeout: 20_000 });
+  await expect(first.getByTestId('log-sha256')).toContainText(archiveSha256);
+  await expect(first.getByTestId('log-forced')).toHaveCount(0);
+  await expect(page.getByTestId('log-entry').nth(1)).toContainText('Made durable');
+
+  // The proof: k3s starts again; the durable pins stay.
+  await emulateK3sStart(node);
+  await page.getByRole('tab', { name: /Images/ }).click();
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  for (const img of written) {
+    const row = rows(page).filter({ hasText: img.name });
+    await expect(row.getByTestId('pin-badge')).toHaveText('Durable');
+    await expect(row.getByTestId('fate')).toHaveText('Kept');
+    expect((await labelsOf(node, img.name))[CRI]).toBe('pinned');
+  }
+  expect(errors).toEqual([]);
+});
