@@ -119,7 +119,7 @@ class ByteQueue {
  * 15 = "more length bytes follow, each added, until one is not 255"), literals, then (except in
  * the last sequence) a u16 match offset and the extra match-length bytes.
  */
-export function decodeBlock(src: Uint8Array, dst: Uint8Array, d0: number, dLimit: number, low: number): number {
+export function decodeBlock(src: Buffer, dst: Uint8Array, d0: number, dLimit: number, low: number): number {
   const sEnd = src.length;
   let s = 0;
   let d = d0;
@@ -136,10 +136,10 @@ export function decodeBlock(src: Uint8Array, dst: Uint8Array, d0: number, dLimit
     }
     if (s + lit > sEnd) throw corrupt('literals run past the end of a block');
     if (d + lit > dLimit) throw corrupt('a block decodes to more than its maximum size');
-    if (lit < 32) {
+    if (lit < 64) {
       for (let i = 0; i < lit; i++) dst[d + i] = src[s + i]!;
     } else {
-      dst.set(src.subarray(s, s + lit), d);
+      src.copy(dst, d, s, s + lit); // native memcpy, no subarray allocation
     }
     s += lit;
     d += lit;
@@ -161,7 +161,7 @@ export function decodeBlock(src: Uint8Array, dst: Uint8Array, d0: number, dLimit
     len += 4;
     if (d + len > dLimit) throw corrupt('a block decodes to more than its maximum size');
     const m = d - offset;
-    if (len <= 32) {
+    if (len < 64) {
       // Short copies: a forward byte loop, which is also right when the match overlaps the
       // bytes it produces (offset < len repeats the last `offset` bytes, e.g. offset 1 = RLE).
       for (let i = 0; i < len; i++) dst[d + i] = dst[m + i]!;

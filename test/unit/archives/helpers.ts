@@ -1,0 +1,100 @@
+// Helpers for the archive-format tests: tiny tars built in memory, repacking, CLI compression.
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import tar from 'tar-stream';
+import { runBuffer } from '../../../lab/exec.ts';
+import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
+
+export interface TarEntry {
+  name: string;
+  data?: Buffer | string;
+  type?: 'file' | 'symlink' | 'link' | 'directory';
+  linkname?: string;
+}
+
+export async function packTar(entries: TarEntry[]): Promise<Buffer> {
+  const pack = tar.pack();
+  const chunks: Buffer[] = [];
+  const done = new Promise<Buffer>((resolve, reject) => {
+    pack.on('data', (c: Buffer) => chunks.push(c));
+    pack.on('end', () => resolve(Buffer.concat(chunks)));
+    pack.on('error', reject);
+  });
+  for (const e of entries) {
+    const type = e.type ?? 'file';
+    await new Promise<void>((res, rej) => {
+      const header = { name: e.name, type, mode: 0o644, mtime: new Date(0), ...(e.linkname ? { linkname: e.linkname } : {}) };
+      if (type === 'file') pack.entry(header, typeof e.data === 'string' ? Buffer.from(e.data) : (e.data ?? Buffer.alloc(0)), (err) => (err ? rej(err) : res()));
+      else pack.entry(header, (err) => (err ? rej(err) : res()));
+    });
+  }
+  pack.finalize();
+  return done;
+}
+
+/** Re-packs a tar keeping regular files only, optionally dropping or renaming some. */
+export async function repackTar(input: Buffer, edit: (name: string, data: Buffer) => TarEntry | null): Promise<Buffer> {
+  const entries: TarEntry[] = [];
+  const extract = tar.extract();
+  await new Promise<void>((resolve, reject) => {
+    extract.on('entry', (h, stream, next) => {
+      const parts: Buffer[] = [];
+      stream.on('data', (c: Buffer) => parts.push(c));
+      stream.on('end', () => {
+        if (h.type === 'file') {
+          const e = edit(h.name, Buffer.concat(parts));
+          if (e) entries.push(e);
+        }
+        next();
+      });
+    });
+    extract.on('finish', resolve);
+    extract.on('error', reject);
+    extract.end(input);
+  });
+  return packTar(entries);
+}
+
+export async function compressWith(data: Buffer, how: ArchiveCompression, argv?: string[]): Promise<Buffer> {
+  if (argv) return runBuffer(argv, { input: data });
+  switch (how) {
+    case 'none':
+      return data;
+    case 'gzip':
+      return gzipSync(data);
+    case 'zstd':
+      return runBuffer(['zstd', '-q', '-c'], { input: data });
+    case 'bzip2':
+      return runBuffer(['bzip2', '-c'], { input: data });
+    case 'lz4':
+      return runBuffer(['lz4', '-q', '-c'], { input: data });
+  }
+}
+
+/** A Readable over a buffer in chunks of the given size (default 64 KiB). */
+export function chunked(data: Buffer, size = 64 * 1024): Readable {
+  let off = 0;
+  return new Readable({
+    read() {
+      if (off >= data.length) {
+        this.push(null);
+        return;
+      }
+      this.push(data.subarray(off, off + size));
+      off += size;
+    },
+  });
+}
+
+/** Deterministic pseudo-random bytes (xorshift32; fast, not crypto). */
+export function noise(n: number, seed = 1): Buffer {
+  const b = Buffer.alloc(n);
+  let x = seed | 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    b[i] = x & 0xff;
+  }
+  return b;
+}
