@@ -251,6 +251,7 @@ test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reason
   await expect(row(page, 'nginx:1.27.3').getByTestId('fate')).toHaveText('Kept');
   await expect(row(page, 'telemetry-agent').getByTestId('fate')).toHaveText('Stays unpinned');
   await expect(row(page, 'busybox').getByTestId('fate')).toHaveText('Pinned at start');
+  if (shots) await page.screenshot({ path: path.join(shots, 'images-at-risk.png') });
 
   // Details panel: the reason sentence in full and the archive that brings the image.
   const klipper = row(page, 'klipper-helm');
@@ -271,7 +272,7 @@ test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reason
   await expect(page.getByTestId('filter-atRisk')).toHaveAttribute('aria-pressed', 'true');
   await page.getByTestId('filter-all').click();
 
-  if (shots) await page.screenshot({ path: path.join(shots, 'images-at-risk.png') });
+  if (shots) await page.screenshot({ path: path.join(shots, 'images-details.png') });
   expect(errors).toEqual([]);
 });
 
@@ -323,7 +324,11 @@ test('archives tab: kind, compression, images, imported, cached by k3s, safe to 
   await expect(arow('broken.tar.gz').getByTestId('archive-error')).toContainText('unexpected end of gzip stream');
   // Make durable is offered for archives only.
   await expect(arow('prepull.txt').getByRole('button', { name: /Make durable/ })).toHaveCount(0);
-  if (shots) await page.screenshot({ path: path.join(shots, 'archives.png') });
+  if (shots) {
+    await page.screenshot({ path: path.join(shots, 'archives.png') });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: path.join(shots, 'archives-dark.png') });
+  }
 });
 
 test('make one image durable: preview of label changes, then apply, then the refreshed state', async ({ page }) => {

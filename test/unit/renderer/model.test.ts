@@ -71,7 +71,7 @@ describe('groupImages', () => {
   });
 
   it('counts per pin state', () => {
-    expect(countByPin(groups)).toEqual({ all: 4, durable: 1, k3s: 1, none: 2 });
+    expect(countByPin(groups)).toEqual({ all: 4, durable: 1, k3s: 1, none: 2, atRisk: 2 });
   });
 });
 
@@ -134,5 +134,64 @@ describe('formatting', () => {
       'linux/386',
       'linux/arm/v7',
     ]);
+  });
+});
+
+describe('fate at the next k3s start', () => {
+  it('classifies pin now × pin after restart', async () => {
+    const { fateKind } = await import('../../../src/renderer/model');
+    expect(fateKind('k3s', 'pinned')).toBe('kept');
+    expect(fateKind('durable', 'pinned')).toBe('kept');
+    expect(fateKind('k3s', 'unpinned')).toBe('lose');
+    expect(fateKind('none', 'pinned')).toBe('gain');
+    expect(fateKind('none', 'unpinned')).toBe('none');
+  });
+
+  it('a group is pinned after restart if any reference is; the reason and archive come from the deciding reference', async () => {
+    const { countByPin, atRiskGroups } = await import('../../../src/renderer/model');
+    const groups = groupImages([
+      ref({ name: 'a:1', imageId: D('a'), pin: 'k3s', afterRestart: 'unpinned', reason: 'lost: no archive' }),
+      ref({ name: `a@${D('f')}`, imageId: D('a'), pin: 'k3s', afterRestart: 'pinned', reason: 'kept: a.tar', archive: 'a.tar' }),
+      ref({ name: 'b:1', imageId: D('b'), pin: 'k3s', afterRestart: 'unpinned', reason: 'lost: cache', archive: 'b.tar' }),
+      ref({ name: 'c:1', imageId: D('c'), pin: 'none', afterRestart: 'unpinned', reason: 'never pinned' }),
+    ]);
+    const [a, b, c] = groups;
+    expect(a).toMatchObject({ fate: 'kept', afterRestart: 'pinned', reason: 'kept: a.tar', archive: 'a.tar' });
+    expect(b).toMatchObject({ fate: 'lose', reason: 'lost: cache', archive: 'b.tar' });
+    expect(c).toMatchObject({ fate: 'none', archive: null });
+    expect(countByPin(groups).atRisk).toBe(1);
+    expect(atRiskGroups(groups).map((g) => g.primaryName)).toEqual(['b:1']);
+    expect(filterGroups(groups, '', 'atRisk').map((g) => g.primaryName)).toEqual(['b:1']);
+  });
+});
+
+describe('label diffs, pin from labels, audit order', () => {
+  it('diffLabels lists only what changes', async () => {
+    const { diffLabels } = await import('../../../src/renderer/model');
+    expect(
+      diffLabels(
+        { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned', x: '1' },
+        { 'io.cri-containerd.pinned': 'pinned', x: '2', y: 'new' },
+      ),
+    ).toEqual([
+      { key: 'io.cattle.k3s.pinned', before: 'pinned', kind: 'removed' },
+      { key: 'x', before: '1', after: '2', kind: 'changed' },
+      { key: 'y', after: 'new', kind: 'added' },
+    ]);
+  });
+
+  it('pinFromLabels: a distro label wins; the CRI label alone is durable', async () => {
+    const { pinFromLabels } = await import('../../../src/renderer/model');
+    expect(pinFromLabels({ 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' })).toBe('k3s');
+    expect(pinFromLabels({ 'io.cattle.rke2.pinned': 'pinned' })).toBe('k3s');
+    expect(pinFromLabels({ 'io.cri-containerd.pinned': 'pinned' })).toBe('durable');
+    expect(pinFromLabels({ 'io.cri-containerd.image': 'managed' })).toBe('none');
+  });
+
+  it('sortAudit: newest first, later entry first on equal times, unreadable times last', async () => {
+    const { sortAudit } = await import('../../../src/renderer/model');
+    const e = (time: string, note: string) => ({ time, user: 'u', node: 'n', action: 'pin' as const, note });
+    const out = sortAudit([e('2025-01-01T00:00:00Z', 'old'), e('bad', 'bad'), e('2025-02-01T00:00:00Z', 'new1'), e('2025-02-01T00:00:00Z', 'new2')]);
+    expect(out.map((x) => x.note)).toEqual(['new2', 'new1', 'old', 'bad']);
   });
 });

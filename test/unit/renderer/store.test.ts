@@ -125,3 +125,57 @@ describe('app store', () => {
     expect(await store.getState().addNode({ name: 'a', host: 'h' })).toEqual(error);
   });
 });
+
+describe('archives, audit and changes', () => {
+  it('archives and the log load per node; a change refreshes images and the views already loaded', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().init();
+    const { archivesOf, auditOf } = await import('../../../src/renderer/store');
+    expect(archivesOf(store.getState(), 'a').state).toBe('idle');
+    await store.getState().loadArchives('a');
+    expect(archivesOf(store.getState(), 'a').state).toBe('ready');
+    expect(api.listArchives).toHaveBeenCalledWith({ node: 'a' });
+
+    const images = (api.listImages as ReturnType<typeof vi.fn>).mock.calls.length;
+    const env = await store.getState().applyPins('a', 'pin', { archive: 'apps.tar' });
+    expect(env.ok).toBe(true);
+    expect(api.applyPins).toHaveBeenCalledWith({ node: 'a', action: 'pin', target: { archive: 'apps.tar' } });
+    expect((api.listImages as ReturnType<typeof vi.fn>).mock.calls.length).toBe(images + 1);
+    expect(api.listArchives).toHaveBeenCalledTimes(2); // was loaded → reloaded
+    expect(api.listAudit).not.toHaveBeenCalled(); // never shown → not loaded
+    expect(auditOf(store.getState(), 'a').state).toBe('idle');
+  });
+
+  it('removeArchive sends force and confirm only when forcing', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().removeArchive('a', 'x.tar');
+    await store.getState().removeArchive('a', 'x.tar', { confirm: 'x.tar' });
+    expect((api.removeArchive as ReturnType<typeof vi.fn>).mock.calls.map((c) => c[0])).toEqual([
+      { node: 'a', path: 'x.tar' },
+      { node: 'a', path: 'x.tar', force: true, confirm: 'x.tar' },
+    ]);
+  });
+
+  it('keeps the previous archives when a reload fails', async () => {
+    const error = { code: 'UNREACHABLE' as const, message: 'gone' };
+    let fail = false;
+    const api = fakeApi({
+      listArchives: vi.fn(async () =>
+        fail
+          ? ({ ok: false, error } as const)
+          : ok([{ path: 'a.tar', kind: 'archive' as const, compression: 'none' as const, size: 1, mtime: '', images: [], imported: true, safeToRemove: true, reason: '', cachedByK3s: false }]),
+      ),
+    });
+    const store = createAppStore(api);
+    const { archivesOf } = await import('../../../src/renderer/store');
+    await store.getState().loadArchives('a');
+    fail = true;
+    await store.getState().loadArchives('a');
+    const s = archivesOf(store.getState(), 'a');
+    expect(s.state).toBe('error');
+    expect(s.error).toEqual(error);
+    expect(s.items).toHaveLength(1);
+  });
+});
