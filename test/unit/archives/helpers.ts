@@ -16,7 +16,9 @@ export async function packTar(entries: TarEntry[]): Promise<Buffer> {
   const pack = tar.pack();
   const chunks: Buffer[] = [];
   const done = new Promise<Buffer>((resolve, reject) => {
-    pack.on('data', (c: Buffer) => chunks.push(c));
+    pack.on('data', (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
     pack.on('end', () => resolve(Buffer.concat(chunks)));
     pack.on('error', reject);
   });
@@ -39,7 +41,9 @@ export async function repackTar(input: Buffer, edit: (name: string, data: Buffer
   await new Promise<void>((resolve, reject) => {
     extract.on('entry', (h, stream, next) => {
       const parts: Buffer[] = [];
-      stream.on('data', (c: Buffer) => parts.push(c));
+      stream.on('data', (c: unknown) => {
+        parts.push(c as Buffer);
+      });
       stream.on('end', () => {
         if (h.type === 'file') {
           const e = edit(h.name, Buffer.concat(parts));
