@@ -51,6 +51,13 @@ export interface LabNodeHandle {
    * the real binary prints for `version`; null removes it (distro version unknown).
    */
   installDistroBinary(distro: 'k3s' | 'rke2', version: string | null): Promise<void>;
+  /**
+   * Mounts a tmpfs of `bytes` over /var/lib/rancher/k3s/agent/images inside the node's mount
+   * namespace (a "disk too small" node; statvfs and df over SSH report its size). Only the node
+   * sees it: afterwards `hostImagesDir` no longer reflects the node's images dir (read it over
+   * SSH instead), and files written there before are hidden underneath. Gone with the node.
+   */
+  limitImagesDir(bytes: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -440,6 +447,11 @@ export class LabNode implements LabNodeHandle {
     // Output recorded from the real binaries' `--version` (commit hash is illustrative).
     const out = `${distro} version ${version} (0123abcd)\ngo version go1.23.6\n`;
     await writeFile(file, `#!/bin/sh\n[ "$1" = "--version" ] || exit 1\ncat <<'EOF'\n${out}EOF\n`, { mode: 0o755 });
+  }
+
+  async limitImagesDir(bytes: number): Promise<void> {
+    if (!Number.isInteger(bytes) || bytes <= 0) throw new Error(`limitImagesDir: bad size ${bytes}`);
+    await run(this.nsenter(['mount', '-t', 'tmpfs', '-o', `size=${bytes},mode=0755`, 'tmpfs', K3S_IMAGES_DIR]));
   }
 
   /** Synchronous last resort (process exit): SIGKILL our process groups. */
