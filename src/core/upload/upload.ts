@@ -1,0 +1,466 @@
+// Upload an image archive into a node's images dir so that k3s only ever sees it complete.
+//
+// The order, and why:
+//  1. checking — the final name: absent → go on; same size and SHA-256 → nothing to do
+//     (alreadyPresent); anything else → CONFLICT: an archive on a node is never overwritten
+//     (k3s would re-import it, and the images it brought may be in use).
+//     The staging file `.<name>.holdfast-partial` (a name k3s ignores) from an earlier run:
+//     its SHA-256 on the node must equal the local hash of the same prefix → resume after it;
+//     otherwise start again from byte 0.
+//     Free space: refuse (REFUSED) before a byte is written if the file system cannot take the
+//     rest of the file plus a safety margin.
+//  2. uploading — pipelined SFTP writes into the staging file; the local SHA-256 is computed from
+//     the very chunks that are sent (no second pass). fsync@openssh.com before close when offered,
+//     so a power cut cannot leave a renamed-but-empty archive behind.
+//  3. verifying — `sha256sum -- <staging>` on the node must equal the local digest.
+//  4. renaming — posix-rename@openssh.com onto the final name, after checking once more that the
+//     name is still free. k3s's watcher sees one complete file appear.
+//
+// Errors: HoldfastError throughout, except cancellation (AbortSignal), which rejects with an
+// Error whose `name` is 'AbortError' (the DOM convention `fetch` and `stream.pipeline` use);
+// the staging file is kept, so the next call resumes. A dropped connection is UNREACHABLE
+// with the byte the next run will resume from.
+//
+// Not handled: two uploads of the same name to the same node at the same time (they would share
+// the staging file; the final verification catches the mix-up, but one of them fails). Between
+// the last "is the name free" check and the rename there is a window of one round trip in which
+// another writer could create the final name; posix-rename would then replace it.
+import { createHash, type Hash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { SFTPWrapper, Stats } from 'ssh2';
+import type { NodeSession } from '../node/session';
+import { HoldfastError } from '../errors';
+import {
+  formatBytes,
+  normaliseSha256,
+  parseDfAvailable,
+  parseSha256sum,
+  safetyMargin,
+  uploadTarget,
+  type UploadTarget,
+} from './paths';
+import { ProgressMeter, type UploadProgress } from './progress';
+import { sftpWriteFromFile, SftpWriteError } from './writeFile';
+
+export interface UploadOptions {
+  /** Name relative to the images dir (may include subdirectories); default: the local basename. */
+  remoteName?: string;
+  /** The archive's known SHA-256 (hex, or `sha256:hex`): the local file must match it. */
+  expectedSha256?: string;
+  /** Cancels the upload: rejects with an Error named 'AbortError'; the staging file is kept. */
+  signal?: AbortSignal;
+  /** At most ~10 calls a second, plus one at each phase change and at the last byte. */
+  onProgress?: (p: UploadProgress) => void;
+  /** SFTP writes kept in flight (default 16). */
+  inflight?: number;
+}
+
+export interface UploadResult {
+  /** Absolute path of the archive on the node. */
+  remotePath: string;
+  /** Path relative to the images dir. */
+  relPath: string;
+  /** Hex SHA-256 of the archive, as verified on the node. */
+  sha256: string;
+  /** Bytes written over SFTP by this call. */
+  bytesSent: number;
+  /** Byte offset the upload resumed from (0: from the start). */
+  resumedFrom: number;
+  /** The node already held this exact archive under that name; nothing was sent. */
+  alreadyPresent: boolean;
+}
+
+export const DEFAULT_INFLIGHT = 16;
+const LOCAL_READ_CHUNK = 1024 * 1024;
+const SFTP_NO_SUCH_FILE = 2;
+
+/** The Error an aborted upload rejects with (name 'AbortError'). */
+export function isAbortError(err: unknown): err is Error {
+  return err instanceof Error && err.name === 'AbortError';
+}
+
+function abortError(message: string): Error {
+  const e = new Error(message);
+  e.name = 'AbortError';
+  return e;
+}
+
+// --- promisified SFTP calls (ssh2 throws synchronously for unsupported extensions) -------------
+
+function call<T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    try {
+      fn((err, v) => (err ? reject(err) : resolve(v as T)));
+    } catch (err) {
+      reject(err);
+    }
+  });
+}
+
+const sftpStat = (sftp: SFTPWrapper, p: string) => call<Stats>((cb) => sftp.stat(p, cb));
+const sftpLstat = (sftp: SFTPWrapper, p: string) => call<Stats>((cb) => sftp.lstat(p, cb));
+const sftpOpen = (sftp: SFTPWrapper, p: string, flags: 'w' | 'r+') =>
+  call<Buffer>((cb) => sftp.open(p, flags, { mode: 0o644 }, cb));
+const sftpClose = (sftp: SFTPWrapper, h: Buffer) => call<void>((cb) => sftp.close(h, cb));
+const sftpMkdir = (sftp: SFTPWrapper, p: string) => call<void>((cb) => sftp.mkdir(p, { mode: 0o755 }, cb));
+const sftpUnlink = (sftp: SFTPWrapper, p: string) => call<void>((cb) => sftp.unlink(p, cb));
+
+function isNoSuchFile(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { code?: unknown }).code === SFTP_NO_SUCH_FILE;
+}
+
+/** stat, or null when the path does not exist. */
+async function statOrNull(sftp: SFTPWrapper, p: string, lstat = false): Promise<Stats | null> {
+  try {
+    return await (lstat ? sftpLstat(sftp, p) : sftpStat(sftp, p));
+  } catch (err) {
+    if (isNoSuchFile(err)) return null;
+    throw err;
+  }
+}
+
+// --- local hashing -------------------------------------------------------------------------------
+
+/** Feeds bytes [start, end) of the open local file into `hash`. */
+async function hashLocalRange(fh: FileHandle, start: number, end: number, hash: Hash, signal?: AbortSignal): Promise<void> {
+  const buf = Buffer.allocUnsafe(Math.min(LOCAL_READ_CHUNK, Math.max(1, end - start)));
+  let pos = start;
+  while (pos < end) {
+    if (signal?.aborted) throw abortError('the upload was cancelled');
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - pos), pos).then(
+      (r) => r,
+      (err: Error) => {
+        throw new HoldfastError('INVALID_INPUT', `Reading the local file failed at byte ${pos}: ${err.message}.`, { cause: err });
+      },
+    );
+    if (bytesRead === 0) {
+      throw new HoldfastError('INVALID_INPUT', `The local file ended at byte ${pos}, before its size of ${end} bytes (was it changed meanwhile?).`);
+    }
+    hash.update(buf.subarray(0, bytesRead));
+    pos += bytesRead;
+  }
+}
+
+// --- the upload ----------------------------------------------------------------------------------
+
+export async function uploadArchive(session: NodeSession, localPath: string, opts: UploadOptions = {}): Promise<UploadResult> {
+  const node = session.def.name;
+  const target = uploadTarget(session.def.imagesDir, opts.remoteName ?? path.basename(localPath));
+  const expected = opts.expectedSha256 !== undefined ? normaliseSha256(opts.expectedSha256) : undefined;
+  const { signal } = opts;
+
+  let fh: FileHandle;
+  try {
+    fh = await fsp.open(localPath, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new HoldfastError(
+      code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
+      `Cannot read the archive ${localPath}${code === 'ENOENT' ? ': it does not exist' : code === 'EACCES' ? ': permission denied' : `: ${(err as Error).message}`}.`,
+      { cause: err },
+    );
+  }
+
+  // The byte a new run would resume from, for the "connection dropped" message.
+  let resumePoint = 0;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${localPath} is not a regular file.`);
+    const size = st.size;
+    const meter = new ProgressMeter({ bytesTotal: size, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+    const checkAbort = () => {
+      if (signal?.aborted) {
+        throw abortError(`The upload of ${target.relPath} to ${node} was cancelled; the partial file is kept, run it again to resume.`);
+      }
+    };
+    checkAbort();
+    meter.setPhase('checking', 0);
+
+    const sftp = await session.ssh.sftp();
+    const ctx: Ctx = { session, sftp, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
+    if (signal) ctx.signal = signal;
+
+    // 1. the final name
+    const existing = await statOrNull(sftp, target.remotePath, true);
+    if (existing) return await alreadyThere(ctx, existing);
+
+    // 1b. a staging file left by an earlier run
+    checkAbort();
+    const { start, hash, stagingSize } = await resumePointFor(ctx);
+    resumePoint = start;
+
+    // 1c. room for the rest
+    checkAbort();
+    await ensureRoom(ctx, size - start, start === 0 ? stagingSize : 0);
+
+    // 2. upload
+    checkAbort();
+    await mkdirs(ctx);
+    const ackedTo = await send(ctx, start, hash, (n) => (resumePoint = n));
+    resumePoint = ackedTo;
+    const localHex = hash.digest('hex');
+    if (expected && localHex !== expected) {
+      await sftpUnlink(sftp, target.stagingPath).catch(() => undefined);
+      throw new HoldfastError('INVALID_INPUT', `The local file ${localPath} does not have the expected SHA-256 (it has ${localHex}, expected ${expected}); nothing was installed on ${node}.`, {
+        hint: 'The local copy is damaged or is another archive: fetch it again.',
+      });
+    }
+
+    // 3. verify on the node (skipped when the resume check already hashed the complete file)
+    if (start < size || size === 0) {
+      checkAbort();
+      meter.setPhase('verifying', size);
+      const remoteHex = await remoteSha256(ctx, target.stagingPath);
+      if (remoteHex !== localHex) {
+        await sftpUnlink(sftp, target.stagingPath).catch(() => undefined);
+        resumePoint = 0;
+        throw new HoldfastError('INTERNAL', `The copy of ${target.relPath} on ${node} does not match the local file (sha256 ${remoteHex} on the node, ${localHex} here); it was removed and nothing was installed.`, {
+          hint: 'Run the upload again; if it keeps failing, check the node\'s disk and memory.',
+        });
+      }
+    }
+
+    // 4. rename into place
+    checkAbort();
+    meter.setPhase('renaming', size);
+    const raced = await statOrNull(sftp, target.remotePath, true);
+    if (raced) {
+      // Someone else put a file there while we were sending.
+      const r = await alreadyThere(ctx, raced, localHex);
+      await sftpUnlink(sftp, target.stagingPath).catch(() => undefined);
+      return r;
+    }
+    await renameIntoPlace(ctx);
+    return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false };
+  } catch (err) {
+    if (isAbortError(err)) throw err;
+    const channelGone = err instanceof SftpWriteError && err.kind === 'closed';
+    if (channelGone || (session.ssh.closed && !(err instanceof HoldfastError && err.code !== 'UNREACHABLE'))) {
+      throw new HoldfastError('UNREACHABLE', `the connection to ${node} dropped during the upload; run it again to resume from byte ${resumePoint}`, {
+        hint: 'Check the network path to the node, then run the same upload again: the bytes already sent are kept on the node.',
+        cause: err,
+      });
+    }
+    throw err;
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+interface Ctx {
+  session: NodeSession;
+  sftp: SFTPWrapper;
+  fh: FileHandle;
+  fd: number;
+  size: number;
+  target: UploadTarget;
+  node: string;
+  meter: ProgressMeter;
+  checkAbort: () => void;
+  expected: string | undefined;
+  inflight: number;
+  signal?: AbortSignal;
+}
+
+/** The final name exists: identical → alreadyPresent; anything else → CONFLICT. */
+async function alreadyThere(ctx: Ctx, st: Stats, knownLocalHex?: string): Promise<UploadResult> {
+  const { target, node, size } = ctx;
+  const conflict = (what: string) =>
+    new HoldfastError('CONFLICT', `${target.remotePath} on ${node} ${what}; Holdfast never overwrites an archive on a node.`, {
+      hint: 'Upload under another name, or remove the archive on the node first (safely: make its images\' pins durable, then remove it).',
+    });
+  if (!st.isFile()) throw conflict('exists and is not a regular file');
+  if (st.size !== size) throw conflict(`already holds a different file (${formatBytes(st.size)}, the local file is ${formatBytes(size)})`);
+  ctx.meter.setPhase('verifying', 0);
+  const local = async () => {
+    if (knownLocalHex) return knownLocalHex;
+    const h = createHash('sha256');
+    await hashLocalRange(ctx.fh, 0, size, h, ctx.signal);
+    return h.digest('hex');
+  };
+  const [localHex, remoteHex] = await Promise.all([local(), remoteSha256(ctx, target.remotePath)]);
+  if (ctx.expected && localHex !== ctx.expected) {
+    throw new HoldfastError('INVALID_INPUT', `The local file does not have the expected SHA-256 (it has ${localHex}, expected ${ctx.expected}).`, {
+      hint: 'The local copy is damaged or is another archive: fetch it again.',
+    });
+  }
+  if (localHex !== remoteHex) throw conflict(`already holds a different file of the same size (sha256 ${remoteHex}, local ${localHex})`);
+  ctx.meter.setPhase('verifying', size);
+  return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: 0, resumedFrom: 0, alreadyPresent: true };
+}
+
+/**
+ * Where to start: after a staging file whose content is exactly the local file's prefix, else 0.
+ * The returned hash has absorbed bytes [0, start) of the local file.
+ */
+async function resumePointFor(ctx: Ctx): Promise<{ start: number; hash: Hash; stagingSize: number }> {
+  const { sftp, target, size } = ctx;
+  const st = await statOrNull(sftp, target.stagingPath, true);
+  if (!st) return { start: 0, hash: createHash('sha256'), stagingSize: 0 };
+  if (!st.isFile()) {
+    throw new HoldfastError('CONFLICT', `${target.stagingPath} on ${ctx.node} exists and is not a regular file.`, { hint: 'Remove it on the node, then upload again.' });
+  }
+  if (st.size === 0 || st.size > size) return { start: 0, hash: createHash('sha256'), stagingSize: st.size };
+  // The staging file IS the first N bytes if the upload wrote them in order: hash both sides at once.
+  const n = st.size;
+  const hash = createHash('sha256');
+  const [, remoteHex] = await Promise.all([hashLocalRange(ctx.fh, 0, n, hash, ctx.signal), remoteSha256(ctx, target.stagingPath)]);
+  if (hash.copy().digest('hex') === remoteHex) return { start: n, hash, stagingSize: n };
+  return { start: 0, hash: createHash('sha256'), stagingSize: n };
+}
+
+async function remoteSha256(ctx: Ctx, remotePath: string): Promise<string> {
+  // sha256sum reads ~200 MB/s on modest hardware: allow 20 MB/s, at least the default 2 min.
+  const timeoutMs = Math.max(120_000, Math.ceil(ctx.size / 20_000));
+  const r = await ctx.session.ssh.exec(['sha256sum', '--', remotePath], { timeoutMs });
+  const hex = r.code === 0 ? parseSha256sum(r.stdout) : null;
+  if (!hex) {
+    throw new HoldfastError('REFUSED', `Cannot verify ${remotePath} on ${ctx.node}: sha256sum ${r.code === 0 ? 'printed no digest' : `failed (${r.stderr.trim() || `exit ${r.code ?? r.signal}`})`}.`, {
+      hint: 'Holdfast needs sha256sum (coreutils or busybox) on the node.',
+    });
+  }
+  return hex;
+}
+
+/** The deepest existing ancestor of dir (itself included). */
+async function existingAncestor(sftp: SFTPWrapper, dir: string): Promise<string> {
+  let d = dir;
+  for (;;) {
+    if (await statOrNull(sftp, d)) return d;
+    const up = path.posix.dirname(d);
+    if (up === d) return d;
+    d = up;
+  }
+}
+
+/** Free and total bytes of the file system holding dir: statvfs@openssh.com, else `df -Pk`. */
+async function freeSpace(ctx: Ctx, dir: string): Promise<{ free: number; total: number | null } | null> {
+  try {
+    const v = await call<{ f_frsize: number; f_bavail: number; f_blocks: number; f_bsize: number }>((cb) =>
+      ctx.sftp.ext_openssh_statvfs(dir, cb),
+    );
+    const unit = Number(v.f_frsize) || Number(v.f_bsize);
+    return { free: Number(v.f_bavail) * unit, total: Number(v.f_blocks) * unit };
+  } catch {
+    // not offered by this SFTP server (or it failed): ask df
+  }
+  if (ctx.session.ssh.closed) return null;
+  try {
+    const r = await ctx.session.ssh.exec(['df', '-Pk', '--', dir], { timeoutMs: 15_000 });
+    const free = r.code === 0 ? parseDfAvailable(r.stdout) : null;
+    return free === null ? null : { free, total: null };
+  } catch {
+    return null;
+  }
+}
+
+async function ensureRoom(ctx: Ctx, toSend: number, freedByTruncate: number): Promise<void> {
+  const dir = await existingAncestor(ctx.sftp, ctx.target.remoteDir);
+  const space = await freeSpace(ctx, dir);
+  // Neither statvfs nor df answered: go on; a full disk then fails the write with the node's error.
+  if (!space) return;
+  const free = space.free + freedByTruncate;
+  const needed = toSend + safetyMargin(space.total);
+  if (free < needed) {
+    throw new HoldfastError(
+      'REFUSED',
+      `not enough free space in ${ctx.target.remoteDir} on ${ctx.node}: ${formatBytes(free)} free, ${formatBytes(needed)} needed (${formatBytes(toSend)} to send + ${formatBytes(needed - toSend)} safety margin)`,
+      { hint: 'Free space on the node (e.g. remove archives whose images are durably pinned), or upload a smaller archive.' },
+    );
+  }
+}
+
+async function mkdirs(ctx: Ctx): Promise<void> {
+  const { sftp, target } = ctx;
+  const missing: string[] = [];
+  for (let d = target.remoteDir; !(await statOrNull(sftp, d)); d = path.posix.dirname(d)) {
+    missing.unshift(d);
+    if (path.posix.dirname(d) === d) break;
+  }
+  for (const d of missing) {
+    try {
+      await sftpMkdir(sftp, d);
+    } catch (err) {
+      if (await statOrNull(sftp, d).catch(() => null)) continue; // created meanwhile
+      throw new HoldfastError('REFUSED', `Cannot create ${d} on ${ctx.node}: ${(err as Error).message}.`, {
+        hint: `Holdfast writes as ${ctx.session.def.user}; that user needs write access to ${ctx.session.def.imagesDir}.`,
+        cause: err,
+      });
+    }
+  }
+}
+
+/** Sends bytes [start, size) into the staging file; returns the acknowledged end. */
+async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) => void): Promise<number> {
+  const { sftp, target, node, meter, size } = ctx;
+  let handle: Buffer;
+  try {
+    handle = await sftpOpen(sftp, target.stagingPath, start > 0 ? 'r+' : 'w');
+  } catch (err) {
+    if (ctx.session.ssh.closed) throw err;
+    throw new HoldfastError('REFUSED', `Cannot write ${target.stagingPath} on ${node}: ${(err as Error).message}.`, {
+      hint: `Holdfast writes as ${ctx.session.def.user}; that user needs write access to ${ctx.session.def.imagesDir}.`,
+      cause: err,
+    });
+  }
+  meter.setPhase('uploading', start);
+  let result;
+  try {
+    result = await sftpWriteFromFile(sftp, handle, target.stagingPath, {
+      fd: ctx.fd,
+      start,
+      end: size,
+      hash,
+      inflight: ctx.inflight,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      onAcked: (n) => {
+        onAcked(n);
+        meter.update(n);
+      },
+    });
+  } catch (err) {
+    if (!ctx.session.ssh.closed) await sftpClose(sftp, handle).catch(() => undefined);
+    if (err instanceof SftpWriteError) {
+      onAcked(err.ackedTo);
+      if (err.kind === 'closed' || ctx.session.ssh.closed) throw err; // → UNREACHABLE in uploadArchive
+      if (err.kind === 'local') throw new HoldfastError('INVALID_INPUT', `Uploading ${target.relPath} to ${node}: ${err.message}.`, { cause: err });
+      throw new HoldfastError('REFUSED', `${node} refused a write to ${target.stagingPath}: ${(err.cause as Error)?.message ?? err.message}; ${formatBytes(err.ackedTo)} are kept there.`, {
+        hint: `Check the node's free space and permissions, then run the upload again to resume from byte ${err.ackedTo}.`,
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  if (result.outcome === 'aborted') {
+    await sftpClose(sftp, handle).catch(() => undefined);
+    meter.flush();
+    throw abortError(`The upload of ${target.relPath} to ${node} was cancelled at byte ${result.ackedTo}; the partial file is kept, run it again to resume.`);
+  }
+  meter.update(result.ackedTo);
+  meter.flush();
+  // Durable before it gets its final name (a power cut must not leave a renamed, empty archive).
+  await call<unknown>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch(() => undefined);
+  await sftpClose(sftp, handle);
+  return result.ackedTo;
+}
+
+async function renameIntoPlace(ctx: Ctx): Promise<void> {
+  const { sftp, target, node } = ctx;
+  try {
+    await call<void>((cb) => sftp.ext_openssh_rename(target.stagingPath, target.remotePath, cb));
+  } catch (err) {
+    if (ctx.session.ssh.closed) throw err;
+    if (/does not support/i.test((err as Error).message)) {
+      // No posix-rename: a plain SFTP rename (OpenSSH: link + unlink) refuses an existing target.
+      try {
+        await call<void>((cb) => sftp.rename(target.stagingPath, target.remotePath, cb));
+        return;
+      } catch (err2) {
+        err = err2;
+      }
+    }
+    throw new HoldfastError('REFUSED', `Cannot rename ${target.stagingPath} to ${target.remotePath} on ${node}: ${(err as Error).message}.`, { cause: err });
+  }
+}
