@@ -1,0 +1,318 @@
+// uploadArchive against lab nodes (real OpenSSH sftp-server, real containerd, k3s's watcher
+// emulated): byte-identical copies, k3s never sees a half-written archive, resume after a
+// dropped connection or a cancel, refusal on a too-small disk, idempotence, no overwrite.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeImageArchive, type ArchiveCompression } from '../../lab/fixtures';
+import { listImages, startK3sWatcher } from '../../lab/k3s';
+import { startLab, type Lab } from '../../lab/lab';
+import type { LabNodeHandle } from '../../lab/node';
+import { ARCHIVE_SUFFIXES, classifyImagesDirPath, COMPRESSION_BY_SUFFIX } from '../../src/core/archives/format/extensions';
+import { HoldfastError } from '../../src/core/errors';
+import { NodeSession } from '../../src/core/node/session';
+import { isAbortError, uploadArchive, type UploadProgress } from '../../src/core/upload';
+import { labNodeDef } from './support';
+
+const MiB = 1024 * 1024;
+let lab: Lab;
+let local: string;
+const sessions: NodeSession[] = [];
+
+beforeAll(async () => {
+  lab = await startLab({ nodes: ['up1', 'up2', 'tiny'] });
+  local = await mkdtemp(path.join(os.tmpdir(), 'hf-upload-'));
+});
+
+afterAll(async () => {
+  await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+  await lab?.stop();
+  if (local) await rm(local, { recursive: true, force: true });
+});
+
+async function open(node: LabNodeHandle): Promise<NodeSession> {
+  const s = await NodeSession.open(labNodeDef(lab, node));
+  sessions.push(s);
+  return s;
+}
+
+function sha256File(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(file, { highWaterMark: MiB })
+      .on('data', (d) => h.update(d))
+      .on('error', reject)
+      .on('end', () => resolve(h.digest('hex')));
+  });
+}
+
+/** An image archive of about `mib` MiB (one incompressible layer). */
+async function archive(name: string, opts: { mib?: number; compression?: ArchiveCompression; image?: string } = {}): Promise<string> {
+  const file = path.join(local, name);
+  await writeImageArchive(file, {
+    format: 'oci',
+    compression: opts.compression ?? 'none',
+    images: [{ name: opts.image ?? `registry.local/upload/${name.replace(/[^a-z0-9]/g, '-')}:1`, layerBytes: Math.round((opts.mib ?? 1) * MiB) }],
+  });
+  return file;
+}
+
+/** Every file under dir, recursively, relative to it. */
+async function listTree(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string, rel: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(path.join(d, e.name), path.posix.join(rel, e.name));
+      else out.push(path.posix.join(rel, e.name));
+    }
+  };
+  await walk(dir, '');
+  return out.sort();
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Simulates a network drop: the TCP socket under the SSH connection goes away. */
+function dropConnection(s: NodeSession): void {
+  (s.ssh.client as unknown as { _sock: Socket })._sock.destroy();
+}
+
+describe('uploadArchive', () => {
+  it('uploads to two nodes in parallel, byte-identical, into a subdirectory it creates', async () => {
+    const file = await archive('pair.tar.zst', { mib: 6, compression: 'zstd' });
+    const want = await sha256File(file);
+    const [s1, s2] = await Promise.all([open(lab.node('up1')), open(lab.node('up2'))]);
+    const results = await Promise.all([s1, s2].map((s) => uploadArchive(s, file, { remoteName: 'apps/pair.tar.zst' })));
+    for (const [i, node] of [lab.node('up1'), lab.node('up2')].entries()) {
+      const r = results[i]!;
+      expect(r).toEqual({
+        remotePath: '/var/lib/rancher/k3s/agent/images/apps/pair.tar.zst',
+        relPath: 'apps/pair.tar.zst',
+        sha256: want,
+        bytesSent: (await stat(file)).size,
+        resumedFrom: 0,
+        alreadyPresent: false,
+      });
+      expect(await sha256File(path.join(node.hostImagesDir, 'apps', 'pair.tar.zst'))).toBe(want);
+      expect(await readdir(path.join(node.hostImagesDir, 'apps'))).toEqual(['pair.tar.zst']); // staging name gone
+    }
+  });
+
+  it('every compression k3s supports uploads and is imported by the k3s watcher', async () => {
+    const node = lab.node('up2');
+    const s = await open(node);
+    const watcher = startK3sWatcher(node);
+    try {
+      const names: string[] = [];
+      for (const suffix of ARCHIVE_SUFFIXES) {
+        const image = `registry.local/upload/codec${suffix.replace(/\./g, '-')}:1`;
+        names.push(image);
+        const file = await archive(`codec${suffix}`, { compression: COMPRESSION_BY_SUFFIX[suffix], image, mib: 0.25 });
+        const r = await uploadArchive(s, file);
+        expect(r.relPath).toBe(`codec${suffix}`);
+        expect(await sha256File(path.join(node.hostImagesDir, `codec${suffix}`))).toBe(r.sha256);
+      }
+      await until('all codecs imported', async () => {
+        const have = new Set((await listImages(node)).map((i) => i.name));
+        return names.every((n) => have.has(n));
+      });
+      expect(watcher.failed).toEqual([]);
+    } finally {
+      await watcher.stop();
+    }
+  });
+
+  it('a dropped connection fails clearly, keeps the partial under the ignored name, and the next run resumes', async () => {
+    const node = lab.node('up1');
+    const file = await archive('big.tar', { mib: 64 });
+    const size = (await stat(file)).size;
+    const s = await open(node);
+    let dropped = false;
+    const err = await uploadArchive(s, file, {
+      onProgress: (p) => {
+        if (!dropped && p.phase === 'uploading' && p.bytesDone > 0.3 * p.bytesTotal) {
+          dropped = true;
+          dropConnection(s);
+        }
+      },
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(dropped).toBe(true);
+    expect(err).toBeInstanceOf(HoldfastError);
+    expect((err as HoldfastError).code).toBe('UNREACHABLE');
+    expect((err as HoldfastError).message).toMatch(/^the connection to up1 dropped during the upload; run it again to resume from byte \d+$/);
+    const resumeAt = Number(/byte (\d+)/.exec((err as HoldfastError).message)![1]);
+    expect(resumeAt).toBeGreaterThan(0.3 * size);
+
+    const staging = path.join(node.hostImagesDir, '.big.tar.holdfast-partial');
+    expect(classifyImagesDirPath(staging).kind).toBe('ignored');
+    const partial = (await stat(staging)).size;
+    expect(partial).toBeGreaterThanOrEqual(resumeAt);
+    expect(partial).toBeLessThan(size);
+    await expect(stat(path.join(node.hostImagesDir, 'big.tar'))).rejects.toThrow(/ENOENT/);
+
+    const again = await uploadArchive(await open(node), file);
+    expect(again.resumedFrom).toBe(partial);
+    expect(again.bytesSent).toBe(size - partial);
+    expect(again.alreadyPresent).toBe(false);
+    expect(await sha256File(path.join(node.hostImagesDir, 'big.tar'))).toBe(await sha256File(file));
+    await expect(stat(staging)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('a cancel (AbortSignal) stops with an AbortError, keeps the partial, and the next run resumes', async () => {
+    const node = lab.node('up2');
+    const file = await archive('cancel.tar', { mib: 48 });
+    const size = (await stat(file)).size;
+    const s = await open(node);
+    const ac = new AbortController();
+    const err = await uploadArchive(s, file, {
+      signal: ac.signal,
+      onProgress: (p) => {
+        if (p.phase === 'uploading' && p.bytesDone > 0.2 * p.bytesTotal) ac.abort();
+      },
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isAbortError(err)).toBe(true);
+    expect((err as Error).message).toMatch(/cancelled at byte \d+; the partial file is kept/);
+    const partial = (await stat(path.join(node.hostImagesDir, '.cancel.tar.holdfast-partial'))).size;
+    expect(partial).toBeGreaterThan(0);
+    expect(partial).toBeLessThan(size);
+    expect(s.isClosed).toBe(false); // a cancel does not hurt the session
+
+    const again = await uploadArchive(s, file);
+    expect(again.resumedFrom).toBe(partial);
+    expect(await sha256File(path.join(node.hostImagesDir, 'cancel.tar'))).toBe(await sha256File(file));
+  });
+
+  it('a staging file that does not match the local prefix is discarded and the upload starts over', async () => {
+    const node = lab.node('up1');
+    const file = await archive('stale.tar', { mib: 2 });
+    await writeFile(path.join(node.hostImagesDir, '.stale.tar.holdfast-partial'), Buffer.alloc(100_000, 7));
+    const r = await uploadArchive(await open(node), file);
+    expect(r.resumedFrom).toBe(0);
+    expect(await sha256File(path.join(node.hostImagesDir, 'stale.tar'))).toBe(await sha256File(file));
+  });
+
+  it('refuses before writing a byte when the images dir is too small', async () => {
+    const node = lab.node('tiny');
+    await node.limitImagesDir(8 * MiB);
+    const file = await archive('huge.tar', { mib: 32 });
+    const s = await open(node);
+    const err = await uploadArchive(s, file).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(HoldfastError);
+    expect((err as HoldfastError).code).toBe('REFUSED');
+    expect((err as HoldfastError).message).toMatch(
+      /^not enough free space in \/var\/lib\/rancher\/k3s\/agent\/images on tiny: [\d.]+ MiB free, [\d.]+ MiB needed/,
+    );
+    // The host-side dir no longer shows the node's images dir: look over SSH.
+    const ls = await s.ssh.exec(['ls', '-A', '--', '/var/lib/rancher/k3s/agent/images']);
+    expect(ls.code).toBe(0);
+    expect(ls.stdout).toBe('');
+  });
+
+  it('k3s never sees a half-written archive: supported names only ever appear at full size', async () => {
+    const node = lab.node('up1');
+    const file = await archive('watched.tar.gz', { mib: 96, compression: 'gzip', image: 'registry.local/upload/watched:1' });
+    const size = (await stat(file)).size;
+    const s = await open(node);
+    const watcher = startK3sWatcher(node);
+    const seen: { rel: string; size: number }[] = [];
+    let polls = 0;
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        for (const rel of await listTree(node.hostImagesDir)) {
+          if (classifyImagesDirPath(rel).kind === 'ignored') continue;
+          const st = await stat(path.join(node.hostImagesDir, rel)).catch(() => null);
+          if (st) seen.push({ rel, size: st.size });
+        }
+        polls++;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    let partialSeen = false;
+    try {
+      await uploadArchive(s, file, {
+        onProgress: (p: UploadProgress) => {
+          if (p.phase === 'uploading' && p.bytesDone > 0 && p.bytesDone < p.bytesTotal) partialSeen = true;
+        },
+      });
+      await until('the watcher to import watched.tar.gz', async () => watcher.imported.some((i) => i.archive.endsWith('/watched.tar.gz')));
+    } finally {
+      polling = false;
+      await poller;
+      await watcher.stop();
+    }
+    expect(partialSeen).toBe(true); // the upload took long enough to be observed mid-way
+    expect(polls).toBeGreaterThan(5);
+    expect(seen.some((x) => x.rel === 'watched.tar.gz')).toBe(true);
+    for (const x of seen) {
+      const final = x.rel === 'watched.tar.gz' ? size : (await stat(path.join(node.hostImagesDir, x.rel))).size;
+      expect(x, 'a supported archive name was visible before it was complete').toEqual({ rel: x.rel, size: final });
+    }
+    expect(watcher.failed).toEqual([]);
+    expect((await listImages(node)).map((i) => i.name)).toContain('registry.local/upload/watched:1');
+  });
+
+  it('is idempotent for the same archive and never overwrites a different one', async () => {
+    const node = lab.node('up2');
+    const s = await open(node);
+    const file = await archive('same.tar', { mib: 1 });
+    const first = await uploadArchive(s, file);
+    expect(first.alreadyPresent).toBe(false);
+    const again = await uploadArchive(s, file);
+    expect(again).toEqual({ ...first, bytesSent: 0, alreadyPresent: true });
+
+    // Same size, one byte different: the hash tells them apart.
+    const flipped = path.join(local, 'flipped', 'same.tar');
+    const bytes = await readFile(file);
+    const at = bytes.length - 2000;
+    bytes[at] = bytes[at]! ^ 0xff;
+    await rm(path.dirname(flipped), { recursive: true, force: true });
+    await mkdir(path.dirname(flipped), { recursive: true });
+    await writeFile(flipped, bytes);
+    const e1 = await uploadArchive(s, flipped).then(() => null, (e: unknown) => e);
+    expect((e1 as HoldfastError).code).toBe('CONFLICT');
+    expect((e1 as HoldfastError).message).toMatch(/already holds a different file of the same size.*never overwrites/);
+
+    // Different size.
+    const other = await archive('other.tar', { mib: 2 });
+    const e2 = await uploadArchive(s, other, { remoteName: 'same.tar' }).then(() => null, (e: unknown) => e);
+    expect((e2 as HoldfastError).code).toBe('CONFLICT');
+    expect(await sha256File(path.join(node.hostImagesDir, 'same.tar'))).toBe(first.sha256);
+    expect((await readdir(node.hostImagesDir)).filter((n) => n.includes('holdfast-partial'))).toEqual([]);
+  });
+
+  it('refuses to install a local file that does not have the expected SHA-256', async () => {
+    const node = lab.node('up2');
+    const file = await archive('expect.tar', { mib: 1 });
+    const err = await uploadArchive(await open(node), file, { expectedSha256: 'sha256:' + '0'.repeat(64) }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((err as HoldfastError).code).toBe('INVALID_INPUT');
+    await expect(stat(path.join(node.hostImagesDir, 'expect.tar'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(path.join(node.hostImagesDir, '.expect.tar.holdfast-partial'))).rejects.toThrow(/ENOENT/);
+    const ok = await uploadArchive(await open(node), file, { expectedSha256: await sha256File(file) });
+    expect(ok.sha256).toBe(await sha256File(file));
+  });
+});
