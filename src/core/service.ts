@@ -10,17 +10,27 @@ import { NodeStore } from './config/nodes';
 import { HoldfastError, toErrorInfo } from './errors';
 import { applyPinChange, checkRemoval, inventory, planPinChange, removeArchiveSafely, type OpsContext } from './node/operations';
 import { SessionPool } from './node/pool';
+import { importToNodes } from './import/fleet';
+import { inspectLocalArchive } from './import/inspectLocal';
+import { JobManager } from './jobs/manager';
 
 export interface Service extends Handlers {
   dispose(): Promise<void>;
 }
 
-export function createHandlers(opts: { home?: string } = {}): Service {
+export interface ServiceOptions {
+  home?: string;
+  /** A native "open files" dialog; only the desktop app has one. */
+  pickArchives?: () => Promise<string[]>;
+}
+
+export function createHandlers(opts: ServiceOptions = {}): Service {
   const home = opts.home ?? holdfastHome();
   const store = new NodeStore(home);
   const pool = new SessionPool((name) => store.get(name));
   const audit = new AuditLog(home);
   const ctx: OpsContext = { audit, indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
+  const jobs = new JobManager();
 
   return {
     'nodes.list': async () => store.list(),
@@ -66,6 +76,51 @@ export function createHandlers(opts: { home?: string } = {}): Service {
       return pool.use(node, (s) => removeArchiveSafely(s, ctx, p, { force: Boolean(force) }));
     },
     'audit.list': async ({ node }) => audit.list(node),
-    dispose: () => pool.closeAll(),
+    'local.pickArchives': async () => {
+      if (!opts.pickArchives) {
+        throw new HoldfastError('INVALID_INPUT', 'there is no file dialog in the browser UI', { hint: "Type or paste the archive's full path instead." });
+      }
+      return { paths: await opts.pickArchives() };
+    },
+    'local.inspect': async ({ path: p }) => {
+      const { index: _index, ...archive } = await inspectLocalArchive(p);
+      return archive;
+    },
+    'jobs.startImport': async ({ nodes, path: p, pin, removeArchive }) => {
+      for (const n of nodes) await store.get(n);
+      if (removeArchive && !pin) {
+        throw new HoldfastError('INVALID_INPUT', 'removing the archive needs its pins made durable first', { hint: 'Turn on "make pins durable".' });
+      }
+      // Refuse a bad archive before the job starts: nothing is sent.
+      const archive = await inspectLocalArchive(p);
+      return jobs.start(
+        {
+          kind: 'import',
+          title: `Import ${path.basename(archive.path)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
+          nodes,
+          archive: { path: archive.path, size: archive.size, sha256: archive.sha256 },
+          options: { pin, removeArchive },
+        },
+        async (job) => {
+          const outcomes = await importToNodes(nodes, (n, fn) => pool.use(n, fn), ctx, archive, {
+            pin,
+            removeArchive,
+            signal: job.signal,
+            onNode: (n, patch) => job.update(n, patch),
+          });
+          for (const o of outcomes) if (!o.ok) job.fail(o.node, o.error);
+        },
+      );
+    },
+    'jobs.list': async () => jobs.list(),
+    'jobs.cancel': async ({ id }) => {
+      const job = jobs.cancel(id);
+      if (!job) throw new HoldfastError('NOT_FOUND', `no job ${id}`);
+      return job;
+    },
+    dispose: async () => {
+      await jobs.cancelAll();
+      await pool.closeAll();
+    },
   };
 }

@@ -4,7 +4,7 @@
 // Every channel has an argument schema (validated in main / the server, never trusted from
 // the renderer) and a result type. Results and errors travel in one envelope.
 import { z } from 'zod';
-import type { ArchiveInfo, AuditEntry, ErrorInfo, ImageRef, NodeDef, NodeStatus, PinPlan, RemovalCheck } from './domain';
+import type { ArchiveInfo, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, NodeDef, NodeStatus, PinPlan, RemovalCheck } from './domain';
 
 const name = z
   .string()
@@ -46,6 +46,13 @@ export const pinTargetSchema = z.union([
   z.strictObject({ allK3s: z.literal(true) }),
 ]);
 
+/** An absolute path to a file on this machine (the laptop). */
+const localFile = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => (p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p)) && !p.includes('\0'), 'an absolute path to a local file');
+
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'an OpenSSH SHA256 fingerprint');
 
 export const channels = {
@@ -78,6 +85,20 @@ export const channels = {
     result: null as unknown as AuditEntry,
   },
   'audit.list': { args: z.strictObject({ node: name.optional() }), result: null as unknown as AuditEntry[] },
+  // A native file dialog (desktop app only; the browser UI types or drops a path instead).
+  'local.pickArchives': { args: z.strictObject({}), result: null as unknown as { paths: string[] } },
+  'local.inspect': { args: z.strictObject({ path: localFile }), result: null as unknown as LocalArchive },
+  'jobs.startImport': {
+    args: z.strictObject({
+      nodes: z.array(name).min(1).max(500),
+      path: localFile,
+      pin: z.boolean(),
+      removeArchive: z.boolean(),
+    }),
+    result: null as unknown as Job,
+  },
+  'jobs.list': { args: z.strictObject({}), result: null as unknown as Job[] },
+  'jobs.cancel': { args: z.strictObject({ id: z.string().min(1).max(64) }), result: null as unknown as Job },
 } as const;
 
 export type Channel = keyof typeof channels;
@@ -104,6 +125,11 @@ export const operations = {
   checkArchiveRemoval: 'archives.check',
   removeArchive: 'archives.remove',
   listAudit: 'audit.list',
+  pickArchives: 'local.pickArchives',
+  inspectLocalArchive: 'local.inspect',
+  startImport: 'jobs.startImport',
+  listJobs: 'jobs.list',
+  cancelJob: 'jobs.cancel',
 } as const satisfies Record<string, Channel>;
 
 export type Operation = keyof typeof operations;

@@ -167,3 +167,49 @@ export interface NodeStatus {
   info?: NodeInfo;
   error?: ErrorInfo;
 }
+
+/** A local archive, inspected before any byte leaves the laptop. */
+export interface LocalArchive {
+  path: string;
+  size: number;
+  sha256: string;
+  format: 'docker' | 'oci';
+  compression: Compression;
+  /** What k3s will import: every image with its platforms. */
+  images: { name: string | null; platforms: string[]; configDigest: string | null }[];
+  uncompressedBytes: number;
+}
+
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export type ImportPhase = 'queued' | 'checking' | 'uploading' | 'verifying' | 'importing' | 'pinning' | 'removing' | 'done';
+
+/** One node's part of a job. */
+export interface JobNodeProgress {
+  node: string;
+  state: JobState;
+  phase: ImportPhase;
+  bytesDone: number;
+  bytesTotal: number;
+  /** Bytes per second over the last few seconds. */
+  rate: number;
+  /** Seconds left for this node's upload, null when unknown. */
+  eta: number | null;
+  message: string;
+  error?: ErrorInfo;
+}
+
+/** Long work owned by main (or the server), with progress and cancel; survives the UI leaving. */
+export interface Job {
+  id: string;
+  kind: 'import';
+  title: string;
+  state: JobState;
+  createdAt: string;
+  finishedAt: string | null;
+  /** 0..1 across all nodes. */
+  progress: number;
+  nodes: JobNodeProgress[];
+  archive: { path: string; size: number; sha256: string | null };
+  options: { pin: boolean; removeArchive: boolean };
+}

@@ -1,0 +1,71 @@
+// Looks inside a local archive before any byte leaves the laptop: format, compression, the
+// images and platforms it holds, and its SHA-256 — all in one streaming pass. Anything k3s
+// would choke on (corrupt, truncated, not an image archive, unsupported compression, unsafe
+// member paths, missing blobs) is refused here with a reason.
+import { createHash } from 'node:crypto';
+import { createReadStream, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { LocalArchive } from '../../shared/domain';
+import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../archives/format/extensions';
+import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../archives/format/readIndex';
+import { HoldfastError } from '../errors';
+
+export interface InspectedArchive extends LocalArchive {
+  index: ArchiveIndex;
+}
+
+export async function inspectLocalArchive(file: string, opts: { signal?: AbortSignal } = {}): Promise<InspectedArchive> {
+  const abs = path.resolve(file);
+  let st;
+  try {
+    st = await fs.stat(abs);
+  } catch {
+    throw new HoldfastError('NOT_FOUND', `no such file: ${abs}`);
+  }
+  if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${abs} is not a regular file`);
+  const kind = classifyImagesDirPath(abs);
+  if (kind.kind !== 'archive') {
+    throw new HoldfastError('REFUSED', `${path.basename(abs)} does not end in a suffix k3s imports (${ARCHIVE_SUFFIXES.join(' ')}; case-sensitive)`, {
+      hint: 'Recompress it with a supported compression, or rename it if it already is one.',
+    });
+  }
+  const hash = createHash('sha256');
+  const tee = new PassThrough({ highWaterMark: 1 << 20 });
+  const src = createReadStream(abs, { highWaterMark: 1 << 20 });
+  src.on('data', (c) => hash.update(c as Buffer));
+  src.on('error', (e) => tee.destroy(e));
+  src.pipe(tee);
+  let index: ArchiveIndex;
+  try {
+    index = await readArchiveIndex(tee, { compression: kind.compression, verifyBlobs: true, ...(opts.signal ? { signal: opts.signal } : {}) });
+    // The index may be complete before the last bytes were read (trailing padding): finish the hash.
+    if (!src.readableEnded) await new Promise<void>((resolve, reject) => {
+      src.on('end', resolve);
+      src.on('error', reject);
+      tee.resume();
+    });
+  } catch (e) {
+    src.destroy();
+    if (e instanceof ArchiveError) {
+      throw new HoldfastError('REFUSED', `${path.basename(abs)} was refused: ${e.message}`, { hint: 'Nothing was sent. Rebuild the archive (docker save / skopeo copy) and try again.', cause: e });
+    }
+    throw e;
+  }
+  const images = index.images.map((i) => ({
+    name: i.name,
+    platforms: i.platforms.filter((p) => p.missing.length === 0).map((p) => p.platform),
+    configDigest: i.platforms.find((p) => p.missing.length === 0)?.configDigest ?? null,
+  }));
+  if (images.length === 0) throw new HoldfastError('REFUSED', `${path.basename(abs)} holds no images`);
+  return {
+    path: abs,
+    size: st.size,
+    sha256: hash.digest('hex'),
+    format: index.format,
+    compression: kind.compression,
+    images,
+    uncompressedBytes: index.uncompressedBytes,
+    index,
+  };
+}

@@ -1,0 +1,138 @@
+// Long-running work (imports across nodes) owned by main, not by a window: each job has an
+// id, per-node progress, a state and a cancel switch, and outlives the UI that started it.
+import { randomUUID } from 'node:crypto';
+import type { Job, JobNodeProgress, JobState } from '../../shared/domain';
+import { toErrorInfo } from '../errors';
+
+export interface JobHandle {
+  readonly id: string;
+  readonly signal: AbortSignal;
+  /** Merge a node's progress; returns the job snapshot. */
+  update(node: string, patch: Partial<Omit<JobNodeProgress, 'node'>>): void;
+  fail(node: string, err: unknown): void;
+}
+
+export type JobRunner = (job: JobHandle) => Promise<void>;
+
+const KEEP_FINISHED = 50;
+
+function isFinished(s: JobState): boolean {
+  return s === 'succeeded' || s === 'failed' || s === 'cancelled';
+}
+
+export class JobManager {
+  private readonly jobs = new Map<string, { job: Job; abort: AbortController; done: Promise<void> }>();
+  private readonly listeners = new Set<(job: Job) => void>();
+
+  /** Called (throttled by the caller if needed) whenever a job changes. */
+  onChange(cb: (job: Job) => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+
+  start(init: Pick<Job, 'kind' | 'title' | 'archive' | 'options'> & { nodes: string[] }, run: JobRunner): Job {
+    const id = randomUUID();
+    const job: Job = {
+      id,
+      kind: init.kind,
+      title: init.title,
+      state: 'running',
+      createdAt: new Date().toISOString(),
+      finishedAt: null,
+      progress: 0,
+      nodes: init.nodes.map((node) => ({ node, state: 'queued', phase: 'queued', bytesDone: 0, bytesTotal: 0, rate: 0, eta: null, message: 'waiting' })),
+      archive: init.archive,
+      options: init.options,
+    };
+    const abort = new AbortController();
+    const emit = () => {
+      job.progress = this.progressOf(job);
+      for (const l of this.listeners) l(this.snapshot(job));
+    };
+    const handle: JobHandle = {
+      id,
+      signal: abort.signal,
+      update: (node, patch) => {
+        const n = job.nodes.find((x) => x.node === node);
+        if (!n) return;
+        Object.assign(n, patch);
+        emit();
+      },
+      fail: (node, err) => {
+        const n = job.nodes.find((x) => x.node === node);
+        if (!n) return;
+        const cancelled = abort.signal.aborted || (err instanceof Error && err.name === 'AbortError');
+        n.state = cancelled ? 'cancelled' : 'failed';
+        n.message = cancelled ? 'cancelled' : toErrorInfo(err).message;
+        if (!cancelled) n.error = toErrorInfo(err);
+        emit();
+      },
+    };
+    const done = run(handle)
+      .catch((e) => {
+        for (const n of job.nodes) if (!isFinished(n.state)) handle.fail(n.node, e);
+      })
+      .finally(() => {
+        for (const n of job.nodes) if (!isFinished(n.state)) n.state = abort.signal.aborted ? 'cancelled' : 'failed';
+        job.state = abort.signal.aborted
+          ? 'cancelled'
+          : job.nodes.every((n) => n.state === 'succeeded')
+            ? 'succeeded'
+            : 'failed';
+        job.finishedAt = new Date().toISOString();
+        emit();
+        this.prune();
+      });
+    this.jobs.set(id, { job, abort, done });
+    emit();
+    return this.snapshot(job);
+  }
+
+  list(): Job[] {
+    return [...this.jobs.values()].map((j) => this.snapshot(j.job)).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+
+  get(id: string): Job | undefined {
+    const j = this.jobs.get(id);
+    return j && this.snapshot(j.job);
+  }
+
+  cancel(id: string): Job | undefined {
+    const j = this.jobs.get(id);
+    if (!j) return undefined;
+    if (!isFinished(j.job.state)) j.abort.abort();
+    return this.snapshot(j.job);
+  }
+
+  /** Resolves when the job has finished (for the CLI and tests). */
+  async wait(id: string): Promise<Job | undefined> {
+    await this.jobs.get(id)?.done;
+    return this.get(id);
+  }
+
+  async cancelAll(): Promise<void> {
+    for (const j of this.jobs.values()) if (!isFinished(j.job.state)) j.abort.abort();
+    await Promise.all([...this.jobs.values()].map((j) => j.done));
+  }
+
+  private progressOf(job: Job): number {
+    if (job.nodes.length === 0) return 1;
+    // Uploading is most of the time; the later phases each count a little.
+    const weight: Record<string, number> = { queued: 0, checking: 0.02, uploading: 0.05, verifying: 0.8, importing: 0.85, pinning: 0.92, removing: 0.96, done: 1 };
+    const per = job.nodes.map((n) => {
+      if (isFinished(n.state)) return 1;
+      if (n.phase === 'uploading' && n.bytesTotal > 0) return 0.05 + 0.75 * (n.bytesDone / n.bytesTotal);
+      return weight[n.phase] ?? 0;
+    });
+    return per.reduce((a, b) => a + b, 0) / per.length;
+  }
+
+  private snapshot(job: Job): Job {
+    return structuredClone(job);
+  }
+
+  private prune(): void {
+    const finished = [...this.jobs.values()].filter((j) => isFinished(j.job.state)).sort((a, b) => a.job.createdAt.localeCompare(b.job.createdAt));
+    while (finished.length > KEEP_FINISHED) this.jobs.delete(finished.shift()!.job.id);
+  }
+}
