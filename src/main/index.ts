@@ -1,6 +1,6 @@
 // Thin Electron shell: one sandboxed window, one IPC handler per contract channel, nothing else.
 // All node work happens in the core behind `createHandlers()`.
-import { app, BrowserWindow, ipcMain, Menu, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, session, shell } from 'electron';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createHandlers } from '../core/service';
@@ -26,6 +26,22 @@ function isTrustedRendererUrl(url: string): boolean {
 
 let mainWindow: BrowserWindow | null = null;
 
+/** Every suffix k3s imports (.tar, .tar.gz, .tgz, .tar.zst, .tzst, .tar.bz2, .tbz, .tar.lz4), by last extension. */
+const ARCHIVE_DIALOG_FILTERS = [{ name: 'Image archives', extensions: ['tar', 'gz', 'tgz', 'zst', 'tzst', 'bz2', 'tbz', 'lz4'] }];
+
+/** The native "open files" dialog behind 'local.pickArchives'; cancelling picks nothing. */
+async function pickArchives(): Promise<string[]> {
+  const options: Electron.OpenDialogOptions = {
+    title: 'Choose image archives to import',
+    buttonLabel: 'Choose',
+    properties: ['openFile', 'multiSelections'],
+    filters: ARCHIVE_DIALOG_FILTERS,
+  };
+  const win = mainWindow && !mainWindow.isDestroyed() ? mainWindow : null;
+  const r = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
+  return r.canceled ? [] : r.filePaths;
+}
+
 function createWindow(): BrowserWindow {
   // Its web contents get guardContents from the app-wide 'web-contents-created' hook below.
   const win = new BrowserWindow(windowOptions(preloadPath));
@@ -41,7 +57,7 @@ function createWindow(): BrowserWindow {
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  const handlers = createHandlers({});
+  const handlers = createHandlers({ pickArchives });
   let unregister: (() => void) | null = null;
 
   app.on('second-instance', () => {

@@ -1,7 +1,8 @@
 // Sandboxed preload: exposes exactly the named operations of the contract as
 // `window.holdfast`, each bound to its fixed channel. There is deliberately no generic
 // invoke(channel, …): the renderer cannot reach anything the contract does not name.
-import { contextBridge, ipcRenderer } from 'electron';
+// The one addition is `pathForFile`, which runs here and crosses no IPC at all.
+import { contextBridge, ipcRenderer, webUtils } from 'electron';
 import type { HoldfastApi, Operation, operations } from '../shared/contract';
 
 // The contract's operation → channel map, restated so this bundle needs no zod at run time.
@@ -20,6 +21,11 @@ export const OPERATION_CHANNELS = {
   checkArchiveRemoval: 'archives.check',
   removeArchive: 'archives.remove',
   listAudit: 'audit.list',
+  pickArchives: 'local.pickArchives',
+  inspectLocalArchive: 'local.inspect',
+  startImport: 'jobs.startImport',
+  listJobs: 'jobs.list',
+  cancelJob: 'jobs.cancel',
 } as const satisfies typeof operations;
 
 function bind<O extends Operation>(op: O): HoldfastApi[O] {
@@ -28,7 +34,17 @@ function bind<O extends Operation>(op: O): HoldfastApi[O] {
   return ((args: unknown) => ipcRenderer.invoke(channel, args)) as HoldfastApi[O];
 }
 
-const api: HoldfastApi = {
+/**
+ * What the desktop bridge adds to the contract: the local path of a File dropped on the window.
+ * Since Electron 32 File objects carry no `path`; only webUtils, in the preload, can tell it.
+ * The renderer gets a path string, never file contents, and sends it through the contract
+ * (`local.inspect`, `jobs.startImport`) where main validates it like any typed path.
+ */
+export interface DesktopExtras {
+  pathForFile(file: File): string;
+}
+
+const api: HoldfastApi & DesktopExtras = {
   listNodes: bind('listNodes'),
   addNode: bind('addNode'),
   updateNode: bind('updateNode'),
@@ -42,6 +58,19 @@ const api: HoldfastApi = {
   checkArchiveRemoval: bind('checkArchiveRemoval'),
   removeArchive: bind('removeArchive'),
   listAudit: bind('listAudit'),
+  pickArchives: bind('pickArchives'),
+  inspectLocalArchive: bind('inspectLocalArchive'),
+  startImport: bind('startImport'),
+  listJobs: bind('listJobs'),
+  cancelJob: bind('cancelJob'),
+  pathForFile: (file: File) => {
+    try {
+      return webUtils.getPathForFile(file);
+    } catch {
+      // Not a File from a drop or an <input> (e.g. a Blob built in the page): no path.
+      return '';
+    }
+  },
 };
 
 contextBridge.exposeInMainWorld('holdfast', Object.freeze(api));

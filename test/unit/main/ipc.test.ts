@@ -51,6 +51,25 @@ function fakeHandlers(): Handlers {
       archive: { path, size: 1, sha256: 'sha256:00' },
     })),
     'audit.list': vi.fn(async () => []),
+    'local.pickArchives': vi.fn(async () => {
+      throw new HoldfastError('INVALID_INPUT', 'there is no file dialog in the browser UI');
+    }),
+    'local.inspect': vi.fn(async ({ path }) => ({
+      path,
+      size: 1,
+      sha256: '00',
+      format: 'docker' as const,
+      compression: 'none' as const,
+      images: [],
+      uncompressedBytes: 1,
+    })),
+    'jobs.startImport': vi.fn(async () => {
+      throw new HoldfastError('REFUSED', 'refused');
+    }),
+    'jobs.list': vi.fn(async () => []),
+    'jobs.cancel': vi.fn(async () => {
+      throw new HoldfastError('NOT_FOUND', 'no job');
+    }),
   };
 }
 
@@ -73,6 +92,12 @@ describe('registerIpc', () => {
       ipc.invoke('pins.plan', { node: 'edge-01', action: 'pin', target: { archive: 'sub/apps.tar.gz' } }),
     ).resolves.toEqual({ ok: true, result: { node: 'edge-01', action: 'pin', changes: [], unchanged: [] } });
     await expect(ipc.invoke('audit.list', {})).resolves.toEqual({ ok: true, result: [] });
+    await expect(ipc.invoke('jobs.list', {})).resolves.toEqual({ ok: true, result: [] });
+    await expect(ipc.invoke('local.inspect', { path: 'C:\\bundles\\a.tar' })).resolves.toMatchObject({ ok: true, result: { format: 'docker' } });
+    await expect(ipc.invoke('local.pickArchives', {})).resolves.toEqual({
+      ok: false,
+      error: { code: 'INVALID_INPUT', message: 'there is no file dialog in the browser UI' },
+    });
   });
 
   it.each([
@@ -91,6 +116,14 @@ describe('registerIpc', () => {
     ['pins.apply', { node: 'x', action: 'delete', target: { refs: ['a:1'] } }],
     ['pins.apply', { node: 'x', action: 'pin', target: { refs: ['a:1'], archive: 'a.tar' } }],
     ['pins.apply', { node: 'x', action: 'pin', target: { refs: ['a:1 ; rm -rf /'] } }],
+    ['local.pickArchives', { defaultPath: '/etc' }],
+    ['local.inspect', { path: 'relative/apps.tar' }],
+    ['local.inspect', { path: '/tmp/a.tar\0.txt' }],
+    ['jobs.startImport', { nodes: [], path: '/tmp/a.tar', pin: true, removeArchive: true }],
+    ['jobs.startImport', { nodes: ['../x'], path: '/tmp/a.tar', pin: true, removeArchive: true }],
+    ['jobs.startImport', { nodes: ['x'], path: '/tmp/a.tar', pin: 'yes', removeArchive: true }],
+    ['jobs.startImport', { nodes: ['x'], path: '/tmp/a.tar', pin: true }],
+    ['jobs.cancel', { id: '' }],
   ])('rejects a bad %s payload with INVALID_INPUT before any handler runs', async (channel, payload) => {
     const ipc = fakeIpcMain();
     const handlers = fakeHandlers();
