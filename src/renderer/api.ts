@@ -2,9 +2,12 @@
 // browser opened by `holdfast serve` the same HoldfastApi is implemented over loopback HTTP.
 import { operations, type Envelope, type HoldfastApi, type Operation } from '../shared/contract';
 
+/** The desktop preload's bridge: the contract's operations plus `pathForFile` (no IPC). */
+export type DesktopBridge = HoldfastApi & { pathForFile?: (file: File) => string };
+
 declare global {
   interface Window {
-    holdfast?: HoldfastApi;
+    holdfast?: DesktopBridge;
   }
 }
 
@@ -109,4 +112,10 @@ export function createHttpApi(opts: { token: string | null; baseUrl?: string; fe
 export function resolveApi(win: Window = window): HoldfastApi {
   if (win.holdfast) return win.holdfast;
   return createHttpApi({ token: takeToken(win.location, win.sessionStorage, win.history) });
+}
+
+/** Desktop only: the local path of a dropped File; null in a browser (a dropped File has none). */
+export function resolvePathForFile(win: Window = window): ((file: File) => string) | null {
+  const fn = win.holdfast?.pathForFile;
+  return typeof fn === 'function' ? (file) => fn(file) : null;
 }

@@ -8,6 +8,10 @@ import {
   type AuditEntry,
   type Fate,
   type ImageRef,
+  type ImportPhase,
+  type Job,
+  type JobNodeProgress,
+  type JobState,
   type PinState,
 } from '../shared/domain';
 
@@ -326,3 +330,117 @@ export function shortDigest(d: string, len = 16): string {
   const hex = d.includes(':') ? d.slice(d.indexOf(':') + 1) : d;
   return hex.length > len ? `${hex.slice(0, len)}…` : hex;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Import jobs: phases, progress, rate and ETA for the wizard and the jobs panel.
+
+export const PHASE_TEXT: Record<ImportPhase, string> = {
+  queued: 'Waiting',
+  checking: 'Checking',
+  uploading: 'Uploading',
+  verifying: 'Verifying',
+  importing: 'Importing',
+  pinning: 'Pinning',
+  removing: 'Removing archive',
+  done: 'Done',
+};
+
+/** The phases a node goes through, in order, for the given options (the stepper's steps). */
+export function phasesFor(options: Job['options']): ImportPhase[] {
+  return [
+    'checking',
+    'uploading',
+    'verifying',
+    'importing',
+    ...(options.pin ? (['pinning'] as const) : []),
+    ...(options.removeArchive ? (['removing'] as const) : []),
+    'done',
+  ];
+}
+
+export function isJobFinished(state: JobState): boolean {
+  return state === 'succeeded' || state === 'failed' || state === 'cancelled';
+}
+
+/** Running (and queued) first, then finished; newest first within each. */
+export function sortJobs(jobs: readonly Job[]): Job[] {
+  return [...jobs].sort((a, b) => {
+    const fa = isJobFinished(a.state) ? 1 : 0;
+    const fb = isJobFinished(b.state) ? 1 : 0;
+    return fa - fb || b.createdAt.localeCompare(a.createdAt);
+  });
+}
+
+/** The jobs indicator: how many run, and their mean progress (0..1). */
+export function jobsSummary(jobs: readonly Job[]): { running: number; finished: number; failed: number; progress: number } {
+  const running = jobs.filter((j) => !isJobFinished(j.state));
+  const progress = running.length ? running.reduce((n, j) => n + clamp01(j.progress), 0) / running.length : 1;
+  return {
+    running: running.length,
+    finished: jobs.length - running.length,
+    failed: jobs.filter((j) => j.state === 'failed').length,
+    progress,
+  };
+}
+
+export function clamp01(v: number): number {
+  return Number.isFinite(v) ? Math.min(1, Math.max(0, v)) : 0;
+}
+
+export function percent(v: number): string {
+  return `${Math.floor(clamp01(v) * 100)}%`;
+}
+
+export function humanRate(bytesPerSecond: number): string {
+  if (!Number.isFinite(bytesPerSecond) || bytesPerSecond <= 0) return '—';
+  return `${humanSize(Math.round(bytesPerSecond))}/s`;
+}
+
+/** "4 s", "2 min 05 s", "1 h 03 min"; null or unknown → "—". */
+export function humanEta(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return '—';
+  const s = Math.ceil(seconds);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
+
+export function basename(p: string): string {
+  const parts = p.split(/[\\/]/);
+  return parts[parts.length - 1] || p;
+}
+
+/** Paths typed or pasted into the path field: one per line, trimmed, surrounding quotes dropped. */
+export function parsePathInput(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim().replace(/^(['"])(.*)\1$/, '$2').trim())
+    .filter(Boolean);
+}
+
+/** A path the contract accepts as a local file: absolute (POSIX or Windows drive). */
+export function isAbsoluteLocalPath(p: string): boolean {
+  return (p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p)) && !p.includes('\0');
+}
+
+/** Per node of finished jobs: the ones to run again (failed or cancelled). */
+export function nodesToRetry(job: Job): string[] {
+  return job.nodes.filter((n) => n.state === 'failed' || n.state === 'cancelled').map((n) => n.node);
+}
+
+/** How far one node is (0..1): bytes while uploading, a fixed share for the other phases. */
+export function nodeProgress(n: JobNodeProgress): number {
+  if (n.state === 'succeeded') return 1;
+  if (n.phase === 'uploading' && n.bytesTotal > 0) return 0.05 + 0.75 * clamp01(n.bytesDone / n.bytesTotal);
+  const share: Record<ImportPhase, number> = { queued: 0, checking: 0.02, uploading: 0.05, verifying: 0.8, importing: 0.85, pinning: 0.92, removing: 0.96, done: 1 };
+  return share[n.phase] ?? 0;
+}
+
+export const JOB_STATE_TEXT: Record<JobState, string> = {
+  queued: 'Queued',
+  running: 'Running',
+  succeeded: 'Done',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};

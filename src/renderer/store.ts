@@ -1,12 +1,15 @@
 // Application state (zustand, vanilla store so it is testable without React). All node
 // access goes through the HoldfastApi passed in; every failure is kept as an ErrorInfo.
 import { createStore, type StoreApi } from 'zustand/vanilla';
+import { isJobFinished, nodesToRetry } from './model';
 import type { ArgsOf, Envelope, HoldfastApi } from '../shared/contract';
 import type {
   ArchiveInfo,
   AuditEntry,
   ErrorInfo,
   ImageRef,
+  Job,
+  LocalArchive,
   NodeDef,
   NodeInput,
   NodeStatus,
@@ -29,6 +32,43 @@ export type AuditState = ListState<AuditEntry>;
 export type PinAction = 'pin' | 'unpin';
 export type PinTarget = ArgsOf<'pins.plan'>['target'];
 
+/** One archive chosen in the import wizard, and what inspecting it on this machine found. */
+export interface DraftArchive {
+  path: string;
+  state: 'inspecting' | 'ok' | 'refused' | 'error';
+  archive?: LocalArchive;
+  error?: ErrorInfo;
+}
+
+export type WizardStep = 'choose' | 'review' | 'nodes' | 'run' | 'summary';
+
+/** The import wizard lives in the store so it keeps its step while the user looks at a node. */
+export interface ImportWizardState {
+  step: WizardStep;
+  archives: DraftArchive[];
+  nodes: string[];
+  pin: boolean;
+  removeArchive: boolean;
+  /** The jobs this wizard started, one per archive (a re-run replaces its archive's job). */
+  jobIds: string[];
+  /** startImport calls refused before any job existed (e.g. the archive changed since review). */
+  startErrors: { path: string; error: ErrorInfo }[];
+  starting: boolean;
+}
+
+/** Optional capabilities of the desktop bridge (absent in the browser UI). */
+export interface StoreEnv {
+  /** Local path of a dropped File (Electron's webUtils.getPathForFile, through the preload). */
+  pathForFile?: ((file: File) => string) | null;
+  /** Poll intervals for jobs.list (ms): while something runs, and otherwise. */
+  pollRunningMs?: number;
+  pollIdleMs?: number;
+}
+
+export function emptyWizard(nodes: string[] = []): ImportWizardState {
+  return { step: 'choose', archives: [], nodes, pin: true, removeArchive: true, jobIds: [], startErrors: [], starting: false };
+}
+
 export interface AppState {
   nodes: NodeDef[];
   nodesState: 'loading' | 'ready' | 'error';
@@ -38,6 +78,15 @@ export interface AppState {
   archives: Record<string, ArchivesState>;
   audit: Record<string, AuditState>;
   selected: string | null;
+  /** What the main area shows: the selected node, or the import wizard. */
+  view: 'node' | 'import';
+  wizard: ImportWizardState;
+  jobs: Job[];
+  jobsState: 'idle' | 'loading' | 'ready' | 'error';
+  jobsError?: ErrorInfo;
+  jobsOpen: boolean;
+  /** Desktop only: the local path of a dropped file; null in the browser UI. */
+  pathForFile: ((file: File) => string) | null;
 
   init(): Promise<void>;
   select(name: string): void;
@@ -59,6 +108,26 @@ export interface AppState {
   addNode(input: NodeInput): Promise<ErrorInfo | null>;
   updateNode(name: string, input: NodeInput): Promise<ErrorInfo | null>;
   removeNode(name: string): Promise<ErrorInfo | null>;
+
+  openImport(): void;
+  closeImport(): void;
+  /** Start over with an empty wizard (the jobs it started keep running in the jobs panel). */
+  resetImport(): void;
+  setWizard(patch: Partial<Pick<ImportWizardState, 'step' | 'nodes' | 'pin' | 'removeArchive'>>): void;
+  /** Add archives by path (deduplicated) and inspect each on this machine. */
+  addArchivePaths(paths: string[]): void;
+  removeArchivePath(path: string): void;
+  /** The native file dialog (desktop); resolves to the error when there is none. */
+  pickArchives(): Promise<ErrorInfo | null>;
+  /** One startImport per archive that passed inspection; moves the wizard to "run". */
+  startImports(): Promise<void>;
+  /** Start a job's archive again on the nodes that failed (the import is idempotent). */
+  retryJob(id: string): Promise<ErrorInfo | null>;
+  loadJobs(): Promise<void>;
+  cancelJob(id: string): Promise<ErrorInfo | null>;
+  setJobsOpen(open: boolean): void;
+  /** Poll jobs.list (fast while anything runs, slowly otherwise); returns a stop function. */
+  startJobPolling(): () => void;
 }
 
 export type AppStore = StoreApi<AppState>;
@@ -89,7 +158,11 @@ function without<T>(record: Record<string, T>, key: string): Record<string, T> {
   return copy;
 }
 
-export function createAppStore(api: HoldfastApi): AppStore {
+export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
+  const pollRunningMs = env.pollRunningMs ?? 500;
+  const pollIdleMs = env.pollIdleMs ?? 4000;
+  let pollKick: (() => void) | null = null;
+  let jobsSeq = 0;
   // Per-node sequence numbers: a late answer from an older request never overwrites a newer one.
   const connectSeq = new Map<string, number>();
   const imagesSeq = new Map<string, number>();
@@ -128,6 +201,34 @@ export function createAppStore(api: HoldfastApi): AppStore {
 
     const afterMutation = async (env: Envelope<unknown>): Promise<ErrorInfo | null> => (env.ok ? null : env.error);
 
+    /** A job answer from startImport/cancel, merged before the next poll brings it. */
+    const upsertJob = (job: Job) => {
+      const before = new Map(get().jobs.map((j) => [j.id, j]));
+      set((s) => ({ jobs: [job, ...s.jobs.filter((j) => j.id !== job.id)] }));
+      afterJobsChanged(before);
+    };
+
+    /**
+     * Jobs seen running before and finished now changed their nodes: refresh the views of those
+     * nodes that were loaded. The wizard moves on to its summary once all of its jobs are done.
+     */
+    const afterJobsChanged = (before: Map<string, Job>) => {
+      const s = get();
+      const touched = new Set<string>();
+      for (const j of s.jobs) {
+        const prev = before.get(j.id);
+        if (prev && !isJobFinished(prev.state) && isJobFinished(j.state)) for (const n of j.nodes) touched.add(n.node);
+      }
+      for (const n of touched) {
+        if (s.nodes.some((d) => d.name === n) && imagesOf(s, n).state !== 'idle') void s.refreshNode(n);
+      }
+      const w = s.wizard;
+      if (w.step === 'run' && w.jobIds.length > 0) {
+        const mine = w.jobIds.map((id) => s.jobs.find((j) => j.id === id));
+        if (mine.every((j) => j && isJobFinished(j.state))) set({ wizard: { ...w, step: 'summary' } });
+      }
+    };
+
     return {
       nodes: [],
       nodesState: 'loading',
@@ -136,6 +237,12 @@ export function createAppStore(api: HoldfastApi): AppStore {
       archives: {},
       audit: {},
       selected: null,
+      view: 'node',
+      wizard: emptyWizard(),
+      jobs: [],
+      jobsState: 'idle',
+      jobsOpen: false,
+      pathForFile: env.pathForFile ?? null,
 
       async init() {
         set({ nodesState: 'loading', nodesError: undefined });
@@ -153,7 +260,7 @@ export function createAppStore(api: HoldfastApi): AppStore {
       },
 
       select(name) {
-        set({ selected: name });
+        set({ selected: name, view: 'node' });
         const status = statusOf(get(), name);
         if (status.state === 'unknown') void get().connect(name);
         else if (status.state === 'connected' && imagesOf(get(), name).state === 'idle') void get().loadImages(name);
@@ -268,6 +375,158 @@ export function createAppStore(api: HoldfastApi): AppStore {
         const sel = get().selected;
         if (sel) get().select(sel);
         return null;
+      },
+
+      openImport() {
+        const s = get();
+        // A fresh wizard starts with the node being looked at already ticked.
+        const fresh = s.wizard.step === 'choose' && s.wizard.archives.length === 0;
+        set({
+          view: 'import',
+          ...(fresh && s.selected && s.wizard.nodes.length === 0 ? { wizard: { ...s.wizard, nodes: [s.selected] } } : {}),
+        });
+      },
+
+      closeImport() {
+        set({ view: 'node' });
+        const sel = get().selected;
+        if (sel) get().select(sel);
+      },
+
+      resetImport() {
+        const sel = get().selected;
+        set({ wizard: emptyWizard(sel ? [sel] : []) });
+      },
+
+      setWizard(patch) {
+        set((s) => {
+          const w = { ...s.wizard, ...patch };
+          // Removing the archive is only safe once its pins are durable: never one without the other.
+          if (!w.pin) w.removeArchive = false;
+          return { wizard: w };
+        });
+      },
+
+      addArchivePaths(paths) {
+        const have = new Set(get().wizard.archives.map((a) => a.path));
+        const added = [...new Set(paths)].filter((p) => !have.has(p));
+        if (added.length === 0) return;
+        const putArchive = (path: string, v: DraftArchive) =>
+          set((s) => ({ wizard: { ...s.wizard, archives: s.wizard.archives.map((a) => (a.path === path ? v : a)) } }));
+        set((s) => ({
+          wizard: { ...s.wizard, archives: [...s.wizard.archives, ...added.map((path) => ({ path, state: 'inspecting' as const }))] },
+        }));
+        for (const path of added) {
+          void api.inspectLocalArchive({ path }).then((env) => {
+            if (!get().wizard.archives.some((a) => a.path === path)) return; // removed meanwhile
+            if (env.ok) putArchive(path, { path, state: 'ok', archive: env.result });
+            else putArchive(path, { path, state: env.error.code === 'REFUSED' ? 'refused' : 'error', error: env.error });
+          });
+        }
+      },
+
+      removeArchivePath(path) {
+        set((s) => ({ wizard: { ...s.wizard, archives: s.wizard.archives.filter((a) => a.path !== path) } }));
+      },
+
+      async pickArchives() {
+        const env = await api.pickArchives({});
+        if (!env.ok) return env.error;
+        get().addArchivePaths(env.result.paths);
+        return null;
+      },
+
+      async startImports() {
+        const w = get().wizard;
+        if (w.starting) return;
+        const known = new Set(get().nodes.map((n) => n.name));
+        const nodes = w.nodes.filter((n) => known.has(n));
+        const ready = w.archives.filter((a) => a.state === 'ok');
+        if (nodes.length === 0 || ready.length === 0) return;
+        set((s) => ({ wizard: { ...s.wizard, starting: true, startErrors: [] } }));
+        const jobIds: string[] = [];
+        const startErrors: ImportWizardState['startErrors'] = [];
+        for (const a of ready) {
+          const env = await api.startImport({ nodes, path: a.path, pin: w.pin, removeArchive: w.pin && w.removeArchive });
+          if (env.ok) {
+            jobIds.push(env.result.id);
+            upsertJob(env.result);
+          } else startErrors.push({ path: a.path, error: env.error });
+        }
+        set((s) => ({ wizard: { ...s.wizard, nodes, starting: false, jobIds, startErrors, step: jobIds.length ? 'run' : 'nodes' } }));
+        pollKick?.();
+      },
+
+      async retryJob(id) {
+        const job = get().jobs.find((j) => j.id === id);
+        if (!job) return { code: 'NOT_FOUND', message: 'That job is no longer listed.' };
+        const nodes = nodesToRetry(job).filter((n) => get().nodes.some((d) => d.name === n));
+        if (nodes.length === 0) return { code: 'INVALID_INPUT', message: 'No failed node of this job is still configured.' };
+        const env = await api.startImport({ nodes, path: job.archive.path, pin: job.options.pin, removeArchive: job.options.removeArchive });
+        if (!env.ok) return env.error;
+        upsertJob(env.result);
+        set((s) =>
+          s.wizard.jobIds.includes(id)
+            ? { wizard: { ...s.wizard, jobIds: s.wizard.jobIds.map((j) => (j === id ? env.result.id : j)), step: 'run' } }
+            : {},
+        );
+        pollKick?.();
+        return null;
+      },
+
+      async loadJobs() {
+        const seq = ++jobsSeq;
+        if (get().jobsState === 'idle') set({ jobsState: 'loading' });
+        const env = await api.listJobs({});
+        if (seq !== jobsSeq) return;
+        if (!env.ok) {
+          set({ jobsState: 'error', jobsError: env.error });
+          return;
+        }
+        const before = new Map(get().jobs.map((j) => [j.id, j]));
+        set({ jobs: env.result, jobsState: 'ready', jobsError: undefined });
+        afterJobsChanged(before);
+      },
+
+      async cancelJob(id) {
+        const env = await api.cancelJob({ id });
+        if (!env.ok) return env.error;
+        upsertJob(env.result);
+        pollKick?.();
+        return null;
+      },
+
+      setJobsOpen(open) {
+        set({ jobsOpen: open });
+        if (open) pollKick?.();
+      },
+
+      startJobPolling() {
+        let stopped = false;
+        let timer: ReturnType<typeof setTimeout> | null = null;
+        let inFlight = false;
+        const tick = async () => {
+          if (stopped || inFlight) return;
+          inFlight = true;
+          if (timer) clearTimeout(timer);
+          timer = null;
+          try {
+            await get().loadJobs();
+          } finally {
+            inFlight = false;
+          }
+          if (stopped) return;
+          const running = get().jobs.some((j) => !isJobFinished(j.state));
+          timer = setTimeout(() => void tick(), running ? pollRunningMs : pollIdleMs);
+        };
+        const kick = () => void tick();
+        pollKick = kick;
+        void tick();
+        return () => {
+          stopped = true;
+          if (timer) clearTimeout(timer);
+          if (pollKick === kick) pollKick = null;
+        };
       },
     };
   });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef, Job } from '../../../src/shared/domain';
 import {
+  humanEta,
+  humanRate,
+  isAbsoluteLocalPath,
+  jobsSummary,
+  nodeProgress,
+  parsePathInput,
+  phasesFor,
+  sortJobs,
   countByPin,
   displayRef,
   filterGroups,
@@ -193,5 +201,55 @@ describe('label diffs, pin from labels, audit order', () => {
     const e = (time: string, note: string) => ({ time, user: 'u', node: 'n', action: 'pin' as const, note });
     const out = sortAudit([e('2025-01-01T00:00:00Z', 'old'), e('bad', 'bad'), e('2025-02-01T00:00:00Z', 'new1'), e('2025-02-01T00:00:00Z', 'new2')]);
     expect(out.map((x) => x.note)).toEqual(['new2', 'new1', 'old', 'bad']);
+  });
+});
+
+describe('import jobs', () => {
+  const mk = (id: string, state: Job['state'], createdAt: string, progress = 0.5): Job => ({
+    id,
+    kind: 'import',
+    title: id,
+    state,
+    createdAt,
+    finishedAt: null,
+    progress,
+    nodes: [],
+    archive: { path: '/a.tar', size: 1, sha256: null },
+    options: { pin: true, removeArchive: true },
+  });
+
+  it('ETA and rate read like a person would say them', () => {
+    expect(humanEta(null)).toBe('—');
+    expect(humanEta(4.2)).toBe('5 s');
+    expect(humanEta(125)).toBe('2 min 05 s');
+    expect(humanEta(3 * 3600 + 180)).toBe('3 h 03 min');
+    expect(humanRate(0)).toBe('—');
+    expect(humanRate(5 * 1024 * 1024)).toBe('5.0 MiB/s');
+  });
+
+  it('path input: one per line, quotes dropped; only absolute paths count', () => {
+    expect(parsePathInput(' "/a b/x.tar" \n\n\'/y.tar.gz\'\r\n/z.tzst ')).toEqual(['/a b/x.tar', '/y.tar.gz', '/z.tzst']);
+    expect(isAbsoluteLocalPath('/x.tar')).toBe(true);
+    expect(isAbsoluteLocalPath('C:\\bundles\\x.tar')).toBe(true);
+    expect(isAbsoluteLocalPath('bundles/x.tar')).toBe(false);
+  });
+
+  it('phases follow the options', () => {
+    expect(phasesFor({ pin: true, removeArchive: true })).toEqual(['checking', 'uploading', 'verifying', 'importing', 'pinning', 'removing', 'done']);
+    expect(phasesFor({ pin: false, removeArchive: false })).toEqual(['checking', 'uploading', 'verifying', 'importing', 'done']);
+  });
+
+  it('running jobs first, newest first; the indicator averages the running ones', () => {
+    const jobs = [mk('old-done', 'succeeded', '2026-01-01T00:00:00Z'), mk('new-run', 'running', '2026-01-03T00:00:00Z', 0.2), mk('old-run', 'running', '2026-01-02T00:00:00Z', 0.6), mk('new-fail', 'failed', '2026-01-04T00:00:00Z')];
+    expect(sortJobs(jobs).map((j) => j.id)).toEqual(['new-run', 'old-run', 'new-fail', 'old-done']);
+    expect(jobsSummary(jobs)).toEqual({ running: 2, finished: 2, failed: 1, progress: 0.4 });
+    expect(jobsSummary([]).running).toBe(0);
+  });
+
+  it('a node uploading half its bytes is a bit under half way', () => {
+    const n = { node: 'a', state: 'running' as const, phase: 'uploading' as const, bytesDone: 50, bytesTotal: 100, rate: 1, eta: 1, message: '' };
+    expect(nodeProgress(n)).toBeCloseTo(0.425);
+    expect(nodeProgress({ ...n, state: 'succeeded', phase: 'done' })).toBe(1);
+    expect(nodeProgress({ ...n, phase: 'importing' })).toBe(0.85);
   });
 });

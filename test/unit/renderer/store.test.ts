@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Envelope, HoldfastApi } from '../../../src/shared/contract';
-import type { NodeDef, NodeStatus } from '../../../src/shared/domain';
+import type { Job, JobNodeProgress, LocalArchive, NodeDef, NodeStatus } from '../../../src/shared/domain';
 import { createAppStore, imagesOf, statusOf } from '../../../src/renderer/store';
 
 const node = (name: string): NodeDef => ({
@@ -14,6 +14,44 @@ const node = (name: string): NodeDef => ({
 });
 const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
 const FP = `SHA256:${'A'.repeat(43)}`;
+
+const local = (path: string): LocalArchive => ({
+  path,
+  size: 10,
+  sha256: 'ab'.repeat(32),
+  format: 'docker',
+  compression: 'gzip',
+  images: [{ name: 'x/app:1', platforms: ['linux/amd64'], configDigest: null }],
+  uncompressedBytes: 20,
+});
+
+const nodeProgress = (node: string, state: JobNodeProgress['state'] = 'running'): JobNodeProgress => ({
+  node,
+  state,
+  phase: state === 'succeeded' ? 'done' : 'uploading',
+  bytesDone: 0,
+  bytesTotal: 10,
+  rate: 0,
+  eta: null,
+  message: '',
+});
+
+function job(id: string, nodes: string[], o: { path?: string; pin?: boolean; removeArchive?: boolean; states?: JobNodeProgress['state'][] } = {}): Job {
+  const states = o.states ?? nodes.map(() => 'running' as const);
+  const finished = states.every((st) => st !== 'running' && st !== 'queued');
+  return {
+    id,
+    kind: 'import',
+    title: `Import to ${nodes.join(', ')}`,
+    state: !finished ? 'running' : states.every((st) => st === 'succeeded') ? 'succeeded' : 'failed',
+    createdAt: '2026-01-01T00:00:00Z',
+    finishedAt: finished ? '2026-01-01T00:01:00Z' : null,
+    progress: finished ? 1 : 0.5,
+    nodes: nodes.map((n, i) => nodeProgress(n, states[i])),
+    archive: { path: o.path ?? '/tmp/a.tar', size: 10, sha256: null },
+    options: { pin: o.pin ?? true, removeArchive: o.removeArchive ?? true },
+  };
+}
 
 function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
   return {
@@ -32,6 +70,11 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
       ok({ time: '2026-01-01T00:00:00Z', user: 'tech', node: n, action: 'rm-archive' as const, archive: { path, size: 1, sha256: 'sha256:00' } }),
     ),
     listAudit: vi.fn(async () => ok([])),
+    pickArchives: vi.fn(async () => ({ ok: false as const, error: { code: 'INVALID_INPUT' as const, message: 'there is no file dialog in the browser UI' } })),
+    inspectLocalArchive: vi.fn(async ({ path }) => ok(local(path))),
+    startImport: vi.fn(async ({ nodes, path, pin, removeArchive }) => ok(job(`j-${path}`, nodes, { path, pin, removeArchive }))),
+    listJobs: vi.fn(async () => ok([])),
+    cancelJob: vi.fn(async ({ id }) => ok({ ...job(id, ['a']), state: 'cancelled' as const })),
     ...overrides,
   };
 }
@@ -177,5 +220,145 @@ describe('archives, audit and changes', () => {
     expect(s.state).toBe('error');
     expect(s.error).toEqual(error);
     expect(s.items).toHaveLength(1);
+  });
+
+  // ---- Import wizard and jobs ----
+
+  const settle = () => new Promise((r) => setTimeout(r, 0));
+
+  it('adds archive paths once each and inspects every new one; refused ones keep their reason', async () => {
+    const refused = { code: 'REFUSED' as const, message: 'broken.tar.gz was refused: truncated' };
+    const api = fakeApi({
+      inspectLocalArchive: vi.fn(async ({ path }) => (path.includes('broken') ? { ok: false as const, error: refused } : ok(local(path)))),
+    });
+    const store = createAppStore(api);
+    store.getState().addArchivePaths(['/b/apps.tar', '/tmp/broken.tar.gz', '/b/apps.tar']);
+    store.getState().addArchivePaths(['/b/apps.tar']);
+    expect(store.getState().wizard.archives.map((a) => a.state)).toEqual(['inspecting', 'inspecting']);
+    await settle();
+    expect(api.inspectLocalArchive).toHaveBeenCalledTimes(2);
+    const [a, b] = store.getState().wizard.archives;
+    expect(a).toMatchObject({ path: '/b/apps.tar', state: 'ok', archive: { format: 'docker' } });
+    expect(b).toMatchObject({ path: '/tmp/broken.tar.gz', state: 'refused', error: refused });
+    store.getState().removeArchivePath('/tmp/broken.tar.gz');
+    expect(store.getState().wizard.archives).toHaveLength(1);
+  });
+
+  it('pickArchives adds what the dialog chose, or hands back the error when there is no dialog', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    expect(await store.getState().pickArchives()).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(store.getState().wizard.archives).toEqual([]);
+    api.pickArchives = vi.fn(async () => ok({ paths: ['/a.tar', '/b.tar.zst'] }));
+    const store2 = createAppStore(api);
+    expect(await store2.getState().pickArchives()).toBeNull();
+    expect(store2.getState().wizard.archives.map((a) => a.path)).toEqual(['/a.tar', '/b.tar.zst']);
+  });
+
+  it('turning "make pins durable" off turns "remove the archive" off too', () => {
+    const store = createAppStore(fakeApi());
+    expect(store.getState().wizard).toMatchObject({ pin: true, removeArchive: true });
+    store.getState().setWizard({ pin: false, removeArchive: true });
+    expect(store.getState().wizard).toMatchObject({ pin: false, removeArchive: false });
+  });
+
+  it('opening the wizard preselects the node being looked at, and selecting a node leaves it', async () => {
+    const store = createAppStore(fakeApi());
+    await store.getState().init();
+    store.getState().openImport();
+    expect(store.getState()).toMatchObject({ view: 'import', wizard: { nodes: ['a'] } });
+    store.getState().select('b');
+    expect(store.getState().view).toBe('node');
+    store.getState().openImport();
+    expect(store.getState().wizard.nodes).toEqual(['a']); // kept: the wizard is where the user left it
+  });
+
+  it('starts one import per inspected archive, skips refused ones, then moves to the summary when all end', async () => {
+    const listed: Job[] = [];
+    const api = fakeApi({
+      inspectLocalArchive: vi.fn(async ({ path }) => (path.endsWith('.xz') ? { ok: false as const, error: { code: 'REFUSED' as const, message: 'suffix' } } : ok(local(path)))),
+      listJobs: vi.fn(async () => ok(listed)),
+    });
+    const store = createAppStore(api);
+    await store.getState().init();
+    store.getState().addArchivePaths(['/x/one.tar', '/x/two.tar.gz', '/x/bad.tar.xz']);
+    await settle();
+    store.getState().setWizard({ nodes: ['a', 'b', 'gone'] });
+    await store.getState().startImports();
+    expect((api.startImport as ReturnType<typeof vi.fn>).mock.calls.map((c) => c[0])).toEqual([
+      { nodes: ['a', 'b'], path: '/x/one.tar', pin: true, removeArchive: true },
+      { nodes: ['a', 'b'], path: '/x/two.tar.gz', pin: true, removeArchive: true },
+    ]);
+    expect(store.getState().wizard).toMatchObject({ step: 'run', jobIds: ['j-/x/one.tar', 'j-/x/two.tar.gz'] });
+    expect(store.getState().jobs).toHaveLength(2);
+
+    // One finishes: still running. Both finish: summary, and the loaded node views refresh.
+    (api.listImages as ReturnType<typeof vi.fn>).mockClear();
+    listed.push(job('j-/x/one.tar', ['a', 'b'], { states: ['succeeded', 'failed'] }), job('j-/x/two.tar.gz', ['a', 'b']));
+    await store.getState().loadJobs();
+    expect(store.getState().wizard.step).toBe('run');
+    expect(api.listImages).toHaveBeenCalledWith({ node: 'a' }); // a's images were loaded: refreshed
+    expect(api.listImages).not.toHaveBeenCalledWith({ node: 'b' }); // b's were never shown
+    listed[1] = job('j-/x/two.tar.gz', ['a', 'b'], { states: ['succeeded', 'succeeded'] });
+    await store.getState().loadJobs();
+    expect(store.getState().wizard.step).toBe('summary');
+  });
+
+  it('a refused start stays on the nodes step with the error', async () => {
+    const error = { code: 'REFUSED' as const, message: 'a.tar changed since it was checked' };
+    const api = fakeApi({ startImport: vi.fn(async () => ({ ok: false as const, error })) });
+    const store = createAppStore(api);
+    await store.getState().init();
+    store.getState().addArchivePaths(['/a.tar']);
+    await settle();
+    store.getState().setWizard({ step: 'nodes', nodes: ['a'] });
+    await store.getState().startImports();
+    expect(store.getState().wizard).toMatchObject({ step: 'nodes', jobIds: [], startErrors: [{ path: '/a.tar', error }] });
+  });
+
+  it('run again starts the archive on the failed nodes only, with the same options, in place of the old job', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().init();
+    const done = job('old', ['a', 'b'], { path: '/x/one.tar', pin: true, removeArchive: false, states: ['succeeded', 'failed'] });
+    store.setState({ jobs: [done], wizard: { ...store.getState().wizard, step: 'summary', jobIds: ['old'] } });
+    expect(await store.getState().retryJob('old')).toBeNull();
+    expect(api.startImport).toHaveBeenLastCalledWith({ nodes: ['b'], path: '/x/one.tar', pin: true, removeArchive: false });
+    expect(store.getState().wizard).toMatchObject({ step: 'run', jobIds: ['j-/x/one.tar'] });
+  });
+
+  it('cancel merges the answer; failures come back as the error', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    expect(await store.getState().cancelJob('j1')).toBeNull();
+    expect(store.getState().jobs[0]).toMatchObject({ id: 'j1', state: 'cancelled' });
+    api.cancelJob = vi.fn(async () => ({ ok: false as const, error: { code: 'NOT_FOUND' as const, message: 'no job j2' } }));
+    expect(await createAppStore(api).getState().cancelJob('j2')).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('polls jobs fast while one runs, slowly otherwise, and stops when asked', async () => {
+    vi.useFakeTimers();
+    try {
+      let running = true;
+      const api = fakeApi({ listJobs: vi.fn(async () => ok([job('j', ['a'], { states: [running ? 'running' : 'succeeded'] })])) });
+      const store = createAppStore(api, { pollRunningMs: 500, pollIdleMs: 4000 });
+      const stop = store.getState().startJobPolling();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(api.listJobs).toHaveBeenCalledTimes(1);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(api.listJobs).toHaveBeenCalledTimes(3);
+      running = false;
+      await vi.advanceTimersByTimeAsync(500); // sees it finished
+      const n = (api.listJobs as ReturnType<typeof vi.fn>).mock.calls.length;
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(api.listJobs).toHaveBeenCalledTimes(n);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(api.listJobs).toHaveBeenCalledTimes(n + 1);
+      stop();
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(api.listJobs).toHaveBeenCalledTimes(n + 1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
