@@ -2,6 +2,8 @@ import { useEffect, useState } from 'react';
 import { useApp } from './context';
 import { ConfirmDialog } from './components/ConfirmDialog';
 import { PlusIcon } from './components/icons';
+import { ImportWizard } from './components/ImportWizard';
+import { JobsPanel } from './components/JobsPanel';
 import { NodeDetail } from './components/NodeDetail';
 import { NodeForm } from './components/NodeForm';
 import { Sidebar } from './components/Sidebar';
@@ -16,11 +18,16 @@ export function App() {
   const addNode = useApp((s) => s.addNode);
   const updateNode = useApp((s) => s.updateNode);
   const removeNode = useApp((s) => s.removeNode);
+  const view = useApp((s) => s.view);
+  const jobsOpen = useApp((s) => s.jobsOpen);
+  const startJobPolling = useApp((s) => s.startJobPolling);
   const [dialog, setDialog] = useState<DialogState>(null);
 
   useEffect(() => {
     void init();
   }, [init]);
+  // Jobs belong to main: poll them for as long as the window is open.
+  useEffect(() => startJobPolling(), [startJobPolling]);
 
   const node = nodes.find((n) => n.name === selected);
   const dialogNode = dialog && dialog.kind !== 'add' ? nodes.find((n) => n.name === dialog.name) : undefined;
@@ -29,7 +36,9 @@ export function App() {
   return (
     <div className="app">
       <Sidebar onAdd={() => setDialog({ kind: 'add' })} />
-      {node ? (
+      {view === 'import' ? (
+        <ImportWizard />
+      ) : node ? (
         <NodeDetail
           key={node.name}
           node={node}
@@ -56,6 +65,7 @@ export function App() {
         </main>
       )}
 
+      {jobsOpen ? <JobsPanel /> : null}
       {dialog?.kind === 'add' ? <NodeForm onSubmit={addNode} onClose={close} /> : null}
       {dialog?.kind === 'edit' && dialogNode ? (
         <NodeForm initial={dialogNode} onSubmit={(input) => updateNode(dialogNode.name, input)} onClose={close} />

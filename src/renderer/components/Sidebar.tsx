@@ -1,6 +1,7 @@
 import type { ErrorCode, NodeConnState, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
-import { LogoIcon, PlusIcon } from './icons';
+import { LogoIcon, PlusIcon, UploadIcon } from './icons';
+import { JobsIndicator } from './JobsPanel';
 
 export const STATE_TEXT: Record<NodeConnState, string> = {
   unknown: 'Not connected',
@@ -45,12 +46,25 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
   const statuses = useApp((s) => s.statuses);
   const select = useApp((s) => s.select);
   const init = useApp((s) => s.init);
+  const view = useApp((s) => s.view);
+  const openImport = useApp((s) => s.openImport);
 
   return (
     <nav className="sidebar" aria-label="Nodes">
       <div className="brand">
         <LogoIcon className="brand-logo" />
         <span className="brand-name">Holdfast</span>
+      </div>
+      <div className="sidebar-import">
+        <button
+          type="button"
+          className={`btn btn-primary btn-block${view === 'import' ? ' active' : ''}`}
+          aria-current={view === 'import' ? 'page' : undefined}
+          onClick={openImport}
+          data-testid="open-import"
+        >
+          <UploadIcon /> Import archives
+        </button>
       </div>
       <div className="sidebar-head">
         <h2 className="sidebar-title">
@@ -79,7 +93,7 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
           const status = statuses[n.name] ?? { name: n.name, state: 'unknown' as const };
           const st = status.state;
           const text = statusText(status);
-          const active = n.name === selected;
+          const active = view === 'node' && n.name === selected;
           return (
             <li key={n.name}>
               <button
@@ -105,6 +119,9 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
           );
         })}
       </ul>
+      <div className="sidebar-foot">
+        <JobsIndicator />
+      </div>
     </nav>
   );
 }

@@ -84,3 +84,10 @@ export const UnlockIcon = ({ className }: P) =>
     <rect key="a" x="3" y="7.25" width="10" height="6.5" rx="1" />,
     <path key="b" d="M5.25 7.25V5a2.75 2.75 0 0 1 5.3-1" />,
   ]);
+export const UploadIcon = ({ className }: P) =>
+  base(className, [<path key="a" d="M8 10.5V2.75M4.75 6 8 2.75 11.25 6" />, <path key="b" d="M2.75 10.75v2.5h10.5v-2.5" />]);
+export const CopyIcon = ({ className }: P) =>
+  base(className, [<rect key="a" x="5.25" y="5.25" width="8" height="8" rx="1" />, <path key="b" d="M10.75 5.25v-2.5h-8v8h2.5" />]);
+export const FolderIcon = ({ className }: P) =>
+  base(className, <path d="M1.75 4.25v8.5h12.5v-7h-6.5l-1.5-1.5z" />);
+export const ListIcon = ({ className }: P) => base(className, <path d="M5.5 4h8M5.5 8h8M5.5 12h8M2.5 4h.01M2.5 8h.01M2.5 12h.01" />);
