@@ -8,7 +8,11 @@ import type {
   ArchiveInfo,
   AuditEntry,
   ImageRef,
+  ImportPhase,
+  Job,
+  JobNodeProgress,
   LabelChange,
+  LocalArchive,
   NodeDef,
   NodeInput,
   NodeStatus,
@@ -19,6 +23,7 @@ import { LABEL_CRI_PINNED, LABEL_K3S_PINNED, NODE_DEFAULTS, PINNED } from '../sr
 import type { ArgsOf } from '../src/shared/contract';
 import type { Handlers } from '../src/shared/handlers';
 import { HoldfastError } from '../src/core/errors';
+import { createHash, randomUUID } from 'node:crypto';
 
 export const FINGERPRINT = 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8';
 export const OLD_FINGERPRINT = 'SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s';
@@ -333,6 +338,12 @@ export interface FakeOptions {
   edge2HostKey?: 'unknown' | 'changed';
   /** pins.apply fails as a node whose containerd stopped answering would. */
   failApply?: boolean;
+  /** What the native file dialog returns (a desktop app); absent: no dialog, as in the browser UI. */
+  dialogPaths?: string[];
+  /** The node whose import times out at 'importing' (once per archive: a re-run succeeds). null: none. */
+  failImportOn?: string | null;
+  /** Milliseconds one node's import takes from start to done (default ~2 s). */
+  importMs?: number;
 }
 
 function def(input: NodeInput): NodeDef {
@@ -343,6 +354,66 @@ function def(input: NodeInput): NodeDef {
     imagesDir: NODE_DEFAULTS.imagesDir,
     namespace: NODE_DEFAULTS.namespace,
     ...input,
+  };
+}
+
+/** Local archives the fake "laptop" holds: images by file name (anything else gets one generic image). */
+export const LOCAL_ARCHIVES: Record<string, { images: LocalArchive['images']; size: number }> = {
+  'telemetry-2.5.tar.gz': {
+    size: 96 * 1024 * 1024 + 318_221,
+    images: [
+      { name: 'registry.site.lan/acme/telemetry-agent:2.5.0', platforms: ['linux/amd64', 'linux/arm64'], configDigest: sha('7e') },
+      { name: 'registry.site.lan/acme/telemetry-sidecar:1.3', platforms: ['linux/amd64'], configDigest: sha('8c') },
+    ],
+  },
+  'k3s-airgap-images-arm64.tar.zst': {
+    size: 171 * 1024 * 1024,
+    images: [
+      { name: 'docker.io/rancher/mirrored-pause:3.6', platforms: ['linux/arm64'], configDigest: sha('6f') },
+      { name: 'docker.io/rancher/mirrored-coredns-coredns:1.12.0', platforms: ['linux/arm64'], configDigest: sha('1c') },
+      { name: 'docker.io/rancher/local-path-provisioner:v0.0.30', platforms: ['linux/arm64'], configDigest: sha('5b') },
+    ],
+  },
+};
+
+const LOCAL_SUFFIXES: [string, LocalArchive['compression']][] = [
+  ['.tar.lz4', 'lz4'],
+  ['.tar.bz2', 'bzip2'],
+  ['.tbz', 'bzip2'],
+  ['.tar.gz', 'gzip'],
+  ['.tgz', 'gzip'],
+  ['.tar.zst', 'zstd'],
+  ['.tzst', 'zstd'],
+  ['.tar', 'none'],
+];
+
+/** What local.inspect answers for a path, the way core/import/inspectLocal refuses what k3s would. */
+export function inspectFake(path: string): LocalArchive {
+  const base = path.split('/').pop() ?? path;
+  if (/\/(missing|nope)[^/]*$/.test(path)) throw new HoldfastError('NOT_FOUND', `no such file: ${path}`);
+  const suffix = LOCAL_SUFFIXES.find(([s]) => base.endsWith(s));
+  if (!suffix) {
+    throw new HoldfastError('REFUSED', `${base} does not end in a suffix k3s imports (.tar .tar.lz4 .tar.bz2 .tbz .tar.gz .tgz .tar.zst .tzst; case-sensitive)`, {
+      hint: 'Recompress it with a supported compression, or rename it if it already is one.',
+    });
+  }
+  if (base.startsWith('broken')) {
+    throw new HoldfastError('REFUSED', `${base} was refused: unexpected end of gzip stream after 1048576 bytes (truncated download?)`, {
+      hint: 'Nothing was sent. Rebuild the archive (docker save / skopeo copy) and try again.',
+    });
+  }
+  const known = LOCAL_ARCHIVES[base];
+  const stem = base.slice(0, -suffix[0].length).replace(/[^a-z0-9._-]/gi, '-').toLowerCase() || 'archive';
+  const images = known?.images ?? [{ name: `registry.site.lan/imports/${stem}:latest`, platforms: ['linux/amd64'], configDigest: sha('3f') }];
+  const size = known?.size ?? 12 * 1024 * 1024 + base.length * 7919;
+  return {
+    path,
+    size,
+    sha256: createHash('sha256').update(path).digest('hex'),
+    format: suffix[1] === 'zstd' ? 'oci' : 'docker',
+    compression: suffix[1],
+    images,
+    uncompressedBytes: suffix[1] === 'none' ? size : Math.round(size * 1.6),
   };
 }
 
@@ -444,6 +515,144 @@ export function fakeHandlers(opts: FakeOptions = {}) {
     containerdRevision: '1a43cb6a1035441f9aca8f5666a9b3ef9e70ab20',
     distro: 'k3s' as const,
     distroVersion: 'v1.31.6+k3s1',
+  };
+
+  // ---- Import jobs: advance through the phases on a timer, like core/jobs over real nodes. ----
+  const jobs = new Map<string, { job: Job; timer: ReturnType<typeof setInterval> | null; startedAt: number }>();
+  const failedOnce = new Set<string>();
+  const failOn = opts.failImportOn === undefined ? 'edge-02' : opts.failImportOn;
+  const totalMs = opts.importMs ?? 2000;
+  const finishedState = (n: JobNodeProgress) => n.state === 'succeeded' || n.state === 'failed' || n.state === 'cancelled';
+  // Share of the node's time each phase takes; uploading is most of it.
+  const timeline = (o: Job['options']): [ImportPhase, number][] => [
+    ['checking', 0.1],
+    ['uploading', 0.5],
+    ['verifying', 0.1],
+    ['importing', 0.15],
+    ...(o.pin ? ([['pinning', 0.08]] as [ImportPhase, number][]) : []),
+    ...(o.removeArchive ? ([['removing', 0.07]] as [ImportPhase, number][]) : []),
+  ];
+  const MESSAGES: Record<ImportPhase, string> = {
+    queued: 'waiting',
+    checking: 'checking what the node already has',
+    uploading: 'uploading',
+    verifying: 'verifying SHA-256 on the node',
+    importing: 'waiting for k3s to import the archive',
+    pinning: 'making the pins durable',
+    removing: 'removing the archive safely',
+    done: '',
+  };
+  const weight: Record<ImportPhase, number> = { queued: 0, checking: 0.02, uploading: 0.05, verifying: 0.8, importing: 0.85, pinning: 0.92, removing: 0.96, done: 1 };
+  const progressOf = (job: Job) =>
+    job.nodes.reduce((sum, n) => {
+      if (finishedState(n)) return sum + 1;
+      if (n.phase === 'uploading' && n.bytesTotal > 0) return sum + 0.05 + 0.75 * (n.bytesDone / n.bytesTotal);
+      return sum + weight[n.phase];
+    }, 0) / Math.max(1, job.nodes.length);
+
+  /** The node now has the archive's images (durably pinned when asked), as the real import leaves it. */
+  const landImport = (node: string, a: LocalArchive, o: Job['options']) => {
+    const list = (images[node] ??= []);
+    const rel = a.path.split('/').pop()!;
+    for (const im of a.images) {
+      if (!im.name) continue;
+      const labels: Record<string, string> = o.pin ? { ...CRI } : { ...K3S };
+      const existing = list.find((r) => r.name === im.name);
+      const ref = img({
+        name: im.name,
+        digest: sha((im.configDigest ?? sha('1')).slice(7, 9)),
+        imageId: im.configDigest,
+        size: Math.round(a.uncompressedBytes / a.images.length),
+        platforms: im.platforms,
+        labels,
+        pin: o.pin ? 'durable' : 'k3s',
+        afterRestart: 'pinned',
+        reason: o.pin ? REASONS.durable : REASONS.reimported(rel),
+        archive: o.removeArchive ? null : rel,
+      });
+      if (existing) Object.assign(existing, ref);
+      else list.push(ref);
+    }
+    const arch = (archives[node] ??= []);
+    if (!o.removeArchive && !arch.some((x) => x.path === rel)) {
+      arch.push({
+        path: rel,
+        kind: 'archive',
+        compression: a.compression,
+        size: a.size,
+        mtime: now(),
+        images: a.images.map((i) => i.name).filter((n): n is string => !!n),
+        imported: true,
+        safeToRemove: false,
+        reason: '',
+        cachedByK3s: false,
+      });
+    }
+    recompute(node);
+  };
+
+  const tick = (id: string, archive: LocalArchive) => {
+    const entry = jobs.get(id);
+    if (!entry) return;
+    const { job } = entry;
+    const elapsed = Date.now() - entry.startedAt;
+    const steps = timeline(job.options);
+    job.nodes.forEach((n, idx) => {
+      if (finishedState(n)) return;
+      // Nodes start a little apart so their bars differ.
+      let t = (elapsed - idx * totalMs * 0.08) / totalMs;
+      if (t < 0) return;
+      for (const [phase, share] of steps) {
+        if (t < share) {
+          n.state = 'running';
+          n.phase = phase;
+          n.message = MESSAGES[phase];
+          if (phase === 'uploading') {
+            const rate = archive.size / (totalMs * share / 1000);
+            n.bytesTotal = archive.size;
+            n.bytesDone = Math.min(archive.size, Math.round((t / share) * archive.size));
+            n.rate = Math.round(rate * (0.92 + 0.16 * Math.abs(Math.sin(elapsed / 170))));
+            n.eta = (archive.size - n.bytesDone) / rate;
+          } else {
+            n.rate = 0;
+            n.eta = null;
+            if (phase !== 'checking') n.bytesDone = n.bytesTotal;
+          }
+          if (phase === 'importing') {
+            const key = `${n.node}\u0000${archive.path}`;
+            if (n.node === failOn && !failedOnce.has(key) && t > share * 0.6) {
+              failedOnce.add(key);
+              n.state = 'failed';
+              n.error = {
+                code: 'TIMEOUT',
+                message: `k3s did not import ${archive.path.split('/').pop()} within 120 s`,
+                hint: "Check that k3s is running on the node (systemctl status k3s) and that its version watches the images dir (v1.29.13 / v1.30.9 / v1.31.5 / v1.32.1 or later); otherwise restart k3s, then run the import again.",
+              };
+              n.message = n.error.message;
+            } else {
+              const done = Math.min(archive.images.length, Math.floor((t / share) * (archive.images.length + 1)));
+              n.message = `k3s imported ${done} of ${archive.images.length} images`;
+            }
+          }
+          return;
+        }
+        t -= share;
+      }
+      n.state = 'succeeded';
+      n.phase = 'done';
+      n.rate = 0;
+      n.eta = null;
+      n.message = ['uploaded and imported', ...(job.options.pin ? [`${archive.images.length * 2} references pinned durably`] : []), ...(job.options.removeArchive ? ['archive removed'] : [])].join(', ');
+      landImport(n.node, archive, job.options);
+    });
+    job.progress = progressOf(job);
+    if (job.nodes.every(finishedState)) {
+      job.state = job.nodes.every((n) => n.state === 'succeeded') ? 'succeeded' : 'failed';
+      job.finishedAt = new Date().toISOString();
+      job.progress = 1;
+      if (entry.timer) clearInterval(entry.timer);
+      entry.timer = null;
+    }
   };
 
   const handlers: Handlers = {
@@ -615,6 +824,72 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       if (args.node) find(args.node);
       return structuredClone(audit.filter((e) => !args.node || e.node === args.node));
     },
+    'local.pickArchives': async (args) => {
+      calls.push({ channel: 'local.pickArchives', args });
+      if (!opts.dialogPaths) {
+        throw new HoldfastError('INVALID_INPUT', 'there is no file dialog in the browser UI', { hint: "Type or paste the archive's full path instead." });
+      }
+      return { paths: [...opts.dialogPaths] };
+    },
+    'local.inspect': async (args) => {
+      calls.push({ channel: 'local.inspect', args });
+      await new Promise((r) => setTimeout(r, 300));
+      return inspectFake(args.path);
+    },
+    'jobs.startImport': async (args) => {
+      calls.push({ channel: 'jobs.startImport', args });
+      for (const n of args.nodes) find(n);
+      if (args.removeArchive && !args.pin) {
+        throw new HoldfastError('INVALID_INPUT', 'removing the archive needs its pins made durable first', { hint: 'Turn on "make pins durable".' });
+      }
+      const archive = inspectFake(args.path);
+      const base = archive.path.split('/').pop()!;
+      const job: Job = {
+        id: randomUUID(),
+        kind: 'import',
+        title: `Import ${base} to ${args.nodes.length === 1 ? args.nodes[0] : `${args.nodes.length} nodes`}`,
+        state: 'running',
+        createdAt: new Date().toISOString(),
+        finishedAt: null,
+        progress: 0,
+        nodes: args.nodes.map((node) => ({ node, state: 'queued', phase: 'queued', bytesDone: 0, bytesTotal: 0, rate: 0, eta: null, message: 'waiting' })),
+        archive: { path: archive.path, size: archive.size, sha256: archive.sha256 },
+        options: { pin: args.pin, removeArchive: args.removeArchive },
+      };
+      const entry = { job, timer: null as ReturnType<typeof setInterval> | null, startedAt: Date.now() };
+      jobs.set(job.id, entry);
+      entry.timer = setInterval(() => tick(job.id, archive), 50);
+      entry.timer.unref?.();
+      return structuredClone(job);
+    },
+    'jobs.list': async (args) => {
+      calls.push({ channel: 'jobs.list', args });
+      return [...jobs.values()].map((e) => structuredClone(e.job)).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    },
+    'jobs.cancel': async (args) => {
+      calls.push({ channel: 'jobs.cancel', args });
+      const entry = jobs.get(args.id);
+      if (!entry) throw new HoldfastError('NOT_FOUND', `no job ${args.id}`);
+      const { job } = entry;
+      if (job.state === 'running' || job.state === 'queued') {
+        if (entry.timer) clearInterval(entry.timer);
+        entry.timer = null;
+        for (const n of job.nodes) {
+          if (finishedState(n)) continue;
+          n.state = 'cancelled';
+          n.message = 'cancelled';
+          n.rate = 0;
+          n.eta = null;
+        }
+        job.state = 'cancelled';
+        job.finishedAt = new Date().toISOString();
+      }
+      return structuredClone(job);
+    },
   };
-  return { handlers, calls, nodes, images, archives, audit };
+  /** Stop every job timer (tests call it when the server closes). */
+  const stopJobs = () => {
+    for (const e of jobs.values()) if (e.timer) clearInterval(e.timer);
+  };
+  return { handlers, calls, nodes, images, archives, audit, jobs, stopJobs };
 }

@@ -2,6 +2,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
+import { operations } from '../src/shared/contract';
 import { fakeHandlers, FINGERPRINT, OLD_FINGERPRINT, type FakeOptions } from './fake-handlers';
 
 const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
@@ -16,6 +17,7 @@ async function serve(opts: FakeOptions = {}) {
 }
 
 test.afterEach(async () => {
+  fake?.stopJobs();
   await server?.close();
 });
 
@@ -516,4 +518,258 @@ test('remove archive safely: make its pins durable first, then the removal is al
   await page.getByRole('tab', { name: /Images/ }).click();
   await expect(row(page, 'mirrored-pause:3.6').getByTestId('pin-badge')).toHaveText('Durable');
   await expect(row(page, 'mirrored-pause:3.6').getByTestId('fate')).toHaveText('Kept');
+});
+
+// ---------------------------------------------------------------------------------------------
+// Upload archives and guided air-gap import: the wizard, the jobs panel, the desktop bridge.
+
+const TELEMETRY = '/home/tech/bundles/telemetry-2.5.tar.gz';
+const wizard = (page: Page) => page.getByTestId('import-wizard');
+const reviewCard = (page: Page, name: string) => page.getByTestId('review-archive').filter({ hasText: name });
+
+async function addPath(page: Page, p: string) {
+  const field = wizard(page).getByLabel('Archive path');
+  await field.fill(p);
+  await field.press('Enter');
+}
+
+/** Wizard to the "run" step for one archive and both nodes, options left on. */
+async function startTelemetryImport(page: Page) {
+  await page.getByRole('button', { name: 'Import archives' }).click();
+  await addPath(page, TELEMETRY);
+  await wizard(page).getByRole('button', { name: /Next: review contents/ }).click();
+  await expect(reviewCard(page, 'telemetry-2.5.tar.gz')).toHaveAttribute('data-state', 'ok');
+  await wizard(page).getByRole('button', { name: /Next: choose nodes/ }).click();
+  await wizard(page).getByLabel(/Select all/).check();
+  await wizard(page).getByRole('button', { name: 'Import 1 archive to 2 nodes' }).click();
+  await expect(wizard(page)).toHaveAttribute('data-step', 'run');
+}
+
+test('import wizard (browser): typed paths, review with refused archives, per-node progress, summary, run again', async ({ page }) => {
+  test.setTimeout(45_000);
+  await serve();
+  const errors = await openApp(page);
+  await page.getByRole('button', { name: 'Import archives' }).click();
+  await expect(wizard(page)).toHaveAttribute('data-step', 'choose');
+  await expect(page.getByRole('heading', { level: 1, name: 'Import archives' })).toBeVisible();
+
+  // The browser has no file dialog and a dropped File has no path: say so, offer the path field.
+  await expect(wizard(page).getByTestId('browser-note')).toContainText('no file dialog');
+  await expect(wizard(page).getByRole('button', { name: /Choose files/ })).toHaveCount(0);
+  const dt = await page.evaluateHandle(() => {
+    const d = new DataTransfer();
+    d.items.add(new File(['x'], 'dropped.tar.gz'));
+    return d;
+  });
+  await wizard(page).getByRole('heading', { name: 'Choose the archives to import' }).dispatchEvent('drop', { dataTransfer: dt });
+  await expect(wizard(page).getByTestId('drop-note')).toContainText('does not tell Holdfast where a dropped file is');
+  await expect(wizard(page).getByLabel('Archive path')).toBeFocused();
+
+  await addPath(page, 'bundles/relative.tar');
+  await expect(wizard(page).getByRole('alert')).toContainText('Type the full path');
+  await addPath(page, TELEMETRY);
+  await addPath(page, '/tmp/broken.tar.gz');
+  await addPath(page, '/home/tech/notes.tar.xz');
+  await expect(wizard(page).getByTestId('chosen-archive')).toHaveCount(3);
+  await expect(wizard(page).getByLabel('Archive path')).toHaveValue('');
+  await expect(wizard(page).getByTestId('chosen-archive').first()).toContainText('docker · gzip');
+  if (shots) await page.screenshot({ path: path.join(shots, 'wizard-1-choose.png') });
+
+  // Review: format, compression, size, SHA-256, images with platforms; refused ones red and excluded.
+  await wizard(page).getByRole('button', { name: /Next: review contents/ }).click();
+  const tel = reviewCard(page, 'telemetry-2.5.tar.gz');
+  await expect(tel).toHaveAttribute('data-state', 'ok');
+  await expect(tel.getByTestId('review-format')).toHaveText('docker save');
+  await expect(tel.getByTestId('review-compression')).toHaveText('gzip');
+  await expect(tel.getByTestId('review-size')).toContainText('96.3 MiB');
+  await expect(tel.getByTestId('review-sha256')).toHaveText(/^[0-9a-f]{16}…$/);
+  await expect(tel.getByTestId('review-sha256')).toHaveAttribute('data-full', /^[0-9a-f]{64}$/);
+  await expect(tel.getByTestId('review-image')).toHaveCount(2);
+  await expect(tel.getByTestId('review-image').first()).toContainText('registry.site.lan/acme/telemetry-agent:2.5.0');
+  await expect(tel.getByTestId('review-image').first()).toContainText('linux/arm64');
+  const broken = reviewCard(page, 'broken.tar.gz');
+  await expect(broken).toHaveAttribute('data-state', 'refused');
+  await expect(broken.getByTestId('refused-reason')).toContainText('unexpected end of gzip stream');
+  await expect(broken.getByTestId('excluded')).toBeVisible();
+  await expect(reviewCard(page, 'notes.tar.xz').getByTestId('refused-reason')).toContainText('does not end in a suffix k3s imports');
+  await expect(wizard(page).getByTestId('review-summary')).toHaveText('1 to import, 2 excluded');
+  if (shots) await page.screenshot({ path: path.join(shots, 'wizard-2-review.png'), fullPage: true });
+
+  // Nodes: the node being looked at is preselected; status shown; options default on.
+  await wizard(page).getByRole('button', { name: /Next: choose nodes/ }).click();
+  await expect(wizard(page).getByTestId('pick-node-edge-01').getByRole('checkbox')).toBeChecked();
+  await expect(wizard(page).getByTestId('pick-node-edge-02').getByRole('checkbox')).not.toBeChecked();
+  await expect(wizard(page).getByTestId('pick-node-edge-02')).toContainText('Host key not trusted yet');
+  await wizard(page).getByLabel(/Select all/).check();
+  await expect(wizard(page).getByTestId('pick-node-edge-02').getByRole('checkbox')).toBeChecked();
+  const pinBox = wizard(page).getByRole('checkbox', { name: /Make pins durable/ });
+  const removeBox = wizard(page).getByRole('checkbox', { name: /Remove the archive/ });
+  await expect(pinBox).toBeChecked();
+  await expect(removeBox).toBeChecked();
+  await pinBox.uncheck();
+  await expect(removeBox).toBeDisabled();
+  await expect(removeBox).not.toBeChecked();
+  await expect(wizard(page)).toContainText('Needs durable pins');
+  await pinBox.check();
+  await expect(removeBox).toBeEnabled();
+  await expect(removeBox).toBeChecked();
+  if (shots) await page.screenshot({ path: path.join(shots, 'wizard-3-nodes.png'), fullPage: true });
+  await wizard(page).getByRole('button', { name: 'Import 1 archive to 2 nodes' }).click();
+  expect(callsOf('jobs.startImport').map((c) => c.args)).toEqual([{ nodes: ['edge-01', 'edge-02'], path: TELEMETRY, pin: true, removeArchive: true }]);
+
+  // Run: one job, a row per node with phase, bytes, rate and ETA while uploading.
+  await expect(wizard(page)).toHaveAttribute('data-step', 'run');
+  const job = wizard(page).getByTestId('job');
+  await expect(job).toHaveCount(1);
+  await expect(job.getByTestId('job-node')).toHaveCount(2);
+  const uploading = job.locator('[data-testid="job-node"][data-phase="uploading"]').first();
+  await expect(uploading.getByTestId('upload-stats')).toContainText(/MiB of 96\.3 MiB · .+\/s · .+ left/);
+  await expect(uploading.getByRole('progressbar')).toBeVisible();
+  if (shots) await page.screenshot({ path: path.join(shots, 'wizard-4-run.png'), fullPage: true });
+
+  // Summary: edge-01 ok, edge-02 timed out at importing with the hint.
+  await expect(wizard(page)).toHaveAttribute('data-step', 'summary', { timeout: 10_000 });
+  const ok = wizard(page).locator('[data-testid="summary-node"][data-node="edge-01"]');
+  const bad = wizard(page).locator('[data-testid="summary-node"][data-node="edge-02"]');
+  await expect(ok).toHaveAttribute('data-state', 'succeeded');
+  await expect(ok.getByTestId('summary-message')).toContainText('uploaded and imported');
+  await expect(bad).toHaveAttribute('data-state', 'failed');
+  await expect(bad.getByTestId('summary-message')).toContainText('k3s did not import telemetry-2.5.tar.gz');
+  await expect(bad).toContainText('systemctl status k3s');
+  await expect(wizard(page).getByTestId('summary-banner')).toContainText('1 of 2 imports succeeded');
+  if (shots) await page.screenshot({ path: path.join(shots, 'wizard-5-summary.png'), fullPage: true });
+
+  // Run again on the failed node only: the import is idempotent; this time it succeeds.
+  await wizard(page).getByRole('button', { name: 'Run again on edge-02' }).click();
+  expect(callsOf('jobs.startImport').at(-1)?.args).toEqual({ nodes: ['edge-02'], path: TELEMETRY, pin: true, removeArchive: true });
+  await expect(wizard(page)).toHaveAttribute('data-step', 'summary', { timeout: 10_000 });
+  await expect(wizard(page).getByTestId('summary-banner')).toContainText('All 1 import succeeded');
+
+  // Back from the wizard to a node's images: the imported images are there, durable.
+  await wizard(page).getByRole('button', { name: "Open edge-02's images" }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'edge-02' })).toBeVisible();
+  await page.getByRole('button', { name: 'Trust this host' }).click();
+  await expect(row(page, 'telemetry-agent:2.5.0').getByTestId('pin-badge')).toHaveText('Durable');
+  expect(errors).toEqual([]);
+});
+
+test('jobs panel: sidebar progress, survives navigating to a node and back and a reload; views refresh when a job ends', async ({ page }) => {
+  test.setTimeout(45_000);
+  await serve({ importMs: 3500 });
+  const errors = await openApp(page);
+  await expect(page.getByTestId('jobs-indicator')).toContainText('No jobs');
+  await expect(row(page, 'telemetry-agent:2.5.0')).toHaveCount(0);
+  await startTelemetryImport(page);
+
+  const indicator = page.getByTestId('jobs-indicator');
+  await expect(indicator).toContainText('1 job running');
+  await expect(indicator.getByRole('progressbar')).toBeVisible();
+
+  // Navigate to a node: the job keeps running, the indicator stays.
+  await page.getByTestId('node-item-edge-01').click();
+  await expect(page.getByTestId('images-table')).toBeVisible();
+  await indicator.click();
+  const panel = page.getByTestId('jobs-panel');
+  await expect(panel.getByTestId('job')).toHaveCount(1);
+  await expect(panel.getByTestId('job-node')).toHaveCount(2);
+  await expect(panel.getByTestId('job').getByRole('button', { name: /^Cancel/ })).toBeVisible();
+  if (shots) await page.screenshot({ path: path.join(shots, 'jobs-panel-running.png') });
+  await panel.getByRole('button', { name: 'Close' }).click();
+
+  // Back to the wizard: still on the run (or summary) step of the same job.
+  await page.getByRole('button', { name: 'Import archives' }).click();
+  await expect(wizard(page)).toHaveAttribute('data-step', /run|summary/);
+  await expect(wizard(page).getByTestId('job').or(wizard(page).getByTestId('summary-job'))).toHaveCount(1);
+  await page.getByTestId('node-item-edge-01').click();
+
+  // The images view of edge-01 refreshes by itself when the job ends.
+  await expect(row(page, 'telemetry-agent:2.5.0').getByTestId('pin-badge')).toHaveText('Durable', { timeout: 10_000 });
+  await expect(indicator).toContainText('1 job finished');
+  await expect(indicator).toContainText('1 failed');
+
+  // A reload: the jobs are owned by the server (main), not the page.
+  await page.reload();
+  await expect(page.getByTestId('images-table')).toBeVisible();
+  await expect(indicator).toContainText('1 job finished');
+  await indicator.click();
+  await expect(panel.getByTestId('job')).toHaveAttribute('data-state', 'failed');
+  await expect(panel.locator('[data-testid="job-node"][data-node="edge-02"]').getByTestId('job-node-error')).toContainText('TIMEOUT');
+  if (shots) await page.screenshot({ path: path.join(shots, 'jobs-panel-finished.png') });
+  await panel.getByRole('button', { name: "Open edge-02's images" }).click();
+  await expect(panel).toBeHidden();
+  await expect(page.getByRole('heading', { level: 1, name: 'edge-02' })).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('jobs panel: Cancel stops a running import', async ({ page }) => {
+  await serve({ importMs: 8000 });
+  await openApp(page);
+  await startTelemetryImport(page);
+  await page.getByTestId('jobs-indicator').click();
+  const panel = page.getByTestId('jobs-panel');
+  await panel.getByRole('button', { name: /^Cancel/ }).click();
+  await expect(panel.getByTestId('job')).toHaveAttribute('data-state', 'cancelled');
+  await expect(panel.getByTestId('job-state')).toHaveText('Cancelled');
+  expect(callsOf('jobs.cancel')).toHaveLength(1);
+  await panel.getByRole('button', { name: 'Close' }).click();
+  await expect(wizard(page)).toHaveAttribute('data-step', 'summary');
+  await expect(wizard(page).getByTestId('summary-node')).toHaveCount(2);
+  await expect(wizard(page).getByRole('button', { name: 'Run again on 2 failed nodes' })).toBeVisible();
+});
+
+/** Stand in for the Electron preload: the contract over the test server, plus pathForFile. */
+async function desktopBridge(page: Page) {
+  const token = new URL(server.url).searchParams.get('token');
+  await page.addInitScript(
+    ({ token, ops }) => {
+      const api: Record<string, unknown> = {};
+      for (const [op, channel] of Object.entries(ops)) {
+        api[op] = (args: unknown) =>
+          fetch(`/api/${channel}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-holdfast-token': token ?? '' },
+            body: JSON.stringify(args ?? {}),
+          }).then((r) => r.json());
+      }
+      api['pathForFile'] = (f: File) => `/home/tech/drop/${f.name}`;
+      (window as unknown as { holdfast: unknown }).holdfast = Object.freeze(api);
+    },
+    { token, ops: operations },
+  );
+}
+
+test('desktop: file dialog and drag and drop add paths (webUtils path through the preload)', async ({ page }) => {
+  await serve({ dialogPaths: [TELEMETRY, '/home/tech/bundles/k3s-airgap-images-arm64.tar.zst'] });
+  await desktopBridge(page);
+  await openApp(page);
+  await page.getByRole('button', { name: 'Import archives' }).click();
+  await expect(wizard(page).getByTestId('browser-note')).toHaveCount(0);
+  await wizard(page).getByRole('button', { name: 'Choose files…' }).click();
+  await expect(wizard(page).getByTestId('chosen-archive')).toHaveCount(2);
+  const dt = await page.evaluateHandle(() => {
+    const d = new DataTransfer();
+    d.items.add(new File(['x'], 'site-apps-2.4.tar.gz'));
+    return d;
+  });
+  await wizard(page).getByTestId('dropzone').dispatchEvent('drop', { dataTransfer: dt });
+  await expect(wizard(page).getByTestId('chosen-archive')).toHaveCount(3);
+  await expect(wizard(page).locator('[data-testid="chosen-archive"][data-path="/home/tech/drop/site-apps-2.4.tar.gz"]')).toContainText('docker · gzip');
+  if (shots) await page.screenshot({ path: path.join(shots, 'wizard-1-choose-desktop.png') });
+  await wizard(page).getByRole('button', { name: /Next: review contents/ }).click();
+  await expect(reviewCard(page, 'k3s-airgap-images-arm64.tar.zst').getByTestId('review-format')).toHaveText('OCI layout');
+  await expect(reviewCard(page, 'k3s-airgap-images-arm64.tar.zst').getByTestId('review-image')).toHaveCount(3);
+});
+
+test('desktop without a dialog: pickArchives fails with INVALID_INPUT and the path field is offered', async ({ page }) => {
+  await serve();
+  await desktopBridge(page);
+  await openApp(page);
+  await page.getByRole('button', { name: 'Import archives' }).click();
+  await wizard(page).getByRole('button', { name: 'Choose files…' }).click();
+  const err = wizard(page).getByTestId('dialog-error');
+  await expect(err).toContainText('there is no file dialog');
+  await expect(err).toContainText('INVALID_INPUT');
+  await expect(wizard(page).getByLabel('Archive path')).toBeFocused();
+  await addPath(page, TELEMETRY);
+  await expect(wizard(page).getByTestId('chosen-archive')).toHaveCount(1);
 });
