@@ -8,7 +8,7 @@ import { platformFromUname, type Platform } from '../images/mediaTypes';
 import { TargetResolver } from '../images/resolve';
 import { connectSsh, type SshConnection } from '../ssh/connect';
 import type { Tunnel } from '../ssh/tunnel';
-import { parseDistroVersion } from './detect';
+import { PROBE_SCRIPT, parseProbe } from './detect';
 
 export interface OpenNodeOptions {
   /** true, or the SHA256 fingerprint the user confirmed, to record an unknown host key. */
@@ -20,6 +20,7 @@ export class NodeSession {
   private resolverCache?: TargetResolver;
   private platformCache?: Promise<Platform>;
   private infoCache?: Promise<NodeInfo> | undefined;
+  private probeCache?: Promise<{ machine: string } & Pick<NodeInfo, 'distro' | 'distroVersion'>>;
   private closed = false;
 
   private constructor(
@@ -62,36 +63,26 @@ export class NodeSession {
 
   /** containerd version through the API; k3s/RKE2 version from their binaries, if present. */
   async detect(): Promise<NodeInfo> {
-    const [cv, distro] = await Promise.all([this.containerd.version(), this.detectDistro()]);
-    return { containerdVersion: cv.version, containerdRevision: cv.revision, ...distro };
+    const [cv, probe] = await Promise.all([this.containerd.version(), this.probe()]);
+    return { containerdVersion: cv.version, containerdRevision: cv.revision, distro: probe.distro, distroVersion: probe.distroVersion };
   }
 
-  private async detectDistro(): Promise<Pick<NodeInfo, 'distro' | 'distroVersion'>> {
-    for (const distro of ['k3s', 'rke2'] as const) {
-      // Fixed argv, no user input: PATH for non-interactive sessions may lack /usr/local/bin.
-      for (const bin of [distro, `/usr/local/bin/${distro}`]) {
-        try {
-          const r = await this.ssh.exec([bin, '--version'], { timeoutMs: 10_000 });
-          if (r.code === 0) {
-            const version = parseDistroVersion(distro, r.stdout);
-            if (version) return { distro, distroVersion: version };
-          }
-        } catch {
-          // not there; try the next
-        }
-      }
-    }
-    return { distro: 'unknown', distroVersion: null };
+  /**
+   * One round trip for what the node runs: `uname -m`, then the first of k3s / RKE2 whose
+   * binary answers `--version` (PATH of non-interactive sessions may lack /usr/local/bin).
+   * A fixed script: nothing user-supplied goes into it.
+   */
+  private probe(): Promise<{ machine: string } & Pick<NodeInfo, 'distro' | 'distroVersion'>> {
+    this.probeCache ??= this.ssh
+      .exec(['sh', '-c', PROBE_SCRIPT], { timeoutMs: 15_000 })
+      .then((r) => parseProbe(r.stdout))
+      .catch(() => ({ machine: '', distro: 'unknown' as const, distroVersion: null }));
+    return this.probeCache;
   }
 
   /** The node's platform (for choosing the manifest CRI would run), from `uname -m`. */
   platform(): Promise<Platform> {
-    if (!this.platformCache) {
-      this.platformCache = this.ssh
-        .exec(['uname', '-m'], { timeoutMs: 10_000 })
-        .then((r) => platformFromUname(r.code === 0 ? r.stdout : ''))
-        .catch(() => platformFromUname(''));
-    }
+    this.platformCache ??= this.probe().then((p) => platformFromUname(p.machine));
     return this.platformCache;
   }
 

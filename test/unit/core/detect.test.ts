@@ -33,3 +33,22 @@ describe('platform of a node', () => {
     expect(platformMatches(undefined, arm64)).toBe(false);
   });
 });
+
+describe('parseProbe', () => {
+  it('reads the machine and the first distro binary that answered', async () => {
+    const { parseProbe } = await import('../../../src/core/node/detect');
+    expect(parseProbe(`x86_64\n@@k3s\n${K3S_OUT}`)).toEqual({ machine: 'x86_64', distro: 'k3s', distroVersion: 'v1.31.6+k3s1' });
+    expect(parseProbe(`aarch64\n@@rke2\n${RKE2_OUT}`)).toEqual({ machine: 'aarch64', distro: 'rke2', distroVersion: 'v1.31.6+rke2r1' });
+    expect(parseProbe('x86_64\n')).toEqual({ machine: 'x86_64', distro: 'unknown', distroVersion: null });
+  });
+
+  it('runs as a real shell script and finds a k3s binary on PATH', async () => {
+    const { PROBE_SCRIPT, parseProbe } = await import('../../../src/core/node/detect');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { execFileSync } = await import('node:child_process');
+    const dir = mkdtempSync('/tmp/hf-probe-');
+    writeFileSync(`${dir}/k3s`, `#!/bin/sh\nprintf '${K3S_OUT.replace(/\n/g, '\\n')}'\n`, { mode: 0o755 });
+    const out = execFileSync('sh', ['-c', PROBE_SCRIPT], { env: { PATH: `${dir}:/usr/bin:/bin` } }).toString();
+    expect(parseProbe(out).distroVersion).toBe('v1.31.6+k3s1');
+  });
+});
