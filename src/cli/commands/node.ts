@@ -1,0 +1,78 @@
+// holdfast node add | ls | rm — the inventory of nodes.
+import type { Command } from 'commander';
+import { completeNode } from '../../core/config/nodes';
+import { HoldfastError } from '../../core/errors';
+import type { NodeInput } from '../../shared/domain';
+import { parsePort, withSession, type Cli } from '../context';
+import { table } from '../format';
+
+export function registerNodeCommands(program: Command, cli: Cli): void {
+  const node = program.command('node').description('manage the nodes Holdfast knows about');
+
+  node
+    .command('add')
+    .description('add a node; connects once to verify its host key and containerd (unless --no-check)')
+    .argument('<name>', 'a short name for the node')
+    .requiredOption('--host <host>', 'host name or IP address')
+    .option('--port <port>', 'SSH port', parsePort, 22)
+    .option('--user <user>', 'SSH user', 'root')
+    .option('--identity <file>', 'private key file (default: ssh-agent)')
+    .option('--known-hosts <file>', 'known_hosts file (default: ~/.ssh/known_hosts)')
+    .option('--accept-new-host-key', 'trust and record the host key of a host not yet in known_hosts')
+    .option('--socket <path>', 'containerd socket on the node', '/run/k3s/containerd/containerd.sock')
+    .option('--images-dir <path>', 'k3s images dir on the node', '/var/lib/rancher/k3s/agent/images')
+    .option('--namespace <ns>', 'containerd namespace', 'k8s.io')
+    .option('--no-check', 'save without connecting (for nodes out of reach right now)')
+    .action(async (name: string, o) => {
+      const input: NodeInput = {
+        name,
+        host: o.host,
+        port: o.port,
+        user: o.user,
+        socket: o.socket,
+        imagesDir: o.imagesDir,
+        namespace: o.namespace,
+        ...(o.identity ? { identity: o.identity } : {}),
+        ...(o.knownHosts ? { knownHosts: o.knownHosts } : {}),
+      };
+      const s = cli.store();
+      const existing = await s.list();
+      if (existing.some((n) => n.name === name)) {
+        throw new HoldfastError('CONFLICT', `a node named "${name}" already exists`, { hint: 'Remove it first with `holdfast node rm`, or choose another name.' });
+      }
+      const def = completeNode(input);
+      if (o.check) {
+        const info = await withSession(def, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
+        await s.add(input);
+        cli.io.out(`added ${name}: containerd ${info.containerdVersion}` + (info.distroVersion ? `, ${info.distro} ${info.distroVersion}` : ''));
+      } else {
+        await s.add(input);
+        cli.io.out(`added ${name} (not checked)`);
+      }
+    });
+
+  node
+    .command('ls')
+    .description('list configured nodes')
+    .option('--json', 'machine-readable output')
+    .action(async (o) => {
+      const nodes = await cli.store().list();
+      if (o.json) return cli.io.out(JSON.stringify(nodes, null, 2));
+      if (nodes.length === 0) return cli.io.out('no nodes yet: add one with `holdfast node add NAME --host HOST`');
+      cli.io.out(
+        table(
+          ['NAME', 'ADDRESS', 'USER', 'SOCKET', 'IMAGES DIR'],
+          nodes.map((n) => [n.name, `${n.host}:${n.port}`, n.user, n.socket, n.imagesDir]),
+        ),
+      );
+    });
+
+  node
+    .command('rm')
+    .description('forget a node (nothing on the node changes)')
+    .argument('<name>')
+    .action(async (name: string) => {
+      await cli.store().remove(name);
+      cli.io.out(`removed ${name}`);
+    });
+}

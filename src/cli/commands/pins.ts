@@ -1,0 +1,67 @@
+// holdfast pin | unpin | rm-archive — the changes Holdfast makes, previewed with --dry-run.
+import type { Command } from 'commander';
+import { HoldfastError } from '../../core/errors';
+import { applyPinChange, checkRemoval, planPinChange, removeArchiveSafely } from '../../core/node/operations';
+import type { PinTarget } from '../../core/pins/plan';
+import type { PinPlan } from '../../shared/domain';
+import { describeChange, type Cli } from '../context';
+import { humanSize } from '../format';
+
+export function registerPinCommands(program: Command, cli: Cli): void {
+  const printPlan = (plan: PinPlan, applied: boolean) => {
+    const verb = plan.action === 'pin' ? 'made durable' : 'released';
+    if (plan.changes.length === 0) cli.io.out('nothing to change');
+    for (const c of plan.changes) cli.io.out(`${applied ? verb : 'would be ' + verb}: ${c.ref}\n${describeChange(c)}`);
+    for (const u of plan.unchanged) cli.io.out(`unchanged: ${u.ref} (${u.reason})`);
+  };
+
+  program
+    .command('pin')
+    .description('make pins durable: set io.cri-containerd.pinned and remove the k3s label on every reference of each image')
+    .argument('<node>')
+    .argument('[refs...]', 'image references to pin (every reference of the same image is pinned too)')
+    .option('--archive <path>', 'the images an archive in the images dir brings (path relative to the images dir)')
+    .option('--all-k3s', 'every image k3s has pinned')
+    .option('--dry-run', 'show what would change, change nothing')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, refs: string[], o) => {
+      const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s)].filter(Boolean).length;
+      if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, or --all-k3s (exactly one of them)');
+      const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : { allK3s: true };
+      const plan = await cli.onNode(name, (s, ctx) => (o.dryRun ? planPinChange(s, ctx, 'pin', target) : applyPinChange(s, ctx, 'pin', target)));
+      if (o.json) return cli.io.out(JSON.stringify(plan, null, 2));
+      printPlan(plan, !o.dryRun);
+    });
+
+  program
+    .command('unpin')
+    .description('release durable pins Holdfast (or anyone) set: kubelet may then garbage-collect the image')
+    .argument('<node>')
+    .argument('<refs...>')
+    .option('--dry-run', 'show what would change, change nothing')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, refs: string[], o) => {
+      const target: PinTarget = { refs };
+      const plan = await cli.onNode(name, (s, ctx) => (o.dryRun ? planPinChange(s, ctx, 'unpin', target) : applyPinChange(s, ctx, 'unpin', target)));
+      if (o.json) return cli.io.out(JSON.stringify(plan, null, 2));
+      printPlan(plan, !o.dryRun);
+    });
+
+  program
+    .command('rm-archive')
+    .description('remove an archive from the images dir, only if every image it brings is complete and durably pinned')
+    .argument('<node>')
+    .argument('<path>', 'path relative to the images dir')
+    .option('--force', 'remove even if the check fails (logged)')
+    .option('--dry-run', 'run the check only')
+    .action(async (name: string, p: string, o) => {
+      if (o.dryRun) {
+        const { check } = await cli.onNode(name, (s, ctx) => checkRemoval(s, ctx, p));
+        cli.io.out(check.allowed ? `${p} can be removed safely` : `${p} cannot be removed safely:\n  ${check.problems.join('\n  ')}`);
+        if (!check.allowed) throw new HoldfastError('REFUSED', `${p} is not safe to remove`);
+        return;
+      }
+      const entry = await cli.onNode(name, (s, ctx) => removeArchiveSafely(s, ctx, p, { force: Boolean(o.force) }));
+      cli.io.out(`removed ${p} (${humanSize(entry.archive!.size)}, sha256 ${entry.archive!.sha256})${entry.forced ? ' — FORCED, logged' : ''}`);
+    });
+}

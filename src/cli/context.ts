@@ -1,0 +1,67 @@
+// What every command needs: output, the node store, sessions and the ops context.
+import path from 'node:path';
+import { IndexCache } from '../core/archives/scan';
+import { AuditLog } from '../core/audit/log';
+import { holdfastHome } from '../core/config/home';
+import { NodeStore } from '../core/config/nodes';
+import { HoldfastError } from '../core/errors';
+import type { OpsContext } from '../core/node/operations';
+import { NodeSession } from '../core/node/session';
+import type { LabelChange, NodeDef } from '../shared/domain';
+
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+export const defaultIo: Io = {
+  out: (s) => process.stdout.write(s.endsWith('\n') ? s : s + '\n'),
+  err: (s) => process.stderr.write(s.endsWith('\n') ? s : s + '\n'),
+};
+
+export function parsePort(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new HoldfastError('INVALID_INPUT', `invalid port "${v}"`);
+  return n;
+}
+
+export async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promise<T>, acceptNewHostKey?: boolean): Promise<T> {
+  const session = await NodeSession.open(def, acceptNewHostKey ? { acceptNewHostKey: true } : {});
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
+/** "k: before → after" lines for the labels a change touches. */
+export function describeChange(c: LabelChange, indent = '    '): string {
+  const keys = [...new Set([...Object.keys(c.before), ...Object.keys(c.after)])].filter((k) => c.before[k] !== c.after[k]).sort();
+  return keys.map((k) => `${indent}${k}: ${c.before[k] ?? '(absent)'} → ${c.after[k] ?? '(absent)'}`).join('\n');
+}
+
+export interface Cli {
+  io: Io;
+  store(): NodeStore;
+  opsContext(): OpsContext;
+  /** Opens a session to a configured node for the duration of fn. */
+  onNode<T>(name: string, fn: (s: NodeSession, ctx: OpsContext) => Promise<T>): Promise<T>;
+}
+
+export function createCli(io: Io): Cli {
+  const store = () => new NodeStore(holdfastHome());
+  const opsContext = (): OpsContext => {
+    const home = holdfastHome();
+    return { audit: new AuditLog(home), indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
+  };
+  return {
+    io,
+    store,
+    opsContext,
+    async onNode(name, fn) {
+      const def = await store().get(name);
+      const ctx = opsContext();
+      return withSession(def, (s) => fn(s, ctx));
+    },
+  };
+}
