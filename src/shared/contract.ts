@@ -29,6 +29,10 @@ export const nodeInputSchema = z.strictObject({
   socket: absPath.optional(),
   imagesDir: absPath.optional(),
   namespace: z.string().min(1).max(76).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).optional(),
+  group: z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'letters, digits, spaces, ".", "_" and "-"').optional(),
+  sudo: z.boolean().optional(),
+  jump: name.optional(),
+  auth: z.enum(['publickey', 'password', 'keyboard-interactive']).optional(),
 });
 
 /** A path relative to the node's images dir: no absolute paths, no `..`, no NUL. */

@@ -27,6 +27,14 @@ export interface NodeDef {
   socket: string;
   imagesDir: string;
   namespace: string;
+  /** Site or group the node belongs to (fleet views and `inspect --group`). */
+  group?: string;
+  /** Reach containerd and the images dir through `sudo -n` (non-root SSH users). */
+  sudo?: boolean;
+  /** Name of another configured node to hop through (its own `jump` makes a chain). */
+  jump?: string;
+  /** How to authenticate: a key (identity file or ssh-agent; the default), or ask for a password. */
+  auth?: 'publickey' | 'password' | 'keyboard-interactive';
 }
 
 export type NodeInput = Omit<NodeDef, 'port' | 'user' | 'socket' | 'imagesDir' | 'namespace'> &

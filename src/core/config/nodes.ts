@@ -26,6 +26,13 @@ export function completeNode(input: NodeInput, env: NodeJS.ProcessEnv = process.
     namespace: parsed.namespace ?? NODE_DEFAULTS.namespace,
   };
   if (parsed.identity) def.identity = path.resolve(parsed.identity);
+  if (parsed.group) def.group = parsed.group;
+  if (parsed.sudo) def.sudo = true;
+  if (parsed.jump) {
+    if (parsed.jump === parsed.name) throw new HoldfastError('INVALID_INPUT', `node ${parsed.name} cannot jump through itself`);
+    def.jump = parsed.jump;
+  }
+  if (parsed.auth && parsed.auth !== 'publickey') def.auth = parsed.auth;
   return def;
 }
 
