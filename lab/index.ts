@@ -1,10 +1,11 @@
 // The lab: simulated k3s nodes on loopback (real containerd + real sshd in private mount
 // namespaces), k3s start-up emulation and fixture archives. Test tooling only.
-export { startLab, checkLabPrerequisites, type Lab, type StartLabOptions } from './lab.ts';
+export { startLab, checkLabPrerequisites, type Lab, type LabUser, type LabUserSpec, type StartLabOptions } from './lab.ts';
 export {
   K3S_SOCKET,
   K3S_IMAGES_DIR,
   type LabNodeHandle,
+  type SshdOptions,
 } from './node.ts';
 export {
   emulateK3sStart,

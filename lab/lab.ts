@@ -1,5 +1,5 @@
 // A lab: N simulated k3s nodes sharing one client key, one authorized_keys and one known_hosts.
-import { access, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './exec.ts';
@@ -16,7 +16,24 @@ export interface Lab {
   node(name: string): LabNodeHandle;
   /** Rewrites known_hosts from the nodes' current host keys (e.g. after rotateHostKey). */
   refreshKnownHosts(): Promise<void>;
+  /** The local users created for this lab (see StartLabOptions.users). */
+  users: LabUser[];
   stop(): Promise<void>;
+}
+
+export interface LabUserSpec {
+  /** Login name: [a-z_][a-z0-9_-]{0,30}; must not exist on the host yet (or be a previous lab's). */
+  name: string;
+  /** 'nopasswd': `NAME ALL=(root) NOPASSWD: ALL` in /etc/sudoers.d. */
+  sudo?: 'nopasswd';
+  /** Login password (for password / keyboard-interactive tests); default none (key only). */
+  password?: string;
+}
+
+export interface LabUser {
+  name: string;
+  uid: number;
+  home: string;
 }
 
 export interface StartLabOptions {
@@ -27,6 +44,48 @@ export interface StartLabOptions {
    * A given dir is kept. Keep it short (socket paths < 100 chars).
    */
   dir?: string;
+  /**
+   * Local (non-root) users to create on the host — the nodes share its /etc, so every node knows
+   * them; they log in with the lab's client key. When given, the lab dir becomes 0711 and the
+   * authorized_keys file 0644 (sshd reads it as the user), and every node's images dir is made
+   * root-only (0700), so a user reaches it only through sudo. Removed again by stop().
+   */
+  users?: LabUserSpec[];
+}
+
+const LAB_USER_MARK = 'holdfast-lab';
+
+async function createUser(spec: LabUserSpec): Promise<LabUser> {
+  if (!/^[a-z_][a-z0-9_-]{0,30}$/.test(spec.name)) throw new Error(`startLab: bad user name ${spec.name}`);
+  const home = `/home/${spec.name}`;
+  // A user left by a crashed lab (marked by its GECOS comment) is replaced; any other is refused.
+  const existing = await run(['getent', 'passwd', spec.name]).catch(() => '');
+  if (existing) {
+    if (!existing.split(':')[4]?.startsWith(LAB_USER_MARK)) throw new Error(`startLab: user ${spec.name} already exists on this host`);
+    await removeUser(spec.name);
+  }
+  await mkdir('/home', { recursive: true });
+  await run(['useradd', '--create-home', '--home-dir', home, '--shell', '/bin/sh', '--comment', LAB_USER_MARK, spec.name]);
+  // '*' = no valid password but not locked ('!'): sshd without PAM refuses locked accounts even for keys.
+  if (spec.password !== undefined) await run(['chpasswd'], { input: `${spec.name}:${spec.password}\n` });
+  else await run(['usermod', '--password', '*', spec.name]);
+  if (spec.sudo === 'nopasswd') {
+    const file = `/etc/sudoers.d/${sudoersName(spec.name)}`;
+    await writeFile(file, `${spec.name} ALL=(root) NOPASSWD: ALL\n`, { mode: 0o440 });
+    await run(['visudo', '-c', '-q', '-f', file]);
+  }
+  const uid = Number((await run(['id', '-u', spec.name])).trim());
+  return { name: spec.name, uid, home };
+}
+
+function sudoersName(user: string): string {
+  return `holdfast-lab-${user.replace(/[^a-z0-9_-]/g, '_')}`;
+}
+
+async function removeUser(name: string): Promise<void> {
+  await rm(`/etc/sudoers.d/${sudoersName(name)}`, { force: true });
+  // -f: even while a lab session of the user is still ending
+  await run(['userdel', '--force', '--remove', name]).catch(() => undefined);
 }
 
 async function which(bin: string): Promise<boolean> {
@@ -87,8 +146,10 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
   await writeFile(authorizedKeys, await readFile(clientKey + '.pub'));
 
   const nodes: LabNode[] = [];
+  const users: LabUser[] = [];
   const stopAll = async (): Promise<void> => {
     await Promise.all(nodes.map((n) => n.stop()));
+    for (const u of users.splice(0)) await removeUser(u.name);
     // a lab dir we created ourselves is removed (HOLDFAST_LAB_KEEP=1 keeps it for post-mortems)
     if (ownDir && process.env.HOLDFAST_LAB_KEEP !== '1') await rm(dir, { recursive: true, force: true });
   };
@@ -99,6 +160,12 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
     for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
+    if (opts.users?.length) {
+      await chmod(dir, 0o711);
+      await chmod(authorizedKeys, 0o644);
+      for (const spec of opts.users) users.push(await createUser(spec));
+      for (const n of nodes) await n.restrictImagesDir();
+    }
   } catch (e) {
     await stopAll();
     throw e;
@@ -121,6 +188,7 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
       return n;
     },
     refreshKnownHosts,
+    users,
     stop(): Promise<void> {
       stopping ??= stopAll();
       return stopping;

@@ -58,7 +58,35 @@ export interface LabNodeHandle {
    * SSH instead), and files written there before are hidden underneath. Gone with the node.
    */
   limitImagesDir(bytes: number): Promise<void>;
+  /**
+   * Rewrites the node's sshd_config with these settings and restarts sshd on the same port and
+   * host key. Password or keyboard-interactive authentication turn on `UsePAM yes` (OpenSSH on
+   * Linux has no keyboard-interactive device without PAM) with a lab PAM stack (pam_unix for
+   * auth/account, pam_permit for sessions) bind-mounted over /etc/pam.d/sshd inside the node
+   * only, so the host's PAM configuration (pam_loginuid, pam_systemd…) plays no part.
+   */
+  configureSshd(opts: SshdOptions): Promise<void>;
+  /**
+   * Makes `path` (e.g. /usr/bin/socat) unusable inside the node's mount namespace: a script that
+   * exits 127 is bind-mounted over it, so the binary is "not there" for every new process.
+   */
+  hideBinary(path: string): Promise<void>;
+  /** chmod 0700 root:root on the node's images dir (k3s's own dirs are root-only on hardened hosts). */
+  restrictImagesDir(): Promise<void>;
+  /** `stat -c '%A %U %G'` of a path inside the node (e.g. the socket), as root. */
+  statInNode(path: string): Promise<string>;
+  /** Runs argv inside the node's mount namespace as root; resolves stdout. */
+  execInNode(argv: string[]): Promise<string>;
+  /** The sshd log (connections, authentications) so far. */
+  sshdLog(): Promise<string>;
   stop(): Promise<void>;
+}
+
+export interface SshdOptions {
+  passwordAuthentication?: boolean;
+  kbdInteractiveAuthentication?: boolean;
+  /** LogLevel (default INFO); VERBOSE also logs the key used and forwarding requests. */
+  logLevel?: 'INFO' | 'VERBOSE' | 'DEBUG1';
 }
 
 export interface NodeStartOptions {
@@ -106,7 +134,9 @@ function containerdConfig(root: string): string {
   ].join('\n');
 }
 
-function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authorizedKeysFile: string }): string {
+function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authorizedKeysFile: string; extra?: SshdOptions }): string {
+  const x = o.extra ?? {};
+  const pam = Boolean(x.passwordAuthentication || x.kbdInteractiveAuthentication);
   return [
     `Port ${o.port}`,
     'ListenAddress 127.0.0.1',
@@ -114,11 +144,12 @@ function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authori
     `PidFile ${o.pidFile}`,
     `AuthorizedKeysFile ${o.authorizedKeysFile}`,
     'StrictModes no',
-    'UsePAM no',
+    `UsePAM ${pam ? 'yes' : 'no'}`,
     'PermitRootLogin prohibit-password',
     'PubkeyAuthentication yes',
-    'PasswordAuthentication no',
-    'KbdInteractiveAuthentication no',
+    `PasswordAuthentication ${x.passwordAuthentication ? 'yes' : 'no'}`,
+    `KbdInteractiveAuthentication ${x.kbdInteractiveAuthentication ? 'yes' : 'no'}`,
+    `LogLevel ${x.logLevel ?? 'INFO'}`,
     'AllowStreamLocalForwarding yes',
     'AllowTcpForwarding yes',
     'PrintMotd no',
@@ -128,6 +159,16 @@ function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authori
     '',
   ].join('\n');
 }
+
+// The node's own PAM stack for sshd (bind-mounted over /etc/pam.d/sshd inside the node only):
+// password checks against /etc/shadow, nothing that needs audit or systemd.
+const LAB_PAM_SSHD = [
+  'auth     required pam_unix.so',
+  'account  required pam_unix.so',
+  'password required pam_deny.so',
+  'session  required pam_permit.so',
+  '',
+].join('\n');
 
 /** A free TCP port on 127.0.0.1 (may race; callers retry). */
 export function freePort(): Promise<number> {
@@ -268,6 +309,8 @@ export class LabNode implements LabNodeHandle {
   private containerd: ChildProcess | undefined;
   private sshd: ChildProcess | undefined;
   private stopped = false;
+  private sshdExtra: SshdOptions = {};
+  private pamMounted = false;
 
   private constructor(private readonly opts: NodeStartOptions) {
     this.name = opts.name;
@@ -289,6 +332,7 @@ export class LabNode implements LabNodeHandle {
       sshdPid: join(r, 'sshd.pid'),
       hostKey: join(r, 'ssh_host_ed25519_key'),
       holderLog: join(r, 'holder.log'),
+      pamSshd: join(r, 'pam-sshd'),
     };
   }
 
@@ -400,6 +444,7 @@ export class LabNode implements LabNodeHandle {
           hostKey: this.p.hostKey,
           pidFile: this.p.sshdPid,
           authorizedKeysFile: this.opts.authorizedKeysFile,
+          extra: this.sshdExtra,
         }),
       );
       const child = spawnGroup(this.nsenter([SSHD, '-D', '-f', this.p.sshdConfig, '-E', this.p.sshdLog]), this.p.sshdLog);
@@ -417,6 +462,57 @@ export class LabNode implements LabNodeHandle {
       await stopGroup(child);
     }
     throw new Error(`${this.name}: sshd did not start: ${lastErr}`);
+  }
+
+  /** Stops sshd and starts it again on the same port (its config re-read). */
+  private async restartSshd(): Promise<void> {
+    const port = this.port;
+    await stopGroup(this.sshd);
+    let err: unknown;
+    for (let i = 0; i < 20; i++) {
+      try {
+        await this.startSshd(port);
+        return;
+      } catch (e) {
+        err = e;
+        await sleep(100);
+      }
+    }
+    throw err;
+  }
+
+  async configureSshd(opts: SshdOptions): Promise<void> {
+    this.sshdExtra = { ...opts };
+    if ((opts.passwordAuthentication || opts.kbdInteractiveAuthentication) && !this.pamMounted) {
+      await writeFile(this.p.pamSshd, LAB_PAM_SSHD, { mode: 0o644 });
+      await run(this.nsenter(['mount', '--bind', this.p.pamSshd, '/etc/pam.d/sshd']));
+      this.pamMounted = true;
+    }
+    await this.restartSshd();
+  }
+
+  async hideBinary(path: string): Promise<void> {
+    if (!/^\/[A-Za-z0-9_./+-]+$/.test(path)) throw new Error(`hideBinary: unexpected path ${path}`);
+    const stub = join(this.root, `hidden-${path.replace(/\//g, '_')}`);
+    await writeFile(stub, `#!/bin/sh\necho "${path}: hidden by the lab" >&2\nexit 127\n`, { mode: 0o755 });
+    await run(this.nsenter(['mount', '--bind', stub, path]));
+  }
+
+  async restrictImagesDir(): Promise<void> {
+    await run(this.nsenter(['chown', 'root:root', K3S_IMAGES_DIR]));
+    await run(this.nsenter(['chmod', '0700', K3S_IMAGES_DIR]));
+  }
+
+  async statInNode(path: string): Promise<string> {
+    return (await run(this.nsenter(['stat', '-c', '%A %U %G', '--', path]))).trim();
+  }
+
+  async execInNode(argv: string[]): Promise<string> {
+    return run(this.nsenter(argv));
+  }
+
+  async sshdLog(): Promise<string> {
+    return readFile(this.p.sshdLog, 'utf8').catch(() => '');
   }
 
   async rotateHostKey(): Promise<void> {
