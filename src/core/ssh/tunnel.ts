@@ -4,8 +4,9 @@
 // in a fresh 0700 directory (the directory, not the socket's mode, keeps other local users out).
 // Each accepted connection gets its own SSH channel: `direct-streamlocal@openssh.com`
 // (openssh_forwardOutStreamLocal) when the server allows it, else an exec channel running
-// `socat - UNIX-CONNECT:<socket>` (optionally under `sudo -n`, for a root-only socket and a
-// non-root SSH user). The choice is made once, when the tunnel opens, by a probe.
+// a stdio-to-socket bridge — `socat - UNIX-CONNECT:<socket>`, else a fixed python3 or perl
+// program — optionally under `sudo -n`, for a root-only socket and a non-root SSH user. The choice
+// is made once, when the tunnel opens, by one probe round trip.
 import { promises as fsp, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -17,11 +18,16 @@ import { shellQuote } from './quote';
 
 export type TunnelMode = 'streamlocal' | 'exec';
 
+/** The stdio-to-socket program an exec tunnel runs on the node. */
+export type BridgeKind = 'socat' | 'python3' | 'perl';
+
 export interface Tunnel {
   /** Unix socket path; grpc dials it as `unix:<localPath>`. */
   readonly localPath: string;
   /** How connections reach the remote socket. */
   readonly mode: TunnelMode;
+  /** The bridge program of an exec tunnel (undefined for streamlocal). */
+  readonly bridge: BridgeKind | undefined;
   /** Connections currently piped. */
   readonly activeConnections: number;
   /** True once close() ran or the SSH connection went away. */
@@ -32,22 +38,102 @@ export interface Tunnel {
 export interface TunnelOptions {
   /** auto (default): streamlocal, falling back to exec when the server refuses the channel. */
   mode?: 'auto' | TunnelMode;
-  /** Run the exec bridge as `sudo -n socat …` (implies exec mode). */
+  /** Run the exec bridge under `sudo -n` (implies exec mode): a root-only socket, a non-root user. */
   sudo?: boolean;
+  /** The SSH user, for the sudoers line an error suggests. */
+  user?: string;
 }
 
 // socat parses its address argument itself (`,` starts options, `:` separates fields, quotes
-// and `!!` mean things), so the exec bridge only takes plain absolute paths.
+// and `!!` mean things), so the socat bridge only takes plain absolute paths. The python3 and
+// perl bridges get the path as an argv entry and take any path.
 const SOCAT_SAFE_PATH = /^\/[A-Za-z0-9_.@+/-]+$/;
 
-function bridgeArgv(remoteSocketPath: string, sudo: boolean): string[] {
-  const argv = ['socat', '-', `UNIX-CONNECT:${remoteSocketPath}`];
+// Fallback bridges for nodes without socat: fixed programs, the socket path arrives as their
+// first argument (never inside the program text). Both copy stdin to the socket and the socket
+// to stdout until either side closes; a half-close from our side is passed on (SHUT_WR).
+const PYTHON_BRIDGE = [
+  'import os,socket,sys,threading',
+  's=socket.socket(socket.AF_UNIX,socket.SOCK_STREAM)',
+  's.connect(sys.argv[1])',
+  'def up():',
+  '  while True:',
+  '    d=os.read(0,65536)',
+  '    if not d: break',
+  '    s.sendall(d)',
+  '  try: s.shutdown(socket.SHUT_WR)',
+  '  except OSError: pass',
+  'threading.Thread(target=up,daemon=True).start()',
+  'while True:',
+  '  d=s.recv(65536)',
+  '  if not d: break',
+  '  while d:',
+  '    n=os.write(1,d)',
+  '    d=d[n:]',
+  'os._exit(0)',
+].join('\n');
+
+const PERL_BRIDGE = [
+  'use strict; use IO::Socket::UNIX; use Socket;',
+  'my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or die "connect $ARGV[0]: $!\\n";',
+  'sub put { my ($fh, $b) = @_; my $o = 0; while ($o < length $b) { my $n = syswrite($fh, $b, length($b) - $o, $o); return 0 unless defined $n; $o += $n } 1 }',
+  'my $pid = fork(); die "fork: $!\\n" unless defined $pid;',
+  'if ($pid == 0) { my $b; while (sysread(STDIN, $b, 65536)) { last unless put($s, $b) } shutdown($s, 1); exit 0 }',
+  'my $b; while (sysread($s, $b, 65536)) { last unless put(\\*STDOUT, $b) }',
+  'kill "TERM", $pid; exit 0;',
+].join('\n');
+
+export function bridgeArgv(kind: BridgeKind, remoteSocketPath: string, sudo: boolean): string[] {
+  const argv =
+    kind === 'socat'
+      ? ['socat', '-', `UNIX-CONNECT:${remoteSocketPath}`]
+      : kind === 'python3'
+        ? ['python3', '-c', PYTHON_BRIDGE, remoteSocketPath]
+        : ['perl', '-e', PERL_BRIDGE, remoteSocketPath];
   return sudo ? ['sudo', '-n', ...argv] : argv;
 }
 
 /** Exit codes of the exec-mode probe script. */
-const PROBE_NO_SOCAT = 65;
+const PROBE_NO_BRIDGE = 65;
 const PROBE_NO_SOCKET = 66;
+const PROBE_NO_SUDO = 67;
+const PROBE_SUDO_REFUSED = 68;
+
+// One round trip finds out everything exec mode needs: is sudo there and does it work without a
+// password, is the socket there (as the user that will open it), and which bridges run. Each
+// check runs the real program (`socat -V`), so a program that is on PATH but broken or hidden
+// does not count. Under sudo every check is its own `sudo -n`, so a sudoers file that allows
+// only the needed commands works too. Fixed text: the socket path is $1, "sudo" or "" is $2.
+export const BRIDGE_PROBE_SCRIPT = [
+  'p=',
+  'if [ "$2" = sudo ]; then',
+  `  command -v sudo >/dev/null 2>&1 || exit ${PROBE_NO_SUDO}`,
+  '  p="sudo -n"',
+  'fi',
+  'err=$($p test -S "$1" 2>&1); rc=$?',
+  'if [ "$rc" -ne 0 ]; then',
+  `  if [ -n "$err" ]; then printf '%s\\n' "$err" >&2; exit ${PROBE_SUDO_REFUSED}; fi`,
+  `  exit ${PROBE_NO_SOCKET}`,
+  'fi',
+  'found=',
+  '$p socat -V >/dev/null 2>&1 && found="$found socat"',
+  '$p python3 -c "import socket,threading" >/dev/null 2>&1 && found="$found python3"',
+  '$p perl -MIO::Socket::UNIX -e 1 >/dev/null 2>&1 && found="$found perl"',
+  `[ -n "$found" ] || exit ${PROBE_NO_BRIDGE}`,
+  'echo $found',
+].join('\n');
+
+/** The bridge to use: socat when it is there and can take the path, else python3, else perl. */
+export function chooseBridge(found: readonly string[], remoteSocketPath: string): BridgeKind | null {
+  if (found.includes('socat') && SOCAT_SAFE_PATH.test(remoteSocketPath)) return 'socat';
+  if (found.includes('python3')) return 'python3';
+  if (found.includes('perl')) return 'perl';
+  return null;
+}
+
+export function sudoersHint(user: string | undefined): string {
+  return `${user && /^[A-Za-z0-9._-]+$/.test(user) ? user : '<user>'} ALL=(root) NOPASSWD: ALL`;
+}
 
 // Socket directories of open tunnels, removed synchronously if the process exits without
 // closing them (a CLI calling process.exit, for instance).
@@ -102,44 +188,69 @@ function notConnected(err: unknown): HoldfastError {
   return new HoldfastError('UNREACHABLE', 'The SSH connection closed before the tunnel could open.', { cause: err });
 }
 
-/** Run the probe script for exec mode: is socat there, is the socket there? */
-async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean): Promise<void> {
-  const script =
-    `command -v socat >/dev/null 2>&1 || exit ${PROBE_NO_SOCAT}; ` + `test -S "$1" || exit ${PROBE_NO_SOCKET}`;
-  const argv = [...(sudo ? ['sudo', '-n'] : []), 'sh', '-c', script, 'holdfast-probe', remoteSocketPath];
+/** Run the probe script for exec mode: sudo, the socket, the bridges — one round trip. */
+async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean, user: string | undefined): Promise<BridgeKind> {
+  const argv = ['sh', '-c', BRIDGE_PROBE_SCRIPT, 'holdfast-probe', remoteSocketPath, sudo ? 'sudo' : ''];
   let ch: ClientChannel;
   try {
     ch = await openExec(client, shellQuote(argv));
   } catch (err) {
     throw notConnected(err);
   }
-  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     let code: number | null = null;
+    let stdout = '';
     let stderr = '';
     ch.on('exit', (c: number | null) => (code = c));
     ch.stderr.on('data', (d: Buffer) => {
       if (stderr.length < 4096) stderr += d.toString('utf8');
     });
-    ch.on('data', () => {});
-    ch.on('close', () => resolve({ code, stderr }));
+    ch.on('data', (d: Buffer) => {
+      if (stdout.length < 4096) stdout += d.toString('utf8');
+    });
+    ch.on('close', () => resolve({ code, stdout, stderr }));
     ch.end();
   });
-  if (code === 0) return;
-  if (code === PROBE_NO_SOCAT) {
-    throw new HoldfastError('CONTAINERD_UNAVAILABLE', 'The node does not allow socket forwarding and has no socat to bridge to containerd.', {
-      hint: 'Install socat on the node, or set AllowStreamLocalForwarding yes in its sshd_config.',
+  const detail = stderr.trim().split('\n').pop() ?? '';
+  const sudoers = sudoersHint(user);
+  if (code === 0) {
+    const found = stdout.trim().split(/\s+/).filter(Boolean);
+    const bridge = chooseBridge(found, remoteSocketPath);
+    if (bridge) return bridge;
+    throw new HoldfastError('INVALID_INPUT', `The socket path "${remoteSocketPath}" cannot be bridged with socat (only letters, digits and _ . @ + / - are allowed), and the node has neither python3 nor perl.`, {
+      hint: 'Use a plain socket path, or install python3 on the node.',
     });
+  }
+  if (code === PROBE_NO_BRIDGE) {
+    throw new HoldfastError(
+      'CONTAINERD_UNAVAILABLE',
+      sudo
+        ? 'The node has no program Holdfast can use to bridge to the containerd socket through sudo: none of socat, python3, perl runs there.'
+        : 'The node does not allow socket forwarding and has no program to bridge to containerd: none of socat, python3, perl runs there.',
+      { hint: sudo ? 'Install socat on the node (apt-get install socat / dnf install socat).' : 'Install socat on the node, or set AllowStreamLocalForwarding yes in its sshd_config.' },
+    );
   }
   if (code === PROBE_NO_SOCKET) {
-    throw new HoldfastError('CONTAINERD_UNAVAILABLE', `There is no unix socket at ${remoteSocketPath} on the node.`, {
-      hint: 'Check that k3s (containerd) is running on the node and the socket path is right.',
+    throw new HoldfastError('CONTAINERD_UNAVAILABLE', `There is no unix socket at ${remoteSocketPath} on the node${sudo ? '' : ' (or this user may not see it)'}.`, {
+      hint: sudo
+        ? 'Check that k3s (containerd) is running on the node and the socket path is right.'
+        : 'Check that k3s (containerd) is running and the socket path is right; a non-root user needs the node\'s sudo option (holdfast node add … --sudo).',
     });
   }
-  const detail = stderr.trim().split('\n').pop() ?? '';
+  if (code === PROBE_NO_SUDO) {
+    throw new HoldfastError('CONTAINERD_UNAVAILABLE', 'The node is set to use sudo, but sudo is not installed there.', {
+      hint: `Install sudo on the node and allow the SSH user to run it without a password (sudoers: ${sudoers}), or connect as root.`,
+    });
+  }
+  if (code === PROBE_SUDO_REFUSED) {
+    throw new HoldfastError('REFUSED', `sudo refused to run without a password on the node${detail ? ` (${detail})` : ''}.`, {
+      hint: `Allow the SSH user to use sudo without a password: a file in /etc/sudoers.d with the line "${sudoers}" (edit it with visudo).`,
+    });
+  }
   throw new HoldfastError(
     'CONTAINERD_UNAVAILABLE',
     `Could not reach ${remoteSocketPath} on the node (probe exited with ${code ?? 'a signal'}${detail ? `: ${detail}` : ''}).`,
-    { hint: sudo ? 'Check that the SSH user may run sudo without a password (sudo -n).' : 'Check the socket path and the SSH user\'s permissions on it.' },
+    { hint: sudo ? `Check that the SSH user may run sudo without a password (sudoers: ${sudoers}).` : 'Check the socket path and the SSH user\'s permissions on it.' },
   );
 }
 
@@ -206,13 +317,9 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
       mode = 'exec';
     }
   }
-  if (mode === 'exec') {
-    if (!SOCAT_SAFE_PATH.test(remoteSocketPath)) {
-      throw new HoldfastError('INVALID_INPUT', `The socket path "${remoteSocketPath}" cannot be bridged with socat (only letters, digits and _ . @ + / - are allowed).`);
-    }
-    await probeExec(client, remoteSocketPath, sudo);
-  }
-  const bridgeCommand = shellQuote(bridgeArgv(remoteSocketPath, sudo));
+  let bridge: BridgeKind | undefined;
+  if (mode === 'exec') bridge = await probeExec(client, remoteSocketPath, sudo, opts.user);
+  const bridgeCommand = bridge ? shellQuote(bridgeArgv(bridge, remoteSocketPath, sudo)) : '';
 
   const dir = await makeSocketDir();
   trackDir(dir);
@@ -301,6 +408,9 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
     localPath,
     get mode() {
       return mode;
+    },
+    get bridge() {
+      return bridge;
     },
     get activeConnections() {
       return pairs.size;

@@ -21,6 +21,8 @@ class FakeClient extends EventEmitter {
   connected = true;
   streamlocal: 'ok' | 'refused' = 'ok';
   probeExit = 0;
+  /** What the bridge probe prints: the bridges that run on the "node". */
+  probeOut = 'socat python3 perl\n';
   execCommands: string[] = [];
   channels: Duplex[] = [];
   openssh_forwardOutStreamLocal(_p: string, cb: (err: Error | undefined, ch?: Duplex) => void) {
@@ -42,6 +44,7 @@ class FakeClient extends EventEmitter {
         // probe: exit at once with the configured status
         ch.on('finish', () => {
           ch.emit('exit', this.probeExit);
+          if (cmd.includes('holdfast-probe') && this.probeExit === 0) ch.emit('data', Buffer.from(this.probeOut));
           ch.push(null);
           ch.stderr.end();
           setImmediate(() => ch.emit('close'));
@@ -120,10 +123,51 @@ describe('openTunnel', () => {
     await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/no unix socket/) });
   });
 
-  it('refuses paths socat would misparse, and relative paths', async () => {
+  it('never hands socat a path it would misparse: python3 takes it as an argument; refuses relative paths', async () => {
     const client = new FakeClient();
+    const t = await openTunnel(client as unknown as Client, '/run/a,fork.sock', { mode: 'exec' });
+    expect(t.bridge).toBe('python3');
+    await roundTrip(t.localPath, 'x');
+    expect(client.execCommands.at(-1)).toMatch(/^'python3' '-c' '.*' '\/run\/a,fork\.sock'$/s);
+    await t.close();
+    client.probeOut = 'socat\n';
     await expect(openTunnel(client as unknown as Client, '/run/a,fork.sock', { mode: 'exec' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(openTunnel(client as unknown as Client, 'run/x.sock')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('falls back to python3, then perl, when socat does not run on the node (under sudo too)', async () => {
+    const client = new FakeClient();
+    client.probeOut = 'python3 perl\n';
+    let t = await openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true });
+    expect(t.bridge).toBe('python3');
+    expect(await roundTrip(t.localPath, 'hello')).toBe('hello');
+    expect(client.execCommands.at(-1)).toMatch(/^'sudo' '-n' 'python3' '-c' '[^]*' '\/run\/x\.sock'$/);
+    await t.close();
+    client.probeOut = 'perl\n';
+    t = await openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true });
+    expect(t.bridge).toBe('perl');
+    expect(await roundTrip(t.localPath, 'hi')).toBe('hi');
+    expect(client.execCommands.at(-1)).toMatch(/^'sudo' '-n' 'perl' '-e' '[^]*' '\/run\/x\.sock'$/);
+    await t.close();
+  });
+
+  it('runs the probe as a fixed script with the socket path and the sudo flag as positional parameters', async () => {
+    const client = new FakeClient();
+    const evil = "/run/x';touch /tmp/pwned;'.sock";
+    await openTunnel(client as unknown as Client, evil, { sudo: true }).then((t) => t.close());
+    const probe = client.execCommands.find((c) => c.includes('holdfast-probe'))!;
+    expect(probe.startsWith("'sh' '-c' 'p=")).toBe(true);
+    expect(probe.endsWith(`'holdfast-probe' '/run/x'\\'';touch /tmp/pwned;'\\''.sock' 'sudo'`)).toBe(true);
+  });
+
+  it('names what to install or configure when sudo or a bridge is missing', async () => {
+    const client = new FakeClient();
+    client.probeExit = 65;
+    await expect(openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true })).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', hint: expect.stringMatching(/install socat/i) });
+    client.probeExit = 67;
+    await expect(openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
+    client.probeExit = 68;
+    await expect(openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ code: 'REFUSED', hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
   });
 
   it('maps a closed client (synchronous "Not connected") to UNREACHABLE', async () => {
