@@ -13,8 +13,12 @@ import { SessionPool } from './node/pool';
 import { importToNodes } from './import/fleet';
 import { inspectLocalArchive } from './import/inspectLocal';
 import { JobManager } from './jobs/manager';
+import { createLiveHub } from './live';
+import type { LiveEvent } from '../shared/contract';
 
 export interface Service extends Handlers {
+  /** Live events (node.status, node.changed, jobs.changed); watchers run while someone listens. */
+  events: { subscribe(cb: (e: LiveEvent) => void): () => void };
   dispose(): Promise<void>;
 }
 
@@ -31,26 +35,33 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   const audit = new AuditLog(home);
   const ctx: OpsContext = { audit, indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
   const jobs = new JobManager();
+  const live = createLiveHub(pool, jobs);
 
   return {
     'nodes.list': async () => store.list(),
     'nodes.add': async ({ node }) => store.add(node),
     'nodes.update': async ({ name, node }) => {
       const def = await store.update(name, node);
+      live.unwatch(name);
       await pool.drop(name);
       return def;
     },
     'nodes.remove': async ({ name }) => {
       await store.remove(name);
+      live.unwatch(name);
       await pool.drop(name);
       return { removed: name };
     },
     'nodes.connect': async ({ name }): Promise<NodeStatus> => {
       await store.get(name); // an unknown node is an error, not a status
+      live.pause(name); // the fresh session replaces the one its watcher used
       try {
         const session = await pool.get(name, { fresh: true });
-        return { name, state: 'connected', info: await session.detect() };
+        const info = await session.detect();
+        live.restart(name);
+        return { name, state: 'connected', info };
       } catch (e) {
+        live.unwatch(name);
         await pool.drop(name);
         return { name, state: 'error', error: toErrorInfo(e) };
       }
@@ -118,7 +129,9 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       if (!job) throw new HoldfastError('NOT_FOUND', `no job ${id}`);
       return job;
     },
+    events: { subscribe: (cb) => live.subscribe(cb) },
     dispose: async () => {
+      live.close();
       await jobs.cancelAll();
       await pool.closeAll();
     },

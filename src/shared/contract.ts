@@ -4,7 +4,7 @@
 // Every channel has an argument schema (validated in main / the server, never trusted from
 // the renderer) and a result type. Results and errors travel in one envelope.
 import { z } from 'zod';
-import type { ArchiveInfo, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, NodeDef, NodeStatus, PinPlan, RemovalCheck } from './domain';
+import type { ArchiveInfo, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, NodeDef, NodeInfo, NodeStatus, PinPlan, RemovalCheck } from './domain';
 
 const name = z
   .string()
@@ -148,4 +148,74 @@ export function parseArgs<C extends Channel>(channel: C, raw: unknown): ArgsOf<C
 
 export function isChannel(value: string): value is Channel {
   return Object.prototype.hasOwnProperty.call(channels, value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live events: pushed from the process that owns the nodes to the UI (no polling). Electron
+// sends them on the one fixed IPC channel EVENT_CHANNEL; `holdfast serve` streams them as
+// Server-Sent Events from GET /api/events. Both deliver the same LiveEvent objects.
+
+/**
+ * The live connection to one node (its containerd event stream), as the watcher sees it.
+ * reconnecting: the SSH connection or containerd dropped; the next attempt is `attempt`, due in
+ * `retryInMs` (exponential backoff 1 s → 30 s with jitter). error: given up (e.g. a changed host
+ * key) until the user connects again. stopped: nothing is watching the node any more.
+ */
+export type LiveState = 'connecting' | 'connected' | 'reconnecting' | 'error' | 'stopped';
+
+export interface NodeLiveStatus {
+  name: string;
+  state: LiveState;
+  /** 1 for the first retry after a drop. */
+  attempt?: number;
+  retryInMs?: number;
+  error?: ErrorInfo;
+  info?: NodeInfo;
+}
+
+/** Something changed on a node. topic: containerd's (/images/create|update|delete) or 'resync' after a reconnect. */
+export interface NodeChanged {
+  node: string;
+  topic: string;
+  /** The image reference the event is about ('' for resync). */
+  name: string;
+}
+
+export const events = {
+  'node.status': null as unknown as NodeLiveStatus,
+  'node.changed': null as unknown as NodeChanged,
+  'jobs.changed': null as unknown as Job,
+} as const;
+
+export type EventName = keyof typeof events;
+export type LiveEvent = { [E in EventName]: { type: E; payload: (typeof events)[E] } }[EventName];
+
+/** The one IPC channel main sends live events on (main → renderer only). */
+export const EVENT_CHANNEL = 'holdfast:event';
+
+/** How the renderer listens, whatever the transport: returns the unsubscribe. */
+export interface LiveApi {
+  onEvent(cb: (event: LiveEvent) => void): () => void;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const LIVE_STATES: readonly string[] = ['connecting', 'connected', 'reconnecting', 'error', 'stopped'];
+
+/**
+ * A cheap structural check of an event received from the other side of a transport (the
+ * preload restates it without zod). Unknown types and malformed payloads are dropped.
+ */
+export function isLiveEvent(value: unknown): value is LiveEvent {
+  if (!isObj(value) || typeof value['type'] !== 'string' || !isObj(value['payload'])) return false;
+  const p = value['payload'];
+  switch (value['type'] as EventName) {
+    case 'node.status':
+      return typeof p['name'] === 'string' && typeof p['state'] === 'string' && LIVE_STATES.includes(p['state']);
+    case 'node.changed':
+      return typeof p['node'] === 'string' && typeof p['topic'] === 'string' && typeof p['name'] === 'string';
+    case 'jobs.changed':
+      return typeof p['id'] === 'string' && typeof p['state'] === 'string' && Array.isArray(p['nodes']);
+    default:
+      return false;
+  }
 }
