@@ -81,6 +81,26 @@ export class NodeStore {
     return def;
   }
 
+  /**
+   * Adds several nodes in one atomic write: every input is validated and checked against the
+   * store and the others first, so a bad line leaves nodes.json untouched.
+   */
+  async addMany(inputs: NodeInput[]): Promise<NodeDef[]> {
+    const nodes = await this.list();
+    const taken = new Set(nodes.map((n) => n.name));
+    const defs: NodeDef[] = [];
+    for (const input of inputs) {
+      const def = completeNode(input);
+      if (taken.has(def.name)) {
+        throw new HoldfastError('CONFLICT', `a node named "${def.name}" already exists`, { hint: 'Choose another name, or edit the existing node.' });
+      }
+      taken.add(def.name);
+      defs.push(def);
+    }
+    if (defs.length) await this.save([...nodes, ...defs]);
+    return defs;
+  }
+
   async update(name: string, input: NodeInput): Promise<NodeDef> {
     const nodes = await this.list();
     const i = nodes.findIndex((n) => n.name === name);
