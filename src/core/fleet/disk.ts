@@ -1,0 +1,62 @@
+// Free space where archives land: the file system of the images dir (or its nearest existing
+// parent — k3s creates the dir lazily). statvfs@openssh.com over SFTP, else `df -Pk` (argv exec).
+import path from 'node:path';
+import type { SFTPWrapper } from 'ssh2';
+import type { SshConnection } from '../ssh/connect';
+import type { DiskInfo } from './types';
+
+function statExists(sftp: SFTPWrapper, p: string): Promise<boolean> {
+  return new Promise((resolve) => sftp.stat(p, (err) => resolve(!err)));
+}
+
+async function nearestExisting(sftp: SFTPWrapper, dir: string): Promise<string> {
+  let d = path.posix.normalize(dir);
+  for (;;) {
+    if (await statExists(sftp, d)) return d;
+    const up = path.posix.dirname(d);
+    if (up === d) return d;
+    d = up;
+  }
+}
+
+/**
+ * Total and available bytes from `df -Pk -- DIR` (POSIX: 1024-byte blocks, one unwrapped line
+ * per file system). Read from the numeric columns so a file-system name with spaces is harmless.
+ */
+export function parseDf(stdout: string): { freeBytes: number; totalBytes: number } | null {
+  const line = stdout.split('\n').filter((l) => l.trim() !== '')[1];
+  if (!line) return null;
+  const m = /\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+)%\s/.exec(line + ' ');
+  if (!m) return null;
+  return { totalBytes: Number(m[1]) * 1024, freeBytes: Number(m[3]) * 1024 };
+}
+
+export async function diskOf(ssh: SshConnection, imagesDir: string, timeoutMs = 15_000): Promise<DiskInfo | null> {
+  let sftp: SFTPWrapper | null = null;
+  let dir = imagesDir;
+  try {
+    sftp = await ssh.sftp();
+    dir = await nearestExisting(sftp, imagesDir);
+  } catch {
+    // no SFTP: df on the images dir itself may still answer for a parent
+  }
+  if (sftp) {
+    try {
+      const v = await new Promise<{ f_frsize: number; f_bsize: number; f_bavail: number; f_blocks: number }>((resolve, reject) =>
+        sftp!.ext_openssh_statvfs(dir, (err: Error | null | undefined, st: unknown) => (err ? reject(err) : resolve(st as never))),
+      );
+      const unit = Number(v.f_frsize) || Number(v.f_bsize);
+      if (unit > 0) return { path: dir, freeBytes: Number(v.f_bavail) * unit, totalBytes: Number(v.f_blocks) * unit, via: 'statvfs' };
+    } catch {
+      // the SFTP server does not offer statvfs@openssh.com: ask df
+    }
+  }
+  if (ssh.closed) return null;
+  try {
+    const r = await ssh.exec(['df', '-Pk', '--', dir], { timeoutMs });
+    const d = r.code === 0 ? parseDf(r.stdout) : null;
+    return d ? { path: dir, ...d, via: 'df' } : null;
+  } catch {
+    return null;
+  }
+}

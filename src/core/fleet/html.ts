@@ -1,0 +1,148 @@
+// The fleet report as ONE self-contained HTML file: inline CSS only (no script, no external
+// resource), readable on a phone, printable. Summary first, details after.
+//
+// XSS-safe by construction: markup is built only with the `html` tag, which escapes every
+// interpolated value unless it is itself the result of `html` (already-safe markup). Node names,
+// references, labels, reasons and error messages all go through it; attributes are always quoted.
+import type { ArchiveInfo, ImageRef } from '../../shared/domain';
+import { losesPin, formatBytes, isLowDisk, DEFAULT_LOW_DISK } from './summary';
+import type { FleetNodeResult, FleetReport } from './types';
+
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+type Part = SafeHtml | string | number | boolean | null | undefined | Part[];
+
+function render(v: Part): string {
+  if (v === null || v === undefined || v === false) return '';
+  if (v instanceof SafeHtml) return v.value;
+  if (Array.isArray(v)) return v.map(render).join('');
+  return escapeHtml(String(v));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  return new SafeHtml(out);
+}
+
+const CSS = `
+:root{--fg:#1b1f24;--muted:#5b6470;--line:#d8dde3;--bg:#fff;--soft:#f4f6f8;--bad:#b42318;--badbg:#fdecea;--warn:#8a5a00;--warnbg:#fff4db;--ok:#1a7f37;--okbg:#e7f6ec}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:1200px;padding:16px;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+h1{font-size:1.5em;margin:0 0 4px}h2{font-size:1.25em;margin:28px 0 8px;border-bottom:2px solid var(--line);padding-bottom:4px}
+h3{font-size:1.05em;margin:20px 0 6px}.muted{color:var(--muted)}
+.cards{display:flex;flex-wrap:wrap;gap:8px;margin:12px 0}
+.card{flex:1 1 130px;border:1px solid var(--line);border-radius:8px;padding:8px 12px;background:var(--soft)}
+.card b{display:block;font-size:1.6em}.card.bad{background:var(--badbg);border-color:var(--bad)}.card.warn{background:var(--warnbg);border-color:var(--warn)}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;width:100%;margin:4px 0 12px;font-size:.92em}
+th,td{text-align:left;vertical-align:top;padding:5px 8px;border-bottom:1px solid var(--line)}
+th{background:var(--soft);font-weight:600;white-space:nowrap}
+td.ref,td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em;word-break:break-all}
+.tag{display:inline-block;padding:0 6px;border-radius:10px;font-size:.85em;white-space:nowrap;border:1px solid var(--line)}
+.tag.bad{color:var(--bad);background:var(--badbg);border-color:var(--bad)}.tag.warn{color:var(--warn);background:var(--warnbg);border-color:var(--warn)}
+.tag.ok{color:var(--ok);background:var(--okbg);border-color:var(--ok)}
+ul.reasons{margin:0;padding-left:18px}
+article.node{border:1px solid var(--line);border-radius:8px;padding:4px 14px 8px;margin:14px 0}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
+nav.toc a{margin-right:10px;white-space:nowrap}
+@media (max-width:640px){body{padding:10px;font-size:14px}th,td{padding:4px 5px}.card b{font-size:1.3em}dl.kv{grid-template-columns:1fr}dl.kv dd{margin-bottom:4px}}
+@media print{body{max-width:none;padding:0;font-size:10pt}.scroll{overflow:visible}nav.toc{display:none}
+article.node{break-before:page;border:none;padding:0}tr,.card{break-inside:avoid}thead{display:table-header-group}
+a{color:inherit;text-decoration:none}@page{margin:12mm}}
+`;
+
+const pinTag = (i: ImageRef) =>
+  i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'k3s' ? html`<span class="tag warn">k3s</span>` : html`<span class="tag">none</span>`;
+
+const fateTag = (i: ImageRef) =>
+  losesPin(i) ? html`<span class="tag bad">loses pin</span>` : i.afterRestart === 'pinned' ? html`<span class="tag ok">pinned</span>` : html`<span class="tag">unpinned</span>`;
+
+const list = (nodes: string[]) => (nodes.length ? nodes.join(', ') : '—');
+
+function nodeAnchor(i: number): string {
+  return `node-${i + 1}`;
+}
+
+function imagesTable(images: ImageRef[]): SafeHtml {
+  if (images.length === 0) return html`<p class="muted">No images in the namespace.</p>`;
+  return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next k3s start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
+    (i) =>
+      html`<tr><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${fateTag(i)}</td><td class="mono">${i.imageId ? i.imageId.replace(/^sha256:/, '').slice(0, 12) : '—'}</td><td>${formatBytes(i.size)}</td><td class="mono">${i.archive ?? '—'}</td><td>${i.reason}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+function archivesTable(archives: ArchiveInfo[]): SafeHtml {
+  if (archives.length === 0) return html`<p class="muted">The images dir is empty.</p>`;
+  return html`<div class="scroll"><table><thead><tr><th>Path</th><th>Kind</th><th>Size</th><th>Images</th><th>Imported</th><th>Safe to remove</th><th>Why</th></tr></thead><tbody>${archives.map(
+    (a) =>
+      html`<tr><td class="mono">${a.path}${a.cachedByK3s ? html` <span class="tag warn">cached by k3s</span>` : ''}</td><td>${a.kind}</td><td>${formatBytes(a.size)}</td><td class="ref">${a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—'}</td><td>${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? (a.safeToRemove ? html`<span class="tag ok">yes</span>` : html`<span class="tag warn">no</span>`) : '—'}</td><td>${a.kind === 'archive' ? a.reason : ''}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport): SafeHtml {
+  const rule = report.summary.lowDiskRule ?? DEFAULT_LOW_DISK;
+  if (!n.reachable) {
+    return html`<article class="node" id="${nodeAnchor(i)}"><h3>${n.node} <span class="tag bad">unreachable</span></h3>
+<p><b>${n.error?.code ?? 'ERROR'}</b>: ${n.error?.message ?? 'unknown error'}</p>${n.error?.hint ? html`<p class="muted">${n.error.hint}</p>` : ''}</article>`;
+  }
+  const v = n.versions;
+  const images = n.images ?? [];
+  const counts = { durable: 0, k3s: 0, none: 0 };
+  for (const img of images) counts[img.pin]++;
+  return html`<article class="node" id="${nodeAnchor(i)}"><h3>${n.node} <span class="tag ok">reachable</span></h3>
+<dl class="kv"><dt>Distribution</dt><dd>${v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : `${v.distro} (version unknown)`) : '—'}</dd>
+<dt>containerd</dt><dd>${v ? `${v.containerdVersion} (${v.containerdRevision || 'revision unknown'})` : '—'}</dd>
+<dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
+<dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned</dd></dl>
+<h4>Images</h4>${imagesTable(images)}<h4>Images dir</h4>${archivesTable(n.archives ?? [])}</article>`;
+}
+
+export function fleetHtml(report: FleetReport): string {
+  const s = report.summary;
+  const losing = report.nodes.flatMap((n) => (n.images ?? []).filter(losesPin).map((i) => ({ node: n.node, i })));
+  const index = new Map(report.nodes.map((n, i) => [n.node, i]));
+  const body = html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light"><title>Holdfast fleet report ${report.generatedAt}</title><style>${new SafeHtml(CSS)}</style></head>
+<body><header><h1>Holdfast fleet report</h1><p class="muted">Generated ${report.generatedAt} · ${s.nodes} node${s.nodes === 1 ? '' : 's'} · inspected in ${(s.durationMs / 1000).toFixed(1)} s</p></header>
+<section id="summary"><h2>Summary</h2>
+<div class="cards"><div class="card${s.unreachable ? ' bad' : ''}"><b>${s.reachable}/${s.nodes}</b>reachable</div>
+<div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>references lose their pin at the next k3s start</div>
+<div class="card${s.lowDisk ? ' warn' : ''}"><b>${s.lowDisk}</b>nodes low on disk</div>
+<div class="card${s.drift ? ' warn' : ''}"><b>${s.drift}</b>images differ across nodes</div></div>
+<h3>Nodes at risk</h3>
+${s.atRisk.length === 0
+  ? html`<p>No node at risk: every node answered, no pin is lost at the next k3s start and no disk is low.</p>`
+  : html`<div class="scroll"><table><thead><tr><th>Node</th><th>Why</th></tr></thead><tbody>${s.atRisk.map(
+      (r) => html`<tr><td><a href="#${nodeAnchor(index.get(r.node) ?? 0)}">${r.node}</a></td><td><ul class="reasons">${r.reasons.map((x) => html`<li>${x}</li>`)}</ul></td></tr>`,
+    )}</tbody></table></div>`}
+<h3>Images that will lose their pin at the next k3s start</h3>
+${losing.length === 0
+  ? html`<p>None.</p>`
+  : html`<div class="scroll"><table><thead><tr><th>Node</th><th>Reference</th><th>Pin now</th><th>Why</th></tr></thead><tbody>${losing.map(
+      ({ node, i }) => html`<tr><td>${node}</td><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${i.reason}</td></tr>`,
+    )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --all-k3s</span> before removing any archive.</p>`}
+<h3>Drift across nodes</h3>
+${report.drift.length === 0
+  ? html`<p>The reachable nodes agree: every image is on all of them, pinned alike.</p>`
+  : html`<p class="muted">Only images the reachable nodes disagree about. "Pinned" means pinned now (durable or k3s).</p><div class="scroll"><table><thead><tr><th>Image</th><th>Present on</th><th>Missing on</th><th>Pinned on</th><th>Unpinned on</th></tr></thead><tbody>${report.drift.map(
+      (d) => html`<tr><td class="ref">${d.name}</td><td>${list(d.presentOn)}</td><td>${list(d.missingOn)}</td><td>${list(d.pinnedOn)}</td><td>${list(d.unpinnedOn)}</td></tr>`,
+    )}</tbody></table></div>`}
+</section>
+<section id="details"><h2>Nodes</h2>
+<nav class="toc">${report.nodes.map((n, i) => html`<a href="#${nodeAnchor(i)}">${n.node}</a> `)}</nav>
+${report.nodes.map((n, i) => nodeDetails(n, i, report))}
+</section></body></html>
+`;
+  return body.value;
+}

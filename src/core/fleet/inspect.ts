@@ -1,0 +1,133 @@
+// Inspect many nodes at once: bounded parallelism, one deadline per node covering connect and
+// inventory, each node on its own (one failing never spoils the others), results streamed to
+// onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
+import type { NodeDef } from '../../shared/domain';
+import { HoldfastError, toErrorInfo } from '../errors';
+import { inventory, type OpsContext } from '../node/operations';
+import { NodeSession } from '../node/session';
+import { diskOf } from './disk';
+import { DriftAccumulator } from './drift';
+import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
+import type { FleetNodeResult, FleetReport } from './types';
+
+export const DEFAULT_FLEET_CONCURRENCY = 16;
+export const DEFAULT_NODE_TIMEOUT_MS = 30_000;
+
+/** Takes one node's inventory; must stop (and free the connection) when `signal` aborts. */
+export type NodeProbe = (def: NodeDef, signal: AbortSignal, timeoutMs: number) => Promise<FleetNodeResult>;
+
+export interface FleetOptions {
+  ctx: OpsContext;
+  /** Nodes inspected at once (default 16). */
+  concurrency?: number;
+  /** Per node, connect + inventory + disk (default 30 000 ms). */
+  timeoutMs?: number;
+  /** Called once per node as soon as its result is known (reachable or not), in completion order. */
+  onNode?: (result: FleetNodeResult) => void;
+  /** Called when Holdfast starts connecting to a node. */
+  onStart?: (node: string) => void;
+  /** Aborting marks nodes not yet answered as unreachable ("cancelled") and closes their connections. */
+  signal?: AbortSignal;
+  lowDisk?: LowDiskRule;
+  /** Replaces the SSH inventory (tests). */
+  probe?: NodeProbe;
+}
+
+export function unreachableResult(node: string, err: unknown): FleetNodeResult {
+  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, disk: null };
+}
+
+/** The real probe: SSH + containerd inventory + disk, the connection closed before returning. */
+export function sshProbe(ctx: OpsContext): NodeProbe {
+  return async (def, signal, timeoutMs) => {
+    let session: NodeSession | undefined;
+    const closeOnAbort = () => void session?.close();
+    signal.addEventListener('abort', closeOnAbort, { once: true });
+    try {
+      session = await NodeSession.open(def, { timeoutMs });
+      if (signal.aborted) throw signal.reason;
+      const s = session;
+      const [inv, disk] = await Promise.all([inventory(s, ctx), diskOf(s.ssh, def.imagesDir).catch(() => null)]);
+      // Keep only what the report shows: the scanned files, archive indexes and fate inputs go.
+      return { node: def.name, reachable: true, error: null, versions: inv.info, images: inv.images, archives: inv.archives, disk };
+    } finally {
+      signal.removeEventListener('abort', closeOnAbort);
+      await session?.close().catch(() => undefined);
+    }
+  };
+}
+
+async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, parent?: AbortSignal): Promise<FleetNodeResult> {
+  const ac = new AbortController();
+  const seconds = Number((timeoutMs / 1000).toFixed(1));
+  const timer = setTimeout(
+    () =>
+      ac.abort(
+        new HoldfastError('TIMEOUT', `${def.name} did not answer within ${seconds} s (connect and inventory)`, {
+          hint: 'Check that the node is up and reachable, or allow more time with --timeout.',
+        }),
+      ),
+    timeoutMs,
+  );
+  const onParent = () => ac.abort(new HoldfastError('INTERNAL', `inspection of ${def.name} was cancelled before it answered`));
+  if (parent?.aborted) onParent();
+  else parent?.addEventListener('abort', onParent, { once: true });
+  const aborted = new Promise<never>((_, reject) => {
+    if (ac.signal.aborted) reject(ac.signal.reason);
+    else ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true });
+  });
+  const work = ac.signal.aborted ? aborted : probe(def, ac.signal, timeoutMs);
+  work.catch(() => undefined);
+  aborted.catch(() => undefined);
+  try {
+    return await Promise.race([work, aborted]);
+  } catch (e) {
+    return unreachableResult(def.name, e);
+  } finally {
+    clearTimeout(timer);
+    parent?.removeEventListener('abort', onParent);
+    // A probe that lost the race is told to stop and close its connection.
+    if (!ac.signal.aborted) ac.abort(new Error('done'));
+  }
+}
+
+/**
+ * Inspects every node (duplicates by name once), at most `concurrency` at a time. Never throws
+ * for a node's failure: that node is reported unreachable with its error. The report keeps the
+ * nodes in the order of `defs`; drift is computed over the reachable ones.
+ */
+export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise<FleetReport> {
+  const started = performance.now();
+  const generatedAt = new Date().toISOString();
+  const seen = new Set<string>();
+  const list = defs.filter((d) => (seen.has(d.name) ? false : (seen.add(d.name), true)));
+  const concurrency = Math.max(1, Math.floor(opts.concurrency ?? DEFAULT_FLEET_CONCURRENCY));
+  const timeoutMs = Math.max(1, opts.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS);
+  const probe = opts.probe ?? sshProbe(opts.ctx);
+  const results: FleetNodeResult[] = new Array(list.length);
+  const drift = new DriftAccumulator();
+  let next = 0;
+  const worker = async () => {
+    while (next < list.length) {
+      const i = next++;
+      const def = list[i]!;
+      try {
+        opts.onStart?.(def.name);
+      } catch {
+        // a listener's failure is not the node's
+      }
+      const r = await inspectOne(def, probe, timeoutMs, opts.signal);
+      results[i] = r;
+      drift.add(r);
+      try {
+        opts.onNode?.(r);
+      } catch {
+        // idem
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, list.length)) }, worker));
+  const entries = drift.entries(list.map((d) => d.name));
+  const rule = opts.lowDisk ?? DEFAULT_LOW_DISK;
+  return { generatedAt, summary: summarizeFleet(results, entries, rule, performance.now() - started), nodes: results, drift: entries };
+}

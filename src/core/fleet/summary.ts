@@ -1,0 +1,59 @@
+// Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
+import type { ImageRef } from '../../shared/domain';
+import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from './types';
+
+export interface LowDiskRule {
+  minFreeBytes: number;
+  minFreeRatio: number;
+}
+
+/** Low on disk below 1 GiB free or below 5 % of the file system. */
+export const DEFAULT_LOW_DISK: LowDiskRule = { minFreeBytes: 1024 ** 3, minFreeRatio: 0.05 };
+
+/** Pinned now, unpinned after the next k3s start. */
+export const losesPin = (i: Pick<ImageRef, 'pin' | 'afterRestart'>) => i.pin !== 'none' && i.afterRestart === 'unpinned';
+
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null || !Number.isFinite(bytes) || bytes < 0) return '-';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+export function isLowDisk(r: Pick<FleetNodeResult, 'disk'>, rule: LowDiskRule = DEFAULT_LOW_DISK): boolean {
+  if (!r.disk) return false;
+  if (r.disk.freeBytes < rule.minFreeBytes) return true;
+  return r.disk.totalBytes !== null && r.disk.totalBytes > 0 && r.disk.freeBytes / r.disk.totalBytes < rule.minFreeRatio;
+}
+
+export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DISK): NodeRisk {
+  const losing = (r.images ?? []).filter(losesPin).length;
+  const low = isLowDisk(r, rule);
+  const reasons: string[] = [];
+  if (!r.reachable) reasons.push(`unreachable: ${r.error?.message ?? 'unknown error'}`);
+  if (losing) reasons.push(`${losing} reference${losing === 1 ? '' : 's'} lose${losing === 1 ? 's' : ''} ${losing === 1 ? 'its' : 'their'} pin at the next k3s start`);
+  if (low && r.disk) {
+    reasons.push(`low disk: ${formatBytes(r.disk.freeBytes)} free${r.disk.totalBytes !== null ? ` of ${formatBytes(r.disk.totalBytes)}` : ''} at ${r.disk.path}`);
+  }
+  return { node: r.node, unreachable: !r.reachable, losingPins: losing, lowDisk: low, reasons };
+}
+
+export function summarizeFleet(nodes: FleetNodeResult[], drift: DriftEntry[], rule: LowDiskRule = DEFAULT_LOW_DISK, durationMs = 0): FleetSummary {
+  const risks = nodes.map((n) => nodeRisk(n, rule));
+  return {
+    nodes: nodes.length,
+    reachable: nodes.filter((n) => n.reachable).length,
+    unreachable: nodes.filter((n) => !n.reachable).length,
+    losingPins: risks.reduce((s, r) => s + r.losingPins, 0),
+    lowDisk: risks.filter((r) => r.lowDisk).length,
+    drift: drift.length,
+    atRisk: risks.filter((r) => r.reasons.length > 0),
+    lowDiskRule: { ...rule },
+    durationMs: Math.round(durationMs),
+  };
+}

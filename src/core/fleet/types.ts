@@ -1,0 +1,78 @@
+// The fleet report: every node's inventory side by side, and where the nodes disagree.
+// Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
+import type { ArchiveInfo, ErrorInfo, ImageRef, NodeInfo } from '../../shared/domain';
+
+/** Free and total bytes of the file system that holds a node's images dir. */
+export interface DiskInfo {
+  /** The directory measured: the images dir, or its nearest existing parent. */
+  path: string;
+  freeBytes: number;
+  /** null when only `df` answered and its total could not be read. */
+  totalBytes: number | null;
+  via: 'statvfs' | 'df';
+}
+
+/**
+ * One node as the fleet inspection saw it. `images` and `archives` are exactly what
+ * `holdfast images NODE --json` and `holdfast archives NODE --json` print.
+ * reachable=false means Holdfast could not take the inventory (SSH, host key, containerd or
+ * timeout): `error` says why and versions/images/archives/disk are null ("unknown", not "none").
+ */
+export interface FleetNodeResult {
+  node: string;
+  reachable: boolean;
+  error: ErrorInfo | null;
+  versions: NodeInfo | null;
+  images: ImageRef[] | null;
+  archives: ArchiveInfo[] | null;
+  /** null when neither statvfs nor df answered (the rest of the node's result still stands). */
+  disk: DiskInfo | null;
+}
+
+/**
+ * An image name (tag or digest reference) the reachable nodes disagree about. Only names
+ * that differ are listed: missing on some reachable node, or pinned on some and not on others.
+ * "Pinned" means pinned NOW (pin `durable` or `k3s`: kubelet's GC skips it today), whatever
+ * its fate at the next k3s start; the fate is in each node's images and in the summary.
+ * Node lists follow the order of the nodes in the report.
+ */
+export interface DriftEntry {
+  name: string;
+  presentOn: string[];
+  /** Reachable nodes without it (unreachable nodes are never counted: unknown is not absent). */
+  missingOn: string[];
+  pinnedOn: string[];
+  unpinnedOn: string[];
+}
+
+/** Why a node needs attention, one sentence each. */
+export interface NodeRisk {
+  node: string;
+  unreachable: boolean;
+  /** References pinned now that lose their pin at the next k3s start. */
+  losingPins: number;
+  lowDisk: boolean;
+  reasons: string[];
+}
+
+export interface FleetSummary {
+  nodes: number;
+  reachable: number;
+  unreachable: number;
+  /** References (over all nodes) that lose their pin at the next k3s start. */
+  losingPins: number;
+  lowDisk: number;
+  drift: number;
+  /** Nodes at risk (unreachable, losing pins or low on disk), in report order. */
+  atRisk: NodeRisk[];
+  /** The low-disk rule used: below this many free bytes, or this fraction of the total. */
+  lowDiskRule: { minFreeBytes: number; minFreeRatio: number };
+  durationMs: number;
+}
+
+export interface FleetReport {
+  generatedAt: string;
+  summary: FleetSummary;
+  nodes: FleetNodeResult[];
+  drift: DriftEntry[];
+}
