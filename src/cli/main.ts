@@ -2,6 +2,7 @@
 // in src/cli/commands; this file wires them and maps errors to exit codes.
 import { Command, CommanderError, Option } from 'commander';
 import { HoldfastError, toErrorInfo } from '../core/errors';
+import { registerFleetCommands } from './commands/fleet';
 import { registerInspectCommands } from './commands/inspect';
 import { registerLogCommand } from './commands/log';
 import { registerNodeCommands } from './commands/node';
@@ -21,6 +22,7 @@ export function buildProgram(io: Io = defaultIo): Command {
   const cli = createCli(io);
   registerNodeCommands(program, cli);
   registerInspectCommands(program, cli);
+  registerFleetCommands(program, cli);
   registerPinCommands(program, cli);
   registerTransferCommands(program, cli);
   registerLogCommand(program, cli);

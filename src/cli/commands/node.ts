@@ -5,6 +5,7 @@ import { HoldfastError } from '../../core/errors';
 import type { NodeInput } from '../../shared/domain';
 import { parsePort, withSession, type Cli } from '../context';
 import { table } from '../format';
+import { registerNodeImportCommands } from './fleet';
 
 export function registerNodeCommands(program: Command, cli: Cli): void {
   const node = program.command('node').description('manage the nodes Holdfast knows about');
@@ -22,6 +23,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--socket <path>', 'containerd socket on the node', '/run/k3s/containerd/containerd.sock')
     .option('--images-dir <path>', 'k3s images dir on the node', '/var/lib/rancher/k3s/agent/images')
     .option('--namespace <ns>', 'containerd namespace', 'k8s.io')
+    .option('--group <group>', 'site or group the node belongs to (for `holdfast inspect --group`)')
     .option('--no-check', 'save without connecting (for nodes out of reach right now)')
     .action(async (name: string, o) => {
       const input: NodeInput = {
@@ -34,6 +36,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         namespace: o.namespace,
         ...(o.identity ? { identity: o.identity } : {}),
         ...(o.knownHosts ? { knownHosts: o.knownHosts } : {}),
+        ...(o.group ? { group: o.group } : {}),
       };
       const s = cli.store();
       const existing = await s.list();
@@ -55,17 +58,62 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .command('ls')
     .description('list configured nodes')
     .option('--json', 'machine-readable output')
+    .option('--group <group>', 'only the nodes of this group')
     .action(async (o) => {
-      const nodes = await cli.store().list();
+      const all = await cli.store().list();
+      const nodes = o.group ? all.filter((n) => n.group === o.group) : all;
       if (o.json) return cli.io.out(JSON.stringify(nodes, null, 2));
-      if (nodes.length === 0) return cli.io.out('no nodes yet: add one with `holdfast node add NAME --host HOST`');
+      if (nodes.length === 0) {
+        return cli.io.out(o.group && all.length ? `no node in group "${o.group}"` : 'no nodes yet: add one with `holdfast node add NAME --host HOST`');
+      }
       cli.io.out(
         table(
-          ['NAME', 'ADDRESS', 'USER', 'SOCKET', 'IMAGES DIR'],
-          nodes.map((n) => [n.name, `${n.host}:${n.port}`, n.user, n.socket, n.imagesDir]),
+          ['NAME', 'GROUP', 'ADDRESS', 'USER', 'SOCKET', 'IMAGES DIR'],
+          nodes.map((n) => [n.name, n.group ?? '-', `${n.host}:${n.port}`, n.user, n.socket, n.imagesDir]),
         ),
       );
     });
+
+  node
+    .command('edit')
+    .description('change a node; connects once to check when the address, user, key or socket change (unless --no-check)')
+    .argument('<name>')
+    .option('--host <host>', 'host name or IP address')
+    .option('--port <port>', 'SSH port', parsePort)
+    .option('--user <user>', 'SSH user')
+    .option('--identity <file>', 'private key file')
+    .option('--no-identity', 'use ssh-agent instead of a key file')
+    .option('--known-hosts <file>', 'known_hosts file')
+    .option('--accept-new-host-key', 'trust and record the host key of a host not yet in known_hosts')
+    .option('--socket <path>', 'containerd socket on the node')
+    .option('--images-dir <path>', 'k3s images dir on the node')
+    .option('--namespace <ns>', 'containerd namespace')
+    .option('--group <group>', 'site or group the node belongs to')
+    .option('--no-group', 'take the node out of its group')
+    .option('--no-check', 'save without connecting')
+    .action(async (name: string, o) => {
+      const s = cli.store();
+      const before = await s.get(name);
+      const input: NodeInput = { ...before };
+      for (const k of ['host', 'port', 'user', 'knownHosts', 'socket', 'imagesDir', 'namespace'] as const) {
+        if (o[k] !== undefined) (input as Record<string, unknown>)[k] = o[k];
+      }
+      if (typeof o.identity === 'string') input.identity = o.identity;
+      else if (o.identity === false) delete input.identity;
+      if (typeof o.group === 'string') input.group = o.group;
+      else if (o.group === false) delete input.group;
+      const after = completeNode(input);
+      const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace', 'group'] as const;
+      const changed = keys.filter((k) => before[k] !== after[k]);
+      if (changed.length === 0) return cli.io.out(`${name}: nothing to change`);
+      const reach = changed.some((k) => ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'namespace'].includes(k));
+      if (o.check && reach) await withSession(after, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
+      await s.update(name, input);
+      cli.io.out(`updated ${name}${o.check && reach ? ' (checked)' : ''}:`);
+      for (const k of changed) cli.io.out(`  ${k}: ${before[k] ?? '(none)'} → ${after[k] ?? '(none)'}`);
+    });
+
+  registerNodeImportCommands(node, cli);
 
   node
     .command('rm')

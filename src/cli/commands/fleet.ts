@@ -1,0 +1,258 @@
+// holdfast inspect — every node at once: reachability, versions, pins and their fate, archives,
+// disk, and where the nodes disagree (drift). Text, JSON, a self-contained HTML page or CSV.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { writeFileAtomic } from '../../core/config/atomic';
+import { defaultSshConfigEnv, planSshImport, readSshConfigFile } from '../../core/config/sshConfig';
+import { HoldfastError } from '../../core/errors';
+import {
+  DEFAULT_FLEET_CONCURRENCY,
+  DEFAULT_NODE_TIMEOUT_MS,
+  fleetCsv,
+  fleetHtml,
+  formatBytes,
+  inspectFleet,
+  isLowDisk,
+  losesPin,
+  parseNodeCsv,
+  type FleetReport,
+} from '../../core/fleet';
+import type { NodeDef } from '../../shared/domain';
+import type { Cli } from '../context';
+import { table } from '../format';
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new HoldfastError('INVALID_INPUT', `"${v}" is not a whole number ≥ 1`);
+  return n;
+}
+
+function positiveSeconds(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new HoldfastError('INVALID_INPUT', `"${v}" is not a number of seconds > 0`);
+  return n;
+}
+
+/** The nodes a command names: NODE..., --group G, or (--all / nothing) every node. */
+export async function selectNodes(cli: Cli, names: string[], o: { all?: boolean; group?: string }): Promise<NodeDef[]> {
+  if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
+  if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
+  const all = await cli.store().list();
+  if (names.length) {
+    const byName = new Map(all.map((n) => [n.name, n]));
+    return [...new Set(names)].map((n) => {
+      const d = byName.get(n);
+      if (!d) throw new HoldfastError('NOT_FOUND', `no node named "${n}"`, { hint: 'List nodes with `holdfast node ls`.' });
+      return d;
+    });
+  }
+  if (o.group) {
+    const picked = all.filter((n) => n.group === o.group);
+    if (!picked.length) {
+      const groups = [...new Set(all.map((n) => n.group).filter(Boolean))].sort();
+      throw new HoldfastError('NOT_FOUND', `no node in group "${o.group}"`, {
+        hint: groups.length ? `Groups: ${groups.join(', ')}.` : 'No node has a group yet: set one with `holdfast node edit NAME --group G`.',
+      });
+    }
+    return picked;
+  }
+  if (!all.length) throw new HoldfastError('NOT_FOUND', 'no nodes yet', { hint: 'Add one with `holdfast node add NAME --host HOST`.' });
+  return all;
+}
+
+const short = (nodes: string[], max = 4) => (nodes.length <= max ? nodes.join(', ') : `${nodes.slice(0, max).join(', ')} +${nodes.length - max}`) || '-';
+
+/** The default output: one line per node, then drift, then what needs attention. */
+export function fleetText(report: FleetReport, defs: NodeDef[]): string {
+  const group = new Map(defs.map((d) => [d.name, d.group ?? '']));
+  const rule = report.summary.lowDiskRule;
+  const out: string[] = [];
+  out.push(
+    table(
+      ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'ARCHIVES', 'DISK FREE'],
+      report.nodes.map((n) => {
+        if (!n.reachable) {
+          const code = n.error?.code ?? 'INTERNAL';
+          return [n.node, group.get(n.node) || '-', code === 'UNREACHABLE' ? 'UNREACHABLE' : `UNREACHABLE (${code})`, '-', '-', '-', '-', '-', '-', '-', '-', '-'];
+        }
+        const imgs = n.images ?? [];
+        const c = { durable: 0, k3s: 0, none: 0 };
+        for (const i of imgs) c[i.pin]++;
+        const v = n.versions;
+        const archives = (n.archives ?? []).filter((a) => a.kind === 'archive').length;
+        const disk = n.disk ? `${formatBytes(n.disk.freeBytes)}${isLowDisk(n, rule) ? ' LOW' : ''}` : '?';
+        return [
+          n.node,
+          group.get(n.node) || '-',
+          'ok',
+          v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : v.distro) : '-',
+          v?.containerdVersion ?? '-',
+          imgs.length,
+          c.durable,
+          c.k3s,
+          c.none,
+          imgs.filter(losesPin).length,
+          archives,
+          disk,
+        ];
+      }),
+    ),
+  );
+  const s = report.summary;
+  out.push(
+    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.losingPins} references lose their pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
+  );
+  if (report.drift.length) {
+    out.push(`\nDrift: ${report.drift.length} image${report.drift.length === 1 ? '' : 's'} differ across the reachable nodes (pinned = pinned now)`);
+    out.push(
+      table(
+        ['IMAGE', 'PRESENT', 'MISSING ON', 'UNPINNED ON'],
+        report.drift.map((d) => [d.name, `${d.presentOn.length}/${d.presentOn.length + d.missingOn.length}`, short(d.missingOn), short(d.unpinnedOn)]),
+      ),
+    );
+  } else if (s.reachable > 1) out.push('\nNo drift: the reachable nodes have the same images, pinned alike.');
+  if (s.atRisk.length) {
+    out.push('\nNeeds attention:');
+    const hints = new Map(report.nodes.map((n) => [n.node, n.error?.hint]));
+    for (const r of s.atRisk) {
+      for (const why of r.reasons) out.push(`  ${r.node}: ${why}`);
+      const hint = hints.get(r.node);
+      if (hint) out.push(`  ${' '.repeat(r.node.length)}  → ${hint}`);
+    }
+  }
+  return out.join('\n');
+}
+
+export function registerFleetCommands(program: Command, cli: Cli): void {
+  program
+    .command('inspect')
+    .description('inspect many nodes in parallel: pins and their fate, archives, disk, and drift across nodes')
+    .argument('[nodes...]', 'nodes to inspect (default: every node)')
+    .option('--all', 'every configured node (the default)')
+    .option('--group <group>', 'the nodes of one group (site)')
+    .option('--json', 'the report as JSON on stdout')
+    .option('--html <file>', 'write the report as one self-contained HTML file')
+    .option('--csv <file>', 'write one CSV row per node and reference')
+    .option('--concurrency <n>', `nodes inspected at once (default ${DEFAULT_FLEET_CONCURRENCY})`, positiveInt, DEFAULT_FLEET_CONCURRENCY)
+    .option('--timeout <seconds>', `per node, connect and inventory (default ${DEFAULT_NODE_TIMEOUT_MS / 1000})`, positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000)
+    .action(async (names: string[], o) => {
+      const defs = await selectNodes(cli, names, o);
+      const abort = new AbortController();
+      const onSig = () => abort.abort();
+      process.once('SIGINT', onSig);
+      const tty = Boolean(process.stderr.isTTY);
+      let done = 0;
+      let down = 0;
+      let report: FleetReport;
+      try {
+        report = await inspectFleet(defs, {
+          ctx: cli.opsContext(),
+          concurrency: o.concurrency,
+          timeoutMs: Math.round(o.timeout * 1000),
+          signal: abort.signal,
+          onNode: (r) => {
+            done++;
+            if (!r.reachable) down++;
+            if (tty) process.stderr.write(`\r\x1b[2Kinspected ${done}/${defs.length}${down ? ` (${down} unreachable)` : ''}`);
+          },
+        });
+      } finally {
+        process.off('SIGINT', onSig);
+        if (tty) process.stderr.write('\r\x1b[2K');
+      }
+      if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
+      if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
+      if (o.json) cli.io.out(JSON.stringify(report, null, 2));
+      else {
+        cli.io.out(fleetText(report, defs));
+        if (o.html) cli.io.out(`wrote ${o.html}`);
+        if (o.csv) cli.io.out(`wrote ${o.csv}`);
+      }
+      const down2 = report.nodes.filter((n) => !n.reachable);
+      if (down2.length) {
+        throw new HoldfastError('UNREACHABLE', `${down2.length} of ${report.nodes.length} nodes unreachable: ${short(down2.map((n) => n.node), 8)}`, {
+          hint: "The report covers the others and gives each unreachable node's error.",
+        });
+      }
+    });
+}
+
+/** holdfast node import-ssh-config | add-bulk — many nodes at once, validated, one atomic write. */
+export function registerNodeImportCommands(node: Command, cli: Cli): void {
+  node
+    .command('import-ssh-config')
+    .description('add the concrete Host entries of an OpenSSH client config as nodes (not checked: run `holdfast inspect` next)')
+    .argument('[host-patterns...]', 'only aliases matching these ssh-style patterns (e.g. "edge-*")')
+    .option('--file <file>', 'the ssh config to read (default: ~/.ssh/config)')
+    .option('--group <group>', 'put every imported node in this group')
+    .option('--known-hosts <file>', 'known_hosts file for every imported node (default: its UserKnownHostsFile, else ~/.ssh/known_hosts)')
+    .option('--dry-run', 'show what would be imported, change nothing')
+    .option('--json', 'machine-readable output')
+    .action(async (patterns: string[], o) => {
+      const env = defaultSshConfigEnv();
+      const file = path.resolve(o.file ?? path.join(env.home, '.ssh', 'config'));
+      let parsed;
+      try {
+        parsed = readSshConfigFile(file, env);
+      } catch (e) {
+        throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { hint: 'Name the file with --file.' });
+      }
+      const store = cli.store();
+      const plan = planSshImport(parsed, env, {
+        existing: await store.list(),
+        ...(patterns.length ? { patterns } : {}),
+        ...(o.group ? { group: o.group } : {}),
+        ...(o.knownHosts ? { knownHosts: path.resolve(o.knownHosts) } : {}),
+      });
+      const added = o.dryRun ? [] : await store.addMany(plan.nodes);
+      if (o.json) return cli.io.out(JSON.stringify({ dryRun: Boolean(o.dryRun), nodes: o.dryRun ? plan.nodes : added, skipped: plan.skipped, notes: plan.notes }, null, 2));
+      if (plan.nodes.length) {
+        cli.io.out(
+          table(
+            ['NAME', 'ADDRESS', 'USER', 'IDENTITY', 'JUMP', 'GROUP'],
+            plan.nodes.map((n) => [n.name, `${n.host}:${n.port ?? 22}`, n.user ?? 'root', n.identity ?? '(ssh-agent)', n.jump ?? '-', n.group ?? '-']),
+          ),
+        );
+      }
+      for (const k of plan.skipped) cli.io.out(`skipped ${k.alias}: ${k.reason}`);
+      for (const n of plan.notes) cli.io.err(`note: ${n}`);
+      const what = `${plan.nodes.length} node${plan.nodes.length === 1 ? '' : 's'}`;
+      if (o.dryRun) cli.io.out(`dry run: would import ${what} from ${file}; nothing changed`);
+      else if (added.length) cli.io.out(`imported ${what} from ${file} (not checked: run \`holdfast inspect${o.group ? ` --group ${o.group}` : ''}\`)`);
+      else cli.io.out(`nothing to import from ${file}`);
+    });
+
+  node
+    .command('add-bulk')
+    .description('add many nodes from a CSV file with a header row: name,host,port,user,identity,group (all or nothing; not checked)')
+    .argument('<file>')
+    .option('--known-hosts <file>', 'known_hosts file for every node (default: ~/.ssh/known_hosts)')
+    .option('--dry-run', 'validate and show, change nothing')
+    .action(async (file: string, o) => {
+      let text: string;
+      try {
+        text = await fs.readFile(file, 'utf8');
+      } catch (e) {
+        throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      const { nodes, problems } = parseNodeCsv(text, o.knownHosts ? { knownHosts: path.resolve(o.knownHosts) } : {});
+      const store = cli.store();
+      const existing = new Set((await store.list()).map((n) => n.name));
+      for (const n of nodes) if (existing.has(n.name)) problems.push(`"${n.name}" is already configured`);
+      if (problems.length) {
+        for (const p of problems) cli.io.err(`${file}: ${p}`);
+        throw new HoldfastError('INVALID_INPUT', `${problems.length} problem${problems.length === 1 ? '' : 's'} in ${file}: nothing was added`, {
+          hint: 'Columns: name,host,port,user,identity,group (header row first; empty cells take the defaults).',
+        });
+      }
+      if (!o.dryRun) await store.addMany(nodes);
+      cli.io.out(
+        table(
+          ['NAME', 'ADDRESS', 'USER', 'IDENTITY', 'GROUP'],
+          nodes.map((n) => [n.name, `${n.host}:${n.port ?? 22}`, n.user ?? 'root', n.identity ?? '(ssh-agent)', n.group ?? '-']),
+        ),
+      );
+      cli.io.out(o.dryRun ? `dry run: ${nodes.length} nodes are valid; nothing changed` : `added ${nodes.length} nodes (not checked: run \`holdfast inspect\`)`);
+    });
+}
