@@ -1,12 +1,14 @@
 // Thin Electron shell: one sandboxed window, one IPC handler per contract channel, nothing else.
 // All node work happens in the core behind `createHandlers()`.
-import { app, BrowserWindow, dialog, ipcMain, Menu, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, screen, session, shell } from 'electron';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createHandlers } from '../core/service';
+import { forwardEvents } from './events';
 import { registerIpc, type IpcInvokeEventLike } from './ipc';
 import { menuTemplate } from './menu';
 import { guardContents, windowOptions } from './window';
+import { loadWindowState, restoreBounds, saveWindowState } from './windowState';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const preloadPath = path.join(here, '../preload/index.cjs');
@@ -42,10 +44,36 @@ async function pickArchives(): Promise<string[]> {
   return r.canceled ? [] : r.filePaths;
 }
 
-function createWindow(): BrowserWindow {
+async function createWindow(events: Parameters<typeof forwardEvents>[0]): Promise<BrowserWindow> {
+  const stateDir = app.getPath('userData');
+  const saved = await loadWindowState(stateDir);
+  const restored = restoreBounds(
+    saved,
+    screen.getAllDisplays().map((d) => d.workArea),
+  );
   // Its web contents get guardContents from the app-wide 'web-contents-created' hook below.
-  const win = new BrowserWindow(windowOptions(preloadPath));
-  win.once('ready-to-show', () => win.show());
+  const win = new BrowserWindow(windowOptions(preloadPath, restored.bounds));
+  win.once('ready-to-show', () => {
+    if (restored.maximized) win.maximize();
+    win.show();
+  });
+  // Live events on the one fixed channel, for as long as this window lives.
+  forwardEvents(events, win.webContents);
+  let saveTimer: ReturnType<typeof setTimeout> | null = null;
+  const save = () => {
+    if (win.isDestroyed()) return;
+    const state = { bounds: win.getNormalBounds(), maximized: win.isMaximized() };
+    void saveWindowState(stateDir, state).catch(() => undefined);
+  };
+  const saveSoon = () => {
+    if (saveTimer) clearTimeout(saveTimer);
+    saveTimer = setTimeout(save, 500);
+  };
+  for (const ev of ['resize', 'move', 'maximize', 'unmaximize'] as const) win.on(ev as 'resize', saveSoon);
+  win.on('close', () => {
+    if (saveTimer) clearTimeout(saveTimer);
+    save();
+  });
   win.on('closed', () => {
     mainWindow = null;
   });
@@ -82,10 +110,10 @@ if (!app.requestSingleInstanceLock()) {
     unregister = registerIpc(ipcMain, handlers, {
       isTrustedSender: (event: IpcInvokeEventLike) => isTrustedRendererUrl(event.senderFrame?.url ?? ''),
     });
-    mainWindow = createWindow();
+    void createWindow(handlers.events).then((w) => (mainWindow = w));
 
     app.on('activate', () => {
-      if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow();
+      if (BrowserWindow.getAllWindows().length === 0) void createWindow(handlers.events).then((w) => (mainWindow = w));
     });
   });
 

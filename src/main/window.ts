@@ -3,10 +3,12 @@
 import type { BrowserWindowConstructorOptions, Event, HandlerDetails, WindowOpenHandlerResponse } from 'electron';
 
 /** The one place the renderer's security posture is decided. */
-export function windowOptions(preloadPath: string): BrowserWindowConstructorOptions {
+export function windowOptions(
+  preloadPath: string,
+  bounds: { x?: number; y?: number; width: number; height: number } = { width: 1280, height: 820 },
+): BrowserWindowConstructorOptions {
   return {
-    width: 1280,
-    height: 820,
+    ...bounds,
     minWidth: 900,
     minHeight: 560,
     show: false,

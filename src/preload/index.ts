@@ -3,7 +3,7 @@
 // invoke(channel, …): the renderer cannot reach anything the contract does not name.
 // The one addition is `pathForFile`, which runs here and crosses no IPC at all.
 import { contextBridge, ipcRenderer, webUtils } from 'electron';
-import type { HoldfastApi, Operation, operations } from '../shared/contract';
+import type { EventName, events, HoldfastApi, LiveApi, LiveEvent, Operation, operations } from '../shared/contract';
 
 // The contract's operation → channel map, restated so this bundle needs no zod at run time.
 // `satisfies` makes the compiler reject any drift (missing, extra or re-pointed operations).
@@ -28,6 +28,44 @@ export const OPERATION_CHANNELS = {
   cancelJob: 'jobs.cancel',
 } as const satisfies typeof operations;
 
+/** The one main → renderer channel (restated: `EVENT_CHANNEL` in the contract; the unit test checks they agree). */
+export const EVENT_CHANNEL = 'holdfast:event';
+
+// The event names of the contract, restated; `satisfies` rejects drift either way.
+const EVENT_NAMES = { 'node.status': true, 'node.changed': true, 'jobs.changed': true } as const satisfies Record<EventName, true> &
+  Record<keyof typeof events, true>;
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The shape check of the contract's isLiveEvent, without importing zod into the preload bundle. */
+export function isLiveEventShape(value: unknown): value is LiveEvent {
+  if (!isObj(value) || typeof value['type'] !== 'string' || !isObj(value['payload'])) return false;
+  if (!Object.prototype.hasOwnProperty.call(EVENT_NAMES, value['type'])) return false;
+  const p = value['payload'];
+  switch (value['type'] as EventName) {
+    case 'node.status':
+      return typeof p['name'] === 'string' && typeof p['state'] === 'string';
+    case 'node.changed':
+      return typeof p['node'] === 'string' && typeof p['topic'] === 'string' && typeof p['name'] === 'string';
+    case 'jobs.changed':
+      return typeof p['id'] === 'string' && typeof p['state'] === 'string' && Array.isArray(p['nodes']);
+    default:
+      return false;
+  }
+}
+
+/** Listen to live events; only well-formed events reach the callback, never the IPC event object. */
+function onEvent(cb: (e: LiveEvent) => void): () => void {
+  if (typeof cb !== 'function') throw new TypeError('onEvent needs a function');
+  const listener = (_event: unknown, data: unknown) => {
+    if (isLiveEventShape(data)) cb(data);
+  };
+  ipcRenderer.on(EVENT_CHANNEL, listener);
+  return () => {
+    ipcRenderer.removeListener(EVENT_CHANNEL, listener);
+  };
+}
+
 function bind<O extends Operation>(op: O): HoldfastApi[O] {
   const channel = OPERATION_CHANNELS[op];
   // Only the single args object crosses; main refuses anything else.
@@ -44,7 +82,7 @@ export interface DesktopExtras {
   pathForFile(file: File): string;
 }
 
-const api: HoldfastApi & DesktopExtras = {
+const api: HoldfastApi & LiveApi & DesktopExtras = {
   listNodes: bind('listNodes'),
   addNode: bind('addNode'),
   updateNode: bind('updateNode'),
@@ -63,6 +101,7 @@ const api: HoldfastApi & DesktopExtras = {
   startImport: bind('startImport'),
   listJobs: bind('listJobs'),
   cancelJob: bind('cancelJob'),
+  onEvent,
   pathForFile: (file: File) => {
     try {
       return webUtils.getPathForFile(file);

@@ -10,7 +10,7 @@ import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { isChannel, type Envelope } from '../shared/contract';
+import { isChannel, type Envelope, type LiveEvent } from '../shared/contract';
 import type { ErrorInfo } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
 import { dispatch } from './dispatch';
@@ -33,6 +33,14 @@ export interface ServerOptions {
   /** Absent: 32 random bytes, base64url. */
   token?: string;
   maxBodyBytes?: number;
+  /** Live events for `GET /api/events` (Server-Sent Events); absent: that endpoint answers 404. */
+  events?: EventSource;
+  /** Keep-alive comment interval on the event stream (ms). */
+  keepAliveMs?: number;
+}
+
+export interface EventSource {
+  subscribe(cb: (e: LiveEvent) => void): () => void;
 }
 
 export interface RunningServer {
@@ -134,11 +142,39 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/**
+ * `GET /api/events`: the live events as Server-Sent Events, one `data:` line of JSON per event
+ * and a comment line every keepAliveMs so proxies and the client notice a dead connection. The
+ * token travels in the same header as every other call (the UI reads the stream with fetch(),
+ * not EventSource, which cannot set headers): it never appears in a URL, a log or history.
+ */
+function handleEvents(req: http.IncomingMessage, res: http.ServerResponse, source: EventSource, keepAliveMs: number): void {
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Accel-Buffering': 'no',
+    Connection: 'keep-alive',
+  });
+  res.socket?.setNoDelay(true);
+  res.write(': holdfast events\n\n');
+  const unsubscribe = source.subscribe((e) => {
+    res.write(`data: ${JSON.stringify(e)}\n\n`);
+  });
+  const ping = setInterval(() => res.write(': keep-alive\n\n'), keepAliveMs);
+  const done = () => {
+    clearInterval(ping);
+    unsubscribe();
+  };
+  req.on('close', done);
+  res.on('error', done);
+}
+
 async function handleApi(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   channel: string,
-  ctx: { handlers: Handlers; token: string; maxBodyBytes: number },
+  ctx: { handlers: Handlers; token: string; maxBodyBytes: number; events?: EventSource; keepAliveMs: number },
 ): Promise<void> {
   const given = req.headers[TOKEN_HEADER];
   if (!tokensMatch(Array.isArray(given) ? undefined : given, ctx.token)) {
@@ -147,6 +183,14 @@ async function handleApi(
       message: 'Missing or wrong access token.',
       hint: 'Open the address `holdfast serve` printed, including its ?token=… part.',
     });
+    return;
+  }
+  if (channel === 'events' && ctx.events) {
+    if (req.method !== 'GET') {
+      sendError(res, 405, { code: 'INVALID_INPUT', message: 'Use GET.' }, { Allow: 'GET' });
+      return;
+    }
+    handleEvents(req, res, ctx.events, ctx.keepAliveMs);
     return;
   }
   if (!isChannel(channel)) {
@@ -222,6 +266,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (token.length < 16) throw new Error('The access token must be at least 16 characters.');
   const root = await fs.realpath(path.resolve(opts.rendererDir));
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  // The app service (createHandlers) carries its own event source: `holdfast serve` needs no extra wiring.
+  const events = opts.events ?? (opts.handlers as Partial<{ events: EventSource }>).events;
   let port = 0;
 
   const server = http.createServer((req, res) => {
@@ -237,7 +283,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
       const pathname = (req.url ?? '/').split('?')[0] ?? '/';
       if (pathname.startsWith('/api/')) {
-        await handleApi(req, res, pathname.slice('/api/'.length), { handlers: opts.handlers, token, maxBodyBytes });
+        await handleApi(req, res, pathname.slice('/api/'.length), {
+          handlers: opts.handlers,
+          token,
+          maxBodyBytes,
+          keepAliveMs: opts.keepAliveMs ?? 15_000,
+          ...(events ? { events } : {}),
+        });
       } else {
         await handleStatic(req, res, root, pathname);
       }

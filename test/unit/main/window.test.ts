@@ -73,3 +73,17 @@ describe('menuTemplate', () => {
     expect(json(true)).toContain('toggleDevTools');
   });
 });
+
+describe('main process wiring (static checks: index.ts needs the Electron runtime)', () => {
+  it('is single-instance, sets a native menu, remembers bounds and forwards live events on one channel', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const src = await readFile(new URL('../../../src/main/index.ts', import.meta.url), 'utf8');
+    expect(src).toContain('app.requestSingleInstanceLock()');
+    expect(src).toContain('Menu.setApplicationMenu(');
+    expect(src).toContain('saveWindowState(');
+    expect(src).toContain('restoreBounds(');
+    expect(src).toContain('forwardEvents(');
+    expect(src).not.toMatch(/webContents\.send\(/); // only through forwardEvents' fixed channel
+    expect(src).not.toMatch(/autoUpdater|crashReporter/); // no update checks, no telemetry
+  });
+});
