@@ -59,7 +59,7 @@ export function sshProbe(ctx: OpsContext): NodeProbe {
 
 async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, parent?: AbortSignal): Promise<FleetNodeResult> {
   const ac = new AbortController();
-  const seconds = Number((timeoutMs / 1000).toFixed(1));
+  const seconds = Number((timeoutMs / 1000).toFixed(3));
   const timer = setTimeout(
     () =>
       ac.abort(

@@ -1,0 +1,250 @@
+import { describe, expect, it } from 'vitest';
+import { completeNode } from '../../../src/core/config/nodes';
+import { HoldfastError } from '../../../src/core/errors';
+import {
+  computeDrift,
+  DriftAccumulator,
+  fleetCsv,
+  fleetHtml,
+  inspectFleet,
+  parseCsv,
+  parseDf,
+  parseNodeCsv,
+  summarizeFleet,
+  type FleetNodeResult,
+  type FleetReport,
+  type NodeProbe,
+} from '../../../src/core/fleet';
+import type { OpsContext } from '../../../src/core/node/operations';
+import type { ImageRef, PinState } from '../../../src/shared/domain';
+
+const img = (name: string, pin: PinState, afterRestart: 'pinned' | 'unpinned' = pin === 'none' ? 'unpinned' : 'pinned', extra: Partial<ImageRef> = {}): ImageRef => ({
+  name,
+  digest: 'sha256:' + 'a'.repeat(64),
+  mediaType: 'application/vnd.oci.image.manifest.v1+json',
+  imageId: 'sha256:' + 'b'.repeat(64),
+  size: 1234,
+  platforms: ['linux/amd64'],
+  createdAt: null,
+  labels: {},
+  pin,
+  afterRestart,
+  reason: 'because',
+  archive: null,
+  ...extra,
+});
+
+const ok = (node: string, images: ImageRef[], disk: FleetNodeResult['disk'] = { path: '/var/lib/rancher/k3s/agent/images', freeBytes: 50 * 1024 ** 3, totalBytes: 100 * 1024 ** 3, via: 'statvfs' }): FleetNodeResult => ({
+  node,
+  reachable: true,
+  error: null,
+  versions: { containerdVersion: '1.7.22', containerdRevision: 'abc', distro: 'k3s', distroVersion: 'v1.31.4+k3s1' },
+  images,
+  archives: [],
+  disk,
+});
+const down = (node: string): FleetNodeResult => ({
+  node,
+  reachable: false,
+  error: { code: 'UNREACHABLE', message: 'Cannot reach 10.0.0.9:22: connection refused.' },
+  versions: null,
+  images: null,
+  archives: null,
+  disk: null,
+});
+
+describe('computeDrift', () => {
+  const nodes = [
+    ok('a', [img('app:1', 'k3s'), img('base:1', 'durable'), img('same:1', 'durable'), img('only-a:1', 'none')]),
+    ok('b', [img('app:1', 'none'), img('base:1', 'durable'), img('same:1', 'k3s')]),
+    down('c'),
+    ok('d', [img('app:1', 'durable'), img('same:1', 'durable')]),
+  ];
+
+  it('lists only names that differ, over reachable nodes, in node order', () => {
+    expect(computeDrift(nodes)).toEqual([
+      { name: 'app:1', presentOn: ['a', 'b', 'd'], missingOn: [], pinnedOn: ['a', 'd'], unpinnedOn: ['b'] },
+      { name: 'base:1', presentOn: ['a', 'b'], missingOn: ['d'], pinnedOn: ['a', 'b'], unpinnedOn: [] },
+      { name: 'only-a:1', presentOn: ['a'], missingOn: ['b', 'd'], pinnedOn: [], unpinnedOn: ['a'] },
+    ]);
+  });
+
+  it('never counts an unreachable node as missing, and is order-independent when accumulated', () => {
+    expect(computeDrift(nodes).flatMap((d) => [...d.missingOn, ...d.presentOn])).not.toContain('c');
+    const acc = new DriftAccumulator();
+    for (const n of [...nodes].reverse()) acc.add(n);
+    expect(acc.entries(nodes.map((n) => n.node))).toEqual(computeDrift(nodes));
+    expect(computeDrift([nodes[0]!])).toEqual([]); // one node cannot drift
+  });
+});
+
+describe('summary', () => {
+  it('flags unreachable, pins lost at the next start and low disk, with reasons', () => {
+    const nodes = [
+      ok('a', [img('x', 'k3s', 'unpinned'), img('y', 'durable'), img('z', 'none')]),
+      ok('b', [img('x', 'k3s')], { path: '/var/lib/rancher', freeBytes: 200 * 1024 ** 2, totalBytes: 10 * 1024 ** 3, via: 'df' }),
+      ok('c', []),
+      down('d'),
+    ];
+    const s = summarizeFleet(nodes, computeDrift(nodes));
+    expect(s).toMatchObject({ nodes: 4, reachable: 3, unreachable: 1, losingPins: 1, lowDisk: 1 });
+    expect(s.atRisk.map((r) => [r.node, r.reasons])).toEqual([
+      ['a', ['1 reference loses its pin at the next k3s start']],
+      ['b', ['low disk: 200 MiB free of 10 GiB at /var/lib/rancher']],
+      ['d', ['unreachable: Cannot reach 10.0.0.9:22: connection refused.']],
+    ]);
+  });
+});
+
+describe('parseDf', () => {
+  it('reads total and available from POSIX df output, names with spaces included', () => {
+    const out = 'Filesystem     1024-blocks      Used Available Capacity Mounted on\n/dev/my disk     1000000    400000    600000      40% /var/lib\n';
+    expect(parseDf(out)).toEqual({ totalBytes: 1000000 * 1024, freeBytes: 600000 * 1024 });
+    expect(parseDf('garbage')).toBeNull();
+  });
+});
+
+const hostileName = '<script>alert(1)</script>"\'&`';
+function hostileReport(): FleetReport {
+  const nodes = [
+    ok('a', [img(`evil/${hostileName}:1`, 'k3s', 'unpinned', { reason: `Reason <img src=x onerror=alert(1)> "q", comma` }), img('ok:1', 'durable')]),
+    { ...down('b'), error: { code: 'UNREACHABLE' as const, message: '<b>bold</b> & "quoted"', hint: '<i>hint</i>' } },
+    ok('c', []),
+  ];
+  nodes[0]!.archives = [{ path: `${hostileName}.tar`, kind: 'archive', compression: 'none', size: 1, mtime: '2026-01-01T00:00:00.000Z', images: [hostileName], imported: true, safeToRemove: false, reason: '<u>x</u>', cachedByK3s: true }];
+  const drift = computeDrift(nodes);
+  return { generatedAt: '2026-01-01T00:00:00.000Z', summary: summarizeFleet(nodes, drift), nodes, drift };
+}
+
+describe('fleetHtml', () => {
+  it('escapes every string and references nothing outside the file', () => {
+    const page = fleetHtml(hostileReport());
+    expect(page).not.toContain('<script');
+    expect(page).not.toContain('<img');
+    expect(page).not.toContain('<b>bold');
+    expect(page).not.toContain('<u>x');
+    expect(page).not.toContain('<i>hint');
+    expect(page).toContain('&#60;script&#62;alert(1)&#60;/script&#62;&#34;&#39;&#38;&#96;');
+    // No tag carries a src/href to anything but an in-page anchor; no external CSS either.
+    expect(page).not.toMatch(/<[a-z][^>]*\s(?:src|srcset|action|formaction)\s*=/i);
+    expect(page).not.toMatch(/<[a-z][^>]*\shref\s*=\s*"(?!#)/i);
+    expect(page).not.toMatch(/https?:|<link|<script|<iframe|@import|url\(/i);
+    expect(page).toMatch(/^<!doctype html>/);
+    expect(page).toContain('<meta name="viewport"');
+    expect(page).toContain('@media print');
+  });
+
+  it('puts the summary before the details', () => {
+    const page = fleetHtml(hostileReport());
+    const summary = page.indexOf('id="summary"');
+    expect(summary).toBeGreaterThan(0);
+    expect(summary).toBeLessThan(page.indexOf('id="details"'));
+    expect(page.indexOf('Nodes at risk')).toBeLessThan(page.indexOf('Images that will lose their pin'));
+    expect(page.indexOf('Images that will lose their pin')).toBeLessThan(page.indexOf('Drift across nodes'));
+  });
+});
+
+describe('fleetCsv', () => {
+  it('is RFC 4180 and parses back to one row per node × reference', () => {
+    const r = hostileReport();
+    const text = fleetCsv(r);
+    expect(text.endsWith('\r\n')).toBe(true);
+    const rows = parseCsv(text);
+    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive']);
+    expect(rows.slice(1).map((x) => [x[0], x[1], x[2], x[5], x[6]])).toEqual([
+      ['a', 'true', `evil/${hostileName}:1`, 'k3s', 'unpinned'],
+      ['a', 'true', 'ok:1', 'durable', 'pinned'],
+      ['b', 'false', '', '', ''],
+      ['c', 'true', '', '', ''],
+    ]);
+    expect(rows[1]![7]).toBe('Reason <img src=x onerror=alert(1)> "q", comma');
+    expect(rows[3]![7]).toBe('<b>bold</b> & "quoted"');
+    expect(parseCsv('a,"multi\r\nline ""q""",c\r\n')).toEqual([['a', 'multi\r\nline "q"', 'c']]);
+  });
+});
+
+describe('parseNodeCsv (add-bulk)', () => {
+  it('reads the header, defaults empty cells and expands ~', () => {
+    const r = parseNodeCsv('# site north\nname,host,port,user,identity,group\nedge-1,10.0.0.1,2222,admin,~/.ssh/k,north\n\nedge-2,10.0.0.2,,,,\n', { home: '/home/t', knownHosts: '/kh' });
+    expect(r.problems).toEqual([]);
+    expect(r.nodes).toEqual([
+      { name: 'edge-1', host: '10.0.0.1', port: 2222, user: 'admin', identity: '/home/t/.ssh/k', group: 'north', knownHosts: '/kh' },
+      { name: 'edge-2', host: '10.0.0.2', knownHosts: '/kh' },
+    ]);
+  });
+  it('reports every problem with its line and accepts nothing partially', () => {
+    const r = parseNodeCsv('host,name,colour\n');
+    expect(r.problems).toEqual(['line 1: unknown column colour (allowed: name, host, port, user, identity, group)']);
+    const bad = parseNodeCsv('name,host,port\nok,1.2.3.4,22\nbad name,1.2.3.5,22\nok,1.2.3.6,22\nx,1.2.3.7,99999\ny,1.2.3.8\n');
+    expect(bad.problems).toEqual([
+      expect.stringMatching(/^line 3: name: /),
+      'line 4: "ok" is already on line 2',
+      expect.stringMatching(/^line 5: port: /),
+      'line 6: 2 fields, the header has 3',
+    ]);
+  });
+});
+
+describe('inspectFleet', () => {
+  const ctx = {} as OpsContext;
+  const defs = Array.from({ length: 10 }, (_, i) => completeNode({ name: `n${i}`, host: `10.0.0.${i}`, knownHosts: '/kh' }));
+  const sleep = (ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      const t = setTimeout(resolve, ms);
+      signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+    });
+
+  it('bounds concurrency, streams results as nodes answer and keeps the input order in the report', async () => {
+    let running = 0;
+    let peak = 0;
+    const probe: NodeProbe = async (def, signal) => {
+      running++;
+      peak = Math.max(peak, running);
+      try {
+        await sleep(def.name === 'n0' ? 120 : 20, signal);
+        return ok(def.name, [img('app:1', def.name === 'n3' ? 'none' : 'k3s')]);
+      } finally {
+        running--;
+      }
+    };
+    const seen: string[] = [];
+    const r = await inspectFleet(defs, { ctx, probe, concurrency: 3, onNode: (n) => seen.push(n.node) });
+    expect(peak).toBe(3);
+    expect(seen[seen.length - 1]).toBe('n0'); // the slow one arrives last…
+    expect(r.nodes.map((n) => n.node)).toEqual(defs.map((d) => d.name)); // …but the report keeps input order
+    expect(r.drift).toEqual([{ name: 'app:1', presentOn: defs.map((d) => d.name), missingOn: [], pinnedOn: defs.map((d) => d.name).filter((n) => n !== 'n3'), unpinnedOn: ['n3'] }]);
+    expect(r.summary.reachable).toBe(10);
+  });
+
+  it('times a node out (connect + inventory), tells its probe to stop, and reports the others', async () => {
+    let stopped = false;
+    const probe: NodeProbe = async (def, signal) => {
+      if (def.name === 'n1') {
+        signal.addEventListener('abort', () => (stopped = true));
+        await new Promise(() => undefined); // hangs forever, ignoring the signal
+      }
+      if (def.name === 'n2') throw new HoldfastError('AUTH_FAILED', 'denied');
+      return ok(def.name, []);
+    };
+    const t0 = Date.now();
+    const r = await inspectFleet(defs.slice(0, 4), { ctx, probe, timeoutMs: 150 });
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(stopped).toBe(true);
+    expect(r.nodes[1]).toMatchObject({ node: 'n1', reachable: false, error: { code: 'TIMEOUT' }, images: null });
+    expect(r.nodes[1]!.error!.message).toMatch(/did not answer within 0.15 s/);
+    expect(r.nodes[2]).toMatchObject({ reachable: false, error: { code: 'AUTH_FAILED', message: 'denied' } });
+    expect(r.summary).toMatchObject({ reachable: 2, unreachable: 2 });
+  });
+
+  it('cancels on abort: unanswered nodes are reported, nothing hangs', async () => {
+    const ac = new AbortController();
+    const probe: NodeProbe = async (def, signal) => {
+      await sleep(def.name === 'n0' ? 5 : 10_000, signal);
+      return ok(def.name, []);
+    };
+    const p = inspectFleet(defs.slice(0, 5), { ctx, probe, concurrency: 2, signal: ac.signal, onNode: () => ac.abort() });
+    const r = await p;
+    expect(r.nodes[0]!.reachable).toBe(true);
+    for (const n of r.nodes.slice(1)) expect(n.error?.message).toMatch(/cancelled/);
+  });
+});
