@@ -7,11 +7,13 @@
 //   messages: no passphrases, no key material, only file names and fingerprints.
 import { promises as fsp } from 'node:fs';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 // ssh2 is CommonJS: under Node's ESM loader only some of its exports are detectable as named
 // exports (`utils` is not), so take everything from the default export.
 import ssh2 from 'ssh2';
 import type { Client, ClientChannel, ConnectConfig, ParsedKey, SFTPWrapper } from 'ssh2';
 import { HoldfastError } from '../errors';
+import { CREDENTIAL_ATTEMPTS, type CredentialsProvider } from './credentials';
 import { verifyHostKey } from './hostKey';
 import { hostKeyFingerprint } from './knownHosts';
 import { shellQuote } from './quote';
@@ -29,8 +31,20 @@ export interface SshTarget {
   acceptNewHostKey?: boolean | string;
   /** Bound on TCP connect + handshake + authentication, in ms. Default 10 000. */
   readyTimeoutMs?: number;
-  /** Passphrase of an encrypted identity file. */
+  /** Passphrase of an encrypted identity file (else asked through credentials.passphrase). */
   passphrase?: string;
+  /** publickey (default: identity file, else ssh-agent), password, or keyboard-interactive. */
+  auth?: 'publickey' | 'password' | 'keyboard-interactive';
+  /** Asks a person for passphrases, passwords and keyboard-interactive answers. */
+  credentials?: CredentialsProvider;
+  /**
+   * An already open stream to the SSH server instead of a TCP connection: a jump host's
+   * forwardOut() channel. `via` is the connection it came from; it is closed with this one.
+   */
+  sock?: Duplex;
+  via?: SshConnection;
+  /** How messages name this server (default host:port), e.g. "jump host bastion (10.0.0.1:22)". */
+  label?: string;
 }
 
 export interface ExecOptions {
@@ -50,13 +64,24 @@ export interface ExecResult {
 
 export interface SshConnection {
   readonly client: Client;
+  /** host:port as messages show it. */
+  readonly where: string;
+  /** The jump host connection this one runs through (its forwardOut channel is our socket). */
+  readonly via: SshConnection | undefined;
   /** SHA256:… fingerprint of the verified host key. */
   readonly hostKeyFingerprint: string;
   /** True once the connection closed (by close() or by the network). */
   readonly closed: boolean;
   exec(argv: string[], opts?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Starts argv (shell-quoted) and hands back its channel: stdout as the readable side, stderr as
+   * `.stderr`, 'exit' with the status. For output too large to buffer (e.g. `sudo -n cat -- FILE`).
+   */
+  spawn(argv: string[]): Promise<ClientChannel>;
   sftp(): Promise<SFTPWrapper>;
   openTunnel(remoteSocketPath: string, opts?: TunnelOptions): Promise<Tunnel>;
+  /** A direct-tcpip channel to host:port from the server (for the next hop of a jump chain). */
+  forwardOut(host: string, port: number): Promise<ClientChannel>;
   /** Called once when the connection closes; err is the last error seen, if any. Returns an unsubscribe. */
   onClose(cb: (err?: Error) => void): () => void;
   close(): Promise<void>;
@@ -101,47 +126,84 @@ function seconds(ms: number): string {
 
 type AuthPlan =
   | { kind: 'key'; key: ParsedKey; describe: string }
-  | { kind: 'agent'; agent: string; describe: string };
+  | { kind: 'agent'; agent: string; describe: string }
+  | { kind: 'password'; describe: string }
+  | { kind: 'keyboard-interactive'; describe: string };
+
+function cancelled(what: string, err: unknown): HoldfastError {
+  // Never the callback's message: it is the UI's, and we promise nothing about what it holds.
+  void err;
+  return new HoldfastError('AUTH_FAILED', `${what} was cancelled.`, { hint: 'Connect again and give it when asked.' });
+}
+
+async function readIdentity(target: SshTarget): Promise<ParsedKey> {
+  const file = target.identity!;
+  let data: Buffer;
+  try {
+    data = await fsp.readFile(file);
+  } catch (err) {
+    const code = errnoCode(err);
+    throw new HoldfastError(
+      'AUTH_FAILED',
+      `Cannot read the identity file ${file}${code === 'ENOENT' ? ': it does not exist' : code === 'EACCES' ? ': permission denied' : ''}.`,
+      { hint: 'Point the node at a readable private key file, or leave identity empty to use ssh-agent.', cause: err },
+    );
+  }
+  let passphrase = target.passphrase;
+  const ask = target.credentials?.passphrase;
+  for (let attempt = 1; ; attempt++) {
+    const parsed = ssh2.utils.parseKey(data, passphrase);
+    if (!(parsed instanceof Error)) {
+      const key = Array.isArray(parsed) ? parsed[0] : parsed;
+      if (!key || !key.isPrivateKey()) {
+        throw new HoldfastError('AUTH_FAILED', `The identity file ${file} holds a public key, not a private key.`, {
+          hint: 'Point identity at the private half (the file without .pub).',
+        });
+      }
+      return key;
+    }
+    const m = parsed.message;
+    const missing = /no passphrase given/i.test(m);
+    const wrong = /bad passphrase|integrity check failed/i.test(m);
+    if ((missing || wrong) && ask && attempt <= CREDENTIAL_ATTEMPTS) {
+      try {
+        passphrase = await ask.call(target.credentials, file);
+      } catch (err) {
+        throw cancelled(`The passphrase for ${file}`, err);
+      }
+      continue;
+    }
+    if (missing) {
+      throw new HoldfastError('AUTH_FAILED', `The identity file ${file} is encrypted and no passphrase was given.`, {
+        hint: 'Provide its passphrase, or load the key into ssh-agent (ssh-add) and leave identity empty.',
+      });
+    }
+    if (wrong) {
+      throw new HoldfastError('AUTH_FAILED', `The passphrase for the identity file ${file} is wrong.`, {
+        hint: 'Check the passphrase (ssh-keygen -y -f <file> asks for it and shows whether it is right).',
+      });
+    }
+    throw new HoldfastError('AUTH_FAILED', `The identity file ${file} is not a private key ssh2 can read (${m}).`, {
+      hint: 'Use an OpenSSH or PEM private key (ed25519, ECDSA or RSA).',
+    });
+  }
+}
 
 async function planAuth(target: SshTarget): Promise<AuthPlan> {
   const who = `${target.user}@${target.host}`;
+  if (target.auth === 'password' || target.auth === 'keyboard-interactive') {
+    const c = target.credentials;
+    if (!c?.password && !c?.keyboardInteractive) {
+      throw new HoldfastError('AUTH_FAILED', `${who} is set to log in with a ${target.auth === 'password' ? 'password' : 'keyboard-interactive prompt'}, but there is no way to ask for it here.`, {
+        hint: 'Run the command in a terminal (the CLI asks without echo), or use key authentication.',
+      });
+    }
+    return { kind: target.auth, describe: target.auth };
+  }
   if (target.identity) {
-    let data: Buffer;
-    try {
-      data = await fsp.readFile(target.identity);
-    } catch (err) {
-      const code = errnoCode(err);
-      throw new HoldfastError(
-        'AUTH_FAILED',
-        `Cannot read the identity file ${target.identity}${code === 'ENOENT' ? ': it does not exist' : code === 'EACCES' ? ': permission denied' : ''}.`,
-        { hint: 'Point the node at a readable private key file, or leave identity empty to use ssh-agent.', cause: err },
-      );
-    }
-    const parsed = ssh2.utils.parseKey(data, target.passphrase);
-    if (parsed instanceof Error) {
-      const m = parsed.message;
-      if (/no passphrase given/i.test(m)) {
-        throw new HoldfastError('AUTH_FAILED', `The identity file ${target.identity} is encrypted and no passphrase was given.`, {
-          hint: 'Provide its passphrase, or load the key into ssh-agent (ssh-add) and leave identity empty.',
-        });
-      }
-      if (/bad passphrase|integrity check failed/i.test(m)) {
-        throw new HoldfastError('AUTH_FAILED', `The passphrase for the identity file ${target.identity} is wrong.`, {
-          hint: 'Check the passphrase (ssh-keygen -y -f <file> asks for it and shows whether it is right).',
-        });
-      }
-      throw new HoldfastError('AUTH_FAILED', `The identity file ${target.identity} is not a private key ssh2 can read (${m}).`, {
-        hint: 'Use an OpenSSH or PEM private key (ed25519, ECDSA or RSA).',
-      });
-    }
-    const key = Array.isArray(parsed) ? parsed[0] : parsed;
-    if (!key || !key.isPrivateKey()) {
-      throw new HoldfastError('AUTH_FAILED', `The identity file ${target.identity} holds a public key, not a private key.`, {
-        hint: 'Point identity at the private half (the file without .pub).',
-      });
-    }
     // Hand ssh2 the parsed key: the (slow, bcrypt) passphrase KDF runs once, and the passphrase
     // itself never reaches ssh2's config.
+    const key = await readIdentity(target);
     return { kind: 'key', key, describe: `publickey (${target.identity})` };
   }
   const agent = process.env.SSH_AUTH_SOCK;
@@ -180,12 +242,14 @@ function killChannel(ch: ClientChannel): void {
   }
 }
 
+export { killChannel };
+
 export async function connectSsh(target: SshTarget): Promise<SshConnection> {
   const { host, port, user } = target;
   if (!host || !Number.isInteger(port) || port < 1 || port > 65535 || !user) {
     throw new HoldfastError('INVALID_INPUT', `Invalid SSH target ${user}@${host}:${port}.`);
   }
-  const where = addr(host, port);
+  const where = target.label ?? addr(host, port);
   const readyTimeoutMs = target.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const auth = await planAuth(target);
 
@@ -195,7 +259,8 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
   let serverMethods: string[] | null = null;
   let agentError: Error | null = null;
   let lastError: Error | undefined;
-  let phase: 'connect' | 'handshake' | 'auth' | 'ready' | 'closed' = 'connect';
+  let phase: 'connect' | 'handshake' | 'auth' | 'ready' | 'closed' = target.sock ? 'handshake' : 'connect';
+  let authCancelled: HoldfastError | null = null;
   const closeCbs = new Set<(err?: Error) => void>();
 
   // Persistent: ssh2 may emit 'error' more than once (e.g. twice for one failed authentication),
@@ -205,8 +270,14 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
     if (err.level === 'agent') agentError = err;
   });
 
-  const sock = net.connect({ host, port });
-  sock.setNoDelay(true);
+  let sock: Duplex;
+  if (target.sock) {
+    sock = target.sock;
+  } else {
+    const tcp = net.connect({ host, port });
+    tcp.setNoDelay(true);
+    sock = tcp;
+  }
 
   const connection = await new Promise<SshConnection>((resolve, reject) => {
     let settled = false;
@@ -219,7 +290,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       reject(err);
     };
 
-    const deadline = setTimeout(() => {
+    const onDeadline = () => {
       const what =
         phase === 'connect'
           ? `no TCP connection to ${where} within ${seconds(readyTimeoutMs)}`
@@ -234,8 +305,22 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
               : 'Check that an SSH server (not another service) listens on that port and is not overloaded.',
         }),
       );
-    }, readyTimeoutMs);
+    };
+    let deadline: NodeJS.Timeout | undefined = setTimeout(onDeadline, readyTimeoutMs);
     deadline.unref?.();
+    // While a person types a secret the clock stops; it starts afresh once they answered.
+    const asking = async <T>(fn: () => Promise<T>): Promise<T> => {
+      clearTimeout(deadline);
+      deadline = undefined;
+      try {
+        return await fn();
+      } finally {
+        if (!settled) {
+          deadline = setTimeout(onDeadline, readyTimeoutMs);
+          deadline.unref?.();
+        }
+      }
+    };
 
     sock.once('connect', () => {
       if (phase === 'connect') phase = 'handshake';
@@ -263,6 +348,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
           }),
         );
       }
+      if (err.level === 'client-authentication' && authCancelled) return fail(authCancelled);
       if (err.level === 'client-authentication') {
         const allowed = serverMethods && serverMethods.length ? `; the server accepts: ${serverMethods.join(', ')}` : '';
         const agentNote = agentError ? ` (ssh-agent: ${agentError.message})` : '';
@@ -271,12 +357,14 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
             hint:
               auth.kind === 'key'
                 ? `Check that the matching public key is in ~${user}/.ssh/authorized_keys on the node and that the user name is right.`
-                : `Check that ssh-agent holds a key authorised for ${user} on the node (ssh-add -l), or set an identity file.`,
+                : auth.kind === 'agent'
+                  ? `Check that ssh-agent holds a key authorised for ${user} on the node (ssh-add -l), or set an identity file.`
+                  : `Check the user name and the ${auth.kind === 'password' ? 'password' : 'answers'}, and that the node's sshd allows ${auth.kind} authentication.`,
             cause: err,
           }),
         );
       }
-      if (/Connection lost before handshake/.test(err.message)) {
+      if (/Connection lost before handshake/.test(err.message) || (target.sock && /ECONNRESET|socket hang up|write after end/.test(err.message))) {
         return fail(
           new HoldfastError('UNREACHABLE', `${where} closed the connection before the SSH handshake.`, {
             hint: 'Check that an SSH server listens on that port and accepts connections from this machine (MaxStartups, firewall, tcp wrappers).',
@@ -298,6 +386,8 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
     client.on('close', () => {
       const wasReady = phase === 'ready';
       phase = 'closed';
+      // A jump chain goes down together: this hop's channel is gone, so is its reason to exist.
+      if (target.via) void target.via.close();
       if (!settled) {
         if (verifierError) return fail(verifierError);
         return fail(
@@ -370,19 +460,55 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       },
       authHandler: (methodsLeft, _partial, next) => {
         if (methodsLeft) serverMethods = methodsLeft;
-        if (!attempted) {
-          attempted = true;
-          return next(
-            auth.kind === 'key'
-              ? { type: 'publickey', username: user, key: auth.key }
-              : { type: 'agent', username: user, agent: auth.agent },
-          );
+        const done = () => (next as (choice: unknown) => void)(false); // `false` ends authentication
+        attempts++;
+        if (authCancelled) return done();
+        if (auth.kind === 'key') {
+          return attempts === 1 ? next({ type: 'publickey', username: user, key: auth.key }) : done();
         }
-        // `false` ends authentication (ssh2 supports it; the typings do not list it).
-        return (next as (choice: unknown) => void)(false);
+        if (auth.kind === 'agent') {
+          return attempts === 1 ? next({ type: 'agent', username: user, agent: auth.agent }) : done();
+        }
+        if (attempts > CREDENTIAL_ATTEMPTS) return done();
+        // password: use the password method when the server offers it (or has not said yet), else
+        // its keyboard-interactive prompt, as ssh does with PAM-only servers.
+        const offered = (m: string) => !serverMethods || serverMethods.includes(m);
+        const c = target.credentials!;
+        if (auth.kind === 'password' && offered('password') && c.password) {
+          void asking(() => c.password!.call(c, user, host)).then(
+            (password) => next({ type: 'password', username: user, password }),
+            (err: unknown) => {
+              authCancelled = cancelled(`The password for ${user}@${host}`, err);
+              done();
+            },
+          );
+          return;
+        }
+        if (!offered('keyboard-interactive')) return done();
+        return next({
+          type: 'keyboard-interactive',
+          username: user,
+          prompt: (name, instructions, _lang, prompts, finish) => {
+            const list = prompts.map((p) => ({ prompt: p.prompt, echo: Boolean(p.echo) }));
+            const answer = (): Promise<string[]> => {
+              if (c.keyboardInteractive) return c.keyboardInteractive.call(c, list, { user, host, port, name, instructions });
+              if (c.password && list.length === 1 && !list[0]!.echo) return c.password.call(c, user, host).then((p) => [p]);
+              return Promise.reject(new Error('no answer for these prompts'));
+            };
+            void asking(answer).then(
+              (answers) => finish(Array.isArray(answers) ? answers.map(String) : []),
+              (err: unknown) => {
+                authCancelled = cancelled(`Login to ${user}@${host}`, err);
+                finish([]);
+              },
+            );
+          },
+        });
       },
     };
-    let attempted = false;
+    let attempts = 0;
+    // Never leave a keyboard-interactive round unanswered (ssh2 would wait until the deadline).
+    client.on('keyboard-interactive', (_n, _i, _l, _p, finish) => finish([]));
     try {
       client.connect(config);
     } catch (err) {
@@ -393,6 +519,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
   return connection;
 
   function makeConnection(): SshConnection {
+    const via = target.via;
     let sftpPromise: Promise<SFTPWrapper> | null = null;
     const tunnels = new Set<Tunnel>();
     const isClosed = () => phase === 'closed';
@@ -409,6 +536,8 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
 
     const conn: SshConnection = {
       client,
+      where,
+      via,
       hostKeyFingerprint: fingerprint!,
       get closed() {
         return isClosed();
@@ -476,6 +605,27 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
         });
       },
 
+      spawn(argv) {
+        const command = shellQuote(argv);
+        return new Promise<ClientChannel>((resolve, reject) => {
+          if (isClosed()) return reject(notConnected());
+          try {
+            client.exec(command, (err, ch) => {
+              if (err) {
+                return reject(
+                  isClosed() || /No response from server/.test(err.message)
+                    ? notConnected(err)
+                    : new HoldfastError('REFUSED', `${where} refused to run ${argv[0]}: ${err.message.replace(/^\(SSH\) /, '')}.`, { cause: err }),
+                );
+              }
+              resolve(ch);
+            });
+          } catch (err) {
+            reject(notConnected(err));
+          }
+        });
+      },
+
       sftp() {
         if (sftpPromise) return sftpPromise;
         const p = new Promise<SFTPWrapper>((resolve, reject) => {
@@ -519,6 +669,27 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
         return tunnel;
       },
 
+      forwardOut(toHost, toPort) {
+        return new Promise<ClientChannel>((resolve, reject) => {
+          if (isClosed()) return reject(notConnected());
+          try {
+            client.forwardOut('127.0.0.1', 0, toHost, toPort, (err, ch) => {
+              if (!err) return resolve(ch);
+              reject(
+                isClosed()
+                  ? notConnected(err)
+                  : new HoldfastError('UNREACHABLE', `${where} could not open a connection to ${addr(toHost, toPort)}: ${err.message.replace(/^\(SSH\) /, '')}.`, {
+                      hint: `Check that ${addr(toHost, toPort)} is reachable from ${where} and that its sshd allows TCP forwarding (AllowTcpForwarding).`,
+                      cause: err,
+                    }),
+              );
+            });
+          } catch (err) {
+            reject(notConnected(err));
+          }
+        });
+      },
+
       onClose(cb) {
         if (isClosed()) {
           queueMicrotask(() => cb(lastError));
@@ -531,7 +702,10 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       async close() {
         await Promise.all([...tunnels].map((t) => t.close()));
         tunnels.clear();
-        if (isClosed()) return;
+        if (isClosed()) {
+          await via?.close();
+          return;
+        }
         await new Promise<void>((resolve) => {
           const t = setTimeout(() => {
             sock.destroy();
@@ -543,6 +717,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
           });
           client.end();
         });
+        await via?.close();
       },
     };
     return conn;
