@@ -1,34 +1,22 @@
 // Removing an archive from a node's images dir — only once every image it brings is present,
 // complete and durably pinned (else refused, saying exactly what is missing), or with an
 // explicit, logged force. The archive's SHA-256 is recorded before it goes.
-import type { SFTPWrapper, Stats } from 'ssh2';
 import type { AuditEntry, RemovalCheck } from '../../shared/domain';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
 import type { NodeInventory } from '../node/inspect';
 import type { NodeSession } from '../node/session';
 
-function sftpStat(sftp: SFTPWrapper, file: string): Promise<Stats | null> {
-  return new Promise((resolve, reject) =>
-    sftp.stat(file, (err, st) => {
-      if (err) return (err as { code?: number }).code === 2 ? resolve(null) : reject(err);
-      resolve(st);
-    }),
-  );
-}
-
-function sftpUnlink(sftp: SFTPWrapper, file: string): Promise<void> {
-  return new Promise((resolve, reject) => sftp.unlink(file, (err) => (err ? reject(err) : resolve())));
-}
-
-/** SHA-256 of a file on the node, computed there (no bytes cross the link). */
+/** SHA-256 of a file on the node, computed there (no bytes cross the link; as root under sudo). */
 export async function remoteSha256(session: NodeSession, abs: string): Promise<string> {
-  const r = await session.ssh.exec(['sha256sum', '--', abs], { timeoutMs: 30 * 60_000 });
-  const m = /^\\?([0-9a-f]{64})\s/.exec(r.stdout);
-  if (r.code !== 0 || !m) {
-    throw new HoldfastError('INTERNAL', `could not compute the SHA-256 of ${abs} on the node: ${r.stderr.trim() || `exit ${r.code}`}`);
+  try {
+    return await session.files.sha256(abs, { timeoutMs: 30 * 60_000 });
+  } catch (e) {
+    if (e instanceof HoldfastError && e.code !== 'UNREACHABLE') {
+      throw new HoldfastError('INTERNAL', `could not compute the SHA-256 of ${abs} on the node: ${e.message}`, { cause: e });
+    }
+    throw e;
   }
-  return m[1]!;
 }
 
 export interface RemoveOptions {
@@ -52,16 +40,16 @@ export async function removeArchive(
       hint: `Fix the above first; --force removes it anyway and is logged.`,
     });
   }
-  const sftp = await session.ssh.sftp();
+  const files = session.files;
   const sha256 = await remoteSha256(session, file.abs);
   // The archive must be the one that was checked: not replaced or grown since.
-  const now = await sftpStat(sftp, file.abs);
+  const now = await files.stat(file.abs);
   if (!now) throw new HoldfastError('CONFLICT', `${check.path} disappeared before Holdfast removed it`);
   if (Number(now.size) !== file.size || Number(now.mtime) !== file.mtime) {
     throw new HoldfastError('CONFLICT', `${check.path} changed while it was being checked; nothing was removed`, { hint: 'Run the check again.' });
   }
-  await sftpUnlink(sftp, file.abs);
-  if (await sftpStat(sftp, file.abs)) throw new HoldfastError('INTERNAL', `${check.path} is still there after removal`);
+  await files.remove(file.abs);
+  if (await files.stat(file.abs, { lstat: true })) throw new HoldfastError('INTERNAL', `${check.path} is still there after removal`);
   return audit.append({
     node: session.def.name,
     action: 'rm-archive',

@@ -1,14 +1,14 @@
-// Walks a node's images dir over SFTP, the way k3s walks it at start (recursively), and
-// reads each archive's index by streaming it — never the whole archive in memory. Indexes
+// Walks a node's images dir (through its FileAccess: SFTP as root, or sudo -n), the way k3s
+// walks it at start (recursively), and reads each archive's index by streaming it — never the
+// whole archive in memory. Indexes
 // are cached locally by node + path + size + mtime, so a re-scan of unchanged archives
 // costs one directory listing.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { FileEntry, SFTPWrapper, Stats } from 'ssh2';
 import type { Compression } from '../../shared/domain';
+import type { FileAccess } from '../access';
 import { writeFileAtomic } from '../config/atomic';
-import { sftpReadStream } from '../sftp/readStream';
 import { classifyImagesDirPath } from './format/extensions';
 import { readArchiveIndex, type ArchiveIndex } from './format/readIndex';
 
@@ -24,18 +24,6 @@ export interface ScannedFile {
   index: ArchiveIndex | null;
   error?: string;
 }
-
-const S_IFMT = 0o170000;
-const S_IFDIR = 0o040000;
-const S_IFREG = 0o100000;
-const S_IFLNK = 0o120000;
-
-function p<T>(fn: (cb: (err: Error | null | undefined, v: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v))));
-}
-
-const readdir = (sftp: SFTPWrapper, dir: string) => p<FileEntry[]>((cb) => sftp.readdir(dir, cb));
-const stat = (sftp: SFTPWrapper, file: string) => p<Stats>((cb) => sftp.stat(file, cb));
 
 /** Local cache of archive indexes, keyed by what identifies an unchanged archive. */
 export class IndexCache {
@@ -67,51 +55,23 @@ export interface ScanOptions {
 }
 
 /** Lists the images dir; a missing dir is an empty list (k3s creates it lazily). */
-export async function walkImagesDir(sftp: SFTPWrapper, root: string): Promise<Omit<ScannedFile, 'index'>[]> {
-  const out: Omit<ScannedFile, 'index'>[] = [];
-  const walk = async (dir: string, rel: string): Promise<void> => {
-    let entries: FileEntry[];
-    try {
-      entries = await readdir(sftp, dir);
-    } catch (e) {
-      if (rel === '' && (e as { code?: number }).code === 2) return; // no such file: no images dir yet
-      throw e;
-    }
-    entries.sort((a, b) => a.filename.localeCompare(b.filename));
-    for (const e of entries) {
-      const abs = `${dir}/${e.filename}`;
-      const relPath = rel ? `${rel}/${e.filename}` : e.filename;
-      let attrs = e.attrs;
-      const type = attrs.mode & S_IFMT;
-      if (type === S_IFLNK) {
-        // k3s opens symlinked files; it does not descend into symlinked dirs.
-        try {
-          attrs = await stat(sftp, abs);
-        } catch {
-          continue;
-        }
-        if ((attrs.mode & S_IFMT) !== S_IFREG) continue;
-      } else if (type === S_IFDIR) {
-        await walk(abs, relPath);
-        continue;
-      } else if (type !== S_IFREG) continue;
-      const c = classifyImagesDirPath(e.filename);
-      out.push({
-        path: relPath,
-        abs,
-        kind: c.kind,
-        compression: c.kind === 'archive' ? c.compression : null,
-        size: Number(attrs.size),
-        mtime: Number(attrs.mtime),
-      });
-    }
-  };
-  await walk(root.replace(/\/+$/, ''), '');
-  return out;
+export async function walkImagesDir(files: FileAccess, root: string): Promise<Omit<ScannedFile, 'index'>[]> {
+  const base = root.replace(/\/+$/, '');
+  return (await files.listFiles(base)).map((f) => {
+    const c = classifyImagesDirPath(f.path.slice(f.path.lastIndexOf('/') + 1));
+    return {
+      path: f.path,
+      abs: f.abs,
+      kind: c.kind,
+      compression: c.kind === 'archive' ? c.compression : null,
+      size: f.size,
+      mtime: f.mtime,
+    };
+  });
 }
 
-export async function scanImagesDir(sftp: SFTPWrapper, root: string, opts: ScanOptions): Promise<ScannedFile[]> {
-  const files = await walkImagesDir(sftp, root);
+export async function scanImagesDir(access: FileAccess, root: string, opts: ScanOptions): Promise<ScannedFile[]> {
+  const files = await walkImagesDir(access, root);
   const out: ScannedFile[] = [];
   for (const f of files) {
     if (f.kind !== 'archive' || !f.compression) {
@@ -123,7 +83,7 @@ export async function scanImagesDir(sftp: SFTPWrapper, root: string, opts: ScanO
     if (!index) {
       try {
         opts.onRead?.(f.path);
-        index = await readArchiveIndex(sftpReadStream(sftp, f.abs, { size: f.size }), { compression: f.compression });
+        index = await readArchiveIndex(access.readStream(f.abs, { size: f.size }), { compression: f.compression });
         await opts.cache?.set(key, index);
       } catch (e) {
         out.push({ ...f, index: null, error: e instanceof Error ? e.message : String(e) });
@@ -148,19 +108,15 @@ export interface K3sImportCache {
   entries: Record<string, { size: number; mtime: number }>;
 }
 
-export async function readK3sImportCache(sftp: SFTPWrapper, root: string): Promise<K3sImportCache> {
+export async function readK3sImportCache(access: FileAccess, root: string): Promise<K3sImportCache> {
   const file = `${root.replace(/\/+$/, '')}/.cache.json`;
-  let st: Stats;
-  try {
-    st = await stat(sftp, file);
-  } catch {
-    return { enabled: false, readable: true, entries: {} };
-  }
+  const st = await access.stat(file).catch(() => null);
+  if (!st) return { enabled: false, readable: true, entries: {} };
   if (st.size === 0) return { enabled: true, readable: true, entries: {} };
   if (st.size > 16 * 1024 * 1024) return { enabled: true, readable: false, entries: {} };
   const chunks: Buffer[] = [];
   try {
-    for await (const c of sftpReadStream(sftp, file, { size: Number(st.size) })) chunks.push(c as Buffer);
+    for await (const c of access.readStream(file, { size: st.size })) chunks.push(c as Buffer);
     const data = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
     if (!data || typeof data !== 'object' || Array.isArray(data)) return { enabled: true, readable: false, entries: {} };
     const entries: K3sImportCache['entries'] = {};

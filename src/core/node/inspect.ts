@@ -28,16 +28,15 @@ function refsForArchiveImage(refs: BaseImageRef[], img: ArchiveImage, platform: 
 }
 
 export async function inspectNode(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo } = {}): Promise<NodeInventory> {
-  const [info, platform, baseRefs, sftp] = await Promise.all([
+  const [info, platform, baseRefs] = await Promise.all([
     opts.info ? Promise.resolve(opts.info) : session.detect(),
     session.platform(),
     session.listBaseImages(),
-    session.ssh.sftp(),
   ]);
   const root = session.def.imagesDir;
   const [files, importCache] = await Promise.all([
-    scanImagesDir(sftp, root, { nodeKey: `${session.def.host}:${session.def.port}`, ...(opts.indexCache ? { cache: opts.indexCache } : {}) }),
-    readK3sImportCache(sftp, root),
+    scanImagesDir(session.files, root, { nodeKey: `${session.def.host}:${session.def.port}`, ...(opts.indexCache ? { cache: opts.indexCache } : {}) }),
+    readK3sImportCache(session.files, root),
   ]);
 
   const fateArchives: FateArchive[] = files

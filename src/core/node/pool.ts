@@ -19,7 +19,8 @@ export class SessionPool {
     }
     if (existing) await this.drop(name);
     const { fresh: _fresh, ...open } = opts;
-    const p = this.lookup(name).then((def) => NodeSession.open(def, { ...this.openOpts, ...open }));
+    // Jump hosts are configured nodes too: the same lookup resolves a chain.
+    const p = this.lookup(name).then((def) => NodeSession.open(def, { resolveNode: this.lookup, ...this.openOpts, ...open }));
     this.sessions.set(name, p);
     p.catch(() => {
       if (this.sessions.get(name) === p) this.sessions.delete(name);

@@ -1,19 +1,124 @@
 // One live connection to a node: SSH, the tunnel to its containerd socket, and the gRPC
 // client over it. Everything Holdfast does to a node goes through a NodeSession.
 import type { NodeDef, NodeInfo } from '../../shared/domain';
+import { createFileAccess, type FileAccess } from '../access';
 import { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { listImageRefs } from '../images/list';
 import { platformFromUname, type Platform } from '../images/mediaTypes';
 import { TargetResolver } from '../images/resolve';
-import { connectSsh, type SshConnection } from '../ssh/connect';
+import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
+import type { CredentialsProvider } from '../ssh/credentials';
 import type { Tunnel } from '../ssh/tunnel';
 import { PROBE_SCRIPT, parseProbe } from './detect';
 
 export interface OpenNodeOptions {
-  /** true, or the SHA256 fingerprint the user confirmed, to record an unknown host key. */
+  /**
+   * true, or the SHA256 fingerprint the user confirmed, to record an unknown host key. `true`
+   * applies to every hop of a jump chain; a fingerprint only to the node itself.
+   */
   acceptNewHostKey?: boolean | string;
+  /** Per hop: TCP connect + handshake + authentication (paused while credentials are asked). */
   timeoutMs?: number;
+  /** Asks a person for passphrases, passwords, keyboard-interactive answers (CLI: TTY; app: UI). */
+  credentials?: CredentialsProvider;
+  /** Finds a configured node by name: needed when the node (or a hop) has `jump`. */
+  resolveNode?: (name: string) => Promise<NodeDef>;
+}
+
+/** Longest jump chain followed (hops before the node itself). */
+export const MAX_JUMP_HOPS = 8;
+
+/**
+ * The hops to go through to reach def, first hop first (def itself not included). Refuses
+ * cycles (a → b → a) and chains longer than MAX_JUMP_HOPS.
+ */
+export async function resolveJumpChain(def: NodeDef, resolveNode?: (name: string) => Promise<NodeDef>): Promise<NodeDef[]> {
+  const chain: NodeDef[] = [];
+  const seen = [def.name];
+  let cur = def;
+  while (cur.jump) {
+    if (seen.includes(cur.jump)) {
+      throw new HoldfastError('INVALID_INPUT', `The jump hosts of ${def.name} form a cycle: ${[...seen, cur.jump].join(' → ')}.`, {
+        hint: `Fix the jump setting of one of these nodes (holdfast node ls shows them).`,
+      });
+    }
+    if (chain.length >= MAX_JUMP_HOPS) {
+      throw new HoldfastError('INVALID_INPUT', `${def.name} is more than ${MAX_JUMP_HOPS} jump hosts away: ${seen.join(' → ')} → …`);
+    }
+    if (!resolveNode) {
+      throw new HoldfastError('INVALID_INPUT', `${cur.name} jumps through ${cur.jump}, but no node list was given to look it up.`);
+    }
+    let hop: NodeDef;
+    try {
+      hop = await resolveNode(cur.jump);
+    } catch (e) {
+      throw new HoldfastError('NOT_FOUND', `${cur.name} jumps through ${cur.jump}, which is not a configured node.`, {
+        hint: `Add ${cur.jump} with \`holdfast node add\`, or change ${cur.name}'s jump host.`,
+        cause: e,
+      });
+    }
+    seen.push(hop.name);
+    chain.unshift(hop);
+    cur = hop;
+  }
+  return chain;
+}
+
+function sshTargetFor(def: NodeDef, opts: OpenNodeOptions, acceptNew: boolean | string | undefined): SshTarget {
+  return {
+    host: def.host,
+    port: def.port,
+    user: def.user,
+    ...(def.identity ? { identity: def.identity } : {}),
+    knownHosts: def.knownHosts!,
+    ...(def.auth ? { auth: def.auth } : {}),
+    ...(opts.credentials ? { credentials: opts.credentials } : {}),
+    ...(acceptNew !== undefined ? { acceptNewHostKey: acceptNew } : {}),
+    ...(opts.timeoutMs !== undefined ? { readyTimeoutMs: opts.timeoutMs } : {}),
+  };
+}
+
+/** Prefixes a hop's failure with which hop it was, keeping code, hint and fingerprints. */
+function viaHop(e: unknown, hop: NodeDef): unknown {
+  if (!(e instanceof HoldfastError)) return e;
+  return new HoldfastError(e.code, `Jump host ${hop.name}: ${e.message}`, {
+    ...(e.hint !== undefined ? { hint: e.hint.replace(/--accept-new-host-key SHA256:\S+/, '--accept-new-host-key (it applies to every hop)') } : {}),
+    ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
+    ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
+    cause: e,
+  });
+}
+
+/**
+ * SSH to def through its jump chain: each hop's host key checked against the hop's own
+ * known_hosts, each next hop reached through the previous one's forwardOut channel.
+ */
+export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Promise<SshConnection> {
+  const hops = await resolveJumpChain(def, opts.resolveNode);
+  let via: SshConnection | undefined;
+  try {
+    for (const hop of hops) {
+      const target = sshTargetFor(hop, opts, opts.acceptNewHostKey === true ? true : undefined);
+      target.label = `jump host ${hop.name} (${hop.host}:${hop.port})`;
+      if (via) {
+        target.sock = await via.forwardOut(hop.host, hop.port);
+        target.via = via;
+      }
+      via = await connectSsh(target).catch((e: unknown) => {
+        throw viaHop(e, hop);
+      });
+    }
+    const target = sshTargetFor(def, opts, opts.acceptNewHostKey);
+    if (via) {
+      target.sock = await via.forwardOut(def.host, def.port);
+      target.via = via;
+    }
+    return await connectSsh(target);
+  } catch (e) {
+    await via?.close().catch(() => undefined);
+    throw e;
+  }
 }
 
 export class NodeSession {
@@ -23,28 +128,25 @@ export class NodeSession {
   private probeCache?: Promise<{ machine: string } & Pick<NodeInfo, 'distro' | 'distroVersion'>>;
   private closed = false;
 
+  /** The images dir and other node files: SFTP as root, or `sudo -n` for a non-root user. */
+  readonly files: FileAccess;
+
   private constructor(
     readonly def: NodeDef,
     readonly ssh: SshConnection,
-    private readonly tunnel: Tunnel,
+    readonly tunnel: Tunnel,
     readonly containerd: ContainerdClient,
-  ) {}
+  ) {
+    this.files = createFileAccess(ssh, { sudo: def.sudo === true, user: def.user });
+  }
 
   static async open(def: NodeDef, opts: OpenNodeOptions = {}): Promise<NodeSession> {
-    const ssh = await connectSsh({
-      host: def.host,
-      port: def.port,
-      user: def.user,
-      ...(def.identity ? { identity: def.identity } : {}),
-      knownHosts: def.knownHosts!,
-      ...(opts.acceptNewHostKey !== undefined ? { acceptNewHostKey: opts.acceptNewHostKey } : {}),
-      ...(opts.timeoutMs !== undefined ? { readyTimeoutMs: opts.timeoutMs } : {}),
-    });
+    const ssh = await connectNode(def, opts);
     let tunnel: Tunnel;
     try {
-      tunnel = await ssh.openTunnel(def.socket);
+      tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user } : { user: def.user });
     } catch (e) {
-      ssh.close();
+      await ssh.close();
       throw e;
     }
     const containerd = new ContainerdClient({

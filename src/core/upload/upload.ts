@@ -16,6 +16,12 @@
 //  4. renaming — posix-rename@openssh.com onto the final name, after checking once more that the
 //     name is still free. k3s's watcher sees one complete file appear.
 //
+// Every node file operation goes through session.files (core/access): for a root SSH user the
+// steps above over SFTP; for a non-root user with sudo, the bytes go over SFTP into the user's own
+// ~/.holdfast-staging (resumable the same way), then `sudo -n install -o root -g root -m 0644`
+// puts them under the staging name, `sudo -n sha256sum` verifies that root-owned copy and
+// `sudo -n mv -n -T` moves it onto the final name without ever overwriting.
+//
 // Errors: HoldfastError throughout, except cancellation (AbortSignal), which rejects with an
 // Error whose `name` is 'AbortError' (the DOM convention `fetch` and `stream.pipeline` use);
 // the staging file is kept, so the next call resumes. A dropped connection is UNREACHABLE
@@ -29,14 +35,13 @@ import { createHash, type Hash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { SFTPWrapper, Stats } from 'ssh2';
+import type { SFTPWrapper } from 'ssh2';
+import type { FileAccess, RemoteStat, UploadArea } from '../access';
 import type { NodeSession } from '../node/session';
 import { HoldfastError } from '../errors';
 import {
   formatBytes,
   normaliseSha256,
-  parseDfAvailable,
-  parseSha256sum,
   safetyMargin,
   uploadTarget,
   type UploadTarget,
@@ -74,7 +79,6 @@ export interface UploadResult {
 
 export const DEFAULT_INFLIGHT = 16;
 const LOCAL_READ_CHUNK = 1024 * 1024;
-const SFTP_NO_SUCH_FILE = 2;
 
 /** The Error an aborted upload rejects with (name 'AbortError'). */
 export function isAbortError(err: unknown): err is Error {
@@ -99,27 +103,9 @@ function call<T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => voi
   });
 }
 
-const sftpStat = (sftp: SFTPWrapper, p: string) => call<Stats>((cb) => sftp.stat(p, cb));
-const sftpLstat = (sftp: SFTPWrapper, p: string) => call<Stats>((cb) => sftp.lstat(p, cb));
 const sftpOpen = (sftp: SFTPWrapper, p: string, flags: 'w' | 'r+') =>
   call<Buffer>((cb) => sftp.open(p, flags, { mode: 0o644 }, cb));
 const sftpClose = (sftp: SFTPWrapper, h: Buffer) => call<void>((cb) => sftp.close(h, cb));
-const sftpMkdir = (sftp: SFTPWrapper, p: string) => call<void>((cb) => sftp.mkdir(p, { mode: 0o755 }, cb));
-const sftpUnlink = (sftp: SFTPWrapper, p: string) => call<void>((cb) => sftp.unlink(p, cb));
-
-function isNoSuchFile(err: unknown): boolean {
-  return !!err && typeof err === 'object' && (err as { code?: unknown }).code === SFTP_NO_SUCH_FILE;
-}
-
-/** stat, or null when the path does not exist. */
-async function statOrNull(sftp: SFTPWrapper, p: string, lstat = false): Promise<Stats | null> {
-  try {
-    return await (lstat ? sftpLstat(sftp, p) : sftpStat(sftp, p));
-  } catch (err) {
-    if (isNoSuchFile(err)) return null;
-    throw err;
-  }
-}
 
 // --- local hashing -------------------------------------------------------------------------------
 
@@ -179,11 +165,13 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     meter.setPhase('checking', 0);
 
     const sftp = await session.ssh.sftp();
-    const ctx: Ctx = { session, sftp, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
+    const files = session.files;
+    const area = await files.uploadArea(target);
+    const ctx: Ctx = { session, sftp, files, area, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
     if (signal) ctx.signal = signal;
 
     // 1. the final name
-    const existing = await statOrNull(sftp, target.remotePath, true);
+    const existing = await files.stat(target.remotePath, { lstat: true });
     if (existing) return await alreadyThere(ctx, existing);
 
     // 1b. a staging file left by an earlier run
@@ -202,19 +190,24 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     resumePoint = ackedTo;
     const localHex = hash.digest('hex');
     if (expected && localHex !== expected) {
-      await sftpUnlink(sftp, target.stagingPath).catch(() => undefined);
+      await area.removeWritten().catch(() => undefined);
       throw new HoldfastError('INVALID_INPUT', `The local file ${localPath} does not have the expected SHA-256 (it has ${localHex}, expected ${expected}); nothing was installed on ${node}.`, {
         hint: 'The local copy is damaged or is another archive: fetch it again.',
       });
     }
 
-    // 3. verify on the node (skipped when the resume check already hashed the complete file)
-    if (start < size || size === 0) {
+    // 3. verify on the node, the very copy that will be renamed (under sudo: installed root-owned
+    //    next to the final name first). Skipped when the resume check already hashed the complete
+    //    file and nothing was copied since.
+    checkAbort();
+    const staged = await area.stage({ timeoutMs: hashTimeout(size) });
+    if (start < size || size === 0 || staged !== area.writePath) {
       checkAbort();
       meter.setPhase('verifying', size);
-      const remoteHex = await remoteSha256(ctx, target.stagingPath);
+      const remoteHex = await remoteSha256(ctx, staged);
       if (remoteHex !== localHex) {
-        await sftpUnlink(sftp, target.stagingPath).catch(() => undefined);
+        await area.discardStaged().catch(() => undefined);
+        await area.removeWritten().catch(() => undefined);
         resumePoint = 0;
         throw new HoldfastError('INTERNAL', `The copy of ${target.relPath} on ${node} does not match the local file (sha256 ${remoteHex} on the node, ${localHex} here); it was removed and nothing was installed.`, {
           hint: 'Run the upload again; if it keeps failing, check the node\'s disk and memory.',
@@ -225,14 +218,20 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     // 4. rename into place
     checkAbort();
     meter.setPhase('renaming', size);
-    const raced = await statOrNull(sftp, target.remotePath, true);
-    if (raced) {
+    const taken = async (st: RemoteStat) => {
       // Someone else put a file there while we were sending.
-      const r = await alreadyThere(ctx, raced, localHex);
-      await sftpUnlink(sftp, target.stagingPath).catch(() => undefined);
+      const r = await alreadyThere(ctx, st, localHex);
+      await area.discardStaged().catch(() => undefined);
+      await area.removeWritten().catch(() => undefined);
       return r;
+    };
+    const raced = await files.stat(target.remotePath, { lstat: true });
+    if (raced) return await taken(raced);
+    if (!(await area.commit())) {
+      const now = await files.stat(target.remotePath, { lstat: true });
+      if (now) return await taken(now);
+      throw new HoldfastError('INTERNAL', `${target.relPath} could not be moved into place on ${node}.`);
     }
-    await renameIntoPlace(ctx);
     return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false };
   } catch (err) {
     if (isAbortError(err)) throw err;
@@ -252,6 +251,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
 interface Ctx {
   session: NodeSession;
   sftp: SFTPWrapper;
+  files: FileAccess;
+  area: UploadArea;
   fh: FileHandle;
   fd: number;
   size: number;
@@ -265,13 +266,13 @@ interface Ctx {
 }
 
 /** The final name exists: identical → alreadyPresent; anything else → CONFLICT. */
-async function alreadyThere(ctx: Ctx, st: Stats, knownLocalHex?: string): Promise<UploadResult> {
+async function alreadyThere(ctx: Ctx, st: RemoteStat, knownLocalHex?: string): Promise<UploadResult> {
   const { target, node, size } = ctx;
   const conflict = (what: string) =>
     new HoldfastError('CONFLICT', `${target.remotePath} on ${node} ${what}; Holdfast never overwrites an archive on a node.`, {
       hint: 'Upload under another name, or remove the archive on the node first (safely: make its images\' pins durable, then remove it).',
     });
-  if (!st.isFile()) throw conflict('exists and is not a regular file');
+  if (st.type !== 'file') throw conflict('exists and is not a regular file');
   if (st.size !== size) throw conflict(`already holds a different file (${formatBytes(st.size)}, the local file is ${formatBytes(size)})`);
   ctx.meter.setPhase('verifying', 0);
   const local = async () => {
@@ -296,119 +297,107 @@ async function alreadyThere(ctx: Ctx, st: Stats, knownLocalHex?: string): Promis
  * The returned hash has absorbed bytes [0, start) of the local file.
  */
 async function resumePointFor(ctx: Ctx): Promise<{ start: number; hash: Hash; stagingSize: number }> {
-  const { sftp, target, size } = ctx;
-  const st = await statOrNull(sftp, target.stagingPath, true);
+  const { area, size } = ctx;
+  const st = await area.statWritten();
   if (!st) return { start: 0, hash: createHash('sha256'), stagingSize: 0 };
-  if (!st.isFile()) {
-    throw new HoldfastError('CONFLICT', `${target.stagingPath} on ${ctx.node} exists and is not a regular file.`, { hint: 'Remove it on the node, then upload again.' });
+  if (st.type !== 'file') {
+    throw new HoldfastError('CONFLICT', `${area.writePath} on ${ctx.node} exists and is not a regular file.`, { hint: 'Remove it on the node, then upload again.' });
   }
   if (st.size === 0 || st.size > size) return { start: 0, hash: createHash('sha256'), stagingSize: st.size };
   // The staging file IS the first N bytes if the upload wrote them in order: hash both sides at once.
   const n = st.size;
   const hash = createHash('sha256');
-  const [, remoteHex] = await Promise.all([hashLocalRange(ctx.fh, 0, n, hash, ctx.signal), remoteSha256(ctx, target.stagingPath)]);
+  const [, remoteHex] = await Promise.all([hashLocalRange(ctx.fh, 0, n, hash, ctx.signal), writtenSha256(ctx)]);
   if (hash.copy().digest('hex') === remoteHex) return { start: n, hash, stagingSize: n };
   return { start: 0, hash: createHash('sha256'), stagingSize: n };
 }
 
+/** sha256sum reads ~200 MB/s on modest hardware: allow 20 MB/s, at least the default 2 min. */
+function hashTimeout(size: number): number {
+  return Math.max(120_000, Math.ceil(size / 20_000));
+}
+
+function verifyError(ctx: Ctx, remotePath: string, err: unknown): unknown {
+  if (!(err instanceof HoldfastError) || err.code === 'UNREACHABLE') return err;
+  return new HoldfastError('REFUSED', `Cannot verify ${remotePath} on ${ctx.node}: ${err.message}`, {
+    hint: err.hint ?? 'Holdfast needs sha256sum (coreutils or busybox) on the node.',
+    cause: err,
+  });
+}
+
 async function remoteSha256(ctx: Ctx, remotePath: string): Promise<string> {
-  // sha256sum reads ~200 MB/s on modest hardware: allow 20 MB/s, at least the default 2 min.
-  const timeoutMs = Math.max(120_000, Math.ceil(ctx.size / 20_000));
-  const r = await ctx.session.ssh.exec(['sha256sum', '--', remotePath], { timeoutMs });
-  const hex = r.code === 0 ? parseSha256sum(r.stdout) : null;
-  if (!hex) {
-    throw new HoldfastError('REFUSED', `Cannot verify ${remotePath} on ${ctx.node}: sha256sum ${r.code === 0 ? 'printed no digest' : `failed (${r.stderr.trim() || `exit ${r.code ?? r.signal}`})`}.`, {
-      hint: 'Holdfast needs sha256sum (coreutils or busybox) on the node.',
-    });
-  }
-  return hex;
+  return ctx.files.sha256(remotePath, { timeoutMs: hashTimeout(ctx.size) }).catch((e: unknown) => {
+    throw verifyError(ctx, remotePath, e);
+  });
+}
+
+async function writtenSha256(ctx: Ctx): Promise<string> {
+  return ctx.area.sha256Written({ timeoutMs: hashTimeout(ctx.size) }).catch((e: unknown) => {
+    throw verifyError(ctx, ctx.area.writePath, e);
+  });
 }
 
 /** The deepest existing ancestor of dir (itself included). */
-async function existingAncestor(sftp: SFTPWrapper, dir: string): Promise<string> {
+async function existingAncestor(files: FileAccess, dir: string): Promise<string> {
   let d = dir;
   for (;;) {
-    if (await statOrNull(sftp, d)) return d;
+    if (await files.stat(d)) return d;
     const up = path.posix.dirname(d);
     if (up === d) return d;
     d = up;
   }
 }
 
-/** Free and total bytes of the file system holding dir: statvfs@openssh.com, else `df -Pk`. */
-async function freeSpace(ctx: Ctx, dir: string): Promise<{ free: number; total: number | null } | null> {
-  try {
-    const v = await call<{ f_frsize: number; f_bavail: number; f_blocks: number; f_bsize: number }>((cb) =>
-      ctx.sftp.ext_openssh_statvfs(dir, cb),
-    );
-    const unit = Number(v.f_frsize) || Number(v.f_bsize);
-    return { free: Number(v.f_bavail) * unit, total: Number(v.f_blocks) * unit };
-  } catch {
-    // not offered by this SFTP server (or it failed): ask df
-  }
-  if (ctx.session.ssh.closed) return null;
-  try {
-    const r = await ctx.session.ssh.exec(['df', '-Pk', '--', dir], { timeoutMs: 15_000 });
-    const free = r.code === 0 ? parseDfAvailable(r.stdout) : null;
-    return free === null ? null : { free, total: null };
-  } catch {
-    return null;
-  }
-}
-
 async function ensureRoom(ctx: Ctx, toSend: number, freedByTruncate: number): Promise<void> {
-  const dir = await existingAncestor(ctx.sftp, ctx.target.remoteDir);
-  const space = await freeSpace(ctx, dir);
-  // Neither statvfs nor df answered: go on; a full disk then fails the write with the node's error.
-  if (!space) return;
-  const free = space.free + freedByTruncate;
-  const needed = toSend + safetyMargin(space.total);
-  if (free < needed) {
-    throw new HoldfastError(
+  const { files, area } = ctx;
+  const refuse = (where: string, free: number, needed: number, bytes: number) =>
+    new HoldfastError(
       'REFUSED',
-      `not enough free space in ${ctx.target.remoteDir} on ${ctx.node}: ${formatBytes(free)} free, ${formatBytes(needed)} needed (${formatBytes(toSend)} to send + ${formatBytes(needed - toSend)} safety margin)`,
+      `not enough free space in ${where} on ${ctx.node}: ${formatBytes(free)} free, ${formatBytes(needed)} needed (${formatBytes(bytes)} to ${where === ctx.target.remoteDir ? (area.separateDir ? 'install' : 'send') : 'send'} + ${formatBytes(needed - bytes)} safety margin)`,
       { hint: 'Free space on the node (e.g. remove archives whose images are durably pinned), or upload a smaller archive.' },
     );
+  if (area.separateDir) {
+    // sudo: the bytes land in the user's staging dir first, then a full copy in the images dir.
+    const staging = await files.freeSpace(area.separateDir).catch(() => null);
+    if (staging) {
+      const free = staging.free + freedByTruncate;
+      const needed = toSend + safetyMargin(staging.total);
+      if (free < needed) throw refuse(area.separateDir, free, needed, toSend);
+    }
   }
+  const dir = await existingAncestor(files, ctx.target.remoteDir);
+  const space = await files.freeSpace(dir);
+  // The node could not tell: go on; a full disk then fails the write with the node's error.
+  if (!space) return;
+  const bytes = area.separateDir ? ctx.size : toSend;
+  const free = space.free + (area.separateDir ? 0 : freedByTruncate);
+  const needed = bytes + safetyMargin(space.total);
+  if (free < needed) throw refuse(ctx.target.remoteDir, free, needed, bytes);
 }
 
 async function mkdirs(ctx: Ctx): Promise<void> {
-  const { sftp, target } = ctx;
-  const missing: string[] = [];
-  for (let d = target.remoteDir; !(await statOrNull(sftp, d)); d = path.posix.dirname(d)) {
-    missing.unshift(d);
-    if (path.posix.dirname(d) === d) break;
-  }
-  for (const d of missing) {
-    try {
-      await sftpMkdir(sftp, d);
-    } catch (err) {
-      if (await statOrNull(sftp, d).catch(() => null)) continue; // created meanwhile
-      throw new HoldfastError('REFUSED', `Cannot create ${d} on ${ctx.node}: ${(err as Error).message}.`, {
-        hint: `Holdfast writes as ${ctx.session.def.user}; that user needs write access to ${ctx.session.def.imagesDir}.`,
-        cause: err,
-      });
-    }
-  }
+  await ctx.files.mkdirp(ctx.target.remoteDir);
+  await ctx.area.prepare();
 }
 
 /** Sends bytes [start, size) into the staging file; returns the acknowledged end. */
 async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) => void): Promise<number> {
   const { sftp, target, node, meter, size } = ctx;
+  const writePath = ctx.area.writePath;
   let handle: Buffer;
   try {
-    handle = await sftpOpen(sftp, target.stagingPath, start > 0 ? 'r+' : 'w');
+    handle = await sftpOpen(sftp, writePath, start > 0 ? 'r+' : 'w');
   } catch (err) {
     if (ctx.session.ssh.closed) throw err;
-    throw new HoldfastError('REFUSED', `Cannot write ${target.stagingPath} on ${node}: ${(err as Error).message}.`, {
-      hint: `Holdfast writes as ${ctx.session.def.user}; that user needs write access to ${ctx.session.def.imagesDir}.`,
+    throw new HoldfastError('REFUSED', `Cannot write ${writePath} on ${node}: ${(err as Error).message}.`, {
+      hint: `Holdfast writes as ${ctx.session.def.user}; that user needs write access to ${ctx.area.separateDir ?? ctx.session.def.imagesDir}${ctx.area.separateDir ? '' : ' (or set the node\'s sudo option)'}.`,
       cause: err,
     });
   }
   meter.setPhase('uploading', start);
   let result;
   try {
-    result = await sftpWriteFromFile(sftp, handle, target.stagingPath, {
+    result = await sftpWriteFromFile(sftp, handle, writePath, {
       fd: ctx.fd,
       start,
       end: size,
@@ -426,7 +415,7 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
       onAcked(err.ackedTo);
       if (err.kind === 'closed' || ctx.session.ssh.closed) throw err; // → UNREACHABLE in uploadArchive
       if (err.kind === 'local') throw new HoldfastError('INVALID_INPUT', `Uploading ${target.relPath} to ${node}: ${err.message}.`, { cause: err });
-      throw new HoldfastError('REFUSED', `${node} refused a write to ${target.stagingPath}: ${(err.cause as Error)?.message ?? err.message}; ${formatBytes(err.ackedTo)} are kept there.`, {
+      throw new HoldfastError('REFUSED', `${node} refused a write to ${writePath}: ${(err.cause as Error)?.message ?? err.message}; ${formatBytes(err.ackedTo)} are kept there.`, {
         hint: `Check the node's free space and permissions, then run the upload again to resume from byte ${err.ackedTo}.`,
         cause: err,
       });
@@ -444,23 +433,4 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
   await call<unknown>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch(() => undefined);
   await sftpClose(sftp, handle);
   return result.ackedTo;
-}
-
-async function renameIntoPlace(ctx: Ctx): Promise<void> {
-  const { sftp, target, node } = ctx;
-  try {
-    await call<void>((cb) => sftp.ext_openssh_rename(target.stagingPath, target.remotePath, cb));
-  } catch (err) {
-    if (ctx.session.ssh.closed) throw err;
-    if (/does not support/i.test((err as Error).message)) {
-      // No posix-rename: a plain SFTP rename (OpenSSH: link + unlink) refuses an existing target.
-      try {
-        await call<void>((cb) => sftp.rename(target.stagingPath, target.remotePath, cb));
-        return;
-      } catch (err2) {
-        err = err2;
-      }
-    }
-    throw new HoldfastError('REFUSED', `Cannot rename ${target.stagingPath} to ${target.remotePath} on ${node}: ${(err as Error).message}.`, { cause: err });
-  }
 }

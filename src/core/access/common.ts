@@ -1,0 +1,65 @@
+// Helpers shared by both FileAccess implementations.
+import { HoldfastError } from '../errors';
+import type { SshConnection } from '../ssh/connect';
+import { parseDfAvailable, parseSha256sum } from '../upload/paths';
+import type { FreeSpace, ListedFile, RemoteFileType } from './types';
+
+const S_IFMT = 0o170000;
+
+export function typeFromMode(mode: number): RemoteFileType {
+  switch (mode & S_IFMT) {
+    case 0o100000:
+      return 'file';
+    case 0o040000:
+      return 'dir';
+    case 0o120000:
+      return 'symlink';
+    default:
+      return 'other';
+  }
+}
+
+/** Depth-first order with each directory's names sorted (what the SFTP walk has always produced). */
+export function sortWalkOrder(files: ListedFile[]): ListedFile[] {
+  const key = new Map(files.map((f) => [f, f.path.split('/')]));
+  return files.sort((a, b) => {
+    const x = key.get(a)!;
+    const y = key.get(b)!;
+    for (let i = 0; i < Math.min(x.length, y.length); i++) {
+      if (x[i] === y[i]) continue;
+      // A file and a directory of the same parent compare by their names, like one readdir.
+      return x[i]!.localeCompare(y[i]!);
+    }
+    return x.length - y.length;
+  });
+}
+
+/** `[sudo -n] sha256sum -- path` → hex; REFUSED with sha256sum's complaint otherwise. */
+export async function execSha256(ssh: SshConnection, prefix: string[], path: string, timeoutMs: number): Promise<string> {
+  const r = await ssh.exec([...prefix, 'sha256sum', '--', path], { timeoutMs });
+  const hex = r.code === 0 ? parseSha256sum(r.stdout) : null;
+  if (!hex) {
+    throw new HoldfastError('REFUSED', `Cannot compute the SHA-256 of ${path} on the node: sha256sum ${r.code === 0 ? 'printed no digest' : `failed (${lastLine(r.stderr) || `exit ${r.code ?? r.signal}`})`}.`, {
+      hint: 'Holdfast needs sha256sum (coreutils or busybox) on the node.',
+    });
+  }
+  return hex;
+}
+
+/** `[sudo -n] df -Pk -- dir` → free bytes, or null. */
+export async function execDf(ssh: SshConnection, prefix: string[], dir: string): Promise<FreeSpace | null> {
+  if (ssh.closed) return null;
+  try {
+    const r = await ssh.exec([...prefix, 'df', '-Pk', '--', dir], { timeoutMs: 15_000 });
+    const free = r.code === 0 ? parseDfAvailable(r.stdout) : null;
+    return free === null ? null : { free, total: null };
+  } catch {
+    return null;
+  }
+}
+
+export function lastLine(text: string): string {
+  return text.trim().split('\n').pop()?.trim() ?? '';
+}
+
+export const DEFAULT_HASH_TIMEOUT_MS = 30 * 60_000;

@@ -1,0 +1,194 @@
+// FileAccess for an SSH user that may touch the images dir itself (root): SFTP, plus
+// sha256sum/df over exec.
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import type { FileEntry, SFTPWrapper, Stats } from 'ssh2';
+import { HoldfastError } from '../errors';
+import { sftpReadStream } from '../sftp/readStream';
+import type { SshConnection } from '../ssh/connect';
+import type { UploadTarget } from '../upload/paths';
+import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, typeFromMode } from './common';
+import type { FileAccess, FreeSpace, ListedFile, RemoteStat, UploadArea } from './types';
+
+const SFTP_NO_SUCH_FILE = 2;
+
+function call<T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    try {
+      fn((err, v) => (err ? reject(err) : resolve(v as T)));
+    } catch (err) {
+      reject(err); // ssh2 throws synchronously for unsupported extensions
+    }
+  });
+}
+
+export function isNoSuchFile(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { code?: unknown }).code === SFTP_NO_SUCH_FILE;
+}
+
+function toStat(st: Stats): RemoteStat {
+  return { type: typeFromMode(st.mode), size: Number(st.size), mtime: Number(st.mtime) };
+}
+
+export class SftpFileAccess implements FileAccess {
+  readonly mode = 'sftp' as const;
+
+  constructor(
+    private readonly ssh: SshConnection,
+    /** For messages: who writes ("root"). */
+    private readonly user: string,
+  ) {}
+
+  private sftp(): Promise<SFTPWrapper> {
+    return this.ssh.sftp();
+  }
+
+  async stat(p: string, opts: { lstat?: boolean } = {}): Promise<RemoteStat | null> {
+    const sftp = await this.sftp();
+    try {
+      return toStat(await call<Stats>((cb) => (opts.lstat ? sftp.lstat(p, cb) : sftp.stat(p, cb))));
+    } catch (err) {
+      if (isNoSuchFile(err)) return null;
+      throw err;
+    }
+  }
+
+  async listFiles(root: string): Promise<ListedFile[]> {
+    const sftp = await this.sftp();
+    const out: ListedFile[] = [];
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      let entries: FileEntry[];
+      try {
+        entries = await call<FileEntry[]>((cb) => sftp.readdir(dir, cb));
+      } catch (e) {
+        if (rel === '' && isNoSuchFile(e)) return; // no images dir yet (k3s creates it lazily)
+        throw e;
+      }
+      entries.sort((a, b) => a.filename.localeCompare(b.filename));
+      for (const e of entries) {
+        const abs = `${dir}/${e.filename}`;
+        const relPath = rel ? `${rel}/${e.filename}` : e.filename;
+        let attrs = e.attrs;
+        const type = typeFromMode(attrs.mode);
+        if (type === 'symlink') {
+          // k3s opens symlinked files; it does not descend into symlinked dirs.
+          try {
+            attrs = await call<Stats>((cb) => sftp.stat(abs, cb));
+          } catch {
+            continue;
+          }
+          if (typeFromMode(attrs.mode) !== 'file') continue;
+        } else if (type === 'dir') {
+          await walk(abs, relPath);
+          continue;
+        } else if (type !== 'file') continue;
+        out.push({ path: relPath, abs, size: Number(attrs.size), mtime: Number(attrs.mtime) });
+      }
+    };
+    await walk(root.replace(/\/+$/, ''), '');
+    return out;
+  }
+
+  readStream(p: string, opts: { size: number }): Readable {
+    // sftp() is usually resolved already; a PassThrough bridges the (rare) wait.
+    return lazyReadable(this.sftp().then((sftp) => sftpReadStream(sftp, p, { size: opts.size })));
+  }
+
+  sha256(p: string, opts: { timeoutMs?: number } = {}): Promise<string> {
+    return execSha256(this.ssh, [], p, opts.timeoutMs ?? DEFAULT_HASH_TIMEOUT_MS);
+  }
+
+  async remove(p: string): Promise<void> {
+    const sftp = await this.sftp();
+    try {
+      await call<void>((cb) => sftp.unlink(p, cb));
+    } catch (err) {
+      if (isNoSuchFile(err)) return;
+      throw new HoldfastError('REFUSED', `Cannot remove ${p} on the node: ${(err as Error).message}.`, { cause: err });
+    }
+  }
+
+  async mkdirp(dir: string): Promise<void> {
+    const sftp = await this.sftp();
+    const missing: string[] = [];
+    for (let d = dir; !(await this.stat(d)); d = path.posix.dirname(d)) {
+      missing.unshift(d);
+      if (path.posix.dirname(d) === d) break;
+    }
+    for (const d of missing) {
+      try {
+        await call<void>((cb) => sftp.mkdir(d, { mode: 0o755 }, cb));
+      } catch (err) {
+        if (await this.stat(d).catch(() => null)) continue; // created meanwhile
+        throw new HoldfastError('REFUSED', `Cannot create ${d} on the node: ${(err as Error).message}.`, {
+          hint: `Holdfast writes as ${this.user}; that user needs write access to it (or set the node's sudo option).`,
+          cause: err,
+        });
+      }
+    }
+  }
+
+  async freeSpace(dir: string): Promise<FreeSpace | null> {
+    try {
+      const sftp = await this.sftp();
+      const v = await call<{ f_frsize: number; f_bavail: number; f_blocks: number; f_bsize: number }>((cb) => sftp.ext_openssh_statvfs(dir, cb));
+      const unit = Number(v.f_frsize) || Number(v.f_bsize);
+      return { free: Number(v.f_bavail) * unit, total: Number(v.f_blocks) * unit };
+    } catch {
+      // not offered by this SFTP server (or it failed): ask df
+    }
+    return execDf(this.ssh, [], dir);
+  }
+
+  async uploadArea(target: UploadTarget): Promise<UploadArea> {
+    const access = this;
+    const staging = target.stagingPath;
+    return {
+      writePath: staging,
+      separateDir: null,
+      async prepare() {
+        // the staging file sits in the target dir, made by mkdirp
+      },
+      statWritten: () => access.stat(staging, { lstat: true }),
+      sha256Written: (opts) => access.sha256(staging, opts),
+      removeWritten: () => access.remove(staging),
+      async stage() {
+        return staging;
+      },
+      async commit() {
+        const sftp = await access.sftp();
+        try {
+          await call<void>((cb) => sftp.ext_openssh_rename(staging, target.remotePath, cb));
+        } catch (err) {
+          if (access.ssh.closed) throw err;
+          if (!/does not support/i.test((err as Error).message)) throw renameError(err);
+          // No posix-rename: a plain SFTP rename (OpenSSH: link + unlink) refuses an existing target.
+          try {
+            await call<void>((cb) => sftp.rename(staging, target.remotePath, cb));
+          } catch (err2) {
+            throw renameError(err2);
+          }
+        }
+        return true;
+        function renameError(err: unknown) {
+          return new HoldfastError('REFUSED', `Cannot rename ${staging} to ${target.remotePath} on the node: ${(err as Error).message}.`, { cause: err });
+        }
+      },
+      discardStaged: () => access.remove(staging),
+    };
+  }
+}
+
+/** A Readable that forwards another one which is still being created. */
+export function lazyReadable(source: Promise<Readable>): Readable {
+  const out = new PassThrough();
+  source.then(
+    (s) => {
+      s.on('error', (e) => out.destroy(e));
+      out.on('close', () => s.destroy());
+      s.pipe(out);
+    },
+    (e: unknown) => out.destroy(e instanceof Error ? e : new Error(String(e))),
+  );
+  return out;
+}
