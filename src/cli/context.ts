@@ -8,6 +8,7 @@ import { HoldfastError } from '../core/errors';
 import type { OpsContext } from '../core/node/operations';
 import { NodeSession } from '../core/node/session';
 import type { LabelChange, NodeDef } from '../shared/domain';
+import { ttyCredentials } from './prompt';
 
 export interface Io {
   out: (s: string) => void;
@@ -26,7 +27,13 @@ export function parsePort(v: string): number {
 }
 
 export async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promise<T>, acceptNewHostKey?: boolean): Promise<T> {
-  const session = await NodeSession.open(def, acceptNewHostKey ? { acceptNewHostKey: true } : {});
+  const session = await NodeSession.open(def, {
+    ...(acceptNewHostKey ? { acceptNewHostKey: true } : {}),
+    // Passphrases, passwords, keyboard-interactive answers: asked on the terminal, kept nowhere.
+    credentials: ttyCredentials(),
+    // Jump hosts are configured nodes too.
+    resolveNode: (name) => new NodeStore(holdfastHome()).get(name),
+  });
   try {
     return await fn(session);
   } finally {

@@ -24,6 +24,9 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--images-dir <path>', 'k3s images dir on the node', '/var/lib/rancher/k3s/agent/images')
     .option('--namespace <ns>', 'containerd namespace', 'k8s.io')
     .option('--group <group>', 'site or group the node belongs to (for `holdfast inspect --group`)')
+    .option('--sudo', 'log in as a non-root --user and reach containerd and the images dir through `sudo -n`')
+    .option('--jump <node>', 'reach the node through another configured node (which may have its own --jump)')
+    .option('--auth <method>', 'publickey (default: --identity or ssh-agent), password or keyboard-interactive (asked on the terminal, never stored)')
     .option('--no-check', 'save without connecting (for nodes out of reach right now)')
     .action(async (name: string, o) => {
       const input: NodeInput = {
@@ -37,6 +40,9 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         ...(o.identity ? { identity: o.identity } : {}),
         ...(o.knownHosts ? { knownHosts: o.knownHosts } : {}),
         ...(o.group ? { group: o.group } : {}),
+        ...(o.sudo ? { sudo: true } : {}),
+        ...(o.jump ? { jump: o.jump } : {}),
+        ...(o.auth ? { auth: o.auth } : {}),
       };
       const s = cli.store();
       const existing = await s.list();
