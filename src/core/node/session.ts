@@ -212,7 +212,7 @@ export class NodeSession {
     this.closed = true;
     this.containerd.close();
     await this.tunnel.close().catch(() => undefined);
-    this.ssh.close();
+    await this.ssh.close().catch(() => undefined);
   }
 }
 

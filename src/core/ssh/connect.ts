@@ -390,6 +390,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       if (target.via) void target.via.close();
       if (!settled) {
         if (verifierError) return fail(verifierError);
+        if (authCancelled) return fail(authCancelled);
         return fail(
           new HoldfastError('UNREACHABLE', `${where} closed the connection before login completed.`, {
             hint: 'Check that the port belongs to an SSH server and that it accepts connections from here (MaxStartups, AllowUsers, tcp wrappers).',
@@ -499,7 +500,8 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
               (answers) => finish(Array.isArray(answers) ? answers.map(String) : []),
               (err: unknown) => {
                 authCancelled = cancelled(`Login to ${user}@${host}`, err);
-                finish([]);
+                // As many (empty) answers as questions: anything else is a protocol error to sshd.
+                finish(list.map(() => ''));
               },
             );
           },
