@@ -122,7 +122,13 @@ describe('password and keyboard-interactive', () => {
 describe('encrypted identity files', () => {
   for (const type of ['ed25519', 'ecdsa', 'rsa'] as const) {
     it(`${type}: asks the passphrase, again when wrong`, async () => {
-      const kp = ssh2.utils.generateKeyPairSync(type, { ...(type === 'rsa' ? { bits: 2048 } : type === 'ecdsa' ? { bits: 256 } : {}), passphrase: PASSPHRASE, cipher: 'aes256-cbc' });
+      const opts = { passphrase: PASSPHRASE, cipher: 'aes256-cbc' };
+      const kp =
+        type === 'rsa'
+          ? ssh2.utils.generateKeyPairSync('rsa', { ...opts, bits: 2048 })
+          : type === 'ecdsa'
+            ? ssh2.utils.generateKeyPairSync('ecdsa', { ...opts, bits: 256 })
+            : ssh2.utils.generateKeyPairSync('ed25519', opts);
       const file = path.join(dir, `id_${type}`);
       writeFileSync(file, kp.private, { mode: 0o600 });
       const answers = [WRONG, PASSPHRASE];
