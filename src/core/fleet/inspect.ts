@@ -3,7 +3,8 @@
 // onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
 import type { NodeDef } from '../../shared/domain';
 import { HoldfastError, toErrorInfo } from '../errors';
-import { inventory, type OpsContext } from '../node/operations';
+import { inspectNode } from '../node/inspect';
+import type { OpsContext } from '../node/operations';
 import { NodeSession } from '../node/session';
 import { diskOf } from './disk';
 import { DriftAccumulator } from './drift';
@@ -47,7 +48,12 @@ export function sshProbe(ctx: OpsContext): NodeProbe {
       session = await NodeSession.open(def, { timeoutMs });
       if (signal.aborted) throw signal.reason;
       const s = session;
-      const [inv, disk] = await Promise.all([inventory(s, ctx), diskOf(s.ssh, def.imagesDir).catch(() => null)]);
+      // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
+      // not handed them: one round trip less than inventory()'s info-then-list on slow links.
+      const [inv, disk] = await Promise.all([
+        inspectNode(s, ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
+        diskOf(s.ssh, def.imagesDir).catch(() => null),
+      ]);
       // Keep only what the report shows: the scanned files, archive indexes and fate inputs go.
       return { node: def.name, reachable: true, error: null, versions: inv.info, images: inv.images, archives: inv.archives, disk };
     } finally {
