@@ -1,0 +1,113 @@
+// bench/fleet: inspecting a fleet of lab nodes — Holdfast `inspect` (in-process inspectFleet and
+// the CLI end to end, every node's pins, fates, archives and disk) vs what an operator does by
+// hand: a sequential loop of `ssh node ctr images ls` (image names and labels only).
+// Medians of --runs, the ratio, and a markdown table line for the README.
+//
+//   npx tsx bench/fleet.ts [--nodes 10] [--runs 3] [--images 3]
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { writeImageArchive } from '../lab/fixtures';
+import { emulateK3sStart } from '../lab/k3s';
+import { startLab } from '../lab/lab';
+import { IndexCache } from '../src/core/archives/scan';
+import { AuditLog } from '../src/core/audit/log';
+import { NodeStore } from '../src/core/config/nodes';
+import { inspectFleet } from '../src/core/fleet';
+
+const { values } = parseArgs({
+  options: { nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '3' }, images: { type: 'string', default: '3' } },
+});
+const NODES = Number(values.nodes);
+const RUNS = Number(values.runs);
+const IMAGES = Number(values.images);
+const root = path.resolve(import.meta.dirname, '..');
+
+function timeCmd(argv: string[], env: NodeJS.ProcessEnv = {}, okCodes = [0]): Promise<{ ms: number; out: string }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const c = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (err += d));
+    c.on('close', (code) => (okCodes.includes(code ?? -1) ? resolve({ ms: performance.now() - t0, out }) : reject(new Error(`${argv.join(' ')}: exit ${code}: ${err}`))));
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const mib = (b: number) => Math.round(b / 1024 / 1024);
+
+const t0 = performance.now();
+const lab = await startLab({ nodes: NODES });
+const labMs = performance.now() - t0;
+try {
+  // A few images per node, some shared, some per node, all imported and pinned the k3s way.
+  await Promise.all(
+    lab.nodes.map(async (n, i) => {
+      const images = Array.from({ length: IMAGES }, (_, k) => ({ name: k === 0 ? 'docker.io/library/base:1' : `registry.local/site/app-${i}-${k}:1` }));
+      await writeImageArchive(path.join(n.hostImagesDir, 'site.tar'), { format: 'docker', images });
+      await emulateK3sStart(n);
+    }),
+  );
+  const home = mkdtempSync(path.join(os.tmpdir(), 'hf-bench-fleet-'));
+  const store = new NodeStore(home);
+  const defs = await store.addMany(lab.nodes.map((n) => ({ name: n.name, host: n.host, port: n.port, identity: lab.clientKey, knownHosts: lab.knownHosts, group: 'bench' })));
+  const ctx = { audit: new AuditLog(home), indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
+
+  const byHand: number[] = [];
+  const inProcess: number[] = [];
+  const cli: number[] = [];
+  let refs = 0;
+  const rss0 = process.memoryUsage().rss;
+  let rssPeak = rss0;
+  for (let r = 0; r < RUNS; r++) {
+    const h0 = performance.now();
+    for (const n of lab.nodes) {
+      await timeCmd(['ssh', '-i', lab.clientKey, '-p', String(n.port), '-o', `UserKnownHostsFile=${lab.knownHosts}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes',
+        'root@127.0.0.1', 'ctr', '-a', '/run/k3s/containerd/containerd.sock', '-n', 'k8s.io', 'images', 'ls']);
+    }
+    byHand.push(performance.now() - h0);
+
+    const p0 = performance.now();
+    const rep = await inspectFleet(defs, { ctx, onNode: () => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)) });
+    inProcess.push(performance.now() - p0);
+    if (rep.summary.unreachable) throw new Error(`unreachable: ${rep.nodes.filter((n) => !n.reachable).map((n) => `${n.node}: ${n.error?.message}`).join('; ')}`);
+    refs = rep.nodes.reduce((s, n) => s + (n.images?.length ?? 0), 0);
+
+    const c = await timeCmd([process.execPath, path.join(root, 'bin', 'holdfast.mjs'), 'inspect', '--all', '--json'], { HOLDFAST_HOME: home });
+    cli.push(c.ms);
+  }
+  // The slowest single node, inspected alone (what a fleet run should approach).
+  const single: number[] = [];
+  for (const d of defs) {
+    const s0 = performance.now();
+    await inspectFleet([d], { ctx });
+    single.push(performance.now() - s0);
+  }
+
+  const result = {
+    nodes: NODES,
+    referencesTotal: refs,
+    runs: RUNS,
+    labStartMs: Math.round(labMs),
+    medianMs: {
+      sshCtrImagesLsLoop: Math.round(median(byHand)),
+      holdfastInspectInProcess: Math.round(median(inProcess)),
+      holdfastInspectCli: Math.round(median(cli)),
+      slowestSingleNodeInProcess: Math.round(Math.max(...single)),
+      medianSingleNodeInProcess: Math.round(median(single)),
+    },
+    rssMiB: { before: mib(rss0), peakDuringInspect: mib(rssPeak) },
+  };
+  const rIn = result.medianMs.sshCtrImagesLsLoop / result.medianMs.holdfastInspectInProcess;
+  const rCli = result.medianMs.sshCtrImagesLsLoop / result.medianMs.holdfastInspectCli;
+  console.log(JSON.stringify({ ...result, ratio: { loopVsInProcess: +rIn.toFixed(2), loopVsCli: +rCli.toFixed(2), inProcessVsSlowestNode: +(result.medianMs.holdfastInspectInProcess / result.medianMs.slowestSingleNodeInProcess).toFixed(2) } }, null, 2));
+  console.log(
+    `\n| ${NODES} nodes, ${IMAGES} images each | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | inspectFleet in process | slowest single node |\n|---|---|---|---|---|\n| median of ${RUNS} | ${result.medianMs.sshCtrImagesLsLoop} ms | ${result.medianMs.holdfastInspectCli} ms (${rCli.toFixed(2)}x) | ${result.medianMs.holdfastInspectInProcess} ms (${rIn.toFixed(2)}x) | ${result.medianMs.slowestSingleNodeInProcess} ms |`,
+  );
+} finally {
+  await lab.stop();
+}
