@@ -268,9 +268,15 @@ describe('inventory: groups, edit, ssh_config import, bulk add', () => {
       expect.objectContaining({ name: 'east-1', host: '127.0.0.1', port: f1.port, user: 'root', identity: lab.clientKey, knownHosts: lab.knownHosts, group: 'east' }),
       expect.objectContaining({ name: 'east-2', port: f2.port, jump: 'east-1', group: 'east' }),
     ]);
-    // The imported east-1 is the lab's f1: inspect reads it like any node.
-    const rep = JSON.parse((await cli(['inspect', 'east-1', '--json'], h)).stdout) as FleetReport;
+    // east-1 is the lab's f1; east-2 (f2) is reached through east-1, as ssh would.
+    const r2 = await cli(['inspect', '--group', 'east', '--json'], h);
+    expect(r2.stderr).toBe('');
+    expect(r2.code).toBe(0);
+    const rep = JSON.parse(r2.stdout) as FleetReport;
     expect(rep.nodes[0]!.images!.map((i) => i.name)).toContain(APP);
+    expect(rep.nodes[1]!.images!.map((i) => i.name)).toContain(TOOL);
+    // Selecting only the jumped node still finds its (unselected) jump host.
+    expect((await cli(['inspect', 'east-2', '--json'], h)).code).toBe(0);
   });
 
   it('add-bulk adds every row in one write, or nothing when any row is wrong', async () => {

@@ -146,8 +146,17 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
       let down = 0;
       let report: FleetReport;
       try {
+        // Jump hosts are configured nodes, selected or not.
+        const all = new Map((await cli.store().list()).map((d) => [d.name, d]));
         report = await inspectFleet(defs, {
           ctx: cli.opsContext(),
+          open: {
+            resolveNode: async (n) => {
+              const d = all.get(n);
+              if (!d) throw new HoldfastError('NOT_FOUND', `no node named "${n}" (a jump host)`, { hint: 'Add the jump host with `holdfast node add`.' });
+              return d;
+            },
+          },
           concurrency: o.concurrency,
           timeoutMs: Math.round(o.timeout * 1000),
           signal: abort.signal,

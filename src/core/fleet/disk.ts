@@ -2,6 +2,7 @@
 // parent — k3s creates the dir lazily). statvfs@openssh.com over SFTP, else `df -Pk` (argv exec).
 import path from 'node:path';
 import type { SFTPWrapper } from 'ssh2';
+import type { NodeSession } from '../node/session';
 import type { SshConnection } from '../ssh/connect';
 import type { DiskInfo } from './types';
 
@@ -59,4 +60,23 @@ export async function diskOf(ssh: SshConnection, imagesDir: string, timeoutMs = 
   } catch {
     return null;
   }
+}
+
+/**
+ * The images dir's file system for a session: over SFTP (statvfs, else df) when the SSH user
+ * reads the images dir itself; through the node's sudo file access (`sudo -n df`) otherwise, since
+ * a non-root user may not even stat a root-only images dir.
+ */
+export async function diskOfSession(session: Pick<NodeSession, 'ssh' | 'files' | 'def'>): Promise<DiskInfo | null> {
+  const files = session.files;
+  if (files.mode === 'sftp') return diskOf(session.ssh, session.def.imagesDir);
+  let dir = path.posix.normalize(session.def.imagesDir);
+  for (;;) {
+    if (await files.stat(dir).catch(() => null)) break;
+    const up = path.posix.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  const fs = await files.freeSpace(dir).catch(() => null);
+  return fs ? { path: dir, freeBytes: fs.free, totalBytes: fs.total, via: 'df' } : null;
 }

@@ -3,7 +3,7 @@ export * from './types';
 export { inspectFleet, sshProbe, unreachableResult, DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS, type FleetOptions, type NodeProbe } from './inspect';
 export { computeDrift, DriftAccumulator, isPinnedNow } from './drift';
 export { summarizeFleet, nodeRisk, isLowDisk, losesPin, formatBytes, DEFAULT_LOW_DISK, type LowDiskRule } from './summary';
-export { diskOf, parseDf } from './disk';
+export { diskOf, diskOfSession, parseDf } from './disk';
 export { fleetHtml, escapeHtml, html, SafeHtml } from './html';
 export { fleetCsv, csvField, csvLine, parseCsv, FLEET_CSV_COLUMNS } from './csv';
 export { parseNodeCsv, BULK_COLUMNS } from './bulk';

@@ -5,8 +5,8 @@ import type { NodeDef } from '../../shared/domain';
 import { HoldfastError, toErrorInfo } from '../errors';
 import { inspectNode } from '../node/inspect';
 import type { OpsContext } from '../node/operations';
-import { NodeSession } from '../node/session';
-import { diskOf } from './disk';
+import { NodeSession, type OpenNodeOptions } from '../node/session';
+import { diskOfSession } from './disk';
 import { DriftAccumulator } from './drift';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
 import type { FleetNodeResult, FleetReport } from './types';
@@ -30,6 +30,12 @@ export interface FleetOptions {
   /** Aborting marks nodes not yet answered as unreachable ("cancelled") and closes their connections. */
   signal?: AbortSignal;
   lowDisk?: LowDiskRule;
+  /**
+   * How sessions are opened: `resolveNode` finds jump hosts (default: among `defs`); pass
+   * `credentials` only if someone can answer prompts for many nodes at once. Without it a node
+   * that needs a passphrase or password is reported AUTH_FAILED rather than blocking the run.
+   */
+  open?: Pick<OpenNodeOptions, 'resolveNode' | 'credentials'>;
   /** Replaces the SSH inventory (tests). */
   probe?: NodeProbe;
 }
@@ -39,20 +45,20 @@ export function unreachableResult(node: string, err: unknown): FleetNodeResult {
 }
 
 /** The real probe: SSH + containerd inventory + disk, the connection closed before returning. */
-export function sshProbe(ctx: OpsContext): NodeProbe {
+export function sshProbe(ctx: OpsContext, open: Pick<OpenNodeOptions, 'resolveNode' | 'credentials'> = {}): NodeProbe {
   return async (def, signal, timeoutMs) => {
     let session: NodeSession | undefined;
     const closeOnAbort = () => void session?.close();
     signal.addEventListener('abort', closeOnAbort, { once: true });
     try {
-      session = await NodeSession.open(def, { timeoutMs });
+      session = await NodeSession.open(def, { ...open, timeoutMs });
       if (signal.aborted) throw signal.reason;
       const s = session;
       // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
       const [inv, disk] = await Promise.all([
         inspectNode(s, ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
-        diskOf(s.ssh, def.imagesDir).catch(() => null),
+        diskOfSession(s).catch(() => null),
       ]);
       // Keep only what the report shows: the scanned files, archive indexes and fate inputs go.
       return { node: def.name, reachable: true, error: null, versions: inv.info, images: inv.images, archives: inv.archives, disk };
@@ -109,7 +115,13 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
   const list = defs.filter((d) => (seen.has(d.name) ? false : (seen.add(d.name), true)));
   const concurrency = Math.max(1, Math.floor(opts.concurrency ?? DEFAULT_FLEET_CONCURRENCY));
   const timeoutMs = Math.max(1, opts.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS);
-  const probe = opts.probe ?? sshProbe(opts.ctx);
+  const byName = new Map(defs.map((d) => [d.name, d]));
+  const resolveNode = async (name: string): Promise<NodeDef> => {
+    const d = byName.get(name);
+    if (!d) throw new HoldfastError('NOT_FOUND', `no node named "${name}" (a jump host)`, { hint: 'Add the jump host as a node too.' });
+    return d;
+  };
+  const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open });
   const results: FleetNodeResult[] = new Array(list.length);
   const drift = new DriftAccumulator();
   let next = 0;
