@@ -96,6 +96,11 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--namespace <ns>', 'containerd namespace')
     .option('--group <group>', 'site or group the node belongs to')
     .option('--no-group', 'take the node out of its group')
+    .option('--sudo', 'reach containerd and the images dir through `sudo -n` (non-root --user)')
+    .option('--no-sudo', 'reach them directly (root)')
+    .option('--jump <node>', 'reach the node through another configured node')
+    .option('--no-jump', 'connect directly')
+    .option('--auth <method>', 'publickey, password or keyboard-interactive')
     .option('--no-check', 'save without connecting')
     .action(async (name: string, o) => {
       const s = cli.store();
@@ -108,11 +113,16 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       else if (o.identity === false) delete input.identity;
       if (typeof o.group === 'string') input.group = o.group;
       else if (o.group === false) delete input.group;
+      if (o.sudo === true) input.sudo = true;
+      else if (o.sudo === false) delete input.sudo;
+      if (typeof o.jump === 'string') input.jump = o.jump;
+      else if (o.jump === false) delete input.jump;
+      if (typeof o.auth === 'string') input.auth = o.auth;
       const after = completeNode(input);
-      const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace', 'group'] as const;
+      const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace', 'group', 'sudo', 'jump', 'auth'] as const;
       const changed = keys.filter((k) => before[k] !== after[k]);
       if (changed.length === 0) return cli.io.out(`${name}: nothing to change`);
-      const reach = changed.some((k) => ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'namespace'].includes(k));
+      const reach = changed.some((k) => !['imagesDir', 'group'].includes(k));
       if (o.check && reach) await withSession(after, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
       await s.update(name, input);
       cli.io.out(`updated ${name}${o.check && reach ? ' (checked)' : ''}:`);
