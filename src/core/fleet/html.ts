@@ -47,6 +47,7 @@ h3{font-size:1.05em;margin:20px 0 6px}.muted{color:var(--muted)}
 table{border-collapse:collapse;width:100%;margin:4px 0 12px;font-size:.92em}
 th,td{text-align:left;vertical-align:top;padding:5px 8px;border-bottom:1px solid var(--line)}
 th{background:var(--soft);font-weight:600;white-space:nowrap}
+td.ref{min-width:22ch}
 td.ref,td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em;word-break:break-all}
 .tag{display:inline-block;padding:0 6px;border-radius:10px;font-size:.85em;white-space:nowrap;border:1px solid var(--line)}
 .tag.bad{color:var(--bad);background:var(--badbg);border-color:var(--bad)}.tag.warn{color:var(--warn);background:var(--warnbg);border-color:var(--warn)}
