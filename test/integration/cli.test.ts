@@ -60,7 +60,7 @@ describe('holdfast CLI', () => {
       expect.objectContaining({ name: 'k1', host: '127.0.0.1', port: n.port, user: 'root', socket: '/run/k3s/containerd/containerd.sock', namespace: 'k8s.io' }),
     ]);
     const table = await runCli(['node', 'ls'], { HOLDFAST_HOME: home });
-    expect(table.stdout).toMatch(/NAME\s+ADDRESS/);
+    expect(table.stdout).toMatch(/NAME\s+GROUP\s+ADDRESS/);
     expect(table.stdout).toContain(`127.0.0.1:${n.port}`);
 
     const dup = await runCli([...base, '--no-check'], { HOLDFAST_HOME: home });
