@@ -2,7 +2,8 @@
 // access goes through the HoldfastApi passed in; every failure is kept as an ErrorInfo.
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { isJobFinished, nodesToRetry } from './model';
-import type { ArgsOf, Envelope, HoldfastApi } from '../shared/contract';
+import type { ArgsOf, Envelope, LiveEvent, NodeLiveStatus } from '../shared/contract';
+import type { ClientApi } from './api';
 import type {
   ArchiveInfo,
   AuditEntry,
@@ -63,7 +64,14 @@ export interface StoreEnv {
   /** Poll intervals for jobs.list (ms): while something runs, and otherwise. */
   pollRunningMs?: number;
   pollIdleMs?: number;
+  /** Quiet time after a node.changed event before the node's views reload (ms). */
+  refreshDebounceMs?: number;
 }
+
+/** A node's live watcher as last reported, with when its next retry is due (ms since epoch). */
+export type LiveView = NodeLiveStatus & { retryAt?: number };
+
+export type View = 'fleet' | 'node' | 'import';
 
 export function emptyWizard(nodes: string[] = []): ImportWizardState {
   return { step: 'choose', archives: [], nodes, pin: true, removeArchive: true, jobIds: [], startErrors: [], starting: false };
@@ -78,8 +86,10 @@ export interface AppState {
   archives: Record<string, ArchivesState>;
   audit: Record<string, AuditState>;
   selected: string | null;
-  /** What the main area shows: the selected node, or the import wizard. */
-  view: 'node' | 'import';
+  /** What the main area shows: the fleet overview, the selected node, or the import wizard. */
+  view: View;
+  /** Live watcher state per node (from node.status events); absent: no watcher. */
+  live: Record<string, LiveView>;
   wizard: ImportWizardState;
   jobs: Job[];
   jobsState: 'idle' | 'loading' | 'ready' | 'error';
@@ -90,6 +100,14 @@ export interface AppState {
 
   init(): Promise<void>;
   select(name: string): void;
+  /** The fleet overview: every node with its counts; loads images of connected nodes. */
+  showFleet(): void;
+  /** Connect every node that is not connected (or connecting) yet. */
+  connectAll(): Promise<void>;
+  /** Follow live events (no-op without a transport for them); returns the stop function. */
+  startLive(): () => void;
+  /** Apply one live event (exposed for tests). */
+  applyEvent(e: LiveEvent): void;
   connect(name: string): Promise<void>;
   /** Forget the connection outcome (e.g. the user declined a host key): back to "not connected". */
   resetStatus(name: string): void;
@@ -158,9 +176,14 @@ function without<T>(record: Record<string, T>, key: string): Record<string, T> {
   return copy;
 }
 
-export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
-  const pollRunningMs = env.pollRunningMs ?? 500;
-  const pollIdleMs = env.pollIdleMs ?? 4000;
+export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
+  // With live jobs.changed events the poll is only a slow safety net.
+  const hasLive = typeof api.onEvent === 'function';
+  const pollRunningMs = env.pollRunningMs ?? (hasLive ? 5000 : 500);
+  const pollIdleMs = env.pollIdleMs ?? (hasLive ? 20_000 : 4000);
+  const refreshDebounceMs = env.refreshDebounceMs ?? 300;
+  /** Pending node.changed refreshes: trailing debounce, but never later than 4× the debounce after the first event. */
+  const pendingRefresh = new Map<string, { timer: ReturnType<typeof setTimeout>; firstAt: number }>();
   let pollKick: (() => void) | null = null;
   let jobsSeq = 0;
   // Per-node sequence numbers: a late answer from an older request never overwrites a newer one.
@@ -201,11 +224,30 @@ export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
 
     const afterMutation = async (env: Envelope<unknown>): Promise<ErrorInfo | null> => (env.ok ? null : env.error);
 
-    /** A job answer from startImport/cancel, merged before the next poll brings it. */
+    /** A job answer from startImport/cancel or a jobs.changed event, merged in place. */
     const upsertJob = (job: Job) => {
       const before = new Map(get().jobs.map((j) => [j.id, j]));
-      set((s) => ({ jobs: [job, ...s.jobs.filter((j) => j.id !== job.id)] }));
+      set((s) => ({
+        jobs: s.jobs.some((j) => j.id === job.id) ? s.jobs.map((j) => (j.id === job.id ? job : j)) : [job, ...s.jobs],
+        ...(s.jobsState !== 'ready' ? { jobsState: 'ready' as const } : {}),
+      }));
       afterJobsChanged(before);
+    };
+
+    /** node.changed: reload the node's loaded views once the burst of events is over. */
+    const scheduleRefresh = (name: string) => {
+      const now = Date.now();
+      const prev = pendingRefresh.get(name);
+      if (prev) clearTimeout(prev.timer);
+      const firstAt = prev?.firstAt ?? now;
+      const wait = Math.max(0, Math.min(refreshDebounceMs, firstAt + 4 * refreshDebounceMs - now));
+      const timer = setTimeout(() => {
+        pendingRefresh.delete(name);
+        const s = get();
+        if (!s.nodes.some((n) => n.name === name) || imagesOf(s, name).state === 'idle') return;
+        void s.refreshNode(name);
+      }, wait);
+      pendingRefresh.set(name, { timer, firstAt });
     };
 
     /**
@@ -238,6 +280,7 @@ export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
       audit: {},
       selected: null,
       view: 'node',
+      live: {},
       wizard: emptyWizard(),
       jobs: [],
       jobsState: 'idle',
@@ -254,7 +297,9 @@ export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
         const nodes = env.result;
         const current = get().selected;
         const selected = current && nodes.some((n) => n.name === current) ? current : (nodes[0]?.name ?? null);
-        set({ nodes, nodesState: 'ready', selected });
+        // Several nodes: land on the fleet overview; one node: straight to it.
+        const view: View = get().view === 'import' ? 'import' : nodes.length > 1 ? 'fleet' : 'node';
+        set({ nodes, nodesState: 'ready', selected, view });
         // Connect every node so the sidebar shows real status dots; images load for the selected one.
         await Promise.all(nodes.map((n) => get().connect(n.name)));
       },
@@ -276,7 +321,54 @@ export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
           return;
         }
         setStatus(env.result);
-        if (env.result.state === 'connected' && get().selected === name) await get().loadImages(name);
+        const s = get();
+        if (env.result.state === 'connected' && (s.view === 'fleet' || s.selected === name)) await s.loadImages(name);
+      },
+
+      showFleet() {
+        set({ view: 'fleet' });
+        const s = get();
+        for (const n of s.nodes) {
+          if (statusOf(s, n.name).state === 'connected' && imagesOf(s, n.name).state === 'idle') void s.loadImages(n.name);
+        }
+      },
+
+      async connectAll() {
+        const s = get();
+        const todo = s.nodes.filter((n) => !['connected', 'connecting'].includes(statusOf(s, n.name).state));
+        await Promise.all(todo.map((n) => s.connect(n.name)));
+      },
+
+      startLive() {
+        if (!api.onEvent) return () => undefined;
+        const off = api.onEvent((e) => get().applyEvent(e));
+        return () => {
+          off();
+          for (const p of pendingRefresh.values()) clearTimeout(p.timer);
+          pendingRefresh.clear();
+        };
+      },
+
+      applyEvent(e) {
+        if (e.type === 'jobs.changed') {
+          upsertJob(e.payload);
+          return;
+        }
+        if (e.type === 'node.changed') {
+          scheduleRefresh(e.payload.node);
+          return;
+        }
+        const p = e.payload;
+        if (!get().nodes.some((n) => n.name === p.name)) return;
+        if (p.state === 'stopped') {
+          set((s) => ({ live: without(s.live, p.name) }));
+          return;
+        }
+        set((s) => ({ live: { ...s.live, [p.name]: { ...p, ...(p.retryInMs !== undefined ? { retryAt: Date.now() + p.retryInMs } : {}) } } }));
+        const st = statusOf(get(), p.name);
+        if (p.state === 'connected' && st.state === 'connected' && p.info) setStatus({ ...st, info: p.info });
+        // Given up (a changed host key, refused credentials): the node needs the user, as after a failed connect.
+        if (p.state === 'error' && p.error && st.state === 'connected') setStatus({ name: p.name, state: 'error', error: p.error });
       },
 
       resetStatus(name) {
@@ -346,6 +438,7 @@ export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
         set((s) => ({
           nodes: s.nodes.map((n) => (n.name === name ? node : n)),
           statuses: without(s.statuses, name),
+          live: without(s.live, name),
           images: without(s.images, name),
           archives: without(s.archives, name),
           audit: without(s.audit, name),
@@ -366,6 +459,8 @@ export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
           return {
             nodes,
             selected,
+            ...(nodes.length === 0 && s.view === 'fleet' ? { view: 'node' as const } : {}),
+            live: without(s.live, name),
             statuses: without(s.statuses, name),
             images: without(s.images, name),
             archives: without(s.archives, name),
@@ -530,4 +625,8 @@ export function createAppStore(api: HoldfastApi, env: StoreEnv = {}): AppStore {
       },
     };
   });
+}
+
+export function liveOf(state: AppState, name: string): LiveView | undefined {
+  return state.live[name];
 }

@@ -30,7 +30,7 @@ describe('createHttpApi', () => {
   it('has exactly the named operations and posts each to its channel with the token header', async () => {
     const fetch = vi.fn(async () => ({ status: 200, json: async () => ({ ok: true, result: [] }) }));
     const api = createHttpApi({ token: 'tok', fetch });
-    expect(Object.keys(api).sort()).toEqual(Object.keys(operations).sort());
+    expect(Object.keys(api).sort()).toEqual([...Object.keys(operations), 'onEvent'].sort());
     await expect(api.listImages({ node: 'edge-01' })).resolves.toEqual({ ok: true, result: [] });
     expect(fetch).toHaveBeenCalledWith('/api/images.list', {
       method: 'POST',

@@ -80,18 +80,28 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
 }
 
 describe('app store', () => {
-  it('init loads nodes, selects the first, connects all and lists images of the selected one only', async () => {
+  it('init with several nodes lands on the fleet overview, connects all and lists every connected node’s images', async () => {
     const api = fakeApi();
     const store = createAppStore(api);
     await store.getState().init();
     const s = store.getState();
     expect(s.nodesState).toBe('ready');
+    expect(s.view).toBe('fleet');
     expect(s.selected).toBe('a');
     expect(statusOf(s, 'a').state).toBe('connected');
     expect(statusOf(s, 'b').state).toBe('connected');
+    expect(api.listImages).toHaveBeenCalledTimes(2);
+    expect(imagesOf(s, 'a').state).toBe('ready');
+    expect(imagesOf(s, 'b').state).toBe('ready');
+  });
+
+  it('init with one node opens it and lists only its images', async () => {
+    const api = fakeApi({ listNodes: vi.fn(async () => ok([node('a')])) });
+    const store = createAppStore(api);
+    await store.getState().init();
+    expect(store.getState().view).toBe('node');
     expect(api.listImages).toHaveBeenCalledTimes(1);
     expect(api.listImages).toHaveBeenCalledWith({ node: 'a' });
-    expect(imagesOf(s, 'a').state).toBe('ready');
   });
 
   it('keeps a node-list failure as an error to show', async () => {
@@ -281,6 +291,8 @@ describe('archives, audit and changes', () => {
     });
     const store = createAppStore(api);
     await store.getState().init();
+    // Only a's images were ever looked at (b's view was never loaded).
+    store.setState((s) => ({ images: { a: s.images['a']! } }));
     store.getState().addArchivePaths(['/x/one.tar', '/x/two.tar.gz', '/x/bad.tar.xz']);
     await settle();
     store.getState().setWizard({ nodes: ['a', 'b', 'gone'] });
