@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useApp } from './context';
 import { ConfirmDialog } from './components/ConfirmDialog';
+import { FleetOverview } from './components/FleetOverview';
 import { PlusIcon } from './components/icons';
 import { ImportWizard } from './components/ImportWizard';
 import { JobsPanel } from './components/JobsPanel';
@@ -21,12 +22,15 @@ export function App() {
   const view = useApp((s) => s.view);
   const jobsOpen = useApp((s) => s.jobsOpen);
   const startJobPolling = useApp((s) => s.startJobPolling);
+  const startLive = useApp((s) => s.startLive);
   const [dialog, setDialog] = useState<DialogState>(null);
 
   useEffect(() => {
     void init();
   }, [init]);
-  // Jobs belong to main: poll them for as long as the window is open.
+  // Live events (node changes, connection drops, job progress) push updates; the job poll is
+  // only a slow safety net once they flow.
+  useEffect(() => startLive(), [startLive]);
   useEffect(() => startJobPolling(), [startJobPolling]);
 
   const node = nodes.find((n) => n.name === selected);
@@ -38,6 +42,8 @@ export function App() {
       <Sidebar onAdd={() => setDialog({ kind: 'add' })} />
       {view === 'import' ? (
         <ImportWizard />
+      ) : view === 'fleet' ? (
+        <FleetOverview onAdd={() => setDialog({ kind: 'add' })} />
       ) : node ? (
         <NodeDetail
           key={node.name}

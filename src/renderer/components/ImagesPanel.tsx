@@ -1,15 +1,15 @@
-import { Fragment, useDeferredValue, useMemo, useState } from 'react';
+import { Fragment, useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactElement } from 'react';
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import {
   atRiskGroups,
-  countByPin,
+  countsOfRefs,
   FATE_TEXT,
   fateKind,
   displayRef,
   filterGroups,
   formatDate,
-  groupImages,
+  groupsOfRefs,
   humanSize,
   shortId,
   sortGroups,
@@ -19,11 +19,11 @@ import {
   type SortKey,
 } from '../model';
 import { imagesOf } from '../store';
-import { breakable } from './Breakable';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, ChevronIcon, HashIcon, RefreshIcon, SearchIcon, ShieldIcon, TagIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
 import type { PinRequest } from './PinDialog';
+import { useVirtualRows } from './virtual';
 
 const FILTERS: { value: PinFilter; label: string }[] = [
   { value: 'all', label: 'All' },
@@ -162,17 +162,9 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const [pin, setPin] = useState<PinFilter>('all');
   const [sort, setSort] = useState<{ key: SortKey; dir: SortDir }>({ key: 'name', dir: 'asc' });
   const deferredQuery = useDeferredValue(query);
-  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
-  const toggle = (key: string) =>
-    setExpanded((prev) => {
-      const n = new Set(prev);
-      if (n.has(key)) n.delete(key);
-      else n.add(key);
-      return n;
-    });
 
-  const groups = useMemo(() => groupImages(images.items), [images.items]);
-  const counts = useMemo(() => countByPin(groups), [groups]);
+  const groups = useMemo(() => groupsOfRefs(images.items), [images.items]);
+  const counts = useMemo(() => countsOfRefs(images.items), [images.items]);
   const atRisk = useMemo(() => atRiskGroups(groups), [groups]);
   const makeAtRiskDurable = () =>
     onPin({
@@ -328,137 +320,257 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
           </button>
         </div>
       ) : images.loadedAt ? (
-        <div className="table-wrap">
-          <table className="image-table" data-testid="images-table">
-            <caption className="visually-hidden">
-              Images on {node.name}, {visible.length} shown
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col" className="col-expand">
-                  <span className="visually-hidden">Details</span>
-                </th>
-                <SortHeader label="References" sortKey="name" current={sort} onSort={onSort} className="col-refs" />
-                <th scope="col" className="col-pin">
-                  Pin
-                </th>
-                <th scope="col" className="col-fate">
-                  At next k3s start
-                </th>
-                <th scope="col" className="col-id">
-                  Image ID
-                </th>
-                <SortHeader label="Size" sortKey="size" current={sort} onSort={onSort} className="col-size num" />
-                <th scope="col" className="col-platforms">
-                  Platforms
-                </th>
-                <SortHeader label="Created" sortKey="created" current={sort} onSort={onSort} className="col-created" />
-                <th scope="col" className="col-actions">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {visible.map((g) => {
-                const open = expanded.has(g.key);
-                const detailsId = `details-${g.key.replace(/[^A-Za-z0-9]/g, '')}`;
-                const req = rowRequest(g);
-                return (
-                <Fragment key={g.key}>
-                <tr
-                  data-testid="image-row"
-                  data-image-id={g.imageId ?? ''}
-                  data-fate={g.fate}
-                  className={`${open ? 'row-open ' : ''}${g.fate === 'lose' ? 'row-at-risk' : ''}`.trim() || undefined}
-                >
-                  <td className="col-expand">
-                    <button
-                      type="button"
-                      className="expand"
-                      aria-expanded={open}
-                      aria-controls={detailsId}
-                      onClick={() => toggle(g.key)}
-                      title={open ? 'Hide details' : 'Show details'}
-                      data-testid="expand-row"
-                    >
-                      <ChevronIcon />
-                      <span className="visually-hidden">Details of {g.primaryName}</span>
-                    </button>
-                  </td>
-                  <td className="col-refs">
-                    <ul className="refs">
-                      {g.refs.map((r) => (
-                        <li
-                          key={r.name}
-                          className={`ref ref-${r.kind}`}
-                          title={g.mixedPins ? `${r.name} — ${r.pin === 'none' ? 'unpinned' : `${r.pin} pin`}` : r.name}
-                          data-testid="image-ref"
-                        >
-                          {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
-                          <span className="ref-text">{breakable(displayRef(r.name))}</span>
-                          <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : ' (digest reference)'}</span>
-                        </li>
-                      ))}
-                    </ul>
-                  </td>
-                  <td className="col-pin">
-                    <PinBadge pin={g.pin} mixed={g.mixedPins} />
-                  </td>
-                  <td className="col-fate">
-                    <FateBadge fate={g.fate} reason={g.reason} />
-                  </td>
-                  <td className="col-id">
-                    <code title={g.imageId ?? 'No config for this node’s platform'}>{shortId(g.imageId)}</code>
-                  </td>
-                  <td className="col-size num">{humanSize(g.size)}</td>
-                  <td className="col-platforms">
-                    {g.platforms.length ? (
-                      <span className="platforms" title={g.platforms.join('\n')}>
-                        {g.platforms[0]}
-                        {g.platforms.length > 1 ? (
-                          <span className="more">
-                            +{g.platforms.length - 1}
-                            <span className="visually-hidden"> more: {g.platforms.slice(1).join(', ')}</span>
-                          </span>
-                        ) : null}
-                      </span>
-                    ) : (
-                      '—'
-                    )}
-                  </td>
-                  <td className="col-created">
-                    <time dateTime={g.createdAt ?? undefined} title={g.createdAt ?? undefined}>
-                      {formatDate(g.createdAt)}
-                    </time>
-                  </td>
-                  <td className="col-actions">
-                    <button
-                      type="button"
-                      className={req.action === 'pin' ? 'btn btn-small' : 'btn btn-small btn-quiet'}
-                      onClick={() => onPin(req)}
-                      aria-label={`${req.action === 'pin' ? 'Make durable' : 'Release durable pin'}: ${g.primaryName}`}
-                      title={req.title}
-                      data-testid="row-action"
-                    >
-                      {req.action === 'pin' ? <ShieldIcon /> : <UnlockIcon />}
-                      {req.action === 'pin' ? 'Make durable' : 'Release'}
-                    </button>
-                  </td>
-                </tr>
-                {open ? (
-                  <tr className="details-row" id={detailsId}>
-                    <td colSpan={COLS}>
-                      <Details g={g} node={node} />
-                    </td>
-                  </tr>
-                ) : null}
-                </Fragment>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <ImagesTable node={node} visible={visible} sort={sort} onSort={onSort} onPin={onPin} />
       ) : null}
     </section>
+  );
+}
+
+/** Height of one image row in px (kept in step with `.image-row` in styles.css). */
+export const ROW_HEIGHT = 56;
+/** References shown in a row; the rest are in the row's details. */
+const REFS_IN_ROW = 2;
+const DETAILS_ESTIMATE = 320;
+
+/**
+ * The images table, windowed: with 10,000 references only the rows near the viewport are in
+ * the DOM. Rows have a fixed height; an expanded row's details are measured. Up/Down, Home,
+ * End, PageUp/PageDown move between rows (scrolling as needed); Enter or Space opens details.
+ */
+function ImagesTable(props: {
+  node: NodeDef;
+  visible: ImageGroup[];
+  sort: { key: SortKey; dir: SortDir };
+  onSort(key: SortKey): void;
+  onPin(request: PinRequest): void;
+}) {
+  const { node, visible, onPin } = props;
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const [detailHeights, setDetailHeights] = useState<ReadonlyMap<string, number>>(new Map());
+  const [focusKey, setFocusKey] = useState<string | null>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const headRef = useRef<HTMLTableSectionElement>(null);
+  const toggle = (key: string) =>
+    setExpanded((prev) => {
+      const n = new Set(prev);
+      if (n.has(key)) n.delete(key);
+      else n.add(key);
+      return n;
+    });
+
+  const extraOf = (i: number) => {
+    const k = visible[i]!.key;
+    return expanded.has(k) ? (detailHeights.get(k) ?? DETAILS_ESTIMATE) : 0;
+  };
+  const v = useVirtualRows({
+    count: visible.length,
+    rowHeight: ROW_HEIGHT,
+    extraOf,
+    extraKey: [visible, expanded, detailHeights],
+    scrollRef,
+    headerRef: headRef,
+  });
+
+  const focusIndex = Math.max(0, focusKey ? visible.findIndex((g) => g.key === focusKey) : 0);
+  const pendingFocus = useRef(false);
+  useEffect(() => {
+    if (!pendingFocus.current) return;
+    pendingFocus.current = false;
+    scrollRef.current?.querySelector<HTMLElement>(`tr[data-index="${focusIndex}"]`)?.focus();
+  });
+
+  const onKeyDown = (e: KeyboardEvent<HTMLTableSectionElement>) => {
+    if ((e.target as HTMLElement).tagName !== 'TR') return;
+    const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? 600) / ROW_HEIGHT) - 1);
+    const last = visible.length - 1;
+    let j = focusIndex;
+    if (e.key === 'ArrowDown') j++;
+    else if (e.key === 'ArrowUp') j--;
+    else if (e.key === 'PageDown') j += page;
+    else if (e.key === 'PageUp') j -= page;
+    else if (e.key === 'Home') j = 0;
+    else if (e.key === 'End') j = last;
+    else if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      const g = visible[focusIndex];
+      if (g) toggle(g.key);
+      return;
+    } else return;
+    e.preventDefault();
+    j = Math.max(0, Math.min(last, j));
+    setFocusKey(visible[j]!.key);
+    v.scrollToIndex(j);
+    pendingFocus.current = true;
+  };
+
+  const measure = (key: string) => (el: HTMLTableRowElement | null) => {
+    if (!el) return;
+    const h = el.getBoundingClientRect().height;
+    if (h > 0 && Math.abs((detailHeights.get(key) ?? 0) - h) > 1) {
+      setDetailHeights((prev) => new Map(prev).set(key, h));
+    }
+  };
+
+  const rows: ReactElement[] = [];
+  for (let i = v.start; i < v.end; i++) {
+    const g = visible[i]!;
+    const open = expanded.has(g.key);
+    const detailsId = `details-${g.key.replace(/[^A-Za-z0-9]/g, '')}`;
+    const req = rowRequest(g);
+    const shownRefs = g.refs.slice(0, REFS_IN_ROW);
+    const more = g.refs.length - shownRefs.length;
+    rows.push(
+      <tr
+        key={g.key}
+        data-testid="image-row"
+        data-index={i}
+        data-image-id={g.imageId ?? ''}
+        data-fate={g.fate}
+        aria-rowindex={i + 2}
+        tabIndex={i === focusIndex ? 0 : -1}
+        onFocus={(e) => {
+          if (e.target === e.currentTarget && focusKey !== g.key) setFocusKey(g.key);
+        }}
+        className={`image-row${open ? ' row-open' : ''}${g.fate === 'lose' ? ' row-at-risk' : ''}`}
+      >
+        <td className="col-expand">
+          <button
+            type="button"
+            className="expand"
+            tabIndex={-1}
+            aria-expanded={open}
+            aria-controls={open ? detailsId : undefined}
+            onClick={() => toggle(g.key)}
+            title={open ? 'Hide details' : 'Show details'}
+            data-testid="expand-row"
+          >
+            <ChevronIcon />
+            <span className="visually-hidden">Details of {g.primaryName}</span>
+          </button>
+        </td>
+        <td className="col-refs">
+          <ul className="refs">
+            {shownRefs.map((r, k) => (
+              <li
+                key={r.name}
+                className={`ref ref-${r.kind}`}
+                title={g.mixedPins ? `${r.name} — ${r.pin === 'none' ? 'unpinned' : `${r.pin} pin`}` : r.name}
+                data-testid="image-ref"
+              >
+                {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
+                <span className="ref-text">{displayRef(r.name)}</span>
+                <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : ' (digest reference)'}</span>
+                {k === shownRefs.length - 1 && more > 0 ? (
+                  <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => x.name).join('\n')}>
+                    +{more}
+                    <span className="visually-hidden"> more references, in the details</span>
+                  </span>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        </td>
+        <td className="col-pin">
+          <PinBadge pin={g.pin} mixed={g.mixedPins} />
+        </td>
+        <td className="col-fate">
+          <FateBadge fate={g.fate} reason={g.reason} />
+        </td>
+        <td className="col-id">
+          <code title={g.imageId ?? 'No config for this node’s platform'}>{shortId(g.imageId)}</code>
+        </td>
+        <td className="col-size num">{humanSize(g.size)}</td>
+        <td className="col-platforms">
+          {g.platforms.length ? (
+            <span className="platforms" title={g.platforms.join('\n')}>
+              {g.platforms[0]}
+              {g.platforms.length > 1 ? (
+                <span className="more">
+                  +{g.platforms.length - 1}
+                  <span className="visually-hidden"> more: {g.platforms.slice(1).join(', ')}</span>
+                </span>
+              ) : null}
+            </span>
+          ) : (
+            '—'
+          )}
+        </td>
+        <td className="col-created">
+          <time dateTime={g.createdAt ?? undefined} title={g.createdAt ?? undefined}>
+            {formatDate(g.createdAt)}
+          </time>
+        </td>
+        <td className="col-actions">
+          <button
+            type="button"
+            className={req.action === 'pin' ? 'btn btn-small' : 'btn btn-small btn-quiet'}
+            onClick={() => onPin(req)}
+            aria-label={`${req.action === 'pin' ? 'Make durable' : 'Release durable pin'}: ${g.primaryName}`}
+            title={req.title}
+            data-testid="row-action"
+          >
+            {req.action === 'pin' ? <ShieldIcon /> : <UnlockIcon />}
+            {req.action === 'pin' ? 'Make durable' : 'Release'}
+          </button>
+        </td>
+      </tr>,
+    );
+    if (open) {
+      rows.push(
+        <tr className="details-row" id={detailsId} key={`${g.key}/details`} ref={measure(g.key)}>
+          <td colSpan={COLS}>
+            <Details g={g} node={node} />
+          </td>
+        </tr>,
+      );
+    }
+  }
+
+  return (
+    <div className="table-wrap images-scroll" ref={scrollRef} data-testid="images-scroll">
+      <table className="image-table" data-testid="images-table" aria-rowcount={visible.length + 1}>
+        <caption className="visually-hidden">
+          Images on {node.name}, {visible.length} shown. Up and Down move between rows; Enter shows a row’s details.
+        </caption>
+        <thead ref={headRef}>
+          <tr aria-rowindex={1}>
+            <th scope="col" className="col-expand">
+              <span className="visually-hidden">Details</span>
+            </th>
+            <SortHeader label="References" sortKey="name" current={props.sort} onSort={props.onSort} className="col-refs" />
+            <th scope="col" className="col-pin">
+              Pin
+            </th>
+            <th scope="col" className="col-fate">
+              At next k3s start
+            </th>
+            <th scope="col" className="col-id">
+              Image ID
+            </th>
+            <SortHeader label="Size" sortKey="size" current={props.sort} onSort={props.onSort} className="col-size num" />
+            <th scope="col" className="col-platforms">
+              Platforms
+            </th>
+            <SortHeader label="Created" sortKey="created" current={props.sort} onSort={props.onSort} className="col-created" />
+            <th scope="col" className="col-actions">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody onKeyDown={onKeyDown}>
+          {v.padTop > 0 ? (
+            <tr className="virtual-pad" aria-hidden="true" style={{ height: v.padTop }}>
+              <td colSpan={COLS} />
+            </tr>
+          ) : null}
+          {rows}
+          {v.padBottom > 0 ? (
+            <tr className="virtual-pad" aria-hidden="true" style={{ height: v.padBottom }}>
+              <td colSpan={COLS} />
+            </tr>
+          ) : null}
+        </tbody>
+      </table>
+    </div>
   );
 }

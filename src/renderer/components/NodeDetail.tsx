@@ -1,16 +1,17 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
-import { countByPin, groupImages } from '../model';
-import { archivesOf, imagesOf, statusOf } from '../store';
+import { countsOfRefs } from '../model';
+import { archivesOf, imagesOf, liveOf, statusOf } from '../store';
 import { ArchivesPanel } from './ArchivesPanel';
 import { ConnectionPanel } from './ConnectionPanel';
-import { EditIcon, ServerIcon, TrashIcon } from './icons';
+import { EditIcon, RefreshIcon, ServerIcon, TrashIcon } from './icons';
 import { ImagesPanel } from './ImagesPanel';
 import { LogPanel } from './LogPanel';
 import { PinDialog, type PinRequest } from './PinDialog';
 import { RemoveArchiveDialog } from './RemoveArchiveDialog';
-import { StatusDot, statusText } from './Sidebar';
+import { useDisplayStatus } from './LiveStatus';
+import { StatusDot } from './Sidebar';
 
 type Tab = 'images' | 'archives' | 'log';
 const TABS: { id: Tab; label: string }[] = [
@@ -77,7 +78,7 @@ function ConnectedBody({ node }: { node: NodeDef }) {
   const [action, setAction] = useState<Action>(null);
   const images = useApp((s) => imagesOf(s, node.name));
   const archives = useApp((s) => archivesOf(s, node.name));
-  const atRisk = useMemo(() => countByPin(groupImages(images.items)).atRisk, [images.items]);
+  const atRisk = useMemo(() => countsOfRefs(images.items).atRisk, [images.items]);
 
   const pin = (request: PinRequest) => setAction({ kind: 'pin', request });
   const pinArchive = (path: string) =>
@@ -135,6 +136,8 @@ function Versions({ status }: { status: NodeStatus }) {
 
 export function NodeDetail({ node, onEdit, onRemove }: { node: NodeDef; onEdit(): void; onRemove(): void }) {
   const status = useApp((s) => statusOf(s, node.name));
+  const live = useApp((s) => liveOf(s, node.name));
+  const shown = useDisplayStatus(status, live);
   const connect = useApp((s) => s.connect);
   const resetStatus = useApp((s) => s.resetStatus);
 
@@ -149,9 +152,9 @@ export function NodeDetail({ node, onEdit, onRemove }: { node: NodeDef; onEdit()
               {node.user}@{node.host}:{node.port}
             </p>
           </div>
-          <span className={`state-pill state-${status.state}`} data-testid="node-state">
-            <StatusDot state={status.state} />
-            {statusText(status)}
+          <span className={`state-pill state-${shown.dot}`} data-testid="node-state" aria-live="polite">
+            <StatusDot state={shown.dot} />
+            {shown.text}
           </span>
         </div>
         <Versions status={status} />
@@ -166,6 +169,26 @@ export function NodeDetail({ node, onEdit, onRemove }: { node: NodeDef; onEdit()
       </header>
 
       <div className="detail-body">
+        {shown.dot === 'reconnecting' ? (
+          <div className="banner banner-warning" role="status" data-testid="reconnecting-banner">
+            <RefreshIcon className="banner-icon spin" />
+            <div className="banner-text">
+              <strong>
+                Connection to {node.name} lost — {shown.text.charAt(0).toLowerCase() + shown.text.slice(1)}
+              </strong>
+              <span>
+                {shown.attempt ? `Attempt ${shown.attempt}. ` : ''}Holdfast keeps retrying (up to every 30 s); what you see below
+                is the last known state and refreshes once the node is back.
+                {live?.error?.message ? ` Last error: ${live.error.message}` : ''}
+              </span>
+            </div>
+            <div className="banner-actions">
+              <button type="button" className="btn btn-small" onClick={() => void connect(node.name)}>
+                Retry now
+              </button>
+            </div>
+          </div>
+        ) : null}
         {status.state === 'connecting' ? (
           <div className="empty" aria-live="polite" data-testid="connecting">
             <span className="spinner" aria-hidden="true" />

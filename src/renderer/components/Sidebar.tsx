@@ -1,7 +1,10 @@
-import type { ErrorCode, NodeConnState, NodeStatus } from '../../shared/domain';
+import type { KeyboardEvent } from 'react';
+import type { ErrorCode, NodeConnState, NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
-import { LogoIcon, PlusIcon, UploadIcon } from './icons';
+import { liveOf, statusOf } from '../store';
+import { GridIcon, LogoIcon, PlusIcon, UploadIcon } from './icons';
 import { JobsIndicator } from './JobsPanel';
+import { useDisplayStatus, type DotState } from './LiveStatus';
 
 export const STATE_TEXT: Record<NodeConnState, string> = {
   unknown: 'Not connected',
@@ -34,8 +37,51 @@ export function statusText(status: NodeStatus): string {
   return status.state === 'error' ? errorShortText(status.error?.code) : STATE_TEXT[status.state];
 }
 
-export function StatusDot({ state }: { state: NodeConnState }) {
+export function StatusDot({ state }: { state: DotState }) {
   return <span className={`dot dot-${state}`} aria-hidden="true" data-testid="status-dot" data-state={state} />;
+}
+
+/** Up/Down (and Home/End) move between the buttons of a list; Tab leaves it. */
+export function moveFocus(e: KeyboardEvent<HTMLElement>) {
+  if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(e.key)) return;
+  const items = [...e.currentTarget.querySelectorAll<HTMLElement>('button.node-item')];
+  const i = items.indexOf(document.activeElement as HTMLElement);
+  if (i < 0) return;
+  e.preventDefault();
+  const j = e.key === 'Home' ? 0 : e.key === 'End' ? items.length - 1 : Math.min(items.length - 1, Math.max(0, i + (e.key === 'ArrowDown' ? 1 : -1)));
+  items[j]?.focus();
+}
+
+function NodeItem({ node: n, active, onSelect }: { node: NodeDef; active: boolean; onSelect(): void }) {
+  const status = useApp((s) => statusOf(s, n.name));
+  const live = useApp((s) => liveOf(s, n.name));
+  const shown = useDisplayStatus(status, live);
+  const problem = shown.dot === 'error' || shown.dot === 'reconnecting';
+  return (
+    <button
+      type="button"
+      className={`node-item${active ? ' active' : ''}`}
+      aria-current={active ? 'page' : undefined}
+      data-testid={`node-item-${n.name}`}
+      title={`${n.name} — ${shown.text}`}
+      onClick={onSelect}
+    >
+      <StatusDot state={shown.dot} />
+      <span className="node-item-text">
+        <span className="node-item-name">{n.name}</span>
+        <span className="node-item-host">
+          {n.user}@{n.host}
+          {n.port !== 22 ? `:${n.port}` : ''}
+        </span>
+        {problem ? (
+          <span className={`node-item-problem${shown.dot === 'reconnecting' ? ' node-item-retry' : ''}`} data-testid="node-item-problem">
+            {shown.text}
+          </span>
+        ) : null}
+      </span>
+      {!problem ? <span className="visually-hidden">, {shown.text}</span> : null}
+    </button>
+  );
 }
 
 export function Sidebar({ onAdd }: { onAdd(): void }) {
@@ -43,8 +89,8 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
   const nodesState = useApp((s) => s.nodesState);
   const nodesError = useApp((s) => s.nodesError);
   const selected = useApp((s) => s.selected);
-  const statuses = useApp((s) => s.statuses);
   const select = useApp((s) => s.select);
+  const showFleet = useApp((s) => s.showFleet);
   const init = useApp((s) => s.init);
   const view = useApp((s) => s.view);
   const openImport = useApp((s) => s.openImport);
@@ -88,36 +134,29 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
       {nodesState === 'ready' && nodes.length === 0 ? (
         <p className="sidebar-note">No nodes yet. Add the first node you look after: its SSH address is enough.</p>
       ) : null}
-      <ul className="node-list">
-        {nodes.map((n) => {
-          const status = statuses[n.name] ?? { name: n.name, state: 'unknown' as const };
-          const st = status.state;
-          const text = statusText(status);
-          const active = view === 'node' && n.name === selected;
-          return (
-            <li key={n.name}>
-              <button
-                type="button"
-                className={`node-item${active ? ' active' : ''}`}
-                aria-current={active ? 'page' : undefined}
-                data-testid={`node-item-${n.name}`}
-                title={`${n.name} — ${text}`}
-                onClick={() => select(n.name)}
-              >
-                <StatusDot state={st} />
-                <span className="node-item-text">
-                  <span className="node-item-name">{n.name}</span>
-                  <span className="node-item-host">
-                    {n.user}@{n.host}
-                    {n.port !== 22 ? `:${n.port}` : ''}
-                  </span>
-                  {st === 'error' ? <span className="node-item-problem">{text}</span> : null}
-                </span>
-                {st !== 'error' ? <span className="visually-hidden">, {text}</span> : null}
-              </button>
-            </li>
-          );
-        })}
+      {nodes.length > 1 ? (
+        <div className="sidebar-views">
+          <button
+            type="button"
+            className={`node-item fleet-item${view === 'fleet' ? ' active' : ''}`}
+            aria-current={view === 'fleet' ? 'page' : undefined}
+            onClick={showFleet}
+            data-testid="open-fleet"
+          >
+            <GridIcon className="fleet-item-icon" />
+            <span className="node-item-text">
+              <span className="node-item-name">Fleet overview</span>
+              <span className="node-item-host">every node, pins at risk</span>
+            </span>
+          </button>
+        </div>
+      ) : null}
+      <ul className="node-list" onKeyDown={moveFocus}>
+        {nodes.map((n) => (
+          <li key={n.name}>
+            <NodeItem node={n} active={view === 'node' && n.name === selected} onSelect={() => select(n.name)} />
+          </li>
+        ))}
       </ul>
       <div className="sidebar-foot">
         <JobsIndicator />

@@ -91,3 +91,10 @@ export const CopyIcon = ({ className }: P) =>
 export const FolderIcon = ({ className }: P) =>
   base(className, <path d="M1.75 4.25v8.5h12.5v-7h-6.5l-1.5-1.5z" />);
 export const ListIcon = ({ className }: P) => base(className, <path d="M5.5 4h8M5.5 8h8M5.5 12h8M2.5 4h.01M2.5 8h.01M2.5 12h.01" />);
+export const GridIcon = ({ className }: P) =>
+  base(className, [
+    <rect key="a" x="2.25" y="2.25" width="4.5" height="4.5" rx="1" />,
+    <rect key="b" x="9.25" y="2.25" width="4.5" height="4.5" rx="1" />,
+    <rect key="c" x="2.25" y="9.25" width="4.5" height="4.5" rx="1" />,
+    <rect key="d" x="9.25" y="9.25" width="4.5" height="4.5" rx="1" />,
+  ]);

@@ -1,0 +1,292 @@
+// The landing view when several nodes exist: every node with its connection, its images by pin
+// state and, highlighted, the pins the next k3s start removes. Follows live events: a node's
+// row updates when its images change, without a refresh. (A fleet-wide matrix comes later.)
+import { useRef, useState, type KeyboardEvent } from 'react';
+import type { ErrorInfo, NodeDef } from '../../shared/domain';
+import { useApp } from '../context';
+import { countsOfRefs } from '../model';
+import { imagesOf, liveOf, statusOf } from '../store';
+import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
+import { useDisplayStatus } from './LiveStatus';
+import { errorShortText, StatusDot } from './Sidebar';
+
+/** What to do next about a node that is not connected, in a few words. */
+export function nextStep(error: ErrorInfo | undefined): string {
+  switch (error?.code) {
+    case 'HOST_KEY_UNKNOWN':
+      return 'Open it to compare the fingerprint and trust the host.';
+    case 'HOST_KEY_CHANGED':
+      return 'Open it to compare the old and new fingerprints.';
+    case 'AUTH_FAILED':
+      return 'Check its user and key (open it, then Edit).';
+    case 'UNREACHABLE':
+    case 'TIMEOUT':
+      return 'Check the address and the network, then Connect all.';
+    case 'CONTAINERD_UNAVAILABLE':
+      return 'Check that k3s is running on it, then Connect all.';
+    default:
+      return 'Open it for details.';
+  }
+}
+
+function Count({ n, kind, loading }: { n: number | undefined; kind: 'durable' | 'k3s' | 'none' | 'atRisk'; loading: boolean }) {
+  if (n === undefined) return <span className="muted" aria-label={loading ? 'loading' : 'not known'}>{loading ? '…' : '—'}</span>;
+  return (
+    <span className={`fleet-count fleet-count-${kind}${n === 0 ? ' zero' : ''}`} data-testid={`fleet-${kind}`}>
+      {n}
+    </span>
+  );
+}
+
+function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpen(): void; onFocusRow(i: number): void }) {
+  const { node: n } = props;
+  const status = useApp((s) => statusOf(s, n.name));
+  const live = useApp((s) => liveOf(s, n.name));
+  const images = useApp((s) => imagesOf(s, n.name));
+  const shown = useDisplayStatus(status, live);
+  const counts = images.loadedAt ? countsOfRefs(images.items) : undefined;
+  const loading = status.state === 'connecting' || images.state === 'loading';
+  const atRisk = counts?.atRisk ?? 0;
+  const info = status.info ?? live?.info;
+  return (
+    <tr
+      className={`fleet-row${atRisk ? ' row-at-risk' : ''}`}
+      data-testid={`fleet-row-${n.name}`}
+      data-state={shown.dot}
+      onClick={props.onOpen}
+    >
+      <th scope="row" className="fleet-node">
+        <button
+          type="button"
+          className="fleet-open"
+          tabIndex={props.focused ? 0 : -1}
+          onFocus={() => props.onFocusRow(props.index)}
+          onClick={(e) => {
+            e.stopPropagation();
+            props.onOpen();
+          }}
+          data-testid="fleet-open"
+        >
+          <span className="fleet-node-name">{n.name}</span>
+          <span className="fleet-node-host">
+            {n.user}@{n.host}
+            {n.port !== 22 ? `:${n.port}` : ''}
+            {n.group ? ` · ${n.group}` : ''}
+          </span>
+        </button>
+      </th>
+      <td className="fleet-status">
+        <span className="fleet-status-line" data-testid="fleet-status">
+          <StatusDot state={shown.dot} />
+          {shown.text}
+        </span>
+        {shown.dot === 'error' ? <span className="fleet-next">{nextStep(status.error)}</span> : null}
+        {shown.dot === 'unknown' ? <span className="fleet-next">Use Connect all, or open it.</span> : null}
+        {shown.dot === 'reconnecting' && shown.attempt ? <span className="fleet-next">attempt {shown.attempt}; showing the last known images</span> : null}
+        {images.state === 'error' ? <span className="fleet-next fleet-next-error">Could not list images: open it to retry.</span> : null}
+      </td>
+      <td className="num">
+        <Count n={counts?.durable} kind="durable" loading={loading} />
+      </td>
+      <td className="num">
+        <Count n={counts?.k3s} kind="k3s" loading={loading} />
+      </td>
+      <td className="num">
+        <Count n={counts?.none} kind="none" loading={loading} />
+      </td>
+      <td className="num fleet-risk-cell">
+        {counts && atRisk > 0 ? (
+          <span className="fleet-risk" data-testid="fleet-atRisk" title={`${atRisk} ${atRisk === 1 ? 'image loses its pin' : 'images lose their pin'} at the next k3s start`}>
+            <AlertIcon />
+            {atRisk}
+          </span>
+        ) : (
+          <Count n={counts?.atRisk} kind="atRisk" loading={loading} />
+        )}
+      </td>
+      <td className="fleet-versions muted small">
+        {info ? (
+          <>
+            <span className="mono">{info.distroVersion ?? 'unknown'}</span>
+            <span className="mono">containerd {info.containerdVersion}</span>
+          </>
+        ) : (
+          '—'
+        )}
+      </td>
+    </tr>
+  );
+}
+
+export function FleetOverview({ onAdd }: { onAdd(): void }) {
+  const nodes = useApp((s) => s.nodes);
+  const nodesState = useApp((s) => s.nodesState);
+  const nodesError = useApp((s) => s.nodesError);
+  const init = useApp((s) => s.init);
+  const select = useApp((s) => s.select);
+  const connectAll = useApp((s) => s.connectAll);
+  const refreshNode = useApp((s) => s.refreshNode);
+  // Totals over the fleet (cheap: counts are memoised per node's list).
+  const totals = useApp((s) => {
+    let connected = 0;
+    let atRisk = 0;
+    let nodesAtRisk = 0;
+    let notConnected = 0;
+    for (const n of s.nodes) {
+      const st = statusOf(s, n.name).state;
+      if (st === 'connected') connected++;
+      else if (st !== 'connecting') notConnected++;
+      const im = imagesOf(s, n.name);
+      if (im.loadedAt) {
+        const r = countsOfRefs(im.items).atRisk;
+        atRisk += r;
+        if (r) nodesAtRisk++;
+      }
+    }
+    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}`;
+  });
+  const [connected, atRisk, nodesAtRisk, notConnected] = totals.split('|').map(Number) as [number, number, number, number];
+  const [focusIdx, setFocusIdx] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const bodyRef = useRef<HTMLTableSectionElement>(null);
+
+  const onKey = (e: KeyboardEvent<HTMLTableSectionElement>) => {
+    if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(e.key)) return;
+    e.preventDefault();
+    const last = nodes.length - 1;
+    const j = e.key === 'Home' ? 0 : e.key === 'End' ? last : Math.min(last, Math.max(0, focusIdx + (e.key === 'ArrowDown' ? 1 : -1)));
+    setFocusIdx(j);
+    bodyRef.current?.querySelectorAll<HTMLElement>('button.fleet-open')[j]?.focus();
+  };
+
+  const onConnectAll = async () => {
+    setBusy(true);
+    try {
+      await connectAll();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="detail fleet" aria-labelledby="fleet-title" data-testid="fleet-overview">
+      <header className="detail-head">
+        <div className="detail-title">
+          <div>
+            <h1 id="fleet-title">Fleet overview</h1>
+            <p className="muted small" data-testid="fleet-summary">
+              {nodesState === 'ready'
+                ? `${nodes.length} ${nodes.length === 1 ? 'node' : 'nodes'} · ${connected} connected${notConnected ? ` · ${notConnected} not connected` : ''}`
+                : 'Loading nodes…'}
+            </p>
+          </div>
+        </div>
+        <div className="detail-actions">
+          <button
+            type="button"
+            className="btn"
+            onClick={() => {
+              for (const n of nodes) void refreshNode(n.name);
+            }}
+            disabled={connected === 0}
+            title="Reload every connected node's images (they also update live)"
+          >
+            <RefreshIcon /> Reload
+          </button>
+          <button type="button" className="btn btn-primary" onClick={() => void onConnectAll()} disabled={busy || notConnected === 0} data-testid="connect-all">
+            {busy ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
+            Connect all
+          </button>
+        </div>
+      </header>
+      <div className="detail-body">
+        {nodesState === 'loading' ? (
+          <div className="empty" aria-live="polite" data-testid="fleet-loading">
+            <span className="spinner" aria-hidden="true" />
+            <p>Loading the node list…</p>
+          </div>
+        ) : nodesState === 'error' ? (
+          <div className="callout callout-error" role="alert" data-testid="fleet-error">
+            <strong>Could not load the node list: {nodesError?.message}</strong>
+            <p>{nodesError?.hint ?? 'Check that Holdfast is still running, then retry.'}</p>
+            <button type="button" className="btn btn-small" onClick={() => void init()}>
+              Retry
+            </button>
+          </div>
+        ) : nodes.length === 0 ? (
+          <div className="empty" data-testid="fleet-empty">
+            <p className="empty-title">No nodes yet</p>
+            <p className="muted">Add the nodes you look after by their SSH address; Holdfast then shows every node's pins here.</p>
+            <button type="button" className="btn btn-primary" onClick={onAdd}>
+              <PlusIcon /> Add node
+            </button>
+          </div>
+        ) : (
+          <>
+            {atRisk > 0 ? (
+              <div className="banner banner-danger" role="region" aria-label="Pins at risk in the fleet" data-testid="fleet-at-risk">
+                <AlertIcon className="banner-icon" />
+                <div className="banner-text">
+                  <strong>
+                    {atRisk} {atRisk === 1 ? 'image' : 'images'} on {nodesAtRisk} {nodesAtRisk === 1 ? 'node' : 'nodes'} will lose{' '}
+                    {atRisk === 1 ? 'its' : 'their'} pin at the next k3s start
+                  </strong>
+                  <span>Open a highlighted node and make its pins durable before anyone restarts k3s.</span>
+                </div>
+              </div>
+            ) : connected > 0 && nodesAtRisk === 0 ? (
+              <p className="fleet-ok muted small" data-testid="fleet-no-risk">
+                <ShieldIcon /> No pin on a connected node is lost at the next k3s start.
+              </p>
+            ) : null}
+            <div className="table-wrap fleet-wrap">
+              <table className="fleet-table" data-testid="fleet-table">
+                <caption className="visually-hidden">Every node: connection, images by pin state, pins at risk. Arrow keys move between nodes; Enter opens one.</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Node</th>
+                    <th scope="col">Connection</th>
+                    <th scope="col" className="num">
+                      <span className="pin-head pin-head-durable">
+                        <ShieldIcon /> Durable
+                      </span>
+                    </th>
+                    <th scope="col" className="num">
+                      <span className="pin-head pin-head-k3s">
+                        <ClockIcon /> k3s pin
+                      </span>
+                    </th>
+                    <th scope="col" className="num">
+                      <span className="pin-head pin-head-none">
+                        <SlashIcon /> Unpinned
+                      </span>
+                    </th>
+                    <th scope="col" className="num">
+                      <span className="pin-head pin-head-risk">
+                        <AlertIcon /> At risk
+                      </span>
+                    </th>
+                    <th scope="col">Versions</th>
+                  </tr>
+                </thead>
+                <tbody ref={bodyRef} onKeyDown={onKey}>
+                  {nodes.map((n, i) => (
+                    <FleetRow
+                      key={n.name}
+                      node={n}
+                      index={i}
+                      focused={i === Math.min(focusIdx, nodes.length - 1)}
+                      onFocusRow={setFocusIdx}
+                      onOpen={() => select(n.name)}
+                    />
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <p className="muted small fleet-foot">Image counts group references by image id, as kubelet does. They update live as images change on a node.</p>
+          </>
+        )}
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,107 @@
+// A small windowed list for tables with thousands of rows (no dependency): fixed row height,
+// plus the measured height of the few rows that are expanded, prefix sums for offsets, binary
+// search for the visible range, and overscan. Only the rows in (and near) the viewport exist in
+// the DOM; two spacer rows keep the scroll height right.
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
+
+/** offsets[i] = top of row i; offsets[count] = total height. */
+export function rowOffsets(count: number, rowHeight: number, extraOf: (i: number) => number): Float64Array {
+  const off = new Float64Array(count + 1);
+  for (let i = 0; i < count; i++) off[i + 1] = off[i]! + rowHeight + extraOf(i);
+  return off;
+}
+
+/** The first index whose row ends below y (0…count-1; count when y is past the end). */
+export function indexAt(offsets: Float64Array, y: number): number {
+  let lo = 0;
+  let hi = offsets.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (offsets[mid + 1]! <= y) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** [start, end) of the rows to render for a viewport, with overscan in pixels on both sides. */
+export function visibleRange(offsets: Float64Array, scrollTop: number, viewport: number, overscanPx: number): [number, number] {
+  const count = offsets.length - 1;
+  if (count <= 0) return [0, 0];
+  const start = Math.min(count - 1, indexAt(offsets, Math.max(0, scrollTop - overscanPx)));
+  const end = Math.min(count, indexAt(offsets, scrollTop + viewport + overscanPx) + 1);
+  return [start, end];
+}
+
+export interface VirtualRows {
+  start: number;
+  end: number;
+  offsets: Float64Array;
+  padTop: number;
+  padBottom: number;
+  /** Scroll so that row i is fully visible. */
+  scrollToIndex(i: number): void;
+}
+
+/**
+ * Windowing for a scroll container holding a table: `headerRef` is the sticky header whose
+ * height sits above row 0.
+ */
+export function useVirtualRows(opts: {
+  count: number;
+  rowHeight: number;
+  extraOf: (i: number) => number;
+  /** Changes whenever extraOf would answer differently. */
+  extraKey: unknown;
+  scrollRef: RefObject<HTMLElement | null>;
+  headerRef: RefObject<HTMLElement | null>;
+  overscanPx?: number;
+}): VirtualRows {
+  const { count, rowHeight, scrollRef, headerRef } = opts;
+  const overscanPx = opts.overscanPx ?? 600;
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const offsets = useMemo(() => rowOffsets(count, rowHeight, opts.extraOf), [count, rowHeight, opts.extraKey]);
+  const [range, setRange] = useState<[number, number]>(() => visibleRange(offsets, 0, 900, overscanPx));
+  const offsetsRef = useRef(offsets);
+  offsetsRef.current = offsets;
+
+  const update = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const head = headerRef.current?.offsetHeight ?? 0;
+    const next = visibleRange(offsetsRef.current, Math.max(0, el.scrollTop - head), el.clientHeight || 900, overscanPx);
+    setRange((prev) => (prev[0] === next[0] && prev[1] === next[1] ? prev : next));
+  }, [scrollRef, headerRef, overscanPx]);
+
+  useLayoutEffect(update, [update, offsets]);
+
+  useEffect(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    el.addEventListener('scroll', update, { passive: true });
+    const ro = typeof ResizeObserver === 'function' ? new ResizeObserver(update) : null;
+    ro?.observe(el);
+    return () => {
+      el.removeEventListener('scroll', update);
+      ro?.disconnect();
+    };
+  }, [scrollRef, update]);
+
+  const scrollToIndex = useCallback(
+    (i: number) => {
+      const el = scrollRef.current;
+      if (!el) return;
+      const off = offsetsRef.current;
+      const head = headerRef.current?.offsetHeight ?? 0;
+      const top = off[i]!;
+      const bottom = top + rowHeight;
+      const viewTop = el.scrollTop;
+      const viewBottom = el.scrollTop + el.clientHeight - head;
+      if (top < viewTop) el.scrollTop = top;
+      else if (bottom > viewBottom) el.scrollTop = bottom - (el.clientHeight - head);
+    },
+    [scrollRef, headerRef, rowHeight],
+  );
+
+  const [start, end] = range[0] <= count && range[1] <= count ? range : visibleRange(offsets, 0, 900, overscanPx);
+  return { start, end, offsets, padTop: offsets[start] ?? 0, padBottom: (offsets[count] ?? 0) - (offsets[end] ?? 0), scrollToIndex };
+}
