@@ -469,3 +469,15 @@ export function countsOfRefs(items: readonly ImageRef[]): Record<PinFilter, numb
   }
   return c;
 }
+
+/**
+ * A reference split for display in a narrow cell: the repository (which may be cut with an
+ * ellipsis) and the tag or digest part (kept whole: it is what tells two versions apart).
+ */
+export function splitRef(name: string): [repo: string, suffix: string] {
+  const at = name.indexOf('@');
+  if (at > 0) return [name.slice(0, at), name.slice(at)];
+  const colon = name.lastIndexOf(':');
+  if (colon > name.lastIndexOf('/')) return [name.slice(0, colon), name.slice(colon)];
+  return [name, ''];
+}

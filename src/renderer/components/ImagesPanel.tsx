@@ -12,6 +12,7 @@ import {
   groupsOfRefs,
   humanSize,
   shortId,
+  splitRef,
   sortGroups,
   type ImageGroup,
   type PinFilter,
@@ -326,6 +327,17 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   );
 }
 
+/** A reference in one line: the repository is cut first, the tag or digest stays readable. */
+function RefText({ name }: { name: string }) {
+  const [repo, suffix] = splitRef(displayRef(name));
+  return (
+    <span className="ref-text ref-split">
+      <span className="ref-repo">{repo}</span>
+      {suffix ? <span className="ref-suffix">{suffix}</span> : null}
+    </span>
+  );
+}
+
 /** Height of one image row in px (kept in step with `.image-row` in styles.css). */
 export const ROW_HEIGHT = 56;
 /** References shown in a row; the rest are in the row's details. */
@@ -458,7 +470,7 @@ function ImagesTable(props: {
                 data-testid="image-ref"
               >
                 {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
-                <span className="ref-text">{displayRef(r.name)}</span>
+                <RefText name={r.name} />
                 <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : ' (digest reference)'}</span>
                 {k === shownRefs.length - 1 && more > 0 ? (
                   <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => x.name).join('\n')}>
