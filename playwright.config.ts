@@ -1,7 +1,31 @@
-import { defineConfig } from '@playwright/test';
+import { defineConfig, type Project } from '@playwright/test';
+import { electronBinary } from './e2e/electron-binary';
 
 // End-to-end tests drive the built renderer (out/renderer) in Debian's Chromium, served by the
-// same loopback server `holdfast serve` uses. No browser download, no network.
+// same loopback server `holdfast serve` uses. No browser download, no network. Every spec takes
+// `test` from e2e/fixtures.ts, whose auto fixture fails any test whose page asks for anything
+// beyond the loopback.
+//
+// Where an Electron binary is installed (`npx install-electron`; found without running the
+// electron package, whose index.js would try to download one), an `electron` project runs the
+// same specs against the desktop app (preload + IPC instead of HTTP, hidden by the fixtures).
+// Without one the project does not exist at all (not a pile of skipped tests).
+const chromiumUse = {
+  browserName: 'chromium' as const,
+  headless: true,
+  viewport: { width: 1360, height: 860 },
+  launchOptions: {
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  },
+};
+
+const projects: Project[] = [{ name: 'chromium', use: chromiumUse }];
+if (electronBinary()) {
+  // perf and screenshots measure/describe the browser build; server-security is HTTP-only.
+  projects.push({ name: 'electron', use: chromiumUse, testIgnore: ['**/perf.spec.ts', '**/server-security.spec.ts', '**/screenshots.spec.ts'] });
+}
+
 export default defineConfig({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
@@ -14,21 +38,8 @@ export default defineConfig({
   reporter: 'list',
   outputDir: 'test-results/e2e',
   use: {
-    browserName: 'chromium',
-    headless: true,
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
-    viewport: { width: 1360, height: 860 },
-    launchOptions: {
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    },
   },
+  projects,
 });

@@ -20,7 +20,7 @@ import type {
   RemovalCheck,
 } from '../src/shared/domain';
 import { LABEL_CRI_PINNED, LABEL_K3S_PINNED, NODE_DEFAULTS, PINNED } from '../src/shared/domain';
-import type { ArgsOf } from '../src/shared/contract';
+import type { ArgsOf, LiveEvent } from '../src/shared/contract';
 import type { Handlers } from '../src/shared/handlers';
 import { HoldfastError } from '../src/core/errors';
 import { createHash, randomUUID } from 'node:crypto';
@@ -344,6 +344,39 @@ export interface FakeOptions {
   failImportOn?: string | null;
   /** Milliseconds one node's import takes from start to done (default ~2 s). */
   importMs?: number;
+  /** Replace edge-01's images with this many generated references (performance tests). */
+  manyRefs?: number;
+  /** No live events (an old server): the UI must fall back to polling. */
+  noEvents?: boolean;
+}
+
+/** `count` references: about two per image (a tag and its digest reference), every pin state and fate. */
+export function generateRefs(count: number): ImageRef[] {
+  const out: ImageRef[] = [];
+  const pins: ImageRef['pin'][] = ['durable', 'k3s', 'k3s', 'none'];
+  for (let i = 0; out.length < count; i++) {
+    const id = createHash('sha256').update(`img-${i}`).digest('hex');
+    const digest = createHash('sha256').update(`man-${i}`).digest('hex');
+    const pin = pins[i % pins.length]!;
+    const afterRestart = pin === 'durable' || (pin === 'k3s' && i % 3 === 0) ? 'pinned' : 'unpinned';
+    const repo = `registry.site.lan/team-${i % 37}/service-${i}`;
+    const base: Omit<ImageRef, 'name'> = {
+      digest: `sha256:${digest}`,
+      mediaType: 'application/vnd.oci.image.index.v1+json',
+      imageId: `sha256:${id}`,
+      size: 5_000_000 + ((i * 7919) % 400_000_000),
+      platforms: i % 5 === 0 ? ['linux/amd64', 'linux/arm64'] : ['linux/amd64'],
+      createdAt: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000).toISOString(),
+      labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
+      pin,
+      afterRestart,
+      reason: afterRestart === 'pinned' ? 'Durable pin: k3s never touches it.' : 'Its archive is gone: the next k3s start removes the pin.',
+      archive: null,
+    };
+    out.push({ ...base, name: `${repo}:1.${i % 10}.${i % 7}` });
+    if (out.length < count) out.push({ ...base, name: `${repo}@sha256:${digest}` });
+  }
+  return out;
 }
 
 function def(input: NodeInput): NodeDef {
@@ -424,8 +457,14 @@ export function fakeHandlers(opts: FakeOptions = {}) {
     def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222 }),
   ];
   let edge2Trusted = false;
+  // Live events, as createHandlers' LiveHub sends them (job changes throttled to ~5 per second).
+  const listeners = new Set<(e: LiveEvent) => void>();
+  const emit = (e: LiveEvent) => {
+    for (const l of [...listeners]) l(structuredClone(e));
+  };
+  const lastJobEmit = new Map<string, number>();
   const images: Record<string, ImageRef[]> = {
-    'edge-01': structuredClone(EDGE1_IMAGES),
+    'edge-01': opts.manyRefs ? generateRefs(opts.manyRefs) : structuredClone(EDGE1_IMAGES),
     'edge-02': structuredClone(EDGE2_IMAGES),
   };
   const archives: Record<string, ArchiveInfo[]> = { 'edge-01': structuredClone(EDGE1_ARCHIVES), 'edge-02': [] };
@@ -644,6 +683,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       n.eta = null;
       n.message = ['uploaded and imported', ...(job.options.pin ? [`${archive.images.length * 2} references pinned durably`] : []), ...(job.options.removeArchive ? ['archive removed'] : [])].join(', ');
       landImport(n.node, archive, job.options);
+      emit({ type: 'node.changed', payload: { node: n.node, topic: '/images/create', name: archive.images[0]?.name ?? '' } });
     });
     job.progress = progressOf(job);
     if (job.nodes.every(finishedState)) {
@@ -652,6 +692,11 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       job.progress = 1;
       if (entry.timer) clearInterval(entry.timer);
       entry.timer = null;
+    }
+    const finished = job.state !== 'running' && job.state !== 'queued';
+    if (finished || Date.now() - (lastJobEmit.get(job.id) ?? 0) >= 200) {
+      lastJobEmit.set(job.id, Date.now());
+      emit({ type: 'jobs.changed', payload: job });
     }
   };
 
@@ -883,6 +928,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
         }
         job.state = 'cancelled';
         job.finishedAt = new Date().toISOString();
+        emit({ type: 'jobs.changed', payload: job });
       }
       return structuredClone(job);
     },
@@ -891,5 +937,13 @@ export function fakeHandlers(opts: FakeOptions = {}) {
   const stopJobs = () => {
     for (const e of jobs.values()) if (e.timer) clearInterval(e.timer);
   };
-  return { handlers, calls, nodes, images, archives, audit, jobs, stopJobs };
+  const events = {
+    subscribe(cb: (e: LiveEvent) => void) {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
+  };
+  // startServer serves GET /api/events from `handlers.events`, as with the real service.
+  if (!opts.noEvents) Object.assign(handlers, { events });
+  return { handlers, calls, nodes, images, archives, audit, jobs, stopJobs, emit, events, listeners };
 }

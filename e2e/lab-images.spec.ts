@@ -1,8 +1,8 @@
 // End-to-end over the LAB: a real k3s-like node (containerd + sshd in their own mount
 // namespaces), the real service handlers, the loopback server and the built renderer in
-// Chromium. Proves the first-contact story a technician lives: unknown host key → compare the
-// fingerprint → trust → the node's images with their real pin state.
-import { expect, test } from '@playwright/test';
+// Chromium. Proves the first-contact story a technician lives: add the node through the UI →
+// unknown host key → compare the fingerprint → trust → the node's images with their real pin state.
+import { expect, test } from './fixtures';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,10 +41,8 @@ test.beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-'));
   knownHosts = path.join(dir, 'known_hosts');
   await writeFile(knownHosts, ''); // empty: the node's key is unknown on first contact
+  // No node configured: the technician adds it through the UI.
   handlers = createHandlers({ home: path.join(dir, 'home') });
-  await handlers['nodes.add']({
-    node: { name: 'edge1', host: node.host, port: node.port, identity: lab.clientKey, knownHosts },
-  });
   server = await startServer({ handlers, rendererDir });
 });
 
@@ -56,11 +54,23 @@ test.afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test('unknown host key → trust the lab node’s fingerprint → its two images, pinned by k3s', async ({ page }) => {
+test('add the node in the UI → unknown host key → trust the lab node’s fingerprint → its two images, pinned by k3s', async ({ page }) => {
   test.setTimeout(90_000);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(server!.url);
+
+  // Nothing configured yet: the empty state says what to do.
+  await expect(page.getByText('Add a node by its SSH address')).toBeVisible();
+  await page.getByRole('main').getByRole('button', { name: 'Add node' }).click();
+  const form = page.getByRole('dialog', { name: 'Add node' });
+  await form.getByLabel(/^Name\b/).fill('edge1');
+  await form.getByLabel(/^Host\b/).fill(node.host);
+  await form.getByLabel('Port').fill(String(node.port));
+  await form.getByLabel('Identity file').fill(lab!.clientKey);
+  await form.getByLabel('known_hosts file').fill(knownHosts);
+  await form.getByRole('button', { name: 'Add node' }).click();
+  await expect(form).toHaveCount(0);
 
   await expect(page.getByRole('navigation', { name: 'Nodes' }).getByRole('button', { name: /edge1/ })).toBeVisible();
   await expect(page.getByRole('heading', { level: 1, name: 'edge1' })).toBeVisible();

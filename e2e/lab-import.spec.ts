@@ -1,7 +1,7 @@
 // End-to-end over the LAB for the guided air-gap import, driven through the wizard in the
 // browser against the REAL backend: an archive on this machine, typed by path, uploaded to a lab
 // node whose k3s watcher (emulated) imports it; then durable pins and the archive removed.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 // End-to-end over the LAB for the safe order the facts sheet prescribes — verify → make the
 // pins durable → remove the archive → verify — driven through the UI against a real node, then
 // checked with ctr and a real k3s-start emulation: the pins must survive the next start.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { createHash } from 'node:crypto';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

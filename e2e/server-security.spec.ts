@@ -1,6 +1,6 @@
 // The loopback server's guards, exercised over raw HTTP (no browser needed): token, Host
 // allow-list, Origin, body limits, content type, static file confinement and headers.
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';

@@ -1,5 +1,5 @@
 // UI smoke test: the built renderer served by startServer with in-test fake handlers.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import { operations } from '../src/shared/contract';
@@ -28,6 +28,9 @@ async function openApp(page: Page) {
   });
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(server.url);
+  // Two nodes: the app lands on the fleet overview; open the first node from there.
+  await expect(page.getByTestId('fleet-overview')).toBeVisible();
+  await page.getByTestId('fleet-row-edge-01').getByTestId('fleet-open').click();
   await expect(page.getByTestId('images-table')).toBeVisible();
   return errors;
 }
@@ -689,7 +692,9 @@ test('jobs panel: sidebar progress, survives navigating to a node and back and a
 
   // A reload: the jobs are owned by the server (main), not the page.
   await page.reload();
-  await expect(page.getByTestId('images-table')).toBeVisible();
+  // Two nodes: a fresh page lands on the fleet overview, which shows the imported image's pin.
+  await expect(page.getByTestId('fleet-overview')).toBeVisible();
+  await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-durable')).not.toHaveText('0');
   await expect(indicator).toContainText('1 job finished');
   await indicator.click();
   await expect(panel.getByTestId('job')).toHaveAttribute('data-state', 'failed');
