@@ -1,4 +1,4 @@
-import { Fragment, useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactElement } from 'react';
+import { Fragment, memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactElement } from 'react';
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import {
@@ -191,7 +191,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const refreshing = images.state === 'loading';
 
   return (
-    <section className="images" aria-labelledby="images-title">
+    <section className={images.loadedAt && visible.length > 0 ? 'images images-fill' : 'images'} aria-labelledby="images-title">
       <div className="images-head">
         <h2 id="images-title" className="visually-hidden">Images</h2>
         {images.loadedAt ? (
@@ -344,6 +344,118 @@ export const ROW_HEIGHT = 56;
 const REFS_IN_ROW = 2;
 const DETAILS_ESTIMATE = 320;
 
+/** One image row; memoised so scrolling only renders the rows that come into view. */
+const ImageRow = memo(function ImageRow(props: {
+  g: ImageGroup;
+  i: number;
+  open: boolean;
+  focused: boolean;
+  onToggle(key: string): void;
+  onFocusKey(key: string): void;
+  onPin(request: PinRequest): void;
+}) {
+  const { g, i, open } = props;
+  const detailsId = `details-${g.key.replace(/[^A-Za-z0-9]/g, '')}`;
+  const req = rowRequest(g);
+  const shownRefs = g.refs.slice(0, REFS_IN_ROW);
+  const more = g.refs.length - shownRefs.length;
+  return (
+    <tr
+      data-testid="image-row"
+      data-index={i}
+      data-image-id={g.imageId ?? ''}
+      data-fate={g.fate}
+      aria-rowindex={i + 2}
+      tabIndex={props.focused ? 0 : -1}
+      onFocus={(e) => {
+        if (e.target === e.currentTarget) props.onFocusKey(g.key);
+      }}
+      className={`image-row${open ? ' row-open' : ''}${g.fate === 'lose' ? ' row-at-risk' : ''}`}
+    >
+      <td className="col-expand">
+        <button
+          type="button"
+          className="expand"
+          tabIndex={-1}
+          aria-expanded={open}
+          aria-controls={open ? detailsId : undefined}
+          onClick={() => props.onToggle(g.key)}
+          title={open ? 'Hide details' : 'Show details'}
+          data-testid="expand-row"
+        >
+          <ChevronIcon />
+          <span className="visually-hidden">Details of {g.primaryName}</span>
+        </button>
+      </td>
+      <td className="col-refs">
+        <ul className="refs">
+          {shownRefs.map((r, k) => (
+            <li
+              key={r.name}
+              className={`ref ref-${r.kind}`}
+              title={g.mixedPins ? `${r.name} — ${r.pin === 'none' ? 'unpinned' : `${r.pin} pin`}` : r.name}
+              data-testid="image-ref"
+            >
+              {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
+              <RefText name={r.name} />
+              <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : ' (digest reference)'}</span>
+              {k === shownRefs.length - 1 && more > 0 ? (
+                <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => x.name).join('\n')}>
+                  +{more}
+                  <span className="visually-hidden"> more references, in the details</span>
+                </span>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      </td>
+      <td className="col-pin">
+        <PinBadge pin={g.pin} mixed={g.mixedPins} />
+      </td>
+      <td className="col-fate">
+        <FateBadge fate={g.fate} reason={g.reason} />
+      </td>
+      <td className="col-id">
+        <code title={g.imageId ?? 'No config for this node’s platform'}>{shortId(g.imageId)}</code>
+      </td>
+      <td className="col-size num">{humanSize(g.size)}</td>
+      <td className="col-platforms">
+        {g.platforms.length ? (
+          <span className="platforms" title={g.platforms.join('\n')}>
+            {g.platforms[0]}
+            {g.platforms.length > 1 ? (
+              <span className="more">
+                +{g.platforms.length - 1}
+                <span className="visually-hidden"> more: {g.platforms.slice(1).join(', ')}</span>
+              </span>
+            ) : null}
+          </span>
+        ) : (
+          '—'
+        )}
+      </td>
+      <td className="col-created">
+        <time dateTime={g.createdAt ?? undefined} title={g.createdAt ?? undefined}>
+          {formatDate(g.createdAt)}
+        </time>
+      </td>
+      <td className="col-actions">
+        <button
+          type="button"
+          className={req.action === 'pin' ? 'btn btn-small' : 'btn btn-small btn-quiet'}
+          onClick={() => props.onPin(req)}
+          aria-label={`${req.action === 'pin' ? 'Make durable' : 'Release durable pin'}: ${g.primaryName}`}
+          title={req.title}
+          data-testid="row-action"
+        >
+          {req.action === 'pin' ? <ShieldIcon /> : <UnlockIcon />}
+          {req.action === 'pin' ? 'Make durable' : 'Release'}
+        </button>
+      </td>
+    </tr>
+  );
+});
+
 /**
  * The images table, windowed: with 10,000 references only the rows near the viewport are in
  * the DOM. Rows have a fixed height; an expanded row's details are measured. Up/Down, Home,
@@ -362,13 +474,20 @@ function ImagesTable(props: {
   const [focusKey, setFocusKey] = useState<string | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const headRef = useRef<HTMLTableSectionElement>(null);
-  const toggle = (key: string) =>
-    setExpanded((prev) => {
-      const n = new Set(prev);
-      if (n.has(key)) n.delete(key);
-      else n.add(key);
-      return n;
-    });
+  const toggle = useCallback(
+    (key: string) =>
+      setExpanded((prev) => {
+        const n = new Set(prev);
+        if (n.has(key)) n.delete(key);
+        else n.add(key);
+        return n;
+      }),
+    [],
+  );
+  const onFocusKey = useCallback((key: string) => setFocusKey((k) => (k === key ? k : key)), []);
+  const pinRef = useRef(onPin);
+  pinRef.current = onPin;
+  const onPinStable = useCallback((r: PinRequest) => pinRef.current(r), []);
 
   const extraOf = (i: number) => {
     const k = visible[i]!.key;
@@ -427,109 +546,21 @@ function ImagesTable(props: {
   for (let i = v.start; i < v.end; i++) {
     const g = visible[i]!;
     const open = expanded.has(g.key);
-    const detailsId = `details-${g.key.replace(/[^A-Za-z0-9]/g, '')}`;
-    const req = rowRequest(g);
-    const shownRefs = g.refs.slice(0, REFS_IN_ROW);
-    const more = g.refs.length - shownRefs.length;
     rows.push(
-      <tr
+      <ImageRow
         key={g.key}
-        data-testid="image-row"
-        data-index={i}
-        data-image-id={g.imageId ?? ''}
-        data-fate={g.fate}
-        aria-rowindex={i + 2}
-        tabIndex={i === focusIndex ? 0 : -1}
-        onFocus={(e) => {
-          if (e.target === e.currentTarget && focusKey !== g.key) setFocusKey(g.key);
-        }}
-        className={`image-row${open ? ' row-open' : ''}${g.fate === 'lose' ? ' row-at-risk' : ''}`}
-      >
-        <td className="col-expand">
-          <button
-            type="button"
-            className="expand"
-            tabIndex={-1}
-            aria-expanded={open}
-            aria-controls={open ? detailsId : undefined}
-            onClick={() => toggle(g.key)}
-            title={open ? 'Hide details' : 'Show details'}
-            data-testid="expand-row"
-          >
-            <ChevronIcon />
-            <span className="visually-hidden">Details of {g.primaryName}</span>
-          </button>
-        </td>
-        <td className="col-refs">
-          <ul className="refs">
-            {shownRefs.map((r, k) => (
-              <li
-                key={r.name}
-                className={`ref ref-${r.kind}`}
-                title={g.mixedPins ? `${r.name} — ${r.pin === 'none' ? 'unpinned' : `${r.pin} pin`}` : r.name}
-                data-testid="image-ref"
-              >
-                {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
-                <RefText name={r.name} />
-                <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : ' (digest reference)'}</span>
-                {k === shownRefs.length - 1 && more > 0 ? (
-                  <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => x.name).join('\n')}>
-                    +{more}
-                    <span className="visually-hidden"> more references, in the details</span>
-                  </span>
-                ) : null}
-              </li>
-            ))}
-          </ul>
-        </td>
-        <td className="col-pin">
-          <PinBadge pin={g.pin} mixed={g.mixedPins} />
-        </td>
-        <td className="col-fate">
-          <FateBadge fate={g.fate} reason={g.reason} />
-        </td>
-        <td className="col-id">
-          <code title={g.imageId ?? 'No config for this node’s platform'}>{shortId(g.imageId)}</code>
-        </td>
-        <td className="col-size num">{humanSize(g.size)}</td>
-        <td className="col-platforms">
-          {g.platforms.length ? (
-            <span className="platforms" title={g.platforms.join('\n')}>
-              {g.platforms[0]}
-              {g.platforms.length > 1 ? (
-                <span className="more">
-                  +{g.platforms.length - 1}
-                  <span className="visually-hidden"> more: {g.platforms.slice(1).join(', ')}</span>
-                </span>
-              ) : null}
-            </span>
-          ) : (
-            '—'
-          )}
-        </td>
-        <td className="col-created">
-          <time dateTime={g.createdAt ?? undefined} title={g.createdAt ?? undefined}>
-            {formatDate(g.createdAt)}
-          </time>
-        </td>
-        <td className="col-actions">
-          <button
-            type="button"
-            className={req.action === 'pin' ? 'btn btn-small' : 'btn btn-small btn-quiet'}
-            onClick={() => onPin(req)}
-            aria-label={`${req.action === 'pin' ? 'Make durable' : 'Release durable pin'}: ${g.primaryName}`}
-            title={req.title}
-            data-testid="row-action"
-          >
-            {req.action === 'pin' ? <ShieldIcon /> : <UnlockIcon />}
-            {req.action === 'pin' ? 'Make durable' : 'Release'}
-          </button>
-        </td>
-      </tr>,
+        g={g}
+        i={i}
+        open={open}
+        focused={i === focusIndex}
+        onToggle={toggle}
+        onFocusKey={onFocusKey}
+        onPin={onPinStable}
+      />,
     );
     if (open) {
       rows.push(
-        <tr className="details-row" id={detailsId} key={`${g.key}/details`} ref={measure(g.key)}>
+        <tr className="details-row" id={`details-${g.key.replace(/[^A-Za-z0-9]/g, '')}`} key={`${g.key}/details`} ref={measure(g.key)}>
           <td colSpan={COLS}>
             <Details g={g} node={node} />
           </td>

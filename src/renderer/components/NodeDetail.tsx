@@ -98,7 +98,7 @@ function ConnectedBody({ node }: { node: NodeDef }) {
         role="tabpanel"
         id={`tabpanel-${tab}`}
         aria-labelledby={`tab-${tab}`}
-        className="tabpanel"
+        className={tab === 'images' ? 'tabpanel tabpanel-fill' : 'tabpanel'}
         tabIndex={-1}
         data-testid={`tabpanel-${tab}`}
       >
