@@ -1,6 +1,6 @@
 // CSV (RFC 4180): comma-separated, CRLF line ends, fields with `,` `"` CR or LF double-quoted
 // and inner quotes doubled. One row per node × reference.
-import type { FleetReport } from './types';
+import type { FleetReport } from '../../shared/fleet';
 
 export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive'] as const;
 

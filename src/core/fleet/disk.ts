@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { SFTPWrapper } from 'ssh2';
 import type { NodeSession } from '../node/session';
 import type { SshConnection } from '../ssh/connect';
-import type { DiskInfo } from './types';
+import type { DiskInfo } from '../../shared/fleet';
 
 function statExists(sftp: SFTPWrapper, p: string): Promise<boolean> {
   return new Promise((resolve) => sftp.stat(p, (err) => resolve(!err)));

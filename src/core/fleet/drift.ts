@@ -1,7 +1,7 @@
 // Where reachable nodes disagree about an image name: presence and pinned-now state.
 // Incremental (a UI can add nodes as they answer) and pure (computeDrift over a finished list).
 import type { ImageRef } from '../../shared/domain';
-import type { DriftEntry, FleetNodeResult } from './types';
+import type { DriftEntry, FleetNodeResult } from '../../shared/fleet';
 
 /** Pinned now: kubelet's image GC skips it today (durable or k3s pin). */
 export const isPinnedNow = (i: Pick<ImageRef, 'pin'>) => i.pin !== 'none';

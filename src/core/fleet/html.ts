@@ -6,7 +6,7 @@
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
 import type { ArchiveInfo, ImageRef } from '../../shared/domain';
 import { losesPin, formatBytes, isLowDisk, DEFAULT_LOW_DISK } from './summary';
-import type { FleetNodeResult, FleetReport } from './types';
+import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 
 export class SafeHtml {
   constructor(readonly value: string) {}

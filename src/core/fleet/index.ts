@@ -1,5 +1,5 @@
 // Fleet inspection: many nodes side by side, drift between them, HTML/CSV reports.
-export * from './types';
+export * from '../../shared/fleet';
 export { inspectFleet, sshProbe, unreachableResult, DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS, type FleetOptions, type NodeProbe } from './inspect';
 export { computeDrift, DriftAccumulator, isPinnedNow } from './drift';
 export { summarizeFleet, nodeRisk, isLowDisk, losesPin, formatBytes, DEFAULT_LOW_DISK, type LowDiskRule } from './summary';

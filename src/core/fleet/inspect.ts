@@ -9,7 +9,7 @@ import { NodeSession, type OpenNodeOptions } from '../node/session';
 import { diskOfSession } from './disk';
 import { DriftAccumulator } from './drift';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
-import type { FleetNodeResult, FleetReport } from './types';
+import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 
 export const DEFAULT_FLEET_CONCURRENCY = 16;
 export const DEFAULT_NODE_TIMEOUT_MS = 30_000;

@@ -1,6 +1,6 @@
 // Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
 import type { ImageRef } from '../../shared/domain';
-import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from './types';
+import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from '../../shared/fleet';
 
 export interface LowDiskRule {
   minFreeBytes: number;

@@ -1,6 +1,6 @@
 // The fleet report: every node's inventory side by side, and where the nodes disagree.
 // Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
-import type { ArchiveInfo, ErrorInfo, ImageRef, NodeInfo } from '../../shared/domain';
+import type { ArchiveInfo, ErrorInfo, ImageRef, NodeInfo } from './domain';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
