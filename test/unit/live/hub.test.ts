@@ -87,7 +87,8 @@ describe('LiveHub', () => {
     await vi.advanceTimersByTimeAsync(0);
     n.setDown(new HoldfastError('UNREACHABLE', 'connection refused'));
     n.drop();
-    const retries = () => got.filter((e) => e.type === 'node.status' && e.payload.state === 'reconnecting').map((e) => e.payload);
+    const retries = () =>
+      got.flatMap((e) => (e.type === 'node.status' && e.payload.state === 'reconnecting' ? [e.payload] : []));
     expect(retries()).toMatchObject([{ attempt: 1, retryInMs: 1000 }]);
     await vi.advanceTimersByTimeAsync(1000);
     await vi.advanceTimersByTimeAsync(2000);
