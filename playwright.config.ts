@@ -22,8 +22,10 @@ const chromiumUse = {
 
 const projects: Project[] = [{ name: 'chromium', use: chromiumUse }];
 if (electronBinary()) {
-  // perf and screenshots measure/describe the browser build; server-security is HTTP-only.
-  projects.push({ name: 'electron', use: chromiumUse, testIgnore: ['**/perf.spec.ts', '**/server-security.spec.ts', '**/screenshots.spec.ts'] });
+  // The lab specs drive the real service, which the desktop app runs itself over the same
+  // HOLDFAST_HOME; the fixture launches the app instead of serving the UI. Specs with fake
+  // handlers (ui-*, perf, screenshots) need the fakes in the test process: HTTP only.
+  projects.push({ name: 'electron', use: chromiumUse, testMatch: ['**/lab-*.spec.ts'] });
 }
 
 export default defineConfig({

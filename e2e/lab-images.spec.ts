@@ -10,9 +10,7 @@ import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
 import { emulateK3sStart } from '../lab/k3s.ts';
 import { createHandlers, type Service } from '../src/core/service';
-import { startServer, type RunningServer } from '../src/server/http';
 
-const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
@@ -25,7 +23,6 @@ let written: WrittenImage[] = [];
 let dir: string | undefined;
 let knownHosts: string;
 let handlers: Service | undefined;
-let server: RunningServer | undefined;
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
@@ -43,22 +40,21 @@ test.beforeAll(async () => {
   await writeFile(knownHosts, ''); // empty: the node's key is unknown on first contact
   // No node configured: the technician adds it through the UI.
   handlers = createHandlers({ home: path.join(dir, 'home') });
-  server = await startServer({ handlers, rendererDir });
 });
 
 test.afterAll(async () => {
   test.setTimeout(120_000);
-  await server?.close();
   await handlers?.dispose();
   await lab?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test('add the node in the UI → unknown host key → trust the lab node’s fingerprint → its two images, pinned by k3s', async ({ page }) => {
+test('add the node in the UI → unknown host key → trust the lab node’s fingerprint → its two images, pinned by k3s', async ({ holdfast }) => {
   test.setTimeout(90_000);
+  // The served UI (HTTP) or the desktop app (preload + IPC) over the same home: the fixture decides.
+  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(server!.url);
 
   // Nothing configured yet: the empty state says what to do.
   await expect(page.getByText('Add a node by its SSH address')).toBeVisible();

@@ -9,9 +9,7 @@ import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
 import { labelsOf, startK3sWatcher, type K3sWatcher } from '../lab/k3s.ts';
 import { createHandlers, type Service } from '../src/core/service';
-import { startServer, type RunningServer } from '../src/server/http';
 
-const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const ARCHIVE = 'site-apps.tar.gz';
@@ -28,7 +26,6 @@ let written: WrittenImage[] = [];
 let dir: string | undefined;
 let file = '';
 let handlers: Service | undefined;
-let server: RunningServer | undefined;
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
@@ -51,12 +48,10 @@ test.beforeAll(async () => {
   await handlers['nodes.add']({
     node: { name: 'edge1', host: node.host, port: node.port, identity: lab.clientKey, knownHosts: lab.knownHosts },
   });
-  server = await startServer({ handlers, rendererDir });
 });
 
 test.afterAll(async () => {
   test.setTimeout(120_000);
-  await server?.close();
   await handlers?.dispose();
   await watcher?.stop();
   await lab?.stop();
@@ -66,11 +61,12 @@ test.afterAll(async () => {
 const rows = (page: Page) => page.getByTestId('image-row');
 const wizard = (page: Page) => page.getByTestId('import-wizard');
 
-test('import an archive by typed path: upload, k3s imports, durable pins, archive removed', async ({ page }) => {
+test('import an archive by typed path: upload, k3s imports, durable pins, archive removed', async ({ holdfast }) => {
   test.setTimeout(150_000);
+  // The served UI (HTTP) or the desktop app (preload + IPC) over the same home: the fixture decides.
+  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(server!.url);
   await expect(page.getByTestId('node-item-edge1').getByTestId('status-dot')).toHaveAttribute('data-state', 'connected', { timeout: 20_000 });
   for (const img of written) await expect(rows(page).filter({ hasText: img.name })).toHaveCount(0);
 

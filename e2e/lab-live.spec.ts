@@ -86,8 +86,11 @@ test('the fleet overview updates live when k3s imports an archive on a node, the
   await expect.poll(() => watcher!.imported.length, { timeout: 20_000 }).toBe(1);
   // No click: the row follows containerd's events.
   await expect(fleetRow(page, 'edge2').getByTestId('fleet-k3s')).toHaveText('1', { timeout: 15_000 });
-  expect(imageLists).toBeGreaterThan(listsBefore); // reloaded because of the push…
-  expect(imageLists - listsBefore).toBeLessThanOrEqual(4); // …debounced, not once per event
+  if (holdfast.transport === 'http') {
+    // (the desktop app runs its own service: these counters only see the served UI's calls)
+    expect(imageLists).toBeGreaterThan(listsBefore); // reloaded because of the push…
+    expect(imageLists - listsBefore).toBeLessThanOrEqual(4); // …debounced, not once per event
+  }
   if (shots) await page.screenshot({ path: path.join(shots, 'lab-fleet-live.png') });
 
   // containerd on edge2 stops (a k3s restart): the event stream fails, the UI counts down.

@@ -10,9 +10,7 @@ import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
 import { emulateK3sStart, labelsOf } from '../lab/k3s.ts';
 import { createHandlers, type Service } from '../src/core/service';
-import { startServer, type RunningServer } from '../src/server/http';
 
-const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const ARCHIVE = 'apps.tar';
@@ -28,7 +26,6 @@ let written: WrittenImage[] = [];
 let archiveSha256 = '';
 let dir: string | undefined;
 let handlers: Service | undefined;
-let server: RunningServer | undefined;
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
@@ -50,12 +47,10 @@ test.beforeAll(async () => {
   await handlers['nodes.add']({
     node: { name: 'edge1', host: node.host, port: node.port, identity: lab.clientKey, knownHosts: lab.knownHosts },
   });
-  server = await startServer({ handlers, rendererDir });
 });
 
 test.afterAll(async () => {
   test.setTimeout(120_000);
-  await server?.close();
   await handlers?.dispose();
   await lab?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -64,11 +59,12 @@ test.afterAll(async () => {
 const rows = (page: Page) => page.getByTestId('image-row');
 const archiveRow = (page: Page) => page.locator(`[data-testid="archive-row"][data-path="${ARCHIVE}"]`);
 
-test('make an archive’s pins durable, remove it safely, and the pins survive the next k3s start', async ({ page }) => {
+test('make an archive’s pins durable, remove it safely, and the pins survive the next k3s start', async ({ holdfast }) => {
   test.setTimeout(120_000);
+  // The served UI (HTTP) or the desktop app (preload + IPC) over the same home: the fixture decides.
+  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(server!.url);
   await expect(page.getByTestId('images-table')).toBeVisible({ timeout: 20_000 });
   await expect(rows(page)).toHaveCount(2);
   for (const badge of await rows(page).getByTestId('pin-badge').all()) await expect(badge).toHaveText('k3s pin');
