@@ -10,6 +10,7 @@ import { fakeHandlers } from './fake-handlers';
 
 let dir: string;
 let server: RunningServer;
+let fake: ReturnType<typeof fakeHandlers>;
 
 test.beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-srv-'));
@@ -19,7 +20,8 @@ test.beforeAll(async () => {
   writeFileSync(path.join(root, 'assets', 'app.js'), 'console.log(1)');
   writeFileSync(path.join(dir, 'secret.txt'), 'top secret');
   symlinkSync(path.join(dir, 'secret.txt'), path.join(root, 'escape.txt'));
-  server = await startServer({ handlers: fakeHandlers().handlers, rendererDir: root, maxBodyBytes: 4096 });
+  fake = fakeHandlers();
+  server = await startServer({ handlers: fake.handlers, rendererDir: root, maxBodyBytes: 4096, keepAliveMs: 200 });
 });
 
 test.afterAll(async () => {
@@ -158,4 +160,36 @@ test('no directory traversal or symlink escape', async () => {
     expect(res.body).not.toContain('top secret');
   }
   expect((await request({ method: 'DELETE', path: '/' })).status).toBe(405);
+});
+
+test('GET /api/events: the same token guard; an SSE stream with keep-alive comments; unsubscribed when the client leaves', async () => {
+  // No token, a wrong token, or the token as a query parameter: refused (it is only ever a header).
+  expect((await request({ path: '/api/events' })).status).toBe(401);
+  expect((await request({ path: '/api/events', headers: { 'x-holdfast-token': 'nope-nope-nope-nope' } })).status).toBe(401);
+  expect((await request({ path: `/api/events?token=${encodeURIComponent(server.token)}` })).status).toBe(401);
+  expect((await request({ method: 'POST', path: '/api/events', headers: { 'x-holdfast-token': server.token } })).status).toBe(405);
+
+  const got = await new Promise<{ status: number; type: string | undefined; csp: string | undefined; text: string }>((resolve, reject) => {
+    const req = http.get(
+      { host: '127.0.0.1', port: server.port, path: '/api/events', headers: { host: `127.0.0.1:${server.port}`, 'x-holdfast-token': server.token } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+          if (text.includes('"node.changed"') && text.includes(': keep-alive')) {
+            req.destroy();
+            resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], csp: res.headers['content-security-policy'] as string | undefined, text });
+          }
+        });
+      },
+    );
+    req.on('error', (e) => (e.message.includes('aborted') || e.message.includes('socket hang up') ? undefined : reject(e)));
+    setTimeout(() => fake.emit({ type: 'node.changed', payload: { node: 'edge-01', topic: '/images/create', name: 'a:1' } }), 100);
+  });
+  expect(got.status).toBe(200);
+  expect(got.type).toContain('text/event-stream');
+  expect(got.csp).toBe(CONTENT_SECURITY_POLICY);
+  expect(got.text).toContain('data: {"type":"node.changed","payload":{"node":"edge-01","topic":"/images/create","name":"a:1"}}\n\n');
+  await expect.poll(() => fake.listeners.size).toBe(0);
 });
