@@ -1,0 +1,56 @@
+// The README's screenshots, generated from the suite (fake handlers: the same scripted fleet
+// every time) at 1280×800 into docs/screenshots/. Each shot is also a check: the view it shows
+// must be there. Regenerate with `npx playwright test e2e/screenshots.spec.ts`.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { expect, test, type Page } from './fixtures';
+import { fakeHandlers } from './fake-handlers';
+
+const out = path.resolve(import.meta.dirname, '..', 'docs', 'screenshots');
+
+test.use({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+
+let fake: ReturnType<typeof fakeHandlers>;
+test.afterEach(() => fake?.stopJobs());
+
+async function shot(page: Page, name: string) {
+  await mkdir(out, { recursive: true });
+  // No caret blinking or spinner mid-turn in a committed image.
+  await page.screenshot({ path: path.join(out, name), animations: 'disabled', caret: 'hide' });
+}
+
+test('README screenshots: fleet overview, images at risk, pin preview, archives, import wizard', async ({ holdfast }) => {
+  test.setTimeout(60_000);
+  fake = fakeHandlers();
+  const page = await holdfast.open({ handlers: fake.handlers });
+
+  await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-atRisk')).toHaveText('3');
+  await shot(page, 'fleet-overview.png');
+
+  await page.getByTestId('fleet-row-edge-01').click();
+  await expect(page.getByTestId('at-risk-banner')).toBeVisible();
+  await expect(page.getByTestId('image-row')).toHaveCount(8);
+  await shot(page, 'images-at-risk.png');
+
+  await page.getByTestId('banner-make-durable').click();
+  const pin = page.getByTestId('pin-dialog');
+  await expect(pin.getByTestId('plan-preview')).toBeVisible();
+  await shot(page, 'pin-preview.png');
+  await page.keyboard.press('Escape');
+  await expect(pin).toHaveCount(0);
+
+  await page.getByTestId('tab-archives').click();
+  await expect(page.getByTestId('archive-row').first()).toBeVisible();
+  await shot(page, 'archives.png');
+
+  await page.getByTestId('open-import').click();
+  const wizard = page.getByTestId('import-wizard');
+  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/telemetry-2.5.tar.gz');
+  await wizard.getByLabel('Archive path').press('Enter');
+  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/k3s-airgap-images-arm64.tar.zst');
+  await wizard.getByLabel('Archive path').press('Enter');
+  await wizard.getByRole('button', { name: /Next: review contents/ }).click();
+  await expect(wizard.getByTestId('review-archive').filter({ hasText: 'telemetry-2.5.tar.gz' })).toHaveAttribute('data-state', 'ok');
+  await expect(wizard.getByTestId('review-archive').filter({ hasText: 'k3s-airgap' })).toHaveAttribute('data-state', 'ok');
+  await shot(page, 'import-wizard.png');
+});
