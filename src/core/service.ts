@@ -15,6 +15,10 @@ import { inspectLocalArchive } from './import/inspectLocal';
 import { JobManager } from './jobs/manager';
 import { createLiveHub } from './live';
 import type { LiveEvent } from '../shared/contract';
+import type { FleetReport } from '../shared/fleet';
+import { randomUUID } from 'node:crypto';
+import { CredentialBroker } from './credentials/broker';
+import { fleetCsv, fleetHtml, inspectFleet } from './fleet';
 
 export interface Service extends Handlers {
   /** Live events (node.status, node.changed, jobs.changed); watchers run while someone listens. */
@@ -31,11 +35,17 @@ export interface ServiceOptions {
 export function createHandlers(opts: ServiceOptions = {}): Service {
   const home = opts.home ?? holdfastHome();
   const store = new NodeStore(home);
-  const pool = new SessionPool((name) => store.get(name));
+  // Secrets the app needs while connecting are asked in the UI (credentials.request event).
+  let emit: (e: LiveEvent) => void = () => undefined;
+  const broker = new CredentialBroker((request) => emit({ type: 'credentials.request', payload: request }));
+  const pool = new SessionPool((name) => store.get(name), { credentials: broker.provider });
   const audit = new AuditLog(home);
   const ctx: OpsContext = { audit, indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
   const jobs = new JobManager();
   const live = createLiveHub(pool, jobs);
+  emit = (e) => live.emit(e);
+  let lastFleet: FleetReport | null = null;
+  let fleetRun: AbortController | null = null;
 
   return {
     'nodes.list': async () => store.list(),
@@ -130,7 +140,46 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       return job;
     },
     events: { subscribe: (cb) => live.subscribe(cb) },
+    'credentials.answer': async ({ id, answers }) => {
+      broker.answer(id, answers);
+      return { answered: true };
+    },
+    'credentials.pending': async () => broker.open(),
+    'fleet.start': async ({ nodes, group }) => {
+      const all = await store.list();
+      for (const n of nodes ?? []) if (!all.some((d) => d.name === n)) throw new HoldfastError('NOT_FOUND', `no node named "${n}"`);
+      const defs = all.filter((d) => (nodes ? nodes.includes(d.name) : true) && (group ? d.group === group : true));
+      if (defs.length === 0) throw new HoldfastError('NOT_FOUND', group ? `no nodes in group "${group}"` : 'no nodes to inspect', { hint: 'Add nodes first.' });
+      fleetRun?.abort();
+      const abort = new AbortController();
+      fleetRun = abort;
+      const runId = randomUUID();
+      // Results stream to the UI as nodes answer; the run goes on if the window goes away.
+      void inspectFleet(defs, {
+        ctx,
+        signal: abort.signal,
+        open: { resolveNode: (n) => store.get(n) },
+        onNode: (result) => emit({ type: 'fleet.node', payload: { runId, result } }),
+      })
+        .then((report) => {
+          if (abort.signal.aborted) return;
+          lastFleet = report;
+          emit({ type: 'fleet.done', payload: { runId, report } });
+        })
+        .catch(() => undefined);
+      return { runId, nodes: defs.map((d) => d.name) };
+    },
+    'fleet.last': async () => lastFleet,
+    'fleet.export': async ({ format }) => {
+      if (!lastFleet) throw new HoldfastError('NOT_FOUND', 'no fleet report yet', { hint: 'Inspect the fleet first.' });
+      const stamp = lastFleet.generatedAt.replace(/[:.]/g, '-');
+      if (format === 'html') return { filename: `holdfast-fleet-${stamp}.html`, mime: 'text/html', content: fleetHtml(lastFleet) };
+      if (format === 'csv') return { filename: `holdfast-fleet-${stamp}.csv`, mime: 'text/csv', content: fleetCsv(lastFleet) };
+      return { filename: `holdfast-fleet-${stamp}.json`, mime: 'application/json', content: JSON.stringify(lastFleet, null, 2) };
+    },
     dispose: async () => {
+      fleetRun?.abort();
+      broker.close();
       live.close();
       await jobs.cancelAll();
       await pool.closeAll();

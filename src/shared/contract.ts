@@ -4,7 +4,8 @@
 // Every channel has an argument schema (validated in main / the server, never trusted from
 // the renderer) and a result type. Results and errors travel in one envelope.
 import { z } from 'zod';
-import type { ArchiveInfo, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, NodeDef, NodeInfo, NodeStatus, PinPlan, RemovalCheck } from './domain';
+import type { FleetNodeResult, FleetReport } from './fleet';
+import type { ArchiveInfo, CredentialRequest, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, NodeDef, NodeInfo, NodeStatus, PinPlan, RemovalCheck } from './domain';
 
 const name = z
   .string()
@@ -103,6 +104,23 @@ export const channels = {
   },
   'jobs.list': { args: z.strictObject({}), result: null as unknown as Job[] },
   'jobs.cancel': { args: z.strictObject({ id: z.string().min(1).max(64) }), result: null as unknown as Job },
+  // A secret typed by the person for an open credentials request (null = Cancel). It goes to
+  // ssh2 and is dropped: never stored, logged or sent back to any window.
+  'credentials.answer': {
+    args: z.strictObject({ id: z.string().min(1).max(64), answers: z.array(z.string().max(4096)).max(16).nullable() }),
+    result: null as unknown as { answered: true },
+  },
+  'credentials.pending': { args: z.strictObject({}), result: null as unknown as CredentialRequest[] },
+  // Inspect many nodes at once; results arrive as fleet.node events, then fleet.done.
+  'fleet.start': {
+    args: z.strictObject({ nodes: z.array(name).max(1000).optional(), group: z.string().min(1).max(64).optional() }),
+    result: null as unknown as { runId: string; nodes: string[] },
+  },
+  'fleet.last': { args: z.strictObject({}), result: null as unknown as FleetReport | null },
+  'fleet.export': {
+    args: z.strictObject({ format: z.enum(['html', 'csv', 'json']) }),
+    result: null as unknown as { filename: string; mime: string; content: string },
+  },
 } as const;
 
 export type Channel = keyof typeof channels;
@@ -134,6 +152,11 @@ export const operations = {
   startImport: 'jobs.startImport',
   listJobs: 'jobs.list',
   cancelJob: 'jobs.cancel',
+  answerCredentials: 'credentials.answer',
+  pendingCredentials: 'credentials.pending',
+  startFleetInspection: 'fleet.start',
+  lastFleetReport: 'fleet.last',
+  exportFleetReport: 'fleet.export',
 } as const satisfies Record<string, Channel>;
 
 export type Operation = keyof typeof operations;
@@ -185,6 +208,9 @@ export const events = {
   'node.status': null as unknown as NodeLiveStatus,
   'node.changed': null as unknown as NodeChanged,
   'jobs.changed': null as unknown as Job,
+  'credentials.request': null as unknown as CredentialRequest,
+  'fleet.node': null as unknown as { runId: string; result: FleetNodeResult },
+  'fleet.done': null as unknown as { runId: string; report: FleetReport },
 } as const;
 
 export type EventName = keyof typeof events;

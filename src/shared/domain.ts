@@ -221,3 +221,13 @@ export interface Job {
   archive: { path: string; size: number; sha256: string | null };
   options: { pin: boolean; removeArchive: boolean };
 }
+
+/** A secret the app must ask the person for while connecting (answered once, never shown again). */
+export interface CredentialRequest {
+  id: string;
+  kind: 'passphrase' | 'password' | 'keyboard-interactive';
+  /** What is asked for: the key file, or user@host. */
+  subject: string;
+  prompts: { prompt: string; echo: boolean }[];
+  instructions?: string;
+}

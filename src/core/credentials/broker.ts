@@ -4,19 +4,13 @@
 // sent back to the renderer or put into an error. Unanswered requests time out.
 import { randomUUID } from 'node:crypto';
 import { HoldfastError } from '../errors';
-import type { CredentialsProvider, KeyboardInteractivePrompt } from '../ssh/credentials';
+import type { CredentialRequest } from '../../shared/domain';
+import type { CredentialsProvider } from '../ssh/credentials';
 
-export interface CredentialRequest {
-  id: string;
-  kind: 'passphrase' | 'password' | 'keyboard-interactive';
-  /** What is asked for, for the dialog title: the key file, or user@host. */
-  subject: string;
-  prompts: KeyboardInteractivePrompt[];
-  instructions?: string;
-}
+export type { CredentialRequest };
 
 export class CredentialBroker {
-  private readonly pending = new Map<string, { resolve: (a: string[]) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<string, { request: CredentialRequest; resolve: (a: string[]) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
 
   constructor(
     private readonly emit: (req: CredentialRequest) => void,
@@ -45,8 +39,9 @@ export class CredentialBroker {
         this.pending.delete(id);
         reject(new HoldfastError('TIMEOUT', 'nobody answered the credentials prompt in time'));
       }, this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.emit({ id, ...req });
+      const request: CredentialRequest = { id, ...req };
+      this.pending.set(id, { request, resolve, reject, timer });
+      this.emit(request);
     });
   }
 
@@ -60,9 +55,9 @@ export class CredentialBroker {
     else p.resolve(answers);
   }
 
-  /** Open requests (ids only): a reloaded window asks again. */
-  openIds(): string[] {
-    return [...this.pending.keys()];
+  /** Requests still open, so a reloaded window asks again. */
+  open(): CredentialRequest[] {
+    return [...this.pending.values()].map((p) => p.request);
   }
 
   close(): void {
