@@ -358,6 +358,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
           scheduleRefresh(e.payload.node);
           return;
         }
+        if (e.type !== 'node.status') return; // events other views handle
         const p = e.payload;
         if (!get().nodes.some((n) => n.name === p.name)) return;
         if (p.state === 'stopped') {
