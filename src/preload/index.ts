@@ -26,13 +26,25 @@ export const OPERATION_CHANNELS = {
   startImport: 'jobs.startImport',
   listJobs: 'jobs.list',
   cancelJob: 'jobs.cancel',
+  answerCredentials: 'credentials.answer',
+  pendingCredentials: 'credentials.pending',
+  startFleetInspection: 'fleet.start',
+  lastFleetReport: 'fleet.last',
+  exportFleetReport: 'fleet.export',
 } as const satisfies typeof operations;
 
 /** The one main → renderer channel (restated: `EVENT_CHANNEL` in the contract; the unit test checks they agree). */
 export const EVENT_CHANNEL = 'holdfast:event';
 
 // The event names of the contract, restated; `satisfies` rejects drift either way.
-const EVENT_NAMES = { 'node.status': true, 'node.changed': true, 'jobs.changed': true } as const satisfies Record<EventName, true> &
+const EVENT_NAMES = {
+  'node.status': true,
+  'node.changed': true,
+  'jobs.changed': true,
+  'credentials.request': true,
+  'fleet.node': true,
+  'fleet.done': true,
+} as const satisfies Record<EventName, true> &
   Record<keyof typeof events, true>;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -49,6 +61,12 @@ export function isLiveEventShape(value: unknown): value is LiveEvent {
       return typeof p['node'] === 'string' && typeof p['topic'] === 'string' && typeof p['name'] === 'string';
     case 'jobs.changed':
       return typeof p['id'] === 'string' && typeof p['state'] === 'string' && Array.isArray(p['nodes']);
+    case 'credentials.request':
+      return typeof p['id'] === 'string' && typeof p['kind'] === 'string' && typeof p['subject'] === 'string' && Array.isArray(p['prompts']);
+    case 'fleet.node':
+      return typeof p['runId'] === 'string' && isObj(p['result']) && typeof p['result']['node'] === 'string';
+    case 'fleet.done':
+      return typeof p['runId'] === 'string' && isObj(p['report']) && Array.isArray(p['report']['nodes']);
     default:
       return false;
   }
@@ -101,6 +119,11 @@ const api: HoldfastApi & LiveApi & DesktopExtras = {
   startImport: bind('startImport'),
   listJobs: bind('listJobs'),
   cancelJob: bind('cancelJob'),
+  answerCredentials: bind('answerCredentials'),
+  pendingCredentials: bind('pendingCredentials'),
+  startFleetInspection: bind('startFleetInspection'),
+  lastFleetReport: bind('lastFleetReport'),
+  exportFleetReport: bind('exportFleetReport'),
   onEvent,
   pathForFile: (file: File) => {
     try {

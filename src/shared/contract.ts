@@ -226,6 +226,7 @@ export interface LiveApi {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const LIVE_STATES: readonly string[] = ['connecting', 'connected', 'reconnecting', 'error', 'stopped'];
+const CREDENTIAL_KINDS: readonly string[] = ['passphrase', 'password', 'keyboard-interactive'];
 
 /**
  * A cheap structural check of an event received from the other side of a transport (the
@@ -241,6 +242,23 @@ export function isLiveEvent(value: unknown): value is LiveEvent {
       return typeof p['node'] === 'string' && typeof p['topic'] === 'string' && typeof p['name'] === 'string';
     case 'jobs.changed':
       return typeof p['id'] === 'string' && typeof p['state'] === 'string' && Array.isArray(p['nodes']);
+    case 'credentials.request':
+      return (
+        typeof p['id'] === 'string' &&
+        CREDENTIAL_KINDS.includes(p['kind'] as string) &&
+        typeof p['subject'] === 'string' &&
+        Array.isArray(p['prompts']) &&
+        p['prompts'].every((q) => isObj(q) && typeof q['prompt'] === 'string' && typeof q['echo'] === 'boolean') &&
+        (p['instructions'] === undefined || typeof p['instructions'] === 'string')
+      );
+    case 'fleet.node': {
+      const r = p['result'];
+      return typeof p['runId'] === 'string' && isObj(r) && typeof r['node'] === 'string' && typeof r['reachable'] === 'boolean';
+    }
+    case 'fleet.done': {
+      const r = p['report'];
+      return typeof p['runId'] === 'string' && isObj(r) && Array.isArray(r['nodes']) && Array.isArray(r['drift']) && isObj(r['summary']);
+    }
     default:
       return false;
   }

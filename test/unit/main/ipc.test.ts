@@ -70,6 +70,11 @@ function fakeHandlers(): Handlers {
     'jobs.cancel': vi.fn(async () => {
       throw new HoldfastError('NOT_FOUND', 'no job');
     }),
+    'credentials.answer': vi.fn(async () => ({ answered: true as const })),
+    'credentials.pending': vi.fn(async () => []),
+    'fleet.start': vi.fn(async () => ({ runId: 'r', nodes: [] })),
+    'fleet.last': vi.fn(async () => null),
+    'fleet.export': vi.fn(async ({ format }) => ({ filename: `f.${format}`, mime: 'text/plain', content: '' })),
   };
 }
 

@@ -75,6 +75,11 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
     startImport: vi.fn(async ({ nodes, path, pin, removeArchive }) => ok(job(`j-${path}`, nodes, { path, pin, removeArchive }))),
     listJobs: vi.fn(async () => ok([])),
     cancelJob: vi.fn(async ({ id }) => ok({ ...job(id, ['a']), state: 'cancelled' as const })),
+    answerCredentials: vi.fn(async () => ok({ answered: true as const })),
+    pendingCredentials: vi.fn(async () => ok([])),
+    startFleetInspection: vi.fn(async ({ nodes }) => ok({ runId: 'r1', nodes: nodes ?? ['a', 'b'] })),
+    lastFleetReport: vi.fn(async () => ok(null)),
+    exportFleetReport: vi.fn(async ({ format }) => ok({ filename: `fleet.${format}`, mime: 'text/plain', content: 'x' })),
     ...overrides,
   };
 }
