@@ -21,6 +21,12 @@ import type {
 } from '../src/shared/domain';
 import { LABEL_CRI_PINNED, LABEL_K3S_PINNED, NODE_DEFAULTS, PINNED } from '../src/shared/domain';
 import type { ArgsOf, LiveEvent } from '../src/shared/contract';
+import type { CredentialRequest } from '../src/shared/domain';
+import type { FleetNodeResult, FleetReport } from '../src/shared/fleet';
+import { computeDrift } from '../src/core/fleet/drift';
+import { summarizeFleet } from '../src/core/fleet/summary';
+import { fleetHtml } from '../src/core/fleet/html';
+import { fleetCsv } from '../src/core/fleet/csv';
 import type { Handlers } from '../src/shared/handlers';
 import { HoldfastError } from '../src/core/errors';
 import { createHash, randomUUID } from 'node:crypto';
@@ -348,6 +354,41 @@ export interface FakeOptions {
   manyRefs?: number;
   /** No live events (an old server): the UI must fall back to polling. */
   noEvents?: boolean;
+  /**
+   * A fleet of four in two groups: edge-01/02 in "north", edge-03 (reachable, drifts from
+   * edge-01) and edge-04 (unreachable) in "south".
+   */
+  fleet?: boolean;
+  /** edge-01 authenticates with a password asked in the UI (FAKE_PASSWORD is the right one). */
+  edge1Auth?: 'password' | 'keyboard-interactive';
+}
+
+/** The password the fake's password-authenticated node accepts. */
+export const FAKE_PASSWORD = 'correct-horse-battery-staple-42';
+
+/** edge-03 in the fake fleet: edge-01 with one image missing, one pinned differently, one extra. */
+export function edge3Images(): ImageRef[] {
+  const base = structuredClone(EDGE1_IMAGES).filter((i) => !i.name.startsWith('docker.io/rancher/mirrored-coredns-coredns'));
+  for (const i of base) {
+    if (i.name.startsWith('docker.io/library/nginx')) {
+      i.pin = 'none';
+      i.afterRestart = 'unpinned';
+      i.labels = {};
+      i.reason = REASONS.unpinned;
+    }
+  }
+  base.push(
+    img({
+      name: 'registry.site.lan/acme/telemetry-agent:2.5.0',
+      digest: sha('e5'),
+      imageId: sha('7e'),
+      size: 48_000_000,
+      labels: CRI,
+      pin: 'durable',
+      reason: REASONS.durable,
+    }),
+  );
+  return base;
 }
 
 /** `count` references: about two per image (a tag and its digest reference), every pin state and fate. */
@@ -452,10 +493,21 @@ export function inspectFake(path: string): LocalArchive {
 
 export function fakeHandlers(opts: FakeOptions = {}) {
   const calls: { channel: string; args: unknown }[] = [];
+  const north = opts.fleet ? { group: 'north' } : {};
   const nodes: NodeDef[] = [
-    def({ name: 'edge-01', host: '10.20.0.11', knownHosts: '/home/tech/.ssh/known_hosts' }),
-    def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222 }),
+    def({ name: 'edge-01', host: '10.20.0.11', knownHosts: '/home/tech/.ssh/known_hosts', ...north, ...(opts.edge1Auth ? { auth: opts.edge1Auth } : {}) }),
+    def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222, ...north }),
   ];
+  if (opts.fleet) {
+    nodes.push(
+      def({ name: 'edge-03', host: '10.30.0.13', group: 'south', sudo: true, user: 'ops' }),
+      def({ name: 'edge-04', host: '10.30.0.14', group: 'south', jump: 'edge-03' }),
+    );
+  }
+  // Credential requests the UI has not answered yet, and how each is resolved.
+  const pendingCreds = new Map<string, { request: CredentialRequest; resolve(answers: string[] | null): void }>();
+  let fleetRun: { runId: string; timers: ReturnType<typeof setTimeout>[] } | null = null;
+  let lastFleet: FleetReport | null = null;
   let edge2Trusted = false;
   // Live events, as createHandlers' LiveHub sends them (job changes throttled to ~5 per second).
   const listeners = new Set<(e: LiveEvent) => void>();
@@ -466,6 +518,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
   const images: Record<string, ImageRef[]> = {
     'edge-01': opts.manyRefs ? generateRefs(opts.manyRefs) : structuredClone(EDGE1_IMAGES),
     'edge-02': structuredClone(EDGE2_IMAGES),
+    ...(opts.fleet ? { 'edge-03': edge3Images() } : {}),
   };
   const archives: Record<string, ArchiveInfo[]> = { 'edge-01': structuredClone(EDGE1_ARCHIVES), 'edge-02': [] };
   const audit: AuditEntry[] = structuredClone(EDGE1_AUDIT);
@@ -731,6 +784,45 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       calls.push({ channel: 'nodes.connect', args });
       const n = find(args.name);
       await new Promise((r) => setTimeout(r, 150));
+      if (n.auth === 'password' || n.auth === 'keyboard-interactive') {
+        // As the real broker: ask the UI, wait for the answer; the secret is compared and dropped.
+        const request: CredentialRequest =
+          n.auth === 'password'
+            ? { id: randomUUID(), kind: 'password', subject: `${n.user}@${n.host}`, prompts: [{ prompt: 'Password:', echo: false }] }
+            : {
+                id: randomUUID(),
+                kind: 'keyboard-interactive',
+                subject: `${n.user}@${n.host}`,
+                instructions: 'Site policy: password and the code from your token.',
+                prompts: [
+                  { prompt: 'Password:', echo: false },
+                  { prompt: 'Verification code:', echo: true },
+                ],
+              };
+        const answers = await new Promise<string[] | null>((resolve) => {
+          pendingCreds.set(request.id, { request, resolve });
+          emit({ type: 'credentials.request', payload: request });
+        });
+        pendingCreds.delete(request.id);
+        if (answers === null || answers[0] !== FAKE_PASSWORD) {
+          return {
+            name: n.name,
+            state: 'error',
+            error: {
+              code: 'AUTH_FAILED',
+              message: answers === null ? `Authentication for ${n.user}@${n.host} was cancelled.` : `${n.user}@${n.host} refused the password.`,
+              hint: 'Connect again and type the password of this user on the node.',
+            },
+          };
+        }
+      }
+      if (n.name === 'edge-04') {
+        return {
+          name: n.name,
+          state: 'error',
+          error: { code: 'TIMEOUT', message: `${n.host}:${n.port} did not answer within 30 s.`, hint: 'The site link may be down; check the VPN or radio link, then retry.' },
+        };
+      }
       if (n.name === 'edge-02' && !edge2Trusted) {
         if (opts.edge2HostKey === 'changed') {
           return {
@@ -756,7 +848,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
           },
         };
       }
-      if (!['edge-01', 'edge-02'].includes(n.name)) {
+      if (!['edge-01', 'edge-02', ...(opts.fleet ? ['edge-03'] : [])].includes(n.name)) {
         return {
           name: n.name,
           state: 'error',
@@ -932,10 +1024,94 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       }
       return structuredClone(job);
     },
+    'credentials.answer': async (args) => {
+      // Recorded without the secret: tests assert it is nowhere.
+      calls.push({ channel: 'credentials.answer', args: { id: args.id, answered: args.answers !== null } });
+      const p = pendingCreds.get(args.id);
+      if (!p) throw new HoldfastError('NOT_FOUND', 'That request is no longer open.');
+      p.resolve(args.answers);
+      return { answered: true };
+    },
+    'credentials.pending': async (args) => {
+      calls.push({ channel: 'credentials.pending', args });
+      return [...pendingCreds.values()].map((p) => structuredClone(p.request));
+    },
+    'fleet.start': async (args) => {
+      calls.push({ channel: 'fleet.start', args });
+      for (const n of args.nodes ?? []) find(n);
+      const defs = nodes.filter((d) => (args.nodes ? args.nodes.includes(d.name) : true) && (args.group ? d.group === args.group : true));
+      if (defs.length === 0) throw new HoldfastError('NOT_FOUND', args.group ? `no nodes in group "${args.group}"` : 'no nodes to inspect');
+      if (fleetRun) for (const t of fleetRun.timers) clearTimeout(t);
+      const runId = randomUUID();
+      const run = { runId, timers: [] as ReturnType<typeof setTimeout>[] };
+      fleetRun = run;
+      const started = Date.now();
+      const results: FleetNodeResult[] = [];
+      // One node answers every ~350 ms (the unreachable one times out last), then the report.
+      const order = [...defs].sort((a, b) => Number(a.name === 'edge-04') - Number(b.name === 'edge-04'));
+      order.forEach((d, i) => {
+        run.timers.push(
+          setTimeout(() => {
+            const r = fleetResult(d);
+            results.push(r);
+            emit({ type: 'fleet.node', payload: { runId, result: r } });
+            if (results.length === defs.length) {
+              const inOrder = defs.map((x) => results.find((y) => y.node === x.name)!);
+              const drift = computeDrift(inOrder);
+              lastFleet = {
+                generatedAt: new Date().toISOString(),
+                summary: summarizeFleet(inOrder, drift, undefined, Date.now() - started),
+                nodes: inOrder,
+                drift,
+              };
+              run.timers.push(setTimeout(() => emit({ type: 'fleet.done', payload: { runId, report: structuredClone(lastFleet!) } }), 50));
+            }
+          }, 350 * (i + 1)),
+        );
+      });
+      return { runId, nodes: defs.map((d) => d.name) };
+    },
+    'fleet.last': async (args) => {
+      calls.push({ channel: 'fleet.last', args });
+      return lastFleet ? structuredClone(lastFleet) : null;
+    },
+    'fleet.export': async (args) => {
+      calls.push({ channel: 'fleet.export', args });
+      if (!lastFleet) throw new HoldfastError('NOT_FOUND', 'no fleet report yet', { hint: 'Inspect the fleet first.' });
+      const stamp = lastFleet.generatedAt.replace(/[:.]/g, '-');
+      if (args.format === 'html') return { filename: `holdfast-fleet-${stamp}.html`, mime: 'text/html', content: fleetHtml(lastFleet) };
+      if (args.format === 'csv') return { filename: `holdfast-fleet-${stamp}.csv`, mime: 'text/csv', content: fleetCsv(lastFleet) };
+      return { filename: `holdfast-fleet-${stamp}.json`, mime: 'application/json', content: JSON.stringify(lastFleet, null, 2) };
+    },
   };
+  function fleetResult(d: NodeDef): FleetNodeResult {
+    if (d.name === 'edge-04' || !images[d.name]) {
+      return {
+        node: d.name,
+        reachable: false,
+        error: { code: 'TIMEOUT', message: `${d.host}:${d.port} did not answer within 30 s.`, hint: 'The site link may be down; check the VPN or radio link, then retry.' },
+        versions: null,
+        images: null,
+        archives: null,
+        disk: null,
+      };
+    }
+    const low = d.name === 'edge-03';
+    return {
+      node: d.name,
+      reachable: true,
+      error: null,
+      versions: info,
+      images: structuredClone(refsOf(d.name)),
+      archives: structuredClone(archives[d.name] ?? []),
+      disk: { path: d.imagesDir, freeBytes: low ? 600 * MIB : 41 * 1024 * MIB, totalBytes: 64 * 1024 * MIB, via: 'statvfs' },
+    };
+  }
   /** Stop every job timer (tests call it when the server closes). */
   const stopJobs = () => {
     for (const e of jobs.values()) if (e.timer) clearInterval(e.timer);
+    if (fleetRun) for (const t of fleetRun.timers) clearTimeout(t);
+    for (const p of pendingCreds.values()) p.resolve(null);
   };
   const events = {
     subscribe(cb: (e: LiveEvent) => void) {
