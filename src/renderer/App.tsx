@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'react';
 import { useApp } from './context';
 import { ConfirmDialog } from './components/ConfirmDialog';
+import { CredentialsPrompt } from './components/CredentialsDialog';
+import { FleetMatrix } from './components/FleetMatrix';
 import { FleetOverview } from './components/FleetOverview';
 import { PlusIcon } from './components/icons';
 import { ImportWizard } from './components/ImportWizard';
@@ -42,6 +44,8 @@ export function App() {
       <Sidebar onAdd={() => setDialog({ kind: 'add' })} />
       {view === 'import' ? (
         <ImportWizard />
+      ) : view === 'matrix' ? (
+        <FleetMatrix />
       ) : view === 'fleet' ? (
         <FleetOverview onAdd={() => setDialog({ kind: 'add' })} />
       ) : node ? (
@@ -72,9 +76,9 @@ export function App() {
       )}
 
       {jobsOpen ? <JobsPanel /> : null}
-      {dialog?.kind === 'add' ? <NodeForm onSubmit={addNode} onClose={close} /> : null}
+      {dialog?.kind === 'add' ? <NodeForm nodes={nodes} onSubmit={addNode} onClose={close} /> : null}
       {dialog?.kind === 'edit' && dialogNode ? (
-        <NodeForm initial={dialogNode} onSubmit={(input) => updateNode(dialogNode.name, input)} onClose={close} />
+        <NodeForm nodes={nodes} initial={dialogNode} onSubmit={(input) => updateNode(dialogNode.name, input)} onClose={close} />
       ) : null}
       {dialog?.kind === 'remove' && dialogNode ? (
         <ConfirmDialog
@@ -90,6 +94,8 @@ export function App() {
           </p>
         </ConfirmDialog>
       ) : null}
+      {/* Last, so a secret asked while another dialog is open comes on top of it. */}
+      <CredentialsPrompt />
     </div>
   );
 }

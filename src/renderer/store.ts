@@ -4,9 +4,11 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import { isJobFinished, nodesToRetry } from './model';
 import type { ArgsOf, Envelope, LiveEvent, NodeLiveStatus } from '../shared/contract';
 import type { ClientApi } from './api';
+import type { FleetNodeResult, FleetReport } from '../shared/fleet';
 import type {
   ArchiveInfo,
   AuditEntry,
+  CredentialRequest,
   ErrorInfo,
   ImageRef,
   Job,
@@ -71,7 +73,26 @@ export interface StoreEnv {
 /** A node's live watcher as last reported, with when its next retry is due (ms since epoch). */
 export type LiveView = NodeLiveStatus & { retryAt?: number };
 
-export type View = 'fleet' | 'node' | 'import';
+export type View = 'fleet' | 'matrix' | 'node' | 'import';
+
+/**
+ * The fleet matrix's inspection: the run in progress (results as nodes answer) and the last
+ * full report. Secrets never live here.
+ */
+export interface FleetRunState {
+  state: 'idle' | 'starting' | 'running' | 'done' | 'error';
+  runId: string | null;
+  /** The nodes the run covers, in report order. */
+  nodes: string[];
+  /** Results received so far (fleet.node events), by node. */
+  results: Record<string, FleetNodeResult>;
+  report: FleetReport | null;
+  error?: ErrorInfo;
+  /** The group the run was limited to ('' = every node). */
+  group: string;
+}
+
+export const IDLE_FLEET_RUN: FleetRunState = { state: 'idle', runId: null, nodes: [], results: {}, report: null, group: '' };
 
 export function emptyWizard(nodes: string[] = []): ImportWizardState {
   return { step: 'choose', archives: [], nodes, pin: true, removeArchive: true, jobIds: [], startErrors: [], starting: false };
@@ -97,8 +118,25 @@ export interface AppState {
   jobsOpen: boolean;
   /** Desktop only: the local path of a dropped file; null in the browser UI. */
   pathForFile: ((file: File) => string) | null;
+  /**
+   * Open credential requests, oldest first (what is asked, never what was answered: answers
+   * live only in the dialog's inputs until sent).
+   */
+  credentials: CredentialRequest[];
+  fleetRun: FleetRunState;
 
   init(): Promise<void>;
+  /** Requests opened before this window listened (or whose event was missed): merged into the queue. */
+  loadPendingCredentials(): Promise<void>;
+  /** Send the answers (null = Cancel) for one request and drop it from the queue; nothing is kept. */
+  answerCredentials(id: string, answers: string[] | null): Promise<ErrorInfo | null>;
+  /** The fleet matrix view; loads the last report when there is none yet. */
+  showMatrix(): void;
+  loadLastFleetReport(): Promise<void>;
+  /** The last report as a file (HTML, CSV or JSON); the content is not kept in the store. */
+  exportFleetReport(format: ArgsOf<'fleet.export'>['format']): Promise<Envelope<{ filename: string; mime: string; content: string }>>;
+  /** Inspect every node, or one group's. */
+  startFleet(group?: string): Promise<ErrorInfo | null>;
   select(name: string): void;
   /** The fleet overview: every node with its counts; loads images of connected nodes. */
   showFleet(): void;
@@ -200,6 +238,11 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
   const forget = (name: string) => {
     for (const m of [connectSeq, imagesSeq, archivesSeq, auditSeq]) next(m, name);
   };
+  // Requests this window answered: a late pending list or a repeated event never reopens them.
+  const answered = new Set<string>();
+  // fleet.node events that arrived before startFleetInspection answered with their runId.
+  const earlyFleet = new Map<string, FleetNodeResult[]>();
+  const earlyDone = new Map<string, FleetReport>();
 
   return createStore<AppState>()((set, get) => {
     const setStatus = (status: NodeStatus) => set((s) => ({ statuses: { ...s.statuses, [status.name]: status } }));
@@ -286,6 +329,83 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       jobsState: 'idle',
       jobsOpen: false,
       pathForFile: env.pathForFile ?? null,
+      credentials: [],
+      fleetRun: IDLE_FLEET_RUN,
+
+      async loadPendingCredentials() {
+        const env = await api.pendingCredentials({});
+        if (!env.ok) return;
+        const open = new Set(env.result.map((r) => r.id));
+        set((s) => {
+          // Drop what the other side no longer has open (answered elsewhere, timed out), add what is new.
+          const kept = s.credentials.filter((r) => open.has(r.id));
+          const fresh = env.result.filter((r) => !answered.has(r.id) && !kept.some((k) => k.id === r.id));
+          return { credentials: [...kept, ...fresh] };
+        });
+      },
+
+      async answerCredentials(id, answers) {
+        answered.add(id);
+        set((s) => ({ credentials: s.credentials.filter((r) => r.id !== id) }));
+        const env = await api.answerCredentials({ id, answers });
+        return env.ok ? null : env.error;
+      },
+
+      showMatrix() {
+        set({ view: 'matrix' });
+        const f = get().fleetRun;
+        if (f.state === 'idle' && !f.report) void get().loadLastFleetReport();
+      },
+
+      async loadLastFleetReport() {
+        const env = await api.lastFleetReport({});
+        if (!env.ok || !env.result) return;
+        const report = env.result;
+        set((s) =>
+          s.fleetRun.state === 'idle'
+            ? {
+                fleetRun: {
+                  ...s.fleetRun,
+                  state: 'done',
+                  report,
+                  nodes: report.nodes.map((n) => n.node),
+                  results: Object.fromEntries(report.nodes.map((n) => [n.node, n])),
+                },
+              }
+            : {},
+        );
+      },
+
+      exportFleetReport: (format) => api.exportFleetReport({ format }),
+
+      async startFleet(group = '') {
+        set((s) => ({ fleetRun: { ...s.fleetRun, state: 'starting', error: undefined, group } }));
+        earlyFleet.clear();
+        earlyDone.clear();
+        const env = await api.startFleetInspection(group ? { group } : {});
+        if (!env.ok) {
+          set((s) => ({ fleetRun: { ...s.fleetRun, state: 'error', error: env.error } }));
+          return env.error;
+        }
+        const { runId, nodes } = env.result;
+        const early = earlyFleet.get(runId) ?? [];
+        set((s) => ({
+          fleetRun: {
+            state: 'running',
+            runId,
+            nodes,
+            group,
+            results: Object.fromEntries(early.map((r) => [r.node, r])),
+            // The previous report stays until this run's arrives (shown dimmed behind the progress).
+            report: s.fleetRun.report,
+          },
+        }));
+        earlyFleet.clear();
+        const done = earlyDone.get(runId);
+        earlyDone.clear();
+        if (done) get().applyEvent({ type: 'fleet.done', payload: { runId, report: done } });
+        return null;
+      },
 
       async init() {
         set({ nodesState: 'loading', nodesError: undefined });
@@ -314,7 +434,13 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       async connect(name) {
         const seq = next(connectSeq, name);
         setStatus({ name, state: 'connecting' });
+        // A connection waiting for a secret: if its credentials.request event was missed (the
+        // window subscribed after it), the pending list still brings the question up.
+        const ask = setTimeout(() => {
+          if (connectSeq.get(name) === seq && statusOf(get(), name).state === 'connecting') void get().loadPendingCredentials();
+        }, 1000);
         const env = await api.connectNode({ name });
+        clearTimeout(ask);
         if (connectSeq.get(name) !== seq || !get().nodes.some((n) => n.name === name)) return;
         if (!env.ok) {
           setStatus({ name, state: 'error', error: env.error });
@@ -342,6 +468,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       startLive() {
         if (!api.onEvent) return () => undefined;
         const off = api.onEvent((e) => get().applyEvent(e));
+        void get().loadPendingCredentials();
         return () => {
           off();
           for (const p of pendingRefresh.values()) clearTimeout(p.timer);
@@ -356,6 +483,38 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
         }
         if (e.type === 'node.changed') {
           scheduleRefresh(e.payload.node);
+          return;
+        }
+        if (e.type === 'credentials.request') {
+          const r = e.payload;
+          if (answered.has(r.id)) return;
+          set((s) => (s.credentials.some((c) => c.id === r.id) ? {} : { credentials: [...s.credentials, r] }));
+          return;
+        }
+        if (e.type === 'fleet.node' || e.type === 'fleet.done') {
+          const f = get().fleetRun;
+          if (f.state === 'starting') {
+            // Not knowing our runId yet: keep it until startFleetInspection answers.
+            if (e.type === 'fleet.node') earlyFleet.set(e.payload.runId, [...(earlyFleet.get(e.payload.runId) ?? []), e.payload.result]);
+            else earlyDone.set(e.payload.runId, e.payload.report);
+            return;
+          }
+          if (f.runId !== e.payload.runId || f.state !== 'running') return;
+          if (e.type === 'fleet.node') {
+            const r = e.payload.result;
+            set((s) => ({ fleetRun: { ...s.fleetRun, results: { ...s.fleetRun.results, [r.node]: r } } }));
+          } else {
+            const report = e.payload.report;
+            set((s) => ({
+              fleetRun: {
+                ...s.fleetRun,
+                state: 'done',
+                report,
+                nodes: report.nodes.map((n) => n.node),
+                results: Object.fromEntries(report.nodes.map((n) => [n.node, n])),
+              },
+            }));
+          }
           return;
         }
         if (e.type !== 'node.status') return; // events other views handle

@@ -4,9 +4,19 @@ import { NODE_DEFAULTS, type ErrorInfo, type NodeDef, type NodeInput } from '../
 import { Modal } from './Modal';
 
 type Fields = Record<
-  'name' | 'host' | 'port' | 'user' | 'identity' | 'knownHosts' | 'socket' | 'imagesDir' | 'namespace',
+  'name' | 'host' | 'port' | 'user' | 'identity' | 'knownHosts' | 'socket' | 'imagesDir' | 'namespace' | 'group' | 'jump' | 'auth' | 'sudo',
   string
 >;
+
+const AUTH_OPTIONS: { value: NonNullable<NodeDef['auth']>; label: string; help: string }[] = [
+  { value: 'publickey', label: 'Key or ssh-agent', help: 'The identity file above (its passphrase is asked when it has one), else ssh-agent.' },
+  { value: 'password', label: 'Password', help: 'Asked in a dialog at each connection; never stored.' },
+  {
+    value: 'keyboard-interactive',
+    label: 'Keyboard-interactive',
+    help: "The node's own prompts (e.g. password and a one-time code), asked in a dialog at each connection; never stored.",
+  },
+];
 
 const EMPTY: Fields = {
   name: '',
@@ -18,6 +28,10 @@ const EMPTY: Fields = {
   socket: '',
   imagesDir: '',
   namespace: '',
+  group: '',
+  jump: '',
+  auth: 'publickey',
+  sudo: '',
 };
 
 function fromNode(n: NodeDef): Fields {
@@ -31,6 +45,10 @@ function fromNode(n: NodeDef): Fields {
     socket: n.socket,
     imagesDir: n.imagesDir,
     namespace: n.namespace,
+    group: n.group ?? '',
+    jump: n.jump ?? '',
+    auth: n.auth ?? 'publickey',
+    sudo: n.sudo ? 'true' : '',
   };
 }
 
@@ -39,15 +57,19 @@ export function toNodeInput(f: Fields): unknown {
   const out: Record<string, unknown> = { name: f.name.trim(), host: f.host.trim() };
   const port = f.port.trim();
   if (port) out['port'] = /^\d+$/.test(port) ? Number(port) : port;
-  for (const key of ['user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace'] as const) {
-    const v = f[key].trim();
+  for (const key of ['user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace', 'group', 'jump'] as const) {
+    const v = (f[key] ?? '').trim();
     if (v) out[key] = v;
   }
+  if (f.sudo === 'true') out['sudo'] = true;
+  if (f.auth && f.auth !== 'publickey') out['auth'] = f.auth;
   return out;
 }
 
 export function NodeForm(props: {
   initial?: NodeDef;
+  /** Every configured node (the jump host choices). */
+  nodes?: readonly NodeDef[];
   onSubmit(input: NodeInput): Promise<ErrorInfo | null>;
   onClose(): void;
 }) {
@@ -61,8 +83,13 @@ export function NodeForm(props: {
     props.initial &&
       (props.initial.socket !== NODE_DEFAULTS.socket ||
         props.initial.imagesDir !== NODE_DEFAULTS.imagesDir ||
-        props.initial.namespace !== NODE_DEFAULTS.namespace),
+        props.initial.namespace !== NODE_DEFAULTS.namespace ||
+        props.initial.sudo ||
+        props.initial.jump),
   );
+  const jumpChoices = (props.nodes ?? []).filter((n) => n.name !== props.initial?.name && n.name !== fields.name.trim());
+  const groupChoices = [...new Set((props.nodes ?? []).map((n) => n.group).filter((g): g is string => Boolean(g)))].sort();
+  const auth = AUTH_OPTIONS.find((a) => a.value === fields.auth) ?? AUTH_OPTIONS[0]!;
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -90,7 +117,7 @@ export function NodeForm(props: {
   const field = (
     key: keyof Fields,
     label: string,
-    opts: { placeholder?: string; help?: string; required?: boolean; inputMode?: 'numeric'; mono?: boolean } = {},
+    opts: { placeholder?: string; help?: string; required?: boolean; inputMode?: 'numeric'; mono?: boolean; list?: string } = {},
   ) => {
     const id = `${formId}-${key}`;
     const err = fieldErrors[key];
@@ -110,6 +137,7 @@ export function NodeForm(props: {
           placeholder={opts.placeholder}
           required={opts.required}
           inputMode={opts.inputMode}
+          list={opts.list}
           autoComplete="off"
           spellCheck={false}
           aria-invalid={err ? true : undefined}
@@ -148,13 +176,77 @@ export function NodeForm(props: {
             help: 'Where the host key is checked and recorded.',
             mono: true,
           })}
+          {field('group', 'Group', {
+            placeholder: 'site-north',
+            help: 'Site or group: the sidebar groups nodes by it and the fleet matrix can inspect one group.',
+            list: `${formId}-groups`,
+          })}
+          <div className="field field-auth">
+            <label htmlFor={`${formId}-auth`}>Authentication</label>
+            <select
+              id={`${formId}-auth`}
+              name="auth"
+              value={fields.auth}
+              aria-describedby={`${formId}-auth-help`}
+              onChange={(e) => setFields((f) => ({ ...f, auth: e.target.value }))}
+            >
+              {AUTH_OPTIONS.map((a) => (
+                <option key={a.value} value={a.value}>
+                  {a.label}
+                </option>
+              ))}
+            </select>
+            <p id={`${formId}-auth-help`} className="help">
+              {auth.help}
+            </p>
+          </div>
         </div>
+        <datalist id={`${formId}-groups`}>
+          {groupChoices.map((g) => (
+            <option key={g} value={g} />
+          ))}
+        </datalist>
         <details className="advanced" open={advancedSet}>
           <summary>Advanced</summary>
           <div className="form-grid">
             {field('socket', 'containerd socket', { placeholder: NODE_DEFAULTS.socket, mono: true })}
             {field('imagesDir', 'Images directory', { placeholder: NODE_DEFAULTS.imagesDir, mono: true })}
             {field('namespace', 'Namespace', { placeholder: NODE_DEFAULTS.namespace, mono: true })}
+            <div className="field field-jump">
+              <label htmlFor={`${formId}-jump`}>Jump host</label>
+              <select
+                id={`${formId}-jump`}
+                name="jump"
+                value={fields.jump}
+                aria-describedby={`${formId}-jump-help`}
+                onChange={(e) => setFields((f) => ({ ...f, jump: e.target.value }))}
+              >
+                <option value="">None (connect directly)</option>
+                {jumpChoices.map((n) => (
+                  <option key={n.name} value={n.name}>
+                    {n.name} ({n.user}@{n.host})
+                  </option>
+                ))}
+              </select>
+              <p id={`${formId}-jump-help`} className="help">
+                Reach this node through another configured node (like ssh -J), e.g. a site gateway.
+              </p>
+            </div>
+            <div className="field field-sudo">
+              <label className="check">
+                <input
+                  type="checkbox"
+                  name="sudo"
+                  checked={fields.sudo === 'true'}
+                  aria-describedby={`${formId}-sudo-help`}
+                  onChange={(e) => setFields((f) => ({ ...f, sudo: e.target.checked ? 'true' : '' }))}
+                />
+                Use sudo
+              </label>
+              <p id={`${formId}-sudo-help`} className="help">
+                For a non-root user: reach containerd and the images dir through sudo -n (needs passwordless sudo for that user).
+              </p>
+            </div>
           </div>
         </details>
         {error ? (

@@ -2,7 +2,7 @@ import type { KeyboardEvent } from 'react';
 import type { ErrorCode, NodeConnState, NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
 import { liveOf, statusOf } from '../store';
-import { GridIcon, LogoIcon, PlusIcon, UploadIcon } from './icons';
+import { GridIcon, ListIcon, LogoIcon, PlusIcon, UploadIcon } from './icons';
 import { JobsIndicator } from './JobsPanel';
 import { useDisplayStatus, type DotState } from './LiveStatus';
 
@@ -84,6 +84,17 @@ function NodeItem({ node: n, active, onSelect }: { node: NodeDef; active: boolea
   );
 }
 
+/**
+ * Nodes by group (site), groups alphabetically, ungrouped nodes last under '' — or one list
+ * (group null) when no node has a group.
+ */
+export function groupNodes(nodes: readonly NodeDef[]): [string | null, NodeDef[]][] {
+  if (!nodes.some((n) => n.group)) return [[null, [...nodes]]];
+  const by = new Map<string, NodeDef[]>();
+  for (const n of nodes) by.set(n.group ?? '', [...(by.get(n.group ?? '') ?? []), n]);
+  return [...by.entries()].sort(([a], [b]) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
+}
+
 export function Sidebar({ onAdd }: { onAdd(): void }) {
   const nodes = useApp((s) => s.nodes);
   const nodesState = useApp((s) => s.nodesState);
@@ -91,6 +102,7 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
   const selected = useApp((s) => s.selected);
   const select = useApp((s) => s.select);
   const showFleet = useApp((s) => s.showFleet);
+  const showMatrix = useApp((s) => s.showMatrix);
   const init = useApp((s) => s.init);
   const view = useApp((s) => s.view);
   const openImport = useApp((s) => s.openImport);
@@ -149,15 +161,38 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
               <span className="node-item-host">every node, pins at risk</span>
             </span>
           </button>
+          <button
+            type="button"
+            className={`node-item fleet-item${view === 'matrix' ? ' active' : ''}`}
+            aria-current={view === 'matrix' ? 'page' : undefined}
+            onClick={showMatrix}
+            data-testid="open-matrix"
+          >
+            <ListIcon className="fleet-item-icon" />
+            <span className="node-item-text">
+              <span className="node-item-name">Fleet matrix</span>
+              <span className="node-item-host">images × nodes, drift</span>
+            </span>
+          </button>
         </div>
       ) : null}
-      <ul className="node-list" onKeyDown={moveFocus}>
-        {nodes.map((n) => (
-          <li key={n.name}>
-            <NodeItem node={n} active={view === 'node' && n.name === selected} onSelect={() => select(n.name)} />
-          </li>
-        ))}
-      </ul>
+      {groupNodes(nodes).map(([group, list]) => (
+        <div key={group ?? ''} className="node-group" data-testid={group !== null ? `node-group-${group}` : undefined}>
+          {group !== null ? (
+            <h3 className="node-group-title">
+              {group || 'No group'}
+              <span className="count">{list.length}</span>
+            </h3>
+          ) : null}
+          <ul className="node-list" onKeyDown={moveFocus} aria-label={group !== null ? `Group ${group || 'none'}` : undefined}>
+            {list.map((n) => (
+              <li key={n.name}>
+                <NodeItem node={n} active={view === 'node' && n.name === selected} onSelect={() => select(n.name)} />
+              </li>
+            ))}
+          </ul>
+        </div>
+      ))}
       <div className="sidebar-foot">
         <JobsIndicator />
       </div>

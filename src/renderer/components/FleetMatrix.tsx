@@ -1,0 +1,368 @@
+// The fleet matrix: every image name (rows) on every node (columns) with its pin state, pins the
+// next k3s start removes, and where the nodes disagree (drift). Fills in live as fleet.node
+// events arrive; the full report (fleet.done) replaces the partial one. Rows are windowed so 50
+// nodes × a few hundred images stay smooth.
+import { useMemo, useRef, useState } from 'react';
+import type { ArgsOf } from '../../shared/contract';
+import type { ErrorInfo } from '../../shared/domain';
+import { useApp } from '../context';
+import { buildMatrix, filterMatrix, summarizeMatrix, type CellPin, type MatrixCell, type ProblemFilter } from '../fleetMatrix';
+import { displayRef, formatDateTime, humanSize } from '../model';
+import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, SearchIcon, ShieldIcon, SlashIcon } from './icons';
+import { useVirtualRows } from './virtual';
+
+const ROW_HEIGHT = 34;
+
+const PROBLEMS: { value: ProblemFilter; label: string }[] = [
+  { value: 'all', label: 'All' },
+  { value: 'atRisk', label: 'At risk' },
+  { value: 'drift', label: 'Drift' },
+  { value: 'missing', label: 'Missing' },
+  { value: 'unreachable', label: 'Unreachable' },
+];
+
+const CELL_TEXT: Record<CellPin, string> = {
+  durable: 'Durable pin',
+  k3s: 'k3s pin',
+  none: 'Unpinned',
+  missing: 'Missing',
+  unknown: 'Unknown (node not inspected)',
+};
+
+function CellIcon({ pin }: { pin: CellPin }) {
+  if (pin === 'durable') return <ShieldIcon />;
+  if (pin === 'k3s') return <ClockIcon />;
+  if (pin === 'none') return <SlashIcon />;
+  if (pin === 'missing') return <CrossIcon />;
+  return <span aria-hidden="true">·</span>;
+}
+
+function Cell({ cell, node }: { cell: MatrixCell; node: string }) {
+  const title =
+    cell.pin === 'unknown'
+      ? `${node}: not inspected`
+      : cell.pin === 'missing'
+        ? `${node}: not on this node`
+        : `${node}: ${CELL_TEXT[cell.pin]}${cell.atRisk ? ' — loses its pin at the next k3s start' : ''}${cell.reason ? `\n${cell.reason}` : ''}${
+            cell.refs.length > 1 ? `\n${cell.refs.length} references: ${cell.refs.map(displayRef).join(', ')}` : ''
+          }`;
+  return (
+    <td className={`mx-cell mx-${cell.pin}${cell.atRisk ? ' mx-at-risk' : ''}`} title={title} data-testid="mx-cell" data-node={node} data-pin={cell.pin} data-at-risk={cell.atRisk || undefined}>
+      <span className="mx-chip">
+        <CellIcon pin={cell.pin} />
+        <span className="visually-hidden">{CELL_TEXT[cell.pin]}</span>
+        {cell.atRisk ? (
+          <span className="mx-risk" data-testid="mx-at-risk" aria-label="loses its pin at the next k3s start">
+            !
+          </span>
+        ) : null}
+      </span>
+    </td>
+  );
+}
+
+function download(file: { filename: string; mime: string; content: string }) {
+  // A Blob URL and an <a download>: allowed by the CSP (no navigation, nothing leaves the machine).
+  const url = URL.createObjectURL(new Blob([file.content], { type: file.mime }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = file.filename;
+  a.rel = 'noopener';
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export function FleetMatrix() {
+  const exportReport = useApp((s) => s.exportFleetReport);
+  const nodes = useApp((s) => s.nodes);
+  const run = useApp((s) => s.fleetRun);
+  const startFleet = useApp((s) => s.startFleet);
+  const select = useApp((s) => s.select);
+  const [group, setGroup] = useState('');
+  const [problem, setProblem] = useState<ProblemFilter>('all');
+  const [query, setQuery] = useState('');
+  const [exportError, setExportError] = useState<ErrorInfo | null>(null);
+  const [exporting, setExporting] = useState<string | null>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const headRef = useRef<HTMLTableSectionElement>(null);
+
+  const groups = useMemo(() => [...new Set(nodes.map((n) => n.group).filter((g): g is string => Boolean(g)))].sort(), [nodes]);
+  const groupOf = useMemo(() => Object.fromEntries(nodes.map((n) => [n.name, n.group])), [nodes]);
+  const matrix = useMemo(() => buildMatrix(run.nodes, run.results, { report: run.state === 'done' ? run.report : null, groups: groupOf }), [run, groupOf]);
+  const summary = useMemo(() => summarizeMatrix(matrix), [matrix]);
+  const view = useMemo(() => filterMatrix(matrix, { group, problem, query }), [matrix, group, problem, query]);
+  const rows = useVirtualRows({
+    count: view.rows.length,
+    rowHeight: ROW_HEIGHT,
+    extraOf: () => 0,
+    extraKey: 0,
+    scrollRef,
+    headerRef: headRef,
+  });
+
+  const running = run.state === 'running' || run.state === 'starting';
+  const hasData = run.nodes.length > 0;
+  const onExport = async (format: ArgsOf<'fleet.export'>['format']) => {
+    setExportError(null);
+    setExporting(format);
+    const env = await exportReport(format);
+    setExporting(null);
+    if (!env.ok) setExportError(env.error);
+    else download(env.result);
+  };
+
+  return (
+    <main className="detail matrix" aria-labelledby="matrix-title" data-testid="fleet-matrix">
+      <header className="detail-head">
+        <div className="detail-title">
+          <GridIcon className="detail-icon" />
+          <div>
+            <h1 id="matrix-title">Fleet matrix</h1>
+            <p className="muted small" data-testid="matrix-subtitle">
+              {running
+                ? `Inspecting… ${summary.answered} of ${summary.total} nodes answered`
+                : run.state === 'done' && run.report
+                  ? `Report of ${formatDateTime(run.report.generatedAt)} · ${run.report.summary.nodes} nodes${run.group ? ` in ${run.group}` : ''}`
+                  : 'Every image on every node, side by side'}
+            </p>
+          </div>
+        </div>
+        <div className="detail-actions">
+          {groups.length > 0 ? (
+            <label className="inline-select">
+              <span className="visually-hidden">Nodes to inspect</span>
+              <select value={group} onChange={(e) => setGroup(e.target.value)} data-testid="matrix-group" disabled={running}>
+                <option value="">All nodes</option>
+                {groups.map((g) => (
+                  <option key={g} value={g}>
+                    Group {g}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : null}
+          <button type="button" className="btn btn-primary" onClick={() => void startFleet(group)} disabled={running || nodes.length === 0} data-testid="inspect-fleet">
+            {running ? <span className="spinner spinner-small" aria-hidden="true" /> : <RefreshIcon />}
+            {running ? 'Inspecting…' : group ? `Inspect ${group}` : 'Inspect fleet'}
+          </button>
+        </div>
+      </header>
+      <div className="detail-body matrix-body">
+        {run.state === 'error' && run.error ? (
+          <div className="callout callout-error" role="alert" data-testid="matrix-error">
+            <strong>Could not start the inspection: {run.error.message}</strong>
+            {run.error.hint ? <p>{run.error.hint}</p> : null}
+          </div>
+        ) : null}
+        {running ? (
+          <div className="matrix-progress" role="status" aria-live="polite" data-testid="matrix-progress">
+            <span>
+              {summary.answered} of {summary.total} nodes answered
+            </span>
+            <progress max={Math.max(1, summary.total)} value={summary.answered} />
+          </div>
+        ) : null}
+        {!hasData && !running ? (
+          <div className="empty" data-testid="matrix-empty">
+            <p className="empty-title">No fleet report yet</p>
+            <p className="muted">
+              Inspect the fleet to see every image on every node, which pins the next k3s start removes, and where the nodes disagree.
+            </p>
+          </div>
+        ) : null}
+        {hasData ? (
+          <>
+            <div className="matrix-summary" data-testid="matrix-summary">
+              <SummaryItem label="nodes at risk" value={summary.nodesAtRisk} alert={summary.nodesAtRisk > 0} testId="sum-nodes-at-risk" />
+              <SummaryItem label="images losing their pin" value={summary.losingPins} alert={summary.losingPins > 0} testId="sum-losing" />
+              <SummaryItem label="images drift" value={summary.drift} alert={summary.drift > 0} warn testId="sum-drift" />
+              <SummaryItem label="low on disk" value={summary.lowDisk} alert={(summary.lowDisk ?? 0) > 0} warn testId="sum-low-disk" />
+              <SummaryItem label="unreachable" value={summary.unreachable} alert={summary.unreachable > 0} testId="sum-unreachable" />
+              <div className="spacer" />
+              <div className="matrix-export" role="group" aria-label="Export the report">
+                <span className="muted small">Export</span>
+                {(['html', 'csv', 'json'] as const).map((f) => (
+                  <button
+                    key={f}
+                    type="button"
+                    className="btn btn-small"
+                    onClick={() => void onExport(f)}
+                    disabled={run.state !== 'done' || exporting !== null}
+                    title={run.state !== 'done' ? 'Available once the inspection is complete' : `Download the report as ${f.toUpperCase()}`}
+                    data-testid={`export-${f}`}
+                  >
+                    {f.toUpperCase()}
+                  </button>
+                ))}
+              </div>
+            </div>
+            {exportError ? (
+              <div className="callout callout-error" role="alert">
+                <strong>Export failed: {exportError.message}</strong>
+                {exportError.hint ? <p>{exportError.hint}</p> : null}
+              </div>
+            ) : null}
+            <div className="toolbar">
+              <div className="search">
+                <label htmlFor="matrix-search" className="visually-hidden">
+                  Search images
+                </label>
+                <SearchIcon className="search-icon" />
+                <input
+                  id="matrix-search"
+                  type="search"
+                  placeholder="Search image name"
+                  value={query}
+                  onChange={(e) => setQuery(e.target.value)}
+                  data-testid="matrix-search"
+                  autoComplete="off"
+                  spellCheck={false}
+                />
+              </div>
+              <div className="segmented" role="group" aria-label="Show problems">
+                {PROBLEMS.map((p) => (
+                  <button
+                    key={p.value}
+                    type="button"
+                    aria-pressed={problem === p.value}
+                    className={problem === p.value ? 'seg active' : 'seg'}
+                    onClick={() => setProblem(p.value)}
+                    data-testid={`mx-filter-${p.value}`}
+                  >
+                    {p.label}
+                  </button>
+                ))}
+              </div>
+              <Legend />
+            </div>
+            <div className="table-wrap matrix-wrap" ref={scrollRef} data-testid="matrix-scroll">
+              <table className="matrix-table" data-testid="matrix-table" aria-rowcount={view.rows.length + 1}>
+                <caption className="visually-hidden">Pin state of every image (rows) on every node (columns). Open a node with its column header.</caption>
+                <thead ref={headRef}>
+                  <tr>
+                    <th scope="col" className="mx-name-head">
+                      Image <span className="muted">({view.rows.length})</span>
+                    </th>
+                    {view.columns.map((ci) => {
+                      const c = matrix.columns[ci]!;
+                      return (
+                        <th
+                          key={c.node}
+                          scope="col"
+                          className={`mx-col mx-col-${c.status}`}
+                          data-testid={`mx-col-${c.node}`}
+                          data-status={c.status}
+                          title={c.status === 'unreachable' ? `${c.error?.message ?? 'Unreachable'}${c.error?.hint ? `\n${c.error.hint}` : ''}` : undefined}
+                        >
+                          <button type="button" className="mx-col-open" onClick={() => select(c.node)} data-testid="mx-col-open">
+                            <span className="mx-col-name">{c.node}</span>
+                          </button>
+                          <span className="mx-col-meta">
+                            {c.status === 'pending' ? (
+                              <span className="muted">waiting…</span>
+                            ) : c.status === 'unreachable' ? (
+                              <span className="mx-col-error" data-testid="mx-col-error">
+                                Unreachable
+                              </span>
+                            ) : c.losingPins > 0 ? (
+                              <span className="mx-col-risk">{c.losingPins} at risk</span>
+                            ) : (
+                              <span className="muted">ok</span>
+                            )}
+                            {c.lowDisk ? <span className="mx-col-disk" title={c.freeBytes !== null ? `${humanSize(c.freeBytes)} free` : undefined}>low disk</span> : null}
+                          </span>
+                        </th>
+                      );
+                    })}
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.padTop > 0 ? (
+                    <tr aria-hidden="true" className="spacer-row">
+                      <td style={{ height: rows.padTop }} colSpan={view.columns.length + 1} />
+                    </tr>
+                  ) : null}
+                  {view.rows.slice(rows.start, rows.end).map((r) => (
+                    <tr key={r.name} className={`mx-row${r.drift ? ' mx-drift' : ''}${r.atRisk ? ' mx-row-risk' : ''}`} data-testid="mx-row" data-name={r.name} data-drift={r.drift || undefined}>
+                      <th scope="row" className="mx-name" title={r.name}>
+                        {r.drift ? (
+                          <span className="mx-drift-mark" title="The nodes disagree about this image (missing or pinned differently)" data-testid="mx-drift">
+                            drift
+                          </span>
+                        ) : null}
+                        <span className="mx-name-text">{displayRef(r.name)}</span>
+                      </th>
+                      {view.columns.map((ci) => (
+                        <Cell key={ci} cell={r.cells[ci]!} node={matrix.columns[ci]!.node} />
+                      ))}
+                    </tr>
+                  ))}
+                  {rows.padBottom > 0 ? (
+                    <tr aria-hidden="true" className="spacer-row">
+                      <td style={{ height: rows.padBottom }} colSpan={view.columns.length + 1} />
+                    </tr>
+                  ) : null}
+                </tbody>
+              </table>
+              {view.rows.length === 0 ? <p className="muted matrix-none">No image matches these filters.</p> : null}
+            </div>
+            <UnreachableList matrix={matrix} columns={view.columns} />
+          </>
+        ) : null}
+      </div>
+    </main>
+  );
+}
+
+function UnreachableList({ matrix, columns }: { matrix: ReturnType<typeof buildMatrix>; columns: number[] }) {
+  const down = columns.map((i) => matrix.columns[i]!).filter((c) => c.status === 'unreachable');
+  if (down.length === 0) return null;
+  return (
+    <ul className="matrix-unreachable" data-testid="matrix-unreachable">
+      {down.map((c) => (
+        <li key={c.node} className="callout callout-warning">
+          <AlertIcon />
+          <div>
+            <strong>
+              {c.node} was not inspected: {c.error?.message ?? 'unreachable'}
+            </strong>
+            {c.error?.hint ? <p>{c.error.hint}</p> : null}
+            <p className="muted small">Its column is unknown, not empty: nothing is counted as missing there.</p>
+          </div>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function SummaryItem(props: { label: string; value: number | null; alert: boolean; warn?: boolean; testId: string }) {
+  return (
+    <div className={`mx-sum${props.alert ? (props.warn ? ' mx-sum-warn' : ' mx-sum-alert') : ''}`} data-testid={props.testId}>
+      <span className="mx-sum-value">{props.value ?? '…'}</span>
+      <span className="mx-sum-label">{props.label}</span>
+    </div>
+  );
+}
+
+function Legend() {
+  return (
+    <div className="mx-legend muted small" aria-hidden="true">
+      {(['durable', 'k3s', 'none', 'missing'] as const).map((p) => (
+        <span key={p} className={`mx-legend-item mx-${p}`}>
+          <span className="mx-chip">
+            <CellIcon pin={p} />
+          </span>
+          {CELL_TEXT[p]}
+        </span>
+      ))}
+      <span className="mx-legend-item">
+        <span className="mx-chip mx-chip-risk">
+          <span className="mx-risk">!</span>
+        </span>
+        loses pin at next start
+      </span>
+    </div>
+  );
+}

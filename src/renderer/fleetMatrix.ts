@@ -1,0 +1,176 @@
+// Pure view model of the fleet matrix: rows are image names (tags; a digest reference is folded
+// into the tag of the same image on that node), columns are nodes. Works on partial results
+// (nodes that have not answered yet are "pending") so the matrix fills in as fleet.node events
+// arrive. No React, no DOM — unit-tested in test/unit/renderer.
+import type { ErrorInfo, ImageRef, PinState } from '../shared/domain';
+import type { FleetNodeResult, FleetReport } from '../shared/fleet';
+import { refKind } from './model';
+
+export type CellPin = PinState | 'missing' | 'unknown';
+
+export interface MatrixCell {
+  pin: CellPin;
+  /** Some reference of this row on this node is pinned now and loses its pin at the next k3s start. */
+  atRisk: boolean;
+  /** The references folded into this cell (the tag and its digest references). */
+  refs: string[];
+  reason: string;
+}
+
+export interface MatrixColumn {
+  node: string;
+  group: string | null;
+  status: 'pending' | 'ok' | 'unreachable';
+  error: ErrorInfo | null;
+  /** References on this node losing their pin at the next start. */
+  losingPins: number;
+  /** null while unknown (no report yet, or no disk figures). */
+  lowDisk: boolean | null;
+  freeBytes: number | null;
+}
+
+export interface MatrixRow {
+  name: string;
+  /** One per column, in column order. */
+  cells: MatrixCell[];
+  /** Missing on some reachable node, or pinned now on some and not on others. */
+  drift: boolean;
+  missing: boolean;
+  atRisk: boolean;
+}
+
+export interface FleetMatrix {
+  columns: MatrixColumn[];
+  rows: MatrixRow[];
+}
+
+export type ProblemFilter = 'all' | 'atRisk' | 'drift' | 'missing' | 'unreachable';
+
+const collator = new Intl.Collator();
+const PIN_RANK: Record<PinState, number> = { durable: 2, k3s: 1, none: 0 };
+const losesPin = (i: Pick<ImageRef, 'pin' | 'afterRestart'>) => i.pin !== 'none' && i.afterRestart === 'unpinned';
+
+/** A node's references folded into rows: tag → [tag, digest refs of the same image]; lone digest refs stand alone. */
+export function foldRefs(images: readonly ImageRef[]): Map<string, ImageRef[]> {
+  const rows = new Map<string, ImageRef[]>();
+  const tagsByImage = new Map<string, string>();
+  for (const i of images) {
+    if (refKind(i.name) !== 'tag') continue;
+    rows.set(i.name, [...(rows.get(i.name) ?? []), i]);
+    for (const k of [i.imageId, i.digest]) if (k && !tagsByImage.has(k)) tagsByImage.set(k, i.name);
+  }
+  for (const i of images) {
+    if (refKind(i.name) === 'tag') continue;
+    const repo = i.name.slice(0, i.name.lastIndexOf('@'));
+    // Prefer a tag of the same repository with the same image; else any tag of the same image.
+    const sameRepo = images.find(
+      (t) => refKind(t.name) === 'tag' && t.name.startsWith(`${repo}:`) && (t.digest === i.digest || (i.imageId && t.imageId === i.imageId)),
+    );
+    const tag = sameRepo?.name ?? tagsByImage.get(i.digest) ?? (i.imageId ? tagsByImage.get(i.imageId) : undefined);
+    const key = tag ?? i.name;
+    rows.set(key, [...(rows.get(key) ?? []), i]);
+  }
+  return rows;
+}
+
+function cellOf(refs: ImageRef[]): MatrixCell {
+  let pin: PinState = 'none';
+  for (const r of refs) if (PIN_RANK[r.pin] > PIN_RANK[pin]) pin = r.pin;
+  const risky = refs.find(losesPin);
+  return { pin, atRisk: Boolean(risky), refs: refs.map((r) => r.name), reason: (risky ?? refs[0])?.reason ?? '' };
+}
+
+const MISSING: MatrixCell = { pin: 'missing', atRisk: false, refs: [], reason: '' };
+const UNKNOWN: MatrixCell = { pin: 'unknown', atRisk: false, refs: [], reason: '' };
+
+/**
+ * Build the matrix for `nodes` (column order) from the results received so far. `report`, when
+ * complete, supplies the low-disk verdicts (its rule); `groups` maps node → group.
+ */
+export function buildMatrix(
+  nodes: readonly string[],
+  results: Readonly<Record<string, FleetNodeResult>>,
+  opts: { report?: FleetReport | null; groups?: Readonly<Record<string, string | undefined>> } = {},
+): FleetMatrix {
+  const lowDisk = new Map(opts.report?.summary.atRisk.map((r) => [r.node, r.lowDisk]) ?? []);
+  const folded = new Map<string, Map<string, ImageRef[]>>();
+  const columns: MatrixColumn[] = nodes.map((node) => {
+    const r = results[node];
+    const status = !r ? 'pending' : r.reachable ? 'ok' : 'unreachable';
+    if (r?.reachable && r.images) folded.set(node, foldRefs(r.images));
+    return {
+      node,
+      group: opts.groups?.[node] ?? null,
+      status,
+      error: r?.error ?? null,
+      losingPins: r?.images?.filter(losesPin).length ?? 0,
+      lowDisk: opts.report ? (lowDisk.get(node) ?? false) : null,
+      freeBytes: r?.disk?.freeBytes ?? null,
+    };
+  });
+  const names = new Set<string>();
+  for (const m of folded.values()) for (const k of m.keys()) names.add(k);
+  const rows: MatrixRow[] = [];
+  for (const name of [...names].sort(collator.compare)) {
+    const cells = columns.map((c) => {
+      if (c.status !== 'ok') return UNKNOWN;
+      const refs = folded.get(c.node)?.get(name);
+      return refs ? cellOf(refs) : MISSING;
+    });
+    const known = cells.filter((c) => c.pin !== 'unknown');
+    const missing = known.some((c) => c.pin === 'missing');
+    const present = known.filter((c) => c.pin !== 'missing');
+    const pinnedNow = new Set(present.map((c) => c.pin !== 'none'));
+    rows.push({ name, cells, missing, drift: missing || pinnedNow.size > 1, atRisk: cells.some((c) => c.atRisk) });
+  }
+  return { columns, rows };
+}
+
+/** Rows and columns left after the filters. Column indexes refer to `matrix.columns`. */
+export function filterMatrix(
+  matrix: FleetMatrix,
+  f: { group: string; problem: ProblemFilter; query: string },
+): { columns: number[]; rows: MatrixRow[] } {
+  let columns = matrix.columns.map((_, i) => i).filter((i) => !f.group || matrix.columns[i]!.group === f.group);
+  if (f.problem === 'unreachable') columns = columns.filter((i) => matrix.columns[i]!.status === 'unreachable');
+  const q = f.query.trim().toLowerCase();
+  const rows = matrix.rows.filter((r) => {
+    if (q && !r.name.toLowerCase().includes(q)) return false;
+    const cells = columns.map((i) => r.cells[i]!);
+    if (f.problem === 'atRisk') return cells.some((c) => c.atRisk);
+    if (f.problem === 'missing') return cells.some((c) => c.pin === 'missing');
+    if (f.problem === 'drift') {
+      const known = cells.filter((c) => c.pin !== 'unknown');
+      const pinned = new Set(known.filter((c) => c.pin !== 'missing').map((c) => c.pin !== 'none'));
+      return known.some((c) => c.pin === 'missing') || pinned.size > 1;
+    }
+    // Any other view: rows with nothing in the visible columns are noise.
+    return f.group ? cells.some((c) => c.pin !== 'missing') || cells.every((c) => c.pin === 'unknown') : true;
+  });
+  return { columns, rows };
+}
+
+export interface MatrixSummary {
+  answered: number;
+  total: number;
+  unreachable: number;
+  nodesAtRisk: number;
+  losingPins: number;
+  drift: number;
+  /** null until the report's disk verdicts are in. */
+  lowDisk: number | null;
+}
+
+export function summarizeMatrix(m: FleetMatrix): MatrixSummary {
+  const answered = m.columns.filter((c) => c.status !== 'pending').length;
+  const known = m.columns.every((c) => c.lowDisk !== null);
+  return {
+    answered,
+    total: m.columns.length,
+    unreachable: m.columns.filter((c) => c.status === 'unreachable').length,
+    nodesAtRisk: m.columns.filter((c) => c.status === 'unreachable' || c.losingPins > 0 || c.lowDisk === true).length,
+    losingPins: m.columns.reduce((s, c) => s + c.losingPins, 0),
+    drift: m.rows.filter((r) => r.drift).length,
+    lowDisk: known && m.columns.length > 0 ? m.columns.filter((c) => c.lowDisk).length : null,
+  };
+}
