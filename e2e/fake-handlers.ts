@@ -359,6 +359,8 @@ export interface FakeOptions {
    * edge-01) and edge-04 (unreachable) in "south".
    */
   fleet?: boolean;
+  /** When the fleet run's unreachable node gives up (ms after the start; default 1500). */
+  fleetUnreachableMs?: number;
   /** edge-01 authenticates with a password asked in the UI (FAKE_PASSWORD is the right one). */
   edge1Auth?: 'password' | 'keyboard-interactive';
 }
@@ -517,7 +519,8 @@ export function fakeHandlers(opts: FakeOptions = {}) {
   const lastJobEmit = new Map<string, number>();
   const images: Record<string, ImageRef[]> = {
     'edge-01': opts.manyRefs ? generateRefs(opts.manyRefs) : structuredClone(EDGE1_IMAGES),
-    'edge-02': structuredClone(EDGE2_IMAGES),
+    // In the fleet, edge-02 runs the same workload as edge-01 plus its own redis.
+    'edge-02': opts.fleet ? [...structuredClone(EDGE1_IMAGES), ...structuredClone(EDGE2_IMAGES)] : structuredClone(EDGE2_IMAGES),
     ...(opts.fleet ? { 'edge-03': edge3Images() } : {}),
   };
   const archives: Record<string, ArchiveInfo[]> = { 'edge-01': structuredClone(EDGE1_ARCHIVES), 'edge-02': [] };
@@ -1047,9 +1050,10 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       fleetRun = run;
       const started = Date.now();
       const results: FleetNodeResult[] = [];
-      // One node answers every ~350 ms (the unreachable one times out last), then the report.
+      // One node answers every ~350 ms; the unreachable one times out last (~1.5 s); then the report.
       const order = [...defs].sort((a, b) => Number(a.name === 'edge-04') - Number(b.name === 'edge-04'));
       order.forEach((d, i) => {
+        const at = d.name === 'edge-04' ? Math.max(350 * (i + 1), opts.fleetUnreachableMs ?? 1500) : 350 * (i + 1);
         run.timers.push(
           setTimeout(() => {
             const r = fleetResult(d);
@@ -1066,7 +1070,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
               };
               run.timers.push(setTimeout(() => emit({ type: 'fleet.done', payload: { runId, report: structuredClone(lastFleet!) } }), 50));
             }
-          }, 350 * (i + 1)),
+          }, at),
         );
       });
       return { runId, nodes: defs.map((d) => d.name) };
