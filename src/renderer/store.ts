@@ -333,8 +333,10 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       fleetRun: IDLE_FLEET_RUN,
 
       async loadPendingCredentials() {
-        const env = await api.pendingCredentials({});
-        if (!env.ok) return;
+        // An older bridge without the operation, or a failing transport: nothing to ask.
+        if (typeof api.pendingCredentials !== 'function') return;
+        const env = await api.pendingCredentials({}).catch(() => null);
+        if (!env?.ok) return;
         const open = new Set(env.result.map((r) => r.id));
         set((s) => {
           // Drop what the other side no longer has open (answered elsewhere, timed out), add what is new.

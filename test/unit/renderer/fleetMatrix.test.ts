@@ -1,0 +1,106 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { ImageRef } from '../../../src/shared/domain';
+import type { FleetNodeResult } from '../../../src/shared/fleet';
+import { buildMatrix, filterMatrix, foldRefs, summarizeMatrix } from '../../../src/renderer/fleetMatrix';
+import { createAppStore } from '../../../src/renderer/store';
+import type { ClientApi } from '../../../src/renderer/api';
+import type { LiveEvent } from '../../../src/shared/contract';
+
+const ref = (name: string, p: Partial<ImageRef> = {}): ImageRef => ({
+  name,
+  digest: 'sha256:aa',
+  mediaType: 'x',
+  imageId: 'sha256:11',
+  size: 1,
+  platforms: [],
+  createdAt: null,
+  labels: {},
+  pin: 'durable',
+  afterRestart: 'pinned',
+  reason: '',
+  archive: null,
+  ...p,
+});
+const ok = (node: string, images: ImageRef[]): FleetNodeResult => ({ node, reachable: true, error: null, versions: null, images, archives: [], disk: null });
+const down = (node: string): FleetNodeResult => ({
+  node,
+  reachable: false,
+  error: { code: 'TIMEOUT', message: 'no answer' },
+  versions: null,
+  images: null,
+  archives: null,
+  disk: null,
+});
+
+describe('fleet matrix model', () => {
+  it('folds digest references into the tag of the same image, keeps lone digests', () => {
+    const rows = foldRefs([ref('a/x:1'), ref('a/x@sha256:aa'), ref('b/y@sha256:bb', { digest: 'sha256:bb', imageId: 'sha256:22' })]);
+    expect([...rows.keys()]).toEqual(['a/x:1', 'b/y@sha256:bb']);
+    expect(rows.get('a/x:1')!.map((r) => r.name)).toEqual(['a/x:1', 'a/x@sha256:aa']);
+  });
+
+  it('marks at-risk cells, drift (missing or pinned differently), unknown columns for unreachable and pending nodes', () => {
+    const m = buildMatrix(['n1', 'n2', 'n3', 'n4'], {
+      n1: ok('n1', [ref('a:1', { pin: 'k3s', afterRestart: 'unpinned' }), ref('b:1'), ref('c:1')]),
+      n2: ok('n2', [ref('a:1'), ref('c:1', { pin: 'none', afterRestart: 'unpinned' })]),
+      n3: down('n3'),
+    });
+    expect(m.columns.map((c) => c.status)).toEqual(['ok', 'ok', 'unreachable', 'pending']);
+    const a = m.rows.find((r) => r.name === 'a:1')!;
+    expect(a.cells[0]).toMatchObject({ pin: 'k3s', atRisk: true });
+    expect(a.cells[2]!.pin).toBe('unknown');
+    expect(a.drift).toBe(false);
+    expect(m.rows.find((r) => r.name === 'b:1')).toMatchObject({ drift: true, missing: true });
+    expect(m.rows.find((r) => r.name === 'c:1')).toMatchObject({ drift: true, missing: false });
+    const s = summarizeMatrix(m);
+    expect(s).toMatchObject({ answered: 3, total: 4, unreachable: 1, losingPins: 1, drift: 2, lowDisk: null });
+    expect(filterMatrix(m, { group: '', problem: 'drift', query: '' }).rows.map((r) => r.name)).toEqual(['b:1', 'c:1']);
+    expect(filterMatrix(m, { group: '', problem: 'atRisk', query: '' }).rows.map((r) => r.name)).toEqual(['a:1']);
+    expect(filterMatrix(m, { group: '', problem: 'unreachable', query: '' }).columns).toEqual([2]);
+    expect(filterMatrix(m, { group: '', problem: 'all', query: 'B:' }).rows.map((r) => r.name)).toEqual(['b:1']);
+  });
+});
+
+describe('store: credentials and fleet runs', () => {
+  function api(overrides: Partial<ClientApi> = {}) {
+    return {
+      pendingCredentials: vi.fn(async () => ({ ok: true as const, result: [] })),
+      answerCredentials: vi.fn(async () => ({ ok: true as const, result: { answered: true as const } })),
+      startFleetInspection: vi.fn(async () => ({ ok: true as const, result: { runId: 'r1', nodes: ['n1', 'n2'] } })),
+      ...overrides,
+    } as unknown as ClientApi;
+  }
+  const req = (id: string): LiveEvent => ({ type: 'credentials.request', payload: { id, kind: 'password', subject: 'u@h', prompts: [{ prompt: 'Password:', echo: false }] } });
+
+  it('queues requests, sends answers once and keeps no secret in the state', async () => {
+    const a = api();
+    const store = createAppStore(a);
+    store.getState().applyEvent(req('1'));
+    store.getState().applyEvent(req('2'));
+    store.getState().applyEvent(req('1'));
+    expect(store.getState().credentials.map((r) => r.id)).toEqual(['1', '2']);
+    await store.getState().answerCredentials('1', ['s3cret']);
+    expect(a.answerCredentials).toHaveBeenCalledWith({ id: '1', answers: ['s3cret'] });
+    expect(store.getState().credentials.map((r) => r.id)).toEqual(['2']);
+    // A repeated event for an answered request does not reopen it.
+    store.getState().applyEvent(req('1'));
+    expect(store.getState().credentials.map((r) => r.id)).toEqual(['2']);
+    expect(JSON.stringify(store.getState(), (_k, v) => (typeof v === 'function' ? undefined : v))).not.toContain('s3cret');
+  });
+
+  it('fleet: events that arrive before startFleetInspection answers are kept; other runs are ignored', async () => {
+    let resolve!: (v: unknown) => void;
+    const a = api({ startFleetInspection: vi.fn(() => new Promise((r) => (resolve = r))) as unknown as ClientApi['startFleetInspection'] });
+    const store = createAppStore(a);
+    const p = store.getState().startFleet();
+    store.getState().applyEvent({ type: 'fleet.node', payload: { runId: 'r1', result: ok('n1', [ref('a:1')]) } });
+    resolve({ ok: true, result: { runId: 'r1', nodes: ['n1', 'n2'] } });
+    await p;
+    expect(store.getState().fleetRun).toMatchObject({ state: 'running', runId: 'r1' });
+    expect(Object.keys(store.getState().fleetRun.results)).toEqual(['n1']);
+    store.getState().applyEvent({ type: 'fleet.node', payload: { runId: 'other', result: down('n2') } });
+    expect(Object.keys(store.getState().fleetRun.results)).toEqual(['n1']);
+    store.getState().applyEvent({ type: 'fleet.node', payload: { runId: 'r1', result: down('n2') } });
+    expect(Object.keys(store.getState().fleetRun.results)).toEqual(['n1', 'n2']);
+  });
+});
