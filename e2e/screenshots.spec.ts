@@ -54,3 +54,13 @@ test('README screenshots: fleet overview, images at risk, pin preview, archives,
   await expect(wizard.getByTestId('review-archive').filter({ hasText: 'k3s-airgap' })).toHaveAttribute('data-state', 'ok');
   await shot(page, 'import-wizard.png');
 });
+
+test('README screenshot: fleet matrix', async ({ holdfast }) => {
+  fake = fakeHandlers({ fleet: true });
+  const page = await holdfast.open({ handlers: fake.handlers });
+  await page.getByTestId('open-matrix').click();
+  await page.getByTestId('inspect-fleet').click();
+  await expect(page.getByTestId('matrix-subtitle')).toContainText('Report of', { timeout: 10_000 });
+  await expect(page.getByTestId('mx-col-edge-04')).toHaveAttribute('data-status', 'unreachable');
+  await shot(page, 'fleet-matrix.png');
+});
