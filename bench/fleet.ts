@@ -5,7 +5,7 @@
 //
 //   npx tsx bench/fleet.ts [--nodes 10] [--runs 3] [--images 3]
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,7 +18,7 @@ import { NodeStore } from '../src/core/config/nodes';
 import { inspectFleet } from '../src/core/fleet';
 
 const { values } = parseArgs({
-  options: { nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '3' }, images: { type: 'string', default: '3' } },
+  options: { nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '3' }, images: { type: 'string', default: '3' }, 'rtt-ms': { type: 'string', default: '0' } },
 });
 const NODES = Number(values.nodes);
 const RUNS = Number(values.runs);
@@ -40,6 +40,8 @@ function timeCmd(argv: string[], env: NodeJS.ProcessEnv = {}, okCodes = [0]): Pr
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mib = (b: number) => Math.round(b / 1024 / 1024);
 
+const RTT = Number(values['rtt-ms']);
+let proxy: ReturnType<typeof spawn> | null = null;
 const t0 = performance.now();
 const lab = await startLab({ nodes: NODES });
 const labMs = performance.now() - t0;
@@ -53,27 +55,45 @@ try {
     }),
   );
   const home = mkdtempSync(path.join(os.tmpdir(), 'hf-bench-fleet-'));
+  // --rtt-ms N: reach every node through a delaying proxy, as over a WAN link to remote sites,
+  // so node-side time is network time rather than this box's two shared cores.
+  const portOf = new Map(lab.nodes.map((n) => [n.name, n.port]));
+  let knownHosts = lab.knownHosts;
+  if (RTT > 0) {
+    proxy = spawn(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(root, 'bench', 'delayProxy.ts'), String(RTT), ...lab.nodes.map((n) => String(n.port))], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const map = await new Promise<Record<string, number>>((resolve) => proxy!.stdout!.once('data', (d) => resolve(JSON.parse(String(d)))));
+    knownHosts = path.join(home, 'known_hosts');
+    writeFileSync(knownHosts, lab.nodes.map((n) => n.knownHostsLine.replace(`]:${n.port} `, `]:${map[n.port]} `)).join('\n') + '\n');
+    for (const n of lab.nodes) portOf.set(n.name, map[n.port]!);
+  }
   const store = new NodeStore(home);
-  const defs = await store.addMany(lab.nodes.map((n) => ({ name: n.name, host: n.host, port: n.port, identity: lab.clientKey, knownHosts: lab.knownHosts, group: 'bench' })));
+  const defs = await store.addMany(lab.nodes.map((n) => ({ name: n.name, host: n.host, port: portOf.get(n.name)!, identity: lab.clientKey, knownHosts, group: 'bench' })));
   const ctx = { audit: new AuditLog(home), indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
 
   const byHand: number[] = [];
   const inProcess: number[] = [];
   const cli: number[] = [];
+  // Holdfast's own CPU per node: on real nodes only this competes for the laptop's cores.
+  const cpuPerNode: number[] = [];
   let refs = 0;
   const rss0 = process.memoryUsage().rss;
   let rssPeak = rss0;
   for (let r = 0; r < RUNS; r++) {
     const h0 = performance.now();
     for (const n of lab.nodes) {
-      await timeCmd(['ssh', '-i', lab.clientKey, '-p', String(n.port), '-o', `UserKnownHostsFile=${lab.knownHosts}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes',
+      await timeCmd(['ssh', '-i', lab.clientKey, '-p', String(portOf.get(n.name)), '-o', `UserKnownHostsFile=${knownHosts}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes',
         'root@127.0.0.1', 'ctr', '-a', '/run/k3s/containerd/containerd.sock', '-n', 'k8s.io', 'images', 'ls']);
     }
     byHand.push(performance.now() - h0);
 
     const p0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const rep = await inspectFleet(defs, { ctx, onNode: () => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)) });
     inProcess.push(performance.now() - p0);
+    const cpu = process.cpuUsage(cpu0);
+    cpuPerNode.push((cpu.user + cpu.system) / 1000 / NODES);
     if (rep.summary.unreachable) throw new Error(`unreachable: ${rep.nodes.filter((n) => !n.reachable).map((n) => `${n.node}: ${n.error?.message}`).join('; ')}`);
     refs = rep.nodes.reduce((s, n) => s + (n.images?.length ?? 0), 0);
 
@@ -101,13 +121,15 @@ try {
       medianSingleNodeInProcess: Math.round(median(single)),
     },
     rssMiB: { before: mib(rss0), peakDuringInspect: mib(rssPeak) },
+    holdfastCpuMsPerNode: Math.round(median(cpuPerNode)),
   };
   const rIn = result.medianMs.sshCtrImagesLsLoop / result.medianMs.holdfastInspectInProcess;
   const rCli = result.medianMs.sshCtrImagesLsLoop / result.medianMs.holdfastInspectCli;
   console.log(JSON.stringify({ ...result, ratio: { loopVsInProcess: +rIn.toFixed(2), loopVsCli: +rCli.toFixed(2), inProcessVsSlowestNode: +(result.medianMs.holdfastInspectInProcess / result.medianMs.slowestSingleNodeInProcess).toFixed(2) } }, null, 2));
   console.log(
-    `\n| ${NODES} nodes, ${IMAGES} images each | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | inspectFleet in process | slowest single node |\n|---|---|---|---|---|\n| median of ${RUNS} | ${result.medianMs.sshCtrImagesLsLoop} ms | ${result.medianMs.holdfastInspectCli} ms (${rCli.toFixed(2)}x) | ${result.medianMs.holdfastInspectInProcess} ms (${rIn.toFixed(2)}x) | ${result.medianMs.slowestSingleNodeInProcess} ms |`,
+    `\n| ${NODES} nodes, ${IMAGES} images each${RTT ? `, ${RTT} ms RTT` : ''} | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | inspectFleet in process | slowest single node |\n|---|---|---|---|---|\n| median of ${RUNS} | ${result.medianMs.sshCtrImagesLsLoop} ms | ${result.medianMs.holdfastInspectCli} ms (${rCli.toFixed(2)}x) | ${result.medianMs.holdfastInspectInProcess} ms (${rIn.toFixed(2)}x) | ${result.medianMs.slowestSingleNodeInProcess} ms |`,
   );
 } finally {
+  proxy?.kill();
   await lab.stop();
 }
