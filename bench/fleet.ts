@@ -5,6 +5,7 @@
 //
 //   npx tsx bench/fleet.ts [--nodes 10] [--runs 3] [--images 3]
 import { spawn } from 'node:child_process';
+import { median, timeCmd } from './util';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,19 +26,7 @@ const RUNS = Number(values.runs);
 const IMAGES = Number(values.images);
 const root = path.resolve(import.meta.dirname, '..');
 
-function timeCmd(argv: string[], env: NodeJS.ProcessEnv = {}, okCodes = [0]): Promise<{ ms: number; out: string }> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const c = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.stderr.on('data', (d) => (err += d));
-    c.on('close', (code) => (okCodes.includes(code ?? -1) ? resolve({ ms: performance.now() - t0, out }) : reject(new Error(`${argv.join(' ')}: exit ${code}: ${err}`))));
-  });
-}
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mib = (b: number) => Math.round(b / 1024 / 1024);
 
 const RTT = Number(values['rtt-ms']);

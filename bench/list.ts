@@ -2,7 +2,7 @@
 // does by hand (`ssh node ctr -n k8s.io images ls`). Reports medians and the ratio.
 //
 //   npm run bench:list [-- --refs 1000 --runs 7]
-import { spawn } from 'node:child_process';
+import { median, timeCmd } from './util';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeImageArchive } from '../lab/fixtures';
@@ -21,19 +21,7 @@ const REFS = Number(values.refs);
 const RUNS = Number(values.runs);
 const root = path.resolve(import.meta.dirname, '..');
 
-function timeCmd(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ ms: number; out: string }> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const c = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.stderr.on('data', (d) => (err += d));
-    c.on('close', (code) => (code === 0 ? resolve({ ms: performance.now() - t0, out }) : reject(new Error(`${argv.join(' ')}: ${err}`))));
-  });
-}
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const lab = await startLab({ nodes: ['bench'] });
 try {

@@ -1,17 +1,9 @@
 // Human-readable output for the CLI (tables and sizes); JSON output bypasses all of this.
 import Table from 'cli-table3';
+import { formatBytes } from '../core/fleet/summary';
 
-export function humanSize(bytes: number): string {
-  if (!Number.isFinite(bytes) || bytes < 0) return '-';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
+/** Binary units, as the reports print them. */
+export const humanSize = (bytes: number): string => formatBytes(bytes);
 
 export function shortDigest(d: string | null | undefined): string {
   if (!d) return '-';
