@@ -30,8 +30,12 @@ async function openApp(page: Page) {
   await page.goto(server.url);
   // Two nodes: the app lands on the fleet overview; open the first node from there.
   await expect(page.getByTestId('fleet-overview')).toBeVisible();
-  await page.getByTestId('fleet-row-edge-01').getByTestId('fleet-open').click();
-  await expect(page.getByTestId('images-table')).toBeVisible();
+  // The overview fills in live (counts, the at-risk banner pushing the table down), so a click
+  // can land while the row moves: retry until the node's view is open.
+  await expect(async () => {
+    await page.getByTestId('fleet-row-edge-01').getByTestId('fleet-open').click();
+    await expect(page.getByTestId('images-table')).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 15_000 });
   return errors;
 }
 
