@@ -158,7 +158,8 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       void inspectFleet(defs, {
         ctx,
         signal: abort.signal,
-        open: { resolveNode: (n) => store.get(n) },
+        // In the app a node that needs a secret asks for it; the dialog queues several prompts.
+        open: { resolveNode: (n) => store.get(n), credentials: broker.provider },
         onNode: (result) => emit({ type: 'fleet.node', payload: { runId, result } }),
       })
         .then((report) => {
