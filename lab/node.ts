@@ -464,10 +464,14 @@ export class LabNode implements LabNodeHandle {
     throw new Error(`${this.name}: sshd did not start: ${lastErr}`);
   }
 
-  /** Stops sshd and starts it again on the same port (its config re-read). */
-  private async restartSshd(): Promise<void> {
+  /**
+   * Stops sshd and starts it again on the same port (its config re-read); `meanwhile` runs while
+   * it is down (e.g. a new host key). SO_REUSEADDR lets sshd bind the same port again at once.
+   */
+  private async restartSshd(meanwhile?: () => Promise<void>): Promise<void> {
     const port = this.port;
     await stopGroup(this.sshd);
+    await meanwhile?.();
     let err: unknown;
     for (let i = 0; i < 20; i++) {
       try {
@@ -516,21 +520,7 @@ export class LabNode implements LabNodeHandle {
   }
 
   async rotateHostKey(): Promise<void> {
-    const port = this.port;
-    await stopGroup(this.sshd);
-    await this.generateHostKey();
-    // the listener is gone; SO_REUSEADDR lets sshd bind the same port again at once
-    let err: unknown;
-    for (let i = 0; i < 20; i++) {
-      try {
-        await this.startSshd(port);
-        return;
-      } catch (e) {
-        err = e;
-        await sleep(100);
-      }
-    }
-    throw err;
+    await this.restartSshd(() => this.generateHostKey());
   }
 
   async installDistroBinary(distro: 'k3s' | 'rke2', version: string | null): Promise<void> {

@@ -1,6 +1,5 @@
 // Keeps at most one live NodeSession per node and replaces sessions that have closed.
 import type { NodeDef } from '../../shared/domain';
-import { HoldfastError } from '../errors';
 import { NodeSession, type OpenNodeOptions } from './session';
 
 export class SessionPool {
@@ -34,7 +33,8 @@ export class SessionPool {
     try {
       return await fn(s);
     } catch (e) {
-      if (s.isClosed || (e instanceof HoldfastError && e.code === 'CONTAINERD_UNAVAILABLE' && s.isClosed)) {
+      // The connection dropped under the call (not a containerd or input error): one fresh try.
+      if (s.isClosed) {
         return fn(await this.get(name, { fresh: true }));
       }
       throw e;
