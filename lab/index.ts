@@ -2,6 +2,14 @@
 // namespaces), k3s start-up emulation and fixture archives. Test tooling only.
 export { startLab, checkLabPrerequisites, type Lab, type LabUser, type LabUserSpec, type StartLabOptions } from './lab.ts';
 export {
+  CONTAINERD_LINES,
+  availableContainerdLines,
+  containerdBinaries,
+  defaultContainerdLine,
+  isContainerdLine,
+  type ContainerdLine,
+} from './containerd.ts';
+export {
   K3S_SOCKET,
   K3S_IMAGES_DIR,
   type LabNodeHandle,
@@ -46,3 +54,4 @@ export {
   type WriteImageArchiveResult,
   type WrittenImage,
 } from './fixtures.ts';
+export { criImages, criImageStatus, criPinned, type CriImage } from './cri.ts';

@@ -284,8 +284,10 @@ export async function pinImages(node: LabNodeHandle, names: string[], opts: K3sO
   const pinned: string[] = [];
   const ensureRef = async (src: string, ref: string, digest: string): Promise<void> => {
     const cur = existing.get(ref);
-    if (cur && cur.digest === digest) await setLabels(node, ref, labels);
-    else await node.ctr(['images', 'tag', ...(cur ? ['--force'] : []), src, ref]);
+    // ctr 1.x `images tag` copies the source's labels, 2.x does not; k3s labels the new ref
+    // itself, so the lab does too.
+    if (!cur || cur.digest !== digest) await node.ctr(['images', 'tag', ...(cur ? ['--force'] : []), src, ref]);
+    await setLabels(node, ref, labels);
     pinned.push(ref);
   };
   for (const name of names) {
@@ -320,7 +322,10 @@ export async function importArchive(node: LabNodeHandle, file: string, opts: K3s
       tarFile = tmp;
     }
     const names = await archiveImageNames(tarFile);
-    await node.ctr(['images', 'import', '--all-platforms', '--no-unpack', tarFile]);
+    // k3s imports through the containerd client's local path; ctr 2.x defaults to the transfer
+    // service (which replaces an existing image's whole label map) unless told --local.
+    const local = node.containerdLine === '2' ? ['--local'] : [];
+    await node.ctr(['images', 'import', ...local, '--all-platforms', '--no-unpack', tarFile]);
     const have = new Set((await listImages(node)).map((i) => i.name));
     const missing = names.filter((n) => !have.has(n));
     if (missing.length) throw new Error(`import of ${file} did not create ${missing.join(', ')}`);

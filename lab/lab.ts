@@ -3,6 +3,7 @@ import { access, chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './exec.ts';
+import { containerdBinaries, defaultContainerdLine, type ContainerdLine } from './containerd.ts';
 import { LabNode, REQUIRED_BINARIES, SFTP_SERVER, SSHD, type LabNodeHandle } from './node.ts';
 
 export interface Lab {
@@ -51,6 +52,11 @@ export interface StartLabOptions {
    * root-only (0700), so a user reaches it only through sudo. Removed again by stop().
    */
   users?: LabUserSpec[];
+  /**
+   * The containerd line every node runs: '2' (default, or $HOLDFAST_LAB_CONTAINERD), '1.7' or
+   * '1.6' (see lab/containerd.ts). A test that is about one line names it.
+   */
+  containerd?: ContainerdLine;
 }
 
 const LAB_USER_MARK = 'holdfast-lab';
@@ -109,7 +115,7 @@ async function which(bin: string): Promise<boolean> {
 }
 
 /** Throws one clear line when the lab cannot run here (not root, a binary missing). */
-export async function checkLabPrerequisites(): Promise<void> {
+export async function checkLabPrerequisites(line: ContainerdLine = defaultContainerdLine()): Promise<void> {
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
     throw new Error('the lab needs root (it creates mount namespaces and runs containerd and sshd)');
   }
@@ -120,10 +126,12 @@ export async function checkLabPrerequisites(): Promise<void> {
       `the lab needs these binaries: ${missing.join(', ')} (Debian packages: containerd, openssh-server, openssh-client, util-linux)`,
     );
   }
+  containerdBinaries(line); // throws naming scripts/lab-containerd.sh when the line is not fetched
 }
 
 export async function startLab(opts: StartLabOptions): Promise<Lab> {
-  await checkLabPrerequisites();
+  const line = opts.containerd ?? defaultContainerdLine();
+  await checkLabPrerequisites(line);
   const names =
     typeof opts.nodes === 'number' ? Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`) : [...opts.nodes];
   if (new Set(names).size !== names.length) throw new Error('startLab: duplicate node names');
@@ -155,7 +163,7 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
   };
   try {
     const started = await Promise.allSettled(
-      names.map((name) => LabNode.start({ name, root: join(dir, name), authorizedKeysFile: authorizedKeys })),
+      names.map((name) => LabNode.start({ name, root: join(dir, name), authorizedKeysFile: authorizedKeys, containerd: line })),
     );
     for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');

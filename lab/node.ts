@@ -12,12 +12,13 @@ import { mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promi
 import net from 'node:net';
 import { join } from 'node:path';
 import { run, sleep } from './exec.ts';
+import { containerdBinaries, defaultContainerdLine, type ContainerdBinaries, type ContainerdLine } from './containerd.ts';
 
 export const K3S_SOCKET = '/run/k3s/containerd/containerd.sock';
 export const K3S_IMAGES_DIR = '/var/lib/rancher/k3s/agent/images';
 /** Mountpoints that must exist on the host (empty dirs; the node binds its own dirs over them). */
 export const HOST_MOUNTPOINTS = ['/run/k3s', '/var/lib/rancher', '/run/sshd'] as const;
-export const REQUIRED_BINARIES = ['containerd', 'ctr', 'unshare', 'nsenter', 'mount', 'sleep', 'ssh-keygen', 'ssh'] as const;
+export const REQUIRED_BINARIES = ['unshare', 'nsenter', 'mount', 'sleep', 'ssh-keygen', 'ssh'] as const;
 export const SSHD = '/usr/sbin/sshd';
 export const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 
@@ -32,6 +33,15 @@ export interface LabNodeHandle {
   hostSocket: string;
   /** Host-side path of /var/lib/rancher/k3s/agent/images. */
   hostImagesDir: string;
+  /** The containerd line the node runs ('2' unless the test asked for another; see lab/containerd.ts). */
+  containerdLine: ContainerdLine;
+  /** Path of the containerd binary the node runs, and of its matching ctr. */
+  containerdBinary: string;
+  ctrBinary: string;
+  /** Pid of the node's containerd daemon now (null when stopped): a write that crashes it changes this. */
+  containerdPid(): Promise<number | null>;
+  /** How often containerd died without the lab stopping it (a panic): must stay 0. */
+  readonly containerdCrashes: number;
   /** 'SHA256:…' as ssh-keygen -lf prints it. Updated by rotateHostKey(). */
   hostKeyFingerprint: string;
   /** '[127.0.0.1]:PORT ssh-ed25519 AAAA…'. Updated by rotateHostKey(). */
@@ -95,6 +105,8 @@ export interface NodeStartOptions {
   root: string;
   /** Lab-wide authorized_keys file. */
   authorizedKeysFile: string;
+  /** containerd line; default $HOLDFAST_LAB_CONTAINERD, else '2'. */
+  containerd?: ContainerdLine;
 }
 
 // /usr/local/bin is the node's own too, so a test can give it a `k3s` or `rke2` binary
@@ -109,16 +121,20 @@ export async function ensureHostMountpoints(): Promise<void> {
 function containerdConfig(root: string): string {
   const q = (s: string): string => JSON.stringify(s); // TOML basic strings accept JSON escapes for our paths
   return [
+    // 2.x migrates a version 2 config at start, so one file serves every line.
     'version = 2',
     `root = ${q(join(root, 'containerd', 'root'))}`,
     `state = ${q(join(root, 'containerd', 'state'))}`,
-    // CRI is k3s's own business (and needs cgroups/CNI); these snapshotters cannot work here.
+    // The CRI plugin stays ON, as on k3s: kubelet sees images (and their pinned state) through
+    // it, and the tests ask it the same way. Disabled: snapshotters that cannot work here, and
+    // NRI (2.x enables it with one host-wide socket, /var/run/nri/nri.sock, which the nodes
+    // would fight over).
     'disabled_plugins = [',
-    '  "io.containerd.grpc.v1.cri",',
     '  "io.containerd.snapshotter.v1.aufs",',
     '  "io.containerd.snapshotter.v1.btrfs",',
     '  "io.containerd.snapshotter.v1.zfs",',
     '  "io.containerd.snapshotter.v1.devmapper",',
+    '  "io.containerd.nri.v1.nri",',
     ']',
     '',
     '[grpc]',
@@ -130,6 +146,11 @@ function containerdConfig(root: string): string {
     '',
     '[plugins."io.containerd.internal.v1.opt"]',
     `  path = ${q(join(root, 'opt'))}`,
+    '',
+    // CRI's own dirs default to /etc/cni/net.d and /opt/cni/bin on the host: keep them per node.
+    '[plugins."io.containerd.grpc.v1.cri".cni]',
+    `  bin_dir = ${q(join(root, 'cni', 'bin'))}`,
+    `  conf_dir = ${q(join(root, 'cni', 'net.d'))}`,
     '',
   ].join('\n');
 }
@@ -303,6 +324,10 @@ export class LabNode implements LabNodeHandle {
   readonly root: string;
   readonly hostSocket: string;
   readonly hostImagesDir: string;
+  readonly containerdLine: ContainerdLine;
+  readonly containerdBinary: string;
+  readonly ctrBinary: string;
+  containerdCrashes = 0;
 
   private holder: ChildProcess | undefined;
   private ns: string | undefined;
@@ -317,6 +342,10 @@ export class LabNode implements LabNodeHandle {
     this.root = opts.root;
     this.hostSocket = join(opts.root, 'run-k3s', 'containerd', 'containerd.sock');
     this.hostImagesDir = join(opts.root, 'rancher', 'k3s', 'agent', 'images');
+    const bins: ContainerdBinaries = containerdBinaries(opts.containerd ?? defaultContainerdLine());
+    this.containerdLine = bins.line;
+    this.containerdBinary = bins.containerd;
+    this.ctrBinary = bins.ctr;
     if (Buffer.byteLength(this.hostSocket) >= 100) {
       throw new Error(`lab node socket path too long (${this.hostSocket.length} chars): use a shorter lab dir`);
     }
@@ -351,7 +380,7 @@ export class LabNode implements LabNodeHandle {
 
   private async init(): Promise<void> {
     const r = this.root;
-    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp', 'bin']) {
+    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp', 'bin', 'cni/bin', 'cni/net.d']) {
       await mkdir(join(r, d), { recursive: true });
     }
     await writeFile(this.p.containerdToml, containerdConfig(r));
@@ -392,19 +421,23 @@ export class LabNode implements LabNodeHandle {
 
   async ctr(args: string[], opts: { input?: Buffer } = {}): Promise<string> {
     // ctr's default dial waits 10 s for an absent socket; fail fast when containerd is stopped
-    return run(['ctr', '--connect-timeout', '2s', '-a', this.hostSocket, '-n', 'k8s.io', ...args], { input: opts.input });
+    return run([this.ctrBinary, '--connect-timeout', '2s', '-a', this.hostSocket, '-n', 'k8s.io', ...args], { input: opts.input });
   }
 
   async startContainerd(): Promise<void> {
     if (this.containerd && !exited(this.containerd)) return;
     await rm(this.hostSocket, { force: true });
-    this.containerd = spawnGroup(this.nsenter(['containerd', '--config', this.p.containerdToml]), this.p.containerdLog);
+    this.containerd = spawnGroup(this.nsenter([this.containerdBinary, '--config', this.p.containerdToml]), this.p.containerdLog);
     const child = this.containerd;
+    // A daemon that dies while the lab did not stop it has crashed (e.g. a panic on a request).
+    child.once('exit', () => {
+      if (this.containerd === child && !this.stopped) this.containerdCrashes++;
+    });
     const deadline = Date.now() + 15000;
     while (Date.now() < deadline) {
       if (exited(child)) throw new Error(`${this.name}: containerd exited: ${await readTail(this.p.containerdLog)}`);
       try {
-        await run(['ctr', '--connect-timeout', '1s', '-a', this.hostSocket, 'version'], { timeoutMs: 3000 });
+        await run([this.ctrBinary, '--connect-timeout', '1s', '-a', this.hostSocket, 'version'], { timeoutMs: 3000 });
         return;
       } catch {
         await sleep(25);
@@ -414,8 +447,16 @@ export class LabNode implements LabNodeHandle {
   }
 
   async stopContainerd(): Promise<void> {
-    await stopGroup(this.containerd);
-    this.containerd = undefined;
+    const child = this.containerd;
+    this.containerd = undefined; // stopped on purpose: not a crash
+    await stopGroup(child);
+  }
+
+  async containerdPid(): Promise<number | null> {
+    // nsenter execs containerd, so the spawned pid is the daemon's own.
+    const child = this.containerd;
+    if (!child || exited(child) || child.pid === undefined) return null;
+    return child.pid;
   }
 
   private async generateHostKey(): Promise<void> {
