@@ -105,6 +105,10 @@ function descriptor(d: any): Descriptor {
   };
 }
 
+function toProtoDescriptor(d: Descriptor): Record<string, unknown> {
+  return { media_type: d.mediaType, digest: d.digest, size: d.size, annotations: d.annotations };
+}
+
 function imageRecord(i: any): ImageRecord {
   return {
     name: i.name,
@@ -223,7 +227,7 @@ export class ContainerdClient {
       image: {
         name: image.name,
         labels: image.labels ?? {},
-        target: { media_type: image.target.mediaType, digest: image.target.digest, size: image.target.size, annotations: image.target.annotations },
+        target: toProtoDescriptor(image.target),
       },
     });
     return imageRecord(res.image);
@@ -236,14 +240,26 @@ export class ContainerdClient {
   async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
     const keys = Object.keys(changes);
     if (keys.length === 0) throw new Error('updateImageLabels: no label changes given');
-    const labels: Record<string, string> = {};
     for (const k of keys) {
       if (!k || k.includes('\n')) throw new Error(`invalid label key ${JSON.stringify(k)}`);
+    }
+    // containerd 1.7.x and 2.x dereference the image's target before they look at the mask: an
+    // Update without it panics the whole daemon (on k3s: k3s restarts and strips every k3s pin).
+    // So the request carries the full record as read (name, target, labels), and the mask names
+    // only the keys that change, so nothing else is replaced.
+    const current = await this.getImage(name);
+    if (!current) throw new HoldfastError('NOT_FOUND', `image ${name} not found`);
+    if (!current.target.digest || !current.target.mediaType) {
+      throw new HoldfastError('INTERNAL', `image ${name} has no target in containerd's answer; not updating it`);
+    }
+    const labels: Record<string, string> = { ...current.labels };
+    for (const k of keys) {
       const v = changes[k];
       if (v !== null && v !== undefined && v !== '') labels[k] = v;
+      else delete labels[k];
     }
     const res = await this.unary<{ image: unknown }>('images', 'Update', {
-      image: { name, labels },
+      image: { name, labels, target: toProtoDescriptor(current.target) },
       update_mask: { paths: keys.map((k) => `labels.${k}`) },
     });
     return imageRecord(res.image);
