@@ -8,6 +8,8 @@ import { predictFates, type FateArchive } from '../fate/predict';
 import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../images/mediaTypes';
+import { applyImageProtection } from '../../shared/protection';
+import { criPinning } from '../../shared/versions';
 import type { NodeSession } from './session';
 
 export interface NodeInventory {
@@ -50,7 +52,11 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
     }));
 
   const fates = predictFates(baseRefs, fateArchives, info);
-  const images: ImageRef[] = baseRefs.map((r) => ({ ...r, ...fates.get(r.name)! }));
+  // CRI's image-id records share their image's fate (kubelet sees images, not references).
+  const images: ImageRef[] = applyImageProtection(
+    baseRefs.map((r) => ({ ...r, ...fates.get(r.name)! })),
+    criPinning(info.containerdVersion),
+  );
 
   const completeness = new Map<string, Promise<Completeness>>();
   const complete = (ref: BaseImageRef) => {
