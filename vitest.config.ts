@@ -1,7 +1,26 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure logic, runs anywhere) and `integration` (a real containerd and a
-// real OpenSSH sshd per lab node, so it needs root and the Debian packages .ci/run installs).
+// Projects: `unit` (pure logic, runs anywhere) and `integration` (a real containerd with its CRI
+// plugin and a real OpenSSH sshd per lab node, so it needs root and what .ci/run installs).
+// Integration runs on containerd 2.x, the line current k3s ships; the pin, fate and import
+// suites run again on 1.7 (older k3s releases) and Debian's 1.6 (no CRI pinning at all), because
+// a test proves only what it runs against.
+const LAB_INTEGRATION = {
+  environment: 'node' as const,
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  // Each file starts its own lab nodes; two at a time fit the 2-core machines.
+  maxWorkers: 2,
+};
+
+/** The suites whose outcome depends on the containerd line. */
+const VERSION_MATRIX = [
+  'test/integration/pins.test.ts',
+  'test/integration/import.test.ts',
+  'test/integration/writes.test.ts',
+  'test/lab/k3s.test.ts',
+];
+
 export default defineConfig({
   test: {
     projects: [
@@ -16,13 +35,18 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/lab/**/*.test.ts'],
-          environment: 'node',
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
-          // Each file starts its own lab nodes; two at a time fit the 2-core machines.
-          maxWorkers: 2,
+          env: { HOLDFAST_LAB_CONTAINERD: '2' },
+          ...LAB_INTEGRATION,
         },
       },
+      ...(['1.7', '1.6'] as const).map((line) => ({
+        test: {
+          name: `integration-${line}`,
+          include: VERSION_MATRIX,
+          env: { HOLDFAST_LAB_CONTAINERD: line },
+          ...LAB_INTEGRATION,
+        },
+      })),
     ],
   },
 });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: every test, in the order that fails fastest — unit, integration over the lab
-// (real containerd + OpenSSH per node; needs root and the packages .ci/run installs), then the
+// (real containerd + OpenSSH per node, on containerd 2.x, then 1.7 and 1.6 for the suites that
+// depend on the line; needs root, the packages .ci/run installs and scripts/lab-containerd.sh), then the
 // end-to-end suite in Chromium against a fresh renderer build. Ends with one summary line.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,6 +23,10 @@ function preflight() {
   if (process.getuid && process.getuid() !== 0) problems.push('integration tests run lab nodes (containerd, sshd, mount namespaces) and need root');
   for (const bin of ['/usr/bin/containerd', '/usr/bin/ctr', '/usr/sbin/sshd', '/usr/bin/ssh-keygen', '/usr/bin/unshare', '/usr/bin/chromium']) {
     if (!existsSync(bin)) problems.push(`${bin} is missing (apt-get install containerd openssh-server chromium — see .ci/run)`);
+  }
+  const cache = process.env.HOLDFAST_CONTAINERD_CACHE ?? '/var/cache/holdfast-lab/containerd';
+  for (const line of ['1.7', '2']) {
+    if (!existsSync(path.join(cache, line, 'containerd'))) problems.push(`containerd ${line} for the lab is missing (run: bash scripts/lab-containerd.sh ${line})`);
   }
   return problems;
 }
@@ -54,9 +59,12 @@ if (problems.length) {
   console.error(`\nCannot run the integration and end-to-end tests here:\n- ${problems.join('\n- ')}`);
   failedSteps.push('preflight');
 } else {
-  const intOut = path.join(reports, 'integration.json');
-  if (run('integration', 'npx', vitestArgs('integration', intOut)) !== 0) failedSteps.push('integration');
-  if (!addVitest(intOut)) failedSteps.push('integration (no report)');
+  // containerd 2.x (every integration suite), then the version-dependent suites on 1.7 and 1.6.
+  for (const project of ['integration', 'integration-1.7', 'integration-1.6']) {
+    const out = path.join(reports, `${project}.json`);
+    if (run(project, 'npx', vitestArgs(project, out)) !== 0) failedSteps.push(project);
+    if (!addVitest(out)) failedSteps.push(`${project} (no report)`);
+  }
 
   if (run('build', 'npx', ['electron-vite', 'build']) !== 0) failedSteps.push('build');
   else {

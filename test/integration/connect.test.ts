@@ -35,7 +35,7 @@ describe('connect', () => {
     const s = await NodeSession.open(labNodeDef(lab, lab.node('c1')));
     try {
       const info = await s.detect();
-      expect(info.containerdVersion).toMatch(/^v?1\.\d+\.\d+/);
+      expect(info.containerdVersion).toMatch(/^v?\d+\.\d+\.\d+/);
       expect(info.distro).toBe('unknown');
       expect(await s.containerd.listNamespaces()).toEqual(expect.any(Array));
       expect(s.ssh.hostKeyFingerprint).toBe(lab.node('c1').hostKeyFingerprint);

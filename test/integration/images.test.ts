@@ -2,7 +2,8 @@
 // and digest references, checked against what containerd itself (ctr) reports.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emulateK3sStart } from '../../lab/k3s';
+import { criImages } from '../../lab/cri';
+import { emulateK3sStart, repositoryOf } from '../../lab/k3s';
 import { writeImageArchive, type WrittenImage } from '../../lab/fixtures';
 import { startLab, type Lab } from '../../lab/lab';
 import type { ImageRef } from '../../src/shared/domain';
@@ -65,8 +66,8 @@ describe('holdfast images', () => {
       expect(mine.digest).toBe(c.digest);
       expect(mine.labels).toEqual(c.labels);
     }
-    // 3 images x (tag + digest ref)
-    expect(images).toHaveLength(6);
+    // 3 images x (tag + digest ref + CRI's own sha256:<image id> record)
+    expect(images).toHaveLength(9);
   });
 
   it('reports all three pin states on tag and digest references', async () => {
@@ -81,11 +82,27 @@ describe('holdfast images', () => {
     expect(pinOf(`registry.local/tools/multi@${m.digest}`)).toBe('k3s');
   });
 
+  it('says per image what kubelet sees through CRI: durable and k3s pinned, the unpinned one not', async () => {
+    const images = JSON.parse((await runCli(['images', 'edge1', '--json'], { HOLDFAST_HOME: home })).stdout) as ImageRef[];
+    const cri = await criImages(lab.node('edge1'));
+    expect(cri).toHaveLength(3);
+    for (const img of cri) {
+      const refs = images.filter((i) => i.imageId === img.id);
+      expect(refs.length).toBeGreaterThan(0);
+      // pinned now (for kubelet) exactly when any reference of the image carries a pin
+      expect({ id: img.id, pinned: img.pinned }).toEqual({ id: img.id, pinned: refs.some((r) => r.pin !== 'none') });
+      // and CRI's own sha256:<id> record shares the image's fate
+      const idRecord = refs.find((r) => r.name === img.id)!;
+      const others = refs.filter((r) => r !== idRecord);
+      expect(idRecord.afterRestart).toBe(others.some((r) => r.afterRestart === 'pinned') ? 'pinned' : 'unpinned');
+    }
+  });
+
   it('gives the image id CRI groups by, the size and the platforms', async () => {
     const images = JSON.parse((await runCli(['images', 'edge1', '--json'], { HOLDFAST_HOME: home })).stdout) as ImageRef[];
     for (const w of written) {
       const refs = images.filter((i) => i.digest === w.digest);
-      expect(refs).toHaveLength(2);
+      expect(refs.map((r) => r.name).sort()).toEqual([w.name, `${repositoryOf(w.name)}@${w.digest}`, w.configDigest].sort());
       for (const ref of refs) {
         expect(ref.imageId).toBe(w.configDigest);
         expect(ref.size).toBeGreaterThan(0);
@@ -103,6 +120,7 @@ describe('holdfast images', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+AFTER RESTART\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
     expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable/);
-    expect(r.stdout).toContain('6 references: 2 durable, 2 k3s-pinned, 2 unpinned');
+    // the 3 sha256:<id> records CRI keeps carry no label of their own
+    expect(r.stdout).toContain('9 references: 2 durable, 2 k3s-pinned, 5 unpinned');
   });
 });

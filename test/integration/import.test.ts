@@ -80,7 +80,8 @@ describe('holdfast import', () => {
     const { images } = await writeImageArchive(file, { format: 'docker', compression: 'gzip', images: [{ name: 'docker.io/library/tools:5' }] });
     const r = await runCli(['import', 'i1', 'i3', file, '--pin', '--timeout', '4'], { HOLDFAST_HOME: home }, 120_000);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^i1: ok — uploaded and imported, 2 references pinned durably$/m);
+    // tag + digest ref + CRI's own sha256:<id> record
+    expect(r.stdout).toMatch(/^i1: ok — uploaded and imported, 3 references pinned durably$/m);
     expect(r.stdout).toMatch(/^i3: FAILED — k3s did not import tools\.tar\.gz on i3 within 4 s/m);
     expect(r.stderr).toContain('1 of 2 nodes failed');
     expect((await labelsOf(lab.node('i1'), images[0]!.name))['io.cri-containerd.pinned']).toBe('pinned');

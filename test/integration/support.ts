@@ -61,7 +61,7 @@ export interface CtrImage {
 }
 
 /**
- * Parses `ctr images ls` (containerd 1.6/1.7): a header line then
+ * Parses `ctr images ls` (containerd 1.6, 1.7 and 2.x): a header line then
  * `REF  TYPE  DIGEST  SIZE  PLATFORMS  LABELS`, columns separated by runs of spaces/tabs,
  * SIZE itself containing a space ("1.2 KiB"), LABELS as k=v,k=v or "-".
  */
@@ -72,7 +72,8 @@ export function parseCtrImages(output: string): CtrImage[] {
     if (!line.trim()) continue;
     const cols = line.trim().split(/\s+/);
     const ref = cols[0]!;
-    const digest = cols.find((c) => /^sha256:[0-9a-f]{64}$/.test(c))!;
+    // REF TYPE DIGEST …: by position, since CRI's own records are named sha256:<id> too
+    const digest = cols[2]!;
     const labelCol = cols[cols.length - 1]!;
     const labels: Record<string, string> = {};
     if (labelCol !== '-') {
