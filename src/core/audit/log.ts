@@ -4,6 +4,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AuditEntry } from '../../shared/domain';
+import { applyAuditEntry, type PinRecord } from '../../shared/lostPins';
 
 export function localUser(): string {
   let user = 'unknown';
@@ -15,8 +16,18 @@ export function localUser(): string {
   return `${user}@${os.hostname()}`;
 }
 
+/** What durablePins() has read so far: the log is append-only, so only new bytes are read next time. */
+interface PinLedger {
+  dev: number;
+  ino: number;
+  offset: number;
+  byNode: Map<string, Map<string, PinRecord>>;
+}
+
 export class AuditLog {
   readonly file: string;
+  private ledger: PinLedger | null = null;
+  private ledgerRead: Promise<unknown> = Promise.resolve();
 
   constructor(home: string) {
     this.file = path.join(home, 'audit.jsonl');
@@ -56,5 +67,63 @@ export class AuditLog {
       }
     }
     return out.reverse();
+  }
+
+  /**
+   * The durable pins Holdfast made on `node` and has not released (for lost-pin detection).
+   * Cheap on every listing: the first call reads the log once, later calls read only the lines
+   * appended since (a log that shrank or was replaced is read again from the start). A torn
+   * last line is left for the next call.
+   */
+  durablePins(node: string): Promise<PinRecord[]> {
+    const run = this.ledgerRead.then(() => this.readLedger());
+    this.ledgerRead = run.catch(() => undefined);
+    return run.then((byNode) => [...(byNode.get(node)?.values() ?? [])]);
+  }
+
+  private async readLedger(): Promise<Map<string, Map<string, PinRecord>>> {
+    let fh: fs.FileHandle;
+    try {
+      fh = await fs.open(this.file, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.ledger = null;
+        return new Map();
+      }
+      throw e;
+    }
+    try {
+      const st = await fh.stat();
+      let l = this.ledger;
+      if (!l || l.dev !== st.dev || l.ino !== st.ino || st.size < l.offset) {
+        l = { dev: st.dev, ino: st.ino, offset: 0, byNode: new Map() };
+        this.ledger = l;
+      }
+      if (st.size > l.offset) {
+        const buf = Buffer.alloc(st.size - l.offset);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, l.offset);
+        const end = buf.lastIndexOf(0x0a, bytesRead - 1);
+        if (end >= 0) {
+          for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
+            // Only pin and unpin entries matter; skip the others without parsing them.
+            if (!line.includes('"action":"pin"') && !line.includes('"action":"unpin"')) continue;
+            let e: AuditEntry;
+            try {
+              e = JSON.parse(line) as AuditEntry;
+            } catch {
+              continue;
+            }
+            if (typeof e.node !== 'string') continue;
+            let active = l.byNode.get(e.node);
+            if (!active) l.byNode.set(e.node, (active = new Map()));
+            applyAuditEntry(active, e);
+          }
+          l.offset += end + 1;
+        }
+      }
+      return l.byNode;
+    } finally {
+      await fh.close();
+    }
   }
 }
