@@ -1,6 +1,6 @@
 // Version rules from the facts sheet (shared/k3s-image-pinning.md) that depend on what a node
-// runs: which containerd lines honour the CRI pin label and how, and which k3s/RKE2 releases
-// pin imported images at all. Pure, so the CLI, the server, main and the renderer give the same
+// runs: which containerd lines honour the CRI pin label and how, and what each k3s/RKE2 release
+// does to images at start (pins at all, start-up walk, import cache and its fixes, watcher). Pure, so the CLI, the server, main and the renderer give the same
 // answer; keep every version boundary here, in one place that is easy to correct.
 
 export interface SemVer {
@@ -43,20 +43,151 @@ export function criPinning(containerdVersion: string | null | undefined): CriPin
   return 'any';
 }
 
+// ---------------------------------------------------------------------------------------------
+// k3s / RKE2 releases. Every rule that changed in one release per minor line lives in this ONE
+// table (RKE2 carries the same agent code on the same Kubernetes version lines). To correct a
+// boundary — e.g. when a first patch release is confirmed by a tag — edit only the table below.
+
+/**
+ * When one change arrived: in every release from `fromMinor` on, and in the first patch release
+ * `backports[minor]` of each older line it was backported to. `null`: backported, but which
+ * release first carries it is not confirmed (Holdfast then cannot tell). An older minor that is
+ * not listed never got it.
+ */
+export interface ReleaseBoundary {
+  fromMinor: number;
+  backports: Readonly<Record<number, number | null>>;
+}
+
+export const K3S_RELEASES = {
+  /**
+   * (a) k3s PR #8781: imported images are pinned (and k3s's pins cleared at every start).
+   * Older releases hold imports with a lease, which kubelet's image GC ignores.
+   */
+  pinsImports: { fromMinor: 30, backports: { 26: 13, 27: 10, 28: 6, 29: 1 } },
+  /**
+   * (c) k3s PR #12237: the start-up walk rewrite that brought `.cache.json` (docs: "starting
+   * with 1.33.1, 1.32.5, 1.31.9 and 1.30.13"). From it on k3s recurses into subfolders and
+   * matches extensions case-sensitively; before it, k3s read only the top level of the images
+   * dir, matched extensions case-insensitively and had no import cache at all.
+   */
+  importCache: { fromMinor: 34, backports: { 30: 13, 31: 9, 32: 5, 33: 1 } },
+  /**
+   * (b) k3s PR #14266 (June 2026; backports tracked in #14270–#14273, validated 2026-07-22):
+   * cache entries record `images`, and archives skipped by the cache have those names re-pinned
+   * once at start. First releases inferred from the July 2026 batch, not confirmed by tags;
+   * v1.36.2 still has the bug; 1.33 unconfirmed; 1.30–1.32 never got it.
+   */
+  cacheRepin: { fromMinor: 37, backports: { 33: null, 34: 10, 35: 7, 36: 3 } },
+  /**
+   * (d) k3s #14284 (fix PR #14288, July 2026; backports #14317–#14320): a file whose size is
+   * unchanged but whose mtime is newer is re-imported. Validated on the same release-branch
+   * commits as the cache fix (1.34, 1.35, 1.36), hence the same inferred first releases; 1.33 on
+   * another commit (unconfirmed); no backport below 1.33.
+   */
+  sameSizeReimport: { fromMinor: 37, backports: { 33: null, 34: 10, 35: 7, 36: 3 } },
+  /** The running agent's file watcher (imports new files ~2 s after they appear). */
+  importWatcher: { fromMinor: 33, backports: { 29: 13, 30: 9, 31: 5, 32: 1 } },
+} as const satisfies Record<string, ReleaseBoundary>;
+
+export type Support = 'yes' | 'no' | 'unknown';
+
+/** Does the k3s/RKE2 release `distroVersion` carry the change? 'unknown' when unreadable or unconfirmed. */
+export function releaseHas(boundary: ReleaseBoundary, distroVersion: string | null | undefined): Support {
+  const v = parseSemVer(distroVersion);
+  if (!v || v.major !== 1) return 'unknown';
+  if (v.minor >= boundary.fromMinor) return 'yes';
+  if (!(v.minor in boundary.backports)) return 'no';
+  const first = boundary.backports[v.minor];
+  if (first === null || first === undefined) return 'unknown';
+  return v.patch >= first ? 'yes' : 'no';
+}
+
+/** "v1.36.3, v1.35.7, v1.34.10": the first releases of a boundary, newest line first (for sentences). */
+export function firstReleases(boundary: ReleaseBoundary): string {
+  const known = Object.entries(boundary.backports)
+    .filter((e): e is [string, number] => e[1] !== null)
+    .map(([minor, patch]) => ({ minor: Number(minor), patch }))
+    .sort((a, b) => b.minor - a.minor)
+    .map((r) => `v1.${r.minor}.${r.patch}`);
+  return [`v1.${boundary.fromMinor}.0`, ...known].join(', ');
+}
+
 /**
  * Whether a k3s/RKE2 release pins the images it imports (k3s PR #8781: v1.29.1, v1.28.6,
  * v1.27.10, v1.26.13 and later). Older releases hold imported images with a lease, which
  * kubelet's image GC ignores: on those nodes nothing imported is pinned at all.
  */
-export const DISTRO_PINS_FROM: Readonly<Record<number, number>> = { 26: 13, 27: 10, 28: 6, 29: 1 };
-
-export type Support = 'yes' | 'no' | 'unknown';
+export const DISTRO_PINS_FROM: Readonly<Record<number, number>> = K3S_RELEASES.pinsImports.backports;
 
 export function distroPinsImports(distroVersion: string | null | undefined): Support {
-  const v = parseSemVer(distroVersion);
-  if (!v || v.major !== 1) return 'unknown';
-  if (v.minor >= 30) return 'yes';
-  const first = DISTRO_PINS_FROM[v.minor];
-  if (first === undefined) return 'no'; // ≤ 1.25
-  return v.patch >= first ? 'yes' : 'no';
+  return releaseHas(K3S_RELEASES.pinsImports, distroVersion);
+}
+
+/** Does the release honour `.cache.json` at start (k3s PR #12237)? Older ones ignore the file. */
+export function importCacheHonoured(distroVersion: string | null | undefined): Support {
+  return releaseHas(K3S_RELEASES.importCache, distroVersion);
+}
+
+/** Does the release re-pin the `images` recorded for archives the cache skips (k3s PR #14266)? */
+export function cacheRepinFix(distroVersion: string | null | undefined): Support {
+  return releaseHas(K3S_RELEASES.cacheRepin, distroVersion);
+}
+
+/**
+ * (c) How k3s walks the images dir at start:
+ * - recursive-case-sensitive:   subfolders too, `.tar.gz` but not `APP.TAR.GZ` (k3s PR #12237 on);
+ * - top-level-case-insensitive: the top level only, `APP.TAR.GZ` imported too (older releases).
+ */
+export type StartupWalk = 'recursive-case-sensitive' | 'top-level-case-insensitive';
+
+/** The node's start-up walk; 'unknown' when its release cannot be read. */
+export function startupWalk(distroVersion: string | null | undefined): StartupWalk | 'unknown' {
+  const s = releaseHas(K3S_RELEASES.importCache, distroVersion);
+  return s === 'yes' ? 'recursive-case-sensitive' : s === 'no' ? 'top-level-case-insensitive' : 'unknown';
+}
+
+/** A file as k3s compares it: size in bytes, mtime in seconds since the epoch. */
+export interface FileStamp {
+  size: number;
+  /** Seconds since the epoch; Holdfast sees whole seconds (SFTP), a fraction is ignored. */
+  mtime: number;
+}
+
+/**
+ * (d) Does k3s take `current` for a changed file, compared with the `recorded` size and mtime
+ * of that same path? One rule for both places k3s compares: the running watcher, and (from k3s
+ * PR #12237 on, whose start-up walk is the watcher's own code) start-up against `.cache.json`.
+ * - Before k3s #14284: only if the size changed AND the mtime is newer.
+ * - With the fix: if the size changed OR the mtime is newer.
+ * k3s compares its full-precision mtime with the recorded one, which `.cache.json` stores in
+ * whole seconds (metav1.Time). Holdfast sees whole seconds too, so an mtime in the same second
+ * as the record may or may not be newer: that is 'unknown'. Callers treat 'unknown' as "k3s
+ * skips it" — the reading that can only over-predict lost pins.
+ */
+export function k3sTakesChange(recorded: FileStamp, current: FileStamp, distroVersion: string | null | undefined): Support {
+  const rec = Math.floor(recorded.mtime);
+  const cur = Math.floor(current.mtime);
+  const newer: Support = cur > rec ? 'yes' : cur < rec ? 'no' : 'unknown';
+  const sizeChanged = recorded.size !== current.size;
+  const before: Support = sizeChanged ? newer : 'no';
+  const after: Support = sizeChanged ? 'yes' : newer;
+  const fixed = releaseHas(K3S_RELEASES.sameSizeReimport, distroVersion);
+  if (fixed === 'yes') return after;
+  if (fixed === 'no') return before;
+  return before === after ? before : 'unknown';
+}
+
+/**
+ * (d) Does the running k3s import a file that appears or changes in the images dir? A name that
+ * held no file before (`recorded` null — e.g. renamed into place from an ignored `.part` name)
+ * is new and is imported; a changed file follows k3sTakesChange. Releases without the watcher
+ * import nothing until the next start. For upload/import code: treat 'unknown' as 'no'.
+ */
+export function watcherImports(recorded: FileStamp | null, current: FileStamp, distroVersion: string | null | undefined): Support {
+  const watcher = releaseHas(K3S_RELEASES.importWatcher, distroVersion);
+  if (watcher === 'no') return 'no';
+  const takes: Support = recorded === null ? 'yes' : k3sTakesChange(recorded, current, distroVersion);
+  if (watcher === 'yes') return takes;
+  return takes === 'no' ? 'no' : 'unknown';
 }
