@@ -7,7 +7,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, hostImagesDirOf, labelsOf, listImages, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { startLab } from '../../lab';
+import { criPinned } from '../../lab/cri';
 import type { ArchiveInfo, AuditEntry, ImageRef, PinPlan } from '../../src/shared/domain';
+import { isImageIdRef } from '../../src/shared/protection';
+import { criPinning } from '../../src/shared/versions';
 import { runCli, tempHome } from './support';
 
 let lab: Lab;
@@ -36,7 +39,9 @@ const archives = (node: string) => cli<ArchiveInfo[]>(['archives', node, '--json
 
 /**
  * Predicts with Holdfast, restarts k3s in the lab, and checks that every reference Holdfast
- * predicted as pinned/unpinned really is (CRI label present or not) after the restart.
+ * predicted as pinned/unpinned really is (CRI label present or not) after the restart — and,
+ * per image, that CRI (what kubelet's GC reads) reports exactly the images Holdfast said stay
+ * pinned as pinned (on lines that CRI-pin at all; 1.6 pins nothing).
  */
 async function predictThenRestart(node: LabNodeHandle, opts: Parameters<typeof emulateK3sStart>[1] = {}) {
   const before = await images(node.name);
@@ -45,10 +50,23 @@ async function predictThenRestart(node: LabNodeHandle, opts: Parameters<typeof e
   for (const ref of before) {
     const labels = after.get(ref.name);
     expect(labels, `${ref.name} still exists`).toBeDefined();
+    // CRI's own sha256:<id> record carries no label: it shares its image's fate (checked below)
+    if (isImageIdRef(ref)) continue;
     const pinned = labels![CRI] === 'pinned';
     expect({ ref: ref.name, pinned }).toEqual({ ref: ref.name, pinned: ref.afterRestart === 'pinned' });
   }
+  const honoured = criPinning(await containerdVersion(node)) !== 'none';
+  for (const id of new Set(before.map((r) => r.imageId).filter((x): x is string => x !== null))) {
+    const refs = before.filter((r) => r.imageId === id);
+    const want = honoured && refs.some((r) => r.afterRestart === 'pinned');
+    for (const r of refs.filter(isImageIdRef)) expect({ ref: r.name, afterRestart: r.afterRestart }).toEqual({ ref: r.name, afterRestart: refs.some((x) => !isImageIdRef(x) && x.afterRestart === 'pinned') ? 'pinned' : 'unpinned' });
+    expect({ image: id, criPinned: await criPinned(node, id, want) }).toEqual({ image: id, criPinned: want });
+  }
   return before;
+}
+
+async function containerdVersion(node: LabNodeHandle): Promise<string> {
+  return (await node.ctr(['version'])).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? '';
 }
 
 const sha256File = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
@@ -77,9 +95,13 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
 
     // k3s pins, kept only because the archive is there.
     let refs = await images('seed');
-    expect(refs).toHaveLength(4); // 2 tags + 2 digest references
-    for (const r of refs) {
+    expect(refs).toHaveLength(6); // 2 tags + 2 digest references + CRI's 2 sha256:<id> records
+    for (const r of refs.filter((x) => !isImageIdRef(x))) {
       expect(r).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'site/apps.tar.gz' });
+    }
+    for (const r of refs.filter(isImageIdRef)) {
+      expect(r).toMatchObject({ pin: 'none', afterRestart: 'pinned' });
+      expect(r.reason).toMatch(/^CRI's own record of the image of /);
     }
     let arch = (await archives('seed')).find((a) => a.path === 'site/apps.tar.gz')!;
     expect(arch).toMatchObject({ kind: 'archive', imported: true, safeToRemove: false, images: ['docker.io/library/app:1.0', 'registry.local/team/worker:2'] });
@@ -96,7 +118,7 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
     expect(preview.changes.map((c) => c.ref).sort()).toEqual(refs.map((r) => r.name).sort());
     expect((await labelsOf(n, 'docker.io/library/app:1.0'))[K3S]).toBe('pinned'); // dry run changed nothing
     const applied = await cli<PinPlan>(['pin', 'seed', '--archive', 'site/apps.tar.gz', '--json']);
-    expect(applied.changes).toHaveLength(4);
+    expect(applied.changes).toHaveLength(6); // every reference of both images, CRI's records too
     for (const r of refs) {
       const labels = await labelsOf(n, r.name);
       expect(labels[CRI]).toBe('pinned');
@@ -106,7 +128,7 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
 
     // Durable, but the archive would hand the pins back to k3s: now it is safe to remove.
     refs = await images('seed');
-    for (const r of refs) expect(r.reason).toMatch(/k3s-managed again/);
+    for (const r of refs.filter((x) => !isImageIdRef(x))) expect(r.reason).toMatch(/k3s-managed again/);
     arch = (await archives('seed')).find((a) => a.path === 'site/apps.tar.gz')!;
     expect(arch.safeToRemove).toBe(true);
 
@@ -196,7 +218,7 @@ describe('RKE2', () => {
     await emulateK3sStart(n, { distro: 'rke2' });
     await addNode(n, ['--images-dir', '/var/lib/rancher/rke2/agent/images']);
     let refs = await images('rke');
-    for (const r of refs) {
+    for (const r of refs.filter((x) => !isImageIdRef(x))) {
       expect(r.labels['io.cattle.rke2.pinned']).toBe('pinned');
       expect(r).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'rke.tar.lz4' });
       expect(r.reason).toMatch(/^RKE2 re-imports/);
