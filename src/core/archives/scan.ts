@@ -1,16 +1,19 @@
-// Walks a node's images dir (through its FileAccess: SFTP as root, or sudo -n), the way k3s
-// walks it at start (recursively), and reads each archive's index by streaming it — never the
-// whole archive in memory. Indexes
-// are cached locally by node + path + size + mtime, so a re-scan of unchanged archives
-// costs one directory listing.
+// Walks a node's images dir (through its FileAccess: SFTP as root, or sudo -n) the way the node's
+// k3s release walks it at start (shared/versions: recursively and case-sensitively since k3s PR
+// #12237, else the top level, case-insensitively), and reads each archive's index by streaming
+// it — never the whole archive in memory. Indexes are cached locally by node + path + size +
+// mtime, so a re-scan of unchanged archives costs one directory listing. Also reads k3s's import
+// cache (.cache.json) and the .txt pre-pull lists.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Compression } from '../../shared/domain';
+import { firstReleases, importCacheHonoured, K3S_RELEASES, k3sTakesChange, type StartupWalk } from '../../shared/versions';
 import type { FileAccess } from '../access';
 import { writeFileAtomic } from '../config/atomic';
 import { classifyImagesDirPath } from './format/extensions';
 import { readArchiveIndex, type ArchiveIndex } from './format/readIndex';
+import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';
 
 export interface ScannedFile {
   /** Relative to the images dir, '/'-separated. */
@@ -23,6 +26,15 @@ export interface ScannedFile {
   mtime: number;
   index: ArchiveIndex | null;
   error?: string;
+  /**
+   * 'unknown' when the node's k3s release is unknown and the two start-up walks disagree about
+   * this file (a subfolder, an upper-case extension): k3s may or may not take it.
+   */
+  walked: 'yes' | 'unknown';
+  /** Why k3s skips a file the other start-up walk would take (one sentence). */
+  note?: string;
+  /** A .txt pre-pull list's references, as k3s reads them. */
+  prepull?: PrepullList;
 }
 
 /** Local cache of archive indexes, keyed by what identifies an unchanged archive. */
@@ -49,16 +61,33 @@ export class IndexCache {
 export interface ScanOptions {
   /** Identifies the node in cache keys (e.g. host:port). */
   nodeKey: string;
+  /** The node's start-up walk (shared/versions startupWalk); default: current releases'. */
+  walk?: StartupWalk | 'unknown';
   cache?: IndexCache;
   /** Called for each archive whose index had to be streamed from the node. */
   onRead?: (file: string) => void;
 }
 
+const WALK_SINCE = firstReleases({ fromMinor: K3S_RELEASES.importCache.fromMinor, backports: K3S_RELEASES.importCache.backports });
+
+/** Why the given walk skips a file the other walk takes. */
+function walkNote(rel: string, walk: StartupWalk): string {
+  return walk === 'top-level-case-insensitive'
+    ? `This k3s release reads only the top level of the images dir (subfolders from ${WALK_SINCE} on), so it never imports ${rel}.`
+    : `k3s matches extensions case-sensitively since ${WALK_SINCE}, so it never imports ${rel}.`;
+}
+
 /** Lists the images dir; a missing dir is an empty list (k3s creates it lazily). */
-export async function walkImagesDir(files: FileAccess, root: string): Promise<Omit<ScannedFile, 'index'>[]> {
+export async function walkImagesDir(files: FileAccess, root: string, walk: StartupWalk | 'unknown' = 'recursive-case-sensitive'): Promise<Omit<ScannedFile, 'index'>[]> {
   const base = root.replace(/\/+$/, '');
   return (await files.listFiles(base)).map((f) => {
-    const c = classifyImagesDirPath(f.path.slice(f.path.lastIndexOf('/') + 1));
+    const modern = classifyImagesDirPath(f.path, 'recursive-case-sensitive');
+    const old = classifyImagesDirPath(f.path, 'top-level-case-insensitive');
+    const mine = walk === 'unknown' ? null : walk === 'recursive-case-sensitive' ? modern : old;
+    // Unknown release: take what either walk takes (so its index is read), marked uncertain.
+    const c = mine ?? (modern.kind !== 'ignored' ? modern : old);
+    const agree = modern.kind === old.kind;
+    const other = walk === 'recursive-case-sensitive' ? old : modern;
     return {
       path: f.path,
       abs: f.abs,
@@ -66,14 +95,20 @@ export async function walkImagesDir(files: FileAccess, root: string): Promise<Om
       compression: c.kind === 'archive' ? c.compression : null,
       size: f.size,
       mtime: f.mtime,
+      walked: walk === 'unknown' && !agree ? ('unknown' as const) : ('yes' as const),
+      ...(walk !== 'unknown' && c.kind === 'ignored' && other.kind !== 'ignored' ? { note: walkNote(f.path, walk) } : {}),
     };
   });
 }
 
 export async function scanImagesDir(access: FileAccess, root: string, opts: ScanOptions): Promise<ScannedFile[]> {
-  const files = await walkImagesDir(access, root);
+  const files = await walkImagesDir(access, root, opts.walk);
   const out: ScannedFile[] = [];
   for (const f of files) {
+    if (f.kind === 'prepull') {
+      out.push({ ...f, index: null, prepull: await readPrepull(access, f.abs, f.size) });
+      continue;
+    }
     if (f.kind !== 'archive' || !f.compression) {
       out.push({ ...f, index: null });
       continue;
@@ -95,45 +130,141 @@ export async function scanImagesDir(access: FileAccess, root: string, opts: Scan
   return out;
 }
 
-/**
- * k3s's import cache, `<images dir>/.cache.json` (opt-in: present = on). Holdfast reads
- * entries keyed by the archive's path on the node with its size and mtime (milliseconds);
- * an entry matching the archive's current size and mtime means k3s will skip it at start.
- * A cache file Holdfast cannot read is taken as "every archive is skipped" — the
- * conservative reading, since it can only over-predict lost pins.
- */
+async function readBounded(access: FileAccess, file: string, size: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of access.readStream(file, { size })) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A .txt list as k3s reads it; too large or unreadable → an error (k3s would pin nothing Holdfast can vouch for). */
+async function readPrepull(access: FileAccess, abs: string, size: number): Promise<PrepullList> {
+  if (size > PREPULL_MAX_BYTES) return { error: `it is larger than ${PREPULL_MAX_BYTES} bytes, more than Holdfast reads` };
+  try {
+    return parsePrepullList((await readBounded(access, abs, size)).toString('utf8'));
+  } catch (e) {
+    return { error: `it could not be read (${e instanceof Error ? e.message : String(e)})` };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// k3s's import cache, `<images dir>/.cache.json` (k3s PR #12237; opt-in: k3s writes it only if it
+// exists, an empty file enables it). Its real format, as k3s writes it (json.Marshal of a map from
+// the file's absolute in-node path to {size, modTime, images}; see the fixtures of the unit test):
+//   {"/var/lib/rancher/k3s/agent/images/busybox.tar":
+//     {"size":2245120,"modTime":"2026-07-22T22:58:25Z","images":["docker.io/library/busybox:latest"]}}
+// `modTime` is a metav1.Time: RFC 3339 in whole seconds, UTC (parsing accepts a fraction and an
+// offset). `images` is written only by releases with k3s PR #14266. Archives and .txt lists alike.
+
+export interface K3sCacheEntry {
+  size: number;
+  /** The recorded modTime in whole seconds since the epoch (a recorded fraction is dropped). */
+  modTime: number;
+  /** The names k3s recorded for the file; null when the entry has none (written before PR #14266). */
+  images: string[] | null;
+}
+
 export interface K3sImportCache {
   enabled: boolean;
+  /** false: the file is there but Holdfast cannot read it (too large, not JSON, not an object). */
   readable: boolean;
-  entries: Record<string, { size: number; mtime: number }>;
+  /** By absolute in-node path; null marks an entry Holdfast cannot read. */
+  entries: Map<string, K3sCacheEntry | null>;
+}
+
+/** Bigger than any real cache (one short line per file); larger counts as unreadable. */
+export const IMPORT_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-](\d{2}):(\d{2}))$/;
+
+/** RFC 3339 as Go's time.Parse(time.RFC3339) accepts it → whole seconds since the epoch; null if invalid. */
+export function parseRfc3339Seconds(s: string): number | null {
+  const m = RFC3339.exec(s);
+  if (!m) return null;
+  const [y, mo, d, h, mi, se] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const ms = Date.UTC(y!, mo! - 1, d!, h!, mi!, se!);
+  const back = new Date(ms);
+  // Reject 2026-02-30, 24:00, :60 and the like instead of letting Date roll them over.
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo! - 1 || back.getUTCDate() !== d || back.getUTCHours() !== h || back.getUTCMinutes() !== mi || back.getUTCSeconds() !== se) return null;
+  let offset = 0;
+  if (m[8] !== 'Z') {
+    const oh = Number(m[9]);
+    const om = Number(m[10]);
+    if (oh > 23 || om > 59) return null;
+    offset = (m[8]!.startsWith('-') ? -1 : 1) * (oh * 3600 + om * 60);
+  }
+  return ms / 1000 - offset;
+}
+
+function parseEntry(v: unknown): K3sCacheEntry | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
+  const e = v as { size?: unknown; modTime?: unknown; images?: unknown };
+  if (typeof e.size !== 'number' || !Number.isSafeInteger(e.size) || e.size < 0) return null;
+  const modTime = typeof e.modTime === 'string' ? parseRfc3339Seconds(e.modTime) : null;
+  if (modTime === null) return null;
+  // Go decodes a mistyped `images` as absent: then k3s has no names to re-pin.
+  const images = Array.isArray(e.images) && e.images.every((i): i is string => typeof i === 'string') ? [...e.images] : null;
+  return { size: e.size, modTime, images };
+}
+
+/** The text of a .cache.json file → its entries (pure; see the unit test's recorded samples). */
+export function parseK3sImportCache(text: string): Pick<K3sImportCache, 'readable' | 'entries'> {
+  const entries = new Map<string, K3sCacheEntry | null>();
+  // An empty file is how users enable the cache (k3s skips loading it).
+  if (text.trim() === '') return { readable: true, entries };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { readable: false, entries };
+  }
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return { readable: false, entries };
+  // A Map, so a hostile key such as "__proto__" is just a key.
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) entries.set(k, parseEntry(v));
+  return { readable: true, entries };
 }
 
 export async function readK3sImportCache(access: FileAccess, root: string): Promise<K3sImportCache> {
   const file = `${root.replace(/\/+$/, '')}/.cache.json`;
   const st = await access.stat(file).catch(() => null);
-  if (!st) return { enabled: false, readable: true, entries: {} };
-  if (st.size === 0) return { enabled: true, readable: true, entries: {} };
-  if (st.size > 16 * 1024 * 1024) return { enabled: true, readable: false, entries: {} };
-  const chunks: Buffer[] = [];
+  if (!st) return { enabled: false, readable: true, entries: new Map() };
+  if (st.size > IMPORT_CACHE_MAX_BYTES) return { enabled: true, readable: false, entries: new Map() };
   try {
-    for await (const c of access.readStream(file, { size: st.size })) chunks.push(c as Buffer);
-    const data = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-    if (!data || typeof data !== 'object' || Array.isArray(data)) return { enabled: true, readable: false, entries: {} };
-    const entries: K3sImportCache['entries'] = {};
-    for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
-      const e = v as { size?: unknown; mtime?: unknown };
-      if (typeof e?.size === 'number' && typeof e?.mtime === 'number') entries[k] = { size: e.size, mtime: e.mtime };
-    }
-    return { enabled: true, readable: true, entries };
+    return { enabled: true, ...parseK3sImportCache((await readBounded(access, file, st.size)).toString('utf8')) };
   } catch {
-    return { enabled: true, readable: false, entries: {} };
+    return { enabled: true, readable: false, entries: new Map() };
   }
 }
 
-/** Does the cache list this archive unchanged (SFTP mtimes have whole seconds)? */
-export function cachedByK3s(cache: K3sImportCache, file: Pick<ScannedFile, 'abs' | 'size' | 'mtime'>): boolean {
-  if (!cache.enabled) return false;
-  if (!cache.readable) return true;
-  const e = cache.entries[file.abs];
-  return !!e && e.size === file.size && Math.floor(e.mtime / 1000) === file.mtime;
+/**
+ * What k3s's start-up does with one file given its import cache and release:
+ * - not skipped: no cache, a release that ignores it, no entry, or a change k3s takes (re-import);
+ * - skipped: its entry matches as k3s compares (shared/versions k3sTakesChange), or Holdfast
+ *   cannot tell — an unreadable cache or entry, or a change within the recorded second — and
+ *   counts it skipped: the reading that can only over-predict lost pins.
+ * `images`: the names the entry recorded (re-pinned by releases with k3s PR #14266), or null.
+ */
+export type CacheVerdict =
+  | { skipped: false; why: 'off' | 'ignored-by-release' | 'not-listed' | 'changed' }
+  | { skipped: true; images: string[] | null; why: 'unchanged' | 'maybe-unchanged' | 'unreadable' | 'unreadable-entry' };
+
+export function cacheVerdict(cache: K3sImportCache, file: Pick<ScannedFile, 'abs' | 'size' | 'mtime'>, distroVersion: string | null | undefined): CacheVerdict {
+  if (!cache.enabled) return { skipped: false, why: 'off' };
+  // Releases before k3s PR #12237 have no cache: they re-import everything. Unknown: it may apply.
+  if (importCacheHonoured(distroVersion) === 'no') return { skipped: false, why: 'ignored-by-release' };
+  if (!cache.readable) return { skipped: true, images: null, why: 'unreadable' };
+  if (!cache.entries.has(file.abs)) return { skipped: false, why: 'not-listed' };
+  const e = cache.entries.get(file.abs);
+  if (!e) return { skipped: true, images: null, why: 'unreadable-entry' };
+  // SFTP mtimes are whole seconds, and so is what k3s records: compare size exactly, mtime by second.
+  const takes = k3sTakesChange({ size: e.size, mtime: e.modTime }, { size: file.size, mtime: file.mtime }, distroVersion);
+  if (takes === 'yes') return { skipped: false, why: 'changed' };
+  return { skipped: true, images: e.images, why: takes === 'no' ? 'unchanged' : 'maybe-unchanged' };
+}
+
+/**
+ * Does k3s skip this file at start because of .cache.json (or might it, as far as Holdfast can
+ * tell)? Without the node's release the version rules are unknown, read conservatively.
+ */
+export function cachedByK3s(cache: K3sImportCache, file: Pick<ScannedFile, 'abs' | 'size' | 'mtime'>, distroVersion?: string | null): boolean {
+  return cacheVerdict(cache, file, distroVersion).skipped;
 }

@@ -60,6 +60,18 @@ describe('classifyImagesDirPath', () => {
   it('.txt is a pre-pull list', () => {
     expect(classifyImagesDirPath('/var/lib/rancher/k3s/agent/images/list.txt')).toEqual({ kind: 'prepull' });
   });
+  it('releases before k3s PR #12237 match case-insensitively and read only the top level', () => {
+    const old = 'top-level-case-insensitive' as const;
+    expect(classifyImagesDirPath('APP.TAR.GZ', old)).toEqual({ kind: 'archive', compression: 'gzip' });
+    expect(classifyImagesDirPath('x.Tar.Zst', old)).toEqual({ kind: 'archive', compression: 'zstd' });
+    expect(classifyImagesDirPath('LIST.TXT', old)).toEqual({ kind: 'prepull' });
+    expect(classifyImagesDirPath('sub/app.tar', old)).toEqual({ kind: 'ignored' });
+    expect(classifyImagesDirPath('sub/list.txt', old)).toEqual({ kind: 'ignored' });
+    expect(classifyImagesDirPath('x.tar.xz', old)).toEqual({ kind: 'ignored' });
+    // and current releases: the opposite on both counts
+    expect(classifyImagesDirPath('APP.TAR.GZ', 'recursive-case-sensitive')).toEqual({ kind: 'ignored' });
+    expect(classifyImagesDirPath('sub/app.tar', 'recursive-case-sensitive')).toEqual({ kind: 'archive', compression: 'none' });
+  });
   it('exports the suffix list in k3s order', () => {
     expect(ARCHIVE_SUFFIXES).toEqual(['.tar', '.tar.lz4', '.tar.bz2', '.tbz', '.tar.gz', '.tgz', '.tar.zst', '.tzst']);
   });
