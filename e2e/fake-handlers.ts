@@ -29,6 +29,7 @@ import { fleetHtml } from '../src/core/fleet/html';
 import { fleetCsv } from '../src/core/fleet/csv';
 import type { Handlers } from '../src/shared/handlers';
 import { HoldfastError } from '../src/core/errors';
+import { activeDurablePins, findLostPins } from '../src/shared/lostPins';
 import { createHash, randomUUID } from 'node:crypto';
 
 export const FINGERPRINT = 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8';
@@ -363,7 +364,17 @@ export interface FakeOptions {
   fleetUnreachableMs?: number;
   /** edge-01 authenticates with a password asked in the UI (FAKE_PASSWORD is the right one). */
   edge1Auth?: 'password' | 'keyboard-interactive';
+  /**
+   * Pins lost behind Holdfast's back on edge-01: the CRI label taken off nginx:1.27.3 (its digest
+   * reference keeps the image pinned), and an image Holdfast had pinned (metrics-exporter) deleted.
+   */
+  lostPins?: boolean;
+  /** edge-01 runs this containerd (e.g. Debian's '1.6.20~ds1', which has no CRI pinning). */
+  edge1Containerd?: string;
 }
+
+/** The image Holdfast pinned on edge-01 in the lostPins scenario that someone deleted since. */
+export const DELETED_REF = 'registry.site.lan/acme/metrics-exporter:0.9';
 
 /** The password the fake's password-authenticated node accepts. */
 export const FAKE_PASSWORD = 'correct-horse-battery-staple-42';
@@ -525,6 +536,22 @@ export function fakeHandlers(opts: FakeOptions = {}) {
   };
   const archives: Record<string, ArchiveInfo[]> = { 'edge-01': structuredClone(EDGE1_ARCHIVES), 'edge-02': [] };
   const audit: AuditEntry[] = structuredClone(EDGE1_AUDIT);
+  if (opts.lostPins) {
+    const nginx = images['edge-01']!.find((r) => r.name === 'docker.io/library/nginx:1.27.3')!;
+    nginx.labels = { 'io.cri-containerd.image': 'managed', 'io.holdfast.pinned-by': 'tech' };
+    nginx.pin = 'none';
+    nginx.afterRestart = 'unpinned';
+    nginx.reason = REASONS.unpinned;
+    audit.push({
+      time: '2025-02-27T10:00:00Z',
+      user: 'ops',
+      node: 'edge-01',
+      action: 'pin',
+      changes: [{ ref: DELETED_REF, imageId: sha('8f'), before: K3S, after: CRI }],
+    });
+  }
+  const lostPinsOf = (node: string) =>
+    findLostPins({ node, pins: activeDurablePins(audit, node), refs: refsOf(node), imagesDir: archives[node] ?? [], info: infoOf(node) });
   /** Stands in for the user Holdfast records in the log. */
   const user = 'tech';
   let clock = Date.parse('2025-03-06T10:00:00Z');
@@ -605,6 +632,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
     if (!n) throw new HoldfastError('NOT_FOUND', `No node named "${name}".`);
     return n;
   };
+  const infoOf = (node: string) => (node === 'edge-01' && opts.edge1Containerd ? { ...info, containerdVersion: opts.edge1Containerd } : info);
   const info = {
     containerdVersion: 'v2.0.4-k3s2',
     containerdRevision: '1a43cb6a1035441f9aca8f5666a9b3ef9e70ab20',
@@ -862,7 +890,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
           },
         };
       }
-      return { name: n.name, state: 'connected', info };
+      return { name: n.name, state: 'connected', info: infoOf(n.name) };
     },
     'nodes.trustHostKey': async (args) => {
       calls.push({ channel: 'nodes.trustHostKey', args });
@@ -874,7 +902,15 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       calls.push({ channel: 'images.list', args });
       find(args.node);
       await new Promise((r) => setTimeout(r, 100));
-      return structuredClone(refsOf(args.node));
+      // As core's withLostPins: only references still there whose own pin is gone carry it.
+      const lost = new Map(lostPinsOf(args.node).filter((l) => l.kind === 'label-removed' || l.kind === 'k3s-managed-again').map((l) => [l.ref, l]));
+      return structuredClone(refsOf(args.node)).map((r) => (lost.has(r.name) ? { ...r, lostPin: lost.get(r.name)! } : r));
+    },
+    'pins.lost': async (args) => {
+      calls.push({ channel: 'pins.lost', args });
+      find(args.node);
+      await new Promise((r) => setTimeout(r, 50));
+      return lostPinsOf(args.node);
     },
     'archives.list': async (args) => {
       calls.push({ channel: 'archives.list', args });
@@ -1105,9 +1141,10 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       node: d.name,
       reachable: true,
       error: null,
-      versions: info,
+      versions: infoOf(d.name),
       images: structuredClone(refsOf(d.name)),
       archives: structuredClone(archives[d.name] ?? []),
+      lostPins: lostPinsOf(d.name),
       disk: { path: d.imagesDir, freeBytes: low ? 600 * MIB : 41 * 1024 * MIB, totalBytes: 64 * 1024 * MIB, via: 'statvfs' },
     };
   }

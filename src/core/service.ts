@@ -5,6 +5,7 @@ import type { Handlers } from '../shared/handlers';
 import path from 'node:path';
 import { IndexCache } from './archives/scan';
 import { AuditLog } from './audit/log';
+import { lostPinsFrom, lostPinsOnNode, withLostPins } from './audit/lostPins';
 import { holdfastHome } from './config/home';
 import { NodeStore } from './config/nodes';
 import { HoldfastError, toErrorInfo } from './errors';
@@ -40,9 +41,27 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   const broker = new CredentialBroker((request) => emit({ type: 'credentials.request', payload: request }));
   const pool = new SessionPool((name) => store.get(name), { credentials: broker.provider });
   const audit = new AuditLog(home);
-  const ctx: OpsContext = { audit, indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
+  const indexCache = new IndexCache(path.join(home, 'cache', 'archive-index'));
+  const ctx: OpsContext = { audit, indexCache };
   const jobs = new JobManager();
-  const live = createLiveHub(pool, jobs);
+  // Nodes whose pins this service is changing right now: the lost-pin watch waits for them, so
+  // Holdfast's own unpin (labels first, audit entry right after) is never reported as a loss.
+  const changingPins = new Map<string, number>();
+  const whileChangingPins = async <T>(node: string, fn: () => Promise<T>): Promise<T> => {
+    changingPins.set(node, (changingPins.get(node) ?? 0) + 1);
+    try {
+      return await fn();
+    } finally {
+      const n = (changingPins.get(node) ?? 1) - 1;
+      if (n > 0) changingPins.set(node, n);
+      else changingPins.delete(node);
+    }
+  };
+  const live = createLiveHub(pool, jobs, {}, {
+    durablePins: (node) => audit.durablePins(node),
+    lostPins: (node) => pool.use(node, (s) => lostPinsOnNode(s, audit, { indexCache })),
+    busy: (node) => changingPins.has(node),
+  });
   emit = (e) => live.emit(e);
   let lastFleet: FleetReport | null = null;
   let fleetRun: AbortController | null = null;
@@ -84,10 +103,15 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       await pool.get(name, { acceptNewHostKey: fingerprint });
       return { recorded: def.knownHosts! };
     },
-    'images.list': async ({ node }) => pool.use(node, async (s) => (await inventory(s, ctx)).images),
+    'images.list': async ({ node }) =>
+      pool.use(node, async (s) => {
+        const inv = await inventory(s, ctx);
+        return withLostPins(inv.images, await lostPinsFrom(node, audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info }));
+      }),
+    'pins.lost': async ({ node }) => pool.use(node, (s) => lostPinsOnNode(s, audit, { indexCache })),
     'archives.list': async ({ node }) => pool.use(node, async (s) => (await inventory(s, ctx)).archives),
     'pins.plan': async ({ node, action, target }) => pool.use(node, (s) => planPinChange(s, ctx, action, target)),
-    'pins.apply': async ({ node, action, target }) => pool.use(node, (s) => applyPinChange(s, ctx, action, target)),
+    'pins.apply': async ({ node, action, target }) => whileChangingPins(node, () => pool.use(node, (s) => applyPinChange(s, ctx, action, target))),
     'archives.check': async ({ node, path: p }) => pool.use(node, async (s) => (await checkRemoval(s, ctx, p)).check),
     'archives.remove': async ({ node, path: p, force, confirm }) => {
       // Forcing past the safety check needs the path typed again, so it is never a misclick.

@@ -5,7 +5,7 @@
 // the renderer) and a result type. Results and errors travel in one envelope.
 import { z } from 'zod';
 import type { FleetNodeResult, FleetReport } from './fleet';
-import type { ArchiveInfo, CredentialRequest, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, NodeDef, NodeInfo, NodeStatus, PinPlan, RemovalCheck } from './domain';
+import type { ArchiveInfo, CredentialRequest, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, LostPin, NodeDef, NodeInfo, NodeStatus, PinPlan, RemovalCheck } from './domain';
 
 const name = z
   .string()
@@ -83,6 +83,8 @@ export const channels = {
     args: z.strictObject({ node: name, action: z.enum(['pin', 'unpin']), target: pinTargetSchema }),
     result: null as unknown as PinPlan,
   },
+  // Durable pins Holdfast made on the node (its audit log) that are gone now, with causes and remedy.
+  'pins.lost': { args: z.strictObject({ node: name }), result: null as unknown as LostPin[] },
   'archives.check': { args: z.strictObject({ node: name, path: archivePath }), result: null as unknown as RemovalCheck },
   'archives.remove': {
     // force needs the archive's path typed again as confirmation (checked in main).
@@ -144,6 +146,7 @@ export const operations = {
   listArchives: 'archives.list',
   planPins: 'pins.plan',
   applyPins: 'pins.apply',
+  listLostPins: 'pins.lost',
   checkArchiveRemoval: 'archives.check',
   removeArchive: 'archives.remove',
   listAudit: 'audit.list',
@@ -196,12 +199,17 @@ export interface NodeLiveStatus {
   info?: NodeInfo;
 }
 
-/** Something changed on a node. topic: containerd's (/images/create|update|delete) or 'resync' after a reconnect. */
+/**
+ * Something changed on a node. topic: containerd's (/images/create|update|delete), 'resync'
+ * after a reconnect, or 'pins.lost' when durable pins Holdfast made were found gone (then
+ * `lostPins` says which, when they were made, the likely causes and the remedy).
+ */
 export interface NodeChanged {
   node: string;
   topic: string;
   /** The image reference the event is about ('' for resync). */
   name: string;
+  lostPins?: LostPin[];
 }
 
 export const events = {
@@ -239,7 +247,12 @@ export function isLiveEvent(value: unknown): value is LiveEvent {
     case 'node.status':
       return typeof p['name'] === 'string' && typeof p['state'] === 'string' && LIVE_STATES.includes(p['state']);
     case 'node.changed':
-      return typeof p['node'] === 'string' && typeof p['topic'] === 'string' && typeof p['name'] === 'string';
+      return (
+        typeof p['node'] === 'string' &&
+        typeof p['topic'] === 'string' &&
+        typeof p['name'] === 'string' &&
+        (p['lostPins'] === undefined || (Array.isArray(p['lostPins']) && p['lostPins'].every((l) => isObj(l) && typeof l['ref'] === 'string' && typeof l['kind'] === 'string')))
+      );
     case 'jobs.changed':
       return typeof p['id'] === 'string' && typeof p['state'] === 'string' && Array.isArray(p['nodes']);
     case 'credentials.request':

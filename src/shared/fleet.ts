@@ -1,6 +1,6 @@
 // The fleet report: every node's inventory side by side, and where the nodes disagree.
 // Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
-import type { ArchiveInfo, ErrorInfo, ImageRef, NodeInfo } from './domain';
+import type { ArchiveInfo, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
@@ -27,6 +27,10 @@ export interface FleetNodeResult {
   archives: ArchiveInfo[] | null;
   /** null when neither statvfs nor df answered (the rest of the node's result still stands). */
   disk: DiskInfo | null;
+  /** Durable pins Holdfast made on the node (its audit log) that are gone; null if unreachable. */
+  lostPins?: LostPin[] | null;
+  /** What the node's versions mean for pins (shared/nodeWarnings), once per node; null if unreachable. */
+  warnings?: NodeWarning[] | null;
 }
 
 /**
@@ -51,6 +55,10 @@ export interface NodeRisk {
   unreachable: boolean;
   /** References pinned now that lose their pin at the next k3s start. */
   losingPins: number;
+  /** Durable pins Holdfast made that are gone already. */
+  lostPins?: number;
+  /** Node capability warnings (e.g. a containerd without CRI pinning). */
+  warnings?: number;
   lowDisk: boolean;
   reasons: string[];
 }
@@ -61,9 +69,11 @@ export interface FleetSummary {
   unreachable: number;
   /** References (over all nodes) that lose their pin at the next k3s start. */
   losingPins: number;
+  /** Durable pins Holdfast made (over all nodes) that are gone already. */
+  lostPins?: number;
   lowDisk: number;
   drift: number;
-  /** Nodes at risk (unreachable, losing pins or low on disk), in report order. */
+  /** Nodes at risk (unreachable, lost or losing pins, a capability warning, or low on disk), in report order. */
   atRisk: NodeRisk[];
   /** The low-disk rule used: below this many free bytes, or this fraction of the total. */
   lowDiskRule: { minFreeBytes: number; minFreeRatio: number };

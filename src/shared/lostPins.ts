@@ -212,9 +212,12 @@ function causesOf(kind: LostPinKind, c: Ctx): string[] {
 function restoreFrom(c: Ctx): LostPinRemedy | null {
   const archive = c.bringing.find((f) => f.kind === 'archive');
   if (!archive) return null;
-  const how = archive.cachedByK3s
-    ? `k3s skips it at start while .cache.json lists it unchanged, so move the file out of the images dir and back in (the watcher imports a file renamed into place)`
-    : `restart k3s to import it again (or move the file out of the images dir and back in: the watcher imports a file renamed into place)`;
+  const how =
+    archive.cachedByK3s === true
+      ? `k3s skips it at start while .cache.json lists it unchanged, so move the file out of the images dir and back in (the watcher imports a file renamed into place)`
+      : archive.cachedByK3s === false
+        ? `restart k3s to import it again (or move the file out of the images dir and back in: the watcher imports a file renamed into place)`
+        : `restart k3s to import it again, or move the file out of the images dir and back in (the watcher imports a file renamed into place; needed when .cache.json lists it unchanged)`;
   return {
     kind: 'restore-from-archive',
     text: `${archive.path} in the images dir brings it back: ${how}, then make its pins durable again.`,

@@ -21,6 +21,7 @@ import {
 import type { NodeDef } from '../../shared/domain';
 import type { Cli } from '../context';
 import { table } from '../format';
+import { lostPinsText } from './inspect';
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -120,6 +121,11 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
       const hint = hints.get(r.node);
       if (hint) out.push(`  ${' '.repeat(r.node.length)}  → ${hint}`);
     }
+  }
+  const lost = report.nodes.filter((n) => n.lostPins?.length);
+  if (lost.length) {
+    out.push("\nPins lost behind Holdfast's back:");
+    for (const n of lost) out.push(`  ${n.node}:\n${lostPinsText(n.lostPins!, '    ')}`);
   }
   return out.join('\n');
 }

@@ -1,8 +1,26 @@
 // holdfast images | archives — what is on a node and what happens to it at the next k3s start.
 import type { Command } from 'commander';
+import { lostPinsFrom, withLostPins } from '../../core/audit/lostPins';
 import { inventory } from '../../core/node/operations';
+import type { LostPin } from '../../shared/domain';
+import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
+import { nodeWarnings } from '../../shared/nodeWarnings';
 import type { Cli } from '../context';
 import { humanSize, shortDigest, table } from '../format';
+
+/** The lost pins of one node as text: which pin, when Holdfast made it, why it is likely gone, what to do. */
+export function lostPinsText(lost: readonly LostPin[], indent = '  '): string {
+  const out: string[] = [];
+  for (const l of lost) {
+    out.push(`${indent}${l.ref} — ${LOST_PIN_KIND_TEXT[l.kind]} (${pinnedByText(l)})`);
+    out.push(`${indent}  ${l.summary}`);
+    out.push(`${indent}  likely: ${l.causes.join(`\n${indent}          `)}`);
+    out.push(`${indent}  remedy: ${l.remedy.text}${l.remedy.command ? `\n${indent}          ${l.remedy.command}` : ''}`);
+  }
+  return out.join('\n');
+}
+
+const lostLine = (n: number) => `${n} durable pin${n === 1 ? '' : 's'} Holdfast made ${n === 1 ? 'is' : 'are'} gone`;
 
 export function registerInspectCommands(program: Command, cli: Cli): void {
   program
@@ -10,17 +28,32 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .description('every image reference on a node: pin state and fate at the next k3s start')
     .argument('<node>')
     .option('--json', 'machine-readable output')
+    .option('--lost', "only the durable pins Holdfast made that are gone (with --json: an array of lost pins)")
     .action(async (name: string, o) => {
-      const inv = await cli.onNode(name, (s, ctx) => inventory(s, ctx));
-      const images = inv.images;
+      const { inv, lost } = await cli.onNode(name, async (s, ctx) => {
+        const inv = await inventory(s, ctx);
+        return { inv, lost: await lostPinsFrom(name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info }) };
+      });
+      // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
+      const images = withLostPins(inv.images, lost);
+      if (o.lost) {
+        if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
+        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost)}` : `no durable pin Holdfast made on ${name} is lost`);
+      }
       if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
-      if (images.length === 0) return cli.io.out(`no images in namespace ${(await cli.store().get(name)).namespace} on ${name}`);
+      // What the node runs may make every pin moot: said once, before the table.
+      for (const w of nodeWarnings(inv.info)) cli.io.err(`warning: ${name}: ${w.message}`);
+      if (images.length === 0) {
+        cli.io.out(`no images in namespace ${(await cli.store().get(name)).namespace} on ${name}`);
+        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
+        return;
+      }
       cli.io.out(
         table(
           ['REFERENCE', 'PIN', 'AFTER RESTART', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
           images.map((i) => [
             i.name,
-            i.pin,
+            i.lostPin ? `${i.pin} (PIN LOST)` : i.pin,
             i.afterRestart === 'unpinned' && i.pin !== 'none' ? 'LOSES PIN' : i.afterRestart,
             shortDigest(i.imageId),
             humanSize(i.size),
@@ -37,6 +70,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
         for (const i of atRisk) cli.io.out(`  ${i.name}: ${i.reason}`);
         cli.io.out(`Make them durable with: holdfast pin ${name} --all-k3s`);
       }
+      if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
     });
 
   program

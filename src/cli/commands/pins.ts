@@ -4,6 +4,7 @@ import { HoldfastError } from '../../core/errors';
 import { applyPinChange, checkRemoval, planPinChange, removeArchiveSafely } from '../../core/node/operations';
 import type { PinTarget } from '../../core/pins/plan';
 import type { PinPlan } from '../../shared/domain';
+import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { describeChange, type Cli } from '../context';
 import { humanSize } from '../format';
 
@@ -28,7 +29,13 @@ export function registerPinCommands(program: Command, cli: Cli): void {
       const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s)].filter(Boolean).length;
       if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, or --all-k3s (exactly one of them)');
       const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : { allK3s: true };
-      const plan = await cli.onNode(name, (s, ctx) => (o.dryRun ? planPinChange(s, ctx, 'pin', target) : applyPinChange(s, ctx, 'pin', target)));
+      const { plan, info } = await cli.onNode(name, async (s, ctx) => {
+        const plan = await (o.dryRun ? planPinChange(s, ctx, 'pin', target) : applyPinChange(s, ctx, 'pin', target));
+        return { plan, info: await s.info().catch(() => null) };
+      });
+      // Allowed (the label is harmless), but the technician must know kubelet ignores it there.
+      const ignored = pinNotHonoured(name, info);
+      if (ignored) cli.io.err(`warning: ${ignored}`);
       if (o.json) return cli.io.out(JSON.stringify(plan, null, 2));
       printPlan(plan, !o.dryRun);
     });

@@ -2,7 +2,7 @@
 // against the node's references now, through the one pure rule in shared/lostPins.ts.
 import type { ImageRef, LostPin, NodeInfo } from '../../shared/domain';
 import { findLostPins, type CurrentRef, type ImagesDirFile } from '../../shared/lostPins';
-import { cachedByK3s, readK3sImportCache, scanImagesDir, type IndexCache } from '../archives/scan';
+import { scanImagesDir, type IndexCache } from '../archives/scan';
 import type { NodeSession } from '../node/session';
 import type { AuditLog } from './log';
 
@@ -22,23 +22,23 @@ export async function lostPinsFrom(node: string, audit: AuditLog, src: LostPinSo
 /**
  * Lost pins of a node without a full inventory: nothing is asked of the node when Holdfast
  * holds no durable pin there; otherwise one image listing and one images-dir scan (archive
- * indexes come from the local cache), without completeness checks or fate prediction.
+ * indexes come from the local cache), without completeness checks, fate prediction or k3s's
+ * import cache.
  */
 export async function lostPinsOnNode(session: NodeSession, audit: AuditLog, opts: { indexCache?: IndexCache } = {}): Promise<LostPin[]> {
   const pins = await audit.durablePins(session.def.name);
   if (pins.length === 0) return [];
   const root = session.def.imagesDir;
-  const [refs, files, importCache, info] = await Promise.all([
+  const [refs, files, info] = await Promise.all([
     session.listBaseImages(),
     scanImagesDir(session.files, root, { nodeKey: `${session.def.host}:${session.def.port}`, ...(opts.indexCache ? { cache: opts.indexCache } : {}) }),
-    readK3sImportCache(session.files, root),
     session.info().catch(() => null),
   ]);
+  // Whether k3s would skip an archive (.cache.json) is left unknown here: the remedy then names both ways in.
   const imagesDir: ImagesDirFile[] = files.map((f) => ({
     path: f.path,
     kind: f.kind,
     images: f.index ? f.index.images.flatMap((i) => (i.name ? [i.name] : [])) : [],
-    cachedByK3s: f.kind === 'archive' && cachedByK3s(importCache, f),
   }));
   return findLostPins({ node: session.def.name, pins, refs, imagesDir, info });
 }

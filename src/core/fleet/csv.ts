@@ -1,6 +1,9 @@
 // CSV (RFC 4180): comma-separated, CRLF line ends, fields with `,` `"` CR or LF double-quoted
 // and inner quotes doubled. One row per node × reference.
 import type { FleetReport } from '../../shared/fleet';
+import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
+import type { LostPin } from '../../shared/domain';
+import { warningsOf } from './summary';
 
 export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive'] as const;
 
@@ -13,9 +16,17 @@ export function csvLine(fields: (string | number | boolean | null | undefined)[]
   return fields.map(csvField).join(',') + '\r\n';
 }
 
+/** "Durable pin lost (pin label removed; made durable by …): summary Likely: … Remedy: …" */
+export function lostPinReason(l: LostPin): string {
+  return `Durable pin lost (${LOST_PIN_KIND_TEXT[l.kind]}; ${pinnedByText(l)}): ${l.summary} Likely: ${l.causes[0] ?? 'unknown'} Remedy: ${l.remedy.text}`;
+}
+
 /**
  * One row per node × reference. A node with no images gets one row with an empty reference; an
- * unreachable node one row with reachable=false and its error in `reason`.
+ * unreachable node one row with reachable=false and its error in `reason`. A node capability
+ * warning is a row with an empty reference and the warning as reason; a reference whose durable
+ * pin is lost has the loss first in its reason, and a lost reference that is gone gets a row of
+ * its own (no digest, pin or fate: it is not on the node; archive: the one that brings it back).
  */
 export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
   let out = csvLine([...FLEET_CSV_COLUMNS]);
@@ -24,8 +35,15 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
       out += csvLine([n.node, false, '', '', '', '', '', n.error ? n.error.message : 'unreachable', '']);
       continue;
     }
+    for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '']);
     if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '']);
-    for (const i of n.images) out += csvLine([n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, i.reason, i.archive]);
+    const lost = new Map((n.lostPins ?? []).map((l) => [l.ref, l]));
+    for (const i of n.images) {
+      const l = lost.get(i.name);
+      lost.delete(i.name);
+      out += csvLine([n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive]);
+    }
+    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l), l.remedy.archive ?? '']);
   }
   return out;
 }

@@ -4,8 +4,9 @@
 // XSS-safe by construction: markup is built only with the `html` tag, which escapes every
 // interpolated value unless it is itself the result of `html` (already-safe markup). Node names,
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
-import type { ArchiveInfo, ImageRef } from '../../shared/domain';
-import { losesPin, formatBytes, isLowDisk, DEFAULT_LOW_DISK } from './summary';
+import type { ArchiveInfo, ImageRef, LostPin } from '../../shared/domain';
+import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
+import { losesPin, formatBytes, isLowDisk, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 
 export class SafeHtml {
@@ -53,6 +54,7 @@ td.ref,td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,mono
 .tag.bad{color:var(--bad);background:var(--badbg);border-color:var(--bad)}.tag.warn{color:var(--warn);background:var(--warnbg);border-color:var(--warn)}
 .tag.ok{color:var(--ok);background:var(--okbg);border-color:var(--ok)}
 ul.reasons{margin:0;padding-left:18px}
+.warnbox{border:1px solid var(--warn);background:var(--warnbg);color:var(--warn);border-radius:6px;padding:6px 10px;margin:8px 0}
 article.node{border:1px solid var(--line);border-radius:8px;padding:4px 14px 8px;margin:14px 0}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
 nav.toc a{margin-right:10px;white-space:nowrap}
@@ -62,7 +64,10 @@ article.node{break-before:page;border:none;padding:0}tr,.card{break-inside:avoid
 a{color:inherit;text-decoration:none}@page{margin:12mm}}
 `;
 
-const pinTag = (i: ImageRef) =>
+const pinTag = (i: ImageRef): SafeHtml =>
+  i.lostPin ? html`${pinTagOf(i)} <span class="tag bad">durable pin lost</span>` : pinTagOf(i);
+
+const pinTagOf = (i: ImageRef) =>
   i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'k3s' ? html`<span class="tag warn">k3s</span>` : html`<span class="tag">none</span>`;
 
 const fateTag = (i: ImageRef) =>
@@ -90,6 +95,13 @@ function archivesTable(archives: ArchiveInfo[]): SafeHtml {
   )}</tbody></table></div>`;
 }
 
+function lostPinsTable(lost: LostPin[]): SafeHtml {
+  return html`<div class="scroll"><table><thead><tr><th>Node</th><th>Reference</th><th>What happened</th><th>Made durable</th><th>Likely causes</th><th>Remedy</th></tr></thead><tbody>${lost.map(
+    (l) =>
+      html`<tr><td>${l.node}</td><td class="ref">${l.ref}</td><td><span class="tag bad">${LOST_PIN_KIND_TEXT[l.kind]}</span> ${l.summary}</td><td>${l.pinnedAt}<br><span class="muted">by ${l.pinnedBy}</span></td><td><ul class="reasons">${l.causes.map((c) => html`<li>${c}</li>`)}</ul></td><td>${l.remedy.text}${l.remedy.command ? html`<br><span class="mono">${l.remedy.command}</span>` : ''}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
 function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport): SafeHtml {
   const rule = report.summary.lowDiskRule ?? DEFAULT_LOW_DISK;
   if (!n.reachable) {
@@ -101,6 +113,7 @@ function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport): SafeHt
   const counts = { durable: 0, k3s: 0, none: 0 };
   for (const img of images) counts[img.pin]++;
   return html`<article class="node" id="${nodeAnchor(i)}"><h3>${n.node} <span class="tag ok">reachable</span></h3>
+${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}</p>`)}
 <dl class="kv"><dt>Distribution</dt><dd>${v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : `${v.distro} (version unknown)`) : '—'}</dd>
 <dt>containerd</dt><dd>${v ? `${v.containerdVersion} (${v.containerdRevision || 'revision unknown'})` : '—'}</dd>
 <dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
@@ -111,6 +124,7 @@ function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport): SafeHt
 export function fleetHtml(report: FleetReport): string {
   const s = report.summary;
   const losing = report.nodes.flatMap((n) => (n.images ?? []).filter(losesPin).map((i) => ({ node: n.node, i })));
+  const lost = report.nodes.flatMap((n) => n.lostPins ?? []);
   const index = new Map(report.nodes.map((n, i) => [n.node, i]));
   const body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -119,14 +133,19 @@ export function fleetHtml(report: FleetReport): string {
 <section id="summary"><h2>Summary</h2>
 <div class="cards"><div class="card${s.unreachable ? ' bad' : ''}"><b>${s.reachable}/${s.nodes}</b>reachable</div>
 <div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>references lose their pin at the next k3s start</div>
+<div class="card${lost.length ? ' bad' : ''}"><b>${lost.length}</b>durable pins lost behind Holdfast's back</div>
 <div class="card${s.lowDisk ? ' warn' : ''}"><b>${s.lowDisk}</b>nodes low on disk</div>
 <div class="card${s.drift ? ' warn' : ''}"><b>${s.drift}</b>images differ across nodes</div></div>
 <h3>Nodes at risk</h3>
 ${s.atRisk.length === 0
-  ? html`<p>No node at risk: every node answered, no pin is lost at the next k3s start and no disk is low.</p>`
+  ? html`<p>No node at risk: every node answered, no durable pin is gone or lost at the next k3s start, every node can pin, and no disk is low.</p>`
   : html`<div class="scroll"><table><thead><tr><th>Node</th><th>Why</th></tr></thead><tbody>${s.atRisk.map(
       (r) => html`<tr><td><a href="#${nodeAnchor(index.get(r.node) ?? 0)}">${r.node}</a></td><td><ul class="reasons">${r.reasons.map((x) => html`<li>${x}</li>`)}</ul></td></tr>`,
     )}</tbody></table></div>`}
+<h3>Pins lost behind Holdfast's back</h3>
+${lost.length === 0
+  ? html`<p>None: every durable pin Holdfast made on the reachable nodes is still in place.</p>`
+  : html`<p class="muted">Pins Holdfast made durable (its audit log) that someone or something removed since.</p>${lostPinsTable(lost)}`}
 <h3>Images that will lose their pin at the next k3s start</h3>
 ${losing.length === 0
   ? html`<p>None.</p>`

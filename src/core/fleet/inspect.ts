@@ -2,6 +2,8 @@
 // inventory, each node on its own (one failing never spoils the others), results streamed to
 // onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
 import type { NodeDef } from '../../shared/domain';
+import { nodeWarnings } from '../../shared/nodeWarnings';
+import { lostPinsFrom, withLostPins } from '../audit/lostPins';
 import { HoldfastError, toErrorInfo } from '../errors';
 import { inspectNode } from '../node/inspect';
 import type { OpsContext } from '../node/operations';
@@ -41,7 +43,7 @@ export interface FleetOptions {
 }
 
 export function unreachableResult(node: string, err: unknown): FleetNodeResult {
-  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, disk: null };
+  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, disk: null, lostPins: null, warnings: null };
 }
 
 /** The real probe: SSH + containerd inventory + disk, the connection closed before returning. */
@@ -60,8 +62,20 @@ export function sshProbe(ctx: OpsContext, open: Pick<OpenNodeOptions, 'resolveNo
         inspectNode(s, ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
         diskOfSession(s).catch(() => null),
       ]);
+      // The audit log is read once for the whole run (AuditLog reads only what was appended since).
+      const lostPins = await lostPinsFrom(def.name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
       // Keep only what the report shows: the scanned files, archive indexes and fate inputs go.
-      return { node: def.name, reachable: true, error: null, versions: inv.info, images: inv.images, archives: inv.archives, disk };
+      return {
+        node: def.name,
+        reachable: true,
+        error: null,
+        versions: inv.info,
+        images: withLostPins(inv.images, lostPins),
+        archives: inv.archives,
+        disk,
+        lostPins,
+        warnings: nodeWarnings(inv.info),
+      };
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
       await session?.close().catch(() => undefined);

@@ -1,5 +1,7 @@
 // Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
 import type { ImageRef } from '../../shared/domain';
+import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
+import { nodeWarnings } from '../../shared/nodeWarnings';
 import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from '../../shared/fleet';
 
 export interface LowDiskRule {
@@ -31,16 +33,32 @@ export function isLowDisk(r: Pick<FleetNodeResult, 'disk'>, rule: LowDiskRule = 
   return r.disk.totalBytes !== null && r.disk.totalBytes > 0 && r.disk.freeBytes / r.disk.totalBytes < rule.minFreeRatio;
 }
 
+/** The node's capability warnings: as probed, else from its versions (same rule either way). */
+export const warningsOf = (r: Pick<FleetNodeResult, 'warnings' | 'versions'>) => r.warnings ?? nodeWarnings(r.versions);
+
+/** "2 durable pins Holdfast made are gone: a:1 (pin label removed), b:2 (image deleted)". */
+function lostReason(r: FleetNodeResult): string | null {
+  const lost = r.lostPins ?? [];
+  if (!lost.length) return null;
+  const shown = lost.slice(0, 3).map((l) => `${l.ref} (${LOST_PIN_KIND_TEXT[l.kind]})`);
+  const more = lost.length > 3 ? ` and ${lost.length - 3} more` : '';
+  return `${lost.length} durable pin${lost.length === 1 ? '' : 's'} Holdfast made ${lost.length === 1 ? 'is' : 'are'} gone: ${shown.join(', ')}${more}`;
+}
+
 export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DISK): NodeRisk {
   const losing = (r.images ?? []).filter(losesPin).length;
   const low = isLowDisk(r, rule);
+  const warnings = warningsOf(r);
+  const lost = lostReason(r);
   const reasons: string[] = [];
   if (!r.reachable) reasons.push(`unreachable: ${r.error?.message ?? 'unknown error'}`);
+  for (const w of warnings) reasons.push(w.message);
+  if (lost) reasons.push(lost);
   if (losing) reasons.push(`${losing} reference${losing === 1 ? '' : 's'} lose${losing === 1 ? 's' : ''} ${losing === 1 ? 'its' : 'their'} pin at the next k3s start`);
   if (low && r.disk) {
     reasons.push(`low disk: ${formatBytes(r.disk.freeBytes)} free${r.disk.totalBytes !== null ? ` of ${formatBytes(r.disk.totalBytes)}` : ''} at ${r.disk.path}`);
   }
-  return { node: r.node, unreachable: !r.reachable, losingPins: losing, lowDisk: low, reasons };
+  return { node: r.node, unreachable: !r.reachable, losingPins: losing, lostPins: r.lostPins?.length ?? 0, warnings: warnings.length, lowDisk: low, reasons };
 }
 
 export function summarizeFleet(nodes: FleetNodeResult[], drift: DriftEntry[], rule: LowDiskRule = DEFAULT_LOW_DISK, durationMs = 0): FleetSummary {
@@ -50,6 +68,7 @@ export function summarizeFleet(nodes: FleetNodeResult[], drift: DriftEntry[], ru
     reachable: nodes.filter((n) => n.reachable).length,
     unreachable: nodes.filter((n) => !n.reachable).length,
     losingPins: risks.reduce((s, r) => s + r.losingPins, 0),
+    lostPins: risks.reduce((s, r) => s + (r.lostPins ?? 0), 0),
     lowDisk: risks.filter((r) => r.lowDisk).length,
     drift: drift.length,
     atRisk: risks.filter((r) => r.reasons.length > 0),

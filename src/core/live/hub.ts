@@ -48,6 +48,16 @@ export interface LiveHubOptions {
   stableMs?: number;
   /** Minimum spacing of jobs.changed per job while it runs (finished states go out at once). */
   jobThrottleMs?: number;
+  /** Also handed every image event of a watched node (e.g. the lost-pin watch, ./pinWatch.ts). */
+  imageEvents?: ImageEventSink;
+}
+
+/** What follows a node's image events besides the hub's own node.changed. */
+export interface ImageEventSink {
+  onEvent(node: string, e: EventEnvelope): void;
+  /** The node is no longer watched. */
+  forget(node: string): void;
+  close(): void;
 }
 
 type Listener = (e: LiveEvent) => void;
@@ -105,6 +115,7 @@ class Watcher {
       sub.on('event', (e: EventEnvelope) => {
         if (gen !== this.gen || e.namespace !== conn.namespace || !e.topic.startsWith('/images/')) return;
         this.hub.emit({ type: 'node.changed', payload: { node: this.node, topic: e.topic, name: e.image?.name ?? '' } });
+        this.hub.imageEvent(this.node, e);
       });
       sub.on('error', (err) => this.dropped(gen, toErrorInfo(err)));
       sub.on('end', () => this.dropped(gen, { code: 'UNREACHABLE', message: `the event stream of ${this.node} ended` }));
@@ -153,6 +164,7 @@ export class LiveHub {
   private readonly opts: Required<Pick<LiveHubOptions, 'open' | 'backoff' | 'random' | 'stableMs'>>;
   private readonly jobThrottleMs: number;
   private readonly pendingJobs = new Map<string, { job: Job; timer: ReturnType<typeof setTimeout> | null; last: number }>();
+  private readonly imageEvents: ImageEventSink | undefined;
 
   constructor(opts: LiveHubOptions) {
     this.opts = {
@@ -162,6 +174,16 @@ export class LiveHub {
       stableMs: opts.stableMs ?? 10_000,
     };
     this.jobThrottleMs = opts.jobThrottleMs ?? 200;
+    this.imageEvents = opts.imageEvents;
+  }
+
+  /** An image event of a watched node, for the image event sink (a failing sink never stops the watcher). */
+  imageEvent(node: string, e: EventEnvelope): void {
+    try {
+      this.imageEvents?.onEvent(node, e);
+    } catch {
+      // ignored: node.changed already went out
+    }
   }
 
   /** Listen to every live event. The first listener starts the watchers; the last one leaving stops them. */
@@ -211,6 +233,7 @@ export class LiveHub {
   /** Forget a node (removed, edited, or the user's connect failed). */
   unwatch(node: string): void {
     this.wanted.delete(node);
+    this.imageEvents?.forget(node);
     const w = this.watchers.get(node);
     if (!w) return;
     w.stop(true);
@@ -246,6 +269,7 @@ export class LiveHub {
   }
 
   close(): void {
+    this.imageEvents?.close();
     this.stopAll(false);
     this.listeners.clear();
     this.wanted.clear();

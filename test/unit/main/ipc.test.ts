@@ -42,6 +42,7 @@ function fakeHandlers(): Handlers {
     'archives.list': vi.fn(async () => []),
     'pins.plan': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
     'pins.apply': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
+    'pins.lost': vi.fn(async () => []),
     'archives.check': vi.fn(async ({ node, path }) => ({ node, path, allowed: true, problems: [], images: [] })),
     'archives.remove': vi.fn(async ({ node, path }) => ({
       time: '2026-01-01T00:00:00Z',

@@ -65,6 +65,7 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
     listArchives: vi.fn(async () => ok([])),
     planPins: vi.fn(async ({ node: n, action }) => ok({ node: n, action, changes: [], unchanged: [] })),
     applyPins: vi.fn(async ({ node: n, action }) => ok({ node: n, action, changes: [], unchanged: [] })),
+    listLostPins: vi.fn(async () => ok([])),
     checkArchiveRemoval: vi.fn(async ({ node: n, path }) => ok({ node: n, path, allowed: true, problems: [], images: [] })),
     removeArchive: vi.fn(async ({ node: n, path }) =>
       ok({ time: '2026-01-01T00:00:00Z', user: 'tech', node: n, action: 'rm-archive' as const, archive: { path, size: 1, sha256: 'sha256:00' } }),
