@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
+import { criPinned } from '../lab/cri.ts';
 import { emulateK3sStart, labelsOf } from '../lab/k3s.ts';
 import { createHandlers, type Service } from '../src/core/service';
 
@@ -63,6 +64,10 @@ test('make an archive’s pins durable, remove it safely, and the pins survive t
   const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  // The node runs containerd 2.x (what current k3s ships), which panics on a careless
+  // Images.Update: the daemon that answers before "Apply" must be the one answering after.
+  const pid = await node.containerdPid();
+  expect(pid).not.toBeNull();
   await expect(page.getByTestId('images-table')).toBeVisible({ timeout: 20_000 });
   await expect(rows(page)).toHaveCount(2);
   for (const badge of await rows(page).getByTestId('pin-badge').all()) await expect(badge).toHaveText('k3s pin');
@@ -91,7 +96,11 @@ test('make an archive’s pins durable, remove it safely, and the pins survive t
     const labels = await labelsOf(node, img.name);
     expect(labels[CRI]).toBe('pinned');
     expect(labels[K3S]).toBeUndefined();
+    // and kubelet sees it pinned
+    expect(await criPinned(node, img.configDigest, true)).toBe(true);
   }
+  expect(await node.containerdPid()).toBe(pid);
+  expect(node.containerdCrashes).toBe(0);
   await page.getByRole('tab', { name: /Images/ }).click();
   for (const img of written) {
     await expect(rows(page).filter({ hasText: img.name }).getByTestId('pin-badge')).toHaveText('Durable');
@@ -128,6 +137,8 @@ test('make an archive’s pins durable, remove it safely, and the pins survive t
     await expect(row.getByTestId('pin-badge')).toHaveText('Durable');
     await expect(row.getByTestId('fate')).toHaveText('Kept');
     expect((await labelsOf(node, img.name))[CRI]).toBe('pinned');
+    expect(await criPinned(node, img.configDigest, true)).toBe(true);
   }
+  expect(await node.containerdPid()).toBe(pid);
   expect(errors).toEqual([]);
 });

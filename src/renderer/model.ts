@@ -14,10 +14,12 @@ import {
   type JobState,
   type PinState,
 } from '../shared/domain';
+import { isImageIdRef } from '../shared/protection';
 
 export interface RefView {
   name: string;
-  kind: 'tag' | 'digest';
+  /** tag, name@sha256 digest reference, or CRI's own sha256:<image id> record. */
+  kind: 'tag' | 'digest' | 'id';
   pin: PinState;
   digest: string;
   afterRestart: Fate;
@@ -67,9 +69,12 @@ const collator = new Intl.Collator();
 
 const PIN_RANK: Record<PinState, number> = { durable: 2, k3s: 1, none: 0 };
 
-export function refKind(name: string): 'tag' | 'digest' {
+export function refKind(name: string): RefView['kind'] {
+  if (isImageIdRef({ name, imageId: null })) return 'id';
   return /@sha256:[0-9a-f]+$/i.test(name) ? 'digest' : 'tag';
 }
+
+const KIND_ORDER: Record<RefView['kind'], number> = { tag: 0, digest: 1, id: 2 };
 
 export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
   const byKey = new Map<string, ImageRef[]>();
@@ -91,8 +96,10 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
         reason: i.reason,
         archive: i.archive,
       }))
-      .sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : a.kind === 'tag' ? -1 : 1));
-    const pins = new Set(list.map((i) => i.pin));
+      .sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : KIND_ORDER[a.kind] - KIND_ORDER[b.kind]));
+    // CRI's unlabelled sha256:<id> record does not make an image's pins "mixed"
+    const named = list.filter((i) => !isImageIdRef(i));
+    const pins = new Set((named.length ? named : list).map((i) => i.pin));
     let pin: PinState = 'none';
     for (const p of pins) if (PIN_RANK[p] > PIN_RANK[pin]) pin = p;
     const created = list

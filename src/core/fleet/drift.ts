@@ -1,6 +1,7 @@
 // Where reachable nodes disagree about an image name: presence and pinned-now state.
 // Incremental (a UI can add nodes as they answer) and pure (computeDrift over a finished list).
 import type { ImageRef } from '../../shared/domain';
+import { isImageIdRef } from '../../shared/protection';
 import type { DriftEntry, FleetNodeResult } from '../../shared/fleet';
 
 /** Pinned now: kubelet's image GC skips it today (durable or k3s pin). */
@@ -19,6 +20,8 @@ export class DriftAccumulator {
     if (this.order.includes(result.node)) return;
     this.order.push(result.node);
     for (const img of result.images) {
+      // CRI's sha256:<id> records are not names anyone deploys; the tags and digest refs say it all
+      if (isImageIdRef(img)) continue;
       let m = this.byName.get(img.name);
       if (!m) this.byName.set(img.name, (m = new Map()));
       // Names are unique per node in containerd; keep "pinned" if ever seen twice.

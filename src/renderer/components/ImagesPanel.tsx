@@ -398,7 +398,7 @@ const ImageRow = memo(function ImageRow(props: {
             >
               {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
               <RefText name={r.name} />
-              <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : ' (digest reference)'}</span>
+              <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : r.kind === 'digest' ? ' (digest reference)' : " (CRI's image id record)"}</span>
               {k === shownRefs.length - 1 && more > 0 ? (
                 <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => x.name).join('\n')}>
                   +{more}
