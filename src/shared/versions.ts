@@ -158,20 +158,22 @@ export interface FileStamp {
  * (d) Does k3s take `current` for a changed file, compared with the `recorded` size and mtime
  * of that same path? One rule for both places k3s compares: the running watcher, and (from k3s
  * PR #12237 on, whose start-up walk is the watcher's own code) start-up against `.cache.json`.
- * - Before k3s #14284: only if the size changed AND the mtime is newer.
- * - With the fix: if the size changed OR the mtime is newer.
- * k3s compares its full-precision mtime with the recorded one, which `.cache.json` stores in
- * whole seconds (metav1.Time). Holdfast sees whole seconds too, so an mtime in the same second
- * as the record may or may not be newer: that is 'unknown'. Callers treat 'unknown' as "k3s
- * skips it" — the reading that can only over-predict lost pins.
+ * - Before k3s #14284: only if the size changed AND the mtime is newer (watcher.go:
+ *   `size != last.Size && ModTime().After(last.ModTime)`). k3s compares its full-precision
+ *   mtime with the recorded one, which `.cache.json` stores in whole seconds (metav1.Time);
+ *   Holdfast sees whole seconds too, so a new size within the recorded second may or may not
+ *   count as newer: 'unknown'.
+ * - With the fix: if the size changed OR the mtime is newer. Assumed at the record's whole-second
+ *   precision (the fix's diff was not available): counting the sub-second rest as newer would
+ *   re-import every unchanged archive at every start.
+ * Callers treat 'unknown' as "k3s skips it" — the reading that can only over-predict lost pins.
  */
 export function k3sTakesChange(recorded: FileStamp, current: FileStamp, distroVersion: string | null | undefined): Support {
   const rec = Math.floor(recorded.mtime);
   const cur = Math.floor(current.mtime);
-  const newer: Support = cur > rec ? 'yes' : cur < rec ? 'no' : 'unknown';
   const sizeChanged = recorded.size !== current.size;
-  const before: Support = sizeChanged ? newer : 'no';
-  const after: Support = sizeChanged ? 'yes' : newer;
+  const before: Support = !sizeChanged ? 'no' : cur > rec ? 'yes' : cur < rec ? 'no' : 'unknown';
+  const after: Support = sizeChanged || cur > rec ? 'yes' : 'no';
   const fixed = releaseHas(K3S_RELEASES.sameSizeReimport, distroVersion);
   if (fixed === 'yes') return after;
   if (fixed === 'no') return before;

@@ -1,10 +1,13 @@
 // The fate of every image reference at the next k3s (or RKE2) start, by the rules of the
-// facts sheet (shared/k3s-image-pinning.md):
-//   1. k3s strips its own pin label AND the CRI pin from every image carrying its label;
-//   2. it re-imports every supported archive still in the images dir (unless .cache.json
-//      says the archive is unchanged) and pins what it imported again.
-// Pure: the same inputs give the same prediction, so it is unit-tested exhaustively and
-// checked against the lab's emulated restart.
+// facts sheet (shared/k3s-image-pinning.md) and the release table (shared/versions.ts):
+//   1. k3s strips its own pin label AND the CRI pin from every image carrying its label
+//      (releases that pin at all: k3s PR #8781);
+//   2. it re-imports every archive its start-up walk takes and re-reads every .txt list — unless
+//      .cache.json says the file is unchanged — and pins what they bring again; for a file the
+//      cache skips, releases with k3s PR #14266 re-pin the names its entry records.
+// Evidence on the node (the entry's `images`) wins over the version table; when neither tells,
+// the pin is assumed lost and the reason says why. Pure: the same inputs give the same
+// prediction, so it is unit-tested exhaustively and checked against the lab's emulated restart.
 import {
   LABEL_CRI_PINNED,
   LABEL_K3S_PINNED,
@@ -13,7 +16,9 @@ import {
   type Distro,
   type Fate,
 } from '../../shared/domain';
-import { cacheFixStatus, type FixStatus } from './k3sVersions';
+import { cacheRepinFix, distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
+import type { PrepullList } from '../archives/prepull';
+import type { CacheVerdict } from '../archives/scan';
 
 export interface FateRef {
   name: string;
@@ -27,8 +32,21 @@ export interface FateArchive {
   path: string;
   /** References the archive brings; null when its index could not be read. */
   images: { name: string; imageId: string | null }[] | null;
-  /** Listed unchanged in .cache.json: k3s skips re-importing it. */
+  /** k3s skips it at start because of .cache.json (or may, as far as Holdfast can tell). */
   cachedByK3s: boolean;
+  /** Why, and the names its entry records (archives/scan cacheVerdict); absent: no names recorded. */
+  cache?: CacheVerdict;
+  /** 'unknown': the node's release is unknown and only one of k3s's start-up walks takes it. */
+  walked?: 'yes' | 'unknown';
+}
+
+/** A .txt pre-pull list in the images dir. */
+export interface FatePrepull {
+  path: string;
+  list: PrepullList;
+  cachedByK3s: boolean;
+  cache?: CacheVerdict;
+  walked?: 'yes' | 'unknown';
 }
 
 export interface FateContext {
@@ -52,71 +70,162 @@ export function repository(ref: string): string {
 }
 
 const isDigestRef = (ref: string) => ref.includes('@sha256:');
+const IMAGE_ID_REF = /^sha256:[0-9a-f]{64}$/;
 
 function distroName(d: Distro): string {
   return d === 'rke2' ? 'RKE2' : 'k3s';
 }
 
-/** Which archive brings a reference back on import: by name, or a digest ref by repository + image id. */
-export function archivesBringing(ref: FateRef, archives: FateArchive[]): FateArchive[] {
-  return archives.filter((a) =>
-    (a.images ?? []).some(
-      (img) =>
-        img.name === ref.name ||
-        (isDigestRef(ref.name) && repository(img.name) === repository(ref.name) && img.imageId !== null && img.imageId === ref.imageId),
-    ),
+type Brought = { name: string; imageId: string | null };
+
+/** Does one of `images` bring `ref` back: by name, or a digest ref by repository + image id? */
+function brings(ref: FateRef, images: Brought[]): boolean {
+  return images.some(
+    (img) =>
+      img.name === ref.name ||
+      (isDigestRef(ref.name) && repository(img.name) === repository(ref.name) && img.imageId !== null && img.imageId === ref.imageId),
   );
 }
 
-export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: FateContext): Map<string, RefFate> {
+/** Which archive brings a reference back on import: by name, or a digest ref by repository + image id. */
+export function archivesBringing(ref: FateRef, archives: FateArchive[]): FateArchive[] {
+  return archives.filter((a) => brings(ref, a.images ?? []));
+}
+
+const PIN_SINCE = firstReleases(K3S_RELEASES.pinsImports);
+const WALK_SINCE = firstReleases(K3S_RELEASES.importCache);
+const REPIN_SINCE = firstReleases(K3S_RELEASES.cacheRepin);
+
+/** One file of the images dir that brings a reference, and what k3s's next start does with it. */
+type Source = { path: string } & ({ repins: true; how: string } | { repins: false; why: string });
+
+/** A .txt list resolved against the node's references, as k3s's prePullImages resolves it through CRI. */
+interface ResolvedList {
+  p: FatePrepull;
+  /** Every tag of the images its names resolve to (CRI's RepoTags: all pinned together). */
+  images: Brought[];
+  /** A listed name that is not in containerd: k3s would have to pull it. */
+  missing: string | null;
+}
+
+function resolveList(p: FatePrepull, refs: FateRef[]): ResolvedList | null {
+  if ('error' in p.list) return null;
+  const byName = new Map(refs.map((r) => [r.name, r]));
+  const ids = new Set<string>();
+  const direct: Brought[] = [];
+  let missing: string | null = null;
+  for (const n of p.list.names) {
+    const r = byName.get(n);
+    if (!r) {
+      missing ??= n;
+      continue;
+    }
+    direct.push({ name: r.name, imageId: r.imageId });
+    if (r.imageId) ids.add(r.imageId);
+  }
+  const tags = refs
+    .filter((r) => r.imageId !== null && ids.has(r.imageId) && !isDigestRef(r.name) && !IMAGE_ID_REF.test(r.name))
+    .map((r) => ({ name: r.name, imageId: r.imageId }));
+  return { p, images: [...direct, ...tags], missing };
+}
+
+export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: FateContext, prepull: FatePrepull[] = []): Map<string, RefFate> {
   const distro = ctx.distro === 'unknown' ? 'k3s' : ctx.distro;
   const stripLabel = distro === 'rke2' ? LABEL_RKE2_PINNED : LABEL_K3S_PINNED;
   const who = distroName(distro);
-  const fix: FixStatus = cacheFixStatus(ctx.distroVersion);
   const version = ctx.distroVersion ?? 'unknown version';
-  const unreadable = archives.filter((a) => a.images === null);
+  const release = `${who} ${version}`;
+  const pinsAtAll = distroPinsImports(ctx.distroVersion);
+  const fix = cacheRepinFix(ctx.distroVersion);
+  const unreadable = [...archives.filter((a) => a.images === null).map((a) => a.path), ...prepull.filter((p) => 'error' in p.list).map((p) => p.path)];
+  const lists = prepull.map((p) => resolveList(p, refs)).filter((l): l is ResolvedList => l !== null);
   const out = new Map<string, RefFate>();
 
-  for (const ref of refs) {
-    const bringing = archivesBringing(ref, archives);
-    // An archive that k3s really re-imports (or, with the fix, re-pins from its cache record).
-    const reimporting = bringing.find((a) => !a.cachedByK3s);
-    const cachedFixed = fix === 'fixed' ? bringing.find((a) => a.cachedByK3s) : undefined;
-    const cachedLost = bringing.find((a) => a.cachedByK3s);
-    const repinner = reimporting ?? cachedFixed;
+  const verdictOf = (f: { cachedByK3s: boolean; cache?: CacheVerdict }): CacheVerdict =>
+    f.cache ?? (f.cachedByK3s ? { skipped: true, images: null, why: 'unchanged' } : { skipped: false, why: 'not-listed' });
 
+  /** What the start does for `ref` with one file that brings it, once read (archive or list). */
+  const outcome = (ref: FateRef, path: string, f: { cachedByK3s: boolean; cache?: CacheVerdict; walked?: 'yes' | 'unknown' }, reread: string): Source => {
+    if (f.walked === 'unknown') {
+      return {
+        path,
+        repins: false,
+        why: `${who} releases before ${WALK_SINCE} read only the top level of the images dir and match extensions case-insensitively, later ones the opposite; with the release unknown, Holdfast cannot tell whether ${path} is imported at all`,
+      };
+    }
+    const v = verdictOf(f);
+    if (!v.skipped) return { path, repins: true, how: reread };
+    if (v.images?.includes(ref.name)) {
+      return { path, repins: true, how: `${path} is unchanged and .cache.json is on, but ${release} re-pins the names its .cache.json entry records (k3s PR #14266)` };
+    }
+    const unsure = v.why === 'maybe-unchanged' ? `${path} changed within the second .cache.json records, so Holdfast assumes ${who} skips it; ` : '';
+    let why: string;
+    if (v.why === 'unreadable') why = `.cache.json cannot be read, so Holdfast assumes ${who} skips ${path} without re-pinning it`;
+    else if (v.why === 'unreadable-entry') why = `the .cache.json entry for ${path} cannot be read, so Holdfast assumes ${who} skips it without re-pinning it`;
+    else if (v.images !== null) why = `${unsure}${who} skips ${path} (unchanged in .cache.json) and re-pins only the names its entry records, not this one`;
+    else if (fix === 'yes') why = `${unsure}${release} re-pins the names .cache.json records, but the entry for ${path} records none (written before k3s PR #14266)`;
+    else if (fix === 'no') why = `${unsure}${release} skips unchanged archives listed in .cache.json without re-pinning them (fixed by k3s PR #14266 in ${REPIN_SINCE})`;
+    else why = `${unsure}Holdfast cannot tell whether ${release} has the .cache.json fix (k3s PR #14266) and the entry for ${path} records no names, so it assumes the pin is lost`;
+    return { path, repins: false, why };
+  };
+
+  for (const ref of refs) {
+    const sources: Source[] = [
+      ...archivesBringing(ref, archives).map((a) => outcome(ref, a.path, a, `${who} re-imports ${a.path} at start and pins it again`)),
+      ...lists
+        .filter((l) => brings(ref, l.images))
+        .map((l): Source => {
+          if (l.missing !== null) {
+            return {
+              path: l.p.path,
+              repins: false,
+              why: `${l.p.path} also names ${l.missing}, which is not in containerd: ${who} would pull it, and when that fails (no registry at an air-gapped site) it pins nothing from the list`,
+            };
+          }
+          return outcome(ref, l.p.path, l.p, `${who} re-reads ${l.p.path} at start and pins the images it names again (they are present: no pull needed)`);
+        }),
+    ];
+    const repinner = sources.find((s): s is Source & { repins: true } => s.repins);
+    const lost = sources.find((s): s is Source & { repins: false } => !s.repins);
     const stripped = ref.labels[stripLabel] !== undefined;
     const criPinned = ref.labels[LABEL_CRI_PINNED] === PINNED;
     let fate: RefFate;
 
-    if (repinner) {
-      const how = reimporting
-        ? `${who} re-imports ${repinner.path} at start and pins it again`
-        : `${repinner.path} is unchanged and .cache.json is on, but ${who} ${version} re-pins images of cached archives`;
+    if (pinsAtAll === 'no') {
+      // Before k3s PR #8781 there is neither clearLabels nor pinning: pins stay as they are.
+      const first = sources[0]?.path ?? null;
+      fate = criPinned
+        ? {
+            afterRestart: 'pinned',
+            reason: `${release} predates k3s's pins (PR #8781: ${PIN_SINCE}): it neither pins what it imports nor strips pins at start, so this pin stays.`,
+            archive: first,
+          }
+        : {
+            afterRestart: 'unpinned',
+            reason: `${release} does not pin the images it imports (pins came with ${PIN_SINCE})${first ? `: ${first} is imported again but not pinned` : ''}. kubelet's image garbage collector may delete it when no container uses it.`,
+            archive: first,
+          };
+    } else if (repinner) {
       if (stripped || !criPinned) {
-        fate = { afterRestart: 'pinned', reason: `${how}.`, archive: repinner.path };
+        fate = { afterRestart: 'pinned', reason: `${repinner.how}.`, archive: repinner.path };
       } else {
         fate = {
           afterRestart: 'pinned',
-          reason: `Still pinned, but ${how}, so the pin becomes ${who}-managed again: remove the archive to keep it durable.`,
+          reason: `Still pinned, but ${repinner.how}, so the pin becomes ${who}-managed again: remove ${repinner.path} from the images dir to keep it durable.`,
           archive: repinner.path,
         };
       }
     } else if (stripped) {
-      if (cachedLost) {
-        const why =
-          fix === 'unknown'
-            ? `Holdfast cannot tell whether ${who} ${version} has the .cache.json fix (k3s PR #14266), so it assumes the pin is lost`
-            : `${who} ${version} skips unchanged archives listed in .cache.json without re-pinning them`;
+      if (lost) {
         fate = {
           afterRestart: 'unpinned',
-          reason: `${who} strips this pin at start and ${cachedLost.path} will not pin it again: ${why}. Make the pin durable before restarting.`,
-          archive: cachedLost.path,
+          reason: `${who} strips this pin at start and ${lost.path} will not pin it again: ${lost.why}. Make the pin durable before restarting.`,
+          archive: lost.path,
         };
       } else if (unreadable.length) {
         fate = {
           afterRestart: 'unpinned',
-          reason: `${who} strips this pin at start and no readable archive brings it back (${unreadable.map((a) => a.path).join(', ')} could not be read). Make the pin durable before restarting.`,
+          reason: `${who} strips this pin at start and no readable archive brings it back (${unreadable.join(', ')} could not be read). Make the pin durable before restarting.`,
           archive: null,
         };
       } else {
@@ -129,16 +238,14 @@ export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: Fate
     } else if (criPinned) {
       fate = {
         afterRestart: 'pinned',
-        reason: cachedLost
-          ? `Durable pin: ${who} does not touch it (${cachedLost.path} is skipped by .cache.json).`
-          : `Durable pin: ${who} never touches it.`,
-        archive: cachedLost?.path ?? null,
+        reason: lost ? `Durable pin: ${who} does not touch it (${lost.path} will not pin it again: ${lost.why}).` : `Durable pin: ${who} never touches it.`,
+        archive: lost?.path ?? null,
       };
     } else {
       fate = {
         afterRestart: 'unpinned',
-        reason: 'Not pinned: kubelet\'s image garbage collector may delete it when no container uses it.',
-        archive: cachedLost?.path ?? null,
+        reason: `Not pinned: kubelet's image garbage collector may delete it when no container uses it.${lost ? ` ${lost.path} will not pin it: ${lost.why}.` : ''}`,
+        archive: lost?.path ?? null,
       };
     }
     out.set(ref.name, fate);

@@ -3,13 +3,13 @@
 // whether they can be removed safely. Computed together so the views always agree.
 import type { ArchiveInfo, ImageRef, NodeInfo, RemovalCheck } from '../../shared/domain';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
-import { cachedByK3s, readK3sImportCache, scanImagesDir, type IndexCache, type K3sImportCache, type ScannedFile } from '../archives/scan';
-import { predictFates, type FateArchive } from '../fate/predict';
+import { cacheVerdict, readK3sImportCache, scanImagesDir, type IndexCache, type K3sImportCache, type ScannedFile } from '../archives/scan';
+import { predictFates, type FateArchive, type FatePrepull } from '../fate/predict';
 import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../images/mediaTypes';
 import { applyImageProtection } from '../../shared/protection';
-import { criPinning } from '../../shared/versions';
+import { criPinning, startupWalk } from '../../shared/versions';
 import type { NodeSession } from './session';
 
 export interface NodeInventory {
@@ -37,21 +37,34 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
   ]);
   const root = session.def.imagesDir;
   const [files, importCache] = await Promise.all([
-    scanImagesDir(session.files, root, { nodeKey: `${session.def.host}:${session.def.port}`, ...(opts.indexCache ? { cache: opts.indexCache } : {}) }),
+    scanImagesDir(session.files, root, {
+      nodeKey: `${session.def.host}:${session.def.port}`,
+      walk: startupWalk(info.distroVersion), // the node's release decides what k3s walks
+      ...(opts.indexCache ? { cache: opts.indexCache } : {}),
+    }),
     readK3sImportCache(session.files, root),
   ]);
 
-  const fateArchives: FateArchive[] = files
-    .filter((f) => f.kind === 'archive')
-    .map((f) => ({
-      path: f.path,
-      images: f.index
-        ? f.index.images.filter((i) => i.name !== null).map((i) => ({ name: i.name!, imageId: configDigestFor(i, platform) }))
-        : null,
-      cachedByK3s: cachedByK3s(importCache, f),
-    }));
+  const fateArchives: FateArchive[] = [];
+  const prepull: FatePrepull[] = [];
+  for (const f of files) {
+    const cache = cacheVerdict(importCache, f, info.distroVersion);
+    if (f.kind === 'archive') {
+      fateArchives.push({
+        path: f.path,
+        images: f.index
+          ? f.index.images.filter((i) => i.name !== null).map((i) => ({ name: i.name!, imageId: configDigestFor(i, platform) }))
+          : null,
+        cachedByK3s: cache.skipped,
+        cache,
+        walked: f.walked,
+      });
+    } else if (f.kind === 'prepull' && f.prepull) {
+      prepull.push({ path: f.path, list: f.prepull, cachedByK3s: cache.skipped, cache, walked: f.walked });
+    }
+  }
 
-  const fates = predictFates(baseRefs, fateArchives, info);
+  const fates = predictFates(baseRefs, fateArchives, info, prepull);
   // CRI's image-id records share their image's fate (kubelet sees images, not references).
   const images: ImageRef[] = applyImageProtection(
     baseRefs.map((r) => ({ ...r, ...fates.get(r.name)! })),
@@ -82,7 +95,7 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
       imported: f.kind === 'archive' && !!f.index && check.images.every((i) => i.present),
       safeToRemove: check.allowed,
       reason: check.allowed ? 'Every image it brings is complete and durably pinned: removing it loses nothing.' : summarise(check.problems),
-      cachedByK3s: fa?.cachedByK3s ?? false,
+      cachedByK3s: fa?.cachedByK3s ?? prepull.find((p) => p.path === f.path)?.cachedByK3s ?? false,
       ...(f.error ? { error: f.error } : {}),
     });
   }
@@ -105,7 +118,7 @@ export async function removalCheckFor(
   const problems: string[] = [];
   const images: RemovalCheck['images'] = [];
   if (f.kind !== 'archive') {
-    problems.push(`${f.path} is not an image archive k3s imports; Holdfast only removes archives.`);
+    problems.push(`${f.path} is not an image archive k3s imports; Holdfast only removes archives.${f.note ? ` ${f.note}` : ''}`);
     return { node, path: f.path, allowed: false, problems, images };
   }
   if (!f.index) {

@@ -104,6 +104,9 @@ describe('k3sTakesChange: size AND newer mtime before k3s #14284, size OR newer 
   it('within the recorded second Holdfast cannot tell newer from equal (k3s records whole seconds)', () => {
     // k3s would compare 22:58:25.7 with the recorded 22:58:25 and call it newer; SFTP shows 25.
     expect(k3sTakesChange(rec, { size: rec.size + 1, mtime: rec.mtime }, old)).toBe('unknown');
+    // the fixed rule takes any new size, and compares mtimes by the recorded whole second
+    expect(k3sTakesChange(rec, { size: rec.size + 1, mtime: rec.mtime }, fixed)).toBe('yes');
+    expect(k3sTakesChange(rec, { size: rec.size, mtime: rec.mtime + 0.5 }, fixed)).toBe('no');
     // a fractional mtime on either side counts by its whole second
     expect(k3sTakesChange({ ...rec, mtime: rec.mtime + 0.9 }, { size: rec.size + 1, mtime: rec.mtime + 1 }, old)).toBe('yes');
   });
