@@ -1,7 +1,8 @@
 // Looks inside a local archive before any byte leaves the laptop: format, compression, the
 // images and platforms it holds, and its SHA-256 — all in one streaming pass. Anything k3s
 // would choke on (corrupt, truncated, not an image archive, unsupported compression, unsafe
-// member paths, missing blobs) is refused here with a reason.
+// member paths, missing blobs, a zstd window over k3s's 32 MiB) is refused here with a reason.
+// The CLI's upload and import and the app's import wizard all come through here.
 import { createHash } from 'node:crypto';
 import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,12 @@ import { PassThrough } from 'node:stream';
 import type { LocalArchive } from '../../shared/domain';
 import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../archives/format/extensions';
 import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../archives/format/readIndex';
+import { zstdRecompressHint } from '../archives/format/zstdFrames';
 import { HoldfastError } from '../errors';
+import { shellQuoteArg } from '../ssh/quote';
+
+/** A file name as a shell word, quoted only when it needs to be (it is shown, never run). */
+const shellWord = (s: string): string => (/^[A-Za-z0-9._+\/-]+$/.test(s) ? s : shellQuoteArg(s));
 
 export interface InspectedArchive extends LocalArchive {
   index: ArchiveIndex;
@@ -48,10 +54,13 @@ export async function inspectLocalArchive(file: string, opts: { signal?: AbortSi
   } catch (e) {
     src.destroy();
     if (e instanceof ArchiveError) {
-      throw new HoldfastError('REFUSED', `${path.basename(abs)} was refused: ${e.message}`, { hint: 'Nothing was sent. Rebuild the archive (docker save / skopeo copy) and try again.', cause: e });
+      const fix = e.refusal ? zstdRecompressHint(path.basename(abs), shellWord) : 'Rebuild the archive (docker save / skopeo copy) and try again.';
+      throw new HoldfastError('REFUSED', `${path.basename(abs)} was refused: ${e.message}`, { hint: `Nothing was sent. ${fix}`, cause: e });
     }
     throw e;
   }
+  // readArchiveIndex rejects what k3s cannot import unless told to describe it; never send one.
+  if (index.format === null) throw new HoldfastError('INTERNAL', `${path.basename(abs)}: the archive index was not read`);
   const images = index.images.map((i) => ({
     name: i.name,
     platforms: i.platforms.filter((p) => p.missing.length === 0).map((p) => p.platform),

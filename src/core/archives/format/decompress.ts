@@ -17,6 +17,7 @@ import unbzip2Stream from 'unbzip2-stream';
 import { ArchiveError } from './errors';
 import type { ArchiveCompression } from './extensions';
 import { Lz4FrameDecoder } from './lz4';
+import { k3sZstdRefusal, ZstdFrameWalker } from './zstdFrames';
 
 export type { ArchiveCompression } from './extensions';
 
@@ -126,7 +127,13 @@ class SyncDecompressor extends DecompressorBase {
 
 // ---- zstd ------------------------------------------------------------------------------------
 
+/**
+ * Every frame header is read (zstdFrames.ts) before fzstd sees the bytes that hold it: a frame
+ * k3s would refuse for its window is refused here too, and fzstd — which allocates the whole
+ * declared window at once — never gets to allocate a window larger than k3s's 32 MiB.
+ */
 class ZstdEngine implements SyncEngine {
+  private readonly frames = new ZstdFrameWalker();
   private sink: (b: Buffer) => void = () => {};
   private readonly d = new ZstdDecompress((chunk) => {
     // fzstd hands out a fresh array per block: wrap it without copying.
@@ -137,6 +144,10 @@ class ZstdEngine implements SyncEngine {
   push(chunk: Buffer, out: (b: Buffer) => void): void {
     this.sink = out;
     if (chunk.length > 0) this.sawInput = true;
+    for (const header of this.frames.push(chunk)) {
+      const refusal = k3sZstdRefusal(header);
+      if (refusal) throw new ArchiveError('unsupported', `unsupported: ${refusal.message}`, { refusal });
+    }
     this.d.push(chunk, false);
   }
 

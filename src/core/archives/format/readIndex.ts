@@ -18,11 +18,11 @@ import { finished, type Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { formatPlatform, platformMatches, type Platform } from '../../images/mediaTypes';
 import { decompressor, sniffFormat } from './decompress';
-import { ArchiveError } from './errors';
+import { ArchiveError, type K3sImportRefusal } from './errors';
 import type { ArchiveCompression } from './extensions';
 import { isFullReference, normalizeReference, ReferenceError } from './reference';
 
-export { ArchiveError, type ArchiveErrorReason } from './errors';
+export { ArchiveError, type ArchiveErrorReason, type K3sImportRefusal } from './errors';
 
 export interface ArchivePlatform {
   /** os/arch[/variant], or 'unknown' when neither the index nor the config says. */
@@ -50,12 +50,19 @@ export interface ArchiveImage {
 }
 
 export interface ArchiveIndex {
-  format: 'docker' | 'oci';
+  /** null only with k3sCannotImport: the archive was not read far enough to tell. */
+  format: 'docker' | 'oci' | null;
   images: ArchiveImage[];
   /** Tar members (files, directories, links; pax/long-name headers not counted). */
   members: number;
-  /** Size of the tar after decompression. */
+  /** Size of the tar after decompression (with k3sCannotImport: as far as it was read). */
   uncompressedBytes: number;
+  /**
+   * Only with `unimportable: 'describe'`: k3s would import nothing from this archive, for this
+   * reason. Reading stopped there (nothing was decoded past it), so `images` is empty: the
+   * archive brings no image at the next k3s start.
+   */
+  k3sCannotImport?: K3sImportRefusal;
 }
 
 export interface ReadArchiveIndexOptions {
@@ -66,6 +73,13 @@ export interface ReadArchiveIndexOptions {
   maxMetadataBytes?: number;
   /** Also hash blobs/sha256/* members and fail on a digest mismatch (costs one SHA-256 pass). */
   verifyBlobs?: boolean;
+  /**
+   * An archive k3s cannot import (a zstd window over 32 MiB): 'reject' (default) fails with an
+   * ArchiveError carrying `refusal`, for archives about to be sent; 'describe' resolves with an
+   * index whose `k3sCannotImport` says why, for archives already on a node. Either way it is
+   * found from the frame header alone, before anything is decoded.
+   */
+  unimportable?: 'reject' | 'describe';
   signal?: AbortSignal;
 }
 
@@ -181,6 +195,10 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
       settled = true;
       opts.signal?.removeEventListener('abort', onAbort);
       stopAll();
+      if (err instanceof ArchiveError && err.refusal && opts.unimportable === 'describe') {
+        resolve({ format: null, images: [], members: col.members, uncompressedBytes: col.uncompressedBytes, k3sCannotImport: err.refusal });
+        return;
+      }
       reject(mapTarError(err, opts.compression, head, current));
     };
     const onAbort = (): void => fail(opts.signal?.reason ?? new Error('aborted'));
