@@ -32,6 +32,7 @@ export {
   distroPinLabel,
   parseCtrImagesLs,
   ARCHIVE_SUFFIXES,
+  PREPULL_SUFFIX,
   CACHE_FILE,
   CRI_PIN_LABEL,
   type CtrImage,
@@ -42,6 +43,7 @@ export {
   type K3sOptions,
   type K3sStartReport,
   type K3sWatcher,
+  type StartupWalk,
   type WatcherOptions,
 } from './k3s.ts';
 export {

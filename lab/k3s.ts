@@ -3,6 +3,7 @@
 // node's host-side socket, namespace k8s.io.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { criImageStatus } from './cri.ts';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { join, relative } from 'node:path';
@@ -40,6 +41,9 @@ export function archiveDecompressor(file: string): Decompressor | undefined {
 
 export const isSupportedArchive = (file: string): boolean => archiveDecompressor(file) !== undefined;
 
+/** Pre-pull lists: one image reference per line, pulled (and pinned) through CRI. */
+export const PREPULL_SUFFIX = '.txt';
+
 /** In-node path of the images dir. */
 export const nodeImagesDir = (distro: Distro = 'k3s'): string => `/var/lib/rancher/${distro}/agent/images`;
 
@@ -50,10 +54,29 @@ export function hostImagesDirOf(node: LabNodeHandle, distro: Distro = 'k3s'): st
 
 export const CACHE_FILE = '.cache.json';
 
+/**
+ * How the emulated release walks the images dir at start:
+ * - recursive-case-sensitive (default; k3s PR #12237 on: v1.30.13, v1.31.9, v1.32.5, v1.33.1):
+ *   subfolders too, suffixes matched case-sensitively, `.cache.json` honoured;
+ * - top-level-case-insensitive (older releases): the top level only, `APP.TAR.GZ` imported too,
+ *   and no import cache at all (it came with the rewrite).
+ */
+export type StartupWalk = 'recursive-case-sensitive' | 'top-level-case-insensitive';
+
 export interface K3sOptions {
   distro?: Distro;
-  /** k3s PR #14266: archives skipped by the import cache have their recorded images re-pinned. */
+  /**
+   * k3s PR #14266: cache entries record `images`, and files the import cache skips have exactly
+   * those names re-pinned (labels only) once at start.
+   */
   cacheFix?: boolean;
+  /**
+   * k3s #14284 (PR #14288): a file whose size is unchanged but whose mtime is newer (in whole
+   * seconds, the precision the cache records) is re-imported. Default: as cacheFix — both fixes
+   * shipped in the same July 2026 builds.
+   */
+  sameSizeFix?: boolean;
+  walk?: StartupWalk;
   /** Like --airgap-extra-registry: also create reg/path:tag and reg/path@digest refs. */
   extraRegistries?: string[];
 }
@@ -68,14 +91,15 @@ export interface ImportedArchive {
 }
 
 export interface K3sStartReport {
+  /** Archives imported and .txt lists read (images: the tags they pinned). */
   imported: ImportedArchive[];
-  /** Host-side paths of archives not re-imported because .cache.json matched size and mtime. */
+  /** Host-side paths of files not re-imported because .cache.json matched as k3s compares. */
   skippedByCache: string[];
   /** Refs whose distro + CRI pin labels were removed by clearLabels. */
   cleared: string[];
-  /** With cacheFix: refs re-pinned from the cache (images of skippedByCache archives). */
+  /** With cacheFix: the names re-pinned from the cache (recorded images of skippedByCache files). */
   repinned: string[];
-  /** Archives whose import failed (k3s logs and goes on). */
+  /** Files whose import failed (k3s logs and goes on): nothing from them is pinned. */
   failed: { archive: string; error: string }[];
 }
 
@@ -310,7 +334,8 @@ export async function pinImages(node: LabNodeHandle, names: string[], opts: K3sO
 
 /** Steps 2–3 for one archive: import (all platforms, no unpack), then pin what it brought. */
 export async function importArchive(node: LabNodeHandle, file: string, opts: K3sOptions = {}): Promise<string[]> {
-  const how = archiveDecompressor(file);
+  // older releases (top-level walk) match the suffix case-insensitively: APP.TAR.GZ is gzip
+  const how = archiveDecompressor(opts.walk === 'top-level-case-insensitive' ? file.toLowerCase() : file);
   if (!how) throw new Error(`not a supported archive: ${file}`);
   let tarFile = file;
   let tmp: string | undefined;
@@ -336,9 +361,16 @@ export async function importArchive(node: LabNodeHandle, file: string, opts: K3s
   }
 }
 
-async function walkArchives(dir: string): Promise<string[]> {
+/** Supported by the walk: archives, and `.txt` lists unless `archivesOnly`. */
+function supported(name: string, walk: StartupWalk, archivesOnly: boolean): boolean {
+  const n = walk === 'top-level-case-insensitive' ? name.toLowerCase() : name;
+  return isSupportedArchive(n) || (!archivesOnly && n.endsWith(PREPULL_SUFFIX));
+}
+
+/** The files k3s's start-up walk takes, sorted (dotfiles included: k3s does not skip them). */
+async function walkImagesDir(dir: string, walk: StartupWalk = 'recursive-case-sensitive', archivesOnly = false): Promise<string[]> {
   const out: string[] = [];
-  const walk = async (d: string): Promise<void> => {
+  const walkDir = async (d: string): Promise<void> => {
     let entries;
     try {
       entries = await readdir(d, { withFileTypes: true });
@@ -347,20 +379,27 @@ async function walkArchives(dir: string): Promise<string[]> {
     }
     for (const e of entries) {
       const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (e.isFile() && isSupportedArchive(e.name)) out.push(p);
+      if (e.isDirectory()) {
+        if (walk === 'recursive-case-sensitive') await walkDir(p);
+      } else if (e.isFile() && supported(e.name, walk, archivesOnly)) out.push(p);
     }
   };
-  await walk(dir);
+  await walkDir(dir);
   return out.sort();
 }
 
-/** .cache.json as the lab writes it: in-node archive path → size, mtime and the images it brought. */
+const walkArchives = (dir: string): Promise<string[]> => walkImagesDir(dir, 'recursive-case-sensitive', true);
+
+/**
+ * `.cache.json` exactly as k3s writes it (pkg/agent/containerd/watcher.go, json.Marshal of
+ * map[string]*fileInfo): the file's absolute in-node path → its size, its mtime as a metav1.Time
+ * (RFC 3339, whole seconds, UTC), and — releases with k3s PR #14266 only — the image names the
+ * file brought.
+ */
 export interface ImportCacheEntry {
   size: number;
-  /** mtime, ms since the epoch */
-  mtime: number;
-  images: string[];
+  modTime: string;
+  images?: string[];
 }
 export type ImportCache = Record<string, ImportCacheEntry>;
 
@@ -371,64 +410,161 @@ async function readCache(file: string): Promise<ImportCache | undefined> {
   } catch {
     return undefined; // absent: the cache is off
   }
-  if (text.trim() === '') return {};
+  if (text.length === 0) return {}; // an empty file enables it; k3s does not parse it
   try {
     const parsed = JSON.parse(text) as unknown;
-    return parsed && typeof parsed === 'object' ? (parsed as ImportCache) : {};
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as ImportCache) : {};
   } catch {
-    return {};
+    return {}; // k3s logs the error and starts with an empty cache (then overwrites the file)
   }
+}
+
+/** json.Marshal of a Go map: compact, keys sorted, no trailing newline. */
+function serializeCache(cache: ImportCache): string {
+  const sorted: ImportCache = {};
+  for (const k of Object.keys(cache).sort()) sorted[k] = cache[k]!;
+  return JSON.stringify(sorted);
+}
+
+/** metav1.Time's JSON: RFC 3339 in whole seconds, UTC. */
+const rfc3339Seconds = (mtimeNs: bigint): string => new Date(Number(mtimeNs / 1_000_000_000n) * 1000).toISOString().replace('.000Z', 'Z');
+
+interface Stamp {
+  size: number;
+  mtimeNs: bigint;
+}
+
+async function stampOf(file: string): Promise<Stamp | undefined> {
+  try {
+    const st = await stat(file, { bigint: true });
+    return { size: Number(st.size), mtimeNs: st.mtimeNs };
+  } catch {
+    return undefined;
+  }
+}
+
+function cacheEntry(st: Stamp, images: string[], opts: K3sOptions): ImportCacheEntry {
+  return { size: st.size, modTime: rfc3339Seconds(st.mtimeNs), ...(opts.cacheFix ? { images } : {}) };
+}
+
+/**
+ * k3s's own test for a file it has a record of: before k3s #14284
+ * `size != last.Size && ModTime().After(last.ModTime)` — full-precision mtime against the
+ * record (whole seconds once read back from .cache.json); with the fix, size changed OR newer,
+ * compared by whole seconds (the record's precision).
+ */
+function k3sTakes(recorded: { size: number; mtimeNs: bigint }, cur: Stamp, opts: K3sOptions): boolean {
+  const sameSizeFix = opts.sameSizeFix ?? opts.cacheFix ?? false;
+  if (sameSizeFix) return cur.size !== recorded.size || cur.mtimeNs / 1_000_000_000n > recorded.mtimeNs / 1_000_000_000n;
+  return cur.size !== recorded.size && cur.mtimeNs > recorded.mtimeNs;
+}
+
+function recordedStamp(e: ImportCacheEntry): { size: number; mtimeNs: bigint } {
+  const ms = typeof e.modTime === 'string' ? Date.parse(e.modTime) : NaN;
+  // An unreadable record decodes as Go's zero time: any mtime is newer.
+  return { size: typeof e.size === 'number' ? e.size : 0, mtimeNs: Number.isFinite(ms) ? BigInt(ms) * 1_000_000n : -(2n ** 62n) };
 }
 
 function nodePathOf(hostFile: string, hostDir: string, distro: Distro): string {
   return `${nodeImagesDir(distro)}/${relative(hostDir, hostFile).split('\\').join('/')}`;
 }
 
-async function updateCacheEntry(hostDir: string, distro: Distro, hostFile: string, images: string[]): Promise<void> {
+async function updateCacheEntry(hostDir: string, distro: Distro, hostFile: string, images: string[], opts: K3sOptions): Promise<void> {
   const cacheFile = join(hostDir, CACHE_FILE);
   const cache = await readCache(cacheFile);
   if (!cache) return;
-  const st = await stat(hostFile);
-  cache[nodePathOf(hostFile, hostDir, distro)] = { size: st.size, mtime: st.mtimeMs, images };
-  await writeFile(cacheFile, JSON.stringify(cache, null, 2) + '\n');
+  const st = await stampOf(hostFile);
+  if (!st) return;
+  cache[nodePathOf(hostFile, hostDir, distro)] = cacheEntry(st, images, opts);
+  await writeFile(cacheFile, serializeCache(cache));
 }
 
-/** What k3s/RKE2 do to images at start (see shared/k3s-image-pinning.md). */
+/** Re-pins exactly `names` (both labels, nothing else — no digest or extra refs): k3s PR #14266. */
+async function repinNames(node: LabNodeHandle, names: string[], opts: K3sOptions): Promise<string[]> {
+  const existing = new Set((await listImages(node)).map((i) => i.name));
+  const labels = { [distroPinLabel(opts.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
+  const done: string[] = [];
+  for (const name of names) {
+    if (!existing.has(name)) continue; // a name deleted since the import is not recreated
+    await setLabels(node, name, labels);
+    done.push(name);
+  }
+  return done;
+}
+
+/** Lines k3s takes as references (go-containerregistry weak validation, restated coarsely). */
+const LIST_REFERENCE = /^(?:[A-Za-z0-9.-]+(?::[0-9]+)?\/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+
+/**
+ * A .txt list as k3s's prePullImages reads it: each trimmed line that is a reference is looked
+ * up through CRI (ImageStatus); a present image contributes all its tags (RepoTags), which are
+ * then pinned like an import. A name CRI does not have would be pulled — impossible in the lab's
+ * air gap — and that error makes k3s pin nothing from the file.
+ */
+async function prepullList(node: LabNodeHandle, file: string, opts: K3sOptions): Promise<string[]> {
+  const text = await readFile(file, 'utf8');
+  const tags: string[] = [];
+  for (const raw of text.split('\n')) {
+    if (Buffer.byteLength(raw) >= 64 * 1024) throw new Error(`${file}: bufio.Scanner: token too long`);
+    const name = raw.trim();
+    if (name === '' || !LIST_REFERENCE.test(name)) continue;
+    const img = await criImageStatus(node, name);
+    if (!img || img.repoTags.length === 0) throw new Error(`failed to pull images from ${file}: ${name}: no registry reachable`);
+    for (const t of img.repoTags) if (!tags.includes(t)) tags.push(t);
+  }
+  await pinImages(node, tags, opts);
+  return tags;
+}
+
+/** Imports an archive or reads a list: what one file brings, pinned. */
+async function preloadFile(node: LabNodeHandle, file: string, opts: K3sOptions): Promise<string[]> {
+  const lower = file.toLowerCase();
+  if ((opts.walk === 'top-level-case-insensitive' ? lower : file).endsWith(PREPULL_SUFFIX)) return prepullList(node, file, opts);
+  return importArchive(node, file, opts);
+}
+
+/**
+ * What k3s/RKE2 do to images at start (see shared/k3s-image-pinning.md): clearLabels, then every
+ * file the release's walk takes — skipped when .cache.json records it unchanged as k3s compares
+ * (then, with cacheFix, its recorded names re-pinned) — then the cache synced: entries for files
+ * not seen (vanished, or failed) pruned, written only if the file exists.
+ */
 export function emulateK3sStart(node: LabNodeHandle, opts: K3sOptions = {}): Promise<K3sStartReport> {
   return withNodeLock(node, async () => {
     const distro = opts.distro ?? 'k3s';
+    const walk = opts.walk ?? 'recursive-case-sensitive';
     const hostDir = hostImagesDirOf(node, distro);
     const cacheFile = join(hostDir, CACHE_FILE);
     const report: K3sStartReport = { imported: [], skippedByCache: [], cleared: [], repinned: [], failed: [] };
 
     report.cleared = await clearLabels(node, distro);
 
-    const cache = await readCache(cacheFile);
+    // Releases before the rewrite that brought the cache have no cache at all.
+    const cache = walk === 'recursive-case-sensitive' ? await readCache(cacheFile) : undefined;
     const nextCache: ImportCache = {};
-    for (const file of await walkArchives(hostDir)) {
+    const toRepin: string[] = [];
+    for (const file of await walkImagesDir(hostDir, walk)) {
       const nodePath = nodePathOf(file, hostDir, distro);
-      let st;
-      try {
-        st = await stat(file);
-      } catch {
-        continue; // vanished meanwhile
-      }
-      const cached = cache?.[nodePath];
-      if (cached && cached.size === st.size && cached.mtime === st.mtimeMs) {
+      const st = await stampOf(file);
+      if (!st) continue; // vanished meanwhile
+      const recorded = cache?.[nodePath];
+      if (recorded && !k3sTakes(recordedStamp(recorded), st, opts)) {
         report.skippedByCache.push(file);
-        nextCache[nodePath] = cached;
-        if (opts.cacheFix) report.repinned.push(...(await pinImages(node, cached.images ?? [], opts)));
+        nextCache[nodePath] = recorded; // seen: kept as recorded
+        if (opts.cacheFix && Array.isArray(recorded.images)) toRepin.push(...recorded.images);
         continue;
       }
       try {
-        const images = await importArchive(node, file, opts);
+        const images = await preloadFile(node, file, opts);
         report.imported.push({ archive: file, nodePath, images });
-        nextCache[nodePath] = { size: st.size, mtime: st.mtimeMs, images };
+        nextCache[nodePath] = cacheEntry(st, images, opts);
       } catch (e) {
         report.failed.push({ archive: file, error: e instanceof Error ? e.message : String(e) });
       }
     }
-    if (cache) await writeFile(cacheFile, JSON.stringify(nextCache, null, 2) + '\n');
+    // "This is done once on startup, same as pinned label clearing" (k3s PR #14266).
+    if (toRepin.length) report.repinned = await repinNames(node, [...new Set(toRepin)], opts);
+    if (cache) await writeFile(cacheFile, serializeCache(nextCache));
     return report;
   });
 }
@@ -451,9 +587,11 @@ export interface WatcherOptions extends K3sOptions {
 }
 
 /**
- * Imports (steps 2–3 for that one file) new or changed supported archives about 2 s after they
- * appear or stop growing. Files present when the watcher starts are taken as already handled.
- * Never touches other extensions; deleting a file un-pins nothing. Updates .cache.json if enabled.
+ * Imports (steps 2–3 for that one file) new supported archives about 2 s after they appear or
+ * stop growing; a changed one only as k3s's watcher takes a change (size changed AND mtime newer
+ * than at its last import, before k3s #14284). Files present when the watcher starts count as
+ * imported then. Never touches other extensions; deleting a file un-pins nothing, and a file put
+ * back under a freed name is new. Updates .cache.json (the real format) if enabled.
  */
 export function startK3sWatcher(node: LabNodeHandle, opts: WatcherOptions = {}): K3sWatcher {
   const distro = opts.distro ?? 'k3s';
@@ -462,6 +600,8 @@ export function startK3sWatcher(node: LabNodeHandle, opts: WatcherOptions = {}):
   const settleMs = opts.settleMs ?? 2000;
   type State = { size: number; mtime: number; changedAt: number; handled: boolean };
   const seen = new Map<string, State>();
+  // What k3s's watcher compares a changed file with: the stamp of its last import.
+  const lastImport = new Map<string, Stamp>();
   const imported: ImportedArchive[] = [];
   const failed: { archive: string; error: string }[] = [];
   let stopped = false;
@@ -480,20 +620,33 @@ export function startK3sWatcher(node: LabNodeHandle, opts: WatcherOptions = {}):
       const s = seen.get(file);
       if (!s || s.size !== st.size || s.mtime !== st.mtimeMs) {
         seen.set(file, { size: st.size, mtime: st.mtimeMs, changedAt: now, handled: initial });
+        if (initial) {
+          // imported at start: k3s holds its record
+          const cur = await stampOf(file);
+          if (cur) lastImport.set(file, cur);
+        }
         continue;
       }
       if (!s.handled && now - s.changedAt >= settleMs && !stopped) {
         s.handled = true;
+        const cur = await stampOf(file);
+        const last = lastImport.get(file);
+        if (!cur || (last && !k3sTakes(last, cur, opts))) continue; // k3s skips this change
         try {
           const images = await withNodeLock(node, () => importArchive(node, file, opts));
+          lastImport.set(file, cur);
           imported.push({ archive: file, nodePath: nodePathOf(file, hostDir, distro), images });
-          await updateCacheEntry(hostDir, distro, file, images).catch(() => undefined);
+          await updateCacheEntry(hostDir, distro, file, images, opts).catch(() => undefined);
         } catch (e) {
           failed.push({ archive: file, error: e instanceof Error ? e.message : String(e) });
         }
       }
     }
-    for (const f of [...seen.keys()]) if (!present.has(f)) seen.delete(f); // deleted: un-pins nothing
+    for (const f of [...seen.keys()]) {
+      if (present.has(f)) continue;
+      seen.delete(f); // deleted: un-pins nothing, and a file put back under its name is new
+      lastImport.delete(f);
+    }
   };
 
   let loop: Promise<void> = (async () => {
