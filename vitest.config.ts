@@ -18,6 +18,7 @@ const VERSION_MATRIX = [
   'test/integration/pins.test.ts',
   'test/integration/import.test.ts',
   'test/integration/writes.test.ts',
+  'test/integration/fateMatrix.test.ts',
   'test/lab/k3s.test.ts',
 ];
 
