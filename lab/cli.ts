@@ -3,11 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
+import { CONTAINERD_LINES, defaultContainerdLine, isContainerdLine } from './containerd.ts';
 import { checkLabPrerequisites, startLab, type Lab } from './lab.ts';
 import { emulateK3sStart, startK3sWatcher, type K3sWatcher } from './k3s.ts';
 import { writeImageArchive } from './fixtures.ts';
 
-const USAGE = 'usage: npm run lab -- [--nodes N] [--dir D] [--seed]';
+const USAGE = 'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6]';
 
 function fail(message: string): never {
   process.stderr.write(`lab: ${message}\n`);
@@ -48,13 +49,14 @@ function onAncestorExit(cb: () => void): void {
 }
 
 async function main(): Promise<void> {
-  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean };
+  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean; containerd?: string };
   try {
     ({ values } = parseArgs({
       options: {
         nodes: { type: 'string', short: 'n' },
         dir: { type: 'string', short: 'd' },
         seed: { type: 'boolean', short: 's' },
+        containerd: { type: 'string', short: 'c' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -70,8 +72,10 @@ async function main(): Promise<void> {
   const count = values.nodes === undefined ? 3 : Number(values.nodes);
   if (!Number.isInteger(count) || count < 1 || count > 50) fail(`--nodes wants a whole number from 1 to 50\n${USAGE}`);
 
+  const line = values.containerd ?? defaultContainerdLine();
+  if (!isContainerdLine(line)) fail(`--containerd wants one of ${CONTAINERD_LINES.join(', ')}\n${USAGE}`);
   try {
-    await checkLabPrerequisites();
+    await checkLabPrerequisites(line);
   } catch (e) {
     fail(e instanceof Error ? e.message : String(e));
   }
@@ -95,7 +99,7 @@ async function main(): Promise<void> {
 
   const t0 = Date.now();
   try {
-    lab = await startLab({ nodes: count, dir: values.dir });
+    lab = await startLab({ nodes: count, dir: values.dir, containerd: line });
   } catch (e) {
     fail(`could not start the lab: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -121,7 +125,8 @@ async function main(): Promise<void> {
   }
 
   const out: string[] = [];
-  out.push(`Holdfast lab: ${lab.nodes.length} k3s node(s) up in ${startedMs} ms, lab dir ${lab.dir}`);
+  const version = (await lab.nodes[0]!.ctr(['version']).catch(() => '')).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? line;
+  out.push(`Holdfast lab: ${lab.nodes.length} k3s node(s) up in ${startedMs} ms on containerd ${version} (CRI plugin on), lab dir ${lab.dir}`);
   out.push(`  identity file: ${lab.clientKey}`);
   out.push(`  known_hosts:   ${lab.knownHosts}`);
   for (const n of lab.nodes) {
