@@ -9,6 +9,7 @@ import { ImportWizard } from './components/ImportWizard';
 import { JobsPanel } from './components/JobsPanel';
 import { NodeDetail } from './components/NodeDetail';
 import { NodeForm } from './components/NodeForm';
+import { PinAlerts } from './components/PinAlerts';
 import { Sidebar } from './components/Sidebar';
 
 type DialogState = { kind: 'add' } | { kind: 'edit'; name: string } | { kind: 'remove'; name: string } | null;
@@ -94,6 +95,7 @@ export function App() {
           </p>
         </ConfirmDialog>
       ) : null}
+      <PinAlerts />
       {/* Last, so a secret asked while another dialog is open comes on top of it. */}
       <CredentialsPrompt />
     </div>

@@ -2,8 +2,9 @@
 // into the tag of the same image on that node), columns are nodes. Works on partial results
 // (nodes that have not answered yet are "pending") so the matrix fills in as fleet.node events
 // arrive. No React, no DOM — unit-tested in test/unit/renderer.
-import type { ErrorInfo, ImageRef, PinState } from '../shared/domain';
+import type { ErrorInfo, ImageRef, NodeWarning, PinState } from '../shared/domain';
 import type { FleetNodeResult, FleetReport } from '../shared/fleet';
+import { nodeWarnings } from '../shared/nodeWarnings';
 import { refKind } from './model';
 
 export type CellPin = PinState | 'missing' | 'unknown';
@@ -24,6 +25,10 @@ export interface MatrixColumn {
   error: ErrorInfo | null;
   /** References on this node losing their pin at the next start. */
   losingPins: number;
+  /** Durable pins Holdfast made on this node that are gone already. */
+  lostPins: number;
+  /** What the node's versions mean for pins (as the report says, else from its versions). */
+  warnings: NodeWarning[];
   /** null while unknown (no report yet, or no disk figures). */
   lowDisk: boolean | null;
   freeBytes: number | null;
@@ -104,6 +109,8 @@ export function buildMatrix(
       status,
       error: r?.error ?? null,
       losingPins: r?.images?.filter(losesPin).length ?? 0,
+      lostPins: r?.lostPins?.length ?? 0,
+      warnings: r ? (r.warnings ?? nodeWarnings(r.versions)) : [],
       lowDisk: opts.report ? (lowDisk.get(node) ?? false) : null,
       freeBytes: r?.disk?.freeBytes ?? null,
     };
@@ -156,6 +163,7 @@ export interface MatrixSummary {
   unreachable: number;
   nodesAtRisk: number;
   losingPins: number;
+  lostPins: number;
   drift: number;
   /** null until the report's disk verdicts are in. */
   lowDisk: number | null;
@@ -168,8 +176,9 @@ export function summarizeMatrix(m: FleetMatrix): MatrixSummary {
     answered,
     total: m.columns.length,
     unreachable: m.columns.filter((c) => c.status === 'unreachable').length,
-    nodesAtRisk: m.columns.filter((c) => c.status === 'unreachable' || c.losingPins > 0 || c.lowDisk === true).length,
+    nodesAtRisk: m.columns.filter((c) => c.status === 'unreachable' || c.losingPins > 0 || c.lostPins > 0 || c.warnings.length > 0 || c.lowDisk === true).length,
     losingPins: m.columns.reduce((s, c) => s + c.losingPins, 0),
+    lostPins: m.columns.reduce((s, c) => s + c.lostPins, 0),
     drift: m.rows.filter((r) => r.drift).length,
     lowDisk: known && m.columns.length > 0 ? m.columns.filter((c) => c.lowDisk).length : null,
   };

@@ -12,8 +12,12 @@ import {
   type Job,
   type JobNodeProgress,
   type JobState,
+  type LostPin,
+  type LostPinKind,
+  type LostPinRemedy,
   type PinState,
 } from '../shared/domain';
+import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { isImageIdRef } from '../shared/protection';
 
 export interface RefView {
@@ -487,4 +491,62 @@ export function splitRef(name: string): [repo: string, suffix: string] {
   const colon = name.lastIndexOf(':');
   if (colon > name.lastIndexOf('/')) return [name.slice(0, colon), name.slice(colon)];
   return [name, ''];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pins lost behind Holdfast's back (shared/lostPins.ts), as the node view shows them: one entry
+// per image and kind of loss, the tag first, the one-click remedy when there is one.
+
+export interface LostPinGroup {
+  key: string;
+  node: string;
+  imageId: string | null;
+  kind: LostPinKind;
+  /** Tags first, then digest references (CRI's sha256:<id> record last). */
+  refs: string[];
+  /** The newest time Holdfast made one of them durable, and who. */
+  pinnedAt: string;
+  pinnedBy: string;
+  summary: string;
+  causes: string[];
+  remedy: LostPinRemedy;
+  stillPinnedVia: string | null;
+}
+
+const refOrder = (name: string) => (name.startsWith('sha256:') ? 2 : refKind(name) === 'tag' ? 0 : 1);
+
+export function groupLostPins(lost: readonly LostPin[]): LostPinGroup[] {
+  const byKey = new Map<string, LostPin[]>();
+  for (const l of lost) {
+    const key = `${l.node}\0${l.imageId ?? l.ref}\0${l.kind}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), l]);
+  }
+  const out: LostPinGroup[] = [];
+  for (const [key, list] of byKey) {
+    const sorted = [...list].sort((a, b) => refOrder(a.ref) - refOrder(b.ref) || collator.compare(a.ref, b.ref));
+    const first = sorted[0]!;
+    const newest = [...list].sort((a, b) => (a.pinnedAt < b.pinnedAt ? 1 : a.pinnedAt > b.pinnedAt ? -1 : 0))[0]!;
+    out.push({
+      key,
+      node: first.node,
+      imageId: first.imageId,
+      kind: first.kind,
+      refs: sorted.map((l) => l.ref),
+      pinnedAt: newest.pinnedAt,
+      pinnedBy: newest.pinnedBy,
+      summary: first.summary,
+      causes: first.causes,
+      remedy: sorted.find((l) => l.remedy.kind === 'repin')?.remedy ?? first.remedy,
+      stillPinnedVia: first.stillPinnedVia,
+    });
+  }
+  // Images that nothing pins any more first: they are the ones kubelet may delete.
+  return out.sort((a, b) => Number(a.stillPinnedVia !== null) - Number(b.stillPinnedVia !== null) || collator.compare(a.refs[0]!, b.refs[0]!));
+}
+
+export const lostKindText = (k: LostPinKind): string => LOST_PIN_KIND_TEXT[k];
+
+/** One line for a live alert: "edge-01: nginx:1.27.3 — pin label removed (made durable by tech, 2025-03-01 08:15:02)". */
+export function lostPinLine(l: Pick<LostPin, 'node' | 'ref' | 'kind' | 'pinnedAt' | 'pinnedBy'>): string {
+  return `${l.node}: ${displayRef(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (made durable by ${l.pinnedBy}, ${formatDateTime(l.pinnedAt)})`;
 }

@@ -13,6 +13,7 @@ import type {
   ImageRef,
   Job,
   LocalArchive,
+  LostPin,
   NodeDef,
   NodeInput,
   NodeStatus,
@@ -31,6 +32,16 @@ export interface ListState<T> {
 export type ImagesState = ListState<ImageRef>;
 export type ArchivesState = ListState<ArchiveInfo>;
 export type AuditState = ListState<AuditEntry>;
+export type LostPinsState = ListState<LostPin>;
+
+/** Pins found lost while the app was watching (live `pins.lost` events), newest last, until dismissed. */
+export interface PinAlert {
+  id: number;
+  node: string;
+  lost: LostPin[];
+  /** When the event arrived (ms since epoch). */
+  at: number;
+}
 
 export type PinAction = 'pin' | 'unpin';
 export type PinTarget = ArgsOf<'pins.plan'>['target'];
@@ -106,6 +117,9 @@ export interface AppState {
   images: Record<string, ImagesState>;
   archives: Record<string, ArchivesState>;
   audit: Record<string, AuditState>;
+  /** Durable pins Holdfast made that are gone, per node (loaded with the node's images). */
+  lostPins: Record<string, LostPinsState>;
+  pinAlerts: PinAlert[];
   selected: string | null;
   /** What the main area shows: the fleet overview, the selected node, or the import wizard. */
   view: View;
@@ -153,6 +167,8 @@ export interface AppState {
   loadImages(name: string): Promise<void>;
   loadArchives(name: string): Promise<void>;
   loadAudit(name: string): Promise<void>;
+  loadLostPins(name: string): Promise<void>;
+  dismissPinAlert(id: number): void;
   /** After a change on the node: reload images, and archives and log if they were shown. */
   refreshNode(name: string): Promise<void>;
   /** Previews (nothing changes on the node). */
@@ -191,6 +207,7 @@ export type AppStore = StoreApi<AppState>;
 const EMPTY_IMAGES: ImagesState = { state: 'idle', items: [] };
 const EMPTY_ARCHIVES: ArchivesState = { state: 'idle', items: [] };
 const EMPTY_AUDIT: AuditState = { state: 'idle', items: [] };
+const EMPTY_LOST: LostPinsState = { state: 'idle', items: [] };
 
 export function imagesOf(state: AppState, name: string): ImagesState {
   return state.images[name] ?? EMPTY_IMAGES;
@@ -202,6 +219,10 @@ export function archivesOf(state: AppState, name: string): ArchivesState {
 
 export function auditOf(state: AppState, name: string): AuditState {
   return state.audit[name] ?? EMPTY_AUDIT;
+}
+
+export function lostPinsOf(state: AppState, name: string): LostPinsState {
+  return state.lostPins[name] ?? EMPTY_LOST;
 }
 
 export function statusOf(state: AppState, name: string): NodeStatus {
@@ -229,6 +250,8 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
   const imagesSeq = new Map<string, number>();
   const archivesSeq = new Map<string, number>();
   const auditSeq = new Map<string, number>();
+  const lostSeq = new Map<string, number>();
+  let alertSeq = 0;
   const next = (m: Map<string, number>, k: string) => {
     const n = (m.get(k) ?? 0) + 1;
     m.set(k, n);
@@ -236,7 +259,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
   };
   // Late answers for a node that was edited or removed are dropped.
   const forget = (name: string) => {
-    for (const m of [connectSeq, imagesSeq, archivesSeq, auditSeq]) next(m, name);
+    for (const m of [connectSeq, imagesSeq, archivesSeq, auditSeq, lostSeq]) next(m, name);
   };
   // Requests this window answered: a late pending list or a repeated event never reopens them.
   const answered = new Set<string>();
@@ -249,7 +272,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
     const setImages = (name: string, images: ImagesState) => set((s) => ({ images: { ...s.images, [name]: images } }));
 
     // Shared loader: sequence-guarded, keeps the previous items while reloading and on error.
-    const loadList = async <K extends 'archives' | 'audit', T>(
+    const loadList = async <K extends 'archives' | 'audit' | 'lostPins', T>(
       key: K,
       seqs: Map<string, number>,
       name: string,
@@ -321,6 +344,8 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       images: {},
       archives: {},
       audit: {},
+      lostPins: {},
+      pinAlerts: [],
       selected: null,
       view: 'node',
       live: {},
@@ -484,7 +509,19 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
           return;
         }
         if (e.type === 'node.changed') {
-          scheduleRefresh(e.payload.node);
+          const { node, lostPins } = e.payload;
+          if (e.payload.topic === 'pins.lost' && lostPins?.length && get().nodes.some((n) => n.name === node)) {
+            // Shown at once (the list reloads with the node's views); one alert per event until dismissed.
+            set((s) => {
+              const prev = lostPinsOf(s, node);
+              const fresh = lostPins.filter((l) => !prev.items.some((p) => p.ref === l.ref && p.kind === l.kind && p.pinnedAt === l.pinnedAt));
+              return {
+                lostPins: { ...s.lostPins, [node]: { ...prev, state: prev.state === 'idle' ? 'ready' : prev.state, items: [...prev.items, ...fresh] } },
+                pinAlerts: [...s.pinAlerts, { id: ++alertSeq, node, lost: lostPins, at: Date.now() }].slice(-20),
+              };
+            });
+          }
+          scheduleRefresh(node);
           return;
         }
         if (e.type === 'credentials.request') {
@@ -546,6 +583,8 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       },
 
       async loadImages(name) {
+        // Lost pins come along with the images (in parallel: the images do not wait for them).
+        void get().loadLostPins(name);
         const seq = next(imagesSeq, name);
         const prev = imagesOf(get(), name);
         setImages(name, { ...prev, state: 'loading', error: undefined });
@@ -557,6 +596,15 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
 
       loadArchives: (name) => loadList('archives', archivesSeq, name, () => api.listArchives({ node: name })),
       loadAudit: (name) => loadList('audit', auditSeq, name, () => api.listAudit({ node: name })),
+      loadLostPins: async (name) => {
+        // An older bridge without the operation: nothing to show.
+        if (typeof api.listLostPins !== 'function') return;
+        await loadList('lostPins', lostSeq, name, () => api.listLostPins({ node: name }));
+      },
+
+      dismissPinAlert(id) {
+        set((s) => ({ pinAlerts: s.pinAlerts.filter((a) => a.id !== id) }));
+      },
 
       async refreshNode(name) {
         const s = get();
@@ -604,6 +652,8 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
           images: without(s.images, name),
           archives: without(s.archives, name),
           audit: without(s.audit, name),
+          lostPins: without(s.lostPins, name),
+          pinAlerts: s.pinAlerts.filter((a) => a.node !== name),
           selected: s.selected === name ? node.name : s.selected,
         }));
         // Connection settings may have changed: connect afresh.
@@ -627,6 +677,8 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
             images: without(s.images, name),
             archives: without(s.archives, name),
             audit: without(s.audit, name),
+            lostPins: without(s.lostPins, name),
+            pinAlerts: s.pinAlerts.filter((a) => a.node !== name),
           };
         });
         const sel = get().selected;

@@ -177,6 +177,7 @@ export function FleetMatrix() {
             <div className="matrix-summary" data-testid="matrix-summary">
               <SummaryItem label="nodes at risk" value={summary.nodesAtRisk} alert={summary.nodesAtRisk > 0} testId="sum-nodes-at-risk" />
               <SummaryItem label="images losing their pin" value={summary.losingPins} alert={summary.losingPins > 0} testId="sum-losing" />
+              {summary.lostPins > 0 ? <SummaryItem label="durable pins gone" value={summary.lostPins} alert testId="sum-lost" /> : null}
               <SummaryItem label="images drift" value={summary.drift} alert={summary.drift > 0} warn testId="sum-drift" />
               <SummaryItem label="low on disk" value={summary.lowDisk} alert={(summary.lowDisk ?? 0) > 0} warn testId="sum-low-disk" />
               <SummaryItem label="unreachable" value={summary.unreachable} alert={summary.unreachable > 0} testId="sum-unreachable" />
@@ -272,6 +273,16 @@ export function FleetMatrix() {
                               <span className="muted">ok</span>
                             )}
                             {c.lowDisk ? <span className="mx-col-disk" title={c.freeBytes !== null ? `${humanSize(c.freeBytes)} free` : undefined}>low disk</span> : null}
+                            {c.lostPins > 0 ? (
+                              <span className="mx-col-lost" data-testid="mx-col-lost" title="Durable pins Holdfast made that are gone: open the node for causes and remedy">
+                                {c.lostPins} pins gone
+                              </span>
+                            ) : null}
+                            {c.warnings.length ? (
+                              <span className="mx-col-capability" data-testid="mx-col-capability" title={c.warnings.map((w) => w.message).join('\n')}>
+                                {c.warnings.some((w) => w.kind === 'no-cri-pinning') ? 'no CRI pinning' : 'k3s pins nothing'}
+                              </span>
+                            ) : null}
                           </span>
                         </th>
                       );

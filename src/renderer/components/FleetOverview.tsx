@@ -2,10 +2,11 @@
 // state and, highlighted, the pins the next k3s start removes. Follows live events: a node's
 // row updates when its images change, without a refresh. (A fleet-wide matrix comes later.)
 import { useRef, useState, type KeyboardEvent } from 'react';
-import type { ErrorInfo, NodeDef } from '../../shared/domain';
+import type { ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
+import { nodeWarnings } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
 import { countsOfRefs } from '../model';
-import { imagesOf, liveOf, statusOf } from '../store';
+import { imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
 import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useDisplayStatus } from './LiveStatus';
 import { errorShortText, StatusDot } from './Sidebar';
@@ -48,9 +49,11 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
   const loading = status.state === 'connecting' || images.state === 'loading';
   const atRisk = counts?.atRisk ?? 0;
   const info = status.info ?? live?.info;
+  const lost = useApp((s) => lostPinsOf(s, n.name).items.length);
+  const warnings = nodeWarnings(info);
   return (
     <tr
-      className={`fleet-row${atRisk ? ' row-at-risk' : ''}`}
+      className={`fleet-row${atRisk || lost ? ' row-at-risk' : ''}`}
       data-testid={`fleet-row-${n.name}`}
       data-state={shown.dot}
       onClick={props.onOpen}
@@ -84,6 +87,12 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
         {shown.dot === 'unknown' ? <span className="fleet-next">Use Connect all, or open it.</span> : null}
         {shown.dot === 'reconnecting' && shown.attempt ? <span className="fleet-next">attempt {shown.attempt}; showing the last known images</span> : null}
         {images.state === 'error' ? <span className="fleet-next fleet-next-error">Could not list images: open it to retry.</span> : null}
+        {lost ? (
+          <span className="fleet-lost" data-testid="fleet-lost" title="Durable pins Holdfast made that something on the node removed since: open the node for causes and remedy">
+            <AlertIcon />
+            {lost} durable {lost === 1 ? 'pin' : 'pins'} gone
+          </span>
+        ) : null}
       </td>
       <td className="num">
         <Count n={counts?.durable} kind="durable" loading={loading} />
@@ -109,12 +118,26 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
           <>
             <span className="mono">{info.distroVersion ?? 'unknown'}</span>
             <span className="mono">containerd {info.containerdVersion}</span>
+            {warnings.length ? <CapabilityMarker warnings={warnings} /> : null}
           </>
         ) : (
           '—'
         )}
       </td>
     </tr>
+  );
+}
+
+const MARKER_TEXT: Record<NodeWarning['kind'], string> = { 'no-cri-pinning': 'no CRI pinning', 'distro-pins-nothing': 'k3s pins nothing' };
+
+/** A node whose versions make pins moot: a short marker, the whole sentence on hover and for screen readers. */
+function CapabilityMarker({ warnings }: { warnings: NodeWarning[] }) {
+  return (
+    <span className="fleet-capability" data-testid="fleet-capability" title={warnings.map((w) => w.message).join('\n')}>
+      <AlertIcon />
+      {warnings.map((w) => MARKER_TEXT[w.kind]).join(' · ')}
+      <span className="visually-hidden">: {warnings.map((w) => w.message).join(' ')}</span>
+    </span>
   );
 }
 
@@ -132,7 +155,14 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     let atRisk = 0;
     let nodesAtRisk = 0;
     let notConnected = 0;
+    let lost = 0;
+    let nodesLost = 0;
+    let cannotPin = 0;
     for (const n of s.nodes) {
+      const l = lostPinsOf(s, n.name).items.length;
+      lost += l;
+      if (l) nodesLost++;
+      if (nodeWarnings(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info).length) cannotPin++;
       const st = statusOf(s, n.name).state;
       if (st === 'connected') connected++;
       else if (st !== 'connecting') notConnected++;
@@ -143,9 +173,9 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
         if (r) nodesAtRisk++;
       }
     }
-    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}`;
+    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}`;
   });
-  const [connected, atRisk, nodesAtRisk, notConnected] = totals.split('|').map(Number) as [number, number, number, number];
+  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin] = totals.split('|').map(Number) as [number, number, number, number, number, number, number];
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
@@ -223,6 +253,22 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
           </div>
         ) : (
           <>
+            {lost > 0 ? (
+              <div className="banner banner-danger" role="region" aria-label="Pins lost behind Holdfast’s back" data-testid="fleet-lost-banner">
+                <AlertIcon className="banner-icon" />
+                <div className="banner-text">
+                  <strong>
+                    {lost} durable {lost === 1 ? 'pin' : 'pins'} Holdfast made {lost === 1 ? 'is' : 'are'} gone on {nodesLost} {nodesLost === 1 ? 'node' : 'nodes'}
+                  </strong>
+                  <span>Open a node marked “pins gone” to see which, when Holdfast made them, the likely causes and how to get them back.</span>
+                </div>
+              </div>
+            ) : null}
+            {cannotPin > 0 ? (
+              <p className="fleet-capability-note small" data-testid="fleet-capability-note">
+                <AlertIcon /> {cannotPin} {cannotPin === 1 ? 'node runs' : 'nodes run'} versions on which pins do not work as they should (marked under Versions): open {cannotPin === 1 ? 'it' : 'them'} for what that means.
+              </p>
+            ) : null}
             {atRisk > 0 ? (
               <div className="banner banner-danger" role="region" aria-label="Pins at risk in the fleet" data-testid="fleet-at-risk">
                 <AlertIcon className="banner-icon" />

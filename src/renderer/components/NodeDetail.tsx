@@ -8,6 +8,7 @@ import { ConnectionPanel } from './ConnectionPanel';
 import { EditIcon, RefreshIcon, ServerIcon, TrashIcon } from './icons';
 import { ImagesPanel } from './ImagesPanel';
 import { LogPanel } from './LogPanel';
+import { CapabilityBanner, LostPinsBanner } from './NodeNotices';
 import { PinDialog, type PinRequest } from './PinDialog';
 import { RemoveArchiveDialog } from './RemoveArchiveDialog';
 import { useDisplayStatus } from './LiveStatus';
@@ -79,6 +80,7 @@ function ConnectedBody({ node }: { node: NodeDef }) {
   const images = useApp((s) => imagesOf(s, node.name));
   const archives = useApp((s) => archivesOf(s, node.name));
   const atRisk = useMemo(() => countsOfRefs(images.items).atRisk, [images.items]);
+  const info = useApp((s) => statusOf(s, node.name).info);
 
   const pin = (request: PinRequest) => setAction({ kind: 'pin', request });
   const pinArchive = (path: string) =>
@@ -86,6 +88,11 @@ function ConnectedBody({ node }: { node: NodeDef }) {
 
   return (
     <>
+      <CapabilityBanner info={info} />
+      <LostPinsBanner
+        node={node.name}
+        onRepin={(target, subject) => pin({ action: 'pin', target, title: 'Make the lost pin durable again', subject: `the image of ${subject}` })}
+      />
       <TabList
         active={tab}
         onChange={setTab}

@@ -2,7 +2,9 @@
 // (pins.plan): exactly the references and labels pins.apply will write, nothing guessed here.
 import { useEffect, useState, type ReactNode } from 'react';
 import type { ErrorInfo, LabelChange, NodeDef, PinPlan } from '../../shared/domain';
+import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
+import { statusOf } from '../store';
 import { diffLabels, displayRef, pinFromLabels, shortId } from '../model';
 import type { PinAction, PinTarget } from '../store';
 import { ErrorCallout } from './ErrorCallout';
@@ -102,6 +104,8 @@ type Phase =
 export function PinDialog({ node, request, onClose }: { node: NodeDef; request: PinRequest; onClose(): void }) {
   const planPins = useApp((s) => s.planPins);
   const applyPins = useApp((s) => s.applyPins);
+  const info = useApp((s) => statusOf(s, node.name).info);
+  const notHonoured = request.action === 'pin' ? pinNotHonoured(node.name, info) : null;
   const [phase, setPhase] = useState<Phase>({ kind: 'planning' });
   const [attempt, setAttempt] = useState(0);
 
@@ -178,6 +182,12 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
               </span>
             </p>
           )
+        ) : null}
+        {notHonoured ? (
+          <p className="note note-warning" data-testid="pin-not-honoured">
+            <AlertIcon />
+            <span>{notHonoured}</span>
+          </p>
         ) : null}
         {phase.kind === 'preview' && phase.error ? <ErrorCallout error={phase.error} title="Not applied" /> : null}
       </>

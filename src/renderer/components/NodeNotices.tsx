@@ -1,0 +1,101 @@
+// Node-level notices above a node's tabs: what its versions mean for pins (once per node, from
+// the shared rule) and the durable pins Holdfast made that are gone, with when and by whom,
+// the likely causes and the remedy (one click where re-pinning brings it back).
+import { useMemo, useState } from 'react';
+import type { NodeInfo } from '../../shared/domain';
+import { nodeWarnings } from '../../shared/nodeWarnings';
+import { useApp } from '../context';
+import { displayRef, formatDateTime, groupLostPins, lostKindText, type LostPinGroup } from '../model';
+import { lostPinsOf, type PinTarget } from '../store';
+import { CopyButton } from './CopyButton';
+import { AlertIcon } from './icons';
+
+export function CapabilityBanner({ info }: { info: Pick<NodeInfo, 'containerdVersion' | 'distro' | 'distroVersion'> | undefined }) {
+  const warnings = nodeWarnings(info);
+  if (!warnings.length) return null;
+  return (
+    <div className="banner banner-warning node-notice" role="status" data-testid="capability-banner">
+      <AlertIcon className="banner-icon" />
+      <div className="banner-text">
+        <strong>{warnings.some((w) => w.kind === 'no-cri-pinning') ? 'Pins on this node do not protect images' : 'This node’s k3s pins nothing it imports'}</strong>
+        {warnings.map((w) => (
+          <span key={w.kind} data-testid="capability-warning" data-kind={w.kind}>
+            {w.message}
+          </span>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+function LostPinItem({ g, onRepin }: { g: LostPinGroup; onRepin(target: PinTarget, subject: string): void }) {
+  const target = g.remedy.kind === 'repin' ? g.remedy.target : undefined;
+  return (
+    <li className="lost-pin" data-testid="lost-pin" data-kind={g.kind}>
+      <div className="lost-pin-head">
+        <code className="lost-pin-ref" title={g.refs.join('\n')}>
+          {displayRef(g.refs[0]!)}
+        </code>
+        {g.refs.length > 1 ? <span className="muted small">+{g.refs.length - 1} more {g.refs.length === 2 ? 'reference' : 'references'}</span> : null}
+        <span className="tag-lost">{lostKindText(g.kind)}</span>
+      </div>
+      <p className="lost-pin-summary">{g.summary}</p>
+      <p className="muted small" data-testid="lost-pin-when">
+        Made durable by {g.pinnedBy} on {formatDateTime(g.pinnedAt)}
+      </p>
+      <details className="lost-pin-causes">
+        <summary>Likely {g.causes.length === 1 ? 'cause' : 'causes'}</summary>
+        <ul>
+          {g.causes.map((c) => (
+            <li key={c}>{c}</li>
+          ))}
+        </ul>
+      </details>
+      <div className="lost-pin-remedy">
+        <span data-testid="lost-pin-remedy">{g.remedy.text}</span>
+        {g.remedy.command && !target ? (
+          <span className="lost-pin-command">
+            <code>{g.remedy.command}</code>
+            <CopyButton text={g.remedy.command} label="Copy command" />
+          </span>
+        ) : null}
+        {target ? (
+          <button type="button" className="btn btn-small btn-primary" onClick={() => onRepin(target, displayRef(target.refs[0]!))} data-testid="lost-pin-repin">
+            Re-pin durably
+          </button>
+        ) : null}
+      </div>
+    </li>
+  );
+}
+
+const SHOWN = 3;
+
+export function LostPinsBanner({ node, onRepin }: { node: string; onRepin(target: PinTarget, subject: string): void }) {
+  const lost = useApp((s) => lostPinsOf(s, node).items);
+  const groups = useMemo(() => groupLostPins(lost), [lost]);
+  const [all, setAll] = useState(false);
+  if (!groups.length) return null;
+  const n = lost.length;
+  return (
+    <section className="banner banner-danger node-notice lost-pins" aria-label="Pins lost behind Holdfast’s back" data-testid="lost-pins-banner">
+      <AlertIcon className="banner-icon" />
+      <div className="banner-text">
+        <strong>
+          {n} durable {n === 1 ? 'pin' : 'pins'} Holdfast made {n === 1 ? 'is' : 'are'} gone
+        </strong>
+        <span>Something on the node removed {n === 1 ? 'it' : 'them'} since Holdfast made {n === 1 ? 'it' : 'them'} durable.</span>
+        <ul className="lost-pin-list">
+          {(all ? groups : groups.slice(0, SHOWN)).map((g) => (
+            <LostPinItem key={g.key} g={g} onRepin={onRepin} />
+          ))}
+        </ul>
+        {groups.length > SHOWN ? (
+          <button type="button" className="btn btn-small" onClick={() => setAll((v) => !v)}>
+            {all ? 'Show fewer' : `Show all ${groups.length}`}
+          </button>
+        ) : null}
+      </div>
+    </section>
+  );
+}
