@@ -2,7 +2,7 @@
 // prediction of every pin's fate, durable pins, safe archive removal and the audit log —
 // and in every scenario, the prediction must equal what the emulated restart really does.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, hostImagesDirOf, labelsOf, listImages, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
@@ -72,7 +72,7 @@ async function containerdVersion(node: LabNodeHandle): Promise<string> {
 const sha256File = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
 
 beforeAll(async () => {
-  lab = await startLab({ nodes: ['seed', 'behind', 'cache', 'rke', 'refuse'] });
+  lab = await startLab({ nodes: ['seed', 'behind', 'cache', 'rke', 'refuse', 'walk', 'list'] });
   home = tempHome();
 });
 
@@ -91,6 +91,9 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
       images: [{ name: 'docker.io/library/app:1.0' }, { name: 'registry.local/team/worker:2' }],
     });
     await emulateK3sStart(n);
+    // A release whose start-up walk reaches subfolders (k3s PR #12237 on); with the release
+    // unknown Holdfast could not tell whether site/apps.tar.gz is imported at all.
+    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
     await addNode(n);
 
     // k3s pins, kept only because the archive is there.
@@ -171,40 +174,146 @@ describe('an archive deleted behind Holdfast\'s back', () => {
   });
 });
 
-describe('the .cache.json trap', () => {
-  it('without the fix (or an unknown version) pins of unchanged cached archives are lost', async () => {
-    const n = lab.node('cache');
-    writeFileSync(path.join(n.hostImagesDir, '.cache.json'), '');
-    await writeImageArchive(path.join(n.hostImagesDir, 'cached.tar.bz2'), { format: 'docker', compression: 'bzip2', images: [{ name: 'docker.io/library/cached:1' }] });
-    await emulateK3sStart(n); // imports and writes the cache
-    await addNode(n);
-    const arch = (await archives('cache')).find((a) => a.path === 'cached.tar.bz2')!;
-    expect(arch.cachedByK3s).toBe(true);
+describe('the .cache.json trap, on the real format', () => {
+  const tagsOf = (refs: ImageRef[], repo: string) => refs.filter((r) => !isImageIdRef(r) && r.name.startsWith(`${repo}:`));
+  const digestRefsOf = (refs: ImageRef[], repo: string) => refs.filter((r) => r.name.startsWith(`${repo}@`));
 
+  it('before the fix an unchanged archive loses its pins — touched (same size, newer mtime) included', async () => {
+    const n = lab.node('cache');
+    writeFileSync(path.join(n.hostImagesDir, '.cache.json'), ''); // an empty file enables the cache
+    await writeImageArchive(path.join(n.hostImagesDir, 'cached.tar.bz2'), { format: 'docker', compression: 'bzip2', images: [{ name: 'docker.io/library/cached:1' }] });
+    await writeImageArchive(path.join(n.hostImagesDir, 'steady.tar'), { format: 'docker', images: [{ name: 'docker.io/library/steady:1' }] });
+    await emulateK3sStart(n); // imports and writes the cache, without names (no fix)
+    await addNode(n);
     await n.installDistroBinary('k3s', 'v1.32.5+k3s1');
+    // same size, newer mtime: k3s before #14284 still skips it (the old prediction said re-imported)
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(path.join(n.hostImagesDir, 'cached.tar.bz2'), later, later);
+
+    for (const a of (await archives('cache')).filter((x) => x.kind === 'archive')) expect({ path: a.path, cached: a.cachedByK3s }).toEqual({ path: a.path, cached: true });
     let refs = await images('cache');
-    for (const r of refs) expect(r.reason).toMatch(/v1\.32\.5\+k3s1 skips unchanged archives listed in .cache.json/);
+    for (const r of refs.filter((x) => !isImageIdRef(x))) {
+      expect(r.reason).toMatch(/v1\.32\.5\+k3s1 skips unchanged archives listed in .cache.json without re-pinning them/);
+    }
     refs = await predictThenRestart(n, { cacheFix: false });
     for (const r of refs) expect(r.afterRestart).toBe('unpinned');
   });
 
-  it('with the fix the cached archive re-pins its images', async () => {
+  it('a fixed release re-imports the touched archive (#14284), but cannot re-pin an entry written without names', async () => {
     const n = lab.node('cache');
-    // re-pin through a normal import first (touching the archive makes the cache miss)
-    const file = path.join(n.hostImagesDir, 'cached.tar.bz2');
-    const now = new Date();
-    const { utimesSync } = await import('node:fs');
-    utimesSync(file, now, now);
-    await emulateK3sStart(n, { cacheFix: true });
     await n.installDistroBinary('k3s', 'v1.37.0+k3s1');
     const refs = await predictThenRestart(n, { cacheFix: true });
-    for (const r of refs) {
-      expect(r.afterRestart).toBe('pinned');
-      expect(r.reason).toMatch(/re-pins images of cached archives/);
+    for (const r of tagsOf(refs, 'docker.io/library/cached')) expect(r).toMatchObject({ afterRestart: 'pinned', archive: 'cached.tar.bz2' });
+    for (const r of tagsOf(refs, 'docker.io/library/steady')) {
+      expect(r).toMatchObject({ afterRestart: 'unpinned', archive: 'steady.tar' });
+      expect(r.reason).toMatch(/the entry for steady\.tar records none \(written before k3s PR #14266\)/);
+    }
+    const cache = JSON.parse(readFileSync(path.join(n.hostImagesDir, '.cache.json'), 'utf8')) as Record<string, { images?: string[] }>;
+    expect(cache['/var/lib/rancher/k3s/agent/images/cached.tar.bz2']?.images).toEqual(['docker.io/library/cached:1']);
+    expect(cache['/var/lib/rancher/k3s/agent/images/steady.tar']?.images).toBeUndefined();
+  });
+
+  it('an entry with names re-pins exactly those, on any release: the entry is the evidence', async () => {
+    const n = lab.node('cache');
+    const refs = await predictThenRestart(n, { cacheFix: true });
+    for (const r of tagsOf(refs, 'docker.io/library/cached')) {
+      expect(r).toMatchObject({ afterRestart: 'pinned', archive: 'cached.tar.bz2' });
+      expect(r.reason).toMatch(/re-pins the names its .cache.json entry records/);
+    }
+    for (const r of digestRefsOf(refs, 'docker.io/library/cached')) {
+      expect(r.afterRestart).toBe('unpinned');
+      expect(r.reason).toMatch(/re-pins only the names its entry records, not this one/);
     }
     await n.installDistroBinary('k3s', null);
     const unknown = await images('cache');
-    for (const r of unknown) expect(r.reason).toMatch(/cannot tell whether k3s unknown version has the .cache.json fix/);
+    for (const r of tagsOf(unknown, 'docker.io/library/cached')) expect(r.afterRestart).toBe('pinned');
+    for (const r of tagsOf(unknown, 'docker.io/library/steady')) expect(r.reason).toMatch(/cannot tell whether k3s unknown version has the .cache.json fix/);
+  });
+
+  it('a cache too large to read counts as skipping everything', async () => {
+    const n = lab.node('cache');
+    const file = path.join(n.hostImagesDir, '.cache.json');
+    writeFileSync(file, Buffer.alloc(16 * 1024 * 1024 + 1, ' '));
+    expect(statSync(file).size).toBeGreaterThan(16 * 1024 * 1024);
+    await n.installDistroBinary('k3s', 'v1.37.0+k3s1');
+    for (const a of (await archives('cache')).filter((x) => x.kind === 'archive')) expect(a.cachedByK3s).toBe(true);
+    for (const r of tagsOf(await images('cache'), 'docker.io/library/cached')) {
+      expect(r.afterRestart).toBe('unpinned');
+      expect(r.reason).toMatch(/.cache.json cannot be read/);
+    }
+  });
+});
+
+describe('the start-up walk follows the release (k3s PR #12237)', () => {
+  it('old releases read the top level case-insensitively, new ones subfolders case-sensitively; unknown keeps no uncertain pin', async () => {
+    const n = lab.node('walk');
+    const d = n.hostImagesDir;
+    await writeImageArchive(path.join(d, 'UP.TAR'), { format: 'docker', images: [{ name: 'docker.io/library/up:1' }] });
+    await writeImageArchive(path.join(d, 'sub', 'deep.tar'), { format: 'docker', images: [{ name: 'docker.io/library/deep:1' }] });
+    await emulateK3sStart(n);
+    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
+    await addNode(n);
+    let files = await archives('walk');
+    expect(files.find((a) => a.path === 'UP.TAR')).toMatchObject({ kind: 'ignored', reason: expect.stringMatching(/matches extensions case-sensitively since v1\.34\.0, v1\.33\.1/) });
+    expect(files.find((a) => a.path === 'sub/deep.tar')?.kind).toBe('archive');
+
+    // an older release: sub/deep.tar is never imported (its pins go), UP.TAR is
+    await n.installDistroBinary('k3s', 'v1.29.15+k3s1');
+    files = await archives('walk');
+    expect(files.find((a) => a.path === 'UP.TAR')?.kind).toBe('archive');
+    expect(files.find((a) => a.path === 'sub/deep.tar')).toMatchObject({ kind: 'ignored', reason: expect.stringMatching(/reads only the top level/) });
+    let refs = await predictThenRestart(n, { walk: 'top-level-case-insensitive' });
+    for (const r of refs.filter((x) => !isImageIdRef(x))) expect(r.afterRestart).toBe('unpinned');
+
+    // back on a current release: sub/deep.tar pins again, UP.TAR's images lose theirs
+    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
+    refs = await predictThenRestart(n);
+    for (const r of refs.filter((x) => !isImageIdRef(x))) expect({ ref: r.name, after: r.afterRestart }).toEqual({ ref: r.name, after: r.name.includes('/deep') ? 'pinned' : 'unpinned' });
+
+    await n.installDistroBinary('k3s', null);
+    for (const r of (await images('walk')).filter((x) => x.name.startsWith('docker.io/library/deep'))) {
+      expect(r.afterRestart).toBe('unpinned');
+      expect(r.reason).toMatch(/cannot tell whether sub\/deep\.tar is imported at all/);
+    }
+  });
+});
+
+describe('.txt pre-pull lists', () => {
+  it('re-pin the present images they name at every start, and nothing when one is absent', async () => {
+    const n = lab.node('list');
+    const d = n.hostImagesDir;
+    await writeImageArchive(path.join(d, 'bb.tar'), { format: 'docker', images: [{ name: 'docker.io/library/busybox:latest' }] });
+    await emulateK3sStart(n);
+    rmSync(path.join(d, 'bb.tar'));
+    writeFileSync(path.join(d, 'busybox.txt'), '# what the site needs\nbusybox\n');
+    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
+    await addNode(n);
+    let refs = await predictThenRestart(n);
+    for (const r of refs.filter((x) => !isImageIdRef(x))) {
+      expect(r).toMatchObject({ afterRestart: 'pinned', archive: 'busybox.txt' });
+      expect(r.reason).toMatch(/re-reads busybox\.txt at start and pins the images it names again/);
+    }
+
+    writeFileSync(path.join(d, 'busybox.txt'), 'busybox\nregistry.local/absent:1\n');
+    refs = await predictThenRestart(n);
+    for (const r of refs.filter((x) => !isImageIdRef(x))) {
+      expect(r.afterRestart).toBe('unpinned');
+      expect(r.reason).toMatch(/also names registry\.local\/absent:1, which is not in containerd/);
+    }
+  });
+
+  it('with .cache.json on, an unchanged list is skipped too: lost before the fix', async () => {
+    const n = lab.node('list');
+    const d = n.hostImagesDir;
+    writeFileSync(path.join(d, 'busybox.txt'), 'docker.io/library/busybox:latest\n');
+    writeFileSync(path.join(d, '.cache.json'), '');
+    await emulateK3sStart(n); // reads the list (pins) and records it, without names
+    await n.installDistroBinary('k3s', 'v1.36.2+k3s1');
+    const refs = await predictThenRestart(n, { cacheFix: false });
+    for (const r of refs.filter((x) => !isImageIdRef(x))) {
+      expect(r).toMatchObject({ afterRestart: 'unpinned', archive: 'busybox.txt' });
+      expect(r.reason).toMatch(/skips unchanged archives listed in .cache.json/);
+    }
   });
 });
 
