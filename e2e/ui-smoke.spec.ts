@@ -3,7 +3,7 @@ import { expect, test, type Page } from './fixtures';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import { operations } from '../src/shared/contract';
-import { fakeHandlers, FINGERPRINT, OLD_FINGERPRINT, type FakeOptions } from './fake-handlers';
+import { DELETED_REF, fakeHandlers, FINGERPRINT, OLD_FINGERPRINT, type FakeOptions } from './fake-handlers';
 
 const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
@@ -781,4 +781,66 @@ test('desktop without a dialog: pickArchives fails with INVALID_INPUT and the pa
   await expect(wizard(page).getByLabel('Archive path')).toBeFocused();
   await addPath(page, TELEMETRY);
   await expect(wizard(page).getByTestId('chosen-archive')).toHaveCount(1);
+});
+
+test('pins lost behind Holdfast’s back and a node that cannot pin: banners, fleet markers, re-pin, live alert', async ({ page }) => {
+  await serve({ lostPins: true, edge1Containerd: '1.6.20~ds1' });
+  await page.goto(server.url);
+
+  // The fleet overview marks edge-01: pins gone, and a containerd without CRI pinning.
+  const fleetRow = page.getByTestId('fleet-row-edge-01');
+  await expect(fleetRow.getByTestId('fleet-lost')).toHaveText('2 durable pins gone');
+  await expect(fleetRow.getByTestId('fleet-capability')).toContainText('no CRI pinning');
+  await expect(page.getByTestId('fleet-lost-banner')).toContainText('2 durable pins Holdfast made are gone on 1 node');
+  await expect(page.getByTestId('fleet-row-edge-02').getByTestId('fleet-lost')).toHaveCount(0);
+  if (shots) await page.screenshot({ path: path.join(shots, 'lost-pins-fleet.png') });
+
+  await expect(async () => {
+    await fleetRow.getByTestId('fleet-open').click();
+    await expect(page.getByTestId('images-table')).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 15_000 });
+
+  // Node banner: the capability warning, worded as the shared rule words it.
+  await expect(page.getByTestId('capability-banner')).toContainText(
+    "containerd 1.6.20~ds1 has no CRI image pinning (needs 1.7.3+; k3s bundles 1.7/2.x) — kubelet's image GC may delete any image",
+  );
+  // Which pins went, when Holdfast made them and who, the likely causes, the remedy.
+  const banner = page.getByTestId('lost-pins-banner');
+  await expect(banner).toContainText('2 durable pins Holdfast made are gone');
+  const items = banner.getByTestId('lost-pin');
+  await expect(items).toHaveCount(2);
+  const deleted = items.filter({ hasText: DELETED_REF });
+  await expect(deleted).toHaveAttribute('data-kind', 'image-deleted');
+  await expect(deleted.getByTestId('lost-pin-when')).toContainText('Made durable by ops on 2025-02-2');
+  await expect(deleted.getByTestId('lost-pin-remedy')).toContainText('import it again');
+  await expect(deleted).toContainText('holdfast import edge-01 FILE --pin');
+  const nginx = items.filter({ hasText: 'nginx:1.27.3' });
+  await expect(nginx).toHaveAttribute('data-kind', 'label-removed');
+  await expect(nginx).toContainText('still pinned through docker.io/library/nginx@sha256:');
+  await expect(nginx.getByTestId('lost-pin-when')).toContainText('Made durable by tech');
+  await nginx.getByText('Likely causes').click();
+  await expect(nginx).toContainText('ctr -n k8s.io images label docker.io/library/nginx:1.27.3 io.cri-containerd.pinned=');
+  if (shots) await page.screenshot({ path: path.join(shots, 'lost-pins-node.png') });
+
+  // One click re-pins; the dialog says kubelet on this node will not honour it.
+  await nginx.getByTestId('lost-pin-repin').click();
+  const dialog = page.getByTestId('pin-dialog');
+  await expect(dialog.getByTestId('plan-change')).toHaveCount(1);
+  await expect(dialog.getByTestId('pin-not-honoured')).toContainText('kubelet on edge-01 will not honour this pin: containerd 1.6.20~ds1 has no CRI image pinning');
+  await dialog.getByTestId('apply-pins').click();
+  await expect(dialog.getByTestId('apply-done')).toBeVisible();
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(banner.getByTestId('lost-pin')).toHaveCount(1);
+  await expect(banner).toContainText('1 durable pin Holdfast made is gone');
+  expect(callsOf('pins.apply').at(-1)?.args).toEqual({ node: 'edge-01', action: 'pin', target: { refs: ['docker.io/library/nginx:1.27.3'] } });
+
+  // A live pins.lost event: an alert at once, on whatever view is open.
+  const lost = await fake.handlers['pins.lost']({ node: 'edge-01' });
+  fake.emit({ type: 'node.changed', payload: { node: 'edge-01', topic: 'pins.lost', name: DELETED_REF, lostPins: lost } });
+  const alert = page.getByTestId('pin-alert');
+  await expect(alert).toContainText('A durable pin just disappeared on edge-01');
+  await expect(alert).toContainText('metrics-exporter:0.9 — image deleted (made durable by ops');
+  if (shots) await page.screenshot({ path: path.join(shots, 'lost-pins-alert.png') });
+  await alert.getByRole('button', { name: 'Dismiss' }).click();
+  await expect(alert).toHaveCount(0);
 });

@@ -95,10 +95,13 @@ function archivesTable(archives: ArchiveInfo[]): SafeHtml {
   )}</tbody></table></div>`;
 }
 
+/** The lost-pin sentences mark commands with backticks: set those in code (every part still escaped). */
+const withCode = (text: string): SafeHtml => html`${text.split(/`([^`]+)`/).map((p, i) => (i % 2 ? html`<code class="mono">${p}</code>` : p))}`;
+
 function lostPinsTable(lost: LostPin[]): SafeHtml {
   return html`<div class="scroll"><table><thead><tr><th>Node</th><th>Reference</th><th>What happened</th><th>Made durable</th><th>Likely causes</th><th>Remedy</th></tr></thead><tbody>${lost.map(
     (l) =>
-      html`<tr><td>${l.node}</td><td class="ref">${l.ref}</td><td><span class="tag bad">${LOST_PIN_KIND_TEXT[l.kind]}</span> ${l.summary}</td><td>${l.pinnedAt}<br><span class="muted">by ${l.pinnedBy}</span></td><td><ul class="reasons">${l.causes.map((c) => html`<li>${c}</li>`)}</ul></td><td>${l.remedy.text}${l.remedy.command ? html`<br><span class="mono">${l.remedy.command}</span>` : ''}</td></tr>`,
+      html`<tr><td>${l.node}</td><td class="ref">${l.ref}</td><td><span class="tag bad">${LOST_PIN_KIND_TEXT[l.kind]}</span> ${l.summary}</td><td>${l.pinnedAt}<br><span class="muted">by ${l.pinnedBy}</span></td><td><ul class="reasons">${l.causes.map((c) => html`<li>${withCode(c)}</li>`)}</ul></td><td>${withCode(l.remedy.text)}${l.remedy.command ? html`<br><span class="mono">${l.remedy.command}</span>` : ''}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

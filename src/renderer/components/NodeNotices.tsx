@@ -28,6 +28,12 @@ export function CapabilityBanner({ info }: { info: Pick<NodeInfo, 'containerdVer
   );
 }
 
+/** The rule's sentences mark commands with backticks: show those as code. */
+function Sentence({ text }: { text: string }) {
+  const parts = text.split(/`([^`]+)`/);
+  return <>{parts.map((p, i) => (i % 2 ? <code key={i}>{p}</code> : p))}</>;
+}
+
 function LostPinItem({ g, onRepin }: { g: LostPinGroup; onRepin(target: PinTarget, subject: string): void }) {
   const target = g.remedy.kind === 'repin' ? g.remedy.target : undefined;
   return (
@@ -39,7 +45,9 @@ function LostPinItem({ g, onRepin }: { g: LostPinGroup; onRepin(target: PinTarge
         {g.refs.length > 1 ? <span className="muted small">+{g.refs.length - 1} more {g.refs.length === 2 ? 'reference' : 'references'}</span> : null}
         <span className="tag-lost">{lostKindText(g.kind)}</span>
       </div>
-      <p className="lost-pin-summary">{g.summary}</p>
+      <p className="lost-pin-summary">
+        <Sentence text={g.summary} />
+      </p>
       <p className="muted small" data-testid="lost-pin-when">
         Made durable by {g.pinnedBy} on {formatDateTime(g.pinnedAt)}
       </p>
@@ -47,12 +55,16 @@ function LostPinItem({ g, onRepin }: { g: LostPinGroup; onRepin(target: PinTarge
         <summary>Likely {g.causes.length === 1 ? 'cause' : 'causes'}</summary>
         <ul>
           {g.causes.map((c) => (
-            <li key={c}>{c}</li>
+            <li key={c}>
+              <Sentence text={c} />
+            </li>
           ))}
         </ul>
       </details>
       <div className="lost-pin-remedy">
-        <span data-testid="lost-pin-remedy">{g.remedy.text}</span>
+        <span data-testid="lost-pin-remedy">
+          <Sentence text={g.remedy.text} />
+        </span>
         {g.remedy.command && !target ? (
           <span className="lost-pin-command">
             <code>{g.remedy.command}</code>
