@@ -26,6 +26,12 @@ export interface NodeDef {
   knownHosts?: string;
   socket: string;
   imagesDir: string;
+  /**
+   * explicit: given by the user, never changed by Holdfast. detected: from the node's distro and
+   * its config files' data-dir (a later connection updates it). Absent: the k3s default, not yet
+   * detected.
+   */
+  imagesDirSource?: 'explicit' | 'detected';
   namespace: string;
   /** Site or group the node belongs to (fleet views and `inspect --group`). */
   group?: string;
@@ -50,12 +56,29 @@ export const NODE_DEFAULTS = {
 
 export type Distro = 'k3s' | 'rke2' | 'unknown';
 
+/** Each distro's data-dir when its config sets none; the images dir is `<data-dir>/agent/images`. */
+export const DATA_DIR_DEFAULTS = { k3s: '/var/lib/rancher/k3s', rke2: '/var/lib/rancher/rke2' } as const;
+export const IMAGES_SUBDIR = 'agent/images';
+
+/** Where the node's distro keeps its images dir, as read in the probe (core/node/distroConfig.ts). */
+export interface ImagesDirDetection {
+  imagesDir: string;
+  dataDir: string;
+  /** config: data-dir set in `file`; default: the distro's default data-dir. */
+  from: 'config' | 'default';
+  file: string | null;
+  /** What makes it less than certain (a config file the SSH user cannot read, a value Holdfast cannot parse). */
+  notes: string[];
+}
+
 export interface NodeInfo {
   containerdVersion: string;
   containerdRevision: string;
   distro: Distro;
   /** e.g. "v1.31.6+k3s1"; null when the distro binary did not answer. */
   distroVersion: string | null;
+  /** The images dir the node's distro uses; absent when the probe did not run. */
+  imagesDir?: ImagesDirDetection;
 }
 
 export interface ImageRef {

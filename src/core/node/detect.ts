@@ -1,6 +1,8 @@
-// What runs on a node: parsed from `k3s --version` / `rke2 --version` output (pure, so it is
-// tested against recorded real output).
-import type { Distro } from '../../shared/domain';
+// What runs on a node, found in one probe round trip: the machine, the distro from
+// `k3s --version` / `rke2 --version` output, and where its images dir is (the data-dir of its
+// config files). Parsing is pure, so it is tested against recorded real output.
+import type { Distro, ImagesDirDetection } from '../../shared/domain';
+import { resolveImagesDir, type ConfigFileLines } from './distroConfig';
 
 /**
  * `k3s --version` prints e.g.
@@ -15,21 +17,75 @@ export function parseDistroVersion(distro: Exclude<Distro, 'unknown'>, output: s
   return re.exec(output)?.[1] ?? null;
 }
 
-/** Prints `uname -m`, then `@@k3s` or `@@rke2` and that binary's `--version` output. */
+/**
+ * One fixed script, one round trip: `uname -m`; `@@k3s` or `@@rke2` and that binary's
+ * `--version` output; then the distro's config files (config.yaml, then config.yaml.d/*.yaml|yml
+ * in byte order, as k3s merges them), each as `@@cfg PATH` followed by only the lines that can
+ * set data-dir, each prefixed by `|` (the files hold join tokens: nothing else leaves the node),
+ * or `@@unreadable PATH`. `$1` is "sudo" for a non-root user with `sudo -n` (only `cat`, `stat`
+ * and `find` are run through it, as for the images dir); nothing else is passed in.
+ */
 export const PROBE_SCRIPT = [
+  'S=$1; LC_ALL=C; export LC_ALL',
   'uname -m',
+  'd=',
   'for b in k3s rke2; do for p in "$b" "/usr/local/bin/$b"; do',
-  '  if out=$("$p" --version 2>/dev/null); then echo "@@$b"; echo "$out"; exit 0; fi',
+  '  if out=$("$p" --version 2>/dev/null); then echo "@@$b"; echo "$out"; d=$b; break 2; fi',
   'done; done',
+  'c=/etc/rancher/${d:-k3s}/config.yaml',
+  // data-dir keys (YAML or JSON, quoted or not, `d` is its short name) and a JSON object's first line
+  `PAT="data-dir|^[[:space:]]*[\\"']?d[\\"']?[+]?[[:space:]]*:|^[[:space:]]*[{]"`,
+  'ex() { [ -e "$1" ] || { [ "$S" = sudo ] && sudo -n stat -- "$1" >/dev/null 2>&1; }; }',
+  'rd() { if [ -r "$1" ]; then cat -- "$1"; else sudo -n cat -- "$1" 2>/dev/null; fi; }',
+  'ok() { [ -r "$1" ] || { [ "$S" = sudo ] && sudo -n cat -- "$1" >/dev/null 2>&1; }; }',
+  'cfg() {',
+  '  ex "$1" || return 0',
+  '  if ok "$1"; then echo "@@cfg $1"; rd "$1" | head -c 262144 | grep -E "$PAT" | head -n 64 | sed "s/^/|/"',
+  '  else echo "@@unreadable $1"; fi',
+  '}',
+  'cfg "$c"',
+  'if [ -d "$c.d" ] && [ -r "$c.d" ] && [ -x "$c.d" ]; then ls -A "$c.d"',
+  'elif [ "$S" = sudo ]; then sudo -n find "$c.d" -mindepth 1 -maxdepth 1 ! -type d -printf "%f\\n" 2>/dev/null | sort',
+  'fi | head -n 200 | while IFS= read -r n; do',
+  '  [ -d "$c.d/$n" ] && continue',
+  '  case "$n" in *.[yY][aA][mM][lL]|*.[yY][mM][lL]) cfg "$c.d/$n";; esac',
+  'done',
   'exit 0',
 ].join('\n');
 
-export function parseProbe(stdout: string): { machine: string; distro: Distro; distroVersion: string | null } {
+/** The probe's argv: a fixed script and one fixed flag word, never anything user-supplied. */
+export function probeArgv(sudo: boolean): string[] {
+  return ['sh', '-c', PROBE_SCRIPT, 'holdfast-probe', sudo ? 'sudo' : ''];
+}
+
+export interface ProbeResult {
+  machine: string;
+  distro: Distro;
+  distroVersion: string | null;
+  imagesDir: ImagesDirDetection;
+}
+
+export function parseProbe(stdout: string): ProbeResult {
   const [machine = '', ...rest] = stdout.split('\n');
-  const text = rest.join('\n');
-  for (const distro of ['k3s', 'rke2'] as const) {
-    const at = text.indexOf(`@@${distro}\n`);
-    if (at >= 0) return { machine: machine.trim(), distro, distroVersion: parseDistroVersion(distro, text.slice(at)) };
+  // Config file sections start at the first @@cfg / @@unreadable line.
+  const files: ConfigFileLines[] = [];
+  const head: string[] = [];
+  for (const line of rest) {
+    const m = /^@@(cfg|unreadable) (\/.*)$/.exec(line);
+    if (m) files.push({ path: m[2]!, lines: m[1] === 'cfg' ? [] : null });
+    else if (files.length === 0) head.push(line);
+    else if (line.startsWith('|')) files[files.length - 1]!.lines?.push(line.slice(1));
   }
-  return { machine: machine.trim(), distro: 'unknown', distroVersion: null };
+  const text = head.join('\n');
+  let distro: Distro = 'unknown';
+  let distroVersion: string | null = null;
+  for (const d of ['k3s', 'rke2'] as const) {
+    const at = text.indexOf(`@@${d}\n`);
+    if (at >= 0) {
+      distro = d;
+      distroVersion = parseDistroVersion(d, text.slice(at));
+      break;
+    }
+  }
+  return { machine: machine.trim(), distro, distroVersion, imagesDir: resolveImagesDir(distro, files) };
 }

@@ -10,7 +10,7 @@ import { TargetResolver } from '../images/resolve';
 import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
 import type { CredentialsProvider } from '../ssh/credentials';
 import type { Tunnel } from '../ssh/tunnel';
-import { PROBE_SCRIPT, parseProbe } from './detect';
+import { parseProbe, probeArgv, type ProbeResult } from './detect';
 
 export interface OpenNodeOptions {
   /**
@@ -125,7 +125,7 @@ export class NodeSession {
   private resolverCache?: TargetResolver;
   private platformCache?: Promise<Platform>;
   private infoCache?: Promise<NodeInfo> | undefined;
-  private probeCache?: Promise<{ machine: string } & Pick<NodeInfo, 'distro' | 'distroVersion'>>;
+  private probeCache?: Promise<Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'imagesDir'>>>;
   private closed = false;
 
   /** The images dir and other node files: SFTP as root, or `sudo -n` for a non-root user. */
@@ -166,17 +166,24 @@ export class NodeSession {
   /** containerd version through the API; k3s/RKE2 version from their binaries, if present. */
   async detect(): Promise<NodeInfo> {
     const [cv, probe] = await Promise.all([this.containerd.version(), this.probe()]);
-    return { containerdVersion: cv.version, containerdRevision: cv.revision, distro: probe.distro, distroVersion: probe.distroVersion };
+    return {
+      containerdVersion: cv.version,
+      containerdRevision: cv.revision,
+      distro: probe.distro,
+      distroVersion: probe.distroVersion,
+      ...(probe.imagesDir ? { imagesDir: probe.imagesDir } : {}),
+    };
   }
 
   /**
    * One round trip for what the node runs: `uname -m`, then the first of k3s / RKE2 whose
-   * binary answers `--version` (PATH of non-interactive sessions may lack /usr/local/bin).
-   * A fixed script: nothing user-supplied goes into it.
+   * binary answers `--version` (PATH of non-interactive sessions may lack /usr/local/bin), then
+   * the data-dir its config files set (detect.ts). A fixed script: nothing user-supplied goes
+   * into it.
    */
-  private probe(): Promise<{ machine: string } & Pick<NodeInfo, 'distro' | 'distroVersion'>> {
+  private probe(): Promise<Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'imagesDir'>>> {
     this.probeCache ??= this.ssh
-      .exec(['sh', '-c', PROBE_SCRIPT], { timeoutMs: 15_000 })
+      .exec(probeArgv(this.def.sudo === true), { timeoutMs: 15_000 })
       .then((r) => parseProbe(r.stdout))
       .catch(() => ({ machine: '', distro: 'unknown' as const, distroVersion: null }));
     return this.probeCache;

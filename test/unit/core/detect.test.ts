@@ -37,9 +37,42 @@ describe('platform of a node', () => {
 describe('parseProbe', () => {
   it('reads the machine and the first distro binary that answered', async () => {
     const { parseProbe } = await import('../../../src/core/node/detect');
-    expect(parseProbe(`x86_64\n@@k3s\n${K3S_OUT}`)).toEqual({ machine: 'x86_64', distro: 'k3s', distroVersion: 'v1.31.6+k3s1' });
-    expect(parseProbe(`aarch64\n@@rke2\n${RKE2_OUT}`)).toEqual({ machine: 'aarch64', distro: 'rke2', distroVersion: 'v1.31.6+rke2r1' });
-    expect(parseProbe('x86_64\n')).toEqual({ machine: 'x86_64', distro: 'unknown', distroVersion: null });
+    expect(parseProbe(`x86_64\n@@k3s\n${K3S_OUT}`)).toMatchObject({ machine: 'x86_64', distro: 'k3s', distroVersion: 'v1.31.6+k3s1' });
+    expect(parseProbe(`aarch64\n@@rke2\n${RKE2_OUT}`)).toMatchObject({ machine: 'aarch64', distro: 'rke2', distroVersion: 'v1.31.6+rke2r1' });
+    expect(parseProbe('x86_64\n')).toMatchObject({ machine: 'x86_64', distro: 'unknown', distroVersion: null });
+  });
+
+  it("reads the images dir from the config sections that follow, in the distro's merge order", async () => {
+    const { parseProbe } = await import('../../../src/core/node/detect');
+    // As the probe prints it on an RKE2 node with a drop-in moving data-dir and one it cannot read.
+    const out = [
+      'x86_64',
+      '@@rke2',
+      RKE2_OUT.trimEnd(),
+      '@@cfg /etc/rancher/rke2/config.yaml',
+      '@@cfg /etc/rancher/rke2/config.yaml.d/10-data.yaml',
+      '|data-dir: /data/rke2 # bigger disk',
+      '@@unreadable /etc/rancher/rke2/config.yaml.d/90-rancher.yaml',
+      '',
+    ].join('\n');
+    const p = parseProbe(out);
+    expect(p.distroVersion).toBe('v1.31.6+rke2r1');
+    expect(p.imagesDir).toEqual({
+      imagesDir: '/data/rke2/agent/images',
+      dataDir: '/data/rke2',
+      from: 'config',
+      file: '/etc/rancher/rke2/config.yaml.d/10-data.yaml',
+      notes: ['/etc/rancher/rke2/config.yaml.d/90-rancher.yaml could not be read by the SSH user, so a data-dir it may set is not known.'],
+    });
+    // No config section at all: the distro's default.
+    expect(parseProbe(`x86_64\n@@rke2\n${RKE2_OUT}`).imagesDir).toMatchObject({ imagesDir: '/var/lib/rancher/rke2/agent/images', from: 'default' });
+    expect(parseProbe(`x86_64\n@@k3s\n${K3S_OUT}`).imagesDir).toMatchObject({ imagesDir: '/var/lib/rancher/k3s/agent/images', from: 'default' });
+  });
+
+  it('passes nothing but a fixed flag word to the fixed script', async () => {
+    const { probeArgv, PROBE_SCRIPT } = await import('../../../src/core/node/detect');
+    expect(probeArgv(false)).toEqual(['sh', '-c', PROBE_SCRIPT, 'holdfast-probe', '']);
+    expect(probeArgv(true)).toEqual(['sh', '-c', PROBE_SCRIPT, 'holdfast-probe', 'sudo']);
   });
 
   it('runs as a real shell script and finds a k3s binary on PATH', async () => {
