@@ -87,6 +87,9 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       try {
         const session = await pool.get(name, { fresh: true });
         const info = await session.detect();
+        // A node added without an images dir follows its distro's data-dir (from this same
+        // probe); when that moved it, reconnect so every view reads the right directory.
+        if (await store.adoptImagesDir(name, info.imagesDir)) await pool.get(name, { fresh: true });
         live.restart(name);
         return { name, state: 'connected', info };
       } catch (e) {

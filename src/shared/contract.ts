@@ -29,6 +29,7 @@ export const nodeInputSchema = z.strictObject({
   knownHosts: localPath.optional(),
   socket: absPath.optional(),
   imagesDir: absPath.optional(),
+  imagesDirSource: z.enum(['explicit', 'detected']).optional(),
   namespace: z.string().min(1).max(76).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).optional(),
   group: z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'letters, digits, spaces, ".", "_" and "-"').optional(),
   sudo: z.boolean().optional(),

@@ -2,10 +2,18 @@
 import type { Command } from 'commander';
 import { completeNode } from '../../core/config/nodes';
 import { HoldfastError } from '../../core/errors';
-import type { NodeInput } from '../../shared/domain';
+import { describeImagesDir } from '../../core/node/distroConfig';
+import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
 import { parsePort, withSession, type Cli } from '../context';
 import { table } from '../format';
 import { registerNodeImportCommands } from './fleet';
+
+/** One line saying which images dir a node uses and why (explicit, or detected from what). */
+function imagesDirLine(def: Pick<NodeDef, 'imagesDir' | 'imagesDirSource'>, info?: NodeInfo): string {
+  if (def.imagesDirSource === 'explicit') return `  images dir: ${def.imagesDir} (as given)`;
+  if (def.imagesDirSource === 'detected' && info?.imagesDir) return `  images dir: ${def.imagesDir} (${describeImagesDir(info.distro, info.imagesDir)})`;
+  return `  images dir: ${def.imagesDir} (k3s's default; the node's distro and data-dir are read when Holdfast connects)`;
+}
 
 export function registerNodeCommands(program: Command, cli: Cli): void {
   const node = program.command('node').description('manage the nodes Holdfast knows about');
@@ -21,7 +29,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--known-hosts <file>', 'known_hosts file (default: ~/.ssh/known_hosts)')
     .option('--accept-new-host-key', 'trust and record the host key of a host not yet in known_hosts')
     .option('--socket <path>', 'containerd socket on the node', '/run/k3s/containerd/containerd.sock')
-    .option('--images-dir <path>', 'k3s images dir on the node', '/var/lib/rancher/k3s/agent/images')
+    .option('--images-dir <path>', 'images dir on the node (default: <data-dir>/agent/images of its k3s or RKE2, data-dir read from /etc/rancher/<distro>/config.yaml)')
     .option('--namespace <ns>', 'containerd namespace', 'k8s.io')
     .option('--group <group>', 'site or group the node belongs to (for `holdfast inspect --group`)')
     .option('--sudo', 'log in as a non-root --user and reach containerd and the images dir through `sudo -n`')
@@ -35,7 +43,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         port: o.port,
         user: o.user,
         socket: o.socket,
-        imagesDir: o.imagesDir,
+        ...(o.imagesDir ? { imagesDir: o.imagesDir, imagesDirSource: 'explicit' as const } : {}),
         namespace: o.namespace,
         ...(o.identity ? { identity: o.identity } : {}),
         ...(o.knownHosts ? { knownHosts: o.knownHosts } : {}),
@@ -52,11 +60,15 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       const def = completeNode(input);
       if (o.check) {
         const info = await withSession(def, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
-        await s.add(input);
+        // Without --images-dir, the one the node's distro uses (its data-dir), from the same probe.
+        if (!o.imagesDir && info.imagesDir) Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
+        const added = await s.add(input);
         cli.io.out(`added ${name}: containerd ${info.containerdVersion}` + (info.distroVersion ? `, ${info.distro} ${info.distroVersion}` : ''));
+        cli.io.out(imagesDirLine(added, info));
       } else {
-        await s.add(input);
+        const added = await s.add(input);
         cli.io.out(`added ${name} (not checked)`);
+        cli.io.out(imagesDirLine(added));
       }
     });
 
@@ -92,7 +104,8 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--known-hosts <file>', 'known_hosts file')
     .option('--accept-new-host-key', 'trust and record the host key of a host not yet in known_hosts')
     .option('--socket <path>', 'containerd socket on the node')
-    .option('--images-dir <path>', 'k3s images dir on the node')
+    .option('--images-dir <path>', 'images dir on the node (then kept as given)')
+    .option('--no-images-dir', "forget a given images dir: use the one the node's distro and data-dir say (read now, unless --no-check)")
     .option('--namespace <ns>', 'containerd namespace')
     .option('--group <group>', 'site or group the node belongs to')
     .option('--no-group', 'take the node out of its group')
@@ -106,8 +119,13 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       const s = cli.store();
       const before = await s.get(name);
       const input: NodeInput = { ...before };
-      for (const k of ['host', 'port', 'user', 'knownHosts', 'socket', 'imagesDir', 'namespace'] as const) {
+      for (const k of ['host', 'port', 'user', 'knownHosts', 'socket', 'namespace'] as const) {
         if (o[k] !== undefined) (input as Record<string, unknown>)[k] = o[k];
+      }
+      if (typeof o.imagesDir === 'string') Object.assign(input, { imagesDir: o.imagesDir, imagesDirSource: 'explicit' });
+      else if (o.imagesDir === false) {
+        delete input.imagesDir;
+        delete input.imagesDirSource;
       }
       if (typeof o.identity === 'string') input.identity = o.identity;
       else if (o.identity === false) delete input.identity;
@@ -118,15 +136,26 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       if (typeof o.jump === 'string') input.jump = o.jump;
       else if (o.jump === false) delete input.jump;
       if (typeof o.auth === 'string') input.auth = o.auth;
-      const after = completeNode(input);
-      const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace', 'group', 'sudo', 'jump', 'auth'] as const;
-      const changed = keys.filter((k) => before[k] !== after[k]);
-      if (changed.length === 0) return cli.io.out(`${name}: nothing to change`);
-      const reach = changed.some((k) => !['imagesDir', 'group'].includes(k));
-      if (o.check && reach) await withSession(after, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
+      let after = completeNode(input);
+      const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'imagesDirSource', 'namespace', 'group', 'sudo', 'jump', 'auth'] as const;
+      const changedBy = (d: NodeDef) => keys.filter((k) => before[k] !== d[k]);
+      const detect = o.imagesDir === false && o.check;
+      if (changedBy(after).length === 0 && !detect) return cli.io.out(`${name}: nothing to change`);
+      const reach = detect || changedBy(after).some((k) => !['imagesDir', 'imagesDirSource', 'group'].includes(k));
+      let info: NodeInfo | undefined;
+      if (o.check && reach) {
+        info = await withSession(after, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
+        if (detect && info.imagesDir) {
+          Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
+          after = completeNode(input);
+        }
+      }
+      const changed = changedBy(after);
+      if (changed.length === 0) return cli.io.out(`${name}: nothing to change${o.check && reach ? ' (checked)' : ''}`);
       await s.update(name, input);
       cli.io.out(`updated ${name}${o.check && reach ? ' (checked)' : ''}:`);
       for (const k of changed) cli.io.out(`  ${k}: ${before[k] ?? '(none)'} → ${after[k] ?? '(none)'}`);
+      if (changed.includes('imagesDir') || changed.includes('imagesDirSource')) cli.io.out(imagesDirLine(after, info));
     });
 
   registerNodeImportCommands(node, cli);

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { nodeInputSchema } from '../../shared/contract';
-import { NODE_DEFAULTS, type NodeDef, type NodeInput } from '../../shared/domain';
+import { NODE_DEFAULTS, type ImagesDirDetection, type NodeDef, type NodeInput } from '../../shared/domain';
 import { HoldfastError } from '../errors';
 import { writeFileAtomic } from './atomic';
 import { defaultKnownHosts } from './home';
@@ -25,6 +25,8 @@ export function completeNode(input: NodeInput, env: NodeJS.ProcessEnv = process.
     imagesDir: parsed.imagesDir ?? NODE_DEFAULTS.imagesDir,
     namespace: parsed.namespace ?? NODE_DEFAULTS.namespace,
   };
+  const source = imagesDirSourceOf(parsed);
+  if (source) def.imagesDirSource = source;
   if (parsed.identity) def.identity = path.resolve(parsed.identity);
   if (parsed.group) def.group = parsed.group;
   if (parsed.sudo) def.sudo = true;
@@ -34,6 +36,31 @@ export function completeNode(input: NodeInput, env: NodeJS.ProcessEnv = process.
   }
   if (parsed.auth && parsed.auth !== 'publickey') def.auth = parsed.auth;
   return def;
+}
+
+/**
+ * Whether the images dir was the user's choice. Entries written before the source was recorded
+ * always carried a path (the CLI sent k3s's default when none was given), so one equal to k3s's
+ * default counts as not chosen, any other as explicit.
+ */
+function imagesDirSourceOf(input: NodeInput): NodeDef['imagesDirSource'] {
+  if (input.imagesDir === undefined) return undefined;
+  if (input.imagesDirSource) return input.imagesDirSource;
+  return input.imagesDir === NODE_DEFAULTS.imagesDir ? undefined : 'explicit';
+}
+
+/**
+ * The node with the images dir its distro reports (from the probe), or null when nothing
+ * changes: never over an explicit one, and an uncertain answer (the distro's default because a
+ * config file could not be read or parsed) never replaces an earlier detection.
+ */
+export function adoptImagesDir(def: NodeDef, det: ImagesDirDetection | undefined): NodeDef | null {
+  if (!det || def.imagesDirSource === 'explicit') return null;
+  if (def.imagesDirSource === 'detected') {
+    if (def.imagesDir === det.imagesDir) return null;
+    if (det.from === 'default' && det.notes.length > 0) return null;
+  }
+  return { ...def, imagesDir: det.imagesDir, imagesDirSource: 'detected' };
 }
 
 export class NodeStore {
@@ -105,13 +132,29 @@ export class NodeStore {
     const nodes = await this.list();
     const i = nodes.findIndex((n) => n.name === name);
     if (i < 0) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
-    const def = completeNode(input);
+    // An edit that leaves the images dir as it was (the app's form sends every field) keeps
+    // whether it was detected, so later connections can still follow the node's data-dir.
+    const before = nodes[i]!;
+    const keep = input.imagesDirSource === undefined && input.imagesDir === before.imagesDir && before.imagesDirSource;
+    const def = completeNode(keep ? { ...input, imagesDirSource: before.imagesDirSource } : input);
     if (def.name !== name && nodes.some((n) => n.name === def.name)) {
       throw new HoldfastError('CONFLICT', `a node named "${def.name}" already exists`);
     }
     nodes[i] = def;
     await this.save(nodes);
     return def;
+  }
+
+  /** Records the images dir a connection detected (see adoptImagesDir); the new def, or null if unchanged. */
+  async adoptImagesDir(name: string, det: ImagesDirDetection | undefined): Promise<NodeDef | null> {
+    const nodes = await this.list();
+    const i = nodes.findIndex((n) => n.name === name);
+    if (i < 0) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
+    const next = adoptImagesDir(nodes[i]!, det);
+    if (!next) return null;
+    nodes[i] = next;
+    await this.save(nodes);
+    return next;
   }
 
   async remove(name: string): Promise<void> {
