@@ -16,6 +16,9 @@ export function localUser(): string {
   return `${user}@${os.hostname()}`;
 }
 
+/** Bytes read from the audit log at a time when following its pins. */
+const LEDGER_CHUNK = 4 * 1024 * 1024;
+
 /** What durablePins() has read so far: the log is append-only, so only new bytes are read next time. */
 interface PinLedger {
   dev: number;
@@ -29,8 +32,12 @@ export class AuditLog {
   private ledger: PinLedger | null = null;
   private ledgerRead: Promise<unknown> = Promise.resolve();
 
-  constructor(home: string) {
+  private readonly readChunkBytes: number;
+
+  /** readChunkBytes: how much of the log durablePins() reads at a time (default 4 MiB). */
+  constructor(home: string, opts: { readChunkBytes?: number } = {}) {
     this.file = path.join(home, 'audit.jsonl');
+    this.readChunkBytes = Math.max(1, opts.readChunkBytes ?? LEDGER_CHUNK);
   }
 
   async append(entry: Omit<AuditEntry, 'time' | 'user'> & Partial<Pick<AuditEntry, 'time' | 'user'>>): Promise<AuditEntry> {
@@ -81,6 +88,21 @@ export class AuditLog {
     return run.then((byNode) => [...(byNode.get(node)?.values() ?? [])]);
   }
 
+  private applyLine(l: PinLedger, line: string): void {
+    // Only pin and unpin entries matter; skip the others without parsing them.
+    if (!line.includes('"action":"pin"') && !line.includes('"action":"unpin"')) return;
+    let e: AuditEntry;
+    try {
+      e = JSON.parse(line) as AuditEntry;
+    } catch {
+      return;
+    }
+    if (typeof e.node !== 'string') return;
+    let active = l.byNode.get(e.node);
+    if (!active) l.byNode.set(e.node, (active = new Map()));
+    applyAuditEntry(active, e);
+  }
+
   private async readLedger(): Promise<Map<string, Map<string, PinRecord>>> {
     let fh: fs.FileHandle;
     try {
@@ -99,27 +121,23 @@ export class AuditLog {
         l = { dev: st.dev, ino: st.ino, offset: 0, byNode: new Map() };
         this.ledger = l;
       }
-      if (st.size > l.offset) {
-        const buf = Buffer.alloc(st.size - l.offset);
-        const { bytesRead } = await fh.read(buf, 0, buf.length, l.offset);
-        const end = buf.lastIndexOf(0x0a, bytesRead - 1);
-        if (end >= 0) {
-          for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
-            // Only pin and unpin entries matter; skip the others without parsing them.
-            if (!line.includes('"action":"pin"') && !line.includes('"action":"unpin"')) continue;
-            let e: AuditEntry;
-            try {
-              e = JSON.parse(line) as AuditEntry;
-            } catch {
-              continue;
-            }
-            if (typeof e.node !== 'string') continue;
-            let active = l.byNode.get(e.node);
-            if (!active) l.byNode.set(e.node, (active = new Map()));
-            applyAuditEntry(active, e);
-          }
-          l.offset += end + 1;
+      // In bounded chunks: a log of years is read once without holding it all in memory.
+      const chunk = Buffer.alloc(Math.min(this.readChunkBytes, Math.max(1, st.size - l.offset)));
+      let pending = '';
+      let pos = l.offset;
+      while (pos < st.size) {
+        const { bytesRead } = await fh.read(chunk, 0, Math.min(chunk.length, st.size - pos), pos);
+        if (bytesRead === 0) break;
+        pos += bytesRead;
+        const text = pending + chunk.subarray(0, bytesRead).toString('latin1');
+        const end = text.lastIndexOf('\n');
+        if (end < 0) {
+          pending = text;
+          continue;
         }
+        pending = text.slice(end + 1);
+        for (const line of text.slice(0, end).split('\n')) this.applyLine(l, Buffer.from(line, 'latin1').toString('utf8'));
+        l.offset = pos - Buffer.byteLength(pending, 'latin1');
       }
       return l.byNode;
     } finally {

@@ -50,4 +50,18 @@ describe('AuditLog.durablePins', () => {
     writeFileSync(log.file, JSON.stringify({ time: '2026-03-03T00:00:00.000Z', user: 'u', node: 'n1', action: 'pin', changes: [pinChange('x:1')] }) + '\n');
     expect((await log.durablePins('n1')).map((p) => p.ref)).toEqual(['x:1']);
   });
+
+  it('reads in small chunks across line and UTF-8 boundaries, to the same answer', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hf-audit-'));
+    const writer = new AuditLog(dir);
+    for (let i = 0; i < 12; i++) {
+      await writer.append({ node: 'n1', user: `técnico-${'é'.repeat(i)}@sítio`, action: i % 4 === 3 ? 'unpin' : 'pin', changes: [i % 4 === 3 ? unpinChange(`r${i - 1}:1`) : pinChange(`r${i}:1`)] });
+    }
+    const whole = await new AuditLog(dir).durablePins('n1');
+    expect(whole.map((p) => p.ref)).toEqual(['r0:1', 'r1:1', 'r4:1', 'r5:1', 'r8:1', 'r9:1']);
+    for (const size of [1, 7, 64, 333]) {
+      expect(await new AuditLog(dir, { readChunkBytes: size }).durablePins('n1'), `chunks of ${size} bytes`).toEqual(whole);
+    }
+    expect(whole[5]!.pinnedBy).toBe(`técnico-${'é'.repeat(9)}@sítio`);
+  });
 });
