@@ -44,6 +44,8 @@ export const PROBE_SCRIPT = [
   '  else echo "@@unreadable $1"; fi',
   '}',
   'cfg "$c"',
+  // A drop-in dir the user may not list (and cannot sudo): say so rather than skip it silently.
+  'if [ "$S" != sudo ] && [ -d "$c.d" ] && ! { [ -r "$c.d" ] && [ -x "$c.d" ]; }; then echo "@@unreadable $c.d/"; fi',
   'if [ -d "$c.d" ] && [ -r "$c.d" ] && [ -x "$c.d" ]; then ls -A "$c.d"',
   'elif [ "$S" = sudo ]; then sudo -n find "$c.d" -mindepth 1 -maxdepth 1 ! -type d -printf "%f\\n" 2>/dev/null | sort',
   'fi | head -n 200 | while IFS= read -r n; do',
