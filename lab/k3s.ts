@@ -251,7 +251,8 @@ async function decompressTo(src: string, how: Decompressor, dest: string): Promi
     return;
   }
   const argv: Record<Exclude<Decompressor, 'none' | 'gzip'>, string[]> = {
-    zstd: ['zstd', '-d', '-q', '-c', '--', src],
+    // k3s decodes zstd with a 32 MiB window limit (klauspost WithDecoderMaxMemory(1<<25)): so does the lab
+    zstd: ['zstd', '-d', '-q', '-c', '-M32MB', '--', src],
     bzip2: ['bzip2', '-d', '-c', '--', src],
     lz4: ['lz4', '-d', '-q', '-c', src],
   };
