@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePrepullList } from '../../../src/core/archives/prepull';
 import type { CacheVerdict } from '../../../src/core/archives/scan';
-import { predictFates, repository, type FateArchive, type FatePrepull, type FateRef } from '../../../src/core/fate/predict';
+import { predictFates, repository, type FateArchive, type FateContext, type FatePrepull, type FateRef } from '../../../src/core/fate/predict';
 
 const K3S = { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' };
 const DURABLE = { 'io.cri-containerd.pinned': 'pinned' };
@@ -22,7 +22,7 @@ const cached = (path: string, names: string[], images: string[] | null, why: Ext
 });
 const list = (path: string, text: string, extra: Partial<FatePrepull> = {}): FatePrepull => ({ path, list: parsePrepullList(text), cachedByK3s: false, ...extra });
 const k3s = (v: string | null = 'v1.31.6+k3s1') => ({ distro: 'k3s' as const, distroVersion: v });
-const fateOf = (refs: FateRef[], archives: FateArchive[], ctx = k3s(), prepull: FatePrepull[] = [], name = refs[0]!.name) =>
+const fateOf = (refs: FateRef[], archives: FateArchive[], ctx: FateContext = k3s(), prepull: FatePrepull[] = [], name = refs[0]!.name) =>
   predictFates(refs, archives, ctx, prepull).get(name)!;
 
 describe('repository', () => {
