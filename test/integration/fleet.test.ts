@@ -83,7 +83,7 @@ describe('holdfast inspect over a fleet', () => {
     report = JSON.parse(r.stdout) as FleetReport;
     expect(Object.keys(report).sort()).toEqual(['drift', 'generatedAt', 'nodes', 'summary']);
     expect(report.nodes.map((n) => n.node)).toEqual(['f1', 'f2', 'f3', 'f4', 'dead']);
-    for (const n of report.nodes) expect(Object.keys(n).sort()).toEqual(['archives', 'disk', 'error', 'images', 'node', 'reachable', 'versions']);
+    for (const n of report.nodes) expect(Object.keys(n).sort()).toEqual(['archives', 'disk', 'error', 'images', 'lostPins', 'node', 'reachable', 'versions', 'warnings']);
     for (const d of report.drift) expect(Object.keys(d).sort()).toEqual(['missingOn', 'name', 'pinnedOn', 'presentOn', 'unpinnedOn']);
 
     for (const name of ['f1', 'f2', 'f3', 'f4']) {
