@@ -41,6 +41,7 @@ let service: Service;
 let watcher: K3sWatcher | undefined;
 let images: WrittenImage[] = [];
 const work = mkdtempSync(path.join(os.tmpdir(), 'hf-writes-'));
+const figures = { writes: 0, criChecks: 0, criPinned: 0 };
 
 async function cli<T = string>(args: string[], expectCode = 0): Promise<T> {
   const r = await runCli(args, { HOLDFAST_HOME: home }, 120_000);
@@ -52,6 +53,7 @@ const refsNow = () => cli<ImageRef[]>(['images', 'w1', '--json']);
 
 /** The daemon that answered before the write is the one answering after it. */
 async function expectDaemonAlive(what: string): Promise<void> {
+  figures.writes++;
   expect(await node.containerdPid(), `containerd pid after ${what}`).toBe(pid);
   expect(node.containerdCrashes, `containerd crashes after ${what}`).toBe(0);
   await node.ctr(['version']); // and it still answers
@@ -69,6 +71,8 @@ async function expectCriAgrees(refs: ImageRef[]): Promise<void> {
     const want = mode === 'none' ? false : holdfastPinned;
     // CRI updates its cache from containerd's image events: poll one reference until it agrees
     expect({ image: img.id, pinned: await criPinned(node, img.id, want) }).toEqual({ image: img.id, pinned: want });
+    figures.criChecks++;
+    if (want) figures.criPinned++;
   }
 }
 
@@ -97,6 +101,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // One line for the closing note / CI log.
+  console.log(
+    `writes on containerd ${version}: ${figures.writes} writes, daemon restarts ${node?.containerdCrashes ?? '?'}, ` +
+      `${figures.criChecks} CRI image checks agreed (${figures.criPinned} pinned)`,
+  );
   await watcher?.stop();
   await service?.dispose();
   await lab?.stop();
@@ -157,7 +166,12 @@ describe(`writes on containerd ${process.env.HOLDFAST_LAB_CONTAINERD ?? '2'} nev
     expect(readdirSync(node.hostImagesDir).filter((f) => f.endsWith('.tar.gz'))).toEqual([]);
     const before = await refsNow();
     for (const r of before) expect({ ref: r.name, afterRestart: r.afterRestart }).toEqual({ ref: r.name, afterRestart: 'pinned' });
+    // the name@sha256 references k3s added (its embedded registry needs them) are all still there
+    const digestRefs = before.filter((r) => r.name.includes('@sha256:')).map((r) => r.name);
+    expect(digestRefs.length).toBe(images.length);
     await emulateK3sStart(node);
+    const names = new Set((await refsNow()).map((r) => r.name));
+    for (const d of digestRefs) expect(names.has(d), d).toBe(true);
     for (const img of images) expect((await labelsOf(node, img.name))[CRI]).toBe('pinned');
     await expectCriAgrees(await refsNow());
     for (const img of await criImages(node)) expect(img.pinned).toBe(mode !== 'none');
