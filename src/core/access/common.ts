@@ -3,6 +3,9 @@ import { HoldfastError } from '../errors';
 import type { SshConnection } from '../ssh/connect';
 import { parseDfAvailable, parseSha256sum } from '../upload/paths';
 import type { FreeSpace, ListedFile, RemoteFileType } from './types';
+import { logger } from '../log';
+
+const log = logger('access');
 
 const S_IFMT = 0o170000;
 
@@ -53,7 +56,8 @@ export async function execDf(ssh: SshConnection, prefix: string[], dir: string):
     const r = await ssh.exec([...prefix, 'df', '-Pk', '--', dir], { timeoutMs: 15_000 });
     const free = r.code === 0 ? parseDfAvailable(r.stdout) : null;
     return free === null ? null : { free, total: null };
-  } catch {
+  } catch (err) {
+    log.debug('df failed; free space unknown', { dir, err });
     return null;
   }
 }

@@ -9,6 +9,9 @@ import type { SshConnection } from '../ssh/connect';
 import type { UploadTarget } from '../upload/paths';
 import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, typeFromMode } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteStat, UploadArea } from './types';
+import { logger } from '../log';
+
+const log = logger('access');
 
 const SFTP_NO_SUCH_FILE = 2;
 
@@ -74,7 +77,8 @@ export class SftpFileAccess implements FileAccess {
           // k3s opens symlinked files; it does not descend into symlinked dirs.
           try {
             attrs = await call<Stats>((cb) => sftp.stat(abs, cb));
-          } catch {
+          } catch (err) {
+            log.debug('dangling symlink in the images dir skipped', { path: abs, err });
             continue;
           }
           if (typeFromMode(attrs.mode) !== 'file') continue;
@@ -119,7 +123,7 @@ export class SftpFileAccess implements FileAccess {
       try {
         await call<void>((cb) => sftp.mkdir(d, { mode: 0o755 }, cb));
       } catch (err) {
-        if (await this.stat(d).catch(() => null)) continue; // created meanwhile
+        if (await this.stat(d).catch((e: unknown) => (log.debug('stat after a failed mkdir failed', { dir: d, err: e }), null))) continue; // created meanwhile
         throw new HoldfastError('REFUSED', `Cannot create ${d} on the node: ${(err as Error).message}.`, {
           hint: `Holdfast writes as ${this.user}; that user needs write access to it (or set the node's sudo option).`,
           cause: err,
@@ -134,8 +138,9 @@ export class SftpFileAccess implements FileAccess {
       const v = await call<{ f_frsize: number; f_bavail: number; f_blocks: number; f_bsize: number }>((cb) => sftp.ext_openssh_statvfs(dir, cb));
       const unit = Number(v.f_frsize) || Number(v.f_bsize);
       return { free: Number(v.f_bavail) * unit, total: Number(v.f_blocks) * unit };
-    } catch {
+    } catch (err) {
       // not offered by this SFTP server (or it failed): ask df
+      log.debug('statvfs@openssh.com unavailable; asking df', { dir, err });
     }
     return execDf(this.ssh, [], dir);
   }

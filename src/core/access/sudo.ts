@@ -17,6 +17,9 @@ import { sudoersHint } from '../ssh/tunnel';
 import type { UploadTarget } from '../upload/paths';
 import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, lastLine, sortWalkOrder, typeFromMode } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteFileType, RemoteStat, UploadArea } from './types';
+import { logger } from '../log';
+
+const log = logger('access');
 
 const SUDO = ['sudo', '-n'];
 /** The user's own dir for upload bytes, relative to their home (SFTP's start dir). */
@@ -105,7 +108,7 @@ export class SudoFileAccess implements FileAccess {
         out.push({ path: rec.path, abs, size: rec.size, mtime: rec.mtime });
       } else if (rec.type === 'l') {
         // k3s opens symlinked files: their target's size and mtime count.
-        const st = await this.stat(abs).catch(() => null);
+        const st = await this.stat(abs).catch((err: unknown) => (log.debug('symlink target not readable; skipped', { path: abs, err }), null));
         if (st?.type === 'file') out.push({ path: rec.path, abs, size: st.size, mtime: st.mtime });
       }
     }
@@ -175,7 +178,7 @@ export class SudoFileAccess implements FileAccess {
     this.home ??= this.ssh.sftp().then(
       (sftp) => new Promise<string>((resolve, reject) => sftp.realpath('.', (err, p) => (err ? reject(err) : resolve(p)))),
     );
-    this.home.catch(() => (this.home = undefined));
+    this.home.catch((err: unknown) => (log.debug('home dir lookup failed; asked again next time', { err }), (this.home = undefined)));
     return this.home;
   }
 

@@ -5,12 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AuditEntry } from '../../shared/domain';
 import { applyAuditEntry, type PinRecord } from '../../shared/lostPins';
+import { logger } from '../log';
+
+const log = logger('audit');
 
 export function localUser(): string {
   let user = 'unknown';
   try {
     user = os.userInfo().username;
-  } catch {
+  } catch (err) {
+    log.debug('os.userInfo() failed; using $USER', { err });
     user = process.env.USER ?? 'unknown';
   }
   return `${user}@${os.hostname()}`;
@@ -69,8 +73,9 @@ export class AuditLog {
       try {
         const e = JSON.parse(line) as AuditEntry;
         if (!node || e.node === node) out.push(e);
-      } catch {
+      } catch (err) {
         // skip
+        log.debug('unparsable audit line skipped', { file: this.file, err });
       }
     }
     return out.reverse();
@@ -84,7 +89,7 @@ export class AuditLog {
    */
   durablePins(node: string): Promise<PinRecord[]> {
     const run = this.ledgerRead.then(() => this.readLedger());
-    this.ledgerRead = run.catch(() => undefined);
+    this.ledgerRead = run.catch((err: unknown) => log.debug('audit ledger read failed (the caller gets the error)', { err }));
     return run.then((byNode) => [...(byNode.get(node)?.values() ?? [])]);
   }
 
@@ -94,7 +99,8 @@ export class AuditLog {
     let e: AuditEntry;
     try {
       e = JSON.parse(line) as AuditEntry;
-    } catch {
+    } catch (err) {
+      log.debug('unparsable audit line skipped while following pins', { err });
       return;
     }
     if (typeof e.node !== 'string') return;

@@ -5,6 +5,9 @@ import { findLostPins, type CurrentRef, type ImagesDirFile } from '../../shared/
 import { scanImagesDir, type IndexCache } from '../archives/scan';
 import type { NodeSession } from '../node/session';
 import type { AuditLog } from './log';
+import { logger } from '../log';
+
+const log = logger('audit');
 
 /** What an inventory already holds: the references, the images dir and the versions. */
 export interface LostPinSources {
@@ -32,7 +35,7 @@ export async function lostPinsOnNode(session: NodeSession, audit: AuditLog, opts
   const [refs, files, info] = await Promise.all([
     session.listBaseImages(),
     scanImagesDir(session.files, root, { nodeKey: `${session.def.host}:${session.def.port}`, ...(opts.indexCache ? { cache: opts.indexCache } : {}) }),
-    session.info().catch(() => null),
+    session.info().catch((err: unknown) => (log.debug('node versions unknown; lost pins judged without them', { node: session.def.name, err }), null)),
   ]);
   // Whether k3s would skip an archive (.cache.json) is left unknown here: the remedy then names both ways in.
   const imagesDir: ImagesDirFile[] = files.map((f) => ({

@@ -3,6 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { logger } from '../log';
+
+const log = logger('config');
 
 export async function writeFileAtomic(file: string, data: string | Buffer, mode = 0o600): Promise<void> {
   const dir = path.dirname(file);
@@ -28,7 +31,8 @@ export async function writeFileAtomic(file: string, data: string | Buffer, mode 
     } finally {
       await dh.close();
     }
-  } catch {
+  } catch (err) {
     // Directory fsync is not supported everywhere (Windows); the rename is still atomic.
+    log.debug('directory fsync not done', { dir, err });
   }
 }

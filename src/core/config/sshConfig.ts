@@ -17,6 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { nodeInputSchema } from '../../shared/contract';
 import type { NodeDef, NodeInput } from '../../shared/domain';
+import { logger } from '../log';
+
+const log = logger('config');
 
 export interface SshConfigNote {
   file: string;
@@ -135,7 +138,8 @@ function includePaths(arg: string, env: SshConfigEnv): string[] {
       let names: string[] = [];
       try {
         names = readdirSync(b);
-      } catch {
+      } catch (err) {
+        log.debug('ssh config Include dir not readable; skipped', { dir: b, err });
         continue;
       }
       for (const n of names.sort()) if (!n.startsWith('.') && globMatch(part, n)) next.push(path.join(b, n));
@@ -145,7 +149,8 @@ function includePaths(arg: string, env: SshConfigEnv): string[] {
   return bases.filter((f) => {
     try {
       return statSync(f).isFile();
-    } catch {
+    } catch (err) {
+      log.debug('ssh config Include match not a readable file; skipped', { file: f, err });
       return false;
     }
   });
@@ -204,7 +209,8 @@ export function parseSshConfig(text: string, file: string, env: SshConfigEnv): P
             let t: string;
             try {
               t = readFileSync(inc, 'utf8');
-            } catch {
+            } catch (err) {
+              log.debug('ssh config Include not readable; skipped', { file: inc, err });
               continue; // ssh ignores includes it cannot read
             }
             walk(t, inc, depth + 1, current);
