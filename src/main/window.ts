@@ -1,6 +1,9 @@
 // BrowserWindow settings and web-contents guards, kept free of any runtime electron import
 // so unit tests can assert them without an Electron binary.
 import type { BrowserWindowConstructorOptions, Event, HandlerDetails, WindowOpenHandlerResponse } from 'electron';
+import { logger } from '../core/log';
+
+const log = logger('main');
 
 /** The one place the renderer's security posture is decided. */
 export function windowOptions(
@@ -62,7 +65,8 @@ export function isSafeExternalUrl(url: string): boolean {
   try {
     const u = new URL(url);
     return u.protocol === 'https:';
-  } catch {
+  } catch (err) {
+    log.debug('link not opened: not a URL', { url, err });
     return false;
   }
 }

@@ -3,6 +3,9 @@
 // not leave the window off-screen). No electron runtime import: tests pass plain data.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { logger } from '../core/log';
+
+const log = logger('main');
 
 export interface Rect {
   x: number;
@@ -27,7 +30,8 @@ export function parseWindowState(text: string): WindowState | null {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch {
+  } catch (err) {
+    log.debug('saved window state unparsable; default bounds', { err });
     return null;
   }
   if (!raw || typeof raw !== 'object') return null;
@@ -71,7 +75,8 @@ export function restoreBounds(saved: WindowState | null, workAreas: Rect[]): { b
 export async function loadWindowState(dir: string): Promise<WindowState | null> {
   try {
     return parseWindowState(await fs.readFile(path.join(dir, WINDOW_STATE_FILE), 'utf8'));
-  } catch {
+  } catch (err) {
+    log.debug('no saved window state', { dir, err });
     return null;
   }
 }
@@ -85,7 +90,7 @@ export async function saveWindowState(dir: string, state: WindowState): Promise<
     await fs.writeFile(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
     await fs.rename(tmp, file);
   } catch (e) {
-    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    await fs.rm(tmp, { force: true }).catch((err: unknown) => log.debug('temp window state not removed', { tmp, err }));
     throw e;
   }
 }

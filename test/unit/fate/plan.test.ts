@@ -46,6 +46,14 @@ describe('planPins', () => {
     }
   });
 
+  it("puts the CRI label on CRI's own sha256:<id> record too (containerd 1.7.3–1.7.9 may have loaded it first)", () => {
+    const withId = [...refs, mk(ID1, ID1, { 'io.cri-containerd.image': 'managed' })];
+    const plan = planPins('n1', 'pin', withId, { archive: 'apps.tar' }, [{ path: 'apps.tar', images: [{ name: 'docker.io/library/app:1', imageId: ID1 }], cachedByK3s: false }], prov);
+    expect(plan.changes.map((c) => c.ref).sort()).toEqual([ID1, 'docker.io/library/app:1', `docker.io/library/app@sha256:${'d'.repeat(64)}`].sort());
+    const idChange = plan.changes.find((c) => c.ref === ID1)!;
+    expect(labelDelta(idChange)).toMatchObject({ 'io.cri-containerd.pinned': 'pinned' });
+  });
+
   it('leaves already durable references alone and reports unknown names', () => {
     const plan = planPins('n1', 'pin', refs, { refs: ['docker.io/library/db:2', 'nope:1'] }, [], prov);
     expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/db:latest']);
