@@ -3,9 +3,11 @@
 import { app, BrowserWindow, dialog, ipcMain, Menu, screen, session, shell } from 'electron';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { logger } from '../core/log';
 import { createHandlers } from '../core/service';
 import { forwardEvents } from './events';
 import { registerIpc, type IpcInvokeEventLike } from './ipc';
+import { catchProcessErrors, startFileLog } from './logging';
 import { menuTemplate } from './menu';
 import { guardContents, windowOptions } from './window';
 import { loadWindowState, restoreBounds, saveWindowState } from './windowState';
@@ -15,13 +17,25 @@ const preloadPath = path.join(here, '../preload/index.cjs');
 const rendererFile = path.join(here, '../renderer/index.html');
 const devUrl = !app.isPackaged ? process.env['ELECTRON_RENDERER_URL'] : undefined;
 
+// The log file first, so even a failure while starting up is written down (see src/main/logging.ts).
+// setAppLogsPath() with no argument picks the platform's place (~/Library/Logs/<name> on macOS,
+// <userData>/logs elsewhere), which getPath('logs') does not always know before it is called.
+app.setAppLogsPath();
+const logFile = startFileLog({ dir: app.getPath('logs'), console: !app.isPackaged });
+const log = logger('main');
+catchProcessErrors((err) => {
+  if (!app.isReady()) return;
+  dialog.showErrorBox('Holdfast: unexpected error', `${err instanceof Error ? err.message : String(err)}\n\nDetails are in ${logFile}.`);
+});
+
 /** Only our own top-level renderer document may call the IPC handlers. */
 function isTrustedRendererUrl(url: string): boolean {
   try {
     const u = new URL(url);
     if (devUrl) return u.origin === new URL(devUrl).origin;
     return u.protocol === 'file:' && u.pathname === pathToFileURL(rendererFile).pathname;
-  } catch {
+  } catch (err) {
+    log.debug('refused an IPC call from an unparsable URL', { url, err });
     return false;
   }
 }
@@ -63,7 +77,7 @@ async function createWindow(events: Parameters<typeof forwardEvents>[0]): Promis
   const save = () => {
     if (win.isDestroyed()) return;
     const state = { bounds: win.getNormalBounds(), maximized: win.isMaximized() };
-    void saveWindowState(stateDir, state).catch(() => undefined);
+    void saveWindowState(stateDir, state).catch((err: unknown) => log.debug('window state not saved', { stateDir, err }));
   };
   const saveSoon = () => {
     if (saveTimer) clearTimeout(saveTimer);
@@ -100,6 +114,7 @@ if (!app.requestSingleInstanceLock()) {
   });
 
   void app.whenReady().then(() => {
+    log.info('started', { version: app.getVersion(), electron: process.versions.electron, platform: process.platform, packaged: app.isPackaged });
     // The app needs no camera, notifications, geolocation, …: deny every permission request.
     session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
     session.defaultSession.setPermissionCheckHandler(() => false);
@@ -129,7 +144,7 @@ if (!app.requestSingleInstanceLock()) {
     unregister?.();
     void handlers
       .dispose()
-      .catch(() => undefined)
+      .catch((err: unknown) => log.debug('dispose at quit failed', { err }))
       .finally(() => app.quit());
   });
 }
