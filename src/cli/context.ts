@@ -8,6 +8,7 @@ import { HoldfastError } from '../core/errors';
 import type { OpsContext } from '../core/node/operations';
 import { NodeSession } from '../core/node/session';
 import type { LabelChange, NodeDef } from '../shared/domain';
+import { terminalSafe } from './format';
 import { ttyCredentials } from './prompt';
 
 export interface Io {
@@ -15,9 +16,12 @@ export interface Io {
   err: (s: string) => void;
 }
 
+// The terminal sink: whatever a line holds (node-controlled names, error output), no control
+// character reaches the terminal (terminalSafe keeps line feeds and tabs).
+const line = (s: string) => terminalSafe(s.endsWith('\n') ? s : s + '\n', { keepLines: true });
 export const defaultIo: Io = {
-  out: (s) => process.stdout.write(s.endsWith('\n') ? s : s + '\n'),
-  err: (s) => process.stderr.write(s.endsWith('\n') ? s : s + '\n'),
+  out: (s) => process.stdout.write(line(s)),
+  err: (s) => process.stderr.write(line(s)),
 };
 
 export function parsePort(v: string): number {
@@ -44,7 +48,8 @@ export async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promi
 /** "k: before → after" lines for the labels a change touches. */
 export function describeChange(c: LabelChange, indent = '    '): string {
   const keys = [...new Set([...Object.keys(c.before), ...Object.keys(c.after)])].filter((k) => c.before[k] !== c.after[k]).sort();
-  return keys.map((k) => `${indent}${k}: ${c.before[k] ?? '(absent)'} → ${c.after[k] ?? '(absent)'}`).join('\n');
+  const v = (s: string | undefined) => (s === undefined ? '(absent)' : terminalSafe(s));
+  return keys.map((k) => `${indent}${terminalSafe(k)}: ${v(c.before[k])} → ${v(c.after[k])}`).join('\n');
 }
 
 export interface Cli {

@@ -10,6 +10,7 @@ import { registerPinCommands } from './commands/pins';
 import { registerTransferCommands } from './commands/transfer';
 import { createCli, defaultIo, parsePort, type Io } from './context';
 import { EXIT, exitCodeFor } from './exit';
+import { terminalSafe } from './format';
 import { serveCommand } from './serve';
 
 export function buildProgram(io: Io = defaultIo): Command {
@@ -49,7 +50,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     const info = toErrorInfo(e);
     let line = `holdfast: ${info.message}`;
     if (info.hint) line += ` — ${info.hint}`;
-    io.err(line);
+    // One line, whatever the message quotes (a node's file name, its stderr): nothing a terminal acts on.
+    io.err(terminalSafe(line));
     return info.code === 'INTERNAL' && !(e instanceof HoldfastError) ? EXIT.FAILURE : exitCodeFor(info.code);
   }
 }

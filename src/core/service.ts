@@ -20,6 +20,9 @@ import type { FleetReport } from '../shared/fleet';
 import { randomUUID } from 'node:crypto';
 import { CredentialBroker } from './credentials/broker';
 import { fleetCsv, fleetHtml, inspectFleet } from './fleet';
+import { logger } from './log';
+
+const log = logger('service');
 
 export interface Service extends Handlers {
   /** Live events (node.status, node.changed, jobs.changed); watchers run while someone listens. */
@@ -194,7 +197,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
           lastFleet = report;
           emit({ type: 'fleet.done', payload: { runId, report } });
         })
-        .catch(() => undefined);
+        .catch((err: unknown) => log.debug('fleet run failed', { runId, err }));
       return { runId, nodes: defs.map((d) => d.name) };
     },
     'fleet.last': async () => lastFleet,

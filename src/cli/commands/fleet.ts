@@ -20,7 +20,7 @@ import {
 } from '../../core/fleet';
 import type { NodeDef } from '../../shared/domain';
 import type { Cli } from '../context';
-import { table } from '../format';
+import { table, terminalSafe as safe } from '../format';
 import { lostPinsText } from './inspect';
 
 function positiveInt(v: string): number {
@@ -117,9 +117,10 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
     out.push('\nNeeds attention:');
     const hints = new Map(report.nodes.map((n) => [n.node, n.error?.hint]));
     for (const r of s.atRisk) {
-      for (const why of r.reasons) out.push(`  ${r.node}: ${why}`);
+      // Reasons and hints quote the nodes' own errors: one line each, harmless.
+      for (const why of r.reasons) out.push(`  ${r.node}: ${safe(why)}`);
       const hint = hints.get(r.node);
-      if (hint) out.push(`  ${' '.repeat(r.node.length)}  → ${hint}`);
+      if (hint) out.push(`  ${' '.repeat(r.node.length)}  → ${safe(hint)}`);
     }
   }
   const lost = report.nodes.filter((n) => n.lostPins?.length);

@@ -6,16 +6,17 @@ import type { LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import type { Cli } from '../context';
-import { humanSize, shortDigest, table } from '../format';
+import { humanSize, shortDigest, table, terminalSafe as safe } from '../format';
 
 /** The lost pins of one node as text: which pin, when Holdfast made it, why it is likely gone, what to do. */
 export function lostPinsText(lost: readonly LostPin[], indent = '  '): string {
   const out: string[] = [];
   for (const l of lost) {
-    out.push(`${indent}${l.ref} — ${LOST_PIN_KIND_TEXT[l.kind]} (${pinnedByText(l)})`);
-    out.push(`${indent}  ${l.summary}`);
-    out.push(`${indent}  likely: ${l.causes.join(`\n${indent}          `)}`);
-    out.push(`${indent}  remedy: ${l.remedy.text}${l.remedy.command ? `\n${indent}          ${l.remedy.command}` : ''}`);
+    // Names, paths and causes come from the node: each shown on its own line, harmless.
+    out.push(`${indent}${safe(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (${safe(pinnedByText(l))})`);
+    out.push(`${indent}  ${safe(l.summary)}`);
+    out.push(`${indent}  likely: ${l.causes.map((c) => safe(c)).join(`\n${indent}          `)}`);
+    out.push(`${indent}  remedy: ${safe(l.remedy.text)}${l.remedy.command ? `\n${indent}          ${safe(l.remedy.command)}` : ''}`);
   }
   return out.join('\n');
 }
@@ -42,7 +43,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       }
       if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
       // What the node runs may make every pin moot: said once, before the table.
-      for (const w of nodeWarnings(inv.info)) cli.io.err(`warning: ${name}: ${w.message}`);
+      for (const w of nodeWarnings(inv.info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
       if (images.length === 0) {
         cli.io.out(`no images in namespace ${(await cli.store().get(name)).namespace} on ${name}`);
         if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
@@ -67,7 +68,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       const atRisk = images.filter((i) => i.pin !== 'none' && i.afterRestart === 'unpinned');
       if (atRisk.length) {
         cli.io.out(`${atRisk.length} will lose their pin at the next k3s start:`);
-        for (const i of atRisk) cli.io.out(`  ${i.name}: ${i.reason}`);
+        for (const i of atRisk) cli.io.out(`  ${safe(i.name)}: ${safe(i.reason)}`);
         cli.io.out(`Make them durable with: holdfast pin ${name} --all-k3s`);
       }
       if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
@@ -89,12 +90,12 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
             a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
             a.kind,
             humanSize(a.size),
-            a.error ? `unreadable: ${a.error}` : a.images.join('\n') || '-',
+            a.error ? `unreadable: ${a.error}` : a.images.length ? a.images : '-',
             a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '-',
             a.kind === 'archive' ? (a.safeToRemove ? 'yes' : 'no') : '-',
           ]),
         ),
       );
-      for (const a of inv.archives.filter((x) => x.kind === 'archive' && !x.safeToRemove)) cli.io.out(`\n${a.path}: ${a.reason}`);
+      for (const a of inv.archives.filter((x) => x.kind === 'archive' && !x.safeToRemove)) cli.io.out(`\n${safe(a.path)}: ${safe(a.reason)}`);
     });
 }

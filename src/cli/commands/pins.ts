@@ -6,14 +6,14 @@ import type { PinTarget } from '../../core/pins/plan';
 import type { PinPlan } from '../../shared/domain';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { describeChange, type Cli } from '../context';
-import { humanSize } from '../format';
+import { humanSize, terminalSafe as safe } from '../format';
 
 export function registerPinCommands(program: Command, cli: Cli): void {
   const printPlan = (plan: PinPlan, applied: boolean) => {
     const verb = plan.action === 'pin' ? 'made durable' : 'released';
     if (plan.changes.length === 0) cli.io.out('nothing to change');
-    for (const c of plan.changes) cli.io.out(`${applied ? verb : 'would be ' + verb}: ${c.ref}\n${describeChange(c)}`);
-    for (const u of plan.unchanged) cli.io.out(`unchanged: ${u.ref} (${u.reason})`);
+    for (const c of plan.changes) cli.io.out(`${applied ? verb : 'would be ' + verb}: ${safe(c.ref)}\n${describeChange(c)}`);
+    for (const u of plan.unchanged) cli.io.out(`unchanged: ${safe(u.ref)} (${safe(u.reason)})`);
   };
 
   program
@@ -64,11 +64,11 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .action(async (name: string, p: string, o) => {
       if (o.dryRun) {
         const { check } = await cli.onNode(name, (s, ctx) => checkRemoval(s, ctx, p));
-        cli.io.out(check.allowed ? `${p} can be removed safely` : `${p} cannot be removed safely:\n  ${check.problems.join('\n  ')}`);
+        cli.io.out(check.allowed ? `${safe(p)} can be removed safely` : `${safe(p)} cannot be removed safely:\n  ${check.problems.map((x) => safe(x)).join('\n  ')}`);
         if (!check.allowed) throw new HoldfastError('REFUSED', `${p} is not safe to remove`);
         return;
       }
       const entry = await cli.onNode(name, (s, ctx) => removeArchiveSafely(s, ctx, p, { force: Boolean(o.force) }));
-      cli.io.out(`removed ${p} (${humanSize(entry.archive!.size)}, sha256 ${entry.archive!.sha256})${entry.forced ? ' — FORCED, logged' : ''}`);
+      cli.io.out(`removed ${safe(p)} (${humanSize(entry.archive!.size)}, sha256 ${entry.archive!.sha256})${entry.forced ? ' — FORCED, logged' : ''}`);
     });
 }

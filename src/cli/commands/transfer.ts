@@ -8,7 +8,7 @@ import { summary } from '../../core/import/run';
 import { uploadArchive } from '../../core/upload';
 import { withSession, type Cli } from '../context';
 import { EXIT, exitCodeFor } from '../exit';
-import { humanSize } from '../format';
+import { humanSize, terminalSafe } from '../format';
 
 export function registerTransferCommands(program: Command, cli: Cli): void {
   const progressLine = (label: string) => {
@@ -104,7 +104,7 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
           failed++;
           const info = toErrorInfo(oc.error);
           if (exitCodeFor(info.code) === EXIT.REFUSED) refused++;
-          cli.io.out(`${oc.node}: FAILED — ${info.message}${info.hint ? ` (${info.hint})` : ''}`);
+          cli.io.out(`${oc.node}: FAILED — ${terminalSafe(info.message)}${info.hint ? ` (${terminalSafe(info.hint)})` : ''}`);
         }
       }
       if (failed) {

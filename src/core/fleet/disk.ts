@@ -5,6 +5,9 @@ import type { SFTPWrapper } from 'ssh2';
 import type { NodeSession } from '../node/session';
 import type { SshConnection } from '../ssh/connect';
 import type { DiskInfo } from '../../shared/fleet';
+import { logger } from '../log';
+
+const log = logger('fleet');
 
 function statExists(sftp: SFTPWrapper, p: string): Promise<boolean> {
   return new Promise((resolve) => sftp.stat(p, (err) => resolve(!err)));
@@ -38,8 +41,9 @@ export async function diskOf(ssh: SshConnection, imagesDir: string, timeoutMs = 
   try {
     sftp = await ssh.sftp();
     dir = await nearestExisting(sftp, imagesDir);
-  } catch {
+  } catch (err) {
     // no SFTP: df on the images dir itself may still answer for a parent
+    log.debug('no SFTP for the disk check; trying df', { where: ssh.where, imagesDir, err });
   }
   if (sftp) {
     try {
@@ -48,8 +52,9 @@ export async function diskOf(ssh: SshConnection, imagesDir: string, timeoutMs = 
       );
       const unit = Number(v.f_frsize) || Number(v.f_bsize);
       if (unit > 0) return { path: dir, freeBytes: Number(v.f_bavail) * unit, totalBytes: Number(v.f_blocks) * unit, via: 'statvfs' };
-    } catch {
+    } catch (err) {
       // the SFTP server does not offer statvfs@openssh.com: ask df
+      log.debug('statvfs@openssh.com unavailable; asking df', { where: ssh.where, dir, err });
     }
   }
   if (ssh.closed) return null;
@@ -57,7 +62,8 @@ export async function diskOf(ssh: SshConnection, imagesDir: string, timeoutMs = 
     const r = await ssh.exec(['df', '-Pk', '--', dir], { timeoutMs });
     const d = r.code === 0 ? parseDf(r.stdout) : null;
     return d ? { path: dir, ...d, via: 'df' } : null;
-  } catch {
+  } catch (err) {
+    log.debug('df failed; disk unknown', { where: ssh.where, dir, err });
     return null;
   }
 }
@@ -72,11 +78,11 @@ export async function diskOfSession(session: Pick<NodeSession, 'ssh' | 'files' |
   if (files.mode === 'sftp') return diskOf(session.ssh, session.def.imagesDir);
   let dir = path.posix.normalize(session.def.imagesDir);
   for (;;) {
-    if (await files.stat(dir).catch(() => null)) break;
+    if (await files.stat(dir).catch((err: unknown) => (log.debug('not there (yet); trying its parent', { dir, err }), null))) break;
     const up = path.posix.dirname(dir);
     if (up === dir) break;
     dir = up;
   }
-  const fs = await files.freeSpace(dir).catch(() => null);
+  const fs = await files.freeSpace(dir).catch((err: unknown) => (log.debug('free space unknown', { node: session.def.name, dir, err }), null));
   return fs ? { path: dir, freeBytes: fs.free, totalBytes: fs.total, via: 'df' } : null;
 }

@@ -9,6 +9,9 @@ import type { LiveEvent, NodeLiveStatus } from '../../shared/contract';
 import type { ErrorInfo, Job } from '../../shared/domain';
 import type { EventEnvelope, EventSubscription } from '../containerd/client';
 import { toErrorInfo } from '../errors';
+import { logger } from '../log';
+
+const log = logger('live');
 
 /** What a watcher needs from a node connection (a NodeSession in the app, a fake in tests). */
 export interface LiveConnection {
@@ -119,7 +122,7 @@ class Watcher {
       });
       sub.on('error', (err) => this.dropped(gen, toErrorInfo(err)));
       sub.on('end', () => this.dropped(gen, { code: 'UNREACHABLE', message: `the event stream of ${this.node} ended` }));
-      const info = await conn.info?.().catch(() => undefined);
+      const info = await conn.info?.().catch((err: unknown) => log.debug('node versions unknown after (re)connect', { node: this.node, err }));
       if (gen !== this.gen) return;
       const wasReconnect = this.everConnected;
       this.everConnected = true;
@@ -181,8 +184,9 @@ export class LiveHub {
   imageEvent(node: string, e: EventEnvelope): void {
     try {
       this.imageEvents?.onEvent(node, e);
-    } catch {
+    } catch (err) {
       // ignored: node.changed already went out
+      log.debug('image event sink failed', { node, topic: e.topic, err });
     }
   }
 
@@ -244,8 +248,9 @@ export class LiveHub {
     for (const l of [...this.listeners]) {
       try {
         l(event);
-      } catch {
+      } catch (err) {
         // One broken listener (a closed window) must not starve the others.
+        log.debug('live event listener failed', { type: event.type, err });
       }
     }
   }

@@ -7,6 +7,9 @@
 import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, type LostPin } from '../../shared/domain';
 import type { PinRecord } from '../../shared/lostPins';
 import type { EventEnvelope } from '../containerd/client';
+import { logger } from '../log';
+
+const log = logger('live');
 
 export interface PinWatchOptions {
   /** The durable pins Holdfast holds on the node (the audit ledger: cheap to ask). */
@@ -61,7 +64,7 @@ export class PinWatch {
         this.state(node).suspects.add(name);
         this.schedule(node);
       })
-      .catch(() => undefined);
+      .catch((err: unknown) => log.debug('durable pins not read; event not checked for a lost pin', { node, name, err }));
   }
 
   private schedule(node: string): void {
@@ -90,8 +93,9 @@ export class PinWatch {
       // Forget what is no longer lost, so a pin lost again later is reported again.
       s.reported = new Set(lost.filter((l) => s.reported.has(keyOf(l)) || fresh.includes(l)).map(keyOf));
       if (fresh.length) this.opts.onLost(node, fresh);
-    } catch {
+    } catch (err) {
       // The node is unreachable right now: the suspects wait for the next event or resync.
+      log.debug('lost-pin check failed; suspects kept for the next try', { node, suspects: [...suspects], err });
       for (const r of suspects) s.suspects.add(r);
     } finally {
       s.checking = false;

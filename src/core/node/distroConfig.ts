@@ -18,6 +18,9 @@
 // pointing at another file.
 import path from 'node:path';
 import { DATA_DIR_DEFAULTS, IMAGES_SUBDIR, type Distro, type ImagesDirDetection } from '../../shared/domain';
+import { logger } from '../log';
+
+const log = logger('node');
 
 /** One config file as the probe saw it: the lines that can hold data-dir, or null if unreadable. */
 export interface ConfigFileLines {
@@ -39,7 +42,8 @@ function yamlScalar(raw: string): string | undefined {
     if (!m || !/^(?:\s+#.*)?$/.test(m[2]!)) return undefined;
     try {
       return JSON.parse(m[1]!) as string; // YAML's double-quoted escapes include JSON's
-    } catch {
+    } catch (err) {
+      log.debug('double-quoted value not understood', { err });
       return undefined;
     }
   }
@@ -69,7 +73,8 @@ function settingsIn(lines: string[]): Found[] {
           out.push(typeof v === 'string' ? { value: v } : v === null ? { value: '' } : { unreadable: true });
         }
         return out;
-      } catch {
+      } catch (err) {
+        log.debug('distro config JSON not parsable; data-dir unreadable', { err });
         return [{ unreadable: true }];
       }
     }

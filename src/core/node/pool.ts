@@ -1,6 +1,9 @@
 // Keeps at most one live NodeSession per node and replaces sessions that have closed.
 import type { NodeDef } from '../../shared/domain';
 import { NodeSession, type OpenNodeOptions } from './session';
+import { logger } from '../log';
+
+const log = logger('node');
 
 export class SessionPool {
   private readonly sessions = new Map<string, Promise<NodeSession>>();
@@ -13,7 +16,7 @@ export class SessionPool {
   async get(name: string, opts: OpenNodeOptions & { fresh?: boolean } = {}): Promise<NodeSession> {
     const existing = this.sessions.get(name);
     if (existing && !opts.fresh && opts.acceptNewHostKey === undefined) {
-      const s = await existing.catch(() => undefined);
+      const s = await existing.catch((err: unknown) => log.debug('earlier session failed to open; opening anew', { node: name, err }));
       if (s && !s.isClosed) return s;
     }
     if (existing) await this.drop(name);
@@ -44,7 +47,7 @@ export class SessionPool {
   async drop(name: string): Promise<void> {
     const p = this.sessions.get(name);
     this.sessions.delete(name);
-    const s = await p?.catch(() => undefined);
+    const s = await p?.catch((err: unknown) => log.debug('dropped a session that had failed to open', { node: name, err }));
     await s?.close();
   }
 
