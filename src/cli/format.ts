@@ -1,4 +1,5 @@
-// Human-readable output for the CLI (tables and sizes); JSON output bypasses all of this.
+// Human-readable output for the CLI (tables and sizes); JSON output bypasses all of this except
+// terminalSafe, which the terminal sink applies to everything (context.ts defaultIo).
 import Table from 'cli-table3';
 import { formatBytes } from '../core/fleet/summary';
 
@@ -10,7 +11,28 @@ export function shortDigest(d: string | null | undefined): string {
   return d.replace(/^sha256:/, '').slice(0, 12);
 }
 
-export function table(head: string[], rows: (string | number)[][]): string {
+// C0 controls (ESC, BEL, CR, backspace…), DEL, C1 controls (U+0080–U+009F: 8-bit CSI/OSC) and the
+// Unicode bidirectional overrides/isolates, which can make a line read differently than it is.
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// eslint-disable-next-line no-control-regex
+const UNSAFE_KEEP_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text from a node (image names, file names, labels, error output) made harmless for a terminal:
+ * every control character becomes a visible `\uXXXX`, so an escape sequence can neither recolour,
+ * move the cursor, retitle the window nor hide text, and a name cannot fake extra lines. Written as
+ * a JSON escape, the result is still valid (and equal) JSON when applied to JSON output.
+ * `keepLines` keeps line feeds and tabs (for whole blocks of output that Holdfast laid out).
+ */
+export function terminalSafe(s: string, opts: { keepLines?: boolean } = {}): string {
+  return s.replace(opts.keepLines ? UNSAFE_KEEP_LINES : UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A table cell: text, a number, or lines (one per element, e.g. the images an archive brings). */
+export type Cell = string | number | readonly string[];
+
+export function table(head: string[], rows: Cell[][]): string {
   const t = new Table({
     head,
     style: { head: [], border: [], compact: true },
@@ -20,7 +42,8 @@ export function table(head: string[], rows: (string | number)[][]): string {
       left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
     },
   });
-  for (const r of rows) t.push(r.map(String));
+  // Each cell on one line, with nothing a terminal would act on.
+  for (const r of rows) t.push(r.map((c) => (Array.isArray(c) ? c.map((l) => terminalSafe(l)).join('\n') : terminalSafe(String(c)))));
   return t
     .toString()
     .split('\n')

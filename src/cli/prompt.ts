@@ -2,6 +2,7 @@
 // question at a time (commands that reach many nodes connect in parallel). What is typed is
 // handed to core and nowhere else: never printed, logged, or written to a file.
 import type { CredentialsProvider, KeyboardInteractivePrompt } from '../core/ssh/credentials';
+import { terminalSafe } from './format';
 
 export interface PromptStreams {
   input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (on: boolean) => unknown };
@@ -86,17 +87,11 @@ export function ttyCredentials(io: PromptStreams = { input: process.stdin, outpu
     async keyboardInteractive(prompts: KeyboardInteractivePrompt[], ctx) {
       const answers: string[] = [];
       const header = [ctx.name, ctx.instructions].filter((s) => s && s.trim()).join('\n');
-      if (header) io.output.write(`${sanitize(header)}\n`);
+      if (header) io.output.write(`${terminalSafe(header, { keepLines: true })}\n`);
       for (const p of prompts) {
-        answers.push(await readLine(`(${ctx.user}@${ctx.host}) ${sanitize(p.prompt)}`, { echo: p.echo }, io));
+        answers.push(await readLine(`(${ctx.user}@${ctx.host}) ${terminalSafe(p.prompt)}`, { echo: p.echo }, io));
       }
       return answers;
     },
   };
-}
-
-/** Server-sent text shown on our terminal: no escape sequences or other control characters. */
-function sanitize(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
 }

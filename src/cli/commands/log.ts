@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { AuditLog } from '../../core/audit/log';
 import { holdfastHome } from '../../core/config/home';
 import { describeChange, type Cli } from '../context';
+import { terminalSafe as safe } from '../format';
 
 export function registerLogCommand(program: Command, cli: Cli): void {
   program
@@ -19,8 +20,9 @@ export function registerLogCommand(program: Command, cli: Cli): void {
           e.action === 'rm-archive'
             ? `removed ${e.archive?.path} (sha256 ${e.archive?.sha256})${e.forced ? ' FORCED' : ''}`
             : `${e.action} ${e.changes?.length ?? 0} references${e.note ? ` — ${e.note}` : ''}`;
-        cli.io.out(`${e.time}  ${e.user}  ${e.node}  ${what}`);
-        for (const c of e.changes ?? []) cli.io.out(`    ${c.ref}\n${describeChange(c, '      ')}`);
+        // Paths, references and labels came from nodes: one line each, harmless.
+        cli.io.out(`${safe(e.time)}  ${safe(e.user)}  ${safe(e.node)}  ${safe(what)}`);
+        for (const c of e.changes ?? []) cli.io.out(`    ${safe(c.ref)}\n${describeChange(c, '      ')}`);
       }
     });
 }

@@ -1,5 +1,8 @@
 // CSV (RFC 4180): comma-separated, CRLF line ends, fields with `,` `"` CR or LF double-quoted
 // and inner quotes doubled. One row per node × reference.
+// Spreadsheets run a cell that starts with = + - @ (or tab/CR before one) as a formula, and much
+// of a row comes from nodes (names, file names, error output): such text cells get a leading `'`
+// (OWASP "CSV injection"), which spreadsheets show as text and never evaluate.
 import type { FleetReport } from '../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import type { LostPin } from '../../shared/domain';
@@ -7,8 +10,12 @@ import { warningsOf } from './summary';
 
 export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive'] as const;
 
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 export function csvField(v: string | number | boolean | null | undefined): string {
-  const s = v === null || v === undefined ? '' : String(v);
+  let s = v === null || v === undefined ? '' : String(v);
+  // Numbers and booleans are Holdfast's own values; only text can smuggle in a formula.
+  if (typeof v === 'string' && FORMULA_START.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

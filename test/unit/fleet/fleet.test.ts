@@ -161,6 +161,28 @@ describe('fleetCsv', () => {
     expect(rows[3]![7]).toBe('<b>bold</b> & "quoted"');
     expect(parseCsv('a,"multi\r\nline ""q""",c\r\n')).toEqual([['a', 'multi\r\nline "q"', 'c']]);
   });
+
+  it('neutralises cells a spreadsheet would run as formulas (OWASP: a leading quote), keeping RFC 4180 quoting', () => {
+    const formulas = ['=HYPERLINK("http://x","y")', "+1+cmd|' /C calc'!A0", '-2+3', '@SUM(A1:A2)', '\t=1+1', '\r=1+1'];
+    const r: Pick<FleetReport, 'nodes'> = {
+      nodes: [
+        ok('=node', formulas.map((f, i) => img(`app${i}:1`, 'k3s', 'unpinned', { reason: f, archive: f }))),
+        { ...down('@down'), error: { code: 'UNREACHABLE', message: '=cmd|"/c calc"!A1' } },
+      ],
+    };
+    const text = fleetCsv(r);
+    const rows = parseCsv(text).slice(1);
+    // Every text cell that started like a formula now starts with the quote; nothing else changed.
+    expect(rows.map((x) => x[7])).toEqual([...formulas.map((f) => `'${f}`), `'=cmd|"/c calc"!A1`]);
+    expect(rows.map((x) => x[8])).toEqual([...formulas.map((f) => `'${f}`), '']);
+    expect(rows.map((x) => x[0])).toEqual([...formulas.map(() => `'=node`), `'@down`]);
+    // No cell of the file starts with a formula character (quoted cells start with a double quote).
+    for (const row of text.split('\r\n')) for (const cell of row.split(',')) expect(cell).not.toMatch(/^[=+\-@\t]/);
+    // Booleans and ordinary text are left alone; a cell with a quote or comma is still quoted.
+    expect(rows[0]![1]).toBe('true');
+    expect(rows[0]![2]).toBe('app0:1');
+    expect(text).toContain(`"'=HYPERLINK(""http://x"",""y"")"`);
+  });
 });
 
 describe('parseNodeCsv (add-bulk)', () => {
