@@ -14,6 +14,9 @@ import { isChannel, type Envelope, type LiveEvent } from '../shared/contract';
 import type { ErrorInfo } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
 import { dispatch } from './dispatch';
+import { logger, registerSecret } from '../core/log';
+
+const log = logger('serve');
 
 export type { Handlers } from '../shared/handlers';
 
@@ -221,6 +224,7 @@ async function handleApi(
     return;
   }
   const envelope = await dispatch(ctx.handlers, channel, raw);
+  log.debug('api call', { channel, ok: envelope.ok, ...(envelope.ok ? {} : { error: envelope.error.code }) });
   sendEnvelope(res, 200, envelope);
 }
 
@@ -229,7 +233,8 @@ export function resolveStatic(root: string, urlPath: string): string | null {
   let decoded: string;
   try {
     decoded = decodeURIComponent(urlPath);
-  } catch {
+  } catch (err) {
+    log.debug('malformed URL path refused', { err });
     return null;
   }
   if (decoded.includes('\0') || decoded.includes('\\')) return null;
@@ -256,7 +261,8 @@ async function handleStatic(req: http.IncomingMessage, res: http.ServerResponse,
     const body = await fs.readFile(real);
     const type = MIME[path.extname(real).toLowerCase()] ?? 'application/octet-stream';
     send(res, 200, body, type);
-  } catch {
+  } catch (err) {
+    log.debug('static file not served', { path: pathname, err });
     notFound();
   }
 }
@@ -264,6 +270,8 @@ async function handleStatic(req: http.IncomingMessage, res: http.ServerResponse,
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const token = opts.token ?? randomBytes(32).toString('base64url');
   if (token.length < 16) throw new Error('The access token must be at least 16 characters.');
+  // The token is printed in the URL on purpose; in a log line it would be a key left lying about.
+  const forgetToken = registerSecret(token);
   const root = await fs.realpath(path.resolve(opts.rendererDir));
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // The app service (createHandlers) carries its own event source: `holdfast serve` needs no extra wiring.
@@ -293,7 +301,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       } else {
         await handleStatic(req, res, root, pathname);
       }
-    })().catch(() => {
+    })().catch((err: unknown) => {
+      log.debug('request failed', { method: req.method, err });
       if (!res.headersSent) sendError(res, 500, { code: 'INTERNAL', message: 'Internal server error.' });
       else res.destroy();
     });
@@ -316,6 +325,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     token,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        forgetToken();
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
       }),

@@ -8,6 +8,9 @@ import { configDigestFor } from '../archives/format/readIndex';
 import { HoldfastError } from '../errors';
 import { checkComplete } from '../images/completeness';
 import type { NodeSession } from '../node/session';
+import { logger } from '../log';
+
+const log = logger('import');
 
 export interface WaitOptions {
   timeoutMs?: number;
@@ -43,7 +46,7 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
   const sub = cd.subscribe([`namespace=="${session.def.namespace}",topic~="/images/"`]);
   let wake: (() => void) | null = null;
   sub.on('event', () => wake?.());
-  sub.on('error', () => undefined); // the poll below keeps going
+  sub.on('error', (err: unknown) => log.debug('event stream failed while waiting; polling on', { node: session.def.name, err })); // the poll below keeps going
   const started = Date.now();
   let last = { done: false, waitingFor: [] as string[] };
   try {

@@ -15,6 +15,9 @@ import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { shellQuote } from './quote';
+import { logger } from '../log';
+
+const log = logger('tunnel');
 
 export type TunnelMode = 'streamlocal' | 'exec';
 
@@ -147,8 +150,9 @@ function trackDir(dir: string): void {
     for (const d of liveDirs) {
       try {
         rmSync(d, { recursive: true, force: true });
-      } catch {
+      } catch (err) {
         // best effort
+        log.debug('tunnel socket dir not removed at exit', { dir: d, err });
       }
     }
   });
@@ -275,13 +279,14 @@ async function primeServerNoDelay(client: Client): Promise<void> {
         clearTimeout(t);
         resolve();
       });
-      ch.on('error', () => {});
+      ch.on('error', (err: Error) => log.debug('priming exec channel failed', { err }));
       ch.resume();
       ch.stderr.resume();
       ch.end();
     });
-  } catch {
+  } catch (err) {
     // e.g. a forced command or no exec allowed: the tunnel still works, only slower
+    log.debug('exec channel not primed; the tunnel works, only slower', { err });
   }
 }
 

@@ -1,3 +1,6 @@
+import { logger } from '../log';
+
+const log = logger('upload');
 // Progress reporting for uploads: a transfer rate smoothed over a ~2 s window, an ETA from it,
 // and a throttle so listeners (IPC to the renderer, a CLI progress line) see at most ~10 updates
 // a second. The clock is injectable so the arithmetic is unit-tested without timers.
@@ -96,8 +99,9 @@ export class ProgressMeter {
     this.lastPhase = this.phase;
     try {
       cb(this.snapshot());
-    } catch {
+    } catch (err) {
       // a listener's bug must not break the transfer
+      log.debug('progress listener failed', { err });
     }
   }
 }

@@ -48,6 +48,9 @@ import {
 } from './paths';
 import { ProgressMeter, type UploadProgress } from './progress';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
+import { logger } from '../log';
+
+const log = logger('upload');
 
 export interface UploadOptions {
   /** Name relative to the images dir (may include subdirectories); default: the local basename. */
@@ -190,7 +193,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     resumePoint = ackedTo;
     const localHex = hash.digest('hex');
     if (expected && localHex !== expected) {
-      await area.removeWritten().catch(() => undefined);
+      await area.removeWritten().catch((err: unknown) => log.debug('partial upload not removed', { node, err }));
       throw new HoldfastError('INVALID_INPUT', `The local file ${localPath} does not have the expected SHA-256 (it has ${localHex}, expected ${expected}); nothing was installed on ${node}.`, {
         hint: 'The local copy is damaged or is another archive: fetch it again.',
       });
@@ -206,8 +209,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       meter.setPhase('verifying', size);
       const remoteHex = await remoteSha256(ctx, staged);
       if (remoteHex !== localHex) {
-        await area.discardStaged().catch(() => undefined);
-        await area.removeWritten().catch(() => undefined);
+        await area.discardStaged().catch((err: unknown) => log.debug('staged copy not discarded', { node, err }));
+        await area.removeWritten().catch((err: unknown) => log.debug('mismatching copy not removed', { node, err }));
         resumePoint = 0;
         throw new HoldfastError('INTERNAL', `The copy of ${target.relPath} on ${node} does not match the local file (sha256 ${remoteHex} on the node, ${localHex} here); it was removed and nothing was installed.`, {
           hint: 'Run the upload again; if it keeps failing, check the node\'s disk and memory.',
@@ -221,8 +224,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     const taken = async (st: RemoteStat) => {
       // Someone else put a file there while we were sending.
       const r = await alreadyThere(ctx, st, localHex);
-      await area.discardStaged().catch(() => undefined);
-      await area.removeWritten().catch(() => undefined);
+      await area.discardStaged().catch((err: unknown) => log.debug('staged copy not discarded', { node, err }));
+      await area.removeWritten().catch((err: unknown) => log.debug('written copy not removed', { node, err }));
       return r;
     };
     const raced = await files.stat(target.remotePath, { lstat: true });
@@ -244,7 +247,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     }
     throw err;
   } finally {
-    await fh.close().catch(() => undefined);
+    await fh.close().catch((err: unknown) => log.debug('local file not closed', { localPath, err }));
   }
 }
 
@@ -358,7 +361,7 @@ async function ensureRoom(ctx: Ctx, toSend: number, freedByTruncate: number): Pr
     );
   if (area.separateDir) {
     // sudo: the bytes land in the user's staging dir first, then a full copy in the images dir.
-    const staging = await files.freeSpace(area.separateDir).catch(() => null);
+    const staging = await files.freeSpace(area.separateDir).catch((err: unknown) => (log.debug('staging dir free space unknown', { node: ctx.node, err }), null));
     if (staging) {
       const free = staging.free + freedByTruncate;
       const needed = toSend + safetyMargin(staging.total);
@@ -410,7 +413,7 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
       },
     });
   } catch (err) {
-    if (!ctx.session.ssh.closed) await sftpClose(sftp, handle).catch(() => undefined);
+    if (!ctx.session.ssh.closed) await sftpClose(sftp, handle).catch((e: unknown) => log.debug('remote handle not closed after a failed send', { node: ctx.node, err: e }));
     if (err instanceof SftpWriteError) {
       onAcked(err.ackedTo);
       if (err.kind === 'closed' || ctx.session.ssh.closed) throw err; // → UNREACHABLE in uploadArchive
@@ -423,14 +426,14 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
     throw err;
   }
   if (result.outcome === 'aborted') {
-    await sftpClose(sftp, handle).catch(() => undefined);
+    await sftpClose(sftp, handle).catch((err: unknown) => log.debug('remote handle not closed after cancel', { node: ctx.node, err }));
     meter.flush();
     throw abortError(`The upload of ${target.relPath} to ${node} was cancelled at byte ${result.ackedTo}; the partial file is kept, run it again to resume.`);
   }
   meter.update(result.ackedTo);
   meter.flush();
   // Durable before it gets its final name (a power cut must not leave a renamed, empty archive).
-  await call<unknown>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch(() => undefined);
+  await call<unknown>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch((err: unknown) => log.debug('fsync@openssh.com unavailable; renaming unsynced', { node: ctx.node, err }));
   await sftpClose(sftp, handle);
   return result.ackedTo;
 }
