@@ -152,7 +152,8 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       }
       const changed = changedBy(after);
       if (changed.length === 0) return cli.io.out(`${name}: nothing to change${o.check && reach ? ' (checked)' : ''}`);
-      await s.update(name, input);
+      // Saved only if nobody changed the node since it was read above (else CONFLICT, nothing saved).
+      await s.update(name, input, { expect: before });
       cli.io.out(`updated ${name}${o.check && reach ? ' (checked)' : ''}:`);
       for (const k of changed) cli.io.out(`  ${k}: ${before[k] ?? '(none)'} → ${after[k] ?? '(none)'}`);
       if (changed.includes('imagesDir') || changed.includes('imagesDirSource')) cli.io.out(imagesDirLine(after, info));

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AuditEntry } from '../../shared/domain';
 import { applyAuditEntry, type PinRecord } from '../../shared/lostPins';
+import { withFileLock } from '../config/lock';
 import { logger } from '../log';
 
 const log = logger('audit');
@@ -46,15 +47,18 @@ export class AuditLog {
 
   async append(entry: Omit<AuditEntry, 'time' | 'user'> & Partial<Pick<AuditEntry, 'time' | 'user'>>): Promise<AuditEntry> {
     const full: AuditEntry = { time: new Date().toISOString(), user: localUser(), ...entry };
-    await fs.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
-    const fh = await fs.open(this.file, 'a', 0o600);
-    try {
-      // One write per entry: O_APPEND keeps concurrent writers' lines whole.
-      await fh.write(JSON.stringify(full) + '\n');
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    // Under the file's lock, like every write in $HOLDFAST_HOME: O_APPEND alone keeps small lines
+    // whole on local disks, but not a long entry (many references) on every file system.
+    await withFileLock(this.file, async () => {
+      const fh = await fs.open(this.file, 'a', 0o600);
+      try {
+        // One write per entry.
+        await fh.write(JSON.stringify(full) + '\n');
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    });
     return full;
   }
 

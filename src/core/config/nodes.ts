@@ -1,4 +1,6 @@
 // The node inventory: $HOLDFAST_HOME/nodes.json, validated on every read, written atomically.
+// Every change is a read-modify-write under the file's lock (config/lock.ts), re-reading inside
+// it, so concurrent CLI and app changes all land or fail clearly (a name taken meanwhile: CONFLICT).
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -6,6 +8,7 @@ import { nodeInputSchema } from '../../shared/contract';
 import { NODE_DEFAULTS, type ImagesDirDetection, type NodeDef, type NodeInput } from '../../shared/domain';
 import { HoldfastError } from '../errors';
 import { writeFileAtomic } from './atomic';
+import { withFileLock } from './lock';
 import { defaultKnownHosts } from './home';
 
 const fileSchema = z.object({
@@ -63,6 +66,11 @@ export function adoptImagesDir(def: NodeDef, det: ImagesDirDetection | undefined
   return { ...def, imagesDir: det.imagesDir, imagesDirSource: 'detected' };
 }
 
+function sameNode(a: NodeDef, b: NodeDef): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)] as (keyof NodeDef)[]);
+  return [...keys].every((k) => a[k] === b[k]);
+}
+
 export class NodeStore {
   readonly file: string;
 
@@ -99,13 +107,14 @@ export class NodeStore {
   }
 
   async add(input: NodeInput): Promise<NodeDef> {
-    const nodes = await this.list();
     const def = completeNode(input);
-    if (nodes.some((n) => n.name === def.name)) {
-      throw new HoldfastError('CONFLICT', `a node named "${def.name}" already exists`, { hint: 'Choose another name, or edit the existing node.' });
-    }
-    await this.save([...nodes, def]);
-    return def;
+    return this.change(async (nodes) => {
+      if (nodes.some((n) => n.name === def.name)) {
+        throw new HoldfastError('CONFLICT', `a node named "${def.name}" already exists`, { hint: 'Choose another name, or edit the existing node.' });
+      }
+      await this.save([...nodes, def]);
+      return def;
+    });
   }
 
   /**
@@ -113,7 +122,10 @@ export class NodeStore {
    * store and the others first, so a bad line leaves nodes.json untouched.
    */
   async addMany(inputs: NodeInput[]): Promise<NodeDef[]> {
-    const nodes = await this.list();
+    return this.change((nodes) => this.addManyTo(nodes, inputs));
+  }
+
+  private async addManyTo(nodes: NodeDef[], inputs: NodeInput[]): Promise<NodeDef[]> {
     const taken = new Set(nodes.map((n) => n.name));
     const defs: NodeDef[] = [];
     for (const input of inputs) {
@@ -128,10 +140,21 @@ export class NodeStore {
     return defs;
   }
 
-  async update(name: string, input: NodeInput): Promise<NodeDef> {
-    const nodes = await this.list();
+  /**
+   * Replaces the node. With `expect` (the node as the caller read it before deciding on the
+   * change), refuses with CONFLICT when someone changed it meanwhile, instead of undoing their
+   * change with a stale copy.
+   */
+  async update(name: string, input: NodeInput, opts: { expect?: NodeDef } = {}): Promise<NodeDef> {
+    return this.change((nodes) => this.updateIn(nodes, name, input, opts.expect));
+  }
+
+  private async updateIn(nodes: NodeDef[], name: string, input: NodeInput, expect: NodeDef | undefined): Promise<NodeDef> {
     const i = nodes.findIndex((n) => n.name === name);
     if (i < 0) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
+    if (expect && !sameNode(nodes[i]!, expect)) {
+      throw new HoldfastError('CONFLICT', `node "${name}" was changed by another Holdfast meanwhile; nothing was saved`, { hint: 'Look at it with `holdfast node ls`, then run the edit again.' });
+    }
     // An edit that leaves the images dir as it was (the app's form sends every field) keeps
     // whether it was detected, so later connections can still follow the node's data-dir.
     const before = nodes[i]!;
@@ -147,20 +170,27 @@ export class NodeStore {
 
   /** Records the images dir a connection detected (see adoptImagesDir); the new def, or null if unchanged. */
   async adoptImagesDir(name: string, det: ImagesDirDetection | undefined): Promise<NodeDef | null> {
-    const nodes = await this.list();
-    const i = nodes.findIndex((n) => n.name === name);
-    if (i < 0) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
-    const next = adoptImagesDir(nodes[i]!, det);
-    if (!next) return null;
-    nodes[i] = next;
-    await this.save(nodes);
-    return next;
+    return this.change(async (nodes) => {
+      const i = nodes.findIndex((n) => n.name === name);
+      if (i < 0) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
+      const next = adoptImagesDir(nodes[i]!, det);
+      if (!next) return null;
+      nodes[i] = next;
+      await this.save(nodes);
+      return next;
+    });
   }
 
   async remove(name: string): Promise<void> {
-    const nodes = await this.list();
-    if (!nodes.some((n) => n.name === name)) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
-    await this.save(nodes.filter((n) => n.name !== name));
+    return this.change(async (nodes) => {
+      if (!nodes.some((n) => n.name === name)) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
+      await this.save(nodes.filter((n) => n.name !== name));
+    });
+  }
+
+  /** fn gets the list as it is now, read under the lock; it may save once before returning. */
+  private change<T>(fn: (nodes: NodeDef[]) => Promise<T>): Promise<T> {
+    return withFileLock(this.file, async () => fn(await this.list()));
   }
 
   private async save(nodes: NodeDef[]): Promise<void> {

@@ -18,6 +18,9 @@ import { verifyHostKey } from './hostKey';
 import { hostKeyFingerprint } from './knownHosts';
 import { shellQuote } from './quote';
 import { openTunnel as openTunnelOn, type Tunnel, type TunnelOptions } from './tunnel';
+import { logger } from '../log';
+
+const log = logger('ssh');
 
 export interface SshTarget {
   host: string;
@@ -232,13 +235,15 @@ function killChannel(ch: ClientChannel): void {
     } else {
       ch.signal('KILL');
     }
-  } catch {
+  } catch (err) {
     // the channel may already be gone
+    log.debug('KILL not signalled; channel gone', { err });
   }
   try {
     ch.close();
-  } catch {
+  } catch (err) {
     // idem
+    log.debug('channel not closed; already gone', { err });
   }
 }
 
@@ -252,6 +257,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
   const where = target.label ?? addr(host, port);
   const readyTimeoutMs = target.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const auth = await planAuth(target);
+  log.debug('connecting', { where, user, auth: auth.describe, via: target.via?.where ?? null });
 
   const client: Client = new ssh2.Client();
   let fingerprint: string | null = null;
@@ -284,6 +290,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
     const fail = (err: HoldfastError) => {
       if (settled) return;
       settled = true;
+      log.debug('connection failed', { where, user, phase, err });
       clearTimeout(deadline);
       sock.destroy();
       client.end();
@@ -386,6 +393,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
     client.on('close', () => {
       const wasReady = phase === 'ready';
       phase = 'closed';
+      if (wasReady) log.debug('connection closed', { where, ...(lastError ? { err: lastError } : {}) });
       // A jump chain goes down together: this hop's channel is gone, so is its reason to exist.
       if (target.via) void target.via.close();
       if (!settled) {
@@ -403,8 +411,9 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
         for (const cb of cbs) {
           try {
             cb(lastError);
-          } catch {
+          } catch (err) {
             // a listener's failure must not break the others
+            log.debug('close listener failed', { where, err });
           }
         }
       }
@@ -415,6 +424,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       settled = true;
       clearTimeout(deadline);
       phase = 'ready';
+      log.debug('authenticated', { where, user, auth: auth.describe, hostKey: fingerprint });
       resolve(makeConnection());
     });
 
@@ -447,6 +457,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
         }).then(
           (verdict) => {
             fingerprint = verdict.fingerprint;
+            log.debug('host key verified', { where, fingerprint: verdict.fingerprint });
             if (phase === 'handshake') phase = 'auth';
             verify(true);
           },
@@ -583,8 +594,9 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
                 code = typeof c === 'number' ? c : null;
                 if (sig) signal = sig;
               });
-              ch.on('error', () => {
+              ch.on('error', (e: Error) => {
                 /* surfaced through 'close' */
+                log.debug('exec channel error (reported at close)', { where, command: argv[0], err: e });
               });
               ch.on('close', () => {
                 if (timer) clearTimeout(timer);
@@ -654,7 +666,8 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
           }
         });
         sftpPromise = p;
-        p.catch(() => {
+        p.catch((err: unknown) => {
+          log.debug('SFTP subsystem not opened (the caller gets the error)', { where, err });
           if (sftpPromise === p) sftpPromise = null;
         });
         return p;
