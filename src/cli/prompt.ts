@@ -3,6 +3,9 @@
 // handed to core and nowhere else: never printed, logged, or written to a file.
 import type { CredentialsProvider, KeyboardInteractivePrompt } from '../core/ssh/credentials';
 import { terminalSafe } from './format';
+import { logger } from '../core/log';
+
+const log = logger('cli');
 
 export interface PromptStreams {
   input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (on: boolean) => unknown };
@@ -19,7 +22,7 @@ export class PromptCancelled extends Error {
 let queue: Promise<unknown> = Promise.resolve();
 function oneAtATime<T>(fn: () => Promise<T>): Promise<T> {
   const run = queue.then(fn, fn);
-  queue = run.catch(() => undefined);
+  queue = run.catch((err: unknown) => log.debug('prompt ended without an answer (the caller gets why)', { err }));
   return run;
 }
 

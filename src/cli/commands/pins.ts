@@ -7,6 +7,9 @@ import type { PinPlan } from '../../shared/domain';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { describeChange, type Cli } from '../context';
 import { humanSize, terminalSafe as safe } from '../format';
+import { logger } from '../../core/log';
+
+const log = logger('cli');
 
 export function registerPinCommands(program: Command, cli: Cli): void {
   const printPlan = (plan: PinPlan, applied: boolean) => {
@@ -31,7 +34,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
       const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : { allK3s: true };
       const { plan, info } = await cli.onNode(name, async (s, ctx) => {
         const plan = await (o.dryRun ? planPinChange(s, ctx, 'pin', target) : applyPinChange(s, ctx, 'pin', target));
-        return { plan, info: await s.info().catch(() => null) };
+        return { plan, info: await s.info().catch((err: unknown) => (log.debug('node versions unknown; no capability warning', { node: name, err }), null)) };
       });
       // Allowed (the label is harmless), but the technician must know kubelet ignores it there.
       const ignored = pinNotHonoured(name, info);

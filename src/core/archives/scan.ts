@@ -14,6 +14,9 @@ import { writeFileAtomic } from '../config/atomic';
 import { classifyImagesDirPath } from './format/extensions';
 import { readArchiveIndex, type ArchiveIndex } from './format/readIndex';
 import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';
+import { logger } from '../log';
+
+const log = logger('archives');
 
 export interface ScannedFile {
   /** Relative to the images dir, '/'-separated. */
@@ -214,7 +217,8 @@ export function parseK3sImportCache(text: string): Pick<K3sImportCache, 'readabl
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch {
+  } catch (err) {
+    log.debug("k3s's .cache.json is not JSON; treated as unreadable", { err });
     return { readable: false, entries };
   }
   if (!data || typeof data !== 'object' || Array.isArray(data)) return { readable: false, entries };
@@ -225,12 +229,13 @@ export function parseK3sImportCache(text: string): Pick<K3sImportCache, 'readabl
 
 export async function readK3sImportCache(access: FileAccess, root: string): Promise<K3sImportCache> {
   const file = `${root.replace(/\/+$/, '')}/.cache.json`;
-  const st = await access.stat(file).catch(() => null);
+  const st = await access.stat(file).catch((err: unknown) => (log.debug('no .cache.json (k3s import cache off)', { file, err }), null));
   if (!st) return { enabled: false, readable: true, entries: new Map() };
   if (st.size > IMPORT_CACHE_MAX_BYTES) return { enabled: true, readable: false, entries: new Map() };
   try {
     return { enabled: true, ...parseK3sImportCache((await readBounded(access, file, st.size)).toString('utf8')) };
-  } catch {
+  } catch (err) {
+    log.debug('.cache.json not readable', { file, err });
     return { enabled: true, readable: false, entries: new Map() };
   }
 }

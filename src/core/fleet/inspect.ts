@@ -12,6 +12,9 @@ import { diskOfSession } from './disk';
 import { DriftAccumulator } from './drift';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
+import { logger } from '../log';
+
+const log = logger('fleet');
 
 export const DEFAULT_FLEET_CONCURRENCY = 16;
 export const DEFAULT_NODE_TIMEOUT_MS = 30_000;
@@ -60,7 +63,7 @@ export function sshProbe(ctx: OpsContext, open: Pick<OpenNodeOptions, 'resolveNo
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
       const [inv, disk] = await Promise.all([
         inspectNode(s, ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
-        diskOfSession(s).catch(() => null),
+        diskOfSession(s).catch((err: unknown) => (log.debug('disk unknown', { node: def.name, err }), null)),
       ]);
       // The audit log is read once for the whole run (AuditLog reads only what was appended since).
       const lostPins = await lostPinsFrom(def.name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
@@ -78,7 +81,7 @@ export function sshProbe(ctx: OpsContext, open: Pick<OpenNodeOptions, 'resolveNo
       };
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
-      await session?.close().catch(() => undefined);
+      await session?.close().catch((err: unknown) => log.debug('session not closed cleanly', { node: def.name, err }));
     }
   };
 }
@@ -103,8 +106,8 @@ async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, par
     else ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true });
   });
   const work = ac.signal.aborted ? aborted : probe(def, ac.signal, timeoutMs);
-  work.catch(() => undefined);
-  aborted.catch(() => undefined);
+  work.catch((err: unknown) => log.debug('node inspection failed (reported in its result)', { node: def.name, err }));
+  aborted.catch(() => undefined); // only the abort reason, which the race reports
   try {
     return await Promise.race([work, aborted]);
   } catch (e) {
@@ -145,16 +148,18 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
       const def = list[i]!;
       try {
         opts.onStart?.(def.name);
-      } catch {
+      } catch (err) {
         // a listener's failure is not the node's
+        log.debug('onStart listener failed', { node: def.name, err });
       }
       const r = await inspectOne(def, probe, timeoutMs, opts.signal);
       results[i] = r;
       drift.add(r);
       try {
         opts.onNode?.(r);
-      } catch {
+      } catch (err) {
         // idem
+        log.debug('onNode listener failed', { node: def.name, err });
       }
     }
   };

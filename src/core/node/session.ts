@@ -11,6 +11,9 @@ import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
 import type { CredentialsProvider } from '../ssh/credentials';
 import type { Tunnel } from '../ssh/tunnel';
 import { parseProbe, probeArgv, type ProbeResult } from './detect';
+import { logger } from '../log';
+
+const log = logger('node');
 
 export interface OpenNodeOptions {
   /**
@@ -116,7 +119,7 @@ export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Pro
     }
     return await connectSsh(target);
   } catch (e) {
-    await via?.close().catch(() => undefined);
+    await via?.close().catch((err: unknown) => log.debug('jump host connection not closed after a failed hop', { err }));
     throw e;
   }
 }
@@ -185,7 +188,7 @@ export class NodeSession {
     this.probeCache ??= this.ssh
       .exec(probeArgv(this.def.sudo === true), { timeoutMs: 15_000 })
       .then((r) => parseProbe(r.stdout))
-      .catch(() => ({ machine: '', distro: 'unknown' as const, distroVersion: null }));
+      .catch((err: unknown) => (log.debug('node probe failed; distro unknown', { node: this.def.name, err }), { machine: '', distro: 'unknown' as const, distroVersion: null }));
     return this.probeCache;
   }
 
@@ -209,7 +212,7 @@ export class NodeSession {
   info(): Promise<NodeInfo> {
     if (!this.infoCache) {
       this.infoCache = this.detect();
-      this.infoCache.catch(() => (this.infoCache = undefined));
+      this.infoCache.catch((err: unknown) => (log.debug('version detection failed; tried again next time', { node: this.def.name, err }), (this.infoCache = undefined)));
     }
     return this.infoCache;
   }
@@ -218,8 +221,8 @@ export class NodeSession {
     if (this.closed) return;
     this.closed = true;
     this.containerd.close();
-    await this.tunnel.close().catch(() => undefined);
-    await this.ssh.close().catch(() => undefined);
+    await this.tunnel.close().catch((err: unknown) => log.debug('tunnel not closed cleanly', { node: this.def.name, err }));
+    await this.ssh.close().catch((err: unknown) => log.debug('SSH connection not closed cleanly', { node: this.def.name, err }));
   }
 }
 

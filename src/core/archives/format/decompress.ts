@@ -18,6 +18,9 @@ import { ArchiveError } from './errors';
 import type { ArchiveCompression } from './extensions';
 import { Lz4FrameDecoder } from './lz4';
 import { k3sZstdRefusal, ZstdFrameWalker } from './zstdFrames';
+import { logger } from '../../log';
+
+const log = logger('archives');
 
 export type { ArchiveCompression } from './extensions';
 
@@ -296,7 +299,8 @@ const BZIP2_BIN = ['/usr/bin/bzip2', '/bin/bzip2', '/usr/local/bin/bzip2', '/opt
   try {
     accessSync(p, fsConstants.X_OK);
     return true;
-  } catch {
+  } catch (err) {
+    log.debug('no bzip2 here', { path: p, err });
     return false;
   }
 });
@@ -316,7 +320,7 @@ class Bzip2ProcessDecompressor extends Transform {
     this.child.stderr.on('data', (c: Buffer) => {
       if (this.stderr.length < 4000) this.stderr += c.toString();
     });
-    this.child.stdin.on('error', () => undefined); // EPIPE when bzip2 gives up: reported at exit
+    this.child.stdin.on('error', (err) => log.debug('bzip2 stdin error (reported at exit)', { err })); // EPIPE when bzip2 gives up: reported at exit
     this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code)));
   }
 
