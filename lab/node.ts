@@ -57,6 +57,13 @@ export interface LabNodeHandle {
   /** New host key, sshd restarted on the same port. The lab's known_hosts file is NOT rewritten. */
   rotateHostKey(): Promise<void>;
   /**
+   * Gives sshd a second host key of another type (as most real hosts have: ed25519 + ECDSA +
+   * RSA) and restarts it on the same port. The ed25519 key, hostKeyFingerprint and knownHostsLine
+   * stay as they were; the new key's fingerprint and '[127.0.0.1]:PORT <type> AAAA…' line are
+   * returned. The lab's known_hosts file is NOT rewritten.
+   */
+  addHostKey(type: 'ecdsa' | 'rsa'): Promise<{ fingerprint: string; knownHostsLine: string }>;
+  /**
    * Puts a stand-in `k3s` or `rke2` in the node's /usr/local/bin whose `--version` prints what
    * the real binary prints for `version`; null removes it (distro version unknown).
    */
@@ -155,13 +162,14 @@ function containerdConfig(root: string): string {
   ].join('\n');
 }
 
-function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authorizedKeysFile: string; extra?: SshdOptions }): string {
+function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authorizedKeysFile: string; extra?: SshdOptions; moreHostKeys?: string[] }): string {
   const x = o.extra ?? {};
   const pam = Boolean(x.passwordAuthentication || x.kbdInteractiveAuthentication);
   return [
     `Port ${o.port}`,
     'ListenAddress 127.0.0.1',
     `HostKey ${o.hostKey}`,
+    ...(o.moreHostKeys ?? []).map((k) => `HostKey ${k}`),
     `PidFile ${o.pidFile}`,
     `AuthorizedKeysFile ${o.authorizedKeysFile}`,
     'StrictModes no',
@@ -336,6 +344,8 @@ export class LabNode implements LabNodeHandle {
   private stopped = false;
   private sshdExtra: SshdOptions = {};
   private pamMounted = false;
+  /** Host keys besides the ed25519 one (addHostKey). */
+  private moreHostKeys: string[] = [];
 
   private constructor(private readonly opts: NodeStartOptions) {
     this.name = opts.name;
@@ -486,6 +496,7 @@ export class LabNode implements LabNodeHandle {
           pidFile: this.p.sshdPid,
           authorizedKeysFile: this.opts.authorizedKeysFile,
           extra: this.sshdExtra,
+          moreHostKeys: this.moreHostKeys,
         }),
       );
       const child = spawnGroup(this.nsenter([SSHD, '-D', '-f', this.p.sshdConfig, '-E', this.p.sshdLog]), this.p.sshdLog);
@@ -562,6 +573,19 @@ export class LabNode implements LabNodeHandle {
 
   async rotateHostKey(): Promise<void> {
     await this.restartSshd(() => this.generateHostKey());
+  }
+
+  async addHostKey(type: 'ecdsa' | 'rsa'): Promise<{ fingerprint: string; knownHostsLine: string }> {
+    const key = join(this.root, `ssh_host_${type}_key`);
+    await rm(key, { force: true });
+    await rm(key + '.pub', { force: true });
+    await run(['ssh-keygen', '-q', '-t', type, ...(type === 'rsa' ? ['-b', '3072'] : []), '-N', '', '-C', `holdfast-lab-${this.name}-${type}`, '-f', key]);
+    const fp = (await run(['ssh-keygen', '-l', '-E', 'sha256', '-f', key + '.pub'])).split(/\s+/)[1];
+    if (!fp?.startsWith('SHA256:')) throw new Error(`${this.name}: unexpected ssh-keygen -l output for ${key}.pub`);
+    if (!this.moreHostKeys.includes(key)) this.moreHostKeys.push(key);
+    await this.restartSshd();
+    const [keyType, blob] = (await readFile(key + '.pub', 'utf8')).trim().split(/\s+/);
+    return { fingerprint: fp, knownHostsLine: `[127.0.0.1]:${this.port} ${keyType} ${blob}` };
   }
 
   async installDistroBinary(distro: 'k3s' | 'rke2', version: string | null): Promise<void> {

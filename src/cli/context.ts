@@ -7,6 +7,7 @@ import { NodeStore } from '../core/config/nodes';
 import { HoldfastError } from '../core/errors';
 import type { OpsContext } from '../core/node/operations';
 import { NodeSession } from '../core/node/session';
+import type { AcceptNewHostKey } from '../core/ssh/hostKey';
 import type { LabelChange, NodeDef } from '../shared/domain';
 import { terminalSafe } from './format';
 import { ttyCredentials } from './prompt';
@@ -30,9 +31,9 @@ export function parsePort(v: string): number {
   return n;
 }
 
-export async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promise<T>, acceptNewHostKey?: boolean): Promise<T> {
+export async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promise<T>, acceptNewHostKey?: AcceptNewHostKey): Promise<T> {
   const session = await NodeSession.open(def, {
-    ...(acceptNewHostKey ? { acceptNewHostKey: true } : {}),
+    ...(acceptNewHostKey !== undefined ? { acceptNewHostKey } : {}),
     // Passphrases, passwords, keyboard-interactive answers: asked on the terminal, kept nowhere.
     credentials: ttyCredentials(),
     // Jump hosts are configured nodes too.

@@ -378,7 +378,7 @@ describe('host keys', () => {
     expect(r.stderr).toContain(j1.hostKeyFingerprint);
     expect(r.stderr).toContain('--accept-new-host-key');
     expect(readFileSync(empty, 'utf8')).toBe('');
-    await cli(['node', 'add', 'newbie', '--host', j1.host, '--port', String(j1.port), '--identity', lab.clientKey, '--known-hosts', empty, '--accept-new-host-key']);
+    await cli(['node', 'add', 'newbie', '--host', j1.host, '--port', String(j1.port), '--identity', lab.clientKey, '--known-hosts', empty, `--accept-new-host-key=${j1.hostKeyFingerprint}`]);
     expect(readFileSync(empty, 'utf8')).toContain(`[127.0.0.1]:${j1.port} ssh-ed25519 `);
   });
 });

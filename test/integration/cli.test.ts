@@ -49,7 +49,7 @@ describe('holdfast CLI', () => {
     expect(refused.stderr).toContain('--accept-new-host-key');
     expect((await runCli(['node', 'ls', '--json'], { HOLDFAST_HOME: home })).stdout.trim()).toBe('[]');
 
-    const ok = await runCli([...base, '--accept-new-host-key'], { HOLDFAST_HOME: home });
+    const ok = await runCli([...base, `--accept-new-host-key=${n.hostKeyFingerprint}`], { HOLDFAST_HOME: home });
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^added k1: containerd /);

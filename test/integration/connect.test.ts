@@ -82,7 +82,7 @@ describe('connect', () => {
     // The CLI refuses it as a safety check (exit 3) with one line on stderr.
     const home = tempHome();
     const r = await runCli(
-      ['node', 'add', 'c2', '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', kh, '--accept-new-host-key'],
+      ['node', 'add', 'c2', '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', kh, `--accept-new-host-key=${node.hostKeyFingerprint}`],
       { HOLDFAST_HOME: home },
     );
     expect(r.code).toBe(3);

@@ -6,6 +6,7 @@ import { describeImagesDir } from '../../core/node/distroConfig';
 import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
 import { parsePort, withSession, type Cli } from '../context';
 import { table } from '../format';
+import { acceptNewHostKeyOption, hostKeyAcceptance } from '../hostKeys';
 import { registerNodeImportCommands } from './fleet';
 
 /** One line saying which images dir a node uses and why (explicit, or detected from what). */
@@ -27,7 +28,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--user <user>', 'SSH user', 'root')
     .option('--identity <file>', 'private key file (default: ssh-agent)')
     .option('--known-hosts <file>', 'known_hosts file (default: ~/.ssh/known_hosts)')
-    .option('--accept-new-host-key', 'trust and record the host key of a host not yet in known_hosts')
+    .addOption(acceptNewHostKeyOption())
     .option('--socket <path>', 'containerd socket on the node', '/run/k3s/containerd/containerd.sock')
     .option('--images-dir <path>', 'images dir on the node (default: <data-dir>/agent/images of its k3s or RKE2, data-dir read from /etc/rancher/<distro>/config.yaml)')
     .option('--namespace <ns>', 'containerd namespace', 'k8s.io')
@@ -59,7 +60,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       }
       const def = completeNode(input);
       if (o.check) {
-        const info = await withSession(def, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
+        const info = await withSession(def, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey));
         // Without --images-dir, the one the node's distro uses (its data-dir), from the same probe.
         if (!o.imagesDir && info.imagesDir) Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
         const added = await s.add(input);
@@ -102,7 +103,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--identity <file>', 'private key file')
     .option('--no-identity', 'use ssh-agent instead of a key file')
     .option('--known-hosts <file>', 'known_hosts file')
-    .option('--accept-new-host-key', 'trust and record the host key of a host not yet in known_hosts')
+    .addOption(acceptNewHostKeyOption())
     .option('--socket <path>', 'containerd socket on the node')
     .option('--images-dir <path>', 'images dir on the node (then kept as given)')
     .option('--no-images-dir', "forget a given images dir: use the one the node's distro and data-dir say (read now, unless --no-check)")
@@ -144,7 +145,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       const reach = detect || changedBy(after).some((k) => !['imagesDir', 'imagesDirSource', 'group'].includes(k));
       let info: NodeInfo | undefined;
       if (o.check && reach) {
-        info = await withSession(after, (sess) => sess.detect(), Boolean(o.acceptNewHostKey));
+        info = await withSession(after, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey));
         if (detect && info.imagesDir) {
           Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
           after = completeNode(input);

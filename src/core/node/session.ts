@@ -9,6 +9,7 @@ import { platformFromUname, type Platform } from '../images/mediaTypes';
 import { TargetResolver } from '../images/resolve';
 import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
 import type { CredentialsProvider } from '../ssh/credentials';
+import type { AcceptNewHostKey } from '../ssh/hostKey';
 import type { Tunnel } from '../ssh/tunnel';
 import { parseProbe, probeArgv, type ProbeResult } from './detect';
 import { logger } from '../log';
@@ -17,10 +18,11 @@ const log = logger('node');
 
 export interface OpenNodeOptions {
   /**
-   * true, or the SHA256 fingerprint the user confirmed, to record an unknown host key. `true`
-   * applies to every hop of a jump chain; a fingerprint only to the node itself.
+   * Whether to record an unknown host key (see AcceptNewHostKey): it applies to every hop of a
+   * jump chain, and each hop records its key only if it is one of the fingerprints given (or a
+   * person confirmed that very key), so one fingerprint per new hop accepts exactly those keys.
    */
-  acceptNewHostKey?: boolean | string;
+  acceptNewHostKey?: AcceptNewHostKey;
   /** Per hop: TCP connect + handshake + authentication (paused while credentials are asked). */
   timeoutMs?: number;
   /** Asks a person for passphrases, passwords, keyboard-interactive answers (CLI: TTY; app: UI). */
@@ -68,7 +70,7 @@ export async function resolveJumpChain(def: NodeDef, resolveNode?: (name: string
   return chain;
 }
 
-function sshTargetFor(def: NodeDef, opts: OpenNodeOptions, acceptNew: boolean | string | undefined): SshTarget {
+function sshTargetFor(def: NodeDef, opts: OpenNodeOptions, acceptNew: AcceptNewHostKey | undefined): SshTarget {
   return {
     host: def.host,
     port: def.port,
@@ -86,7 +88,7 @@ function sshTargetFor(def: NodeDef, opts: OpenNodeOptions, acceptNew: boolean | 
 function viaHop(e: unknown, hop: NodeDef): unknown {
   if (!(e instanceof HoldfastError)) return e;
   return new HoldfastError(e.code, `Jump host ${hop.name}: ${e.message}`, {
-    ...(e.hint !== undefined ? { hint: e.hint.replace(/--accept-new-host-key SHA256:\S+/, '--accept-new-host-key (it applies to every hop)') } : {}),
+    ...(e.hint !== undefined ? { hint: e.hint.replace(/(--accept-new-host-key=SHA256:[A-Za-z0-9+/]+)\.?$/, `$1 for ${hop.name} (one such flag per new host of the chain; repeat the flag)`) } : {}),
     ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
     ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
     cause: e,
@@ -102,7 +104,7 @@ export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Pro
   let via: SshConnection | undefined;
   try {
     for (const hop of hops) {
-      const target = sshTargetFor(hop, opts, opts.acceptNewHostKey === true ? true : undefined);
+      const target = sshTargetFor(hop, opts, opts.acceptNewHostKey);
       target.label = `jump host ${hop.name} (${hop.host}:${hop.port})`;
       if (via) {
         target.sock = await via.forwardOut(hop.host, hop.port);

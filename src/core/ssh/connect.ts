@@ -14,7 +14,8 @@ import ssh2 from 'ssh2';
 import type { Client, ClientChannel, ConnectConfig, ParsedKey, SFTPWrapper } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { CREDENTIAL_ATTEMPTS, type CredentialsProvider } from './credentials';
-import { verifyHostKey } from './hostKey';
+import { verifyHostKey, type AcceptNewHostKey } from './hostKey';
+import { hostKeyAlgorithmsFor } from './hostKeyAlgorithms';
 import { hostKeyFingerprint } from './knownHosts';
 import { shellQuote } from './quote';
 import { openTunnel as openTunnelOn, type Tunnel, type TunnelOptions } from './tunnel';
@@ -30,8 +31,8 @@ export interface SshTarget {
   identity?: string;
   /** known_hosts file to verify (and, on accepted first contact, record) the host key. */
   knownHosts: string;
-  /** true, or the SHA256 fingerprint the user confirmed: record an unknown host's key. */
-  acceptNewHostKey?: boolean | string;
+  /** Whether to record an unknown host's key: the fingerprint(s) the user checked, or ask (hostKey.ts). */
+  acceptNewHostKey?: AcceptNewHostKey;
   /** Bound on TCP connect + handshake + authentication, in ms. Default 10 000. */
   readyTimeoutMs?: number;
   /** Passphrase of an encrypted identity file (else asked through credentials.passphrase). */
@@ -258,6 +259,8 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
   const readyTimeoutMs = target.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const auth = await planAuth(target);
   log.debug('connecting', { where, user, auth: auth.describe, via: target.via?.where ?? null });
+  // Offer the key types known_hosts records for this host first, as OpenSSH does.
+  const hostKeyAlgorithms = await hostKeyAlgorithmsFor(target.knownHosts, host, port);
 
   const client: Client = new ssh2.Client();
   let fingerprint: string | null = null;
@@ -435,6 +438,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       keepaliveInterval: KEEPALIVE_INTERVAL_MS,
       keepaliveCountMax: KEEPALIVE_COUNT_MAX,
       tryKeyboard: false,
+      ...(hostKeyAlgorithms ? { algorithms: { serverHostKey: hostKeyAlgorithms } } : {}),
       // Async verifier: ssh2 waits for verify(); anything but an explicit ok refuses the key.
       hostVerifier: (key: Buffer, verify: (ok: boolean) => void) => {
         if (phase === 'handshake' || phase === 'connect') phase = 'handshake';
@@ -448,12 +452,15 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
           verify(false);
           return;
         }
+        const acceptNew = target.acceptNewHostKey ?? false;
         verifyHostKey({
           knownHostsFile: target.knownHosts,
           host,
           port,
           keyBlob: key,
-          acceptNew: target.acceptNewHostKey ?? false,
+          // While a person looks at the fingerprint the clock stops, as for passwords.
+          acceptNew: typeof acceptNew === 'function' ? (k) => asking(() => acceptNew(k)) : acceptNew,
+          label: where,
         }).then(
           (verdict) => {
             fingerprint = verdict.fingerprint;

@@ -3,12 +3,15 @@
 //   - key on record for this host            -> ok
 //   - key on record as @revoked              -> refused (REFUSED), whatever acceptNew says
 //   - host on record with any other key      -> refused (HOST_KEY_CHANGED), whatever acceptNew says
-//   - host not on record                     -> refused (HOST_KEY_UNKNOWN) unless acceptNew is
-//                                               true or the fingerprint the user confirmed; then
-//                                               the key is appended to the known_hosts file.
+//   - host not on record                     -> refused (HOST_KEY_UNKNOWN) unless acceptNew says
+//                                               yes for this very key: one of the fingerprints the
+//                                               user checked, or a person confirmed it when asked;
+//                                               then the key is appended to the known_hosts file.
 // OpenSSH itself only calls it "changed" when a recorded key has the presented type; when only
 // keys of other types are on record it offers to add the new one. Holdfast is stricter: a host
-// that is on record but presents a key we have never seen is treated as changed.
+// that is on record but presents a key we have never seen is treated as changed. That is safe
+// because the connection offers the recorded key types first (hostKeyAlgorithms.ts), as OpenSSH
+// does, so a server holding the recorded key presents it.
 import { promises as fsp } from 'node:fs';
 import { HoldfastError } from '../errors';
 import {
@@ -20,14 +23,36 @@ import {
   type KnownHostEntry,
 } from './knownHosts';
 
+/** The key an unknown host presented, as a person is asked to confirm it. */
+export interface PresentedHostKey {
+  host: string;
+  port: number;
+  keyType: string;
+  /** SHA256:… */
+  fingerprint: string;
+  knownHostsFile: string;
+  /** How messages name the server (e.g. "jump host bastion (10.0.0.1:22)"), if the caller said. */
+  label?: string;
+}
+
+/**
+ * Whether to record an unknown host's key:
+ *   - a fingerprint, or several (one per hop of a jump chain): only a key with one of them;
+ *   - a function: asked with the presented key (e.g. a y/N question on a terminal); it may also
+ *     throw a HoldfastError to refuse with its own words;
+ *   - true: any key (only for callers that verified the key some other way).
+ */
+export type AcceptNewHostKey = boolean | string | readonly string[] | ((key: PresentedHostKey) => Promise<boolean>);
+
 export interface VerifyHostKeyInput {
   knownHostsFile: string;
   host: string;
   port: number;
   /** Raw public key blob the server presented. */
   keyBlob: Buffer;
-  /** true: record an unknown host's key; a string: record it only if it is this fingerprint. */
-  acceptNew: boolean | string;
+  acceptNew: AcceptNewHostKey;
+  /** For messages and the confirmation question. */
+  label?: string;
 }
 
 export interface HostKeyVerdict {
@@ -45,6 +70,16 @@ export const ACCEPT_NEW_HINT_FLAG = '--accept-new-host-key';
 export function normalizeFingerprint(fp: string): string {
   const s = fp.trim().replace(/^SHA256:/i, '').replace(/=+$/, '');
   return `SHA256:${s}`;
+}
+
+/** Whether s reads as an OpenSSH SHA-256 fingerprint (43 base64 characters, optional prefix/padding). */
+export function isFingerprint(s: string): boolean {
+  return /^(SHA256:)?[A-Za-z0-9+/]{43}=?$/i.test(s.trim());
+}
+
+/** The exact flag that accepts this key, as the CLI takes it. */
+export function acceptFlagFor(fingerprint: string): string {
+  return `${ACCEPT_NEW_HINT_FLAG}=${fingerprint}`;
 }
 
 // Serialise verify+append per file inside this process, so two parallel first connections to
@@ -89,7 +124,8 @@ export async function verifyHostKey(input: VerifyHostKeyInput): Promise<HostKeyV
     throw new HoldfastError('REFUSED', `${where(host, port)} presented a malformed host key.`, { fingerprint });
   }
 
-  return withFileLock(knownHostsFile, async () => {
+  type Pending = { ask: (k: PresentedHostKey) => Promise<boolean>; presented: PresentedHostKey };
+  return withFileLock(knownHostsFile, async (): Promise<HostKeyVerdict | Pending> => {
     const entries = lookupHostKeys(await readKnownHosts(knownHostsFile), host, port);
     const same = (e: KnownHostEntry) => e.keyBlob.equals(keyBlob);
 
@@ -127,26 +163,51 @@ export async function verifyHostKey(input: VerifyHostKeyInput): Promise<HostKeyV
       );
     }
 
-    const accepted =
-      acceptNew === true || (typeof acceptNew === 'string' && normalizeFingerprint(acceptNew) === fingerprint);
-    if (!accepted) {
-      const mismatch = typeof acceptNew === 'string' && acceptNew !== '';
-      throw new HoldfastError(
-        'HOST_KEY_UNKNOWN',
-        mismatch
-          ? `${where(host, port)} presented host key ${keyType} ${fingerprint}, not the fingerprint you accepted (${normalizeFingerprint(acceptNew)}).`
-          : `${where(host, port)} is not in ${knownHostsFile}; it presented host key ${keyType} ${fingerprint}.`,
-        {
-          fingerprint,
-          hint: mismatch
-            ? `Do not connect: check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub).`
-            : `Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub), then re-run with ${ACCEPT_NEW_HINT_FLAG} ${fingerprint}.`,
-        },
-      );
+    const presented: PresentedHostKey = { host, port, keyType, fingerprint, knownHostsFile, ...(input.label ? { label: input.label } : {}) };
+    const given = typeof acceptNew === 'string' ? [acceptNew] : Array.isArray(acceptNew) ? (acceptNew as readonly string[]) : [];
+    const listed = given.some((fp) => fp !== '' && normalizeFingerprint(fp) === fingerprint);
+    if (acceptNew === true || listed) return record(presented, keyBlob);
+    if (typeof acceptNew === 'function') return { ask: acceptNew, presented };
+    throw unknownHost(presented, given.filter((fp) => fp !== ''));
+  }).then(async (v) => {
+    if (!('ask' in v)) return v;
+    // A person is asked outside the file's lock (they may take their time), then the file is
+    // read again: the host may have been recorded meanwhile, even with another key.
+    if (!(await v.ask(v.presented))) {
+      throw new HoldfastError('HOST_KEY_UNKNOWN', `${describe(v.presented)} presented host key ${keyType} ${fingerprint}, which was not accepted.`, {
+        fingerprint,
+        hint: `Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub); to accept it, re-run with ${acceptFlagFor(fingerprint)}.`,
+      });
     }
+    return verifyHostKey({ ...input, acceptNew: [fingerprint] });
+  });
+}
 
-    await appendKnownHost(knownHostsFile, formatKnownHostsLine(host, port, keyType, keyBlob));
-    return { status: 'recorded', fingerprint, keyType, line: null };
+// Messages name host:port: a jump hop's error is prefixed with the hop by its caller.
+function describe(k: PresentedHostKey): string {
+  return where(k.host, k.port);
+}
+
+async function record(k: PresentedHostKey, keyBlob: Buffer): Promise<HostKeyVerdict> {
+  await appendKnownHost(k.knownHostsFile, formatKnownHostsLine(k.host, k.port, k.keyType, keyBlob));
+  return { status: 'recorded', fingerprint: k.fingerprint, keyType: k.keyType, line: null };
+}
+
+function unknownHost(k: PresentedHostKey, given: readonly string[]): HoldfastError {
+  const { fingerprint, keyType, knownHostsFile } = k;
+  if (given.length > 0) {
+    // The fingerprints may be meant for other hosts of a jump chain (one per new hop).
+    const list = given.map(normalizeFingerprint).join(', ');
+    return new HoldfastError('HOST_KEY_UNKNOWN', `${describe(k)} is not in ${knownHostsFile}; it presented host key ${keyType} ${fingerprint}, not ${given.length === 1 ? 'the fingerprint' : 'any of the fingerprints'} you accepted (${list}).`, {
+      fingerprint,
+      hint:
+        `If you meant ${given.length === 1 ? 'it' : 'one of them'} for this host, do not connect: its key is another. ` +
+        `If not (another host of a jump chain), check this host's fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub), then add ${acceptFlagFor(fingerprint)}.`,
+    });
+  }
+  return new HoldfastError('HOST_KEY_UNKNOWN', `${describe(k)} is not in ${knownHostsFile}; it presented host key ${keyType} ${fingerprint}.`, {
+    fingerprint,
+    hint: `Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub), then re-run with ${acceptFlagFor(fingerprint)}.`,
   });
 }
 
