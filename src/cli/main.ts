@@ -10,6 +10,7 @@ import { registerPinCommands } from './commands/pins';
 import { registerTransferCommands } from './commands/transfer';
 import { createCli, defaultIo, parsePort, type Io } from './context';
 import { EXIT, exitCodeFor } from './exit';
+import { catchCliCrashes, startCliLog } from './logging';
 import { terminalSafe } from './format';
 import { serveCommand } from './serve';
 
@@ -19,7 +20,10 @@ export function buildProgram(io: Io = defaultIo): Command {
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .exitOverride();
+    .exitOverride()
+    .option('--verbose', 'log what Holdfast does to stderr (as HOLDFAST_LOG=debug; secrets never logged)')
+    // Before any command runs: its connections, retries and skipped errors are what --verbose shows.
+    .hook('preAction', (self) => startCliLog({ verbose: self.opts().verbose === true, err: io.err }));
   const cli = createCli(io);
   registerNodeCommands(program, cli);
   registerInspectCommands(program, cli);
@@ -38,6 +42,8 @@ export function buildProgram(io: Io = defaultIo): Command {
 }
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  // The real process (bin/holdfast.mjs) only: a test that passes its own io keeps its runner's handlers.
+  if (io === defaultIo) catchCliCrashes(io.err);
   const program = buildProgram(io);
   try {
     await program.parseAsync(argv);
