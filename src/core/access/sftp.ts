@@ -132,6 +132,19 @@ export class SftpFileAccess implements FileAccess {
     }
   }
 
+  async realpath(p: string): Promise<string | null> {
+    const sftp = await this.sftp();
+    let real: string;
+    try {
+      real = await call<string>((cb) => sftp.realpath(p, cb));
+    } catch (err) {
+      if (isNoSuchFile(err)) return null;
+      throw new HoldfastError('REFUSED', `Cannot resolve ${p} on the node: ${(err as Error).message}.`, { cause: err });
+    }
+    // OpenSSH resolves a missing last component too; say "missing" as `realpath -e` does.
+    return (await this.stat(real, { lstat: true })) ? real : null;
+  }
+
   async freeSpace(dir: string): Promise<FreeSpace | null> {
     try {
       const sftp = await this.sftp();

@@ -1,7 +1,7 @@
 // FileAccess for a non-root SSH user with password-less sudo: each operation is one
 // `sudo -n <program> [options] -- <path>` exec (argv-quoted, never a shell string built from
 // names), so a node's sudoers may also list just these programs: find, stat, cat, sha256sum,
-// rm, mkdir, df, install, mv.
+// rm, mkdir, df, install, mv, realpath.
 //
 // Uploads: SFTP into ~/.holdfast-staging (the user's own, 0700; resumable as always), then
 // `install -o root -g root -m 0644` next to the final name under the staging name k3s ignores,
@@ -167,6 +167,18 @@ export class SudoFileAccess implements FileAccess {
 
   async mkdirp(dir: string): Promise<void> {
     await this.sudo(['mkdir', '-p', '-m', '0755', '--', dir], `Creating ${dir}`);
+  }
+
+  async realpath(p: string): Promise<string | null> {
+    // -e: every component must exist; -z: NUL-terminated, so any name survives.
+    const r = await this.ssh.exec([...SUDO, 'realpath', '-e', '-z', '--', p], { timeoutMs: 30_000 });
+    if (r.code !== 0) {
+      if (NO_SUCH_FILE.test(r.stderr)) return null;
+      throw this.refused(`Resolving ${p}`, r.stderr, r.code);
+    }
+    const real = r.stdout.split('\0')[0] ?? '';
+    if (!real.startsWith('/')) throw new HoldfastError('INTERNAL', `Unexpected realpath output for ${p} on the node.`);
+    return real;
   }
 
   freeSpace(dir: string): Promise<FreeSpace | null> {

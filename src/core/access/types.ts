@@ -51,6 +51,12 @@ export interface FileAccess {
   mkdirp(dir: string): Promise<void>;
   /** Free bytes on the file system holding dir; null when the node cannot tell. */
   freeSpace(dir: string): Promise<FreeSpace | null>;
+  /**
+   * The canonical path of an existing path, every symlink resolved, as the node sees it (SFTP
+   * realpath; `sudo -n realpath -e`); null when it does not exist. Uploads compare it with the
+   * images dir's, so a symlinked folder cannot carry a write outside it.
+   */
+  realpath(path: string): Promise<string | null>;
   /** Where an upload's bytes go and how they are moved into place. */
   uploadArea(target: UploadTarget): Promise<UploadArea>;
 }

@@ -46,6 +46,12 @@ export function uploadTarget(imagesDir: string, remoteName: string): UploadTarge
   return { relPath: segments.join('/'), remotePath, stagingPath, remoteDir };
 }
 
+/** Whether the absolute, canonical path p is root itself or lies below it. */
+export function isInside(root: string, p: string): boolean {
+  if (root === '/') return p.startsWith('/');
+  return p === root || p.startsWith(`${root}/`);
+}
+
 /** `.<name>.holdfast-partial`; asserted to be a name k3s ignores. */
 export function stagingName(name: string): string {
   const staging = `.${name}${PARTIAL_SUFFIX}`;

@@ -22,6 +22,11 @@
 // puts them under the staging name, `sudo -n sha256sum` verifies that root-owned copy and
 // `sudo -n mv -n -T` moves it onto the final name without ever overwriting.
 //
+// Containment (contain.ts): the folder written into must resolve, on the node, inside the images
+// dir's realpath — checked before anything is looked at, just before the open, and before the
+// rename (and, under sudo, before the root-owned install): a symlinked subfolder cannot carry a
+// write elsewhere (REFUSED).
+//
 // Errors: HoldfastError throughout, except cancellation (AbortSignal), which rejects with an
 // Error whose `name` is 'AbortError' (the DOM convention `fetch` and `stream.pipeline` use);
 // the staging file is kept, so the next call resumes. A dropped connection is UNREACHABLE
@@ -48,6 +53,7 @@ import {
 } from './paths';
 import { ProgressMeter, type UploadProgress } from './progress';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
+import { Containment } from './contain';
 import { logger } from '../log';
 
 const log = logger('upload');
@@ -170,7 +176,10 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     const sftp = await session.ssh.sftp();
     const files = session.files;
     const area = await files.uploadArea(target);
-    const ctx: Ctx = { session, sftp, files, area, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
+    // Nothing is looked at, created or written through a folder that leads outside the images dir.
+    const contain = new Containment(files, session.def.imagesDir, target, node);
+    await contain.checkExisting();
+    const ctx: Ctx = { session, sftp, files, area, contain, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
     if (signal) ctx.signal = signal;
 
     // 1. the final name
@@ -203,6 +212,9 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     //    next to the final name first). Skipped when the resume check already hashed the complete
     //    file and nothing was copied since.
     checkAbort();
+    // The copy about to be verified (under sudo: installed there now, as root) is reached through
+    // the target's folder: resolve it again first.
+    await contain.checkDir('during the upload');
     const staged = await area.stage({ timeoutMs: hashTimeout(size) });
     if (start < size || size === 0 || staged !== area.writePath) {
       checkAbort();
@@ -230,6 +242,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     };
     const raced = await files.stat(target.remotePath, { lstat: true });
     if (raced) return await taken(raced);
+    await contain.checkDir('before the rename');
     if (!(await area.commit())) {
       const now = await files.stat(target.remotePath, { lstat: true });
       if (now) return await taken(now);
@@ -256,6 +269,7 @@ interface Ctx {
   sftp: SFTPWrapper;
   files: FileAccess;
   area: UploadArea;
+  contain: Containment;
   fh: FileHandle;
   fd: number;
   size: number;
@@ -379,7 +393,12 @@ async function ensureRoom(ctx: Ctx, toSend: number, freedByTruncate: number): Pr
 }
 
 async function mkdirs(ctx: Ctx): Promise<void> {
+  // The images dir first (it is the root, whatever its own path resolves to), then only what is
+  // missing below a folder that resolves inside it, then the folder itself, just before the open.
+  await ctx.files.mkdirp(ctx.session.def.imagesDir);
+  await ctx.contain.checkExisting();
   await ctx.files.mkdirp(ctx.target.remoteDir);
+  await ctx.contain.checkDir('before the upload');
   await ctx.area.prepare();
 }
 
