@@ -331,10 +331,8 @@ describe('authentication', () => {
     await k.close();
     expect(prompts.join(' ')).toMatch(/password/i);
 
-    const started = Date.now();
     const wrong = await openError({ ...base, auth: 'password' }, { credentials: { password: async () => WRONG } });
     expect(wrong.code).toBe('AUTH_FAILED');
-    expect(Date.now() - started).toBeLessThan(20_000);
 
     const cancelled = await openError({ ...base, auth: 'keyboard-interactive' }, { credentials: { keyboardInteractive: async () => Promise.reject(new Error(`user said no ${PASSWORD}`)) } });
     expect(cancelled.message).toMatch(/cancelled/);

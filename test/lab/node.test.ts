@@ -6,18 +6,14 @@ import { ssh } from './helpers.ts';
 
 describe('lab nodes', () => {
   let lab: Lab;
-  let startMs = 0;
   beforeAll(async () => {
-    const t0 = Date.now();
     lab = await startLab({ nodes: ['a', 'b'] });
-    startMs = Date.now() - t0;
   });
   afterAll(async () => {
     await lab?.stop();
   });
 
-  it('starts quickly and describes every node', async () => {
-    expect(startMs).toBeLessThan(5000);
+  it('starts and describes every node', async () => {
     expect(lab.nodes.map((n) => n.name)).toEqual(['a', 'b']);
     expect(lab.dir.length).toBeLessThan(40);
     for (const n of lab.nodes) {
@@ -135,9 +131,7 @@ describe('lab stop', () => {
       if (comms.includes('sleep') && comms.filter((c) => c === 'sleep').length >= 2) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    const t0 = Date.now();
     await lab.stop();
-    expect(Date.now() - t0).toBeLessThan(5000);
     const left: string[] = [];
     for (const p of (await readdir('/proc')).filter((x) => /^\d+$/.test(x))) {
       if ((await nsOf(p)) === nodeNs) left.push(p);
