@@ -6,8 +6,11 @@
 //
 // zstd (fzstd), bzip2 (unbzip2-stream) and lz4 (./lz4.ts) are synchronous push decoders driven
 // from one Transform; gzip wraps Node's zlib, which works off-thread. Back-pressure: a Transform
-// does not ask for more input while its readable side is above the high-water mark, so memory
-// stays bounded by one input chunk's worth of output (one compressed block for lz4/zstd/bzip2).
+// does not ask for more input while its readable side is above the high-water mark — but one
+// input chunk (up to 1 MiB) of zstd RLE blocks alone decodes to 32 GiB. So the synchronous
+// decoders are fed small slices of each chunk (SLICE_BYTES), and between slices the Transform
+// waits while its output is unread: memory stays bounded by one slice's worth of output (a few
+// MiB) whatever the compression ratio.
 import { PassThrough, Transform, type TransformCallback } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
@@ -55,6 +58,11 @@ function looksLike(head: Uint8Array, expected: ArchiveCompression): string {
 }
 
 interface SyncEngine {
+  /**
+   * Where the next piece of `chunk` from `off` ends, for engines that can tell how much a piece
+   * decodes to; else the decompressor cuts fixed slices (SLICE_BYTES).
+   */
+  next?(chunk: Buffer, off: number): number;
   push(chunk: Buffer, out: (b: Buffer) => void): void;
   end(out: (b: Buffer) => void): void;
 }
@@ -91,12 +99,29 @@ abstract class DecompressorBase extends Transform {
   }
 }
 
+/**
+ * Input slice per engine call, for engines without `next`: lz4 decodes at most 255× plus one
+ * block (≤ 4 MiB), bzip2 one block (≤ 900 kB before its run-length stage) at a time.
+ */
+const SLICE_BYTES: Partial<Record<ArchiveCompression, number>> = { lz4: 4096, bzip2: 16 * 1024 };
+/** zstd: feed fzstd pieces whose blocks decode to at most about this much. */
+const ZSTD_PIECE_OUTPUT = 4 * 1024 * 1024;
+
 class SyncDecompressor extends DecompressorBase {
   private readonly out = (b: Buffer): void => {
     if (b.length === 0) return;
     this.bytesOut += b.length;
+    this.pushed = true;
     this.push(b);
   };
+  private readonly slice: number;
+  /** The rest of a chunk, waiting for the consumer to read (see _read). */
+  private rest: (() => void) | null = null;
+  /**
+   * Output pushed since the chunk was last resumed. Pausing is only allowed after a push: the
+   * stream calls _read again only once something was pushed since its last _read.
+   */
+  private pushed = false;
 
   constructor(
     compression: ArchiveCompression,
@@ -104,17 +129,43 @@ class SyncDecompressor extends DecompressorBase {
     private readonly mapError: ErrorMapper,
   ) {
     super(compression);
+    this.slice = SLICE_BYTES[compression] ?? 64 * 1024;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.noteInput(chunk);
-    try {
-      this.engine.push(chunk, this.out);
-    } catch (e) {
-      cb(this.toArchiveError(e, false, this.mapError));
-      return;
+    let off = 0;
+    const step = (): void => {
+      this.pushed = false;
+      try {
+        while (off < chunk.length) {
+          const end = this.engine.next ? this.engine.next(chunk, off) : Math.min(chunk.length, off + this.slice);
+          this.engine.push(chunk.subarray(off, end), this.out);
+          off = end;
+          if (off < chunk.length && this.pushed && this.readableLength >= HIGH_WATER) {
+            this.rest = step;
+            return;
+          }
+        }
+      } catch (e) {
+        cb(this.toArchiveError(e, false, this.mapError));
+        return;
+      }
+      cb();
+    };
+    step();
+  }
+
+  override _read(size: number): void {
+    const rest = this.rest;
+    if (rest && !this.destroyed) {
+      this.rest = null;
+      rest();
+      // Paused again (after a push, so the stream calls _read again): wait for it.
+      if (this.rest) return;
     }
-    cb();
+    // The chunk is done: Transform may be holding its write callback for this _read.
+    super._read(size);
   }
 
   override _flush(cb: TransformCallback): void {
@@ -144,19 +195,32 @@ class ZstdEngine implements SyncEngine {
   });
   private sawInput = false;
 
-  push(chunk: Buffer, out: (b: Buffer) => void): void {
-    this.sink = out;
-    if (chunk.length > 0) this.sawInput = true;
-    for (const header of this.frames.push(chunk)) {
+  /** Walks the frame and block headers of the next piece before fzstd is given any of it. */
+  next(chunk: Buffer, off: number): number {
+    const { end, headers } = this.frames.walk(chunk, off, ZSTD_PIECE_OUTPUT);
+    for (const header of headers) {
       const refusal = k3sZstdRefusal(header);
       if (refusal) throw new ArchiveError('unsupported', `unsupported: ${refusal.message}`, { refusal });
     }
-    this.d.push(chunk, false);
+    // Bytes the walker cannot vouch for (not a frame, a reserved or oversized block) would reach
+    // fzstd unchecked, and the next "frame header" in them with it: refuse them here.
+    if (this.frames.lost) throw new ArchiveError('corrupt', 'corrupt: the zstd stream is damaged (invalid frame or block header)');
+    return end;
+  }
+
+  /** Decodes the piece `next` just walked. */
+  push(piece: Buffer, out: (b: Buffer) => void): void {
+    this.sink = out;
+    if (piece.length > 0) this.sawInput = true;
+    this.d.push(piece, false);
   }
 
   end(out: (b: Buffer) => void): void {
     this.sink = out;
     if (!this.sawInput) throw new ArchiveError('truncated', 'truncated: the zstd stream is empty');
+    // At the end fzstd reads a partial frame header as if it were whole (missing bytes as 0), so
+    // a 9-byte file could have it allocate 2 GB: a header the walker has not seen complete is cut.
+    if (this.frames.inFrameHeader) throw new ArchiveError('truncated', 'truncated: the zstd stream ends inside a frame header');
     this.d.push(new Uint8Array(0), true);
   }
 }

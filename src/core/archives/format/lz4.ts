@@ -41,6 +41,8 @@ const corrupt = (detail: string): ArchiveError =>
 const isMagic = (v: number): boolean =>
   v === FRAME_MAGIC || v === LEGACY_MAGIC || (v >= SKIPPABLE_MIN && v <= SKIPPABLE_MAX);
 
+const EMPTY = Buffer.alloc(0);
+
 /** FIFO of input chunks; hands out exact byte counts, copying only when a read spans chunks. */
 class ByteQueue {
   private chunks: Buffer[] = [];
@@ -55,6 +57,9 @@ class ByteQueue {
 
   /** Exactly n bytes (caller checked `length >= n`). */
   take(n: number): Buffer {
+    // A zero-length (stored) block may arrive when the queue is empty, i.e. when a read ended
+    // right after its size field: it must decode the same wherever the input was split.
+    if (n === 0) return EMPTY;
     const first = this.chunks[0]!;
     if (first.length - this.head >= n) {
       const out = first.subarray(this.head, this.head + n);

@@ -13,12 +13,19 @@
 // promises; `verifyBlobs: true` hashes and checks them too). Every other regular file is hashed
 // while it streams past, because containerd digests docker-save members by content and the
 // directory name of a classic `<id>/layer.tar` is not its digest.
+//
+// The archive may be hostile (anything in a node's images dir is read with this): every count,
+// size, nesting level and the decompression ratio is bounded (src/core/limits.ts, 'archive.*'),
+// and going over one is an ArchiveError 'over-limit' naming it. The work stays linear in the
+// input: tags of one docker-save entry share one platform list, configs are hashed once, and the
+// expansion of shared manifests and nested indexes is counted against archive.expandedEntries.
 import { createHash } from 'node:crypto';
 import { finished, type Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { formatPlatform, platformMatches, type Platform } from '../../images/mediaTypes';
+import { formatLimit, limit } from '../../limits';
 import { decompressor, sniffFormat } from './decompress';
-import { ArchiveError, type K3sImportRefusal } from './errors';
+import { ArchiveError, overLimit, type K3sImportRefusal } from './errors';
 import type { ArchiveCompression } from './extensions';
 import { isFullReference, normalizeReference, ReferenceError } from './reference';
 
@@ -67,9 +74,9 @@ export interface ArchiveIndex {
 
 export interface ReadArchiveIndexOptions {
   compression: ArchiveCompression;
-  /** Largest member kept in memory as possible metadata. Default 4 MiB. */
+  /** Largest member kept in memory as possible metadata. Default: limit archive.jsonMemberBytes. */
   maxJsonBytes?: number;
-  /** Upper bound for all kept members together. Default 64 MiB. */
+  /** Upper bound for all kept members together. Default: limit archive.metadataBytes. */
   maxMetadataBytes?: number;
   /** Also hash blobs/sha256/* members and fail on a digest mismatch (costs one SHA-256 pass). */
   verifyBlobs?: boolean;
@@ -80,11 +87,23 @@ export interface ReadArchiveIndexOptions {
    * found from the frame header alone, before anything is decoded.
    */
   unimportable?: 'reject' | 'describe';
+  /** Decompressed bytes read before the expansion ratio applies. Default: limit archive.expansionGraceBytes. */
+  expansionGraceBytes?: number;
   signal?: AbortSignal;
 }
 
-const DEFAULT_MAX_JSON = 4 * 1024 * 1024;
-const DEFAULT_MAX_METADATA = 64 * 1024 * 1024;
+const DEFAULT_MAX_JSON = limit('archive.jsonMemberBytes');
+const DEFAULT_MAX_METADATA = limit('archive.metadataBytes');
+const MAX_MEMBERS = limit('archive.members');
+const MAX_NAME = limit('archive.memberNameBytes');
+const MAX_NAMES = limit('archive.memberNamesBytes');
+const MAX_REFERENCES = limit('archive.references');
+const MAX_LAYERS = limit('archive.layersPerImage');
+const MAX_INDEX_DEPTH = limit('archive.indexDepth');
+const MAX_INDEX_ENTRIES = limit('archive.indexEntries');
+const MAX_EXPANDED = limit('archive.expandedEntries');
+const MAX_RATIO = limit('archive.expansionRatio');
+const RATIO_GRACE = limit('archive.expansionGraceBytes');
 const META_NAMES = new Set(['manifest.json', 'index.json', 'oci-layout', 'repositories']);
 const BLOB_PATH = /^blobs\/sha256\/([a-f0-9]{64})$/;
 const INDEX_TYPES = new Set(['application/vnd.oci.image.index.v1+json', 'application/vnd.docker.distribution.manifest.list.v2+json']);
@@ -148,6 +167,18 @@ interface Collected {
   symlinks: Map<string, string>;
   members: number;
   uncompressedBytes: number;
+  /** Bytes read from the source (compressed), for the expansion ratio. */
+  compressedBytes: number;
+  /** Bytes of member names and link targets seen. */
+  nameBytes: number;
+}
+
+/** Throws if a member name (or link target) is over the name limits; counts it otherwise. */
+function checkName(col: Collected, name: string, what: string): void {
+  const n = Buffer.byteLength(name);
+  if (n > MAX_NAME) throw overLimit('archive.memberNameBytes', `a tar member's ${what} is ${n.toLocaleString('en-US')} bytes long`);
+  col.nameBytes += n;
+  if (col.nameBytes > MAX_NAMES) throw overLimit('archive.memberNamesBytes', 'the tar member names add up to more than ' + formatLimit('archive.memberNamesBytes'));
 }
 
 function looksLikeJson(chunk: Buffer): boolean | null {
@@ -165,6 +196,7 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
   const maxJson = opts.maxJsonBytes ?? DEFAULT_MAX_JSON;
   const maxMeta = opts.maxMetadataBytes ?? DEFAULT_MAX_METADATA;
   const verify = opts.verifyBlobs ?? false;
+  const grace = opts.expansionGraceBytes ?? RATIO_GRACE;
   const col: Collected = {
     files: new Map(),
     digests: new Map(),
@@ -173,6 +205,8 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
     symlinks: new Map(),
     members: 0,
     uncompressedBytes: 0,
+    compressedBytes: 0,
+    nameBytes: 0,
   };
   let keptBytes = 0;
   let head = Buffer.alloc(0);
@@ -212,6 +246,9 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
       col.members++;
       let path: string;
       try {
+        if (col.members > MAX_MEMBERS) throw overLimit('archive.members', `the archive has more than ${formatLimit('archive.members')} tar members`);
+        checkName(col, header.name, 'name');
+        if (header.linkname) checkName(col, header.linkname, 'link target');
         path = safeMemberPath(header.name);
         if (header.type === 'symlink') col.symlinks.set(path, safeLinkTarget(path, header.linkname ?? '', 'symlink'));
         // containerd ignores hard links, but one pointing outside is still a hostile archive.
@@ -285,10 +322,22 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
     });
 
     source.pipe(dec).pipe(extract as unknown as NodeJS.WritableStream);
+    source.on('data', (chunk: unknown) => {
+      col.compressedBytes += (chunk as Buffer).length;
+    });
     dec.on('data', (chunk: unknown) => {
       const c = chunk as Buffer;
       col.uncompressedBytes += c.length;
       if (head.length < 264) head = Buffer.concat([head, c.subarray(0, 264 - head.length)]);
+      // A bomb: reading on would cost time without end (the decompressor's memory is bounded).
+      if (col.uncompressedBytes > grace && col.uncompressedBytes > MAX_RATIO * col.compressedBytes) {
+        fail(
+          overLimit(
+            'archive.expansionRatio',
+            `the ${opts.compression} stream decompresses to more than ${MAX_RATIO.toLocaleString('en-US')} times its size (${col.uncompressedBytes.toLocaleString('en-US')} bytes from ${col.compressedBytes.toLocaleString('en-US')})`,
+          ),
+        );
+      }
     });
   });
 }
@@ -384,8 +433,26 @@ interface DockerEntry {
   Layers?: unknown;
 }
 
+/** Counts platform and layer records against archive.expandedEntries as the index is built. */
+class ExpansionBudget {
+  private used = 0;
+  constructor(private readonly file: 'manifest.json' | 'index.json') {}
+  spend(n: number): void {
+    this.used += n;
+    if (this.used > MAX_EXPANDED) {
+      throw overLimit(
+        'archive.expandedEntries',
+        `the images ${this.file} lists expand to more than ${formatLimit('archive.expandedEntries')} platform and layer records (every tag, shared manifest and nested index counted where it is listed)`,
+      );
+    }
+  }
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
 function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
   if (!Array.isArray(manifest)) throw new ArchiveError('corrupt', 'corrupt: manifest.json is not a list of images');
+  if (manifest.length > MAX_REFERENCES) throw overLimit('archive.references', `manifest.json lists ${count(manifest.length)} images`);
   // containerd resolves each symlink once (`path.Join(dir, linkname)`), to a regular file.
   const lookup = (p: string): { path: string; info: FileInfo } | null => {
     let clean: string;
@@ -400,14 +467,23 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
     const viaLink = target !== undefined ? col.files.get(target) : undefined;
     return viaLink ? { path: target!, info: viaLink } : null;
   };
+  // Entries may share a config: hash and parse each once.
+  const configs = new Map<string, { hex: string; platform: Platform | undefined }>();
+  const budget = new ExpansionBudget('manifest.json');
+  let references = 0;
 
   const images: ArchiveImage[] = [];
   for (const [i, raw] of manifest.entries()) {
-    const e = (raw ?? {}) as DockerEntry;
+    const e = (raw !== null && typeof raw === 'object' ? raw : {}) as DockerEntry;
     if (typeof e.Config !== 'string') throw new ArchiveError('corrupt', `corrupt: manifest.json entry ${i + 1} has no Config`);
     const tags = Array.isArray(e.RepoTags) ? e.RepoTags.filter((t): t is string => typeof t === 'string') : [];
     const layerPaths = Array.isArray(e.Layers) ? e.Layers.filter((l): l is string => typeof l === 'string') : [];
     const label = tags[0] ?? `manifest.json entry ${i + 1}`;
+    references += Math.max(tags.length, 1);
+    if (references > MAX_REFERENCES) throw overLimit('archive.references', `manifest.json names more than ${formatLimit('archive.references')} images (${count(references)} by entry ${i + 1})`);
+    if (layerPaths.length > MAX_LAYERS) throw overLimit('archive.layersPerImage', `${label} has ${count(layerPaths.length)} layers`);
+    // One record per tag, all sharing this entry's platform list: count what a copy per tag would be.
+    budget.spend(Math.max(tags.length, 1) * (1 + layerPaths.length));
 
     const cfg = lookup(e.Config);
     if (!cfg) {
@@ -416,16 +492,20 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
         `missing blob: the config ${e.Config} of ${label} is not in the archive, so containerd rejects the whole archive`,
       );
     }
-    const cfgBytes = col.kept.get(cfg.path);
-    if (!cfgBytes) throw new ArchiveError('unsupported', `unsupported: the config ${e.Config} of ${label} is larger than the metadata size limit`);
-    const hex = sha256hex(cfgBytes);
-    const named = /(?:^|\/)([a-f0-9]{64})(?:\.json)?$/.exec(cfg.path)?.[1];
-    if (named && named !== hex) {
-      throw new ArchiveError('corrupt', `corrupt: the config ${e.Config} of ${label} does not match its digest (it hashes to sha256:${hex})`, {
-        member: cfg.path,
-      });
+    let parsed = configs.get(cfg.path);
+    if (!parsed) {
+      const cfgBytes = col.kept.get(cfg.path);
+      if (!cfgBytes) throw new ArchiveError('unsupported', `unsupported: the config ${e.Config} of ${label} is larger than the metadata size limit`);
+      const hex = sha256hex(cfgBytes);
+      const named = /(?:^|\/)([a-f0-9]{64})(?:\.json)?$/.exec(cfg.path)?.[1];
+      if (named && named !== hex) {
+        throw new ArchiveError('corrupt', `corrupt: the config ${e.Config} of ${label} does not match its digest (it hashes to sha256:${hex})`, {
+          member: cfg.path,
+        });
+      }
+      parsed = { hex, platform: configPlatform(parseJson(cfgBytes, `the config ${e.Config}`)) };
+      configs.set(cfg.path, parsed);
     }
-    const platform = configPlatform(parseJson(cfgBytes, `the config ${e.Config}`));
 
     const layers: { digest: string; size: number }[] = [];
     for (const lp of layerPaths) {
@@ -439,7 +519,7 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
     }
 
     const platforms: ArchivePlatform[] = [
-      { platform: platform ? formatPlatform(platform) : 'unknown', manifestDigest: null, configDigest: `sha256:${hex}`, layers, missing: [] },
+      { platform: parsed.platform ? formatPlatform(parsed.platform) : 'unknown', manifestDigest: null, configDigest: `sha256:${parsed.hex}`, layers, missing: [] },
     ];
     const names: (string | null)[] = [];
     for (const t of tags) {
@@ -453,10 +533,9 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
       }
     }
     if (names.length === 0) names.push(null);
-    // containerd records one image per RepoTag.
-    for (const name of names) {
-      images.push({ name, targetDigest: null, targetMediaType: null, platforms: platforms.map((p) => ({ ...p, layers: [...p.layers] })) });
-    }
+    // containerd records one image per RepoTag; the records share one (read-only) platform list,
+    // so 40,000 tags of one 40,000-layer entry cost one list, not 1.6 billion layer records.
+    for (const name of names) images.push({ name, targetDigest: null, targetMediaType: null, platforms });
   }
   return images;
 }
@@ -465,10 +544,34 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
 
 type BlobLookup = { state: 'ok'; json: unknown } | { state: 'missing' } | { state: 'too-large' };
 
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A descriptor as JSON gave it: an object with a string digest, else null. */
+function asDescriptor(v: unknown): Descriptor | null {
+  if (!isObject(v) || typeof v['digest'] !== 'string') return null;
+  const d: Descriptor = { digest: v['digest'] };
+  if (typeof v['mediaType'] === 'string') d.mediaType = v['mediaType'];
+  if (typeof v['size'] === 'number') d.size = v['size'];
+  const p = v['platform'];
+  if (isObject(p) && typeof p['os'] === 'string' && typeof p['architecture'] === 'string') {
+    d.platform = typeof p['variant'] === 'string' ? { os: p['os'], architecture: p['architecture'], variant: p['variant'] } : { os: p['os'], architecture: p['architecture'] };
+  }
+  if (isObject(v['annotations'])) {
+    const ann: Record<string, string> = {};
+    for (const [k, a] of Object.entries(v['annotations'])) if (typeof a === 'string') ann[k] = a;
+    d.annotations = ann;
+  }
+  return d;
+}
+
+const usablePlatform = (p: Platform | undefined): Platform | undefined => (p && typeof p.os === 'string' && typeof p.architecture === 'string' ? p : undefined);
+
 function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   const manifests = (index as { manifests?: unknown } | null)?.manifests;
   if (!Array.isArray(manifests)) throw new ArchiveError('corrupt', 'corrupt: index.json has no manifests list');
+  if (manifests.length > MAX_REFERENCES) throw overLimit('archive.references', `index.json lists ${count(manifests.length)} images`);
   const verified = new Map<string, BlobLookup>();
+  const budget = new ExpansionBudget('index.json');
 
   const blob = (digest: string): BlobLookup => {
     const hit = verified.get(digest);
@@ -497,8 +600,11 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   };
 
   const platformOf = (manifestDigest: string, descPlatform: Platform | undefined): ArchivePlatform => {
-    const m = needJson(manifestDigest, 'manifest') as { config?: Descriptor; layers?: Descriptor[] } | null;
-    if (!m) {
+    descPlatform = usablePlatform(descPlatform);
+    const m = needJson(manifestDigest, 'manifest');
+    if (!isObject(m)) {
+      if (m !== null) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} is not a JSON object`);
+      budget.spend(1);
       return {
         platform: descPlatform ? formatPlatform(descPlatform) : 'unknown',
         manifestDigest,
@@ -508,15 +614,21 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
       };
     }
     const missing: string[] = [];
-    const configDigest = typeof m.config?.digest === 'string' ? m.config.digest : '';
+    const config = asDescriptor(m['config']);
+    const configDigest = config?.digest ?? '';
     if (!configDigest) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has no config`);
+    const rawLayers = Array.isArray(m['layers']) ? m['layers'] : [];
+    if (rawLayers.length > MAX_LAYERS) throw overLimit('archive.layersPerImage', `manifest ${manifestDigest} has ${count(rawLayers.length)} layers`);
+    budget.spend(1 + rawLayers.length);
     let platform = descPlatform;
     if (!col.digests.has(configDigest)) missing.push(configDigest);
     else if (!platform) {
       const cfg = col.keptByDigest.has(configDigest) ? needJson(configDigest, 'config') : null;
       platform = configPlatform(cfg);
     }
-    const layers = (Array.isArray(m.layers) ? m.layers : []).map((l) => {
+    const layers = rawLayers.map((raw) => {
+      const l = asDescriptor(raw);
+      if (!l) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has a layer without a digest`);
       if (!col.digests.has(l.digest)) missing.push(l.digest);
       return { digest: l.digest, size: sizeOf(l) };
     });
@@ -524,19 +636,28 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   };
 
   const platformsOf = (desc: Descriptor, depth: number, out: ArchivePlatform[]): boolean => {
-    const body = needJson(desc.digest, 'index or manifest') as { manifests?: Descriptor[] } | null;
-    const isIndex = desc.mediaType ? INDEX_TYPES.has(desc.mediaType) : Array.isArray(body?.manifests);
+    const body = needJson(desc.digest, 'index or manifest');
+    const children = isObject(body) && Array.isArray(body['manifests']) ? (body['manifests'] as unknown[]) : null;
+    const isIndex = desc.mediaType ? INDEX_TYPES.has(desc.mediaType) : children !== null;
     if (!isIndex) {
       out.push(platformOf(desc.digest, desc.platform));
       return true;
     }
     if (!body) return false;
-    if (depth > 4) throw new ArchiveError('unsupported', `unsupported: image indexes nested more than 4 deep at ${desc.digest}`);
-    for (const child of Array.isArray(body.manifests) ? body.manifests : []) {
-      if (!child || typeof child.digest !== 'string' || isAttestation(child)) continue;
+    if (depth > MAX_INDEX_DEPTH) {
+      throw overLimit('archive.indexDepth', `image indexes are nested more than ${MAX_INDEX_DEPTH} deep at ${desc.digest}`);
+    }
+    const list = children ?? [];
+    if (list.length > MAX_INDEX_ENTRIES) throw overLimit('archive.indexEntries', `image index ${desc.digest} lists ${count(list.length)} manifests`);
+    for (const raw of list) {
+      const child = asDescriptor(raw);
+      if (!child || isAttestation(child)) continue;
       const childIsIndex = child.mediaType ? INDEX_TYPES.has(child.mediaType) : false;
       if (childIsIndex) {
-        if (!platformsOf(child, depth + 1, out)) out.push({ platform: 'unknown', manifestDigest: child.digest, configDigest: '', layers: [], missing: [child.digest] });
+        if (!platformsOf(child, depth + 1, out)) {
+          budget.spend(1);
+          out.push({ platform: 'unknown', manifestDigest: child.digest, configDigest: '', layers: [], missing: [child.digest] });
+        }
       } else {
         out.push(platformOf(child.digest, child.platform));
       }
@@ -545,8 +666,9 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   };
 
   const images: ArchiveImage[] = [];
-  for (const raw of manifests as Descriptor[]) {
-    if (!raw || typeof raw.digest !== 'string') throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
+  for (const entry of manifests) {
+    const raw = asDescriptor(entry);
+    if (!raw) throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
     if (isAttestation(raw)) continue;
     const ann = raw.annotations ?? {};
     const fullName = ann[ANNOTATION_IMAGE_NAME];
@@ -556,7 +678,7 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     const img: ArchiveImage = {
       name,
       targetDigest: raw.digest,
-      targetMediaType: typeof raw.mediaType === 'string' ? raw.mediaType : null,
+      targetMediaType: raw.mediaType ?? null,
       platforms,
     };
     if (refName !== undefined) img.refName = refName;

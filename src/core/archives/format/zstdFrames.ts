@@ -16,12 +16,15 @@
 // failed. The walker below reads only frame and block headers (a few bytes each, skipping the
 // block bodies), so the check costs nothing and its memory is bounded by one frame header.
 import { formatBytes } from '../../fleet/summary';
+import { limit } from '../../limits';
 import type { K3sImportRefusal } from './errors';
 
-/** The largest window k3s's zstd decoder accepts (bytes). */
-export const K3S_ZSTD_MAX_WINDOW = 32 * 1024 * 1024;
+/** The largest window k3s's zstd decoder accepts (bytes): limits.ts archive.zstdWindowBytes. */
+export const K3S_ZSTD_MAX_WINDOW = limit('archive.zstdWindowBytes');
 
 const MIN_WINDOW = 1024;
+/** Block_Maximum_Size: no block holds or decodes to more than 128 KiB. */
+const BLOCK_MAX = 128 * 1024;
 const ZSTD_MAGIC = 0xfd2fb528;
 /** Skippable frames: magic 0x184D2A50 … 0x184D2A5F. */
 const isSkippableMagic = (m: number): boolean => m >>> 4 === 0x184d2a5;
@@ -45,7 +48,7 @@ type State = 'frame' | 'block' | 'lost';
 /**
  * Push the compressed bytes in order; each push returns the frame headers completed by it.
  * Stops looking (state 'lost') at anything that is not a zstd or skippable frame, or at a
- * reserved block type: the decoder reports those as corrupt itself.
+ * reserved or oversized block: the decoder refuses what follows as corrupt.
  */
 export class ZstdFrameWalker {
   private state: State = 'frame';
@@ -56,10 +59,37 @@ export class ZstdFrameWalker {
   private frames = 0;
   private checksum = false;
 
+  /**
+   * True while a frame header has begun but is not complete. At the end of the input this means
+   * a truncated header: a decoder must not be handed it (fzstd would size a window from the
+   * bytes it has, e.g. 2 GB from a 9-byte file).
+   */
+  get inFrameHeader(): boolean {
+    return this.state === 'frame' && this.skip === 0 && this.head.length > 0;
+  }
+
+  /** True once the walker met bytes that are not a zstd frame: it no longer vouches for what follows. */
+  get lost(): boolean {
+    return this.state === 'lost';
+  }
+
+  /** Upper bound of what the blocks whose headers were read decode to (bytes). */
+  private decodable = 0;
+
   push(chunk: Uint8Array): ZstdFrameHeader[] {
+    return this.walk(chunk, 0, Infinity).headers;
+  }
+
+  /**
+   * Walks `chunk` from `start` to its end, or only until the blocks whose headers it read may
+   * decode to `budget` more bytes: `end` is where it stopped. Feeding a decoder up to `end` at a
+   * time bounds what each feed can produce (4-byte RLE blocks decode to 128 KiB each).
+   */
+  walk(chunk: Uint8Array, start: number, budget: number): { end: number; headers: ZstdFrameHeader[] } {
     const found: ZstdFrameHeader[] = [];
-    let i = 0;
-    while (i < chunk.length && this.state !== 'lost') {
+    const stopAt = this.decodable + budget;
+    let i = start;
+    while (i < chunk.length && this.state !== 'lost' && this.decodable < stopAt) {
       if (this.skip > 0) {
         const n = Math.min(this.skip, chunk.length - i);
         this.skip -= n;
@@ -78,7 +108,7 @@ export class ZstdFrameWalker {
         this.blockHeader();
       }
     }
-    return found;
+    return { end: i, headers: found };
   }
 
   /** Consumes frame-header bytes; returns the header once complete. */
@@ -141,12 +171,15 @@ export class ZstdFrameWalker {
     const last = (v & 1) === 1;
     const type = (v >> 1) & 3;
     const size = v >>> 3;
-    if (type === 3) {
+    // Reserved type, or larger than the format's Block_Maximum_Size (RLE: what it decodes to):
+    // not zstd, and an RLE block may not decode to megabytes from 4 bytes.
+    if (type === 3 || size > BLOCK_MAX) {
       this.state = 'lost';
       return;
     }
     // An RLE block carries one byte, repeated Block_Size times on output.
     this.skip = type === 1 ? 1 : size;
+    this.decodable += type === 2 ? BLOCK_MAX : size;
     if (last) {
       if (this.checksum) this.skip += 4;
       this.state = 'frame';

@@ -1,0 +1,105 @@
+// Hostile image archives for tests: the crafted files of issue #11, small on disk and enormous
+// (or endless) once naively expanded. Test tooling only, like the rest of lab/.
+import { createHash } from 'node:crypto';
+import tar from 'tar-stream';
+import { MT } from './fixtures.ts';
+
+const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+
+async function pack(entries: { name: string; data: Buffer | string }[]): Promise<Buffer> {
+  const p = tar.pack();
+  const chunks: Buffer[] = [];
+  const done = new Promise<Buffer>((resolve, reject) => {
+    p.on('data', (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
+    p.on('end', () => resolve(Buffer.concat(chunks)));
+    p.on('error', reject);
+  });
+  for (const e of entries) {
+    await new Promise<void>((res, rej) =>
+      p.entry({ name: e.name, mode: 0o644, mtime: new Date(0) }, typeof e.data === 'string' ? Buffer.from(e.data) : e.data, (err) => (err ? rej(err) : res())),
+    );
+  }
+  p.finalize();
+  return done;
+}
+
+/**
+ * A docker-save archive whose one manifest.json entry has `tags` RepoTags and `layers` Layers
+ * (all the same tiny layer file): about 400 KB for 40,000 × 40,000, and a naive reader that gives
+ * each tag its own copy of the layer list builds 1.6 billion layer records.
+ */
+export async function dockerTagBomb(tags = 40_000, layers = 40_000): Promise<Buffer> {
+  const config = JSON.stringify({ os: 'linux', architecture: 'amd64', rootfs: { type: 'layers', diff_ids: [] } });
+  const cfgName = `${sha(config)}.json`;
+  const manifest = JSON.stringify([
+    { Config: cfgName, RepoTags: Array.from({ length: tags }, (_, i) => `t:${i}`), Layers: Array.from({ length: layers }, () => 'l') },
+  ]);
+  return pack([
+    { name: 'l', data: 'x' },
+    { name: cfgName, data: config },
+    { name: 'manifest.json', data: manifest },
+  ]);
+}
+
+/**
+ * An OCI layout whose index.json lists `fanout` entries pointing to the same index, which lists
+ * `fanout` entries pointing to the next, `depth` indexes deep in all (index.json counted), down to
+ * one manifest: about 51 KB for 5 × 40, and 40^5 ≈ 10^8 platform records when fully expanded.
+ */
+export async function ociIndexBomb(depth = 5, fanout = 40): Promise<Buffer> {
+  const config = JSON.stringify({ os: 'linux', architecture: 'amd64', rootfs: { type: 'layers', diff_ids: [] } });
+  const layer = Buffer.from('layer');
+  const manifest = JSON.stringify({
+    schemaVersion: 2,
+    mediaType: MT.ociManifest,
+    config: { mediaType: MT.ociConfig, digest: `sha256:${sha(config)}`, size: config.length },
+    layers: [{ mediaType: MT.ociLayerGzip, digest: `sha256:${sha(layer)}`, size: layer.length }],
+  });
+  const blobs: { name: string; data: Buffer | string }[] = [
+    { name: `blobs/sha256/${sha(config)}`, data: config },
+    { name: `blobs/sha256/${sha(layer)}`, data: layer },
+    { name: `blobs/sha256/${sha(manifest)}`, data: manifest },
+  ];
+  let child: { mediaType: string; digest: string; size: number } = { mediaType: MT.ociManifest, digest: `sha256:${sha(manifest)}`, size: manifest.length };
+  for (let level = 1; level < depth; level++) {
+    const index = JSON.stringify({ schemaVersion: 2, mediaType: MT.ociIndex, manifests: Array.from({ length: fanout }, () => child) });
+    blobs.push({ name: `blobs/sha256/${sha(index)}`, data: index });
+    child = { mediaType: MT.ociIndex, digest: `sha256:${sha(index)}`, size: index.length };
+  }
+  const top = Array.from({ length: fanout }, (_, i) => ({ ...child, annotations: { 'io.containerd.image.name': `registry.local/bomb:${i}` } }));
+  return pack([
+    { name: 'oci-layout', data: JSON.stringify({ imageLayoutVersion: '1.0.0' }) },
+    ...blobs,
+    { name: 'index.json', data: JSON.stringify({ schemaVersion: 2, mediaType: MT.ociIndex, manifests: top }) },
+  ]);
+}
+
+/**
+ * The 806-byte .tar.zst of the report: one zstd frame declaring a 1.875 GiB window (exponent 20,
+ * mantissa 7: the most fzstd accepts), then one raw last block of 'a's. A decoder that trusts the
+ * header allocates the whole window before reading a byte of data.
+ */
+export function zstdWindowBomb(): Buffer {
+  const header = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (20 << 3) | 7]);
+  const body = Buffer.alloc(806 - header.length - 3, 0x61);
+  const raw = (body.length << 3) | 1;
+  return Buffer.concat([header, Buffer.from([raw & 0xff, (raw >> 8) & 0xff, 0]), body]);
+}
+
+/**
+ * A zstd stream of `blocks` RLE blocks of zeros: each 4-byte block decodes to 128 KiB (32,768×).
+ * One frame with a 1 MiB window and no checksum.
+ */
+export function zstdRleBomb(blocks: number): Buffer {
+  const header = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (10 << 3) | 0]);
+  const size = 128 * 1024;
+  const block = (last: boolean): Buffer => {
+    const v = (size << 3) | (1 << 1) | (last ? 1 : 0); // Block_Type 1 = RLE
+    return Buffer.from([v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, 0x00]);
+  };
+  const out: Buffer[] = [header];
+  for (let i = 0; i < blocks; i++) out.push(block(i === blocks - 1));
+  return Buffer.concat(out);
+}

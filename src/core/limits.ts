@@ -1,0 +1,200 @@
+// Every bound Holdfast puts on input it does not control, in one place. Archives come from
+// anyone (a file a technician was handed, or whatever sits in a node's images dir), nodes may be
+// hostile or broken, and the UI talks to the core over IPC/HTTP: each of these is read with a
+// limit, and going over one is a clear error naming the limit (never a crash, never unbounded
+// memory or work). README's "Limits" table is rendered from LIMITS (a unit test keeps it so).
+//
+// The values are far above anything real (a real archive has tens of images, a few hundred tar
+// members and under 200 layers per image) and low enough that the worst case fits a laptop.
+import { HoldfastError } from './errors';
+
+export interface LimitSpec {
+  value: number;
+  unit: 'bytes' | 'count' | 'levels' | 'ratio';
+  /** What is bounded, for the README table and error messages. */
+  what: string;
+  /** Why this value, for the README table. */
+  why: string;
+}
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+export const LIMITS = {
+  // ---- image archives (local inspect before upload, and every archive in a node's images dir) ----
+  'archive.members': {
+    value: 100_000,
+    unit: 'count',
+    what: 'tar members in one image archive',
+    why: 'each member costs a little memory; real archives have hundreds',
+  },
+  'archive.memberNameBytes': {
+    value: 4096,
+    unit: 'bytes',
+    what: 'length of one tar member name or link target',
+    why: "PATH_MAX; containerd's importer cannot use longer names either",
+  },
+  'archive.memberNamesBytes': {
+    value: 16 * MiB,
+    unit: 'bytes',
+    what: 'all member names of one archive together',
+    why: 'names are kept until the archive is resolved',
+  },
+  'archive.jsonMemberBytes': {
+    value: 4 * MiB,
+    unit: 'bytes',
+    what: 'one metadata member kept for parsing (manifest.json, index.json, configs, manifests)',
+    why: 'real ones are a few KiB; larger ones are not read, and the archive is refused if it needs them',
+  },
+  'archive.metadataBytes': {
+    value: 64 * MiB,
+    unit: 'bytes',
+    what: 'all metadata members kept for parsing together',
+    why: 'bounds the memory one archive index costs',
+  },
+  'archive.references': {
+    value: 10_000,
+    unit: 'count',
+    what: 'images (tags, index.json entries) one archive names',
+    why: 'a real archive names tens; the image list is built and shown per reference',
+  },
+  'archive.layersPerImage': {
+    value: 1_000,
+    unit: 'count',
+    what: 'layers of one image (per platform)',
+    why: 'overlayfs stacks at most a few hundred; Docker refuses more than 127',
+  },
+  'archive.indexDepth': {
+    value: 4,
+    unit: 'levels',
+    what: 'OCI image indexes nested inside an index.json entry',
+    why: 'real archives nest one level (a multi-platform index)',
+  },
+  'archive.indexEntries': {
+    value: 1_000,
+    unit: 'count',
+    what: 'entries of one nested OCI image index',
+    why: 'a multi-platform index lists a handful of platforms',
+  },
+  'archive.expandedEntries': {
+    value: 250_000,
+    unit: 'count',
+    what: 'platforms and layers over all images of one archive, after expanding shared manifests and nested indexes',
+    why: 'bounds the size of the index itself: a small file must not describe billions of entries',
+  },
+  'archive.expansionRatio': {
+    value: 1_000,
+    unit: 'ratio',
+    what: 'decompressed bytes per compressed byte, once more than archive.expansionGraceBytes were decompressed',
+    why: 'real image archives compress 1–20×; a bomb expands 10,000× and more',
+  },
+  'archive.expansionGraceBytes': {
+    value: 1 * GiB,
+    unit: 'bytes',
+    what: 'decompressed bytes read before archive.expansionRatio applies',
+    why: 'small archives of mostly zeros stay readable',
+  },
+  'archive.zstdWindowBytes': {
+    value: 32 * MiB,
+    unit: 'bytes',
+    what: 'zstd window a frame may declare (checked from its header, before any decoding)',
+    why: "k3s's own limit (klauspost/compress WithDecoderMaxMemory(1 << 25)): k3s imports nothing from such an archive",
+  },
+
+  // ---- what a node sends back ----
+  'remote.commandOutputBytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: 'stdout (and, separately, stderr) of one buffered command on a node (sha256sum, stat, df, probes)',
+    why: 'each answers in a line; the command is killed when it prints more',
+  },
+  'remote.listingOutputBytes': {
+    value: 64 * MiB,
+    unit: 'bytes',
+    what: 'output of `sudo -n find` listing the images dir',
+    why: 'about 500,000 files; the command is killed when it prints more',
+  },
+  'remote.importCacheBytes': {
+    value: 16 * MiB,
+    unit: 'bytes',
+    what: "k3s's .cache.json read from a node",
+    why: 'one short line per file; larger counts as unreadable',
+  },
+  'remote.prepullListBytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: 'one .txt pre-pull list read from a node',
+    why: 'a real list is a few KiB; larger is reported, not read',
+  },
+
+  // ---- local configuration read on import ----
+  'sshConfig.includeDepth': {
+    value: 16,
+    unit: 'levels',
+    what: 'Include nesting in ~/.ssh/config',
+    why: "OpenSSH's own limit (READCONF_MAX_DEPTH)",
+  },
+  'sshConfig.files': {
+    value: 256,
+    unit: 'count',
+    what: 'files read for one ~/.ssh/config, Includes and glob matches counted',
+    why: 'an Include glob must not walk a whole file system',
+  },
+  'sshConfig.fileBytes': {
+    value: 4 * MiB,
+    unit: 'bytes',
+    what: 'one ssh config file',
+    why: 'real ones are a few KiB',
+  },
+
+  // ---- the UI boundary (holdfast serve, Electron IPC) ----
+  'http.bodyBytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: 'request body of one `holdfast serve` API call',
+    why: 'the largest real request (10,000 references to pin) is well under it',
+  },
+  'ipc.payloadBytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: 'arguments of one IPC or API call, measured as JSON',
+    why: 'the same bound as an HTTP body, for the desktop app',
+  },
+  'ipc.payloadDepth': {
+    value: 32,
+    unit: 'levels',
+    what: 'nesting of objects and arrays in the arguments of one call',
+    why: 'no channel takes more than 4 levels',
+  },
+} as const satisfies Record<string, LimitSpec>;
+
+export type LimitName = keyof typeof LIMITS;
+
+export const limit = (name: LimitName): number => LIMITS[name].value;
+
+/** `4 MiB`, `100,000`, `1,000:1`: a limit's value as messages and the README show it. */
+export function formatLimit(name: LimitName): string {
+  const { value, unit } = LIMITS[name];
+  if (unit === 'bytes') {
+    if (value >= GiB && value % GiB === 0) return `${value / GiB} GiB`;
+    if (value >= MiB && value % MiB === 0) return `${value / MiB} MiB`;
+    if (value >= 1024 && value % 1024 === 0) return `${value / 1024} KiB`;
+    return `${value.toLocaleString('en-US')} bytes`;
+  }
+  if (unit === 'ratio') return `${value.toLocaleString('en-US')}:1`;
+  return value.toLocaleString('en-US');
+}
+
+/** "the limit archive.references (10,000)": how every message names a limit. */
+export const nameLimit = (name: LimitName): string => `the limit ${name} (${formatLimit(name)})`;
+
+/** A HoldfastError for a limit gone over; `message` says what was found, this adds which limit. */
+export function limitError(name: LimitName, message: string, code: 'INVALID_INPUT' | 'REFUSED' = 'REFUSED', hint?: string): HoldfastError {
+  return new HoldfastError(code, `${message.replace(/\.$/, '')}: over ${nameLimit(name)}.`, hint ? { hint } : {});
+}
+
+/** README's Limits table (Markdown), rendered from LIMITS. */
+export function renderLimitsTable(): string {
+  const rows = (Object.keys(LIMITS) as LimitName[]).map((n) => `| \`${n}\` | ${formatLimit(n)} | ${LIMITS[n].what} | ${LIMITS[n].why} |`);
+  return ['| limit | value | what it bounds | why this value |', '|---|---|---|---|', ...rows].join('\n');
+}
