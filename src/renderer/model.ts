@@ -329,6 +329,7 @@ export const AUDIT_ACTION_TEXT: Record<AuditEntry['action'], string> = {
   pin: 'Made durable',
   unpin: 'Released durable pin',
   'rm-archive': 'Removed archive',
+  prune: 'Pruned images',
 };
 
 export function formatDateTime(iso: string | null | undefined): string {
