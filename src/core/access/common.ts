@@ -1,4 +1,5 @@
 // Helpers shared by both FileAccess implementations.
+import type { Readable } from 'node:stream';
 import { HoldfastError } from '../errors';
 import type { SshConnection } from '../ssh/connect';
 import { parseDfAvailable, parseSha256sum } from '../upload/paths';
@@ -8,6 +9,24 @@ import { logger } from '../log';
 const log = logger('access');
 
 const S_IFMT = 0o170000;
+
+/** What FileAccess.versionKey hashes of each end of a file when it has no changeId. */
+export const VERSION_SAMPLE_BYTES = 64 * 1024;
+
+/** Collects a stream, failing past `max` bytes (it was asked for at most that many). */
+export async function readAll(stream: Readable, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of stream) {
+    n += (c as Buffer).length;
+    if (n > max) {
+      stream.destroy();
+      throw new HoldfastError('INTERNAL', `A read of at most ${max} bytes returned more.`);
+    }
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
 
 export function typeFromMode(mode: number): RemoteFileType {
   switch (mode & S_IFMT) {

@@ -1,5 +1,6 @@
 // FileAccess for an SSH user that may touch the images dir itself (root): SFTP, plus
 // sha256sum/df over exec.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FileEntry, SFTPWrapper, Stats } from 'ssh2';
@@ -7,7 +8,7 @@ import { HoldfastError } from '../errors';
 import { sftpReadStream } from '../sftp/readStream';
 import type { SshConnection } from '../ssh/connect';
 import type { UploadTarget } from '../upload/paths';
-import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, typeFromMode } from './common';
+import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, readAll, typeFromMode, VERSION_SAMPLE_BYTES } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteStat, UploadArea } from './types';
 import { logger } from '../log';
 
@@ -96,6 +97,24 @@ export class SftpFileAccess implements FileAccess {
   readStream(p: string, opts: { size: number }): Readable {
     // sftp() is usually resolved already; a PassThrough bridges the (rare) wait.
     return lazyReadable(this.sftp().then((sftp) => sftpReadStream(sftp, p, { size: opts.size })));
+  }
+
+  /**
+   * SFTP (v3) attributes carry no inode or ctime, so: SHA-256 of the first and last 64 KiB (two
+   * reads in parallel). Enough to tell a replacement: compressed archives end in a checksum of all
+   * their content (gzip CRC-32, bzip2 stream CRC, the zstd and lz4 CLIs' content checksums), and a
+   * plain tar keeps the metadata naming its images at one end (docker save writes manifest.json
+   * last; OCI layouts start or end with index.json). A change in the middle of a plain tar alone is
+   * missed: it would keep the names and digests the metadata gives anyway.
+   */
+  async versionKey(f: ListedFile): Promise<string> {
+    const sftp = await this.sftp();
+    const n = VERSION_SAMPLE_BYTES;
+    const [head, tail] = await Promise.all([
+      readAll(sftpReadStream(sftp, f.abs, { size: Math.min(n, f.size) }), n),
+      f.size > n ? readAll(sftpReadStream(sftp, f.abs, { start: Math.max(n, f.size - n), size: f.size }), n) : Promise.resolve(Buffer.alloc(0)),
+    ]);
+    return 'sample:' + createHash('sha256').update(head).update(tail).digest('hex');
   }
 
   sha256(p: string, opts: { timeoutMs?: number } = {}): Promise<string> {

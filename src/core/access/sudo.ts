@@ -27,33 +27,40 @@ export const STAGING_DIR = '.holdfast-staging';
 
 const NO_SUCH_FILE = /No such file or directory/;
 
-/** find -printf: type, size, mtime, relative path; NUL-terminated so any name survives. */
-const FIND_FORMAT = '%y\\t%s\\t%T@\\t%P\\0';
+/**
+ * find -printf: type, size, mtime, inode:ctime (the changeId), relative path; NUL-terminated so
+ * any name survives.
+ */
+const FIND_FORMAT = '%y\\t%s\\t%T@\\t%i:%C@\\t%P\\0';
 
-/** Parses FIND_FORMAT records. Names may hold tabs and newlines: the path is the rest after three tabs. */
-export function parseFindOutput(out: string): { type: string; size: number; mtime: number; path: string }[] {
-  const records: { type: string; size: number; mtime: number; path: string }[] = [];
+/** Parses FIND_FORMAT records. Names may hold tabs and newlines: the path is the rest after four tabs. */
+export function parseFindOutput(out: string): { type: string; size: number; mtime: number; changeId: string; path: string }[] {
+  const records: { type: string; size: number; mtime: number; changeId: string; path: string }[] = [];
   for (const rec of out.split('\0')) {
     if (rec === '') continue;
     const t1 = rec.indexOf('\t');
     const t2 = rec.indexOf('\t', t1 + 1);
     const t3 = rec.indexOf('\t', t2 + 1);
-    if (t1 < 0 || t2 < 0 || t3 < 0) continue;
+    const t4 = rec.indexOf('\t', t3 + 1);
+    if (t1 < 0 || t2 < 0 || t3 < 0 || t4 < 0) continue;
     records.push({
       type: rec.slice(0, t1),
       size: Number(rec.slice(t1 + 1, t2)),
       mtime: Math.floor(Number(rec.slice(t2 + 1, t3))),
-      path: rec.slice(t3 + 1),
+      changeId: rec.slice(t3 + 1, t4),
+      path: rec.slice(t4 + 1),
     });
   }
   return records;
 }
 
-/** `stat -c '%f %s %Y'` (raw mode in hex, size, mtime) → RemoteStat. */
+/** `stat -c '%f %s %Y %i %z'` (raw mode in hex, size, mtime, inode, ctime) → RemoteStat. */
 export function parseStatLine(line: string): RemoteStat | null {
-  const m = /^([0-9a-fA-F]+) (\d+) (\d+)/.exec(line.trim());
+  const m = /^([0-9a-fA-F]+) (\d+) (\d+)(?: (\d+) (\S.*))?/.exec(line.trim());
   if (!m) return null;
-  return { type: typeFromMode(parseInt(m[1]!, 16)), size: Number(m[2]), mtime: Number(m[3]) };
+  const st: RemoteStat = { type: typeFromMode(parseInt(m[1]!, 16)), size: Number(m[2]), mtime: Number(m[3]) };
+  if (m[4] && m[5]) st.changeId = `${m[4]}:${m[5]}`;
+  return st;
 }
 
 export class SudoFileAccess implements FileAccess {
@@ -82,7 +89,7 @@ export class SudoFileAccess implements FileAccess {
   }
 
   async stat(p: string, opts: { lstat?: boolean } = {}): Promise<RemoteStat | null> {
-    const r = await this.ssh.exec([...SUDO, 'stat', ...(opts.lstat ? [] : ['-L']), '-c', '%f %s %Y', '--', p], { timeoutMs: 30_000 });
+    const r = await this.ssh.exec([...SUDO, 'stat', ...(opts.lstat ? [] : ['-L']), '-c', '%f %s %Y %i %z', '--', p], { timeoutMs: 30_000 });
     if (r.code !== 0) {
       if (NO_SUCH_FILE.test(r.stderr)) return null;
       throw this.refused(`stat ${p}`, r.stderr, r.code);
@@ -96,7 +103,10 @@ export class SudoFileAccess implements FileAccess {
     const base = root.replace(/\/+$/, '') || '/';
     if (!base.startsWith('/')) throw new HoldfastError('INVALID_INPUT', `The images dir ${root} is not an absolute path.`);
     // find never follows symlinks here (-P): symlinked dirs are not descended, as in k3s.
-    const r = await this.ssh.exec([...SUDO, 'find', base, '-mindepth', '1', '(', '-type', 'f', '-o', '-type', 'l', ')', '-printf', FIND_FORMAT], { timeoutMs: 120_000 });
+    const r = await this.ssh.exec([...SUDO, 'find', base, '-mindepth', '1', '(', '-type', 'f', '-o', '-type', 'l', ')', '-printf', FIND_FORMAT], {
+      timeoutMs: 120_000,
+      outputLimit: 'remote.listingOutputBytes',
+    });
     if (r.code !== 0) {
       if (r.stdout === '' && NO_SUCH_FILE.test(r.stderr) && !(await this.stat(base))) return [];
       throw this.refused(`Listing ${base}`, r.stderr, r.code);
@@ -105,11 +115,11 @@ export class SudoFileAccess implements FileAccess {
     for (const rec of parseFindOutput(r.stdout)) {
       const abs = `${base === '/' ? '' : base}/${rec.path}`;
       if (rec.type === 'f') {
-        out.push({ path: rec.path, abs, size: rec.size, mtime: rec.mtime });
+        out.push({ path: rec.path, abs, size: rec.size, mtime: rec.mtime, changeId: rec.changeId });
       } else if (rec.type === 'l') {
         // k3s opens symlinked files: their target's size and mtime count.
         const st = await this.stat(abs).catch((err: unknown) => (log.debug('symlink target not readable; skipped', { path: abs, err }), null));
-        if (st?.type === 'file') out.push({ path: rec.path, abs, size: st.size, mtime: st.mtime });
+        if (st?.type === 'file') out.push({ path: rec.path, abs, size: st.size, mtime: st.mtime, ...(st.changeId ? { changeId: st.changeId } : {}) });
       }
     }
     return sortWalkOrder(out);
@@ -155,6 +165,13 @@ export class SudoFileAccess implements FileAccess {
       (e: unknown) => out.destroy(e instanceof Error ? e : new Error(String(e))),
     );
     return out;
+  }
+
+  /** inode:ctime from the listing (`cat` cannot read a file's end without reading all of it). */
+  async versionKey(f: ListedFile): Promise<string> {
+    const id = f.changeId ?? (await this.stat(f.abs))?.changeId;
+    if (!id) throw new HoldfastError('INTERNAL', `stat on the node did not give the inode and ctime of ${f.abs}.`);
+    return `inode:${id}`;
   }
 
   sha256(p: string, opts: { timeoutMs?: number } = {}): Promise<string> {

@@ -14,6 +14,8 @@ export interface RemoteStat {
   size: number;
   /** Whole seconds since the epoch (SFTP's resolution). */
   mtime: number;
+  /** `inode:ctime` when the node's stat tells it (sudo access); see ListedFile.changeId. */
+  changeId?: string;
 }
 
 /** A regular file (or a symlink to one) under a listed dir. */
@@ -24,6 +26,11 @@ export interface ListedFile {
   size: number;
   /** Whole seconds since the epoch. */
   mtime: number;
+  /**
+   * `inode:ctime`, when the listing gives it for free (sudo's find): any write or replacement
+   * changes it, even one keeping the size and mtime (`cp -p`, `touch -r`). SFTP does not tell it.
+   */
+  changeId?: string;
 }
 
 export interface FreeSpace {
@@ -43,6 +50,11 @@ export interface FileAccess {
   listFiles(root: string): Promise<ListedFile[]>;
   /** The file's bytes [0, size) as a stream (never the whole file in memory). */
   readStream(path: string, opts: { size: number }): Readable;
+  /**
+   * What tells this version of a listed file from another of the same size and mtime, cheaply:
+   * its changeId when the listing has one, else a hash of its first and last 64 KiB (SFTP).
+   */
+  versionKey(file: ListedFile): Promise<string>;
   /** Hex SHA-256 computed on the node (no bytes cross the link). */
   sha256(path: string, opts?: { timeoutMs?: number }): Promise<string>;
   /** Removes one file; a missing file is not an error. */

@@ -13,6 +13,7 @@ import type { Duplex } from 'node:stream';
 import ssh2 from 'ssh2';
 import type { Client, ClientChannel, ConnectConfig, ParsedKey, SFTPWrapper } from 'ssh2';
 import { HoldfastError } from '../errors';
+import { formatLimit, limit, limitError } from '../limits';
 import { CREDENTIAL_ATTEMPTS, type CredentialsProvider } from './credentials';
 import { verifyHostKey, type AcceptNewHostKey } from './hostKey';
 import { hostKeyAlgorithmsFor } from './hostKeyAlgorithms';
@@ -55,6 +56,12 @@ export interface ExecOptions {
   stdin?: Buffer | string;
   /** Default 120 000 ms; 0 disables. On expiry the command is signalled and TIMEOUT is thrown. */
   timeoutMs?: number;
+  /**
+   * The bound on what is buffered of stdout, and separately of stderr (limits.ts; default
+   * remote.commandOutputBytes). A node printing more has the command killed and REFUSED thrown:
+   * a broken or hostile node must not fill the laptop's memory. Use spawn() to stream instead.
+   */
+  outputLimit?: 'remote.commandOutputBytes' | 'remote.listingOutputBytes';
 }
 
 export interface ExecResult {
@@ -583,6 +590,27 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
               let signal: string | undefined;
               let timer: NodeJS.Timeout | undefined;
               let timedOut = false;
+              const outputLimit = opts.outputLimit ?? 'remote.commandOutputBytes';
+              const cap = limit(outputLimit);
+              const seen = { stdout: 0, stderr: 0 };
+              let overflowed = false;
+              const buffer = (into: Buffer[], which: 'stdout' | 'stderr', d: Buffer): void => {
+                if (overflowed || timedOut) return;
+                seen[which] += d.length;
+                if (seen[which] <= cap) {
+                  into.push(d);
+                  return;
+                }
+                overflowed = true;
+                if (timer) clearTimeout(timer);
+                killChannel(ch);
+                out.length = 0;
+                errOut.length = 0;
+                const program = argv[0] === 'sudo' && argv[1] === '-n' ? `sudo -n ${argv[2] ?? ''}` : argv[0];
+                reject(
+                  limitError(outputLimit, `${program} on ${where} printed more than ${formatLimit(outputLimit)} on ${which}, so it was killed`, 'REFUSED', 'A working node prints a line or two here: check the program on the node.'),
+                );
+              };
               if (timeoutMs > 0) {
                 timer = setTimeout(() => {
                   timedOut = true;
@@ -595,8 +623,8 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
                   );
                 }, timeoutMs);
               }
-              ch.on('data', (d: Buffer) => out.push(d));
-              ch.stderr.on('data', (d: Buffer) => errOut.push(d));
+              ch.on('data', (d: Buffer) => buffer(out, 'stdout', d));
+              ch.stderr.on('data', (d: Buffer) => buffer(errOut, 'stderr', d));
               ch.on('exit', (c: number | null, sig?: string) => {
                 code = typeof c === 'number' ? c : null;
                 if (sig) signal = sig;
@@ -607,7 +635,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
               });
               ch.on('close', () => {
                 if (timer) clearTimeout(timer);
-                if (timedOut) return;
+                if (timedOut || overflowed) return;
                 if (code === null && signal === undefined && isClosed()) return reject(notConnected());
                 const result: ExecResult = {
                   code,

@@ -9,15 +9,21 @@ import type { NodeDef } from '../../../src/shared/domain';
 describe('sudo find output', () => {
   it('keeps names with tabs, newlines, quotes and $(…) whole', () => {
     const odd = "a b'c$(touch x);d\n\t.tar";
-    const out = `f\t10\t1700000000.5000000000\tapp.tar\0l\t7\t1700000001.0\tlink.tar\0f\t3\t1700000002.9\tsub/${odd}\0`;
+    const out = `f\t10\t1700000000.5000000000\t12:1700000000.5000000000\tapp.tar\0l\t7\t1700000001.0\t13:1700000001.0\tlink.tar\0f\t3\t1700000002.9\t14:1700000009.25\tsub/${odd}\0`;
     expect(parseFindOutput(out)).toEqual([
-      { type: 'f', size: 10, mtime: 1700000000, path: 'app.tar' },
-      { type: 'l', size: 7, mtime: 1700000001, path: 'link.tar' },
-      { type: 'f', size: 3, mtime: 1700000002, path: `sub/${odd}` },
+      { type: 'f', size: 10, mtime: 1700000000, changeId: '12:1700000000.5000000000', path: 'app.tar' },
+      { type: 'l', size: 7, mtime: 1700000001, changeId: '13:1700000001.0', path: 'link.tar' },
+      { type: 'f', size: 3, mtime: 1700000002, changeId: '14:1700000009.25', path: `sub/${odd}` },
     ]);
   });
 
-  it('parses stat -c "%f %s %Y"', () => {
+  it('parses stat -c "%f %s %Y %i %z" (and without the inode and ctime)', () => {
+    expect(parseStatLine('81a4 1234 1700000000 131 2023-11-14 22:13:20.123456789 +0000\n')).toEqual({
+      type: 'file',
+      size: 1234,
+      mtime: 1700000000,
+      changeId: '131:2023-11-14 22:13:20.123456789 +0000',
+    });
     expect(parseStatLine('81a4 1234 1700000000\n')).toEqual({ type: 'file', size: 1234, mtime: 1700000000 });
     expect(parseStatLine('41ed 4096 1')).toMatchObject({ type: 'dir' });
     expect(parseStatLine('a1ff 7 1')).toMatchObject({ type: 'symlink' });
