@@ -9,6 +9,9 @@ import { HoldfastError } from '../core/errors';
 import { acceptFlagFor, isFingerprint, normalizeFingerprint, type AcceptNewHostKey, type PresentedHostKey } from '../core/ssh/hostKey';
 import { readLine, type PromptStreams } from './prompt';
 import { terminalSafe } from './format';
+import { logger } from '../core/log';
+
+const log = logger('cli');
 
 export interface HostKeyAcceptance {
   /** The bare flag was given: ask for every new host that presents none of the fingerprints. */
@@ -68,6 +71,6 @@ async function confirmOnTerminal(key: PresentedHostKey, io: PromptStreams): Prom
       `${key.keyType} key fingerprint is ${key.fingerprint}.\n` +
       `It is not in ${key.knownHostsFile} (OpenSSH trusts that file too).\n`,
   );
-  const answer = await readLine('Record this key and connect? [y/N] ', { echo: true }, io).catch(() => '');
+  const answer = await readLine('Record this key and connect? [y/N] ', { echo: true }, io).catch((err: unknown) => (log.debug('no answer to the host key question: refused', { err }), ''));
   return /^(y|yes)$/i.test(answer.trim());
 }

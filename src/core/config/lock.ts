@@ -14,6 +14,9 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { HoldfastError } from '../errors';
+import { logger } from '../log';
+
+const log = logger('config');
 
 /** A lock not refreshed for this long belongs to a process that died (proper-lockfile's minimum is 2 s). */
 const STALE_MS = 10_000;
@@ -57,7 +60,7 @@ export function withFileLock<T>(file: string, fn: () => Promise<T>, opts: FileLo
       return await fn();
     } finally {
       // ERELEASED: the lock was declared compromised meanwhile (see acquire); nothing to remove.
-      await release().catch(() => undefined);
+      await release().catch((err: unknown) => log.debug('lock already released (compromised meanwhile)', { file: abs, err }));
     }
   });
 }

@@ -6,6 +6,9 @@
 import { promises as fsp } from 'node:fs';
 import type { ServerHostKeyAlgorithm } from 'ssh2';
 import { lookupHostKeys } from './knownHosts';
+import { logger } from '../log';
+
+const log = logger('ssh');
 
 /**
  * ssh2's default host key algorithms, in its order (ssh2 lib/protocol/constants.js,
@@ -43,8 +46,9 @@ export async function hostKeyAlgorithmsFor(knownHostsFile: string, host: string,
   let text: string;
   try {
     text = await fsp.readFile(knownHostsFile, 'utf8');
-  } catch {
+  } catch (err) {
     // verifyHostKey reads the file again and reports what is wrong with it.
+    log.debug('known_hosts not read for key type order; ssh2 defaults', { knownHostsFile, err });
     return null;
   }
   // Revoked keys are no reason to prefer their type; cert authorities are not looked up.
