@@ -8,14 +8,19 @@
 //   `Host` apply to every host. For each setting the FIRST value obtained wins (IdentityFile
 //   accumulates), exactly as ssh resolves it.
 // - `Include` (globs, `~`, relative to ~/.ssh, nested up to 16 deep, missing files ignored); an
-//   Include inside a Host block applies to that block only.
+//   Include inside a Host block applies to that block only. Bounded (limits.ts 'sshConfig.*'):
+//   nesting past sshConfig.includeDepth is skipped with a note, as before; more files than
+//   sshConfig.files (an Include loop fanning out is exponential) or a file larger than
+//   sshConfig.fileBytes is an INVALID_INPUT naming the limit.
 // - Tokens in HostName (%h %%), IdentityFile and UserKnownHostsFile (%h %n %p %r %u %d %l %%),
 //   and `~/` in paths.
 // Not evaluated: `Match` blocks (their lines are skipped and reported in the notes).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { formatLimit, limit, limitError } from '../limits';
 import os from 'node:os';
 import path from 'node:path';
 import { nodeInputSchema } from '../../shared/contract';
+import { HoldfastError } from '../errors';
 import type { NodeDef, NodeInput } from '../../shared/domain';
 import { logger } from '../log';
 
@@ -58,7 +63,17 @@ export function defaultSshConfigEnv(): SshConfigEnv {
   return { home: os.homedir(), localUser: os.userInfo().username, localHost: os.hostname() };
 }
 
-const MAX_INCLUDE_DEPTH = 16;
+const MAX_INCLUDE_DEPTH = limit('sshConfig.includeDepth');
+const MAX_FILES = limit('sshConfig.files');
+const MAX_FILE_BYTES = limit('sshConfig.fileBytes');
+
+/** Reads one config file within sshConfig.fileBytes (a FIFO or /dev/zero must not be read forever). */
+function readConfigFile(file: string): string {
+  const st = statSync(file);
+  if (!st.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EINVAL' });
+  if (st.size > MAX_FILE_BYTES) throw limitError('sshConfig.fileBytes', `${file} is ${st.size.toLocaleString('en-US')} bytes long`, 'INVALID_INPUT');
+  return readFileSync(file, 'utf8');
+}
 
 /** Splits a config line's arguments: whitespace-separated, "quoted" words, `#word` ends the line. */
 export function splitArgs(s: string): string[] | { error: string } {
@@ -145,6 +160,8 @@ function includePaths(arg: string, env: SshConfigEnv): string[] {
       for (const n of names.sort()) if (!n.startsWith('.') && globMatch(part, n)) next.push(path.join(b, n));
     }
     bases = next;
+    // `Include /*/*/*` must not walk the whole file system.
+    if (bases.length > MAX_FILES) throw limitError('sshConfig.files', `Include ${arg} matches more than ${formatLimit('sshConfig.files')} paths`, 'INVALID_INPUT');
   }
   return bases.filter((f) => {
     try {
@@ -156,10 +173,14 @@ function includePaths(arg: string, env: SshConfigEnv): string[] {
   });
 }
 
-/** Parses config text (and what it Includes, read from disk). Never throws on content: problems become notes. */
+/**
+ * Parses config text (and what it Includes, read from disk). Problems with the content become
+ * notes; only going over a limit throws (INVALID_INPUT naming it).
+ */
 export function parseSshConfig(text: string, file: string, env: SshConfigEnv): ParsedSshConfig {
   const out: ParsedSshConfig = { directives: [], aliases: [], notes: [] };
   const seen = new Set<string>();
+  let files = 1;
   const walk = (content: string, f: string, depth: number, block: string[] | null): void => {
     let current = block;
     let inMatch = false;
@@ -206,10 +227,14 @@ export function parseSshConfig(text: string, file: string, env: SshConfigEnv): P
         }
         for (const a of args) {
           for (const inc of includePaths(a, env)) {
+            if (++files > MAX_FILES) {
+              throw limitError('sshConfig.files', `${file} and its Includes are more than ${formatLimit('sshConfig.files')} files (an Include loop?)`, 'INVALID_INPUT');
+            }
             let t: string;
             try {
-              t = readFileSync(inc, 'utf8');
+              t = readConfigFile(inc);
             } catch (err) {
+              if (err instanceof HoldfastError) throw err;
               log.debug('ssh config Include not readable; skipped', { file: inc, err });
               continue; // ssh ignores includes it cannot read
             }
@@ -226,7 +251,7 @@ export function parseSshConfig(text: string, file: string, env: SshConfigEnv): P
 }
 
 export function readSshConfigFile(file: string, env: SshConfigEnv): ParsedSshConfig {
-  return parseSshConfig(readFileSync(file, 'utf8'), file, env);
+  return parseSshConfig(readConfigFile(file), file, env);
 }
 
 /** The settings ssh would use for `ssh ALIAS` (the subset Holdfast needs). */
