@@ -20,6 +20,9 @@ import type { FleetReport } from '../shared/fleet';
 import { randomUUID } from 'node:crypto';
 import { CredentialBroker } from './credentials/broker';
 import { fleetCsv, fleetHtml, inspectFleet } from './fleet';
+import { diskPicture } from './disk/picture';
+import { applyPrune, planPruneOnNode } from './disk/prune';
+import { DEFAULT_KEEP_VERSIONS } from '../shared/imageVersions';
 import { logger } from './log';
 
 const log = logger('service');
@@ -91,8 +94,10 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
         const session = await pool.get(name, { fresh: true });
         const info = await session.detect();
         // A node added without an images dir follows its distro's data-dir (from this same
-        // probe); when that moved it, reconnect so every view reads the right directory.
-        if (await store.adoptImagesDir(name, info.imagesDir)) await pool.get(name, { fresh: true });
+        // probe); when that moved it, the session reads the new dir from now on (no second
+        // connection, so no second password prompt).
+        const moved = await store.adoptImagesDir(name, info.imagesDir);
+        if (moved) session.followImagesDir(moved.imagesDir);
         live.restart(name);
         return { name, state: 'connected', info };
       } catch (e) {
@@ -201,6 +206,13 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       return { runId, nodes: defs.map((d) => d.name) };
     },
     'fleet.last': async () => lastFleet,
+    'disk.picture': async ({ node, images }) => pool.use(node, (s) => diskPicture(s, ctx, { images: images !== false })),
+    'prune.plan': async ({ node, keepVersions }) => pool.use(node, (s) => planPruneOnNode(s, ctx, { keepVersions: keepVersions ?? DEFAULT_KEEP_VERSIONS })),
+    'prune.apply': async ({ node, keepVersions, images, confirm }) => {
+      // Removing images from an air-gapped node needs its name typed, so it is never a misclick.
+      if (confirm !== node) throw new HoldfastError('REFUSED', "prune needs the node's name typed exactly as confirmation", { hint: `Type ${node} to confirm.` });
+      return pool.use(node, (s) => applyPrune(s, ctx, { keepVersions: keepVersions ?? DEFAULT_KEEP_VERSIONS, expect: images }));
+    },
     'fleet.export': async ({ format }) => {
       if (!lastFleet) throw new HoldfastError('NOT_FOUND', 'no fleet report yet', { hint: 'Inspect the fleet first.' });
       const stamp = lastFleet.generatedAt.replace(/[:.]/g, '-');

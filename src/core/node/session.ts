@@ -137,12 +137,24 @@ export class NodeSession {
   readonly files: FileAccess;
 
   private constructor(
-    readonly def: NodeDef,
+    private nodeDef: NodeDef,
     readonly ssh: SshConnection,
     readonly tunnel: Tunnel,
     readonly containerd: ContainerdClient,
   ) {
-    this.files = createFileAccess(ssh, { sudo: def.sudo === true, user: def.user });
+    this.files = createFileAccess(ssh, { sudo: nodeDef.sudo === true, user: nodeDef.user });
+  }
+
+  get def(): NodeDef {
+    return this.nodeDef;
+  }
+
+  /**
+   * The node's images dir moved with its distro's data-dir (detected on connect): the same
+   * connection reads the new one. Reconnecting instead would ask for a password again.
+   */
+  followImagesDir(imagesDir: string): void {
+    this.nodeDef = { ...this.nodeDef, imagesDir };
   }
 
   static async open(def: NodeDef, opts: OpenNodeOptions = {}): Promise<NodeSession> {
