@@ -14,6 +14,7 @@ import { isChannel, type Envelope, type LiveEvent } from '../shared/contract';
 import type { ErrorInfo } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
 import { dispatch } from './dispatch';
+import { limit, nameLimit } from '../core/limits';
 import { logger, registerSecret } from '../core/log';
 
 const log = logger('serve');
@@ -25,7 +26,7 @@ export const CONTENT_SECURITY_POLICY =
   "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
 export const TOKEN_HEADER = 'x-holdfast-token';
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = limit('http.bodyBytes');
 
 export interface ServerOptions {
   handlers: Handlers;
@@ -215,7 +216,8 @@ async function handleApi(
     raw = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
   } catch (err) {
     if (err instanceof BodyTooLarge) {
-      sendError(res, 413, { code: 'INVALID_INPUT', message: `The request body exceeds ${ctx.maxBodyBytes} bytes.` }, {
+      const which = ctx.maxBodyBytes === DEFAULT_MAX_BODY_BYTES ? `: over ${nameLimit('http.bodyBytes')}` : '';
+      sendError(res, 413, { code: 'INVALID_INPUT', message: `The request body exceeds ${ctx.maxBodyBytes} bytes${which}.` }, {
         Connection: 'close',
       });
     } else {
