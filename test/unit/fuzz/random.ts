@@ -76,7 +76,10 @@ export function mutateBytes(rng: Rng, input: Buffer): Buffer {
   switch (rng.int(7)) {
     case 0: {
       const n = 1 + rng.int(8);
-      for (let i = 0; i < n && b.length; i++) b[rng.int(b.length)] ^= 1 << rng.int(8);
+      for (let i = 0; i < n && b.length; i++) {
+        const at = rng.int(b.length);
+        b[at] = b[at]! ^ (1 << rng.int(8));
+      }
       return b;
     }
     case 1:
