@@ -1,6 +1,6 @@
 // The changes Holdfast makes to a node, each planned from a fresh inventory, applied,
 // verified and written to the audit log. Shared by the app (service.ts) and the CLI.
-import type { AuditEntry, PinPlan, RemovalCheck } from '../../shared/domain';
+import type { AuditEntry, LabelChange, PinPlan, RemovalCheck } from '../../shared/domain';
 import { removeArchive } from '../archives/remove';
 import type { IndexCache } from '../archives/scan';
 import { localUser, type AuditLog } from '../audit/log';
@@ -29,10 +29,13 @@ export async function applyPinChange(session: NodeSession, ctx: OpsContext, acti
   const plan = await planPinChange(session, ctx, action, target);
   if (plan.changes.length === 0) return plan;
   let applied: PinPlan;
+  const made: LabelChange[] = [];
   try {
-    applied = await applyPinPlan(session.containerd, plan);
+    applied = await applyPinPlan(session.containerd, plan, { onApplied: (c) => made.push(c) });
   } catch (e) {
-    await ctx.audit.append({ node: session.def.name, action, note: `failed: ${e instanceof Error ? e.message : String(e)}` });
+    // The references changed before the failure (e.g. containerd restarting mid-plan) are in the
+    // log as changes, so lost-pin detection and `holdfast log` know every pin that was made.
+    await ctx.audit.append({ node: session.def.name, action, ...(made.length ? { changes: made } : {}), note: `failed: ${e instanceof Error ? e.message : String(e)}` });
     throw e;
   }
   await ctx.audit.append({ node: session.def.name, action, changes: applied.changes });

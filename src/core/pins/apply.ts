@@ -7,8 +7,22 @@ import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { labelDelta } from './plan';
 
-export async function applyPinPlan(cd: ContainerdClient, plan: PinPlan): Promise<PinPlan> {
+export interface ApplyPinOptions {
+  /**
+   * Called with each reference as soon as its update is in containerd, before the next one is
+   * sent — also when what follows fails (containerd restarting mid-plan), so the caller can log
+   * exactly the changes that were made: a durable pin the audit log does not know is one that
+   * lost-pin detection can never report.
+   */
+  onApplied?: (change: LabelChange) => void;
+}
+
+export async function applyPinPlan(cd: ContainerdClient, plan: PinPlan, opts: ApplyPinOptions = {}): Promise<PinPlan> {
   const applied: LabelChange[] = [];
+  const done = (c: LabelChange) => {
+    applied.push(c);
+    opts.onApplied?.(c);
+  };
   for (const change of plan.changes) {
     const delta = labelDelta(change);
     if (Object.keys(delta).length === 0) continue;
@@ -22,16 +36,36 @@ export async function applyPinPlan(cd: ContainerdClient, plan: PinPlan): Promise
       }
       throw e;
     }
-    // Read back: what is there now is what the log records and the caller sees.
-    const now = await cd.getImage(change.ref);
-    if (!now) throw new HoldfastError('CONFLICT', `${change.ref} disappeared from containerd right after it was updated`);
+    // The update is in. Read back: what is there now is what the log records and the caller
+    // sees; if the read fails, the change is still recorded, as it was sent.
+    let now: Awaited<ReturnType<ContainerdClient['getImage']>>;
+    try {
+      now = await cd.getImage(change.ref);
+    } catch (e) {
+      done({ ...change, after: withDelta(change.before, delta) });
+      throw e;
+    }
+    if (!now) {
+      done({ ...change, after: withDelta(change.before, delta) });
+      throw new HoldfastError('CONFLICT', `${change.ref} disappeared from containerd right after it was updated`);
+    }
     for (const [k, v] of Object.entries(delta)) {
       const got = now.labels[k];
       if ((v === null && got !== undefined) || (v !== null && got !== v)) {
+        done({ ...change, after: now.labels });
         throw new HoldfastError('INTERNAL', `containerd did not keep label ${k} on ${change.ref} (wanted ${v ?? 'absent'}, found ${got ?? 'absent'})`);
       }
     }
-    applied.push({ ...change, after: now.labels });
+    done({ ...change, after: now.labels });
   }
   return { ...plan, changes: applied };
+}
+
+function withDelta(labels: Record<string, string>, delta: Record<string, string | null>): Record<string, string> {
+  const out = { ...labels };
+  for (const [k, v] of Object.entries(delta)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
 }
