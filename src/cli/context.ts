@@ -1,16 +1,17 @@
 // What every command needs: output, the node store, sessions and the ops context.
+// SSH and containerd (ssh2, grpc-js, protobufjs) are imported when a session opens, so commands
+// that never reach a node start without them.
 import path from 'node:path';
-import { IndexCache } from '../core/archives/scan';
+import { IndexCache } from '../core/archives/indexCache';
 import { AuditLog } from '../core/audit/log';
 import { holdfastHome } from '../core/config/home';
-import { NodeStore } from '../core/config/nodes';
 import { HoldfastError } from '../core/errors';
 import type { OpsContext } from '../core/node/operations';
-import { NodeSession } from '../core/node/session';
+import type { NodeSession } from '../core/node/session';
 import type { AcceptNewHostKey } from '../core/ssh/hostKey';
 import type { LabelChange, NodeDef } from '../shared/domain';
 import { terminalSafe } from './format';
-import { ttyCredentials } from './prompt';
+import { lazyNodeStore, type Store } from './nodeStore';
 
 export interface Io {
   out: (s: string) => void;
@@ -32,12 +33,13 @@ export function parsePort(v: string): number {
 }
 
 export async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promise<T>, acceptNewHostKey?: AcceptNewHostKey): Promise<T> {
+  const [{ NodeSession }, { ttyCredentials }] = await Promise.all([import('../core/node/session'), import('./prompt')]);
   const session = await NodeSession.open(def, {
     ...(acceptNewHostKey !== undefined ? { acceptNewHostKey } : {}),
     // Passphrases, passwords, keyboard-interactive answers: asked on the terminal, kept nowhere.
     credentials: ttyCredentials(),
     // Jump hosts are configured nodes too.
-    resolveNode: (name) => new NodeStore(holdfastHome()).get(name),
+    resolveNode: (name) => lazyNodeStore(holdfastHome()).get(name),
   });
   try {
     return await fn(session);
@@ -55,14 +57,14 @@ export function describeChange(c: LabelChange, indent = '    '): string {
 
 export interface Cli {
   io: Io;
-  store(): NodeStore;
+  store(): Store;
   opsContext(): OpsContext;
   /** Opens a session to a configured node for the duration of fn. */
   onNode<T>(name: string, fn: (s: NodeSession, ctx: OpsContext) => Promise<T>): Promise<T>;
 }
 
 export function createCli(io: Io): Cli {
-  const store = () => new NodeStore(holdfastHome());
+  const store = () => lazyNodeStore(holdfastHome());
   const opsContext = (): OpsContext => {
     const home = holdfastHome();
     return { audit: new AuditLog(home), indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };

@@ -4,24 +4,18 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../../core/config/atomic';
-import { defaultSshConfigEnv, planSshImport, readSshConfigFile } from '../../core/config/sshConfig';
 import { HoldfastError } from '../../core/errors';
-import {
-  DEFAULT_FLEET_CONCURRENCY,
-  DEFAULT_NODE_TIMEOUT_MS,
-  fleetCsv,
-  fleetHtml,
-  formatBytes,
-  inspectFleet,
-  isLowDisk,
-  losesPin,
-  parseNodeCsv,
-  type FleetReport,
-} from '../../core/fleet';
+import type { FleetReport } from '../../core/fleet';
+import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
+import { formatBytes, isLowDisk, losesPin } from '../../core/fleet/summary';
 import type { NodeDef } from '../../shared/domain';
 import type { Cli } from '../context';
 import { table, terminalSafe as safe } from '../format';
 import { lostPinsText } from './inspect';
+
+// Inspecting (SSH, containerd, archives), the reports and the ssh config and CSV readers load
+// when a command runs, not when the CLI starts.
+const fleet = () => import('../../core/fleet');
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -145,6 +139,7 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
     .option('--timeout <seconds>', `per node, connect and inventory (default ${DEFAULT_NODE_TIMEOUT_MS / 1000})`, positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000)
     .action(async (names: string[], o) => {
       const defs = await selectNodes(cli, names, o);
+      const { inspectFleet, fleetHtml, fleetCsv } = await fleet();
       const abort = new AbortController();
       const onSig = () => abort.abort();
       process.once('SIGINT', onSig);
@@ -206,6 +201,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
     .option('--dry-run', 'show what would be imported, change nothing')
     .option('--json', 'machine-readable output')
     .action(async (patterns: string[], o) => {
+      const { defaultSshConfigEnv, planSshImport, readSshConfigFile } = await import('../../core/config/sshConfig');
       const env = defaultSshConfigEnv();
       const file = path.resolve(o.file ?? path.join(env.home, '.ssh', 'config'));
       let parsed;
@@ -252,6 +248,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       } catch (e) {
         throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
+      const { parseNodeCsv } = await import('../../core/fleet/bulk');
       const { nodes, problems } = parseNodeCsv(text, o.knownHosts ? { knownHosts: path.resolve(o.knownHosts) } : {});
       const store = cli.store();
       const existing = new Set((await store.list()).map((n) => n.name));

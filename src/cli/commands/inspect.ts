@@ -1,7 +1,5 @@
 // holdfast images | archives — what is on a node and what happens to it at the next k3s start.
 import type { Command } from 'commander';
-import { lostPinsFrom, withLostPins } from '../../core/audit/lostPins';
-import { inventory } from '../../core/node/operations';
 import type { LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
@@ -21,6 +19,11 @@ export function lostPinsText(lost: readonly LostPin[], indent = '  '): string {
   return out.join('\n');
 }
 
+// What these commands run on (the node's inventory: containerd, the images dir, archive
+// indexes) is imported when one of them runs, not when the CLI starts.
+const inventoryOps = () => import('../../core/node/operations');
+const lostPinOps = () => import('../../core/audit/lostPins');
+
 const lostLine = (n: number) => `${n} durable pin${n === 1 ? '' : 's'} Holdfast made ${n === 1 ? 'is' : 'are'} gone`;
 
 export function registerInspectCommands(program: Command, cli: Cli): void {
@@ -31,6 +34,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .option('--json', 'machine-readable output')
     .option('--lost', "only the durable pins Holdfast made that are gone (with --json: an array of lost pins)")
     .action(async (name: string, o) => {
+      const [{ inventory }, { lostPinsFrom, withLostPins }] = await Promise.all([inventoryOps(), lostPinOps()]);
       const { inv, lost } = await cli.onNode(name, async (s, ctx) => {
         const inv = await inventory(s, ctx);
         return { inv, lost: await lostPinsFrom(name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info }) };
@@ -80,6 +84,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .argument('<node>')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o) => {
+      const { inventory } = await inventoryOps();
       const inv = await cli.onNode(name, (s, ctx) => inventory(s, ctx));
       if (o.json) return cli.io.out(JSON.stringify(inv.archives, null, 2));
       if (inv.archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);

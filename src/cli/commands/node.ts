@@ -1,6 +1,5 @@
 // holdfast node add | ls | rm — the inventory of nodes.
 import type { Command } from 'commander';
-import { completeNode } from '../../core/config/nodes';
 import { HoldfastError } from '../../core/errors';
 import { describeImagesDir } from '../../core/node/distroConfig';
 import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
@@ -8,6 +7,9 @@ import { parsePort, withSession, type Cli } from '../context';
 import { table } from '../format';
 import { acceptNewHostKeyOption, hostKeyAcceptance } from '../hostKeys';
 import { registerNodeImportCommands } from './fleet';
+
+// Validating a node (zod) loads when a command that adds or changes one runs.
+const nodes = () => import('../../core/config/nodes');
 
 /** One line saying which images dir a node uses and why (explicit, or detected from what). */
 function imagesDirLine(def: Pick<NodeDef, 'imagesDir' | 'imagesDirSource'>, info?: NodeInfo): string {
@@ -58,6 +60,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       if (existing.some((n) => n.name === name)) {
         throw new HoldfastError('CONFLICT', `a node named "${name}" already exists`, { hint: 'Remove it first with `holdfast node rm`, or choose another name.' });
       }
+      const { completeNode } = await nodes();
       const def = completeNode(input);
       if (o.check) {
         const info = await withSession(def, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey));
@@ -137,6 +140,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       if (typeof o.jump === 'string') input.jump = o.jump;
       else if (o.jump === false) delete input.jump;
       if (typeof o.auth === 'string') input.auth = o.auth;
+      const { completeNode } = await nodes();
       let after = completeNode(input);
       const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'imagesDirSource', 'namespace', 'group', 'sudo', 'jump', 'auth'] as const;
       const changedBy = (d: NodeDef) => keys.filter((k) => before[k] !== d[k]);

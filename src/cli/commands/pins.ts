@@ -1,7 +1,6 @@
 // holdfast pin | unpin | rm-archive — the changes Holdfast makes, previewed with --dry-run.
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
-import { applyPinChange, checkRemoval, planPinChange, removeArchiveSafely } from '../../core/node/operations';
 import type { PinTarget } from '../../core/pins/plan';
 import type { PinPlan } from '../../shared/domain';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
@@ -10,6 +9,9 @@ import { humanSize, terminalSafe as safe } from '../format';
 import { logger } from '../../core/log';
 
 const log = logger('cli');
+
+// The operations (and the SSH and containerd code under them) load when a command runs.
+const ops = () => import('../../core/node/operations');
 
 export function registerPinCommands(program: Command, cli: Cli): void {
   const printPlan = (plan: PinPlan, applied: boolean) => {
@@ -32,6 +34,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
       const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s)].filter(Boolean).length;
       if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, or --all-k3s (exactly one of them)');
       const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : { allK3s: true };
+      const { planPinChange, applyPinChange } = await ops();
       const { plan, info } = await cli.onNode(name, async (s, ctx) => {
         const plan = await (o.dryRun ? planPinChange(s, ctx, 'pin', target) : applyPinChange(s, ctx, 'pin', target));
         return { plan, info: await s.info().catch((err: unknown) => (log.debug('node versions unknown; no capability warning', { node: name, err }), null)) };
@@ -52,6 +55,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .option('--json', 'machine-readable output')
     .action(async (name: string, refs: string[], o) => {
       const target: PinTarget = { refs };
+      const { planPinChange, applyPinChange } = await ops();
       const plan = await cli.onNode(name, (s, ctx) => (o.dryRun ? planPinChange(s, ctx, 'unpin', target) : applyPinChange(s, ctx, 'unpin', target)));
       if (o.json) return cli.io.out(JSON.stringify(plan, null, 2));
       printPlan(plan, !o.dryRun);
@@ -65,6 +69,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .option('--force', 'remove even if the check fails (logged)')
     .option('--dry-run', 'run the check only')
     .action(async (name: string, p: string, o) => {
+      const { checkRemoval, removeArchiveSafely } = await ops();
       if (o.dryRun) {
         const { check } = await cli.onNode(name, (s, ctx) => checkRemoval(s, ctx, p));
         cli.io.out(check.allowed ? `${safe(p)} can be removed safely` : `${safe(p)} cannot be removed safely:\n  ${check.problems.map((x) => safe(x)).join('\n  ')}`);

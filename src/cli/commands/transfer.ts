@@ -2,13 +2,12 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { HoldfastError, toErrorInfo } from '../../core/errors';
-import { importToNodes } from '../../core/import/fleet';
-import { inspectLocalArchive } from '../../core/import/inspectLocal';
-import { summary } from '../../core/import/run';
-import { uploadArchive } from '../../core/upload';
 import { withSession, type Cli } from '../context';
 import { EXIT, exitCodeFor } from '../exit';
 import { humanSize, terminalSafe } from '../format';
+
+// Archive readers, uploads and the import run load when one of these commands runs.
+const inspectLocal = () => import('../../core/import/inspectLocal');
 
 export function registerTransferCommands(program: Command, cli: Cli): void {
   const progressLine = (label: string) => {
@@ -37,6 +36,7 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
     .argument('<file>')
     .option('--as <path>', 'name in the images dir (default: the file name)')
     .action(async (name: string, file: string, o) => {
+      const [{ inspectLocalArchive }, { uploadArchive }] = await Promise.all([inspectLocal(), import('../../core/upload')]);
       const archive = await inspectLocalArchive(file);
       const { signal, done } = cancelOnSigint();
       try {
@@ -69,6 +69,11 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
       const file = args[args.length - 1]!;
       const nodes = [...new Set(args.slice(0, -1))];
       const defs = await Promise.all(nodes.map((n) => cli.store().get(n)));
+      const [{ inspectLocalArchive }, { importToNodes }, { summary }] = await Promise.all([
+        inspectLocal(),
+        import('../../core/import/fleet'),
+        import('../../core/import/run'),
+      ]);
       const archive = await inspectLocalArchive(file);
       cli.io.err(`${path.basename(archive.path)}: ${archive.format} archive, ${archive.compression}, ${humanSize(archive.size)}, ${archive.images.length} images, sha256 ${archive.sha256}`);
       const ctx = cli.opsContext();

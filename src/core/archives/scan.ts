@@ -4,19 +4,18 @@
 // it — never the whole archive in memory. Indexes are cached locally by node + path + size +
 // mtime, so a re-scan of unchanged archives costs one directory listing. Also reads k3s's import
 // cache (.cache.json) and the .txt pre-pull lists.
-import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import type { Compression } from '../../shared/domain';
 import { firstReleases, importCacheHonoured, K3S_RELEASES, k3sTakesChange, type StartupWalk } from '../../shared/versions';
 import type { FileAccess } from '../access';
-import { writeFileAtomic } from '../config/atomic';
 import { classifyImagesDirPath } from './format/extensions';
 import { readArchiveIndex, type ArchiveIndex } from './format/readIndex';
+import type { IndexCache } from './indexCache';
 import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';
 import { logger } from '../log';
 
 const log = logger('archives');
+
+export { IndexCache } from './indexCache';
 
 export interface ScannedFile {
   /** Relative to the images dir, '/'-separated. */
@@ -38,27 +37,6 @@ export interface ScannedFile {
   note?: string;
   /** A .txt pre-pull list's references, as k3s reads them. */
   prepull?: PrepullList;
-}
-
-/** Local cache of archive indexes, keyed by what identifies an unchanged archive. */
-export class IndexCache {
-  constructor(private readonly dir: string) {}
-
-  private file(key: string): string {
-    return path.join(this.dir, createHash('sha256').update(key).digest('hex') + '.json');
-  }
-
-  async get(key: string): Promise<ArchiveIndex | null> {
-    try {
-      return JSON.parse(await fs.readFile(this.file(key), 'utf8')) as ArchiveIndex;
-    } catch {
-      return null;
-    }
-  }
-
-  async set(key: string, index: ArchiveIndex): Promise<void> {
-    await writeFileAtomic(this.file(key), JSON.stringify(index));
-  }
 }
 
 export interface ScanOptions {

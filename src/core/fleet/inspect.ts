@@ -12,12 +12,12 @@ import { diskOfSession } from './disk';
 import { DriftAccumulator } from './drift';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
+import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from './defaults';
 import { logger } from '../log';
 
 const log = logger('fleet');
 
-export const DEFAULT_FLEET_CONCURRENCY = 16;
-export const DEFAULT_NODE_TIMEOUT_MS = 30_000;
+export { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS };
 
 /** Takes one node's inventory; must stop (and free the connection) when `signal` aborts. */
 export type NodeProbe = (def: NodeDef, signal: AbortSignal, timeoutMs: number) => Promise<FleetNodeResult>;
