@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HoldfastError } from '../../../src/core/errors';
 import { normalizeFingerprint, verifyHostKey } from '../../../src/core/ssh/hostKey';
 import { hostKeyFingerprint } from '../../../src/core/ssh/knownHosts';
+import { orderHostKeyAlgorithms } from '../../../src/core/ssh/hostKeyAlgorithms';
 
 const FIX = path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures');
 function pub(name: string): { type: string; b64: string; blob: Buffer } {
@@ -124,5 +125,70 @@ describe('verifyHostKey', () => {
   it('normalizeFingerprint', () => {
     expect(normalizeFingerprint(' SHA256:abc= ')).toBe('SHA256:abc');
     expect(normalizeFingerprint('abc')).toBe('SHA256:abc');
+  });
+});
+
+describe('accepting a new host key (issue #11: only the key the user checked)', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hf-hk-'));
+    file = path.join(dir, 'known_hosts');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const base = { host: '10.0.0.7', port: 22, keyBlob: A.blob };
+
+  it('several fingerprints (one per hop): records a key that has one of them, refuses one that has none, with the flag to add', async () => {
+    const others = [hostKeyFingerprint(B.blob), hostKeyFingerprint(C.blob)];
+    const err = await rejection(verifyHostKey({ ...base, knownHostsFile: file, acceptNew: others }));
+    expect(err.code).toBe('HOST_KEY_UNKNOWN');
+    expect(err.message).toContain('not any of the fingerprints you accepted');
+    expect(err.hint).toContain(`--accept-new-host-key=${hostKeyFingerprint(A.blob)}`);
+    expect(() => readFileSync(file)).toThrow();
+    await expect(verifyHostKey({ ...base, knownHostsFile: file, acceptNew: [...others, hostKeyFingerprint(A.blob)] })).resolves.toMatchObject({ status: 'recorded' });
+    expect(readFileSync(file, 'utf8')).toBe(`10.0.0.7 ${A.type} ${A.b64}\n`);
+  });
+
+  it('a question: asked with the presented key; no → nothing recorded; yes → recorded', async () => {
+    const asked: string[] = [];
+    const no = await rejection(verifyHostKey({ ...base, knownHostsFile: file, label: 'jump host j (10.0.0.7:22)', acceptNew: async (k) => (asked.push(`${k.label} ${k.keyType} ${k.fingerprint}`), false) }));
+    expect(no.code).toBe('HOST_KEY_UNKNOWN');
+    expect(no.hint).toContain(`--accept-new-host-key=${hostKeyFingerprint(A.blob)}`);
+    expect(asked).toEqual([`jump host j (10.0.0.7:22) ssh-ed25519 ${hostKeyFingerprint(A.blob)}`]);
+    expect(() => readFileSync(file)).toThrow();
+    await expect(verifyHostKey({ ...base, knownHostsFile: file, acceptNew: async () => true })).resolves.toMatchObject({ status: 'recorded' });
+    // Known now: not asked again.
+    await expect(verifyHostKey({ ...base, knownHostsFile: file, acceptNew: async () => Promise.reject(new Error('not asked')) })).resolves.toMatchObject({ status: 'known' });
+  });
+
+  it('a host recorded with another key while the person was asked is refused as changed, not appended', async () => {
+    const err = await rejection(
+      verifyHostKey({
+        ...base,
+        knownHostsFile: file,
+        acceptNew: async () => {
+          writeFileSync(file, `10.0.0.7 ${B.type} ${B.b64}\n`);
+          return true;
+        },
+      }),
+    );
+    expect(err.code).toBe('HOST_KEY_CHANGED');
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('orderHostKeyAlgorithms (as OpenSSH orders them by known_hosts)', () => {
+  it('offers the recorded types first, each group in ssh2\'s order', () => {
+    expect(orderHostKeyAlgorithms(['ecdsa-sha2-nistp256'])).toEqual([
+      'ecdsa-sha2-nistp256', 'ssh-ed25519', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa',
+    ]);
+    // An RSA key on record: its SHA-2 signature algorithms first, as OpenSSH does.
+    expect(orderHostKeyAlgorithms(['ssh-rsa'])!.slice(0, 3)).toEqual(['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa']);
+    expect(orderHostKeyAlgorithms(['ssh-ed25519', 'ecdsa-sha2-nistp384'])!.slice(0, 2)).toEqual(['ssh-ed25519', 'ecdsa-sha2-nistp384']);
+  });
+
+  it('nothing usable on record: ssh2\'s own default', () => {
+    expect(orderHostKeyAlgorithms([])).toBeNull();
+    expect(orderHostKeyAlgorithms(['ssh-dss'])).toBeNull();
   });
 });
