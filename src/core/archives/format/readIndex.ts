@@ -391,7 +391,8 @@ function resolveIndex(col: Collected): ArchiveIndex {
   if (col.files.has('oci-layout')) {
     const raw = col.kept.get('oci-layout');
     if (!raw) throw tooLarge('oci-layout');
-    layoutVersion = String(parseJson<{ imageLayoutVersion?: unknown }>(raw, 'oci-layout').imageLayoutVersion ?? '');
+    const layout = parseJson<unknown>(raw, 'oci-layout');
+    layoutVersion = isObject(layout) ? String(layout['imageLayoutVersion'] ?? '') : '';
   }
   // Same precedence as containerd: an oci-layout with a version makes it OCI, even when a
   // manifest.json is present too (docker save since Docker 25 writes both).
@@ -664,6 +665,51 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     }
     return true;
   };
+
+  // Before building anything: how many records would the walk below make? Counted per distinct
+  // blob (memoised), so a few kilobytes of indexes listing each other 40 times over cost 40 × 5
+  // steps to refuse, not the limit's worth of records. Errors are left to the walk itself.
+  const sizes = new Map<string, number>();
+  const recordsOf = (d: Descriptor, isIndex: boolean, depth: number): number => {
+    const known = sizes.get(d.digest);
+    if (known !== undefined) return known;
+    let body: unknown = null;
+    try {
+      body = needJson(d.digest, 'index or manifest');
+    } catch {
+      // reported by the walk
+    }
+    let n = 1;
+    if (!isIndex) {
+      if (isObject(body) && Array.isArray(body['layers'])) n += body['layers'].length;
+    } else if (isObject(body) && Array.isArray(body['manifests']) && body['manifests'].length <= MAX_INDEX_ENTRIES && depth <= MAX_INDEX_DEPTH) {
+      n = 0;
+      for (const raw of body['manifests'] as unknown[]) {
+        const child = asDescriptor(raw);
+        if (!child || isAttestation(child)) continue;
+        n += recordsOf(child, child.mediaType ? INDEX_TYPES.has(child.mediaType) : false, depth + 1);
+        if (n > MAX_EXPANDED) break;
+      }
+    }
+    sizes.set(d.digest, n);
+    return n;
+  };
+  let planned = 0;
+  for (const entry of manifests) {
+    const raw = asDescriptor(entry);
+    if (!raw || isAttestation(raw)) continue;
+    let isIndex = raw.mediaType ? INDEX_TYPES.has(raw.mediaType) : false;
+    if (!raw.mediaType) {
+      try {
+        const b = blob(raw.digest);
+        isIndex = b.state === 'ok' && isObject(b.json) && Array.isArray(b.json['manifests']);
+      } catch {
+        // reported by the walk
+      }
+    }
+    planned += recordsOf(raw, isIndex, 0);
+    if (planned > MAX_EXPANDED) budget.spend(planned);
+  }
 
   const images: ArchiveImage[] = [];
   for (const entry of manifests) {
