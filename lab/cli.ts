@@ -5,10 +5,16 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { CONTAINERD_LINES, defaultContainerdLine, isContainerdLine } from './containerd.ts';
 import { checkLabPrerequisites, startLab, type Lab } from './lab.ts';
-import { emulateK3sStart, startK3sWatcher, type K3sWatcher } from './k3s.ts';
+import { emulateK3sStart, startK3sWatcher, type FailedImport, type K3sWatcher } from './k3s.ts';
 import { writeImageArchive } from './fixtures.ts';
 
 const USAGE = 'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6]';
+
+/** k3s logs a failed import and goes on: so does the lab, where the user sees it. */
+function printFailed(node: string, f: FailedImport): void {
+  const pinned = f.images?.length ? ` (pinned anyway: ${f.images.join(', ')})` : '';
+  process.stderr.write(`lab: ${node}: import of ${f.archive} failed: ${f.error}${pinned}\n`);
+}
 
 function fail(message: string): never {
   process.stderr.write(`lab: ${message}\n`);
@@ -120,8 +126,13 @@ async function main(): Promise<void> {
       });
     }
     const report = await emulateK3sStart(node);
-    for (const f of report.failed) process.stderr.write(`lab: ${node.name}: import of ${f.archive} failed: ${f.error}\n`);
-    watchers.push(startK3sWatcher(node));
+    for (const f of report.failed) printFailed(node.name, f);
+    watchers.push(
+      startK3sWatcher(node, {
+        onImported: (a) => process.stdout.write(`lab: ${node.name}: imported ${a.archive}: ${a.images.length ? a.images.join(', ') : 'no named image'}\n`),
+        onFailed: (f) => printFailed(node.name, f),
+      }),
+    );
   }
 
   const out: string[] = [];

@@ -25,6 +25,9 @@ export {
   pinImages,
   archiveImageNames,
   normalizeDockerRef,
+  parseNamedTagged,
+  retagErrors,
+  K3sImportError,
   repositoryOf,
   hostImagesDirOf,
   nodeImagesDir,
@@ -37,6 +40,7 @@ export {
   CRI_PIN_LABEL,
   type CtrImage,
   type Distro,
+  type FailedImport,
   type ImportCache,
   type ImportCacheEntry,
   type ImportedArchive,
@@ -57,3 +61,4 @@ export {
   type WrittenImage,
 } from './fixtures.ts';
 export { criImages, criImageStatus, criPinned, type CriImage } from './cri.ts';
+export { readImportPlan, k3sEntryName, type ImportPlan, type ImportEntry } from './importPlan.ts';

@@ -4,13 +4,14 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { criImageStatus } from './cri.ts';
+import { deleteImageRecord, getImageRecord, storeImageName } from './images.ts';
+import { parseNamedTagged, readImportPlan, type ImportPlan } from './importPlan.ts';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import { sleep } from './exec.ts';
 import { type LabNodeHandle } from './node.ts';
 
@@ -86,9 +87,24 @@ export interface ImportedArchive {
   archive: string;
   /** Path of the archive as k3s sees it inside the node. */
   nodePath: string;
-  /** Image names the archive brought (as ctr created them), not the added digest/extra refs. */
+  /** Image names the archive brought (as k3s's importer names them), not the added digest/extra refs. */
   images: string[];
 }
+
+/** A file whose import failed: k3s logs it, leaves it out of .cache.json and goes on. */
+export interface FailedImport {
+  /** Host-side path of the file. */
+  archive: string;
+  error: string;
+  /** Names k3s had pinned before it failed (a name that is not name:tag fails retagging). */
+  images?: string[];
+}
+
+const failedImport = (archive: string, e: unknown): FailedImport => ({
+  archive,
+  error: e instanceof Error ? e.message : String(e),
+  ...(e instanceof K3sImportError ? { images: e.images } : {}),
+});
 
 export interface K3sStartReport {
   /** Archives imported and .txt lists read (images: the tags they pinned). */
@@ -99,8 +115,8 @@ export interface K3sStartReport {
   cleared: string[];
   /** With cacheFix: the names re-pinned from the cache (recorded images of skippedByCache files). */
   repinned: string[];
-  /** Files whose import failed (k3s logs and goes on): nothing from them is pinned. */
-  failed: { archive: string; error: string }[];
+  /** Files whose import failed (k3s logs and goes on); `images`: what it pinned nonetheless. */
+  failed: FailedImport[];
 }
 
 /** One line of `ctr images ls`. */
@@ -160,28 +176,9 @@ async function setLabels(node: LabNodeHandle, ref: string, labels: Record<string
 }
 
 // ---------------------------------------------------------------------------------------------
-// Archive inspection: exactly which names `ctr images import` creates.
+// Archive inspection: exactly which names k3s's importer creates (see importPlan.ts).
 
-/** Docker reference normalisation as containerd does it (alpine → docker.io/library/alpine:latest). */
-export function normalizeDockerRef(ref: string): string {
-  let domain: string;
-  let rest: string;
-  const slash = ref.indexOf('/');
-  const first = slash < 0 ? '' : ref.slice(0, slash);
-  if (slash < 0 || (!first.includes('.') && !first.includes(':') && first !== 'localhost')) {
-    domain = 'docker.io';
-    rest = ref;
-  } else {
-    domain = first;
-    rest = ref.slice(slash + 1);
-  }
-  if (domain === 'index.docker.io') domain = 'docker.io';
-  if (domain === 'docker.io' && !rest.includes('/')) rest = `library/${rest}`;
-  const full = `${domain}/${rest}`;
-  if (full.includes('@')) return full;
-  const lastSlash = full.lastIndexOf('/');
-  return full.lastIndexOf(':') > lastSlash ? full : `${full}:latest`;
-}
+export { normalizeDockerRef, parseNamedTagged } from './importPlan.ts';
 
 /** Repository part of a reference (no tag, no digest). */
 export function repositoryOf(ref: string): string {
@@ -191,55 +188,13 @@ export function repositoryOf(ref: string): string {
   return colon > base.lastIndexOf('/') ? base.slice(0, colon) : base;
 }
 
-function localDate(): string {
-  const d = new Date();
-  const p = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-}
-
 /**
- * Names `ctr images import` (1.6) creates for an uncompressed archive: OCI layout (preferred when
- * `oci-layout` exists) → each index.json entry's `io.containerd.image.name`, else
- * `import-<local date>:<org.opencontainers.image.ref.name>`; docker-save → each RepoTag normalised.
+ * The names k3s's importer creates for an uncompressed archive: docker-save → each RepoTag
+ * normalised; OCI layout → each index.json entry's `io.containerd.image.name`, else its
+ * `org.opencontainers.image.ref.name` verbatim (a bare tag stays a bare tag); else none.
  */
 export async function archiveImageNames(tarFile: string): Promise<string[]> {
-  const wanted = new Set(['manifest.json', 'index.json', 'oci-layout']);
-  const files = new Map<string, Buffer>();
-  const extract = tar.extract();
-  extract.on('entry', (header, stream, next) => {
-    const name = header.name.replace(/^\.\//, '');
-    if (header.type === 'file' && wanted.has(name)) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => {
-        chunks.push(c as Buffer);
-      });
-      stream.on('end', () => {
-        files.set(name, Buffer.concat(chunks));
-        next();
-      });
-    } else {
-      stream.on('end', () => next());
-      stream.resume();
-    }
-  });
-  await pipeline(createReadStream(tarFile), extract);
-
-  const names: string[] = [];
-  if (files.has('oci-layout')) {
-    const index = JSON.parse(files.get('index.json')?.toString('utf8') ?? '{}') as {
-      manifests?: { annotations?: Record<string, string> }[];
-    };
-    for (const m of index.manifests ?? []) {
-      const full = m.annotations?.['io.containerd.image.name'];
-      const tag = m.annotations?.['org.opencontainers.image.ref.name'];
-      if (full) names.push(full);
-      else if (tag) names.push(`import-${localDate()}:${tag}`);
-    }
-  } else if (files.has('manifest.json')) {
-    const mfsts = JSON.parse(files.get('manifest.json')!.toString('utf8')) as { RepoTags?: string[] | null }[];
-    for (const m of mfsts) for (const t of m.RepoTags ?? []) names.push(normalizeDockerRef(t));
-  }
-  return [...new Set(names)];
+  return (await readImportPlan(tarFile)).names;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,9 +253,11 @@ export async function clearLabels(node: LabNodeHandle, distro: Distro = 'k3s'): 
 }
 
 /**
- * Step 3 for a set of names: both pin labels, then a `repo@sha256:<target>` ref (ctr images tag
- * copies the source's labels), plus reg/path:tag and reg/path@digest for each extra registry.
- * Returns every ref it pinned.
+ * Step 3 for a set of names, as k3s's labelImages then retagImages: both pin labels on every
+ * name, then for each name that parses as name:tag (parseNamedTagged) a
+ * `<repository>@sha256:<target>` ref, plus reg/path:tag and reg/path@digest for each extra
+ * registry. A name that does not parse is pinned but gets no refs (retagImages' error: see
+ * retagErrors). Returns every ref it pinned.
  */
 export async function pinImages(node: LabNodeHandle, names: string[], opts: K3sOptions = {}): Promise<string[]> {
   if (names.length === 0) return [];
@@ -315,25 +272,83 @@ export async function pinImages(node: LabNodeHandle, names: string[], opts: K3sO
     await setLabels(node, ref, labels);
     pinned.push(ref);
   };
-  for (const name of names) {
-    const img = existing.get(name);
-    if (!img) continue;
+  const present = names.filter((n) => existing.has(n));
+  // labelImages runs over every image before retagImages runs over any
+  for (const name of present) {
     await setLabels(node, name, labels);
     pinned.push(name);
-    const repo = repositoryOf(name);
-    if (!name.includes('@')) await ensureRef(name, `${repo}@${img.digest}`, img.digest);
+  }
+  for (const name of present) {
+    const digest = existing.get(name)!.digest;
+    const parsed = parseNamedTagged(name);
+    if ('error' in parsed) continue;
+    const repo = parsed.repository;
+    if (`${repo}@${digest}` !== name) await ensureRef(name, `${repo}@${digest}`, digest);
+    const path = repo.slice(repo.indexOf('/') + 1); // docker.Path: the repository without its domain
     for (const reg of opts.extraRegistries ?? []) {
-      const slash = repo.indexOf('/');
-      const path = slash >= 0 ? repo.slice(slash + 1) : repo;
-      const tagPart = name.includes('@') ? '' : name.slice(repo.length); // ':tag'
-      if (tagPart) await ensureRef(name, `${reg}/${path}${tagPart}`, img.digest);
-      await ensureRef(name, `${reg}/${path}@${img.digest}`, img.digest);
+      await ensureRef(name, `${reg}/${path}:${parsed.tag}`, digest);
+      await ensureRef(name, `${reg}/${path}@${digest}`, digest);
     }
   }
   return pinned;
 }
 
-/** Steps 2–3 for one archive: import (all platforms, no unpack), then pin what it brought. */
+/** retagImages' errors for `names` (k3s returns them all, joined, after labelling): '' when none. */
+export function retagErrors(names: string[]): string {
+  const errs = names.flatMap((n) => {
+    const p = parseNamedTagged(n);
+    return 'error' in p ? [`failed to parse tag for image ${n}: ${p.error}`] : [];
+  });
+  return errs.length ? `failed to retag images: ${errs.join('; ')}` : '';
+}
+
+/**
+ * An import that k3s reports as failed after it had already pinned `images` (retagImages runs
+ * after labelImages): k3s logs it, does not record the file in .cache.json, and the pins stay.
+ */
+export class K3sImportError extends Error {
+  override name = 'K3sImportError';
+  constructor(
+    message: string,
+    readonly images: string[],
+  ) {
+    super(message);
+  }
+}
+
+const IMPORT_PREFIX = /^import-\d{4}-\d{2}-\d{2}:/;
+const CRI_MANAGED = 'io.cri-containerd.image';
+
+/**
+ * Gives the entries ctr named `import-<date>:<ref>` the name k3s gives them (`<ref>`), as
+ * client.Import stores a name (existing labels kept), then drops ctr's name unless it was there
+ * before. ctr's name is dropped only once CRI has taken it (its managed label): CRI's event
+ * handler re-creates a name it is still working on, which would leave a name k3s never makes.
+ */
+async function renameAsK3s(node: LabNodeHandle, plan: ImportPlan, before: Set<string>): Promise<void> {
+  const renames = plan.entries.filter((e) => e.ctrRenames !== undefined);
+  if (renames.length === 0) return;
+  const now = await listImages(node);
+  for (const e of renames) {
+    const ctrName = now.find((i) => IMPORT_PREFIX.test(i.name) && i.name.replace(IMPORT_PREFIX, '') === e.ctrRenames && i.digest === e.digest);
+    if (!ctrName) throw new Error(`ctr did not create import-<date>:${e.ctrRenames} for ${e.digest}`);
+    const rec = await getImageRecord(node, ctrName.name);
+    if (!rec) throw new Error(`${ctrName.name} vanished during the import`);
+    await storeImageName(node, e.k3sName!, rec.target);
+    if (before.has(ctrName.name)) continue;
+    for (let waited = 0; waited < 5000; waited += 50) {
+      if ((await getImageRecord(node, ctrName.name))?.labels[CRI_MANAGED] !== undefined) break;
+      await sleep(50);
+    }
+    await deleteImageRecord(node, ctrName.name);
+  }
+}
+
+/**
+ * Steps 2–3 for one archive, as k3s's preloadFile: import every platform without unpacking,
+ * skipping manifests the archive lacks, naming images as client.Import does (readImportPlan),
+ * then pin what it brought. Throws K3sImportError (pins kept) when retagging fails.
+ */
 export async function importArchive(node: LabNodeHandle, file: string, opts: K3sOptions = {}): Promise<string[]> {
   // older releases (top-level walk) match the suffix case-insensitively: APP.TAR.GZ is gzip
   const how = archiveDecompressor(opts.walk === 'top-level-case-insensitive' ? file.toLowerCase() : file);
@@ -347,16 +362,21 @@ export async function importArchive(node: LabNodeHandle, file: string, opts: K3s
       await decompressTo(file, how, tmp);
       tarFile = tmp;
     }
-    const names = await archiveImageNames(tarFile);
+    const plan = await readImportPlan(tarFile);
+    const before = new Set((await listImages(node)).map((i) => i.name));
     // k3s imports through the containerd client's local path; ctr 2.x defaults to the transfer
     // service (which replaces an existing image's whole label map) unless told --local.
     const local = node.containerdLine === '2' ? ['--local'] : [];
-    await node.ctr(['images', 'import', ...local, '--all-platforms', '--no-unpack', tarFile]);
+    const platforms = 'all' in plan.platforms ? ['--all-platforms'] : ['--platform', plan.platforms.only];
+    await node.ctr(['images', 'import', ...local, ...platforms, '--no-unpack', tarFile]);
+    await renameAsK3s(node, plan, before);
     const have = new Set((await listImages(node)).map((i) => i.name));
-    const missing = names.filter((n) => !have.has(n));
+    const missing = plan.names.filter((n) => !have.has(n));
     if (missing.length) throw new Error(`import of ${file} did not create ${missing.join(', ')}`);
-    await pinImages(node, names, opts);
-    return names;
+    await pinImages(node, plan.names, opts);
+    const retag = retagErrors(plan.names);
+    if (retag) throw new K3sImportError(retag, plan.names);
+    return plan.names;
   } finally {
     if (tmp) await rm(tmp, { force: true });
   }
@@ -560,7 +580,7 @@ export function emulateK3sStart(node: LabNodeHandle, opts: K3sOptions = {}): Pro
         report.imported.push({ archive: file, nodePath, images });
         nextCache[nodePath] = cacheEntry(st, images, opts);
       } catch (e) {
-        report.failed.push({ archive: file, error: e instanceof Error ? e.message : String(e) });
+        report.failed.push(failedImport(file, e));
       }
     }
     // "This is done once on startup, same as pinned label clearing" (k3s PR #14266).
@@ -577,7 +597,7 @@ export interface K3sWatcher {
   stop(): Promise<void>;
   /** Archives imported so far (host paths, in order), and failures. */
   readonly imported: ImportedArchive[];
-  readonly failed: { archive: string; error: string }[];
+  readonly failed: FailedImport[];
 }
 
 export interface WatcherOptions extends K3sOptions {
@@ -585,6 +605,9 @@ export interface WatcherOptions extends K3sOptions {
   pollMs?: number;
   /** How long a new/grown file must stay unchanged before import, default 2000 ms. */
   settleMs?: number;
+  /** Called as each import is done or fails (k3s's log lines: `npm run lab` prints them). */
+  onImported?: (a: ImportedArchive) => void;
+  onFailed?: (f: FailedImport) => void;
 }
 
 /**
@@ -604,7 +627,7 @@ export function startK3sWatcher(node: LabNodeHandle, opts: WatcherOptions = {}):
   // What k3s's watcher compares a changed file with: the stamp of its last import.
   const lastImport = new Map<string, Stamp>();
   const imported: ImportedArchive[] = [];
-  const failed: { archive: string; error: string }[] = [];
+  const failed: FailedImport[] = [];
   let stopped = false;
 
   const scan = async (initial: boolean): Promise<void> => {
@@ -636,10 +659,14 @@ export function startK3sWatcher(node: LabNodeHandle, opts: WatcherOptions = {}):
         try {
           const images = await withNodeLock(node, () => importArchive(node, file, opts));
           lastImport.set(file, cur);
-          imported.push({ archive: file, nodePath: nodePathOf(file, hostDir, distro), images });
+          const done = { archive: file, nodePath: nodePathOf(file, hostDir, distro), images };
+          imported.push(done);
           await updateCacheEntry(hostDir, distro, file, images, opts).catch(() => undefined);
+          opts.onImported?.(done);
         } catch (e) {
-          failed.push({ archive: file, error: e instanceof Error ? e.message : String(e) });
+          const f = failedImport(file, e);
+          failed.push(f);
+          opts.onFailed?.(f);
         }
       }
     }

@@ -29,7 +29,7 @@ describe('fixture archives', () => {
     ).rejects.toThrow(/oci/);
   });
 
-  it('archive names are read exactly as ctr import creates them', async () => {
+  it('archive names are read exactly as k3s\'s importer creates them', async () => {
     const dir = await mkdtemp('/tmp/hffx-');
     try {
       const d = await buildImageArchive({ format: 'docker', images: [{ name: 'docker.io/library/app:1.0' }, { name: 'quay.io/a/b:2' }] });
