@@ -134,7 +134,7 @@ describe('readArchiveIndex: OCI specifics', () => {
     return extra.length ? repackTar(Buffer.concat([repacked.subarray(0, repacked.length - 1024), await packTar(extra)]), (n, d) => ({ name: n, data: d })) : repacked;
   }
 
-  it('names: containerd annotation, else a full ref.name, else a bare tag reported as refName only', async () => {
+  it('names as k3s stores them: containerd annotation, else the ref.name verbatim (a bare tag too), else none', async () => {
     const tar = await editIndex((idx) => {
       const base = idx.manifests[0]!;
       const ann = (a: Record<string, string>) => ({ ...base, annotations: a });
@@ -142,6 +142,7 @@ describe('readArchiveIndex: OCI specifics', () => {
         ann({ 'io.containerd.image.name': 'docker.io/library/app:1', 'org.opencontainers.image.ref.name': '1' }),
         ann({ 'org.opencontainers.image.ref.name': 'registry.local:5000/app:2' }),
         ann({ 'org.opencontainers.image.ref.name': '3.0' }),
+        ann({ 'org.opencontainers.image.ref.name': 'app:4' }),
         ann({}),
       ];
     });
@@ -149,7 +150,8 @@ describe('readArchiveIndex: OCI specifics', () => {
     expect(index.images.map((i) => [i.name, i.refName])).toEqual([
       ['docker.io/library/app:1', '1'],
       ['registry.local:5000/app:2', 'registry.local:5000/app:2'],
-      [null, '3.0'],
+      ['3.0', '3.0'],
+      ['app:4', 'app:4'],
       [null, undefined],
     ]);
   });

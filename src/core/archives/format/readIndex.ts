@@ -27,7 +27,7 @@ import { formatLimit, limit } from '../../limits';
 import { decompressor, sniffFormat } from './decompress';
 import { ArchiveError, overLimit, type K3sImportRefusal } from './errors';
 import type { ArchiveCompression } from './extensions';
-import { isFullReference, normalizeReference, ReferenceError } from './reference';
+import { normalizeReference, ReferenceError } from './reference';
 
 export { ArchiveError, type ArchiveErrorReason, type K3sImportRefusal } from './errors';
 
@@ -44,7 +44,11 @@ export interface ArchivePlatform {
 }
 
 export interface ArchiveImage {
-  /** Full reference containerd will store, or null when the archive leaves the image unnamed. */
+  /**
+   * The name k3s's import stores: docker-save RepoTags normalised; OCI `io.containerd.image.name`,
+   * else `org.opencontainers.image.ref.name` verbatim (even a bare tag such as `1.0`). null when
+   * the archive leaves the image unnamed: k3s then imports its content but creates no image.
+   */
   name: string | null;
   /** OCI `org.opencontainers.image.ref.name` as written (may be a bare tag such as `1.0`). */
   refName?: string;
@@ -719,7 +723,10 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     const ann = raw.annotations ?? {};
     const fullName = ann[ANNOTATION_IMAGE_NAME];
     const refName = ann[ANNOTATION_REF_NAME];
-    const name = fullName ? fullName : refName && isFullReference(refName) ? refName : null;
+    // k3s imports with containerd's client.Import and no ref translator: the ref name is the
+    // image's name as written, a bare tag (`1.0`, umoci's and skopeo's `oci-archive:x.tar:1.0`)
+    // included; only ctr's own import prefixes one (import-<date>:1.0).
+    const name = fullName || refName || null;
     const platforms: ArchivePlatform[] = [];
     const img: ArchiveImage = {
       name,
