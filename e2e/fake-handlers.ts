@@ -501,6 +501,7 @@ export function inspectFake(path: string): LocalArchive {
     compression: suffix[1],
     images,
     uncompressedBytes: suffix[1] === 'none' ? size : Math.round(size * 1.6),
+    warnings: [],
   };
 }
 

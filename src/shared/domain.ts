@@ -224,6 +224,11 @@ export interface LocalArchive {
   /** What k3s will import: every image with its platforms. */
   images: { name: string | null; platforms: string[]; configDigest: string | null }[];
   uncompressedBytes: number;
+  /**
+   * What k3s imports but the person should know, one sentence each: platforms listed without
+   * their blobs (skipped), images without a name (not kept), bare-tag names (not usable by pods).
+   */
+  warnings: string[];
 }
 
 export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';

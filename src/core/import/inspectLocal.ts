@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { LocalArchive } from '../../shared/domain';
 import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../archives/format/extensions';
+import { importWarnings } from '../archives/importWarnings';
 import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../archives/format/readIndex';
 import { zstdRecompressHint } from '../archives/format/zstdFrames';
 import { HoldfastError } from '../errors';
@@ -75,6 +76,7 @@ export async function inspectLocalArchive(file: string, opts: { signal?: AbortSi
     compression: kind.compression,
     images,
     uncompressedBytes: index.uncompressedBytes,
+    warnings: importWarnings(index),
     index,
   };
 }

@@ -63,6 +63,7 @@ function fakeHandlers(): Handlers {
       compression: 'none' as const,
       images: [],
       uncompressedBytes: 1,
+      warnings: [],
     })),
     'jobs.startImport': vi.fn(async () => {
       throw new HoldfastError('REFUSED', 'refused');

@@ -23,6 +23,7 @@ const local = (path: string): LocalArchive => ({
   compression: 'gzip',
   images: [{ name: 'x/app:1', platforms: ['linux/amd64'], configDigest: null }],
   uncompressedBytes: 20,
+  warnings: [],
 });
 
 const nodeProgress = (node: string, state: JobNodeProgress['state'] = 'running'): JobNodeProgress => ({
