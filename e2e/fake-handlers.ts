@@ -31,6 +31,9 @@ import type { Handlers } from '../src/shared/handlers';
 import { HoldfastError } from '../src/core/errors';
 import { activeDurablePins, findLostPins } from '../src/shared/lostPins';
 import { createHash, randomUUID } from 'node:crypto';
+import { diskExtraImages, fakePicture, fakeStore } from './fake-disk';
+import { planPrune } from '../src/shared/prunePlan';
+import { DEFAULT_KEEP_VERSIONS } from '../src/shared/imageVersions';
 
 export const FINGERPRINT = 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8';
 export const OLD_FINGERPRINT = 'SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s';
@@ -371,6 +374,11 @@ export interface FakeOptions {
   lostPins?: boolean;
   /** edge-01 runs this containerd (e.g. Debian's '1.6.20~ds1', which has no CRI pinning). */
   edge1Containerd?: string;
+  /**
+   * edge-01 also holds older telemetry-agent versions and an unused redis, and its image file
+   * system is at 82 % (near kubelet's 85 %): the Disk tab's forecast and prune have work to show.
+   */
+  disk?: boolean;
 }
 
 /** The image Holdfast pinned on edge-01 in the lostPins scenario that someone deleted since. */
@@ -530,7 +538,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
   };
   const lastJobEmit = new Map<string, number>();
   const images: Record<string, ImageRef[]> = {
-    'edge-01': opts.manyRefs ? generateRefs(opts.manyRefs) : structuredClone(EDGE1_IMAGES),
+    'edge-01': opts.manyRefs ? generateRefs(opts.manyRefs) : [...structuredClone(EDGE1_IMAGES), ...(opts.disk ? diskExtraImages() : [])],
     // In the fleet, edge-02 runs the same workload as edge-01 plus its own redis.
     'edge-02': opts.fleet ? [...structuredClone(EDGE1_IMAGES), ...structuredClone(EDGE2_IMAGES)] : structuredClone(EDGE2_IMAGES),
     ...(opts.fleet ? { 'edge-03': edge3Images() } : {}),
@@ -783,6 +791,15 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       lastJobEmit.set(job.id, Date.now());
       emit({ type: 'jobs.changed', payload: job });
     }
+  };
+
+  // Bytes prune gave back per node (the fake file systems grow by it).
+  const freed: Record<string, number> = {};
+  const pictureOf = (node: string, withImages: boolean) =>
+    fakePicture(find(node), refsOf(node), infoOf(node).containerdVersion, { tight: Boolean(opts.disk) && node === 'edge-01', freed: freed[node] ?? 0, images: withImages });
+  const prunePlanOf = (node: string, keepVersions: number) => {
+    const store = fakeStore(node, refsOf(node), infoOf(node).containerdVersion);
+    return planPrune(node, store.images, store.index, { keepVersions });
   };
 
   const handlers: Handlers = {
@@ -1111,6 +1128,52 @@ export function fakeHandlers(opts: FakeOptions = {}) {
         );
       });
       return { runId, nodes: defs.map((d) => d.name) };
+    },
+    'disk.picture': async (args) => {
+      calls.push({ channel: 'disk.picture', args });
+      find(args.node);
+      await new Promise((r) => setTimeout(r, 120));
+      return pictureOf(args.node, args.images !== false);
+    },
+    'prune.plan': async (args) => {
+      calls.push({ channel: 'prune.plan', args });
+      find(args.node);
+      await new Promise((r) => setTimeout(r, 150));
+      return prunePlanOf(args.node, args.keepVersions ?? DEFAULT_KEEP_VERSIONS);
+    },
+    'prune.apply': async (args) => {
+      calls.push({ channel: 'prune.apply', args });
+      find(args.node);
+      if (args.confirm !== args.node) {
+        throw new HoldfastError('REFUSED', "prune needs the node's name typed exactly as confirmation", { hint: `Type ${args.node} to confirm.` });
+      }
+      await new Promise((r) => setTimeout(r, 250));
+      // As core's applyPrune: a fresh plan, only the previewed images it still removes.
+      const p = prunePlanOf(args.node, args.keepVersions ?? DEFAULT_KEEP_VERSIONS);
+      const removed = p.remove.filter((r) => args.images.includes(r.key));
+      const refused = args.images
+        .filter((k) => !removed.some((r) => r.key === k))
+        .map((k) => {
+          const kept = p.kept.find((x) => x.key === k);
+          return { key: k, refs: kept?.refs ?? [], text: kept?.text ?? 'It is no longer on the node.' };
+        });
+      const gone = new Set(removed.flatMap((r) => r.refs));
+      images[args.node] = refsOf(args.node).filter((r) => !gone.has(r.name));
+      const bytes = removed.reduce((s, r) => s + r.bytes, 0);
+      freed[args.node] = (freed[args.node] ?? 0) + bytes;
+      let entry: AuditEntry | null = null;
+      if (removed.length) {
+        entry = {
+          time: now(),
+          user,
+          node: args.node,
+          action: 'prune',
+          pruned: { keepVersions: p.keepVersions, images: removed.map((r) => ({ imageId: r.imageId, refs: r.refs, digests: r.digests, bytes: r.bytes })), plannedBytes: bytes, freedBytes: bytes },
+        };
+        audit.push(entry);
+        emit({ type: 'node.changed', payload: { node: args.node, topic: '/images/delete', name: removed[0]!.refs[0] ?? '' } });
+      }
+      return { node: args.node, keepVersions: p.keepVersions, removed, refused, failed: [], plannedBytes: bytes, freedBytes: bytes, audit: entry };
     },
     'fleet.last': async (args) => {
       calls.push({ channel: 'fleet.last', args });

@@ -32,6 +32,7 @@ export const COMMAND_GROUPS: readonly { commands: readonly string[]; load: () =>
   { commands: ['images', 'archives'], load: async () => (await import('./commands/inspect')).registerInspectCommands },
   { commands: ['inspect'], load: async () => (await import('./commands/fleet')).registerFleetCommands },
   { commands: ['pin', 'unpin', 'rm-archive'], load: async () => (await import('./commands/pins')).registerPinCommands },
+  { commands: ['disk', 'prune'], load: async () => (await import('./commands/disk')).registerDiskCommands },
   { commands: ['upload', 'import'], load: async () => (await import('./commands/transfer')).registerTransferCommands },
   { commands: ['log'], load: async () => (await import('./commands/log')).registerLogCommand },
   { commands: ['serve'], load: async () => registerServe },

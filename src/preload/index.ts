@@ -32,6 +32,9 @@ export const OPERATION_CHANNELS = {
   startFleetInspection: 'fleet.start',
   lastFleetReport: 'fleet.last',
   exportFleetReport: 'fleet.export',
+  getDiskPicture: 'disk.picture',
+  planPrune: 'prune.plan',
+  applyPrune: 'prune.apply',
 } as const satisfies typeof operations;
 
 /** The one main → renderer channel (restated: `EVENT_CHANNEL` in the contract; the unit test checks they agree). */
@@ -126,6 +129,9 @@ const api: HoldfastApi & LiveApi & DesktopExtras = {
   startFleetInspection: bind('startFleetInspection'),
   lastFleetReport: bind('lastFleetReport'),
   exportFleetReport: bind('exportFleetReport'),
+  getDiskPicture: bind('getDiskPicture'),
+  planPrune: bind('planPrune'),
+  applyPrune: bind('applyPrune'),
   onEvent,
   pathForFile: (file: File) => {
     try {

@@ -4,7 +4,9 @@
 // Every channel has an argument schema (validated in main / the server, never trusted from
 // the renderer) and a result type. Results and errors travel in one envelope.
 import { z } from 'zod';
+import type { DiskPicture } from './diskPicture';
 import type { FleetNodeResult, FleetReport } from './fleet';
+import type { PrunePlan, PruneResult } from './prunePlan';
 import type { ArchiveInfo, CredentialRequest, AuditEntry, ErrorInfo, ImageRef, Job, LocalArchive, LostPin, NodeDef, NodeInfo, NodeStatus, PinPlan, RemovalCheck } from './domain';
 
 const name = z
@@ -58,6 +60,10 @@ const localFile = z
   .min(1)
   .max(4096)
   .refine((p) => (p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p)) && !p.includes('\0'), 'an absolute path to a local file');
+
+/** An image as prune names it: its image id (or target digest when it has none). */
+const imageKey = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'an image id (sha256:…)');
+const keepVersions = z.number().int().min(1).max(100);
 
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'an OpenSSH SHA256 fingerprint');
 
@@ -120,6 +126,17 @@ export const channels = {
     result: null as unknown as { runId: string; nodes: string[] },
   },
   'fleet.last': { args: z.strictObject({}), result: null as unknown as FleetReport | null },
+  // The node's disk as kubelet's image GC sees it; images: false measures only the file systems
+  // and thresholds (the fleet overview), without walking the image store.
+  'disk.picture': { args: z.strictObject({ node: name, images: z.boolean().optional() }), result: null as unknown as DiskPicture },
+  // What prune would remove (nothing changes on the node).
+  'prune.plan': { args: z.strictObject({ node: name, keepVersions: keepVersions.optional() }), result: null as unknown as PrunePlan },
+  // Removes the previewed images that a fresh plan still removes; the node's name typed as
+  // confirmation (checked in main), since a removed image is gone from an air-gapped site.
+  'prune.apply': {
+    args: z.strictObject({ node: name, keepVersions: keepVersions.optional(), images: z.array(imageKey).min(1).max(10_000), confirm: z.string().max(64) }),
+    result: null as unknown as PruneResult,
+  },
   'fleet.export': {
     args: z.strictObject({ format: z.enum(['html', 'csv', 'json']) }),
     result: null as unknown as { filename: string; mime: string; content: string },
@@ -161,6 +178,9 @@ export const operations = {
   startFleetInspection: 'fleet.start',
   lastFleetReport: 'fleet.last',
   exportFleetReport: 'fleet.export',
+  getDiskPicture: 'disk.picture',
+  planPrune: 'prune.plan',
+  applyPrune: 'prune.apply',
 } as const satisfies Record<string, Channel>;
 
 export type Operation = keyof typeof operations;

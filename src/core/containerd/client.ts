@@ -28,6 +28,26 @@ export interface ContentInfo {
   labels: Record<string, string>;
 }
 
+/** A container record: the image it names counts as in use. */
+export interface ContainerRecord {
+  id: string;
+  labels: Record<string, string>;
+  /** The image reference it was made from (tag, digest reference or image id); '' when none. */
+  image: string;
+  runtime: string;
+  createdAt: Date | null;
+  updatedAt: Date | null;
+}
+
+/** A containerd plugin as Introspection reports it (exports such as `root`, and whether it works). */
+export interface PluginInfo {
+  type: string;
+  id: string;
+  exports: Record<string, string>;
+  /** Why the plugin failed to initialise; null when it works. */
+  initError: string | null;
+}
+
 export interface EventEnvelope {
   timestamp: Date | null;
   namespace: string;
@@ -49,7 +69,16 @@ export interface EventSubscription {
 type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
 type ServiceClient = grpc.Client & Record<string, any>;
 
-const PROTO_FILES = ['version.proto', 'namespaces.proto', 'images.proto', 'content.proto', 'events.proto', 'leases.proto'];
+const PROTO_FILES = [
+  'version.proto',
+  'namespaces.proto',
+  'images.proto',
+  'content.proto',
+  'events.proto',
+  'leases.proto',
+  'containers.proto',
+  'introspection.proto',
+];
 
 let packageDef: grpc.GrpcObject | undefined;
 let payloadTypeCache: Record<string, protobuf.Type> | undefined;
@@ -148,6 +177,8 @@ export class ContainerdClient {
       content: 'containerd.services.content.v1.Content',
       events: 'containerd.services.events.v1.Events',
       leases: 'containerd.services.leases.v1.Leases',
+      containers: 'containerd.services.containers.v1.Containers',
+      introspection: 'containerd.services.introspection.v1.Introspection',
     };
     for (const [key, svc] of Object.entries(services)) {
       const Ctor = lookup(pkg, svc);
@@ -356,6 +387,30 @@ export class ContainerdClient {
       },
     };
     return sub;
+  }
+
+  /** Container records of the namespace (records only: whether a task runs does not matter for "in use"). */
+  async listContainers(filters: string[] = []): Promise<ContainerRecord[]> {
+    const res = await this.unary<{ containers: any[] }>('containers', 'List', { filters });
+    return res.containers.map((c) => ({
+      id: c.id,
+      labels: { ...(c.labels ?? {}) },
+      image: c.image ?? '',
+      runtime: c.runtime?.name ?? '',
+      createdAt: timestamp(c.created_at),
+      updatedAt: timestamp(c.updated_at),
+    }));
+  }
+
+  /** containerd's plugins (not namespaced), e.g. filters ['type==io.containerd.content.v1']. */
+  async plugins(filters: string[] = []): Promise<PluginInfo[]> {
+    const res = await this.unary<{ plugins: any[] }>('introspection', 'Plugins', { filters });
+    return res.plugins.map((p) => ({
+      type: p.type,
+      id: p.id,
+      exports: { ...(p.exports ?? {}) },
+      initError: p.init_err && (p.init_err.code || p.init_err.message) ? p.init_err.message || `code ${p.init_err.code}` : null,
+    }));
   }
 
   async createLease(id: string, labels: Record<string, string> = {}): Promise<void> {

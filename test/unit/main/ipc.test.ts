@@ -77,6 +77,11 @@ function fakeHandlers(): Handlers {
     'fleet.start': vi.fn(async () => ({ runId: 'r', nodes: [] })),
     'fleet.last': vi.fn(async () => null),
     'fleet.export': vi.fn(async ({ format }) => ({ filename: `f.${format}`, mime: 'text/plain', content: '' })),
+    'disk.picture': vi.fn(async () => {
+      throw new HoldfastError('NOT_FOUND', 'no node');
+    }),
+    'prune.plan': vi.fn(async ({ node, keepVersions }) => ({ node, keepVersions: keepVersions ?? 2, remove: [], kept: [], freedBytes: 0, storeBytes: 0, imagesBefore: 0 })),
+    'prune.apply': vi.fn(async ({ node }) => ({ node, keepVersions: 2, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null })),
   };
 }
 

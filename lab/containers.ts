@@ -1,0 +1,63 @@
+// Container records for lab nodes: kubelet's image GC and Holdfast's prune treat an image a
+// container record names as in use. A real container needs an unpacked snapshot and a task;
+// a record is enough for "in use", so this creates just the record (id, image, runtime, labels
+// and an empty OCI spec, which containerd requires but does not read) through containerd's
+// Containers API on the node's host-side socket. Test tooling only.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { join } from 'node:path';
+import type { LabNodeHandle } from './node.ts';
+
+/** What CRI puts on the records it creates: kubelet sees only containers and sandboxes with it. */
+export const CRI_KIND_LABEL = 'io.cri-containerd.kind';
+
+export interface LabContainerSpec {
+  id: string;
+  /** The image reference the record names (a tag, a digest reference or an image id). */
+  image: string;
+  labels?: Record<string, string>;
+  /** Namespace; default k8s.io (where CRI keeps kubelet's containers). */
+  namespace?: string;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+let ctor: grpc.ServiceClientConstructor | undefined;
+function containersCtor(): grpc.ServiceClientConstructor {
+  if (ctor) return ctor;
+  const def = protoLoader.loadSync(join(import.meta.dirname, 'proto', 'containers.proto'), { keepCase: true, longs: Number, defaults: true });
+  ctor = (grpc.loadPackageDefinition(def) as any).containerd.services.containers.v1.Containers as grpc.ServiceClientConstructor;
+  return ctor;
+}
+
+function call(node: LabNodeHandle, namespace: string, method: 'Create' | 'Delete', req: unknown): Promise<unknown> {
+  const Ctor = containersCtor();
+  const client = new Ctor(`unix:${node.hostSocket}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
+  const md = new grpc.Metadata();
+  md.set('containerd-namespace', namespace);
+  return new Promise((resolve, reject) => {
+    client[method](req, md, { deadline: Date.now() + 10_000 }, (err: grpc.ServiceError | null, res: unknown) => {
+      client.close();
+      if (err) reject(new Error(`${node.name}: Containers.${method}: ${err.details || err.message}`));
+      else resolve(res);
+    });
+  });
+}
+
+const OCI_SPEC_TYPE = 'types.containerd.io/opencontainers/runtime-spec/1/Spec';
+
+/** Creates a container record naming `spec.image` (no snapshot, no task: nothing runs). */
+export async function createContainerRecord(node: LabNodeHandle, spec: LabContainerSpec): Promise<void> {
+  await call(node, spec.namespace ?? 'k8s.io', 'Create', {
+    container: {
+      id: spec.id,
+      image: spec.image,
+      labels: spec.labels ?? {},
+      runtime: { name: 'io.containerd.runc.v2' },
+      spec: { type_url: OCI_SPEC_TYPE, value: Buffer.from(JSON.stringify({ ociVersion: '1.1.0' })) },
+    },
+  });
+}
+
+export async function deleteContainerRecord(node: LabNodeHandle, id: string, namespace = 'k8s.io'): Promise<void> {
+  await call(node, namespace, 'Delete', { id });
+}

@@ -1,0 +1,121 @@
+// Prune, applied: plan on a fresh read of the node (shared/prunePlan), check each image again
+// just before touching it (a pod may have started, someone may have pinned it), delete every
+// reference of each image (Images.Delete per reference, tags first, CRI's id record last), then
+// verify the references are gone, measure which blobs went, and log it all in the audit log.
+// containerd collects unreferenced blobs itself after a delete; the run's very last delete asks
+// it to do so before answering (sync), so the bytes reported freed are measured, not assumed.
+import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, type PrunedRecord } from '../../shared/domain';
+import { planPrune, type PruneOptions, type PrunePlan, type PruneRemoval, type PruneResult } from '../../shared/prunePlan';
+import { localUser } from '../audit/log';
+import type { ContainerdClient } from '../containerd/client';
+import { HoldfastError } from '../errors';
+import type { OpsContext } from '../node/operations';
+import type { NodeSession } from '../node/session';
+import { readNodeStore } from './picture';
+import { imageOfContainer } from './store';
+
+export async function planPruneOnNode(session: NodeSession, ctx: OpsContext, opts: PruneOptions): Promise<PrunePlan> {
+  const store = await readNodeStore(session, ctx);
+  return planPrune(session.def.name, store.images, store.index, opts);
+}
+
+const pinnedLabels = (labels: Record<string, string>) => labels[LABEL_CRI_PINNED] === PINNED || DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined);
+
+/** Why an image planned for removal must be left after all, checked against containerd now. */
+async function recheck(cd: ContainerdClient, r: PruneRemoval, inUse: Set<string>): Promise<string | null> {
+  if (inUse.has(r.key)) return 'A container started using it after the plan was made: left in place.';
+  for (const ref of r.refs) {
+    const rec = await cd.getImage(ref);
+    if (rec && pinnedLabels(rec.labels)) return `${ref} was pinned after the plan was made: left in place (prune never unpins).`;
+  }
+  return null;
+}
+
+export interface ApplyPruneOptions extends PruneOptions {
+  /**
+   * The image keys the person saw in the preview and confirmed. Only those are removed; one the
+   * fresh plan keeps now is refused with the plan's reason. Absent (the CLI): the fresh plan.
+   */
+  expect?: string[];
+}
+
+export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: ApplyPruneOptions): Promise<PruneResult> {
+  const cd = session.containerd;
+  const node = session.def.name;
+  const store = await readNodeStore(session, ctx);
+  const plan = planPrune(node, store.images, store.index, opts);
+  const refused: PruneResult['refused'] = [];
+  let todo = plan.remove;
+  if (opts.expect) {
+    const want = new Set(opts.expect);
+    todo = plan.remove.filter((r) => want.has(r.key));
+    for (const key of want) {
+      if (todo.some((r) => r.key === key)) continue;
+      const kept = plan.kept.find((k) => k.key === key);
+      refused.push({ key, refs: kept?.refs ?? [], text: kept ? kept.text : 'It is no longer on the node.' });
+    }
+  }
+  // Containers now (the plan's list is a moment old): an image any record names is left, CRI-made or not.
+  const containers = await cd.listContainers();
+  const keyByName = new Map(store.images.flatMap((i) => i.refs.map((r) => [r, i.key] as const)));
+  const keyById = new Map(store.images.filter((i) => i.imageId).map((i) => [i.imageId!, i.key]));
+  const keyByDigest = new Map(store.images.flatMap((i) => i.digests.map((d) => [d, i.key] as const)));
+  const inUse = new Set(
+    containers
+      .map((c) => imageOfContainer(c.image, keyByName, keyById, keyByDigest))
+      .filter((k): k is string => k !== null),
+  );
+  const go: PruneRemoval[] = [];
+  for (const r of todo) {
+    const why = await recheck(cd, r, inUse);
+    if (why) refused.push({ key: r.key, refs: r.refs, text: why });
+    else go.push(r);
+  }
+
+  const removed: PruneRemoval[] = [];
+  const failed: PruneResult['failed'] = [];
+  const last = go.at(-1);
+  for (const r of go) {
+    const deleted: string[] = [];
+    try {
+      for (const [i, ref] of r.refs.entries()) {
+        // The run's final delete waits for containerd's garbage collection, so what is measured
+        // below is what the disk really got back.
+        const sync = r === last && i === r.refs.length - 1;
+        try {
+          await cd.deleteImage(ref, sync);
+        } catch (e) {
+          if (!(e instanceof HoldfastError && e.code === 'NOT_FOUND')) throw e; // gone already: fine
+        }
+        deleted.push(ref);
+      }
+      const left = (await Promise.all(r.refs.map((ref) => cd.getImage(ref)))).filter((x) => x !== null).map((x) => x!.name);
+      if (left.length) throw new HoldfastError('INTERNAL', `still present after deletion: ${left.join(', ')}`);
+      removed.push(r);
+    } catch (e) {
+      failed.push({ key: r.key, refs: r.refs, deletedRefs: deleted, error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  // Measured: the removed images' blobs that the content store no longer has.
+  const candidates = [...new Set(removed.flatMap((r) => store.index.byImage[r.key] ?? []))];
+  const gone = await Promise.all(candidates.map(async (d) => ((await cd.contentInfo(d)) === null ? (store.index.sizes[d] ?? 0) : 0)));
+  const freedBytes = gone.reduce((s, b) => s + b, 0);
+  const plannedBytes = removed.reduce((s, r) => s + r.bytes, 0);
+
+  let audit: PruneResult['audit'] = null;
+  if (removed.length || failed.length) {
+    const pruned: PrunedRecord = {
+      keepVersions: plan.keepVersions,
+      images: removed.map((r) => ({ imageId: r.imageId, refs: r.refs, digests: r.digests, bytes: r.bytes })),
+      plannedBytes,
+      freedBytes,
+    };
+    const notes = [
+      ...failed.map((f) => `failed on ${f.refs[0] ?? f.key}: ${f.error}${f.deletedRefs.length ? ` (deleted ${f.deletedRefs.join(', ')})` : ''}`),
+      ...refused.map((f) => `left ${f.refs[0] ?? f.key}: ${f.text}`),
+    ];
+    audit = await ctx.audit.append({ node, action: 'prune', user: localUser(), pruned, ...(notes.length ? { note: notes.join('; ') } : {}) });
+  }
+  return { node, keepVersions: plan.keepVersions, removed, refused, failed, plannedBytes, freedBytes, audit };
+}
