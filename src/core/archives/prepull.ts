@@ -4,10 +4,11 @@
 // a line that is not an image reference (a `# comment`, prose) is logged and skipped; a line
 // longer than bufio's 64 KiB token limit makes the whole file fail (k3s's own unit test,
 // prepull_test.go "line too long"), and then nothing from it is pinned.
+import { limit } from '../limits';
 import { normalizeReference, ReferenceError } from './format/reference';
 
-/** k3s reads the whole file; Holdfast reads at most this much (a real list is a few KiB). */
-export const PREPULL_MAX_BYTES = 1024 * 1024;
+/** k3s reads the whole file; Holdfast reads at most this much (limits.ts remote.prepullListBytes). */
+export const PREPULL_MAX_BYTES = limit('remote.prepullListBytes');
 
 /** bufio.MaxScanTokenSize: a line must be shorter than this, newline excluded. */
 export const K3S_MAX_LINE_BYTES = 64 * 1024;

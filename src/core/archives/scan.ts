@@ -2,20 +2,25 @@
 // k3s release walks it at start (shared/versions: recursively and case-sensitively since k3s PR
 // #12237, else the top level, case-insensitively), and reads each archive's index by streaming
 // it — never the whole archive in memory. Indexes are cached locally by node + path + size +
-// mtime, so a re-scan of unchanged archives costs one directory listing. Also reads k3s's import
-// cache (.cache.json) and the .txt pre-pull lists.
+// mtime + the file's version key (FileAccess.versionKey: inode and ctime, or a hash of both ends
+// over SFTP, so a same-size replacement with the mtime kept is read again), and so are failures
+// on the content: a re-scan of unchanged archives costs one listing and, over SFTP, two 64 KiB
+// reads per archive. Also reads k3s's import cache (.cache.json) and the .txt pre-pull lists,
+// each within its limit (limits.ts remote.*).
 import type { Compression } from '../../shared/domain';
 import { firstReleases, importCacheHonoured, K3S_RELEASES, k3sTakesChange, type StartupWalk } from '../../shared/versions';
 import type { FileAccess } from '../access';
+import { readAll } from '../access/common';
+import { formatLimit, limit, nameLimit } from '../limits';
 import { classifyImagesDirPath } from './format/extensions';
-import { readArchiveIndex, type ArchiveIndex } from './format/readIndex';
+import { ArchiveError, readArchiveIndex, type ArchiveIndex } from './format/readIndex';
 import type { IndexCache } from './indexCache';
 import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';
 import { logger } from '../log';
 
 const log = logger('archives');
 
-export { IndexCache } from './indexCache';
+export { IndexCache, type CachedScan } from './indexCache';
 
 export interface ScannedFile {
   /** Relative to the images dir, '/'-separated. */
@@ -26,6 +31,8 @@ export interface ScannedFile {
   size: number;
   /** Seconds since the epoch, as SFTP reports it. */
   mtime: number;
+  /** inode:ctime when the listing gave it (see ListedFile). */
+  changeId?: string;
   index: ArchiveIndex | null;
   error?: string;
   /**
@@ -76,14 +83,47 @@ export async function walkImagesDir(files: FileAccess, root: string, walk: Start
       compression: c.kind === 'archive' ? c.compression : null,
       size: f.size,
       mtime: f.mtime,
+      ...(f.changeId ? { changeId: f.changeId } : {}),
       walked: walk === 'unknown' && !agree ? ('unknown' as const) : ('yes' as const),
       ...(walk !== 'unknown' && c.kind === 'ignored' && other.kind !== 'ignored' ? { note: walkNote(f.path, walk) } : {}),
     };
   });
 }
 
+/**
+ * A failure that says something about the archive itself, worth caching until it changes — not
+ * one of the way it was read (a dropped connection, the file changing or vanishing meanwhile).
+ */
+function isContentVerdict(e: unknown): e is ArchiveError {
+  return e instanceof ArchiveError && (e.cause as { code?: unknown } | undefined)?.code !== 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+const VERSION_KEY_CONCURRENCY = 8;
+
+/** Each archive's version key (null when the node could not tell), a few at a time. */
+async function versionKeys(access: FileAccess, files: Omit<ScannedFile, 'index'>[]): Promise<Map<string, string | null>> {
+  const out = new Map<string, string | null>();
+  const todo = files.filter((f) => f.kind === 'archive' && f.compression);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < todo.length) {
+      const f = todo[next++]!;
+      out.set(
+        f.abs,
+        await access.versionKey(f).catch((err: unknown) => {
+          log.debug('archive version key unavailable; its index is read, not cached', { path: f.abs, err });
+          return null;
+        }),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(VERSION_KEY_CONCURRENCY, todo.length) }, worker));
+  return out;
+}
+
 export async function scanImagesDir(access: FileAccess, root: string, opts: ScanOptions): Promise<ScannedFile[]> {
   const files = await walkImagesDir(access, root, opts.walk);
+  const versions = opts.cache ? await versionKeys(access, files) : new Map<string, string | null>();
   const out: ScannedFile[] = [];
   for (const f of files) {
     if (f.kind === 'prepull') {
@@ -94,32 +134,37 @@ export async function scanImagesDir(access: FileAccess, root: string, opts: Scan
       out.push({ ...f, index: null });
       continue;
     }
-    const key = `${opts.nodeKey}\0${f.abs}\0${f.size}\0${f.mtime}`;
-    let index = (await opts.cache?.get(key)) ?? null;
-    if (!index) {
-      try {
-        opts.onRead?.(f.path);
-        index = await readArchiveIndex(access.readStream(f.abs, { size: f.size }), { compression: f.compression });
-        await opts.cache?.set(key, index);
-      } catch (e) {
-        out.push({ ...f, index: null, error: e instanceof Error ? e.message : String(e) });
-        continue;
-      }
+    const version = versions.get(f.abs) ?? null;
+    const cache = version !== null ? opts.cache : undefined;
+    const key = `${opts.nodeKey}\0${f.abs}\0${f.size}\0${f.mtime}\0${version}`;
+    const cached = (await cache?.get(key)) ?? null;
+    if (cached) {
+      out.push('index' in cached ? { ...f, index: cached.index } : { ...f, index: null, error: cached.error });
+      continue;
     }
-    out.push({ ...f, index });
+    try {
+      opts.onRead?.(f.path);
+      const index = await readArchiveIndex(access.readStream(f.abs, { size: f.size }), { compression: f.compression });
+      await cache?.set(key, { index });
+      out.push({ ...f, index });
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      // A planted file costs one read: its verdict is kept like an index, by the same key.
+      if (isContentVerdict(e)) await cache?.set(key, { error });
+      out.push({ ...f, index: null, error });
+    }
   }
   return out;
 }
 
-async function readBounded(access: FileAccess, file: string, size: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of access.readStream(file, { size })) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
+/** A small file read whole; callers checked `size` against the file's limit, and no more is read. */
+function readBounded(access: FileAccess, file: string, size: number): Promise<Buffer> {
+  return readAll(access.readStream(file, { size }), size);
 }
 
 /** A .txt list as k3s reads it; too large or unreadable → an error (k3s would pin nothing Holdfast can vouch for). */
 async function readPrepull(access: FileAccess, abs: string, size: number): Promise<PrepullList> {
-  if (size > PREPULL_MAX_BYTES) return { error: `it is larger than ${PREPULL_MAX_BYTES} bytes, more than Holdfast reads` };
+  if (size > PREPULL_MAX_BYTES) return { error: `it is larger than ${formatLimit('remote.prepullListBytes')}, over ${nameLimit('remote.prepullListBytes')}, so Holdfast does not read it` };
   try {
     return parsePrepullList((await readBounded(access, abs, size)).toString('utf8'));
   } catch (e) {
@@ -153,7 +198,7 @@ export interface K3sImportCache {
 }
 
 /** Bigger than any real cache (one short line per file); larger counts as unreadable. */
-export const IMPORT_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+export const IMPORT_CACHE_MAX_BYTES = limit('remote.importCacheBytes');
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-](\d{2}):(\d{2}))$/;
 
