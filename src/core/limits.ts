@@ -32,7 +32,7 @@ export const LIMITS = {
     value: 4096,
     unit: 'bytes',
     what: 'length of one tar member name or link target',
-    why: "PATH_MAX; containerd's importer cannot use longer names either",
+    why: 'PATH_MAX on Linux: no file on a node can have a longer name',
   },
   'archive.memberNamesBytes': {
     value: 16 * MiB,
