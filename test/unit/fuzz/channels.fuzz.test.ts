@@ -14,6 +14,7 @@ import { registerIpc, type IpcInvokeEventLike } from '../../../src/main/ipc';
 import { dispatch } from '../../../src/server/dispatch';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../../../src/server/http';
 import { channels, type Channel, type Envelope } from '../../../src/shared/contract';
+import { dockerTagBomb, ociIndexBomb, zstdWindowBomb } from '../../../lab/hostile';
 import { deeplyNested, randomJson, Rng } from './random';
 
 const SEED = 0x11f022;
@@ -201,6 +202,28 @@ describe('fuzz: every channel, invalid arguments', () => {
     // Everything sent was invalid input or an unknown channel.
     expect([...codes.keys()].sort()).toEqual(['INVALID_INPUT', 'NOT_FOUND']);
     expect(after.rss + after.arrayBuffers - (memBefore.rss + memBefore.arrayBuffers)).toBeLessThan(512 * 2 ** 20);
+  });
+
+  it('local.inspect of the crafted archives (holdfast serve and IPC): a REFUSED envelope, and the process lives on', async () => {
+    const files: [string, Buffer][] = [
+      ['tags.tar', await dockerTagBomb(40_000, 40_000)],
+      ['nested.tar', await ociIndexBomb(5, 40)],
+      ['window.tar.zst', zstdWindowBomb()],
+    ];
+    for (const [name, data] of files) {
+      const file = path.join(home, name);
+      writeFileSync(file, data);
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/local.inspect`, {
+        method: 'POST',
+        headers: { [TOKEN_HEADER]: server.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ path: file }),
+      });
+      expect(res.status).toBe(200);
+      const viaHttp = (await res.json()) as Envelope<unknown>;
+      expect(viaHttp).toMatchObject({ ok: false, error: { code: 'REFUSED', message: expect.stringContaining(`${name} was refused:`) } });
+      expect(await invoke('local.inspect', { path: file })).toEqual(viaHttp);
+    }
+    expect(await dispatch(service, 'nodes.list', {})).toEqual({ ok: true, result: [] });
   });
 
   it('the bounds name their limits', async () => {
