@@ -5,10 +5,12 @@ import { defineConfig } from 'vitest/config';
 // Integration runs on containerd 2.x, the line current k3s ships; the pin, fate and import
 // suites run again on 1.7 (older k3s releases) and Debian's 1.6 (no CRI pinning at all), because
 // a test proves only what it runs against.
+// Timeouts are hang guards, not speed checks (speed is measured in bench/): generous enough for a
+// 2-core box running other work too.
 const LAB_INTEGRATION = {
   environment: 'node' as const,
-  testTimeout: 60_000,
-  hookTimeout: 120_000,
+  testTimeout: 240_000,
+  hookTimeout: 300_000,
   // Each file starts its own lab nodes; two at a time fit the 2-core machines.
   maxWorkers: 2,
 };
@@ -30,6 +32,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // key derivation of encrypted test keys and the fuzz suites are CPU-bound
+          testTimeout: 60_000,
         },
       },
       {

@@ -100,7 +100,7 @@ describe('secrets never reach a log line', () => {
     expect(leaks(text)).toEqual([]);
   });
 
-  it('through `holdfast serve --verbose`: the token in the URL and a password answered over its API', { timeout: 120_000 }, async () => {
+  it('through `holdfast serve --verbose`: the token in the URL and a password answered over its API', { timeout: 240_000 }, async () => {
     const home = tempHome();
     const renderer = mkdtempSync(path.join(os.tmpdir(), 'hf-ui-'));
     writeFileSync(path.join(renderer, 'index.html'), '<!doctype html><title>Holdfast</title>');

@@ -34,7 +34,7 @@ export interface CliResult {
 }
 
 /** Runs the real `holdfast` bin as a user would. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
+export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 180_000): Promise<CliResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'holdfast.mjs'), ...args], {
