@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { HoldfastError, toErrorInfo } from '../core/errors';
 import { createCli, defaultIo, parsePort, type Cli, type Io } from './context';
 import { EXIT, exitCodeFor } from './exit';
+import { endQuietlyOnClosedPipe } from './closedPipe';
 import { catchCliCrashes, startCliLog } from './logging';
 import { terminalSafe } from './format';
 
@@ -69,7 +70,10 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[])
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   // The real process (bin/holdfast.mjs) only: a test that passes its own io keeps its runner's handlers.
-  if (io === defaultIo) catchCliCrashes(io.err);
+  if (io === defaultIo) {
+    catchCliCrashes(io.err);
+    endQuietlyOnClosedPipe();
+  }
   try {
     const program = await buildProgram(io, argv.slice(2));
     await program.parseAsync(argv);

@@ -3,6 +3,7 @@
 // handed to core and nowhere else: never printed, logged, or written to a file.
 import type { CredentialsProvider, KeyboardInteractivePrompt } from '../core/ssh/credentials';
 import { terminalSafe } from './format';
+import { withoutProgress } from './progress';
 import { logger } from '../core/log';
 
 const log = logger('cli');
@@ -21,7 +22,9 @@ export class PromptCancelled extends Error {
 
 let queue: Promise<unknown> = Promise.resolve();
 function oneAtATime<T>(fn: () => Promise<T>): Promise<T> {
-  const run = queue.then(fn, fn);
+  // A progress display on the same terminal stands aside while the question is open.
+  const ask = () => withoutProgress(fn);
+  const run = queue.then(ask, ask);
   queue = run.catch((err: unknown) => log.debug('prompt ended without an answer (the caller gets why)', { err }));
   return run;
 }

@@ -247,6 +247,8 @@ export interface JobNodeProgress {
   /** Seconds left for this node's upload, null when unknown. */
   eta: number | null;
   message: string;
+  /** Something about this node's run to tell the person, once: e.g. why a partial upload was not resumed. */
+  notice?: string;
   error?: ErrorInfo;
 }
 

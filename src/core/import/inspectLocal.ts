@@ -22,7 +22,13 @@ export interface InspectedArchive extends LocalArchive {
   index: ArchiveIndex;
 }
 
-export async function inspectLocalArchive(file: string, opts: { signal?: AbortSignal } = {}): Promise<InspectedArchive> {
+export interface InspectOptions {
+  signal?: AbortSignal;
+  /** The bytes of the file read so far, after each chunk of the one pass (for a progress line). */
+  onRead?: (bytesRead: number, size: number) => void;
+}
+
+export async function inspectLocalArchive(file: string, opts: InspectOptions = {}): Promise<InspectedArchive> {
   const abs = path.resolve(file);
   let st;
   try {
@@ -40,7 +46,12 @@ export async function inspectLocalArchive(file: string, opts: { signal?: AbortSi
   const hash = createHash('sha256');
   const tee = new PassThrough({ highWaterMark: 1 << 20 });
   const src = createReadStream(abs, { highWaterMark: 1 << 20 });
-  src.on('data', (c) => hash.update(c as Buffer));
+  let read = 0;
+  src.on('data', (c) => {
+    hash.update(c as Buffer);
+    read += (c as Buffer).length;
+    opts.onRead?.(read, st.size);
+  });
   src.on('error', (e) => tee.destroy(e));
   src.pipe(tee);
   let index: ArchiveIndex;

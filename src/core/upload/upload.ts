@@ -52,6 +52,7 @@ import {
   type UploadTarget,
 } from './paths';
 import { ProgressMeter, type UploadProgress } from './progress';
+import { checkUploadName, replacementHint } from './targetName';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
 import { logger } from '../log';
@@ -67,6 +68,12 @@ export interface UploadOptions {
   signal?: AbortSignal;
   /** At most ~10 calls a second, plus one at each phase change and at the last byte. */
   onProgress?: (p: UploadProgress) => void;
+  /**
+   * Once, when an earlier run left a partial upload: whether it is resumed, and if not why
+   * (0 bytes, larger than the file, not the local file's first bytes), so a re-run never starts
+   * over without a word.
+   */
+  onNotice?: (text: string) => void;
   /** SFTP writes kept in flight (default 16). */
   inflight?: number;
 }
@@ -164,6 +171,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     const st = await fh.stat();
     if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${localPath} is not a regular file.`);
     const size = st.size;
+    // A name k3s imports this archive under, with a suffix that matches its bytes: else refused here.
+    for (const w of await checkUploadName(session, fh, target.relPath)) opts.onNotice?.(w);
     const meter = new ProgressMeter({ bytesTotal: size, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
     const checkAbort = () => {
       if (signal?.aborted) {
@@ -188,8 +197,15 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
 
     // 1b. a staging file left by an earlier run
     checkAbort();
-    const { start, hash, stagingSize } = await resumePointFor(ctx);
+    const { start, hash, stagingSize, notice } = await resumePointFor(ctx);
     resumePoint = start;
+    if (notice) {
+      try {
+        opts.onNotice?.(notice);
+      } catch (err) {
+        log.debug('notice listener failed', { node, err }); // a listener's bug must not break the upload
+      }
+    }
 
     // 1c. room for the rest
     checkAbort();
@@ -285,9 +301,10 @@ interface Ctx {
 /** The final name exists: identical → alreadyPresent; anything else → CONFLICT. */
 async function alreadyThere(ctx: Ctx, st: RemoteStat, knownLocalHex?: string): Promise<UploadResult> {
   const { target, node, size } = ctx;
+  const why = await replacementHint(ctx.session, st, size);
   const conflict = (what: string) =>
     new HoldfastError('CONFLICT', `${target.remotePath} on ${node} ${what}; Holdfast never overwrites an archive on a node.`, {
-      hint: 'Upload under another name, or remove the archive on the node first (safely: make its images\' pins durable, then remove it).',
+      hint: `${why} Upload under another name (--as), or remove the archive on the node first (safely: make its images' pins durable, then remove it).`,
     });
   if (st.type !== 'file') throw conflict('exists and is not a regular file');
   if (st.size !== size) throw conflict(`already holds a different file (${formatBytes(st.size)}, the local file is ${formatBytes(size)})`);
@@ -311,22 +328,32 @@ async function alreadyThere(ctx: Ctx, st: RemoteStat, knownLocalHex?: string): P
 
 /**
  * Where to start: after a staging file whose content is exactly the local file's prefix, else 0.
- * The returned hash has absorbed bytes [0, start) of the local file.
+ * The returned hash has absorbed bytes [0, start) of the local file; `notice` says what became
+ * of a staging file from an earlier run.
  */
-async function resumePointFor(ctx: Ctx): Promise<{ start: number; hash: Hash; stagingSize: number }> {
-  const { area, size } = ctx;
+async function resumePointFor(ctx: Ctx): Promise<{ start: number; hash: Hash; stagingSize: number; notice?: string }> {
+  const { area, size, node } = ctx;
   const st = await area.statWritten();
   if (!st) return { start: 0, hash: createHash('sha256'), stagingSize: 0 };
   if (st.type !== 'file') {
     throw new HoldfastError('CONFLICT', `${area.writePath} on ${ctx.node} exists and is not a regular file.`, { hint: 'Remove it on the node, then upload again.' });
   }
-  if (st.size === 0 || st.size > size) return { start: 0, hash: createHash('sha256'), stagingSize: st.size };
+  const over = (why: string) => ({ start: 0, hash: createHash('sha256'), stagingSize: st.size, notice: `the partial upload on ${node} ${why}: starting over` });
+  // A run killed before its first write was acknowledged leaves an empty file.
+  if (st.size === 0) return over('was 0 bytes');
+  if (st.size > size) return over(`(${formatBytes(st.size)}) is larger than the local file (${formatBytes(size)}), so it is from another archive`);
   // The staging file IS the first N bytes if the upload wrote them in order: hash both sides at once.
   const n = st.size;
   const hash = createHash('sha256');
   const [, remoteHex] = await Promise.all([hashLocalRange(ctx.fh, 0, n, hash, ctx.signal), writtenSha256(ctx)]);
-  if (hash.copy().digest('hex') === remoteHex) return { start: n, hash, stagingSize: n };
-  return { start: 0, hash: createHash('sha256'), stagingSize: n };
+  if (hash.copy().digest('hex') === remoteHex) {
+    const notice =
+      n === size
+        ? `the partial upload on ${node} is already the whole file (${formatBytes(n)}): nothing left to send`
+        : `resuming the partial upload on ${node} at ${formatBytes(n)} of ${formatBytes(size)}: it matches the local file's first ${formatBytes(n)}`;
+    return { start: n, hash, stagingSize: n, notice };
+  }
+  return over(`(${formatBytes(n)}) does not match the local file's first ${formatBytes(n)}, so it is from another archive or the file changed since`);
 }
 
 /** sha256sum reads ~200 MB/s on modest hardware: allow 20 MB/s, at least the default 2 min. */

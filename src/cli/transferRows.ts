@@ -1,0 +1,97 @@
+// What `holdfast upload` and `holdfast import` show per node while they run: the progress core
+// reports (src/core/import, src/core/upload), worded as one short row for the progress board.
+import type { UploadProgress } from '../core/upload/progress';
+import type { JobNodeProgress } from '../shared/domain';
+import { plural } from '../shared/wording';
+import { humanSize } from './format';
+import type { ProgressBoard, Row } from './progress';
+
+export type NodePatch = Partial<Omit<JobNodeProgress, 'node'>>;
+
+/** "42 s", "3 min 5 s", "2 h 10 min". */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.ceil(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+}
+
+/** The row for a node from everything reported about it so far. */
+export function nodeRow(node: string, p: NodePatch): Row {
+  const row = (phase: string, text: string, extra: Partial<Row> = {}): Row => ({ label: node, phase, text, ...extra });
+  switch (p.phase) {
+    case 'queued':
+      return row('queued', 'queued (waiting for a free --parallel slot)');
+    case 'checking':
+      if (p.message === 'connecting') return row('connecting', 'connecting…', { busy: true });
+      // The upload's own first step: the final name, a partial upload from an earlier run, free space.
+      if (p.message === 'checking') return row('checking-dir', 'checking the images dir…', { busy: true });
+      return row('checking-node', 'checking what the node already has…', { busy: true });
+    case 'uploading': {
+      // Announced before the upload has looked at the images dir, which it does first.
+      if (!p.bytesTotal || p.bytesDone === undefined) return row('checking-dir', 'checking the images dir…', { busy: true });
+      const pct = Math.floor((100 * p.bytesDone) / p.bytesTotal);
+      const parts = [`uploading ${pct}%`, `${humanSize(p.bytesDone)} of ${humanSize(p.bytesTotal)}`];
+      if (p.rate) parts.push(`${humanSize(p.rate)}/s`);
+      if (p.eta != null && p.eta > 0) parts.push(`ETA ${duration(p.eta)}`);
+      return row('uploading', parts.join(' · '), { fraction: p.bytesDone / p.bytesTotal });
+    }
+    case 'verifying':
+      // The node reads the whole file back for its SHA-256: seconds for a big archive, with no
+      // byte count to show, so a spinner rather than a bar stuck at 100 %.
+      return p.message === 'renaming' ? row('renaming', 'moving it into place…', { busy: true }) : row('verifying', 'verifying (sha256 on the node)…', { busy: true });
+    case 'importing': {
+      const m = /^k3s imported (\d+) of (\d+)/.exec(p.message ?? '');
+      return row('importing', m ? `waiting for k3s to import (${m[1]} of ${plural(Number(m[2]), 'image')} so far)…` : 'waiting for k3s to import the archive…', { busy: true });
+    }
+    case 'pinning':
+      return row('pinning', `${p.message || 'making the pins durable'}…`, { busy: true });
+    case 'removing':
+      return row('removing', `${p.message || 'removing the archive safely'}…`, { busy: true });
+    case 'done':
+      return row('done', `done — ${p.message ?? ''}`, { mark: '✓' });
+    default:
+      return row('starting', 'starting…', { busy: true });
+  }
+}
+
+/** The `upload` command's progress as the same patches the import reports. */
+export function uploadPatch(p: UploadProgress): NodePatch {
+  const base = { bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, rate: p.rate, eta: p.eta };
+  switch (p.phase) {
+    case 'checking':
+      return { ...base, phase: 'checking', message: 'checking' };
+    case 'uploading':
+      return { ...base, phase: 'uploading', message: 'uploading' };
+    case 'verifying':
+      return { ...base, phase: 'verifying', message: 'verifying' };
+    case 'renaming':
+      return { ...base, phase: 'verifying', message: 'renaming' };
+  }
+}
+
+/** The local inspection's row: how far the one streaming pass over the file has got. */
+export function inspectionRow(name: string, bytesRead?: number, size?: number): Row {
+  const row: Row = { label: '', phase: 'inspecting', text: `inspecting ${name}…`, busy: true };
+  if (bytesRead === undefined || !size) return row;
+  return { ...row, text: `inspecting ${name}… ${humanSize(bytesRead)} of ${humanSize(size)} read (${Math.floor((100 * bytesRead) / size)}%)` };
+}
+
+/** Every node's rows on one board; notices (why an upload starts over) become lasting lines. */
+export class NodeRows {
+  private readonly state = new Map<string, NodePatch>();
+
+  constructor(private readonly board: ProgressBoard) {}
+
+  update(node: string, patch: NodePatch): void {
+    const prev = this.state.get(node) ?? {};
+    const next = { ...prev, ...patch };
+    this.state.set(node, next);
+    if (patch.notice && patch.notice !== prev.notice) this.board.note(`${node}: ${patch.notice}`);
+    this.board.set(node, nodeRow(node, next));
+  }
+
+  failed(node: string, message: string): void {
+    this.board.set(node, { label: node, phase: 'failed', text: `FAILED — ${message}`, mark: '✗' });
+  }
+}
