@@ -6,7 +6,7 @@
 // A key that is on record is verified as always; a changed key is refused whatever the flag says.
 import { InvalidArgumentError, Option } from 'commander';
 import { HoldfastError } from '../core/errors';
-import { acceptFlagFor, isFingerprint, normalizeFingerprint, type AcceptNewHostKey, type PresentedHostKey } from '../core/ssh/hostKey';
+import { acceptFlagFor, isFingerprint, normalizeFingerprint, unknownHost, type AcceptNewHostKey, type PresentedHostKey } from '../core/ssh/hostKey';
 import { readLine, type PromptStreams } from './prompt';
 import { terminalSafe } from './format';
 import { logger } from '../core/log';
@@ -43,14 +43,19 @@ export function acceptNewHostKeyOption(): Option {
     .argParser(collect);
 }
 
-/** What the SSH layer gets for the parsed option (undefined: record nothing new). */
+/**
+ * What the SSH layer gets for the parsed option (undefined: record nothing new). It is asked
+ * only about hosts not yet on record, and says on stderr which host (which hop) each key it
+ * accepts belongs to.
+ */
 export function hostKeyAcceptance(o: HostKeyAcceptance | undefined, io: PromptStreams = { input: process.stdin, output: process.stderr }): AcceptNewHostKey | undefined {
   if (!o) return undefined;
-  if (!o.ask) return o.fingerprints;
   const listed = new Set(o.fingerprints);
   return async (key) => {
-    if (listed.has(key.fingerprint)) return true;
-    return confirmOnTerminal(key, io);
+    const yes = listed.has(key.fingerprint) || (o.ask ? await confirmOnTerminal(key, io) : false);
+    if (!yes && !o.ask) throw unknownHost(key, o.fingerprints);
+    if (yes) io.output.write(`recording host key ${key.keyType} ${key.fingerprint} of ${terminalSafe(key.label ?? `${key.host}:${key.port}`)} in ${key.knownHostsFile}\n`);
+    return yes;
   };
 }
 

@@ -50,7 +50,7 @@ describe('holdfast CLI', () => {
     expect((await runCli(['node', 'ls', '--json'], { HOLDFAST_HOME: home })).stdout.trim()).toBe('[]');
 
     const ok = await runCli([...base, `--accept-new-host-key=${n.hostKeyFingerprint}`], { HOLDFAST_HOME: home });
-    expect(ok.stderr).toBe('');
+    expect(ok.stderr).toBe(`recording host key ssh-ed25519 ${n.hostKeyFingerprint} of 127.0.0.1:${n.port} in ${emptyKh}\n`);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^added k1: containerd /);
     expect(readFileSync(emptyKh, 'utf8')).toContain(`[127.0.0.1]:${n.port} ssh-ed25519`);

@@ -81,7 +81,7 @@ describe('--accept-new-host-key with the fingerprint the user checked', () => {
 
     // The form of the hint works as written (bare digest, without "SHA256:", is taken too).
     const ok = await runCli(addArgs('hk1', n, kh, ['--accept-new-host-key', n.hostKeyFingerprint.slice('SHA256:'.length)]), { HOLDFAST_HOME: home });
-    expect(ok.stderr).toBe('');
+    expect(ok.stderr).toBe(`recording host key ssh-ed25519 ${n.hostKeyFingerprint} of 127.0.0.1:${n.port} in ${kh}\n`);
     expect(ok.code).toBe(0);
     expect(readFileSync(kh, 'utf8')).toBe(`${n.knownHostsLine}\n`);
     expect(await nodeNames(home)).toEqual(['hk1']);
@@ -164,7 +164,11 @@ describe('jump chains: one fingerprint per new hop', () => {
       addArgs('inner', inner(), kh, ['--jump', 'bastion', `--accept-new-host-key=${inner().hostKeyFingerprint}`, `--accept-new-host-key=${bastion().hostKeyFingerprint}`]),
       { HOLDFAST_HOME: home },
     );
-    expect(r.stderr).toBe('');
+    // Each recorded key is named with its hop.
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `recording host key ssh-ed25519 ${bastion().hostKeyFingerprint} of jump host bastion (127.0.0.1:${bastion().port}) in ${kh}`,
+      `recording host key ssh-ed25519 ${inner().hostKeyFingerprint} of 127.0.0.1:${inner().port} in ${kh}`,
+    ]);
     expect(r.code).toBe(0);
     expect(readFileSync(kh, 'utf8').trim().split('\n').sort()).toEqual([bastion().knownHostsLine, inner().knownHostsLine].sort());
     expect(await nodeNames(home)).toEqual(['bastion', 'inner']);

@@ -193,7 +193,8 @@ async function record(k: PresentedHostKey, keyBlob: Buffer): Promise<HostKeyVerd
   return { status: 'recorded', fingerprint: k.fingerprint, keyType: k.keyType, line: null };
 }
 
-function unknownHost(k: PresentedHostKey, given: readonly string[]): HoldfastError {
+/** The refusal of a host not on record whose key has none of the `given` fingerprints. */
+export function unknownHost(k: PresentedHostKey, given: readonly string[]): HoldfastError {
   const { fingerprint, keyType, knownHostsFile } = k;
   if (given.length > 0) {
     // The fingerprints may be meant for other hosts of a jump chain (one per new hop).
