@@ -547,7 +547,25 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
 
 // ---- OCI layout -----------------------------------------------------------------------------
 
-type BlobLookup = { state: 'ok'; json: unknown } | { state: 'missing' } | { state: 'too-large' };
+/**
+ * What the resolution uses of a parsed blob. The parsed JSON itself is dropped at once: a 4 MiB
+ * blob of `[{},{},…]` is ~80 MB of objects, and 16 of them used to stay alive together.
+ */
+interface JsonView {
+  object: boolean;
+  /** The blob's `manifests` (null for an entry that is no descriptor), or their count when over archive.indexEntries. */
+  manifests: (Descriptor | null)[] | number | null;
+  /** The blob's `layers`, or their count when over archive.layersPerImage. */
+  layers: (Descriptor | null)[] | number | null;
+  config: Descriptor | null;
+  /** The blob read as an image config: its platform. */
+  platform: Platform | undefined;
+}
+
+type BlobLookup = { state: 'ok'; view: JsonView } | { state: 'missing' } | { state: 'too-large' };
+
+/** Annotations the resolution reads; others are not kept. */
+const KEPT_ANNOTATIONS = new Set([ATTESTATION_TYPE, ANNOTATION_IMAGE_NAME, ANNOTATION_REF_NAME]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -561,12 +579,25 @@ function asDescriptor(v: unknown): Descriptor | null {
   if (isObject(p) && typeof p['os'] === 'string' && typeof p['architecture'] === 'string') {
     d.platform = typeof p['variant'] === 'string' ? { os: p['os'], architecture: p['architecture'], variant: p['variant'] } : { os: p['os'], architecture: p['architecture'] };
   }
-  if (isObject(v['annotations'])) {
+  const given = v['annotations'];
+  if (isObject(given)) {
     const ann: Record<string, string> = {};
-    for (const [k, a] of Object.entries(v['annotations'])) if (typeof a === 'string') ann[k] = a;
+    for (const k of KEPT_ANNOTATIONS) if (typeof given[k] === 'string') ann[k] = given[k];
     d.annotations = ann;
   }
   return d;
+}
+
+function viewOf(json: unknown): JsonView {
+  const o = isObject(json) ? json : null;
+  const list = (v: unknown, max: number): (Descriptor | null)[] | number | null => (Array.isArray(v) ? (v.length > max ? v.length : v.map(asDescriptor)) : null);
+  return {
+    object: o !== null,
+    manifests: list(o?.['manifests'], MAX_INDEX_ENTRIES),
+    layers: list(o?.['layers'], MAX_LAYERS),
+    config: asDescriptor(o?.['config']),
+    platform: configPlatform(json),
+  };
 }
 
 const usablePlatform = (p: Platform | undefined): Platform | undefined => (p && typeof p.os === 'string' && typeof p.architecture === 'string' ? p : undefined);
@@ -588,7 +619,7 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
       if ('sha256:' + sha256hex(data) !== digest) {
         throw new ArchiveError('corrupt', `corrupt: blob ${path} does not match its digest`, { member: path });
       }
-      result = { state: 'ok', json: parseJson(data, `blob ${digest}`) };
+      result = { state: 'ok', view: viewOf(parseJson(data, `blob ${digest}`)) };
     } else {
       result = col.digests.has(digest) ? { state: 'too-large' } : { state: 'missing' };
     }
@@ -598,16 +629,16 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   const sizeOf = (d: Descriptor): number => col.digests.get(d.digest) ?? (typeof d.size === 'number' ? d.size : 0);
   const isAttestation = (d: Descriptor): boolean =>
     (d.platform?.os === 'unknown' && d.platform?.architecture === 'unknown') || d.annotations?.[ATTESTATION_TYPE] === 'attestation-manifest';
-  const needJson = (digest: string, what: string): unknown | null => {
+  const needJson = (digest: string, what: string): JsonView | null => {
     const b = blob(digest);
     if (b.state === 'too-large') throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
-    return b.state === 'ok' ? b.json : null;
+    return b.state === 'ok' ? b.view : null;
   };
 
   const platformOf = (manifestDigest: string, descPlatform: Platform | undefined): ArchivePlatform => {
     descPlatform = usablePlatform(descPlatform);
     const m = needJson(manifestDigest, 'manifest');
-    if (!isObject(m)) {
+    if (!m?.object) {
       if (m !== null) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} is not a JSON object`);
       budget.spend(1);
       return {
@@ -619,20 +650,17 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
       };
     }
     const missing: string[] = [];
-    const config = asDescriptor(m['config']);
-    const configDigest = config?.digest ?? '';
+    const configDigest = m.config?.digest ?? '';
     if (!configDigest) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has no config`);
-    const rawLayers = Array.isArray(m['layers']) ? m['layers'] : [];
-    if (rawLayers.length > MAX_LAYERS) throw overLimit('archive.layersPerImage', `manifest ${manifestDigest} has ${count(rawLayers.length)} layers`);
+    if (typeof m.layers === 'number') throw overLimit('archive.layersPerImage', `manifest ${manifestDigest} has ${count(m.layers)} layers`);
+    const rawLayers = m.layers ?? [];
     budget.spend(1 + rawLayers.length);
     let platform = descPlatform;
     if (!col.digests.has(configDigest)) missing.push(configDigest);
     else if (!platform) {
-      const cfg = col.keptByDigest.has(configDigest) ? needJson(configDigest, 'config') : null;
-      platform = configPlatform(cfg);
+      platform = col.keptByDigest.has(configDigest) ? needJson(configDigest, 'config')?.platform : undefined;
     }
-    const layers = rawLayers.map((raw) => {
-      const l = asDescriptor(raw);
+    const layers = rawLayers.map((l) => {
       if (!l) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has a layer without a digest`);
       if (!col.digests.has(l.digest)) missing.push(l.digest);
       return { digest: l.digest, size: sizeOf(l) };
@@ -642,7 +670,7 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
 
   const platformsOf = (desc: Descriptor, depth: number, out: ArchivePlatform[]): boolean => {
     const body = needJson(desc.digest, 'index or manifest');
-    const children = isObject(body) && Array.isArray(body['manifests']) ? (body['manifests'] as unknown[]) : null;
+    const children = body?.manifests ?? null;
     const isIndex = desc.mediaType ? INDEX_TYPES.has(desc.mediaType) : children !== null;
     if (!isIndex) {
       out.push(platformOf(desc.digest, desc.platform));
@@ -652,10 +680,8 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     if (depth > MAX_INDEX_DEPTH) {
       throw overLimit('archive.indexDepth', `image indexes are nested more than ${MAX_INDEX_DEPTH} deep at ${desc.digest}`);
     }
-    const list = children ?? [];
-    if (list.length > MAX_INDEX_ENTRIES) throw overLimit('archive.indexEntries', `image index ${desc.digest} lists ${count(list.length)} manifests`);
-    for (const raw of list) {
-      const child = asDescriptor(raw);
+    if (typeof children === 'number') throw overLimit('archive.indexEntries', `image index ${desc.digest} lists ${count(children)} manifests`);
+    for (const child of children ?? []) {
       if (!child || isAttestation(child)) continue;
       const childIsIndex = child.mediaType ? INDEX_TYPES.has(child.mediaType) : false;
       if (childIsIndex) {
@@ -677,7 +703,7 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   const recordsOf = (d: Descriptor, isIndex: boolean, depth: number): number => {
     const known = sizes.get(d.digest);
     if (known !== undefined) return known;
-    let body: unknown = null;
+    let body: JsonView | null = null;
     try {
       body = needJson(d.digest, 'index or manifest');
     } catch {
@@ -685,11 +711,10 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     }
     let n = 1;
     if (!isIndex) {
-      if (isObject(body) && Array.isArray(body['layers'])) n += body['layers'].length;
-    } else if (isObject(body) && Array.isArray(body['manifests']) && body['manifests'].length <= MAX_INDEX_ENTRIES && depth <= MAX_INDEX_DEPTH) {
+      if (body?.object && Array.isArray(body.layers)) n += body.layers.length;
+    } else if (body?.object && Array.isArray(body.manifests) && depth <= MAX_INDEX_DEPTH) {
       n = 0;
-      for (const raw of body['manifests'] as unknown[]) {
-        const child = asDescriptor(raw);
+      for (const child of body.manifests) {
         if (!child || isAttestation(child)) continue;
         n += recordsOf(child, child.mediaType ? INDEX_TYPES.has(child.mediaType) : false, depth + 1);
         if (n > MAX_EXPANDED) break;
@@ -706,7 +731,7 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     if (!raw.mediaType) {
       try {
         const b = blob(raw.digest);
-        isIndex = b.state === 'ok' && isObject(b.json) && Array.isArray(b.json['manifests']);
+        isIndex = b.state === 'ok' && b.view.manifests !== null;
       } catch {
         // reported by the walk
       }
