@@ -208,6 +208,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       try {
         parsed = readSshConfigFile(file, env);
       } catch (e) {
+        if (e instanceof HoldfastError) throw e; // over a limit (limits.ts sshConfig.*): it says which
         throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { hint: 'Name the file with --file.' });
       }
       const store = cli.store();

@@ -1,5 +1,6 @@
 // ~/.ssh/config reading is bounded (issue #11): an Include loop that fans out, a glob walking the
 // file system or a huge file is an INVALID_INPUT naming its limit, not minutes of work or memory.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,5 +67,20 @@ describe('ssh config limits', () => {
     expect(e.message).toBe(`${big} is 5,242,880 bytes long: over the limit sshConfig.fileBytes (4 MiB).`);
     const viaInclude = limitErrorOf(() => parseSshConfig('Include big.conf\n', path.join(home, '.ssh', 'config'), env));
     expect(viaInclude.message).toContain('over the limit sshConfig.fileBytes (4 MiB)');
+  });
+
+  it('holdfast node import-ssh-config: exit 2 with the limit named, nothing imported', { timeout: 60_000 }, () => {
+    const { home } = setup();
+    const loop = path.join(home, '.ssh', 'loop.conf');
+    writeFileSync(loop, `Include ${loop} ${loop}\n`);
+    writeFileSync(path.join(home, '.ssh', 'config'), `Include ${loop}\nHost a\n  HostName 192.0.2.1\n`);
+    const bin = path.resolve(import.meta.dirname, '../../../bin/holdfast.mjs');
+    const r = spawnSync(process.execPath, [bin, 'node', 'import-ssh-config', '--file', path.join(home, '.ssh', 'config')], {
+      env: { ...process.env, HOLDFAST_HOME: path.join(home, 'hf') },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('and its Includes are more than 256 files (an Include loop?): over the limit sshConfig.files (256).');
+    expect(r.stdout).toBe('');
   });
 });
