@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// The `holdfast` CLI entry: runs the TypeScript sources through tsx so `npx holdfast` works
-// right after `npm ci`, with no build step.
-import { register } from 'tsx/esm/api';
+// The `holdfast` CLI entry: the prebuilt bundle while it is fresh, else the TypeScript sources
+// through tsx (see entry.mjs for the rule and why).
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cliEntry } from './entry.mjs';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const entry = cliEntry(fileURLToPath(new URL('..', import.meta.url)));
+if (entry.kind === 'tsx') (await import('tsx/esm/api')).register();
+const { main } = await import(pathToFileURL(entry.file).href);
 process.exitCode = await main(process.argv);

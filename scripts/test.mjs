@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// `npm test`: every test, in the order that fails fastest — unit, integration over the lab
-// (real containerd + OpenSSH per node, on containerd 2.x, then 1.7 and 1.6 for the suites that
-// depend on the line; needs root, the packages .ci/run installs and scripts/lab-containerd.sh), then the
-// end-to-end suite in Chromium against a fresh renderer build. Ends with one summary line.
+// `npm test`: every test, in the order that fails fastest — unit, the builds (renderer and CLI
+// bundle), integration over the lab (real containerd + OpenSSH per node, on containerd 2.x,
+// then 1.7 and 1.6 for the suites that depend on the line; needs root, the packages .ci/run
+// installs and scripts/lab-containerd.sh) running the CLI from that bundle, then the end-to-end
+// suite in Chromium against that renderer build. Ends with one summary line.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -58,20 +59,21 @@ const problems = preflight();
 if (problems.length) {
   console.error(`\nCannot run the integration and end-to-end tests here:\n- ${problems.join('\n- ')}`);
   failedSteps.push('preflight');
+} else if (run('build', 'npx', ['electron-vite', 'build']) !== 0 || run('build:cli', process.execPath, ['scripts/build-cli.mjs']) !== 0) {
+  failedSteps.push('build');
 } else {
   // containerd 2.x (every integration suite), then the version-dependent suites on 1.7 and 1.6.
+  // The CLI they spawn is the bundle just built: HOLDFAST_CLI=bundle, so it is not silently
+  // swapped for the sources when one changes meanwhile (bin/entry.mjs).
   for (const project of ['integration', 'integration-1.7', 'integration-1.6']) {
     const out = path.join(reports, `${project}.json`);
-    if (run(project, 'npx', vitestArgs(project, out)) !== 0) failedSteps.push(project);
+    if (run(project, 'npx', vitestArgs(project, out), { HOLDFAST_CLI: 'bundle' }) !== 0) failedSteps.push(project);
     if (!addVitest(out)) failedSteps.push(`${project} (no report)`);
   }
 
-  if (run('build', 'npx', ['electron-vite', 'build']) !== 0) failedSteps.push('build');
-  else {
-    const e2eOut = path.join(reports, 'e2e.json');
-    if (run('e2e', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_FILE: e2eOut }) !== 0) failedSteps.push('e2e');
-    if (!addPlaywright(e2eOut)) failedSteps.push('e2e (no report)');
-  }
+  const e2eOut = path.join(reports, 'e2e.json');
+  if (run('e2e', 'npx', ['playwright', 'test', '--reporter=list,json'], { PLAYWRIGHT_JSON_OUTPUT_FILE: e2eOut }) !== 0) failedSteps.push('e2e');
+  if (!addPlaywright(e2eOut)) failedSteps.push('e2e (no report)');
 }
 
 console.log(`\n${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);

@@ -1,0 +1,30 @@
+// out/cli/holdfast.mjs, what bin/holdfast.mjs imports when the bundle is fresh: runs the CLI
+// bundle beside it (holdfast.cjs, one CommonJS file) through the V8 code cache (codeCache.ts).
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cacheKey, runWithCodeCache } from './codeCache';
+
+type Cli = { main: (argv: string[]) => Promise<number> };
+
+export async function main(argv: string[]): Promise<number> {
+  const dir = path.dirname(fileURLToPath(import.meta.url));
+  const filename = path.join(dir, 'holdfast.cjs');
+  const run = runWithCodeCache<Cli>({
+    source: readFileSync(filename, 'utf8'),
+    filename,
+    cacheDir: path.join(dir, 'cache'),
+    // Per Node version: V8 would reject another's, and two Nodes sharing a checkout would take turns.
+    prefix: `${process.version}-${process.arch}`,
+    key: cacheKey(argv.slice(2)),
+    owner: statSync(filename).uid,
+  });
+  const code = await run.exports.main(argv);
+  run.save();
+  return code;
+}
+
+// Run directly too (`node out/cli/holdfast.mjs …`, e.g. from a packaged app's resources/cli).
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main(process.argv);
+}
