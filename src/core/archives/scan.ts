@@ -13,7 +13,7 @@ import type { FileAccess } from '../access';
 import { readAll } from '../access/common';
 import { formatLimit, limit, nameLimit } from '../limits';
 import { classifyImagesDirPath } from './format/extensions';
-import { ArchiveError, readArchiveIndex, type ArchiveIndex } from './format/readIndex';
+import { ARCHIVE_INDEX_VERSION, ArchiveError, readArchiveIndex, type ArchiveIndex } from './format/readIndex';
 import type { IndexCache } from './indexCache';
 import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';
 import { logger } from '../log';
@@ -136,7 +136,7 @@ export async function scanImagesDir(access: FileAccess, root: string, opts: Scan
     }
     const version = versions.get(f.abs) ?? null;
     const cache = version !== null ? opts.cache : undefined;
-    const key = `${opts.nodeKey}\0${f.abs}\0${f.size}\0${f.mtime}\0${version}`;
+    const key = `${opts.nodeKey}\0${f.abs}\0${f.size}\0${f.mtime}\0${version}\0${ARCHIVE_INDEX_VERSION}`;
     const cached = (await cache?.get(key)) ?? null;
     if (cached) {
       out.push('index' in cached ? { ...f, index: cached.index } : { ...f, index: null, error: cached.error });

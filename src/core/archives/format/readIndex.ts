@@ -31,6 +31,12 @@ import { normalizeReference, ReferenceError } from './reference';
 
 export { ArchiveError, type ArchiveErrorReason, type K3sImportRefusal } from './errors';
 
+/**
+ * What an ArchiveIndex says changes with this number (2: OCI ref names verbatim, as k3s names
+ * them): indexes cached under another number are read again, not trusted.
+ */
+export const ARCHIVE_INDEX_VERSION = 2;
+
 export interface ArchivePlatform {
   /** os/arch[/variant], or 'unknown' when neither the index nor the config says. */
   platform: string;
