@@ -1,12 +1,16 @@
 // Finds files shipped with Holdfast (proto/, the built renderer) whether we run from src/
-// (tsx, vitest), from out/main (electron-vite build) or from a packaged app (env override).
+// (tsx, vitest), from out/main (electron-vite build), from the CLI bundle (out/cli), from the
+// standalone executable (its embedded copy) or from a packaged app (env override).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { embeddedDir } from './standalone';
 
 export function findAppPath(relative: string, probe: string, envOverride?: string): string | null {
   const candidates: string[] = [];
   if (envOverride) candidates.push(envOverride);
+  const embedded = embeddedDir(relative);
+  if (embedded) candidates.push(embedded);
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 8; i++) {
     candidates.push(path.join(dir, relative));
