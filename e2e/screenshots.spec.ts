@@ -64,3 +64,20 @@ test('README screenshot: fleet matrix', async ({ holdfast }) => {
   await expect(page.getByTestId('mx-col-edge-04')).toHaveAttribute('data-status', 'unreachable');
   await shot(page, 'fleet-matrix.png');
 });
+
+test('README screenshots: the Disk tab (GC forecast with needed images) and the prune preview', async ({ holdfast }) => {
+  fake = fakeHandlers({ disk: true });
+  const page = await holdfast.open({ handlers: fake.handlers });
+  await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-near-gc')).toBeVisible();
+  await page.getByTestId('fleet-row-edge-01').click();
+  await page.getByTestId('tab-disk').click();
+  await expect(page.getByTestId('forecast-needed-banner')).toBeVisible();
+  await expect(page.getByTestId('store-row')).toHaveCount(12);
+  await shot(page, 'disk.png');
+
+  await page.getByTestId('open-prune').click();
+  const dialog = page.getByTestId('prune-dialog');
+  await expect(dialog.getByTestId('prune-item')).toHaveCount(3);
+  await dialog.getByTestId('prune-confirm').fill('edge-01');
+  await shot(page, 'prune-preview.png');
+});

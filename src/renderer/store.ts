@@ -5,6 +5,8 @@ import { isJobFinished, nodesToRetry } from './model';
 import type { ArgsOf, Envelope, LiveEvent, NodeLiveStatus } from '../shared/contract';
 import type { ClientApi } from './api';
 import type { FleetNodeResult, FleetReport } from '../shared/fleet';
+import type { DiskPicture } from '../shared/diskPicture';
+import type { PrunePlan, PruneResult } from '../shared/prunePlan';
 import type {
   ArchiveInfo,
   AuditEntry,
@@ -33,6 +35,15 @@ export type ImagesState = ListState<ImageRef>;
 export type ArchivesState = ListState<ArchiveInfo>;
 export type AuditState = ListState<AuditEntry>;
 export type LostPinsState = ListState<LostPin>;
+
+/** A node's disk picture; `full` once it includes the image store and the GC forecast. */
+export interface DiskState {
+  state: 'idle' | 'loading' | 'ready' | 'error';
+  picture?: DiskPicture;
+  error?: ErrorInfo;
+  loadedAt?: number;
+  full: boolean;
+}
 
 /** Pins found lost while the app was watching (live `pins.lost` events), newest last, until dismissed. */
 export interface PinAlert {
@@ -119,6 +130,8 @@ export interface AppState {
   audit: Record<string, AuditState>;
   /** Durable pins Holdfast made that are gone, per node (loaded with the node's images). */
   lostPins: Record<string, LostPinsState>;
+  /** Disk pictures per node (the Disk tab loads the full one, the fleet overview only file systems). */
+  disk: Record<string, DiskState>;
   pinAlerts: PinAlert[];
   selected: string | null;
   /** What the main area shows: the fleet overview, the selected node, or the import wizard. */
@@ -168,6 +181,12 @@ export interface AppState {
   loadArchives(name: string): Promise<void>;
   loadAudit(name: string): Promise<void>;
   loadLostPins(name: string): Promise<void>;
+  /** The node's disk picture; images: false asks only for file systems and thresholds (never replaces a full one). */
+  loadDisk(name: string, opts?: { images?: boolean }): Promise<void>;
+  /** What prune would remove (nothing changes). */
+  planPrune(node: string, keepVersions: number): Promise<Envelope<PrunePlan>>;
+  /** Removes the previewed images (by key) the node still allows; refreshes the node's views. */
+  applyPrune(node: string, keepVersions: number, images: string[], confirm: string): Promise<Envelope<PruneResult>>;
   dismissPinAlert(id: number): void;
   /** After a change on the node: reload images, and archives and log if they were shown. */
   refreshNode(name: string): Promise<void>;
@@ -208,6 +227,7 @@ const EMPTY_IMAGES: ImagesState = { state: 'idle', items: [] };
 const EMPTY_ARCHIVES: ArchivesState = { state: 'idle', items: [] };
 const EMPTY_AUDIT: AuditState = { state: 'idle', items: [] };
 const EMPTY_LOST: LostPinsState = { state: 'idle', items: [] };
+const EMPTY_DISK: DiskState = { state: 'idle', full: false };
 
 export function imagesOf(state: AppState, name: string): ImagesState {
   return state.images[name] ?? EMPTY_IMAGES;
@@ -223,6 +243,10 @@ export function auditOf(state: AppState, name: string): AuditState {
 
 export function lostPinsOf(state: AppState, name: string): LostPinsState {
   return state.lostPins[name] ?? EMPTY_LOST;
+}
+
+export function diskOf(state: AppState, name: string): DiskState {
+  return state.disk[name] ?? EMPTY_DISK;
 }
 
 export function statusOf(state: AppState, name: string): NodeStatus {
@@ -251,6 +275,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
   const archivesSeq = new Map<string, number>();
   const auditSeq = new Map<string, number>();
   const lostSeq = new Map<string, number>();
+  const diskSeq = new Map<string, number>();
   let alertSeq = 0;
   const next = (m: Map<string, number>, k: string) => {
     const n = (m.get(k) ?? 0) + 1;
@@ -259,7 +284,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
   };
   // Late answers for a node that was edited or removed are dropped.
   const forget = (name: string) => {
-    for (const m of [connectSeq, imagesSeq, archivesSeq, auditSeq, lostSeq]) next(m, name);
+    for (const m of [connectSeq, imagesSeq, archivesSeq, auditSeq, lostSeq, diskSeq]) next(m, name);
   };
   // Requests this window answered: a late pending list or a repeated event never reopens them.
   const answered = new Set<string>();
@@ -345,6 +370,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       archives: {},
       audit: {},
       lostPins: {},
+      disk: {},
       pinAlerts: [],
       selected: null,
       view: 'node',
@@ -475,6 +501,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
         }
         setStatus(env.result);
         const s = get();
+        if (env.result.state === 'connected' && s.view === 'fleet') void s.loadDisk(name, { images: false });
         if (env.result.state === 'connected' && (s.view === 'fleet' || s.selected === name)) await s.loadImages(name);
       },
 
@@ -483,6 +510,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
         const s = get();
         for (const n of s.nodes) {
           if (statusOf(s, n.name).state === 'connected' && imagesOf(s, n.name).state === 'idle') void s.loadImages(n.name);
+          if (statusOf(s, n.name).state === 'connected' && diskOf(s, n.name).state === 'idle') void s.loadDisk(n.name, { images: false });
         }
       },
 
@@ -602,6 +630,30 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
         await loadList('lostPins', lostSeq, name, () => api.listLostPins({ node: name }));
       },
 
+      async loadDisk(name, opts = {}) {
+        // An older bridge without the operation: no disk picture.
+        if (typeof api.getDiskPicture !== 'function') return;
+        const prev = diskOf(get(), name);
+        const full = opts.images !== false;
+        if (!full && prev.full && prev.picture) return; // never replace the full picture by a smaller one
+        const seq = next(diskSeq, name);
+        const put = (v: DiskState) => set((s) => ({ disk: { ...s.disk, [name]: v } }));
+        put({ ...prev, state: 'loading', error: undefined });
+        const env = await api.getDiskPicture(full ? { node: name } : { node: name, images: false });
+        if (diskSeq.get(name) !== seq) return;
+        if (!env.ok) put({ ...prev, state: 'error', error: env.error });
+        else put({ state: 'ready', picture: env.result, loadedAt: Date.now(), full });
+      },
+
+      planPrune: (node, keepVersions) => api.planPrune({ node, keepVersions }),
+
+      async applyPrune(node, keepVersions, images, confirm) {
+        const env = await api.applyPrune({ node, keepVersions, images, confirm });
+        // Refresh even on failure: some images may be gone already.
+        await get().refreshNode(node);
+        return env;
+      },
+
       dismissPinAlert(id) {
         set((s) => ({ pinAlerts: s.pinAlerts.filter((a) => a.id !== id) }));
       },
@@ -612,6 +664,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
           s.loadImages(name),
           archivesOf(s, name).state !== 'idle' ? s.loadArchives(name) : undefined,
           auditOf(s, name).state !== 'idle' ? s.loadAudit(name) : undefined,
+          diskOf(s, name).state !== 'idle' ? s.loadDisk(name, { images: diskOf(s, name).full }) : undefined,
         ]);
       },
 
@@ -653,6 +706,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
           archives: without(s.archives, name),
           audit: without(s.audit, name),
           lostPins: without(s.lostPins, name),
+          disk: without(s.disk, name),
           pinAlerts: s.pinAlerts.filter((a) => a.node !== name),
           selected: s.selected === name ? node.name : s.selected,
         }));
@@ -678,6 +732,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
             archives: without(s.archives, name),
             audit: without(s.audit, name),
             lostPins: without(s.lostPins, name),
+            disk: without(s.disk, name),
             pinAlerts: s.pinAlerts.filter((a) => a.node !== name),
           };
         });

@@ -79,7 +79,7 @@ export function neededFlags(images: StoreImage[], keepVersions = DEFAULT_KEEP_VE
   for (const i of images) {
     const flags: NeededFlag[] = [];
     const k = keeps.get(i.key);
-    if (k) flags.push({ kind: 'rollback', text: k.why === 'rollback' ? `Rollback target: ${k.text}.` : `Rollback: ${k.text}.` });
+    if (k) flags.push({ kind: 'rollback', text: k.why === 'rollback' ? `Rollback target: ${k.text}.` : `Needed for rollback: ${k.text}.` });
     if (i.lostPin) {
       flags.push({ kind: 'lost-pin', text: "Holdfast made its pin durable and that pin is gone: it was meant to be kept (see the node's lost pins)." });
     }

@@ -127,7 +127,7 @@ export function rollbackKeeps<T extends VersionedImage & { inUse: boolean }>(ima
       if (!img.inUse && !out.has(img.key)) out.set(img.key, k);
     };
     order.forEach((img, i) => {
-      if (i < keep) set(img, { repository: repo, why: 'newest', text: `one of the ${keep} newest versions of ${repo}, which a container uses: kept for rollback` });
+      if (i < keep) set(img, { repository: repo, why: 'newest', text: `one of the ${keep} newest versions of ${repo}, which a container uses` });
     });
     order.forEach((img, i) => {
       if (!img.inUse) return;

@@ -100,7 +100,7 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
     return { reason: 'unresolved', text: "Holdfast cannot tell which image this is (its manifest for the node's platform or its config is not in the content store)." };
   }
   const k = keeps.get(i.key);
-  if (k) return { reason: 'rollback', text: `${k.text[0]!.toUpperCase()}${k.text.slice(1)}.` };
+  if (k) return { reason: 'rollback', text: `${k.text[0]!.toUpperCase()}${k.text.slice(1)}: kept for rollback.` };
   return null;
 }
 

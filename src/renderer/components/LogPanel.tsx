@@ -51,6 +51,24 @@ function Entry({ e }: { e: AuditEntry }) {
           </dd>
         </dl>
       ) : null}
+      {e.pruned ? (
+        <div className="log-pruned" data-testid="log-pruned">
+          <p className="small">
+            {e.pruned.images.length} {e.pruned.images.length === 1 ? 'image' : 'images'} removed, {humanSize(e.pruned.freedBytes)} freed (kept the{' '}
+            {e.pruned.keepVersions} newest versions of every repository in use)
+          </p>
+          <ul className="log-changes">
+            {e.pruned.images.map((i) => (
+              <li key={i.imageId ?? i.refs[0]} data-testid="log-pruned-image" title={[...i.refs, ...i.digests].join('\n')}>
+                <code className="change-ref">{displayRef(i.refs.find((r) => !r.startsWith('sha256:')) ?? i.refs[0] ?? '')}</code>{' '}
+                <span className="muted small">
+                  {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'} · {humanSize(i.bytes)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       {e.changes?.length ? (
         <ul className="log-changes">
           {e.changes.map((c) => {

@@ -1,0 +1,320 @@
+// A node's Disk tab: the image file system against kubelet's thresholds, the GC forecast (what
+// kubelet would delete first when the disk fills, with the images the site needs flagged), the
+// image store image by image, and the way to free space safely (Prune…).
+import { useEffect } from 'react';
+import type { NodeDef } from '../../shared/domain';
+import { FS_ROLE_TEXT, pictureNearGc, pointsToHigh, type DiskPicture } from '../../shared/diskPicture';
+import type { ForecastStep, GcForecast } from '../../shared/gcForecast';
+import { evictionAtPercent, formatThreshold, kubeletUsagePercent, usedPercentExact } from '../../shared/gcPolicy';
+import type { ImageState, StoreImage } from '../../shared/imageStore';
+import { useApp } from '../context';
+import { displayRef, formatDateTime, humanSize, shortId } from '../model';
+import { diskOf } from '../store';
+import { DiskChart } from './DiskChart';
+import { ErrorCallout } from './ErrorCallout';
+import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, SlashIcon, TrashIcon } from './icons';
+
+export const STATE_TEXT: Record<ImageState, { label: string; title: string }> = {
+  'in-use': { label: 'In use', title: 'A container record names it: kubelet and prune leave it.' },
+  durable: { label: 'Durable pin', title: 'Pinned for kubelet with no k3s label: kubelet never deletes it; k3s never strips it.' },
+  k3s: { label: 'k3s pin', title: 'Pinned by k3s: kubelet leaves it until the next k3s start strips the pin (unless an archive brings it back).' },
+  unprotected: { label: 'Unprotected', title: "Neither used nor pinned: kubelet's GC deletes it when the disk fills." },
+};
+
+const STATE_CLASS: Record<ImageState, string> = { 'in-use': 'pin-inuse', durable: 'pin-durable', k3s: 'pin-k3s', unprotected: 'pin-none' };
+
+/** The reference to show for an image: a tag if it has one, else a digest reference, else the id record. */
+export const mainRef = (refs: string[], key: string) => refs.find((r) => !r.startsWith('sha256:') && !r.includes('@')) ?? refs.find((r) => !r.startsWith('sha256:')) ?? refs[0] ?? key;
+
+export function StateBadge({ state }: { state: ImageState }) {
+  const Icon = state === 'in-use' ? BoxIcon : state === 'durable' ? ShieldIcon : state === 'k3s' ? ClockIcon : SlashIcon;
+  return (
+    <span className={`pin ${STATE_CLASS[state]}`} title={STATE_TEXT[state].title} data-testid="store-state" data-state={state}>
+      <Icon />
+      {STATE_TEXT[state].label}
+    </span>
+  );
+}
+
+function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
+  const name = mainRef(step.refs, step.key);
+  return (
+    <li className={`forecast-step${step.needed.length ? ' forecast-needed' : ''}${step.deleted ? '' : ' forecast-later'}`} data-testid="forecast-step" data-ref={name} data-deleted={step.deleted}>
+      <span className="forecast-n" aria-hidden="true">
+        {step.deleted ? n : '·'}
+      </span>
+      <div className="forecast-body">
+        <div className="forecast-head">
+          <code className="forecast-ref" title={step.refs.join('\n')}>
+            {displayRef(name)}
+          </code>
+          <span className="muted small">
+            CRI size {humanSize(step.criSize)} · frees <strong>{humanSize(step.frees)}</strong>
+          </span>
+          {step.needed.length ? (
+            <span className="tag tag-danger" data-testid="needed-flag">
+              <AlertIcon /> Needed
+            </span>
+          ) : null}
+        </div>
+        {step.needed.map((f) => (
+          <p key={f.kind} className="forecast-why" data-testid="needed-why" data-kind={f.kind}>
+            {f.text}
+          </p>
+        ))}
+      </div>
+    </li>
+  );
+}
+
+function Forecast({ f, node }: { f: GcForecast; node: string }) {
+  const deleted = f.steps.filter((s) => s.deleted);
+  const later = f.steps.filter((s) => !s.deleted);
+  const needed = deleted.filter((s) => s.needed.length);
+  return (
+    <section className="disk-section" aria-labelledby="forecast-title" data-testid="gc-forecast">
+      <h3 id="forecast-title">
+        If the disk reaches {f.highPercent} %{f.triggeredNow ? ' (it is there now)' : ''}: what kubelet deletes first
+      </h3>
+      {needed.length ? (
+        <div className="banner banner-danger" role="alert" data-testid="forecast-needed-banner">
+          <AlertIcon className="banner-icon" />
+          <div className="banner-text">
+            <strong>
+              kubelet would delete {needed.length} {needed.length === 1 ? 'image' : 'images'} this site needs:{' '}
+              {needed.map((s) => displayRef(mainRef(s.refs, s.key))).join(', ')}
+            </strong>
+            <span>
+              Pin {needed.length === 1 ? 'it' : 'them'} durably before the disk fills (Images tab, or <code>holdfast pin {node} REF</code>), or
+              free space with Prune, which never takes them.
+            </span>
+          </div>
+        </div>
+      ) : null}
+      {f.steps.length === 0 ? (
+        <p className="muted" data-testid="forecast-empty">
+          Nothing: every image is in use or pinned for kubelet.
+        </p>
+      ) : (
+        <>
+          {f.measured ? (
+            <p className="forecast-summary" data-testid="forecast-summary">
+              kubelet deletes <strong>{deleted.length}</strong> {deleted.length === 1 ? 'image' : 'images'}, counting {humanSize(f.kubeletCounts)} of the{' '}
+              {humanSize(f.bytesToFree)} it wants to free; the disk really gets <strong>{humanSize(f.realFreed)}</strong> back
+              {f.usageAfterPercent !== null ? ` and ends at ${f.usageAfterPercent} %` : ''} (target {f.lowPercent} %).
+            </p>
+          ) : null}
+          <ol className="forecast" data-testid="forecast-list">
+            {deleted.map((s, i) => (
+              <ForecastRow key={s.key} step={s} n={i + 1} />
+            ))}
+          </ol>
+          {later.length ? (
+            <details className="forecast-more" open={deleted.length === 0}>
+              <summary>
+                {later.length} more {later.length === 1 ? 'image' : 'images'} kubelet deletes only at hard eviction
+                {f.eviction.atPercent !== null ? ` (${Math.round(f.eviction.atPercent)} % used)` : ''}
+              </summary>
+              <ol className="forecast">
+                {later.map((s, i) => (
+                  <ForecastRow key={s.key} step={s} n={deleted.length + i + 1} />
+                ))}
+              </ol>
+            </details>
+          ) : null}
+        </>
+      )}
+      <p className="note" data-testid="forecast-order-note">
+        <InfoIcon />
+        <span>{f.orderNote}</span>
+      </p>
+      {f.notes.map((n) => (
+        <p key={n} className="muted small">
+          {n}
+        </p>
+      ))}
+    </section>
+  );
+}
+
+function Thresholds({ p }: { p: DiskPicture }) {
+  const pol = p.policy;
+  const ev = evictionAtPercent(pol.evictionHard.imagefs, p.imagefs?.totalBytes ?? null);
+  return (
+    <dl className="kv disk-kv" data-testid="gc-thresholds">
+      <dt>GC starts at</dt>
+      <dd>
+        <strong data-testid="gc-high">{pol.highPercent} %</strong> used <span className="muted">— image-gc-high-threshold, {pol.sources.high}</span>
+      </dd>
+      <dt>GC frees down to</dt>
+      <dd>
+        <strong data-testid="gc-low">{pol.lowPercent} %</strong> <span className="muted">— image-gc-low-threshold, {pol.sources.low}</span>
+      </dd>
+      <dt>Hard eviction</dt>
+      <dd>
+        imagefs.available &lt; {formatThreshold(pol.evictionHard.imagefs)}
+        {ev !== null ? ` (${Math.round(ev)} % used)` : ''}, nodefs.available &lt; {formatThreshold(pol.evictionHard.nodefs)}{' '}
+        <span className="muted">— {pol.sources.evictionHard}; kubelet then evicts pods and deletes every unused image</span>
+      </dd>
+    </dl>
+  );
+}
+
+function StoreTable({ images }: { images: StoreImage[] }) {
+  return (
+    <div className="table-wrap">
+      <table className="image-table store-table" data-testid="store-table">
+        <caption className="visually-hidden">The node's images, one row per image (every reference with one image id)</caption>
+        <thead>
+          <tr>
+            <th scope="col">Image</th>
+            <th scope="col">State</th>
+            <th scope="col" className="num">
+              CRI size
+            </th>
+            <th scope="col" className="num" title="What deleting this image alone frees: blobs no other image holds">
+              Frees alone
+            </th>
+            <th scope="col">Records last changed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {images.map((i) => {
+            const name = mainRef(i.refs, i.key);
+            return (
+              <tr key={i.key} data-testid="store-row" data-ref={name} data-state={i.state}>
+                <td>
+                  <code className="ref" title={i.refs.join('\n')}>
+                    {displayRef(name)}
+                  </code>
+                  <span className="sub muted">
+                    image {shortId(i.imageId)} · {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'}
+                    {i.usedBy.length ? ` · used by ${i.usedBy.map((u) => u.id.slice(0, 12)).join(', ')}` : ''}
+                  </span>
+                </td>
+                <td>
+                  <StateBadge state={i.state} />
+                </td>
+                <td className="num nowrap">{humanSize(i.criSize)}</td>
+                <td className="num nowrap">{humanSize(i.exclusiveBytes)}</td>
+                <td className="nowrap">{formatDateTime(i.lastChangedAt)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void }) {
+  const disk = useApp((s) => diskOf(s, node.name));
+  const loadDisk = useApp((s) => s.loadDisk);
+  useEffect(() => {
+    if (disk.state === 'idle' || (disk.state === 'ready' && !disk.full)) void loadDisk(node.name);
+  }, [disk.state, disk.full, loadDisk, node.name]);
+  const p = disk.full ? disk.picture : undefined;
+  const refreshing = disk.state === 'loading';
+  const points = p ? pointsToHigh(p) : null;
+  return (
+    <section className="images disk" aria-labelledby="disk-title">
+      <div className="images-head">
+        <h2 id="disk-title" className="visually-hidden">Disk</h2>
+        {p?.summary ? (
+          <span className="muted small" data-testid="disk-summary">
+            {p.summary.images} images · {humanSize(p.summary.storeBytes)} of content · {p.summary.inUse} in use · {p.summary.durable + p.summary.k3s} pinned ·{' '}
+            {p.summary.unprotected} unprotected ({humanSize(p.summary.unprotectedBytes)})
+          </span>
+        ) : null}
+        <div className="spacer" />
+        <button type="button" className="btn" onClick={() => void loadDisk(node.name)} disabled={refreshing}>
+          <RefreshIcon className={refreshing ? 'spin' : undefined} />
+          {refreshing ? (p ? 'Refreshing…' : 'Loading…') : 'Refresh'}
+        </button>
+        <button type="button" className="btn btn-danger-quiet" onClick={onPrune} disabled={!p} data-testid="open-prune">
+          <TrashIcon /> Prune…
+        </button>
+      </div>
+      {disk.state === 'error' && disk.error ? (
+        <ErrorCallout error={disk.error} title="Could not read the disk picture" testId="disk-error">
+          <button type="button" className="btn btn-small" onClick={() => void loadDisk(node.name)}>
+            Retry
+          </button>
+        </ErrorCallout>
+      ) : null}
+      {!p && disk.state !== 'error' ? (
+        <div className="empty" aria-live="polite" data-testid="disk-loading">
+          <span className="spinner" aria-hidden="true" />
+          <p>Measuring {node.name}'s file systems and walking its image store…</p>
+        </div>
+      ) : null}
+      {p ? (
+        <div className="disk-body">
+          {p.imagefs && pictureNearGc(p) ? (
+            <div className="banner banner-warning" data-testid="disk-near-gc">
+              <AlertIcon className="banner-icon" />
+              <div className="banner-text">
+                <strong>
+                  {points !== null && points <= 0
+                    ? `The image file system is above kubelet's GC threshold (${p.policy.highPercent} %): kubelet is deleting images.`
+                    : `The image file system is within ${Math.max(0, points ?? 0).toFixed(1)} points of kubelet's GC threshold (${p.policy.highPercent} %).`}
+                </strong>
+                <span>Free space with Prune (it keeps every image in use, pinned or needed for rollback) before kubelet chooses for you.</span>
+              </div>
+            </div>
+          ) : null}
+          <section className="disk-section" aria-labelledby="fs-title">
+            <h3 id="fs-title">Image file system (what kubelet's GC measures)</h3>
+            {p.imagefs ? <DiskChart fs={p.imagefs} policy={p.policy} forecast={p.forecast} /> : <p className="muted">Not measured.</p>}
+            <Thresholds p={p} />
+            <table className="fs-table" data-testid="fs-table">
+              <caption className="visually-hidden">File systems of the images dir, the content store and the snapshots</caption>
+              <thead>
+                <tr>
+                  <th scope="col">File system of</th>
+                  <th scope="col">Holds</th>
+                  <th scope="col" className="num">
+                    Size
+                  </th>
+                  <th scope="col" className="num">
+                    Free
+                  </th>
+                  <th scope="col" className="num">
+                    Used
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {p.fileSystems.map((f) => (
+                  <tr key={f.roles.join()} data-testid="fs-row">
+                    <td>
+                      <code className="path">{Object.values(f.paths)[0]}</code>
+                    </td>
+                    <td>{f.roles.map((r) => FS_ROLE_TEXT[r]).join(', ')}</td>
+                    <td className="num">{f.totalBytes === null ? '?' : humanSize(f.totalBytes)}</td>
+                    <td className="num">{humanSize(f.freeBytes)}</td>
+                    <td className="num" title={`${kubeletUsagePercent(f) ?? '?'} % as kubelet rounds it`}>
+                      {usedPercentExact(f)?.toFixed(1) ?? '?'} %
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {[...p.policy.notes, ...p.notes].map((n) => (
+              <p key={n} className="muted small" data-testid="disk-note">
+                {n}
+              </p>
+            ))}
+          </section>
+          {p.forecast ? <Forecast f={p.forecast} node={node.name} /> : null}
+          {p.images ? (
+            <section className="disk-section" aria-labelledby="store-title">
+              <h3 id="store-title">Image store, by image</h3>
+              <StoreTable images={p.images} />
+            </section>
+          ) : null}
+        </div>
+      ) : null}
+    </section>
+  );
+}
