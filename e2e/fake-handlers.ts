@@ -14,6 +14,7 @@ import type {
   LabelChange,
   LocalArchive,
   NodeDef,
+  NodeInfo,
   NodeInput,
   NodeStatus,
   PinPlan,
@@ -30,6 +31,7 @@ import { fleetCsv } from '../src/core/fleet/csv';
 import type { Handlers } from '../src/shared/handlers';
 import { HoldfastError } from '../src/core/errors';
 import { activeDurablePins, findLostPins } from '../src/shared/lostPins';
+import { archiveRemedy, pinArchiveCommand } from '../src/shared/archiveRemedy';
 import { createHash, randomUUID } from 'node:crypto';
 import { diskExtraImages, fakePicture, fakeStore } from './fake-disk';
 import { planPrune } from '../src/shared/prunePlan';
@@ -374,6 +376,8 @@ export interface FakeOptions {
   lostPins?: boolean;
   /** edge-01 runs this containerd (e.g. Debian's '1.6.20~ds1', which has no CRI pinning). */
   edge1Containerd?: string;
+  /** edge-01's k3s/RKE2 binary did not answer the probe (NodeInfo.distro 'unknown', no version). */
+  edge1DistroUnknown?: boolean;
   /**
    * edge-01 also holds older telemetry-agent versions and an unused redis, and its image file
    * system is at 82 % (near kubelet's 85 %): the Disk tab's forecast and prune have work to show.
@@ -453,7 +457,16 @@ function def(input: NodeInput): NodeDef {
 }
 
 /** Local archives the fake "laptop" holds: images by file name (anything else gets one generic image). */
-export const LOCAL_ARCHIVES: Record<string, { images: LocalArchive['images']; size: number }> = {
+export const LOCAL_ARCHIVES: Record<string, { images: LocalArchive['images']; size: number; warnings?: string[] }> = {
+  // `ctr images export` of one platform of a multi-platform image: the index lists the others,
+  // their blobs are not in the file (core/archives/importWarnings words the warning).
+  'nginx-ctr-export.tar': {
+    size: 71 * 1024 * 1024,
+    images: [{ name: 'docker.io/library/nginx:1.27.3', platforms: ['linux/amd64'], configDigest: sha('4e') }],
+    warnings: [
+      'docker.io/library/nginx:1.27.3: linux/arm64 is listed but its blobs are not in the archive (3 missing, e.g. sha256:5c5c5c5c5c5c…; a partial export such as `ctr images export` without --all-platforms): k3s imports linux/amd64 and skips linux/arm64, so a linux/arm64 node cannot run it from this archive.',
+    ],
+  },
   'telemetry-2.5.tar.gz': {
     size: 96 * 1024 * 1024 + 318_221,
     images: [
@@ -509,7 +522,7 @@ export function inspectFake(path: string): LocalArchive {
     compression: suffix[1],
     images,
     uncompressedBytes: suffix[1] === 'none' ? size : Math.round(size * 1.6),
-    warnings: [],
+    warnings: known?.warnings ?? [],
   };
 }
 
@@ -577,8 +590,9 @@ export function fakeHandlers(opts: FakeOptions = {}) {
     if (a.error) problems.push(`Its index could not be read (${a.error}): Holdfast cannot tell what removing it loses.`);
     if (a.kind === 'archive') {
       for (const i of imgs) {
-        if (!i.present) problems.push(`${i.name} is not in containerd: this archive is its only copy.`);
-        else if (!i.durable) problems.push(`${i.name} is not durably pinned: it loses its pin at the next k3s start.`);
+        if (!i.present) problems.push(`${i.name} is not in containerd: k3s has not imported this archive (yet).`);
+        // Worded as core words it, CLI command included (src/core/node/inspect.ts removalCheckFor).
+        else if (!i.durable) problems.push(`${i.name} is pinned by k3s only: make its pins durable first (${pinArchiveCommand(node, a.path)}).`);
       }
     }
     return { node, path: a.path, allowed: problems.length === 0, problems, images: a.kind === 'archive' ? imgs : [] };
@@ -593,7 +607,12 @@ export function fakeHandlers(opts: FakeOptions = {}) {
         ? 'Every image it brings is complete and durably pinned.'
         : a.error
           ? 'Its index could not be read, so Holdfast cannot tell what removing it loses.'
-          : `${c.problems.length} of its ${a.images.length} ${a.images.length === 1 ? 'image is' : 'images are'} not durably pinned.`;
+          : c.problems.length > 1
+            ? `${c.problems[0]} (and ${c.problems.length - 1} more)`
+            : c.problems[0]!;
+      const remedy = c.allowed ? undefined : archiveRemedy(c);
+      if (remedy) a.remedy = remedy;
+      else delete a.remedy;
     }
   };
   recompute('edge-01');
@@ -641,8 +660,15 @@ export function fakeHandlers(opts: FakeOptions = {}) {
     if (!n) throw new HoldfastError('NOT_FOUND', `No node named "${name}".`);
     return n;
   };
-  const infoOf = (node: string) => (node === 'edge-01' && opts.edge1Containerd ? { ...info, containerdVersion: opts.edge1Containerd } : info);
-  const info = {
+  const infoOf = (node: string): NodeInfo => {
+    if (node !== 'edge-01') return info;
+    return {
+      ...info,
+      ...(opts.edge1Containerd ? { containerdVersion: opts.edge1Containerd } : {}),
+      ...(opts.edge1DistroUnknown ? { distro: 'unknown' as const, distroVersion: null } : {}),
+    };
+  };
+  const info: NodeInfo = {
     containerdVersion: 'v2.0.4-k3s2',
     containerdRevision: '1a43cb6a1035441f9aca8f5666a9b3ef9e70ab20',
     distro: 'k3s' as const,

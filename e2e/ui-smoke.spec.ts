@@ -324,7 +324,12 @@ test('archives tab: kind, compression, images, imported, cached by k3s, safe to 
   await expect(apps).toContainText('klipper-helm');
   await expect(apps.getByTestId('archive-imported')).toHaveText('Imported');
   await expect(apps.getByTestId('safe-to-remove')).toHaveText('Not safe to remove');
-  await expect(apps).toContainText('2 of its 2 images are not durably pinned');
+  // Core's reason quotes the CLI command; the app says what to click instead.
+  await expect(apps.getByTestId('removal-reason')).toHaveText(
+    'docker.io/rancher/klipper-helm:v0.9.3-build20241008 is pinned by k3s only: make its pins durable first — use Make durable on this row. (and 1 more)',
+  );
+  await expect(page.getByTestId('archives-table')).not.toContainText('holdfast ');
+  await expect(page.getByTestId('archives-table')).not.toContainText('--archive');
 
   await expect(arow('node-exporter-v1.8.2.tar').getByTestId('safe-to-remove')).toHaveText('Safe to remove');
   await expect(arow('node-exporter-v1.8.2.tar').getByTestId('cached-badge')).toHaveCount(0);
@@ -458,6 +463,10 @@ test('remove archive: refused with problems, then forced only with the typed pat
   await expect(dialog.getByTestId('removal-blocked')).toBeVisible();
   await expect(dialog.getByTestId('removal-problems').getByRole('listitem')).toHaveCount(2);
   await expect(dialog.getByTestId('removal-problems')).toContainText('klipper-helm');
+  await expect(dialog.getByTestId('removal-problems').getByRole('listitem').first()).toHaveText(
+    'docker.io/rancher/klipper-helm:v0.9.3-build20241008 is pinned by k3s only: make its pins durable first — the button below does that.',
+  );
+  await expect(dialog.getByTestId('removal-problems')).not.toContainText('holdfast ');
   await expect(dialog.getByRole('button', { name: 'Make its pins durable first' })).toBeVisible();
   await expect(dialog.getByTestId('removal-image')).toHaveCount(2);
   await expect(dialog.getByTestId('removal-image').first()).toContainText('Present');
@@ -843,4 +852,100 @@ test('pins lost behind Holdfast’s back and a node that cannot pin: banners, fl
   if (shots) await page.screenshot({ path: path.join(shots, 'lost-pins-alert.png') });
   await alert.getByRole('button', { name: 'Dismiss' }).click();
   await expect(alert).toHaveCount(0);
+});
+
+// ---- Layout at the README's 1280×800, and text meant for the app (issue #16 item 5) ----
+
+/** Elements matching `selector` that are cut: wider than their own box, or sticking out of their table cell's content box. */
+async function clipped(page: Page, selector: string): Promise<string[]> {
+  return page.locator(selector).evaluateAll((els) =>
+    els.flatMap((el) => {
+      const e = el as HTMLElement;
+      const out: string[] = [];
+      if (e.scrollWidth > e.clientWidth) out.push(`${e.textContent}: ${e.scrollWidth} > ${e.clientWidth}`);
+      const td = e.closest('td');
+      if (td) {
+        const r = e.getBoundingClientRect();
+        const c = td.getBoundingClientRect();
+        const cs = getComputedStyle(td);
+        const left = c.left + parseFloat(cs.paddingLeft) - 0.5;
+        const right = c.right - parseFloat(cs.paddingRight) + 0.5;
+        if (r.left < left || r.right > right) out.push(`${e.textContent}: ${r.left.toFixed(1)}–${r.right.toFixed(1)} outside ${left.toFixed(1)}–${right.toFixed(1)}`);
+      }
+      return out;
+    }),
+  );
+}
+
+/** Nothing scrolls sideways: the page, and every table wrapper in it. */
+async function sidewaysScroll(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const se = document.scrollingElement!;
+    if (se.scrollWidth > se.clientWidth) out.push(`page: ${se.scrollWidth} > ${se.clientWidth}`);
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.table-wrap, main'))) {
+      if (el.scrollWidth > el.clientWidth) out.push(`${el.className}: ${el.scrollWidth} > ${el.clientWidth}`);
+    }
+    return out;
+  });
+}
+
+test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and no badge or row button is cut', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await serve({ lostPins: true });
+  await page.goto(server.url);
+  const row = page.getByTestId('fleet-row-edge-01');
+  await expect(row.getByTestId('fleet-atRisk')).toHaveText('3');
+  expect(await sidewaysScroll(page)).toEqual([]);
+  const versions = row.locator('.fleet-versions');
+  await expect(versions).toContainText('containerd v2.0.4-k3s2');
+  expect(await clipped(page, '.fleet-versions span')).toEqual([]);
+
+  await row.getByTestId('fleet-open').click();
+  await expect(page.getByTestId('images-table')).toBeVisible();
+  // nginx's tag lost its pin while its digest reference kept it: the widest badge, "mixed pins".
+  await expect(page.getByTestId('pin-mixed')).toHaveCount(1);
+  expect(await sidewaysScroll(page)).toEqual([]);
+  expect(await clipped(page, '[data-testid=pin-badge], [data-testid=pin-mixed], [data-testid=fate], [data-testid=row-action]')).toEqual([]);
+  await expect(page.getByTestId('fate')).not.toHaveCount(0);
+
+  await page.getByTestId('tab-archives').click();
+  await expect(page.getByTestId('archive-row').first()).toBeVisible();
+  expect(await sidewaysScroll(page)).toEqual([]);
+  expect(await clipped(page, '[data-testid=safe-to-remove], [data-testid=archive-kind], [data-testid=cached-badge]')).toEqual([]);
+});
+
+test('a node whose k3s/RKE2 did not answer says so and what to do, not a bare "unknown"', async ({ page }) => {
+  await serve({ edge1DistroUnknown: true });
+  await page.goto(server.url);
+  await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-distro')).toHaveText('k3s/RKE2 not detected (no k3s or rke2 binary answered --version)');
+  await openApp(page);
+  const distro = page.getByTestId('node-distro');
+  await expect(distro.locator('dt')).toHaveText('k3s/RKE2');
+  await expect(distro.locator('dd')).toHaveText('not detectedno k3s or rke2 binary answered --version');
+  await expect(distro.locator('dd')).toHaveAttribute('title', /make the binary reachable for the SSH user, then reconnect/);
+  await expect(page.getByTestId('node-versions')).not.toContainText('unknown');
+});
+
+test('the import review shows what k3s will skip in an archive (a one-platform ctr export), and says "uncompressed"', async ({ page }) => {
+  await serve();
+  await openApp(page);
+  await page.getByTestId('open-import').click();
+  const wizard = page.getByTestId('import-wizard');
+  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/nginx-ctr-export.tar');
+  await wizard.getByLabel('Archive path').press('Enter');
+  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/telemetry-2.5.tar.gz');
+  await wizard.getByLabel('Archive path').press('Enter');
+  await expect(wizard).toContainText('docker · uncompressed · 71.0 MiB · 1 image · 1 warning');
+  await expect(wizard).toContainText('docker · gzip · 96.3 MiB · 2 images');
+  await wizard.getByRole('button', { name: /Next: review contents/ }).click();
+  const card = wizard.getByTestId('review-archive').filter({ hasText: 'nginx-ctr-export.tar' });
+  await expect(card).toHaveAttribute('data-state', 'ok');
+  await expect(card.getByTestId('review-compression')).toHaveText('uncompressed');
+  await expect(card.getByTestId('review-warnings')).toContainText('k3s imports it, with one catch:');
+  await expect(card.getByTestId('review-warning')).toHaveCount(1);
+  await expect(card.getByTestId('review-warning')).toContainText('linux/arm64 is listed but its blobs are not in the archive');
+  await expect(card.getByTestId('review-warning').locator('code')).toHaveText('ctr images export');
+  // An archive without findings has no warning box.
+  await expect(wizard.getByTestId('review-archive').filter({ hasText: 'telemetry-2.5.tar.gz' }).getByTestId('review-warnings')).toHaveCount(0);
 });

@@ -1,6 +1,8 @@
 // Domain types shared by the core, the CLI, main, preload and renderer.
 // Plain data only: everything here crosses IPC / HTTP as JSON.
 
+import type { ArchiveRemedy } from './archiveRemedy';
+
 /** Pin labels, exactly as k3s, RKE2 and the CRI plugin write them. */
 export const LABEL_CRI_PINNED = 'io.cri-containerd.pinned';
 export const LABEL_K3S_PINNED = 'io.cattle.k3s.pinned';
@@ -131,6 +133,8 @@ export interface ArchiveInfo {
   reason: string;
   /** .cache.json is on and lists this archive unchanged: k3s will skip it at start. */
   cachedByK3s: boolean;
+  /** What makes it safe to remove, when pinning does (the CLI prints the command, the app a button). */
+  remedy?: ArchiveRemedy;
   /** Set when the archive's index could not be read. */
   error?: string;
 }

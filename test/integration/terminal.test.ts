@@ -186,7 +186,7 @@ describe('holdfast import in a log (stderr not a terminal)', () => {
         'verifying (sha256 on the node)…',
         'moving it into place…',
         'waiting for k3s to import the archive…',
-        'making the pins durable and verifying every reference…',
+        expect.stringMatching(/^making the pins durable.*…$/),
         expect.stringMatching(/^done — uploaded and imported, \d+ references pinned durably/),
       ]);
     }

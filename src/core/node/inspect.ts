@@ -10,6 +10,7 @@ import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../images/mediaTypes';
 import { applyImageProtection } from '../../shared/protection';
 import { criPinning, startupWalk } from '../../shared/versions';
+import { archiveRemedy } from '../../shared/archiveRemedy';
 import type { NodeSession } from './session';
 
 export interface NodeInventory {
@@ -85,6 +86,7 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
   for (const f of files) {
     const check = await removalCheckFor(session.def.name, f, images, platform, complete);
     const fa = fateArchives.find((a) => a.path === f.path);
+    const remedy = check.allowed ? undefined : archiveRemedy(check);
     archives.push({
       path: f.path,
       kind: f.kind,
@@ -96,6 +98,7 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
       safeToRemove: check.allowed,
       reason: check.allowed ? 'Every image it brings is complete and durably pinned: removing it loses nothing.' : summarise(check.problems),
       cachedByK3s: fa?.cachedByK3s ?? prepull.find((p) => p.path === f.path)?.cachedByK3s ?? false,
+      ...(remedy ? { remedy } : {}),
       ...(f.error ? { error: f.error } : {}),
     });
   }

@@ -1,6 +1,8 @@
 import { useEffect, useMemo } from 'react';
 import type { ArchiveInfo, NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
+import { compressionName, plural } from '../../shared/wording';
+import { appText } from '../appText';
 import { ARCHIVE_KIND_TEXT, displayRef, formatDateTime, humanSize, sortArchives } from '../model';
 import { archivesOf } from '../store';
 import { breakable } from './Breakable';
@@ -45,7 +47,11 @@ function RemovalCell({ a }: { a: ArchiveInfo }) {
         {a.safeToRemove ? <CheckIcon /> : <AlertIcon />}
         {a.safeToRemove ? 'Safe to remove' : 'Not safe to remove'}
       </span>
-      {a.reason ? <span className="removal-reason">{a.reason}</span> : null}
+      {a.reason ? (
+        <span className="removal-reason" data-testid="removal-reason">
+          {appText(a.reason, a.remedy, 'use Make durable on this row')}
+        </span>
+      ) : null}
     </div>
   );
 }
@@ -70,7 +76,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
         <h2 id="archives-title" className="visually-hidden">Archives</h2>
         {archives.loadedAt ? (
           <span className="muted small" data-testid="archives-summary">
-            {items.length} {items.length === 1 ? 'file' : 'files'} · {humanSize(bytes)} in <code>{node.imagesDir}</code>
+            {plural(items.length, 'file')} · {humanSize(bytes)} in <code>{node.imagesDir}</code>
           </span>
         ) : null}
         <div className="spacer" />
@@ -86,7 +92,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
           <div className="banner-text">
             <strong>k3s's import cache is on ({'.cache.json'}).</strong>
             <span>
-              {cached} {cached === 1 ? 'archive is' : 'archives are'} unchanged since the last import, so k3s skips{' '}
+              {plural(cached, 'archive')} {cached === 1 ? 'is' : 'are'} unchanged since the last import, so k3s skips{' '}
               {cached === 1 ? 'it' : 'them'} at start — on releases without the fix the pins are cleared and never put
               back.
             </span>
@@ -162,7 +168,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                     </span>
                     {a.compression ? (
                       <span className="sub" data-testid="archive-compression">
-                        {a.compression === 'none' ? 'uncompressed' : a.compression}
+                        {compressionName(a.compression)}
                       </span>
                     ) : null}
                   </td>

@@ -4,14 +4,13 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 import type { ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
-import { pictureNearGc } from '../../shared/diskPicture';
-import { usedPercentExact } from '../../shared/gcPolicy';
 import { useApp } from '../context';
 import { countsOfRefs } from '../model';
-import { diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
+import { imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
 import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useDisplayStatus } from './LiveStatus';
 import { errorShortText, StatusDot } from './Sidebar';
+import { distroLine, distroText } from '../distroText';
 
 /** What to do next about a node that is not connected, in a few words. */
 export function nextStep(error: ErrorInfo | undefined): string {
@@ -53,11 +52,9 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
   const info = status.info ?? live?.info;
   const lost = useApp((s) => lostPinsOf(s, n.name).items.length);
   const warnings = nodeWarnings(info);
-  const disk = useApp((s) => diskOf(s, n.name).picture);
-  const nearGc = disk ? pictureNearGc(disk) : false;
   return (
     <tr
-      className={`fleet-row${atRisk || lost || nearGc ? ' row-at-risk' : ''}`}
+      className={`fleet-row${atRisk || lost ? ' row-at-risk' : ''}`}
       data-testid={`fleet-row-${n.name}`}
       data-state={shown.dot}
       onClick={props.onOpen}
@@ -91,16 +88,6 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
         {shown.dot === 'unknown' ? <span className="fleet-next">Use Connect all, or open it.</span> : null}
         {shown.dot === 'reconnecting' && shown.attempt ? <span className="fleet-next">attempt {shown.attempt}; showing the last known images</span> : null}
         {images.state === 'error' ? <span className="fleet-next fleet-next-error">Could not list images: open it to retry.</span> : null}
-        {nearGc && disk?.imagefs ? (
-          <span
-            className="fleet-near-gc"
-            data-testid="fleet-near-gc"
-            title={`The image file system is at ${Math.round(usedPercentExact(disk.imagefs) ?? 0)} %; kubelet's image GC starts deleting unused, unpinned images at ${disk.policy.highPercent} %. Open the node's Disk tab for what it would delete.`}
-          >
-            <AlertIcon />
-            disk {Math.round(usedPercentExact(disk.imagefs) ?? 0)} % · GC at {disk.policy.highPercent} %
-          </span>
-        ) : null}
         {lost ? (
           <span className="fleet-lost" data-testid="fleet-lost" title="Durable pins Holdfast made that something on the node removed since: open the node for causes and remedy">
             <AlertIcon />
@@ -130,7 +117,9 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
       <td className="fleet-versions muted small">
         {info ? (
           <>
-            <span className="mono">{info.distroVersion ?? 'unknown'}</span>
+            <span className={info.distroVersion ? 'mono' : undefined} title={distroText(info).help ?? undefined} data-testid="fleet-distro">
+              {distroLine(info)}
+            </span>
             <span className="mono">containerd {info.containerdVersion}</span>
             {warnings.length ? <CapabilityMarker warnings={warnings} /> : null}
           </>
@@ -172,10 +161,7 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     let lost = 0;
     let nodesLost = 0;
     let cannotPin = 0;
-    let nearGc = 0;
     for (const n of s.nodes) {
-      const pic = diskOf(s, n.name).picture;
-      if (pic && pictureNearGc(pic)) nearGc++;
       const l = lostPinsOf(s, n.name).items.length;
       lost += l;
       if (l) nodesLost++;
@@ -190,18 +176,9 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
         if (r) nodesAtRisk++;
       }
     }
-    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}|${nearGc}`;
+    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}`;
   });
-  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin, nearGc] = totals.split('|').map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin] = totals.split('|').map(Number) as [number, number, number, number, number, number, number];
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
@@ -289,12 +266,6 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                   <span>Open a node marked “pins gone” to see which, when Holdfast made them, the likely causes and how to get them back.</span>
                 </div>
               </div>
-            ) : null}
-            {nearGc > 0 ? (
-              <p className="fleet-capability-note small" data-testid="fleet-near-gc-note">
-                <AlertIcon /> {nearGc} {nearGc === 1 ? 'node is' : 'nodes are'} within 5 points of kubelet's image GC threshold (marked “disk … · GC at …”): open{' '}
-                {nearGc === 1 ? 'it' : 'them'} and see the Disk tab for what GC would delete, or prune safely.
-              </p>
             ) : null}
             {cannotPin > 0 ? (
               <p className="fleet-capability-note small" data-testid="fleet-capability-note">

@@ -1,9 +1,11 @@
 import { useEffect, useId, useMemo, useRef, useState, type ClipboardEvent, type DragEvent } from 'react';
-import type { ErrorInfo, Job, LocalArchive } from '../../shared/domain';
+import type { ErrorInfo, Job } from '../../shared/domain';
 import { useApp } from '../context';
 import { basename, humanSize, isAbsoluteLocalPath, isJobFinished, nodesToRetry, parsePathInput, sortPlatforms } from '../model';
 import type { DraftArchive, WizardStep } from '../store';
+import { compressionName, plural } from '../../shared/wording';
 import { breakable } from './Breakable';
+import { Coded } from './Coded';
 import { CopyButton } from './CopyButton';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, BoxIcon, CheckIcon, CrossIcon, FolderIcon, InfoIcon, TrashIcon, UploadIcon } from './icons';
@@ -55,14 +57,10 @@ function Stepper({ step, onGo }: { step: WizardStep; onGo(step: WizardStep): voi
 function draftSummary(a: DraftArchive): string {
   if (a.state === 'inspecting') return 'Checking…';
   if (a.state === 'ok' && a.archive) {
-    const n = a.archive.images.length;
-    return `${a.archive.format} · ${compressionLabel(a.archive.compression)} · ${humanSize(a.archive.size)} · ${n} ${n === 1 ? 'image' : 'images'}`;
+    const w = a.archive.warnings?.length ?? 0;
+    return `${a.archive.format} · ${compressionName(a.archive.compression)} · ${humanSize(a.archive.size)} · ${plural(a.archive.images.length, 'image')}${w ? ` · ${plural(w, 'warning')}` : ''}`;
   }
   return a.state === 'refused' ? 'Refused' : 'Cannot be read';
-}
-
-function compressionLabel(c: LocalArchive['compression']): string {
-  return c === 'none' ? 'uncompressed' : c;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,7 +324,7 @@ function ArchiveReview({ a }: { a: DraftArchive }) {
         </div>
         <div>
           <dt>Compression</dt>
-          <dd data-testid="review-compression">{compressionLabel(ar.compression)}</dd>
+          <dd data-testid="review-compression">{compressionName(ar.compression)}</dd>
         </div>
         <div>
           <dt>Size</dt>
@@ -345,6 +343,23 @@ function ArchiveReview({ a }: { a: DraftArchive }) {
           </dd>
         </div>
       </dl>
+      {ar.warnings?.length ? (
+        // k3s imports it, but not all of it ends up usable (e.g. a single-platform `ctr export`
+        // listing platforms whose blobs it lacks): said before anything is sent.
+        <div className="note note-warning review-warnings" role="note" data-testid="review-warnings">
+          <AlertIcon />
+          <div>
+            <strong>{ar.warnings.length === 1 ? 'k3s imports it, with one catch:' : `k3s imports it, with ${ar.warnings.length} catches:`}</strong>
+            <ul>
+              {ar.warnings.map((w) => (
+                <li key={w} data-testid="review-warning">
+                  <Coded text={w} />
+                </li>
+              ))}
+            </ul>
+          </div>
+        </div>
+      ) : null}
       <table className="mini-table review-images" data-testid="review-images">
         <caption className="visually-hidden">Images in {name}</caption>
         <thead>

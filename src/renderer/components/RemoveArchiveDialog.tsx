@@ -4,6 +4,9 @@
 import { useEffect, useId, useState } from 'react';
 import type { AuditEntry, ErrorInfo, NodeDef, RemovalCheck } from '../../shared/domain';
 import { useApp } from '../context';
+import { archiveRemedy } from '../../shared/archiveRemedy';
+import { plural } from '../../shared/wording';
+import { appText } from '../appText';
 import { displayRef, humanSize } from '../model';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
@@ -138,7 +141,7 @@ export function RemoveArchiveDialog(props: {
                 </strong>
                 <ul className="problems" data-testid="removal-problems">
                   {c.problems.map((p) => (
-                    <li key={p}>{p}</li>
+                    <li key={p}>{appText(p, archiveRemedy(c), 'the button below does that')}</li>
                   ))}
                 </ul>
                 <p>
@@ -173,7 +176,7 @@ export function RemoveArchiveDialog(props: {
                         <code title={i.name}>{breakable(displayRef(i.name))}</code>
                         {i.missing.length ? (
                           <span className="missing" title={i.missing.join('\n')}>
-                            missing {i.missing.length} {i.missing.length === 1 ? 'blob' : 'blobs'}
+                            missing {plural(i.missing.length, 'blob')}
                           </span>
                         ) : null}
                       </td>

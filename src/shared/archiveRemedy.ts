@@ -1,0 +1,20 @@
+// What fixes an archive that is not safe to remove, as data: the CLI prints the command, the app
+// names the button (src/renderer/appText.ts). Core's reason sentences quote the same command.
+import type { RemovalCheck } from './domain';
+
+/** Its images need durable pins first: `holdfast pin NODE --archive PATH`, or Make durable in the app. */
+export interface ArchiveRemedy {
+  kind: 'pin-archive';
+  archive: string;
+  /** The CLI command, exactly as the reason sentences quote it. */
+  command: string;
+}
+
+/** The command core quotes in an archive's reasons (src/core/node/inspect.ts). */
+export const pinArchiveCommand = (node: string, archive: string): string => `holdfast pin ${node} --archive ${archive}`;
+
+/** The remedy for a removal check: present images without a durable pin → pin the archive. */
+export function archiveRemedy(check: Pick<RemovalCheck, 'node' | 'path' | 'images'>): ArchiveRemedy | undefined {
+  if (!check.images.some((i) => i.present && !i.durable)) return undefined;
+  return { kind: 'pin-archive', archive: check.path, command: pinArchiveCommand(check.node, check.path) };
+}
