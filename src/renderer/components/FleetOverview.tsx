@@ -4,9 +4,11 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 import type { ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
+import { pictureNearGc } from '../../shared/diskPicture';
+import { usedPercentExact } from '../../shared/gcPolicy';
 import { useApp } from '../context';
 import { countsOfRefs } from '../model';
-import { imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
+import { diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
 import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useDisplayStatus } from './LiveStatus';
 import { errorShortText, StatusDot } from './Sidebar';
@@ -52,9 +54,11 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
   const info = status.info ?? live?.info;
   const lost = useApp((s) => lostPinsOf(s, n.name).items.length);
   const warnings = nodeWarnings(info);
+  const disk = useApp((s) => diskOf(s, n.name).picture);
+  const nearGc = disk ? pictureNearGc(disk) : false;
   return (
     <tr
-      className={`fleet-row${atRisk || lost ? ' row-at-risk' : ''}`}
+      className={`fleet-row${atRisk || lost || nearGc ? ' row-at-risk' : ''}`}
       data-testid={`fleet-row-${n.name}`}
       data-state={shown.dot}
       onClick={props.onOpen}
@@ -88,6 +92,16 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
         {shown.dot === 'unknown' ? <span className="fleet-next">Use Connect all, or open it.</span> : null}
         {shown.dot === 'reconnecting' && shown.attempt ? <span className="fleet-next">attempt {shown.attempt}; showing the last known images</span> : null}
         {images.state === 'error' ? <span className="fleet-next fleet-next-error">Could not list images: open it to retry.</span> : null}
+        {nearGc && disk?.imagefs ? (
+          <span
+            className="fleet-near-gc"
+            data-testid="fleet-near-gc"
+            title={`The image file system is at ${Math.round(usedPercentExact(disk.imagefs) ?? 0)} %; kubelet's image GC starts deleting unused, unpinned images at ${disk.policy.highPercent} %. Open the node's Disk tab for what it would delete.`}
+          >
+            <AlertIcon />
+            disk {Math.round(usedPercentExact(disk.imagefs) ?? 0)} % · GC at {disk.policy.highPercent} %
+          </span>
+        ) : null}
         {lost ? (
           <span className="fleet-lost" data-testid="fleet-lost" title="Durable pins Holdfast made that something on the node removed since: open the node for causes and remedy">
             <AlertIcon />
@@ -161,7 +175,10 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     let lost = 0;
     let nodesLost = 0;
     let cannotPin = 0;
+    let nearGc = 0;
     for (const n of s.nodes) {
+      const pic = diskOf(s, n.name).picture;
+      if (pic && pictureNearGc(pic)) nearGc++;
       const l = lostPinsOf(s, n.name).items.length;
       lost += l;
       if (l) nodesLost++;
@@ -176,9 +193,18 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
         if (r) nodesAtRisk++;
       }
     }
-    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}`;
+    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}|${nearGc}`;
   });
-  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin] = totals.split('|').map(Number) as [number, number, number, number, number, number, number];
+  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin, nearGc] = totals.split('|').map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
@@ -266,6 +292,12 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                   <span>Open a node marked “pins gone” to see which, when Holdfast made them, the likely causes and how to get them back.</span>
                 </div>
               </div>
+            ) : null}
+            {nearGc > 0 ? (
+              <p className="fleet-capability-note small" data-testid="fleet-near-gc-note">
+                <AlertIcon /> {nearGc} {nearGc === 1 ? 'node is' : 'nodes are'} within 5 points of kubelet's image GC threshold (marked “disk … · GC at …”): open{' '}
+                {nearGc === 1 ? 'it' : 'them'} and see the Disk tab for what GC would delete, or prune safely.
+              </p>
             ) : null}
             {cannotPin > 0 ? (
               <p className="fleet-capability-note small" data-testid="fleet-capability-note">

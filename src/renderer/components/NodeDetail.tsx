@@ -2,9 +2,11 @@ import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
 import { countsOfRefs } from '../model';
-import { archivesOf, imagesOf, liveOf, statusOf } from '../store';
+import { archivesOf, diskOf, imagesOf, liveOf, statusOf } from '../store';
 import { ArchivesPanel } from './ArchivesPanel';
 import { ConnectionPanel } from './ConnectionPanel';
+import { DiskPanel } from './DiskPanel';
+import { PruneDialog } from './PruneDialog';
 import { EditIcon, RefreshIcon, ServerIcon, TrashIcon } from './icons';
 import { ImagesPanel } from './ImagesPanel';
 import { LogPanel } from './LogPanel';
@@ -15,14 +17,15 @@ import { distroText } from '../distroText';
 import { useDisplayStatus } from './LiveStatus';
 import { StatusDot } from './Sidebar';
 
-type Tab = 'images' | 'archives' | 'log';
+type Tab = 'images' | 'archives' | 'disk' | 'log';
 const TABS: { id: Tab; label: string }[] = [
   { id: 'images', label: 'Images' },
   { id: 'archives', label: 'Archives' },
+  { id: 'disk', label: 'Disk' },
   { id: 'log', label: 'Log' },
 ];
 
-type Action = { kind: 'pin'; request: PinRequest } | { kind: 'remove'; path: string } | null;
+type Action = { kind: 'pin'; request: PinRequest } | { kind: 'remove'; path: string } | { kind: 'prune' } | null;
 
 /** WAI-ARIA tabs with automatic activation: arrows, Home and End move and select. */
 function TabList(props: { active: Tab; onChange(tab: Tab): void; counts: Partial<Record<Tab, { n: number; alert?: boolean; label: string }>> }) {
@@ -82,6 +85,8 @@ function ConnectedBody({ node }: { node: NodeDef }) {
   const archives = useApp((s) => archivesOf(s, node.name));
   const atRisk = useMemo(() => countsOfRefs(images.items).atRisk, [images.items]);
   const info = useApp((s) => statusOf(s, node.name).info);
+  // Needed images kubelet's GC would delete (once the Disk tab has been read).
+  const neededAtRisk = useApp((s) => diskOf(s, node.name).picture?.forecast?.neededDeleted ?? 0);
 
   const pin = (request: PinRequest) => setAction({ kind: 'pin', request });
   const pinArchive = (path: string) =>
@@ -100,6 +105,9 @@ function ConnectedBody({ node }: { node: NodeDef }) {
         counts={{
           images: atRisk ? { n: atRisk, alert: true, label: atRisk === 1 ? 'image at risk' : 'images at risk' } : undefined,
           archives: archives.loadedAt ? { n: archives.items.length, label: archives.items.length === 1 ? 'file' : 'files' } : undefined,
+          disk: neededAtRisk
+            ? { n: neededAtRisk, alert: true, label: neededAtRisk === 1 ? "needed image kubelet's GC would delete" : "needed images kubelet's GC would delete" }
+            : undefined,
         }}
       />
       <div
@@ -114,9 +122,11 @@ function ConnectedBody({ node }: { node: NodeDef }) {
         {tab === 'archives' ? (
           <ArchivesPanel node={node} onMakeDurable={pinArchive} onRemove={(path) => setAction({ kind: 'remove', path })} />
         ) : null}
+        {tab === 'disk' ? <DiskPanel node={node} onPrune={() => setAction({ kind: 'prune' })} /> : null}
         {tab === 'log' ? <LogPanel node={node} /> : null}
       </div>
       {action?.kind === 'pin' ? <PinDialog node={node} request={action.request} onClose={() => setAction(null)} /> : null}
+      {action?.kind === 'prune' ? <PruneDialog node={node} onClose={() => setAction(null)} /> : null}
       {action?.kind === 'remove' ? (
         <RemoveArchiveDialog node={node} path={action.path} onClose={() => setAction(null)} onMakeDurable={pinArchive} />
       ) : null}
