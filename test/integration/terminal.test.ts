@@ -276,6 +276,8 @@ describe('holdfast log | head -3', () => {
     pipeline.stderr.on('data', (d) => (stderr += d));
     const code = await new Promise((r) => pipeline.on('close', r));
     expect(shown.split('\n').filter(Boolean)).toHaveLength(3);
+    // One change is "1 reference", not "1 references".
+    expect(shown.split('\n')[0]).toMatch(/ {2}n1 {2}pin 1 reference$/);
     expect(stderr).toBe('');
     expect(code).toBe(0);
   });

@@ -9,6 +9,7 @@ import type { FleetReport } from '../../core/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
 import { formatBytes, isLowDisk, losesPin } from '../../core/fleet/summary';
 import type { NodeDef } from '../../shared/domain';
+import { plural, word } from '../../shared/wording';
 import type { Cli } from '../context';
 import { table, terminalSafe as safe } from '../format';
 import { lostPinsText } from './inspect';
@@ -99,7 +100,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
     `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.losingPins} references lose their pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
   if (report.drift.length) {
-    out.push(`\nDrift: ${report.drift.length} image${report.drift.length === 1 ? '' : 's'} differ across the reachable nodes (pinned = pinned now)`);
+    out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);
     out.push(
       table(
         ['IMAGE', 'PRESENT', 'MISSING ON', 'UNPINNED ON'],
@@ -182,7 +183,7 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
       }
       const down2 = report.nodes.filter((n) => !n.reachable);
       if (down2.length) {
-        throw new HoldfastError('UNREACHABLE', `${down2.length} of ${report.nodes.length} nodes unreachable: ${short(down2.map((n) => n.node), 8)}`, {
+        throw new HoldfastError('UNREACHABLE', `${down2.length} of ${plural(report.nodes.length, 'node')} unreachable: ${short(down2.map((n) => n.node), 8)}`, {
           hint: "The report covers the others and gives each unreachable node's error.",
         });
       }
@@ -230,7 +231,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       }
       for (const k of plan.skipped) cli.io.out(`skipped ${k.alias}: ${k.reason}`);
       for (const n of plan.notes) cli.io.err(`note: ${n}`);
-      const what = `${plan.nodes.length} node${plan.nodes.length === 1 ? '' : 's'}`;
+      const what = plural(plan.nodes.length, 'node');
       if (o.dryRun) cli.io.out(`dry run: would import ${what} from ${file}; nothing changed`);
       else if (added.length) cli.io.out(`imported ${what} from ${file} (not checked: run \`holdfast inspect${o.group ? ` --group ${o.group}` : ''}\`)`);
       else cli.io.out(`nothing to import from ${file}`);
@@ -256,7 +257,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       for (const n of nodes) if (existing.has(n.name)) problems.push(`"${n.name}" is already configured`);
       if (problems.length) {
         for (const p of problems) cli.io.err(`${file}: ${p}`);
-        throw new HoldfastError('INVALID_INPUT', `${problems.length} problem${problems.length === 1 ? '' : 's'} in ${file}: nothing was added`, {
+        throw new HoldfastError('INVALID_INPUT', `${plural(problems.length, 'problem')} in ${file}: nothing was added`, {
           hint: 'Columns: name,host,port,user,identity,group (header row first; empty cells take the defaults).',
         });
       }
@@ -267,6 +268,6 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
           nodes.map((n) => [n.name, `${n.host}:${n.port ?? 22}`, n.user ?? 'root', n.identity ?? '(ssh-agent)', n.group ?? '-']),
         ),
       );
-      cli.io.out(o.dryRun ? `dry run: ${nodes.length} nodes are valid; nothing changed` : `added ${nodes.length} nodes (not checked: run \`holdfast inspect\`)`);
+      cli.io.out(o.dryRun ? `dry run: ${plural(nodes.length, 'node')} ${word(nodes.length, 'is')} valid; nothing changed` : `added ${plural(nodes.length, 'node')} (not checked: run \`holdfast inspect\`)`);
     });
 }

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
+import { plural, word } from '../../shared/wording';
 import type { Cli } from '../context';
 import { humanSize, shortDigest, table, terminalSafe as safe } from '../format';
 
@@ -24,7 +25,7 @@ export function lostPinsText(lost: readonly LostPin[], indent = '  '): string {
 const inventoryOps = () => import('../../core/node/operations');
 const lostPinOps = () => import('../../core/audit/lostPins');
 
-const lostLine = (n: number) => `${n} durable pin${n === 1 ? '' : 's'} Holdfast made ${n === 1 ? 'is' : 'are'} gone`;
+const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
 
 export function registerInspectCommands(program: Command, cli: Cli): void {
   program

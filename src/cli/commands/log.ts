@@ -4,6 +4,7 @@ import { AuditLog } from '../../core/audit/log';
 import { holdfastHome } from '../../core/config/home';
 import { describeChange, type Cli } from '../context';
 import { terminalSafe as safe } from '../format';
+import { plural } from '../../shared/wording';
 
 export function registerLogCommand(program: Command, cli: Cli): void {
   program
@@ -19,7 +20,7 @@ export function registerLogCommand(program: Command, cli: Cli): void {
         const what =
           e.action === 'rm-archive'
             ? `removed ${e.archive?.path} (sha256 ${e.archive?.sha256})${e.forced ? ' FORCED' : ''}`
-            : `${e.action} ${e.changes?.length ?? 0} references${e.note ? ` — ${e.note}` : ''}`;
+            : `${e.action} ${plural(e.changes?.length ?? 0, 'reference')}${e.note ? ` — ${e.note}` : ''}`;
         // Paths, references and labels came from nodes: one line each, harmless.
         cli.io.out(`${safe(e.time)}  ${safe(e.user)}  ${safe(e.node)}  ${safe(what)}`);
         for (const c of e.changes ?? []) cli.io.out(`    ${safe(c.ref)}\n${describeChange(c, '      ')}`);
