@@ -120,8 +120,9 @@ describe('a non-root user with sudo', () => {
       expect(readdirSync(`/home/${USER}/.holdfast-staging`)).toEqual([]);
       // Same archive again: already there. A different one under the name: never overwritten.
       expect(await uploadArchive(s, local, { remoteName: 'apps/web.tar.gz' })).toMatchObject({ alreadyPresent: true, bytesSent: 0 });
-      const other = path.join(work, 'other.tar');
-      await writeImageArchive(other, { format: 'docker', compression: 'none', images: [{ name: 'docker.io/library/other:1' }] });
+      // (gzip, like the name says: an uncompressed tar is refused under a .tar.gz name before any check)
+      const other = path.join(work, 'other.tar.gz');
+      await writeImageArchive(other, { format: 'docker', compression: 'gzip', images: [{ name: 'docker.io/library/other:1' }] });
       await expect(uploadArchive(s, other, { remoteName: 'apps/web.tar.gz' })).rejects.toMatchObject({ code: 'CONFLICT' });
       expect(sha256File(path.join(sa.hostImagesDir, 'apps', 'web.tar.gz'))).toBe(up.sha256);
       const inv = await inspectNode(s);

@@ -1,11 +1,17 @@
 // Removing an archive from a node's images dir — only once every image it brings is present,
-// complete and durably pinned (else refused, saying exactly what is missing), or with an
-// explicit, logged force. The archive's SHA-256 is recorded before it goes.
+// complete and durably protected (else refused, saying exactly what is missing), or with an
+// explicit, logged force. The archive's SHA-256 is recorded before it goes. Any other file in the
+// images dir (a .txt pre-pull list, a name k3s ignores, a staging file an upload left) goes only
+// with --force, logged the same way: Holdfast can take back whatever it put there. k3s's own
+// import cache is never removed.
 import type { AuditEntry, RemovalCheck } from '../../shared/domain';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
 import type { NodeInventory } from '../node/inspect';
 import type { NodeSession } from '../node/session';
+
+/** k3s's import cache, at the top of the images dir. */
+const K3S_IMPORT_CACHE = '.cache.json';
 
 /** SHA-256 of a file on the node, computed there (no bytes cross the link; as root under sudo). */
 export async function remoteSha256(session: NodeSession, abs: string): Promise<string> {
@@ -32,8 +38,17 @@ export async function removeArchive(
 ): Promise<AuditEntry> {
   const file = inv.files.find((f) => f.path === check.path);
   if (!file) throw new HoldfastError('NOT_FOUND', `no file ${check.path} in ${session.def.imagesDir}`);
-  if (file.kind !== 'archive') {
-    throw new HoldfastError('REFUSED', `${check.path} is not an image archive; Holdfast only removes archives`);
+  if (file.path === K3S_IMPORT_CACHE) {
+    throw new HoldfastError('REFUSED', `${check.path} is k3s's own import cache; Holdfast never removes it`, {
+      hint: 'k3s rewrites it at every start; to turn the cache off, remove it on the node while k3s is stopped.',
+    });
+  }
+  if (file.kind !== 'archive' && !opts.force) {
+    throw new HoldfastError('REFUSED', `${check.path} is not an image archive k3s imports; Holdfast removes such a file only with --force`, {
+      hint: file.kind === 'prepull'
+        ? 'A .txt list makes k3s pin the images it names at every start: without it those pins go at the next start unless they are durable. --force removes it anyway and is logged.'
+        : 'k3s ignores this file. --force removes it and is logged.',
+    });
   }
   if (!check.allowed && !opts.force) {
     throw new HoldfastError('REFUSED', `refusing to remove ${check.path}: ${check.problems.join(' ')}`, {
