@@ -53,6 +53,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     remoteName: relPath,
     expectedSha256: archive.sha256,
     ...(opts.signal ? { signal: opts.signal } : {}),
+    onNotice: (notice) => opts.onProgress?.({ notice }),
     onProgress: (p) =>
       opts.onProgress?.({
         phase: p.phase === 'uploading' ? 'uploading' : p.phase === 'checking' ? 'checking' : 'verifying',

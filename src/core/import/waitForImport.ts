@@ -57,13 +57,21 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
       const left = timeoutMs - (Date.now() - started);
       if (left <= 0) break;
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.min(left, 1_000));
+        // One abort listener per wait, removed when the wait ends: this loop runs once a second
+        // per node, and listeners left behind pile up on the one signal a whole import shares
+        // (Node's MaxListenersExceededWarning after ten).
+        const done = () => {
+          clearTimeout(t);
+          opts.signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const t = setTimeout(done, Math.min(left, 1_000));
         wake = () => {
           clearTimeout(t);
           // events come in bursts (create, then update with labels): settle a moment
-          setTimeout(resolve, 100);
+          setTimeout(done, 100);
         };
-        opts.signal?.addEventListener('abort', () => resolve(), { once: true });
+        opts.signal?.addEventListener('abort', done, { once: true });
       });
       wake = null;
     }
