@@ -21,6 +21,7 @@ const VERSION_MATRIX = [
   'test/integration/import.test.ts',
   'test/integration/writes.test.ts',
   'test/integration/fateMatrix.test.ts',
+  'test/integration/protection.test.ts',
   'test/lab/k3s.test.ts',
 ];
 

@@ -5,13 +5,15 @@
 import type { ErrorInfo, ImageRef, NodeWarning, PinState } from '../shared/domain';
 import type { FleetNodeResult, FleetReport } from '../shared/fleet';
 import { nodeWarnings } from '../shared/nodeWarnings';
+import { imageProtection, protectionChange, protectionKey, type ImageProtection } from '../shared/protection';
+import { criPinning } from '../shared/versions';
 import { refKind } from './model';
 
 export type CellPin = PinState | 'missing' | 'unknown';
 
 export interface MatrixCell {
   pin: CellPin;
-  /** Some reference of this row on this node is pinned now and loses its pin at the next k3s start. */
+  /** The image of this row on this node loses its pin at the next k3s start, as kubelet sees it (shared/protection). */
   atRisk: boolean;
   /** The references folded into this cell (the tag and its digest references). */
   refs: string[];
@@ -23,7 +25,7 @@ export interface MatrixColumn {
   group: string | null;
   status: 'pending' | 'ok' | 'unreachable';
   error: ErrorInfo | null;
-  /** References on this node losing their pin at the next start. */
+  /** Images on this node losing their pin at the next start (shared/protection, per image id). */
   losingPins: number;
   /** Durable pins Holdfast made on this node that are gone already. */
   lostPins: number;
@@ -53,7 +55,6 @@ export type ProblemFilter = 'all' | 'atRisk' | 'drift' | 'missing' | 'unreachabl
 
 const collator = new Intl.Collator();
 const PIN_RANK: Record<PinState, number> = { durable: 2, k3s: 1, none: 0 };
-const losesPin = (i: Pick<ImageRef, 'pin' | 'afterRestart'>) => i.pin !== 'none' && i.afterRestart === 'unpinned';
 
 /** A node's references folded into rows: tag → [tag, digest refs of the same image]; lone digest refs stand alone. */
 export function foldRefs(images: readonly ImageRef[]): Map<string, ImageRef[]> {
@@ -78,11 +79,13 @@ export function foldRefs(images: readonly ImageRef[]): Map<string, ImageRef[]> {
   return rows;
 }
 
-function cellOf(refs: ImageRef[]): MatrixCell {
+/** One node's cell: the strongest pin label among the row's references, the image's verdict from the one model. */
+function cellOf(refs: ImageRef[], protection: Map<string, ImageProtection>): MatrixCell {
   let pin: PinState = 'none';
   for (const r of refs) if (PIN_RANK[r.pin] > PIN_RANK[pin]) pin = r.pin;
-  const risky = refs.find(losesPin);
-  return { pin, atRisk: Boolean(risky), refs: refs.map((r) => r.name), reason: (risky ?? refs[0])?.reason ?? '' };
+  const images = refs.map((r) => protection.get(protectionKey(r))).filter((p): p is ImageProtection => p !== undefined);
+  const risky = images.find((p) => protectionChange(p) === 'lose');
+  return { pin, atRisk: Boolean(risky), refs: refs.map((r) => r.name), reason: (risky ?? images[0])?.reason ?? refs[0]?.reason ?? '' };
 }
 
 const MISSING: MatrixCell = { pin: 'missing', atRisk: false, refs: [], reason: '' };
@@ -99,16 +102,21 @@ export function buildMatrix(
 ): FleetMatrix {
   const lowDisk = new Map(opts.report?.summary.atRisk.map((r) => [r.node, r.lowDisk]) ?? []);
   const folded = new Map<string, Map<string, ImageRef[]>>();
+  const protections = new Map<string, Map<string, ImageProtection>>();
   const columns: MatrixColumn[] = nodes.map((node) => {
     const r = results[node];
     const status = !r ? 'pending' : r.reachable ? 'ok' : 'unreachable';
-    if (r?.reachable && r.images) folded.set(node, foldRefs(r.images));
+    const protection = imageProtection(r?.images ?? [], criPinning(r?.versions?.containerdVersion));
+    if (r?.reachable && r.images) {
+      folded.set(node, foldRefs(r.images));
+      protections.set(node, protection);
+    }
     return {
       node,
       group: opts.groups?.[node] ?? null,
       status,
       error: r?.error ?? null,
-      losingPins: r?.images?.filter(losesPin).length ?? 0,
+      losingPins: [...protection.values()].filter((p) => protectionChange(p) === 'lose').length,
       lostPins: r?.lostPins?.length ?? 0,
       warnings: r ? (r.warnings ?? nodeWarnings(r.versions)) : [],
       lowDisk: opts.report ? (lowDisk.get(node) ?? false) : null,
@@ -122,7 +130,7 @@ export function buildMatrix(
     const cells = columns.map((c) => {
       if (c.status !== 'ok') return UNKNOWN;
       const refs = folded.get(c.node)?.get(name);
-      return refs ? cellOf(refs) : MISSING;
+      return refs ? cellOf(refs, protections.get(c.node)!) : MISSING;
     });
     const known = cells.filter((c) => c.pin !== 'unknown');
     const missing = known.some((c) => c.pin === 'missing');

@@ -18,7 +18,8 @@ import {
   type PinState,
 } from '../shared/domain';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
-import { isImageIdRef } from '../shared/protection';
+import { imageProtection, isImageIdRef, protectionChange, refOutcome, type ImageProtection, type ProtectionChange } from '../shared/protection';
+import { criPinning, type CriPinning } from '../shared/versions';
 
 export interface RefView {
   name: string;
@@ -27,21 +28,32 @@ export interface RefView {
   pin: PinState;
   digest: string;
   afterRestart: Fate;
+  /** The reference's own fate read against its image's (shared/protection refOutcome). */
+  fate: RefFateKind;
   reason: string;
   archive: string | null;
 }
 
 /**
- * What the next k3s start does to an image, from its pin now and its predicted pin after:
+ * What the next k3s start does to an image as kubelet sees it (shared/protection, the one model):
  * kept (pinned, stays pinned), lose (pinned now, unpinned after — the at-risk case),
  * gain (unpinned now, an archive re-pins it) and none (stays unpinned).
  */
-export type FateKind = 'kept' | 'lose' | 'gain' | 'none';
+export type FateKind = ProtectionChange;
 
-export function fateKind(pin: PinState, afterRestart: Fate): FateKind {
-  if (pin !== 'none') return afterRestart === 'pinned' ? 'kept' : 'lose';
-  return afterRestart === 'pinned' ? 'gain' : 'none';
+/** A reference's fate: an image's kinds, or 'drops' — its own pin goes while the image stays kept. */
+export type RefFateKind = FateKind | 'drops';
+
+function refFate(r: ImageRef, image: ImageProtection): RefFateKind {
+  const o = refOutcome(r, image);
+  if (o === 'loses-pin') return 'lose';
+  if (o === 'own-pin-goes') return 'drops';
+  const pinnedNow = r.labels[LABEL_CRI_PINNED] === PINNED || r.pin !== 'none';
+  return o === 'pinned' ? (pinnedNow ? 'kept' : 'gain') : 'none';
 }
+
+/** The CRI rule of a node from what it reports (unknown until connected: read as ≥ 1.7.10). */
+export const criModeOf = (info: { containerdVersion?: string | null } | null | undefined): CriPinning => criPinning(info?.containerdVersion);
 
 export interface ImageGroup {
   /** imageId when known, else the record's target digest (so it still gets its own row). */
@@ -50,7 +62,7 @@ export interface ImageGroup {
   refs: RefView[];
   /** The name used for sorting and as the row's title: first tag, else first digest ref. */
   primaryName: string;
-  /** Effective pin: CRI treats the image as pinned if ANY reference is (see k3s-image-pinning.md). */
+  /** The strongest pin state among its references (a display of labels; protection is `fate`). */
   pin: PinState;
   /** True when the references disagree about the pin state. */
   mixedPins: boolean;
@@ -59,10 +71,10 @@ export interface ImageGroup {
   createdAt: string | null;
   digests: string[];
   labels: Record<string, string>;
-  /** Pinned after the next k3s start if ANY reference is (CRI merges references by image id). */
+  /** Pinned after the next k3s start as kubelet sees the image (shared/protection). */
   afterRestart: Fate;
   fate: FateKind;
-  /** The prediction's reason, taken from the reference that decides the fate. */
+  /** Why, naming the references that decide (shared/protection). */
   reason: string;
   /** The archive that brings the image (first reference that names one), or null. */
   archive: string | null;
@@ -80,7 +92,12 @@ export function refKind(name: string): RefView['kind'] {
 
 const KIND_ORDER: Record<RefView['kind'], number> = { tag: 0, digest: 1, id: 2 };
 
-export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
+/**
+ * References grouped into images by image id, each with kubelet's verdict from the one protection
+ * model under the node's containerd rule `mode` (criModeOf the node's info).
+ */
+export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unknown'): ImageGroup[] {
+  const protection = imageProtection(images, mode);
   const byKey = new Map<string, ImageRef[]>();
   for (const img of images) {
     const key = img.imageId ?? img.digest;
@@ -90,6 +107,7 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
   }
   const groups: ImageGroup[] = [];
   for (const [key, list] of byKey) {
+    const p = protection.get(key)!;
     const refs: RefView[] = list
       .map((i) => ({
         name: i.name,
@@ -97,6 +115,7 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
         pin: i.pin,
         digest: i.digest,
         afterRestart: i.afterRestart,
+        fate: refFate(i, p),
         reason: i.reason,
         archive: i.archive,
       }))
@@ -112,14 +131,6 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
       .sort();
     const labels: Record<string, string> = {};
     for (const i of list) Object.assign(labels, i.labels);
-    const afterRestart: Fate = refs.some((r) => r.afterRestart === 'pinned') ? 'pinned' : 'unpinned';
-    const fate = fateKind(pin, afterRestart);
-    const decisive =
-      fate === 'kept' || fate === 'gain'
-        ? refs.find((r) => r.afterRestart === 'pinned')
-        : fate === 'lose'
-          ? refs.find((r) => r.pin !== 'none')
-          : refs[0];
     groups.push({
       key,
       imageId: list[0]?.imageId ?? null,
@@ -132,9 +143,9 @@ export function groupImages(images: readonly ImageRef[]): ImageGroup[] {
       createdAt: created[0] ?? null,
       digests: [...new Set(list.map((i) => i.digest))],
       labels,
-      afterRestart,
-      fate,
-      reason: decisive?.reason ?? '',
+      afterRestart: p.afterRestart ? 'pinned' : 'unpinned',
+      fate: protectionChange(p),
+      reason: p.reason,
       archive: refs.find((r) => r.archive)?.archive ?? null,
     });
   }
@@ -254,7 +265,7 @@ export const PIN_TEXT: Record<PinState, { label: string; description: string }> 
   },
 };
 
-export const FATE_TEXT: Record<FateKind, { label: string; description: string }> = {
+export const FATE_TEXT: Record<RefFateKind, { label: string; description: string }> = {
   kept: { label: 'Kept', description: 'Still pinned after the next k3s start.' },
   lose: {
     label: 'Will lose pin',
@@ -262,6 +273,10 @@ export const FATE_TEXT: Record<FateKind, { label: string; description: string }>
   },
   gain: { label: 'Pinned at start', description: 'Not pinned now; the next k3s start imports its archive and pins it.' },
   none: { label: 'Stays unpinned', description: 'Not pinned now and not after the next k3s start.' },
+  drops: {
+    label: 'Own pin goes',
+    description: 'This reference loses its own pin at the next k3s start; kubelet keeps the image through another reference that stays pinned.',
+  },
 };
 
 /** Pin state as the labels alone say it (same rule as core/images/pinState, renderer-side). */
@@ -460,27 +475,22 @@ export const JOB_STATE_TEXT: Record<JobState, string> = {
   cancelled: 'Cancelled',
 };
 
-/** groupImages, memoised per reference list: the tab counts, the table and the fleet share one grouping. */
-const groupsCache = new WeakMap<readonly ImageRef[], ImageGroup[]>();
-export function groupsOfRefs(items: readonly ImageRef[]): ImageGroup[] {
-  let g = groupsCache.get(items);
-  if (!g) {
-    g = groupImages(items);
-    groupsCache.set(items, g);
-  }
-  return g;
+/** A per-list, per-CRI-rule memo (the rule only changes when a node reports other versions). */
+function memo<T>(compute: (items: readonly ImageRef[], mode: CriPinning) => T) {
+  const cache = new WeakMap<readonly ImageRef[], Map<CriPinning, T>>();
+  return (items: readonly ImageRef[], mode: CriPinning = 'unknown'): T => {
+    let byMode = cache.get(items);
+    if (!byMode) cache.set(items, (byMode = new Map()));
+    if (!byMode.has(mode)) byMode.set(mode, compute(items, mode));
+    return byMode.get(mode)!;
+  };
 }
 
-/** Image counts of one node's reference list, memoised per list (the fleet overview renders often). */
-const countsCache = new WeakMap<readonly ImageRef[], Record<PinFilter, number>>();
-export function countsOfRefs(items: readonly ImageRef[]): Record<PinFilter, number> {
-  let c = countsCache.get(items);
-  if (!c) {
-    c = countByPin(groupsOfRefs(items));
-    countsCache.set(items, c);
-  }
-  return c;
-}
+/** groupImages, memoised per reference list and CRI rule: the tab counts, the table and the fleet share one grouping. */
+export const groupsOfRefs = memo((items, mode) => groupImages(items, mode));
+
+/** Image counts of one node's reference list, memoised (the fleet overview renders often). */
+export const countsOfRefs = memo((items, mode) => countByPin(groupsOfRefs(items, mode)));
 
 /**
  * A reference split for display in a narrow cell: the repository (which may be cut with an
@@ -550,4 +560,40 @@ export const lostKindText = (k: LostPinKind): string => LOST_PIN_KIND_TEXT[k];
 /** One line for a live alert: "edge-01: nginx:1.27.3 — pin label removed (made durable by tech, 2025-03-01 08:15:02)". */
 export function lostPinLine(l: Pick<LostPin, 'node' | 'ref' | 'kind' | 'pinnedAt' | 'pinnedBy'>): string {
   return `${l.node}: ${displayRef(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (made durable by ${l.pinnedBy}, ${formatDateTime(l.pinnedAt)})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fleet overview's pin verdict: never an all-clear for data not yet in.
+
+export interface FleetPinInput {
+  /** The node's connection state. */
+  connection: string;
+  /** Its images list (state, and when it last loaded). */
+  images: { state: string; loadedAt?: number };
+  /** Images at risk on it (counted only once its images are in). */
+  atRisk: number;
+}
+
+export type FleetPinVerdict =
+  | { kind: 'at-risk'; images: number; nodes: number; pending: number }
+  | { kind: 'loading'; nodes: number }
+  | { kind: 'unknown'; nodes: number }
+  | { kind: 'all-clear' }
+  | { kind: 'nothing' };
+
+/**
+ * What the fleet banner may say: images at risk; else, while a connected node's images are not in
+ * yet, that they are loading (or could not be listed) — never "no pin is lost" for a node whose
+ * images Holdfast has not seen; else the all-clear for the connected nodes.
+ */
+export function fleetPinVerdict(nodes: readonly FleetPinInput[]): FleetPinVerdict {
+  const connected = nodes.filter((n) => n.connection === 'connected');
+  const notIn = connected.filter((n) => !n.images.loadedAt);
+  const failed = notIn.filter((n) => n.images.state === 'error').length;
+  const loading = notIn.length - failed;
+  const risky = connected.filter((n) => n.images.loadedAt && n.atRisk > 0);
+  if (risky.length) return { kind: 'at-risk', images: risky.reduce((s, n) => s + n.atRisk, 0), nodes: risky.length, pending: notIn.length };
+  if (loading) return { kind: 'loading', nodes: loading };
+  if (failed) return { kind: 'unknown', nodes: failed };
+  return connected.length ? { kind: 'all-clear' } : { kind: 'nothing' };
 }

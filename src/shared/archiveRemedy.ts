@@ -13,8 +13,12 @@ export interface ArchiveRemedy {
 /** The command core quotes in an archive's reasons (src/core/node/inspect.ts). */
 export const pinArchiveCommand = (node: string, archive: string): string => `holdfast pin ${node} --archive ${archive}`;
 
-/** The remedy for a removal check: present images without a durable pin → pin the archive. */
+/**
+ * The remedy for a removal check: present images without durable protection, some reference of
+ * which lacks a durable pin → pin the archive. (Where every reference is durable already, e.g. a
+ * containerd without CRI pinning, pinning changes nothing.)
+ */
 export function archiveRemedy(check: Pick<RemovalCheck, 'node' | 'path' | 'images'>): ArchiveRemedy | undefined {
-  if (!check.images.some((i) => i.present && !i.durable)) return undefined;
+  if (!check.images.some((i) => i.present && !i.durable && (i.refs === undefined || i.refs.some((r) => r.pin !== 'durable')))) return undefined;
   return { kind: 'pin-archive', archive: check.path, command: pinArchiveCommand(check.node, check.path) };
 }

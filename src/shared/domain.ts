@@ -105,6 +105,13 @@ export interface ImageRef {
   /** Path (relative to the images dir) of the archive that brings this reference, or null. */
   archive: string | null;
   /**
+   * The verdict for the reference's whole image (every reference with its image id) as kubelet
+   * sees it under the node's containerd rule — shared/protection, the one model every view uses.
+   * Set by the node inventory; absent in data built elsewhere.
+   */
+  imagePinnedNow?: boolean;
+  imagePinnedAfterRestart?: boolean;
+  /**
    * Set when Holdfast made this reference's pin durable and it is gone now (label removed or
    * k3s-managed again); references that are gone entirely are only in the lost-pin list.
    */
@@ -161,7 +168,20 @@ export interface RemovalCheck {
   allowed: boolean;
   /** What blocks the removal, one sentence each (empty when allowed). */
   problems: string[];
-  images: { name: string; present: boolean; complete: boolean; durable: boolean; missing: string[] }[];
+  /**
+   * Per image the archive brings. `durable`: kubelet keeps the image with no archive re-pinning it
+   * (shared/protection durableProtection, under the node's containerd rule); `refs` and
+   * `protection` are the detail underneath — every reference of the image with its pin, and why.
+   */
+  images: {
+    name: string;
+    present: boolean;
+    complete: boolean;
+    durable: boolean;
+    missing: string[];
+    refs?: { name: string; pin: PinState }[];
+    protection?: string;
+  }[];
 }
 
 export interface AuditEntry {

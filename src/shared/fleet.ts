@@ -53,8 +53,13 @@ export interface DriftEntry {
 export interface NodeRisk {
   node: string;
   unreachable: boolean;
-  /** References pinned now that lose their pin at the next k3s start. */
+  /**
+   * Images (by image id) kubelet sees pinned now that lose that at the next k3s start, by the
+   * node's containerd rule (shared/protection); each image's references are in the node's images.
+   */
   losingPins: number;
+  /** Those images: every reference, the ones that decide, and why (the image-level verdict). */
+  losingImages?: { imageId: string | null; refs: string[]; deciding: string[]; reason: string }[];
   /** Durable pins Holdfast made that are gone already. */
   lostPins?: number;
   /** Node capability warnings (e.g. a containerd without CRI pinning). */
@@ -67,7 +72,7 @@ export interface FleetSummary {
   nodes: number;
   reachable: number;
   unreachable: number;
-  /** References (over all nodes) that lose their pin at the next k3s start. */
+  /** Images (over all nodes, by image id per node) that lose their pin at the next k3s start, as kubelet sees them. */
   losingPins: number;
   /** Durable pins Holdfast made (over all nodes) that are gone already. */
   lostPins?: number;

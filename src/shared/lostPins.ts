@@ -110,9 +110,13 @@ export function findLostPins(input: LostPinInput): LostPin[] {
     const kind: LostPinKind = sameName ? (sameName.pin === 'k3s' ? 'k3s-managed-again' : 'label-removed') : siblings.length ? 'ref-deleted' : 'image-deleted';
     const names = new Set([p.ref, ...(p.imageId ? [...(pinnedNames.get(p.imageId) ?? [])] : []), ...siblings.map((s) => s.name)]);
     const bringing = files.filter((f) => f.kind !== 'ignored' && f.images.some((n) => names.has(n)));
-    // CRI pins an image if ANY reference carries the label; a k3s-pinned one loses it at the next start.
-    const via =
-      siblings.find((s) => s.pin === 'durable') ?? (kind === 'k3s-managed-again' ? undefined : siblings.find((s) => s.labels[LABEL_CRI_PINNED] === PINNED));
+    // CRI pins an image if ANY reference carries the label (≥ 1.7.10; shared/protection); a
+    // k3s-pinned one loses it at the next start. On 1.7.3–1.7.9 the reference that lost its pin
+    // may be the one CRI loaded first, and before 1.7.3 nothing pins: no reference vouches then.
+    const anyCounts = !['none', 'first-loaded'].includes(criPinning(input.info?.containerdVersion));
+    const via = !anyCounts
+      ? undefined
+      : (siblings.find((s) => s.pin === 'durable') ?? (kind === 'k3s-managed-again' ? undefined : siblings.find((s) => s.labels[LABEL_CRI_PINNED] === PINNED)));
     const ctx: Ctx = { node, p, now, sameName, siblings, via: via?.name ?? null, bringing, info: input.info ?? null };
     out.push({
       node,

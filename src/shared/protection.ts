@@ -7,7 +7,7 @@
 // CRI also records each image under its id (`sha256:<config digest>`, labelled
 // io.cri-containerd.image=managed). k3s never labels that record, so taken alone it always looks
 // unpinned; what matters is the image it names. This module gives such records the image's fate.
-import type { Fate } from './domain';
+import { LABEL_CRI_PINNED, PINNED, type Fate } from './domain';
 import type { CriPinning } from './versions';
 
 /** Fields of a reference this rule reads (an ImageRef satisfies it). */
@@ -67,4 +67,172 @@ export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: C
         : `CRI's own record of the image of ${names(siblings)}, which ${siblings.some((s) => s.pin !== 'none') ? 'loses its pin at the next k3s start' : 'is not pinned'}.`,
     };
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The image-level protection model: the ONE answer to "does kubelet keep this image?" that the
+// CLI (images, inspect, reports), the app (images table, fleet overview and matrix), rm-archive
+// and import's verification all give. References are the detail underneath; the image (every
+// reference with one image id, as CRI merges them) is what kubelet's garbage collector sees.
+
+/** Fields of a reference the image-level rule reads (an ImageRef satisfies it). */
+export interface ImageProtectionRef {
+  name: string;
+  /** The record's target digest: the image's key when its id is unknown. */
+  digest: string;
+  imageId: string | null;
+  labels: Record<string, string>;
+  pin: 'durable' | 'k3s' | 'none';
+  afterRestart: Fate;
+  reason: string;
+}
+
+export interface ImageProtection {
+  /** The image id, else the record's target digest (a record whose id is unknown stands alone). */
+  key: string;
+  imageId: string | null;
+  /** Every reference of the image: tags, digest references, CRI's own sha256:<id> record. */
+  refs: string[];
+  /** kubelet (through CRI) sees the image as pinned now. */
+  now: boolean;
+  /** kubelet sees it as pinned after the next k3s start. */
+  afterRestart: boolean;
+  /**
+   * The references that decide `afterRestart`: the ones that keep it pinned, or (when it is not)
+   * the ones whose missing pin leaves it unprotected.
+   */
+  deciding: string[];
+  /** One sentence a technician understands, naming the deciding references. */
+  reason: string;
+}
+
+/** What the next k3s start does to an image as kubelet sees it. */
+export type ProtectionChange = 'kept' | 'lose' | 'gain' | 'none';
+
+export function protectionChange(p: Pick<ImageProtection, 'now' | 'afterRestart'>): ProtectionChange {
+  if (p.now) return p.afterRestart ? 'kept' : 'lose';
+  return p.afterRestart ? 'gain' : 'none';
+}
+
+/** The key that makes references one image: CRI merges by image id. */
+export const protectionKey = (r: Pick<ImageProtectionRef, 'imageId' | 'digest'>): string => r.imageId ?? r.digest;
+
+const criLabelled = (r: Pick<ImageProtectionRef, 'labels'>) => r.labels[LABEL_CRI_PINNED] === PINNED;
+const keepsPin = (r: Pick<ImageProtectionRef, 'afterRestart'>) => r.afterRestart === 'pinned';
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
+
+/** The verdict for one image's references under one CRI rule. Pure. */
+function protectOne(key: string, refs: ImageProtectionRef[], mode: CriPinning): ImageProtection {
+  const base = { key, imageId: refs[0]?.imageId ?? null, refs: refs.map((r) => r.name) };
+  if (mode === 'none') {
+    return {
+      ...base,
+      now: false,
+      afterRestart: false,
+      deciding: [],
+      reason: "This containerd (before 1.7.3) has no CRI image pinning: kubelet's image garbage collector may delete the image whatever its labels say.",
+    };
+  }
+  if (mode === 'first-loaded') {
+    // 1.7.3–1.7.9: the reference CRI loaded first decides, and Holdfast cannot know which one that
+    // was; only an image whose every reference carries the pin is certain to be kept.
+    const now = refs.every(criLabelled);
+    const missing = refs.filter((r) => !keepsPin(r));
+    const afterRestart = missing.length === 0;
+    return {
+      ...base,
+      now,
+      afterRestart,
+      deciding: afterRestart ? base.refs : missing.map((r) => r.name),
+      reason: afterRestart
+        ? `Every reference (${names(refs)}) keeps io.cri-containerd.pinned at the next k3s start, which this containerd (1.7.3–1.7.9) needs: it takes an image's pin from whichever reference CRI loaded first.`
+        : `This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, which Holdfast cannot know, and ${names(missing)} ${plural(missing.length, 'is', 'are')} not pinned after the next k3s start: kubelet may treat the image as unpinned. Make every reference durable.`,
+    };
+  }
+  // ≥ 1.7.10, 2.x (and an unreadable version): pinned when ANY reference carries the label.
+  const now = refs.some(criLabelled);
+  const keepers = refs.filter(keepsPin);
+  // The sentence of the reference that decides, quoted: a tag or digest reference before CRI's record.
+  const quote = (list: ImageProtectionRef[]) => {
+    const r = list.find((x) => !isImageIdRef(x)) ?? list[0];
+    return r?.reason ? ` ${r.name}: ${r.reason}` : '';
+  };
+  if (keepers.length) {
+    const dropping = refs.filter((r) => !keepsPin(r) && r.pin !== 'none' && !isImageIdRef(r));
+    return {
+      ...base,
+      now,
+      afterRestart: true,
+      deciding: keepers.map((r) => r.name),
+      reason:
+        `kubelet keeps the image after the next k3s start through ${names(keepers)}.${quote(keepers)}` +
+        (dropping.length
+          ? ` ${names(dropping)} ${plural(dropping.length, 'loses its', 'lose their')} own pin then, which does not matter: CRI pins an image if any of its references is pinned.`
+          : ''),
+    };
+  }
+  const named = refs.filter((r) => !isImageIdRef(r));
+  const losing = (named.length ? named : refs).filter((r) => criLabelled(r) || r.pin !== 'none');
+  return {
+    ...base,
+    now,
+    afterRestart: false,
+    deciding: losing.map((r) => r.name),
+    reason: now
+      ? `No reference keeps its pin at the next k3s start, so kubelet may then delete the image.${quote(losing)}`
+      : `No reference of the image is pinned: kubelet's image garbage collector may delete it when no container uses it.${losing.length ? quote(losing) : ''}`,
+  };
+}
+
+/**
+ * Every image among `refs` (grouped by image id, as CRI merges them) with whether kubelet keeps
+ * it now and after the next k3s start, by the node's containerd rule (shared/versions
+ * criPinning; 'unknown' is read as 'any'). In the order the images first appear. Pure.
+ */
+export function imageProtection<T extends ImageProtectionRef>(refs: readonly T[], mode: CriPinning): Map<string, ImageProtection> {
+  const byKey = new Map<string, T[]>();
+  for (const r of refs) {
+    const k = protectionKey(r);
+    const list = byKey.get(k);
+    if (list) list.push(r);
+    else byKey.set(k, [r]);
+  }
+  const out = new Map<string, ImageProtection>();
+  for (const [k, list] of byKey) out.set(k, protectOne(k, list, mode));
+  return out;
+}
+
+/** The images kubelet sees pinned now that lose that at the next k3s start (the at-risk case). */
+export function losingImages(refs: readonly ImageProtectionRef[], mode: CriPinning): ImageProtection[] {
+  return [...imageProtection(refs, mode).values()].filter((p) => protectionChange(p) === 'lose');
+}
+
+/**
+ * The protection an image keeps once nothing in the images dir re-pins it (an archive removed,
+ * k3s restarted): only durable pins count, since k3s strips every pin it manages and never
+ * touches a durable one. What rm-archive and import decide removal with. Pure.
+ */
+export function durableProtection(refs: readonly ImageProtectionRef[], mode: CriPinning): ImageProtection {
+  const asDurable = refs.map((r) => ({
+    ...r,
+    afterRestart: (r.pin === 'durable' ? 'pinned' : 'unpinned') as Fate,
+    reason: r.pin === 'k3s' ? 'pinned by k3s only, which strips the pin at its next start' : r.pin === 'none' ? 'not pinned' : 'durable pin',
+  }));
+  const k = refs[0] ? protectionKey(refs[0]) : '';
+  return protectOne(k, asDurable, mode);
+}
+
+/**
+ * A reference's own fate read against its image's, for tables that list references:
+ * - loses-pin:    pinned now, and the IMAGE loses its protection at the next k3s start;
+ * - own-pin-goes: pinned now, loses its own label, but the image stays protected through others;
+ * - pinned / unpinned: the reference's own fate otherwise.
+ */
+export type RefOutcome = 'pinned' | 'unpinned' | 'loses-pin' | 'own-pin-goes';
+
+export function refOutcome(r: ImageProtectionRef, image: Pick<ImageProtection, 'now' | 'afterRestart'>): RefOutcome {
+  if (r.afterRestart === 'pinned') return 'pinned';
+  if (!criLabelled(r) && r.pin === 'none') return 'unpinned';
+  if (protectionChange(image) === 'lose') return 'loses-pin';
+  return image.afterRestart ? 'own-pin-goes' : 'unpinned';
 }

@@ -118,7 +118,11 @@ describe('holdfast inspect over a fleet', () => {
     expect(s).toMatchObject({ nodes: 5, reachable: 4, unreachable: 1, lowDisk: 1 });
     const f2 = report.nodes[1]!.images!.filter((i) => i.pin !== 'none' && i.afterRestart === 'unpinned');
     expect(f2.length).toBeGreaterThanOrEqual(2); // tags (and digest references) of common and tool
-    expect(s.losingPins).toBe(f2.length);
+    // Counted per image, as kubelet sees it (shared/protection): common and tool.
+    expect(s.losingPins).toBe(new Set(f2.map((i) => i.imageId)).size);
+    expect(s.losingPins).toBe(2);
+    expect(s.atRisk[0]!.losingImages!.map((p) => p.refs.find((n) => !n.includes('@') && !n.startsWith('sha256:'))).sort()).toEqual([COMMON, TOOL].sort());
+    for (const i of f2) expect(i).toMatchObject({ imagePinnedNow: true, imagePinnedAfterRestart: false });
     expect(s.atRisk.map((r) => r.node)).toEqual(['f2', 'f4', 'dead']);
     expect(s.atRisk[1]!.reasons[0]).toMatch(/^low disk: /);
   });
@@ -130,7 +134,7 @@ describe('holdfast inspect over a fleet', () => {
     expect(r.stdout).toMatch(/dead\s+south\s+UNREACHABLE/);
     expect(r.stdout).toContain('Drift: ');
     expect(r.stdout).toMatch(/f4: low disk/);
-    expect(r.stdout).toMatch(/f2: \d+ references lose their pin/);
+    expect(r.stdout).toMatch(/f2: 2 images lose their pin at the next k3s start \(as kubelet sees them\)/);
   });
 
   it('selects a group, and exits 0 when every selected node answers', async () => {
@@ -162,15 +166,16 @@ describe('holdfast inspect over a fleet', () => {
     for (const s of ['Nodes at risk', 'dead', 'connection refused', 'low disk', 'Images that will lose their pin', TOOL]) expect(page).toContain(s);
 
     const rows = parseRfc4180(readFileSync(csv, 'utf8'));
-    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive']);
+    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason']);
     const body = rows.slice(1);
     const expected = report.nodes.reduce((s, n) => s + Math.max(1, n.images?.length ?? 0), 0);
     expect(body).toHaveLength(expected);
     const f1 = report.nodes[0]!.images!;
     for (const i of f1) {
-      expect(body).toContainEqual(['f1', 'true', i.name, i.digest, i.imageId ?? '', i.pin, i.afterRestart, i.reason, i.archive ?? '']);
+      const image = i.imagePinnedAfterRestart ? 'pinned' : 'unpinned';
+      expect(body).toContainEqual(['f1', 'true', i.name, i.digest, i.imageId ?? '', i.pin, i.afterRestart, i.reason, i.archive ?? '', image, expect.stringMatching(/./)]);
     }
-    expect(body).toContainEqual(['dead', 'false', '', '', '', '', '', report.nodes[4]!.error!.message, '']);
+    expect(body).toContainEqual(['dead', 'false', '', '', '', '', '', report.nodes[4]!.error!.message, '', '', '']);
   });
 
   it('bounds a node that never answers by --timeout, and reports the others', async () => {

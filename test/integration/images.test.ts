@@ -121,6 +121,6 @@ describe('holdfast images', () => {
     expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+AFTER RESTART\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
     expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable/);
     // the 3 sha256:<id> records CRI keeps carry no label of their own
-    expect(r.stdout).toContain('9 references: 2 durable, 2 k3s-pinned, 5 unpinned');
+    expect(r.stdout).toContain('9 references of 3 images: 2 durable, 2 k3s-pinned, 5 unpinned');
   });
 });

@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError } from '../../core/errors';
 import type { FleetReport } from '../../core/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
-import { formatBytes, isLowDisk, losesPin } from '../../core/fleet/summary';
+import { formatBytes, isLowDisk, losingImagesOf } from '../../core/fleet/summary';
 import type { NodeDef } from '../../shared/domain';
 import { plural, word } from '../../shared/wording';
 import type { Cli } from '../context';
@@ -88,7 +88,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
           c.durable,
           c.k3s,
           c.none,
-          imgs.filter(losesPin).length,
+          losingImagesOf(n).length,
           archives,
           disk,
         ];
@@ -97,7 +97,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
   );
   const s = report.summary;
   out.push(
-    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.losingPins} references lose their pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
+    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
   if (report.drift.length) {
     out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);

@@ -4,6 +4,8 @@ import type { LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
+import { imageProtection, protectionChange, protectionKey, refOutcome } from '../../shared/protection';
+import { criPinning } from '../../shared/versions';
 import type { Cli } from '../context';
 import { humanSize, shortDigest, table, terminalSafe as safe } from '../format';
 
@@ -54,13 +56,16 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
         if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
         return;
       }
+      // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
+      const protection = imageProtection(images, criPinning(inv.info.containerdVersion));
+      const OUTCOME = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' } as const;
       cli.io.out(
         table(
           ['REFERENCE', 'PIN', 'AFTER RESTART', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
           images.map((i) => [
             i.name,
             i.lostPin ? `${i.pin} (PIN LOST)` : i.pin,
-            i.afterRestart === 'unpinned' && i.pin !== 'none' ? 'LOSES PIN' : i.afterRestart,
+            OUTCOME[refOutcome(i, protection.get(protectionKey(i))!)],
             shortDigest(i.imageId),
             humanSize(i.size),
             i.platforms.join(',') || '-',
@@ -69,11 +74,11 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       );
       const counts = { durable: 0, k3s: 0, none: 0 };
       for (const i of images) counts[i.pin]++;
-      cli.io.out(`\n${images.length} references: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
-      const atRisk = images.filter((i) => i.pin !== 'none' && i.afterRestart === 'unpinned');
+      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
+      const atRisk = [...protection.values()].filter((p) => protectionChange(p) === 'lose');
       if (atRisk.length) {
-        cli.io.out(`${atRisk.length} will lose their pin at the next k3s start:`);
-        for (const i of atRisk) cli.io.out(`  ${safe(i.name)}: ${safe(i.reason)}`);
+        cli.io.out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
+        for (const p of atRisk) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
         cli.io.out(`Make them durable with: holdfast pin ${name} --all-k3s`);
       }
       if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);

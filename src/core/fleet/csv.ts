@@ -6,9 +6,13 @@
 import type { FleetReport } from '../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import type { LostPin } from '../../shared/domain';
-import { warningsOf } from './summary';
+import { protectionOf, warningsOf } from './summary';
 
-export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive'] as const;
+/**
+ * afterRestart and reason are the reference's own; imageAfterRestart and imageReason are its
+ * image's as kubelet sees it (shared/protection: per image id, the node's containerd rule).
+ */
+export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason'] as const;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 
@@ -39,18 +43,21 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
   let out = csvLine([...FLEET_CSV_COLUMNS]);
   for (const n of report.nodes) {
     if (!n.reachable || !n.images) {
-      out += csvLine([n.node, false, '', '', '', '', '', n.error ? n.error.message : 'unreachable', '']);
+      out += csvLine([n.node, false, '', '', '', '', '', n.error ? n.error.message : 'unreachable', '', '', '']);
       continue;
     }
-    for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '']);
-    if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '']);
+    for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '', '', '']);
+    if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '', '', '']);
     const lost = new Map((n.lostPins ?? []).map((l) => [l.ref, l]));
+    const protection = protectionOf(n);
     for (const i of n.images) {
       const l = lost.get(i.name);
       lost.delete(i.name);
-      out += csvLine([n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive]);
+      const p = protection.get(i.imageId ?? i.digest);
+      const image = p ? (p.afterRestart ? 'pinned' : 'unpinned') : '';
+      out += csvLine([n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '']);
     }
-    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l), l.remedy.archive ?? '']);
+    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l), l.remedy.archive ?? '', '', '']);
   }
   return out;
 }

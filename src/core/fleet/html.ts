@@ -6,7 +6,8 @@
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
 import type { ArchiveInfo, ImageRef, LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
-import { losesPin, formatBytes, isLowDisk, warningsOf, DEFAULT_LOW_DISK } from './summary';
+import { refOutcome, type ImageProtection } from '../../shared/protection';
+import { formatBytes, imageNames, isLowDisk, losingImagesOf, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 
 export class SafeHtml {
@@ -70,8 +71,14 @@ const pinTag = (i: ImageRef): SafeHtml =>
 const pinTagOf = (i: ImageRef) =>
   i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'k3s' ? html`<span class="tag warn">k3s</span>` : html`<span class="tag">none</span>`;
 
-const fateTag = (i: ImageRef) =>
-  losesPin(i) ? html`<span class="tag bad">loses pin</span>` : i.afterRestart === 'pinned' ? html`<span class="tag ok">pinned</span>` : html`<span class="tag">unpinned</span>`;
+/** A reference's fate, read against its image's (shared/protection): "loses pin" only when kubelet's view of the image does. */
+function fateTag(i: ImageRef, image: ImageProtection | undefined): SafeHtml {
+  const o = image ? refOutcome(i, image) : i.afterRestart;
+  if (o === 'loses-pin') return html`<span class="tag bad">loses pin</span>`;
+  if (o === 'pinned') return html`<span class="tag ok">pinned</span>`;
+  if (o === 'own-pin-goes') return html`<span class="tag">unpinned</span> <span class="muted">(image kept)</span>`;
+  return html`<span class="tag">unpinned</span>`;
+}
 
 const list = (nodes: string[]) => (nodes.length ? nodes.join(', ') : '—');
 
@@ -79,11 +86,11 @@ function nodeAnchor(i: number): string {
   return `node-${i + 1}`;
 }
 
-function imagesTable(images: ImageRef[]): SafeHtml {
+function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection>): SafeHtml {
   if (images.length === 0) return html`<p class="muted">No images in the namespace.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next k3s start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
     (i) =>
-      html`<tr><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${fateTag(i)}</td><td class="mono">${i.imageId ? i.imageId.replace(/^sha256:/, '').slice(0, 12) : '—'}</td><td>${formatBytes(i.size)}</td><td class="mono">${i.archive ?? '—'}</td><td>${i.reason}</td></tr>`,
+      html`<tr><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${fateTag(i, protection.get(i.imageId ?? i.digest))}</td><td class="mono">${i.imageId ? i.imageId.replace(/^sha256:/, '').slice(0, 12) : '—'}</td><td>${formatBytes(i.size)}</td><td class="mono">${i.archive ?? '—'}</td><td>${i.reason}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -121,12 +128,12 @@ ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}<
 <dt>containerd</dt><dd>${v ? `${v.containerdVersion} (${v.containerdRevision || 'revision unknown'})` : '—'}</dd>
 <dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
 <dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned</dd></dl>
-<h4>Images</h4>${imagesTable(images)}<h4>Images dir</h4>${archivesTable(n.archives ?? [])}</article>`;
+<h4>Images</h4>${imagesTable(images, protectionOf(n))}<h4>Images dir</h4>${archivesTable(n.archives ?? [])}</article>`;
 }
 
 export function fleetHtml(report: FleetReport): string {
   const s = report.summary;
-  const losing = report.nodes.flatMap((n) => (n.images ?? []).filter(losesPin).map((i) => ({ node: n.node, i })));
+  const losing = report.nodes.flatMap((n) => losingImagesOf(n).map((p) => ({ node: n.node, p })));
   const lost = report.nodes.flatMap((n) => n.lostPins ?? []);
   const index = new Map(report.nodes.map((n, i) => [n.node, i]));
   const body = html`<!doctype html>
@@ -135,7 +142,7 @@ export function fleetHtml(report: FleetReport): string {
 <body><header><h1>Holdfast fleet report</h1><p class="muted">Generated ${report.generatedAt} · ${s.nodes} node${s.nodes === 1 ? '' : 's'} · inspected in ${(s.durationMs / 1000).toFixed(1)} s</p></header>
 <section id="summary"><h2>Summary</h2>
 <div class="cards"><div class="card${s.unreachable ? ' bad' : ''}"><b>${s.reachable}/${s.nodes}</b>reachable</div>
-<div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>references lose their pin at the next k3s start</div>
+<div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>images lose their pin at the next k3s start</div>
 <div class="card${lost.length ? ' bad' : ''}"><b>${lost.length}</b>durable pins lost behind Holdfast's back</div>
 <div class="card${s.lowDisk ? ' warn' : ''}"><b>${s.lowDisk}</b>nodes low on disk</div>
 <div class="card${s.drift ? ' warn' : ''}"><b>${s.drift}</b>images differ across nodes</div></div>
@@ -152,8 +159,8 @@ ${lost.length === 0
 <h3>Images that will lose their pin at the next k3s start</h3>
 ${losing.length === 0
   ? html`<p>None.</p>`
-  : html`<div class="scroll"><table><thead><tr><th>Node</th><th>Reference</th><th>Pin now</th><th>Why</th></tr></thead><tbody>${losing.map(
-      ({ node, i }) => html`<tr><td>${node}</td><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${i.reason}</td></tr>`,
+  : html`<p class="muted">As kubelet sees them: per image id, by each node's containerd rule.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>References</th><th>Why</th></tr></thead><tbody>${losing.map(
+      ({ node, p }) => html`<tr><td>${node}</td><td class="ref">${imageNames([p], 1)}</td><td class="ref">${p.refs.join(', ')}</td><td>${p.reason}</td></tr>`,
     )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --all-k3s</span> before removing any archive.</p>`}
 <h3>Drift across nodes</h3>
 ${report.drift.length === 0

@@ -1,7 +1,10 @@
 // Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
-import type { ImageRef } from '../../shared/domain';
+// "Loses its pin" is the image-level verdict of shared/protection (what kubelet sees per image
+// id under the node's containerd rule), the same the app and rm-archive give.
 import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
+import { imageProtection, losingImages, type ImageProtection } from '../../shared/protection';
+import { criPinning } from '../../shared/versions';
 import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from '../../shared/fleet';
 
 export interface LowDiskRule {
@@ -12,8 +15,20 @@ export interface LowDiskRule {
 /** Low on disk below 1 GiB free or below 5 % of the file system. */
 export const DEFAULT_LOW_DISK: LowDiskRule = { minFreeBytes: 1024 ** 3, minFreeRatio: 0.05 };
 
-/** Pinned now, unpinned after the next k3s start. */
-export const losesPin = (i: Pick<ImageRef, 'pin' | 'afterRestart'>) => i.pin !== 'none' && i.afterRestart === 'unpinned';
+/** Every image of a node (by image id) with what kubelet sees now and after the next k3s start. */
+export const protectionOf = (r: Pick<FleetNodeResult, 'images' | 'versions'>): Map<string, ImageProtection> =>
+  imageProtection(r.images ?? [], criPinning(r.versions?.containerdVersion));
+
+/** The images of a node kubelet sees pinned now and unpinned after the next k3s start. */
+export const losingImagesOf = (r: Pick<FleetNodeResult, 'images' | 'versions'>): ImageProtection[] =>
+  losingImages(r.images ?? [], criPinning(r.versions?.containerdVersion));
+
+/** "app:3, tools:5 and 2 more": an image by its first reference (a tag before CRI's own record). */
+export function imageNames(images: ImageProtection[], max = 3): string {
+  const first = images.map((p) => p.refs.find((n) => !n.startsWith('sha256:')) ?? p.refs[0] ?? p.key);
+  const shown = first.slice(0, max).join(', ');
+  return first.length > max ? `${shown} and ${first.length - max} more` : shown;
+}
 
 export function formatBytes(bytes: number | null): string {
   if (bytes === null || !Number.isFinite(bytes) || bytes < 0) return '-';
@@ -46,7 +61,8 @@ function lostReason(r: FleetNodeResult): string | null {
 }
 
 export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DISK): NodeRisk {
-  const losing = (r.images ?? []).filter(losesPin).length;
+  const losingImages = losingImagesOf(r);
+  const losing = losingImages.length;
   const low = isLowDisk(r, rule);
   const warnings = warningsOf(r);
   const lost = lostReason(r);
@@ -54,11 +70,22 @@ export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DIS
   if (!r.reachable) reasons.push(`unreachable: ${r.error?.message ?? 'unknown error'}`);
   for (const w of warnings) reasons.push(w.message);
   if (lost) reasons.push(lost);
-  if (losing) reasons.push(`${losing} reference${losing === 1 ? '' : 's'} lose${losing === 1 ? 's' : ''} ${losing === 1 ? 'its' : 'their'} pin at the next k3s start`);
+  if (losing) {
+    reasons.push(`${losing} image${losing === 1 ? '' : 's'} lose${losing === 1 ? 's' : ''} ${losing === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${losing === 1 ? 'it' : 'them'}): ${imageNames(losingImages)}`);
+  }
   if (low && r.disk) {
     reasons.push(`low disk: ${formatBytes(r.disk.freeBytes)} free${r.disk.totalBytes !== null ? ` of ${formatBytes(r.disk.totalBytes)}` : ''} at ${r.disk.path}`);
   }
-  return { node: r.node, unreachable: !r.reachable, losingPins: losing, lostPins: r.lostPins?.length ?? 0, warnings: warnings.length, lowDisk: low, reasons };
+  return {
+    node: r.node,
+    unreachable: !r.reachable,
+    losingPins: losing,
+    losingImages: losingImages.map((p) => ({ imageId: p.imageId, refs: p.refs, deciding: p.deciding, reason: p.reason })),
+    lostPins: r.lostPins?.length ?? 0,
+    warnings: warnings.length,
+    lowDisk: low,
+    reasons,
+  };
 }
 
 export function summarizeFleet(nodes: FleetNodeResult[], drift: DriftEntry[], rule: LowDiskRule = DEFAULT_LOW_DISK, durationMs = 0): FleetSummary {

@@ -8,9 +8,9 @@ import { predictFates, type FateArchive, type FatePrepull } from '../fate/predic
 import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../images/mediaTypes';
-import { applyImageProtection } from '../../shared/protection';
-import { criPinning, startupWalk } from '../../shared/versions';
-import { archiveRemedy } from '../../shared/archiveRemedy';
+import { applyImageProtection, durableProtection, imageProtection, protectionKey } from '../../shared/protection';
+import { criPinning, startupWalk, type CriPinning } from '../../shared/versions';
+import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
 import type { NodeSession } from './session';
 
 export interface NodeInventory {
@@ -24,7 +24,7 @@ export interface NodeInventory {
 }
 
 /** The reference an archive image becomes in containerd (by name, else by image id). */
-function refsForArchiveImage(refs: BaseImageRef[], img: ArchiveImage, platform: Platform): { wantId: string | null; ref: BaseImageRef | undefined } {
+function refsForArchiveImage<R extends BaseImageRef>(refs: R[], img: ArchiveImage, platform: Platform): { wantId: string | null; ref: R | undefined } {
   const wantId = configDigestFor(img, platform);
   const ref = img.name ? refs.find((r) => r.name === img.name) : refs.find((r) => r.imageId !== null && r.imageId === wantId);
   return { wantId, ref };
@@ -66,11 +66,18 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
   }
 
   const fates = predictFates(baseRefs, fateArchives, info, prepull);
+  const mode = criPinning(info.containerdVersion);
   // CRI's image-id records share their image's fate (kubelet sees images, not references).
-  const images: ImageRef[] = applyImageProtection(
+  const perRef = applyImageProtection(
     baseRefs.map((r) => ({ ...r, ...fates.get(r.name)! })),
-    criPinning(info.containerdVersion),
+    mode,
   );
+  // Each reference also carries its image's verdict (the one model), for scripts reading JSON.
+  const protection = imageProtection(perRef, mode);
+  const images: ImageRef[] = perRef.map((r) => {
+    const p = protection.get(protectionKey(r))!;
+    return { ...r, imagePinnedNow: p.now, imagePinnedAfterRestart: p.afterRestart };
+  });
 
   const completeness = new Map<string, Promise<Completeness>>();
   const complete = (ref: BaseImageRef) => {
@@ -84,7 +91,7 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
 
   const archives: ArchiveInfo[] = [];
   for (const f of files) {
-    const check = await removalCheckFor(session.def.name, f, images, platform, complete);
+    const check = await removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion));
     const fa = fateArchives.find((a) => a.path === f.path);
     const remedy = check.allowed ? undefined : archiveRemedy(check);
     archives.push({
@@ -96,7 +103,7 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
       images: f.index ? f.index.images.map((i) => i.name ?? `(unnamed) ${configDigestFor(i, platform) ?? ''}`.trim()) : [],
       imported: f.kind === 'archive' && !!f.index && check.images.every((i) => i.present),
       safeToRemove: check.allowed,
-      reason: check.allowed ? 'Every image it brings is complete and durably pinned: removing it loses nothing.' : summarise(check.problems),
+      reason: check.allowed ? 'Every image it brings is complete and durably protected from kubelet\'s garbage collector: removing it loses nothing.' : summarise(check.problems),
       cachedByK3s: fa?.cachedByK3s ?? prepull.find((p) => p.path === f.path)?.cachedByK3s ?? false,
       ...(remedy ? { remedy } : {}),
       ...(f.error ? { error: f.error } : {}),
@@ -110,24 +117,31 @@ function summarise(problems: string[]): string {
   return `${problems[0]} (and ${problems.length - 1} more)`;
 }
 
-/** Can this file be removed without losing an image or a pin? Says exactly why not. */
+/**
+ * Can this file be removed without losing an image or a pin? Says exactly why not. An image is
+ * safe once kubelet keeps it with no archive re-pinning it — the shared protection model's
+ * durableProtection, per image id under the node's containerd rule `mode` — with each reference's
+ * pin underneath.
+ */
 export async function removalCheckFor(
   node: string,
   f: ScannedFile,
   refs: ImageRef[],
   platform: Platform,
   complete: (ref: BaseImageRef) => Promise<Completeness>,
+  mode: CriPinning,
 ): Promise<RemovalCheck> {
   const problems: string[] = [];
   const images: RemovalCheck['images'] = [];
   if (f.kind !== 'archive') {
-    problems.push(`${f.path} is not an image archive k3s imports; Holdfast only removes archives.${f.note ? ` ${f.note}` : ''}`);
+    problems.push(`${f.path} is not an image archive k3s imports; Holdfast removes such a file only with --force (logged).${f.note ? ` ${f.note}` : ''}`);
     return { node, path: f.path, allowed: false, problems, images };
   }
   if (!f.index) {
     problems.push(`The index of ${f.path} could not be read (${f.error ?? 'unknown error'}), so Holdfast cannot tell what it brings.`);
     return { node, path: f.path, allowed: false, problems, images };
   }
+  const pinCommand = pinArchiveCommand(node, f.path);
   for (const img of f.index.images) {
     const label = img.name ?? `an unnamed image`;
     const { wantId, ref } = refsForArchiveImage(refs, img, platform);
@@ -141,14 +155,30 @@ export async function removalCheckFor(
       continue;
     }
     const c = await complete(ref);
-    const durable = ref.pin === 'durable';
-    images.push({ name: label, present: true, complete: c.complete, durable, missing: c.missing });
+    const siblings = ref.imageId === null ? [ref] : refs.filter((r) => r.imageId === ref.imageId);
+    const kept = durableProtection(siblings, mode);
+    images.push({
+      name: label,
+      present: true,
+      complete: c.complete,
+      durable: kept.afterRestart,
+      missing: c.missing,
+      refs: siblings.map((r) => ({ name: r.name, pin: r.pin })),
+      protection: kept.reason,
+    });
     if (!c.complete) problems.push(`${label} is incomplete in containerd (missing ${c.missing.join(', ')}): the archive is its only full copy.`);
-    if (!durable) {
+    if (kept.afterRestart) continue;
+    if (mode === 'none') {
+      problems.push(`${label}: this containerd has no CRI image pinning, so no pin keeps kubelet from deleting it, and ${f.path} is what brings it back at the next k3s start.`);
+    } else if (mode === 'first-loaded') {
+      problems.push(
+        `${label}: this containerd (1.7.3–1.7.9) keeps an image only if every reference carries a durable pin, and ${kept.deciding.join(', ')} ${kept.deciding.length === 1 ? 'does' : 'do'} not: make its pins durable first (${pinCommand}).`,
+      );
+    } else {
       problems.push(
         ref.pin === 'k3s'
-          ? `${label} is pinned by k3s only: make its pins durable first (holdfast pin ${node} --archive ${f.path}).`
-          : `${label} is not pinned: make its pins durable first (holdfast pin ${node} --archive ${f.path}).`,
+          ? `${label} is pinned by k3s only: make its pins durable first (${pinCommand}).`
+          : `${label} is not durably pinned: make its pins durable first (${pinCommand}).`,
       );
     }
   }

@@ -6,6 +6,7 @@ import type { IndexCache } from '../archives/scan';
 import { localUser, type AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
 import { checkComplete } from '../images/completeness';
+import { criPinning } from '../../shared/versions';
 import { applyPinPlan } from '../pins/apply';
 import { planPins, type PinTarget } from '../pins/plan';
 import { inspectNode, removalCheckFor, type NodeInventory } from './inspect';
@@ -52,6 +53,7 @@ export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: 
   }
   const check = await removalCheckFor(session.def.name, file, inv.images, inv.platform, (ref) =>
     checkComplete(session.containerd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, inv.platform),
+    criPinning(inv.info.containerdVersion),
   );
   return { inv, check };
 }

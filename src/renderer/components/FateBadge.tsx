@@ -1,11 +1,11 @@
-import { FATE_TEXT, type FateKind } from '../model';
+import { FATE_TEXT, type RefFateKind } from '../model';
 import { AlertIcon, ArrowRightIcon, ShieldIcon, SlashIcon } from './icons';
 
 /**
  * What the next k3s start does to the pin, as icon + text (never colour alone). The reason
  * sentence is the tooltip; the row's details panel shows it in full.
  */
-export function FateBadge({ fate, reason }: { fate: FateKind; reason?: string }) {
+export function FateBadge({ fate, reason }: { fate: RefFateKind; reason?: string }) {
   const Icon = fate === 'lose' ? AlertIcon : fate === 'kept' ? ShieldIcon : fate === 'gain' ? ArrowRightIcon : SlashIcon;
   const text = FATE_TEXT[fate];
   return (

@@ -7,7 +7,7 @@ import { nodeWarnings } from '../../shared/nodeWarnings';
 import { pictureNearGc } from '../../shared/diskPicture';
 import { usedPercentExact } from '../../shared/gcPolicy';
 import { useApp } from '../context';
-import { countsOfRefs } from '../model';
+import { countsOfRefs, criModeOf, fleetPinVerdict } from '../model';
 import { diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
 import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useDisplayStatus } from './LiveStatus';
@@ -48,7 +48,7 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
   const live = useApp((s) => liveOf(s, n.name));
   const images = useApp((s) => imagesOf(s, n.name));
   const shown = useDisplayStatus(status, live);
-  const counts = images.loadedAt ? countsOfRefs(images.items) : undefined;
+  const counts = images.loadedAt ? countsOfRefs(images.items, criModeOf(status.info ?? live?.info)) : undefined;
   const loading = status.state === 'connecting' || images.state === 'loading';
   const atRisk = counts?.atRisk ?? 0;
   const info = status.info ?? live?.info;
@@ -188,7 +188,7 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
       else if (st !== 'connecting') notConnected++;
       const im = imagesOf(s, n.name);
       if (im.loadedAt) {
-        const r = countsOfRefs(im.items).atRisk;
+        const r = countsOfRefs(im.items, criModeOf(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info)).atRisk;
         atRisk += r;
         if (r) nodesAtRisk++;
       }
@@ -205,6 +205,19 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     number,
     number,
   ];
+  // The banner's verdict (shared/protection counts, and whether every connected node's are in).
+  const pinVerdict = useApp((s) =>
+    JSON.stringify(
+      fleetPinVerdict(
+        s.nodes.map((n) => {
+          const im = imagesOf(s, n.name);
+          const mode = criModeOf(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info);
+          return { connection: statusOf(s, n.name).state, images: im, atRisk: im.loadedAt ? countsOfRefs(im.items, mode).atRisk : 0 };
+        }),
+      ),
+    ),
+  );
+  const verdict = JSON.parse(pinVerdict) as ReturnType<typeof fleetPinVerdict>;
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
@@ -312,10 +325,23 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                     {atRisk} {atRisk === 1 ? 'image' : 'images'} on {nodesAtRisk} {nodesAtRisk === 1 ? 'node' : 'nodes'} will lose{' '}
                     {atRisk === 1 ? 'its' : 'their'} pin at the next k3s start
                   </strong>
-                  <span>Open a highlighted node and make its pins durable before anyone restarts k3s.</span>
+                  <span>
+                    Open a highlighted node and make its pins durable before anyone restarts k3s.
+                    {verdict.kind === 'at-risk' && verdict.pending ? ` The images of ${verdict.pending} more connected ${verdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.` : ''}
+                  </span>
                 </div>
               </div>
-            ) : connected > 0 && nodesAtRisk === 0 ? (
+            ) : verdict.kind === 'loading' ? (
+              <p className="fleet-ok muted small" aria-live="polite" data-testid="fleet-risk-loading">
+                <span className="spinner spinner-small" aria-hidden="true" /> Loading the images of {verdict.nodes} connected {verdict.nodes === 1 ? 'node' : 'nodes'}: whether a pin
+                is lost at the next k3s start is not known until they are in.
+              </p>
+            ) : verdict.kind === 'unknown' ? (
+              <p className="fleet-ok muted small" data-testid="fleet-risk-unknown">
+                <AlertIcon /> The images of {verdict.nodes} connected {verdict.nodes === 1 ? 'node' : 'nodes'} could not be listed: whether a pin is lost there is not
+                known (open {verdict.nodes === 1 ? 'it' : 'them'} to retry).
+              </p>
+            ) : verdict.kind === 'all-clear' ? (
               <p className="fleet-ok muted small" data-testid="fleet-no-risk">
                 <ShieldIcon /> No pin on a connected node is lost at the next k3s start.
               </p>

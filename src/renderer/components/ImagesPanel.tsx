@@ -4,8 +4,8 @@ import { useApp } from '../context';
 import {
   atRiskGroups,
   countsOfRefs,
+  criModeOf,
   FATE_TEXT,
-  fateKind,
   displayRef,
   filterGroups,
   formatDate,
@@ -19,7 +19,7 @@ import {
   type SortDir,
   type SortKey,
 } from '../model';
-import { imagesOf } from '../store';
+import { imagesOf, statusOf } from '../store';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, ChevronIcon, HashIcon, RefreshIcon, SearchIcon, ShieldIcon, TagIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
@@ -105,7 +105,7 @@ function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
                 <PinBadge pin={r.pin} />
               </td>
               <td>
-                <FateBadge fate={fateKind(r.pin, r.afterRestart)} reason={r.reason} />
+                <FateBadge fate={r.fate} reason={r.reason} />
               </td>
             </tr>
           ))}
@@ -164,8 +164,10 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const [sort, setSort] = useState<{ key: SortKey; dir: SortDir }>({ key: 'name', dir: 'asc' });
   const deferredQuery = useDeferredValue(query);
 
-  const groups = useMemo(() => groupsOfRefs(images.items), [images.items]);
-  const counts = useMemo(() => countsOfRefs(images.items), [images.items]);
+  // What kubelet sees depends on the node's containerd (shared/protection).
+  const mode = useApp((s) => criModeOf(statusOf(s, node.name).info));
+  const groups = useMemo(() => groupsOfRefs(images.items, mode), [images.items, mode]);
+  const counts = useMemo(() => countsOfRefs(images.items, mode), [images.items, mode]);
   const atRisk = useMemo(() => atRiskGroups(groups), [groups]);
   const makeAtRiskDurable = () =>
     onPin({

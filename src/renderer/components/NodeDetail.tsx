@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
-import { countsOfRefs } from '../model';
+import { countsOfRefs, criModeOf } from '../model';
 import { archivesOf, diskOf, imagesOf, liveOf, statusOf } from '../store';
 import { ArchivesPanel } from './ArchivesPanel';
 import { ConnectionPanel } from './ConnectionPanel';
@@ -83,8 +83,8 @@ function ConnectedBody({ node }: { node: NodeDef }) {
   const [action, setAction] = useState<Action>(null);
   const images = useApp((s) => imagesOf(s, node.name));
   const archives = useApp((s) => archivesOf(s, node.name));
-  const atRisk = useMemo(() => countsOfRefs(images.items).atRisk, [images.items]);
   const info = useApp((s) => statusOf(s, node.name).info);
+  const atRisk = useMemo(() => countsOfRefs(images.items, criModeOf(info)).atRisk, [images.items, info]);
   // Needed images kubelet's GC would delete (once the Disk tab has been read).
   const neededAtRisk = useApp((s) => diskOf(s, node.name).picture?.forecast?.neededDeleted ?? 0);
 

@@ -26,7 +26,8 @@ const img = (name: string, pin: PinState, afterRestart: 'pinned' | 'unpinned' = 
   size: 1234,
   platforms: ['linux/amd64'],
   createdAt: null,
-  labels: {},
+  // the labels the pin state is read from (core/images/pinState)
+  labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
   pin,
   afterRestart,
   reason: 'because',
@@ -81,7 +82,7 @@ describe('computeDrift', () => {
 describe('summary', () => {
   it('flags unreachable, pins lost at the next start and low disk, with reasons', () => {
     const nodes = [
-      ok('a', [img('x', 'k3s', 'unpinned'), img('y', 'durable'), img('z', 'none')]),
+      ok('a', [img('x', 'k3s', 'unpinned', { imageId: 'sha256:' + 'c'.repeat(64) }), img('y', 'durable'), img('z', 'none')]),
       ok('b', [img('x', 'k3s')], { path: '/var/lib/rancher', freeBytes: 200 * 1024 ** 2, totalBytes: 10 * 1024 ** 3, via: 'df' }),
       ok('c', []),
       down('d'),
@@ -89,10 +90,43 @@ describe('summary', () => {
     const s = summarizeFleet(nodes, computeDrift(nodes));
     expect(s).toMatchObject({ nodes: 4, reachable: 3, unreachable: 1, losingPins: 1, lowDisk: 1 });
     expect(s.atRisk.map((r) => [r.node, r.reasons])).toEqual([
-      ['a', ['1 reference loses its pin at the next k3s start']],
+      ['a', ['1 image loses its pin at the next k3s start (as kubelet sees it): x']],
       ['b', ['low disk: 200 MiB free of 10 GiB at /var/lib/rancher']],
       ['d', ['unreachable: Cannot reach 10.0.0.9:22: connection refused.']],
     ]);
+  });
+});
+
+describe('summary: one answer per image (issue #16)', () => {
+  // The tag durable, the digest reference k3s added after its labels still k3s-pinned.
+  const raced = [img('registry.local/app:3', 'durable'), img(`registry.local/app@sha256:${'a'.repeat(64)}`, 'k3s', 'unpinned')];
+  const on = (containerdVersion: string) => ({ ...ok('n3', raced), versions: { containerdVersion, containerdRevision: 'x', distro: 'k3s' as const, distroVersion: 'v1.35.1+k3s1' } });
+
+  it('on containerd ≥ 1.7.10 the image is kept: no pin is lost and the node is not at risk (what the app and rm-archive say)', () => {
+    const nodes = [on('2.1.9')];
+    const s = summarizeFleet(nodes, computeDrift(nodes));
+    expect(s.losingPins).toBe(0);
+    expect(s.atRisk).toEqual([]);
+  });
+
+  it('on 1.7.3–1.7.9 it is not: every reference must carry the pin, and the report names the one that does not', () => {
+    const nodes = [on('1.7.5')];
+    const s = summarizeFleet(nodes, computeDrift(nodes));
+    expect(s.losingPins).toBe(1);
+    expect(s.atRisk[0]!.reasons).toEqual(['1 image loses its pin at the next k3s start (as kubelet sees it): registry.local/app:3']);
+    expect(s.atRisk[0]!.losingImages).toEqual([
+      expect.objectContaining({ refs: raced.map((r) => r.name), deciding: [raced[1]!.name], reason: expect.stringMatching(/loaded first/) }),
+    ]);
+  });
+
+  it('the CSV gives each reference its image verdict next to its own fate', () => {
+    const rows = parseCsv(fleetCsv({ nodes: [on('2.1.9')] }));
+    expect(rows[0]!.slice(-2)).toEqual(['imageAfterRestart', 'imageReason']);
+    expect(rows.slice(1).map((r) => [r[2], r[6], r[9]])).toEqual([
+      ['registry.local/app:3', 'pinned', 'pinned'],
+      [raced[1]!.name, 'unpinned', 'pinned'],
+    ]);
+    expect(fleetHtml({ generatedAt: 'now', summary: summarizeFleet([on('2.1.9')], []), nodes: [on('2.1.9')], drift: [] })).not.toContain('loses pin');
   });
 });
 
@@ -150,7 +184,8 @@ describe('fleetCsv', () => {
     const text = fleetCsv(r);
     expect(text.endsWith('\r\n')).toBe(true);
     const rows = parseCsv(text);
-    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive']);
+    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason']);
+    expect(new Set(rows.map((x) => x.length))).toEqual(new Set([11]));
     expect(rows.slice(1).map((x) => [x[0], x[1], x[2], x[5], x[6]])).toEqual([
       ['a', 'true', `evil/${hostileName}:1`, 'k3s', 'unpinned'],
       ['a', 'true', 'ok:1', 'durable', 'pinned'],

@@ -14,7 +14,8 @@ const ref = (name: string, p: Partial<ImageRef> = {}): ImageRef => ({
   size: 1,
   platforms: [],
   createdAt: null,
-  labels: {},
+  // the labels the pin state is read from (core/images/pinState)
+  labels: (p.pin ?? 'durable') === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : p.pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
   pin: 'durable',
   afterRestart: 'pinned',
   reason: '',
@@ -41,8 +42,8 @@ describe('fleet matrix model', () => {
 
   it('marks at-risk cells, drift (missing or pinned differently), unknown columns for unreachable and pending nodes', () => {
     const m = buildMatrix(['n1', 'n2', 'n3', 'n4'], {
-      n1: ok('n1', [ref('a:1', { pin: 'k3s', afterRestart: 'unpinned' }), ref('b:1'), ref('c:1')]),
-      n2: ok('n2', [ref('a:1'), ref('c:1', { pin: 'none', afterRestart: 'unpinned' })]),
+      n1: ok('n1', [ref('a:1', { pin: 'k3s', afterRestart: 'unpinned', imageId: 'sha256:a1' }), ref('b:1'), ref('c:1')]),
+      n2: ok('n2', [ref('a:1', { imageId: 'sha256:a1' }), ref('c:1', { pin: 'none', afterRestart: 'unpinned', imageId: 'sha256:c1' })]),
       n3: down('n3'),
     });
     expect(m.columns.map((c) => c.status)).toEqual(['ok', 'ok', 'unreachable', 'pending']);
@@ -58,6 +59,28 @@ describe('fleet matrix model', () => {
     expect(filterMatrix(m, { group: '', problem: 'atRisk', query: '' }).rows.map((r) => r.name)).toEqual(['a:1']);
     expect(filterMatrix(m, { group: '', problem: 'unreachable', query: '' }).columns).toEqual([2]);
     expect(filterMatrix(m, { group: '', problem: 'all', query: 'B:' }).rows.map((r) => r.name)).toEqual(['b:1']);
+  });
+});
+
+describe('fleet matrix: the image verdict of the one protection model (issue #16)', () => {
+  // The tag durable, the digest reference k3s added after its labels still k3s-pinned.
+  const raced = [ref('registry.local/app:3'), ref('registry.local/app@sha256:aa', { pin: 'k3s', afterRestart: 'unpinned', reason: 'k3s strips this pin at start' })];
+  const on = (containerdVersion: string): FleetNodeResult => ({
+    ...ok('n3', raced),
+    versions: { containerdVersion, containerdRevision: 'x', distro: 'k3s', distroVersion: 'v1.35.1+k3s1' },
+  });
+
+  it('on containerd 2.x the image is kept: no cell at risk, no pin lost on the column', () => {
+    const m = buildMatrix(['n3'], { n3: on('2.1.9') });
+    expect(m.rows.map((r) => [r.name, r.cells[0]!.atRisk])).toEqual([['registry.local/app:3', false]]);
+    expect(m.columns[0]!.losingPins).toBe(0);
+    expect(m.rows[0]!.cells[0]!.reason).toMatch(/kubelet keeps the image/);
+  });
+
+  it('on 1.7.3–1.7.9 it is at risk, with the reason naming the reference without the pin', () => {
+    const m = buildMatrix(['n3'], { n3: on('1.7.5') });
+    expect(m.rows[0]!.cells[0]).toMatchObject({ atRisk: true, reason: expect.stringMatching(/registry\.local\/app@sha256:aa is not pinned/) });
+    expect(summarizeMatrix(m)).toMatchObject({ losingPins: 1, nodesAtRisk: 1 });
   });
 });
 

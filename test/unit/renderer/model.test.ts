@@ -11,6 +11,7 @@ import {
   sortJobs,
   countByPin,
   displayRef,
+  fleetPinVerdict,
   filterGroups,
   formatDate,
   groupImages,
@@ -22,7 +23,10 @@ import {
 } from '../../../src/renderer/model';
 
 const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
+const CRI = { 'io.cri-containerd.pinned': 'pinned' };
+/** A reference whose labels say what its pin state says (as core/images/pinState reads them). */
 function ref(p: Partial<ImageRef> & Pick<ImageRef, 'name'>): ImageRef {
+  const pin = p.pin ?? 'none';
   return {
     digest: D('d'),
     mediaType: 'application/vnd.oci.image.index.v1+json',
@@ -30,8 +34,8 @@ function ref(p: Partial<ImageRef> & Pick<ImageRef, 'name'>): ImageRef {
     size: 100,
     platforms: ['linux/amd64'],
     createdAt: null,
-    labels: {},
-    pin: 'none',
+    labels: pin === 'durable' ? CRI : pin === 'k3s' ? { ...CRI, 'io.cattle.k3s.pinned': 'pinned' } : {},
+    pin,
     afterRestart: 'unpinned',
     reason: 'Not pinned.',
     archive: null,
@@ -145,31 +149,57 @@ describe('formatting', () => {
   });
 });
 
-describe('fate at the next k3s start', () => {
-  it('classifies pin now × pin after restart', async () => {
-    const { fateKind } = await import('../../../src/renderer/model');
-    expect(fateKind('k3s', 'pinned')).toBe('kept');
-    expect(fateKind('durable', 'pinned')).toBe('kept');
-    expect(fateKind('k3s', 'unpinned')).toBe('lose');
-    expect(fateKind('none', 'pinned')).toBe('gain');
-    expect(fateKind('none', 'unpinned')).toBe('none');
-  });
-
-  it('a group is pinned after restart if any reference is; the reason and archive come from the deciding reference', async () => {
+describe('fate at the next k3s start (the shared protection model, per image id)', () => {
+  it('a group is kept if any reference keeps its pin (containerd ≥ 1.7.10); its reason names the deciding reference', async () => {
     const { countByPin, atRiskGroups } = await import('../../../src/renderer/model');
     const groups = groupImages([
       ref({ name: 'a:1', imageId: D('a'), pin: 'k3s', afterRestart: 'unpinned', reason: 'lost: no archive' }),
       ref({ name: `a@${D('f')}`, imageId: D('a'), pin: 'k3s', afterRestart: 'pinned', reason: 'kept: a.tar', archive: 'a.tar' }),
       ref({ name: 'b:1', imageId: D('b'), pin: 'k3s', afterRestart: 'unpinned', reason: 'lost: cache', archive: 'b.tar' }),
       ref({ name: 'c:1', imageId: D('c'), pin: 'none', afterRestart: 'unpinned', reason: 'never pinned' }),
+      ref({ name: 'g:1', imageId: D('9'), pin: 'none', afterRestart: 'pinned', reason: 'g.tar re-pins it' }),
     ]);
-    const [a, b, c] = groups;
-    expect(a).toMatchObject({ fate: 'kept', afterRestart: 'pinned', reason: 'kept: a.tar', archive: 'a.tar' });
-    expect(b).toMatchObject({ fate: 'lose', reason: 'lost: cache', archive: 'b.tar' });
+    const [a, b, c, g] = groups;
+    expect(a).toMatchObject({ fate: 'kept', afterRestart: 'pinned', archive: 'a.tar' });
+    expect(a!.reason).toMatch(new RegExp(`through a@${D('f')}\\. a@${D('f')}: kept: a\\.tar`));
+    expect(a!.refs.map((r) => r.fate)).toEqual(['drops', 'kept']);
+    expect(b).toMatchObject({ fate: 'lose', archive: 'b.tar' });
+    expect(b!.reason).toMatch(/b:1: lost: cache/);
     expect(c).toMatchObject({ fate: 'none', archive: null });
+    expect(g).toMatchObject({ fate: 'gain' });
     expect(countByPin(groups).atRisk).toBe(1);
-    expect(atRiskGroups(groups).map((g) => g.primaryName)).toEqual(['b:1']);
-    expect(filterGroups(groups, '', 'atRisk').map((g) => g.primaryName)).toEqual(['b:1']);
+    expect(atRiskGroups(groups).map((x) => x.primaryName)).toEqual(['b:1']);
+    expect(filterGroups(groups, '', 'atRisk').map((x) => x.primaryName)).toEqual(['b:1']);
+  });
+
+  // Issue #16: after the import race the tag was durable and the digest reference k3s added after
+  // its labels still k3s-pinned. The CLI said "loses its pin", the app "Kept": both now ask the
+  // one model, whose answer depends on the node's containerd.
+  const raced = [
+    ref({ name: 'registry.local/app:3', imageId: D('3'), pin: 'durable', afterRestart: 'pinned', reason: 'Durable pin: k3s never touches it.' }),
+    ref({ name: `registry.local/app@${D('5')}`, imageId: D('3'), pin: 'k3s', afterRestart: 'unpinned', reason: 'k3s strips this pin at start' }),
+  ];
+  it('the raced image is kept on containerd ≥ 1.7.10 (its digest reference shows "own pin goes")', () => {
+    const [g] = groupImages(raced, 'any');
+    expect(g).toMatchObject({ fate: 'kept' });
+    expect(g!.refs.map((r) => [r.name, r.fate])).toEqual([
+      ['registry.local/app:3', 'kept'],
+      [`registry.local/app@${D('5')}`, 'drops'],
+    ]);
+  });
+
+  it('the raced image loses its pin on 1.7.3–1.7.9, where every reference must carry it', () => {
+    const [g] = groupImages(raced, 'first-loaded');
+    expect(g).toMatchObject({ fate: 'lose' });
+    expect(g!.reason).toMatch(/whichever reference CRI loaded first/);
+    expect(g!.refs.map((r) => r.fate)).toEqual(['kept', 'lose']);
+    expect(countByPin([g!]).atRisk).toBe(1);
+  });
+
+  it('nothing is pinned, nor at risk, on a containerd without CRI pinning', () => {
+    const [g] = groupImages(raced, 'none');
+    expect(g).toMatchObject({ fate: 'none' });
+    expect(g!.reason).toMatch(/no CRI image pinning/);
   });
 });
 
@@ -251,5 +281,19 @@ describe('import jobs', () => {
     expect(nodeProgress(n)).toBeCloseTo(0.425);
     expect(nodeProgress({ ...n, state: 'succeeded', phase: 'done' })).toBe(1);
     expect(nodeProgress({ ...n, phase: 'importing' })).toBe(0.85);
+  });
+});
+
+describe('fleet banner verdict', () => {
+  const loaded = (atRisk: number) => ({ connection: 'connected', images: { state: 'ready', loadedAt: 1 }, atRisk });
+  it('never claims an all-clear while a connected node\'s images are not in', () => {
+    expect(fleetPinVerdict([loaded(0), { connection: 'connected', images: { state: 'loading' }, atRisk: 0 }])).toEqual({ kind: 'loading', nodes: 1 });
+    expect(fleetPinVerdict([loaded(0), { connection: 'connected', images: { state: 'error' }, atRisk: 0 }])).toEqual({ kind: 'unknown', nodes: 1 });
+    expect(fleetPinVerdict([loaded(0), { connection: 'error', images: { state: 'idle' }, atRisk: 0 }])).toEqual({ kind: 'all-clear' });
+    expect(fleetPinVerdict([{ connection: 'connecting', images: { state: 'idle' }, atRisk: 0 }])).toEqual({ kind: 'nothing' });
+  });
+
+  it('reports images at risk as soon as one node has them, and how many nodes are still loading', () => {
+    expect(fleetPinVerdict([loaded(2), loaded(1), { connection: 'connected', images: { state: 'loading' }, atRisk: 0 }])).toEqual({ kind: 'at-risk', images: 3, nodes: 2, pending: 1 });
   });
 });
