@@ -80,6 +80,12 @@ export interface K3sOptions {
   walk?: StartupWalk;
   /** Like --airgap-extra-registry: also create reg/path:tag and reg/path@digest refs. */
   extraRegistries?: string[];
+  /**
+   * A pause between labelling the imported names and adding the digest (and extra-registry)
+   * references: k3s adds them after its labels (PR #13221), and a slow node makes that gap long
+   * enough for a client to act on the labelled names alone (issue #16's import race).
+   */
+  retagDelayMs?: number;
 }
 
 export interface ImportedArchive {
@@ -278,6 +284,7 @@ export async function pinImages(node: LabNodeHandle, names: string[], opts: K3sO
     await setLabels(node, name, labels);
     pinned.push(name);
   }
+  if (opts.retagDelayMs) await sleep(opts.retagDelayMs);
   for (const name of present) {
     const digest = existing.get(name)!.digest;
     const parsed = parseNamedTagged(name);

@@ -88,6 +88,13 @@ export const K3S_RELEASES = {
   sameSizeReimport: { fromMinor: 37, backports: { 33: null, 34: 10, 35: 7, 36: 3 } },
   /** The running agent's file watcher (imports new files ~2 s after they appear). */
   importWatcher: { fromMinor: 33, backports: { 29: 13, 30: 9, 31: 5, 32: 1 } },
+  /**
+   * (e) k3s PR #13221 (v1.35.0; backports to the v1.32.11 / v1.33.7 line; 1.34 tracked in
+   * #13230, first release unconfirmed): after labelling what it imported, k3s also creates a
+   * `<repository>@sha256:<target digest>` reference per name (and extra-registry references),
+   * which its embedded registry mirror needs.
+   */
+  digestRefs: { fromMinor: 35, backports: { 32: 11, 33: 7, 34: null } },
 } as const satisfies Record<string, ReleaseBoundary>;
 
 export type Support = 'yes' | 'no' | 'unknown';
@@ -192,4 +199,12 @@ export function watcherImports(recorded: FileStamp | null, current: FileStamp, d
   const takes: Support = recorded === null ? 'yes' : k3sTakesChange(recorded, current, distroVersion);
   if (watcher === 'yes') return takes;
   return takes === 'no' ? 'no' : 'unknown';
+}
+
+/**
+ * (e) Does the release add a `<repository>@sha256:<digest>` reference for each name it imports,
+ * after labelling the names (k3s PR #13221)? An import is finished only once those exist too.
+ */
+export function addsDigestRefs(distroVersion: string | null | undefined): Support {
+  return releaseHas(K3S_RELEASES.digestRefs, distroVersion);
 }

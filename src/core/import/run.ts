@@ -1,20 +1,26 @@
 // The guided air-gap import for one node: check → upload (verified, resumable) → wait for
-// k3s to import → make the pins durable → remove the archive safely. Every step is safe to
-// repeat, so running the whole import again after any failure picks up where it stopped.
-import path from 'node:path';
+// k3s to finish the archive → make the pins durable and verify every reference → remove the
+// archive safely. A node is "ok" only once its pins were read back (issue #16: a durable pin
+// raced k3s's retagging). Every step is safe to repeat, so running the whole import again after
+// any failure picks up where it stopped.
 import type { ImportPhase, JobNodeProgress } from '../../shared/domain';
-import { configDigestFor } from '../archives/format/readIndex';
+import { watcherImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
+import { plural } from '../../shared/wording';
 import { HoldfastError } from '../errors';
-import { applyPinChange, inventory, removeArchiveSafely, type OpsContext } from '../node/operations';
+import { inventory, removeArchiveSafely, type OpsContext } from '../node/operations';
 import type { NodeSession } from '../node/session';
-import { uploadArchive } from '../upload';
+import { uploadArchive, type UploadResult } from '../upload';
 import type { InspectedArchive } from './inspectLocal';
-import { waitForImport } from './waitForImport';
+import { chooseRemoteName, freshName } from './remoteName';
+import { pinAndVerify, verifyDurable } from './verify';
+import { DEFAULT_SETTLE_MS, waitForImport } from './waitForImport';
 
 export interface ImportOptions {
   pin: boolean;
   removeArchive: boolean;
   importTimeoutMs?: number;
+  /** How long nothing may touch the images before k3s counts as done with them (default 2 s). */
+  settleMs?: number;
   signal?: AbortSignal;
   onProgress?: (p: Partial<Omit<JobNodeProgress, 'node'>>) => void;
 }
@@ -28,29 +34,98 @@ export interface NodeImportResult {
   removed: boolean;
   sha256: string;
   skipped?: string;
+  /** With --pin: every reference of every image the archive brings, read back durable. */
+  verified?: { images: number; refs: number };
+  /** Why the archive went under another name than its own. */
+  renamed?: string;
+  /** What the node makes of the result (e.g. a containerd that ignores every pin). */
+  warnings?: string[];
 }
 
 export async function importToNode(session: NodeSession, ctx: OpsContext, archive: InspectedArchive, opts: ImportOptions): Promise<NodeImportResult> {
   const node = session.def.name;
   const report = (phase: ImportPhase, message: string, extra: Partial<JobNodeProgress> = {}) => opts.onProgress?.({ phase, message, state: 'running', ...extra });
-  const relPath = path.basename(archive.path);
-  const platform = await session.platform();
+  const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
 
   report('checking', 'checking what the node already has');
-  // Already done on an earlier run? Every image present, complete and durably pinned, and the
-  // archive gone: nothing to send again.
   const before = await inventory(session, ctx);
-  const onNode = before.archives.find((a) => a.path === relPath);
-  const wanted = archive.index.images.map((i) => ({ name: i.name, id: configDigestFor(i, platform) }));
-  const allDurable = wanted.every((w) => before.images.some((r) => (w.name ? r.name === w.name : r.imageId === w.id) && r.imageId === w.id && r.pin === 'durable'));
-  if (!onNode && allDurable && opts.pin && opts.removeArchive) {
-    report('done', 'already imported and durably pinned; nothing to do', { state: 'succeeded' });
-    return { node, relPath, uploaded: false, resumedFrom: 0, pinned: 0, removed: false, sha256: archive.sha256, skipped: 'already imported and durably pinned' };
+  const choice = chooseRemoteName(archive, { imagesDir: session.def.imagesDir, files: before.files, importCache: before.importCache, distroVersion: before.info.distroVersion });
+  // Already done on an earlier run? Every reference of every image durable, and the archive
+  // gone: nothing to send again.
+  if (opts.pin && opts.removeArchive && !before.files.some((f) => f.path === choice.relPath)) {
+    const done = await verifyDurable(session, archive.index.images);
+    if (done.ok) {
+      report('done', 'already imported and durably pinned; nothing to do', { state: 'succeeded' });
+      return { node, relPath: choice.relPath, uploaded: false, resumedFrom: 0, pinned: 0, removed: false, sha256: archive.sha256, skipped: 'already imported and durably pinned' };
+    }
   }
 
   report('uploading', 'uploading', { bytesTotal: archive.size });
-  const up = await uploadArchive(session, archive.path, {
-    remoteName: relPath,
+  let renamed = choice.renamed;
+  let up: UploadResult;
+  try {
+    up = await upload(session, archive, choice.relPath, opts);
+  } catch (e) {
+    // Same size, other content under the archive's own name: never overwritten, and k3s might
+    // not import a replacement there anyway. Its own fresh name instead.
+    if (!(e instanceof HoldfastError && e.code === 'CONFLICT') || choice.renamed) throw e;
+    const fresh = freshName(choice.relPath, archive.sha256);
+    renamed = `${choice.relPath} on the node is another file of the same size, and k3s keeps its record of that name (a replacement might never be imported): uploaded as ${fresh}`;
+    up = await upload(session, archive, fresh, opts);
+  }
+  if (up.sha256 !== archive.sha256) {
+    throw new HoldfastError('CONFLICT', `the archive changed on this machine while it was being sent (SHA-256 ${up.sha256} instead of ${archive.sha256})`);
+  }
+  if (!up.alreadyPresent && watcherImports(null, { size: archive.size, mtime: Date.now() / 1000 }, before.info.distroVersion) === 'no') {
+    throw new HoldfastError('CONFLICT', `${up.relPath} is in place on ${node}, but ${before.info.distro === 'rke2' ? 'RKE2' : 'k3s'} ${before.info.distroVersion} imports archives only when it starts (its file watcher came with ${firstReleases(K3S_RELEASES.importWatcher)})`, {
+      hint: 'Restart k3s on the node (it imports the archive at start), then run the same import again to pin and remove it.',
+    });
+  }
+
+  report('importing', 'waiting for k3s to import the archive');
+  await waitForImport(session, archive.index.images, up.relPath, {
+    settleMs,
+    alreadyThere: up.alreadyPresent,
+    ...(opts.importTimeoutMs !== undefined ? { timeoutMs: opts.importTimeoutMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    onCheck: (n, total) => opts.onProgress?.({ message: `k3s imported ${n} of ${plural(total, 'image')}` }),
+  });
+
+  let pinned = 0;
+  let verified: NodeImportResult['verified'];
+  const warnings: string[] = [];
+  if (opts.pin) {
+    report('pinning', 'making the pins durable and verifying every reference');
+    const v = await pinAndVerify(session, ctx, up.relPath, archive.index.images, { settleMs, ...(opts.signal ? { signal: opts.signal } : {}) });
+    pinned = v.pinned;
+    verified = { images: v.images, refs: v.refs };
+    if (v.notHonoured) warnings.push(v.notHonoured);
+  }
+  let removed = false;
+  if (opts.removeArchive) {
+    report('removing', 'removing the archive safely');
+    await removeArchiveSafely(session, ctx, up.relPath);
+    removed = true;
+  }
+  const result: NodeImportResult = {
+    node,
+    relPath: up.relPath,
+    uploaded: !up.alreadyPresent,
+    resumedFrom: up.resumedFrom,
+    pinned,
+    removed,
+    sha256: up.sha256,
+    ...(verified ? { verified } : {}),
+    ...(renamed ? { renamed } : {}),
+    ...(warnings.length ? { warnings } : {}),
+  };
+  report('done', summary(result), { state: 'succeeded' });
+  return result;
+}
+
+function upload(session: NodeSession, archive: InspectedArchive, remoteName: string, opts: ImportOptions): Promise<UploadResult> {
+  return uploadArchive(session, archive.path, {
+    remoteName,
     expectedSha256: archive.sha256,
     ...(opts.signal ? { signal: opts.signal } : {}),
     onNotice: (notice) => opts.onProgress?.({ notice }),
@@ -64,36 +139,16 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
         message: p.phase === 'uploading' ? 'uploading' : p.phase === 'verifying' ? 'verifying SHA-256 on the node' : p.phase,
       }),
   });
-  if (up.sha256 !== archive.sha256) {
-    throw new HoldfastError('CONFLICT', `the archive changed on this machine while it was being sent (SHA-256 ${up.sha256} instead of ${archive.sha256})`);
-  }
-
-  report('importing', 'waiting for k3s to import the archive');
-  await waitForImport(session, archive.index.images, up.relPath, {
-    ...(opts.importTimeoutMs !== undefined ? { timeoutMs: opts.importTimeoutMs } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    onCheck: (n, total) => opts.onProgress?.({ message: `k3s imported ${n} of ${total} images` }),
-  });
-
-  let pinned = 0;
-  if (opts.pin) {
-    report('pinning', 'making the pins durable');
-    const plan = await applyPinChange(session, ctx, 'pin', { archive: up.relPath });
-    pinned = plan.changes.length;
-  }
-  let removed = false;
-  if (opts.removeArchive) {
-    report('removing', 'removing the archive safely');
-    await removeArchiveSafely(session, ctx, up.relPath);
-    removed = true;
-  }
-  report('done', summary({ pinned, removed, uploaded: !up.alreadyPresent }), { state: 'succeeded' });
-  return { node, relPath: up.relPath, uploaded: !up.alreadyPresent, resumedFrom: up.resumedFrom, pinned, removed, sha256: up.sha256 };
 }
 
-export function summary(r: { pinned: number; removed: boolean; uploaded: boolean }): string {
+/** "uploaded and imported, 4 references pinned durably and verified (2 images, 6 references), archive removed" */
+export function summary(r: Pick<NodeImportResult, 'pinned' | 'removed' | 'uploaded' | 'verified' | 'renamed' | 'relPath' | 'warnings'>): string {
   const parts = [r.uploaded ? 'uploaded and imported' : 'imported (archive was already there)'];
-  if (r.pinned) parts.push(`${r.pinned} references pinned durably`);
+  if (r.renamed) parts[0] += ` as ${r.relPath}`;
+  if (r.verified) {
+    const what = `(${plural(r.verified.images, 'image')}, ${plural(r.verified.refs, 'reference')})`;
+    parts.push(r.pinned ? `${plural(r.pinned, 'reference')} pinned durably and verified ${what}` : `pins verified durable ${what}`);
+  } else if (r.pinned) parts.push(`${plural(r.pinned, 'reference')} pinned durably`);
   if (r.removed) parts.push('archive removed');
   return parts.join(', ');
 }

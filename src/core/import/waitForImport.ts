@@ -1,86 +1,106 @@
-// Waits until k3s has imported an archive: every image present, carrying the distro pin
-// label k3s sets after import, and complete in the content store. Follows containerd's event
-// stream (/images/create, /images/update) so it reacts at once, with a slow poll as a safety
-// net for a dropped stream; bounded by a timeout with a message that says what to check.
+// Waits until k3s has finished importing an archive — not only until its names appear: every
+// image present, labelled by k3s (for an archive just put in place: labelled after it arrived, as
+// containerd's events say — an image k3s pinned before looks done already), complete in the
+// content store, the
+// `<repository>@sha256:<digest>` references k3s adds AFTER labelling (k3s PR #13221, on the
+// releases that have it), and then no event about these images for a settle period (k3s makes
+// extra-registry references, and a slow node retags seconds after labelling; issue #16).
+// Follows containerd's event stream (/images/create, /images/update, /images/delete) so it reacts
+// at once, with a slow poll as a safety net for a dropped stream; bounded by a timeout with a
+// message that says what to check.
 import { LABEL_K3S_PINNED, LABEL_RKE2_PINNED } from '../../shared/domain';
-import type { ArchiveImage } from '../archives/format/readIndex';
-import { configDigestFor } from '../archives/format/readIndex';
+import { addsDigestRefs, firstReleases, K3S_RELEASES } from '../../shared/versions';
+import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
 import { HoldfastError } from '../errors';
 import { checkComplete } from '../images/completeness';
 import type { NodeSession } from '../node/session';
 import { logger } from '../log';
+import { concerns, digestRefFor, findImages } from './imageSet';
+import { watchImages } from './settle';
 
 const log = logger('import');
 
 export interface WaitOptions {
   timeoutMs?: number;
+  /** How long no event may concern the images before the import counts as finished (default 2 s). */
+  settleMs?: number;
+  /**
+   * The archive was already in the images dir (an earlier run): k3s may have imported it long
+   * ago, and its images may be durable by now — that counts as imported too.
+   */
+  alreadyThere?: boolean;
   signal?: AbortSignal;
   onCheck?: (present: number, total: number) => void;
 }
 
+export const DEFAULT_SETTLE_MS = 2_000;
+
 export async function waitForImport(session: NodeSession, images: ArchiveImage[], archiveRel: string, opts: WaitOptions = {}): Promise<void> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
+  const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
   const info = await session.info();
   const pinLabel = info.distro === 'rke2' ? LABEL_RKE2_PINNED : LABEL_K3S_PINNED;
+  // Releases with k3s PR #13221 add a digest reference per name after labelling: wait for it too.
+  const digestRefs = addsDigestRefs(info.distroVersion) === 'yes';
   const platform = await session.platform();
   const cd = session.containerd;
 
+  const watch = watchImages(session, concerns(images, images.map((i) => configDigestFor(i, platform))));
   const check = async (): Promise<{ done: boolean; waitingFor: string[] }> => {
     const refs = await session.listBaseImages();
+    const byName = new Map(refs.map((r) => [r.name, r]));
     const waitingFor: string[] = [];
-    for (const img of images) {
-      const want = configDigestFor(img, platform);
-      const ref = img.name ? refs.find((r) => r.name === img.name) : refs.find((r) => r.imageId === want);
-      const label = img.name ?? `unnamed image ${want ?? ''}`;
-      if (!ref || (want && ref.imageId !== want)) waitingFor.push(`${label} (not imported)`);
-      else if (ref.labels[pinLabel] === undefined) waitingFor.push(`${label} (not labelled yet)`);
+    // Labelled by k3s; for an archive an earlier run left in place, made durable since counts too.
+    const imported = (r: { labels: Record<string, string>; pin: string } | undefined) => r !== undefined && (r.labels[pinLabel] !== undefined || (opts.alreadyThere === true && r.pin === 'durable'));
+    for (const f of findImages(images, refs, platform)) {
+      const ref = f.ref;
+      if (!ref) waitingFor.push(`${f.label} (not imported)`);
+      else if (!imported(ref)) waitingFor.push(`${f.label} (not labelled yet)`);
+      // A dropped event stream cannot tell: then the labels (and the settle period) decide.
+      else if (!opts.alreadyThere && watch.healthy() && !watch.seen(ref.name)) waitingFor.push(`${f.label} (k3s has not imported this file yet)`);
       else {
         const c = await checkComplete(cd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, platform);
-        if (!c.complete) waitingFor.push(`${label} (incomplete)`);
+        const extra = digestRefs ? digestRefFor(ref.name, ref.digest) : null;
+        if (!c.complete) waitingFor.push(`${f.label} (incomplete)`);
+        else if (extra && !imported(byName.get(extra))) waitingFor.push(`${extra} (k3s adds it after the labels)`);
       }
     }
-    opts.onCheck?.(images.length - waitingFor.length, images.length);
+    opts.onCheck?.(images.length - waitingFor.filter((w) => !w.endsWith('after the labels)')).length, images.length);
     return { done: waitingFor.length === 0, waitingFor };
   };
 
-  const sub = cd.subscribe([`namespace=="${session.def.namespace}",topic~="/images/"`]);
-  let wake: (() => void) | null = null;
-  sub.on('event', () => wake?.());
-  sub.on('error', (err: unknown) => log.debug('event stream failed while waiting; polling on', { node: session.def.name, err })); // the poll below keeps going
   const started = Date.now();
   let last = { done: false, waitingFor: [] as string[] };
   try {
     for (;;) {
       if (opts.signal?.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
       last = await check();
-      if (last.done) return;
       const left = timeoutMs - (Date.now() - started);
+      if (last.done) {
+        // Finished as far as Holdfast can see: done once nothing has touched the images for a while.
+        const quietFor = settleMs - watch.sinceLast();
+        if (quietFor <= 0) return;
+        if (left <= 0) {
+          log.debug('import still settling at the timeout; going on', { node: session.def.name, archiveRel });
+          return;
+        }
+        await watch.wait(Math.min(left, quietFor), opts.signal);
+        continue;
+      }
       if (left <= 0) break;
-      await new Promise<void>((resolve) => {
-        // One abort listener per wait, removed when the wait ends: this loop runs once a second
-        // per node, and listeners left behind pile up on the one signal a whole import shares
-        // (Node's MaxListenersExceededWarning after ten).
-        const done = () => {
-          clearTimeout(t);
-          opts.signal?.removeEventListener('abort', done);
-          resolve();
-        };
-        const t = setTimeout(done, Math.min(left, 1_000));
-        wake = () => {
-          clearTimeout(t);
-          // events come in bursts (create, then update with labels): settle a moment
-          setTimeout(done, 100);
-        };
-        opts.signal?.addEventListener('abort', done, { once: true });
-      });
-      wake = null;
+      await watch.wait(Math.min(left, 1_000), opts.signal);
     }
   } finally {
-    sub.cancel();
+    watch.stop();
   }
+  const noDigestYet = last.waitingFor.every((w) => w.endsWith('after the labels)'));
   throw new HoldfastError(
     'TIMEOUT',
     `k3s did not import ${archiveRel} on ${session.def.name} within ${Math.round(timeoutMs / 1000)} s: still waiting for ${last.waitingFor.join(', ')}`,
-    { hint: 'Is k3s running on the node? Its log (journalctl -u k3s) says why an archive was rejected. The archive stays in the images dir; run the import again to resume.' },
+    {
+      hint: noDigestYet
+        ? `k3s releases from ${firstReleases(K3S_RELEASES.digestRefs)} add these references after labelling; the archive stays in the images dir, run the import again to resume.`
+        : 'Is k3s running on the node? Its log (journalctl -u k3s) says why an archive was rejected. The archive stays in the images dir; run the import again to resume.',
+    },
   );
 }

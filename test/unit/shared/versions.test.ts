@@ -2,6 +2,7 @@
 // (shared/k3s-image-pinning.md) and k3s's own sources and threads cited in the table.
 import { describe, expect, it } from 'vitest';
 import {
+  addsDigestRefs,
   cacheRepinFix,
   distroPinsImports,
   DISTRO_PINS_FROM,
@@ -137,5 +138,21 @@ describe('releaseHas', () => {
     expect(releaseHas({ fromMinor: 5, backports: {} }, 'v2.0.0')).toBe('unknown');
     expect(releaseHas({ fromMinor: 5, backports: { 4: null } }, 'v1.4.9')).toBe('unknown');
     expect(releaseHas({ fromMinor: 5, backports: { 4: null } }, 'v1.3.9')).toBe('no');
+  });
+});
+
+describe('digest references after the labels (k3s PR #13221)', () => {
+  it.each([
+    ['v1.35.0+k3s1', 'yes'],
+    ['v1.36.2+k3s1', 'yes'],
+    ['v1.33.7+k3s1', 'yes'],
+    ['v1.33.6+k3s1', 'no'],
+    ['v1.32.11+k3s1', 'yes'],
+    ['v1.32.10+k3s1', 'no'],
+    ['v1.34.5+k3s1', 'unknown'], // 1.34 backport (#13230): first release not confirmed
+    ['v1.31.9+k3s1', 'no'],
+    [null, 'unknown'],
+  ])('%s → %s', (v, want) => {
+    expect(addsDigestRefs(v)).toBe(want);
   });
 });
