@@ -3,7 +3,7 @@ import type { ImageRef } from '../../shared/domain';
 
 /** A reference as containerd has it, before its fate at the next k3s start is predicted. */
 export type BaseImageRef = Omit<ImageRef, 'afterRestart' | 'reason' | 'archive'>;
-import type { ContainerdClient } from '../containerd/client';
+import type { ImageRecord } from '../containerd/client';
 import type { Platform } from './mediaTypes';
 import { pinState } from './pinState';
 import { TargetResolver } from './resolve';
@@ -22,8 +22,8 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R
   return out;
 }
 
-export async function listImageRefs(cd: ContainerdClient, resolver: TargetResolver): Promise<BaseImageRef[]> {
-  const records = await cd.listImages();
+/** The references of `records` (containerd's image list), their targets resolved for the node's platform. */
+export async function listImageRefs(records: ImageRecord[], resolver: TargetResolver): Promise<BaseImageRef[]> {
   // Many references share a target (tag + digest ref): resolve each digest once.
   const unique = [...new Map(records.map((r) => [r.target.digest, r.target])).values()];
   await mapLimit(unique, 8, (t) => resolver.resolve(t));

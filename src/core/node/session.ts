@@ -126,11 +126,21 @@ export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Pro
   }
 }
 
+type Probed = Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'imagesDir'>>;
+
+/** The probe round trip (see NodeSession.probe); a failure means "distro unknown", never an error. */
+function probeNode(ssh: SshConnection, def: NodeDef): Promise<Probed> {
+  return ssh
+    .exec(probeArgv(def.sudo === true), { timeoutMs: 15_000 })
+    .then((r) => parseProbe(r.stdout))
+    .catch((err: unknown) => (log.debug('node probe failed; distro unknown', { node: def.name, err }), { machine: '', distro: 'unknown' as const, distroVersion: null }));
+}
+
 export class NodeSession {
   private resolverCache?: TargetResolver;
   private platformCache?: Promise<Platform>;
   private infoCache?: Promise<NodeInfo> | undefined;
-  private probeCache?: Promise<Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'imagesDir'>>>;
+  private probeCache?: Promise<Probed>;
   private closed = false;
 
   /** The images dir and other node files: SFTP as root, or `sudo -n` for a non-root user. */
@@ -141,8 +151,10 @@ export class NodeSession {
     readonly ssh: SshConnection,
     readonly tunnel: Tunnel,
     readonly containerd: ContainerdClient,
+    probing?: Promise<Probed>,
   ) {
     this.files = createFileAccess(ssh, { sudo: nodeDef.sudo === true, user: nodeDef.user });
+    if (probing) this.probeCache = probing;
   }
 
   get def(): NodeDef {
@@ -159,19 +171,27 @@ export class NodeSession {
 
   static async open(def: NodeDef, opts: OpenNodeOptions = {}): Promise<NodeSession> {
     const ssh = await connectNode(def, opts);
+    // Every session asks what the node runs (detect) and nearly every one reads the images dir:
+    // the probe, the longest round trip, is under way and the node starts its sftp-server while
+    // the tunnel opens and the service definitions load. A refused SFTP stays with the channel
+    // for the first read to report; the probe never fails (distro unknown).
+    const probing = probeNode(ssh, def);
+    ssh.sftp().catch(() => undefined);
     let tunnel: Tunnel;
+    let containerd: ContainerdClient;
     try {
       tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user } : { user: def.user });
+      containerd = new ContainerdClient({
+        target: `unix:${tunnel.localPath}`,
+        namespace: def.namespace,
+        describe: `${def.name} (${def.socket})`,
+      });
     } catch (e) {
+      // (Also when the client cannot be made, e.g. no .proto files: the connection must not outlive it.)
       await ssh.close();
       throw e;
     }
-    const containerd = new ContainerdClient({
-      target: `unix:${tunnel.localPath}`,
-      namespace: def.namespace,
-      describe: `${def.name} (${def.socket})`,
-    });
-    const session = new NodeSession(def, ssh, tunnel, containerd);
+    const session = new NodeSession(def, ssh, tunnel, containerd, probing);
     ssh.onClose(() => void session.close());
     return session;
   }
@@ -198,11 +218,8 @@ export class NodeSession {
    * the data-dir its config files set (detect.ts). A fixed script: nothing user-supplied goes
    * into it.
    */
-  private probe(): Promise<Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'imagesDir'>>> {
-    this.probeCache ??= this.ssh
-      .exec(probeArgv(this.def.sudo === true), { timeoutMs: 15_000 })
-      .then((r) => parseProbe(r.stdout))
-      .catch((err: unknown) => (log.debug('node probe failed; distro unknown', { node: this.def.name, err }), { machine: '', distro: 'unknown' as const, distroVersion: null }));
+  private probe(): Promise<Probed> {
+    this.probeCache ??= probeNode(this.ssh, this.def);
     return this.probeCache;
   }
 
@@ -219,7 +236,9 @@ export class NodeSession {
 
   /** Every reference as containerd has it (no fate prediction: see inspectNode). */
   async listBaseImages() {
-    return listImageRefs(this.containerd, await this.resolver());
+    // The list itself needs no platform (resolving targets does): it runs during the probe.
+    const [records, resolver] = await Promise.all([this.containerd.listImages(), this.resolver()]);
+    return listImageRefs(records, resolver);
   }
 
   /** containerd and distro versions, detected once per session. */
