@@ -5,6 +5,7 @@
 // missing blobs) are counted, with the sizes Content.Info reports.
 import type { ImageRef } from '../../shared/domain';
 import { deletionOrder, exclusiveBytes, imageState, type BlobIndex, type ContainerUse, type StoreImage } from '../../shared/imageStore';
+import { imageProtection } from '../../shared/protection';
 import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain';
 import type { CriPinning } from '../../shared/versions';
 import { normalizeReference } from '../archives/format/reference';
@@ -185,10 +186,8 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
     uses.set(k, [...(uses.get(k) ?? []), use]);
   }
   const records = new Map(input.records.map((r) => [r.name, r]));
-  // What kubelet sees per image now, by this containerd's CRI rule (facts sheet, "How the pin is
-  // honoured"): any reference labelled (1.7.10+, 2.x), every reference (1.7.3–1.7.9), never (older).
-  const labelled = (r: ImageRef) => r.labels[LABEL_CRI_PINNED] === PINNED;
-  const pinnedNow = (refs: ImageRef[]) => (input.criPinning === 'none' ? false : input.criPinning === 'first-loaded' ? refs.every(labelled) : refs.some(labelled));
+  // What kubelet sees per image (shared/protection): pinned now, by this containerd's CRI rule.
+  const protection = imageProtection(input.refs, input.criPinning);
   const index: BlobIndex = { sizes, byImage: {} };
   const images: StoreImage[] = [];
   for (const [key, refs] of groups) {
@@ -212,9 +211,9 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
       digests,
       state: imageState({ usedBy, pin }),
       pin,
-      pinnedForKubelet: pinnedNow(refs),
+      pinnedForKubelet: protection.get(key)?.now ?? false,
       // 1.7.3–1.7.9 with the label on some references only: CRI may take the pin from either.
-      pinUncertain: input.criPinning === 'first-loaded' && !pinnedNow(refs) && refs.some(labelled),
+      pinUncertain: input.criPinning === 'first-loaded' && !protection.get(key)?.now && refs.some((r) => r.labels[LABEL_CRI_PINNED] === PINNED),
       usedBy,
       lostPin: refs.some((r) => r.lostPin?.kind === 'label-removed'),
       archive: refs.map((r) => r.archive).find((a) => a !== null) ?? null,
