@@ -20,6 +20,8 @@ import { K3S_IMAGES_DIR, type LabNodeHandle } from '../../lab/node';
 import type { DiskPicture } from '../../src/shared/diskPicture';
 import type { AuditEntry } from '../../src/shared/domain';
 import type { PrunePlan, PruneResult } from '../../src/shared/prunePlan';
+import { createHandlers } from '../../src/core/service';
+import { HoldfastError } from '../../src/core/errors';
 import { runCli, tempHome } from './support';
 
 const KiB = 1024;
@@ -311,6 +313,44 @@ describe('holdfast prune', () => {
     expect(summary[0]).toMatch(/^gc2: would remove 0 of 6 images/);
     expect(summary[1]).toMatch(/^gone: FAILED — /);
     expect(r.stderr).toContain('prune failed on gone');
+  });
+});
+
+describe('the app’s channels (the service main and holdfast serve run)', () => {
+  it('disk.picture without images measures only file systems and thresholds', async () => {
+    const svc = createHandlers({ home });
+    try {
+      const p = await svc['disk.picture']({ node: 'gc1', images: false });
+      expect(p.images).toBeNull();
+      expect(p.forecast).toBeNull();
+      expect(p.imagefs?.totalBytes).toBe(16 * MiB);
+    } finally {
+      await svc.dispose();
+    }
+  });
+
+  it('prune.apply needs the node’s name typed, removes only previewed images a fresh plan allows, and says why it leaves the others', async () => {
+    const svc = createHandlers({ home });
+    try {
+      // gc1 after the forecast test: app 1.0 and 1.2 are gone, so 1.1 is now a rollback version
+      const plan = await svc['prune.plan']({ node: 'gc1' });
+      expect(plan.remove.map((r) => r.refs[0])).toEqual(['registry.lab/tools/old:0.1']);
+      const rollback = plan.kept.find((k) => k.refs[0] === `${APP}:1.1`)!;
+      expect(rollback.reason).toBe('rollback');
+      const images = [plan.remove[0]!.key, rollback.key];
+      await expect(svc['prune.apply']({ node: 'gc1', images, confirm: 'gc2' })).rejects.toSatisfy((e) => e instanceof HoldfastError && e.code === 'REFUSED');
+      expect(await lab.node('gc1').ctr(['images', 'ls', '-q'])).toContain('registry.lab/tools/old:0.1');
+      const res = await svc['prune.apply']({ node: 'gc1', images, confirm: 'gc1' });
+      expect(res.removed.map((r) => r.refs[0])).toEqual(['registry.lab/tools/old:0.1']);
+      expect(res.refused).toEqual([{ key: rollback.key, refs: rollback.refs, text: rollback.text }]);
+      const left = await lab.node('gc1').ctr(['images', 'ls', '-q']);
+      expect(left).not.toContain('registry.lab/tools/old');
+      for (const ref of rollback.refs) expect(left).toContain(ref);
+      expect(res.audit?.action).toBe('prune');
+      expect(res.audit?.note).toContain('left registry.lab/acme/app:1.1');
+    } finally {
+      await svc.dispose();
+    }
   });
 });
 
