@@ -376,6 +376,8 @@ export interface FakeOptions {
   lostPins?: boolean;
   /** edge-01 runs this containerd (e.g. Debian's '1.6.20~ds1', which has no CRI pinning). */
   edge1Containerd?: string;
+  /** edge-01's images.list answers only once releaseImages() is called (a slow node). */
+  holdImages?: boolean;
   /** edge-01's k3s/RKE2 binary did not answer the probe (NodeInfo.distro 'unknown', no version). */
   edge1DistroUnknown?: boolean;
   /**
@@ -527,6 +529,9 @@ export function inspectFake(path: string): LocalArchive {
 }
 
 export function fakeHandlers(opts: FakeOptions = {}) {
+  // holdImages: edge-01's images arrive only when the test says so.
+  let releaseImages: () => void = () => undefined;
+  const imagesHeld = new Promise<void>((resolve) => (releaseImages = resolve));
   const calls: { channel: string; args: unknown }[] = [];
   const north = opts.fleet ? { group: 'north' } : {};
   const nodes: NodeDef[] = [
@@ -945,6 +950,7 @@ export function fakeHandlers(opts: FakeOptions = {}) {
     'images.list': async (args) => {
       calls.push({ channel: 'images.list', args });
       find(args.node);
+      if (opts.holdImages && args.node === 'edge-01') await imagesHeld;
       await new Promise((r) => setTimeout(r, 100));
       // As core's withLostPins: only references still there whose own pin is gone carry it.
       const lost = new Map(lostPinsOf(args.node).filter((l) => l.kind === 'label-removed' || l.kind === 'k3s-managed-again').map((l) => [l.ref, l]));
@@ -1252,5 +1258,5 @@ export function fakeHandlers(opts: FakeOptions = {}) {
   };
   // startServer serves GET /api/events from `handlers.events`, as with the real service.
   if (!opts.noEvents) Object.assign(handlers, { events });
-  return { handlers, calls, nodes, images, archives, audit, jobs, stopJobs, emit, events, listeners };
+  return { handlers, calls, nodes, images, archives, audit, jobs, stopJobs, emit, events, listeners, releaseImages };
 }

@@ -29,6 +29,18 @@ async function eventsConnected() {
   await expect.poll(() => fake.listeners.size).toBeGreaterThan(0);
 }
 
+test('the fleet banner never says no pin is lost while a connected node\'s images are still loading (issue #16)', async ({ holdfast }) => {
+  const { page } = await open(holdfast, { holdImages: true });
+  await expect(fleetRow(page, 'edge-01').getByTestId('fleet-status')).toHaveText('Connected');
+  await expect(page.getByTestId('fleet-risk-loading')).toContainText('Loading the images of 1 connected node');
+  await expect(page.getByTestId('fleet-no-risk')).toHaveCount(0);
+  fake.releaseImages();
+  // once they are in, edge-01's at-risk images are counted (by image, as kubelet sees them)
+  await expect(page.getByTestId('fleet-at-risk')).toContainText('3 images on 1 node will lose their pin');
+  await expect(page.getByTestId('fleet-risk-loading')).toHaveCount(0);
+  await expect(page.getByTestId('fleet-no-risk')).toHaveCount(0);
+});
+
 test('several nodes: lands on the fleet overview with counts by pin state and at-risk pins highlighted', async ({ holdfast }) => {
   const { page, errors } = await open(holdfast);
   const edge1 = fleetRow(page, 'edge-01');
