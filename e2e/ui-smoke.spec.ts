@@ -285,11 +285,11 @@ test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reason
   expect(errors).toEqual([]);
 });
 
-test('tabs: Images | Archives | Log, operable with the keyboard', async ({ page }) => {
+test('tabs: Images | Archives | Disk | Log, operable with the keyboard', async ({ page }) => {
   await serve();
   await openApp(page);
   const tablist = page.getByRole('tablist', { name: 'Node views' });
-  await expect(tablist.getByRole('tab')).toHaveText([/Images/, /Archives/, /Log/]);
+  await expect(tablist.getByRole('tab')).toHaveText([/Images/, /Archives/, /Disk/, /Log/]);
   const images = page.getByRole('tab', { name: /Images/ });
   await expect(images).toHaveAttribute('aria-selected', 'true');
   await images.focus();
