@@ -159,7 +159,8 @@ describe('holdfast import', () => {
     const r = await runCli(['import', 'i1', bad, '--pin'], { HOLDFAST_HOME: home });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/broken\.tar\.gz was refused: /);
-    expect(readdirSync(lab.node('i1').hostImagesDir)).toEqual([]);
+    // (on 1.6 the first test's archive stays: nothing but the archive protects its images there)
+    expect(readdirSync(lab.node('i1').hostImagesDir, { recursive: true }).filter((f) => String(f).includes('broken'))).toEqual([]);
     const xz = path.join(work, 'bundle.tar.xz');
     writeFileSync(xz, 'x');
     const u = await runCli(['upload', 'i1', xz], { HOLDFAST_HOME: home });
