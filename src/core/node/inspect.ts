@@ -93,7 +93,8 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
   for (const f of files) {
     const check = await removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion));
     const fa = fateArchives.find((a) => a.path === f.path);
-    const remedy = check.allowed ? undefined : archiveRemedy(check);
+    // Without CRI pinning no pin makes removal safe: pinning is no remedy there.
+    const remedy = check.allowed || criPinning(info.containerdVersion) === 'none' ? undefined : archiveRemedy(check);
     archives.push({
       path: f.path,
       kind: f.kind,
