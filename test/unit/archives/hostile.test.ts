@@ -31,13 +31,23 @@ afterAll(async () => {
  * often untouched and so not resident: a 2 GB window shows here, not in RSS). The peak is the
  * process's: the tests with the tightest bounds come first in this file (a fresh worker per file).
  */
+/**
+ * Memory this operation grew the process by: the highest RSS sampled while it ran (not the
+ * worker's lifetime peak, which earlier test files in the same worker may have set) and the
+ * growth of ArrayBuffers, which hold decoder windows outside the JS heap.
+ */
 function watchMemory(): { stop: () => number } {
   const base = process.memoryUsage();
+  let peak = base.rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 5);
   return {
     stop: () => {
-      const peakRss = process.resourceUsage().maxRSS * 1024 - base.rss;
-      const arrayBuffers = process.memoryUsage().arrayBuffers - base.arrayBuffers;
-      return Math.max(peakRss, arrayBuffers);
+      clearInterval(timer);
+      const now = process.memoryUsage();
+      peak = Math.max(peak, now.rss);
+      return Math.max(peak - base.rss, now.arrayBuffers - base.arrayBuffers);
     },
   };
 }
@@ -60,7 +70,7 @@ describe('zstd: the decoder never allocates a window past the limit, and bombs s
     await writeFile(file, zstdWindowBomb());
     const mem = watchMemory();
     const e = await inspectLocalArchive(file).catch((x: unknown) => x);
-    expect(mem.stop()).toBeLessThan(64 * MiB);
+    expect(mem.stop()).toBeLessThan(128 * MiB); // the declared window is ~2 GB
     expect(e).toBeInstanceOf(HoldfastError);
     expect((e as HoldfastError).message).toContain('window.tar.zst was refused: unsupported: k3s cannot import it: its zstd frame declares a 1.9 GiB window');
   });
@@ -71,7 +81,7 @@ describe('zstd: the decoder never allocates a window past the limit, and bombs s
     const cut = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, (3 << 6) | 0x20, 0x00, 0x00, 0x00, 0x7f]);
     const mem = watchMemory();
     const e = await refusal(read(cut, 'zstd'));
-    expect(mem.stop()).toBeLessThan(64 * MiB);
+    expect(mem.stop()).toBeLessThan(128 * MiB); // the declared window is ~2 GB
     expect(e.reason).toBe('truncated');
     expect(e.message).toBe('truncated: the zstd stream ends inside a frame header');
   });
