@@ -180,7 +180,8 @@ export class NodeSession {
     let tunnel: Tunnel;
     let containerd: ContainerdClient;
     try {
-      tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user } : { user: def.user });
+      // The probe is a session of its own: it turns sshd's TCP_NODELAY on (tunnel.ts).
+      tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user } : { user: def.user, primeNoDelay: false });
       containerd = new ContainerdClient({
         target: `unix:${tunnel.localPath}`,
         namespace: def.namespace,

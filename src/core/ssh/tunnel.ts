@@ -45,6 +45,11 @@ export interface TunnelOptions {
   sudo?: boolean;
   /** The SSH user, for the sudoers line an error suggests. */
   user?: string;
+  /**
+   * false: the caller starts a session (exec) on the connection itself right away, which turns
+   * sshd's TCP_NODELAY on as well (see primeServerNoDelay), so no extra `true` is run.
+   */
+  primeNoDelay?: boolean;
 }
 
 // socat parses its address argument itself (`,` starts options, `:` separates fields, quotes
@@ -263,7 +268,9 @@ async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean
 // trigger it. Measured on OpenSSH 9.2: a server answering in several small writes (as gRPC
 // servers do: headers, data, trailers) took 6-18 ms per round trip over a streamlocal-only
 // connection (Nagle on sshd's side meets our delayed ACK) and 0.4 ms once one `true` had been
-// exec'd on the same connection. So run one trivial session per connection, best effort.
+// exec'd on the same connection. So run one trivial session per connection, best effort, and
+// without waiting for it: the tunnel works meanwhile (a node's shell may take a while to start),
+// its first round trips only slower.
 const primed = new WeakSet<Client>();
 async function primeServerNoDelay(client: Client): Promise<void> {
   if (primed.has(client)) return;
@@ -310,7 +317,7 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
       const ch = await openStreamLocal(client, remoteSocketPath);
       ch.destroy();
       mode = 'streamlocal';
-      await primeServerNoDelay(client);
+      if (opts.primeNoDelay !== false) void primeServerNoDelay(client);
     } catch (err) {
       if (!(err instanceof Error) || !/Channel open failure/.test(err.message)) throw notConnected(err);
       if (wanted === 'streamlocal') {
