@@ -13,7 +13,9 @@ export async function main(argv: string[]): Promise<number> {
   const run = runWithCodeCache<Cli>({
     source: readFileSync(filename, 'utf8'),
     filename,
-    cacheDir: path.join(dir, 'cache'),
+    // Beside out/cli, not in it: what npm packs and the desktop packages copy is out/cli, and a
+    // cache is only good for the Node that wrote it. An install nobody can write to has none.
+    cacheDir: path.join(dir, '..', 'cli-cache'),
     // Per Node version: V8 would reject another's, and two Nodes sharing a checkout would take turns.
     prefix: `${process.version}-${process.arch}`,
     key: cacheKey(argv.slice(2)),

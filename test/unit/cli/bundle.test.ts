@@ -9,19 +9,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../../scripts/build-cli.mjs';
 
 const root = path.resolve(import.meta.dirname, '..', '..', '..');
-const dir = path.join(root, 'out', `.cli-test-${process.pid}`);
+const dir = path.join(root, 'out', `.cli-test-${process.pid}`, 'cli');
+const cacheDir = path.join(dir, '..', 'cli-cache');
 
 function holdfast(args: string[]) {
   const run = `const { main } = await import(${JSON.stringify(pathToFileURL(path.join(dir, 'holdfast.mjs')).href)});
 process.exitCode = await main(['node', 'holdfast', ...${JSON.stringify(args)}]);`;
-  return spawnSync(process.execPath, ['--input-type=module', '-e', run], { encoding: 'utf8', env: { ...process.env, HOLDFAST_HOME: path.join(dir, 'home') } });
+  return spawnSync(process.execPath, ['--input-type=module', '-e', run], { encoding: 'utf8', env: { ...process.env, HOLDFAST_HOME: path.join(dir, '..', 'home') } });
 }
 
 beforeAll(async () => {
   await buildCli(dir);
 }, 120_000);
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(path.dirname(dir), { recursive: true, force: true }));
 
 describe('the CLI bundle', () => {
   it('is one CommonJS file with a loader, and lists what it was built from', () => {
@@ -39,22 +40,22 @@ describe('the CLI bundle', () => {
     expect(cjs).toContain('require("cpu-features")');
   });
 
-  it('starts, and writes one code cache per command it runs', () => {
+  it('starts, and writes one code cache per command it runs, beside out/cli (not packed, not copied into packages)', () => {
     const first = holdfast(['--help']);
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
     expect(first.stdout).toContain('Usage: holdfast');
-    const cache = path.join(dir, 'cache', `${process.version}-${process.arch}-_.bin`);
+    const cache = path.join(cacheDir, `${process.version}-${process.arch}-_.bin`);
     expect(existsSync(cache)).toBe(true);
     const ls = holdfast(['node', 'ls', '--json']);
     expect(ls.status).toBe(0);
     expect(ls.stdout.trim()).toBe('[]');
-    expect(readdirSync(path.join(dir, 'cache')).sort()).toEqual([`${process.version}-${process.arch}-_.bin`, `${process.version}-${process.arch}-node.bin`]);
+    expect(readdirSync(cacheDir).sort()).toEqual([`${process.version}-${process.arch}-_.bin`, `${process.version}-${process.arch}-node.bin`]);
     expect(holdfast(['--version']).stdout.trim()).toBe('0.1.0');
   });
 
   it('runs as a script too: node out/cli/holdfast.mjs …', () => {
-    const r = spawnSync(process.execPath, [path.join(dir, 'holdfast.mjs'), 'node', 'ls'], { encoding: 'utf8', env: { ...process.env, HOLDFAST_HOME: path.join(dir, 'home2') } });
+    const r = spawnSync(process.execPath, [path.join(dir, 'holdfast.mjs'), 'node', 'ls'], { encoding: 'utf8', env: { ...process.env, HOLDFAST_HOME: path.join(dir, '..', 'home2') } });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('no nodes yet');
   });
