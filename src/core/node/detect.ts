@@ -30,7 +30,9 @@ export const PROBE_SCRIPT = [
   'uname -m',
   'd=',
   'for b in k3s rke2; do for p in "$b" "/usr/local/bin/$b"; do',
-  '  if out=$("$p" --version 2>/dev/null); then echo "@@$b"; echo "$out"; d=$b; break 2; fi',
+  // `command -v` is a shell builtin: a missing candidate costs no process (a node's shell may take
+  // tens of ms per fork), only one that exists is run.
+  '  if command -v "$p" >/dev/null 2>&1 && out=$("$p" --version 2>/dev/null); then echo "@@$b"; echo "$out"; d=$b; break 2; fi',
   'done; done',
   'c=/etc/rancher/${d:-k3s}/config.yaml',
   // data-dir keys (YAML or JSON, quoted or not, `d` is its short name) and a JSON object's first line

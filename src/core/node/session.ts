@@ -2,7 +2,7 @@
 // client over it. Everything Holdfast does to a node goes through a NodeSession.
 import type { NodeDef, NodeInfo } from '../../shared/domain';
 import { createFileAccess, type FileAccess } from '../access';
-import { ContainerdClient } from '../containerd/client';
+import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { listImageRefs } from '../images/list';
 import { platformFromUname, type Platform } from '../images/mediaTypes';
@@ -182,6 +182,9 @@ export class NodeSession {
     try {
       // The probe is a session of its own: it turns sshd's TCP_NODELAY on (tunnel.ts).
       tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user } : { user: def.user, primeNoDelay: false });
+      // grpc-js, protobufjs and the service definitions load here, while the probe is under way
+      // (a cold CLI starts connecting without them).
+      const { ContainerdClient } = await import('../containerd/client');
       containerd = new ContainerdClient({
         target: `unix:${tunnel.localPath}`,
         namespace: def.namespace,

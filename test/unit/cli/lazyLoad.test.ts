@@ -47,13 +47,15 @@ describe('what a CLI start loads', () => {
     for (const p of NODE_CODE) expect(r.packages, p).not.toContain(p);
   }, 30_000);
 
-  it('a command that reaches a node loads ssh2 and grpc-js when it runs', () => {
+  it('a command that reaches a node loads ssh2 when it runs, grpc-js only once SSH is up', () => {
     const home = mkdtempSync(path.join(os.tmpdir(), 'hf-loads-'));
     // Port 1 on loopback: nothing listens, so the connection is refused at once.
     expect(packagesLoadedBy(['node', 'add', 'n1', '--host', '127.0.0.1', '--port', '1', '--no-check'], home).status).toBe(0);
     const r = packagesLoadedBy(['images', 'n1'], home);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^holdfast: /);
-    for (const p of ['ssh2', '@grpc/grpc-js', 'protobufjs']) expect(r.packages, p).toContain(p);
+    expect(r.packages).toContain('ssh2');
+    // The connection was refused: containerd's client (grpc-js, protobufjs) was never needed.
+    for (const p of ['@grpc/grpc-js', 'protobufjs']) expect(r.packages, p).not.toContain(p);
   }, 30_000);
 });

@@ -84,4 +84,17 @@ describe('parseProbe', () => {
     const out = execFileSync('sh', ['-c', PROBE_SCRIPT], { env: { PATH: `${dir}:/usr/bin:/bin` } }).toString();
     expect(parseProbe(out).distroVersion).toBe('v1.31.6+k3s1');
   });
+
+  it('goes on to RKE2 when there is no k3s, and says unknown when there is neither', async () => {
+    const { PROBE_SCRIPT, parseProbe } = await import('../../../src/core/node/detect');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { execFileSync } = await import('node:child_process');
+    const dir = mkdtempSync('/tmp/hf-probe-');
+    const probe = () => parseProbe(execFileSync('sh', ['-c', PROBE_SCRIPT], { env: { PATH: `${dir}:/usr/bin:/bin` } }).toString());
+    // A k3s that is not executable is no k3s.
+    writeFileSync(`${dir}/k3s`, 'not a program', { mode: 0o644 });
+    expect(probe()).toMatchObject({ distro: 'unknown', distroVersion: null });
+    writeFileSync(`${dir}/rke2`, `#!/bin/sh\nprintf 'rke2 version v1.31.6+rke2r1 (0b3cf7a9)\\ngo version go1.22.12\\n'\n`, { mode: 0o755 });
+    expect(probe()).toMatchObject({ distro: 'rke2', distroVersion: 'v1.31.6+rke2r1' });
+  });
 });
