@@ -10,6 +10,7 @@ import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import type { Cli } from '../context';
 import { humanSize, shortDigest, table } from '../format';
+import { mapLimit } from '../../shared/mapLimit';
 
 // The disk picture and prune (and the SSH and containerd code under them) load when a command runs.
 const picture = () => import('../../core/disk/picture');
@@ -95,20 +96,6 @@ export function resultText(res: PruneResult): string {
   for (const r of res.refused) out.push(`  left ${firstName(r.refs, r.key)}: ${r.text}`);
   for (const r of res.failed) out.push(`  FAILED ${firstName(r.refs, r.key)}: ${r.error}${r.deletedRefs.length ? ` (already deleted: ${r.deletedRefs.join(', ')})` : ''}`);
   return out.join('\n');
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
 }
 
 export function registerDiskCommands(program: Command, cli: Cli): void {

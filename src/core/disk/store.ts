@@ -12,6 +12,7 @@ import { normalizeReference } from '../archives/format/reference';
 import type { ContainerRecord, ContainerdClient, ImageRecord } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { INDEX_TYPES, platformMatches, type Platform } from '../images/mediaTypes';
+import { mapLimit } from '../../shared/mapLimit';
 
 /** CRI labels the containers and sandboxes it creates; kubelet sees only those. */
 export const CRI_KIND_LABEL = 'io.cri-containerd.kind';
@@ -29,20 +30,6 @@ interface ManifestJson {
   config?: { digest: string };
   layers?: { digest: string }[];
   manifests?: { digest: string; platform?: Platform }[];
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
 }
 
 /** Walks targets once each; blob sizes and small JSON bodies are read once per digest. */

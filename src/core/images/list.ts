@@ -7,20 +7,7 @@ import type { ImageRecord } from '../containerd/client';
 import type { Platform } from './mediaTypes';
 import { pinState } from './pinState';
 import { TargetResolver } from './resolve';
-
-/** Runs fn over items with at most `limit` in flight. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
-}
+import { mapLimit } from '../../shared/mapLimit';
 
 /** The references of `records` (containerd's image list), their targets resolved for the node's platform. */
 export async function listImageRefs(records: ImageRecord[], resolver: TargetResolver): Promise<BaseImageRef[]> {
