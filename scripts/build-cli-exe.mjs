@@ -92,7 +92,16 @@ export async function buildExe(outFile = path.join(root, 'out', 'exe', exeName))
     copyFileSync(process.execPath, exe);
     chmodSync(exe, 0o755);
     // macOS refuses a binary whose signature no longer matches: drop it before, sign ad hoc after.
+    // On Windows the injected file's Authenticode signature would be invalid: drop it too, when
+    // the Windows SDK's signtool is on PATH (else postject warns; sign the result yourself).
     if (process.platform === 'darwin') execFileSync('codesign', ['--remove-signature', exe]);
+    if (process.platform === 'win32') {
+      try {
+        execFileSync('signtool', ['remove', '/s', exe], { stdio: 'ignore' });
+      } catch {
+        console.warn('signtool not found: the file keeps a signature that no longer matches (sign it before handing it out)');
+      }
+    }
     const { inject } = await import('postject');
     await inject(exe, 'NODE_SEA_BLOB', readFileSync(blob), {
       sentinelFuse: SENTINEL_FUSE,
