@@ -1,5 +1,9 @@
 // bench/list: listing 1,000 image references on a lab node — Holdfast vs what an operator
-// does by hand (`ssh node ctr -n k8s.io images ls`). Reports medians and the ratio.
+// does by hand (`ssh node ctr -n k8s.io images ls`, and its `-q` form that prints names only).
+// Every run starts a new `holdfast` process (new SSH connection) for each way Holdfast ships:
+// the npm bundle (out/cli, built here), the standalone executable (out/exe, built here), and
+// the TypeScript sources through tsx (the old start-up, for reference); plus their cold
+// `--help` and `node ls`. Reports medians and the ratios.
 //
 //   npm run bench:list [-- --refs 1000 --runs 7]
 import { median, timeCmd } from './util';
@@ -15,13 +19,25 @@ import { inspectNode } from '../src/core/node/inspect';
 import { IndexCache } from '../src/core/archives/scan';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
+// @ts-expect-error -- plain .mjs build scripts, no type declarations
+import { buildCli } from '../scripts/build-cli.mjs';
+// @ts-expect-error -- plain .mjs build scripts, no type declarations
+import { buildExe } from '../scripts/build-cli-exe.mjs';
 
 const { values } = parseArgs({ options: { refs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' } } });
 const REFS = Number(values.refs);
 const RUNS = Number(values.runs);
 const root = path.resolve(import.meta.dirname, '..');
 
-
+await buildCli();
+const exe = await buildExe(path.join(mkdtempSync(path.join(os.tmpdir(), 'hf-bench-exe-')), 'holdfast'));
+/** argv and env of each way to run `holdfast`. */
+const ways = {
+  bundle: { argv: [process.execPath, path.join(root, 'bin', 'holdfast.mjs')], env: { HOLDFAST_CLI: 'bundle' } },
+  exe: { argv: [exe], env: {} },
+  tsx: { argv: [process.execPath, path.join(root, 'bin', 'holdfast.mjs')], env: { HOLDFAST_CLI: 'tsx' } },
+} as const;
+type Way = keyof typeof ways;
 
 const lab = await startLab({ nodes: ['bench'] });
 try {
@@ -51,19 +67,29 @@ try {
   const def = await new NodeStore(home).get('bench');
 
   const sshArgv = ['ssh', '-i', lab.clientKey, '-p', String(n.port), '-o', `UserKnownHostsFile=${lab.knownHosts}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', 'root@127.0.0.1'];
+  const ctr = [...sshArgv, 'ctr', '-a', '/run/k3s/containerd/containerd.sock', '-n', 'k8s.io', 'images', 'ls'];
   const byHand: number[] = [];
   const byHandQ: number[] = [];
-  const cliCold: number[] = [];
+  const imagesMs: Record<Way, number[]> = { bundle: [], exe: [], tsx: [] };
+  const help: Record<Way, number[]> = { bundle: [], exe: [], tsx: [] };
+  const nodeLs: Record<Way, number[]> = { bundle: [], exe: [], tsx: [] };
   const warm: number[] = [];
   let count = 0;
+  const cli = (w: Way, args: string[]) => timeCmd([...ways[w].argv, ...args], { HOLDFAST_HOME: home, ...ways[w].env });
 
+  // Not timed: each way's first run of each command, which writes its V8 code cache (and the
+  // standalone file's embedded files): every later start, what an operator sees, reads them.
+  for (const w of Object.keys(ways) as Way[]) for (const args of [['images', 'bench', '--json'], ['--help'], ['node', 'ls']]) await cli(w, args);
   for (let r = 0; r < RUNS; r++) {
-    const h = await timeCmd([...sshArgv, 'ctr', '-a', '/run/k3s/containerd/containerd.sock', '-n', 'k8s.io', 'images', 'ls']);
-    byHand.push(h.ms);
-    byHandQ.push((await timeCmd([...sshArgv, 'ctr', '-a', '/run/k3s/containerd/containerd.sock', '-n', 'k8s.io', 'images', 'ls', '-q'])).ms);
-    const c = await timeCmd([process.execPath, path.join(root, 'bin', 'holdfast.mjs'), 'images', 'bench', '--json'], { HOLDFAST_HOME: home });
-    cliCold.push(c.ms);
-    count = JSON.parse(c.out).length;
+    byHand.push((await timeCmd(ctr)).ms);
+    byHandQ.push((await timeCmd([...ctr, '-q'])).ms);
+    for (const w of Object.keys(ways) as Way[]) {
+      const c = await cli(w, ['images', 'bench', '--json']);
+      imagesMs[w].push(c.ms);
+      count = JSON.parse(c.out).length;
+      help[w].push((await cli(w, ['--help'])).ms);
+      nodeLs[w].push((await cli(w, ['node', 'ls'])).ms);
+    }
   }
   const session = await NodeSession.open(def);
   // What the app does on refresh: every reference with its pin and fate at the next start
@@ -80,22 +106,37 @@ try {
   }
   await session.close();
 
+  const med = (xs: number[]) => Math.round(median(xs));
+  const perWay = (m: Record<Way, number[]>) => ({ bundle: med(m.bundle), exe: med(m.exe), tsx: med(m.tsx) });
   const result = {
     references: count,
     runs: RUNS,
+    load: os.loadavg().map((l) => +l.toFixed(1)),
     medianMs: {
-      sshCtrImagesLs: Math.round(median(byHand)),
-      sshCtrImagesLsQuiet: Math.round(median(byHandQ)),
-      holdfastCliCold: Math.round(median(cliCold)),
+      sshCtrImagesLs: med(byHand),
+      sshCtrImagesLsQuiet: med(byHandQ),
+      holdfastImagesCold: perWay(imagesMs),
+      holdfastHelp: perWay(help),
+      holdfastNodeLs: perWay(nodeLs),
       holdfastFirstListInSession: Math.round(coldMs),
       holdfastWarmList: Math.round(median(warm) * 10) / 10,
     },
   };
-  const ratioCold = result.medianMs.sshCtrImagesLs / result.medianMs.holdfastCliCold;
-  const ratioWarm = result.medianMs.sshCtrImagesLs / result.medianMs.holdfastWarmList;
-  console.log(JSON.stringify({ ...result, ratio: { cliColdVsSshCtr: +ratioCold.toFixed(2), appWarmVsSshCtr: +ratioWarm.toFixed(1) } }, null, 2));
+  const m = result.medianMs;
+  const x = (byHandMs: number, ms: number) => `${(byHandMs / ms).toFixed(2)}×`;
+  console.log(JSON.stringify(result, null, 2));
   console.log(
-    `\n| ${count} references | ssh node ctr images ls | holdfast images --json (new process, new SSH) | Holdfast app, connected |\n|---|---|---|---|\n| median | ${result.medianMs.sshCtrImagesLs} ms | ${result.medianMs.holdfastCliCold} ms (${ratioCold.toFixed(2)}x) | ${result.medianMs.holdfastWarmList} ms (${ratioWarm.toFixed(0)}x) |`,
+    [
+      '',
+      `| ${count} references, median of ${RUNS} | \`ssh node ctr images ls -q\` | \`ssh node ctr images ls\` | \`holdfast images --json\`, npm bundle | standalone file | sources via tsx | the app, connected (refresh) |`,
+      '|---|---|---|---|---|---|---|',
+      `| new process, new SSH connection | ${m.sshCtrImagesLsQuiet} ms | ${m.sshCtrImagesLs} ms | ${m.holdfastImagesCold.bundle} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.bundle)} vs -q) | ${m.holdfastImagesCold.exe} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.exe)}) | ${m.holdfastImagesCold.tsx} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.tsx)}) | ${m.holdfastWarmList} ms |`,
+      '',
+      '| cold start, median | npm bundle | standalone file | sources via tsx |',
+      '|---|---|---|---|',
+      `| \`holdfast --help\` | ${m.holdfastHelp.bundle} ms | ${m.holdfastHelp.exe} ms | ${m.holdfastHelp.tsx} ms |`,
+      `| \`holdfast node ls\` | ${m.holdfastNodeLs.bundle} ms | ${m.holdfastNodeLs.exe} ms | ${m.holdfastNodeLs.tsx} ms |`,
+    ].join('\n'),
   );
 } finally {
   await lab.stop();
