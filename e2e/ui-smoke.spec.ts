@@ -670,8 +670,9 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
 });
 
 test('jobs panel: sidebar progress, survives navigating to a node and back and a reload; views refresh when a job ends', async ({ page }) => {
-  test.setTimeout(45_000);
-  await serve({ importMs: 3500 });
+  test.setTimeout(90_000);
+  // long enough that the job is still running when a loaded machine gets to its Cancel button
+  await serve({ importMs: 12_000 });
   const errors = await openApp(page);
   await expect(page.getByTestId('jobs-indicator')).toContainText('No jobs');
   await expect(row(page, 'telemetry-agent:2.5.0')).toHaveCount(0);
@@ -699,7 +700,7 @@ test('jobs panel: sidebar progress, survives navigating to a node and back and a
   await page.getByTestId('node-item-edge-01').click();
 
   // The images view of edge-01 refreshes by itself when the job ends.
-  await expect(row(page, 'telemetry-agent:2.5.0').getByTestId('pin-badge')).toHaveText('Durable', { timeout: 10_000 });
+  await expect(row(page, 'telemetry-agent:2.5.0').getByTestId('pin-badge')).toHaveText('Durable', { timeout: 30_000 });
   await expect(indicator).toContainText('1 job finished');
   await expect(indicator).toContainText('1 failed');
 
