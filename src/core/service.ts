@@ -10,7 +10,7 @@ import { holdfastHome } from './config/home';
 import { NodeStore } from './config/nodes';
 import { HoldfastError, toErrorInfo } from './errors';
 import { applyPinChange, checkRemoval, inventory, planPinChange, removeArchiveSafely, type OpsContext } from './node/operations';
-import { SessionPool } from './node/pool';
+import { SessionPool, type OpenSession } from './node/pool';
 import { importToNodes } from './import/fleet';
 import { inspectLocalArchive } from './import/inspectLocal';
 import { JobManager } from './jobs/manager';
@@ -19,6 +19,7 @@ import type { LiveEvent } from '../shared/contract';
 import type { FleetReport } from '../shared/fleet';
 import { randomUUID } from 'node:crypto';
 import { CredentialBroker } from './credentials/broker';
+import type { CredentialsProvider } from './ssh/credentials';
 import { fleetCsv, fleetHtml, inspectFleet } from './fleet';
 import { diskPicture } from './disk/picture';
 import { applyPrune, planPruneOnNode } from './disk/prune';
@@ -37,6 +38,8 @@ export interface ServiceOptions {
   home?: string;
   /** A native "open files" dialog; only the desktop app has one. */
   pickArchives?: () => Promise<string[]>;
+  /** Opens node sessions (default: NodeSession.open over SSH); UI tests pass fake nodes here. */
+  openSession?: OpenSession;
 }
 
 export function createHandlers(opts: ServiceOptions = {}): Service {
@@ -45,7 +48,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   // Secrets the app needs while connecting are asked in the UI (credentials.request event).
   let emit: (e: LiveEvent) => void = () => undefined;
   const broker = new CredentialBroker((request) => emit({ type: 'credentials.request', payload: request }));
-  const pool = new SessionPool((name) => store.get(name), { credentials: broker.provider });
+  const pool = new SessionPool((name) => store.get(name), { credentials: broker.provider }, opts.openSession);
   const audit = new AuditLog(home);
   const indexCache = new IndexCache(path.join(home, 'cache', 'archive-index'));
   const ctx: OpsContext = { audit, indexCache };
@@ -69,6 +72,14 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
     busy: (node) => changingPins.has(node),
   });
   emit = (e) => live.emit(e);
+  // One inventory: the references (each with the lost pin that concerns it), every lost pin
+  // (also those whose reference is gone) and the versions the node runs.
+  const imagesReport = (node: string) =>
+    pool.use(node, async (s) => {
+      const inv = await inventory(s, ctx);
+      const lost = await lostPinsFrom(node, audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
+      return { images: withLostPins(inv.images, lost), lost, info: inv.info };
+    });
   let lastFleet: FleetReport | null = null;
   let fleetRun: AbortController | null = null;
 
@@ -114,11 +125,9 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       await pool.get(name, { acceptNewHostKey: fingerprint });
       return { recorded: def.knownHosts! };
     },
-    'images.list': async ({ node }) =>
-      pool.use(node, async (s) => {
-        const inv = await inventory(s, ctx);
-        return withLostPins(inv.images, await lostPinsFrom(node, audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info }));
-      }),
+    'images.list': async ({ node }) => (await imagesReport(node)).images,
+    'images.report': async ({ node }) => imagesReport(node),
+    'nodes.info': async ({ node }) => pool.use(node, (s) => s.info()),
     'pins.lost': async ({ node }) => pool.use(node, (s) => lostPinsOnNode(s, audit, { indexCache })),
     'archives.list': async ({ node }) => pool.use(node, async (s) => (await inventory(s, ctx)).archives),
     'pins.plan': async ({ node, action, target }) => pool.use(node, (s) => planPinChange(s, ctx, action, target)),
@@ -194,7 +203,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
         ctx,
         signal: abort.signal,
         // In the app a node that needs a secret asks for it; the dialog queues several prompts.
-        open: { resolveNode: (n) => store.get(n), credentials: broker.provider },
+        open: { resolveNode: (n) => store.get(n), credentials },
         onNode: (result) => emit({ type: 'fleet.node', payload: { runId, result } }),
       })
         .then((report) => {

@@ -5,12 +5,16 @@ import { logger } from '../log';
 
 const log = logger('node');
 
+/** Opens one node's session: NodeSession.open over SSH, or a stand-in (UI tests' fake nodes). */
+export type OpenSession = (def: NodeDef, opts: OpenNodeOptions) => Promise<NodeSession>;
+
 export class SessionPool {
   private readonly sessions = new Map<string, Promise<NodeSession>>();
 
   constructor(
     private readonly lookup: (name: string) => Promise<NodeDef>,
     private readonly openOpts: OpenNodeOptions = {},
+    private readonly openSession: OpenSession = (def, opts) => NodeSession.open(def, opts),
   ) {}
 
   async get(name: string, opts: OpenNodeOptions & { fresh?: boolean } = {}): Promise<NodeSession> {
@@ -22,7 +26,7 @@ export class SessionPool {
     if (existing) await this.drop(name);
     const { fresh: _fresh, ...open } = opts;
     // Jump hosts are configured nodes too: the same lookup resolves a chain.
-    const p = this.lookup(name).then((def) => NodeSession.open(def, { resolveNode: this.lookup, ...this.openOpts, ...open }));
+    const p = this.lookup(name).then((def) => this.openSession(def, { resolveNode: this.lookup, ...this.openOpts, ...open }));
     this.sessions.set(name, p);
     p.catch(() => {
       if (this.sessions.get(name) === p) this.sessions.delete(name);
