@@ -7,7 +7,9 @@ import type { FleetNodeResult, FleetReport } from '../shared/fleet';
 import { nodeWarnings } from '../shared/nodeWarnings';
 import { imageProtection, protectionChange, protectionKey, type ImageProtection } from '../shared/protection';
 import { criPinning } from '../shared/versions';
-import { refKind } from './model';
+import { foldRefs, isDrift, isDriftRow, isPinnedNow, strongestPin } from '../shared/drift';
+
+export { foldRefs };
 
 export type CellPin = PinState | 'missing' | 'unknown';
 
@@ -54,38 +56,20 @@ export interface FleetMatrix {
 export type ProblemFilter = 'all' | 'atRisk' | 'drift' | 'missing' | 'unreachable';
 
 const collator = new Intl.Collator();
-const PIN_RANK: Record<PinState, number> = { durable: 2, k3s: 1, none: 0 };
-
-/** A node's references folded into rows: tag → [tag, digest refs of the same image]; lone digest refs stand alone. */
-export function foldRefs(images: readonly ImageRef[]): Map<string, ImageRef[]> {
-  const rows = new Map<string, ImageRef[]>();
-  const tagsByImage = new Map<string, string>();
-  for (const i of images) {
-    if (refKind(i.name) !== 'tag') continue;
-    rows.set(i.name, [...(rows.get(i.name) ?? []), i]);
-    for (const k of [i.imageId, i.digest]) if (k && !tagsByImage.has(k)) tagsByImage.set(k, i.name);
-  }
-  for (const i of images) {
-    if (refKind(i.name) === 'tag') continue;
-    const repo = i.name.slice(0, i.name.lastIndexOf('@'));
-    // Prefer a tag of the same repository with the same image; else any tag of the same image.
-    const sameRepo = images.find(
-      (t) => refKind(t.name) === 'tag' && t.name.startsWith(`${repo}:`) && (t.digest === i.digest || (i.imageId && t.imageId === i.imageId)),
-    );
-    const tag = sameRepo?.name ?? tagsByImage.get(i.digest) ?? (i.imageId ? tagsByImage.get(i.imageId) : undefined);
-    const key = tag ?? i.name;
-    rows.set(key, [...(rows.get(key) ?? []), i]);
-  }
-  return rows;
-}
 
 /** One node's cell: the strongest pin label among the row's references, the image's verdict from the one model. */
 function cellOf(refs: ImageRef[], protection: Map<string, ImageProtection>): MatrixCell {
-  let pin: PinState = 'none';
-  for (const r of refs) if (PIN_RANK[r.pin] > PIN_RANK[pin]) pin = r.pin;
+  const pin = strongestPin(refs);
   const images = refs.map((r) => protection.get(protectionKey(r))).filter((p): p is ImageProtection => p !== undefined);
   const risky = images.find((p) => protectionChange(p) === 'lose');
   return { pin, atRisk: Boolean(risky), refs: refs.map((r) => r.name), reason: (risky ?? images[0])?.reason ?? refs[0]?.reason ?? '' };
+}
+
+/** Drift of a row over the given cells (shared/drift, the rule of the fleet report); unknown cells do not count. */
+function rowDrift(name: string, cells: readonly MatrixCell[]): boolean {
+  if (!isDriftRow(name)) return false;
+  const states = cells.flatMap((c) => (c.pin === 'unknown' ? [] : [c.pin === 'missing' ? ('missing' as const) : isPinnedNow({ pin: c.pin })]));
+  return isDrift(states);
 }
 
 const MISSING: MatrixCell = { pin: 'missing', atRisk: false, refs: [], reason: '' };
@@ -132,11 +116,8 @@ export function buildMatrix(
       const refs = folded.get(c.node)?.get(name);
       return refs ? cellOf(refs, protections.get(c.node)!) : MISSING;
     });
-    const known = cells.filter((c) => c.pin !== 'unknown');
-    const missing = known.some((c) => c.pin === 'missing');
-    const present = known.filter((c) => c.pin !== 'missing');
-    const pinnedNow = new Set(present.map((c) => c.pin !== 'none'));
-    rows.push({ name, cells, missing, drift: missing || pinnedNow.size > 1, atRisk: cells.some((c) => c.atRisk) });
+    const missing = cells.some((c) => c.pin === 'missing');
+    rows.push({ name, cells, missing, drift: rowDrift(name, cells), atRisk: cells.some((c) => c.atRisk) });
   }
   return { columns, rows };
 }
@@ -154,11 +135,7 @@ export function filterMatrix(
     const cells = columns.map((i) => r.cells[i]!);
     if (f.problem === 'atRisk') return cells.some((c) => c.atRisk);
     if (f.problem === 'missing') return cells.some((c) => c.pin === 'missing');
-    if (f.problem === 'drift') {
-      const known = cells.filter((c) => c.pin !== 'unknown');
-      const pinned = new Set(known.filter((c) => c.pin !== 'missing').map((c) => c.pin !== 'none'));
-      return known.some((c) => c.pin === 'missing') || pinned.size > 1;
-    }
+    if (f.problem === 'drift') return rowDrift(r.name, cells);
     // Any other view: rows with nothing in the visible columns are noise.
     return f.group ? cells.some((c) => c.pin !== 'missing') || cells.every((c) => c.pin === 'unknown') : true;
   });

@@ -17,6 +17,7 @@ import {
   type LostPinRemedy,
   type PinState,
 } from '../shared/domain';
+import { refKind, strongestPin } from '../shared/drift';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { imageProtection, isImageIdRef, protectionChange, refOutcome, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
@@ -83,12 +84,7 @@ export interface ImageGroup {
 /** One collator for every sort: same order as localeCompare, without its per-call setup (5,000 rows sort in a few ms). */
 const collator = new Intl.Collator();
 
-const PIN_RANK: Record<PinState, number> = { durable: 2, k3s: 1, none: 0 };
-
-export function refKind(name: string): RefView['kind'] {
-  if (isImageIdRef({ name, imageId: null })) return 'id';
-  return /@sha256:[0-9a-f]+$/i.test(name) ? 'digest' : 'tag';
-}
+export { refKind };
 
 const KIND_ORDER: Record<RefView['kind'], number> = { tag: 0, digest: 1, id: 2 };
 
@@ -123,8 +119,7 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
     // CRI's unlabelled sha256:<id> record does not make an image's pins "mixed"
     const named = list.filter((i) => !isImageIdRef(i));
     const pins = new Set((named.length ? named : list).map((i) => i.pin));
-    let pin: PinState = 'none';
-    for (const p of pins) if (PIN_RANK[p] > PIN_RANK[pin]) pin = p;
+    const pin = strongestPin([...pins].map((p) => ({ pin: p })));
     const created = list
       .map((i) => i.createdAt)
       .filter((c): c is string => c !== null)

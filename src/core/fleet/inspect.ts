@@ -9,7 +9,7 @@ import { inspectNode } from '../node/inspect';
 import type { OpsContext } from '../node/operations';
 import { NodeSession, type OpenNodeOptions } from '../node/session';
 import { diskOfSession } from './disk';
-import { DriftAccumulator } from './drift';
+import { DriftAccumulator } from '../../shared/drift';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from './defaults';
