@@ -956,6 +956,19 @@ export function fakeHandlers(opts: FakeOptions = {}) {
       const lost = new Map(lostPinsOf(args.node).filter((l) => l.kind === 'label-removed' || l.kind === 'k3s-managed-again').map((l) => [l.ref, l]));
       return structuredClone(refsOf(args.node)).map((r) => (lost.has(r.name) ? { ...r, lostPin: lost.get(r.name)! } : r));
     },
+    'images.report': async (args) => {
+      calls.push({ channel: 'images.report', args });
+      find(args.node);
+      const lost = lostPinsOf(args.node);
+      const byRef = new Map(lost.filter((l) => l.kind === 'label-removed' || l.kind === 'k3s-managed-again').map((l) => [l.ref, l]));
+      const images = structuredClone(refsOf(args.node)).map((r) => (byRef.has(r.name) ? { ...r, lostPin: byRef.get(r.name)! } : r));
+      return { images, lost, info: infoOf(args.node) };
+    },
+    'nodes.info': async (args) => {
+      calls.push({ channel: 'nodes.info', args });
+      find(args.node);
+      return infoOf(args.node);
+    },
     'pins.lost': async (args) => {
       calls.push({ channel: 'pins.lost', args });
       find(args.node);

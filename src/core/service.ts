@@ -40,6 +40,11 @@ export interface ServiceOptions {
   pickArchives?: () => Promise<string[]>;
   /** Opens node sessions (default: NodeSession.open over SSH); UI tests pass fake nodes here. */
   openSession?: OpenSession;
+  /**
+   * Who answers a node's secrets (passphrases, passwords, keyboard-interactive). Absent (the
+   * app, `serve`): the UI is asked through credentials.request events. The CLI asks on its terminal.
+   */
+  credentials?: CredentialsProvider;
 }
 
 export function createHandlers(opts: ServiceOptions = {}): Service {
@@ -48,7 +53,8 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   // Secrets the app needs while connecting are asked in the UI (credentials.request event).
   let emit: (e: LiveEvent) => void = () => undefined;
   const broker = new CredentialBroker((request) => emit({ type: 'credentials.request', payload: request }));
-  const pool = new SessionPool((name) => store.get(name), { credentials: broker.provider }, opts.openSession);
+  const credentials = opts.credentials ?? broker.provider;
+  const pool = new SessionPool((name) => store.get(name), { credentials }, opts.openSession);
   const audit = new AuditLog(home);
   const indexCache = new IndexCache(path.join(home, 'cache', 'archive-index'));
   const ctx: OpsContext = { audit, indexCache };

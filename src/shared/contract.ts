@@ -81,6 +81,14 @@ export const channels = {
     result: null as unknown as { recorded: string },
   },
   'images.list': { args: z.strictObject({ node: name }), result: null as unknown as ImageRef[] },
+  // images.list from the same inventory, with every lost pin (also those whose reference is
+  // gone) and the versions the node runs (what makes a pin honoured): the CLI's `images`.
+  'images.report': {
+    args: z.strictObject({ node: name }),
+    result: null as unknown as { images: ImageRef[]; lost: LostPin[]; info: NodeInfo },
+  },
+  // The versions the node runs, detected once per session (the pooled session's, when open).
+  'nodes.info': { args: z.strictObject({ node: name }), result: null as unknown as NodeInfo },
   'archives.list': { args: z.strictObject({ node: name }), result: null as unknown as ArchiveInfo[] },
   'pins.plan': {
     args: z.strictObject({ node: name, action: z.enum(['pin', 'unpin']), target: pinTargetSchema }),

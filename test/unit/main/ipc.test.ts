@@ -3,6 +3,9 @@ import { IPC_CHANNELS, registerIpc, type IpcInvokeEventLike } from '../../../src
 import { HoldfastError } from '../../../src/core/errors';
 import { channels } from '../../../src/shared/contract';
 import type { Handlers } from '../../../src/shared/handlers';
+import type { NodeInfo } from '../../../src/shared/domain';
+
+const INFO: NodeInfo = { containerdVersion: '2.0.0', containerdRevision: 'r', distro: 'k3s', distroVersion: null };
 
 type Listener = (event: IpcInvokeEventLike, ...args: unknown[]) => Promise<unknown>;
 
@@ -43,6 +46,8 @@ function fakeHandlers(): Handlers {
     'pins.plan': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
     'pins.apply': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
     'pins.lost': vi.fn(async () => []),
+    'images.report': vi.fn(async () => ({ images: [], lost: [], info: INFO })),
+    'nodes.info': vi.fn(async () => INFO),
     'archives.check': vi.fn(async ({ node, path }) => ({ node, path, allowed: true, problems: [], images: [] })),
     'archives.remove': vi.fn(async ({ node, path }) => ({
       time: '2026-01-01T00:00:00Z',
