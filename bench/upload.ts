@@ -7,7 +7,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { open, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLab } from '../lab/lab';
 import { NodeSession } from '../src/core/node/session';

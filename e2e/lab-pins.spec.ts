@@ -12,7 +12,6 @@ import { criPinned } from '../lab/cri.ts';
 import { emulateK3sStart, labelsOf } from '../lab/k3s.ts';
 import { createHandlers, type Service } from '../src/core/service';
 
-const shots = process.env['HOLDFAST_SCREENSHOTS'];
 const ARCHIVE = 'apps.tar';
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';

@@ -20,7 +20,7 @@ export interface LabContainerSpec {
   namespace?: string;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+/* oxlint-disable typescript/no-explicit-any -- grpc-js loads the services at run time: untyped stubs and messages */
 let ctor: grpc.ServiceClientConstructor | undefined;
 function containersCtor(): grpc.ServiceClientConstructor {
   if (ctor) return ctor;

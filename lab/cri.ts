@@ -16,7 +16,7 @@ export interface CriImage {
   pinned: boolean;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+/* oxlint-disable typescript/no-explicit-any -- grpc-js loads the services at run time: untyped stubs and messages */
 let ctor: grpc.ServiceClientConstructor | undefined;
 function imageServiceCtor(): grpc.ServiceClientConstructor {
   if (ctor) return ctor;

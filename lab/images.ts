@@ -22,7 +22,7 @@ export interface LabImageRecord {
   target: LabDescriptor;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+/* oxlint-disable typescript/no-explicit-any -- grpc-js loads the services at run time: untyped stubs and messages */
 let ctor: grpc.ServiceClientConstructor | undefined;
 function imagesCtor(): grpc.ServiceClientConstructor {
   if (ctor) return ctor;

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: every test, in the order that fails fastest — unit, the builds (renderer and CLI
+// `npm test`: every test, in the order that fails fastest — lint (oxlint, .oxlintrc.json), the
+// typecheck (the Node and the web tsconfig), unit, the builds (renderer and CLI
 // bundle), integration over the lab (real containerd + OpenSSH per node, on containerd 2.x,
 // then 1.7 and 1.6 for the suites that depend on the line; needs root, the packages .ci/run
 // installs and scripts/lab-containerd.sh) running the CLI from that bundle, then the end-to-end
@@ -48,8 +49,12 @@ function addPlaywright(file) {
   return true;
 }
 
-let failedSteps = [];
+const failedSteps = [];
 const vitestArgs = (project, out) => ['vitest', 'run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
+
+// A failed step fails the run and is named in the summary; the counts stay the tests'.
+if (run('lint', 'npm', ['run', '--silent', 'lint']) !== 0) failedSteps.push('lint');
+if (run('typecheck', 'npm', ['run', '--silent', 'typecheck']) !== 0) failedSteps.push('typecheck');
 
 const unitOut = path.join(reports, 'unit.json');
 if (run('unit', 'npx', vitestArgs('unit', unitOut)) !== 0) failedSteps.push('unit');

@@ -13,9 +13,9 @@ export function shortDigest(d: string | null | undefined): string {
 
 // C0 controls (ESC, BEL, CR, backspace…), DEL, C1 controls (U+0080–U+009F: 8-bit CSI/OSC) and the
 // Unicode bidirectional overrides/isolates, which can make a line read differently than it is.
-// eslint-disable-next-line no-control-regex
+// oxlint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-// eslint-disable-next-line no-control-regex
+// oxlint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_KEEP_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**

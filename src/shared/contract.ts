@@ -20,7 +20,7 @@ const host = z
   .string()
   .min(1)
   .max(253)
-  .regex(/^[A-Za-z0-9._:%\[\]-]+$/, 'a host name or IP address');
+  .regex(/^[A-Za-z0-9._:%[\]-]+$/, 'a host name or IP address');
 
 export const nodeInputSchema = z.strictObject({
   name,

@@ -32,7 +32,6 @@ import {
   skopeoZstdLayers,
   umociLayout,
   type CorpusFormat,
-  type CorpusImage,
   type Recipe,
   type RecipeResult,
 } from './recipes.ts';

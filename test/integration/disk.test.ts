@@ -12,7 +12,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContainerRecord } from '../../lab/containers';
 import { criImages } from '../../lab/cri';
-import { writeImageArchive } from '../../lab/fixtures';
 import { importArchive, labelsOf, listImages } from '../../lab/k3s';
 import { writeLayeredArchive, type LayeredImage } from '../../lab/layered';
 import { startLab, type Lab } from '../../lab/lab';

@@ -23,7 +23,6 @@ const work = mkdtempSync(path.join(os.tmpdir(), 'hf-fleet-'));
 const APP = 'docker.io/library/app:1';
 const COMMON = 'docker.io/library/common:1';
 const TOOL = 'docker.io/library/tool:1';
-const env = () => ({ HOLDFAST_HOME: home });
 
 async function cli(args: string[], h = home) {
   return runCli(args, { HOLDFAST_HOME: h }, 120_000);

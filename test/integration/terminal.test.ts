@@ -68,7 +68,9 @@ function runOnTty(args: string[], onScreen?: (lines: string[], type: (s: string)
     child.stdout.on('data', (d: string) => {
       pending += d;
       // An escape sequence cut by the chunking waits for its end.
+      // oxlint-disable-next-line no-control-regex -- escape sequences are what this matches
       const cut = /\x1b(\[[?0-9;]*)?$/.exec(pending)?.index ?? pending.length;
+      // oxlint-disable-next-line no-control-regex -- escape sequences are what this matches
       for (const piece of pending.slice(0, cut).split(/(?=\x1b\[\d+A)/)) {
         screen.write(piece);
         snapshot();
@@ -169,6 +171,7 @@ describe('holdfast import in a log (stderr not a terminal)', () => {
     const file = await bundle('plain.tar.zst', 8);
     const r = await runCli(['import', 't1', 't2', file, '--pin'], { HOLDFAST_HOME: home }, 120_000);
     expect(r.code).toBe(0);
+    // oxlint-disable-next-line no-control-regex -- escape sequences are what this matches
     expect(r.stderr).not.toMatch(/[\r\x1b]/);
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines[0]).toBe('inspecting plain.tar.zst…');

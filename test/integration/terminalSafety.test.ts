@@ -12,7 +12,7 @@ import { runCli, tempHome } from './support';
 // OSC 0 (window title) ended by BEL, ED (clear screen), an 8-bit CSI (U+009B), a bidi override
 // and a line feed followed by text that would look like a line of Holdfast's own.
 const EVIL = 'evil\u001b]0;owned\u0007\u001b[2J\u009b31m\u202e\nFAKE: all pins durable.tar';
-// eslint-disable-next-line no-control-regex
+// oxlint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 let lab: Lab;

@@ -13,6 +13,7 @@ export class Screen {
     for (let i = 0; i < data.length; i++) {
       const c = data[i]!;
       if (c === '\x1b' && data[i + 1] === '[') {
+        // oxlint-disable-next-line no-control-regex -- escape sequences are what this matches
         const m = /^\x1b\[([?0-9;]*)([A-Za-z])/.exec(data.slice(i));
         if (!m) continue;
         i += m[0].length - 1;

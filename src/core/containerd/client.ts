@@ -65,7 +65,7 @@ export interface EventSubscription {
   cancel(): void;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+/* oxlint-disable typescript/no-explicit-any -- grpc-js loads the services at run time: untyped stubs and messages */
 type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
 type ServiceClient = grpc.Client & Record<string, any>;
 

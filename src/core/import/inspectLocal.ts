@@ -16,7 +16,7 @@ import { HoldfastError } from '../errors';
 import { shellQuoteArg } from '../ssh/quote';
 
 /** A file name as a shell word, quoted only when it needs to be (it is shown, never run). */
-const shellWord = (s: string): string => (/^[A-Za-z0-9._+\/-]+$/.test(s) ? s : shellQuoteArg(s));
+const shellWord = (s: string): string => (/^[A-Za-z0-9._+/-]+$/.test(s) ? s : shellQuoteArg(s));
 
 export interface InspectedArchive extends LocalArchive {
   index: ArchiveIndex;

@@ -11,7 +11,7 @@ import { countsOfRefs, criModeOf, fleetPinVerdict } from '../model';
 import { diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
 import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useDisplayStatus } from './LiveStatus';
-import { errorShortText, StatusDot } from './Sidebar';
+import { StatusDot } from './Sidebar';
 import { distroLine, distroText } from '../distroText';
 
 /** What to do next about a node that is not connected, in a few words. */

@@ -58,7 +58,7 @@ export function useVirtualRows(opts: {
 }): VirtualRows {
   const { count, rowHeight, scrollRef, headerRef } = opts;
   const overscanPx = opts.overscanPx ?? 600;
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // oxlint-disable-next-line react/exhaustive-deps -- extraKey names what extraOf depends on (extraOf is a fresh closure each render)
   const offsets = useMemo(() => rowOffsets(count, rowHeight, opts.extraOf), [count, rowHeight, opts.extraKey]);
   const [range, setRange] = useState<[number, number]>(() => visibleRange(offsets, 0, 900, overscanPx));
   const offsetsRef = useRef(offsets);

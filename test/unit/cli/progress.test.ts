@@ -128,6 +128,7 @@ describe('progress board on a terminal', () => {
     const b = new ProgressBoard(t.stream, { timer: false });
     b.set('evil', { label: 'n\x1b[2J1', phase: 'p', text: 'ok\x07\rgone' });
     b.note('\x1b]0;title\x07note');
+    // oxlint-disable-next-line no-control-regex -- escape sequences are what this matches
     expect(t.raw()).not.toMatch(/\x1b\[2J|\x1b\]0|\x07/);
     expect(t.screen()).toEqual(['\\u001b]0;title\\u0007note', 'n\\u001b[2J1    ok\\u0007\\u000dgone']);
     b.close();
@@ -152,6 +153,7 @@ describe('progress board in a log (not a terminal)', () => {
     rows.failed('n2', 'k3s did not import it');
     rows.update('n1', { phase: 'done', state: 'succeeded', message: 'uploaded and imported' });
     b.close();
+    // oxlint-disable-next-line no-control-regex -- escape sequences are what this matches
     expect(out).not.toMatch(/[\r\x1b]/);
     const lines = out.trimEnd().split('\n');
     expect(lines[0]).toBe('n1: connecting…');
