@@ -938,7 +938,7 @@ test('the import review shows what k3s will skip in an archive (a one-platform c
   await wizard.getByLabel('Archive path').press('Enter');
   await wizard.getByLabel('Archive path').fill('/home/tech/bundles/telemetry-2.5.tar.gz');
   await wizard.getByLabel('Archive path').press('Enter');
-  await expect(wizard).toContainText('docker · uncompressed · 71.0 MiB · 1 image · 1 warning');
+  await expect(wizard).toContainText('docker · uncompressed · 71 MiB · 1 image · 1 warning');
   await expect(wizard).toContainText('docker · gzip · 96.3 MiB · 2 images');
   await wizard.getByRole('button', { name: /Next: review contents/ }).click();
   const card = wizard.getByTestId('review-archive').filter({ hasText: 'nginx-ctr-export.tar' });

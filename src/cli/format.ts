@@ -1,15 +1,13 @@
 // Human-readable output for the CLI (tables and sizes); JSON output bypasses all of this except
 // terminalSafe, which the terminal sink applies to everything (context.ts defaultIo).
 import Table from 'cli-table3';
-import { formatBytes } from '../core/fleet/summary';
+import { formatBytes, shortDigest as shortId } from '../shared/format';
 
 /** Binary units, as the reports print them. */
-export const humanSize = (bytes: number): string => formatBytes(bytes);
+export const humanSize = (bytes: number): string => formatBytes(bytes, '-');
 
-export function shortDigest(d: string | null | undefined): string {
-  if (!d) return '-';
-  return d.replace(/^sha256:/, '').slice(0, 12);
-}
+/** The 12 hex digits docker and crictl print, '-' when unknown. */
+export const shortDigest = (d: string | null | undefined): string => shortId(d, '-');
 
 // C0 controls (ESC, BEL, CR, backspace…), DEL, C1 controls (U+0080–U+009F: 8-bit CSI/OSC) and the
 // Unicode bidirectional overrides/isolates, which can make a line read differently than it is.

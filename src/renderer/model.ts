@@ -18,6 +18,7 @@ import {
   type PinState,
 } from '../shared/domain';
 import { refKind, strongestPin } from '../shared/drift';
+import { formatBytes, shortDigest as shortHex } from '../shared/format';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { imageProtection, isImageIdRef, protectionChange, refOutcome, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
@@ -209,26 +210,11 @@ export function sortGroups(groups: readonly ImageGroup[], key: SortKey, dir: Sor
   });
 }
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-
-export function humanSize(bytes: number): string {
-  if (!Number.isFinite(bytes) || bytes < 0) return '—';
-  let v = bytes;
-  let u = 0;
-  while (v >= 1024 && u < UNITS.length - 1) {
-    v /= 1024;
-    u += 1;
-  }
-  if (u === 0) return `${v} B`;
-  return `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${UNITS[u]}`;
-}
+/** Binary units (shared/format, the one byte formatter); '—' when unknown. */
+export const humanSize = (bytes: number): string => formatBytes(bytes);
 
 /** "sha256:0123456789abcdef…" → "0123456789ab" (the 12 hex digits docker and crictl print). */
-export function shortId(id: string | null): string {
-  if (!id) return '—';
-  const hex = id.includes(':') ? id.slice(id.indexOf(':') + 1) : id;
-  return hex.slice(0, 12);
-}
+export const shortId = (id: string | null): string => shortHex(id);
 
 /** Shorten the digest part of a digest reference for display; the full value goes in a title. */
 export function displayRef(name: string): string {

@@ -7,6 +7,7 @@
 // transfer service replaces the whole label map), `ctr images import --label`, `ctr images
 // prune --all` / nerdctl prune (ignore pins), crictl rmi / CRI RemoveImage, and an archive (or
 // a .txt pre-pull list) for the same image in the images dir (k3s-managed again).
+import { shortDigest } from './format';
 import {
   DISTRO_PIN_LABELS,
   LABEL_CRI_PINNED,
@@ -83,7 +84,7 @@ export interface LostPinInput {
 }
 
 const code = (s: string) => `\`${s}\``;
-const shortId = (id: string | null) => (id ? id.replace(/^sha256:/, '').slice(0, 12) : 'unknown');
+const shortId = (id: string | null) => shortDigest(id, 'unknown');
 const hasHoldfastLabels = (labels: Record<string, string>) => Object.keys(labels).some((k) => k.startsWith('io.holdfast.'));
 
 /**

@@ -1,6 +1,7 @@
 // Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
 // "Loses its pin" is the image-level verdict of shared/protection (what kubelet sees per image
 // id under the node's containerd rule), the same the app and rm-archive give.
+import { formatBytes } from '../../shared/format';
 import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { imageProtection, losingImages, type ImageProtection } from '../../shared/protection';
@@ -28,18 +29,6 @@ export function imageNames(images: ImageProtection[], max = 3): string {
   const first = images.map((p) => p.refs.find((n) => !n.startsWith('sha256:')) ?? p.refs[0] ?? p.key);
   const shown = first.slice(0, max).join(', ');
   return first.length > max ? `${shown} and ${first.length - max} more` : shown;
-}
-
-export function formatBytes(bytes: number | null): string {
-  if (bytes === null || !Number.isFinite(bytes) || bytes < 0) return '-';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let v = bytes;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
 export function isLowDisk(r: Pick<FleetNodeResult, 'disk'>, rule: LowDiskRule = DEFAULT_LOW_DISK): boolean {

@@ -104,15 +104,5 @@ export function safetyMargin(fsTotalBytes: number | null): number {
   return Math.min(ceiling, Math.max(floor, Math.ceil(fsTotalBytes / 100)));
 }
 
-/** "12 MiB", "1.5 GiB", "800 KiB", "17 B": for messages. */
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  const shown = i === 0 || v >= 100 ? Math.round(v).toString() : Number(v.toFixed(1)).toString();
-  return `${shown} ${units[i]}`;
-}
+/** Sizes in messages: the one formatter (shared/format). */
+export { formatBytes } from '../../shared/format';

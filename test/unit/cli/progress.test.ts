@@ -45,20 +45,20 @@ describe('progress board on a terminal', () => {
     const c = clock();
     const b = new ProgressBoard(t.stream, { now: c.now, timer: false });
     b.set('inspect', inspectionRow('bundle.tar.zst', 412 * 1024 * 1024, 1024 * 1024 * 1024));
-    expect(t.screen()).toEqual(['⠋ inspecting bundle.tar.zst… 412 MiB of 1.0 GiB read (40%)']);
+    expect(t.screen()).toEqual(['⠋ inspecting bundle.tar.zst… 412 MiB of 1 GiB read (40%)']);
     b.delete('inspect');
-    b.note('bundle.tar.zst: oci archive, zstd, 1.0 GiB, 3 images');
+    b.note('bundle.tar.zst: oci archive, zstd, 1 GiB, 3 images');
     b.set('n1', nodeRow('n1', { phase: 'verifying', message: 'verifying SHA-256 on the node' }));
     b.set('n2', nodeRow('n2', { phase: 'importing', message: 'k3s imported 1 of 3 images' }));
     b.note('n2: the partial upload on n2 was 0 bytes: starting over');
     expect(t.screen()).toEqual([
-      'bundle.tar.zst: oci archive, zstd, 1.0 GiB, 3 images',
+      'bundle.tar.zst: oci archive, zstd, 1 GiB, 3 images',
       'n2: the partial upload on n2 was 0 bytes: starting over',
       'n1  ⠋ verifying (sha256 on the node)…',
       'n2  ⠋ waiting for k3s to import (1 of 3 images so far)…',
     ]);
     b.close();
-    expect(t.screen()).toEqual(['bundle.tar.zst: oci archive, zstd, 1.0 GiB, 3 images', 'n2: the partial upload on n2 was 0 bytes: starting over']);
+    expect(t.screen()).toEqual(['bundle.tar.zst: oci archive, zstd, 1 GiB, 3 images', 'n2: the partial upload on n2 was 0 bytes: starting over']);
     // Whatever comes next starts at the beginning of a clean line.
     t.stream.write('holdfast: cancelling\n');
     expect(t.screen().at(-1)).toBe('holdfast: cancelling');
@@ -164,7 +164,7 @@ describe('progress board in a log (not a terminal)', () => {
     // 21 byte updates over 21 "seconds": a line when the phase starts, then one every 5 s.
     expect(uploading.length).toBeGreaterThanOrEqual(4);
     expect(uploading.length).toBeLessThanOrEqual(6);
-    expect(uploading[0]).toBe('n1: uploading 0% · 0 B of 100 MiB · 1.0 MiB/s · ETA 1 min 40 s');
+    expect(uploading[0]).toBe('n1: uploading 0% · 0 B of 100 MiB · 1 MiB/s · ETA 1 min 40 s');
     expect(lines.slice(-3)).toEqual(['n1: verifying (sha256 on the node)…', 'n2: FAILED — k3s did not import it', 'n1: done — uploaded and imported']);
   });
 });

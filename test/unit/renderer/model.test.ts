@@ -254,7 +254,7 @@ describe('import jobs', () => {
     expect(humanEta(125)).toBe('2 min 05 s');
     expect(humanEta(3 * 3600 + 180)).toBe('3 h 03 min');
     expect(humanRate(0)).toBe('—');
-    expect(humanRate(5 * 1024 * 1024)).toBe('5.0 MiB/s');
+    expect(humanRate(5 * 1024 * 1024)).toBe('5 MiB/s');
   });
 
   it('path input: one per line, quotes dropped; only absolute paths count', () => {

@@ -15,7 +15,7 @@
 // block, so an 806-byte file declaring a 2 GB window used to cost 2 GB and many seconds before it
 // failed. The walker below reads only frame and block headers (a few bytes each, skipping the
 // block bodies), so the check costs nothing and its memory is bounded by one frame header.
-import { formatBytes } from '../../fleet/summary';
+import { formatBytes } from '../../../shared/format';
 import { limit } from '../../limits';
 import type { K3sImportRefusal } from './errors';
 

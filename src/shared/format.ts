@@ -1,0 +1,29 @@
+// The one way Holdfast writes sizes and digests for people: the app, the CLI, the HTML/CSV
+// reports and every message. Binary units, one decimal below 100 of a unit (a trailing ".0"
+// dropped), whole numbers from 100 up: "17 B", "1.5 KiB", "12 MiB", "15.5 GiB", "141 MiB".
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** A byte count for people; `unknown` for null, negative or not-finite input. */
+export function formatBytes(bytes: number | null | undefined, unknown = '—'): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes) || bytes < 0) return unknown;
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  let shown = i === 0 || v >= 100 ? Math.round(v) : Number(v.toFixed(1));
+  // 1023.96 KiB rounds to 1024: say 1 MiB
+  if (shown >= 1024 && i < UNITS.length - 1) {
+    shown = 1;
+    i++;
+  }
+  return `${shown} ${UNITS[i]}`;
+}
+
+/** "sha256:0123456789abcdef…" → "0123456789ab" (the 12 hex digits docker and crictl print). */
+export function shortDigest(id: string | null | undefined, unknown = '—'): string {
+  if (!id) return unknown;
+  return id.slice(id.indexOf(':') + 1).slice(0, 12);
+}
