@@ -1,0 +1,125 @@
+// The fake nodes' data for UI tests, as node state (e2e/fake-node.ts holds it; the real service
+// derives everything the UI shows from it): two nodes, images in every pin state and with every
+// fate at the next k3s start (a digest reference sharing its image with a tag, pins at risk),
+// archives (safe and unsafe to remove, cached by k3s, a pre-pull list, an ignored and an
+// unreadable file), an audit log and edge-02's host-key story. Scenario flags vary it.
+import { gzipSync } from 'node:zlib';
+import { HoldfastError } from '../src/core/errors';
+import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/shared/domain';
+import { NODE_DEFAULTS } from '../src/shared/domain';
+import { diskExtraImages, fakeContainers } from './fake-disk';
+import { EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-handlers';
+import { archiveBytes, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
+
+export interface Scenario {
+  /** What edge-02 does on connect until trusted: 'unknown' (trustable) or 'changed' (blocked). */
+  edge2HostKey?: 'unknown' | 'changed';
+  /** What the native file dialog returns (a desktop app); absent: no dialog, as in the browser UI. */
+  dialogPaths?: string[];
+  /** Replace edge-01's images with this many generated references (performance tests). */
+  manyRefs?: number;
+  /** No live events (an old server): the UI must fall back to polling. */
+  noEvents?: boolean;
+  /** edge-01 runs this containerd (e.g. Debian's '1.6.20~ds1', which has no CRI pinning). */
+  edge1Containerd?: string;
+  /** edge-01's k3s/RKE2 binary did not answer the probe (distro 'unknown', no version). */
+  edge1DistroUnknown?: boolean;
+  /** edge-01 also holds older telemetry-agent versions and an unused redis, its disk at 82 %. */
+  disk?: boolean;
+  /** Milliseconds each containerd call of the nodes takes (default 20). */
+  latencyMs?: number;
+}
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+const INFO: NodeInfo = {
+  containerdVersion: 'v2.0.4-k3s2',
+  containerdRevision: '1a43cb6a1035441f9aca8f5666a9b3ef9e70ab20',
+  distro: 'k3s',
+  distroVersion: 'v1.31.9+k3s1',
+};
+
+function def(input: NodeInput): NodeDef {
+  return { port: NODE_DEFAULTS.port, user: NODE_DEFAULTS.user, socket: NODE_DEFAULTS.socket, imagesDir: NODE_DEFAULTS.imagesDir, namespace: NODE_DEFAULTS.namespace, ...input } as NodeDef;
+}
+
+const asSpec = (r: ImageRef): FakeImageSpec => ({
+  name: r.name,
+  digest: r.digest,
+  mediaType: r.mediaType,
+  imageId: r.imageId,
+  size: r.size,
+  platforms: r.platforms,
+  createdAt: r.createdAt,
+  labels: r.labels,
+});
+
+/** edge-01's images dir: what the archives list says, as files with real bytes. */
+function edge1Files(): FakeFileSpec[] {
+  return EDGE1_ARCHIVES.map((a): FakeFileSpec => {
+    if (a.kind === 'prepull') return { path: a.path, mtime: a.mtime, text: a.images.join('\n') + '\n' };
+    if (a.kind === 'ignored') return { path: a.path, mtime: a.mtime, text: '# Images for this site\n\nCopied by the site team; see the runbook.\n' };
+    // An unreadable archive: a gzip stream cut short.
+    if (a.error) return { path: a.path, mtime: a.mtime, bytes: gzipSync(archiveBytes([], 'none')).subarray(0, 40) };
+    // Archives name their images by tag; a digest reference is CRI's record of the same image.
+    return { path: a.path, mtime: a.mtime, archive: { compression: a.compression as 'zstd' | 'gzip' | 'none', images: a.images.filter((n) => !n.includes('@')) } };
+  });
+}
+
+export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit: AuditEntry[]; inputs: NodeInput[] } {
+  const edge1 = def({ name: 'edge-01', host: '10.20.0.11', knownHosts: '/home/tech/.ssh/known_hosts' });
+  const edge2 = def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222 });
+  const images1 = s.manyRefs ? generateRefs(s.manyRefs) : [...EDGE1_IMAGES, ...(s.disk ? diskExtraImages() : [])];
+  let edge2Trusted = false;
+  const specs: FakeNodeSpec[] = [
+    {
+      def: edge1,
+      info: {
+        ...INFO,
+        ...(s.edge1Containerd ? { containerdVersion: s.edge1Containerd } : {}),
+        ...(s.edge1DistroUnknown ? { distro: 'unknown' as const, distroVersion: null } : {}),
+      },
+      images: images1.map(asSpec),
+      files: s.manyRefs ? [] : edge1Files(),
+      importCache: s.manyRefs ? [] : EDGE1_ARCHIVES.filter((a) => a.cachedByK3s).map((a) => a.path),
+      containers: fakeContainers('edge-01'),
+      sharedLayers: [{ prefix: 'registry.site.lan/acme/telemetry-agent:', size: 96 * MIB }],
+      disk: s.disk ? { totalBytes: 4 * GIB, freeBytes: Math.round(4 * GIB * 0.18) } : { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
+      ...(s.latencyMs !== undefined ? { latencyMs: s.latencyMs } : {}),
+    },
+    {
+      def: edge2,
+      info: INFO,
+      images: EDGE2_IMAGES.map(asSpec),
+      files: [{ path: 'redis.tar', mtime: '2025-02-01T10:00:00Z', archive: { compression: 'none', images: ['docker.io/library/redis:7.4'] } }],
+      disk: { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
+      ...(s.latencyMs !== undefined ? { latencyMs: s.latencyMs } : {}),
+      // The SSH layer's answers for a host key not on record, or one that changed.
+      refuse: async (opts) => {
+        if (edge2Trusted) return null;
+        if (s.edge2HostKey !== 'changed' && opts.acceptNewHostKey === FINGERPRINT) {
+          edge2Trusted = true;
+          return null;
+        }
+        if (s.edge2HostKey === 'changed') {
+          return new HoldfastError('HOST_KEY_CHANGED', `The host key of ${edge2.host} does not match the one on record.`, {
+            hint: `If the node was reinstalled, confirm the new key on its console, then remove the old entry with: ssh-keygen -R '[${edge2.host}]:${edge2.port}'`,
+            fingerprint: FINGERPRINT,
+            expectedFingerprint: OLD_FINGERPRINT,
+          });
+        }
+        return new HoldfastError('HOST_KEY_UNKNOWN', `${edge2.host} presented a host key that is not known yet.`, {
+          hint: 'Compare the fingerprint with the node before trusting it.',
+          fingerprint: FINGERPRINT,
+        });
+      },
+    },
+  ];
+  if (s.manyRefs) specs.splice(1, 1);
+  const inputs = specs.map(({ def: d }) => {
+    const { port, user, socket, imagesDir, namespace, ...rest } = d;
+    return { ...rest, port, user, socket, imagesDir, namespace } as NodeInput;
+  });
+  return { specs, audit: structuredClone(EDGE1_AUDIT), inputs };
+}

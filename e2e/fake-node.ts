@@ -1,0 +1,508 @@
+// Fake k3s nodes for UI tests, at the level of one NodeSession: containerd (image records,
+// labels, content store blobs, containers, events), the images dir (real archive bytes, k3s's
+// .cache.json, pre-pull lists) and the node's disk. The real service (src/core/service.ts, the
+// same handlers Electron main and `holdfast serve` run) runs over them, so the UI specs exercise
+// the real selection logic, pin rules, fate prediction, removal checks and error envelopes.
+// Nothing here decides what the UI shows: it only holds node state, as a node would.
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import type { ContainerRecord, ContainerdClient, ContentInfo, EventEnvelope, EventSubscription, ImageRecord, PluginInfo } from '../src/core/containerd/client';
+import type { FileAccess, ListedFile, RemoteStat } from '../src/core/access';
+import { HoldfastError } from '../src/core/errors';
+import { listImageRefs } from '../src/core/images/list';
+import { TargetResolver } from '../src/core/images/resolve';
+import type { NodeSession, OpenNodeOptions } from '../src/core/node/session';
+import type { NodeDef, NodeInfo } from '../src/shared/domain';
+
+const INDEX = 'application/vnd.oci.image.index.v1+json';
+const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
+const PLATFORM = { os: 'linux', architecture: 'amd64' };
+const hash = (b: Buffer | string) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+/** One image reference as the fake data describes it (derived fields such as pin are ignored). */
+export interface FakeImageSpec {
+  name: string;
+  /** The target's digest in the fake data; the node stores the real digest of the target it builds. */
+  digest: string;
+  mediaType: string;
+  /** The fake data's image id: only a key here (the node's image id is the real config digest). */
+  imageId: string | null;
+  size: number;
+  platforms: string[];
+  createdAt: string | null;
+  labels: Record<string, string>;
+}
+
+/** A file in the images dir: an archive (its images by name), or plain text / raw bytes. */
+export type FakeFileSpec =
+  | { path: string; mtime: string; archive: { compression: 'zstd' | 'gzip' | 'none'; images: string[] } }
+  | { path: string; mtime: string; text: string }
+  | { path: string; mtime: string; bytes: Buffer };
+
+export interface FakeNodeSpec {
+  def: NodeDef;
+  info: NodeInfo;
+  images: FakeImageSpec[];
+  files: FakeFileSpec[];
+  /** Files k3s recorded in .cache.json as imported unchanged (relative paths). */
+  importCache?: string[];
+  containers?: ContainerRecord[];
+  /** Shared layers: blobs of `size` shared by every image whose name starts with `prefix`. */
+  sharedLayers?: { prefix: string; size: number }[];
+  /** File system of everything (images dir, content, snapshots). */
+  disk: { totalBytes: number; freeBytes: number };
+  /** Refuse to open: the error the SSH layer would throw (host key, timeout, auth …). */
+  refuse?: (opts: OpenNodeOptions) => Promise<HoldfastError | null>;
+  /** Milliseconds each containerd call takes (default 20): a slow link. */
+  latencyMs?: number;
+}
+
+/** The config blob of an image: its real digest is the node's image id. */
+export function configBody(spec: Pick<FakeImageSpec, 'imageId' | 'digest' | 'createdAt'>, platform = PLATFORM): Buffer {
+  return Buffer.from(
+    JSON.stringify({ ...platform, created: spec.createdAt ?? undefined, config: { Labels: { 'fake.holdfast.id': spec.imageId ?? spec.digest } }, rootfs: { type: 'layers', diff_ids: [] } }),
+  );
+}
+
+/** The image id the fake node gives an image of the fake data (config digest, node platform). */
+export function nodeImageId(spec: Pick<FakeImageSpec, 'imageId' | 'digest' | 'createdAt'>): string {
+  return hash(configBody(spec));
+}
+
+function parsePlatform(p: string) {
+  const [os, architecture, variant] = p.split('/');
+  return { os: os!, architecture: architecture!, ...(variant ? { variant } : {}) };
+}
+
+class Emitter implements EventSubscription {
+  private readonly ee = new EventEmitter();
+  constructor(private readonly onCancel: () => void) {}
+  on(event: 'event' | 'error' | 'end', cb: (...a: never[]) => void): EventSubscription {
+    this.ee.on(event, cb as (...a: unknown[]) => void);
+    return this;
+  }
+  emit(e: EventEnvelope): void {
+    this.ee.emit('event', e);
+  }
+  end(): void {
+    this.ee.emit('end');
+  }
+  cancel(): void {
+    this.onCancel();
+  }
+}
+
+/** containerd of one fake node: what Holdfast's ContainerdClient is asked, answered from memory. */
+export class FakeContainerd {
+  readonly records = new Map<string, ImageRecord>();
+  readonly blobs = new Map<string, Buffer | number>();
+  readonly subscriptions = new Set<Emitter>();
+  containers: ContainerRecord[] = [];
+  /** Set to make every call fail as containerd does when it stopped answering. */
+  down: HoldfastError | null = null;
+
+  constructor(
+    readonly node: string,
+    private readonly version_: { version: string; revision: string },
+    readonly namespace: string,
+    private readonly latencyMs: number,
+  ) {}
+
+  private async tick(): Promise<void> {
+    if (this.latencyMs) await new Promise((r) => setTimeout(r, this.latencyMs));
+    if (this.down) throw this.down;
+  }
+
+  /** Adds an image: index (one manifest per platform) or a manifest, config and layers. */
+  addImage(spec: FakeImageSpec, shared: { prefix: string; size: number }[] = []): ImageRecord {
+    const platforms = spec.platforms.length ? spec.platforms : ['linux/amd64'];
+    const config = configBody(spec);
+    const configDigest = hash(config);
+    this.blobs.set(configDigest, config);
+    const sharedLayer = shared.find((s) => spec.name.startsWith(s.prefix));
+    const manifestFor = (p: string, own: number) => {
+      const layers = [
+        ...(sharedLayer ? [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: hash(`shared:${sharedLayer.prefix}`), size: sharedLayer.size }] : []),
+        { mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: hash(`layer:${spec.imageId ?? spec.digest}:${p}`), size: Math.max(0, own - (sharedLayer?.size ?? 0)) },
+      ];
+      for (const l of layers) this.blobs.set(l.digest, l.size);
+      const cfg = p === 'linux/amd64' ? { digest: configDigest, size: config.length } : (() => {
+        const b = configBody(spec, parsePlatform(p));
+        this.blobs.set(hash(b), b);
+        return { digest: hash(b), size: b.length };
+      })();
+      return Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MANIFEST, config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...cfg }, layers }));
+    };
+    let target: Buffer;
+    let mediaType: string;
+    if (spec.mediaType === INDEX) {
+      // CRI sizes an image as target + the node platform's config and layers: spec.size in all.
+      const manifests = platforms.map((p) => {
+        const m = manifestFor(p, 0);
+        return { p, m };
+      });
+      const draft = JSON.stringify({ schemaVersion: 2, mediaType: INDEX, manifests: manifests.map(({ p, m }) => ({ mediaType: MANIFEST, digest: hash(m), size: m.length, platform: parsePlatform(p) })) });
+      const own = Math.max(0, spec.size - draft.length - config.length);
+      const entries = platforms.map((p) => {
+        const m = manifestFor(p, own);
+        this.blobs.set(hash(m), m);
+        return { mediaType: MANIFEST, digest: hash(m), size: m.length, platform: parsePlatform(p) };
+      });
+      target = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: INDEX, manifests: entries }));
+      mediaType = INDEX;
+    } else {
+      const draft = manifestFor(platforms[0]!, 0);
+      target = manifestFor(platforms[0]!, Math.max(0, spec.size - draft.length - config.length));
+      mediaType = MANIFEST;
+    }
+    const digest = hash(target);
+    this.blobs.set(digest, target);
+    const record: ImageRecord = {
+      name: spec.name,
+      labels: { ...spec.labels },
+      target: { mediaType, digest, size: target.length, annotations: {} },
+      createdAt: spec.createdAt ? new Date(spec.createdAt) : null,
+      updatedAt: spec.createdAt ? new Date(spec.createdAt) : null,
+    };
+    this.records.set(spec.name, record);
+    return record;
+  }
+
+  /** A digest reference's name for the image of `name` (the real target digest). */
+  digestRefOf(name: string): string {
+    const r = this.records.get(name);
+    if (!r) throw new Error(`no image ${name}`);
+    return `${name.replace(/[:@].*$/, '').replace(/:[^/]*$/, '')}@${r.target.digest}`;
+  }
+
+  publish(topic: '/images/create' | '/images/update' | '/images/delete', name: string): void {
+    const r = this.records.get(name);
+    const e: EventEnvelope = {
+      timestamp: new Date(),
+      namespace: this.namespace,
+      topic,
+      typeUrl: `containerd.services.images.v1.Image${topic === '/images/create' ? 'Create' : topic === '/images/update' ? 'Update' : 'Delete'}`,
+      image: { name, labels: r ? { ...r.labels } : {} },
+    };
+    for (const s of this.subscriptions) s.emit(e);
+  }
+
+  // ---- the ContainerdClient surface Holdfast uses ----
+
+  async version() {
+    await this.tick();
+    return { ...this.version_ };
+  }
+  async listNamespaces() {
+    await this.tick();
+    return [this.namespace];
+  }
+  async listImages(): Promise<ImageRecord[]> {
+    await this.tick();
+    return [...this.records.values()].map((r) => structuredClone(r));
+  }
+  async getImage(name: string): Promise<ImageRecord | null> {
+    await this.tick();
+    const r = this.records.get(name);
+    return r ? structuredClone(r) : null;
+  }
+  async createImage(image: { name: string; labels?: Record<string, string>; target: ImageRecord['target'] }): Promise<ImageRecord> {
+    await this.tick();
+    const now = new Date();
+    const r: ImageRecord = { name: image.name, labels: { ...(image.labels ?? {}) }, target: image.target, createdAt: now, updatedAt: now };
+    this.records.set(image.name, r);
+    this.publish('/images/create', image.name);
+    return structuredClone(r);
+  }
+  async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
+    await this.tick();
+    const r = this.records.get(name);
+    if (!r) throw new HoldfastError('NOT_FOUND', `image ${name} not found on ${this.node}`);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null) delete r.labels[k];
+      else r.labels[k] = v;
+    }
+    r.updatedAt = new Date();
+    this.publish('/images/update', name);
+    return structuredClone(r);
+  }
+  async deleteImage(name: string): Promise<void> {
+    await this.tick();
+    if (!this.records.delete(name)) throw new HoldfastError('NOT_FOUND', `image ${name} not found on ${this.node}`);
+    this.publish('/images/delete', name);
+  }
+  async contentInfo(digest: string): Promise<ContentInfo | null> {
+    await this.tick();
+    const b = this.blobs.get(digest);
+    if (b === undefined) return null;
+    return { digest, size: typeof b === 'number' ? b : b.length, labels: {} };
+  }
+  async readContent(digest: string): Promise<Buffer> {
+    await this.tick();
+    const b = this.blobs.get(digest);
+    if (b === undefined || typeof b === 'number') throw new HoldfastError('NOT_FOUND', `content ${digest} not found`);
+    return Buffer.from(b);
+  }
+  subscribe(_filters: string[]): EventSubscription {
+    const s: Emitter = new Emitter(() => this.subscriptions.delete(s));
+    this.subscriptions.add(s);
+    return s;
+  }
+  async listContainers(): Promise<ContainerRecord[]> {
+    await this.tick();
+    return structuredClone(this.containers);
+  }
+  async plugins(): Promise<PluginInfo[]> {
+    await this.tick();
+    const root = '/var/lib/rancher/k3s/agent/containerd';
+    return [
+      { type: 'io.containerd.content.v1', id: 'content', exports: { root: `${root}/io.containerd.content.v1.content` }, initError: null },
+      { type: 'io.containerd.snapshotter.v1', id: 'overlayfs', exports: { root: `${root}/io.containerd.snapshotter.v1.overlayfs` }, initError: null },
+    ];
+  }
+  async createLease(): Promise<void> {}
+  async deleteLease(): Promise<void> {}
+  close(): void {
+    for (const s of [...this.subscriptions]) s.end();
+    this.subscriptions.clear();
+  }
+}
+
+// ---- archives: real bytes, so the real index reader reads them ----
+
+function tarEntry(name: string, body: Buffer): Buffer {
+  const h = Buffer.alloc(512);
+  h.write(name, 0, 100, 'utf8');
+  h.write('0000644\0', 100);
+  h.write('0000000\0', 108);
+  h.write('0000000\0', 116);
+  h.write(body.length.toString(8).padStart(11, '0') + '\0', 124);
+  h.write('00000000000\0', 136);
+  h.write('        ', 148);
+  h.write('0', 156);
+  h.write('ustar\0', 257);
+  h.write('00', 263);
+  let sum = 0;
+  for (const b of h) sum += b;
+  h.write(sum.toString(8).padStart(6, '0') + '\0 ', 148);
+  const pad = Buffer.alloc((512 - (body.length % 512)) % 512);
+  return Buffer.concat([h, body, pad]);
+}
+
+/** A zstd frame of raw (stored) blocks: what fzstd reads, without a compressor. */
+function zstdStored(data: Buffer): Buffer {
+  const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38])]; // magic; no FCS; window 128 KiB
+  const max = 128 * 1024;
+  for (let off = 0; off < data.length || off === 0; off += max) {
+    const chunk = data.subarray(off, off + max);
+    const last = off + max >= data.length ? 1 : 0;
+    const header = (chunk.length << 3) | last; // type 0: raw
+    parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff]), chunk);
+    if (data.length === 0) break;
+  }
+  return Buffer.concat(parts);
+}
+
+/** A docker-save archive of the given images (config only: the fake node has the layers). */
+export function archiveBytes(images: FakeImageSpec[], compression: 'zstd' | 'gzip' | 'none'): Buffer {
+  const entries: Buffer[] = [];
+  const manifest = images.map((im, i) => {
+    entries.push(tarEntry(`config-${i}.json`, configBody(im)));
+    return { Config: `config-${i}.json`, RepoTags: [im.name], Layers: [] };
+  });
+  const tar = Buffer.concat([tarEntry('manifest.json', Buffer.from(JSON.stringify(manifest))), ...entries, Buffer.alloc(1024)]);
+  return compression === 'gzip' ? gzipSync(tar) : compression === 'zstd' ? zstdStored(tar) : tar;
+}
+
+/** The images dir of one fake node, as FileAccess (SFTP mode: the SSH user is root). */
+export class FakeFiles implements FileAccess {
+  readonly mode = 'sftp' as const;
+  readonly files = new Map<string, { data: Buffer; mtime: number }>();
+
+  constructor(private readonly root: () => string) {}
+
+  private rel(p: string): string | null {
+    const base = this.root().replace(/\/+$/, '');
+    return p.startsWith(base + '/') ? p.slice(base.length + 1) : null;
+  }
+  put(rel: string, data: Buffer, mtime: number): void {
+    this.files.set(rel, { data, mtime });
+  }
+  async stat(p: string): Promise<RemoteStat | null> {
+    const rel = this.rel(p);
+    const f = rel !== null ? this.files.get(rel) : undefined;
+    if (f) return { type: 'file', size: f.data.length, mtime: f.mtime };
+    const dirs = ['/', '/var', '/var/lib', '/var/lib/rancher', '/var/lib/rancher/k3s', '/var/lib/rancher/k3s/agent', '/var/lib/rancher/k3s/agent/containerd', this.root()];
+    if (dirs.includes(p.replace(/\/+$/, '') || '/') || p.startsWith('/var/lib/rancher/k3s/agent/containerd/')) return { type: 'dir', size: 4096, mtime: 0 };
+    return null;
+  }
+  async listFiles(root: string): Promise<ListedFile[]> {
+    const base = root.replace(/\/+$/, '');
+    return [...this.files.entries()]
+      .filter(([rel]) => !rel.split('/').pop()!.startsWith('.'))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([rel, f]) => ({ path: rel, abs: `${base}/${rel}`, size: f.data.length, mtime: f.mtime }));
+  }
+  readStream(p: string): Readable {
+    const rel = this.rel(p);
+    const f = rel !== null ? this.files.get(rel) : undefined;
+    if (!f) return new Readable({ read() { this.destroy(new HoldfastError('NOT_FOUND', `no such file: ${p}`)); } });
+    return Readable.from([f.data]);
+  }
+  async versionKey(file: ListedFile): Promise<string> {
+    const f = this.files.get(file.path);
+    return f ? hash(f.data) : 'gone';
+  }
+  async sha256(p: string): Promise<string> {
+    const rel = this.rel(p);
+    const f = rel !== null ? this.files.get(rel) : undefined;
+    if (!f) throw new HoldfastError('NOT_FOUND', `no such file: ${p}`);
+    return hash(f.data).slice(7);
+  }
+  async remove(p: string): Promise<void> {
+    const rel = this.rel(p);
+    if (rel !== null) this.files.delete(rel);
+  }
+  async mkdirp(): Promise<void> {}
+  async freeSpace(): Promise<{ free: number; total: number | null } | null> {
+    return null;
+  }
+  async realpath(p: string): Promise<string | null> {
+    return p;
+  }
+  uploadArea(): never {
+    throw new HoldfastError('INTERNAL', 'the fake node takes no uploads');
+  }
+}
+
+/** One fake node: its containerd, images dir and disk; sessions opened on it share that state. */
+export class FakeNode {
+  readonly containerd: FakeContainerd;
+  readonly files: FakeFiles;
+  def: NodeDef;
+  info: NodeInfo;
+  disk: { totalBytes: number; freeBytes: number };
+  /** How many sessions were opened (connects, reconnects). */
+  opened = 0;
+
+  constructor(readonly spec: FakeNodeSpec) {
+    this.def = spec.def;
+    this.info = spec.info;
+    this.disk = { ...spec.disk };
+    this.containerd = new FakeContainerd(spec.def.name, { version: spec.info.containerdVersion, revision: spec.info.containerdRevision ?? '' }, spec.def.namespace, spec.latencyMs ?? 20);
+    this.containerd.containers = structuredClone(spec.containers ?? []);
+    for (const im of spec.images) this.containerd.addImage(im, spec.sharedLayers);
+    this.files = new FakeFiles(() => this.def.imagesDir);
+    for (const f of spec.files) {
+      const mtime = Math.floor(Date.parse(f.mtime) / 1000);
+      if ('archive' in f) {
+        const ims = f.archive.images.map((n) => spec.images.find((i) => i.name === n) ?? { name: n, digest: n, mediaType: MANIFEST, imageId: n, size: 0, platforms: ['linux/amd64'], createdAt: null, labels: {} });
+        this.files.put(f.path, archiveBytes(ims, f.archive.compression), mtime);
+      } else if ('text' in f) this.files.put(f.path, Buffer.from(f.text), mtime);
+      else this.files.put(f.path, f.bytes, mtime);
+    }
+    if (spec.importCache) {
+      const cache: Record<string, unknown> = {};
+      for (const rel of spec.importCache) {
+        const f = this.files.files.get(rel)!;
+        cache[`${this.def.imagesDir.replace(/\/+$/, '')}/${rel}`] = { size: f.data.length, modTime: new Date(f.mtime * 1000).toISOString().replace(/\.\d+Z$/, 'Z') };
+      }
+      this.files.put('.cache.json', Buffer.from(JSON.stringify(cache)), mtime0());
+    }
+  }
+
+  /** A NodeSession over this node (the shape core uses; see src/core/node/session.ts). */
+  async open(def: NodeDef, opts: OpenNodeOptions): Promise<NodeSession> {
+    const refused = await this.spec.refuse?.(opts);
+    if (refused) throw refused;
+    this.opened++;
+    this.def = def;
+    return new FakeSession(this, def) as unknown as NodeSession;
+  }
+}
+
+const mtime0 = () => Math.floor(Date.parse('2025-03-01T00:00:00Z') / 1000);
+
+class FakeSession {
+  private closed = false;
+  private resolverCache: TargetResolver | undefined;
+  readonly files: FakeFiles;
+  readonly containerd: FakeContainerd;
+  readonly ssh: {
+    readonly closed: boolean;
+    where: string;
+    exec(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+    sftp(): Promise<unknown>;
+    onClose(cb: () => void): () => void;
+    close(): Promise<void>;
+  };
+
+  constructor(
+    private readonly node: FakeNode,
+    private nodeDef: NodeDef,
+  ) {
+    this.files = node.files;
+    this.containerd = node.containerd;
+    const self = this;
+    const statvfs = (_dir: string, cb: (err: Error | null, st?: unknown) => void) => {
+      const unit = 4096;
+      setImmediate(() => cb(null, { f_frsize: unit, f_bsize: unit, f_blocks: Math.round(node.disk.totalBytes / unit), f_bavail: Math.round(node.disk.freeBytes / unit), f_sid: 4242 }));
+    };
+    this.ssh = {
+      get closed() {
+        return self.closed;
+      },
+      where: `${nodeDef.user}@${nodeDef.host}:${nodeDef.port}`,
+      // kubelet's settings: no running k3s process and no config files (kubelet's defaults).
+      exec: async () => ({ code: 0, stdout: '', stderr: '' }),
+      sftp: async () => ({
+        ext_openssh_statvfs: statvfs,
+        stat: (p: string, cb: (err: Error | null) => void) => void node.files.stat(p).then((s) => cb(s ? null : new Error('ENOENT'))),
+      }),
+      onClose: () => () => undefined,
+      close: async () => undefined,
+    };
+  }
+
+  get def(): NodeDef {
+    return this.nodeDef;
+  }
+  get isClosed(): boolean {
+    return this.closed;
+  }
+  followImagesDir(imagesDir: string): void {
+    this.nodeDef = { ...this.nodeDef, imagesDir };
+  }
+  async detect(): Promise<NodeInfo> {
+    await this.containerd.version();
+    return structuredClone(this.node.info);
+  }
+  info(): Promise<NodeInfo> {
+    return this.detect();
+  }
+  async platform() {
+    return { ...PLATFORM };
+  }
+  async resolver(): Promise<TargetResolver> {
+    this.resolverCache ??= new TargetResolver(this.containerd as unknown as ContainerdClient, PLATFORM);
+    return this.resolverCache;
+  }
+  async listBaseImages() {
+    const [records, resolver] = await Promise.all([this.containerd.listImages(), this.resolver()]);
+    return listImageRefs(records, resolver);
+  }
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/** A NodeSession opener over these fake nodes (ServiceOptions.openSession). */
+export function fakeOpener(nodes: Map<string, FakeNode>) {
+  return async (def: NodeDef, opts: OpenNodeOptions): Promise<NodeSession> => {
+    const n = nodes.get(def.name);
+    if (!n) throw new HoldfastError('UNREACHABLE', `Cannot reach ${def.host}:${def.port}.`, { hint: 'Check the address and that the node is powered and on the network.' });
+    return n.open(def, opts);
+  };
+}
