@@ -5,43 +5,34 @@
 // - One deadline (default 10 s) covers TCP connect, SSH handshake and authentication.
 // - Every failure becomes a HoldfastError with one sentence and a hint. Secrets never appear in
 //   messages: no passphrases, no key material, only file names and fingerprints.
-import { promises as fsp } from 'node:fs';
+// - How we log in is auth.ts, how failures are worded errors.ts, the host-key check hostKeyCheck.ts;
+//   this file is the connection itself: its deadline, its phases, exec/SFTP/tunnels and closing.
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 // ssh2 is CommonJS: under Node's ESM loader only some of its exports are detectable as named
 // exports (`utils` is not), so take everything from the default export.
 import ssh2 from 'ssh2';
-import type { Client, ClientChannel, ConnectConfig, ParsedKey, SFTPWrapper } from 'ssh2';
+import type { Client, ClientChannel, ConnectConfig, SFTPWrapper } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { formatLimit, limit, limitError } from '../limits';
-import { CREDENTIAL_ATTEMPTS, type CredentialsProvider } from './credentials';
-import { verifyHostKey, type AcceptNewHostKey } from './hostKey';
+import { authFailedError, authHandler, newAuthState, planAuth, type AuthTarget } from './auth';
+import { addr, closedBeforeLoginError, connectionError, deadlineError, seconds } from './errors';
+import type { AcceptNewHostKey } from './hostKey';
 import { hostKeyAlgorithmsFor } from './hostKeyAlgorithms';
-import { hostKeyFingerprint } from './knownHosts';
+import { hostVerifier, newHostKeyState } from './hostKeyCheck';
 import { shellQuote } from './quote';
 import { openTunnel as openTunnelOn, type Tunnel, type TunnelOptions } from './tunnel';
 import { logger } from '../log';
 
 const log = logger('ssh');
 
-export interface SshTarget {
-  host: string;
-  port: number;
-  user: string;
-  /** Private key file; without it, ssh-agent via $SSH_AUTH_SOCK. */
-  identity?: string;
+export interface SshTarget extends AuthTarget {
   /** known_hosts file to verify (and, on accepted first contact, record) the host key. */
   knownHosts: string;
   /** Whether to record an unknown host's key: the fingerprint(s) the user checked, or ask (hostKey.ts). */
   acceptNewHostKey?: AcceptNewHostKey;
   /** Bound on TCP connect + handshake + authentication, in ms. Default 10 000. */
   readyTimeoutMs?: number;
-  /** Passphrase of an encrypted identity file (else asked through credentials.passphrase). */
-  passphrase?: string;
-  /** publickey (default: identity file, else ssh-agent), password, or keyboard-interactive. */
-  auth?: 'publickey' | 'password' | 'keyboard-interactive';
-  /** Asks a person for passphrases, passwords and keyboard-interactive answers. */
-  credentials?: CredentialsProvider;
   /**
    * An already open stream to the SSH server instead of a TCP connection: a jump host's
    * forwardOut() channel. `via` is the connection it came from; it is closed with this one.
@@ -103,127 +94,6 @@ export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
 const KEEPALIVE_INTERVAL_MS = 15_000;
 const KEEPALIVE_COUNT_MAX = 3;
 
-const NET_ERRORS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  EHOSTUNREACH: 'no route to host',
-  ENETUNREACH: 'network is unreachable',
-  EHOSTDOWN: 'host is down',
-  ENOTFOUND: 'host name not found',
-  EAI_AGAIN: 'host name lookup failed (temporary DNS failure)',
-  ECONNRESET: 'connection reset',
-  EADDRNOTAVAIL: 'address not available',
-  EPIPE: 'connection closed',
-};
-
-function errnoCode(err: unknown): string | undefined {
-  if (!err || typeof err !== 'object') return undefined;
-  const e = err as { code?: unknown; errors?: unknown[] };
-  if (typeof e.code === 'string') return e.code;
-  // Node 20's happy-eyeballs connect reports an AggregateError of per-address errors.
-  if (Array.isArray(e.errors)) for (const sub of e.errors) {
-    const c = errnoCode(sub);
-    if (c) return c;
-  }
-  return undefined;
-}
-
-function addr(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))} s`;
-}
-
-type AuthPlan =
-  | { kind: 'key'; key: ParsedKey; describe: string }
-  | { kind: 'agent'; agent: string; describe: string }
-  | { kind: 'password'; describe: string }
-  | { kind: 'keyboard-interactive'; describe: string };
-
-function cancelled(what: string, err: unknown): HoldfastError {
-  // Never the callback's message: it is the UI's, and we promise nothing about what it holds.
-  void err;
-  return new HoldfastError('AUTH_FAILED', `${what} was cancelled.`, { hint: 'Connect again and give it when asked.' });
-}
-
-async function readIdentity(target: SshTarget): Promise<ParsedKey> {
-  const file = target.identity!;
-  let data: Buffer;
-  try {
-    data = await fsp.readFile(file);
-  } catch (err) {
-    const code = errnoCode(err);
-    throw new HoldfastError(
-      'AUTH_FAILED',
-      `Cannot read the identity file ${file}${code === 'ENOENT' ? ': it does not exist' : code === 'EACCES' ? ': permission denied' : ''}.`,
-      { hint: 'Point the node at a readable private key file, or leave identity empty to use ssh-agent.', cause: err },
-    );
-  }
-  let passphrase = target.passphrase;
-  const ask = target.credentials?.passphrase;
-  for (let attempt = 1; ; attempt++) {
-    const parsed = ssh2.utils.parseKey(data, passphrase);
-    if (!(parsed instanceof Error)) {
-      const key = Array.isArray(parsed) ? parsed[0] : parsed;
-      if (!key || !key.isPrivateKey()) {
-        throw new HoldfastError('AUTH_FAILED', `The identity file ${file} holds a public key, not a private key.`, {
-          hint: 'Point identity at the private half (the file without .pub).',
-        });
-      }
-      return key;
-    }
-    const m = parsed.message;
-    const missing = /no passphrase given/i.test(m);
-    const wrong = /bad passphrase|integrity check failed/i.test(m);
-    if ((missing || wrong) && ask && attempt <= CREDENTIAL_ATTEMPTS) {
-      try {
-        passphrase = await ask.call(target.credentials, file);
-      } catch (err) {
-        throw cancelled(`The passphrase for ${file}`, err);
-      }
-      continue;
-    }
-    if (missing) {
-      throw new HoldfastError('AUTH_FAILED', `The identity file ${file} is encrypted and no passphrase was given.`, {
-        hint: 'Provide its passphrase, or load the key into ssh-agent (ssh-add) and leave identity empty.',
-      });
-    }
-    if (wrong) {
-      throw new HoldfastError('AUTH_FAILED', `The passphrase for the identity file ${file} is wrong.`, {
-        hint: 'Check the passphrase (ssh-keygen -y -f <file> asks for it and shows whether it is right).',
-      });
-    }
-    throw new HoldfastError('AUTH_FAILED', `The identity file ${file} is not a private key ssh2 can read (${m}).`, {
-      hint: 'Use an OpenSSH or PEM private key (ed25519, ECDSA or RSA).',
-    });
-  }
-}
-
-async function planAuth(target: SshTarget): Promise<AuthPlan> {
-  const who = `${target.user}@${target.host}`;
-  if (target.auth === 'password' || target.auth === 'keyboard-interactive') {
-    const c = target.credentials;
-    if (!c?.password && !c?.keyboardInteractive) {
-      throw new HoldfastError('AUTH_FAILED', `${who} is set to log in with a ${target.auth === 'password' ? 'password' : 'keyboard-interactive prompt'}, but there is no way to ask for it here.`, {
-        hint: 'Run the command in a terminal (the CLI asks without echo), or use key authentication.',
-      });
-    }
-    return { kind: target.auth, describe: target.auth };
-  }
-  if (target.identity) {
-    // Hand ssh2 the parsed key: the (slow, bcrypt) passphrase KDF runs once, and the passphrase
-    // itself never reaches ssh2's config.
-    const key = await readIdentity(target);
-    return { kind: 'key', key, describe: `publickey (${target.identity})` };
-  }
-  const agent = process.env.SSH_AUTH_SOCK;
-  if (agent) return { kind: 'agent', agent, describe: 'publickey via ssh-agent' };
-  throw new HoldfastError('AUTH_FAILED', `No way to authenticate as ${who}: no identity file is set and no ssh-agent is running (SSH_AUTH_SOCK is not set).`, {
-    hint: 'Set an identity file for the node, or start ssh-agent and ssh-add your key.',
-  });
-}
-
 /**
  * Best effort: signal KILL to an exec channel's process, then close the channel.
  * ssh2's Channel#signal() is a silent no-op once our side sent EOF (which exec does right away,
@@ -270,13 +140,11 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
   const hostKeyAlgorithms = await hostKeyAlgorithmsFor(target.knownHosts, host, port);
 
   const client: Client = new ssh2.Client();
-  let fingerprint: string | null = null;
-  let verifierError: HoldfastError | null = null;
-  let serverMethods: string[] | null = null;
+  const hostKey = newHostKeyState();
+  const authState = newAuthState();
   let agentError: Error | null = null;
   let lastError: Error | undefined;
   let phase: 'connect' | 'handshake' | 'auth' | 'ready' | 'closed' = target.sock ? 'handshake' : 'connect';
-  let authCancelled: HoldfastError | null = null;
   const closeCbs = new Set<(err?: Error) => void>();
 
   // Persistent: ssh2 may emit 'error' more than once (e.g. twice for one failed authentication),
@@ -308,20 +176,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
     };
 
     const onDeadline = () => {
-      const what =
-        phase === 'connect'
-          ? `no TCP connection to ${where} within ${seconds(readyTimeoutMs)}`
-          : phase === 'handshake'
-            ? `${where} accepted the TCP connection but did not complete the SSH handshake within ${seconds(readyTimeoutMs)}`
-            : `authentication as ${user} at ${where} did not finish within ${seconds(readyTimeoutMs)}`;
-      fail(
-        new HoldfastError('TIMEOUT', `Timed out: ${what}.`, {
-          hint:
-            phase === 'connect'
-              ? 'Check the address and port, and that no firewall drops the traffic.'
-              : 'Check that an SSH server (not another service) listens on that port and is not overloaded.',
-        }),
-      );
+      fail(deadlineError(phase === 'connect' || phase === 'handshake' ? phase : 'auth', where, user, readyTimeoutMs));
     };
     let deadline: NodeJS.Timeout | undefined = setTimeout(onDeadline, readyTimeoutMs);
     deadline.unref?.();
@@ -345,59 +200,10 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
 
     client.on('error', (err: Error & { level?: string }) => {
       if (settled) return;
-      if (verifierError) return fail(verifierError);
+      if (hostKey.error) return fail(hostKey.error);
       if (err.level === 'agent') return; // ssh2 goes on; reported with the auth failure if any
-      const code = errnoCode(err);
-      if (err.level === 'client-socket' && code) {
-        if (code === 'ETIMEDOUT') {
-          return fail(new HoldfastError('TIMEOUT', `Timed out: no TCP connection to ${where}.`, { hint: 'Check the address and port, and that no firewall drops the traffic.', cause: err }));
-        }
-        const why = NET_ERRORS[code] ?? `${code}`;
-        return fail(
-          new HoldfastError('UNREACHABLE', `Cannot reach ${where}: ${why}.`, {
-            hint:
-              code === 'ECONNREFUSED'
-                ? 'Check that sshd runs on the node and listens on that port.'
-                : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-                  ? 'Check the host name, or use the node\'s IP address.'
-                  : 'Check the address, the network path and any firewall.',
-            cause: err,
-          }),
-        );
-      }
-      if (err.level === 'client-authentication' && authCancelled) return fail(authCancelled);
-      if (err.level === 'client-authentication') {
-        const allowed = serverMethods && serverMethods.length ? `; the server accepts: ${serverMethods.join(', ')}` : '';
-        const agentNote = agentError ? ` (ssh-agent: ${agentError.message})` : '';
-        return fail(
-          new HoldfastError('AUTH_FAILED', `Authentication failed for user ${user} at ${where}: tried ${auth.describe}${agentNote}${allowed}.`, {
-            hint:
-              auth.kind === 'key'
-                ? `Check that the matching public key is in ~${user}/.ssh/authorized_keys on the node and that the user name is right.`
-                : auth.kind === 'agent'
-                  ? `Check that ssh-agent holds a key authorised for ${user} on the node (ssh-add -l), or set an identity file.`
-                  : `Check the user name and the ${auth.kind === 'password' ? 'password' : 'answers'}, and that the node's sshd allows ${auth.kind} authentication.`,
-            cause: err,
-          }),
-        );
-      }
-      if (/Connection lost before handshake/.test(err.message) || (target.sock && /ECONNRESET|socket hang up|write after end/.test(err.message))) {
-        return fail(
-          new HoldfastError('UNREACHABLE', `${where} closed the connection before the SSH handshake.`, {
-            hint: 'Check that an SSH server listens on that port and accepts connections from this machine (MaxStartups, firewall, tcp wrappers).',
-            cause: err,
-          }),
-        );
-      }
-      if (err.level === 'client-timeout') {
-        return fail(new HoldfastError('TIMEOUT', `Timed out talking to ${where}: ${err.message}.`, { cause: err }));
-      }
-      return fail(
-        new HoldfastError('UNREACHABLE', `SSH connection to ${where} failed: ${err.message}.`, {
-          hint: 'Check that the port belongs to an SSH server and that it accepts this client.',
-          cause: err,
-        }),
-      );
+      if (err.level === 'client-authentication') return fail(authState.cancelled ?? authFailedError(user, where, auth, authState, agentError, err));
+      return fail(connectionError(err, where, Boolean(target.sock)));
     });
 
     client.on('close', () => {
@@ -407,13 +213,9 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       // A jump chain goes down together: this hop's channel is gone, so is its reason to exist.
       if (target.via) void target.via.close();
       if (!settled) {
-        if (verifierError) return fail(verifierError);
-        if (authCancelled) return fail(authCancelled);
-        return fail(
-          new HoldfastError('UNREACHABLE', `${where} closed the connection before login completed.`, {
-            hint: 'Check that the port belongs to an SSH server and that it accepts connections from here (MaxStartups, AllowUsers, tcp wrappers).',
-          }),
-        );
+        if (hostKey.error) return fail(hostKey.error);
+        if (authState.cancelled) return fail(authState.cancelled);
+        return fail(closedBeforeLoginError(where));
       }
       if (wasReady) {
         const cbs = [...closeCbs];
@@ -434,7 +236,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       settled = true;
       clearTimeout(deadline);
       phase = 'ready';
-      log.debug('authenticated', { where, user, auth: auth.describe, hostKey: fingerprint });
+      log.debug('authenticated', { where, user, auth: auth.describe, hostKey: hostKey.fingerprint });
       resolve(makeConnection());
     });
 
@@ -446,94 +248,23 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       keepaliveCountMax: KEEPALIVE_COUNT_MAX,
       tryKeyboard: false,
       ...(hostKeyAlgorithms ? { algorithms: { serverHostKey: hostKeyAlgorithms } } : {}),
-      // Async verifier: ssh2 waits for verify(); anything but an explicit ok refuses the key.
-      hostVerifier: (key: Buffer, verify: (ok: boolean) => void) => {
-        if (phase === 'handshake' || phase === 'connect') phase = 'handshake';
-        const presented = hostKeyFingerprint(key);
-        if (fingerprint !== null && presented !== fingerprint) {
-          // Re-key with a different host key than the one verified at login.
-          verifierError = new HoldfastError('HOST_KEY_CHANGED', `${where} switched to another host key (${presented}) during the session.`, {
-            fingerprint: presented,
-            expectedFingerprint: fingerprint,
-          });
-          verify(false);
-          return;
-        }
-        const acceptNew = target.acceptNewHostKey ?? false;
-        verifyHostKey({
-          knownHostsFile: target.knownHosts,
-          host,
-          port,
-          keyBlob: key,
-          // While a person looks at the fingerprint the clock stops, as for passwords.
-          acceptNew: typeof acceptNew === 'function' ? (k) => asking(() => acceptNew(k)) : acceptNew,
-          label: where,
-        }).then(
-          (verdict) => {
-            fingerprint = verdict.fingerprint;
-            log.debug('host key verified', { where, fingerprint: verdict.fingerprint });
-            if (phase === 'handshake') phase = 'auth';
-            verify(true);
-          },
-          (err: unknown) => {
-            verifierError =
-              err instanceof HoldfastError
-                ? err
-                : new HoldfastError('INTERNAL', `Host key check for ${where} failed: ${(err as Error)?.message ?? String(err)}.`, { cause: err });
-            verify(false);
-          },
-        );
-      },
-      authHandler: (methodsLeft, _partial, next) => {
-        if (methodsLeft) serverMethods = methodsLeft;
-        const done = () => (next as (choice: unknown) => void)(false); // `false` ends authentication
-        attempts++;
-        if (authCancelled) return done();
-        if (auth.kind === 'key') {
-          return attempts === 1 ? next({ type: 'publickey', username: user, key: auth.key }) : done();
-        }
-        if (auth.kind === 'agent') {
-          return attempts === 1 ? next({ type: 'agent', username: user, agent: auth.agent }) : done();
-        }
-        if (attempts > CREDENTIAL_ATTEMPTS) return done();
-        // password: use the password method when the server offers it (or has not said yet), else
-        // its keyboard-interactive prompt, as ssh does with PAM-only servers.
-        const offered = (m: string) => !serverMethods || serverMethods.includes(m);
-        const c = target.credentials!;
-        if (auth.kind === 'password' && offered('password') && c.password) {
-          void asking(() => c.password!.call(c, user, host)).then(
-            (password) => next({ type: 'password', username: user, password }),
-            (err: unknown) => {
-              authCancelled = cancelled(`The password for ${user}@${host}`, err);
-              done();
-            },
-          );
-          return;
-        }
-        if (!offered('keyboard-interactive')) return done();
-        return next({
-          type: 'keyboard-interactive',
-          username: user,
-          prompt: (name, instructions, _lang, prompts, finish) => {
-            const list = prompts.map((p) => ({ prompt: p.prompt, echo: Boolean(p.echo) }));
-            const answer = (): Promise<string[]> => {
-              if (c.keyboardInteractive) return c.keyboardInteractive.call(c, list, { user, host, port, name, instructions });
-              if (c.password && list.length === 1 && !list[0]!.echo) return c.password.call(c, user, host).then((p) => [p]);
-              return Promise.reject(new Error('no answer for these prompts'));
-            };
-            void asking(answer).then(
-              (answers) => finish(Array.isArray(answers) ? answers.map(String) : []),
-              (err: unknown) => {
-                authCancelled = cancelled(`Login to ${user}@${host}`, err);
-                // As many (empty) answers as questions: anything else is a protocol error to sshd.
-                finish(list.map(() => ''));
-              },
-            );
-          },
-        });
-      },
+      hostVerifier: hostVerifier({
+        knownHosts: target.knownHosts,
+        host,
+        port,
+        acceptNewHostKey: target.acceptNewHostKey,
+        where,
+        state: hostKey,
+        asking,
+        onPresented: () => {
+          if (phase === 'handshake' || phase === 'connect') phase = 'handshake';
+        },
+        onVerified: () => {
+          if (phase === 'handshake') phase = 'auth';
+        },
+      }),
+      authHandler: authHandler(target, auth, authState, asking),
     };
-    let attempts = 0;
     // Never leave a keyboard-interactive round unanswered (ssh2 would wait until the deadline).
     client.on('keyboard-interactive', (_n, _i, _l, _p, finish) => finish([]));
     try {
@@ -565,7 +296,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       client,
       where,
       via,
-      hostKeyFingerprint: fingerprint!,
+      hostKeyFingerprint: hostKey.fingerprint!,
       get closed() {
         return isClosed();
       },
