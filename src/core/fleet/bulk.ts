@@ -6,15 +6,20 @@
 //
 // The header row is required and names the columns (any order; only name and host are
 // required columns). Empty cells take the defaults (port 22, user root, ssh-agent, no group).
+// Fields are RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks.
 // Blank lines and lines starting with `#` are ignored. Every row is validated before anything
 // is written; problems are reported with their line numbers.
 import os from 'node:os';
 import path from 'node:path';
 import { nodeInputSchema } from '../../shared/contract';
 import type { NodeInput } from '../../shared/domain';
-import { parseCsv } from './csv';
+import { formatBytes } from '../../shared/format';
+import { readCsvRecords, type CsvRecord } from './csv';
 
 export const BULK_COLUMNS = ['name', 'host', 'port', 'user', 'identity', 'group'] as const;
+
+/** The largest node list read at once (tens of thousands of rows; the whole text is held in memory). */
+export const BULK_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface BulkParse {
   nodes: NodeInput[];
@@ -26,21 +31,14 @@ export function parseNodeCsv(text: string, opts: { home?: string; knownHosts?: s
   const home = opts.home ?? os.homedir();
   const problems: string[] = [];
   const nodes: NodeInput[] = [];
-  // Keep line numbers: parse the (comment-free) text line by line when no field spans lines.
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const kept = lines.map((l) => (l.trim().startsWith('#') ? '' : l)).join('\n');
-  let rows: { line: number; cells: string[] }[];
+  if (Buffer.byteLength(text, 'utf8') > BULK_MAX_BYTES) {
+    return { nodes, problems: [`the file is larger than ${formatBytes(BULK_MAX_BYTES)}: split it into several files`] };
+  }
+  let rows: CsvRecord[];
   try {
-    rows = [];
-    let lineNo = 0;
-    for (const raw of kept.split('\n')) {
-      lineNo++;
-      if (!raw.trim()) continue;
-      const parsed = parseCsv(raw);
-      rows.push({ line: lineNo, cells: parsed[0] ?? [] });
-    }
+    rows = readCsvRecords(text);
   } catch (e) {
-    return { nodes, problems: [`cannot read the CSV: ${(e as Error).message} (fields may not span lines)`] };
+    return { nodes, problems: [`cannot read the CSV: ${(e as Error).message}`] };
   }
   const header = rows.shift();
   if (!header) return { nodes, problems: ['the file is empty: it needs a header row, e.g. name,host,port,user,identity,group'] };

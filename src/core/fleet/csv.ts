@@ -3,6 +3,7 @@
 // Spreadsheets run a cell that starts with = + - @ (or tab/CR before one) as a formula, and much
 // of a row comes from nodes (names, file names, error output): such text cells get a leading `'`
 // (OWASP "CSV injection"), which spreadsheets show as text and never evaluate.
+import { parse } from 'csv-parse/sync';
 import type { FleetReport } from '../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import type { LostPin } from '../../shared/domain';
@@ -62,59 +63,41 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
   return out;
 }
 
+export interface CsvRecord {
+  /** The line the record starts on (1-based; a quoted line break inside a field does not start a new record). */
+  line: number;
+  cells: string[];
+}
+
+/**
+ * RFC 4180 text (csv-parse) into records with their line numbers: quoted fields may hold commas,
+ * quotes and line breaks. Blank lines and lines starting with `#` (after blanks) are skipped;
+ * records may differ in length (the caller says which is wrong). Throws on malformed quoting.
+ */
+export function readCsvRecords(text: string): CsvRecord[] {
+  const body = text.replace(/^\uFEFF/, '');
+  const parsed = parse(body, { info: true, comment: '#', comment_no_infix: true, skip_empty_lines: true, relax_column_count: true }) as {
+    record: string[];
+    info: { bytes: number };
+  }[];
+  // info.bytes is where the record ends (UTF-8 bytes); its start line is the end line less the
+  // line breaks inside its quoted fields.
+  const buf = Buffer.from(body, 'utf8');
+  const out: CsvRecord[] = [];
+  let pos = 0;
+  let newlines = 0;
+  for (const { record, info } of parsed) {
+    const end = Math.max(0, info.bytes - 1);
+    for (; pos < end; pos++) if (buf[pos] === 0x0a) newlines++;
+    const inside = record.reduce((n, f) => n + (f.match(/\n/g)?.length ?? 0), 0);
+    if (record.length === 1 && record[0]!.trim() === '') continue;
+    if (record[0]!.trim().startsWith('#')) continue;
+    out.push({ line: newlines + 1 - inside, cells: record });
+  }
+  return out;
+}
+
 /** Parses RFC 4180 text into rows (quoted fields may hold commas, quotes and line breaks). */
 export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let i = 0;
-  let quoted = false;
-  let any = false;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i += 2;
-          continue;
-        }
-        quoted = false;
-        i++;
-        continue;
-      }
-      field += c;
-      i++;
-      continue;
-    }
-    if (c === '"' && field === '') {
-      quoted = true;
-      any = true;
-      i++;
-    } else if (c === ',') {
-      row.push(field);
-      field = '';
-      any = true;
-      i++;
-    } else if (c === '\r' || c === '\n') {
-      if (any || field !== '') {
-        row.push(field);
-        rows.push(row);
-      }
-      row = [];
-      field = '';
-      any = false;
-      i += c === '\r' && text[i + 1] === '\n' ? 2 : 1;
-    } else {
-      field += c;
-      any = true;
-      i++;
-    }
-  }
-  if (quoted) throw new Error('unterminated quoted field');
-  if (any || field !== '') {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
+  return parse(text, { skip_empty_lines: true, relax_column_count: true }) as string[][];
 }

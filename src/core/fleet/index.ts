@@ -7,4 +7,4 @@ export { formatBytes } from '../../shared/format';
 export { diskOf, diskOfSession, parseDf } from './disk';
 export { fleetHtml, escapeHtml, html, SafeHtml } from './html';
 export { fleetCsv, csvField, csvLine, parseCsv, FLEET_CSV_COLUMNS } from './csv';
-export { parseNodeCsv, BULK_COLUMNS } from './bulk';
+export { parseNodeCsv, BULK_COLUMNS, BULK_MAX_BYTES } from './bulk';

@@ -10,6 +10,7 @@ import {
   parseCsv,
   parseDf,
   parseNodeCsv,
+  BULK_MAX_BYTES,
   summarizeFleet,
   type FleetNodeResult,
   type FleetReport,
@@ -302,5 +303,25 @@ describe('inspectFleet', () => {
     const r = await p;
     expect(r.nodes[0]!.reachable).toBe(true);
     for (const n of r.nodes.slice(1)) expect(n.error?.message).toMatch(/cancelled/);
+  });
+});
+
+describe('parseNodeCsv reads RFC 4180 (csv-parse, issue #14)', () => {
+  it('a quoted field may hold a line break, a comma and doubled quotes; line numbers stay those of the file', () => {
+    const text = 'name,host,identity\r\nedge-1,10.0.0.1,"/keys/site a,\r\nnorth"\r\n# comment\r\nedge-2,10.0.0.2,"/keys/say ""hi"""\r\n  \r\nbad name,10.0.0.3,\r\n';
+    const r = parseNodeCsv(text, { knownHosts: '/kh' });
+    expect(r.problems).toEqual([expect.stringMatching(/^line 7: name: /)]);
+    const ok = parseNodeCsv(text.replace('bad name', 'edge-3'), { knownHosts: '/kh' });
+    expect(ok.problems).toEqual([]);
+    expect(ok.nodes.map((n) => [n.name, n.identity])).toEqual([
+      ['edge-1', '/keys/site a,\r\nnorth'],
+      ['edge-2', '/keys/say "hi"'],
+      ['edge-3', undefined],
+    ]);
+  });
+
+  it('malformed quoting and oversized input are problems, not crashes', () => {
+    expect(parseNodeCsv('name,host\nedge-1,"10.0.0.1\n').problems).toEqual([expect.stringMatching(/^cannot read the CSV: /)]);
+    expect(parseNodeCsv('name,host\n' + 'x'.repeat(BULK_MAX_BYTES)).problems).toEqual([expect.stringMatching(/larger than 4 MiB/)]);
   });
 });
