@@ -1,6 +1,7 @@
 // Transport selection. In Electron the sandboxed preload exposes `window.holdfast`; in a
 // browser opened by `holdfast serve` the same HoldfastApi is implemented over loopback HTTP.
 import { isLiveEvent, operations, type Envelope, type HoldfastApi, type LiveApi, type LiveEvent, type Operation } from '../shared/contract';
+import { TOKEN_HEADER } from '../shared/serveProtocol';
 
 /** The desktop preload's bridge: the contract's operations plus `pathForFile` (no IPC). */
 export type DesktopBridge = HoldfastApi & Partial<LiveApi> & { pathForFile?: (file: File) => string };
@@ -14,7 +15,7 @@ declare global {
   }
 }
 
-export const TOKEN_HEADER = 'x-holdfast-token';
+export { TOKEN_HEADER };
 export const TOKEN_STORAGE_KEY = 'holdfast.token';
 
 interface LocationLike {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { isChannel, type Envelope, type LiveEvent } from '../shared/contract';
 import type { ErrorInfo } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
+import { TOKEN_HEADER } from '../shared/serveProtocol';
 import { dispatch } from './dispatch';
 import { limit, nameLimit } from '../core/limits';
 import { logger, registerSecret } from '../core/log';
@@ -25,7 +26,7 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
-export const TOKEN_HEADER = 'x-holdfast-token';
+export { TOKEN_HEADER };
 export const DEFAULT_MAX_BODY_BYTES = limit('http.bodyBytes');
 
 export interface ServerOptions {
