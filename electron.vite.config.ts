@@ -35,7 +35,8 @@ export default defineConfig({
   preload: {
     build: {
       outDir: r('out/preload'),
-      // Sandboxed preloads cannot require node_modules: bundle everything (zod included).
+      // Sandboxed preloads cannot require node_modules: bundle everything (it imports only the
+      // zod-free channel map, src/shared/channels.ts, and electron).
       externalizeDeps: false,
       rolldownOptions: {
         input: { index: r('src/preload/index.ts') },
