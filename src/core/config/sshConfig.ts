@@ -19,6 +19,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { formatLimit, limit, limitError } from '../limits';
 import os from 'node:os';
 import path from 'node:path';
+import { hostPatternListMatches, wildcardMatch } from '../../shared/hostPatterns';
 import { nodeInputSchema } from '../../shared/contract';
 import { HoldfastError } from '../errors';
 import type { NodeDef, NodeInput } from '../../shared/domain';
@@ -104,30 +105,8 @@ export function splitArgs(s: string): string[] | { error: string } {
   return out;
 }
 
-/** ssh-style pattern: `*` any run, `?` any one character; case-insensitive. */
-export function globMatch(pattern: string, text: string): boolean {
-  const re = new RegExp(
-    '^' +
-      pattern
-        .split('')
-        .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
-        .join('') +
-      '$',
-    'is',
-  );
-  return re.test(text);
-}
-
-/** A Host line's patterns against an alias: no negated pattern may match, one positive must. */
-export function hostMatches(patterns: string[], alias: string): boolean {
-  let hit = false;
-  for (const p of patterns) {
-    if (p.startsWith('!')) {
-      if (globMatch(p.slice(1), alias)) return false;
-    } else if (globMatch(p, alias)) hit = true;
-  }
-  return hit;
-}
+/** A Host line's patterns against an alias (shared/hostPatterns: case-insensitive, `!` vetoes). */
+export const hostMatches = (patterns: string[], alias: string): boolean => hostPatternListMatches(patterns, alias);
 
 const isWildcard = (p: string) => p.includes('*') || p.includes('?') || p.startsWith('!');
 
@@ -157,7 +136,7 @@ function includePaths(arg: string, env: SshConfigEnv): string[] {
         log.debug('ssh config Include dir not readable; skipped', { dir: b, err });
         continue;
       }
-      for (const n of names.sort()) if (!n.startsWith('.') && globMatch(part, n)) next.push(path.join(b, n));
+      for (const n of names.sort()) if (!n.startsWith('.') && wildcardMatch(part, n)) next.push(path.join(b, n));
     }
     bases = next;
     // `Include /*/*/*` must not walk the whole file system.

@@ -10,6 +10,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { hostPatternListMatches, wildcardMatch } from '../../shared/hostPatterns';
 import { HoldfastError } from '../errors';
 
 export type KnownHostMarker = 'revoked' | 'cert-authority' | null;
@@ -84,17 +85,7 @@ export function lookupHostKeys(text: string, host: string, port: number): KnownH
 /** Does a known_hosts host field (hashed, or a pattern list) match the lookup name? */
 export function hostFieldMatches(field: string, name: string): boolean {
   if (field.startsWith(HASH_MAGIC)) return hashedMatches(field, name);
-  let matched = false;
-  for (const pattern of field.split(',')) {
-    if (pattern === '') continue;
-    const negated = pattern.startsWith('!');
-    const p = (negated ? pattern.slice(1) : pattern).toLowerCase();
-    if (globMatch(p, name)) {
-      if (negated) return false; // a negated match vetoes the whole line
-      matched = true;
-    }
-  }
-  return matched;
+  return hostPatternListMatches(field.split(','), name);
 }
 
 function hashedMatches(field: string, name: string): boolean {
@@ -107,31 +98,8 @@ function hashedMatches(field: string, name: string): boolean {
   return timingSafeEqual(actual, expected);
 }
 
-/** OpenSSH match_pattern: `*` any run of characters (also empty), `?` exactly one. */
-export function globMatch(pattern: string, s: string): boolean {
-  // Iterative wildcard match with single-star backtracking: linear-ish, no regex building.
-  let p = 0;
-  let i = 0;
-  let starP = -1;
-  let starI = 0;
-  while (i < s.length) {
-    const pc = pattern[p];
-    if (pc === '*') {
-      starP = p++;
-      starI = i;
-    } else if (pc !== undefined && (pc === '?' || pc === s[i])) {
-      p++;
-      i++;
-    } else if (starP !== -1) {
-      p = starP + 1;
-      i = ++starI;
-    } else {
-      return false;
-    }
-  }
-  while (pattern[p] === '*') p++;
-  return p === pattern.length;
-}
+/** OpenSSH match_pattern (shared/hostPatterns). */
+export { wildcardMatch as globMatch };
 
 /** `SHA256:<unpadded base64 of sha256(blob)>`, exactly as `ssh-keygen -lf` prints it. */
 export function hostKeyFingerprint(keyBlob: Buffer): string {

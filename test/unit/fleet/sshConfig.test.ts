@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { globMatch, hostMatches, parseJumpHop, parseSshConfig, planSshImport, resolveSshHost, splitArgs, type SshConfigEnv } from '../../../src/core/config/sshConfig';
+import { hostMatches, parseJumpHop, parseSshConfig, planSshImport, resolveSshHost, splitArgs, type SshConfigEnv } from '../../../src/core/config/sshConfig';
+import { hostPatternMatches } from '../../../src/shared/hostPatterns';
 
 function setup() {
   const home = mkdtempSync(path.join(os.tmpdir(), 'hf-sshcfg-'));
@@ -67,9 +68,9 @@ describe('ssh_config lexing and patterns', () => {
     expect(splitArgs('"unterminated')).toEqual({ error: 'unterminated quote' });
   });
   it('matches ssh patterns with negation', () => {
-    expect(globMatch('edge-*', 'EDGE-1')).toBe(true);
-    expect(globMatch('e?ge', 'edge')).toBe(true);
-    expect(globMatch('a.b', 'axb')).toBe(false);
+    expect(hostPatternMatches('edge-*', 'EDGE-1')).toBe(true);
+    expect(hostPatternMatches('e?ge', 'edge')).toBe(true);
+    expect(hostPatternMatches('a.b', 'axb')).toBe(false);
     expect(hostMatches(['*.internal', '!nope.internal'], 'x.internal')).toBe(true);
     expect(hostMatches(['*.internal', '!nope.internal'], 'nope.internal')).toBe(false);
     expect(hostMatches(['!nope'], 'other')).toBe(false);
