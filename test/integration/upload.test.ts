@@ -2,7 +2,7 @@
 // emulated): byte-identical copies, k3s never sees a half-written archive, resume after a
 // dropped connection or a cancel, refusal on a too-small disk, idempotence, no overwrite.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import os from 'node:os';
@@ -104,6 +104,8 @@ describe('uploadArchive', () => {
         bytesSent: (await stat(file)).size,
         resumedFrom: 0,
         alreadyPresent: false,
+        // As root the node hashed the file while it was written, with the probe's hasher.
+        nodeHash: `while-sending:${(await s1.hashTools()).hasher}`,
       });
       expect(await sha256File(path.join(node.hostImagesDir, 'apps', 'pair.tar.zst'))).toBe(want);
       expect(await readdir(path.join(node.hostImagesDir, 'apps'))).toEqual(['pair.tar.zst']); // staging name gone
@@ -167,6 +169,7 @@ describe('uploadArchive', () => {
 
     const again = await uploadArchive(await open(node), file);
     expect(again.resumedFrom).toBe(partial);
+    expect(again.nodeHash).toMatch(/^while-sending:/); // the kept prefix and the rest, in one pass
     expect(again.bytesSent).toBe(size - partial);
     expect(again.alreadyPresent).toBe(false);
     expect(await sha256File(path.join(node.hostImagesDir, 'big.tar'))).toBe(await sha256File(file));
@@ -198,6 +201,50 @@ describe('uploadArchive', () => {
     const again = await uploadArchive(s, file);
     expect(again.resumedFrom).toBe(partial);
     expect(await sha256File(path.join(node.hostImagesDir, 'cancel.tar'))).toBe(await sha256File(file));
+  });
+
+  it('the node hashes while sending with the fastest hasher the probe found, and a byte corrupted on the node is caught before the rename', async () => {
+    const node = lab.node('up2');
+    const s = await open(node);
+    // The lab node is this machine: the probe names what its shell finds.
+    const tools = await s.hashTools();
+    const which = (p: string) => process.env.PATH!.split(':').some((d) => existsSync(path.join(d, p)));
+    expect(tools).toEqual({ hasher: which('openssl') ? 'openssl' : which('sha256sum') ? 'sha256sum' : null, follow: true });
+
+    const file = await archive('corrupt.tar', { mib: 8 });
+    const size = (await stat(file)).size;
+    // One byte of one SFTP write is flipped on its way to the node, after the laptop hashed it:
+    // the node's file differs from the local one by that byte.
+    const sftp = await s.ssh.sftp();
+    const write = sftp.write.bind(sftp);
+    let flipped = false;
+    sftp.write = ((h: Buffer, buf: Buffer, off: number, len: number, pos: number, cb: (err?: Error | null) => void) => {
+      if (!flipped && pos + len > size / 2) {
+        flipped = true;
+        const copy = Buffer.from(buf.subarray(off, off + len));
+        copy[len - 1]! ^= 0xff;
+        return write(h, copy, 0, len, pos, cb);
+      }
+      return write(h, buf, off, len, pos, cb);
+    }) as typeof sftp.write;
+    const phases: string[] = [];
+    const err = await uploadArchive(s, file, { onProgress: (p) => void (phases.at(-1) !== p.phase && phases.push(p.phase)) }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    sftp.write = write;
+    expect(flipped).toBe(true);
+    expect(err).toBeInstanceOf(HoldfastError);
+    expect((err as HoldfastError).code).toBe('INTERNAL');
+    expect((err as HoldfastError).message).toMatch(/^The copy of corrupt\.tar on up2 does not match the local file \(sha256 [0-9a-f]{64} on the node, [0-9a-f]{64} here\); it was removed and nothing was installed\.$/);
+    expect(phases).not.toContain('renaming');
+    await expect(stat(path.join(node.hostImagesDir, 'corrupt.tar'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(path.join(node.hostImagesDir, '.corrupt.tar.holdfast-partial'))).rejects.toThrow(/ENOENT/);
+
+    // Unpatched, the same upload goes through and is verified while sending.
+    const ok = await uploadArchive(s, file);
+    expect(ok.nodeHash).toBe(`while-sending:${tools.hasher}`);
+    expect(await sha256File(path.join(node.hostImagesDir, 'corrupt.tar'))).toBe(await sha256File(file));
   });
 
   it('a staging file that does not match the local prefix is discarded and the upload starts over', async () => {
@@ -280,7 +327,7 @@ describe('uploadArchive', () => {
     const first = await uploadArchive(s, file);
     expect(first.alreadyPresent).toBe(false);
     const again = await uploadArchive(s, file);
-    expect(again).toEqual({ ...first, bytesSent: 0, alreadyPresent: true });
+    expect(again).toEqual({ ...first, bytesSent: 0, alreadyPresent: true, nodeHash: 'earlier' });
 
     // Same size, one byte different: the hash tells them apart.
     const flipped = path.join(local, 'flipped', 'same.tar');

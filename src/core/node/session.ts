@@ -11,7 +11,7 @@ import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
 import type { CredentialsProvider } from '../ssh/credentials';
 import type { AcceptNewHostKey } from '../ssh/hostKey';
 import type { Tunnel } from '../ssh/tunnel';
-import { parseProbe, probeArgv, type ProbeResult } from './detect';
+import { NO_HASH_TOOLS, parseProbe, probeArgv, type HashTools, type ProbeResult } from './detect';
 import { logger } from '../log';
 
 const log = logger('node');
@@ -133,7 +133,7 @@ function probeNode(ssh: SshConnection, def: NodeDef): Promise<Probed> {
   return ssh
     .exec(probeArgv(def.sudo === true), { timeoutMs: 15_000 })
     .then((r) => parseProbe(r.stdout))
-    .catch((err: unknown) => (log.debug('node probe failed; distro unknown', { node: def.name, err }), { machine: '', distro: 'unknown' as const, distroVersion: null }));
+    .catch((err: unknown) => (log.debug('node probe failed; distro unknown', { node: def.name, err }), { machine: '', hashTools: NO_HASH_TOOLS, distro: 'unknown' as const, distroVersion: null }));
 }
 
 export class NodeSession {
@@ -225,6 +225,11 @@ export class NodeSession {
   private probe(): Promise<Probed> {
     this.probeCache ??= probeNode(this.ssh, this.def);
     return this.probeCache;
+  }
+
+  /** The node's SHA-256 programs, from the same probe round trip (nothing extra is run). */
+  hashTools(): Promise<HashTools> {
+    return this.probe().then((p) => p.hashTools);
   }
 
   /** The node's platform (for choosing the manifest CRI would run), from `uname -m`. */

@@ -12,7 +12,11 @@
 //  2. uploading — pipelined SFTP writes into the staging file; the local SHA-256 is computed from
 //     the very chunks that are sent (no second pass). fsync@openssh.com before close when offered,
 //     so a power cut cannot leave a renamed-but-empty archive behind.
-//  3. verifying — `sha256sum -- <staging>` on the node must equal the local digest.
+//  3. verifying — the node's SHA-256 of the staging file must equal the local digest. As root
+//     (SFTP), the node hashes the file while it is being written (followHash.ts: from byte 0, so
+//     a resumed file is hashed prefix and appended bytes in one pass) with the fastest hasher the
+//     probe found (openssl, else sha256sum); the digest is ready about when the last write is.
+//     If that path fails, `sha256sum -- <staging>` after the transfer, as before.
 //  4. renaming — posix-rename@openssh.com onto the final name, after checking once more that the
 //     name is still free. k3s's watcher sees one complete file appear.
 //
@@ -55,6 +59,7 @@ import { ProgressMeter, type UploadProgress } from './progress';
 import { checkUploadName, replacementHint } from './targetName';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
+import { startFollowHash, type FollowHash } from './followHash';
 import { logger } from '../log';
 
 const log = logger('upload');
@@ -76,6 +81,12 @@ export interface UploadOptions {
   onNotice?: (text: string) => void;
   /** SFTP writes kept in flight (default 16). */
   inflight?: number;
+  /**
+   * Hash on the node only after the transfer (`sha256sum`), as before hashing while sending
+   * existed: for benchmarks comparing the two, and as an escape hatch for a node whose tail
+   * misbehaves. Default false.
+   */
+  verifyAfterSending?: boolean;
 }
 
 export interface UploadResult {
@@ -91,6 +102,12 @@ export interface UploadResult {
   resumedFrom: number;
   /** The node already held this exact archive under that name; nothing was sent. */
   alreadyPresent: boolean;
+  /**
+   * How the node's digest was computed: while sending (with the named program), after it
+   * (`sha256sum`, or under sudo as root), or not at all this call (a resumed complete file
+   * hashed by the resume check; alreadyPresent).
+   */
+  nodeHash: 'while-sending:openssl' | 'while-sending:sha256sum' | 'after-sending' | 'earlier';
 }
 
 export const DEFAULT_INFLIGHT = 16;
@@ -122,6 +139,20 @@ function call<T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => voi
 const sftpOpen = (sftp: SFTPWrapper, p: string, flags: 'w' | 'r+') =>
   call<Buffer>((cb) => sftp.open(p, flags, { mode: 0o644 }, cb));
 const sftpClose = (sftp: SFTPWrapper, h: Buffer) => call<void>((cb) => sftp.close(h, cb));
+
+/** The promise, or an AbortError as soon as the signal fires. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError('the upload was cancelled'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => (signal.removeEventListener('abort', onAbort), resolve(v)),
+      (e: unknown) => (signal.removeEventListener('abort', onAbort), reject(e)),
+    );
+  });
+}
 
 // --- local hashing -------------------------------------------------------------------------------
 
@@ -167,6 +198,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
 
   // The byte a new run would resume from, for the "connection dropped" message.
   let resumePoint = 0;
+  // The node's hash of the staging file as it is written (stopped on every way out).
+  let follow: { hash: FollowHash; hasher: 'openssl' | 'sha256sum' } | undefined;
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${localPath} is not a regular file.`);
@@ -214,7 +247,18 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     // 2. upload
     checkAbort();
     await mkdirs(ctx);
-    const ackedTo = await send(ctx, start, hash, (n) => (resumePoint = n));
+    // As root the bytes land in the file that is verified and renamed: the node hashes it while it
+    // grows, started once it is open (so a truncated leftover is never read).
+    const tools = start < size && !area.separateDir && !opts.verifyAfterSending ? await session.hashTools() : null;
+    const onOpened = async () => {
+      if (!tools?.follow || !tools.hasher) return;
+      try {
+        follow = { hash: await startFollowHash(session.ssh, area.writePath, size, tools.hasher), hasher: tools.hasher };
+      } catch (err) {
+        log.debug('hashing while sending not started; hashing afterwards', { node, err });
+      }
+    };
+    const ackedTo = await send(ctx, start, hash, (n) => (resumePoint = n), onOpened);
     resumePoint = ackedTo;
     const localHex = hash.digest('hex');
     if (expected && localHex !== expected) {
@@ -232,10 +276,20 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     // the target's folder: resolve it again first.
     await contain.checkDir('during the upload');
     const staged = await area.stage({ timeoutMs: hashTimeout(size) });
+    let nodeHash: UploadResult['nodeHash'] = 'earlier';
     if (start < size || size === 0 || staged !== area.writePath) {
       checkAbort();
       meter.setPhase('verifying', size);
-      const remoteHex = await remoteSha256(ctx, staged);
+      let remoteHex: string | null = null;
+      if (follow && staged === area.writePath) {
+        remoteHex = await abortable(follow.hash.result, signal);
+        follow.hash.stop();
+        if (remoteHex) nodeHash = `while-sending:${follow.hasher}`;
+      }
+      if (!remoteHex) {
+        remoteHex = await remoteSha256(ctx, staged);
+        nodeHash = 'after-sending';
+      }
       if (remoteHex !== localHex) {
         await area.discardStaged().catch((err: unknown) => log.debug('staged copy not discarded', { node, err }));
         await area.removeWritten().catch((err: unknown) => log.debug('mismatching copy not removed', { node, err }));
@@ -264,7 +318,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       if (now) return await taken(now);
       throw new HoldfastError('INTERNAL', `${target.relPath} could not be moved into place on ${node}.`);
     }
-    return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false };
+    return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false, nodeHash };
   } catch (err) {
     if (isAbortError(err)) throw err;
     const channelGone = err instanceof SftpWriteError && err.kind === 'closed';
@@ -276,6 +330,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     }
     throw err;
   } finally {
+    follow?.hash.stop();
     await fh.close().catch((err: unknown) => log.debug('local file not closed', { localPath, err }));
   }
 }
@@ -323,7 +378,7 @@ async function alreadyThere(ctx: Ctx, st: RemoteStat, knownLocalHex?: string): P
   }
   if (localHex !== remoteHex) throw conflict(`already holds a different file of the same size (sha256 ${remoteHex}, local ${localHex})`);
   ctx.meter.setPhase('verifying', size);
-  return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: 0, resumedFrom: 0, alreadyPresent: true };
+  return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: 0, resumedFrom: 0, alreadyPresent: true, nodeHash: 'earlier' };
 }
 
 /**
@@ -430,7 +485,7 @@ async function mkdirs(ctx: Ctx): Promise<void> {
 }
 
 /** Sends bytes [start, size) into the staging file; returns the acknowledged end. */
-async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) => void): Promise<number> {
+async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) => void, onOpened: () => Promise<void>): Promise<number> {
   const { sftp, target, node, meter, size } = ctx;
   const writePath = ctx.area.writePath;
   let handle: Buffer;
@@ -443,6 +498,7 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
       cause: err,
     });
   }
+  await onOpened();
   meter.setPhase('uploading', start);
   let result;
   try {

@@ -42,6 +42,26 @@ describe('parseProbe', () => {
     expect(parseProbe('x86_64\n')).toMatchObject({ machine: 'x86_64', distro: 'unknown', distroVersion: null });
   });
 
+  it("reads the node's fastest SHA-256 program and whether it can hash a growing file", async () => {
+    const { parseProbe } = await import('../../../src/core/node/detect');
+    expect(parseProbe(`x86_64\n@@hash openssl follow\n@@k3s\n${K3S_OUT}`)).toMatchObject({ hashTools: { hasher: 'openssl', follow: true }, distro: 'k3s', distroVersion: 'v1.31.6+k3s1' });
+    expect(parseProbe('x86_64\n@@hash sha256sum \n')).toMatchObject({ hashTools: { hasher: 'sha256sum', follow: false } });
+    // No hasher: nothing to follow with, whatever else the node has.
+    expect(parseProbe('x86_64\n@@hash  follow\n')).toMatchObject({ hashTools: { hasher: null, follow: false } });
+    // An older probe's output (no @@hash line): nothing assumed.
+    expect(parseProbe('x86_64\n')).toMatchObject({ hashTools: { hasher: null, follow: false } });
+  });
+
+  it('reads the digest of the hash-while-sending script only when it hashed exactly the file', async () => {
+    const { parseFollowHash } = await import('../../../src/core/upload/followHash');
+    const hex = 'a'.repeat(64);
+    expect(parseFollowHash(`SHA2-256(stdin)= ${hex}\n@@size 42\n`, 42)).toBe(hex); // openssl 3
+    expect(parseFollowHash(`(stdin)= ${hex}\n@@size 42\n`, 42)).toBe(hex); // openssl 1.1
+    expect(parseFollowHash(`${hex}  -\n@@size 42\n`, 42)).toBe(hex); // sha256sum
+    expect(parseFollowHash(`${hex}  -\n@@size 43\n`, 42)).toBeNull(); // the file grew past the hashed bytes
+    expect(parseFollowHash(`${hex}  -\n`, 42)).toBeNull();
+  });
+
   it("reads the images dir from the config sections that follow, in the distro's merge order", async () => {
     const { parseProbe } = await import('../../../src/core/node/detect');
     // As the probe prints it on an RKE2 node with a drop-in moving data-dir and one it cannot read.
