@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { HoldfastError } from '../src/core/errors';
 import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/shared/domain';
 import { NODE_DEFAULTS } from '../src/shared/domain';
-import { diskExtraImages, fakeContainers } from './fake-disk';
+import { diskExtraImages, fakeContainers, UPDATED } from './fake-disk';
 import { EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-handlers';
 import { archiveBytes, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
 
@@ -53,6 +53,8 @@ const asSpec = (r: ImageRef): FakeImageSpec => ({
   platforms: r.platforms,
   createdAt: r.createdAt,
   labels: r.labels,
+  // When the image's records last changed (an image imported again later): kubelet's GC order.
+  ...(r.imageId && UPDATED[r.imageId] ? { updatedAt: UPDATED[r.imageId] } : {}),
 });
 
 /** edge-01's images dir: what the archives list says, as files with real bytes. */
@@ -84,7 +86,7 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
       files: s.manyRefs ? [] : edge1Files(),
       importCache: s.manyRefs ? [] : EDGE1_ARCHIVES.filter((a) => a.cachedByK3s).map((a) => a.path),
       containers: fakeContainers('edge-01'),
-      sharedLayers: [{ prefix: 'registry.site.lan/acme/telemetry-agent:', size: 96 * MIB }],
+      sharedLayers: [{ prefix: 'registry.site.lan/acme/telemetry-agent', size: 96 * MIB }],
       disk: s.disk ? { totalBytes: 4 * GIB, freeBytes: Math.round(4 * GIB * 0.18) } : { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
       ...(s.latencyMs !== undefined ? { latencyMs: s.latencyMs } : {}),
     },

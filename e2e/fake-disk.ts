@@ -48,7 +48,7 @@ export function diskExtraImages(): ImageRef[] {
 }
 
 /** When each extra image's records last changed (2.3.2 was imported again in December). */
-const UPDATED: Record<string, string> = { [sha('a1')]: '2024-12-12T09:30:00Z' };
+export const UPDATED: Record<string, string> = { [sha('a1')]: '2024-12-12T09:30:00Z' };
 
 /** Container records: kubelet's pods run nginx, coredns, telemetry-agent 2.4.1 and the pause sandbox. */
 export function fakeContainers(node: string): ContainerRecord[] {

@@ -32,6 +32,8 @@ export interface FakeImageSpec {
   size: number;
   platforms: string[];
   createdAt: string | null;
+  /** When containerd last changed its record (default: createdAt). */
+  updatedAt?: string;
   labels: Record<string, string>;
 }
 
@@ -127,12 +129,12 @@ export class FakeContainerd {
         ...(sharedLayer ? [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: hash(`shared:${sharedLayer.prefix}`), size: sharedLayer.size }] : []),
         { mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: hash(`layer:${spec.imageId ?? spec.digest}:${p}`), size: Math.max(0, own - (sharedLayer?.size ?? 0)) },
       ];
-      for (const l of layers) this.blobs.set(l.digest, l.size);
-      const cfg = p === 'linux/amd64' ? { digest: configDigest, size: config.length } : (() => {
-        const b = configBody(spec, parsePlatform(p));
-        this.blobs.set(hash(b), b);
-        return { digest: hash(b), size: b.length };
-      })();
+      // Only the node's platform has its blobs in the content store: an archive of several
+      // platforms brings them all, but a pull or `ctr export` only the node's (k3s skips missing).
+      const own_ = p === 'linux/amd64';
+      if (own_) for (const l of layers) this.blobs.set(l.digest, l.size);
+      const other = configBody(spec, parsePlatform(p));
+      const cfg = own_ ? { digest: configDigest, size: config.length } : { digest: hash(other), size: other.length };
       return Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MANIFEST, config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...cfg }, layers }));
     };
     let target: Buffer;
@@ -164,7 +166,7 @@ export class FakeContainerd {
       labels: { ...spec.labels },
       target: { mediaType, digest, size: target.length, annotations: {} },
       createdAt: spec.createdAt ? new Date(spec.createdAt) : null,
-      updatedAt: spec.createdAt ? new Date(spec.createdAt) : null,
+      updatedAt: spec.updatedAt ? new Date(spec.updatedAt) : spec.createdAt ? new Date(spec.createdAt) : null,
     };
     this.records.set(spec.name, record);
     return record;
@@ -231,7 +233,37 @@ export class FakeContainerd {
   async deleteImage(name: string): Promise<void> {
     await this.tick();
     if (!this.records.delete(name)) throw new HoldfastError('NOT_FOUND', `image ${name} not found on ${this.node}`);
+    this.collectGarbage();
     this.publish('/images/delete', name);
+  }
+
+  /** Called with the bytes containerd's GC gave back (the node's disk grows by them). */
+  onFreed: (bytes: number) => void = () => undefined;
+
+  /** containerd's GC: blobs no image reaches any more are deleted. */
+  private collectGarbage(): void {
+    const reached = new Set<string>();
+    const walk = (digest: string) => {
+      if (reached.has(digest)) return;
+      reached.add(digest);
+      const b = this.blobs.get(digest);
+      if (!Buffer.isBuffer(b)) return;
+      let body: { manifests?: { digest: string }[]; config?: { digest: string }; layers?: { digest: string }[] };
+      try {
+        body = JSON.parse(b.toString('utf8')) as typeof body;
+      } catch {
+        return;
+      }
+      for (const d of [...(body.manifests ?? []), ...(body.config ? [body.config] : []), ...(body.layers ?? [])]) walk(d.digest);
+    };
+    for (const r of this.records.values()) walk(r.target.digest);
+    let freed = 0;
+    for (const [d, b] of this.blobs) {
+      if (reached.has(d)) continue;
+      freed += typeof b === 'number' ? b : b.length;
+      this.blobs.delete(d);
+    }
+    if (freed) this.onFreed(freed);
   }
   async contentInfo(digest: string): Promise<ContentInfo | null> {
     await this.tick();
@@ -393,6 +425,7 @@ export class FakeNode {
     this.disk = { ...spec.disk };
     this.containerd = new FakeContainerd(spec.def.name, { version: spec.info.containerdVersion, revision: spec.info.containerdRevision ?? '' }, spec.def.namespace, spec.latencyMs ?? 20);
     this.containerd.containers = structuredClone(spec.containers ?? []);
+    this.containerd.onFreed = (bytes) => (this.disk.freeBytes = Math.min(this.disk.totalBytes, this.disk.freeBytes + bytes));
     for (const im of spec.images) this.containerd.addImage(im, spec.sharedLayers);
     this.files = new FakeFiles(() => this.def.imagesDir);
     for (const f of spec.files) {

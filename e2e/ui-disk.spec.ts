@@ -1,12 +1,12 @@
-// The Disk tab over the fake handlers (e2e/fake-disk.ts: edge-01 at 82 % with older versions of
-// its telemetry agent): the image file system against kubelet's thresholds, the GC forecast with
+// The Disk tab over the real service and fake nodes (e2e/fake-data.ts: edge-01 at 82 % with older
+// versions of its telemetry agent): the image file system against kubelet's thresholds, the GC forecast with
 // the images the site needs flagged, the image store by image, the fleet overview's near-GC
 // marker, and Prune from plan through typed confirmation to the result and the node's log.
 import { expect, test, type Page } from './fixtures';
-import { fakeHandlers } from './fake-handlers';
+import { fakeService } from './fake-service';
 
-let fake: ReturnType<typeof fakeHandlers>;
-test.afterEach(() => fake?.stopJobs());
+let fake: Awaited<ReturnType<typeof fakeService>> | undefined;
+test.afterEach(async () => fake?.dispose());
 
 const TELEMETRY = 'registry.site.lan/acme/telemetry-agent';
 
@@ -20,18 +20,18 @@ async function openDisk(page: Page) {
 }
 
 test('the fleet overview marks a node close to kubelet’s image GC threshold', async ({ holdfast }) => {
-  fake = fakeHandlers({ disk: true });
+  fake = await fakeService({ disk: true });
   const page = await holdfast.open({ handlers: fake.handlers });
   const row = page.getByTestId('fleet-row-edge-01');
   await expect(row.getByTestId('fleet-near-gc')).toHaveText('disk 82 % · GC at 85 %');
   await expect(page.getByTestId('fleet-row-edge-02').getByTestId('fleet-near-gc')).toHaveCount(0);
   await expect(page.getByTestId('fleet-near-gc-note')).toContainText('1 node is within 5 points');
   // the overview asked only for file systems and thresholds, not for the whole image store
-  expect(fake.calls.filter((c) => c.channel === 'disk.picture').map((c) => c.args)).toContainEqual({ node: 'edge-01', images: false });
+  expect(fake!.calls.filter((c) => c.channel === 'disk.picture').map((c) => c.args)).toContainEqual({ node: 'edge-01', images: false });
 });
 
 test('Disk tab: usage against the thresholds, what GC would delete first with the needed images flagged, the store by image', async ({ holdfast }) => {
-  fake = fakeHandlers({ disk: true });
+  fake = await fakeService({ disk: true });
   const page = await holdfast.open({ handlers: fake.handlers });
   await openDisk(page);
 
@@ -70,7 +70,7 @@ test('Disk tab: usage against the thresholds, what GC would delete first with th
 });
 
 test('Prune: plan, typed confirmation, apply, result; the disk, images and log refresh', async ({ holdfast }) => {
-  fake = fakeHandlers({ disk: true });
+  fake = await fakeService({ disk: true });
   const page = await holdfast.open({ handlers: fake.handlers });
   await openDisk(page);
   await page.getByTestId('open-prune').click();
@@ -85,7 +85,7 @@ test('Prune: plan, typed confirmation, apply, result; the disk, images and log r
   // one kept version: the rollback image would go too (nothing applied)
   await dialog.getByTestId('prune-keep-versions').fill('1');
   await expect(items).toHaveCount(4);
-  expect(fake.calls.filter((c) => c.channel === 'prune.plan').at(-1)?.args).toEqual({ node: 'edge-01', keepVersions: 1 });
+  expect(fake!.calls.filter((c) => c.channel === 'prune.plan').at(-1)?.args).toEqual({ node: 'edge-01', keepVersions: 1 });
   await dialog.getByTestId('prune-keep-versions').fill('2');
   await expect(items).toHaveCount(3);
 
@@ -95,11 +95,11 @@ test('Prune: plan, typed confirmation, apply, result; the disk, images and log r
   await expect(apply).toBeDisabled();
   await dialog.getByTestId('prune-confirm').fill('edge-01');
   await expect(apply).toBeEnabled();
-  expect(fake.calls.filter((c) => c.channel === 'prune.apply')).toHaveLength(0);
+  expect(fake!.calls.filter((c) => c.channel === 'prune.apply')).toHaveLength(0);
   await apply.click();
 
   await expect(dialog.getByTestId('prune-done')).toContainText('Removed 3 images');
-  const applied = fake.calls.find((c) => c.channel === 'prune.apply')!.args as { images: string[]; confirm: string; keepVersions: number };
+  const applied = fake!.calls.find((c) => c.channel === 'prune.apply')!.args as { images: string[]; confirm: string; keepVersions: number };
   expect(applied.confirm).toBe('edge-01');
   expect(applied.keepVersions).toBe(2);
   expect(applied.images).toHaveLength(3);
