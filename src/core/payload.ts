@@ -3,7 +3,8 @@
 // JSON cannot (cycles, typed arrays, Maps) at any depth. The walk is iterative and stops at the
 // first bound it crosses, so its own work is bounded by the limit whatever the value: a cycle is
 // infinitely deep, and shared sub-objects are counted every time they appear, as JSON would.
-import type { HoldfastError } from './errors';
+import type { DispatchGuards } from '../shared/dispatch';
+import { toErrorInfo, type HoldfastError } from './errors';
 import { formatLimit, limit, limitError } from './limits';
 
 const MAX_BYTES = limit('ipc.payloadBytes');
@@ -38,3 +39,9 @@ export function payloadProblem(value: unknown, what: string): HoldfastError | nu
   }
   return null;
 }
+
+/** What both transports (Electron main and `holdfast serve`) give the shared dispatcher. */
+export const dispatchGuards: DispatchGuards = {
+  payloadProblem: (raw, channel) => payloadProblem(raw, channel)?.toInfo() ?? null,
+  toErrorInfo,
+};

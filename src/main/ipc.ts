@@ -1,8 +1,9 @@
-// One ipcMain.handle per contract channel. Arguments are validated (zod, via `dispatch`)
-// before any handler runs; every answer is an Envelope, never a thrown error, so the renderer
-// only ever sees { ok, result | error }. No electron runtime import: tests pass a fake.
+// One ipcMain.handle per contract channel. Arguments are validated (zod, via `dispatch`, the
+// dispatcher `holdfast serve` uses too, src/shared/dispatch.ts) before any handler runs; every
+// answer is an Envelope, never a thrown error, so the renderer only ever sees { ok, result | error }. No electron runtime import: tests pass a fake.
 import { channels, type Channel, type Envelope } from '../shared/contract';
-import { dispatch } from '../server/dispatch';
+import { dispatchGuards } from '../core/payload';
+import { dispatch } from '../shared/dispatch';
 import type { Handlers } from '../shared/handlers';
 
 export interface IpcInvokeEventLike {
@@ -32,7 +33,7 @@ export function registerIpc(ipcMain: IpcMainLike, handlers: Handlers, opts: Regi
       if (args.length > 1) {
         return { ok: false, error: { code: 'INVALID_INPUT', message: 'Invalid input: expected one argument object.' } };
       }
-      return dispatch(handlers, channel, args[0]);
+      return dispatch(handlers, channel, args[0], dispatchGuards);
     });
   }
   return () => {
