@@ -1,14 +1,8 @@
 // What fixes an archive that is not safe to remove, as data: the CLI prints the command, the app
 // names the button (src/renderer/appText.ts). Core's reason sentences quote the same command.
-import type { RemovalCheck } from './domain';
+import type { ArchiveRemedy, RemovalCheck } from './domain';
 
-/** Its images need durable pins first: `holdfast pin NODE --archive PATH`, or Make durable in the app. */
-export interface ArchiveRemedy {
-  kind: 'pin-archive';
-  archive: string;
-  /** The CLI command, exactly as the reason sentences quote it. */
-  command: string;
-}
+export type { ArchiveRemedy };
 
 /** The command core quotes in an archive's reasons (src/core/node/inspect.ts). */
 export const pinArchiveCommand = (node: string, archive: string): string => `holdfast pin ${node} --archive ${archive}`;

@@ -1,8 +1,6 @@
 // Domain types shared by the core, the CLI, main, preload and renderer.
 // Plain data only: everything here crosses IPC / HTTP as JSON.
 
-import type { ArchiveRemedy } from './archiveRemedy';
-
 /** Pin labels, exactly as k3s, RKE2 and the CRI plugin write them. */
 export const LABEL_CRI_PINNED = 'io.cri-containerd.pinned';
 export const LABEL_K3S_PINNED = 'io.cattle.k3s.pinned';
@@ -121,6 +119,17 @@ export interface ImageRef {
 export type Fate = 'pinned' | 'unpinned';
 
 export type Compression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
+
+/**
+ * What fixes an archive that is not safe to remove (./archiveRemedy builds it): its images need
+ * durable pins first — `holdfast pin NODE --archive PATH`, or Make durable in the app.
+ */
+export interface ArchiveRemedy {
+  kind: 'pin-archive';
+  archive: string;
+  /** The CLI command, exactly as the reason sentences quote it. */
+  command: string;
+}
 
 /** One file in a node's images dir. */
 export interface ArchiveInfo {

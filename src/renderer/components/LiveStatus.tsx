@@ -1,9 +1,39 @@
 // Connection state as the user should see it: the connect outcome, overridden by the live
 // watcher while it reconnects ("Reconnecting in 4 s…"), with a ticking countdown.
 import { useEffect, useState } from 'react';
-import type { NodeStatus } from '../../shared/domain';
+import type { ErrorCode, NodeConnState, NodeStatus } from '../../shared/domain';
 import type { LiveView } from '../store';
-import { statusText } from './Sidebar';
+
+export const STATE_TEXT: Record<NodeConnState, string> = {
+  unknown: 'Not connected',
+  connecting: 'Connecting…',
+  connected: 'Connected',
+  error: 'Connection failed',
+};
+
+/** A few words for the sidebar and header: why a node is not connected. */
+export function errorShortText(code: ErrorCode | undefined): string {
+  switch (code) {
+    case 'HOST_KEY_UNKNOWN':
+      return 'Host key not trusted yet';
+    case 'HOST_KEY_CHANGED':
+      return 'Host key changed';
+    case 'AUTH_FAILED':
+      return 'Authentication failed';
+    case 'UNREACHABLE':
+      return 'Unreachable';
+    case 'TIMEOUT':
+      return 'Timed out';
+    case 'CONTAINERD_UNAVAILABLE':
+      return 'containerd unavailable';
+    default:
+      return 'Connection failed';
+  }
+}
+
+export function statusText(status: NodeStatus): string {
+  return status.state === 'error' ? errorShortText(status.error?.code) : STATE_TEXT[status.state];
+}
 
 export type DotState = NodeStatus['state'] | 'reconnecting';
 

@@ -1,41 +1,14 @@
 import type { KeyboardEvent } from 'react';
-import type { ErrorCode, NodeConnState, NodeDef, NodeStatus } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import { liveOf, statusOf } from '../store';
 import { GridIcon, ListIcon, LogoIcon, PlusIcon, UploadIcon } from './icons';
 import { JobsIndicator } from './JobsPanel';
 import { useDisplayStatus, type DotState } from './LiveStatus';
 
-export const STATE_TEXT: Record<NodeConnState, string> = {
-  unknown: 'Not connected',
-  connecting: 'Connecting…',
-  connected: 'Connected',
-  error: 'Connection failed',
-};
-
-/** A few words for the sidebar and header: why a node is not connected. */
-export function errorShortText(code: ErrorCode | undefined): string {
-  switch (code) {
-    case 'HOST_KEY_UNKNOWN':
-      return 'Host key not trusted yet';
-    case 'HOST_KEY_CHANGED':
-      return 'Host key changed';
-    case 'AUTH_FAILED':
-      return 'Authentication failed';
-    case 'UNREACHABLE':
-      return 'Unreachable';
-    case 'TIMEOUT':
-      return 'Timed out';
-    case 'CONTAINERD_UNAVAILABLE':
-      return 'containerd unavailable';
-    default:
-      return 'Connection failed';
-  }
-}
-
-export function statusText(status: NodeStatus): string {
-  return status.state === 'error' ? errorShortText(status.error?.code) : STATE_TEXT[status.state];
-}
+// The status wording lives with the rest of the status display (./LiveStatus); re-exported
+// for the views that import it from here.
+export { errorShortText, STATE_TEXT, statusText } from './LiveStatus';
 
 export function StatusDot({ state }: { state: DotState }) {
   return <span className={`dot dot-${state}`} aria-hidden="true" data-testid="status-dot" data-state={state} />;
