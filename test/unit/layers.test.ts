@@ -1,0 +1,242 @@
+// The layers, as the import graph of src/ shows them (issue #14). Every .ts/.tsx file under src is
+// parsed by the TypeScript compiler (its API, through the programs of tsconfig.node/web/preload
+// .json), each import, re-export and import() is resolved, and the rules below are checked:
+//   core      no electron, renderer, server, main, cli, preload
+//   renderer  its own files and shared, npm packages for the web; no Node builtins, no electron
+//   main      no server (the transport-neutral dispatcher lives in shared), no renderer
+//   shared    nothing from other src layers, no Node builtins, no electron
+//   preload   only shared and electron, and no zod at run time (the sandboxed bundle)
+//   src       no import cycles (type-only imports included: they still tie the modules together)
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { API } from 'typescript/unstable/sync';
+import { SyntaxKind, type Node, type SourceFile } from 'typescript/unstable/ast';
+import { isCallExpression, isExportDeclaration, isImportDeclaration, isImportEqualsDeclaration, isStringLiteral } from 'typescript/unstable/ast/is';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const src = path.join(root, 'src');
+const rel = (f: string) => path.relative(root, f).split(path.sep).join('/');
+
+interface Edge {
+  /** As written. */
+  spec: string;
+  /** src-relative target file for a relative import, else undefined (an npm package or builtin). */
+  target?: string;
+  typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = path.join(dir, n);
+    if (statSync(p).isDirectory()) return sourceFiles(p);
+    return /\.tsx?$/.test(n) ? [p] : [];
+  });
+}
+
+function resolveRelative(from: string, spec: string): string | undefined {
+  const base = path.resolve(path.dirname(from), spec);
+  const stem = base.replace(/\.(js|mjs|ts|tsx)$/, '');
+  for (const c of [base, `${stem}.ts`, `${stem}.tsx`, `${stem}.d.ts`, path.join(base, 'index.ts'), path.join(base, 'index.tsx')]) {
+    if (existsSync(c) && statSync(c).isFile()) return c;
+  }
+  return undefined;
+}
+
+const isTypeOnlyImport = (n: Node): boolean => {
+  if (!isImportDeclaration(n)) return false;
+  const clause = n.importClause;
+  if (!clause) return false; // a side-effect import runs the module
+  if ((clause as unknown as { isTypeOnly?: boolean }).isTypeOnly || clause.phaseModifier === SyntaxKind.TypeKeyword) return true;
+  const named = clause.namedBindings;
+  return !clause.name && !!named && named.kind === SyntaxKind.NamedImports && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+};
+
+function importsOf(sf: SourceFile): { spec: string; typeOnly: boolean }[] {
+  const out: { spec: string; typeOnly: boolean }[] = [];
+  const visit = (n: Node) => {
+    if ((isImportDeclaration(n) || isExportDeclaration(n)) && n.moduleSpecifier && isStringLiteral(n.moduleSpecifier)) {
+      const typeOnly = isImportDeclaration(n) ? isTypeOnlyImport(n) : n.isTypeOnly;
+      out.push({ spec: n.moduleSpecifier.text, typeOnly });
+      return;
+    }
+    if (isImportEqualsDeclaration(n) && n.moduleReference.kind === SyntaxKind.ExternalModuleReference) {
+      const e = (n.moduleReference as unknown as { expression: Node }).expression;
+      if (isStringLiteral(e)) out.push({ spec: e.text, typeOnly: n.isTypeOnly });
+      return;
+    }
+    if (isCallExpression(n) && n.expression.kind === SyntaxKind.ImportKeyword) {
+      const a = n.arguments[0];
+      if (a && isStringLiteral(a)) out.push({ spec: a.text, typeOnly: false });
+    }
+    if (n.kind === SyntaxKind.ImportType) {
+      const arg = (n as unknown as { argument?: { literal?: Node } }).argument?.literal;
+      if (arg && isStringLiteral(arg)) out.push({ spec: arg.text, typeOnly: true });
+    }
+    n.forEachChild((c) => {
+      visit(c);
+      return undefined;
+    });
+  };
+  for (const s of sf.statements) visit(s);
+  return out;
+}
+
+/** src-relative file → its imports. */
+const graph = new Map<string, Edge[]>();
+let api: API | undefined;
+
+beforeAll(() => {
+  api = new API({ cwd: root });
+  const configs = ['tsconfig.node.json', 'tsconfig.web.json', 'tsconfig.preload.json'].map((c) => path.join(root, c));
+  const snapshot = api.updateSnapshot({ openProjects: configs });
+  const programs = configs.map((c) => {
+    const p = snapshot.getProject(c);
+    if (!p) throw new Error(`no TypeScript project for ${c}`);
+    return p.program;
+  });
+  for (const file of sourceFiles(src)) {
+    const sf = programs.map((p) => p.getSourceFile(file)).find((s) => s !== undefined);
+    if (!sf) throw new Error(`${rel(file)} is in none of tsconfig.node/web/preload.json`);
+    graph.set(
+      rel(file),
+      importsOf(sf).map(({ spec, typeOnly }) => {
+        if (!spec.startsWith('.')) return { spec, typeOnly };
+        const target = resolveRelative(file, spec);
+        if (!target) throw new Error(`${rel(file)}: cannot resolve "${spec}"`);
+        return { spec, target: rel(target), typeOnly };
+      }),
+    );
+  }
+}, 120_000);
+
+afterAll(() => api?.close());
+
+/** 'src/core/x.ts' → 'core'. */
+const layerOf = (file: string) => file.split('/')[1] ?? '';
+const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+const isBuiltin = (spec: string) => spec.startsWith('node:') || BUILTINS.has(spec) || BUILTINS.has(spec.split('/')[0]!);
+const packageOf = (spec: string) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+
+/** "file → import" for every import of a file in `layer` that `bad` says is out of bounds. */
+function violations(layer: string, bad: (e: Edge) => boolean): string[] {
+  const out: string[] = [];
+  for (const [file, edges] of graph) {
+    if (layerOf(file) !== layer) continue;
+    for (const e of edges) if (bad(e)) out.push(`${file} → ${e.target ?? e.spec}`);
+  }
+  return out;
+}
+const intoLayers = (...layers: string[]) => (e: Edge) => e.target !== undefined && e.target.startsWith('src/') && layers.includes(layerOf(e.target));
+const outsideLayers = (...layers: string[]) => (e: Edge) => e.target !== undefined && (!e.target.startsWith('src/') || !layers.includes(layerOf(e.target)));
+
+describe('layers (the import graph of src/)', () => {
+  it('parses every source file, and sees the imports it should', () => {
+    expect(graph.size).toBeGreaterThan(100);
+    expect(graph.get('src/preload/index.ts')!.map((e) => e.target ?? e.spec)).toEqual(expect.arrayContaining(['electron', 'src/shared/channels.ts']));
+    // type-only imports are told apart (the cycle rule counts them; the zod rule does not)
+    expect(graph.get('src/preload/index.ts')!.find((e) => e.target === 'src/shared/contract.ts')?.typeOnly).toBe(true);
+  });
+
+  it('core imports no electron, renderer, server, main, cli or preload', () => {
+    expect(violations('core', (e) => packageOf(e.spec) === 'electron' || intoLayers('renderer', 'server', 'main', 'cli', 'preload')(e))).toEqual([]);
+  });
+
+  it('renderer imports only its own files, shared and web packages: no Node builtins, no electron, no core', () => {
+    expect(violations('renderer', (e) => outsideLayers('renderer', 'shared')(e) || (e.target === undefined && (isBuiltin(e.spec) || packageOf(e.spec) === 'electron')))).toEqual([]);
+  });
+
+  it('main does not import server or renderer', () => {
+    expect(violations('main', intoLayers('server', 'renderer'))).toEqual([]);
+  });
+
+  it('server and cli do not import main, renderer or preload', () => {
+    expect(violations('server', intoLayers('main', 'renderer', 'preload'))).toEqual([]);
+    expect(violations('cli', intoLayers('main', 'renderer', 'preload'))).toEqual([]);
+  });
+
+  it('shared imports nothing from the other layers, no Node builtins and no electron', () => {
+    expect(violations('shared', (e) => outsideLayers('shared')(e) || (e.target === undefined && (isBuiltin(e.spec) || packageOf(e.spec) === 'electron')))).toEqual([]);
+  });
+
+  it('preload imports only shared and electron', () => {
+    expect(violations('preload', (e) => outsideLayers('shared')(e) || (e.target === undefined && e.spec !== 'electron'))).toEqual([]);
+  });
+
+  it('preload pulls no zod at run time (type-only imports are erased)', () => {
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const walk = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const e of graph.get(file) ?? []) {
+        if (e.typeOnly) continue;
+        if (e.target) walk(e.target);
+        else packages.add(`${packageOf(e.spec)} (from ${file})`);
+      }
+    };
+    walk('src/preload/index.ts');
+    expect([...packages]).toEqual(['electron (from src/preload/index.ts)']);
+  });
+
+  it('src has no import cycles', () => {
+    // Tarjan's strongly connected components; each one of more than a file (or a file importing
+    // itself) is reported as one concrete cycle through it.
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const onStack = new Set<string>();
+    const stack: string[] = [];
+    const components: string[][] = [];
+    let next = 0;
+    const targets = (f: string) => (graph.get(f) ?? []).flatMap((e) => (e.target && graph.has(e.target) ? [e.target] : []));
+    const strong = (v: string) => {
+      index.set(v, next);
+      low.set(v, next++);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of targets(v)) {
+        if (!index.has(w)) {
+          strong(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) === index.get(v)) {
+        const c: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          onStack.delete(w);
+          c.push(w);
+        } while (w !== v);
+        if (c.length > 1 || targets(v).includes(v)) components.push(c);
+      }
+    };
+    for (const f of [...graph.keys()].sort()) if (!index.has(f)) strong(f);
+
+    const cycleThrough = (component: string[]): string => {
+      const inside = new Set(component);
+      const start = [...component].sort()[0]!;
+      // breadth-first from start back to start, within the component
+      const prev = new Map<string, string>();
+      const queue = [start];
+      while (queue.length) {
+        const v = queue.shift()!;
+        for (const w of targets(v)) {
+          if (!inside.has(w)) continue;
+          if (w === start) {
+            const pathBack = [v];
+            while (pathBack[0] !== start) pathBack.unshift(prev.get(pathBack[0]!)!);
+            return [...pathBack, start].join(' → ');
+          }
+          if (!prev.has(w)) {
+            prev.set(w, v);
+            queue.push(w);
+          }
+        }
+      }
+      return component.join(', ');
+    };
+    expect(components.map(cycleThrough).sort()).toEqual([]);
+  });
+});
