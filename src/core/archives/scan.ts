@@ -10,6 +10,7 @@
 import type { Compression } from '../../shared/domain';
 import { firstReleases, importCacheHonoured, K3S_RELEASES, k3sTakesChange, type StartupWalk } from '../../shared/versions';
 import type { FileAccess } from '../access';
+import { mapLimit } from '../../shared/mapLimit';
 import { readAll } from '../access/common';
 import { formatLimit, limit, nameLimit } from '../limits';
 import { classifyImagesDirPath } from './format/extensions';
@@ -102,23 +103,14 @@ const VERSION_KEY_CONCURRENCY = 8;
 
 /** Each archive's version key (null when the node could not tell), a few at a time. */
 async function versionKeys(access: FileAccess, files: Omit<ScannedFile, 'index'>[]): Promise<Map<string, string | null>> {
-  const out = new Map<string, string | null>();
   const todo = files.filter((f) => f.kind === 'archive' && f.compression);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < todo.length) {
-      const f = todo[next++]!;
-      out.set(
-        f.abs,
-        await access.versionKey(f).catch((err: unknown) => {
-          log.debug('archive version key unavailable; its index is read, not cached', { path: f.abs, err });
-          return null;
-        }),
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(VERSION_KEY_CONCURRENCY, todo.length) }, worker));
-  return out;
+  const keys = await mapLimit(todo, VERSION_KEY_CONCURRENCY, (f) =>
+    access.versionKey(f).catch((err: unknown) => {
+      log.debug('archive version key unavailable; its index is read, not cached', { path: f.abs, err });
+      return null;
+    }),
+  );
+  return new Map(todo.map((f, i) => [f.abs, keys[i] ?? null]));
 }
 
 export async function scanImagesDir(access: FileAccess, root: string, opts: ScanOptions): Promise<ScannedFile[]> {

@@ -10,6 +10,7 @@ import type { OpsContext } from '../node/operations';
 import { NodeSession, type OpenNodeOptions } from '../node/session';
 import { diskOfSession } from './disk';
 import { DriftAccumulator } from '../../shared/drift';
+import { mapLimit } from '../../shared/mapLimit';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from './defaults';
@@ -139,31 +140,24 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
     return d;
   };
   const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open });
-  const results: FleetNodeResult[] = new Array(list.length);
   const drift = new DriftAccumulator();
-  let next = 0;
-  const worker = async () => {
-    while (next < list.length) {
-      const i = next++;
-      const def = list[i]!;
-      try {
-        opts.onStart?.(def.name);
-      } catch (err) {
-        // a listener's failure is not the node's
-        log.debug('onStart listener failed', { node: def.name, err });
-      }
-      const r = await inspectOne(def, probe, timeoutMs, opts.signal);
-      results[i] = r;
-      drift.add(r);
-      try {
-        opts.onNode?.(r);
-      } catch (err) {
-        // idem
-        log.debug('onNode listener failed', { node: def.name, err });
-      }
+  const results = await mapLimit(list, concurrency, async (def): Promise<FleetNodeResult> => {
+    try {
+      opts.onStart?.(def.name);
+    } catch (err) {
+      // a listener's failure is not the node's
+      log.debug('onStart listener failed', { node: def.name, err });
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, list.length)) }, worker));
+    const r = await inspectOne(def, probe, timeoutMs, opts.signal);
+    drift.add(r);
+    try {
+      opts.onNode?.(r);
+    } catch (err) {
+      // idem
+      log.debug('onNode listener failed', { node: def.name, err });
+    }
+    return r;
+  });
   const entries = drift.entries(list.map((d) => d.name));
   const rule = opts.lowDisk ?? DEFAULT_LOW_DISK;
   return { generatedAt, summary: summarizeFleet(results, entries, rule, performance.now() - started), nodes: results, drift: entries };

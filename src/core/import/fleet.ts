@@ -3,6 +3,7 @@
 import type { JobNodeProgress } from '../../shared/domain';
 import type { OpsContext } from '../node/operations';
 import type { NodeSession } from '../node/session';
+import { mapLimit } from '../../shared/mapLimit';
 import type { InspectedArchive } from './inspectLocal';
 import { importToNode, type NodeImportResult } from './run';
 
@@ -24,33 +25,22 @@ export async function importToNodes(
   archive: InspectedArchive,
   opts: FleetImportOptions,
 ): Promise<NodeOutcome[]> {
-  const out: NodeOutcome[] = new Array(nodes.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < nodes.length) {
-      const i = next++;
-      const node = nodes[i]!;
-      if (opts.signal?.aborted) {
-        out[i] = { node, ok: false, error: Object.assign(new Error('cancelled'), { name: 'AbortError' }) };
-        continue;
-      }
-      opts.onNode?.(node, { state: 'running', phase: 'checking', message: 'connecting' });
-      try {
-        const result = await withSession(node, (s) =>
-          importToNode(s, ctx, archive, {
-            pin: opts.pin,
-            removeArchive: opts.removeArchive,
-            ...(opts.importTimeoutMs !== undefined ? { importTimeoutMs: opts.importTimeoutMs } : {}),
-            ...(opts.signal ? { signal: opts.signal } : {}),
-            onProgress: (p) => opts.onNode?.(node, p),
-          }),
-        );
-        out[i] = { node, ok: true, result };
-      } catch (error) {
-        out[i] = { node, ok: false, error };
-      }
+  return mapLimit(nodes, opts.parallel ?? 4, async (node): Promise<NodeOutcome> => {
+    if (opts.signal?.aborted) return { node, ok: false, error: Object.assign(new Error('cancelled'), { name: 'AbortError' }) };
+    opts.onNode?.(node, { state: 'running', phase: 'checking', message: 'connecting' });
+    try {
+      const result = await withSession(node, (s) =>
+        importToNode(s, ctx, archive, {
+          pin: opts.pin,
+          removeArchive: opts.removeArchive,
+          ...(opts.importTimeoutMs !== undefined ? { importTimeoutMs: opts.importTimeoutMs } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+          onProgress: (p) => opts.onNode?.(node, p),
+        }),
+      );
+      return { node, ok: true, result };
+    } catch (error) {
+      return { node, ok: false, error };
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.parallel ?? 4, nodes.length)) }, worker));
-  return out;
+  });
 }

@@ -255,11 +255,19 @@ describe('inspectFleet', () => {
   it('bounds concurrency, streams results as nodes answer and keeps the input order in the report', async () => {
     let running = 0;
     let peak = 0;
+    // n0 answers only once every other node has (no race against the clock): the slow one
+    let othersDone = 0;
+    let releaseN0!: () => void;
+    const n0Released = new Promise<void>((r) => (releaseN0 = r));
     const probe: NodeProbe = async (def, signal) => {
       running++;
       peak = Math.max(peak, running);
       try {
-        await sleep(def.name === 'n0' ? 120 : 20, signal);
+        if (def.name === 'n0') await n0Released;
+        else {
+          await sleep(20, signal);
+          if (++othersDone === defs.length - 1) releaseN0();
+        }
         return ok(def.name, [img('app:1', def.name === 'n3' ? 'none' : 'k3s')]);
       } finally {
         running--;
