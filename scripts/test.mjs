@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: every test, in the order that fails fastest — lint (oxlint, .oxlintrc.json), the
-// typecheck (the Node and the web tsconfig), unit, the builds (renderer and CLI
-// bundle), integration over the lab (real containerd + OpenSSH per node, on containerd 2.x,
+// typecheck (each tsconfig.*.json program: Node, web, preload, DOM tests), unit, the builds
+// (renderer and CLI bundle), integration over the lab (real containerd + OpenSSH per node, on containerd 2.x,
 // then 1.7 and 1.6 for the suites that depend on the line; needs root, the packages .ci/run
 // installs and scripts/lab-containerd.sh) running the CLI from that bundle, then the end-to-end
 // suite in Chromium against that renderer build. Ends with one summary line.
