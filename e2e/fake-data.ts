@@ -26,6 +26,10 @@ export interface Scenario {
   edge1DistroUnknown?: boolean;
   /** edge-01 also holds older telemetry-agent versions and an unused redis, its disk at 82 %. */
   disk?: boolean;
+  /** edge-01 only: the app opens it directly. */
+  oneNode?: boolean;
+  /** edge-01's image list answers only once releaseImages() is called (a slow node). */
+  holdImages?: boolean;
   /** Milliseconds each containerd call of the nodes takes (default 20). */
   latencyMs?: number;
 }
@@ -118,7 +122,7 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
       },
     },
   ];
-  if (s.manyRefs) specs.splice(1, 1);
+  if (s.manyRefs || s.oneNode) specs.splice(1, 1);
   const inputs = specs.map(({ def: d }) => {
     const { port, user, socket, imagesDir, namespace, ...rest } = d;
     return { ...rest, port, user, socket, imagesDir, namespace } as NodeInput;

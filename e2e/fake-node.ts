@@ -91,6 +91,9 @@ class Emitter implements EventSubscription {
   end(): void {
     this.ee.emit('end');
   }
+  fail(e: HoldfastError): void {
+    this.ee.emit('error', e);
+  }
   cancel(): void {
     this.onCancel();
   }
@@ -201,8 +204,12 @@ export class FakeContainerd {
     await this.tick();
     return [this.namespace];
   }
+  /** While set, the image list is answered only once it resolves (a slow node). */
+  hold: Promise<void> | null = null;
+
   async listImages(): Promise<ImageRecord[]> {
     await this.tick();
+    if (this.hold) await this.hold;
     return [...this.records.values()].map((r) => structuredClone(r));
   }
   async getImage(name: string): Promise<ImageRecord | null> {
@@ -446,13 +453,36 @@ export class FakeNode {
     }
   }
 
+  /** Sessions open on this node. */
+  readonly sessions = new Set<FakeSession>();
+  private down: HoldfastError | null = null;
+
   /** A NodeSession over this node (the shape core uses; see src/core/node/session.ts). */
   async open(def: NodeDef, opts: OpenNodeOptions): Promise<NodeSession> {
+    if (this.down) throw this.down;
     const refused = await this.spec.refuse?.(opts);
     if (refused) throw refused;
     this.opened++;
     this.def = def;
-    return new FakeSession(this, def) as unknown as NodeSession;
+    const s = new FakeSession(this, def);
+    this.sessions.add(s);
+    return s as unknown as NodeSession;
+  }
+
+  /** The link drops: open sessions close, event streams fail, new connections are refused. */
+  drop(message = `the SSH connection to ${this.def.host} dropped`): void {
+    this.down = new HoldfastError('UNREACHABLE', message, { hint: 'Check the link to the node; Holdfast reconnects by itself.' });
+    this.containerd.down = this.down;
+    for (const s of this.sessions) void s.close();
+    this.sessions.clear();
+    for (const sub of [...this.containerd.subscriptions]) sub.fail(this.down);
+    this.containerd.subscriptions.clear();
+  }
+
+  /** The link is back. */
+  restore(): void {
+    this.down = null;
+    this.containerd.down = null;
   }
 }
 

@@ -17,6 +17,9 @@ export async function fakeService(scenario: Scenario = {}) {
   const home = mkdtempSync(path.join(os.tmpdir(), 'holdfast-e2e-'));
   const { specs, audit, inputs } = fakeNodeSpecs(scenario);
   const nodes = new Map(specs.map((s) => [s.def.name, new FakeNode(s)]));
+  // holdImages: edge-01's images arrive only when the test says so.
+  let releaseImages: () => void = () => undefined;
+  if (scenario.holdImages) nodes.get('edge-01')!.containerd.hold = new Promise<void>((resolve) => (releaseImages = resolve));
   // The audit log as the nodes' history left it (time and user as recorded).
   writeFileSync(path.join(home, 'audit.jsonl'), audit.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
   const service = createHandlers({
@@ -58,6 +61,9 @@ export async function fakeService(scenario: Scenario = {}) {
     nodes,
     listeners,
     home,
+    releaseImages: () => releaseImages(),
+    /** A node by name (its containerd, images dir and disk). */
+    node: (name: string) => nodes.get(name)!,
     async dispose() {
       await service.dispose();
       rmSync(home, { recursive: true, force: true });

@@ -1,32 +1,44 @@
-// The fleet overview and live events with fake handlers: the landing view, counts by pin state
-// and at-risk pins, keyboard use, both colour schemes, and live pushes over GET /api/events —
-// a node's images changing, a dropped connection with its countdown and its recovery, job
-// progress without the 500 ms poll.
+// The fleet overview and live events over the real service and fake nodes: the landing view,
+// counts by pin state and at-risk pins, keyboard use, both colour schemes, and live pushes over
+// GET /api/events — a node's images changing (containerd events relayed by the real live hub),
+// a dropped connection with its countdown and its recovery, job progress without the 500 ms poll.
 import path from 'node:path';
-import type { LiveEvent } from '../src/shared/contract';
+import type { Handlers } from '../src/shared/handlers';
 import { expect, test, type Page } from './fixtures';
 import { EDGE1_IMAGES, fakeHandlers, type FakeOptions } from './fake-handlers';
+import { fakeService, type Scenario } from './fake-service';
 
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 
-let fake: ReturnType<typeof fakeHandlers>;
+let fake: Awaited<ReturnType<typeof fakeService>> | undefined;
+// Import jobs still run on the fake handlers (the fake nodes take no uploads yet).
+let oldFake: ReturnType<typeof fakeHandlers> | undefined;
 
-async function open(holdfast: { open(o: { handlers: ReturnType<typeof fakeHandlers>['handlers'] }): Promise<Page> }, opts: FakeOptions = {}) {
-  fake = fakeHandlers(opts);
-  const page = await holdfast.open({ handlers: fake.handlers });
+async function openWith(holdfast: { open(o: { handlers: Handlers }): Promise<Page> }, handlers: Handlers) {
+  const page = await holdfast.open({ handlers });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await expect(page.getByTestId('fleet-overview')).toBeVisible();
   return { page, errors };
 }
 
-test.afterEach(() => fake?.stopJobs());
+async function open(holdfast: { open(o: { handlers: Handlers }): Promise<Page> }, scenario: Scenario = {}) {
+  fake = await fakeService(scenario);
+  return openWith(holdfast, fake.handlers);
+}
+
+test.afterEach(async () => {
+  oldFake?.stopJobs();
+  oldFake = undefined;
+  await fake?.dispose();
+  fake = undefined;
+});
 
 const fleetRow = (page: Page, node: string) => page.getByTestId(`fleet-row-${node}`);
 
 /** Wait until the page's event stream is subscribed (the server has a listener). */
 async function eventsConnected() {
-  await expect.poll(() => fake.listeners.size).toBeGreaterThan(0);
+  await expect.poll(() => (fake ?? oldFake)!.listeners.size).toBeGreaterThan(0);
 }
 
 test('the fleet banner never says no pin is lost while a connected node\'s images are still loading (issue #16)', async ({ holdfast }) => {
@@ -34,7 +46,7 @@ test('the fleet banner never says no pin is lost while a connected node\'s image
   await expect(fleetRow(page, 'edge-01').getByTestId('fleet-status')).toHaveText('Connected');
   await expect(page.getByTestId('fleet-risk-loading')).toContainText('Loading the images of 1 connected node');
   await expect(page.getByTestId('fleet-no-risk')).toHaveCount(0);
-  fake.releaseImages();
+  fake!.releaseImages();
   // once they are in, edge-01's at-risk images are counted (by image, as kubelet sees them)
   await expect(page.getByTestId('fleet-at-risk')).toContainText('3 images on 1 node will lose their pin');
   await expect(page.getByTestId('fleet-risk-loading')).toHaveCount(0);
@@ -116,34 +128,33 @@ test('live: the fleet overview and the node view update when a node changes, wit
   await eventsConnected();
 
   // Something outside the UI (k3s importing an archive) adds a durable image on edge-01.
-  const listsBefore = fake.calls.filter((c) => c.channel === 'images.list').length;
-  fake.images['edge-01']!.push({ ...EDGE1_IMAGES[0]!, name: 'registry.site.lan/acme/new:1.0', imageId: 'sha256:' + 'ab'.repeat(32) });
-  for (let i = 0; i < 5; i++) fake.emit({ type: 'node.changed', payload: { node: 'edge-01', topic: '/images/create', name: 'registry.site.lan/acme/new:1.0' } });
+  const listsBefore = fake!.calls.filter((c) => c.channel === 'images.list').length;
+  const cd = fake!.node('edge-01').containerd;
+  cd.addImage({ ...EDGE1_IMAGES[0]!, name: 'registry.site.lan/acme/new:1.0', imageId: 'sha256:' + 'ab'.repeat(32) });
+  for (let i = 0; i < 5; i++) cd.publish('/images/create', 'registry.site.lan/acme/new:1.0');
   await expect(edge1.getByTestId('fleet-durable')).toHaveText('3');
   // A burst of five events is one reload (debounced).
   await page.waitForTimeout(600);
-  expect(fake.calls.filter((c) => c.channel === 'images.list').length - listsBefore).toBe(1);
+  expect(fake!.calls.filter((c) => c.channel === 'images.list').length - listsBefore).toBe(1);
 
   await edge1.click();
   const rows = page.getByTestId('image-row');
   await expect(rows).toHaveCount(9);
-  fake.images['edge-01']!.pop();
-  fake.emit({ type: 'node.changed', payload: { node: 'edge-01', topic: '/images/delete', name: 'registry.site.lan/acme/new:1.0' } });
+  await cd.deleteImage('registry.site.lan/acme/new:1.0');
   await expect(rows).toHaveCount(8);
 });
 
 test('live: a dropped connection shows "reconnecting in N s…" with its attempt, then recovers', async ({ holdfast }) => {
+  // The real watcher's backoff (1 s, 2 s, 4 s …) runs its course here.
+  test.setTimeout(90_000);
   const { page } = await open(holdfast);
   await expect(fleetRow(page, 'edge-01').getByTestId('fleet-status')).toHaveText('Connected');
   await eventsConnected();
-  const send = (e: LiveEvent) => fake.emit(e);
+  fake!.node('edge-01').drop();
 
-  send({
-    type: 'node.status',
-    payload: { name: 'edge-01', state: 'reconnecting', attempt: 3, retryInMs: 4000, error: { code: 'UNREACHABLE', message: 'the SSH connection to 10.20.0.11 dropped' } },
-  });
+  // By the third attempt the wait is ~4 s: long enough to watch it count down.
   const status = fleetRow(page, 'edge-01').getByTestId('fleet-status');
-  await expect(status).toHaveText(/Reconnecting in [34] s…/);
+  await expect(status).toHaveText(/Reconnecting in [345] s…/, { timeout: 15_000 });
   await expect(fleetRow(page, 'edge-01')).toHaveAttribute('data-state', 'reconnecting');
   await expect(page.getByTestId('node-item-edge-01').getByTestId('status-dot')).toHaveAttribute('data-state', 'reconnecting');
   await expect(page.getByTestId('node-item-edge-01').getByTestId('node-item-problem')).toContainText('Reconnecting in');
@@ -160,18 +171,19 @@ test('live: a dropped connection shows "reconnecting in N s…" with its attempt
   await expect(page.getByTestId('image-row')).toHaveCount(8);
   if (shots) await page.screenshot({ path: path.join(shots, 'node-reconnecting.png') });
 
-  send({ type: 'node.status', payload: { name: 'edge-01', state: 'connected' } });
-  send({ type: 'node.changed', payload: { node: 'edge-01', topic: 'resync', name: '' } });
-  await expect(banner).toHaveCount(0);
+  // The link comes back: the next attempt connects and the view resyncs.
+  fake!.node('edge-01').restore();
+  await expect(banner).toHaveCount(0, { timeout: 40_000 });
   await expect(page.getByTestId('node-state')).toHaveText('Connected');
   await expect(page.getByTestId('node-item-edge-01').getByTestId('status-dot')).toHaveAttribute('data-state', 'connected');
 });
 
 test('live: job progress arrives as jobs.changed; the jobs list is not polled every 500 ms', async ({ holdfast }) => {
-  const { page } = await open(holdfast, { importMs: 2500 });
+  oldFake = fakeHandlers({ importMs: 2500 } satisfies FakeOptions);
+  const { page } = await openWith(holdfast, oldFake.handlers);
   await eventsConnected();
   const started = Date.now();
-  const before = fake.calls.filter((c) => c.channel === 'jobs.list').length;
+  const before = oldFake.calls.filter((c) => c.channel === 'jobs.list').length;
   await page.getByTestId('open-import').click();
   const wizard = page.getByTestId('import-wizard');
   await wizard.getByLabel('Archive path').fill('/home/tech/telemetry-2.5.tar.gz');
@@ -184,7 +196,7 @@ test('live: job progress arrives as jobs.changed; the jobs list is not polled ev
   await expect(indicator).toContainText('1 job running');
   await expect(indicator).toContainText(/finished/, { timeout: 15_000 });
   const seconds = (Date.now() - started) / 1000;
-  const polls = fake.calls.filter((c) => c.channel === 'jobs.list').length - before;
+  const polls = oldFake.calls.filter((c) => c.channel === 'jobs.list').length - before;
   // At 500 ms that would be ≥ 2 per second; the fallback polls every 5 s while a job runs.
   expect(polls).toBeLessThanOrEqual(Math.ceil(seconds / 5) + 2);
 });
@@ -196,8 +208,7 @@ test('without live events (an older server) the UI still follows jobs by polling
 });
 
 test('one node: opens it directly; the fleet entry is not offered', async ({ holdfast }) => {
-  fake = fakeHandlers();
-  fake.nodes.splice(1, 1);
+  fake = await fakeService({ oneNode: true });
   const page = await holdfast.open({ handlers: fake.handlers });
   await expect(page.getByTestId('images-table')).toBeVisible();
   await expect(page.getByTestId('open-fleet')).toHaveCount(0);
