@@ -5,7 +5,7 @@
 import type { ErrorInfo, ImageRef, NodeWarning, PinState } from '../shared/domain';
 import type { FleetNodeResult, FleetReport } from '../shared/fleet';
 import { nodeWarnings } from '../shared/nodeWarnings';
-import { imageProtection, protectionChange, protectionKey, type ImageProtection } from '../shared/protection';
+import { imageProtection, losesPin, losingOf, protectionKey, type ImageProtection } from '../shared/protection';
 import { criPinning } from '../shared/versions';
 import { foldRefs, isDrift, isDriftRow, isPinnedNow, strongestPin } from '../shared/drift';
 
@@ -61,7 +61,7 @@ const collator = new Intl.Collator();
 function cellOf(refs: ImageRef[], protection: Map<string, ImageProtection>): MatrixCell {
   const pin = strongestPin(refs);
   const images = refs.map((r) => protection.get(protectionKey(r))).filter((p): p is ImageProtection => p !== undefined);
-  const risky = images.find((p) => protectionChange(p) === 'lose');
+  const risky = images.find(losesPin);
   return { pin, atRisk: Boolean(risky), refs: refs.map((r) => r.name), reason: (risky ?? images[0])?.reason ?? refs[0]?.reason ?? '' };
 }
 
@@ -100,7 +100,7 @@ export function buildMatrix(
       group: opts.groups?.[node] ?? null,
       status,
       error: r?.error ?? null,
-      losingPins: [...protection.values()].filter((p) => protectionChange(p) === 'lose').length,
+      losingPins: losingOf(protection).length,
       lostPins: r?.lostPins?.length ?? 0,
       warnings: r ? (r.warnings ?? nodeWarnings(r.versions)) : [],
       lowDisk: opts.report ? (lowDisk.get(node) ?? false) : null,

@@ -1,7 +1,6 @@
 // Pure view-model helpers for the images table: grouping by image id, search, filter, sort
 // and formatting. No React, no DOM — unit-tested in test/unit/renderer.
 import {
-  DISTRO_PIN_LABELS,
   LABEL_CRI_PINNED,
   PINNED,
   type ArchiveInfo,
@@ -19,6 +18,7 @@ import {
 } from '../shared/domain';
 import { refKind, strongestPin } from '../shared/drift';
 import { formatBytes, shortDigest as shortHex } from '../shared/format';
+import { pinState } from '../shared/pinState';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { imageProtection, isImageIdRef, protectionChange, refOutcome, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
@@ -260,12 +260,8 @@ export const FATE_TEXT: Record<RefFateKind, { label: string; description: string
   },
 };
 
-/** Pin state as the labels alone say it (same rule as core/images/pinState, renderer-side). */
-export function pinFromLabels(labels: Record<string, string>): PinState {
-  if (DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined)) return 'k3s';
-  if (labels[LABEL_CRI_PINNED] === PINNED) return 'durable';
-  return 'none';
-}
+/** Pin state as the labels alone say it (shared/pinState, the core's rule). */
+export const pinFromLabels = (labels: Record<string, string>): PinState => pinState(labels);
 
 export interface LabelDiff {
   key: string;

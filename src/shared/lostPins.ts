@@ -8,8 +8,8 @@
 // prune --all` / nerdctl prune (ignore pins), crictl rmi / CRI RemoveImage, and an archive (or
 // a .txt pre-pull list) for the same image in the images dir (k3s-managed again).
 import { shortDigest } from './format';
+import { pinState } from './pinState';
 import {
-  DISTRO_PIN_LABELS,
   LABEL_CRI_PINNED,
   LABEL_RKE2_PINNED,
   PINNED,
@@ -37,8 +37,7 @@ export type CurrentRef = Pick<ImageRef, 'name' | 'imageId' | 'labels' | 'pin'> &
 /** A file in the images dir as far as bringing an image back is concerned (an ArchiveInfo). */
 export type ImagesDirFile = Pick<ArchiveInfo, 'path' | 'kind' | 'images'> & Partial<Pick<ArchiveInfo, 'cachedByK3s'>>;
 
-const isDurableAfter = (labels: Record<string, string>) =>
-  labels[LABEL_CRI_PINNED] === PINNED && !DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined);
+const isDurableAfter = (labels: Record<string, string>) => pinState(labels) === 'durable';
 
 /**
  * Folds one audit entry into the node's active durable pins (ref → record). A 'pin' whose

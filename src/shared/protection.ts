@@ -204,8 +204,14 @@ export function imageProtection<T extends ImageProtectionRef>(refs: readonly T[]
 
 /** The images kubelet sees pinned now that lose that at the next k3s start (the at-risk case). */
 export function losingImages(refs: readonly ImageProtectionRef[], mode: CriPinning): ImageProtection[] {
-  return [...imageProtection(refs, mode).values()].filter((p) => protectionChange(p) === 'lose');
+  return losingOf(imageProtection(refs, mode));
 }
+
+/** Loses its pin: kubelet sees the image pinned now and unpinned after the next k3s start. */
+export const losesPin = (p: Pick<ImageProtection, 'now' | 'afterRestart'>): boolean => protectionChange(p) === 'lose';
+
+/** The images of a verdict map (imageProtection) that lose their pin at the next k3s start. */
+export const losingOf = (protection: ReadonlyMap<string, ImageProtection>): ImageProtection[] => [...protection.values()].filter(losesPin);
 
 /**
  * The protection an image keeps once nothing in the images dir re-pins it (an archive removed,
@@ -233,6 +239,6 @@ export type RefOutcome = 'pinned' | 'unpinned' | 'loses-pin' | 'own-pin-goes';
 export function refOutcome(r: ImageProtectionRef, image: Pick<ImageProtection, 'now' | 'afterRestart'>): RefOutcome {
   if (r.afterRestart === 'pinned') return 'pinned';
   if (!criLabelled(r) && r.pin === 'none') return 'unpinned';
-  if (protectionChange(image) === 'lose') return 'loses-pin';
+  if (losesPin(image)) return 'loses-pin';
   return image.afterRestart ? 'own-pin-goes' : 'unpinned';
 }

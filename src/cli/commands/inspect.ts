@@ -4,7 +4,7 @@ import type { LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
-import { imageProtection, protectionChange, protectionKey, refOutcome } from '../../shared/protection';
+import { imageProtection, losingOf, protectionKey, refOutcome } from '../../shared/protection';
 import { criPinning } from '../../shared/versions';
 import type { Cli } from '../context';
 import { humanSize, shortDigest, table, terminalSafe as safe } from '../format';
@@ -75,7 +75,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       const counts = { durable: 0, k3s: 0, none: 0 };
       for (const i of images) counts[i.pin]++;
       cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
-      const atRisk = [...protection.values()].filter((p) => protectionChange(p) === 'lose');
+      const atRisk = losingOf(protection);
       if (atRisk.length) {
         cli.io.out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
         for (const p of atRisk) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);

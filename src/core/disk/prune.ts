@@ -4,7 +4,8 @@
 // verify the references are gone, measure which blobs went, and log it all in the audit log.
 // containerd collects unreferenced blobs itself after a delete; the run's very last delete asks
 // it to do so before answering (sync), so the bytes reported freed are measured, not assumed.
-import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, type PrunedRecord } from '../../shared/domain';
+import type { PrunedRecord } from '../../shared/domain';
+import { pinState } from '../../shared/pinState';
 import { planPrune, type PruneOptions, type PrunePlan, type PruneRemoval, type PruneResult } from '../../shared/prunePlan';
 import { localUser } from '../audit/log';
 import type { ContainerdClient } from '../containerd/client';
@@ -19,7 +20,7 @@ export async function planPruneOnNode(session: NodeSession, ctx: OpsContext, opt
   return planPrune(session.def.name, store.images, store.index, opts);
 }
 
-const pinnedLabels = (labels: Record<string, string>) => labels[LABEL_CRI_PINNED] === PINNED || DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined);
+const pinnedLabels = (labels: Record<string, string>) => pinState(labels) !== 'none';
 
 /** Why an image planned for removal must be left after all, checked against containerd now. */
 async function recheck(cd: ContainerdClient, r: PruneRemoval, inUse: Set<string>): Promise<string | null> {

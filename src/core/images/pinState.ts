@@ -1,10 +1,2 @@
-// Pin state of one image reference, from its labels alone (pure; see the facts sheet).
-import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, type PinState } from '../../shared/domain';
-
-export function pinState(labels: Record<string, string>): PinState {
-  // A distro label means k3s/RKE2 manages the pin and strips it at its next start, whatever
-  // the CRI label says.
-  if (DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined)) return 'k3s';
-  if (labels[LABEL_CRI_PINNED] === PINNED) return 'durable';
-  return 'none';
-}
+// The pin state from labels lives in shared/pinState (one rule for the core and the app).
+export { pinState } from '../../shared/pinState';

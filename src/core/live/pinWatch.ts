@@ -4,7 +4,8 @@
 // import or a prune is a burst; Holdfast's own unpin writes its audit entry right after its
 // label updates) the node's lost pins are computed afresh with the one rule (shared/lostPins)
 // and the new ones among the suspects are reported, once each.
-import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, type LostPin } from '../../shared/domain';
+import type { LostPin } from '../../shared/domain';
+import { pinState } from '../../shared/pinState';
 import type { PinRecord } from '../../shared/lostPins';
 import type { EventEnvelope } from '../containerd/client';
 import { logger } from '../log';
@@ -30,7 +31,7 @@ const keyOf = (l: Pick<LostPin, 'ref' | 'kind' | 'pinnedAt'>) => `${l.ref}\0${l.
 function stillDurable(e: EventEnvelope): boolean {
   const labels = e.image?.labels;
   if (!labels || e.topic === '/images/delete') return false;
-  return labels[LABEL_CRI_PINNED] === PINNED && !DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined);
+  return pinState(labels) === 'durable';
 }
 
 interface NodeState {
