@@ -24,6 +24,7 @@ import { fleetCsv, fleetHtml, inspectFleet } from './fleet';
 import { diskPicture } from './disk/picture';
 import { applyPrune, planPruneOnNode } from './disk/prune';
 import { DEFAULT_KEEP_VERSIONS } from '../shared/imageVersions';
+import { selectNodes } from '../shared/nodeSelection';
 import { logger } from './log';
 
 const log = logger('service');
@@ -196,10 +197,9 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
     },
     'credentials.pending': async () => broker.open(),
     'fleet.start': async ({ nodes, group }) => {
-      const all = await store.list();
-      for (const n of nodes ?? []) if (!all.some((d) => d.name === n)) throw new HoldfastError('NOT_FOUND', `no node named "${n}"`);
-      const defs = all.filter((d) => (nodes ? nodes.includes(d.name) : true) && (group ? d.group === group : true));
-      if (defs.length === 0) throw new HoldfastError('NOT_FOUND', group ? `no nodes in group "${group}"` : 'no nodes to inspect', { hint: 'Add nodes first.' });
+      const sel = selectNodes(await store.list(), { names: nodes, group });
+      if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint });
+      const defs = sel.nodes;
       fleetRun?.abort();
       const abort = new AbortController();
       fleetRun = abort;

@@ -9,6 +9,7 @@ import type { FleetReport } from '../../core/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
 import { isLowDisk, losingImagesOf } from '../../core/fleet/summary';
 import { formatBytes } from '../../shared/format';
+import { selectNodes as pickNodes } from '../../shared/nodeSelection';
 import type { NodeDef } from '../../shared/domain';
 import { plural, word } from '../../shared/wording';
 import type { Cli } from '../context';
@@ -35,27 +36,9 @@ function positiveSeconds(v: string): number {
 export async function selectNodes(cli: Cli, names: string[], o: { all?: boolean; group?: string }): Promise<NodeDef[]> {
   if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
   if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
-  const all = await cli.store().list();
-  if (names.length) {
-    const byName = new Map(all.map((n) => [n.name, n]));
-    return [...new Set(names)].map((n) => {
-      const d = byName.get(n);
-      if (!d) throw new HoldfastError('NOT_FOUND', `no node named "${n}"`, { hint: 'List nodes with `holdfast node ls`.' });
-      return d;
-    });
-  }
-  if (o.group) {
-    const picked = all.filter((n) => n.group === o.group);
-    if (!picked.length) {
-      const groups = [...new Set(all.map((n) => n.group).filter(Boolean))].sort();
-      throw new HoldfastError('NOT_FOUND', `no node in group "${o.group}"`, {
-        hint: groups.length ? `Groups: ${groups.join(', ')}.` : 'No node has a group yet: set one with `holdfast node edit NAME --group G`.',
-      });
-    }
-    return picked;
-  }
-  if (!all.length) throw new HoldfastError('NOT_FOUND', 'no nodes yet', { hint: 'Add one with `holdfast node add NAME --host HOST`.' });
-  return all;
+  const sel = pickNodes(await cli.store().list(), { names, group: o.group });
+  if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint });
+  return sel.nodes;
 }
 
 const short = (nodes: string[], max = 4) => (nodes.length <= max ? nodes.join(', ') : `${nodes.slice(0, max).join(', ')} +${nodes.length - max}`) || '-';
