@@ -24,6 +24,7 @@ import { fleetCsv, fleetHtml, inspectFleet } from './fleet';
 import { diskPicture } from './disk/picture';
 import { applyPrune, planPruneOnNode } from './disk/prune';
 import { DEFAULT_KEEP_VERSIONS } from '../shared/imageVersions';
+import { importOptionsProblem } from '../shared/importOptions';
 import { selectNodes } from '../shared/nodeSelection';
 import { logger } from './log';
 
@@ -160,9 +161,8 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
     },
     'jobs.startImport': async ({ nodes, path: p, pin, removeArchive }) => {
       for (const n of nodes) await store.get(n);
-      if (removeArchive && !pin) {
-        throw new HoldfastError('INVALID_INPUT', 'removing the archive needs its pins made durable first', { hint: 'Turn on "make pins durable".' });
-      }
+      const problem = importOptionsProblem({ pin, removeArchive });
+      if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint: 'Turn on "make pins durable".' });
       // Refuse a bad archive before the job starts: nothing is sent.
       const archive = await inspectLocalArchive(p);
       return jobs.start(

@@ -1,5 +1,6 @@
 // Domain types shared by the core, the CLI, main, preload and renderer.
 // Plain data only: everything here crosses IPC / HTTP as JSON.
+import type { ImportOptions } from './importOptions';
 
 /** Pin labels, exactly as k3s, RKE2 and the CRI plugin write them. */
 export const LABEL_CRI_PINNED = 'io.cri-containerd.pinned';
@@ -297,7 +298,7 @@ export interface Job {
   progress: number;
   nodes: JobNodeProgress[];
   archive: { path: string; size: number; sha256: string | null };
-  options: { pin: boolean; removeArchive: boolean };
+  options: ImportOptions;
 }
 
 /** A secret the app must ask the person for while connecting (answered once, never shown again). */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { HoldfastError, toErrorInfo } from '../../core/errors';
 import type { InspectedArchive, InspectOptions } from '../../core/import/inspectLocal';
+import { importOptionsProblem } from '../../shared/importOptions';
 import { compressionName, plural } from '../../shared/wording';
 import { withSession, type Cli } from '../context';
 import { EXIT, exitCodeFor } from '../exit';
@@ -102,7 +103,8 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
     .option('--timeout <seconds>', 'how long to wait for k3s to import', (v) => Number(v), 120)
     .action(async (args: string[], o) => {
       if (args.length < 2) throw new HoldfastError('INVALID_INPUT', 'give at least one node and the archive: holdfast import NODE... FILE');
-      if (o.removeArchive && !o.pin) throw new HoldfastError('INVALID_INPUT', '--remove-archive needs --pin: an archive is only removed once its images are durably pinned');
+      const optionsProblem = importOptionsProblem({ pin: Boolean(o.pin), removeArchive: Boolean(o.removeArchive) });
+      if (optionsProblem) throw new HoldfastError('INVALID_INPUT', optionsProblem, { hint: 'Add --pin to --remove-archive.' });
       if (!Number.isInteger(o.parallel) || o.parallel < 1) throw new HoldfastError('INVALID_INPUT', '--parallel takes a whole number ≥ 1');
       const file = args[args.length - 1]!;
       const nodes = [...new Set(args.slice(0, -1))];

@@ -3,13 +3,12 @@
 import type { JobNodeProgress } from '../../shared/domain';
 import type { OpsContext } from '../node/operations';
 import type { NodeSession } from '../node/session';
+import type { ImportOptions } from '../../shared/importOptions';
 import { mapLimit } from '../../shared/mapLimit';
 import type { InspectedArchive } from './inspectLocal';
 import { importToNode, type NodeImportResult } from './run';
 
-export interface FleetImportOptions {
-  pin: boolean;
-  removeArchive: boolean;
+export interface FleetImportOptions extends ImportOptions {
   parallel?: number;
   importTimeoutMs?: number;
   signal?: AbortSignal;

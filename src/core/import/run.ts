@@ -12,12 +12,11 @@ import type { NodeSession } from '../node/session';
 import { uploadArchive, type UploadResult } from '../upload';
 import type { InspectedArchive } from './inspectLocal';
 import { chooseRemoteName, freshName } from './remoteName';
+import type { ImportOptions as ChosenImportOptions } from '../../shared/importOptions';
 import { pinAndVerify, verifyDurable } from './verify';
 import { DEFAULT_SETTLE_MS, waitForImport } from './waitForImport';
 
-export interface ImportOptions {
-  pin: boolean;
-  removeArchive: boolean;
+export interface ImportOptions extends ChosenImportOptions {
   importTimeoutMs?: number;
   /** How long nothing may touch the images before k3s counts as done with them (default 2 s). */
   settleMs?: number;
