@@ -9,7 +9,7 @@ import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/
 import { NODE_DEFAULTS } from '../src/shared/domain';
 import { diskExtraImages, fakeContainers, UPDATED } from './fake-disk';
 import { EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-handlers';
-import { archiveBytes, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
+import { archiveBytes, nodeImageId, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
 
 export interface Scenario {
   /** What edge-02 does on connect until trusted: 'unknown' (trustable) or 'changed' (blocked). */
@@ -127,5 +127,13 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
     const { port, user, socket, imagesDir, namespace, ...rest } = d;
     return { ...rest, port, user, socket, imagesDir, namespace } as NodeInput;
   });
-  return { specs, audit: structuredClone(EDGE1_AUDIT), inputs };
+  // The log recorded the image ids the node had (the fake node's are real config digests).
+  const audit = structuredClone(EDGE1_AUDIT);
+  for (const e of audit) {
+    for (const c of e.changes ?? []) {
+      const im = images1.find((i) => i.name === c.ref);
+      if (im) c.imageId = nodeImageId(im);
+    }
+  }
+  return { specs, audit, inputs };
 }

@@ -1,17 +1,26 @@
-// The README's screenshots, generated from the suite (fake handlers: the same scripted fleet
-// every time) at 1280×800 into docs/screenshots/. Each shot is also a check: the view it shows
+// The README's screenshots, generated from the suite (the real service over fake nodes: the same
+// fleet every time) at 1280×800 into docs/screenshots/. Each shot is also a check: the view it shows
 // must be there. Regenerate with `npx playwright test e2e/screenshots.spec.ts`.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test, type Page } from './fixtures';
 import { fakeHandlers } from './fake-handlers';
+import { fakeService } from './fake-service';
 
 const out = path.resolve(import.meta.dirname, '..', 'docs', 'screenshots');
 
 test.use({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
 
-let fake: ReturnType<typeof fakeHandlers>;
-test.afterEach(() => fake?.stopJobs());
+// The import wizard and the fleet matrix still run on the fake handlers (the fake nodes take no
+// uploads and the fleet run opens its own sessions).
+let fake: ReturnType<typeof fakeHandlers> | undefined;
+let service: Awaited<ReturnType<typeof fakeService>> | undefined;
+test.afterEach(async () => {
+  fake?.stopJobs();
+  fake = undefined;
+  await service?.dispose();
+  service = undefined;
+});
 
 async function shot(page: Page, name: string) {
   await mkdir(out, { recursive: true });
@@ -19,10 +28,10 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: path.join(out, name), animations: 'disabled', caret: 'hide' });
 }
 
-test('README screenshots: fleet overview, images at risk, pin preview, archives, import wizard', async ({ holdfast }) => {
+test('README screenshots: fleet overview, images at risk, pin preview, archives', async ({ holdfast }) => {
   test.setTimeout(60_000);
-  fake = fakeHandlers();
-  const page = await holdfast.open({ handlers: fake.handlers });
+  service = await fakeService();
+  const page = await holdfast.open({ handlers: service.handlers });
 
   await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-atRisk')).toHaveText('3');
   await shot(page, 'fleet-overview.png');
@@ -42,7 +51,11 @@ test('README screenshots: fleet overview, images at risk, pin preview, archives,
   await page.getByTestId('tab-archives').click();
   await expect(page.getByTestId('archive-row').first()).toBeVisible();
   await shot(page, 'archives.png');
+});
 
+test('README screenshot: import wizard', async ({ holdfast }) => {
+  fake = fakeHandlers();
+  const page = await holdfast.open({ handlers: fake.handlers });
   await page.getByTestId('open-import').click();
   const wizard = page.getByTestId('import-wizard');
   await wizard.getByLabel('Archive path').fill('/home/tech/bundles/telemetry-2.5.tar.gz');
@@ -66,8 +79,8 @@ test('README screenshot: fleet matrix', async ({ holdfast }) => {
 });
 
 test('README screenshots: the Disk tab (GC forecast with needed images) and the prune preview', async ({ holdfast }) => {
-  fake = fakeHandlers({ disk: true });
-  const page = await holdfast.open({ handlers: fake.handlers });
+  service = await fakeService({ disk: true });
+  const page = await holdfast.open({ handlers: service.handlers });
   await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-near-gc')).toBeVisible();
   await page.getByTestId('fleet-row-edge-01').click();
   await page.getByTestId('tab-disk').click();

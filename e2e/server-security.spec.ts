@@ -6,11 +6,11 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { CONTENT_SECURITY_POLICY, startServer, type RunningServer } from '../src/server/http';
-import { fakeHandlers } from './fake-handlers';
+import { fakeService } from './fake-service';
 
 let dir: string;
 let server: RunningServer;
-let fake: ReturnType<typeof fakeHandlers>;
+let fake: Awaited<ReturnType<typeof fakeService>>;
 
 test.beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-srv-'));
@@ -20,12 +20,15 @@ test.beforeAll(async () => {
   writeFileSync(path.join(root, 'assets', 'app.js'), 'console.log(1)');
   writeFileSync(path.join(dir, 'secret.txt'), 'top secret');
   symlinkSync(path.join(dir, 'secret.txt'), path.join(root, 'escape.txt'));
-  fake = fakeHandlers();
+  fake = await fakeService();
+  // A connected node is watched while someone listens: its containerd events are relayed.
+  await fake.handlers['nodes.connect']({ name: 'edge-01' });
   server = await startServer({ handlers: fake.handlers, rendererDir: root, maxBodyBytes: 4096, keepAliveMs: 200 });
 });
 
 test.afterAll(async () => {
   await server.close();
+  await fake.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -185,7 +188,11 @@ test('GET /api/events: the same token guard; an SSE stream with keep-alive comme
       },
     );
     req.on('error', (e) => (e.message.includes('aborted') || e.message.includes('socket hang up') ? undefined : reject(e)));
-    setTimeout(() => fake.emit({ type: 'node.changed', payload: { node: 'edge-01', topic: '/images/create', name: 'a:1' } }), 100);
+    // containerd on edge-01 reports a new image (again until the watcher, started by this
+    // listener, has subscribed and relayed one).
+    const cd = fake.node('edge-01').containerd;
+    const tick = setInterval(() => cd.publish('/images/create', 'a:1'), 100);
+    req.on('close', () => clearInterval(tick));
   });
   expect(got.status).toBe(200);
   expect(got.type).toContain('text/event-stream');
