@@ -1,4 +1,6 @@
-// What every command needs: output, the node store, sessions and the ops context.
+// What every command needs: output, the service's operations (call), and — for the commands the
+// contract has no operation for (upload, import, inspect, node add's check) — the node store,
+// sessions and the ops context.
 // SSH and containerd (ssh2, grpc-js, protobufjs) are imported when a session opens, so commands
 // that never reach a node start without them.
 import path from 'node:path';
@@ -12,6 +14,7 @@ import type { AcceptNewHostKey } from '../core/ssh/hostKey';
 import type { LabelChange, NodeDef } from '../shared/domain';
 import { terminalSafe } from './format';
 import { lazyNodeStore, type Store } from './nodeStore';
+import { lazyService, type CliService } from './service';
 
 export interface Io {
   out: (s: string) => void;
@@ -55,7 +58,7 @@ export function describeChange(c: LabelChange, indent = '    '): string {
   return keys.map((k) => `${indent}${terminalSafe(k)}: ${v(c.before[k])} → ${v(c.after[k])}`).join('\n');
 }
 
-export interface Cli {
+export interface Cli extends CliService {
   io: Io;
   store(): Store;
   opsContext(): OpsContext;
@@ -69,8 +72,11 @@ export function createCli(io: Io): Cli {
     const home = holdfastHome();
     return { audit: new AuditLog(home), indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
   };
+  const service = lazyService();
   return {
     io,
+    call: (channel, args) => service.call(channel, args),
+    close: () => service.close(),
     store,
     opsContext,
     async onNode(name, fn) {

@@ -1,5 +1,7 @@
-// `holdfast` — the command line on the same core as the app. Each group of commands lives
-// in src/cli/commands; this file wires them and maps errors to exit codes.
+// `holdfast` — the command line on the same service as the app: commands call its operations
+// in process (src/cli/service.ts, the handlers Electron main and `holdfast serve` run) and keep
+// the presentation. Each group of commands lives in src/cli/commands; this file wires them and
+// maps errors to exit codes.
 //
 // Start-up time matters (technicians run one command at a time, often in loops), so only the
 // group of the command being run is imported, and the groups import the core that reaches a
@@ -51,7 +53,7 @@ export function commandNamed(args: readonly string[]): string | null {
  * The program with the groups `args` (the user's arguments, argv without node and script) need:
  * the named command's group, or every group (for help, or a name no group claims).
  */
-export async function buildProgram(io: Io = defaultIo, args?: readonly string[]): Promise<Command> {
+export async function buildProgram(io: Io = defaultIo, args?: readonly string[], cli: Cli = createCli(io)): Promise<Command> {
   const program = new Command('holdfast')
     .description('Durable image pins and safe air-gap imports for k3s nodes, over SSH.')
     .version('0.1.0')
@@ -63,7 +65,6 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[])
     .hook('preAction', (self) => startCliLog({ verbose: self.opts().verbose === true, err: io.err }));
   const named = args ? commandNamed(args) : null;
   const one = named ? COMMAND_GROUPS.find((g) => g.commands.includes(named)) : undefined;
-  const cli = createCli(io);
   for (const register of await Promise.all((one ? [one] : COMMAND_GROUPS).map((g) => g.load()))) register(program, cli);
   return program;
 }
@@ -74,8 +75,9 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     catchCliCrashes(io.err);
     endQuietlyOnClosedPipe();
   }
+  const cli = createCli(io);
   try {
-    const program = await buildProgram(io, argv.slice(2));
+    const program = await buildProgram(io, argv.slice(2), cli);
     await program.parseAsync(argv);
     return EXIT.OK;
   } catch (e) {
@@ -89,5 +91,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     // One line, whatever the message quotes (a node's file name, its stderr): nothing a terminal acts on.
     io.err(terminalSafe(line));
     return info.code === 'INTERNAL' && !(e instanceof HoldfastError) ? EXIT.FAILURE : exitCodeFor(info.code);
+  } finally {
+    // The sessions the service opened for this command (none if it called no operation).
+    await cli.close();
   }
 }

@@ -12,10 +12,6 @@ import type { Cli } from '../context';
 import { humanSize, shortDigest, table } from '../format';
 import { mapLimit } from '../../shared/mapLimit';
 
-// The disk picture and prune (and the SSH and containerd code under them) load when a command runs.
-const picture = () => import('../../core/disk/picture');
-const prune = () => import('../../core/disk/prune');
-
 function keepVersions(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > MAX_KEEP_VERSIONS) throw new HoldfastError('INVALID_INPUT', `--keep-versions: "${v}" is not a whole number from 1 to ${MAX_KEEP_VERSIONS}`);
@@ -105,8 +101,7 @@ export function registerDiskCommands(program: Command, cli: Cli): void {
     .argument('<node>')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o) => {
-      const { diskPicture } = await picture();
-      const p = await cli.onNode(name, (s, ctx) => diskPicture(s, ctx));
+      const p = await cli.call('disk.picture', { node: name });
       if (o.json) return cli.io.out(JSON.stringify(p, null, 2));
       cli.io.out(diskText(p));
     });
@@ -124,14 +119,20 @@ export function registerDiskCommands(program: Command, cli: Cli): void {
       if (!names.length && !o.all && !o.group) throw new HoldfastError('INVALID_INPUT', 'name the nodes to prune, or give --all or --group G');
       const { selectNodes } = await import('./fleet');
       const defs = await selectNodes(cli, names, o);
-      const { planPruneOnNode, applyPrune } = await prune();
-      const opts = { keepVersions: o.keepVersions as number };
+      const keep = o.keepVersions as number;
+      // As in the app: the plan, then removing what it previews. Naming the nodes on the command
+      // line is the confirmation the service asks for (the app has the node's name typed).
+      const apply = async (node: string): Promise<PruneResult> => {
+        const plan = await cli.call('prune.plan', { node, keepVersions: keep });
+        if (plan.remove.length === 0) return { node, keepVersions: keep, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null };
+        return cli.call('prune.apply', { node, keepVersions: keep, images: plan.remove.map((r) => r.key), confirm: node });
+      };
       type Outcome = { node: string; ok: true; plan?: PrunePlan; result?: PruneResult } | { node: string; ok: false; error: { code: string; message: string } };
       const outcomes = await mapLimit(defs, 4, async (d): Promise<Outcome> => {
         try {
           return o.dryRun
-            ? { node: d.name, ok: true, plan: await cli.onNode(d.name, (s, ctx) => planPruneOnNode(s, ctx, opts)) }
-            : { node: d.name, ok: true, result: await cli.onNode(d.name, (s, ctx) => applyPrune(s, ctx, opts)) };
+            ? { node: d.name, ok: true, plan: await cli.call('prune.plan', { node: d.name, keepVersions: keep }) }
+            : { node: d.name, ok: true, result: await apply(d.name) };
         } catch (e) {
           const err = e instanceof HoldfastError ? { code: e.code, message: e.message } : { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
           return { node: d.name, ok: false, error: err };

@@ -16,6 +16,11 @@ import type { Cli } from '../context';
 import { table, terminalSafe as safe } from '../format';
 import { lostPinsText } from './inspect';
 
+// `inspect` runs core/fleet's inspectFleet itself rather than the service's fleet.start: that is
+// the app's background run (results as events, one run at a time, its last report kept for
+// fleet.export), without --concurrency or --timeout. node import-ssh-config and add-bulk have
+// no operation in the contract (the app has no bulk import).
+//
 // Inspecting (SSH, containerd, archives), the reports and the ssh config and CSV readers load
 // when a command runs, not when the CLI starts.
 const fleet = () => import('../../core/fleet');

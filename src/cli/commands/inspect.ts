@@ -22,11 +22,6 @@ export function lostPinsText(lost: readonly LostPin[], indent = '  '): string {
   return out.join('\n');
 }
 
-// What these commands run on (the node's inventory: containerd, the images dir, archive
-// indexes) is imported when one of them runs, not when the CLI starts.
-const inventoryOps = () => import('../../core/node/operations');
-const lostPinOps = () => import('../../core/audit/lostPins');
-
 const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
 
 export function registerInspectCommands(program: Command, cli: Cli): void {
@@ -37,27 +32,23 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .option('--json', 'machine-readable output')
     .option('--lost', "only the durable pins Holdfast made that are gone (with --json: an array of lost pins)")
     .action(async (name: string, o) => {
-      const [{ inventory }, { lostPinsFrom, withLostPins }] = await Promise.all([inventoryOps(), lostPinOps()]);
-      const { inv, lost } = await cli.onNode(name, async (s, ctx) => {
-        const inv = await inventory(s, ctx);
-        return { inv, lost: await lostPinsFrom(name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info }) };
-      });
       // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
-      const images = withLostPins(inv.images, lost);
+      const { images, lost, info } = await cli.call('images.report', { node: name });
       if (o.lost) {
         if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
         return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost)}` : `no durable pin Holdfast made on ${name} is lost`);
       }
       if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
       // What the node runs may make every pin moot: said once, before the table.
-      for (const w of nodeWarnings(inv.info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
+      for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
       if (images.length === 0) {
-        cli.io.out(`no images in namespace ${(await cli.store().get(name)).namespace} on ${name}`);
+        const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
+        cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
         if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
         return;
       }
       // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
-      const protection = imageProtection(images, criPinning(inv.info.containerdVersion));
+      const protection = imageProtection(images, criPinning(info.containerdVersion));
       const OUTCOME = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' } as const;
       cli.io.out(
         table(
@@ -90,14 +81,13 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .argument('<node>')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o) => {
-      const { inventory } = await inventoryOps();
-      const inv = await cli.onNode(name, (s, ctx) => inventory(s, ctx));
-      if (o.json) return cli.io.out(JSON.stringify(inv.archives, null, 2));
-      if (inv.archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
+      const archives = await cli.call('archives.list', { node: name });
+      if (o.json) return cli.io.out(JSON.stringify(archives, null, 2));
+      if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
       cli.io.out(
         table(
           ['PATH', 'KIND', 'SIZE', 'IMAGES', 'IMPORTED', 'SAFE TO REMOVE'],
-          inv.archives.map((a) => [
+          archives.map((a) => [
             a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
             a.kind,
             humanSize(a.size),
@@ -107,6 +97,6 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
           ]),
         ),
       );
-      for (const a of inv.archives.filter((x) => x.kind === 'archive' && !x.safeToRemove)) cli.io.out(`\n${safe(a.path)}: ${safe(a.reason)}`);
+      for (const a of archives.filter((x) => x.kind === 'archive' && !x.safeToRemove)) cli.io.out(`\n${safe(a.path)}: ${safe(a.reason)}`);
     });
 }

@@ -13,6 +13,8 @@ export function registerLogCommand(program: Command, cli: Cli): void {
     .argument('[node]')
     .option('--json', 'machine-readable output')
     .action(async (name: string | undefined, o) => {
+      // audit.list reads the local audit log and nothing else: read here, without loading the
+      // service (and the core that reaches nodes under it), which would only slow the start.
       const entries = await new AuditLog(holdfastHome()).list(name);
       if (o.json) return cli.io.out(JSON.stringify(entries, null, 2));
       if (entries.length === 0) return cli.io.out('no changes recorded yet');

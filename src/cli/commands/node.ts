@@ -55,6 +55,9 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         ...(o.jump ? { jump: o.jump } : {}),
         ...(o.auth ? { auth: o.auth } : {}),
       };
+      // The check connects to a node that is not saved yet, accepting the host keys the flags
+      // name: the service connects saved nodes only (nodes.connect; nodes.trustHostKey takes the
+      // fingerprint the app showed), so the check stays here. The save is the service's nodes.add.
       const s = cli.store();
       const existing = await s.list();
       if (existing.some((n) => n.name === name)) {
@@ -66,11 +69,11 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         const info = await withSession(def, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey));
         // Without --images-dir, the one the node's distro uses (its data-dir), from the same probe.
         if (!o.imagesDir && info.imagesDir) Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
-        const added = await s.add(input);
+        const added = await cli.call('nodes.add', { node: input });
         cli.io.out(`added ${name}: containerd ${info.containerdVersion}` + (info.distroVersion ? `, ${info.distro} ${info.distroVersion}` : ''));
         cli.io.out(imagesDirLine(added, info));
       } else {
-        const added = await s.add(input);
+        const added = await cli.call('nodes.add', { node: input });
         cli.io.out(`added ${name} (not checked)`);
         cli.io.out(imagesDirLine(added));
       }
@@ -82,6 +85,8 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--json', 'machine-readable output')
     .option('--group <group>', 'only the nodes of this group')
     .action(async (o) => {
+      // nodes.list reads nodes.json and nothing else: read here, without loading the service
+      // (and the core that reaches nodes under it), so the command run in loops starts fast.
       const all = await cli.store().list();
       const nodes = o.group ? all.filter((n) => n.group === o.group) : all;
       if (o.json) return cli.io.out(JSON.stringify(nodes, null, 2));
@@ -157,7 +162,9 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       }
       const changed = changedBy(after);
       if (changed.length === 0) return cli.io.out(`${name}: nothing to change${o.check && reach ? ' (checked)' : ''}`);
-      // Saved only if nobody changed the node since it was read above (else CONFLICT, nothing saved).
+      // Saved only if nobody changed the node since it was read above (else CONFLICT, nothing saved):
+      // nodes.update has no such expectation (the app's form), so the store is called here, as is
+      // the check above (a changed node not saved yet, see node add).
       await s.update(name, input, { expect: before });
       cli.io.out(`updated ${name}${o.check && reach ? ' (checked)' : ''}:`);
       for (const k of changed) cli.io.out(`  ${k}: ${before[k] ?? '(none)'} → ${after[k] ?? '(none)'}`);
@@ -171,7 +178,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .description('forget a node (nothing on the node changes)')
     .argument('<name>')
     .action(async (name: string) => {
-      await cli.store().remove(name);
-      cli.io.out(`removed ${name}`);
+      const { removed } = await cli.call('nodes.remove', { name });
+      cli.io.out(`removed ${removed}`);
     });
 }

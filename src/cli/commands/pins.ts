@@ -1,7 +1,7 @@
 // holdfast pin | unpin | rm-archive — the changes Holdfast makes, previewed with --dry-run.
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
-import type { PinTarget } from '../../core/pins/plan';
+import type { ArgsOf } from '../../shared/contract';
 import type { PinPlan } from '../../shared/domain';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { describeChange, type Cli } from '../context';
@@ -10,8 +10,7 @@ import { logger } from '../../core/log';
 
 const log = logger('cli');
 
-// The operations (and the SSH and containerd code under them) load when a command runs.
-const ops = () => import('../../core/node/operations');
+type PinTarget = ArgsOf<'pins.plan'>['target'];
 
 export function registerPinCommands(program: Command, cli: Cli): void {
   const printPlan = (plan: PinPlan, applied: boolean) => {
@@ -34,11 +33,9 @@ export function registerPinCommands(program: Command, cli: Cli): void {
       const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s)].filter(Boolean).length;
       if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, or --all-k3s (exactly one of them)');
       const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : { allK3s: true };
-      const { planPinChange, applyPinChange } = await ops();
-      const { plan, info } = await cli.onNode(name, async (s, ctx) => {
-        const plan = await (o.dryRun ? planPinChange(s, ctx, 'pin', target) : applyPinChange(s, ctx, 'pin', target));
-        return { plan, info: await s.info().catch((err: unknown) => (log.debug('node versions unknown; no capability warning', { node: name, err }), null)) };
-      });
+      const plan = await cli.call(o.dryRun ? 'pins.plan' : 'pins.apply', { node: name, action: 'pin', target });
+      // The same session's versions (detected once): no second connection.
+      const info = await cli.call('nodes.info', { node: name }).catch((err: unknown) => (log.debug('node versions unknown; no capability warning', { node: name, err }), null));
       // Allowed (the label is harmless), but the technician must know kubelet ignores it there.
       const ignored = pinNotHonoured(name, info);
       if (ignored) cli.io.err(`warning: ${ignored}`);
@@ -55,8 +52,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .option('--json', 'machine-readable output')
     .action(async (name: string, refs: string[], o) => {
       const target: PinTarget = { refs };
-      const { planPinChange, applyPinChange } = await ops();
-      const plan = await cli.onNode(name, (s, ctx) => (o.dryRun ? planPinChange(s, ctx, 'unpin', target) : applyPinChange(s, ctx, 'unpin', target)));
+      const plan = await cli.call(o.dryRun ? 'pins.plan' : 'pins.apply', { node: name, action: 'unpin', target });
       if (o.json) return cli.io.out(JSON.stringify(plan, null, 2));
       printPlan(plan, !o.dryRun);
     });
@@ -69,14 +65,14 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .option('--force', 'remove even if the check fails (logged)')
     .option('--dry-run', 'run the check only')
     .action(async (name: string, p: string, o) => {
-      const { checkRemoval, removeArchiveSafely } = await ops();
       if (o.dryRun) {
-        const { check } = await cli.onNode(name, (s, ctx) => checkRemoval(s, ctx, p));
+        const check = await cli.call('archives.check', { node: name, path: p });
         cli.io.out(check.allowed ? `${safe(p)} can be removed safely` : `${safe(p)} cannot be removed safely:\n  ${check.problems.map((x) => safe(x)).join('\n  ')}`);
         if (!check.allowed) throw new HoldfastError('REFUSED', `${p} is not safe to remove`);
         return;
       }
-      const entry = await cli.onNode(name, (s, ctx) => removeArchiveSafely(s, ctx, p, { force: Boolean(o.force) }));
+      // Forcing needs the path typed again as confirmation: on the command line, the path given is it.
+      const entry = await cli.call('archives.remove', { node: name, path: p, ...(o.force ? { force: true, confirm: p } : {}) });
       cli.io.out(`removed ${safe(p)} (${humanSize(entry.archive!.size)}, sha256 ${entry.archive!.sha256})${entry.forced ? ' — FORCED, logged' : ''}`);
     });
 }

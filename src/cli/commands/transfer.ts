@@ -13,6 +13,11 @@ import { humanSize, terminalSafe } from '../format';
 import { ProgressBoard } from '../progress';
 import { inspectionRow, NodeRows, uploadPatch } from '../transferRows';
 
+// Not through the service (yet): the contract has no upload operation, and its import
+// (jobs.startImport) is the app's background job — no --parallel or --timeout, no progress of
+// the local inspection, and per-node results the job does not carry (summary, renames,
+// warnings). Both run the same core (core/import/fleet, core/upload) the service runs.
+//
 // Archive readers, uploads and the import run load when one of these commands runs.
 const inspectLocal = () => import('../../core/import/inspectLocal');
 
