@@ -3,18 +3,14 @@
 import type { UploadProgress } from '../core/upload/progress';
 import type { JobNodeProgress } from '../shared/domain';
 import { plural } from '../shared/wording';
+import { formatDuration } from '../shared/format';
 import { humanSize } from './format';
 import type { ProgressBoard, Row } from './progress';
 
 export type NodePatch = Partial<Omit<JobNodeProgress, 'node'>>;
 
-/** "42 s", "3 min 5 s", "2 h 10 min". */
-export function duration(seconds: number): string {
-  const s = Math.max(0, Math.ceil(seconds));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
-  return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
-}
+/** "42 s", "3 min 05 s", "2 h 10 min" (shared/format, as the app says it). */
+export const duration = (seconds: number): string => formatDuration(Math.max(0, seconds));
 
 /** The row for a node from everything reported about it so far. */
 export function nodeRow(node: string, p: NodePatch): Row {

@@ -17,7 +17,7 @@ import {
   type PinState,
 } from '../shared/domain';
 import { refKind, strongestPin } from '../shared/drift';
-import { formatBytes, shortDigest as shortHex } from '../shared/format';
+import { formatBytes, formatDuration, shortDigest as shortHex } from '../shared/format';
 import { pinState } from '../shared/pinState';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { imageProtection, isImageIdRef, protectionChange, refOutcome, type ImageProtection, type ProtectionChange } from '../shared/protection';
@@ -403,15 +403,8 @@ export function humanRate(bytesPerSecond: number): string {
   return `${humanSize(Math.round(bytesPerSecond))}/s`;
 }
 
-/** "4 s", "2 min 05 s", "1 h 03 min"; null or unknown → "—". */
-export function humanEta(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return '—';
-  const s = Math.ceil(seconds);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
-}
+/** "4 s", "2 min 05 s", "1 h 03 min"; null or unknown → "—" (shared/format). */
+export const humanEta = (seconds: number | null): string => formatDuration(seconds);
 
 export function basename(p: string): string {
   const parts = p.split(/[\\/]/);

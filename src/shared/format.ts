@@ -27,3 +27,13 @@ export function shortDigest(id: string | null | undefined, unknown = '—'): str
   if (!id) return unknown;
   return id.slice(id.indexOf(':') + 1).slice(0, 12);
 }
+
+/** A time left or taken, whole seconds rounded up: "4 s", "2 min 05 s", "1 h 03 min"; `unknown` for null, negative or not finite. */
+export function formatDuration(seconds: number | null | undefined, unknown = '—'): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return unknown;
+  const s = Math.ceil(seconds);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}

@@ -176,7 +176,7 @@ describe('row wording', () => {
     expect(nodeRow('n1', { phase: 'verifying' })).toMatchObject({ busy: true, text: 'verifying (sha256 on the node)…' });
     expect(nodeRow('n1', { phase: 'uploading', bytesDone: 50, bytesTotal: 200, rate: 0, eta: null })).toMatchObject({ fraction: 0.25, text: 'uploading 25% · 50 B of 200 B' });
     expect(duration(42)).toBe('42 s');
-    expect(duration(185)).toBe('3 min 5 s');
+    expect(duration(185)).toBe('3 min 05 s');
     expect(duration(7800)).toBe('2 h 10 min');
   });
 });

@@ -46,3 +46,17 @@ describe('one byte format everywhere (issue #14)', () => {
     expect(appSize(col.freeBytes!)).toBe('15.5 GiB');
   });
 });
+
+describe('one duration format (issue #14)', () => {
+  it('the CLI progress ETA and the app say the same', async () => {
+    const { formatDuration } = await import('../../../src/shared/format');
+    const { duration } = await import('../../../src/cli/transferRows');
+    const { humanEta } = await import('../../../src/renderer/model');
+    for (const [s, text] of [[4.2, '5 s'], [185, '3 min 05 s'], [3 * 3600 + 180, '3 h 03 min'], [7800, '2 h 10 min']] as const) {
+      expect(formatDuration(s)).toBe(text);
+      expect(duration(s)).toBe(text);
+      expect(humanEta(s)).toBe(text);
+    }
+    expect(formatDuration(null)).toBe('—');
+  });
+});
