@@ -1,0 +1,64 @@
+// A node's images and pins: the image list (with its lost pins), pin previews and changes, the
+// alerts for pins lost while watching, and refreshing everything a node shows after a change.
+import type { StoreContext } from './context';
+import { archivesOf, auditOf, diskOf, imagesOf } from './selectors';
+import type { AppState, ImagesState } from './types';
+
+export function createImagesSlice(ctx: StoreContext): Pick<
+  AppState,
+  | 'images'
+  | 'lostPins'
+  | 'pinAlerts'
+  | 'loadImages'
+  | 'loadLostPins'
+  | 'dismissPinAlert'
+  | 'refreshNode'
+  | 'planPins'
+  | 'applyPins'
+> {
+  const { api, set, get, next, loadList } = ctx;
+  const imagesSeq = ctx.seq.images;
+  const lostSeq = ctx.seq.lost;
+  const setImages = (name: string, images: ImagesState) => set((s) => ({ images: { ...s.images, [name]: images } }));
+  return {
+    images: {},
+    lostPins: {},
+    pinAlerts: [],
+
+    async loadImages(name) {
+      // Lost pins come along with the images (in parallel: the images do not wait for them).
+      void get().loadLostPins(name);
+      const seq = next(imagesSeq, name);
+      const prev = imagesOf(get(), name);
+      setImages(name, { ...prev, state: 'loading', error: undefined });
+      const env = await api.listImages({ node: name });
+      if (imagesSeq.get(name) !== seq) return;
+      if (!env.ok) setImages(name, { ...prev, state: 'error', error: env.error });
+      else setImages(name, { state: 'ready', items: env.result, loadedAt: Date.now() });
+    },
+    loadLostPins: async (name) => {
+      // An older bridge without the operation: nothing to show.
+      if (typeof api.listLostPins !== 'function') return;
+      await loadList('lostPins', lostSeq, name, () => api.listLostPins({ node: name }));
+    },
+    dismissPinAlert(id) {
+      set((s) => ({ pinAlerts: s.pinAlerts.filter((a) => a.id !== id) }));
+    },
+    async refreshNode(name) {
+      const s = get();
+      await Promise.all([
+        s.loadImages(name),
+        archivesOf(s, name).state !== 'idle' ? s.loadArchives(name) : undefined,
+        auditOf(s, name).state !== 'idle' ? s.loadAudit(name) : undefined,
+        diskOf(s, name).state !== 'idle' ? s.loadDisk(name, { images: diskOf(s, name).full }) : undefined,
+      ]);
+    },
+    planPins: (node, action, target) => api.planPins({ node, action, target }),
+    async applyPins(node, action, target) {
+      const env = await api.applyPins({ node, action, target });
+      // Refresh even on failure: a partial apply may have changed some labels.
+      await get().refreshNode(node);
+      return env;
+    },
+  };
+}

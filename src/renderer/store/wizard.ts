@@ -1,0 +1,101 @@
+// The import wizard: its step, the archives chosen and what inspecting them found, the target
+// nodes and options, and starting one import job per archive. It lives in the store so it keeps
+// its step while the user looks at a node.
+import { consistentImportOptions } from '../../shared/importOptions';
+import type { StoreContext } from './context';
+import type { AppState, DraftArchive, ImportWizardState } from './types';
+
+export function emptyWizard(nodes: string[] = []): ImportWizardState {
+  return { step: 'choose', archives: [], nodes, pin: true, removeArchive: true, jobIds: [], startErrors: [], starting: false };
+}
+
+export function createWizardSlice(ctx: StoreContext): Pick<
+  AppState,
+  | 'wizard'
+  | 'pathForFile'
+  | 'openImport'
+  | 'closeImport'
+  | 'resetImport'
+  | 'setWizard'
+  | 'addArchivePaths'
+  | 'removeArchivePath'
+  | 'pickArchives'
+  | 'startImports'
+> {
+  const { api, set, get, upsertJob, env } = ctx;
+  return {
+    wizard: emptyWizard(),
+    pathForFile: env.pathForFile ?? null,
+
+    openImport() {
+      const s = get();
+      // A fresh wizard starts with the node being looked at already ticked.
+      const fresh = s.wizard.step === 'choose' && s.wizard.archives.length === 0;
+      set({
+        view: 'import',
+        ...(fresh && s.selected && s.wizard.nodes.length === 0 ? { wizard: { ...s.wizard, nodes: [s.selected] } } : {}),
+      });
+    },
+    closeImport() {
+      set({ view: 'node' });
+      const sel = get().selected;
+      if (sel) get().select(sel);
+    },
+    resetImport() {
+      const sel = get().selected;
+      set({ wizard: emptyWizard(sel ? [sel] : []) });
+    },
+    setWizard(patch) {
+      set((s) => {
+        // Removing the archive is only safe once its pins are durable: never one without the other.
+        return { wizard: consistentImportOptions({ ...s.wizard, ...patch }) };
+      });
+    },
+    addArchivePaths(paths) {
+      const have = new Set(get().wizard.archives.map((a) => a.path));
+      const added = [...new Set(paths)].filter((p) => !have.has(p));
+      if (added.length === 0) return;
+      const putArchive = (path: string, v: DraftArchive) =>
+        set((s) => ({ wizard: { ...s.wizard, archives: s.wizard.archives.map((a) => (a.path === path ? v : a)) } }));
+      set((s) => ({
+        wizard: { ...s.wizard, archives: [...s.wizard.archives, ...added.map((path) => ({ path, state: 'inspecting' as const }))] },
+      }));
+      for (const path of added) {
+        void api.inspectLocalArchive({ path }).then((env) => {
+          if (!get().wizard.archives.some((a) => a.path === path)) return; // removed meanwhile
+          if (env.ok) putArchive(path, { path, state: 'ok', archive: env.result });
+          else putArchive(path, { path, state: env.error.code === 'REFUSED' ? 'refused' : 'error', error: env.error });
+        });
+      }
+    },
+    removeArchivePath(path) {
+      set((s) => ({ wizard: { ...s.wizard, archives: s.wizard.archives.filter((a) => a.path !== path) } }));
+    },
+    async pickArchives() {
+      const env = await api.pickArchives({});
+      if (!env.ok) return env.error;
+      get().addArchivePaths(env.result.paths);
+      return null;
+    },
+    async startImports() {
+      const w = get().wizard;
+      if (w.starting) return;
+      const known = new Set(get().nodes.map((n) => n.name));
+      const nodes = w.nodes.filter((n) => known.has(n));
+      const ready = w.archives.filter((a) => a.state === 'ok');
+      if (nodes.length === 0 || ready.length === 0) return;
+      set((s) => ({ wizard: { ...s.wizard, starting: true, startErrors: [] } }));
+      const jobIds: string[] = [];
+      const startErrors: ImportWizardState['startErrors'] = [];
+      for (const a of ready) {
+        const env = await api.startImport({ nodes, path: a.path, pin: w.pin, removeArchive: consistentImportOptions(w).removeArchive });
+        if (env.ok) {
+          jobIds.push(env.result.id);
+          upsertJob(env.result);
+        } else startErrors.push({ path: a.path, error: env.error });
+      }
+      set((s) => ({ wizard: { ...s.wizard, nodes, starting: false, jobIds, startErrors, step: jobIds.length ? 'run' : 'nodes' } }));
+      ctx.pollKick?.();
+    },
+  };
+}
