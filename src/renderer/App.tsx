@@ -5,7 +5,7 @@ import { CredentialsPrompt } from './components/CredentialsDialog';
 import { FleetMatrix } from './components/FleetMatrix';
 import { FleetOverview } from './components/FleetOverview';
 import { PlusIcon } from './components/icons';
-import { ImportWizard } from './components/ImportWizard';
+import { ImportWizard } from './components/importWizard/ImportWizard';
 import { JobsPanel } from './components/JobsPanel';
 import { NodeDetail } from './components/NodeDetail';
 import { NodeForm } from './components/NodeForm';

@@ -1,0 +1,217 @@
+// Step 1 of the import wizard: choose archives on this machine (typed or pasted paths, the native
+// file dialog or a drop on the desktop), each inspected locally before any byte is sent.
+import { useId, useRef, useState, type ClipboardEvent, type DragEvent } from 'react';
+import type { ErrorInfo } from '../../../shared/domain';
+import { compressionName, plural } from '../../../shared/wording';
+import { useApp } from '../../context';
+import { humanSize, isAbsoluteLocalPath, parsePathInput } from '../../model';
+import type { DraftArchive } from '../../store';
+import { breakable } from '../Breakable';
+import { ErrorCallout } from '../ErrorCallout';
+import { AlertIcon, ArrowRightIcon, CheckIcon, CrossIcon, FolderIcon, InfoIcon, TrashIcon, UploadIcon } from '../icons';
+
+function draftSummary(a: DraftArchive): string {
+  if (a.state === 'inspecting') return 'Checking…';
+  if (a.state === 'ok' && a.archive) {
+    const w = a.archive.warnings?.length ?? 0;
+    return `${a.archive.format} · ${compressionName(a.archive.compression)} · ${humanSize(a.archive.size)} · ${plural(a.archive.images.length, 'image')}${w ? ` · ${plural(w, 'warning')}` : ''}`;
+  }
+  return a.state === 'refused' ? 'Refused' : 'Cannot be read';
+}
+
+export function ChooseStep({ onNext }: { onNext(): void }) {
+  const archives = useApp((s) => s.wizard.archives);
+  const addArchivePaths = useApp((s) => s.addArchivePaths);
+  const removeArchivePath = useApp((s) => s.removeArchivePath);
+  const pickArchives = useApp((s) => s.pickArchives);
+  const pathForFile = useApp((s) => s.pathForFile);
+  const desktop = pathForFile !== null;
+  const [text, setText] = useState('');
+  const [fieldError, setFieldError] = useState<string | null>(null);
+  const [dialogError, setDialogError] = useState<ErrorInfo | null>(null);
+  const [dropNote, setDropNote] = useState<string | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const [picking, setPicking] = useState(false);
+  const inputRef = useRef<HTMLInputElement>(null);
+  const fieldId = useId();
+  const helpId = useId();
+
+  const add = (paths: string[]) => {
+    const bad = paths.filter((p) => !isAbsoluteLocalPath(p));
+    if (bad.length) {
+      setFieldError(`Type the full path, starting with "/" (or a drive letter on Windows): ${bad[0]}`);
+      return false;
+    }
+    setFieldError(null);
+    addArchivePaths(paths);
+    return true;
+  };
+  const submit = () => {
+    const paths = parsePathInput(text);
+    if (paths.length === 0) {
+      setFieldError('Type the full path of an archive on this machine.');
+      return;
+    }
+    if (add(paths)) setText('');
+  };
+  const onPaste = (e: ClipboardEvent<HTMLInputElement>) => {
+    const t = e.clipboardData.getData('text');
+    if (!/\r?\n/.test(t.trim())) return;
+    // Several paths at once (one per line): add them all.
+    e.preventDefault();
+    add(parsePathInput(t));
+  };
+  const pick = async () => {
+    setPicking(true);
+    const err = await pickArchives();
+    setPicking(false);
+    setDialogError(err);
+    if (err) inputRef.current?.focus();
+  };
+  const onDragOver = (e: DragEvent) => {
+    // Always take the drop: otherwise the browser would navigate to the dropped file.
+    e.preventDefault();
+    e.dataTransfer.dropEffect = desktop ? 'copy' : 'none';
+    setDragging(true);
+  };
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setDragging(false);
+    const files = [...e.dataTransfer.files];
+    if (!desktop) {
+      setDropNote('A browser does not tell Holdfast where a dropped file is on disk. Type or paste its full path in the field below instead.');
+      inputRef.current?.focus();
+      return;
+    }
+    const paths = files.map((f) => pathForFile(f)).filter(Boolean);
+    if (paths.length === 0) {
+      setDropNote('Nothing usable was dropped: drop archive files from your file manager, or type their paths below.');
+      return;
+    }
+    setDropNote(paths.length < files.length ? 'Some dropped items are not files on this machine and were left out.' : null);
+    add(paths);
+  };
+
+  const ok = archives.filter((a) => a.state === 'ok').length;
+
+  return (
+    <section className="wizard-step" aria-labelledby="step-title" onDragOver={onDragOver} onDragLeave={() => setDragging(false)} onDrop={onDrop}>
+      <h2 id="step-title" className="step-title" tabIndex={-1}>
+        Choose the archives to import
+      </h2>
+      <p className="muted step-lead">
+        Image archives as k3s imports them: <code>.tar</code>, <code>.tar.gz</code>/<code>.tgz</code>,{' '}
+        <code>.tar.zst</code>/<code>.tzst</code>, <code>.tar.bz2</code>/<code>.tbz</code> or <code>.tar.lz4</code> (docker save or OCI
+        layout). Each one is checked on this machine before any byte is sent.
+      </p>
+
+      {desktop ? (
+        <div className={`dropzone${dragging ? ' dragging' : ''}`} data-testid="dropzone">
+          <UploadIcon className="dropzone-icon" />
+          <p>
+            <strong>Drop archives here</strong>
+          </p>
+          <p className="muted small">or</p>
+          <button type="button" className="btn btn-primary" onClick={() => void pick()} disabled={picking}>
+            <FolderIcon /> {picking ? 'Choosing…' : 'Choose files…'}
+          </button>
+        </div>
+      ) : (
+        <div className="note" data-testid="browser-note">
+          <InfoIcon />
+          <span>
+            In the browser there is no file dialog, and a dropped file has no path Holdfast could read. Type or paste the
+            full path of each archive on this machine.
+          </span>
+        </div>
+      )}
+      {dialogError ? (
+        <ErrorCallout error={dialogError} title="No file dialog" testId="dialog-error">
+          <p>Type or paste the path in the field below instead.</p>
+        </ErrorCallout>
+      ) : null}
+      {dropNote ? (
+        <div className="note note-warning" role="status" data-testid="drop-note">
+          <AlertIcon />
+          <span>{dropNote}</span>
+        </div>
+      ) : null}
+
+      <form
+        className="path-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+      >
+        <div className="field">
+          <label htmlFor={fieldId}>Archive path</label>
+          <div className="path-row">
+            <input
+              ref={inputRef}
+              id={fieldId}
+              className="mono"
+              type="text"
+              value={text}
+              spellCheck={false}
+              autoComplete="off"
+              placeholder="/home/tech/bundles/site-apps-2.4.tar.gz"
+              aria-describedby={helpId}
+              aria-invalid={fieldError ? true : undefined}
+              onChange={(e) => {
+                setText(e.target.value);
+                setFieldError(null);
+              }}
+              onPaste={onPaste}
+            />
+            <button type="submit" className="btn">
+              Add
+            </button>
+          </div>
+          {fieldError ? (
+            <p className="field-error" role="alert">
+              {fieldError}
+            </p>
+          ) : (
+            <p className="help" id={helpId}>
+              The full path on the machine running Holdfast. Press Enter to add it; paste several lines to add several.
+            </p>
+          )}
+        </div>
+      </form>
+
+      {archives.length ? (
+        <ul className="chosen" aria-label="Chosen archives" data-testid="chosen-list">
+          {archives.map((a) => (
+            <li key={a.path} className={`chosen-item chosen-${a.state}`} data-testid="chosen-archive" data-path={a.path}>
+              {a.state === 'inspecting' ? (
+                <span className="spinner spinner-inline" aria-hidden="true" />
+              ) : a.state === 'ok' ? (
+                <CheckIcon className="st-icon st-ok" />
+              ) : (
+                <CrossIcon className="st-icon st-failed" />
+              )}
+              <span className="chosen-text">
+                <code className="chosen-path">{breakable(a.path)}</code>
+                <span className="chosen-summary small">{draftSummary(a)}</span>
+              </span>
+              <button type="button" className="btn btn-small btn-quiet" onClick={() => removeArchivePath(a.path)} aria-label={`Remove ${a.path} from the list`}>
+                <TrashIcon />
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+
+      <div className="wizard-actions">
+        <span className="muted small">
+          {archives.length ? `${archives.length} chosen${ok !== archives.length ? `, ${ok} checked so far` : ''}` : 'Nothing chosen yet'}
+        </span>
+        <div className="spacer" />
+        <button type="button" className="btn btn-primary" disabled={archives.length === 0} onClick={onNext}>
+          Next: review contents <ArrowRightIcon />
+        </button>
+      </div>
+    </section>
+  );
+}

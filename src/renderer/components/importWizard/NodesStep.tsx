@@ -1,0 +1,116 @@
+// Step 3 of the import wizard: the target nodes (with their connection status) and the options
+// (durable pins, remove the archive once safely pinned), then start the imports.
+import { useEffect, useId, useRef } from 'react';
+import { useApp } from '../../context';
+import { AlertIcon, UploadIcon } from '../icons';
+import { StatusDot, statusText } from '../Sidebar';
+import { StartErrors } from './StartErrors';
+
+export function NodesStep({ onBack }: { onBack(): void }) {
+  const nodes = useApp((s) => s.nodes);
+  const wizard = useApp((s) => s.wizard);
+  const statuses = useApp((s) => s.statuses);
+  const setWizard = useApp((s) => s.setWizard);
+  const startImports = useApp((s) => s.startImports);
+  const allRef = useRef<HTMLInputElement>(null);
+  const chosen = new Set(wizard.nodes.filter((n) => nodes.some((d) => d.name === n)));
+  const all = nodes.length > 0 && chosen.size === nodes.length;
+  const some = chosen.size > 0 && !all;
+  const ready = wizard.archives.filter((a) => a.state === 'ok').length;
+  const removeReasonId = useId();
+
+  useEffect(() => {
+    if (allRef.current) allRef.current.indeterminate = some;
+  }, [some]);
+
+  const toggle = (name: string, on: boolean) => setWizard({ nodes: on ? [...chosen, name] : [...chosen].filter((n) => n !== name) });
+
+  return (
+    <section className="wizard-step" aria-labelledby="step-title">
+      <h2 id="step-title" className="step-title" tabIndex={-1}>
+        Choose the nodes
+      </h2>
+      <fieldset className="node-pick">
+        <legend className="visually-hidden">Nodes to import to</legend>
+        <label className="check check-all">
+          <input ref={allRef} type="checkbox" checked={all} onChange={(e) => setWizard({ nodes: e.target.checked ? nodes.map((n) => n.name) : [] })} />
+          <span>Select all ({nodes.length})</span>
+        </label>
+        <ul className="node-checks">
+          {nodes.map((n) => {
+            const status = statuses[n.name] ?? { name: n.name, state: 'unknown' as const };
+            return (
+              <li key={n.name}>
+                <label className="check node-check" data-testid={`pick-node-${n.name}`}>
+                  <input type="checkbox" checked={chosen.has(n.name)} onChange={(e) => toggle(n.name, e.target.checked)} />
+                  <span className="node-check-text">
+                    <strong>{n.name}</strong>
+                    <span className="mono small muted">
+                      {n.user}@{n.host}
+                      {n.port !== 22 ? `:${n.port}` : ''}
+                    </span>
+                  </span>
+                  <span className={`node-check-status state-${status.state}`}>
+                    <StatusDot state={status.state} /> {statusText(status)}
+                  </span>
+                </label>
+              </li>
+            );
+          })}
+        </ul>
+        {nodes.length === 0 ? <p className="muted">No nodes configured yet: add one first.</p> : null}
+      </fieldset>
+      {[...chosen].some((n) => statuses[n]?.state === 'error') ? (
+        <div className="note note-warning">
+          <AlertIcon />
+          <span>Some chosen nodes are not connected now. Holdfast connects again when the import starts; if that fails, that node's part fails and the others go on.</span>
+        </div>
+      ) : null}
+
+      <fieldset className="options">
+        <legend>Options</legend>
+        <label className="check option">
+          <input type="checkbox" checked={wizard.pin} onChange={(e) => setWizard({ pin: e.target.checked, removeArchive: e.target.checked })} />
+          <span>
+            <strong>Make pins durable</strong>
+            <span className="help">
+              After k3s imports the archive, its images keep only <code>io.cri-containerd.pinned</code>: k3s never strips that
+              pin at a restart, and kubelet never garbage-collects the images.
+            </span>
+          </span>
+        </label>
+        <label className={`check option${wizard.pin ? '' : ' option-disabled'}`}>
+          <input
+            type="checkbox"
+            checked={wizard.pin && wizard.removeArchive}
+            disabled={!wizard.pin}
+            aria-describedby={removeReasonId}
+            onChange={(e) => setWizard({ removeArchive: e.target.checked })}
+          />
+          <span>
+            <strong>Remove the archive after it is safely pinned</strong>
+            <span className="help" id={removeReasonId}>
+              {wizard.pin
+                ? 'Frees the disk and stops the next k3s start from re-importing it (which would turn durable pins back into k3s pins). Only removed once every image is complete and durably pinned.'
+                : 'Needs durable pins: without them, removing the archive means the images lose their pin at the next k3s start.'}
+            </span>
+          </span>
+        </label>
+      </fieldset>
+      <StartErrors />
+
+      <div className="wizard-actions">
+        <button type="button" className="btn" onClick={onBack}>
+          Back
+        </button>
+        <div className="spacer" />
+        <button type="button" className="btn btn-primary" disabled={chosen.size === 0 || ready === 0 || wizard.starting} onClick={() => void startImports()}>
+          <UploadIcon />
+          {wizard.starting
+            ? 'Starting…'
+            : `Import ${ready} ${ready === 1 ? 'archive' : 'archives'} to ${chosen.size} ${chosen.size === 1 ? 'node' : 'nodes'}`}
+        </button>
+      </div>
+    </section>
+  );
+}
