@@ -210,6 +210,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
         signal: abort.signal,
         // In the app a node that needs a secret asks for it; the dialog queues several prompts.
         open: { resolveNode: (n) => store.get(n), credentials },
+        ...(opts.openSession ? { openSession: opts.openSession } : {}),
         onNode: (result) => emit({ type: 'fleet.node', payload: { runId, result } }),
       })
         .then((report) => {

@@ -44,6 +44,8 @@ export interface FleetOptions {
   open?: Pick<OpenNodeOptions, 'resolveNode' | 'credentials'>;
   /** Replaces the SSH inventory (tests). */
   probe?: NodeProbe;
+  /** Opens each node's session for the SSH inventory (default NodeSession.open; UI tests' fake nodes). */
+  openSession?: (def: NodeDef, opts: OpenNodeOptions) => Promise<NodeSession>;
 }
 
 export function unreachableResult(node: string, err: unknown): FleetNodeResult {
@@ -51,13 +53,17 @@ export function unreachableResult(node: string, err: unknown): FleetNodeResult {
 }
 
 /** The real probe: SSH + containerd inventory + disk, the connection closed before returning. */
-export function sshProbe(ctx: OpsContext, open: Pick<OpenNodeOptions, 'resolveNode' | 'credentials'> = {}): NodeProbe {
+export function sshProbe(
+  ctx: OpsContext,
+  open: Pick<OpenNodeOptions, 'resolveNode' | 'credentials'> = {},
+  openSession: (def: NodeDef, opts: OpenNodeOptions) => Promise<NodeSession> = (def, opts) => NodeSession.open(def, opts),
+): NodeProbe {
   return async (def, signal, timeoutMs) => {
     let session: NodeSession | undefined;
     const closeOnAbort = () => void session?.close();
     signal.addEventListener('abort', closeOnAbort, { once: true });
     try {
-      session = await NodeSession.open(def, { ...open, timeoutMs });
+      session = await openSession(def, { ...open, timeoutMs });
       if (signal.aborted) throw signal.reason;
       const s = session;
       // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
@@ -139,7 +145,7 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
     if (!d) throw new HoldfastError('NOT_FOUND', `no node named "${name}" (a jump host)`, { hint: 'Add the jump host as a node too.' });
     return d;
   };
-  const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open });
+  const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open }, opts.openSession);
   const drift = new DriftAccumulator();
   const results = await mapLimit(list, concurrency, async (def): Promise<FleetNodeResult> => {
     try {
