@@ -76,7 +76,8 @@ export interface CsvRecord {
  */
 export function readCsvRecords(text: string): CsvRecord[] {
   const body = text.replace(/^\uFEFF/, '');
-  const parsed = parse(body, { info: true, comment: '#', comment_no_infix: true, skip_empty_lines: true, relax_column_count: true }) as {
+  // With `info`, each record comes as { record, info } (csv-parse's types do not follow the option).
+  const parsed = parse(body, { info: true, comment: '#', comment_no_infix: true, skip_empty_lines: true, relax_column_count: true }) as unknown as {
     record: string[];
     info: { bytes: number };
   }[];
