@@ -9,7 +9,7 @@
 // each within its limit (limits.ts remote.*).
 import type { Compression } from '../../shared/domain';
 import { firstReleases, importCacheHonoured, K3S_RELEASES, k3sTakesChange, type StartupWalk } from '../../shared/versions';
-import type { FileAccess } from '../access';
+import type { FileAccess, ListedFile } from '../access';
 import { mapLimit } from '../../shared/mapLimit';
 import { readAll } from '../access/common';
 import { formatLimit, limit, nameLimit } from '../limits';
@@ -52,6 +52,8 @@ export interface ScanOptions {
   nodeKey: string;
   /** The node's start-up walk (shared/versions startupWalk); default: current releases'. */
   walk?: StartupWalk | 'unknown';
+  /** The images dir's listing (`FileAccess.listFiles(root)`), when it was started earlier. */
+  listing?: Promise<ListedFile[]>;
   cache?: IndexCache;
   /** Called for each archive whose index had to be streamed from the node. */
   onRead?: (file: string) => void;
@@ -67,9 +69,14 @@ function walkNote(rel: string, walk: StartupWalk): string {
 }
 
 /** Lists the images dir; a missing dir is an empty list (k3s creates it lazily). */
-export async function walkImagesDir(files: FileAccess, root: string, walk: StartupWalk | 'unknown' = 'recursive-case-sensitive'): Promise<Omit<ScannedFile, 'index'>[]> {
+export async function walkImagesDir(
+  files: FileAccess,
+  root: string,
+  walk: StartupWalk | 'unknown' = 'recursive-case-sensitive',
+  listing?: Promise<ListedFile[]>,
+): Promise<Omit<ScannedFile, 'index'>[]> {
   const base = root.replace(/\/+$/, '');
-  return (await files.listFiles(base)).map((f) => {
+  return (await (listing ?? files.listFiles(base))).map((f) => {
     const modern = classifyImagesDirPath(f.path, 'recursive-case-sensitive');
     const old = classifyImagesDirPath(f.path, 'top-level-case-insensitive');
     const mine = walk === 'unknown' ? null : walk === 'recursive-case-sensitive' ? modern : old;
@@ -114,7 +121,7 @@ async function versionKeys(access: FileAccess, files: Omit<ScannedFile, 'index'>
 }
 
 export async function scanImagesDir(access: FileAccess, root: string, opts: ScanOptions): Promise<ScannedFile[]> {
-  const files = await walkImagesDir(access, root, opts.walk);
+  const files = await walkImagesDir(access, root, opts.walk, opts.listing);
   const versions = opts.cache ? await versionKeys(access, files) : new Map<string, string | null>();
   const out: ScannedFile[] = [];
   for (const f of files) {

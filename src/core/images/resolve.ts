@@ -26,13 +26,41 @@ interface ConfigJson {
   variant?: string;
 }
 
-export class TargetResolver {
-  private readonly cache = new Map<string, Promise<ResolvedTarget>>();
+/**
+ * Small blobs (indexes, manifests, configs) read once per session by digest: resolving targets,
+ * checking completeness and prefetching while the node probe runs all share one read.
+ */
+export class BlobCache {
   private readonly blobs = new Map<string, Promise<unknown | null>>();
 
+  constructor(private readonly cd: ContainerdClient) {}
+
+  /** JSON body of a small blob, or null when it is absent from the content store. */
+  json<T>(digest: string): Promise<T | null> {
+    let p = this.blobs.get(digest);
+    if (!p) {
+      p = this.cd.readContent(digest).then(
+        (buf) => JSON.parse(buf.toString('utf8')) as unknown,
+        (e) => {
+          if (e instanceof HoldfastError && e.code === 'NOT_FOUND') return null;
+          throw e;
+        },
+      );
+      this.blobs.set(digest, p);
+      // A failed read (e.g. a dropped tunnel) must not poison the cache.
+      p.catch(() => this.blobs.delete(digest));
+    }
+    return p as Promise<T | null>;
+  }
+}
+
+export class TargetResolver {
+  private readonly cache = new Map<string, Promise<ResolvedTarget>>();
+
   constructor(
-    private readonly cd: ContainerdClient,
+    cd: ContainerdClient,
     private readonly platform: Platform,
+    private readonly blobs: BlobCache = new BlobCache(cd),
   ) {}
 
   resolve(target: Descriptor): Promise<ResolvedTarget> {
@@ -47,21 +75,8 @@ export class TargetResolver {
     return p;
   }
 
-  /** JSON body of a small blob, or null when it is absent from the content store. */
   private json<T>(digest: string): Promise<T | null> {
-    let p = this.blobs.get(digest);
-    if (!p) {
-      p = this.cd.readContent(digest).then(
-        (buf) => JSON.parse(buf.toString('utf8')) as unknown,
-        (e) => {
-          if (e instanceof HoldfastError && e.code === 'NOT_FOUND') return null;
-          throw e;
-        },
-      );
-      this.blobs.set(digest, p);
-      p.catch(() => this.blobs.delete(digest));
-    }
-    return p as Promise<T | null>;
+    return this.blobs.json<T>(digest);
   }
 
   private async doResolve(target: Descriptor): Promise<ResolvedTarget> {

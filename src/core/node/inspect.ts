@@ -1,6 +1,7 @@
 // Everything Holdfast knows about one node at one moment: its images with pin state and
 // fate at the next k3s start, and the files in its images dir with what they bring and
 // whether they can be removed safely. Computed together so the views always agree.
+import { logger } from '../log';
 import type { ArchiveInfo, ImageRef, NodeInfo, RemovalCheck } from '../../shared/domain';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
 import { cacheVerdict, readK3sImportCache, scanImagesDir, type IndexCache, type K3sImportCache, type ScannedFile } from '../archives/scan';
@@ -12,6 +13,8 @@ import { applyImageProtection, durableProtection, imageProtection, protectionKey
 import { criPinning, startupWalk, type CriPinning } from '../../shared/versions';
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
 import type { NodeSession } from './session';
+
+const log = logger('node');
 
 export interface NodeInventory {
   info: NodeInfo;
@@ -30,21 +33,29 @@ function refsForArchiveImage<R extends BaseImageRef>(refs: R[], img: ArchiveImag
   return { wantId, ref };
 }
 
-export async function inspectNode(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo } = {}): Promise<NodeInventory> {
+export async function inspectNode(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo | Promise<NodeInfo> } = {}): Promise<NodeInventory> {
+  const root = session.def.imagesDir;
+  // The images dir's listing and k3s's .cache.json do not depend on what the probe finds (only
+  // how the listing is classified does): both are read while the probe is under way.
+  const listing = session.files.listFiles(root.replace(/\/+$/, ''));
+  const importCacheRead = readK3sImportCache(session.files, root);
+  listing.catch(() => undefined);
+  importCacheRead.catch(() => undefined);
   const [info, platform, baseRefs] = await Promise.all([
-    opts.info ? Promise.resolve(opts.info) : session.detect(),
+    opts.info ?? session.detect(),
     session.platform(),
     session.listBaseImages(),
   ]);
-  const root = session.def.imagesDir;
   const [files, importCache] = await Promise.all([
     scanImagesDir(session.files, root, {
       nodeKey: `${session.def.host}:${session.def.port}`,
       walk: startupWalk(info.distroVersion), // the node's release decides what k3s walks
+      listing,
       ...(opts.indexCache ? { cache: opts.indexCache } : {}),
     }),
-    readK3sImportCache(session.files, root),
+    importCacheRead,
   ]);
+  log.debug('images dir read', { node: session.def.name, files: files.length });
 
   const fateArchives: FateArchive[] = [];
   const prepull: FatePrepull[] = [];
@@ -83,15 +94,17 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
   const complete = (ref: BaseImageRef) => {
     let p = completeness.get(ref.digest);
     if (!p) {
-      p = checkComplete(session.containerd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, platform);
+      p = checkComplete(session.containerd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, platform, session.blobs);
       completeness.set(ref.digest, p);
     }
     return p;
   };
 
+  // Every file's removal check at once (their completeness reads overlap), results in order.
+  const checks = await Promise.all(files.map((f) => removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion))));
   const archives: ArchiveInfo[] = [];
-  for (const f of files) {
-    const check = await removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion));
+  for (const [i, f] of files.entries()) {
+    const check = checks[i]!;
     const fa = fateArchives.find((a) => a.path === f.path);
     // Without CRI pinning no pin makes removal safe: pinning is no remedy there.
     const remedy = check.allowed || criPinning(info.containerdVersion) === 'none' ? undefined : archiveRemedy(check);
@@ -110,6 +123,7 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
       ...(f.error ? { error: f.error } : {}),
     });
   }
+  log.debug('archives checked', { node: session.def.name, archives: archives.length });
   return { info, platform, images, archives, files, fateArchives, importCache };
 }
 

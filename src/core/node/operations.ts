@@ -18,7 +18,8 @@ export interface OpsContext {
 }
 
 export async function inventory(session: NodeSession, ctx: OpsContext): Promise<NodeInventory> {
-  return inspectNode(session, { info: await session.info(), ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}) });
+  // The info's probe is still under way when the inventory starts what does not depend on it.
+  return inspectNode(session, { info: session.info(), ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}) });
 }
 
 export async function planPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {

@@ -6,7 +6,7 @@ import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { listImageRefs } from '../images/list';
 import { platformFromUname, type Platform } from '../images/mediaTypes';
-import { TargetResolver } from '../images/resolve';
+import { BlobCache, TargetResolver } from '../images/resolve';
 import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
 import type { CredentialsProvider } from '../ssh/credentials';
 import type { AcceptNewHostKey } from '../ssh/hostKey';
@@ -15,6 +15,9 @@ import { NO_HASH_TOOLS, parseProbe, probeArgv, type HashTools, type ProbeResult 
 import { logger } from '../log';
 
 const log = logger('node');
+
+/** Targets whose first blob is read ahead of the probe; more wait for it (bounded work per list). */
+const PREFETCH_TARGETS = 64;
 
 export interface OpenNodeOptions {
   /**
@@ -132,7 +135,11 @@ type Probed = Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'images
 function probeNode(ssh: SshConnection, def: NodeDef): Promise<Probed> {
   return ssh
     .exec(probeArgv(def.sudo === true), { timeoutMs: 15_000 })
-    .then((r) => parseProbe(r.stdout))
+    .then((r) => {
+      const probed = parseProbe(r.stdout);
+      log.debug('node probe answered', { node: def.name, distro: probed.distro, distroVersion: probed.distroVersion });
+      return probed;
+    })
     .catch((err: unknown) => (log.debug('node probe failed; distro unknown', { node: def.name, err }), { machine: '', hashTools: NO_HASH_TOOLS, distro: 'unknown' as const, distroVersion: null }));
 }
 
@@ -145,6 +152,8 @@ export class NodeSession {
 
   /** The images dir and other node files: SFTP as root, or `sudo -n` for a non-root user. */
   readonly files: FileAccess;
+  /** Indexes, manifests and configs read this session (content is immutable by digest). */
+  readonly blobs: BlobCache;
 
   private constructor(
     private nodeDef: NodeDef,
@@ -154,6 +163,7 @@ export class NodeSession {
     probing?: Promise<Probed>,
   ) {
     this.files = createFileAccess(ssh, { sudo: nodeDef.sudo === true, user: nodeDef.user });
+    this.blobs = new BlobCache(containerd);
     if (probing) this.probeCache = probing;
   }
 
@@ -239,15 +249,27 @@ export class NodeSession {
   }
 
   async resolver(): Promise<TargetResolver> {
-    if (!this.resolverCache) this.resolverCache = new TargetResolver(this.containerd, await this.platform());
+    if (!this.resolverCache) this.resolverCache = new TargetResolver(this.containerd, await this.platform(), this.blobs);
     return this.resolverCache;
   }
 
   /** Every reference as containerd has it (no fate prediction: see inspectNode). */
   async listBaseImages() {
     // The list itself needs no platform (resolving targets does): it runs during the probe.
-    const [records, resolver] = await Promise.all([this.containerd.listImages(), this.resolver()]);
-    return listImageRefs(records, resolver);
+    const [records, resolver] = await Promise.all([
+      this.containerd.listImages().then((r) => {
+        log.debug('images listed', { node: this.def.name, references: r.length });
+        // Resolving a target needs the node's platform (the probe); reading its index or
+        // manifest does not: those reads start now, while the probe is still under way.
+        const digests = [...new Set(r.map((i) => i.target.digest))].slice(0, PREFETCH_TARGETS);
+        for (const d of digests) this.blobs.json(d).catch(() => undefined);
+        return r;
+      }),
+      this.resolver(),
+    ]);
+    const refs = await listImageRefs(records, resolver);
+    log.debug('image targets resolved', { node: this.def.name });
+    return refs;
   }
 
   /** containerd and distro versions, detected once per session. */
