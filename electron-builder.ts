@@ -92,7 +92,7 @@ const config: Configuration = {
   buildDependenciesFromSource: false,
 
   // asar on. Nothing inside it needs to be a real file: the .proto files are read by
-  // @grpc/proto-loader from resources/proto (extraResources), no native module is shipped, and
+  // protobufjs from resources/proto (extraResources), no native module is shipped, and
   // child processes run the system's own tools (zstd, lz4), never a file of ours.
   asar: true,
   asarUnpack: [],
