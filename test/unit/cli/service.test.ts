@@ -1,0 +1,57 @@
+// The CLI runs the app's service in process (src/cli/service.ts): its arguments meet the
+// contract's schemas, its errors come back through the envelope with their code (the exit code)
+// and hint, and its node changes are the service's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../../src/cli/main';
+
+let home: string;
+let saved: string | undefined;
+beforeEach(() => {
+  home = mkdtempSync(path.join(os.tmpdir(), 'hf-cli-service-'));
+  saved = process.env.HOLDFAST_HOME;
+  process.env.HOLDFAST_HOME = home;
+});
+afterEach(() => {
+  if (saved === undefined) delete process.env.HOLDFAST_HOME;
+  else process.env.HOLDFAST_HOME = saved;
+  rmSync(home, { recursive: true, force: true });
+});
+
+async function run(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(['node', 'holdfast', ...args], { out: (s) => out.push(s), err: (s) => err.push(s) });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+describe('the CLI through the service', () => {
+  it('checks arguments with the contract before anything: a path out of the images dir is a usage error (2)', async () => {
+    const r = await run('rm-archive', 'edge', '../etc/passwd');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('holdfast: Invalid input: path: a path inside the images dir');
+  });
+
+  it("passes the service's errors on with their code and hint", async () => {
+    const r = await run('images', 'ghost');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('holdfast: no node named "ghost" — List nodes with `holdfast node ls`; add one with `holdfast node add`.');
+    const forced = await run('rm-archive', 'ghost', 'bundle.tar', '--force');
+    expect(forced.code).toBe(1);
+    expect(forced.stderr).toContain('no node named "ghost"');
+  });
+
+  it('adds and removes nodes through nodes.add and nodes.remove', async () => {
+    expect((await run('node', 'add', 'edge', '--host', '10.0.0.7', '--no-check')).code).toBe(0);
+    const listed = JSON.parse((await run('node', 'ls', '--json')).stdout) as { name: string; host: string }[];
+    expect(listed.map((n) => [n.name, n.host])).toEqual([['edge', '10.0.0.7']]);
+    const rm = await run('node', 'rm', 'edge');
+    expect(rm).toEqual({ code: 0, stdout: 'removed edge', stderr: '' });
+    expect(JSON.parse((await run('node', 'ls', '--json')).stdout)).toEqual([]);
+    const again = await run('node', 'rm', 'edge');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('no node named "edge"');
+  });
+});
