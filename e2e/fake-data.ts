@@ -8,7 +8,8 @@ import { HoldfastError } from '../src/core/errors';
 import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/shared/domain';
 import { NODE_DEFAULTS } from '../src/shared/domain';
 import { diskExtraImages, fakeContainers, UPDATED } from './fake-disk';
-import { EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-handlers';
+import { edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-handlers';
+import type { OpenNodeOptions } from '../src/core/node/session';
 import { archiveBytes, nodeImageId, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
 
 export interface Scenario {
@@ -26,6 +27,16 @@ export interface Scenario {
   edge1DistroUnknown?: boolean;
   /** edge-01 also holds older telemetry-agent versions and an unused redis, its disk at 82 %. */
   disk?: boolean;
+  /**
+   * A fleet of four in two groups: edge-01/02 in "north" (edge-02's key trusted), edge-03
+   * (reachable, sudo, drifts from edge-01, low on disk) and edge-04 (behind edge-03, does not
+   * answer) in "south".
+   */
+  fleet?: boolean;
+  /** When edge-04 gives up connecting (ms; default 1500). */
+  fleetUnreachableMs?: number;
+  /** edge-01 authenticates with a password asked in the UI (FAKE_PASSWORD is the right one). */
+  edge1Auth?: 'password' | 'keyboard-interactive';
   /** edge-01 only: the app opens it directly. */
   oneNode?: boolean;
   /** edge-01's image list answers only once releaseImages() is called (a slow node). */
@@ -73,11 +84,48 @@ function edge1Files(): FakeFileSpec[] {
   });
 }
 
+/**
+ * An SSH server that asks for a password (or keyboard-interactive answers) through the
+ * CredentialsProvider the service hands the connection, and allows one attempt (MaxAuthTries 1).
+ */
+async function authenticate(d: NodeDef, kind: 'password' | 'keyboard-interactive', opts: OpenNodeOptions): Promise<HoldfastError | null> {
+  let answer: string | undefined;
+  try {
+    answer =
+      kind === 'password'
+        ? await opts.credentials?.password?.(d.user, d.host)
+        : (
+            await opts.credentials?.keyboardInteractive?.(
+              [
+                { prompt: 'Password:', echo: false },
+                { prompt: 'Verification code:', echo: true },
+              ],
+              { user: d.user, host: d.host, port: d.port, name: '', instructions: 'Site policy: password and the code from your token.' },
+            )
+          )?.[0];
+  } catch {
+    return new HoldfastError('AUTH_FAILED', `Authentication for ${d.user}@${d.host} was cancelled.`, { hint: 'Connect again and type the password of this user on the node.' });
+  }
+  if (answer === FAKE_PASSWORD) return null;
+  return new HoldfastError('AUTH_FAILED', `${d.user}@${d.host} refused the password.`, { hint: 'Connect again and type the password of this user on the node.' });
+}
+
+/** Any other host: it asks for the password its node is configured with, then has no containerd. */
+export async function elsewhere(d: NodeDef, opts: OpenNodeOptions): Promise<HoldfastError> {
+  if (d.auth === 'password' || d.auth === 'keyboard-interactive') {
+    const refused = await authenticate(d, d.auth, opts);
+    if (refused) return refused;
+  }
+  return new HoldfastError('UNREACHABLE', `Cannot reach ${d.host}:${d.port}.`, { hint: 'Check the address and that the node is powered and on the network.' });
+}
+
 export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit: AuditEntry[]; inputs: NodeInput[] } {
-  const edge1 = def({ name: 'edge-01', host: '10.20.0.11', knownHosts: '/home/tech/.ssh/known_hosts' });
-  const edge2 = def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222 });
+  const north = s.fleet ? { group: 'north' } : {};
+  const edge1 = def({ name: 'edge-01', host: '10.20.0.11', knownHosts: '/home/tech/.ssh/known_hosts', ...north, ...(s.edge1Auth ? { auth: s.edge1Auth } : {}) });
+  const edge2 = def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222, ...north });
   const images1 = s.manyRefs ? generateRefs(s.manyRefs) : [...EDGE1_IMAGES, ...(s.disk ? diskExtraImages() : [])];
-  let edge2Trusted = false;
+  // In the fleet edge-02's key is on record (it answers the fleet run).
+  let edge2Trusted = Boolean(s.fleet);
   const specs: FakeNodeSpec[] = [
     {
       def: edge1,
@@ -90,6 +138,7 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
       files: s.manyRefs ? [] : edge1Files(),
       importCache: s.manyRefs ? [] : EDGE1_ARCHIVES.filter((a) => a.cachedByK3s).map((a) => a.path),
       containers: fakeContainers('edge-01'),
+      ...(s.edge1Auth ? { refuse: (opts: OpenNodeOptions) => authenticate(edge1, s.edge1Auth!, opts) } : {}),
       sharedLayers: [{ prefix: 'registry.site.lan/acme/telemetry-agent', size: 96 * MIB }],
       disk: s.disk ? { totalBytes: 4 * GIB, freeBytes: Math.round(4 * GIB * 0.18) } : { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
       ...(s.latencyMs !== undefined ? { latencyMs: s.latencyMs } : {}),
@@ -97,7 +146,8 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
     {
       def: edge2,
       info: INFO,
-      images: EDGE2_IMAGES.map(asSpec),
+      // In the fleet, edge-02 runs the same workload as edge-01 plus its own redis.
+      images: [...(s.fleet ? EDGE1_IMAGES : []), ...EDGE2_IMAGES].map(asSpec),
       files: [{ path: 'redis.tar', mtime: '2025-02-01T10:00:00Z', archive: { compression: 'none', images: ['docker.io/library/redis:7.4'] } }],
       disk: { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
       ...(s.latencyMs !== undefined ? { latencyMs: s.latencyMs } : {}),
@@ -122,6 +172,25 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
       },
     },
   ];
+  if (s.fleet) {
+    const edge3 = def({ name: 'edge-03', host: '10.30.0.13', group: 'south', sudo: true, user: 'ops' });
+    const edge4 = def({ name: 'edge-04', host: '10.30.0.14', group: 'south', jump: 'edge-03' });
+    specs.push(
+      { def: edge3, info: INFO, images: edge3Images().map(asSpec), files: [], disk: { totalBytes: 64 * GIB, freeBytes: 600 * MIB } },
+      {
+        def: edge4,
+        info: INFO,
+        images: [],
+        files: [],
+        disk: { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
+        // The site link is down: the connection attempt runs into its deadline.
+        refuse: async () => {
+          await new Promise((r) => setTimeout(r, s.fleetUnreachableMs ?? 1500));
+          return new HoldfastError('TIMEOUT', `${edge4.host}:${edge4.port} did not answer within 30 s.`, { hint: 'The site link may be down; check the VPN or radio link, then retry.' });
+        },
+      },
+    );
+  }
   if (s.manyRefs || s.oneNode) specs.splice(1, 1);
   const inputs = specs.map(({ def: d }) => {
     const { port, user, socket, imagesDir, namespace, ...rest } = d;

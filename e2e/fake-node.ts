@@ -562,10 +562,13 @@ class FakeSession {
 }
 
 /** A NodeSession opener over these fake nodes (ServiceOptions.openSession). */
-export function fakeOpener(nodes: Map<string, FakeNode>) {
+export function fakeOpener(nodes: Map<string, FakeNode>, elsewhere?: (def: NodeDef, opts: OpenNodeOptions) => Promise<HoldfastError>) {
   return async (def: NodeDef, opts: OpenNodeOptions): Promise<NodeSession> => {
     const n = nodes.get(def.name);
-    if (!n) throw new HoldfastError('UNREACHABLE', `Cannot reach ${def.host}:${def.port}.`, { hint: 'Check the address and that the node is powered and on the network.' });
+    if (!n) {
+      // A node added in the test: what the rest of the fake network answers.
+      throw elsewhere ? await elsewhere(def, opts) : new HoldfastError('UNREACHABLE', `Cannot reach ${def.host}:${def.port}.`, { hint: 'Check the address and that the node is powered and on the network.' });
+    }
     return n.open(def, opts);
   };
 }

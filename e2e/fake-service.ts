@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createHandlers } from '../src/core/service';
 import type { Handlers } from '../src/shared/handlers';
 import type { LiveEvent } from '../src/shared/contract';
-import { fakeNodeSpecs, type Scenario } from './fake-data';
+import { elsewhere, fakeNodeSpecs, type Scenario } from './fake-data';
 import { fakeOpener, FakeNode } from './fake-node';
 
 export type { Scenario };
@@ -24,7 +24,7 @@ export async function fakeService(scenario: Scenario = {}) {
   writeFileSync(path.join(home, 'audit.jsonl'), audit.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
   const service = createHandlers({
     home,
-    openSession: fakeOpener(nodes),
+    openSession: fakeOpener(nodes, elsewhere),
     ...(scenario.dialogPaths ? { pickArchives: async () => [...scenario.dialogPaths!] } : {}),
   });
   for (const input of inputs) await service['nodes.add']({ node: input });

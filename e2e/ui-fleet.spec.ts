@@ -1,19 +1,21 @@
-// Credentials asked in the UI and the fleet matrix, with fake handlers: a node configured with
+// Credentials asked in the UI and the fleet matrix, over the real service and fake nodes: a node configured with
 // password authentication asks for it in a dialog (wrong → AUTH_FAILED, right → connected, the
 // secret nowhere afterwards); the fleet matrix fills in as nodes answer, shows the unreachable
 // node's column greyed with its error, marks pins at risk and drift, filters, opens a node from
 // its column header, and exports the report as a downloaded file.
 import { mkdir, readFile } from 'node:fs/promises';
 import { expect, test, type Page } from './fixtures';
-import { FAKE_PASSWORD, fakeHandlers, type FakeOptions } from './fake-handlers';
+import type { Handlers } from '../src/shared/handlers';
+import { FAKE_PASSWORD } from './fake-handlers';
+import { fakeService, type Scenario } from './fake-service';
 
 const shotsDir = '/tmp/shots6';
 
-let fake: ReturnType<typeof fakeHandlers>;
-test.afterEach(() => fake?.stopJobs());
+let fake: Awaited<ReturnType<typeof fakeService>>;
+test.afterEach(async () => fake?.dispose());
 
-async function open(holdfast: { open(o: { handlers: ReturnType<typeof fakeHandlers>['handlers'] }): Promise<Page> }, opts: FakeOptions = {}) {
-  fake = fakeHandlers(opts);
+async function open(holdfast: { open(o: { handlers: Handlers }): Promise<Page> }, opts: Scenario = {}) {
+  fake = await fakeService(opts);
   const page = await holdfast.open({ handlers: fake.handlers });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -21,6 +23,8 @@ async function open(holdfast: { open(o: { handlers: ReturnType<typeof fakeHandle
 }
 
 test('password asked in a dialog: a wrong one fails with AUTH_FAILED, the right one connects, and the secret is gone afterwards', async ({ holdfast }) => {
+  // Three connections (two attempts, then the fleet run's own) and a fleet run of four nodes.
+  test.setTimeout(60_000);
   const bodies: string[] = [];
   const { page, errors } = await open(holdfast, { edge1Auth: 'password', fleet: true });
   page.on('response', (r) => {
@@ -63,6 +67,12 @@ test('password asked in a dialog: a wrong one fails with AUTH_FAILED, the right 
   // Reload the views (more API answers) and check every answer body.
   await page.getByTestId('open-matrix').click();
   await page.getByTestId('inspect-fleet').click();
+  // The fleet run opens its own connection to edge-01: the password is asked once more.
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByTestId('credentials-input-0')).toHaveValue('');
+  await dialog.getByTestId('credentials-input-0').fill(FAKE_PASSWORD);
+  await dialog.getByTestId('credentials-input-0').press('Enter');
+  await expect(dialog).toHaveCount(0);
   await expect(page.getByTestId('matrix-subtitle')).toContainText('Report of', { timeout: 10_000 });
   await expect.poll(() => bodies.length).toBeGreaterThan(3);
   for (const b of bodies) {
@@ -70,7 +80,7 @@ test('password asked in a dialog: a wrong one fails with AUTH_FAILED, the right 
     expect(b).not.toContain('not-the-password');
   }
   expect(JSON.stringify(fake.calls)).not.toContain(FAKE_PASSWORD);
-  expect(fake.calls.filter((c) => c.channel === 'credentials.answer')).toHaveLength(2);
+  expect(fake.calls.filter((c) => c.channel === 'credentials.answer')).toHaveLength(3);
   expect(errors).toEqual([]);
 });
 
@@ -115,8 +125,10 @@ test('node form: group, sudo, jump host and authentication are saved; the sideba
 });
 
 test('fleet matrix: partial results as nodes answer, unreachable column, pins at risk, drift filter, column header opens the node, HTML export downloads', async ({ holdfast }) => {
-  // The unreachable node takes 4 s to time out, so the partial state is there to see.
-  const { page, errors } = await open(holdfast, { fleet: true, fleetUnreachableMs: 4000 });
+  // The unreachable node takes 8 s to time out, so the partial state is there to see (also on a
+  // loaded machine: the other nodes run the real inventory).
+  test.setTimeout(60_000);
+  const { page, errors } = await open(holdfast, { fleet: true, fleetUnreachableMs: 8000 });
   await page.getByTestId('open-matrix').click();
   const matrix = page.getByTestId('fleet-matrix');
   await expect(matrix.getByTestId('matrix-empty')).toBeVisible();
