@@ -495,16 +495,19 @@ function ImagesTable(props: {
     const k = visible[i]!.key;
     return expanded.has(k) ? (detailHeights.get(k) ?? DETAILS_ESTIMATE) : 0;
   };
+  // One identity while the rows and their heights stay the same: a fresh array each render would
+  // recompute the 5,000 row offsets on every scroll event (the long tasks while wheeling).
+  const extraKey = useMemo(() => [visible, expanded, detailHeights], [visible, expanded, detailHeights]);
   const v = useVirtualRows({
     count: visible.length,
     rowHeight: ROW_HEIGHT,
     extraOf,
-    extraKey: [visible, expanded, detailHeights],
+    extraKey,
     scrollRef,
     headerRef: headRef,
   });
 
-  const focusIndex = Math.max(0, focusKey ? visible.findIndex((g) => g.key === focusKey) : 0);
+  const focusIndex = useMemo(() => Math.max(0, focusKey ? visible.findIndex((g) => g.key === focusKey) : 0), [visible, focusKey]);
   const pendingFocus = useRef(false);
   useEffect(() => {
     if (!pendingFocus.current) return;

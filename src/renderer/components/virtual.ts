@@ -68,8 +68,19 @@ export function useVirtualRows(opts: {
     const el = scrollRef.current;
     if (!el) return;
     const head = headerRef.current?.offsetHeight ?? 0;
-    const next = visibleRange(offsetsRef.current, Math.max(0, el.scrollTop - head), el.clientHeight || 900, overscanPx);
-    setRange((prev) => (prev[0] === next[0] && prev[1] === next[1] ? prev : next));
+    const top = Math.max(0, el.scrollTop - head);
+    const viewport = el.clientHeight || 900;
+    // Keep the rows rendered while they still cover the viewport plus a third of the overscan: a
+    // new window (one React commit, one table layout) every few rows scrolled, not every row.
+    // (A kept window is never larger than a fresh one: the first guess before layout is replaced.)
+    const off = offsetsRef.current;
+    const next = visibleRange(off, top, viewport, overscanPx);
+    const need = visibleRange(off, top, viewport, overscanPx / 3);
+    setRange((prev) => {
+      if (prev[0] === next[0] && prev[1] === next[1]) return prev;
+      const covers = prev[0] <= need[0] && prev[1] >= need[1] && prev[1] <= off.length - 1;
+      return covers && prev[1] - prev[0] <= next[1] - next[0] + 1 ? prev : next;
+    });
   }, [scrollRef, headerRef, overscanPx]);
 
   useLayoutEffect(update, [update, offsets]);
