@@ -145,8 +145,14 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
       archive: refs.find((r) => r.archive)?.archive ?? null,
     });
   }
+  // The name order, once per grouping (one collator pass): every later sort compares integers.
+  const batch = {};
+  [...groups].sort((a, b) => collator.compare(a.primaryName, b.primaryName)).forEach((g, rank) => nameRanks.set(g, { batch, rank }));
   return groups;
 }
+
+/** A group's place in its grouping's name order (precomputed sort key; see sortGroups). */
+const nameRanks = new WeakMap<ImageGroup, { batch: object; rank: number }>();
 
 const COMMON_PLATFORMS = ['linux/amd64', 'linux/arm64'];
 
@@ -175,22 +181,45 @@ export function atRiskGroups(groups: readonly ImageGroup[]): ImageGroup[] {
   return groups.filter((g) => g.fate === 'lose');
 }
 
-/** Case-insensitive match on any reference name, digest, image id, label key or value. */
-export function matchesQuery(group: ImageGroup, query: string): boolean {
-  const q = query.trim().toLowerCase();
-  if (!q) return true;
-  const hay = [
+function searchFields(group: ImageGroup): string[] {
+  return [
     ...group.refs.map((r) => r.name),
     ...group.digests,
     group.imageId ?? '',
     ...Object.entries(group.labels).flatMap(([k, v]) => [k, v, `${k}=${v}`]),
-  ];
-  return hay.some((h) => h.toLowerCase().includes(q));
+  ].map((h) => h.toLowerCase());
+}
+
+/** A group's searchable text, lower-cased, its fields joined by newlines: built once per group, not per keystroke. */
+const searchTexts = new WeakMap<ImageGroup, string>();
+function searchText(group: ImageGroup): string {
+  let text = searchTexts.get(group);
+  if (text === undefined) searchTexts.set(group, (text = searchFields(group).join('\n')));
+  return text;
+}
+
+/** `query` trimmed and lower-cased, once for a whole list. */
+const normalQuery = (query: string) => query.trim().toLowerCase();
+
+/**
+ * matchesQuery for a normalised query. Without a newline in it, a match in the joined text lies
+ * within one field (the search box cannot type one; anything else checks field by field).
+ */
+function matchesLower(group: ImageGroup, q: string): boolean {
+  if (!q) return true;
+  if (q.includes('\n')) return searchFields(group).some((h) => h.includes(q));
+  return searchText(group).includes(q);
+}
+
+/** Case-insensitive match on any reference name, digest, image id, label key or value. */
+export function matchesQuery(group: ImageGroup, query: string): boolean {
+  return matchesLower(group, normalQuery(query));
 }
 
 export function filterGroups(groups: readonly ImageGroup[], query: string, pin: PinFilter): ImageGroup[] {
+  const q = normalQuery(query);
   const byPin = (g: ImageGroup) => pin === 'all' || (pin === 'atRisk' ? g.fate === 'lose' : g.pin === pin);
-  return groups.filter((g) => byPin(g) && matchesQuery(g, query));
+  return groups.filter((g) => byPin(g) && matchesLower(g, q));
 }
 
 export type SortKey = 'name' | 'size' | 'created';
@@ -198,8 +227,15 @@ export type SortDir = 'asc' | 'desc';
 
 export function sortGroups(groups: readonly ImageGroup[], key: SortKey, dir: SortDir): ImageGroup[] {
   const sign = dir === 'asc' ? 1 : -1;
+  // Groups of one grouping compare by their precomputed name rank; others by the collator.
+  const batch = groups.length ? nameRanks.get(groups[0]!)?.batch : undefined;
+  const ranked = batch !== undefined && groups.every((g) => nameRanks.get(g)?.batch === batch);
+  const rankOf = ranked ? new Map(groups.map((g) => [g, nameRanks.get(g)!.rank])) : null;
+  const nameOrder = rankOf
+    ? (a: ImageGroup, b: ImageGroup) => rankOf.get(a)! - rankOf.get(b)!
+    : (a: ImageGroup, b: ImageGroup) => collator.compare(a.primaryName, b.primaryName);
   return [...groups].sort((a, b) => {
-    const byName = collator.compare(a.primaryName, b.primaryName);
+    const byName = nameOrder(a, b);
     if (key === 'name') return byName * sign;
     if (key === 'size') return (a.size - b.size) * sign || byName;
     // Unknown creation dates always sort last, whatever the direction.

@@ -18,6 +18,7 @@ import {
   humanSize,
   refKind,
   shortId,
+  matchesQuery,
   sortGroups,
   sortPlatforms,
 } from '../../../src/renderer/model';
@@ -117,6 +118,32 @@ describe('sortGroups', () => {
     expect(order('created', 'asc').slice(0, 2)).toEqual(['docker.io/rancher/pause:3.6', 'docker.io/library/nginx:1.27']);
     expect(order('created', 'desc').slice(0, 2)).toEqual(['docker.io/library/nginx:1.27', 'docker.io/rancher/pause:3.6']);
     expect(order('created', 'desc').slice(2).sort()).toEqual(['acme/agent:2', 'broken:1']);
+  });
+
+  it('the precomputed name order is the collator order, also for a filtered list and for groups of two groupings', () => {
+    const many = groupImages(
+      ['b-2:1', 'B-10:1', 'a.1:1', 'a_1:1', 'Ä:1', 'a:1', 'z:1', '1:1'].map((name, i) => ref({ name, digest: D(String(i)), imageId: D(String(i)) })),
+    );
+    const collator = new Intl.Collator();
+    const byCollator = (list: readonly { primaryName: string }[]) => list.map((g) => g.primaryName).sort((a, b) => collator.compare(a, b));
+    expect(sortGroups(many, 'name', 'asc').map((g) => g.primaryName)).toEqual(byCollator(many));
+    expect(sortGroups(many, 'name', 'desc').map((g) => g.primaryName)).toEqual(byCollator(many).reverse());
+    const some = filterGroups(many, 'a', 'all');
+    expect(sortGroups(some, 'name', 'asc').map((g) => g.primaryName)).toEqual(byCollator(some));
+    const mixed = [...groupImages([ref({ name: 'm:1' })]), ...many];
+    expect(sortGroups(mixed, 'name', 'asc').map((g) => g.primaryName)).toEqual(byCollator(mixed));
+  });
+});
+
+describe('search text (built once per group)', () => {
+  it('a term never matches across two fields, and the same group answers the same for every term', () => {
+    const [g] = groupImages([ref({ name: 'acme/agent:2', labels: { vendor: 'Acme Field' } })]);
+    expect(matchesQuery(g!, 'agent:2')).toBe(true);
+    expect(matchesQuery(g!, `:2${D('d').slice(0, 4)}`)).toBe(false); // end of the name + start of the digest
+    expect(matchesQuery(g!, 'ACME FIELD')).toBe(true);
+    expect(matchesQuery(g!, 'vendor=acme')).toBe(true);
+    expect(matchesQuery(g!, 'field\nvendor')).toBe(false);
+    expect(matchesQuery(g!, 'nginx')).toBe(false);
   });
 });
 
