@@ -1,9 +1,13 @@
 // bench/upload: pushing one large archive to a lab node — Holdfast's uploadArchive (pipelined
 // SFTP, SHA-256 computed while sending and verified on the node) vs OpenSSH scp, and vs
 // scp followed by `ssh node sha256sum` (the same guarantee by hand). Medians of N runs, plus the
-// Holdfast process's RSS growth during the send, to show memory stays flat.
+// Holdfast process's RSS growth during the send, to show memory stays flat. "before" is the old
+// way (sha256sum on the node after the transfer, verifyAfterSending), "after" the node hashing
+// while sending with the probe's hasher; both, scp and scp + sha256sum take turns in each run,
+// so the ratios compare the same box at the same load. --rss-mib N adds one upload of an N MiB
+// file for the RSS figure (e.g. 4096). The table goes into README's bench:upload section.
 //
-//   npx tsx bench/upload.ts [--mib 1024] [--runs 3] [--inflight 16]
+//   npx tsx bench/upload.ts [--mib 1024] [--runs 3] [--inflight 16] [--rss-mib 0]
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { open, rm, stat } from 'node:fs/promises';
@@ -12,12 +16,14 @@ import { startLab } from '../lab/lab';
 import { NodeSession } from '../src/core/node/session';
 import { uploadArchive } from '../src/core/upload';
 import { labNodeDef } from '../test/integration/support';
+import { machineLine, writeReadmeSection } from './readme';
 
 const { values } = parseArgs({
   options: {
     mib: { type: 'string', default: '1024' },
     runs: { type: 'string', default: '3' },
     inflight: { type: 'string', default: '16' },
+    'rss-mib': { type: 'string', default: '0' },
   },
 });
 const MIB = Number(values.mib);
@@ -42,9 +48,10 @@ function run(argv: string[]): Promise<{ ms: number; out: string }> {
   });
 }
 
-/** A random file of SIZE bytes in /tmp, made once and reused across runs. */
-async function localFile(): Promise<string> {
-  const file = `/tmp/hf-bench-upload-${MIB}MiB.bin`;
+/** A random file of `mib` MiB in /tmp, made once and reused across runs. */
+async function localFile(mib = MIB): Promise<string> {
+  const SIZE = mib * 1024 * 1024;
+  const file = `/tmp/hf-bench-upload-${mib}MiB.bin`;
   const st = await stat(file).catch(() => null);
   if (st?.size === SIZE) return file;
   console.error(`generating ${file} …`);
@@ -58,16 +65,18 @@ async function localFile(): Promise<string> {
   return file;
 }
 
+const RSS_MIB = Number(values['rss-mib']);
 const file = await localFile();
 const lab = await startLab({ nodes: ['bench'] });
 try {
   const n = lab.node('bench');
   const ssh = ['-i', lab.clientKey, '-o', `UserKnownHostsFile=${lab.knownHosts}`, '-o', 'BatchMode=yes'];
   const clean = () => rm(n.hostImagesDir, { recursive: true, force: true }).then(() => undefined);
-
-  const hf: { total: number; send: number; rss: number }[] = [];
   const session = await NodeSession.open(labNodeDef(lab, n));
-  for (let i = 0; i < RUNS; i++) {
+  const tools = await session.hashTools();
+
+  type Run = { total: number; send: number; rss: number; nodeHash: string };
+  const holdfast = async (src: string, bytes: number, name: string, before: boolean): Promise<Run> => {
     await clean();
     global.gc?.();
     const base = process.memoryUsage().rss;
@@ -76,9 +85,10 @@ try {
     let sendStart = 0;
     let sendEnd = 0;
     const t0 = performance.now();
-    const r = await uploadArchive(session, file, {
-      remoteName: `hf-${i}.tar`,
+    const r = await uploadArchive(session, src, {
+      remoteName: name,
       inflight: INFLIGHT,
+      verifyAfterSending: before,
       onProgress: (p) => {
         if (p.phase === 'uploading' && !sendStart) sendStart = performance.now();
         if (p.phase === 'verifying' && !sendEnd) sendEnd = performance.now();
@@ -86,43 +96,58 @@ try {
     });
     const total = performance.now() - t0;
     clearInterval(sampler);
-    if (r.bytesSent !== SIZE) throw new Error(`sent ${r.bytesSent} bytes`);
-    hf.push({ total, send: sendEnd - sendStart, rss: peak - base });
-    console.error(`holdfast run ${i + 1}: ${fmt(mbps(SIZE, total))} MB/s end to end, ${fmt(mbps(SIZE, sendEnd - sendStart))} MB/s sending, RSS +${fmt((peak - base) / 2 ** 20)} MiB`);
-  }
-  await session.close();
+    if (r.bytesSent !== bytes) throw new Error(`sent ${r.bytesSent} bytes`);
+    return { total, send: sendEnd - sendStart, rss: peak - base, nodeHash: r.nodeHash };
+  };
 
+  const hfBefore: Run[] = [];
+  const hfAfter: Run[] = [];
   const scp: number[] = [];
   const scpSum: number[] = [];
   for (let i = 0; i < RUNS; i++) {
+    const b = await holdfast(file, SIZE, `hf-before-${i}.tar`, true);
+    hfBefore.push(b);
+    const a = await holdfast(file, SIZE, `hf-after-${i}.tar`, false);
+    hfAfter.push(a);
     await clean();
     await run(['ssh', ...ssh, '-p', String(n.port), 'root@127.0.0.1', 'mkdir', '-p', REMOTE_DIR]);
     const dest = `${REMOTE_DIR}/scp-${i}.tar`;
-    const a = await run(['scp', '-q', ...ssh, '-P', String(n.port), file, `root@127.0.0.1:${dest}`]);
-    const b = await run(['ssh', ...ssh, '-p', String(n.port), 'root@127.0.0.1', 'sha256sum', '--', dest]);
-    scp.push(a.ms);
-    scpSum.push(a.ms + b.ms);
-    console.error(`scp run ${i + 1}: ${fmt(mbps(SIZE, a.ms))} MB/s; with ssh sha256sum ${fmt(mbps(SIZE, a.ms + b.ms))} MB/s`);
+    const c = await run(['scp', '-q', ...ssh, '-P', String(n.port), file, `root@127.0.0.1:${dest}`]);
+    const d = await run(['ssh', ...ssh, '-p', String(n.port), 'root@127.0.0.1', 'sha256sum', '--', dest]);
+    scp.push(c.ms);
+    scpSum.push(c.ms + d.ms);
+    console.error(
+      `run ${i + 1}: before ${fmt(mbps(SIZE, b.total))} MB/s (${b.nodeHash}), after ${fmt(mbps(SIZE, a.total))} MB/s (${a.nodeHash}; sending ${fmt(mbps(SIZE, a.send))} MB/s, RSS +${fmt(a.rss / 2 ** 20)} MiB), ` +
+        `scp ${fmt(mbps(SIZE, c.ms))} MB/s, scp + ssh sha256sum ${fmt(mbps(SIZE, c.ms + d.ms))} MB/s`,
+    );
   }
+  let big: Run | null = null;
+  if (RSS_MIB > 0) {
+    const bigFile = await localFile(RSS_MIB);
+    big = await holdfast(bigFile, RSS_MIB * 1024 * 1024, 'hf-big.tar', false);
+    console.error(`${RSS_MIB} MiB: ${fmt(mbps(RSS_MIB * 1024 * 1024, big.total))} MB/s verified, RSS +${fmt(big.rss / 2 ** 20)} MiB`);
+  }
+  await session.close();
   await clean();
 
-  const hfTotal = mbps(SIZE, median(hf.map((x) => x.total)));
-  const hfSend = mbps(SIZE, median(hf.map((x) => x.send)));
+  const rate = (xs: Run[], k: 'total' | 'send') => mbps(SIZE, median(xs.map((x) => x[k])));
+  const before = rate(hfBefore, 'total');
+  const after = rate(hfAfter, 'total');
+  const send = rate(hfAfter, 'send');
   const scpR = mbps(SIZE, median(scp));
   const scpSumR = mbps(SIZE, median(scpSum));
-  const rss = Math.max(...hf.map((x) => x.rss)) / 2 ** 20;
-  console.log(`upload of ${MIB} MiB to a lab node over loopback, median of ${RUNS} runs (inflight ${INFLIGHT}):`);
-  console.log(`  Holdfast uploadArchive (hash while sending + sha256sum on the node + rename): ${fmt(hfTotal)} MB/s`);
-  console.log(`    of which the SFTP send alone:                                            ${fmt(hfSend)} MB/s`);
-  console.log(`  OpenSSH scp:                                                                 ${fmt(scpR)} MB/s  (Holdfast/scp ${(hfTotal / scpR).toFixed(2)}×, send only ${(hfSend / scpR).toFixed(2)}×)`);
-  console.log(`  scp + ssh sha256sum (like for like):                                         ${fmt(scpSumR)} MB/s  (Holdfast ${(hfTotal / scpSumR).toFixed(2)}×)`);
-  console.log(`  Holdfast RSS growth during the send (max − baseline):                         ${rss.toFixed(1)} MiB`);
-  console.log('');
-  console.log('| upload 1 file | Holdfast (verified) | send only | scp | scp + sha256sum | Holdfast / (scp + sha256sum) | RSS growth |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- |');
-  console.log(
-    `| ${MIB} MiB, loopback | ${fmt(hfTotal)} MB/s | ${fmt(hfSend)} MB/s | ${fmt(scpR)} MB/s | ${fmt(scpSumR)} MB/s | ${(hfTotal / scpSumR).toFixed(2)}× | +${rss.toFixed(0)} MiB |`,
-  );
+  const rss = Math.max(...hfAfter.map((x) => x.rss), ...(big ? [big.rss] : [])) / 2 ** 20;
+  const x = (v: number) => `${(v / scpR).toFixed(2)}×`;
+  const table = [
+    `| ${MIB} MiB, median of ${RUNS} | before: verified, \`sha256sum\` on the node after sending | after: verified, hashed on the node while sending (\`${tools.hasher ?? 'none'}\`) | sending alone | \`scp\` | \`scp\` + \`ssh node sha256sum\` | RSS growth while sending |`,
+    '|---|---|---|---|---|---|---|',
+    `| MB/s | ${fmt(before)} | ${fmt(after)} | ${fmt(send)} | ${fmt(scpR)} | ${fmt(scpSumR)} | +${rss.toFixed(0)} MiB${big ? ` (largest with ${RSS_MIB / 1024} GiB: +${(big.rss / 2 ** 20).toFixed(0)} MiB)` : ''} |`,
+    `| × scp | ${x(before)} | **${x(after)}** | ${x(send)} | 1.00× | ${x(scpSumR)} | |`,
+    '',
+    `${machineLine()}; inflight ${INFLIGHT}; the lab node's hasher from the probe: ${tools.hasher ?? 'none'}${tools.follow ? ', can follow a growing file' : ''}.`,
+  ].join('\n');
+  console.log(table);
+  writeReadmeSection('upload', table);
 } finally {
   await lab.stop();
 }
