@@ -100,7 +100,7 @@ const config: Configuration = {
   extraResources: [
     // containerd's service definitions; src/core/containerd/protoDir.ts looks in
     // process.resourcesPath/proto when packaged.
-    { from: 'proto', to: 'proto', filter: ['**/*.proto'] },
+    { from: 'proto', to: 'proto', filter: ['**/*.proto', '**/descriptors.json'] },
     // The compiled `holdfast` CLI (`npm run build:cli` writes out/cli), shipped beside the app as
     // Rancher Desktop ships rdctl: resources/cli/.
     { from: 'out/cli', to: 'cli', filter: ['**/*', '!**/*.map'] },

@@ -113,9 +113,10 @@ describe('the packed app directory', () => {
     expect([...files].filter((f) => !/^(out|node_modules)(\/|$)/.test(f))).toEqual(['package.json']);
   });
 
-  it('ships the .proto files beside app.asar, where protoDir() looks when packaged', () => {
-    const protos = walk(path.join(root, 'proto')).filter((f) => f.endsWith('.proto'));
+  it('ships the .proto files and their descriptors.json beside app.asar, where protoDir() looks when packaged', () => {
+    const protos = walk(path.join(root, 'proto')).filter((f) => f.endsWith('.proto') || f.endsWith('/descriptors.json'));
     expect(protos).toContain('containerd/images.proto');
+    expect(protos).toContain('containerd/descriptors.json');
     const shipped = path.join(appDir, 'resources', 'proto');
     expect(walk(shipped).sort()).toEqual(protos.sort());
     for (const f of protos) expect(readFileSync(path.join(shipped, f)).equals(readFileSync(path.join(root, 'proto', f)))).toBe(true);
@@ -155,7 +156,7 @@ describe('the packed app directory', () => {
     const packageOf = (s: string) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!);
     const isPackageName = (s: string) => /^(@[a-z0-9._-]+\/)?[a-z0-9._-]+(\/[\w./-]+)?$/i.test(s);
     const imported = [...specifiers].filter((s) => isPackageName(s) && !s.startsWith('node:') && !builtins.has(s) && s !== 'electron').map(packageOf);
-    expect(imported).toEqual(expect.arrayContaining(['ssh2', '@grpc/grpc-js', '@grpc/proto-loader', 'zod', 'electron-log']));
+    expect(imported).toEqual(expect.arrayContaining(['ssh2', '@grpc/grpc-js', 'protobufjs', 'zod', 'electron-log']));
 
     // Node's lookup: <dir>/node_modules/<name>, then each parent's node_modules.
     const resolveFrom = (fromDir: string, name: string): string | null => {
@@ -188,21 +189,32 @@ describe('the packed app directory', () => {
     expect(missing).toEqual([]);
   });
 
-  it('runs ssh2 from the package on its pure-JavaScript crypto, and loads the shipped protos with the packed proto-loader', () => {
+  it('runs ssh2 from the package on its pure-JavaScript crypto, and loads the shipped protos with the packed protobufjs', () => {
     const extracted = path.join(work, 'extracted');
     asar.extractAll(archive, extracted);
     const proto = path.join(appDir, 'resources', 'proto');
     // A child Node with only the extracted app on its resolution path: a loopback SSH handshake
-    // with chacha20-poly1305 (the poly1305 WebAssembly) and an ed25519 host key, then the protos.
+    // with chacha20-poly1305 (the poly1305 WebAssembly) and an ed25519 host key, then the protos
+    // and a gRPC client class made from them.
     const script = `
       const ssh2 = require('ssh2');
       const { bindingAvailable } = require('ssh2/lib/protocol/crypto.js');
-      const loader = require('@grpc/proto-loader');
+      const protobuf = require('protobufjs');
+      const grpc = require('@grpc/grpc-js');
       const dir = ${JSON.stringify(path.join(proto, 'containerd'))};
-      // As src/core/containerd/client.ts loads them: every file, imports resolved in the same dir.
-      const files = require('fs').readdirSync(dir).filter((f) => f.endsWith('.proto')).map((f) => require('path').join(dir, f));
-      const def = loader.loadSync(files, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [dir] });
-      require('@grpc/grpc-js').loadPackageDefinition(def);
+      // As src/core/containerd/protoRoot.ts loads them: descriptors.json, then a grpc-js client
+      // class for the Images service built from it (client.ts).
+      const root = protobuf.Root.fromJSON(JSON.parse(require('fs').readFileSync(require('path').join(dir, 'descriptors.json'), 'utf8')));
+      const svc = root.lookupService('containerd.services.images.v1.Images');
+      const methods = {};
+      for (const m of svc.methodsArray) {
+        m.resolve();
+        methods[m.name] = { path: '/containerd.services.images.v1.Images/' + m.name, requestStream: false, responseStream: false,
+          requestSerialize: (o) => Buffer.from(m.resolvedRequestType.encode(m.resolvedRequestType.fromObject(o)).finish()),
+          responseDeserialize: (b) => m.resolvedResponseType.toObject(m.resolvedResponseType.decode(b)) };
+      }
+      const Images = grpc.makeGenericClientConstructor(methods, 'containerd.services.images.v1.Images');
+      const def = { 'containerd.services.images.v1.Images': typeof Images.prototype.List };
       const hostKey = ssh2.utils.generateKeyPairSync('ed25519').private;
       const hostPub = ssh2.utils.parseKey(hostKey).getPublicSSH();
       const server = new ssh2.Server({ hostKeys: [hostKey] }, (client) => {
@@ -212,7 +224,7 @@ describe('the packed app directory', () => {
         const c = new ssh2.Client();
         c.on('handshake', (n) => {
           c.on('ready', () => {
-            console.log(JSON.stringify({ bindingAvailable, cipher: n.cs.cipher, services: Object.keys(def).filter((k) => k.endsWith('Images')) }));
+            console.log(JSON.stringify({ bindingAvailable, cipher: n.cs.cipher, services: Object.keys(def).filter((k) => def[k] === 'function') }));
             c.end(); server.close();
           });
         }).on('error', (e) => { console.error(e.message); process.exit(1); });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import { HoldfastError } from '../errors';
 import { protoDir } from './protoDir';
+import { loadProtoRoot } from './protoRoot';
 
 export interface Descriptor {
   mediaType: string;
@@ -68,31 +69,17 @@ export interface EventSubscription {
 type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
 type ServiceClient = grpc.Client & Record<string, any>;
 
-const PROTO_FILES = [
-  'version.proto',
-  'namespaces.proto',
-  'images.proto',
-  'content.proto',
-  'events.proto',
-  'leases.proto',
-  'containers.proto',
-  'introspection.proto',
-];
-
 let payloadTypeCache: Record<string, protobuf.Type> | undefined;
 
 let protoRoot: protobuf.Root | undefined;
 const serviceCtors = new Map<string, grpc.ServiceClientConstructor>();
 
-/** Our .proto files, parsed once (field names as written: snake_case, like containerd's JSON). */
+/** Our containerd definitions, loaded once (protoRoot.ts). */
 function root(): protobuf.Root {
   if (!protoRoot) {
     const dir = path.join(protoDir(), 'containerd');
-    protoRoot = new protobuf.Root().loadSync(
-      PROTO_FILES.map((f) => path.join(dir, f)),
-      { keepCase: true },
-    );
-    protoRoot.resolveAll();
+    // Types resolve as they are first used: a command pays only for the services it calls.
+    protoRoot = loadProtoRoot(dir);
   }
   return protoRoot;
 }

@@ -1,0 +1,42 @@
+// Our containerd .proto files as protobufjs reflection, for the client's codecs. Parsing .proto
+// text costs 100–200 ms of CPU at every CLI start on a busy laptop; the same definitions as
+// protobufjs JSON (proto/containerd/descriptors.json, written from the .proto files by
+// `npm run proto:json` and kept equal to them by a unit test) load in a fraction of that.
+// The .proto files stay the source: they are what a reader compares with containerd's.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import protobuf from 'protobufjs';
+
+/** The services we use (types.proto and Google's well-known types come in through their imports). */
+export const PROTO_FILES = [
+  'version.proto',
+  'namespaces.proto',
+  'images.proto',
+  'content.proto',
+  'events.proto',
+  'leases.proto',
+  'containers.proto',
+  'introspection.proto',
+];
+
+export const DESCRIPTORS_JSON = 'descriptors.json';
+
+/** Parses the .proto files in dir (field names as written: snake_case, like containerd's JSON). */
+export function parseProtoFiles(dir: string): protobuf.Root {
+  return new protobuf.Root().loadSync(
+    PROTO_FILES.map((f) => path.join(dir, f)),
+    { keepCase: true },
+  );
+}
+
+/** The JSON form of parseProtoFiles(dir), as written to descriptors.json. */
+export function descriptorsJson(dir: string): string {
+  return `${JSON.stringify(parseProtoFiles(dir).toJSON(), null, 1)}\n`;
+}
+
+/** The definitions in dir: from descriptors.json when it is there, else parsed from the .proto files. */
+export function loadProtoRoot(dir: string): protobuf.Root {
+  const json = path.join(dir, DESCRIPTORS_JSON);
+  const root = existsSync(json) ? protobuf.Root.fromJSON(JSON.parse(readFileSync(json, 'utf8')) as protobuf.INamespace) : parseProtoFiles(dir);
+  return root;
+}
