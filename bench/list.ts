@@ -5,8 +5,10 @@
 // the TypeScript sources through tsx (the old start-up, for reference); plus their cold
 // `--help` and `node ls`. Reports medians and the ratios.
 //
-//   npm run bench:list [-- --refs 1000 --runs 7]
+//   npm run bench:list [-- --refs 1000 --runs 7 --no-readme]
+// Writes its tables into README.md (section bench:list) unless --no-readme.
 import { median, timeCmd } from './util';
+import { machineLine, writeReadmeSection } from './readme';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeImageArchive } from '../lab/fixtures';
@@ -24,7 +26,7 @@ import { buildCli } from '../scripts/build-cli.mjs';
 // @ts-expect-error -- plain .mjs build scripts, no type declarations
 import { buildExe } from '../scripts/build-cli-exe.mjs';
 
-const { values } = parseArgs({ options: { refs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' } } });
+const { values } = parseArgs({ options: { refs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' }, 'no-readme': { type: 'boolean', default: false } } });
 const REFS = Number(values.refs);
 const RUNS = Number(values.runs);
 const root = path.resolve(import.meta.dirname, '..');
@@ -125,19 +127,20 @@ try {
   const m = result.medianMs;
   const x = (byHandMs: number, ms: number) => `${(byHandMs / ms).toFixed(2)}×`;
   console.log(JSON.stringify(result, null, 2));
-  console.log(
-    [
-      '',
-      `| ${count} references, median of ${RUNS} | \`ssh node ctr images ls -q\` | \`ssh node ctr images ls\` | \`holdfast images --json\`, npm bundle | standalone file | sources via tsx | the app, connected (refresh) |`,
-      '|---|---|---|---|---|---|---|',
-      `| new process, new SSH connection | ${m.sshCtrImagesLsQuiet} ms | ${m.sshCtrImagesLs} ms | ${m.holdfastImagesCold.bundle} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.bundle)} vs -q) | ${m.holdfastImagesCold.exe} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.exe)}) | ${m.holdfastImagesCold.tsx} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.tsx)}) | ${m.holdfastWarmList} ms |`,
-      '',
-      '| cold start, median | npm bundle | standalone file | sources via tsx |',
-      '|---|---|---|---|',
-      `| \`holdfast --help\` | ${m.holdfastHelp.bundle} ms | ${m.holdfastHelp.exe} ms | ${m.holdfastHelp.tsx} ms |`,
-      `| \`holdfast node ls\` | ${m.holdfastNodeLs.bundle} ms | ${m.holdfastNodeLs.exe} ms | ${m.holdfastNodeLs.tsx} ms |`,
-    ].join('\n'),
-  );
+  const table = [
+    `| ${count} references, median of ${RUNS} | \`ssh node ctr images ls -q\` | \`ssh node ctr images ls\` | \`holdfast images --json\`, npm bundle | standalone file | sources via tsx | the app, connected (refresh) |`,
+    '|---|---|---|---|---|---|---|',
+    `| new process, new SSH connection | ${m.sshCtrImagesLsQuiet} ms | ${m.sshCtrImagesLs} ms | ${m.holdfastImagesCold.bundle} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.bundle)} of \`-q\`'s speed) | ${m.holdfastImagesCold.exe} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.exe)}) | ${m.holdfastImagesCold.tsx} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.tsx)}) | ${m.holdfastWarmList} ms |`,
+    '',
+    `| cold start, median of ${RUNS} | npm bundle | standalone file | sources via tsx |`,
+    '|---|---|---|---|',
+    `| \`holdfast --help\` | ${m.holdfastHelp.bundle} ms | ${m.holdfastHelp.exe} ms | ${m.holdfastHelp.tsx} ms |`,
+    `| \`holdfast node ls\` | ${m.holdfastNodeLs.bundle} ms | ${m.holdfastNodeLs.exe} ms | ${m.holdfastNodeLs.tsx} ms |`,
+    '',
+    `Measured by \`npm run bench:list\` on ${machineLine()}.`,
+  ].join('\n');
+  console.log(`\n${table}`);
+  if (!values['no-readme']) writeReadmeSection('list', table);
 } finally {
   await lab.stop();
 }
