@@ -1,6 +1,6 @@
 // The application service: one handler per contract channel, shared by Electron main (IPC)
 // and `holdfast serve` (loopback HTTP). Owns the node inventory and live node sessions.
-import type { NodeStatus } from '../shared/domain';
+import type { NodeDef, NodeStatus } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
 import path from 'node:path';
 import { IndexCache } from './archives/scan';
@@ -94,8 +94,9 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   return {
     'nodes.list': async () => store.list(),
     'nodes.add': async ({ node }) => store.add(node),
-    'nodes.update': async ({ name, node }) => {
-      const def = await store.update(name, node);
+    'nodes.update': async ({ name, node, expect }) => {
+      // expect is compared field by field with the saved node, as the caller read it (not completed).
+      const def = await store.update(name, node, expect ? { expect: expect as NodeDef } : {});
       live.unwatch(name);
       await pool.drop(name);
       return def;

@@ -75,7 +75,8 @@ export const channels = {
   'nodes.list': { args: z.strictObject({}), result: null as unknown as NodeDef[] },
   'nodes.add': { args: z.strictObject({ node: nodeInputSchema }), result: null as unknown as NodeDef },
   'nodes.update': {
-    args: z.strictObject({ name, node: nodeInputSchema }),
+    // expect: the node as the caller read it; saved only if nobody changed it since (else CONFLICT).
+    args: z.strictObject({ name, node: nodeInputSchema, expect: nodeInputSchema.optional() }),
     result: null as unknown as NodeDef,
   },
   'nodes.remove': { args: z.strictObject({ name }), result: null as unknown as { removed: string } },

@@ -162,10 +162,9 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       }
       const changed = changedBy(after);
       if (changed.length === 0) return cli.io.out(`${name}: nothing to change${o.check && reach ? ' (checked)' : ''}`);
-      // Saved only if nobody changed the node since it was read above (else CONFLICT, nothing saved):
-      // nodes.update has no such expectation (the app's form), so the store is called here, as is
-      // the check above (a changed node not saved yet, see node add).
-      await s.update(name, input, { expect: before });
+      // Saved only if nobody changed the node since it was read above (else CONFLICT, nothing saved).
+      // The check above stays here: it connects to the changed node before it is saved (see node add).
+      await cli.call('nodes.update', { name, node: input, expect: before });
       cli.io.out(`updated ${name}${o.check && reach ? ' (checked)' : ''}:`);
       for (const k of changed) cli.io.out(`  ${k}: ${before[k] ?? '(none)'} → ${after[k] ?? '(none)'}`);
       if (changed.includes('imagesDir') || changed.includes('imagesDirSource')) cli.io.out(imagesDirLine(after, info));

@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main';
+import { createHandlers } from '../../../src/core/service';
+import { dispatch } from '../../../src/server/dispatch';
 
 let home: string;
 let saved: string | undefined;
@@ -53,5 +55,25 @@ describe('the CLI through the service', () => {
     const again = await run('node', 'rm', 'edge');
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('no node named "edge"');
+  });
+
+  it('node edit saves through nodes.update, only if nobody changed the node since it was read', async () => {
+    expect((await run('node', 'add', 'edge', '--host', '10.0.0.7', '--no-check')).code).toBe(0);
+    const edit = await run('node', 'edit', 'edge', '--group', 'site-a', '--no-check');
+    expect(edit).toEqual({ code: 0, stdout: 'updated edge:\n  group: (none) → site-a', stderr: '' });
+
+    const svc = createHandlers({ home });
+    try {
+      const read = (await svc['nodes.list']({}))[0]!;
+      expect(read.group).toBe('site-a');
+      // Someone else changes it meanwhile: a save expecting the old copy is refused, nothing saved.
+      expect((await run('node', 'edit', 'edge', '--port', '2222', '--no-check')).code).toBe(0);
+      const stale = await dispatch(svc, 'nodes.update', { name: 'edge', node: { ...read, group: 'site-b' }, expect: read });
+      expect(stale).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+      const now = (await svc['nodes.list']({}))[0]!;
+      expect([now.port, now.group]).toEqual([2222, 'site-a']);
+    } finally {
+      await svc.dispose();
+    }
   });
 });
