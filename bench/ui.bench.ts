@@ -6,14 +6,49 @@
 // sort and filters applied), never how fast; milliseconds depend on the machine and its load.
 // The structural checks (windowing, every row reachable, sort and filters) run in
 // e2e/perf.spec.ts as part of `npm test`.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test, type Page } from '../e2e/fixtures';
 import { fakeHandlers } from '../e2e/fake-handlers';
+import { machineLine, writeReadmeSection } from './readme';
 
 const REFS = 10_000;
 const resultsFile = path.resolve(import.meta.dirname, 'ui-results.md');
+/** This run's figures (machine-readable), and the figures of the code before issue #13's work, measured by this same benchmark. */
+const resultsJson = path.resolve(import.meta.dirname, 'ui-results.json');
+const baselineJson = path.resolve(import.meta.dirname, 'ui-baseline.json');
+
+/** The issue's targets (#13): what the README table compares each figure with. */
+const TARGET = { afterAnswer: 300, longTasks: 0, p99: 20, sortFilter: 100 };
+
+interface Figures {
+  commit: string;
+  machine: string;
+  /** Idle baseline of this machine in the same run: a fixed CPU loop and frames with nothing happening. */
+  spinMs: number;
+  idleP50: number;
+  idleP99: number;
+  idleLongTasks: number;
+  jsonBytes: number;
+  jsonParseMs: number;
+  answeredAt: number;
+  firstPaintAt: number;
+  afterAnswer: number;
+  remount: number;
+  frames: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  worst: number;
+  longTasks: number;
+  longTotal: number;
+  sortSize: number;
+  search: number;
+  atRisk: number;
+}
 
 function pct(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
@@ -67,16 +102,101 @@ async function timeInPage(page: Page, step: Step): Promise<number> {
   );
 }
 
-test('10,000 references: first render, scrolling the whole list, sort and filter', async ({ holdfast }) => {
+/** The same fixed CPU loop in the page, idle: how fast this machine is right now (median of 5). */
+async function spin(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const runs: number[] = [];
+    let sink = 0;
+    for (let r = 0; r < 5; r++) {
+      const t0 = performance.now();
+      for (let i = 0; i < 20_000_000; i++) sink = (sink + i * 31) % 1_000_003;
+      runs.push(performance.now() - t0);
+    }
+    (window as unknown as { __sink: number }).__sink = sink;
+    return runs.sort((a, b) => a - b)[2]!;
+  });
+}
+
+/** Frame times and long tasks for `ms` with nothing happening. */
+async function idle(page: Page, ms: number): Promise<{ frames: number[]; long: number }> {
+  return page.evaluate(
+    (ms) =>
+      new Promise<{ frames: number[]; long: number }>((resolve) => {
+        const out: number[] = [];
+        let long = 0;
+        const obs = new PerformanceObserver((l) => (long += l.getEntries().length));
+        obs.observe({ type: 'longtask', buffered: false });
+        let last = performance.now();
+        const end = last + ms;
+        const frame = (t: number) => {
+          out.push(t - last);
+          last = t;
+          if (t < end) requestAnimationFrame(frame);
+          else {
+            obs.disconnect();
+            resolve({ frames: out.slice(1), long });
+          }
+        };
+        requestAnimationFrame(frame);
+      }),
+    ms,
+  );
+}
+
+function gitCommit(): string {
+  try {
+    const root = path.resolve(import.meta.dirname, '..');
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src/renderer', 'src/shared'], { cwd: root, encoding: 'utf8' }).trim();
+    return dirty ? `${head}+changes` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+test('10,000 references: first render, scrolling the whole list, sort and filter', async ({ holdfast, page: tab }) => {
   test.setTimeout(300_000);
   const fake = fakeHandlers({ manyRefs: REFS });
   fake.nodes.splice(1, 1); // one node: the app opens it directly
+  // Before the app's first script: note when the first image row enters the DOM and when the
+  // frame that shows it has been painted (a task posted from that frame's requestAnimationFrame
+  // runs after its paint), and every long task from the start.
+  await tab.addInitScript(() => {
+    const w = window as unknown as { __hf: { inDom?: number; painted?: number; long: { start: number; duration: number }[] } };
+    w.__hf = { long: [] };
+    try {
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) w.__hf.long.push({ start: e.startTime, duration: e.duration });
+      }).observe({ type: 'longtask', buffered: true });
+    } catch {
+      // no long task API
+    }
+    const mo = new MutationObserver(() => {
+      if (!document.querySelector('[data-testid="image-row"]')) return;
+      mo.disconnect();
+      w.__hf.inDom = performance.now();
+      requestAnimationFrame(() => {
+        const ch = new MessageChannel();
+        ch.port1.onmessage = () => (w.__hf.painted = performance.now());
+        ch.port2.postMessage(0);
+      });
+    });
+    mo.observe(document, { subtree: true, childList: true });
+  });
   const page = await holdfast.open({ handlers: fake.handlers });
 
-  // 1. Time to first render: navigation start → the first rows painted (includes connect,
-  //    images.list over loopback HTTP with 10,000 references as JSON, grouping, rendering).
+  // 1. First render: images.list answered (its response's last byte, resource timing) → the first
+  //    rows painted (parse, grouping, sorting, rendering); and from navigation, for the whole picture.
   await expect(page.getByTestId('image-row').first()).toBeVisible({ timeout: 30_000 });
-  const firstRender = await page.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(performance.now()))));
+  await expect.poll(() => page.evaluate(() => (window as unknown as { __hf: { painted?: number } }).__hf.painted ?? 0)).toBeGreaterThan(0);
+  const firstPaint = await page.evaluate(() => {
+    const hf = (window as unknown as { __hf: { inDom: number; painted: number; long: { start: number; duration: number }[] } }).__hf;
+    const list = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((r) => r.name.endsWith('/api/images.list'));
+    const answered = list?.responseEnd ?? 0;
+    const between = hf.long.filter((t) => t.start + t.duration > answered && t.start < hf.painted);
+    return { answered, painted: hf.painted, inDom: hf.inDom, longest: Math.max(0, ...between.map((t) => t.duration)) };
+  });
+  const firstRender = firstPaint.painted;
   await expect(page.getByTestId('images-summary')).toContainText('5000 images · 10000 references');
   // Where that time went (resource timings of the page and its API calls).
   const phases = await page.evaluate(() => {
@@ -88,6 +208,24 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   });
   const list = phases.api.find((a) => a.name === 'images.list');
 
+  // The wire format, measured: images.list's JSON again (same request as the app's), its size
+  // and JSON.parse time in this page (median of 5).
+  const wire = await page.evaluate(async (node) => {
+    const res = await fetch('/api/images.list', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-holdfast-token': sessionStorage.getItem('holdfast.token') ?? '' },
+      body: JSON.stringify({ node }),
+    });
+    const text = await res.text();
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      JSON.parse(text);
+      runs.push(performance.now() - t0);
+    }
+    return { bytes: new TextEncoder().encode(text).length, parse: runs.sort((a, b) => a - b)[2]! };
+  }, fake.nodes[0]!.name);
+
   const domRows = await page.getByTestId('image-row').count();
 
   // 2. Re-render with the data already loaded: Archives tab → Images tab (table mounts again).
@@ -95,22 +233,10 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   await expect(page.getByTestId('images-table')).toHaveCount(0);
   const remount = await timeInPage(page, 'remount');
 
-  // Baseline: frame times of this browser on this machine with nothing happening (2 s).
-  const idleFrames = await page.evaluate(
-    () =>
-      new Promise<number[]>((resolve) => {
-        const out: number[] = [];
-        let last = performance.now();
-        const end = last + 2000;
-        const frame = (t: number) => {
-          out.push(t - last);
-          last = t;
-          if (t < end) requestAnimationFrame(frame);
-          else resolve(out.slice(1));
-        };
-        requestAnimationFrame(frame);
-      }),
-  );
+  // Baseline: this machine right now, in the same run — a fixed CPU loop, and frame times and long
+  // tasks of this browser with nothing happening (3 s).
+  const spinMs = await spin(page);
+  const { frames: idleFrames, long: idleLong } = await idle(page, 3000);
 
   // 3. Wheel through the whole list, recording every animation frame and any long task.
   await page.evaluate(() => {
@@ -171,26 +297,53 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   const p99 = pct(frames, 99);
   const worst = Math.max(...frames);
   const longTotal = longTasks.reduce((a, b) => a + b, 0);
+  const now: Figures = {
+    commit: gitCommit(),
+    machine: machineLine(),
+    spinMs,
+    idleP50: pct(idleFrames, 50),
+    idleP99: pct(idleFrames, 99),
+    idleLongTasks: idleLong,
+    jsonBytes: wire.bytes,
+    jsonParseMs: wire.parse,
+    answeredAt: firstPaint.answered,
+    firstPaintAt: firstRender,
+    afterAnswer: firstPaint.painted - firstPaint.answered,
+    remount,
+    frames: frames.length,
+    p50,
+    p95,
+    p99,
+    worst,
+    longTasks: longTasks.length,
+    longTotal,
+    sortSize,
+    search: filter,
+    atRisk: pinFilter,
+  };
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
     '# Performance: 10,000 references on one node',
     '',
     `Measured by \`npm run bench:ui\` (bench/ui.bench.ts; written by the benchmark, not by hand) in headless Chromium`,
-    `(/usr/bin/chromium, --disable-gpu, 1360×860) on ${os.cpus().length} × ${cpu}, ${new Date().toISOString().slice(0, 10)}.`,
+    `(/usr/bin/chromium, --disable-gpu, 1360×860) on ${os.cpus().length} × ${cpu}, ${new Date().toISOString().slice(0, 10)}, code ${now.commit}.`,
     `Load average when measured: ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1 / 5 / 15 min).`,
     `Fake handlers serve ${REFS.toLocaleString('en')} references (${(REFS / 2).toLocaleString('en')} images) over the loopback HTTP transport.`,
     '',
     '| what | measured |',
     '|---|---|',
-    `| first render: navigation → first rows painted (connect, images.list JSON, grouping, render) | ${ms(firstRender)} |`,
-    `| … of which: page loaded (DOMContentLoaded) / images.list answered (${((list?.bytes ?? 0) / 1e6).toFixed(1)} MB JSON received) | ${ms(phases.domContentLoaded)} / ${ms(list?.end ?? 0)} |`,
+    `| **idle baseline** (same run): fixed CPU loop (20 M iterations, median of 5) | ${ms(spinMs)} |`,
+    `| **idle baseline**: frame time with nothing happening p50 / p99, long tasks in 3 s | ${ms(now.idleP50)} / ${ms(now.idleP99)}, ${idleLong} |`,
+    `| images.list: JSON size / JSON.parse in the page (median of 5) | ${(wire.bytes / 1e6).toFixed(2)} MB / ${ms(wire.parse)} |`,
+    `| images.list answered → first rows painted (parse, grouping, sort, render; target ≤ ${TARGET.afterAnswer} ms) | ${ms(now.afterAnswer)} (longest task between: ${ms(firstPaint.longest)}) |`,
+    `| navigation → images.list answered / → first rows painted | ${ms(firstPaint.answered)} / ${ms(firstRender)} |`,
+    `| … page loaded (DOMContentLoaded) / images.list received (${((list?.bytes ?? 0) / 1e6).toFixed(1)} MB) | ${ms(phases.domContentLoaded)} / ${ms(list?.end ?? 0)} |`,
     `| re-render of the table with data loaded (tab switch) | ${ms(remount)} |`,
     `| rows in the DOM (of 5,000) at first render / at most while scrolling | ${domRows} / ${maxRows} |`,
     `| wheel through the whole list (${(total / 1000).toFixed(0)}k px, ${wheels} wheel events of 800 px) | ${scrollSeconds.toFixed(1)} s |`,
-    `| frame time while scrolling: p50 / p95 / p99 / worst (${frames.length} frames) | ${ms(p50)} / ${ms(p95)} / ${ms(p99)} / ${ms(worst)} |`,
-    `| baseline: frame time with nothing happening, p50 / p95 (this browser, this machine) | ${ms(pct(idleFrames, 50))} / ${ms(pct(idleFrames, 95))} |`,
-    `| long tasks (> 50 ms) while scrolling | ${longTasks.length} (${ms(longTotal)} total) |`,
-    `| sort 5,000 images by size → painted | ${ms(sortSize)} |`,
+    `| frame time while scrolling: p50 / p95 / p99 / worst (${frames.length} frames; target p99 ≤ ${TARGET.p99} ms) | ${ms(p50)} / ${ms(p95)} / ${ms(p99)} / ${ms(worst)} |`,
+    `| long tasks (> 50 ms) while scrolling (target ${TARGET.longTasks}) | ${longTasks.length} (${ms(longTotal)} total) |`,
+    `| sort 5,000 images by size → painted (target ≤ ${TARGET.sortFilter} ms) | ${ms(sortSize)} |`,
     `| type a search term → 1 row painted | ${ms(filter)} |`,
     `| pin filter "At risk" → painted | ${ms(pinFilter)} |`,
     '',
@@ -198,4 +351,33 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   const md = lines.join('\n');
   console.log(`\n${md}`);
   await writeFile(resultsFile, md);
+  await writeFile(resultsJson, `${JSON.stringify(now, null, 2)}\n`);
+  writeReadmeSection('ui', readmeTable(now, existsSync(baselineJson) ? (JSON.parse(readFileSync(baselineJson, 'utf8')) as Figures) : null));
 });
+
+/** The README's table: the code before issue #13's work (bench/ui-baseline.json) beside this run, each with its idle baseline. */
+function readmeTable(now: Figures, before: Figures | null): string {
+  const b = (f: (x: Figures) => string) => (before ? f(before) : '—');
+  const row = (what: string, target: string, f: (x: Figures) => string) => `| ${what} | ${target} | ${b(f)} | ${f(now)} |`;
+  return [
+    `\`npm run bench:ui\` — one node with 10,000 references (5,000 images) in Debian's headless Chromium`,
+    `(bench/ui.bench.ts, fake handlers over loopback HTTP; full table in [bench/ui-results.md](bench/ui-results.md)).`,
+    'Every column carries the idle baseline measured in its own run: the machine is shared and noisy.',
+    '',
+    `| | target | before (${b((x) => x.commit)}) | now (${now.commit}) |`,
+    '|---|---|---|---|',
+    row('idle baseline: fixed CPU loop', '', (x) => ms(x.spinMs)),
+    row('idle baseline: frame p50 / p99, long tasks in 3 s', '', (x) => `${ms(x.idleP50)} / ${ms(x.idleP99)}, ${x.idleLongTasks}`),
+    row('images.list JSON size / JSON.parse', '', (x) => `${(x.jsonBytes / 1e6).toFixed(2)} MB / ${ms(x.jsonParseMs)}`),
+    row('images.list answered → first rows painted', `≤ ${TARGET.afterAnswer} ms`, (x) => ms(x.afterAnswer)),
+    row('navigation → first rows painted', '', (x) => ms(x.firstPaintAt)),
+    row('scroll the whole list: long tasks > 50 ms', `${TARGET.longTasks}`, (x) => `${x.longTasks} (${ms(x.longTotal)})`),
+    row('scroll the whole list: frame p50 / p99 / worst', `p99 ≤ ${TARGET.p99} ms`, (x) => `${ms(x.p50)} / ${ms(x.p99)} / ${ms(x.worst)}`),
+    row('sort 5,000 images by size → painted', `≤ ${TARGET.sortFilter} ms`, (x) => ms(x.sortSize)),
+    row('search term → painted', `≤ ${TARGET.sortFilter} ms`, (x) => ms(x.search)),
+    row('pin filter "At risk" → painted', `≤ ${TARGET.sortFilter} ms`, (x) => ms(x.atRisk)),
+    '',
+    `Before: ${before?.machine ?? 'not measured'}.  `,
+    `Now: ${now.machine}.`,
+  ].join('\n');
+}
