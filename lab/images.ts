@@ -26,7 +26,9 @@ export interface LabImageRecord {
 let ctor: grpc.ServiceClientConstructor | undefined;
 function imagesCtor(): grpc.ServiceClientConstructor {
   if (ctor) return ctor;
-  const def = protoLoader.loadSync(join(import.meta.dirname, 'proto', 'images.proto'), { keepCase: true, longs: Number, defaults: true });
+  // Holdfast's own images.proto (it has Get, Create, Update and Delete): one copy of the service.
+  const dir = join(import.meta.dirname, '..', 'proto', 'containerd');
+  const def = protoLoader.loadSync(join(dir, 'images.proto'), { keepCase: true, longs: Number, defaults: true, includeDirs: [dir] });
   ctor = (grpc.loadPackageDefinition(def) as any).containerd.services.images.v1.Images as grpc.ServiceClientConstructor;
   return ctor;
 }
