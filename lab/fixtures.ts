@@ -10,8 +10,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
 import { runBuffer } from './exec.ts';
+import { packTar, prng } from './tar.ts';
 
 export type ArchiveFormat = 'docker' | 'oci';
 export type ArchiveCompression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
@@ -57,7 +57,6 @@ export const MT = {
   dockerLayerGzip: 'application/vnd.docker.image.rootfs.diff.tar.gzip',
 } as const;
 
-const EPOCH = new Date(0);
 
 export const sha256 = (b: Buffer | string): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
 const hex = (digest: string): string => digest.slice('sha256:'.length);
@@ -83,48 +82,6 @@ export function refTag(name: string): string {
   return name;
 }
 
-/** Deterministic pseudo-random bytes: SHA-256 in counter mode over the seed. */
-function prng(seed: string, n: number): Buffer {
-  const out = Buffer.alloc(n);
-  let off = 0;
-  for (let i = 0; off < n; i++) {
-    const block = createHash('sha256').update(`${seed}\0${i}`).digest();
-    off += block.copy(out, off);
-  }
-  return out;
-}
-
-async function packTar(entries: { name: string; data: Buffer }[]): Promise<Buffer> {
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  const done = new Promise<Buffer>((resolve, reject) => {
-    pack.on('data', (c: unknown) => {
-      chunks.push(c as Buffer);
-    });
-    pack.on('end', () => resolve(Buffer.concat(chunks)));
-    pack.on('error', reject);
-  });
-  const dirs = new Set<string>();
-  for (const e of entries) {
-    const parts = e.name.split('/').slice(0, -1);
-    for (let i = 1; i <= parts.length; i++) {
-      const d = parts.slice(0, i).join('/');
-      if (dirs.has(d)) continue;
-      dirs.add(d);
-      await new Promise<void>((res, rej) =>
-        pack.entry({ name: d + '/', type: 'directory', mode: 0o755, mtime: EPOCH, uid: 0, gid: 0 }, (err) =>
-          err ? rej(err) : res(),
-        ),
-      );
-    }
-    await new Promise<void>((res, rej) =>
-      pack.entry({ name: e.name, mode: 0o644, mtime: EPOCH, uid: 0, gid: 0 }, e.data, (err) => (err ? rej(err) : res())),
-    );
-  }
-  pack.finalize();
-  return done;
-}
-
 interface Blob {
   digest: string;
   data: Buffer;
@@ -144,7 +101,7 @@ async function buildPlatform(seed: string, platform: string, layerBytes: number)
   const layerTar = await packTar([
     { name: 'hf/seed.txt', data: Buffer.from(`${seed}\n${platform}\n`) },
     { name: 'hf/data.bin', data: prng(`${seed}\0${platform}`, layerBytes) },
-  ]);
+  ], { parentDirs: true });
   const diffId = sha256(layerTar);
   const layerData = gzipSync(layerTar, { level: 6 });
   const layer = { digest: sha256(layerData), data: layerData };
@@ -315,7 +272,7 @@ export async function buildImageArchive(opts: WriteImageArchiveOptions): Promise
     }
     entries.push({ name: 'manifest.json', data: Buffer.from(JSON.stringify(dockerEntries)) });
   }
-  return { tar: await packTar(entries), images };
+  return { tar: await packTar(entries, { parentDirs: true }), images };
 }
 
 /** Writes a docker-save or OCI-layout archive of tiny deterministic images to `file`. */

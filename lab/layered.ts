@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
+import { packTar, prng } from './tar.ts';
 
 const MT = {
   index: 'application/vnd.oci.image.index.v1+json',
@@ -17,29 +17,6 @@ const MT = {
 } as const;
 
 const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
-const EPOCH = new Date(0);
-
-function prng(seed: string, n: number): Buffer {
-  const out = Buffer.alloc(n);
-  let off = 0;
-  for (let i = 0; off < n; i++) off += createHash('sha256').update(`${seed}\0${i}`).digest().copy(out, off);
-  return out;
-}
-
-function packTar(entries: { name: string; data: Buffer }[]): Promise<Buffer> {
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  const done = new Promise<Buffer>((resolve, reject) => {
-    pack.on('data', (c: unknown) => {
-      chunks.push(c as Buffer);
-    });
-    pack.on('end', () => resolve(Buffer.concat(chunks)));
-    pack.on('error', reject);
-  });
-  for (const e of entries) pack.entry({ name: e.name, mode: 0o644, mtime: EPOCH, uid: 0, gid: 0 }, e.data);
-  pack.finalize();
-  return done;
-}
 
 export interface Blob {
   digest: string;

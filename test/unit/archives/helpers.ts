@@ -5,34 +5,8 @@ import tar from 'tar-stream';
 import { runBuffer } from '../../../lab/exec.ts';
 import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
 
-export interface TarEntry {
-  name: string;
-  data?: Buffer | string;
-  type?: 'file' | 'symlink' | 'link' | 'directory';
-  linkname?: string;
-}
-
-export async function packTar(entries: TarEntry[]): Promise<Buffer> {
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  const done = new Promise<Buffer>((resolve, reject) => {
-    pack.on('data', (c: unknown) => {
-      chunks.push(c as Buffer);
-    });
-    pack.on('end', () => resolve(Buffer.concat(chunks)));
-    pack.on('error', reject);
-  });
-  for (const e of entries) {
-    const type = e.type ?? 'file';
-    await new Promise<void>((res, rej) => {
-      const header = { name: e.name, type, mode: 0o644, mtime: new Date(0), ...(e.linkname ? { linkname: e.linkname } : {}) };
-      if (type === 'file') pack.entry(header, typeof e.data === 'string' ? Buffer.from(e.data) : (e.data ?? Buffer.alloc(0)), (err) => (err ? rej(err) : res()));
-      else pack.entry(header, (err) => (err ? rej(err) : res()));
-    });
-  }
-  pack.finalize();
-  return done;
-}
+export { packTar, type TarEntry } from '../../../lab/tar.ts';
+import { packTar, type TarEntry } from '../../../lab/tar.ts';
 
 /** Re-packs a tar keeping regular files only, optionally dropping or renaming some. */
 export async function repackTar(input: Buffer, edit: (name: string, data: Buffer) => TarEntry | null): Promise<Buffer> {
