@@ -3,22 +3,38 @@ import { expect, test, type Page } from './fixtures';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import { operations } from '../src/shared/contract';
-import { DELETED_REF, fakeHandlers, FINGERPRINT, OLD_FINGERPRINT, type FakeOptions } from './fake-handlers';
+import { DELETED_REF, EDGE1_IMAGES, fakeHandlers, FINGERPRINT, OLD_FINGERPRINT, type FakeOptions } from './fake-handlers';
+import { nodeImageId } from './fake-node';
+import { fakeService, type Scenario } from './fake-service';
 
 const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 
 let server: RunningServer;
 let fake: ReturnType<typeof fakeHandlers>;
+let service: Awaited<ReturnType<typeof fakeService>> | undefined;
+/** Every call the UI made, in order (either kind of fake). */
+let calls: { channel: string; args: unknown }[] = [];
 
+/** The real service over fake nodes. */
+async function serveReal(scenario: Scenario = {}) {
+  service = await fakeService(scenario);
+  calls = service.calls;
+  server = await startServer({ handlers: service.handlers, rendererDir });
+}
+
+/** The fake handlers: imports, local archives and lost pins still run on them. */
 async function serve(opts: FakeOptions = {}) {
   fake = fakeHandlers(opts);
+  calls = fake.calls;
   server = await startServer({ handlers: fake.handlers, rendererDir });
 }
 
 test.afterEach(async () => {
   fake?.stopJobs();
   await server?.close();
+  await service?.dispose();
+  service = undefined;
 });
 
 async function openApp(page: Page) {
@@ -42,7 +58,7 @@ async function openApp(page: Page) {
 const rows = (page: Page) => page.getByTestId('image-row');
 
 test('lists nodes and groups references by image id, with pin badges', async ({ page }) => {
-  await serve();
+  await serveReal();
   const errors = await openApp(page);
 
   // The token moved from the address bar into sessionStorage.
@@ -56,7 +72,7 @@ test('lists nodes and groups references by image id, with pin badges', async ({ 
 
   await expect(page.getByRole('heading', { level: 1, name: 'edge-01' })).toBeVisible();
   await expect(page.getByTestId('node-versions')).toContainText('v2.0.4-k3s2');
-  await expect(page.getByTestId('node-versions')).toContainText('v1.31.6+k3s1');
+  await expect(page.getByTestId('node-versions')).toContainText('v1.31.9+k3s1');
 
   // 10 references, 8 image ids → 8 rows.
   await expect(rows(page)).toHaveCount(8);
@@ -65,7 +81,7 @@ test('lists nodes and groups references by image id, with pin badges', async ({ 
   await expect(nginx.getByTestId('image-ref')).toHaveCount(2);
   await expect(nginx).toContainText('docker.io/library/nginx@sha256:a1a1a1a1a1a1');
   await expect(nginx.getByTestId('pin-badge')).toHaveText('Durable');
-  await expect(nginx).toContainText('4e4e4e4e4e4e'); // short image id
+  await expect(nginx).toContainText(nodeImageId(EDGE1_IMAGES[0]!).slice(7, 19)); // short image id (the node's config digest)
   await expect(nginx).toContainText('69.1 MiB');
 
   await expect(rows(page).filter({ hasText: 'mirrored-pause:3.6' }).getByTestId('pin-badge')).toHaveText('k3s pin');
@@ -126,14 +142,14 @@ test('search and pin filter narrow the table; sorting works', async ({ page }) =
   await expect(page.getByRole('columnheader', { name: /Size/ })).toHaveAttribute('aria-sort', 'ascending');
 
   // Refresh lists again.
-  const before = fake.calls.filter((c) => c.channel === 'images.list').length;
+  const before = calls.filter((c) => c.channel === 'images.list').length;
   await page.getByRole('button', { name: 'Refresh' }).click();
   await expect(page.getByRole('button', { name: 'Refresh' })).toBeEnabled();
-  expect(fake.calls.filter((c) => c.channel === 'images.list').length).toBe(before + 1);
+  expect(calls.filter((c) => c.channel === 'images.list').length).toBe(before + 1);
 });
 
 test('unknown host key: shows the fingerprint, Trust records it and reconnects', async ({ page }) => {
-  await serve();
+  await serveReal();
   await openApp(page);
   await page.getByRole('button', { name: /edge-02/ }).click();
 
@@ -146,20 +162,20 @@ test('unknown host key: shows the fingerprint, Trust records it and reconnects',
   // Cancel leaves the node unconnected and trusts nothing.
   await panel.getByRole('button', { name: 'Cancel' }).click();
   await expect(page.getByTestId('not-connected')).toBeVisible();
-  expect(fake.calls.some((c) => c.channel === 'nodes.trustHostKey')).toBe(false);
+  expect(calls.some((c) => c.channel === 'nodes.trustHostKey')).toBe(false);
 
   await page.getByRole('button', { name: 'Connect', exact: true }).click();
   await page.getByRole('button', { name: 'Trust this host' }).click();
   await expect(page.getByTestId('images-table')).toBeVisible();
   await expect(rows(page)).toHaveCount(1);
   await expect(page.getByTestId('node-item-edge-02').getByTestId('status-dot')).toHaveAttribute('data-state', 'connected');
-  expect(fake.calls.filter((c) => c.channel === 'nodes.trustHostKey')).toEqual([
+  expect(calls.filter((c) => c.channel === 'nodes.trustHostKey')).toEqual([
     { channel: 'nodes.trustHostKey', args: { name: 'edge-02', fingerprint: FINGERPRINT } },
   ]);
 });
 
 test('changed host key is a blocking error with both fingerprints and no trust button', async ({ page }) => {
-  await serve({ edge2HostKey: 'changed' });
+  await serveReal({ edge2HostKey: 'changed' });
   await openApp(page);
   await page.getByRole('button', { name: /edge-02/ }).click();
   const panel = page.getByTestId('host-key-changed');
@@ -172,7 +188,7 @@ test('changed host key is a blocking error with both fingerprints and no trust b
 });
 
 test('add, edit and remove a node', async ({ page }) => {
-  await serve();
+  await serveReal();
   await openApp(page);
 
   await page.getByRole('button', { name: 'Add node' }).first().click();
@@ -181,7 +197,7 @@ test('add, edit and remove a node', async ({ page }) => {
   // Client-side validation before anything is sent.
   await form.getByRole('button', { name: 'Add node' }).click();
   await expect(form.getByLabel(/^Name\b/)).toHaveAttribute('aria-invalid', 'true');
-  expect(fake.calls.some((c) => c.channel === 'nodes.add')).toBe(false);
+  expect(calls.some((c) => c.channel === 'nodes.add')).toBe(false);
 
   await form.getByLabel(/^Name\b/).fill('edge-01');
   await form.getByLabel(/^Host\b/).fill('10.20.0.99');
@@ -196,7 +212,7 @@ test('add, edit and remove a node', async ({ page }) => {
   if (shots) await page.screenshot({ path: path.join(shots, 'holdfast-add-node.png') });
   await form.getByRole('button', { name: 'Add node' }).click();
   await expect(form).toBeHidden();
-  expect(fake.calls.filter((c) => c.channel === 'nodes.add').at(-1)?.args).toEqual({
+  expect(calls.filter((c) => c.channel === 'nodes.add').at(-1)?.args).toEqual({
     node: { name: 'edge-03', host: '10.20.0.99', port: 2200, identity: '/home/tech/.ssh/id_ed25519', namespace: 'k8s.io' },
   });
   // The fake cannot reach edge-03: other errors show message, hint and Retry.
@@ -221,13 +237,13 @@ test('add, edit and remove a node', async ({ page }) => {
   await page.getByRole('button', { name: 'Remove' }).click();
   await page.getByRole('dialog', { name: 'Remove edge-03?' }).getByRole('button', { name: 'Remove node' }).click();
   await expect(page.getByTestId('node-item-edge-03')).toHaveCount(0);
-  expect(fake.calls.filter((c) => c.channel === 'nodes.remove')).toEqual([
+  expect(calls.filter((c) => c.channel === 'nodes.remove')).toEqual([
     { channel: 'nodes.remove', args: { name: 'edge-03' } },
   ]);
 });
 
 test('keyboard: the filter and sort controls are reachable and operable', async ({ page }) => {
-  await serve();
+  await serveReal();
   await openApp(page);
   await page.getByRole('searchbox', { name: 'Search images' }).focus();
   await page.keyboard.press('Tab'); // "All"
@@ -241,7 +257,7 @@ test('keyboard: the filter and sort controls are reachable and operable', async 
 // Fate at the next k3s start, tabs, previewed pin changes and archive removal.
 
 const row = (page: Page, text: string) => rows(page).filter({ hasText: text });
-const callsOf = (channel: string) => fake.calls.filter((c) => c.channel === channel);
+const callsOf = (channel: string) => calls.filter((c) => c.channel === channel);
 
 test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reasons on hover and in details', async ({ page }) => {
   await serve();
@@ -286,7 +302,7 @@ test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reason
 });
 
 test('tabs: Images | Archives | Disk | Log, operable with the keyboard', async ({ page }) => {
-  await serve();
+  await serveReal();
   await openApp(page);
   const tablist = page.getByRole('tablist', { name: 'Node views' });
   await expect(tablist.getByRole('tab')).toHaveText([/Images/, /Archives/, /Disk/, /Log/]);
@@ -422,7 +438,7 @@ test('banner "Make them durable" pins exactly the at-risk references; Esc and Ca
 });
 
 test('make all k3s pins durable sends { allK3s: true }; release a durable pin warns and is cancellable', async ({ page }) => {
-  await serve();
+  await serveReal();
   await openApp(page);
   await page.getByRole('button', { name: 'Make all k3s pins durable' }).click();
   const dialog = page.getByRole('dialog', { name: 'Make all k3s pins durable' });
@@ -506,7 +522,7 @@ test('remove archive: refused with problems, then forced only with the typed pat
 });
 
 test('remove archive safely: make its pins durable first, then the removal is allowed', async ({ page }) => {
-  await serve();
+  await serveReal();
   await openApp(page);
   await page.getByRole('tab', { name: /Archives/ }).click();
   const airgap = 'k3s-airgap-images-amd64.tar.zst';
@@ -780,7 +796,7 @@ test('desktop: file dialog and drag and drop add paths (webUtils path through th
 });
 
 test('desktop without a dialog: pickArchives fails with INVALID_INPUT and the path field is offered', async ({ page }) => {
-  await serve();
+  await serveReal();
   await desktopBridge(page);
   await openApp(page);
   await page.getByRole('button', { name: 'Import archives' }).click();
