@@ -87,6 +87,8 @@ test('several nodes: lands on the fleet overview with counts by pin state and at
 });
 
 test('keyboard: Tab reaches the node list, arrows move between nodes, Enter opens one; focus is visible', async ({ holdfast }) => {
+  // Many steps over the real service: room for a loaded machine (nothing here is timed).
+  test.setTimeout(60_000);
   const { page } = await open(holdfast);
   await expect(fleetRow(page, 'edge-01').getByTestId('fleet-durable')).toHaveText('2');
   const first = fleetRow(page, 'edge-01').getByTestId('fleet-open');
