@@ -332,7 +332,7 @@ function tarEntry(name: string, body: Buffer): Buffer {
 
 /** A zstd frame of raw (stored) blocks: what fzstd reads, without a compressor. */
 function zstdStored(data: Buffer): Buffer {
-  const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38])]; // magic; no FCS; window 128 KiB
+  const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38])]; // magic; no FCS; window 128 KiB
   const max = 128 * 1024;
   for (let off = 0; off < data.length || off === 0; off += max) {
     const chunk = data.subarray(off, off + max);
