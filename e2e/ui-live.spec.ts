@@ -151,6 +151,11 @@ test('live: a dropped connection shows "reconnecting in N s…" with its attempt
   test.setTimeout(90_000);
   const { page } = await open(holdfast);
   await expect(fleetRow(page, 'edge-01').getByTestId('fleet-status')).toHaveText('Connected');
+  // The overview's first image list of edge-01 has answered (its pin counts show): these are
+  // the "last known images" that must stay on screen. Dropping the link before that answer
+  // leaves nothing known to keep (the real service's list fails like the link), which a loaded
+  // machine did.
+  await expect(fleetRow(page, 'edge-01').getByTestId('fleet-durable')).toBeVisible();
   await eventsConnected();
   fake!.node('edge-01').drop();
 
