@@ -65,6 +65,31 @@ export function without<T>(record: Record<string, T>, key: string): Record<strin
   return copy;
 }
 
+/** What the store holds per node, cleared: for a node removed, or renamed and reconnected. */
+export function withoutNodeData(s: AppState, name: string): Pick<AppState, 'statuses' | 'live' | 'images' | 'archives' | 'audit' | 'lostPins' | 'disk' | 'pinAlerts'> {
+  return {
+    statuses: without(s.statuses, name),
+    live: without(s.live, name),
+    images: without(s.images, name),
+    archives: without(s.archives, name),
+    audit: without(s.audit, name),
+    lostPins: without(s.lostPins, name),
+    disk: without(s.disk, name),
+    pinAlerts: s.pinAlerts.filter((a) => a.node !== name),
+  };
+}
+
+/** A fleet run that has its report (from the run's answer or from its finished event). */
+export function fleetRunDone(run: AppState['fleetRun'], report: FleetReport): AppState['fleetRun'] {
+  return {
+    ...run,
+    state: 'done',
+    report,
+    nodes: report.nodes.map((n) => n.node),
+    results: Object.fromEntries(report.nodes.map((n) => [n.node, n])),
+  };
+}
+
 export function createStoreContext(api: ClientApi, env: StoreEnv, set: StoreContext['set'], get: () => AppState): StoreContext {
   // With live jobs.changed events the poll is only a slow safety net.
   const hasLive = typeof api.onEvent === 'function';

@@ -1,6 +1,6 @@
 // The fleet matrix: one inspection of every node (or one group's) at a time, its results as nodes
 // answer, the last full report and its export. Live fleet.node/fleet.done events land in live.ts.
-import type { StoreContext } from './context';
+import { fleetRunDone, type StoreContext } from './context';
 import type { AppState, FleetRunState } from './types';
 
 export const IDLE_FLEET_RUN: FleetRunState = { state: 'idle', runId: null, nodes: [], results: {}, report: null, group: '' };
@@ -28,15 +28,7 @@ export function createFleetSlice(ctx: StoreContext): Pick<
       const report = env.result;
       set((s) =>
         s.fleetRun.state === 'idle'
-          ? {
-              fleetRun: {
-                ...s.fleetRun,
-                state: 'done',
-                report,
-                nodes: report.nodes.map((n) => n.node),
-                results: Object.fromEntries(report.nodes.map((n) => [n.node, n])),
-              },
-            }
+          ? { fleetRun: fleetRunDone(s.fleetRun, report) }
           : {},
       );
     },

@@ -1,7 +1,7 @@
 // Live events: following the event stream and applying each event to the state it concerns (jobs,
 // node changes and lost pins, credential requests, fleet runs, live watcher status). The one place
 // that knows every event type, so the other slices stay unaware of the transport.
-import { without, type StoreContext } from './context';
+import { fleetRunDone, without, type StoreContext } from './context';
 import { imagesOf, lostPinsOf, statusOf } from './selectors';
 import type { AppState } from './types';
 
@@ -82,15 +82,7 @@ export function createLiveSlice(ctx: StoreContext): Pick<
           set((s) => ({ fleetRun: { ...s.fleetRun, results: { ...s.fleetRun.results, [r.node]: r } } }));
         } else {
           const report = e.payload.report;
-          set((s) => ({
-            fleetRun: {
-              ...s.fleetRun,
-              state: 'done',
-              report,
-              nodes: report.nodes.map((n) => n.node),
-              results: Object.fromEntries(report.nodes.map((n) => [n.node, n])),
-            },
-          }));
+          set((s) => ({ fleetRun: fleetRunDone(s.fleetRun, report) }));
         }
         return;
       }

@@ -2,7 +2,7 @@
 // overview, connecting (one or all), trusting a host key, and adding, editing, removing nodes.
 import type { Envelope } from '../../shared/contract';
 import type { ErrorInfo } from '../../shared/domain';
-import { without, type StoreContext } from './context';
+import { withoutNodeData, type StoreContext } from './context';
 import { diskOf, imagesOf, statusOf } from './selectors';
 import type { AppState, View } from './types';
 
@@ -114,14 +114,7 @@ export function createNodesSlice(ctx: StoreContext): Pick<
       forget(name);
       set((s) => ({
         nodes: s.nodes.map((n) => (n.name === name ? node : n)),
-        statuses: without(s.statuses, name),
-        live: without(s.live, name),
-        images: without(s.images, name),
-        archives: without(s.archives, name),
-        audit: without(s.audit, name),
-        lostPins: without(s.lostPins, name),
-        disk: without(s.disk, name),
-        pinAlerts: s.pinAlerts.filter((a) => a.node !== name),
+        ...withoutNodeData(s, name),
         selected: s.selected === name ? node.name : s.selected,
       }));
       // Connection settings may have changed: connect afresh.
@@ -139,14 +132,7 @@ export function createNodesSlice(ctx: StoreContext): Pick<
           nodes,
           selected,
           ...(nodes.length === 0 && s.view === 'fleet' ? { view: 'node' as const } : {}),
-          live: without(s.live, name),
-          statuses: without(s.statuses, name),
-          images: without(s.images, name),
-          archives: without(s.archives, name),
-          audit: without(s.audit, name),
-          lostPins: without(s.lostPins, name),
-          disk: without(s.disk, name),
-          pinAlerts: s.pinAlerts.filter((a) => a.node !== name),
+          ...withoutNodeData(s, name),
         };
       });
       const sel = get().selected;
