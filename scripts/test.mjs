@@ -34,18 +34,42 @@ function preflight() {
 }
 
 const counts = { passed: 0, failed: 0 };
-function addVitest(file) {
+// The tests that did not pass, named again at the very end: CI keeps only the tail of a long
+// log, and a count without a name cannot be acted on.
+const notPassed = [];
+const firstLine = (text) => String(text ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim())?.trim().slice(0, 300) ?? '';
+function addVitest(file, step) {
   if (!existsSync(file)) return false;
   const j = JSON.parse(readFileSync(file, 'utf8'));
   counts.passed += j.numPassedTests ?? 0;
   counts.failed += (j.numFailedTests ?? 0) + (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0);
+  for (const f of j.testResults ?? []) {
+    const rel = path.relative(root, f.name ?? '');
+    for (const t of f.assertionResults ?? []) {
+      if (t.status !== 'passed') notPassed.push(`${step}: ${rel} › ${t.fullName ?? t.title} [${t.status}] ${firstLine(t.failureMessages?.[0])}`);
+    }
+    // A file that failed to load or whose hook threw has no failed assertion to name.
+    if (f.status === 'failed' && !(f.assertionResults ?? []).some((t) => t.status !== 'passed')) notPassed.push(`${step}: ${rel} [file failed] ${firstLine(f.message)}`);
+  }
   return true;
 }
 function addPlaywright(file) {
   if (!existsSync(file)) return false;
-  const s = JSON.parse(readFileSync(file, 'utf8')).stats ?? {};
+  const j = JSON.parse(readFileSync(file, 'utf8'));
+  const s = j.stats ?? {};
   counts.passed += (s.expected ?? 0) + (s.flaky ?? 0);
   counts.failed += (s.unexpected ?? 0) + (s.skipped ?? 0);
+  const walk = (suite, titles) => {
+    for (const spec of suite.specs ?? []) {
+      for (const t of spec.tests ?? []) {
+        if (t.status === 'expected' || t.status === 'flaky') continue;
+        const err = t.results?.at(-1)?.error?.message;
+        notPassed.push(`e2e: ${spec.file}:${spec.line} › ${[...titles, spec.title].join(' › ')} [${t.status}] ${firstLine(err)}`);
+      }
+    }
+    for (const child of suite.suites ?? []) walk(child, suite.title && !suite.file ? [...titles, suite.title] : titles);
+  };
+  for (const suite of j.suites ?? []) walk(suite, []);
   return true;
 }
 
@@ -58,7 +82,7 @@ if (run('typecheck', 'npm', ['run', '--silent', 'typecheck']) !== 0) failedSteps
 
 const unitOut = path.join(reports, 'unit.json');
 if (run('unit', 'npx', vitestArgs('unit', unitOut)) !== 0) failedSteps.push('unit');
-if (!addVitest(unitOut)) failedSteps.push('unit (no report)');
+if (!addVitest(unitOut, 'unit')) failedSteps.push('unit (no report)');
 
 const problems = preflight();
 if (problems.length) {
@@ -73,7 +97,7 @@ if (problems.length) {
   for (const project of ['integration', 'integration-1.7', 'integration-1.6']) {
     const out = path.join(reports, `${project}.json`);
     if (run(project, 'npx', vitestArgs(project, out), { HOLDFAST_CLI: 'bundle' }) !== 0) failedSteps.push(project);
-    if (!addVitest(out)) failedSteps.push(`${project} (no report)`);
+    if (!addVitest(out, project)) failedSteps.push(`${project} (no report)`);
   }
 
   const e2eOut = path.join(reports, 'e2e.json');
@@ -81,6 +105,7 @@ if (problems.length) {
   if (!addPlaywright(e2eOut)) failedSteps.push('e2e (no report)');
 }
 
+if (notPassed.length) console.log(`\nnot passed:\n- ${notPassed.join('\n- ')}`);
 console.log(`\n${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);
 console.log(`${counts.passed} passed, ${counts.failed} failed`);
 process.exit(failedSteps.length || counts.failed ? 1 : 0);
