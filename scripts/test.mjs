@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const root = path.resolve(import.meta.dirname, '..');
 const reports = path.join(root, 'test-results', 'summary');
@@ -37,7 +38,7 @@ const counts = { passed: 0, failed: 0 };
 // The tests that did not pass, named again at the very end: CI keeps only the tail of a long
 // log, and a count without a name cannot be acted on.
 const notPassed = [];
-const firstLine = (text) => String(text ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim())?.trim().slice(0, 300) ?? '';
+const firstLine = (text) => stripVTControlCharacters(String(text ?? '')).split('\n').find((l) => l.trim())?.trim().slice(0, 300) ?? '';
 function addVitest(file, step) {
   if (!existsSync(file)) return false;
   const j = JSON.parse(readFileSync(file, 'utf8'));
