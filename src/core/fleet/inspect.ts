@@ -1,6 +1,8 @@
-// Inspect many nodes at once: bounded parallelism, one deadline per node covering connect and
-// inventory, each node on its own (one failing never spoils the others), results streamed to
-// onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
+// Inspect many nodes at once: bounded parallelism, at most CONNECTS_PER_FIRST_HOP connections
+// being set up through the same first hop (a bastion's MaxStartups), one deadline per node
+// covering connect and inventory that starts when the node's connection does (not while it waits
+// for its bastion), each node on its own (one failing never spoils the others), results streamed
+// to onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
 import type { NodeDef } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { lostPinsFrom, withLostPins } from '../audit/lostPins';
@@ -14,18 +16,24 @@ import { mapLimit } from '../../shared/mapLimit';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from './defaults';
+import { setMaxListeners } from 'node:events';
 import { logger } from '../log';
+import { CONNECTS_PER_FIRST_HOP, ConnectGate, firstHopOf } from './connectGate';
 
 const log = logger('fleet');
 
 export { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS };
 
-/** Takes one node's inventory; must stop (and free the connection) when `signal` aborts. */
-export type NodeProbe = (def: NodeDef, signal: AbortSignal, timeoutMs: number) => Promise<FleetNodeResult>;
+/**
+ * Takes one node's inventory; must stop (and free the connection) when `signal` aborts. Calls
+ * `connected` once its session is open, so the next node through the same first hop may start
+ * connecting (otherwise that happens when the probe ends).
+ */
+export type NodeProbe = (def: NodeDef, signal: AbortSignal, timeoutMs: number, connected?: () => void) => Promise<FleetNodeResult>;
 
 export interface FleetOptions {
   ctx: OpsContext;
-  /** Nodes inspected at once (default 16). */
+  /** Nodes inspected at once (default 64); connection set-ups per first hop stay at most 8. */
   concurrency?: number;
   /** Per node, connect + inventory + disk (default 30 000 ms). */
   timeoutMs?: number;
@@ -58,13 +66,14 @@ export function sshProbe(
   open: Pick<OpenNodeOptions, 'resolveNode' | 'credentials'> = {},
   openSession: (def: NodeDef, opts: OpenNodeOptions) => Promise<NodeSession> = (def, opts) => NodeSession.open(def, opts),
 ): NodeProbe {
-  return async (def, signal, timeoutMs) => {
+  return async (def, signal, timeoutMs, connected) => {
     let session: NodeSession | undefined;
     const closeOnAbort = () => void session?.close();
     signal.addEventListener('abort', closeOnAbort, { once: true });
     try {
       session = await openSession(def, { ...open, timeoutMs });
       if (signal.aborted) throw signal.reason;
+      connected?.();
       const s = session;
       // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
@@ -93,7 +102,11 @@ export function sshProbe(
   };
 }
 
-async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, parent?: AbortSignal): Promise<FleetNodeResult> {
+function cancelledError(def: NodeDef): HoldfastError {
+  return new HoldfastError('INTERNAL', `inspection of ${def.name} was cancelled before it answered`);
+}
+
+async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, parent: AbortSignal | undefined, connected: () => void): Promise<FleetNodeResult> {
   const ac = new AbortController();
   const seconds = Number((timeoutMs / 1000).toFixed(3));
   const timer = setTimeout(
@@ -105,14 +118,14 @@ async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, par
       ),
     timeoutMs,
   );
-  const onParent = () => ac.abort(new HoldfastError('INTERNAL', `inspection of ${def.name} was cancelled before it answered`));
+  const onParent = () => ac.abort(cancelledError(def));
   if (parent?.aborted) onParent();
   else parent?.addEventListener('abort', onParent, { once: true });
   const aborted = new Promise<never>((_, reject) => {
     if (ac.signal.aborted) reject(ac.signal.reason);
     else ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true });
   });
-  const work = ac.signal.aborted ? aborted : probe(def, ac.signal, timeoutMs);
+  const work = ac.signal.aborted ? aborted : probe(def, ac.signal, timeoutMs, connected);
   work.catch((err: unknown) => log.debug('node inspection failed (reported in its result)', { node: def.name, err }));
   aborted.catch(() => undefined); // only the abort reason, which the race reports
   try {
@@ -121,6 +134,7 @@ async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, par
     return unreachableResult(def.name, e);
   } finally {
     clearTimeout(timer);
+    connected();
     parent?.removeEventListener('abort', onParent);
     // A probe that lost the race is told to stop and close its connection.
     if (!ac.signal.aborted) ac.abort(new Error('done'));
@@ -147,23 +161,35 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
   };
   const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open }, opts.openSession);
   const drift = new DriftAccumulator();
+  const gate = new ConnectGate(CONNECTS_PER_FIRST_HOP);
+  // One listener on the caller's signal; every node (up to two listeners each) listens to the
+  // run's own, whose limit fits the concurrency (Node warns past 10 listeners otherwise).
+  const run = new AbortController();
+  setMaxListeners(2 * concurrency + 10, run.signal);
+  const onCancel = () => run.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) onCancel();
+  else opts.signal?.addEventListener('abort', onCancel, { once: true });
+  // Listeners' failures are not the nodes': logged, never allowed to end the run.
+  const tell = (what: string, node: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      log.debug(`${what} listener failed`, { node, err });
+    }
+  };
   const results = await mapLimit(list, concurrency, async (def): Promise<FleetNodeResult> => {
-    try {
-      opts.onStart?.(def.name);
-    } catch (err) {
-      // a listener's failure is not the node's
-      log.debug('onStart listener failed', { node: def.name, err });
+    // The node's deadline starts once its first hop lets it connect: a queue at a bastion is not the node's fault.
+    const release = await gate.acquire(firstHopOf(def, byName), run.signal).catch(() => null);
+    let r: FleetNodeResult;
+    if (!release) r = unreachableResult(def.name, cancelledError(def));
+    else {
+      tell('onStart', def.name, () => opts.onStart?.(def.name));
+      r = await inspectOne(def, probe, timeoutMs, run.signal, release);
     }
-    const r = await inspectOne(def, probe, timeoutMs, opts.signal);
     drift.add(r);
-    try {
-      opts.onNode?.(r);
-    } catch (err) {
-      // idem
-      log.debug('onNode listener failed', { node: def.name, err });
-    }
+    tell('onNode', def.name, () => opts.onNode?.(r));
     return r;
-  });
+  }).finally(() => opts.signal?.removeEventListener('abort', onCancel));
   const entries = drift.entries(list.map((d) => d.name));
   const rule = opts.lowDisk ?? DEFAULT_LOW_DISK;
   return { generatedAt, summary: summarizeFleet(results, entries, rule, performance.now() - started), nodes: results, drift: entries };

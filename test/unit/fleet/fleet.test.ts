@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { completeNode } from '../../../src/core/config/nodes';
 import { HoldfastError } from '../../../src/core/errors';
 import {
@@ -311,6 +311,67 @@ describe('inspectFleet', () => {
     const r = await p;
     expect(r.nodes[0]!.reachable).toBe(true);
     for (const n of r.nodes.slice(1)) expect(n.error?.message).toMatch(/cancelled/);
+  });
+});
+
+describe('inspectFleet through one bastion (its sshd drops set-ups beyond MaxStartups)', () => {
+  afterEach(() => void vi.useRealTimers());
+  const ctx = {} as OpsContext;
+  const bastion = completeNode({ name: 'bastion', host: '192.0.2.1', knownHosts: '/kh' });
+  const behind = Array.from({ length: 20 }, (_, i) => completeNode({ name: `site-${i}`, host: `10.1.0.${i}`, jump: 'bastion', knownHosts: '/kh' }));
+  const direct = Array.from({ length: 5 }, (_, i) => completeNode({ name: `direct-${i}`, host: `10.2.0.${i}`, knownHosts: '/kh' }));
+
+  it('sets up at most 8 connections through it at once, never holds back other nodes, and starts each deadline when its connection does', async () => {
+    vi.useFakeTimers();
+    const connecting = new Set<string>();
+    let peakBehind = 0;
+    const waves: Array<() => void> = [];
+    const probe: NodeProbe = async (def, signal, _timeoutMs, connected) => {
+      if (def.jump) {
+        connecting.add(def.name);
+        peakBehind = Math.max(peakBehind, connecting.size);
+        // connects when the test says so (one wave at a time), then answers at once
+        await new Promise<void>((resolve, reject) => {
+          waves.push(resolve);
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+        connecting.delete(def.name);
+        connected?.();
+      }
+      return ok(def.name, []);
+    };
+    const started: string[] = [];
+    // Every wave takes 100 ms of the clock; the third starts 200 ms after the run did, beyond the
+    // 150 ms deadline: only a deadline that starts at the node's own connection lets it answer.
+    const run = inspectFleet([bastion, ...behind, ...direct], { ctx, probe, timeoutMs: 150, onStart: (n) => started.push(n) });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started.filter((n) => n.startsWith('direct-'))).toHaveLength(5);
+    for (let wave = 0; waves.length > 0 || connecting.size > 0; wave++) {
+      expect(connecting.size).toBe(Math.min(8, behind.length - 8 * wave));
+      await vi.advanceTimersByTimeAsync(100);
+      for (const go of waves.splice(0)) go();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    const r = await run;
+    expect(peakBehind).toBe(8);
+    expect(r.summary).toMatchObject({ reachable: 26, unreachable: 0 });
+  });
+
+  it('a cancel reaches the nodes still queued for the bastion: reported cancelled, none connects afterwards', async () => {
+    const ac = new AbortController();
+    const calls: string[] = [];
+    const probe: NodeProbe = async (def, signal) => {
+      calls.push(def.name);
+      await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+      return ok(def.name, []);
+    };
+    const run = inspectFleet(behind, { ctx: {} as OpsContext, probe, signal: ac.signal, open: {} });
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toHaveLength(8);
+    ac.abort();
+    const r = await run;
+    expect(calls).toHaveLength(8);
+    expect(r.nodes.every((n) => !n.reachable && /cancelled/.test(n.error?.message ?? ''))).toBe(true);
   });
 });
 
