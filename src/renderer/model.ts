@@ -88,6 +88,8 @@ const collator = new Intl.Collator();
 export { refKind };
 
 const KIND_ORDER: Record<RefView['kind'], number> = { tag: 0, digest: 1, id: 2 };
+/** A bit per pin state: an image's pins are mixed when more than one bit is set (no Set per image). */
+const PIN_BIT: Record<PinState, number> = { durable: 1, k3s: 2, none: 4 };
 
 /**
  * References grouped into images by image id, each with kubelet's verdict from the one protection
@@ -103,41 +105,44 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
     else byKey.set(key, [img]);
   }
   const groups: ImageGroup[] = [];
+  // One pass over each image's references (usually two: a tag and its digest reference) instead
+  // of a map/filter/sort per field: with 5,000 images the small arrays were most of the time
+  // (garbage collection) between the list's answer and the first rows.
   for (const [key, list] of byKey) {
     const p = protection.get(key)!;
-    const refs: RefView[] = list
-      .map((i) => ({
-        name: i.name,
-        kind: refKind(i.name),
-        pin: i.pin,
-        digest: i.digest,
-        afterRestart: i.afterRestart,
-        fate: refFate(i, p),
-        reason: i.reason,
-        archive: i.archive,
-      }))
-      .sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : KIND_ORDER[a.kind] - KIND_ORDER[b.kind]));
-    // CRI's unlabelled sha256:<id> record does not make an image's pins "mixed"
-    const named = list.filter((i) => !isImageIdRef(i));
-    const pins = new Set((named.length ? named : list).map((i) => i.pin));
-    const pin = strongestPin([...pins].map((p) => ({ pin: p })));
-    const created = list
-      .map((i) => i.createdAt)
-      .filter((c): c is string => c !== null)
-      .sort();
+    const refs: RefView[] = [];
+    let pinBits = 0; // a bit per pin state seen on a tag or digest reference
+    let idRecords = 0;
+    let size = 0;
+    let createdAt: string | null = null;
+    let platforms: readonly string[] = list[0]!.platforms; // shared until another reference adds one
+    const digests: string[] = [];
     const labels: Record<string, string> = {};
-    for (const i of list) Object.assign(labels, i.labels);
+    for (const i of list) {
+      refs.push({ name: i.name, kind: refKind(i.name), pin: i.pin, digest: i.digest, afterRestart: i.afterRestart, fate: refFate(i, p), reason: i.reason, archive: i.archive });
+      if (isImageIdRef(i)) idRecords++;
+      else pinBits |= PIN_BIT[i.pin];
+      if (i.size > size) size = i.size;
+      if (i.createdAt !== null && (createdAt === null || i.createdAt < createdAt)) createdAt = i.createdAt;
+      for (const pl of i.platforms) if (!platforms.includes(pl)) platforms = [...platforms, pl];
+      if (!digests.includes(i.digest)) digests.push(i.digest);
+      for (const k in i.labels) labels[k] = i.labels[k]!;
+    }
+    if (refs.length > 1) refs.sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : KIND_ORDER[a.kind] - KIND_ORDER[b.kind]));
+    // CRI's unlabelled sha256:<id> record does not make an image's pins "mixed"
+    const judged = idRecords === 0 || idRecords === list.length ? list : list.filter((i) => !isImageIdRef(i));
+    if (idRecords === list.length) for (const i of list) pinBits |= PIN_BIT[i.pin];
     groups.push({
       key,
       imageId: list[0]?.imageId ?? null,
       refs,
       primaryName: refs[0]?.name ?? key,
-      pin,
-      mixedPins: pins.size > 1,
-      size: Math.max(0, ...list.map((i) => i.size)),
-      platforms: sortPlatforms([...new Set(list.flatMap((i) => i.platforms))]),
-      createdAt: created[0] ?? null,
-      digests: [...new Set(list.map((i) => i.digest))],
+      pin: strongestPin(judged),
+      mixedPins: (pinBits & (pinBits - 1)) !== 0,
+      size,
+      platforms: platforms.length > 1 ? sortPlatforms([...platforms]) : [...platforms],
+      createdAt,
+      digests,
       labels,
       afterRestart: p.afterRestart ? 'pinned' : 'unpinned',
       fate: protectionChange(p),

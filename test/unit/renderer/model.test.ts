@@ -83,6 +83,19 @@ describe('groupImages', () => {
     expect(groupImages([ref({ name: 'y:1', pin: 'none' }), ref({ name: 'y:2', pin: 'k3s' })])[0]!.pin).toBe('k3s');
   });
 
+  it("CRI's unlabelled id record neither weakens nor mixes the pin; the fields merge over every reference", () => {
+    const [g] = groupImages([
+      ref({ name: 'z:1', imageId: D('8'), digest: D('b'), pin: 'durable', size: 10, createdAt: '2025-02-01T00:00:00Z', platforms: ['linux/arm/v7', 'linux/arm64'], labels: { a: '1' } }),
+      ref({ name: D('8'), imageId: D('8'), digest: D('c'), pin: 'none', size: 30, createdAt: '2025-01-01T00:00:00Z', platforms: ['linux/amd64', 'linux/arm64'], labels: { b: '2' } }),
+      ref({ name: `z@${D('b')}`, imageId: D('8'), digest: D('b'), pin: 'durable', size: 20, createdAt: null, platforms: [], labels: { a: '3' } }),
+    ]);
+    expect(g).toMatchObject({ pin: 'durable', mixedPins: false, size: 30, createdAt: '2025-01-01T00:00:00Z', digests: [D('b'), D('c')], labels: { a: '3', b: '2' } });
+    expect(g!.platforms).toEqual(['linux/amd64', 'linux/arm64', 'linux/arm/v7']);
+    expect(g!.refs.map((r) => r.kind)).toEqual(['tag', 'digest', 'id']);
+    // Only CRI's record: its own (absent) pin is the image's.
+    expect(groupImages([ref({ name: D('9'), imageId: D('9'), pin: 'none' })])[0]).toMatchObject({ pin: 'none', mixedPins: false });
+  });
+
   it('counts per pin state', () => {
     expect(countByPin(groups)).toEqual({ all: 4, durable: 1, k3s: 1, none: 2, atRisk: 2 });
   });
