@@ -11,6 +11,7 @@ import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, CheckIcon, InfoIcon } from './icons';
 import { Modal } from './Modal';
 import { PinBadge } from './PinBadge';
+import { PreviewApplyActions } from './PreviewApplyActions';
 
 export interface PinRequest {
   action: PinAction;
@@ -204,30 +205,17 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
         </p>
         {body}
       </div>
-      <div className="modal-actions">
-        {phase.kind === 'done' || phase.kind === 'failed' ? (
-          <button type="button" className="btn btn-primary" onClick={onClose} autoFocus>
-            Close
-          </button>
-        ) : (
-          <>
-            <button type="button" className="btn" onClick={close} disabled={busy}>
-              Cancel
-            </button>
-            <button
-              type="button"
-              className="btn btn-primary"
-              disabled={!plan || plan.changes.length === 0 || busy}
-              onClick={() => plan && void apply(plan)}
-              aria-busy={busy || undefined}
-              data-testid="apply-pins"
-            >
-              {busy ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
-              {busy ? 'Applying…' : plan ? `Apply ${plan.changes.length} ${plan.changes.length === 1 ? 'change' : 'changes'}` : 'Apply'}
-            </button>
-          </>
-        )}
-      </div>
+      <PreviewApplyActions
+        finished={phase.kind === 'done' || phase.kind === 'failed'}
+        busy={busy}
+        canApply={!!plan && plan.changes.length > 0}
+        onApply={() => plan && void apply(plan)}
+        onCancel={close}
+        onClose={onClose}
+        label={plan ? `Apply ${plan.changes.length} ${plan.changes.length === 1 ? 'change' : 'changes'}` : 'Apply'}
+        busyLabel="Applying…"
+        testId="apply-pins"
+      />
     </Modal>
   );
 }

@@ -11,6 +11,7 @@ import { mainRef } from './DiskPanel';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
+import { PreviewApplyActions } from './PreviewApplyActions';
 
 const KEEP_TEXT: Record<PruneKeepReason, string> = {
   'in-use': 'In use',
@@ -233,30 +234,19 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
         </p>
         {body}
       </div>
-      <div className="modal-actions">
-        {phase.kind === 'done' || phase.kind === 'failed' ? (
-          <button type="button" className="btn btn-primary" onClick={onClose} autoFocus>
-            Close
-          </button>
-        ) : (
-          <>
-            <button type="button" className="btn" onClick={close} disabled={busy}>
-              Cancel
-            </button>
-            <button
-              type="button"
-              className="btn btn-danger"
-              disabled={!plan || plan.remove.length === 0 || busy || typed !== node.name}
-              onClick={() => plan && void apply(plan)}
-              aria-busy={busy || undefined}
-              data-testid="apply-prune"
-            >
-              {busy ? <span className="spinner spinner-small" aria-hidden="true" /> : <TrashIcon />}
-              {busy ? 'Removing…' : plan ? `Remove ${plan.remove.length} ${plan.remove.length === 1 ? 'image' : 'images'}` : 'Remove'}
-            </button>
-          </>
-        )}
-      </div>
+      <PreviewApplyActions
+        finished={phase.kind === 'done' || phase.kind === 'failed'}
+        busy={busy}
+        canApply={!!plan && plan.remove.length > 0 && typed === node.name}
+        onApply={() => plan && void apply(plan)}
+        onCancel={close}
+        onClose={onClose}
+        label={plan ? `Remove ${plan.remove.length} ${plan.remove.length === 1 ? 'image' : 'images'}` : 'Remove'}
+        busyLabel="Removing…"
+        icon={<TrashIcon />}
+        danger
+        testId="apply-prune"
+      />
     </Modal>
   );
 }

@@ -1,0 +1,49 @@
+// The footer of a preview-then-apply dialog (pins, prune): Cancel and the apply button while
+// there is something to decide, one Close once it is done or failed. One component, so both
+// dialogs disable, label and announce a running apply the same way.
+import type { ReactNode } from 'react';
+
+export function PreviewApplyActions(props: {
+  /** Done or failed: only Close is offered. */
+  finished: boolean;
+  busy: boolean;
+  /** The apply button may be pressed (a plan with changes, and whatever else the dialog asks). */
+  canApply: boolean;
+  onApply(): void;
+  /** Cancel (may be refused while busy). */
+  onCancel(): void;
+  onClose(): void;
+  /** The apply button's text when idle, and while it runs. */
+  label: string;
+  busyLabel: string;
+  icon?: ReactNode;
+  danger?: boolean;
+  testId: string;
+}) {
+  return (
+    <div className="modal-actions">
+      {props.finished ? (
+        <button type="button" className="btn btn-primary" onClick={props.onClose} autoFocus>
+          Close
+        </button>
+      ) : (
+        <>
+          <button type="button" className="btn" onClick={props.onCancel} disabled={props.busy}>
+            Cancel
+          </button>
+          <button
+            type="button"
+            className={props.danger ? 'btn btn-danger' : 'btn btn-primary'}
+            disabled={!props.canApply || props.busy}
+            onClick={props.onApply}
+            aria-busy={props.busy || undefined}
+            data-testid={props.testId}
+          >
+            {props.busy ? <span className="spinner spinner-small" aria-hidden="true" /> : (props.icon ?? null)}
+            {props.busy ? props.busyLabel : props.label}
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
