@@ -14,7 +14,7 @@ import { HoldfastError } from '../src/core/errors';
 import { listImageRefs } from '../src/core/images/list';
 import { TargetResolver } from '../src/core/images/resolve';
 import type { NodeSession, OpenNodeOptions } from '../src/core/node/session';
-import type { NodeDef, NodeInfo } from '../src/shared/domain';
+import type { ImageRef, NodeDef, NodeInfo } from '../src/shared/domain';
 
 const INDEX = 'application/vnd.oci.image.index.v1+json';
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
@@ -22,20 +22,14 @@ const PLATFORM = { os: 'linux', architecture: 'amd64' };
 const hash = (b: Buffer | string) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 /** One image reference as the fake data describes it (derived fields such as pin are ignored). */
-export interface FakeImageSpec {
-  name: string;
-  /** The target's digest in the fake data; the node stores the real digest of the target it builds. */
-  digest: string;
-  mediaType: string;
-  /** The fake data's image id: only a key here (the node's image id is the real config digest). */
-  imageId: string | null;
-  size: number;
-  platforms: string[];
-  createdAt: string | null;
+/**
+ * An image record as the fake data gives it: ImageRef's own fields (digest and image id are only
+ * keys here: the node stores the real digests of the target and config it builds).
+ */
+export type FakeImageSpec = Pick<ImageRef, 'name' | 'digest' | 'mediaType' | 'imageId' | 'size' | 'platforms' | 'createdAt' | 'labels'> & {
   /** When containerd last changed its record (default: createdAt). */
   updatedAt?: string;
-  labels: Record<string, string>;
-}
+};
 
 /** A file in the images dir: an archive (its images by name), or plain text / raw bytes. */
 export type FakeFileSpec =
