@@ -8,7 +8,7 @@
 // namespace (and its bind mounts, which never reach the host) lives until the holder dies.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { run, sleep } from './exec.ts';
@@ -33,6 +33,8 @@ export interface LabNodeHandle {
   hostSocket: string;
   /** Host-side path of /var/lib/rancher/k3s/agent/images. */
   hostImagesDir: string;
+  /** Host-side path of the node's /root (its own, as on a real node: see HOLDER_SCRIPT). */
+  hostRootHome: string;
   /** The containerd line the node runs ('2' unless the test asked for another; see lab/containerd.ts). */
   containerdLine: ContainerdLine;
   /** Path of the containerd binary the node runs, and of its matching ctr. */
@@ -117,9 +119,13 @@ export interface NodeStartOptions {
 }
 
 // /usr/local/bin is the node's own too, so a test can give it a `k3s` or `rke2` binary
-// (installDistroBinary) whose `--version` Holdfast detects, as on a real node.
+// (installDistroBinary) whose `--version` Holdfast detects, as on a real node. So is /root, with
+// Debian's default dotfiles: sshd runs every command through root's shell, and bash sources
+// ~/.bashrc for commands over SSH, so the lab host's own (here one running `pyenv init`, about
+// 150 ms of CPU per command) would otherwise run on every lab node for every command Holdfast
+// sends, and load the shared cores as no real node's defaults do.
 const HOLDER_SCRIPT =
-  'mount --bind "$1/run-k3s" /run/k3s && mount --bind "$1/rancher" /var/lib/rancher && mount --bind "$1/bin" /usr/local/bin && exec sleep infinity';
+  'mount --bind "$1/run-k3s" /run/k3s && mount --bind "$1/rancher" /var/lib/rancher && mount --bind "$1/bin" /usr/local/bin && mount --bind "$1/home" /root && exec sleep infinity';
 
 export async function ensureHostMountpoints(): Promise<void> {
   for (const d of HOST_MOUNTPOINTS) await mkdir(d, { recursive: true });
@@ -332,6 +338,7 @@ export class LabNode implements LabNodeHandle {
   readonly root: string;
   readonly hostSocket: string;
   readonly hostImagesDir: string;
+  readonly hostRootHome: string;
   readonly containerdLine: ContainerdLine;
   readonly containerdBinary: string;
   readonly ctrBinary: string;
@@ -352,6 +359,7 @@ export class LabNode implements LabNodeHandle {
     this.root = opts.root;
     this.hostSocket = join(opts.root, 'run-k3s', 'containerd', 'containerd.sock');
     this.hostImagesDir = join(opts.root, 'rancher', 'k3s', 'agent', 'images');
+    this.hostRootHome = join(opts.root, 'home');
     const bins: ContainerdBinaries = containerdBinaries(opts.containerd ?? defaultContainerdLine());
     this.containerdLine = bins.line;
     this.containerdBinary = bins.containerd;
@@ -390,9 +398,11 @@ export class LabNode implements LabNodeHandle {
 
   private async init(): Promise<void> {
     const r = this.root;
-    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp', 'bin', 'cni/bin', 'cni/net.d']) {
+    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp', 'bin', 'cni/bin', 'cni/net.d', 'home']) {
       await mkdir(join(r, d), { recursive: true });
     }
+    await cp('/etc/skel', join(r, 'home'), { recursive: true }).catch(() => undefined); // none: an empty home
+    await chmod(join(r, 'home'), 0o700);
     await writeFile(this.p.containerdToml, containerdConfig(r));
     await ensureHostMountpoints();
     await Promise.all([this.startHolder(), this.generateHostKey()]);

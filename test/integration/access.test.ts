@@ -153,7 +153,7 @@ describe('a non-root user with sudo', () => {
     } finally {
       await s.close();
     }
-    for (const dir of [`/home/${USER}`, '/root', '/', '/tmp', process.cwd(), sa.hostImagesDir, path.join(sa.hostImagesDir, 'odd dir;$(touch x)')]) {
+    for (const dir of [`/home/${USER}`, '/root', sa.hostRootHome, '/', '/tmp', process.cwd(), sa.hostImagesDir, path.join(sa.hostImagesDir, 'odd dir;$(touch x)')]) {
       expect(existsSync(path.join(dir, 'x')), `${dir}/x`).toBe(false);
       expect(existsSync(path.join(dir, 'y')), `${dir}/y`).toBe(false);
     }
