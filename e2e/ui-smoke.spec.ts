@@ -942,7 +942,7 @@ test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and 
 });
 
 test('a node whose k3s/RKE2 did not answer says so and what to do, not a bare "unknown"', async ({ page }) => {
-  await serve({ edge1DistroUnknown: true });
+  await serveReal({ edge1DistroUnknown: true });
   await page.goto(server.url);
   await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-distro')).toHaveText('k3s/RKE2 not detected (no k3s or rke2 binary answered --version)');
   await openApp(page);
