@@ -8,7 +8,7 @@
 //    serves the built renderer with the given handlers over loopback HTTP (the browser UI of
 //    `holdfast serve`) and opens it; in the `electron` project it launches the desktop app
 //    (preload + IPC) with HOLDFAST_HOME pointing at the handlers' home. Specs only see a Page.
-import { _electron, expect, test as base, type Page, type Request } from '@playwright/test';
+import { _electron, expect, test as base, type Locator, type Page, type Request } from '@playwright/test';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import type { Handlers } from '../src/shared/handlers';
@@ -32,6 +32,20 @@ export function isLocalUrl(url: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Opens a node from the fleet overview and waits until `ready` shows. The overview fills in live
+ * (counts, banners pushing rows down), so a click can land while the row moves: retried, but a
+ * click that did open the node is not repeated (the overview's row is gone then), however long
+ * the node's first answer takes on a loaded machine.
+ */
+export async function openFromOverview(page: Page, node: string, ready: Locator): Promise<void> {
+  await expect(async () => {
+    const open = page.getByTestId(`fleet-row-${node}`).getByTestId('fleet-open');
+    if (!(await ready.isVisible()) && (await open.isVisible())) await open.click({ timeout: 2_000 });
+    await expect(ready).toBeVisible({ timeout: 3_000 });
+  }).toPass({ timeout: 30_000 });
 }
 
 export interface OpenOptions {

@@ -2,7 +2,7 @@
 // versions of its telemetry agent): the image file system against kubelet's thresholds, the GC forecast with
 // the images the site needs flagged, the image store by image, the fleet overview's near-GC
 // marker, and Prune from plan through typed confirmation to the result and the node's log.
-import { expect, test, type Page } from './fixtures';
+import { expect, openFromOverview, test, type Page } from './fixtures';
 import { fakeService } from './fake-service';
 
 let fake: Awaited<ReturnType<typeof fakeService>> | undefined;
@@ -11,10 +11,7 @@ test.afterEach(async () => fake?.dispose());
 const TELEMETRY = 'registry.site.lan/acme/telemetry-agent';
 
 async function openDisk(page: Page) {
-  await expect(async () => {
-    await page.getByTestId('fleet-row-edge-01').getByTestId('fleet-open').click();
-    await expect(page.getByTestId('tab-disk')).toBeVisible({ timeout: 1_000 });
-  }).toPass({ timeout: 15_000 });
+  await openFromOverview(page, 'edge-01', page.getByTestId('tab-disk'));
   await page.getByTestId('tab-disk').click();
   await expect(page.getByTestId('disk-chart')).toBeVisible();
 }
