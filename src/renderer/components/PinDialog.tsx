@@ -1,7 +1,7 @@
 // Preview → Apply → Result for a pin or unpin. The preview is the backend's own plan
 // (pins.plan): exactly the references and labels pins.apply will write, nothing guessed here.
-import { useEffect, useState, type ReactNode } from 'react';
-import type { ErrorInfo, LabelChange, NodeDef, PinPlan } from '../../shared/domain';
+import type { ReactNode } from 'react';
+import type { LabelChange, NodeDef, PinPlan } from '../../shared/domain';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
 import { statusOf } from '../store';
@@ -12,6 +12,7 @@ import { AlertIcon, ArrowRightIcon, CheckIcon, InfoIcon } from './icons';
 import { Modal } from './Modal';
 import { PinBadge } from './PinBadge';
 import { PreviewApplyActions } from './PreviewApplyActions';
+import { usePlanApply } from './usePlanApply';
 
 export interface PinRequest {
   action: PinAction;
@@ -95,42 +96,16 @@ export function PlanView({ plan, applied }: { plan: PinPlan; applied?: boolean }
   );
 }
 
-type Phase =
-  | { kind: 'planning' }
-  | { kind: 'preview'; plan: PinPlan; error?: ErrorInfo }
-  | { kind: 'applying'; plan: PinPlan }
-  | { kind: 'done'; plan: PinPlan }
-  | { kind: 'failed'; error: ErrorInfo };
-
 export function PinDialog({ node, request, onClose }: { node: NodeDef; request: PinRequest; onClose(): void }) {
   const planPins = useApp((s) => s.planPins);
   const applyPins = useApp((s) => s.applyPins);
   const info = useApp((s) => statusOf(s, node.name).info);
   const notHonoured = request.action === 'pin' ? pinNotHonoured(node.name, info) : null;
-  const [phase, setPhase] = useState<Phase>({ kind: 'planning' });
-  const [attempt, setAttempt] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    setPhase({ kind: 'planning' });
-    void planPins(node.name, request.action, request.target).then((env) => {
-      if (!live) return;
-      setPhase(env.ok ? { kind: 'preview', plan: env.result } : { kind: 'failed', error: env.error });
-    });
-    return () => {
-      live = false;
-    };
-  }, [node.name, request, planPins, attempt]);
-
-  const busy = phase.kind === 'applying';
+  const { phase, busy, retry, apply: applyPlan } = usePlanApply<PinPlan, PinPlan>(() => planPins(node.name, request.action, request.target), [node.name, request, planPins]);
   const close = () => {
     if (!busy) onClose();
   };
-  const apply = async (plan: PinPlan) => {
-    setPhase({ kind: 'applying', plan });
-    const env = await applyPins(node.name, request.action, request.target);
-    setPhase(env.ok ? { kind: 'done', plan: env.result } : { kind: 'preview', plan, error: env.error });
-  };
+  const apply = (plan: PinPlan) => applyPlan(plan, () => applyPins(node.name, request.action, request.target));
 
   let body: ReactNode;
   if (phase.kind === 'planning') {
@@ -143,7 +118,7 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
   } else if (phase.kind === 'failed') {
     body = (
       <ErrorCallout error={phase.error} title="Could not prepare the preview">
-        <button type="button" className="btn btn-small" onClick={() => setAttempt((a) => a + 1)}>
+        <button type="button" className="btn btn-small" onClick={retry}>
           Try again
         </button>
       </ErrorCallout>
@@ -157,7 +132,7 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
           </strong>
           <p>The images list has been refreshed from the node.</p>
         </div>
-        <PlanView plan={phase.plan} applied />
+        <PlanView plan={phase.result} applied />
       </>
     );
   } else {

@@ -1,8 +1,8 @@
 // Plan → typed confirmation → apply → result for prune. The preview is the backend's own plan
 // (prune.plan); apply sends exactly the previewed images, and the backend removes only those a
 // fresh plan still allows, saying why for any it leaves.
-import { useEffect, useId, useState, type ReactNode } from 'react';
-import type { ErrorInfo, NodeDef } from '../../shared/domain';
+import { useId, useState, type ReactNode } from 'react';
+import type { NodeDef } from '../../shared/domain';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, type PruneKeepReason, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import { useApp } from '../context';
@@ -12,6 +12,7 @@ import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
 import { PreviewApplyActions } from './PreviewApplyActions';
+import { usePlanApply } from './usePlanApply';
 
 const KEEP_TEXT: Record<PruneKeepReason, string> = {
   'in-use': 'In use',
@@ -20,13 +21,6 @@ const KEEP_TEXT: Record<PruneKeepReason, string> = {
   rollback: 'Kept for rollback',
   unresolved: 'Not identified',
 };
-
-type Phase =
-  | { kind: 'planning' }
-  | { kind: 'preview'; plan: PrunePlan; error?: ErrorInfo }
-  | { kind: 'applying'; plan: PrunePlan }
-  | { kind: 'done'; plan: PrunePlan; result: PruneResult }
-  | { kind: 'failed'; error: ErrorInfo };
 
 function Kept({ plan }: { plan: PrunePlan }) {
   if (!plan.kept.length) return null;
@@ -80,37 +74,23 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
   const planPrune = useApp((s) => s.planPrune);
   const applyPrune = useApp((s) => s.applyPrune);
   const [keep, setKeep] = useState(DEFAULT_KEEP_VERSIONS);
-  const [phase, setPhase] = useState<Phase>({ kind: 'planning' });
-  const [attempt, setAttempt] = useState(0);
   const [typed, setTyped] = useState('');
   const keepId = useId();
   const confirmId = useId();
 
-  useEffect(() => {
-    let live = true;
-    setPhase({ kind: 'planning' });
-    void planPrune(node.name, keep).then((env) => {
-      if (live) setPhase(env.ok ? { kind: 'preview', plan: env.result } : { kind: 'failed', error: env.error });
-    });
-    return () => {
-      live = false;
-    };
-  }, [node.name, keep, planPrune, attempt]);
-
-  const busy = phase.kind === 'applying';
+  const { phase, busy, retry, apply: applyPlan } = usePlanApply<PrunePlan, PruneResult>(() => planPrune(node.name, keep), [node.name, keep, planPrune]);
   const close = () => {
     if (!busy) onClose();
   };
-  const apply = async (plan: PrunePlan) => {
-    setPhase({ kind: 'applying', plan });
-    const env = await applyPrune(
-      node.name,
-      plan.keepVersions,
-      plan.remove.map((r) => r.key),
-      typed,
+  const apply = (plan: PrunePlan) =>
+    applyPlan(plan, () =>
+      applyPrune(
+        node.name,
+        plan.keepVersions,
+        plan.remove.map((r) => r.key),
+        typed,
+      ),
     );
-    setPhase(env.ok ? { kind: 'done', plan, result: env.result } : { kind: 'preview', plan, error: env.error });
-  };
 
   let body: ReactNode;
   if (phase.kind === 'planning') {
@@ -123,7 +103,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
   } else if (phase.kind === 'failed') {
     body = (
       <ErrorCallout error={phase.error} title="Could not prepare the preview">
-        <button type="button" className="btn btn-small" onClick={() => setAttempt((a) => a + 1)}>
+        <button type="button" className="btn btn-small" onClick={retry}>
           Try again
         </button>
       </ErrorCallout>
