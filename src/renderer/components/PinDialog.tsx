@@ -11,7 +11,7 @@ import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, CheckIcon, InfoIcon } from './icons';
 import { Modal } from './Modal';
 import { PinBadge } from './PinBadge';
-import { PreviewApplyActions } from './PreviewApplyActions';
+import { PlanPending, PreviewApplyActions } from './PreviewApplyActions';
 import { usePlanApply } from './usePlanApply';
 
 export interface PinRequest {
@@ -108,21 +108,8 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
   const apply = (plan: PinPlan) => applyPlan(plan, () => applyPins(node.name, request.action, request.target));
 
   let body: ReactNode;
-  if (phase.kind === 'planning') {
-    body = (
-      <div className="dialog-loading" aria-live="polite" data-testid="plan-loading">
-        <span className="spinner" aria-hidden="true" />
-        <p>Working out what will change on {node.name}…</p>
-      </div>
-    );
-  } else if (phase.kind === 'failed') {
-    body = (
-      <ErrorCallout error={phase.error} title="Could not prepare the preview">
-        <button type="button" className="btn btn-small" onClick={retry}>
-          Try again
-        </button>
-      </ErrorCallout>
-    );
+  if (phase.kind === 'planning' || phase.kind === 'failed') {
+    body = <PlanPending phase={phase} working={`Working out what will change on ${node.name}…`} testId="plan-loading" onRetry={retry} />;
   } else if (phase.kind === 'done') {
     body = (
       <>

@@ -1,7 +1,29 @@
-// The footer of a preview-then-apply dialog (pins, prune): Cancel and the apply button while
-// there is something to decide, one Close once it is done or failed. One component, so both
-// dialogs disable, label and announce a running apply the same way.
+// The parts of a preview-then-apply dialog (pins, prune) that do not depend on what is planned:
+// the body while planning or when planning failed, and the footer — Cancel and the apply button
+// while there is something to decide, one Close once it is done or failed. One home, so both
+// dialogs announce, retry, disable and label the same way.
 import type { ReactNode } from 'react';
+import type { ErrorInfo } from '../../shared/domain';
+import { ErrorCallout } from './ErrorCallout';
+
+/** The body while the plan is being made, or when it could not be (with Try again). */
+export function PlanPending(props: { phase: { kind: 'planning' } | { kind: 'failed'; error: ErrorInfo }; working: string; testId: string; onRetry(): void }) {
+  if (props.phase.kind === 'planning') {
+    return (
+      <div className="dialog-loading" aria-live="polite" data-testid={props.testId}>
+        <span className="spinner" aria-hidden="true" />
+        <p>{props.working}</p>
+      </div>
+    );
+  }
+  return (
+    <ErrorCallout error={props.phase.error} title="Could not prepare the preview">
+      <button type="button" className="btn btn-small" onClick={props.onRetry}>
+        Try again
+      </button>
+    </ErrorCallout>
+  );
+}
 
 export function PreviewApplyActions(props: {
   /** Done or failed: only Close is offered. */

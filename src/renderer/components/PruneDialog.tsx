@@ -11,7 +11,7 @@ import { mainRef } from './DiskPanel';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
-import { PreviewApplyActions } from './PreviewApplyActions';
+import { PlanPending, PreviewApplyActions } from './PreviewApplyActions';
 import { usePlanApply } from './usePlanApply';
 
 const KEEP_TEXT: Record<PruneKeepReason, string> = {
@@ -93,21 +93,8 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
     );
 
   let body: ReactNode;
-  if (phase.kind === 'planning') {
-    body = (
-      <div className="dialog-loading" aria-live="polite" data-testid="prune-loading">
-        <span className="spinner" aria-hidden="true" />
-        <p>Working out which images {node.name} can lose…</p>
-      </div>
-    );
-  } else if (phase.kind === 'failed') {
-    body = (
-      <ErrorCallout error={phase.error} title="Could not prepare the preview">
-        <button type="button" className="btn btn-small" onClick={retry}>
-          Try again
-        </button>
-      </ErrorCallout>
-    );
+  if (phase.kind === 'planning' || phase.kind === 'failed') {
+    body = <PlanPending phase={phase} working={`Working out which images ${node.name} can lose…`} testId="prune-loading" onRetry={retry} />;
   } else if (phase.kind === 'done') {
     const r = phase.result;
     body = (
