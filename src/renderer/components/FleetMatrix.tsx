@@ -8,8 +8,9 @@ import type { ErrorInfo } from '../../shared/domain';
 import { useApp } from '../context';
 import { buildMatrix, filterMatrix, summarizeMatrix, type CellPin, type MatrixCell, type ProblemFilter } from '../fleetMatrix';
 import { displayRef, formatDateTime, humanSize } from '../model';
-import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, SearchIcon, ShieldIcon, SlashIcon } from './icons';
+import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useVirtualRows } from './virtual';
+import { SearchField } from './SearchField';
 
 const ROW_HEIGHT = 34;
 
@@ -206,22 +207,7 @@ export function FleetMatrix() {
               </div>
             ) : null}
             <div className="toolbar">
-              <div className="search">
-                <label htmlFor="matrix-search" className="visually-hidden">
-                  Search images
-                </label>
-                <SearchIcon className="search-icon" />
-                <input
-                  id="matrix-search"
-                  type="search"
-                  placeholder="Search image name"
-                  value={query}
-                  onChange={(e) => setQuery(e.target.value)}
-                  data-testid="matrix-search"
-                  autoComplete="off"
-                  spellCheck={false}
-                />
-              </div>
+              <SearchField id="matrix-search" label="Search images" placeholder="Search image name" value={query} onChange={setQuery} testId="matrix-search" />
               <div className="segmented" role="group" aria-label="Show problems">
                 {PROBLEMS.map((p) => (
                   <button

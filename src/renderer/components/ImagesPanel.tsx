@@ -21,10 +21,11 @@ import {
 } from '../model';
 import { imagesOf, statusOf } from '../store';
 import { FateBadge } from './FateBadge';
-import { AlertIcon, ChevronIcon, HashIcon, RefreshIcon, SearchIcon, ShieldIcon, TagIcon, UnlockIcon } from './icons';
+import { AlertIcon, ChevronIcon, HashIcon, RefreshIcon, ShieldIcon, TagIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
 import type { PinRequest } from './PinDialog';
 import { useVirtualRows } from './virtual';
+import { SearchField } from './SearchField';
 
 const FILTERS: { value: PinFilter; label: string }[] = [
   { value: 'all', label: 'All' },
@@ -244,22 +245,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
 
       {images.loadedAt ? (
         <div className="toolbar">
-          <div className="search">
-            <label htmlFor="image-search" className="visually-hidden">
-              Search images
-            </label>
-            <SearchIcon className="search-icon" />
-            <input
-              id="image-search"
-              type="search"
-              placeholder="Search name, digest, image id or label"
-              value={query}
-              onChange={(e) => setQuery(e.target.value)}
-              data-testid="image-search"
-              autoComplete="off"
-              spellCheck={false}
-            />
-          </div>
+          <SearchField id="image-search" label="Search images" placeholder="Search name, digest, image id or label" value={query} onChange={setQuery} testId="image-search" />
           <div className="segmented" role="group" aria-label="Filter by pin state">
             {FILTERS.map((f) => (
               <button
