@@ -2,7 +2,19 @@
 // plus the measured height of the few rows that are expanded, prefix sums for offsets, binary
 // search for the visible range, and overscan. Only the rows in (and near) the viewport exist in
 // the DOM; two spacer rows keep the scroll height right.
+//
+// Rows ahead in the direction of scrolling are added while the browser is idle, a few per idle
+// slot: a wheel step then lands on rows that already exist, instead of rendering and laying out
+// a screenful of new rows in the frame that scrolls (the long tasks while wheeling).
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
+
+/** Rows added per idle slot: a few rows' render and layout fit one idle period without a long frame. */
+const GROW_ROWS = 4;
+
+/** Runs fn when the browser is idle (at the latest after 500 ms); a timer where there is no idle callback. */
+function later(fn: () => void): number {
+  return typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 500 }) : window.setTimeout(fn, 16);
+}
 
 /** offsets[i] = top of row i; offsets[count] = total height. */
 export function rowOffsets(count: number, rowHeight: number, extraOf: (i: number) => number): Float64Array {
@@ -55,14 +67,66 @@ export function useVirtualRows(opts: {
   scrollRef: RefObject<HTMLElement | null>;
   headerRef: RefObject<HTMLElement | null>;
   overscanPx?: number;
+  /** How far ahead of the viewport, in the scroll direction, idle time renders rows (px). */
+  aheadPx?: number;
 }): VirtualRows {
   const { count, rowHeight, scrollRef, headerRef } = opts;
   const overscanPx = opts.overscanPx ?? 600;
+  const aheadPx = opts.aheadPx ?? 1800;
   // oxlint-disable-next-line react/exhaustive-deps -- extraKey names what extraOf depends on (extraOf is a fresh closure each render)
   const offsets = useMemo(() => rowOffsets(count, rowHeight, opts.extraOf), [count, rowHeight, opts.extraKey]);
   const [range, setRange] = useState<[number, number]>(() => visibleRange(offsets, 0, 900, overscanPx));
   const offsetsRef = useRef(offsets);
   offsetsRef.current = offsets;
+  const rangeRef = useRef(range);
+  rangeRef.current = range;
+
+  // Where the viewport is and which way it last moved: what the idle growth works toward.
+  const view = useRef({ top: 0, viewport: 900, dir: 1 as 1 | -1 });
+  const idle = useRef<number | null>(null);
+
+  /** The range worth having when idle: the viewport, `aheadPx` in the scroll direction, the overscan behind. */
+  const target = useCallback((): [number, number] => {
+    const { top, viewport, dir } = view.current;
+    const off = offsetsRef.current;
+    const count = off.length - 1;
+    const before = dir < 0 ? aheadPx : overscanPx;
+    const after = dir > 0 ? aheadPx : overscanPx;
+    return [Math.min(Math.max(0, count - 1), indexAt(off, Math.max(0, top - before))), Math.min(count, indexAt(off, top + viewport + after) + 1)];
+  }, [aheadPx, overscanPx]);
+
+  // Grows the range toward target() a few rows per idle slot, until it is reached.
+  const schedule = useCallback(() => {
+    if (idle.current !== null) return;
+    const step = () => {
+      idle.current = null;
+      const [ts, te] = target();
+      // Computed from the range last rendered (not inside a state updater, which React may run
+      // later): whether to go on must be known now.
+      const prev = rangeRef.current;
+      if (prev[1] <= ts || prev[0] >= te) return; // a jump: update() sets the range, not this
+      // Rows far behind go at once (removing is cheap); rows toward the target come a few at a time.
+      const s = prev[0] < ts ? ts : Math.max(ts, prev[0] - GROW_ROWS);
+      const e = prev[1] > te ? te : Math.min(te, prev[1] + GROW_ROWS);
+      if (s !== prev[0] || e !== prev[1]) {
+        rangeRef.current = [s, e];
+        setRange([s, e]);
+      }
+      const more = s > ts || e < te;
+      if (more) idle.current = later(step);
+    };
+    idle.current = later(step);
+  }, [target]);
+
+  useEffect(
+    () => () => {
+      if (idle.current === null) return;
+      if (typeof cancelIdleCallback === 'function') cancelIdleCallback(idle.current);
+      else clearTimeout(idle.current);
+      idle.current = null;
+    },
+    [],
+  );
 
   const update = useCallback(() => {
     const el = scrollRef.current;
@@ -70,18 +134,23 @@ export function useVirtualRows(opts: {
     const head = headerRef.current?.offsetHeight ?? 0;
     const top = Math.max(0, el.scrollTop - head);
     const viewport = el.clientHeight || 900;
+    if (top !== view.current.top) view.current.dir = top > view.current.top ? 1 : -1;
+    view.current.top = top;
+    view.current.viewport = viewport;
     // Keep the rows rendered while they still cover the viewport plus a third of the overscan: a
-    // new window (one React commit, one table layout) every few rows scrolled, not every row.
-    // (A kept window is never larger than a fresh one: the first guess before layout is replaced.)
+    // new window (one React commit, one table layout) only when scrolling outran the idle growth
+    // (a jump, a drag of the scrollbar), not on every wheel step.
+    // (A kept window is never larger than a fresh one plus what idle time added ahead.)
     const off = offsetsRef.current;
     const next = visibleRange(off, top, viewport, overscanPx);
     const need = visibleRange(off, top, viewport, overscanPx / 3);
     setRange((prev) => {
       if (prev[0] === next[0] && prev[1] === next[1]) return prev;
       const covers = prev[0] <= need[0] && prev[1] >= need[1] && prev[1] <= off.length - 1;
-      return covers && prev[1] - prev[0] <= next[1] - next[0] + 1 ? prev : next;
+      return covers ? prev : next;
     });
-  }, [scrollRef, headerRef, overscanPx]);
+    schedule();
+  }, [scrollRef, headerRef, overscanPx, schedule]);
 
   useLayoutEffect(update, [update, offsets]);
 
