@@ -369,10 +369,10 @@ const ImageRow = memo(function ImageRow(props: {
           aria-controls={open ? detailsId : undefined}
           onClick={() => props.onToggle(g.key)}
           title={open ? 'Hide details' : 'Show details'}
+          aria-label={`Details of ${g.primaryName}`}
           data-testid="expand-row"
         >
           <ChevronIcon />
-          <span className="visually-hidden">Details of {g.primaryName}</span>
         </button>
       </td>
       <td className="col-refs">
@@ -384,9 +384,8 @@ const ImageRow = memo(function ImageRow(props: {
               title={g.mixedPins ? `${r.name} — ${r.pin === 'none' ? 'unpinned' : `${r.pin} pin`}` : r.name}
               data-testid="image-ref"
             >
-              {r.kind === 'tag' ? <TagIcon /> : <HashIcon />}
+              {r.kind === 'tag' ? <TagIcon label="tag" /> : <HashIcon label={r.kind === 'digest' ? 'digest reference' : "CRI's image id record"} />}
               <RefText name={r.name} />
-              <span className="visually-hidden">{r.kind === 'tag' ? ' (tag)' : r.kind === 'digest' ? ' (digest reference)' : " (CRI's image id record)"}</span>
               {k === shownRefs.length - 1 && more > 0 ? (
                 <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => x.name).join('\n')}>
                   +{more}

@@ -1,9 +1,10 @@
 // Inline SVG icons (no icon fonts, no remote resources). Decorative: hidden from assistive tech,
-// the surrounding text always carries the meaning.
+// the surrounding text always carries the meaning — unless given a `label`, when the icon is the
+// meaning (an image named for assistive tech: no extra hidden text node in every table row).
 import type { ReactElement } from 'react';
 
-type P = { className?: string };
-const base = (className: string | undefined, children: ReactElement | ReactElement[]) => (
+type P = { className?: string; label?: string };
+const base = (className: string | undefined, children: ReactElement | ReactElement[], label?: string) => (
   <svg
     className={className ? `icon ${className}` : 'icon'}
     viewBox="0 0 16 16"
@@ -14,7 +15,7 @@ const base = (className: string | undefined, children: ReactElement | ReactEleme
     strokeWidth="1.5"
     strokeLinecap="round"
     strokeLinejoin="round"
-    aria-hidden="true"
+    {...(label ? { role: 'img', 'aria-label': label } : { 'aria-hidden': true })}
     focusable="false"
   >
     {children}
@@ -42,12 +43,13 @@ export const TrashIcon = ({ className }: P) =>
     <path key="a" d="M2.75 4.25h10.5M6.25 4.25V2.75h3.5v1.5" />,
     <path key="b" d="M4 4.25 4.75 13.25h6.5L12 4.25" />,
   ]);
-export const TagIcon = ({ className }: P) =>
-  base(className, [
-    <path key="a" d="M2.25 2.25h5.5l6 6-5.5 5.5-6-6z" />,
-    <circle key="b" cx="5.25" cy="5.25" r="0.9" />,
-  ]);
-export const HashIcon = ({ className }: P) => base(className, <path d="M6 2 4.5 14M11.5 2 10 14M2.5 5.5h11M2 10.5h11" />);
+export const TagIcon = ({ className, label }: P) =>
+  base(
+    className,
+    [<path key="a" d="M2.25 2.25h5.5l6 6-5.5 5.5-6-6z" />, <circle key="b" cx="5.25" cy="5.25" r="0.9" />],
+    label,
+  );
+export const HashIcon = ({ className, label }: P) => base(className, <path d="M6 2 4.5 14M11.5 2 10 14M2.5 5.5h11M2 10.5h11" />, label);
 export const ServerIcon = ({ className }: P) =>
   base(className, [
     <rect key="a" x="2.25" y="2.25" width="11.5" height="5" rx="1" />,
