@@ -85,7 +85,6 @@ async function timeInPage(page: Page, step: Step): Promise<number> {
           setSearch('service-4242');
           done = () => document.querySelectorAll('[data-testid="image-row"]').length === 1;
         } else {
-          setSearch('');
           q('[data-testid="filter-atRisk"]')!.click();
           done = () =>
             q('[data-testid="filter-atRisk"]')!.getAttribute('aria-pressed') === 'true' &&
@@ -100,6 +99,19 @@ async function timeInPage(page: Page, step: Step): Promise<number> {
       }),
     step,
   );
+}
+
+const REPEATS = 5;
+
+/** The median of REPEATS timings of `step`, each after `reset` and a quiet moment. */
+async function medianOf(page: Page, step: Step, reset: () => Promise<void>): Promise<number> {
+  const runs: number[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    await reset();
+    await page.waitForTimeout(300);
+    runs.push(await timeInPage(page, step));
+  }
+  return runs.sort((x, y) => x - y)[Math.floor(REPEATS / 2)]!;
 }
 
 /** The same fixed CPU loop in the page, idle: how fast this machine is right now (median of 5). */
@@ -283,14 +295,28 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   await expect(page.getByTestId('image-row').last()).toHaveAttribute('data-index', '4999');
   await expect(page.getByTestId('image-row').last()).toBeInViewport();
 
-  // 4. Sort by size (5,000 images), then filter by a search term.
-  const sortSize = await timeInPage(page, 'sortSize');
-  await page.getByTestId('images-scroll').evaluate((el) => (el.scrollTop = 0));
+  // 4. Sort by size (5,000 images), then filter by a search term, then the "At risk" chip: each
+  //    the median of REPEATS, from the same starting state each time (one run varies by ±40 %
+  //    here: garbage collection, the idle growth of the table's rows).
   const search = page.getByTestId('image-search');
-  const filter = await timeInPage(page, 'search');
+  const sortSize = await medianOf(page, 'sortSize', async () => {
+    // by name, ascending (a click on the current sort column flips its direction)
+    const byName = page.locator('th.col-refs');
+    for (let i = 0; i < 2 && (await byName.getAttribute('aria-sort')) !== 'ascending'; i++) await page.locator('button.sort', { hasText: /^References/ }).click();
+    await expect(byName).toHaveAttribute('aria-sort', 'ascending');
+    await page.getByTestId('images-scroll').evaluate((el) => (el.scrollTop = 0));
+  });
+  const filter = await medianOf(page, 'search', async () => {
+    await search.fill('');
+    await expect.poll(() => page.getByTestId('image-row').count()).toBeGreaterThan(5);
+  });
   await expect(search).toHaveValue('service-4242');
   await expect(page.getByTestId('image-row')).toHaveCount(1);
-  const pinFilter = await timeInPage(page, 'atRisk');
+  const pinFilter = await medianOf(page, 'atRisk', async () => {
+    await search.fill('');
+    await page.getByTestId('filter-all').click();
+    await expect.poll(() => page.getByTestId('image-row').count()).toBeGreaterThan(5);
+  });
 
   const p50 = pct(frames, 50);
   const p95 = pct(frames, 95);
@@ -343,9 +369,9 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
     `| wheel through the whole list (${(total / 1000).toFixed(0)}k px, ${wheels} wheel events of 800 px) | ${scrollSeconds.toFixed(1)} s |`,
     `| frame time while scrolling: p50 / p95 / p99 / worst (${frames.length} frames; target p99 ≤ ${TARGET.p99} ms) | ${ms(p50)} / ${ms(p95)} / ${ms(p99)} / ${ms(worst)} |`,
     `| long tasks (> 50 ms) while scrolling (target ${TARGET.longTasks}) | ${longTasks.length} (${ms(longTotal)} total) |`,
-    `| sort 5,000 images by size → painted (target ≤ ${TARGET.sortFilter} ms) | ${ms(sortSize)} |`,
-    `| type a search term → 1 row painted | ${ms(filter)} |`,
-    `| pin filter "At risk" → painted | ${ms(pinFilter)} |`,
+    `| sort 5,000 images by size → painted (median of ${REPEATS}; target ≤ ${TARGET.sortFilter} ms) | ${ms(sortSize)} |`,
+    `| type a search term → 1 row painted (median of ${REPEATS}) | ${ms(filter)} |`,
+    `| pin filter "At risk" → painted (median of ${REPEATS}) | ${ms(pinFilter)} |`,
     '',
   ];
   const md = lines.join('\n');
