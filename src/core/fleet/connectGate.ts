@@ -5,22 +5,8 @@
 // below that number it never does. Once a session is open its slot goes to the next node.
 // Hand-written: a keyed counting semaphore with an abortable wait is a few lines, and the
 // semaphore libraries on npm are neither keyed nor abortable.
-import type { NodeDef } from '../../shared/domain';
-
 /** Connection set-ups in flight per first hop: under sshd's MaxStartups default of 10. */
 export const CONNECTS_PER_FIRST_HOP = 8;
-
-/** host:port the TCP connection for `def` goes to: its own, or that of the outermost jump host. */
-export function firstHopOf(def: NodeDef, byName: ReadonlyMap<string, NodeDef>): string {
-  let cur = def;
-  // A cycle or an unknown jump host is reported by the session itself; here it only picks a key.
-  for (let hops = 0; cur.jump && hops < 16; hops++) {
-    const next = byName.get(cur.jump);
-    if (!next) return `jump:${cur.jump}`;
-    cur = next;
-  }
-  return `${cur.host}:${cur.port}`;
-}
 
 export class ConnectGate {
   private readonly inFlight = new Map<string, number>();

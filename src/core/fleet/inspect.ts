@@ -9,7 +9,7 @@ import { lostPinsFrom, withLostPins } from '../audit/lostPins';
 import { HoldfastError, toErrorInfo } from '../errors';
 import { inspectNode } from '../node/inspect';
 import type { OpsContext } from '../node/operations';
-import { NodeSession, type OpenNodeOptions } from '../node/session';
+import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../node/session';
 import { diskOfSession } from './disk';
 import { DriftAccumulator } from '../../shared/drift';
 import { mapLimit } from '../../shared/mapLimit';
@@ -18,7 +18,7 @@ import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from './defaults';
 import { setMaxListeners } from 'node:events';
 import { logger } from '../log';
-import { CONNECTS_PER_FIRST_HOP, ConnectGate, firstHopOf } from './connectGate';
+import { CONNECTS_PER_FIRST_HOP, ConnectGate } from './connectGate';
 
 const log = logger('fleet');
 
@@ -160,6 +160,15 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
     return d;
   };
   const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open }, opts.openSession);
+  // host:port the node's TCP connection goes to: its own, or its outermost jump host's, by the
+  // session's own chain rule. A chain it refuses (the session reports why) is keyed by the jump
+  // host's name, so the nodes behind it still queue together.
+  const firstHopOf = async (def: NodeDef): Promise<string> => {
+    const chain = await resolveJumpChain(def, opts.open?.resolveNode ?? resolveNode).catch(() => null);
+    if (!chain) return `jump:${def.jump}`;
+    const hop = chain[0] ?? def;
+    return `${hop.host}:${hop.port}`;
+  };
   const drift = new DriftAccumulator();
   const gate = new ConnectGate(CONNECTS_PER_FIRST_HOP);
   // One listener on the caller's signal; every node (up to two listeners each) listens to the
@@ -179,7 +188,7 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
   };
   const results = await mapLimit(list, concurrency, async (def): Promise<FleetNodeResult> => {
     // The node's deadline starts once its first hop lets it connect: a queue at a bastion is not the node's fault.
-    const release = await gate.acquire(firstHopOf(def, byName), run.signal).catch(() => null);
+    const release = await gate.acquire(await firstHopOf(def), run.signal).catch(() => null);
     let r: FleetNodeResult;
     if (!release) r = unreachableResult(def.name, cancelledError(def));
     else {
