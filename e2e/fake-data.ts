@@ -8,7 +8,7 @@ import { HoldfastError } from '../src/core/errors';
 import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/shared/domain';
 import { NODE_DEFAULTS } from '../src/shared/domain';
 import { diskExtraImages, fakeContainers, UPDATED } from './fake-disk';
-import { edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-handlers';
+import { edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-catalog';
 import type { OpenNodeOptions } from '../src/core/node/session';
 import { archiveBytes, nodeImageId, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
 

@@ -69,8 +69,8 @@ test('README screenshot: import wizard', async ({ holdfast }) => {
 });
 
 test('README screenshot: fleet matrix', async ({ holdfast }) => {
-  fake = fakeHandlers({ fleet: true });
-  const page = await holdfast.open({ handlers: fake.handlers });
+  service = await fakeService({ fleet: true });
+  const page = await holdfast.open({ handlers: service.handlers });
   await page.getByTestId('open-matrix').click();
   await page.getByTestId('inspect-fleet').click();
   await expect(page.getByTestId('matrix-subtitle')).toContainText('Report of', { timeout: 10_000 });

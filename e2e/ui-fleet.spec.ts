@@ -6,7 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { expect, test, type Page } from './fixtures';
 import type { Handlers } from '../src/shared/handlers';
-import { FAKE_PASSWORD } from './fake-handlers';
+import { FAKE_PASSWORD } from './fake-catalog';
 import { fakeService, type Scenario } from './fake-service';
 
 const shotsDir = '/tmp/shots6';
