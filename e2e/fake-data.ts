@@ -8,7 +8,7 @@ import { HoldfastError } from '../src/core/errors';
 import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/shared/domain';
 import { NODE_DEFAULTS } from '../src/shared/domain';
 import { diskExtraImages, fakeContainers, UPDATED } from './fake-disk';
-import { edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, OLD_FINGERPRINT } from './fake-catalog';
+import { CRI, DELETED_REF, edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, K3S, OLD_FINGERPRINT, sha } from './fake-catalog';
 import type { OpenNodeOptions } from '../src/core/node/session';
 import { archiveBytes, nodeImageId, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
 
@@ -43,6 +43,14 @@ export interface Scenario {
   holdImages?: boolean;
   /** Milliseconds each containerd call of the nodes takes (default 20). */
   latencyMs?: number;
+  /**
+   * Pins lost behind Holdfast's back on edge-01: the CRI label taken off nginx:1.27.3 (its digest
+   * reference keeps the image pinned), and an image Holdfast had pinned (metrics-exporter, by ops)
+   * deleted since.
+   */
+  lostPins?: boolean;
+  /** edge-01's containerd answers reads, but every label update fails as an unanswering one does. */
+  failApply?: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -124,6 +132,8 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
   const edge1 = def({ name: 'edge-01', host: '10.20.0.11', knownHosts: '/home/tech/.ssh/known_hosts', ...north, ...(s.edge1Auth ? { auth: s.edge1Auth } : {}) });
   const edge2 = def({ name: 'edge-02', host: '10.20.0.12', user: 'ops', port: 2222, ...north });
   const images1 = s.manyRefs ? generateRefs(s.manyRefs) : [...EDGE1_IMAGES, ...(s.disk ? diskExtraImages() : [])];
+  // Someone ran `ctr images label … io.cri-containerd.pinned=` on the tag Holdfast had pinned.
+  const lostLabels = (r: ImageRef): ImageRef => (s.lostPins && r.name === 'docker.io/library/nginx:1.27.3' ? { ...r, labels: { 'io.cri-containerd.image': 'managed', 'io.holdfast.pinned-by': 'tech' } } : r);
   // In the fleet edge-02's key is on record (it answers the fleet run).
   let edge2Trusted = Boolean(s.fleet);
   const specs: FakeNodeSpec[] = [
@@ -134,7 +144,7 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
         ...(s.edge1Containerd ? { containerdVersion: s.edge1Containerd } : {}),
         ...(s.edge1DistroUnknown ? { distro: 'unknown' as const, distroVersion: null } : {}),
       },
-      images: images1.map(asSpec),
+      images: images1.map(lostLabels).map(asSpec),
       files: s.manyRefs ? [] : edge1Files(),
       importCache: s.manyRefs ? [] : EDGE1_ARCHIVES.filter((a) => a.cachedByK3s).map((a) => a.path),
       containers: fakeContainers('edge-01'),
@@ -142,6 +152,14 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
       sharedLayers: [{ prefix: 'registry.site.lan/acme/telemetry-agent', size: 96 * MIB }],
       disk: s.disk ? { totalBytes: 4 * GIB, freeBytes: Math.round(4 * GIB * 0.18) } : { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
       ...(s.latencyMs !== undefined ? { latencyMs: s.latencyMs } : {}),
+      // What the containerd client reports when the socket stops answering (client.ts mapError).
+      ...(s.failApply
+        ? {
+            failLabelUpdates: new HoldfastError('CONTAINERD_UNAVAILABLE', `containerd is not answering on ${edge1.host} (connection refused)`, {
+              hint: 'Check that k3s (or containerd) is running on the node and that the socket path is right.',
+            }),
+          }
+        : {}),
     },
     {
       def: edge2,
@@ -198,6 +216,8 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
   });
   // The log recorded the image ids the node had (the fake node's are real config digests).
   const audit = structuredClone(EDGE1_AUDIT);
+  // ops made metrics-exporter durable; the image is gone from edge-01 since.
+  if (s.lostPins) audit.push({ time: '2025-02-27T10:00:00Z', user: 'ops', node: 'edge-01', action: 'pin', changes: [{ ref: DELETED_REF, imageId: sha('8f'), before: K3S, after: CRI }] });
   for (const e of audit) {
     for (const c of e.changes ?? []) {
       const im = images1.find((i) => i.name === c.ref);

@@ -53,6 +53,8 @@ export interface FakeNodeSpec {
   refuse?: (opts: OpenNodeOptions) => Promise<HoldfastError | null>;
   /** Milliseconds each containerd call takes (default 20): a slow link. */
   latencyMs?: number;
+  /** Every label update fails with this (containerd stopped answering writes). */
+  failLabelUpdates?: HoldfastError;
 }
 
 /** The config blob of an image: its real digest is the node's image id. */
@@ -101,6 +103,8 @@ export class FakeContainerd {
   containers: ContainerRecord[] = [];
   /** Set to make every call fail as containerd does when it stopped answering. */
   down: HoldfastError | null = null;
+  /** Set to make label updates fail (reads still answered). */
+  failUpdates: HoldfastError | null = null;
 
   constructor(
     readonly node: string,
@@ -221,6 +225,7 @@ export class FakeContainerd {
   }
   async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
     await this.tick();
+    if (this.failUpdates) throw this.failUpdates;
     const r = this.records.get(name);
     if (!r) throw new HoldfastError('NOT_FOUND', `image ${name} not found on ${this.node}`);
     for (const [k, v] of Object.entries(changes)) {
@@ -426,6 +431,7 @@ export class FakeNode {
     this.disk = { ...spec.disk };
     this.containerd = new FakeContainerd(spec.def.name, { version: spec.info.containerdVersion, revision: spec.info.containerdRevision ?? '' }, spec.def.namespace, spec.latencyMs ?? 20);
     this.containerd.containers = structuredClone(spec.containers ?? []);
+    this.containerd.failUpdates = spec.failLabelUpdates ?? null;
     this.containerd.onFreed = (bytes) => (this.disk.freeBytes = Math.min(this.disk.totalBytes, this.disk.freeBytes + bytes));
     for (const im of spec.images) this.containerd.addImage(im, spec.sharedLayers);
     this.files = new FakeFiles(() => this.def.imagesDir);

@@ -3,7 +3,8 @@ import { expect, openFromOverview, test, type Page } from './fixtures';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import { operations } from '../src/shared/contract';
-import { DELETED_REF, EDGE1_IMAGES, fakeHandlers, FINGERPRINT, OLD_FINGERPRINT, type FakeOptions } from './fake-handlers';
+import { DELETED_REF, EDGE1_IMAGES, FINGERPRINT, OLD_FINGERPRINT } from './fake-catalog';
+import { fakeHandlers, type FakeOptions } from './fake-handlers';
 import { nodeImageId } from './fake-node';
 import { fakeService, type Scenario } from './fake-service';
 
@@ -457,17 +458,19 @@ test('make all k3s pins durable sends { allK3s: true }; release a durable pin wa
 });
 
 test('an apply error from the envelope is shown with message and hint', async ({ page }) => {
-  await serve({ failApply: true });
+  // edge-01's containerd answers the plan's reads, then refuses the label update.
+  await serveReal({ failApply: true });
   await openApp(page);
   await row(page, 'coredns').getByRole('button', { name: /^Make durable/ }).click();
   const dialog = page.getByTestId('pin-dialog');
   await dialog.getByRole('button', { name: 'Apply 1 change' }).click();
   const err = dialog.getByRole('alert');
-  await expect(err).toContainText('containerd on edge-01 did not answer.');
-  await expect(err).toContainText('systemctl status k3s');
+  await expect(err).toContainText('containerd is not answering on 10.20.0.11');
+  await expect(err).toContainText('Check that k3s (or containerd) is running on the node');
   await expect(err).toContainText('CONTAINERD_UNAVAILABLE');
-  // Still in preview: the user can retry or cancel.
+  // Still in preview: the user can retry or cancel; nothing changed on the node.
   await expect(dialog.getByRole('button', { name: 'Apply 1 change' })).toBeEnabled();
+  expect(service!.node('edge-01').containerd.records.get('docker.io/rancher/mirrored-coredns-coredns:1.12.0')!.labels['io.cattle.k3s.pinned']).toBe('pinned');
 });
 
 test('remove archive: refused with problems, then forced only with the typed path', async ({ page }) => {
@@ -815,7 +818,7 @@ test('desktop without a dialog: pickArchives fails with INVALID_INPUT and the pa
 });
 
 test('pins lost behind Holdfast’s back and a node that cannot pin: banners, fleet markers, re-pin, live alert', async ({ page }) => {
-  await serve({ lostPins: true, edge1Containerd: '1.6.20~ds1' });
+  await serveReal({ lostPins: true, edge1Containerd: '1.6.20~ds1' });
   await page.goto(server.url);
 
   // The fleet overview marks edge-01: pins gone, and a containerd without CRI pinning.
@@ -862,13 +865,15 @@ test('pins lost behind Holdfast’s back and a node that cannot pin: banners, fl
   await expect(banner.getByTestId('lost-pin')).toHaveCount(1);
   await expect(banner).toContainText('1 durable pin Holdfast made is gone');
   expect(callsOf('pins.apply').at(-1)?.args).toEqual({ node: 'edge-01', action: 'pin', target: { refs: ['docker.io/library/nginx:1.27.3'] } });
+  expect(service!.node('edge-01').containerd.records.get('docker.io/library/nginx:1.27.3')!.labels['io.cri-containerd.pinned']).toBe('pinned');
 
-  // A live pins.lost event: an alert at once, on whatever view is open.
-  const lost = await fake.handlers['pins.lost']({ node: 'edge-01' });
-  fake.emit({ type: 'node.changed', payload: { node: 'edge-01', topic: 'pins.lost', name: DELETED_REF, lostPins: lost } });
+  // Someone takes the pin off again behind Holdfast's back: containerd's event reaches the live
+  // hub, which reports the new loss — an alert at once, on whatever view is open.
+  await page.getByTestId('tab-archives').click();
+  await service!.node('edge-01').containerd.updateImageLabels('docker.io/library/nginx:1.27.3', { 'io.cri-containerd.pinned': null });
   const alert = page.getByTestId('pin-alert');
   await expect(alert).toContainText('A durable pin just disappeared on edge-01');
-  await expect(alert).toContainText('metrics-exporter:0.9 — image deleted (made durable by ops');
+  await expect(alert).toContainText('docker.io/library/nginx:1.27.3 — pin label removed (made durable by');
   if (shots) await page.screenshot({ path: path.join(shots, 'lost-pins-alert.png') });
   await alert.getByRole('button', { name: 'Dismiss' }).click();
   await expect(alert).toHaveCount(0);
@@ -912,7 +917,7 @@ async function sidewaysScroll(page: Page): Promise<string[]> {
 
 test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and no badge or row button is cut', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
-  await serve({ lostPins: true });
+  await serveReal({ lostPins: true });
   await page.goto(server.url);
   const row = page.getByTestId('fleet-row-edge-01');
   await expect(row.getByTestId('fleet-atRisk')).toHaveText('3');
