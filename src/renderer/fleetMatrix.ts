@@ -8,6 +8,7 @@ import { nodeWarnings } from '../shared/nodeWarnings';
 import { imageProtection, losesPin, losingOf, protectionKey, type ImageProtection } from '../shared/protection';
 import { criPinning } from '../shared/versions';
 import { foldRefs, isDrift, isDriftRow, isPinnedNow, strongestPin } from '../shared/drift';
+import { compareText } from '../shared/compareText';
 
 export { foldRefs };
 
@@ -54,8 +55,6 @@ export interface FleetMatrix {
 }
 
 export type ProblemFilter = 'all' | 'atRisk' | 'drift' | 'missing' | 'unreachable';
-
-const collator = new Intl.Collator();
 
 /** One node's cell: the strongest pin label among the row's references, the image's verdict from the one model. */
 function cellOf(refs: ImageRef[], protection: Map<string, ImageProtection>): MatrixCell {
@@ -110,7 +109,7 @@ export function buildMatrix(
   const names = new Set<string>();
   for (const m of folded.values()) for (const k of m.keys()) names.add(k);
   const rows: MatrixRow[] = [];
-  for (const name of [...names].sort(collator.compare)) {
+  for (const name of [...names].sort(compareText)) {
     const cells = columns.map((c) => {
       if (c.status !== 'ok') return UNKNOWN;
       const refs = folded.get(c.node)?.get(name);

@@ -9,6 +9,7 @@ import type { GcPolicy, FsStats } from './gcPolicy';
 import { bytesToFreeAtHigh, evictionAtPercent, kubeletUsagePercent } from './gcPolicy';
 import { freedInOrder, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
+import { compareText } from './compareText';
 
 /** Why an image kubelet would delete is needed after all. */
 export interface NeededFlag {
@@ -69,7 +70,7 @@ const time = (s: string | null): number => (s ? Date.parse(s) || 0 : 0);
 export function gcCandidates(images: StoreImage[]): StoreImage[] {
   return images
     .filter((i) => i.imageId !== null && !i.usedBy.some((u) => u.kubelet) && (!i.pinnedForKubelet || i.pinUncertain))
-    .sort((a, b) => time(a.lastChangedAt) - time(b.lastChangedAt) || time(a.createdAt) - time(b.createdAt) || a.key.localeCompare(b.key));
+    .sort((a, b) => time(a.lastChangedAt) - time(b.lastChangedAt) || time(a.createdAt) - time(b.createdAt) || compareText(a.key, b.key));
 }
 
 /** Why each candidate is needed (rollback, archive, a container kubelet does not see, a pin kubelet ignores). */

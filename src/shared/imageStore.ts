@@ -4,6 +4,7 @@
 // blob only when no image left references it, so a blob counts once, for the last image holding
 // it. Pure: the core fills it from containerd, the forecast and the planner read it.
 import type { PinState } from './domain';
+import { compareText } from './compareText';
 
 /** A container record that names one of the node's images. */
 export interface ContainerUse {
@@ -125,7 +126,7 @@ const IMAGE_ID_RECORD = /^sha256:[0-9a-f]{64}$/;
  */
 export function deletionOrder(refs: string[]): string[] {
   const rank = (r: string) => (IMAGE_ID_RECORD.test(r) ? 2 : r.includes('@') ? 1 : 0);
-  return [...refs].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return [...refs].sort((a, b) => rank(a) - rank(b) || compareText(a, b));
 }
 
 export interface StoreSummary {

@@ -3,6 +3,7 @@
 // every tag there reads as a version (1.2.3, v0.9.3-build20241008), else by when they were built
 // (the config's `created`), else by when they reached the node. Pure, so the GC forecast, the
 // prune planner, the CLI and the app keep the same images for rollback.
+import { compareText } from './compareText';
 
 /** A tag or digest reference split as containerd names it: `repository[:tag][@digest]`. */
 export interface ParsedReference {
@@ -96,7 +97,7 @@ export function versionsNewestFirst<T extends VersionedImage>(images: T[], repos
       const d = compareVersions(versions.get(b.key)!, versions.get(a.key)!);
       if (d !== 0) return d;
     }
-    return time(b.configCreated) - time(a.configCreated) || time(b.createdAt) - time(a.createdAt) || a.key.localeCompare(b.key);
+    return time(b.configCreated) - time(a.configCreated) || time(b.createdAt) - time(a.createdAt) || compareText(a.key, b.key);
   });
 }
 

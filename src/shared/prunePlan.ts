@@ -9,6 +9,7 @@ import type { AuditEntry } from './domain';
 import { gcCandidates } from './gcForecast';
 import { deletionOrder, freedInOrder, storeBytes, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
+import { compareText } from './compareText';
 
 export interface PruneOptions {
   /** Newest versions of every repository in use kept for rollback (≥ 1). */
@@ -127,7 +128,7 @@ export function planPrune(node: string, images: StoreImage[], index: BlobIndex, 
     node,
     keepVersions,
     remove,
-    kept: kept.sort((a, b) => a.reason.localeCompare(b.reason) || a.key.localeCompare(b.key)),
+    kept: kept.sort((a, b) => compareText(a.reason, b.reason) || compareText(a.key, b.key)),
     freedBytes: remove.reduce((s, r) => s + r.bytes, 0),
     storeBytes: storeBytes(index),
     imagesBefore: images.length,

@@ -5,6 +5,7 @@ import type { SshConnection } from '../ssh/connect';
 import { parseDfAvailable, parseSha256sum } from '../upload/paths';
 import type { FreeSpace, ListedFile, RemoteFileType } from './types';
 import { logger } from '../log';
+import { compareText } from '../../shared/compareText';
 
 const log = logger('access');
 
@@ -50,7 +51,7 @@ export function sortWalkOrder(files: ListedFile[]): ListedFile[] {
     for (let i = 0; i < Math.min(x.length, y.length); i++) {
       if (x[i] === y[i]) continue;
       // A file and a directory of the same parent compare by their names, like one readdir.
-      return x[i]!.localeCompare(y[i]!);
+      return compareText(x[i]!, y[i]!);
     }
     return x.length - y.length;
   });

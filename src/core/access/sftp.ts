@@ -11,6 +11,7 @@ import type { UploadTarget } from '../upload/paths';
 import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, readAll, typeFromMode, VERSION_SAMPLE_BYTES } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteStat, UploadArea } from './types';
 import { logger } from '../log';
+import { compareText } from '../../shared/compareText';
 
 const log = logger('access');
 
@@ -68,7 +69,7 @@ export class SftpFileAccess implements FileAccess {
         if (rel === '' && isNoSuchFile(e)) return; // no images dir yet (k3s creates it lazily)
         throw e;
       }
-      entries.sort((a, b) => a.filename.localeCompare(b.filename));
+      entries.sort((a, b) => compareText(a.filename, b.filename));
       for (const e of entries) {
         const abs = `${dir}/${e.filename}`;
         const relPath = rel ? `${rel}/${e.filename}` : e.filename;

@@ -13,6 +13,7 @@ import type { ContainerRecord, ContainerdClient, ImageRecord } from '../containe
 import { HoldfastError } from '../errors';
 import { INDEX_TYPES, platformMatches, type Platform } from '../images/mediaTypes';
 import { mapLimit } from '../../shared/mapLimit';
+import { compareText } from '../../shared/compareText';
 
 /** CRI labels the containers and sandboxes it creates; kubelet sees only those. */
 export const CRI_KIND_LABEL = 'io.cri-containerd.kind';
@@ -214,7 +215,7 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
   }
   const excl = exclusiveBytes(index);
   for (const i of images) i.exclusiveBytes = excl[i.key] ?? 0;
-  images.sort((a, b) => (a.refs[0] ?? a.key).localeCompare(b.refs[0] ?? b.key));
+  images.sort((a, b) => compareText(a.refs[0] ?? a.key, b.refs[0] ?? b.key));
   return { images, index, unmatched };
 }
 

@@ -26,6 +26,7 @@ import { PinBadge } from './PinBadge';
 import type { PinRequest } from './PinDialog';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
+import { compareText } from '../../shared/compareText';
 
 const FILTERS: { value: PinFilter; label: string }[] = [
   { value: 'all', label: 'All' },
@@ -115,7 +116,7 @@ function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
       {Object.keys(g.labels).length ? (
         <div className="labels">
           {Object.entries(g.labels)
-            .sort(([a], [b]) => a.localeCompare(b))
+            .sort(([a], [b]) => compareText(a, b))
             .map(([k, v]) => (
               <code key={k} className="label-chip">
                 {k}={v}

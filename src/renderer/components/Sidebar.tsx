@@ -5,6 +5,7 @@ import { liveOf, statusOf } from '../store';
 import { GridIcon, ListIcon, LogoIcon, PlusIcon, UploadIcon } from './icons';
 import { JobsIndicator } from './JobsPanel';
 import { useDisplayStatus, type DotState } from './LiveStatus';
+import { compareText } from '../../shared/compareText';
 
 // The status wording lives with the rest of the status display (./LiveStatus); re-exported
 // for the views that import it from here.
@@ -65,7 +66,7 @@ export function groupNodes(nodes: readonly NodeDef[]): [string | null, NodeDef[]
   if (!nodes.some((n) => n.group)) return [[null, [...nodes]]];
   const by = new Map<string, NodeDef[]>();
   for (const n of nodes) by.set(n.group ?? '', [...(by.get(n.group ?? '') ?? []), n]);
-  return [...by.entries()].sort(([a], [b]) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
+  return [...by.entries()].sort(([a], [b]) => (a === '' ? 1 : b === '' ? -1 : compareText(a, b)));
 }
 
 export function Sidebar({ onAdd }: { onAdd(): void }) {
