@@ -1,6 +1,6 @@
 // The one text order every list uses (image names, paths, keys): the order of
-// `a.localeCompare(b)`, through one shared collator. localeCompare sets up ICU's collation on
-// every call: 1,000 image names took about 10 ms to sort that way in a cold CLI, 1 ms this way.
+// `a.localeCompare(b)`, through one shared collator: localeCompare looks its collation up again
+// on every call, which a sort of 1,000 image names makes 10,000 times.
 const collator = new Intl.Collator();
 
 /** Compares two strings as `a.localeCompare(b)` does (negative, zero or positive). */

@@ -102,12 +102,14 @@ function viaHop(e: unknown, hop: NodeDef): unknown {
  * SSH to def through its jump chain: each hop's host key checked against the hop's own
  * known_hosts, each next hop reached through the previous one's forwardOut channel.
  */
-export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Promise<SshConnection> {
+export async function connectNode(def: NodeDef, opts: OpenNodeOptions & Pick<SshTarget, 'whileHandshaking'> = {}): Promise<SshConnection> {
   const hops = await resolveJumpChain(def, opts.resolveNode);
   let via: SshConnection | undefined;
+  // The caller's work runs once, during the first handshake (the first hop's, with a jump chain).
+  const first = <T extends SshTarget>(target: T, isFirst: boolean): T => (isFirst && opts.whileHandshaking ? { ...target, whileHandshaking: opts.whileHandshaking } : target);
   try {
     for (const hop of hops) {
-      const target = sshTargetFor(hop, opts, opts.acceptNewHostKey);
+      const target = first(sshTargetFor(hop, opts, opts.acceptNewHostKey), hop === hops[0]);
       target.label = `jump host ${hop.name} (${hop.host}:${hop.port})`;
       if (via) {
         target.sock = await via.forwardOut(hop.host, hop.port);
@@ -117,7 +119,7 @@ export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Pro
         throw viaHop(e, hop);
       });
     }
-    const target = sshTargetFor(def, opts, opts.acceptNewHostKey);
+    const target = first(sshTargetFor(def, opts, opts.acceptNewHostKey), hops.length === 0);
     if (via) {
       target.sock = await via.forwardOut(def.host, def.port);
       target.via = via;
@@ -128,6 +130,9 @@ export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Pro
     throw e;
   }
 }
+
+/** The containerd client's module, loaded on a session's first connection (not at import: `--help` needs none of it). */
+const containerdModule = () => import('../containerd/client');
 
 type Probed = Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'imagesDir'>>;
 
@@ -180,7 +185,9 @@ export class NodeSession {
   }
 
   static async open(def: NodeDef, opts: OpenNodeOptions = {}): Promise<NodeSession> {
-    const ssh = await connectNode(def, opts);
+    // grpc-js, protobufjs and our definitions load while the handshake waits on the node (a
+    // cold CLI would otherwise start on them only once connected).
+    const ssh = await connectNode(def, { ...opts, whileHandshaking: () => void containerdModule().then((m) => m.prepareContainerdClient(), () => undefined) });
     // Every session asks what the node runs (detect) and nearly every one reads the images dir:
     // the probe, the longest round trip, is under way and the node starts its sftp-server while
     // the tunnel opens and the service definitions load. A refused SFTP stays with the channel
@@ -192,9 +199,7 @@ export class NodeSession {
     try {
       // The probe is a session of its own: it turns sshd's TCP_NODELAY on (tunnel.ts).
       tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user } : { user: def.user, primeNoDelay: false });
-      // grpc-js, protobufjs and the service definitions load here, while the probe is under way
-      // (a cold CLI starts connecting without them).
-      const { ContainerdClient } = await import('../containerd/client');
+      const { ContainerdClient } = await containerdModule();
       containerd = new ContainerdClient({
         target: `unix:${tunnel.localPath}`,
         namespace: def.namespace,

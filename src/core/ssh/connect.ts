@@ -41,6 +41,12 @@ export interface SshTarget extends AuthTarget {
   via?: SshConnection;
   /** How messages name this server (default host:port), e.g. "jump host bastion (10.0.0.1:22)". */
   label?: string;
+  /**
+   * Work the caller has to do anyway and that needs no connection (e.g. loading the containerd
+   * definitions): started once the connection is under way, so it runs while the handshake
+   * waits on the server instead of after it.
+   */
+  whileHandshaking?: () => void;
 }
 
 export interface ExecOptions {
@@ -269,6 +275,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
     client.on('keyboard-interactive', (_n, _i, _l, _p, finish) => finish([]));
     try {
       client.connect(config);
+      if (target.whileHandshaking) setImmediate(target.whileHandshaking);
     } catch (err) {
       fail(new HoldfastError('AUTH_FAILED', `Could not start the SSH connection to ${where}: ${(err as Error).message}.`, { cause: err }));
     }
