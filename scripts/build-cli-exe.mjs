@@ -13,7 +13,7 @@ import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, re
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
-import { cjsOptions, nativeAddons, root } from './cli-bundle.mjs';
+import { cjsOptions, nativeAddons, root, ssh2ClientOnly } from './cli-bundle.mjs';
 
 const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const MANIFEST_ASSET = 'manifest.json'; // src/core/standalone.ts reads it
@@ -53,7 +53,7 @@ async function bundle(dir) {
   const main = path.join(dir, 'main.cjs');
   const cli = path.join(dir, CLI_ASSET);
   await esbuild.build({ ...cjsOptions, entryPoints: [path.join(root, 'src', 'cli', 'exe.ts')], outfile: main, plugins: [nativeAddons('absent')] });
-  await esbuild.build({ ...cjsOptions, entryPoints: [path.join(root, 'src', 'cli', 'main.ts')], outfile: cli, plugins: [nativeAddons('absent')] });
+  await esbuild.build({ ...cjsOptions, entryPoints: [path.join(root, 'src', 'cli', 'main.ts')], outfile: cli, plugins: [nativeAddons('absent'), ssh2ClientOnly()] });
   // The main script of a SEA cannot import(), nor can a vm.Script without a loader for it:
   // esbuild must have turned every dynamic import into a lazy require.
   for (const f of [main, cli]) if (/\bimport\(/.test(readFileSync(f, 'utf8'))) throw new Error(`${f} still calls import()`);

@@ -10,7 +10,7 @@
 // ssh2's native addons stay in node_modules (see nativeAddons).
 import path from 'node:path';
 import * as esbuild from 'esbuild';
-import { buildInto, cjsOptions, common, nativeAddons, root } from './cli-bundle.mjs';
+import { buildInto, cjsOptions, common, nativeAddons, root, ssh2ClientOnly } from './cli-bundle.mjs';
 
 export const outdir = path.join(root, 'out', 'cli');
 
@@ -20,7 +20,7 @@ export async function buildCli(dir = outdir) {
       ...cjsOptions,
       entryPoints: [path.join(root, 'src', 'cli', 'main.ts')],
       outfile: path.join(scratch, 'holdfast.cjs'),
-      plugins: [nativeAddons('external')],
+      plugins: [nativeAddons('external'), ssh2ClientOnly()],
     }),
     await esbuild.build({
       ...common,

@@ -59,6 +59,33 @@ export function nativeAddons(mode) {
   };
 }
 
+/**
+ * `ssh2` as the CLI uses it: its Client and its key parser. ssh2's index also loads its SSH
+ * server, key generator and HTTP(S) agents (and with them node:http, node:https and node:tls),
+ * about 40 % of its load time at every start, for nothing the CLI calls. Anything else read from
+ * it throws, naming this file, so a new use shows up in the first test that runs the bundle
+ * rather than as `undefined` somewhere.
+ */
+export function ssh2ClientOnly() {
+  return {
+    name: 'holdfast:ssh2-client-only',
+    setup(build) {
+      build.onResolve({ filter: /^ssh2$/ }, () => ({ path: 'ssh2', namespace: 'holdfast-ssh2' }));
+      build.onLoad({ filter: /.*/, namespace: 'holdfast-ssh2' }, () => ({
+        contents: `const used = { Client: require('ssh2/lib/client.js'), utils: { parseKey: require('ssh2/lib/protocol/keyParser.js').parseKey } };
+module.exports = new Proxy(used, {
+  get(t, k) {
+    if (k in t || typeof k === 'symbol' || k === '__esModule') return t[k];
+    throw new Error('ssh2.' + String(k) + ' is not in the CLI bundle (see ssh2ClientOnly in scripts/cli-bundle.mjs)');
+  },
+});`,
+        loader: 'js',
+        resolveDir: root,
+      }));
+    },
+  };
+}
+
 /** The repo-relative source files a build read (node_modules excepted), for freshness checks. */
 export function sourceInputs(metafile) {
   return Object.keys(metafile.inputs)
