@@ -61,6 +61,11 @@ function watchRss(): { stop: () => number } {
   };
 }
 
+// The bound: under half the layer. Reading that buffered the layer (or any whole entry) would
+// grow by 200 MiB or more; streaming grows by what GC has not yet given back, which on a loaded
+// box reached 65 MiB once (the bound was 64 MiB then).
+const BOUND = 96 * 2 ** 20;
+
 describe('readArchiveIndex memory', () => {
   // Warm up (module loading, JIT) so the measurement sees only the streaming itself.
   beforeAll(async () => {
@@ -68,7 +73,7 @@ describe('readArchiveIndex memory', () => {
     await readArchiveIndex(chunked(small), { compression: 'none' }).catch(() => undefined);
   });
 
-  it('200 MiB uncompressed: RSS grows by less than 64 MiB', { timeout: 30_000 }, async () => {
+  it('200 MiB uncompressed: RSS grows by less than 96 MiB', { timeout: 30_000 }, async () => {
     const { stream, layerDigest, config } = syntheticDockerSave();
     const rss = watchRss();
     const index = await readArchiveIndex(stream, { compression: 'none' });
@@ -77,10 +82,10 @@ describe('readArchiveIndex memory', () => {
     expect(index.images[0]!.platforms[0]!.configDigest).toBe(sha(config));
     expect(index.images[0]!.platforms[0]!.layers).toEqual([{ digest: await layerDigest, size: BIG }]);
     expect(index.uncompressedBytes).toBeGreaterThan(BIG);
-    expect(growth, `RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB`).toBeLessThan(64 * 2 ** 20);
+    expect(growth, `RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB`).toBeLessThan(BOUND);
   });
 
-  it('200 MiB through the lz4 CLI and our decoder: RSS grows by less than 64 MiB', { timeout: 30_000 }, async () => {
+  it('200 MiB through the lz4 CLI and our decoder: RSS grows by less than 96 MiB', { timeout: 30_000 }, async () => {
     const { stream, layerDigest } = syntheticDockerSave();
     const child = spawn('lz4', ['-q', '-c', '-B4', '-BD'], { stdio: ['pipe', 'pipe', 'inherit'] });
     stream.pipe(child.stdin);
@@ -88,6 +93,6 @@ describe('readArchiveIndex memory', () => {
     const index = await readArchiveIndex(child.stdout, { compression: 'lz4' });
     const growth = rss.stop();
     expect(index.images[0]!.platforms[0]!.layers[0]!.digest).toBe(await layerDigest);
-    expect(growth, `RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB`).toBeLessThan(64 * 2 ** 20);
+    expect(growth, `RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB`).toBeLessThan(BOUND);
   });
 });
