@@ -1,4 +1,4 @@
-import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import type { NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
 import { countsOfRefs, criModeOf } from '../model';
@@ -148,11 +148,16 @@ function Versions({ status }: { status: NodeStatus }) {
         <dt>{distro.name}</dt>
         <dd title={distro.help ?? undefined}>
           {distro.version}
-          {distro.note ? <span className="versions-note">{distro.note}</span> : null}
+          {distro.note ? <span className="versions-note">{unbrokenFlags(distro.note)}</span> : null}
         </dd>
       </div>
     </dl>
   );
+}
+
+/** Text with each command-line flag (`--version`) kept on one line: browsers break after a hyphen. */
+function unbrokenFlags(text: string): ReactNode[] {
+  return text.split(/(--[a-z][a-z-]*)/).map((part, i) => (i % 2 ? <span key={i} className="nowrap">{part}</span> : part));
 }
 
 export function NodeDetail({ node, onEdit, onRemove }: { node: NodeDef; onEdit(): void; onRemove(): void }) {
