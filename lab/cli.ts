@@ -147,7 +147,8 @@ async function main(): Promise<void> {
     out.push(`  socket:      /run/k3s/containerd/containerd.sock (host side ${n.hostSocket})`);
     out.push(`  images dir:  /var/lib/rancher/k3s/agent/images (host side ${n.hostImagesDir})`);
     out.push(
-      `  npx holdfast node add ${n.name} --host ${n.host} --port ${n.port} --identity ${lab.clientKey} --known-hosts ${lab.knownHosts}`,
+      // bin/holdfast.mjs, not npx: npx's own package resolution adds about 2 s to every command.
+      `  bin/holdfast.mjs node add ${n.name} --host ${n.host} --port ${n.port} --identity ${lab.clientKey} --known-hosts ${lab.knownHosts}`,
     );
     out.push(`  ssh -i ${lab.clientKey} -p ${n.port} -o UserKnownHostsFile=${lab.knownHosts} ${n.user}@${n.host}`);
   }
