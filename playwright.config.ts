@@ -23,8 +23,8 @@ const chromiumUse = {
 const projects: Project[] = [{ name: 'chromium', use: chromiumUse }];
 if (electronBinary()) {
   // The lab specs drive the real service, which the desktop app runs itself over the same
-  // HOLDFAST_HOME; the fixture launches the app instead of serving the UI. Specs with fake
-  // handlers (ui-*, perf, screenshots) need the fakes in the test process: HTTP only.
+  // HOLDFAST_HOME; the fixture launches the app instead of serving the UI. Specs over fake
+  // nodes (ui-*, perf, screenshots) need the fakes in the test process: HTTP only.
   projects.push({ name: 'electron', use: chromiumUse, testMatch: ['**/lab-*.spec.ts'] });
 }
 

@@ -1,5 +1,5 @@
 // `npm run bench:ui` — one node with 10,000 references (5,000 images: a tag and a digest
-// reference each), served by fake handlers to the built UI in Chromium. Measures what a
+// reference each), served by the real service over a fake node (e2e/fake-service.ts) to the built UI in Chromium. Measures what a
 // technician feels — time until the table shows rows, frame times while wheeling through the
 // WHOLE list, sorting and filtering — prints the numbers and writes them to bench/ui-results.md.
 // A benchmark, not a test: it asserts only that it measured the right thing (rows on screen, the
@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test, type Page } from '../e2e/fixtures';
-import { fakeHandlers } from '../e2e/fake-handlers';
+import { fakeService } from '../e2e/fake-service';
 import { machineLine, writeReadmeSection } from './readme';
 
 const REFS = 10_000;
@@ -166,10 +166,17 @@ function gitCommit(): string {
   }
 }
 
+let fake: Awaited<ReturnType<typeof fakeService>> | undefined;
+test.afterEach(async () => {
+  await fake?.dispose();
+  fake = undefined;
+});
+
 test('10,000 references: first render, scrolling the whole list, sort and filter', async ({ holdfast, page: tab }) => {
   test.setTimeout(300_000);
-  const fake = fakeHandlers({ manyRefs: REFS });
-  fake.nodes.splice(1, 1); // one node: the app opens it directly
+  // One node (the app opens it directly), answering at once: the UI is what is measured.
+  const service = await fakeService({ manyRefs: REFS, latencyMs: 0 });
+  fake = service;
   // Before the app's first script: note when the first image row enters the DOM and when the
   // frame that shows it has been painted (a task posted from that frame's requestAnimationFrame
   // runs after its paint), and every long task from the start.
@@ -195,7 +202,7 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
     });
     mo.observe(document, { subtree: true, childList: true });
   });
-  const page = await holdfast.open({ handlers: fake.handlers });
+  const page = await holdfast.open({ handlers: service.handlers });
 
   // 1. First render: images.list answered (its response's last byte, resource timing) → the first
   //    rows painted (parse, grouping, sorting, rendering); and from navigation, for the whole picture.
@@ -236,7 +243,7 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
       runs.push(performance.now() - t0);
     }
     return { bytes: new TextEncoder().encode(text).length, parse: runs.sort((a, b) => a - b)[2]! };
-  }, fake.nodes[0]!.name);
+  }, 'edge-01');
 
   const domRows = await page.getByTestId('image-row').count();
 
@@ -354,7 +361,7 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
     `Measured by \`npm run bench:ui\` (bench/ui.bench.ts; written by the benchmark, not by hand) in headless Chromium`,
     `(/usr/bin/chromium, --disable-gpu, 1360×860) on ${os.cpus().length} × ${cpu}, ${new Date().toISOString().slice(0, 10)}, code ${now.commit}.`,
     `Load average when measured: ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1 / 5 / 15 min).`,
-    `Fake handlers serve ${REFS.toLocaleString('en')} references (${(REFS / 2).toLocaleString('en')} images) over the loopback HTTP transport.`,
+    `The real service over a fake node serves ${REFS.toLocaleString('en')} references (${(REFS / 2).toLocaleString('en')} images) over the loopback HTTP transport.`,
     '',
     '| what | measured |',
     '|---|---|',
@@ -387,7 +394,7 @@ function readmeTable(now: Figures, before: Figures | null): string {
   const row = (what: string, target: string, f: (x: Figures) => string) => `| ${what} | ${target} | ${b(f)} | ${f(now)} |`;
   return [
     `\`npm run bench:ui\` — one node with 10,000 references (5,000 images) in Debian's headless Chromium`,
-    `(bench/ui.bench.ts, fake handlers over loopback HTTP; full table in [bench/ui-results.md](bench/ui-results.md)).`,
+    `(bench/ui.bench.ts, the real service over a fake node, loopback HTTP; full table in [bench/ui-results.md](bench/ui-results.md)).`,
     'Every column carries the idle baseline measured in its own run: the machine is shared and noisy.',
     '',
     `| | target | before (${b((x) => x.commit)}) | now (${now.commit}) |`,

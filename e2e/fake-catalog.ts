@@ -2,9 +2,9 @@
 // and every fate at the next k3s start (a digest reference sharing its image with a tag, pins at
 // risk), its archives and audit log, edge-02's redis, edge-03's drifted set, generated references
 // for performance runs, and the host-key fingerprints and password the fake SSH layer answers
-// with. e2e/fake-data.ts turns it into node state (e2e/fake-node.ts); the derived fields
-// (pin, afterRestart, reason, archive, safeToRemove) are what the first fake handlers answered
-// and are ignored there: the real service derives its own.
+// with. e2e/fake-data.ts turns it into node state (e2e/fake-node.ts); the derived fields (pin,
+// afterRestart, reason, archive, safeToRemove, imported) only describe the intended story and are
+// ignored there: the real service derives its own.
 import { createHash } from 'node:crypto';
 import type { ArchiveInfo, AuditEntry, ImageRef } from '../src/shared/domain';
 

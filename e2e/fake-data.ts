@@ -51,6 +51,8 @@ export interface Scenario {
   lostPins?: boolean;
   /** edge-01's containerd answers reads, but every label update fails as an unanswering one does. */
   failApply?: boolean;
+  /** Upload bandwidth to every node, bytes per second (default: no limit). */
+  uploadBytesPerSec?: number;
 }
 
 const MIB = 1024 * 1024;
@@ -210,6 +212,7 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
     );
   }
   if (s.manyRefs || s.oneNode) specs.splice(1, 1);
+  if (s.uploadBytesPerSec) for (const sp of specs) sp.linkBytesPerSec = s.uploadBytesPerSec;
   const inputs = specs.map(({ def: d }) => {
     const { port, user, socket, imagesDir, namespace, ...rest } = d;
     return { ...rest, port, user, socket, imagesDir, namespace } as NodeInput;

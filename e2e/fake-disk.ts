@@ -1,20 +1,10 @@
-// The fake nodes' disks for UI tests: container records, blobs behind each image (layers shared
-// between versions of one app, so what deleting an image frees differs from its size) and file
-// systems. The picture, the forecast and the prune plan come from the real pure code (core's
-// buildStore, shared/gcForecast, shared/prunePlan) over this data, so the Disk tab shows what the
-// backend would compute. With `disk` on, edge-01 also holds older versions of telemetry-agent and
-// an unused redis, and its image file system is at 82 % — near kubelet's 85 %.
-import type { ContainerRecord, ImageRecord } from '../src/core/containerd/client';
-import { buildStore, type TargetFacts } from '../src/core/disk/store';
-import type { DiskPicture, FsUsage } from '../src/shared/diskPicture';
+// The fake nodes' disk data for UI tests: edge-01's container records, and with `disk` on its
+// older versions of telemetry-agent and an unused redis (e2e/fake-data.ts puts them on the fake
+// node, at 82 % of its image file system — near kubelet's 85 %; the Disk tab is the real
+// service's picture of that node).
+import type { ContainerRecord } from '../src/core/containerd/client';
 import type { ImageRef } from '../src/shared/domain';
-import { forecastGc } from '../src/shared/gcForecast';
-import { resolveGcPolicy } from '../src/shared/gcPolicy';
-import { summariseStore, type BlobIndex, type StoreImage } from '../src/shared/imageStore';
-import { criPinning } from '../src/shared/versions';
 
-const MIB = 1024 * 1024;
-const GIB = 1024 * MIB;
 const sha = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 
 const TELEMETRY = 'registry.site.lan/acme/telemetry-agent';
@@ -67,88 +57,4 @@ export function fakeContainers(node: string): ContainerRecord[] {
     c('0c5d8e11b6a4', 'docker.io/rancher/mirrored-coredns-coredns:1.12.0', 'container'),
     c('e9277f0b3d18', `${TELEMETRY}:2.4.1`, 'container'),
   ];
-}
-
-/** The blobs behind one image: versions of telemetry-agent share their 96 MiB base layer. */
-function blobsOf(r: ImageRef): { digest: string; size: number }[] {
-  const id = (r.imageId ?? r.digest).slice(7, 15);
-  const config = { digest: `sha256:c0${id}`.padEnd(71, '0'), size: 6_144 };
-  const manifest = { digest: r.digest, size: 1_024 };
-  if (r.name.startsWith(TELEMETRY)) {
-    const base = { digest: sha('be'), size: 96 * MIB };
-    return [manifest, config, base, { digest: `sha256:1a${id}`.padEnd(71, '0'), size: Math.max(0, r.size - base.size - config.size - manifest.size) }];
-  }
-  return [manifest, config, { digest: `sha256:1a${id}`.padEnd(71, '0'), size: Math.max(0, r.size - config.size - manifest.size) }];
-}
-
-export function fakeStore(node: string, refs: ImageRef[], containerdVersion: string): { images: StoreImage[]; index: BlobIndex; containers: ContainerRecord[] } {
-  const facts = new Map<string, TargetFacts>();
-  const sizes: Record<string, number> = {};
-  for (const r of refs) {
-    const blobs = blobsOf(r);
-    for (const b of blobs) sizes[b.digest] = b.size;
-    facts.set(r.digest, { blobs: blobs.map((b) => b.digest), criSize: r.size, configCreated: r.createdAt });
-  }
-  const records: ImageRecord[] = refs.map((r) => ({
-    name: r.name,
-    labels: r.labels,
-    target: { mediaType: r.mediaType, digest: r.digest, size: 1024, annotations: {} },
-    createdAt: r.createdAt ? new Date(r.createdAt) : null,
-    updatedAt: UPDATED[r.imageId ?? ''] ? new Date(UPDATED[r.imageId!]!) : r.createdAt ? new Date(r.createdAt) : null,
-  }));
-  const containers = fakeContainers(node).filter((c) => refs.some((r) => r.name === c.image));
-  const { images, index } = buildStore({ refs, records, containers, criPinning: criPinning(containerdVersion) }, facts, sizes);
-  return { images, index, containers };
-}
-
-/** A node's file systems: one for everything, as on most edge nodes (tight on edge-01 when `disk`). */
-export function fakeFileSystems(node: NodeLike, tight: boolean, freedSoFar: number): FsUsage[] {
-  const total = tight ? 4 * GIB : 64 * GIB;
-  const free = (tight ? Math.round(total * 0.18) : 41 * GIB) + freedSoFar;
-  return [
-    {
-      roles: ['images-dir', 'content', 'snapshots'],
-      paths: {
-        'images-dir': node.imagesDir,
-        content: '/var/lib/rancher/k3s/agent/containerd/io.containerd.content.v1.content',
-        snapshots: '/var/lib/rancher/k3s/agent/containerd/io.containerd.snapshotter.v1.overlayfs',
-      },
-      totalBytes: total,
-      freeBytes: Math.min(total, free),
-      via: 'statvfs',
-    },
-  ];
-}
-
-interface NodeLike {
-  name: string;
-  imagesDir: string;
-}
-
-export function fakePicture(node: NodeLike, refs: ImageRef[], containerdVersion: string, o: { tight: boolean; freed: number; images: boolean }): DiskPicture {
-  const fileSystems = fakeFileSystems(node, o.tight, o.freed);
-  const imagefs = fileSystems[0]!;
-  const policy = resolveGcPolicy([], ['No running k3s process was found, so only its config files were read (flags given to the service itself are not known).']);
-  const base: DiskPicture = {
-    node: node.name,
-    takenAt: new Date('2025-03-06T10:00:00Z').toISOString(),
-    fileSystems,
-    imagefs,
-    policy,
-    criPinning: criPinning(containerdVersion),
-    images: null,
-    summary: null,
-    forecast: null,
-    containers: null,
-    notes: [],
-  };
-  if (!o.images) return base;
-  const store = fakeStore(node.name, refs, containerdVersion);
-  return {
-    ...base,
-    images: store.images,
-    summary: summariseStore(store.images, store.index),
-    forecast: forecastGc({ images: store.images, index: store.index, imagefs, policy }),
-    containers: store.containers.length,
-  };
 }

@@ -1,20 +1,29 @@
 // Fake k3s nodes for UI tests, at the level of one NodeSession: containerd (image records,
 // labels, content store blobs, containers, events), the images dir (real archive bytes, k3s's
-// .cache.json, pre-pull lists) and the node's disk. The real service (src/core/service.ts, the
+// .cache.json, pre-pull lists; uploads over the SFTP calls core/upload makes — staged under the
+// hidden partial name, hashed, renamed into place — over a link of a given bandwidth), k3s's
+// watcher (an archive that lands is imported as lab/k3s.ts imports it on the real lab, with its
+// rules) and the node's disk. The real service (src/core/service.ts, the
 // same handlers Electron main and `holdfast serve` run) runs over them, so the UI specs exercise
 // the real selection logic, pin rules, fate prediction, removal checks and error envelopes.
 // Nothing here decides what the UI shows: it only holds node state, as a node would.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { decompress as unzstd } from 'fzstd';
 import type { ContainerRecord, ContainerdClient, ContentInfo, EventEnvelope, EventSubscription, ImageRecord, PluginInfo } from '../src/core/containerd/client';
-import type { FileAccess, ListedFile, RemoteStat } from '../src/core/access';
+import type { FileAccess, ListedFile, RemoteStat, UploadArea } from '../src/core/access';
 import { HoldfastError } from '../src/core/errors';
 import { listImageRefs } from '../src/core/images/list';
 import { TargetResolver } from '../src/core/images/resolve';
 import type { NodeSession, OpenNodeOptions } from '../src/core/node/session';
 import type { ImageRef, NodeDef, NodeInfo } from '../src/shared/domain';
+import { addsDigestRefs, watcherImports } from '../src/shared/versions';
+import { classifyImagesDirPath } from '../src/core/archives/format/extensions';
+import type { UploadTarget } from '../src/core/upload/paths';
+import { CRI_PIN_LABEL, distroPinLabel, normalizeDockerRef, parseNamedTagged, PINNED } from '../lab/k3s';
+import { k3sEntryName } from '../lab/importPlan';
 
 const INDEX = 'application/vnd.oci.image.index.v1+json';
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
@@ -55,6 +64,10 @@ export interface FakeNodeSpec {
   latencyMs?: number;
   /** Every label update fails with this (containerd stopped answering writes). */
   failLabelUpdates?: HoldfastError;
+  /** Upload bandwidth of the link in bytes per second (default: no limit). */
+  linkBytesPerSec?: number;
+  /** How long k3s's watcher waits after an archive lands before importing it (default 1000 ms). */
+  k3sSettleMs?: number;
 }
 
 /** The config blob of an image: its real digest is the node's image id. */
@@ -310,7 +323,8 @@ export class FakeContainerd {
 
 // ---- archives: real bytes, so the real index reader reads them ----
 
-function tarEntry(name: string, body: Buffer): Buffer {
+/** One ustar member (regular file). */
+export function tarEntry(name: string, body: Buffer): Buffer {
   const h = Buffer.alloc(512);
   h.write(name, 0, 100, 'utf8');
   h.write('0000644\0', 100);
@@ -330,7 +344,7 @@ function tarEntry(name: string, body: Buffer): Buffer {
 }
 
 /** A zstd frame of raw (stored) blocks: what fzstd reads, without a compressor. */
-function zstdStored(data: Buffer): Buffer {
+export function zstdStored(data: Buffer): Buffer {
   const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38])]; // magic; no FCS; window 128 KiB
   const max = 128 * 1024;
   for (let off = 0; off < data.length || off === 0; off += max) {
@@ -361,12 +375,27 @@ export class FakeFiles implements FileAccess {
 
   constructor(private readonly root: () => string) {}
 
-  private rel(p: string): string | null {
+  /** Called when a file gets its final name in the images dir (an upload's rename). */
+  onArrived: (rel: string) => void = () => undefined;
+
+  rel(p: string): string | null {
     const base = this.root().replace(/\/+$/, '');
     return p.startsWith(base + '/') ? p.slice(base.length + 1) : null;
   }
   put(rel: string, data: Buffer, mtime: number): void {
     this.files.set(rel, { data, mtime });
+  }
+  /** An SFTP write at `pos` (the file grows as needed). */
+  writeAt(rel: string, pos: number, data: Buffer): void {
+    const f = this.files.get(rel);
+    if (!f) throw new Error(`no such file: ${rel}`);
+    if (pos + data.length > f.data.length) {
+      const grown = Buffer.alloc(pos + data.length);
+      f.data.copy(grown);
+      f.data = grown;
+    }
+    data.copy(f.data, pos);
+    f.mtime = Math.floor(Date.now() / 1000);
   }
   async stat(p: string): Promise<RemoteStat | null> {
     const rel = this.rel(p);
@@ -408,10 +437,33 @@ export class FakeFiles implements FileAccess {
     return null;
   }
   async realpath(p: string): Promise<string | null> {
-    return p;
+    return (await this.stat(p)) ? p.replace(/(.)\/+$/, '$1') : null;
   }
-  uploadArea(): never {
-    throw new HoldfastError('INTERNAL', 'the fake node takes no uploads');
+  /** As root over SFTP (access/sftp.ts): the staging file next to the final name, renamed onto it. */
+  async uploadArea(target: UploadTarget): Promise<UploadArea> {
+    const staging = target.stagingPath;
+    const stagingRel = this.rel(staging);
+    const finalRel = this.rel(target.remotePath);
+    if (stagingRel === null || finalRel === null) throw new HoldfastError('REFUSED', `${target.remotePath} is outside the fake node's images dir`);
+    return {
+      writePath: staging,
+      separateDir: null,
+      prepare: async () => undefined,
+      statWritten: () => this.stat(staging),
+      sha256Written: () => this.sha256(staging),
+      removeWritten: () => this.remove(staging),
+      stage: async () => staging,
+      commit: async () => {
+        const f = this.files.get(stagingRel);
+        if (!f) throw new HoldfastError('REFUSED', `Cannot rename ${staging} to ${target.remotePath} on the node: No such file.`);
+        if (this.files.has(finalRel)) return false;
+        this.files.delete(stagingRel);
+        this.files.set(finalRel, f);
+        this.onArrived(finalRel);
+        return true;
+      },
+      discardStaged: () => this.remove(staging),
+    };
   }
 }
 
@@ -451,6 +503,112 @@ export class FakeNode {
       }
       this.files.put('.cache.json', Buffer.from(JSON.stringify(cache)), mtime0());
     }
+    this.files.onArrived = (rel) => this.archiveArrived(rel);
+  }
+
+  // ---- the link's bandwidth, for uploads ----
+
+  private linkFreeAt = 0;
+  /** Resolves once `bytes` have crossed the link (writes queue behind each other, as on one link). */
+  transfer(bytes: number): Promise<void> {
+    const bps = this.spec.linkBytesPerSec;
+    if (!bps) return new Promise((r) => setImmediate(r));
+    const now = Date.now();
+    this.linkFreeAt = Math.max(now, this.linkFreeAt) + (bytes / bps) * 1000;
+    return new Promise((r) => setTimeout(r, this.linkFreeAt - now));
+  }
+
+  // ---- k3s: its watcher imports an archive that lands in the images dir ----
+
+  /** Archives k3s imported (relative paths, in order), and the ones it failed on. */
+  readonly k3sImported: string[] = [];
+  readonly k3sFailed: { rel: string; error: string }[] = [];
+
+  private archiveArrived(rel: string): void {
+    const f = this.files.files.get(rel);
+    if (!f || classifyImagesDirPath(rel).kind !== 'archive') return;
+    // Releases without the watcher import only at start (shared/versions says which).
+    if (watcherImports(null, { size: f.data.length, mtime: f.mtime }, this.info.distroVersion) === 'no') return;
+    setTimeout(() => {
+      this.k3sImport(rel).then(
+        () => this.k3sImported.push(rel),
+        (e: unknown) => this.k3sFailed.push({ rel, error: e instanceof Error ? e.message : String(e) }),
+      );
+    }, this.spec.k3sSettleMs ?? 1000);
+  }
+
+  /**
+   * What k3s's preloadFile does with one archive (lab/k3s.ts importArchive, on this node's
+   * containerd): every blob into the content store, each image named as containerd's importer
+   * names it (lab/importPlan: docker-save RepoTags normalised, OCI entries by annotation), both
+   * pin labels on every name (lab/k3s.ts pinImages), the digest references on releases that add
+   * them (shared/versions addsDigestRefs), and the file recorded in .cache.json.
+   */
+  async k3sImport(rel: string): Promise<string[]> {
+    const f = this.files.files.get(rel);
+    if (!f) throw new Error(`${rel} is gone`);
+    const kind = classifyImagesDirPath(rel);
+    if (kind.kind !== 'archive') throw new Error(`not a supported archive: ${rel}`);
+    const tar = kind.compression === 'gzip' ? gunzipSync(f.data) : kind.compression === 'zstd' ? Buffer.from(unzstd(f.data)) : kind.compression === 'none' ? f.data : null;
+    if (!tar) throw new Error(`the fake k3s reads no ${kind.compression} archives`);
+    const members = untar(tar);
+    const cd = this.containerd;
+    const images: { name: string; target: ImageRecord['target'] }[] = [];
+    if (members.has('index.json')) {
+      for (const [p, b] of members) {
+        const m = /^blobs\/sha256\/([0-9a-f]{64})$/.exec(p);
+        if (m) cd.blobs.set(`sha256:${m[1]}`, b);
+      }
+      const index = JSON.parse(members.get('index.json')!.toString('utf8')) as { manifests?: { mediaType: string; digest: string; size: number; annotations?: Record<string, string> }[] };
+      for (const d of index.manifests ?? []) {
+        const name = k3sEntryName(d.annotations);
+        if (name) images.push({ name, target: { mediaType: d.mediaType, digest: d.digest, size: d.size, annotations: {} } });
+      }
+    } else if (members.has('manifest.json')) {
+      const list = JSON.parse(members.get('manifest.json')!.toString('utf8')) as { Config: string; RepoTags?: string[]; Layers: string[] }[];
+      for (const e of list) {
+        const config = members.get(e.Config);
+        const layers = e.Layers.map((l) => members.get(l));
+        if (!config || layers.some((l) => !l)) throw new Error(`${rel}: a blob of ${e.RepoTags?.join(', ')} is missing`);
+        // containerd writes a manifest for a docker-save image (its digest is the image's target).
+        cd.blobs.set(hash(config), config);
+        for (const l of layers) cd.blobs.set(hash(l!), l!);
+        const manifest = Buffer.from(
+          JSON.stringify({
+            schemaVersion: 2,
+            mediaType: DOCKER_MANIFEST,
+            config: { mediaType: 'application/vnd.docker.container.image.v1+json', digest: hash(config), size: config.length },
+            layers: layers.map((l) => ({ mediaType: 'application/vnd.docker.image.rootfs.diff.tar', digest: hash(l!), size: l!.length })),
+          }),
+        );
+        cd.blobs.set(hash(manifest), manifest);
+        for (const tag of e.RepoTags ?? []) images.push({ name: normalizeDockerRef(tag), target: { mediaType: DOCKER_MANIFEST, digest: hash(manifest), size: manifest.length, annotations: {} } });
+      }
+    } else throw new Error(`${rel} is not an image archive`);
+    // client.Import stores each name (labels it had kept), CRI marks it managed …
+    for (const im of images) {
+      const had = cd.records.get(im.name);
+      await cd.createImage({ name: im.name, labels: { ...(had?.labels ?? {}), 'io.cri-containerd.image': 'managed' }, target: im.target });
+    }
+    // … then labelImages, then retagImages.
+    const labels = { [distroPinLabel(this.info.distro === 'rke2' ? 'rke2' : 'k3s')]: PINNED, [CRI_PIN_LABEL]: PINNED };
+    const names = images.map((i) => i.name);
+    for (const name of names) await cd.updateImageLabels(name, labels);
+    if (addsDigestRefs(this.info.distroVersion) === 'yes') {
+      for (const im of images) {
+        const parsed = parseNamedTagged(im.name);
+        if ('error' in parsed) continue;
+        const ref = `${parsed.repository}@${im.target.digest}`;
+        if (ref === im.name) continue;
+        await cd.createImage({ name: ref, labels: { 'io.cri-containerd.image': 'managed', ...labels }, target: im.target });
+        names.push(ref);
+      }
+    }
+    const cacheFile = this.files.files.get('.cache.json');
+    const cache = cacheFile ? (JSON.parse(cacheFile.data.toString('utf8')) as Record<string, unknown>) : {};
+    cache[`${this.def.imagesDir.replace(/\/+$/, '')}/${rel}`] = { size: f.data.length, modTime: new Date(f.mtime * 1000).toISOString().replace(/\.\d+Z$/, 'Z') };
+    this.files.put('.cache.json', Buffer.from(JSON.stringify(cache)), Math.floor(Date.now() / 1000));
+    return names;
   }
 
   /** Sessions open on this node. */
@@ -486,10 +644,65 @@ export class FakeNode {
   }
 }
 
+const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
+
+/** A tar's regular files by member name (ustar without prefix, as the fake bundles write them). */
+function untar(tar: Buffer): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (let off = 0; off + 512 <= tar.length; ) {
+    const h = tar.subarray(off, off + 512);
+    if (h.every((b) => b === 0)) break;
+    const field = (at: number, len: number) => h.subarray(at, at + len).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(field(124, 12).trim() || '0', 8);
+    const type = h[156];
+    if (type === 0x30 || type === 0) out.set(field(0, 100).replace(/^(\.\/)+/, ''), tar.subarray(off + 512, off + 512 + size));
+    off += 512 + Math.ceil(size / 512) * 512;
+  }
+  return out;
+}
+
 const mtime0 = () => Math.floor(Date.parse('2025-03-01T00:00:00Z') / 1000);
+
+/** The SFTP subsystem as core/upload drives it (open, pipelined writes, fsync, close), over the node's files and link. */
+function fakeSftp(node: FakeNode, statvfs: (dir: string, cb: (err: Error | null, st?: unknown) => void) => void) {
+  const handles = new Map<string, string>();
+  let next = 0;
+  const noSuchFile = (p: string) => Object.assign(new Error(`No such file: ${p}`), { code: 2 });
+  const channel = Object.assign(new EventEmitter(), {
+    ext_openssh_statvfs: statvfs,
+    stat: (p: string, cb: (err: Error | null) => void) => void node.files.stat(p).then((s) => cb(s ? null : noSuchFile(p))),
+    open(p: string, flags: string, _attrs: unknown, cb: (err: Error | null, handle?: Buffer) => void) {
+      const rel = node.files.rel(p);
+      const exists = rel !== null && node.files.files.has(rel);
+      if (rel === null || (flags === 'r+' && !exists)) return setImmediate(() => cb(noSuchFile(p)));
+      if (flags === 'w') node.files.put(rel, Buffer.alloc(0), Math.floor(Date.now() / 1000));
+      const h = Buffer.from(String(++next));
+      handles.set(h.toString(), rel);
+      setImmediate(() => cb(null, h));
+    },
+    write(handle: Buffer, buf: Buffer, off: number, len: number, pos: number, cb: (err?: Error | null) => void) {
+      const rel = handles.get(handle.toString());
+      const data = Buffer.from(buf.subarray(off, off + len)); // the caller reuses its buffer once acknowledged
+      void node.transfer(len).then(() => {
+        if (!rel || !node.files.files.has(rel)) return cb(new Error('Failure'));
+        node.files.writeAt(rel, pos, data);
+        cb(null);
+      });
+    },
+    close(handle: Buffer, cb: (err?: Error | null) => void) {
+      handles.delete(handle.toString());
+      setImmediate(() => cb(null));
+    },
+    ext_openssh_fsync(_handle: Buffer, cb: (err?: Error | null) => void) {
+      setImmediate(() => cb(null));
+    },
+  });
+  return channel;
+}
 
 class FakeSession {
   private closed = false;
+  channel: ReturnType<typeof fakeSftp> | undefined;
   private resolverCache: TargetResolver | undefined;
   readonly files: FakeFiles;
   readonly containerd: FakeContainerd;
@@ -520,10 +733,7 @@ class FakeSession {
       where: `${nodeDef.user}@${nodeDef.host}:${nodeDef.port}`,
       // kubelet's settings: no running k3s process and no config files (kubelet's defaults).
       exec: async () => ({ code: 0, stdout: '', stderr: '' }),
-      sftp: async () => ({
-        ext_openssh_statvfs: statvfs,
-        stat: (p: string, cb: (err: Error | null) => void) => void node.files.stat(p).then((s) => cb(s ? null : new Error('ENOENT'))),
-      }),
+      sftp: async () => (self.channel ??= fakeSftp(node, statvfs)),
       onClose: () => () => undefined,
       close: async () => undefined,
     };
@@ -547,6 +757,10 @@ class FakeSession {
   }
   async platform() {
     return { ...PLATFORM };
+  }
+  /** No hashing while sending: the upload hashes the staged file afterwards (files.sha256). */
+  async hashTools() {
+    return { hasher: null, follow: false };
   }
   async resolver(): Promise<TargetResolver> {
     this.resolverCache ??= new TargetResolver(this.containerd as unknown as ContainerdClient, PLATFORM);

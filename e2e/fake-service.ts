@@ -1,6 +1,6 @@
 // The real service (src/core/service.ts: the handlers Electron main and `holdfast serve` run)
 // over fake nodes (e2e/fake-node.ts) holding the fake data (e2e/fake-data.ts), in a throwaway
-// HOLDFAST_HOME with the fake audit log. Records every call, so specs can assert what the UI
+// HOLDFAST_HOME with the fake audit log, and the technician's local archives (e2e/fake-bundles.ts). Records every call, so specs can assert what the UI
 // asked for; everything the UI is answered comes from core.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -9,12 +9,15 @@ import { createHandlers } from '../src/core/service';
 import type { Handlers } from '../src/shared/handlers';
 import type { LiveEvent } from '../src/shared/contract';
 import { elsewhere, fakeNodeSpecs, type Scenario } from './fake-data';
+import { writeBundles } from './fake-bundles';
 import { fakeOpener, FakeNode } from './fake-node';
 
 export type { Scenario };
 
 export async function fakeService(scenario: Scenario = {}) {
   const home = mkdtempSync(path.join(os.tmpdir(), 'holdfast-e2e-'));
+  // The local archives the import wizard is given (e2e/fake-bundles.ts).
+  writeBundles();
   const { specs, audit, inputs } = fakeNodeSpecs(scenario);
   const nodes = new Map(specs.map((s) => [s.def.name, new FakeNode(s)]));
   // holdImages: edge-01's images arrive only when the test says so.

@@ -51,7 +51,7 @@ export async function openFromOverview(page: Page, node: string, ready: Locator)
 export interface OpenOptions {
   /** Handlers to serve (chromium). In Electron the app runs its own service over `home`. */
   handlers: Handlers;
-  /** HOLDFAST_HOME of those handlers (Electron only; fake handlers have none). */
+  /** HOLDFAST_HOME of those handlers (Electron only: the app runs its own service over it). */
   home?: string;
 }
 
@@ -92,7 +92,7 @@ export const test = base.extend<{ offlineGuard: void; holdfast: HoldfastFixture 
           await page.goto(server.url);
           return page;
         }
-        if (!opts.home) testInfo.skip(true, 'fake handlers run in the test process; the Electron app runs its own service');
+        if (!opts.home) testInfo.skip(true, 'the fake nodes live in the test process; the Electron app runs its own service');
         app = await _electron.launch({
           executablePath: electronBinary()!,
           args: [mainEntry],

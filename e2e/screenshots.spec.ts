@@ -4,20 +4,15 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test, type Page } from './fixtures';
-import { fakeHandlers } from './fake-handlers';
+import { bundle } from './fake-bundles';
 import { fakeService } from './fake-service';
 
 const out = path.resolve(import.meta.dirname, '..', 'docs', 'screenshots');
 
 test.use({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
 
-// The import wizard and the fleet matrix still run on the fake handlers (the fake nodes take no
-// uploads and the fleet run opens its own sessions).
-let fake: ReturnType<typeof fakeHandlers> | undefined;
 let service: Awaited<ReturnType<typeof fakeService>> | undefined;
 test.afterEach(async () => {
-  fake?.stopJobs();
-  fake = undefined;
   await service?.dispose();
   service = undefined;
 });
@@ -54,13 +49,13 @@ test('README screenshots: fleet overview, images at risk, pin preview, archives'
 });
 
 test('README screenshot: import wizard', async ({ holdfast }) => {
-  fake = fakeHandlers();
-  const page = await holdfast.open({ handlers: fake.handlers });
+  service = await fakeService();
+  const page = await holdfast.open({ handlers: service.handlers });
   await page.getByTestId('open-import').click();
   const wizard = page.getByTestId('import-wizard');
-  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/telemetry-2.5.tar.gz');
+  await wizard.getByLabel('Archive path').fill(bundle('telemetry-2.5.tar.gz'));
   await wizard.getByLabel('Archive path').press('Enter');
-  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/k3s-airgap-images-arm64.tar.zst');
+  await wizard.getByLabel('Archive path').fill(bundle('k3s-airgap-images-arm64.tar.zst'));
   await wizard.getByLabel('Archive path').press('Enter');
   await wizard.getByRole('button', { name: /Next: review contents/ }).click();
   await expect(wizard.getByTestId('review-archive').filter({ hasText: 'telemetry-2.5.tar.gz' })).toHaveAttribute('data-state', 'ok');

@@ -5,14 +5,13 @@
 import path from 'node:path';
 import type { Handlers } from '../src/shared/handlers';
 import { expect, test, type Page } from './fixtures';
-import { EDGE1_IMAGES, fakeHandlers, type FakeOptions } from './fake-handlers';
+import { EDGE1_IMAGES } from './fake-catalog';
+import { bundle } from './fake-bundles';
 import { fakeService, type Scenario } from './fake-service';
 
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 
 let fake: Awaited<ReturnType<typeof fakeService>> | undefined;
-// Import jobs still run on the fake handlers (the fake nodes take no uploads yet).
-let oldFake: ReturnType<typeof fakeHandlers> | undefined;
 
 async function openWith(holdfast: { open(o: { handlers: Handlers }): Promise<Page> }, handlers: Handlers) {
   const page = await holdfast.open({ handlers });
@@ -28,8 +27,6 @@ async function open(holdfast: { open(o: { handlers: Handlers }): Promise<Page> }
 }
 
 test.afterEach(async () => {
-  oldFake?.stopJobs();
-  oldFake = undefined;
   await fake?.dispose();
   fake = undefined;
 });
@@ -38,7 +35,7 @@ const fleetRow = (page: Page, node: string) => page.getByTestId(`fleet-row-${nod
 
 /** Wait until the page's event stream is subscribed (the server has a listener). */
 async function eventsConnected() {
-  await expect.poll(() => (fake ?? oldFake)!.listeners.size).toBeGreaterThan(0);
+  await expect.poll(() => fake!.listeners.size).toBeGreaterThan(0);
 }
 
 test('the fleet banner never says no pin is lost while a connected node\'s images are still loading (issue #16)', async ({ holdfast }) => {
@@ -186,14 +183,13 @@ test('live: a dropped connection shows "reconnecting in N s…" with its attempt
 });
 
 test('live: job progress arrives as jobs.changed; the jobs list is not polled every 500 ms', async ({ holdfast }) => {
-  oldFake = fakeHandlers({ importMs: 2500 } satisfies FakeOptions);
-  const { page } = await openWith(holdfast, oldFake.handlers);
+  const { page } = await open(holdfast);
   await eventsConnected();
   const started = Date.now();
-  const before = oldFake.calls.filter((c) => c.channel === 'jobs.list').length;
+  const before = fake!.calls.filter((c) => c.channel === 'jobs.list').length;
   await page.getByTestId('open-import').click();
   const wizard = page.getByTestId('import-wizard');
-  await wizard.getByLabel('Archive path').fill('/home/tech/telemetry-2.5.tar.gz');
+  await wizard.getByLabel('Archive path').fill(bundle('telemetry-2.5.tar.gz'));
   await wizard.getByLabel('Archive path').press('Enter');
   await wizard.getByRole('button', { name: /Next: review contents/ }).click();
   await wizard.getByRole('button', { name: /Next: choose nodes/ }).click();
@@ -201,9 +197,9 @@ test('live: job progress arrives as jobs.changed; the jobs list is not polled ev
   await wizard.getByRole('button', { name: 'Import 1 archive to 2 nodes' }).click();
   const indicator = page.getByTestId('jobs-indicator');
   await expect(indicator).toContainText('1 job running');
-  await expect(indicator).toContainText(/finished/, { timeout: 15_000 });
+  await expect(indicator).toContainText(/finished/, { timeout: 30_000 });
   const seconds = (Date.now() - started) / 1000;
-  const polls = oldFake.calls.filter((c) => c.channel === 'jobs.list').length - before;
+  const polls = fake!.calls.filter((c) => c.channel === 'jobs.list').length - before;
   // At 500 ms that would be ≥ 2 per second; the fallback polls every 5 s while a job runs.
   expect(polls).toBeLessThanOrEqual(Math.ceil(seconds / 5) + 2);
 });

@@ -1,20 +1,22 @@
-// UI smoke test: the built renderer served by startServer, over the real service with fake nodes (serveReal) or, for imports, local archives and a few scenarios not yet moved, the in-test fake handlers (serve).
+// UI smoke test: the built renderer served by startServer, over the real service with fake nodes (serveReal): node state in e2e/fake-node.ts, the local archives the import wizard is given in e2e/fake-bundles.ts.
 import { expect, openFromOverview, test, type Page } from './fixtures';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import { operations } from '../src/shared/contract';
 import { DELETED_REF, EDGE1_IMAGES, FINGERPRINT, OLD_FINGERPRINT } from './fake-catalog';
-import { fakeHandlers, type FakeOptions } from './fake-handlers';
+import { bundle, BUNDLES, writeBundles } from './fake-bundles';
 import { nodeImageId } from './fake-node';
 import { fakeService, type Scenario } from './fake-service';
+import { readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { formatBytes } from '../src/shared/format';
 
 const rendererDir = path.resolve(import.meta.dirname, '..', 'out', 'renderer');
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 
 let server: RunningServer;
-let fake: ReturnType<typeof fakeHandlers>;
 let service: Awaited<ReturnType<typeof fakeService>> | undefined;
-/** Every call the UI made, in order (either kind of fake). */
+/** Every call the UI made, in order. */
 let calls: { channel: string; args: unknown }[] = [];
 
 /** The real service over fake nodes. */
@@ -24,15 +26,7 @@ async function serveReal(scenario: Scenario = {}) {
   server = await startServer({ handlers: service.handlers, rendererDir });
 }
 
-/** The fake handlers: imports, local archives and lost pins still run on them. */
-async function serve(opts: FakeOptions = {}) {
-  fake = fakeHandlers(opts);
-  calls = fake.calls;
-  server = await startServer({ handlers: fake.handlers, rendererDir });
-}
-
 test.afterEach(async () => {
-  fake?.stopJobs();
   await server?.close();
   await service?.dispose();
   service = undefined;
@@ -561,7 +555,14 @@ test('remove archive safely: make its pins durable first, then the removal is al
 // ---------------------------------------------------------------------------------------------
 // Upload archives and guided air-gap import: the wizard, the jobs panel, the desktop bridge.
 
-const TELEMETRY = '/home/tech/bundles/telemetry-2.5.tar.gz';
+writeBundles();
+const MIB = 1024 * 1024;
+const TELEMETRY = bundle('telemetry-2.5.tar.gz');
+/** A local bundle's size as the app writes it. */
+const sizeOf = (name: string) => formatBytes(statSync(bundle(name)).size);
+const TELEMETRY_SIZE = sizeOf('telemetry-2.5.tar.gz');
+const CRI_PINNED = 'io.cri-containerd.pinned';
+const K3S_PINNED = 'io.cattle.k3s.pinned';
 const wizard = (page: Page) => page.getByTestId('import-wizard');
 const reviewCard = (page: Page, name: string) => page.getByTestId('review-archive').filter({ hasText: name });
 
@@ -585,9 +586,8 @@ async function startTelemetryImport(page: Page) {
 
 test('import wizard (browser): typed paths, review with refused archives, per-node progress, summary, run again', async ({ page }) => {
   test.setTimeout(90_000);
-  // 8 s per node, 4 s of it uploading: the upload's live figures are asserted while they show,
-  // which the 2 s default left to chance on a loaded machine (1 s of uploading).
-  await serve({ importMs: 8000 });
+  // 12 MiB over a 3 MiB/s link: the upload's live figures show for about 4 s, and are asserted then.
+  await serveReal({ uploadBytesPerSec: 3 * MIB });
   const errors = await openApp(page);
   await page.getByRole('button', { name: 'Import archives' }).click();
   await expect(wizard(page)).toHaveAttribute('data-step', 'choose');
@@ -608,8 +608,8 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
   await addPath(page, 'bundles/relative.tar');
   await expect(wizard(page).getByRole('alert')).toContainText('Type the full path');
   await addPath(page, TELEMETRY);
-  await addPath(page, '/tmp/broken.tar.gz');
-  await addPath(page, '/home/tech/notes.tar.xz');
+  await addPath(page, bundle('broken.tar.gz'));
+  await addPath(page, bundle('notes.tar.xz'));
   await expect(wizard(page).getByTestId('chosen-archive')).toHaveCount(3);
   await expect(wizard(page).getByLabel('Archive path')).toHaveValue('');
   await expect(wizard(page).getByTestId('chosen-archive').first()).toContainText('docker · gzip');
@@ -621,15 +621,17 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
   await expect(tel).toHaveAttribute('data-state', 'ok');
   await expect(tel.getByTestId('review-format')).toHaveText('docker save');
   await expect(tel.getByTestId('review-compression')).toHaveText('gzip');
-  await expect(tel.getByTestId('review-size')).toContainText('96.3 MiB');
+  await expect(tel.getByTestId('review-size')).toContainText(TELEMETRY_SIZE);
   await expect(tel.getByTestId('review-sha256')).toHaveText(/^[0-9a-f]{16}…$/);
   await expect(tel.getByTestId('review-sha256')).toHaveAttribute('data-full', /^[0-9a-f]{64}$/);
   await expect(tel.getByTestId('review-image')).toHaveCount(2);
   await expect(tel.getByTestId('review-image').first()).toContainText('registry.site.lan/acme/telemetry-agent:2.5.0');
-  await expect(tel.getByTestId('review-image').first()).toContainText('linux/arm64');
+  // docker save holds one platform per image: the node's.
+  await expect(tel.getByTestId('review-image').first()).toContainText('linux/amd64');
+  await expect(tel.getByTestId('review-sha256')).toHaveAttribute('data-full', createHash('sha256').update(readFileSync(TELEMETRY)).digest('hex'));
   const broken = reviewCard(page, 'broken.tar.gz');
   await expect(broken).toHaveAttribute('data-state', 'refused');
-  await expect(broken.getByTestId('refused-reason')).toContainText('unexpected end of gzip stream');
+  await expect(broken.getByTestId('refused-reason')).toContainText('truncated: the gzip stream ends before the end of the archive');
   await expect(broken.getByTestId('excluded')).toBeVisible();
   await expect(reviewCard(page, 'notes.tar.xz').getByTestId('refused-reason')).toContainText('does not end in a suffix k3s imports');
   await expect(wizard(page).getByTestId('review-summary')).toHaveText('1 to import, 2 excluded');
@@ -663,40 +665,54 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
   await expect(job).toHaveCount(1);
   await expect(job.getByTestId('job-node')).toHaveCount(2);
   const uploading = job.locator('[data-testid="job-node"][data-phase="uploading"]').first();
-  await expect(uploading.getByTestId('upload-stats')).toContainText(/MiB of 96\.3 MiB · .+\/s · .+ left/);
+  await expect(uploading.getByTestId('upload-stats')).toContainText(new RegExp(`(KiB|MiB) of ${TELEMETRY_SIZE.replace('.', '\\.')} · .+/s · .+ left`));
   await expect(uploading.getByRole('progressbar')).toBeVisible();
   if (shots) await page.screenshot({ path: path.join(shots, 'wizard-4-run.png'), fullPage: true });
 
-  // Summary: edge-01 ok, edge-02 timed out at importing with the hint.
-  await expect(wizard(page)).toHaveAttribute('data-step', 'summary', { timeout: 10_000 });
+  // Summary: edge-01 uploaded, imported by its k3s, pinned and cleaned up; edge-02 refused to
+  // connect, its host key not trusted yet — with what to do.
+  await expect(wizard(page)).toHaveAttribute('data-step', 'summary', { timeout: 30_000 });
   const ok = wizard(page).locator('[data-testid="summary-node"][data-node="edge-01"]');
   const bad = wizard(page).locator('[data-testid="summary-node"][data-node="edge-02"]');
   await expect(ok).toHaveAttribute('data-state', 'succeeded');
   await expect(ok.getByTestId('summary-message')).toContainText('uploaded and imported');
   await expect(bad).toHaveAttribute('data-state', 'failed');
-  await expect(bad.getByTestId('summary-message')).toContainText('k3s did not import telemetry-2.5.tar.gz');
-  await expect(bad).toContainText('systemctl status k3s');
+  await expect(bad.getByTestId('summary-message')).toContainText('presented a host key that is not known yet');
+  await expect(bad).toContainText('Compare the fingerprint with the node before trusting it.');
   await expect(wizard(page).getByTestId('summary-banner')).toContainText('1 of 2 imports succeeded');
   if (shots) await page.screenshot({ path: path.join(shots, 'wizard-5-summary.png'), fullPage: true });
+  // On edge-01 itself: both images durable (CRI label, k3s's label gone), the archive removed.
+  const edge1 = service!.node('edge-01');
+  for (const name of ['registry.site.lan/acme/telemetry-agent:2.5.0', 'registry.site.lan/acme/telemetry-sidecar:1.3']) {
+    expect(edge1.containerd.records.get(name)?.labels[CRI_PINNED]).toBe('pinned');
+    expect(edge1.containerd.records.get(name)?.labels[K3S_PINNED]).toBeUndefined();
+  }
+  expect(edge1.k3sImported).toEqual(['telemetry-2.5.tar.gz']);
+  expect([...edge1.files.files.keys()].filter((f) => f.includes('telemetry'))).toEqual([]);
 
-  // Run again on the failed node only: the import is idempotent; this time it succeeds.
+  // Trust edge-02's key from its node view, back to the wizard, run again on the failed node only:
+  // the import is idempotent; this time it succeeds.
+  await page.getByTestId('node-item-edge-02').click();
+  await page.getByRole('button', { name: 'Trust this host' }).click();
+  await expect(page.getByTestId('images-table')).toBeVisible();
+  await page.getByRole('button', { name: 'Import archives' }).click();
+  await expect(wizard(page)).toHaveAttribute('data-step', 'summary');
   await wizard(page).getByRole('button', { name: 'Run again on edge-02' }).click();
   expect(callsOf('jobs.startImport').at(-1)?.args).toEqual({ nodes: ['edge-02'], path: TELEMETRY, pin: true, removeArchive: true });
-  await expect(wizard(page)).toHaveAttribute('data-step', 'summary', { timeout: 10_000 });
-  await expect(wizard(page).getByTestId('summary-banner')).toContainText('All 1 import succeeded');
+  await expect(wizard(page).getByTestId('summary-banner')).toContainText('All 1 import succeeded', { timeout: 30_000 });
+  expect(service!.node('edge-02').containerd.records.get('registry.site.lan/acme/telemetry-agent:2.5.0')?.labels[CRI_PINNED]).toBe('pinned');
 
   // Back from the wizard to a node's images: the imported images are there, durable.
   await wizard(page).getByRole('button', { name: "Open edge-02's images" }).click();
   await expect(page.getByRole('heading', { level: 1, name: 'edge-02' })).toBeVisible();
-  await page.getByRole('button', { name: 'Trust this host' }).click();
   await expect(row(page, 'telemetry-agent:2.5.0').getByTestId('pin-badge')).toHaveText('Durable');
   expect(errors).toEqual([]);
 });
 
 test('jobs panel: sidebar progress, survives navigating to a node and back and a reload; views refresh when a job ends', async ({ page }) => {
   test.setTimeout(90_000);
-  // long enough that the job is still running when a loaded machine gets to its Cancel button
-  await serve({ importMs: 12_000 });
+  // 12 MiB at 1 MiB/s: the job is still running when a loaded machine gets to its Cancel button
+  await serveReal({ uploadBytesPerSec: 1 * MIB });
   const errors = await openApp(page);
   await expect(page.getByTestId('jobs-indicator')).toContainText('No jobs');
   await expect(row(page, 'telemetry-agent:2.5.0')).toHaveCount(0);
@@ -736,7 +752,7 @@ test('jobs panel: sidebar progress, survives navigating to a node and back and a
   await expect(indicator).toContainText('1 job finished');
   await indicator.click();
   await expect(panel.getByTestId('job')).toHaveAttribute('data-state', 'failed');
-  await expect(panel.locator('[data-testid="job-node"][data-node="edge-02"]').getByTestId('job-node-error')).toContainText('TIMEOUT');
+  await expect(panel.locator('[data-testid="job-node"][data-node="edge-02"]').getByTestId('job-node-error')).toContainText('HOST_KEY_UNKNOWN');
   if (shots) await page.screenshot({ path: path.join(shots, 'jobs-panel-finished.png') });
   await panel.getByRole('button', { name: "Open edge-02's images" }).click();
   await expect(panel).toBeHidden();
@@ -745,7 +761,7 @@ test('jobs panel: sidebar progress, survives navigating to a node and back and a
 });
 
 test('jobs panel: Cancel stops a running import', async ({ page }) => {
-  await serve({ importMs: 8000 });
+  await serveReal({ uploadBytesPerSec: 1 * MIB });
   await openApp(page);
   await startTelemetryImport(page);
   await page.getByTestId('jobs-indicator').click();
@@ -758,13 +774,17 @@ test('jobs panel: Cancel stops a running import', async ({ page }) => {
   await expect(wizard(page)).toHaveAttribute('data-step', 'summary');
   await expect(wizard(page).getByTestId('summary-node')).toHaveCount(2);
   await expect(wizard(page).getByRole('button', { name: 'Run again on 2 failed nodes' })).toBeVisible();
+  // Nothing reached the images dir under its name, so k3s imported nothing (the partial upload is kept to resume).
+  const edge1 = service!.node('edge-01');
+  expect(edge1.files.files.has('telemetry-2.5.tar.gz')).toBe(false);
+  expect(edge1.containerd.records.has('registry.site.lan/acme/telemetry-agent:2.5.0')).toBe(false);
 });
 
 /** Stand in for the Electron preload: the contract over the test server, plus pathForFile. */
 async function desktopBridge(page: Page) {
   const token = new URL(server.url).searchParams.get('token');
   await page.addInitScript(
-    ({ token, ops }) => {
+    ({ token, ops, dir }) => {
       const api: Record<string, unknown> = {};
       for (const [op, channel] of Object.entries(ops)) {
         api[op] = (args: unknown) =>
@@ -774,15 +794,15 @@ async function desktopBridge(page: Page) {
             body: JSON.stringify(args ?? {}),
           }).then((r) => r.json());
       }
-      api['pathForFile'] = (f: File) => `/home/tech/drop/${f.name}`;
+      api['pathForFile'] = (f: File) => `${dir}/${f.name}`;
       (window as unknown as { holdfast: unknown }).holdfast = Object.freeze(api);
     },
-    { token, ops: operations },
+    { token, ops: operations, dir: BUNDLES },
   );
 }
 
 test('desktop: file dialog and drag and drop add paths (webUtils path through the preload)', async ({ page }) => {
-  await serve({ dialogPaths: [TELEMETRY, '/home/tech/bundles/k3s-airgap-images-arm64.tar.zst'] });
+  await serveReal({ dialogPaths: [TELEMETRY, bundle('k3s-airgap-images-arm64.tar.zst')] });
   await desktopBridge(page);
   await openApp(page);
   await page.getByRole('button', { name: 'Import archives' }).click();
@@ -796,7 +816,7 @@ test('desktop: file dialog and drag and drop add paths (webUtils path through th
   });
   await wizard(page).getByTestId('dropzone').dispatchEvent('drop', { dataTransfer: dt });
   await expect(wizard(page).getByTestId('chosen-archive')).toHaveCount(3);
-  await expect(wizard(page).locator('[data-testid="chosen-archive"][data-path="/home/tech/drop/site-apps-2.4.tar.gz"]')).toContainText('docker · gzip');
+  await expect(wizard(page).locator(`[data-testid="chosen-archive"][data-path="${bundle('site-apps-2.4.tar.gz')}"]`)).toContainText('docker · gzip');
   if (shots) await page.screenshot({ path: path.join(shots, 'wizard-1-choose-desktop.png') });
   await wizard(page).getByRole('button', { name: /Next: review contents/ }).click();
   await expect(reviewCard(page, 'k3s-airgap-images-arm64.tar.zst').getByTestId('review-format')).toHaveText('OCI layout');
@@ -952,16 +972,16 @@ test('a node whose k3s/RKE2 did not answer says so and what to do, not a bare "u
 });
 
 test('the import review shows what k3s will skip in an archive (a one-platform ctr export), and says "uncompressed"', async ({ page }) => {
-  await serve();
+  await serveReal();
   await openApp(page);
   await page.getByTestId('open-import').click();
   const wizard = page.getByTestId('import-wizard');
-  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/nginx-ctr-export.tar');
+  await wizard.getByLabel('Archive path').fill(bundle('nginx-ctr-export.tar'));
   await wizard.getByLabel('Archive path').press('Enter');
-  await wizard.getByLabel('Archive path').fill('/home/tech/bundles/telemetry-2.5.tar.gz');
+  await wizard.getByLabel('Archive path').fill(TELEMETRY);
   await wizard.getByLabel('Archive path').press('Enter');
-  await expect(wizard).toContainText('docker · uncompressed · 71 MiB · 1 image · 1 warning');
-  await expect(wizard).toContainText('docker · gzip · 96.3 MiB · 2 images');
+  await expect(wizard).toContainText(`oci · uncompressed · ${sizeOf('nginx-ctr-export.tar')} · 1 image · 1 warning`);
+  await expect(wizard).toContainText(`docker · gzip · ${TELEMETRY_SIZE} · 2 images`);
   await wizard.getByRole('button', { name: /Next: review contents/ }).click();
   const card = wizard.getByTestId('review-archive').filter({ hasText: 'nginx-ctr-export.tar' });
   await expect(card).toHaveAttribute('data-state', 'ok');
