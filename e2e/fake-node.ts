@@ -631,10 +631,18 @@ export class FakeNode {
   drop(message = `the SSH connection to ${this.def.host} dropped`): void {
     this.down = new HoldfastError('UNREACHABLE', message, { hint: 'Check the link to the node; Holdfast reconnects by itself.' });
     this.containerd.down = this.down;
-    for (const s of this.sessions) void s.close();
+    for (const s of this.sessions) {
+      s.channel?.emit('close'); // an upload's writes stop at the channel's close, as over ssh2
+      void s.close();
+    }
     this.sessions.clear();
     for (const sub of [...this.containerd.subscriptions]) sub.fail(this.down);
     this.containerd.subscriptions.clear();
+  }
+
+  /** Whether the link is down. */
+  get isDown(): boolean {
+    return this.down !== null;
   }
 
   /** The link is back. */
@@ -684,6 +692,7 @@ function fakeSftp(node: FakeNode, statvfs: (dir: string, cb: (err: Error | null,
       const rel = handles.get(handle.toString());
       const data = Buffer.from(buf.subarray(off, off + len)); // the caller reuses its buffer once acknowledged
       void node.transfer(len).then(() => {
+        if (node.isDown) return cb(new Error('No connection'));
         if (!rel || !node.files.files.has(rel)) return cb(new Error('Failure'));
         node.files.writeAt(rel, pos, data);
         cb(null);
