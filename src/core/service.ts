@@ -1,6 +1,7 @@
-// The application service: one handler per contract channel, shared by Electron main (IPC)
-// and `holdfast serve` (loopback HTTP). Owns the node inventory and live node sessions.
-import type { NodeDef, NodeStatus } from '../shared/domain';
+// The application service: one handler per contract channel, shared by Electron main (IPC),
+// `holdfast serve` (loopback HTTP) and the CLI (in process, src/cli/service.ts). Owns the node
+// inventory, live node sessions, jobs (imports, uploads) and fleet runs.
+import type { LocalArchive, NodeDef, NodeStatus } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
 import path from 'node:path';
 import { IndexCache } from './archives/scan';
@@ -12,6 +13,9 @@ import { HoldfastError, toErrorInfo } from './errors';
 import { applyPinChange, checkRemoval, inventory, planPinChange, removeArchiveSafely, type OpsContext } from './node/operations';
 import { SessionPool, type OpenSession } from './node/pool';
 import { importToNodes } from './import/fleet';
+import { summary as importSummary } from './import/run';
+import { uploadArchive } from './upload';
+import { uploadJobPatch } from './upload/progress';
 import { inspectLocalArchive } from './import/inspectLocal';
 import { JobManager } from './jobs/manager';
 import { createLiveHub } from './live';
@@ -47,7 +51,20 @@ export interface ServiceOptions {
    * app, `serve`): the UI is asked through credentials.request events. The CLI asks on its terminal.
    */
   credentials?: CredentialsProvider;
+  /**
+   * Minimum spacing of jobs.changed per running job (default 200 ms, what a window needs). The
+   * CLI, in process, passes 0: it shows every phase a job goes through.
+   */
+  jobThrottleMs?: number;
+  /**
+   * false: a fleet run never asks for a secret (a node that needs one is AUTH_FAILED) — the CLI,
+   * whose one terminal cannot answer many nodes at once. Default: it asks like any connection.
+   */
+  fleetCredentials?: boolean;
 }
+
+/** How often the local inspection's progress goes out as a local.inspect event. */
+const INSPECT_EVENT_MS = 100;
 
 export function createHandlers(opts: ServiceOptions = {}): Service {
   const home = opts.home ?? holdfastHome();
@@ -74,7 +91,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       else changingPins.delete(node);
     }
   };
-  const live = createLiveHub(pool, jobs, {}, {
+  const live = createLiveHub(pool, jobs, opts.jobThrottleMs !== undefined ? { jobThrottleMs: opts.jobThrottleMs } : {}, {
     durablePins: (node) => audit.durablePins(node),
     lostPins: (node) => pool.use(node, (s) => lostPinsOnNode(s, audit, { indexCache })),
     busy: (node) => changingPins.has(node),
@@ -89,7 +106,27 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       return { images: withLostPins(inv.images, lost), lost, info: inv.info };
     });
   let lastFleet: FleetReport | null = null;
-  let fleetRun: AbortController | null = null;
+  let fleetRun: { runId: string; abort: AbortController; cancelled: boolean } | null = null;
+  // Aborted by dispose: what the service still reads on this machine stops with it.
+  const disposing = new AbortController();
+  // The archive on this machine, read once before a job starts (a refusal sends nothing), its
+  // progress as local.inspect events.
+  const inspectArchive = (p: string) => {
+    let last = 0;
+    return inspectLocalArchive(p, {
+      signal: disposing.signal,
+      onRead: (bytesRead, size) => {
+        const now = Date.now();
+        if (bytesRead < size && now - last < INSPECT_EVENT_MS) return;
+        last = now;
+        emit({ type: 'local.inspect', payload: { path: p, bytesRead, size } });
+      },
+    });
+  };
+  const jobArchive = (a: LocalArchive) => ({ path: a.path, size: a.size, sha256: a.sha256, format: a.format, compression: a.compression, images: a.images.length });
+  const knownNodes = async (nodes: string[]) => {
+    for (const n of nodes) await store.get(n);
+  };
 
   return {
     'nodes.list': async () => store.list(),
@@ -160,28 +197,88 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       const { index: _index, ...archive } = await inspectLocalArchive(p);
       return archive;
     },
-    'jobs.startImport': async ({ nodes, path: p, pin, removeArchive }) => {
-      for (const n of nodes) await store.get(n);
+    'jobs.startImport': async ({ nodes, path: p, pin, removeArchive, parallel, timeout }) => {
+      await knownNodes(nodes);
       const problem = importOptionsProblem({ pin, removeArchive });
-      if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint: 'Turn on "make pins durable".' });
+      if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint: 'Make the pins durable too ("make pins durable" in the app, --pin on the command line).' });
       // Refuse a bad archive before the job starts: nothing is sent.
-      const archive = await inspectLocalArchive(p);
+      const archive = await inspectArchive(p);
       return jobs.start(
         {
           kind: 'import',
           title: `Import ${path.basename(archive.path)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
           nodes,
-          archive: { path: archive.path, size: archive.size, sha256: archive.sha256 },
-          options: { pin, removeArchive },
+          archive: jobArchive(archive),
+          options: { pin, removeArchive, ...(parallel !== undefined ? { parallel } : {}), ...(timeout !== undefined ? { timeout } : {}) },
         },
         async (job) => {
-          const outcomes = await importToNodes(nodes, (n, fn) => pool.use(n, fn), ctx, archive, {
-            pin,
-            removeArchive,
-            signal: job.signal,
-            onNode: (n, patch) => job.update(n, patch),
+          const outcomes = await importToNodes(
+            nodes,
+            // A node that fails shows so at once, while the others carry on.
+            (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
+            ctx,
+            archive,
+            {
+              pin,
+              removeArchive,
+              ...(parallel !== undefined ? { parallel } : {}),
+              ...(timeout !== undefined ? { importTimeoutMs: timeout * 1000 } : {}),
+              signal: job.signal,
+              onNode: (n, patch) => job.update(n, patch),
+            },
+          );
+          for (const o of outcomes) {
+            if (!o.ok) {
+              job.fail(o.node, o.error);
+              continue;
+            }
+            const r = o.result;
+            job.update(o.node, {
+              result: {
+                relPath: r.relPath,
+                sha256: r.sha256,
+                uploaded: r.uploaded,
+                resumedFrom: r.resumedFrom,
+                summary: r.skipped ?? importSummary(r),
+                ...(r.renamed ? { renamed: r.renamed } : {}),
+                ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+              },
+            });
+          }
+        },
+      );
+    },
+    'jobs.startUpload': async ({ node, path: p, as }) => {
+      await knownNodes([node]);
+      // Refuse a bad archive before the job starts: nothing is sent.
+      const archive = await inspectArchive(p);
+      const remoteName = as ?? path.basename(archive.path);
+      return jobs.start(
+        {
+          kind: 'upload',
+          title: `Upload ${path.basename(archive.path)} to ${node}`,
+          nodes: [node],
+          archive: jobArchive(archive),
+          options: { pin: false, removeArchive: false, ...(as !== undefined ? { as } : {}) },
+        },
+        async (job) => {
+          job.update(node, { state: 'running', phase: 'checking', message: 'connecting' });
+          const r = await pool.use(node, (s) =>
+            uploadArchive(s, archive.path, {
+              remoteName,
+              expectedSha256: archive.sha256,
+              signal: job.signal,
+              onProgress: (u) => job.update(node, { state: 'running', ...uploadJobPatch(u) }),
+              onNotice: (notice) => job.update(node, { notice }),
+            }),
+          );
+          const summary = r.alreadyPresent ? `${r.relPath} was already there` : `uploaded ${r.relPath}${r.resumedFrom ? ` (resumed from byte ${r.resumedFrom})` : ''}, sha256 verified on the node`;
+          job.update(node, {
+            state: 'succeeded',
+            phase: 'done',
+            message: summary,
+            result: { relPath: r.relPath, sha256: r.sha256, uploaded: !r.alreadyPresent, resumedFrom: r.resumedFrom, summary },
           });
-          for (const o of outcomes) if (!o.ok) job.fail(o.node, o.error);
         },
       );
     },
@@ -197,30 +294,40 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       return { answered: true };
     },
     'credentials.pending': async () => broker.open(),
-    'fleet.start': async ({ nodes, group }) => {
+    'fleet.start': async ({ nodes, group, concurrency, timeout }) => {
       const sel = selectNodes(await store.list(), { names: nodes, group });
       if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint });
       const defs = sel.nodes;
-      fleetRun?.abort();
-      const abort = new AbortController();
-      fleetRun = abort;
+      // One run at a time: a new one replaces the last, which then reports nothing.
+      fleetRun?.abort.abort();
       const runId = randomUUID();
+      const run = { runId, abort: new AbortController(), cancelled: false };
+      fleetRun = run;
       // Results stream to the UI as nodes answer; the run goes on if the window goes away.
       void inspectFleet(defs, {
         ctx,
-        signal: abort.signal,
+        signal: run.abort.signal,
         // In the app a node that needs a secret asks for it; the dialog queues several prompts.
-        open: { resolveNode: (n) => store.get(n), credentials },
+        open: { resolveNode: (n) => store.get(n), ...(opts.fleetCredentials === false ? {} : { credentials }) },
         ...(opts.openSession ? { openSession: opts.openSession } : {}),
+        ...(concurrency !== undefined ? { concurrency } : {}),
+        ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
         onNode: (result) => emit({ type: 'fleet.node', payload: { runId, result } }),
       })
         .then((report) => {
-          if (abort.signal.aborted) return;
+          if (run.abort.signal.aborted && !run.cancelled) return;
           lastFleet = report;
           emit({ type: 'fleet.done', payload: { runId, report } });
         })
         .catch((err: unknown) => log.debug('fleet run failed', { runId, err }));
       return { runId, nodes: defs.map((d) => d.name) };
+    },
+    'fleet.cancel': async ({ runId }) => {
+      const run = fleetRun?.runId === runId ? fleetRun : null;
+      if (!run || run.abort.signal.aborted) return { cancelled: false };
+      run.cancelled = true;
+      run.abort.abort();
+      return { cancelled: true };
     },
     'fleet.last': async () => lastFleet,
     'disk.picture': async ({ node, images }) => pool.use(node, (s) => diskPicture(s, ctx, { images: images !== false })),
@@ -238,7 +345,8 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
       return { filename: `holdfast-fleet-${stamp}.json`, mime: 'application/json', content: JSON.stringify(lastFleet, null, 2) };
     },
     dispose: async () => {
-      fleetRun?.abort();
+      disposing.abort();
+      fleetRun?.abort.abort();
       broker.close();
       live.close();
       await jobs.cancelAll();

@@ -87,7 +87,16 @@ export const events = {
   'credentials.request': null as unknown as CredentialRequest,
   'fleet.node': null as unknown as { runId: string; result: FleetNodeResult },
   'fleet.done': null as unknown as { runId: string; report: FleetReport },
+  // How far the service has read an archive on this machine it inspects before a job starts
+  // (jobs.startImport, jobs.startUpload): a 1 GB archive takes a while (at most ~10 a second).
+  'local.inspect': null as unknown as LocalInspectProgress,
 } as const;
+
+export interface LocalInspectProgress {
+  path: string;
+  bytesRead: number;
+  size: number;
+}
 
 export type EventName = keyof typeof events;
 export type LiveEvent = { [E in EventName]: { type: E; payload: (typeof events)[E] } }[EventName];
@@ -144,6 +153,8 @@ export function isLiveEvent(value: unknown): value is LiveEvent {
       const r = p['report'];
       return typeof p['runId'] === 'string' && isObj(r) && Array.isArray(r['nodes']) && Array.isArray(r['drift']) && isObj(r['summary']);
     }
+    case 'local.inspect':
+      return typeof p['path'] === 'string' && typeof p['bytesRead'] === 'number' && typeof p['size'] === 'number';
     default:
       return false;
   }

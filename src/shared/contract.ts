@@ -69,6 +69,15 @@ const localFile = z
 const imageKey = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'an image id (sha256:…)');
 const keepVersions = z.number().int().min(1).max(100);
 
+// Bounds of the knobs the CLI exposes (--parallel, --timeout, --concurrency): checked here, for
+// every transport, not by each caller.
+const parallel = z.number().int().min(1).max(64);
+const importTimeout = z.number().min(1).max(3600);
+const fleetConcurrency = z.number().int().min(1).max(1000);
+const fleetTimeout = z.number().positive().max(3600);
+/** A name in the images dir as given (`holdfast upload --as`); the upload itself says what it refuses and why. */
+const remoteName = z.string().min(1).max(4096).refine((p) => !p.includes('\0'), 'a name in the images dir');
+
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'an OpenSSH SHA256 fingerprint');
 
 export const channels = {
@@ -121,7 +130,16 @@ export const channels = {
       path: localFile,
       pin: z.boolean(),
       removeArchive: z.boolean(),
+      // Nodes at a time (default 4); seconds per node to wait for k3s to import (default 120).
+      parallel: parallel.optional(),
+      timeout: importTimeout.optional(),
     }),
+    result: null as unknown as Job,
+  },
+  // One archive into one node's images dir, verified and resumable, no import (`holdfast upload`).
+  // Like startImport, a bad archive is refused before the job starts: nothing is sent.
+  'jobs.startUpload': {
+    args: z.strictObject({ node: name, path: localFile, as: remoteName.optional() }),
     result: null as unknown as Job,
   },
   'jobs.list': { args: z.strictObject({}), result: null as unknown as Job[] },
@@ -134,10 +152,19 @@ export const channels = {
   },
   'credentials.pending': { args: z.strictObject({}), result: null as unknown as CredentialRequest[] },
   // Inspect many nodes at once; results arrive as fleet.node events, then fleet.done.
+  // concurrency: nodes at once (default 64); timeout: seconds per node for connect + inventory (default 30).
   'fleet.start': {
-    args: z.strictObject({ nodes: z.array(name).max(1000).optional(), group: z.string().min(1).max(64).optional() }),
+    args: z.strictObject({
+      nodes: z.array(name).max(1000).optional(),
+      group: z.string().min(1).max(64).optional(),
+      concurrency: fleetConcurrency.optional(),
+      timeout: fleetTimeout.optional(),
+    }),
     result: null as unknown as { runId: string; nodes: string[] },
   },
+  // Stops a run: the nodes that have not answered are reported cancelled, and its report still
+  // arrives as fleet.done (a run replaced by a newer fleet.start reports nothing).
+  'fleet.cancel': { args: z.strictObject({ runId: z.string().min(1).max(64) }), result: null as unknown as { cancelled: boolean } },
   'fleet.last': { args: z.strictObject({}), result: null as unknown as FleetReport | null },
   // The node's disk as kubelet's image GC sees it; images: false measures only the file systems
   // and thresholds (the fleet overview), without walking the image store.

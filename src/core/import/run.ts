@@ -59,7 +59,8 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     }
   }
 
-  report('uploading', 'uploading', { bytesTotal: archive.size });
+  // The upload looks at the images dir first (a partial upload, free space): said so until bytes move.
+  report('uploading', 'checking the images dir', { bytesTotal: archive.size });
   let renamed = choice.renamed;
   let up: UploadResult;
   try {

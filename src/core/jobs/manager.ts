@@ -1,5 +1,6 @@
-// Long-running work (imports across nodes) owned by main, not by a window: each job has an
-// id, per-node progress, a state and a cancel switch, and outlives the UI that started it.
+// Long-running work (imports across nodes, uploads) owned by the service, not by a window: each
+// job has an id, per-node progress (and, once a node succeeded, its result), a state and a cancel
+// switch, and outlives the UI (or the CLI's progress board) that started it.
 import { randomUUID } from 'node:crypto';
 import type { Job, JobNodeProgress, JobState } from '../../shared/domain';
 import { toErrorInfo } from '../errors';
@@ -104,7 +105,7 @@ export class JobManager {
     return this.snapshot(j.job);
   }
 
-  /** Resolves when the job has finished (for the CLI and tests). */
+  /** Resolves when the job has finished (tests; the CLI follows jobs.changed instead). */
   async wait(id: string): Promise<Job | undefined> {
     await this.jobs.get(id)?.done;
     return this.get(id);

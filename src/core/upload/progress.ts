@@ -105,3 +105,29 @@ export class ProgressMeter {
     }
   }
 }
+
+/**
+ * An upload's progress as the patch of a job's node row (JobNodeProgress): the phase names the
+ * import reports, with `message` telling the upload's own steps apart (the images dir checked,
+ * the rename into place). One mapping for the upload job and `holdfast upload`'s rows.
+ */
+export function uploadJobPatch(p: UploadProgress): {
+  phase: 'checking' | 'uploading' | 'verifying';
+  message: 'checking' | 'uploading' | 'verifying' | 'renaming';
+  bytesDone: number;
+  bytesTotal: number;
+  rate: number;
+  eta: number | null;
+} {
+  const base = { bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, rate: p.rate, eta: p.eta };
+  switch (p.phase) {
+    case 'checking':
+      return { ...base, phase: 'checking', message: 'checking' };
+    case 'uploading':
+      return { ...base, phase: 'uploading', message: 'uploading' };
+    case 'verifying':
+      return { ...base, phase: 'verifying', message: 'verifying' };
+    case 'renaming':
+      return { ...base, phase: 'verifying', message: 'renaming' };
+  }
+}

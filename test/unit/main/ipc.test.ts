@@ -73,6 +73,9 @@ function fakeHandlers(): Handlers {
     'jobs.startImport': vi.fn(async () => {
       throw new HoldfastError('REFUSED', 'refused');
     }),
+    'jobs.startUpload': vi.fn(async () => {
+      throw new HoldfastError('REFUSED', 'refused');
+    }),
     'jobs.list': vi.fn(async () => []),
     'jobs.cancel': vi.fn(async () => {
       throw new HoldfastError('NOT_FOUND', 'no job');
@@ -80,6 +83,7 @@ function fakeHandlers(): Handlers {
     'credentials.answer': vi.fn(async () => ({ answered: true as const })),
     'credentials.pending': vi.fn(async () => []),
     'fleet.start': vi.fn(async () => ({ runId: 'r', nodes: [] })),
+    'fleet.cancel': vi.fn(async () => ({ cancelled: false })),
     'fleet.last': vi.fn(async () => null),
     'fleet.export': vi.fn(async ({ format }) => ({ filename: `f.${format}`, mime: 'text/plain', content: '' })),
     'disk.picture': vi.fn(async () => {
@@ -140,6 +144,14 @@ describe('registerIpc', () => {
     ['jobs.startImport', { nodes: ['../x'], path: '/tmp/a.tar', pin: true, removeArchive: true }],
     ['jobs.startImport', { nodes: ['x'], path: '/tmp/a.tar', pin: 'yes', removeArchive: true }],
     ['jobs.startImport', { nodes: ['x'], path: '/tmp/a.tar', pin: true }],
+    ['jobs.startImport', { nodes: ['x'], path: '/tmp/a.tar', pin: true, removeArchive: false, parallel: 0 }],
+    ['jobs.startImport', { nodes: ['x'], path: '/tmp/a.tar', pin: true, removeArchive: false, parallel: 65 }],
+    ['jobs.startImport', { nodes: ['x'], path: '/tmp/a.tar', pin: true, removeArchive: false, timeout: 3601 }],
+    ['jobs.startUpload', { node: 'x', path: 'relative/a.tar' }],
+    ['jobs.startUpload', { node: 'x', path: '/tmp/a.tar', as: 'a\0.tar' }],
+    ['fleet.start', { concurrency: 0 }],
+    ['fleet.start', { timeout: 0 }],
+    ['fleet.start', { timeout: 3601 }],
     ['jobs.cancel', { id: '' }],
   ])('rejects a bad %s payload with INVALID_INPUT before any handler runs', async (channel, payload) => {
     const ipc = fakeIpcMain();
