@@ -1,14 +1,10 @@
-// What every command needs: output, the service's operations (call), and — for the commands the
-// contract has no operation for (upload, import, inspect, node add's check) — the node store,
-// sessions and the ops context.
+// What every command needs: output, the service's operations (call, and subscribe for the live
+// events of its jobs and fleet runs), and — for what the contract has no operation for (node
+// add's and edit's check, the bulk node imports) — the node store and sessions.
 // SSH and containerd (ssh2, grpc-js, protobufjs) are imported when a session opens, so commands
 // that never reach a node start without them.
-import path from 'node:path';
-import { IndexCache } from '../core/archives/indexCache';
-import { AuditLog } from '../core/audit/log';
 import { holdfastHome } from '../core/config/home';
 import { HoldfastError } from '../core/errors';
-import type { OpsContext } from '../core/node/operations';
 import type { NodeSession } from '../core/node/session';
 import type { AcceptNewHostKey } from '../core/ssh/hostKey';
 import type { LabelChange, NodeDef } from '../shared/domain';
@@ -61,28 +57,16 @@ export function describeChange(c: LabelChange, indent = '    '): string {
 export interface Cli extends CliService {
   io: Io;
   store(): Store;
-  opsContext(): OpsContext;
-  /** Opens a session to a configured node for the duration of fn. */
-  onNode<T>(name: string, fn: (s: NodeSession, ctx: OpsContext) => Promise<T>): Promise<T>;
 }
 
 export function createCli(io: Io): Cli {
   const store = () => lazyNodeStore(holdfastHome());
-  const opsContext = (): OpsContext => {
-    const home = holdfastHome();
-    return { audit: new AuditLog(home), indexCache: new IndexCache(path.join(home, 'cache', 'archive-index')) };
-  };
   const service = lazyService();
   return {
     io,
     call: (channel, args) => service.call(channel, args),
+    subscribe: (cb) => service.subscribe(cb),
     close: () => service.close(),
     store,
-    opsContext,
-    async onNode(name, fn) {
-      const def = await store().get(name);
-      const ctx = opsContext();
-      return withSession(def, (s) => fn(s, ctx));
-    },
   };
 }

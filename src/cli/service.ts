@@ -2,18 +2,26 @@
 // Electron main calls over IPC and `holdfast serve` over HTTP, run in this process through the
 // same validate → run → envelope step (dispatch), so every rule the service holds (argument
 // schemas, forced removal and prune confirmations, lost pins, adopting a detected images dir)
-// applies to the CLI as it does to the app. The CLI keeps only the presentation.
+// applies to the CLI as it does to the app. The CLI keeps only the presentation. Long work —
+// `upload` and `import` (jobs.startUpload / jobs.startImport), `inspect` (fleet.start) — runs
+// as the service's jobs and fleet runs; the CLI follows their live events in process (subscribe)
+// and cancels them through the service (jobs.cancel, fleet.cancel) on Ctrl-C.
 //
 // Loaded when a command first calls an operation: `--help`, a typo and commands that never
 // call one start without the service (nor ssh2, grpc-js, protobufjs under it).
 import { HoldfastError } from '../core/errors';
 import type { Service } from '../core/service';
-import type { ArgsOf, Channel, Envelope, ResultOf } from '../shared/contract';
+import type { ArgsOf, Channel, Envelope, LiveEvent, ResultOf } from '../shared/contract';
 
 export interface CliService {
   /** Runs one contract operation; its error envelope is thrown as a HoldfastError (main maps its code to the exit code). */
   call<C extends Channel>(channel: C, args: ArgsOf<C>): Promise<ResultOf<C>>;
-  /** Closes the sessions the operations opened (once the command is done). */
+  /**
+   * Follows the service's live events (jobs.changed, fleet.node, fleet.done, local.inspect);
+   * returns the unsubscribe. In process every job change is delivered (no throttle).
+   */
+  subscribe(cb: (e: LiveEvent) => void): Promise<() => void>;
+  /** Closes the sessions the operations opened and stops what the service still runs (once the command is done, or on Ctrl-C before a job exists). */
   close(): Promise<void>;
 }
 
@@ -21,10 +29,17 @@ type Loaded = { service: Service; dispatch: (h: Service, channel: string, raw: u
 
 export function lazyService(): CliService {
   let loaded: Promise<Loaded> | undefined;
+  let closing: Promise<void> | undefined;
   const load = () =>
     (loaded ??= Promise.all([import('../core/service'), import('../server/dispatch'), import('./prompt')]).then(([{ createHandlers }, { dispatch }, { ttyCredentials }]) => ({
       // Passphrases, passwords, keyboard-interactive answers: asked on the terminal, kept nowhere.
-      service: createHandlers({ credentials: ttyCredentials() }),
+      service: createHandlers({
+        credentials: ttyCredentials(),
+        // One person at one terminal: every phase of a job is shown, and a fleet run never stops
+        // to ask many nodes' secrets at once (a node that needs one is reported AUTH_FAILED).
+        jobThrottleMs: 0,
+        fleetCredentials: false,
+      }),
       dispatch,
     })));
   return {
@@ -35,9 +50,16 @@ export function lazyService(): CliService {
       const { code, message, ...extra } = answer.error;
       throw new HoldfastError(code, message, extra);
     },
-    async close() {
-      const l = await loaded?.catch(() => undefined); // a service that failed to load has nothing open
-      await l?.service.dispose();
+    async subscribe(cb) {
+      const { service } = await load();
+      return service.events.subscribe(cb);
+    },
+    close() {
+      closing ??= (async () => {
+        const l = await loaded?.catch(() => undefined); // a service that failed to load has nothing open
+        await l?.service.dispose();
+      })();
+      return closing;
     },
   };
 }

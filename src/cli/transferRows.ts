@@ -1,6 +1,6 @@
 // What `holdfast upload` and `holdfast import` show per node while they run: the progress core
 // reports (src/core/import, src/core/upload), worded as one short row for the progress board.
-import type { UploadProgress } from '../core/upload/progress';
+import { uploadJobPatch } from '../core/upload/progress';
 import type { JobNodeProgress } from '../shared/domain';
 import { plural } from '../shared/wording';
 import { formatDuration } from '../shared/format';
@@ -24,8 +24,9 @@ export function nodeRow(node: string, p: NodePatch): Row {
       if (p.message === 'checking') return row('checking-dir', 'checking the images dir…', { busy: true });
       return row('checking-node', 'checking what the node already has…', { busy: true });
     case 'uploading': {
-      // Announced before the upload has looked at the images dir, which it does first.
-      if (!p.bytesTotal || p.bytesDone === undefined) return row('checking-dir', 'checking the images dir…', { busy: true });
+      // Announced before the upload has looked at the images dir, which it does first (a job's
+      // row then says so in its message; its byte counts start at 0).
+      if (!p.bytesTotal || p.bytesDone === undefined || p.message === 'checking the images dir') return row('checking-dir', 'checking the images dir…', { busy: true });
       const pct = Math.floor((100 * p.bytesDone) / p.bytesTotal);
       const parts = [`uploading ${pct}%`, `${humanSize(p.bytesDone)} of ${humanSize(p.bytesTotal)}`];
       if (p.rate) parts.push(`${humanSize(p.rate)}/s`);
@@ -51,20 +52,8 @@ export function nodeRow(node: string, p: NodePatch): Row {
   }
 }
 
-/** The `upload` command's progress as the same patches the import reports. */
-export function uploadPatch(p: UploadProgress): NodePatch {
-  const base = { bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, rate: p.rate, eta: p.eta };
-  switch (p.phase) {
-    case 'checking':
-      return { ...base, phase: 'checking', message: 'checking' };
-    case 'uploading':
-      return { ...base, phase: 'uploading', message: 'uploading' };
-    case 'verifying':
-      return { ...base, phase: 'verifying', message: 'verifying' };
-    case 'renaming':
-      return { ...base, phase: 'verifying', message: 'renaming' };
-  }
-}
+/** The `upload` command's progress as the same patches the import reports (core's one mapping). */
+export const uploadPatch = uploadJobPatch;
 
 /** The local inspection's row: how far the one streaming pass over the file has got. */
 export function inspectionRow(name: string, bytesRead?: number, size?: number): Row {

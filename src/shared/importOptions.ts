@@ -1,6 +1,7 @@
 // The options of an import (pin, remove the archive) and the rule between them: removing the
 // archive is only safe once its images are durably pinned, so never one without the other.
-// One rule for the service (jobs.startImport), the CLI (holdfast import) and the app's wizard.
+// One rule, applied by the service (jobs.startImport, which `holdfast import` calls too); the
+// app's wizard keeps its options consistent with it.
 
 export interface ImportOptions {
   pin: boolean;

@@ -5,25 +5,25 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError } from '../../core/errors';
-import type { FleetReport } from '../../core/fleet';
+import type { FleetReport } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
 import { isLowDisk, losingImagesOf } from '../../core/fleet/summary';
 import { formatBytes } from '../../shared/format';
 import { selectNodes as pickNodes } from '../../shared/nodeSelection';
 import type { NodeDef } from '../../shared/domain';
+import type { LiveEvent } from '../../shared/contract';
 import { plural, word } from '../../shared/wording';
 import type { Cli } from '../context';
 import { table, terminalSafe as safe } from '../format';
 import { lostPinsText } from './inspect';
 
-// `inspect` runs core/fleet's inspectFleet itself rather than the service's fleet.start: that is
-// the app's background run (results as events, one run at a time, its last report kept for
-// fleet.export), without --concurrency or --timeout. node import-ssh-config and add-bulk have
-// no operation in the contract (the app has no bulk import).
+// `inspect` is the service's fleet run (fleet.start with --concurrency and --timeout), followed
+// through its fleet.node and fleet.done events in process; Ctrl-C is fleet.cancel, which still
+// reports every node (those that had not answered as cancelled). node import-ssh-config and
+// add-bulk have no operation in the contract (the app has no bulk import).
 //
-// Inspecting (SSH, containerd, archives), the reports and the ssh config and CSV readers load
-// when a command runs, not when the CLI starts.
-const fleet = () => import('../../core/fleet');
+// The reports and the ssh config and CSV readers load when a command runs, not when the CLI starts.
+const reports = () => Promise.all([import('../../core/fleet/html'), import('../../core/fleet/csv')]);
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -128,40 +128,58 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
     .option('--concurrency <n>', `nodes inspected at once (default ${DEFAULT_FLEET_CONCURRENCY})`, positiveInt, DEFAULT_FLEET_CONCURRENCY)
     .option('--timeout <seconds>', `per node, connect and inventory (default ${DEFAULT_NODE_TIMEOUT_MS / 1000})`, positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000)
     .action(async (names: string[], o) => {
-      const defs = await selectNodes(cli, names, o);
-      const { inspectFleet, fleetHtml, fleetCsv } = await fleet();
-      const abort = new AbortController();
-      const onSig = () => abort.abort();
-      process.once('SIGINT', onSig);
+      if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
+      if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
       const tty = Boolean(process.stderr.isTTY);
+      let runId: string | undefined;
+      let total = 0;
       let done = 0;
       let down = 0;
+      let cancelled = false;
+      const early: LiveEvent[] = [];
+      let finish!: (report: FleetReport) => void;
+      const finished = new Promise<FleetReport>((resolve) => (finish = resolve));
+      const seen = (e: LiveEvent) => {
+        if (e.type === 'fleet.node' && e.payload.runId === runId) {
+          done++;
+          if (!e.payload.result.reachable) down++;
+          if (tty) process.stderr.write(`\r\x1b[2Kinspected ${done}/${total}${down ? ` (${down} unreachable)` : ''}`);
+        } else if (e.type === 'fleet.done' && e.payload.runId === runId) finish(e.payload.report);
+      };
+      // Ctrl-C stops the run; its report (the nodes that had not answered: cancelled) still comes.
+      const onSig = () => {
+        cancelled = true;
+        if (runId !== undefined) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
+      };
+      process.once('SIGINT', onSig);
       let report: FleetReport;
+      let defs: NodeDef[];
+      let unsubscribe = () => {};
       try {
-        // Jump hosts are configured nodes, selected or not.
-        const all = new Map((await cli.store().list()).map((d) => [d.name, d]));
-        report = await inspectFleet(defs, {
-          ctx: cli.opsContext(),
-          open: {
-            resolveNode: async (n) => {
-              const d = all.get(n);
-              if (!d) throw new HoldfastError('NOT_FOUND', `no node named "${n}" (a jump host)`, { hint: 'Add the jump host with `holdfast node add`.' });
-              return d;
-            },
-          },
-          concurrency: o.concurrency,
-          timeoutMs: Math.round(o.timeout * 1000),
-          signal: abort.signal,
-          onNode: (r) => {
-            done++;
-            if (!r.reachable) down++;
-            if (tty) process.stderr.write(`\r\x1b[2Kinspected ${done}/${defs.length}${down ? ` (${down} unreachable)` : ''}`);
-          },
+        unsubscribe = await cli.subscribe((e) => {
+          if (e.type !== 'fleet.node' && e.type !== 'fleet.done') return;
+          if (runId === undefined) early.push(e);
+          else seen(e);
         });
+        const run = await cli.call('fleet.start', {
+          ...(names.length ? { nodes: names } : {}),
+          ...(o.group ? { group: o.group as string } : {}),
+          concurrency: o.concurrency,
+          timeout: o.timeout,
+        });
+        runId = run.runId;
+        total = run.nodes.length;
+        if (cancelled) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
+        for (const e of early) seen(e);
+        report = await finished;
+        const inRun = new Set(run.nodes);
+        defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
       } finally {
         process.off('SIGINT', onSig);
+        unsubscribe();
         if (tty) process.stderr.write('\r\x1b[2K');
       }
+      const [{ fleetHtml }, { fleetCsv }] = await reports();
       if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
       if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
       if (o.json) cli.io.out(JSON.stringify(report, null, 2));

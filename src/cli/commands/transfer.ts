@@ -3,63 +3,51 @@
 // line per node on a terminal, plain lines in logs and CI.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { HoldfastError, toErrorInfo } from '../../core/errors';
-import type { InspectedArchive, InspectOptions } from '../../core/import/inspectLocal';
-import { importOptionsProblem } from '../../shared/importOptions';
+import { HoldfastError } from '../../core/errors';
+import type { Job, JobNodeProgress } from '../../shared/domain';
 import { compressionName, plural } from '../../shared/wording';
-import { withSession, type Cli } from '../context';
+import type { Cli } from '../context';
 import { EXIT, exitCodeFor } from '../exit';
 import { humanSize, terminalSafe } from '../format';
+import { cancelledError, followJob, nodePatch } from '../jobs';
 import { ProgressBoard } from '../progress';
-import { inspectionRow, NodeRows, uploadPatch } from '../transferRows';
+import { NodeRows } from '../transferRows';
 
-// Not through the service (yet): the contract has no upload operation, and its import
-// (jobs.startImport) is the app's background job — no --parallel or --timeout, no progress of
-// the local inspection, and per-node results the job does not carry (summary, renames,
-// warnings). Both run the same core (core/import/fleet, core/upload) the service runs.
-//
-// Archive readers, uploads and the import run load when one of these commands runs.
-const inspectLocal = () => import('../../core/import/inspectLocal');
-
-type Inspect = (file: string, opts: InspectOptions) => Promise<InspectedArchive>;
-
-function cancelledError(message: string): Error {
-  return Object.assign(new Error(message), { name: 'AbortError' });
-}
-
-/**
- * Ctrl-C cancels: the live rows are erased first, so the message gets a line of its own, then
- * the work stops where it is (partial uploads are kept). A second Ctrl-C quits at once (the
- * handler is gone by then, so Node's default applies).
- */
-function cancelOnSigint(board: ProgressBoard, err: (s: string) => void) {
-  const abort = new AbortController();
-  const onSig = () => {
-    board.close();
-    err('holdfast: cancelling — run the same command again to resume (Ctrl-C again quits at once)');
-    abort.abort(cancelledError('cancelled'));
-  };
-  process.once('SIGINT', onSig);
-  return { signal: abort.signal, done: () => process.off('SIGINT', onSig) };
-}
-
-/** The local inspection with a row of its own: a 1 GB archive takes a while to read. */
-async function inspectWithProgress(inspect: Inspect, file: string, board: ProgressBoard, signal: AbortSignal): Promise<InspectedArchive> {
-  const name = path.basename(file);
-  board.set('inspect', inspectionRow(name));
-  try {
-    return await inspect(file, { signal, onRead: (read, size) => board.set('inspect', inspectionRow(name, read, size)) });
-  } catch (e) {
-    if (signal.aborted) throw cancelledError(`the inspection of ${name} was cancelled; nothing was sent`);
-    throw e;
-  } finally {
-    board.delete('inspect');
-  }
-}
+// Both run as the service's jobs (jobs.startUpload, jobs.startImport), in this process: the
+// service inspects the archive (refusing what k3s would not import before anything is sent),
+// checks the options (--parallel, --timeout, --pin with --remove-archive) with the contract's
+// rules, and runs the same core the app's import runs. The CLI shows the job's changes as they
+// come and prints each node's result.
 
 /** "bundle.tar.zst: oci archive, zstd, 120 MiB, 3 images, sha256 …" */
-function describeArchive(a: InspectedArchive): string {
-  return `${path.basename(a.path)}: ${a.format} archive, ${compressionName(a.compression)}, ${humanSize(a.size)}, ${plural(a.images.length, 'image')}, sha256 ${a.sha256}`;
+function describeArchive(a: Job['archive']): string {
+  return `${path.basename(a.path)}: ${a.format} archive, ${compressionName(a.compression!)}, ${humanSize(a.size)}, ${plural(a.images ?? 0, 'image')}, sha256 ${a.sha256}`;
+}
+
+/** Shows a job's node rows as they change: a failed or cancelled node gets its FAILED row. */
+function jobRows(board: ProgressBoard, opts: { queued: boolean; done: boolean }) {
+  const rows = new NodeRows(board);
+  const last = new Map<string, string>();
+  return (job: Job) => {
+    for (const n of job.nodes) {
+      const key = JSON.stringify(n);
+      if (last.get(n.node) === key) continue;
+      last.set(n.node, key);
+      // Waiting for a --parallel slot: a line of its own on a terminal only.
+      if (n.state === 'succeeded' && !opts.done) continue; // the result line says it
+      if (n.state === 'queued') {
+        if (opts.queued) rows.update(n.node, { phase: 'queued' });
+      } else if (n.state === 'failed' || n.state === 'cancelled') rows.failed(n.node, n.message);
+      else rows.update(n.node, nodePatch(n));
+    }
+  };
+}
+
+/** A failed node's error as the service reported it (code, hint, fingerprints kept). */
+function nodeError(n: JobNodeProgress): HoldfastError {
+  if (!n.error) return new HoldfastError('INTERNAL', n.message || `${n.node} failed`);
+  const { code, message, ...extra } = n.error;
+  return new HoldfastError(code, message, extra);
 }
 
 export function registerTransferCommands(program: Command, cli: Cli): void {
@@ -70,32 +58,28 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
     .argument('<file>')
     .option('--as <path>', 'name in the images dir (default: the file name)')
     .action(async (name: string, file: string, o) => {
-      const [{ inspectLocalArchive }, { uploadArchive }] = await Promise.all([inspectLocal(), import('../../core/upload')]);
+      const abs = path.resolve(file);
       const board = new ProgressBoard(process.stderr);
-      const { signal, done } = cancelOnSigint(board, cli.io.err);
+      let job: Job;
       try {
-        const archive = await inspectWithProgress(inspectLocalArchive, file, board, signal);
-        const rows = new NodeRows(board);
-        rows.update(name, { phase: 'checking', message: 'connecting' });
-        const r = await cli.onNode(name, (s) =>
-          uploadArchive(s, archive.path, {
-            remoteName: o.as ?? path.basename(archive.path),
-            expectedSha256: archive.sha256,
-            signal,
-            onProgress: (p) => rows.update(name, uploadPatch(p)),
-            onNotice: (notice) => rows.update(name, { notice }),
-          }),
-        );
-        board.close();
-        cli.io.out(
-          r.alreadyPresent
-            ? `${name}: ${r.relPath} is already there (sha256 ${r.sha256})`
-            : `${name}: uploaded ${r.relPath} (${humanSize(archive.size)}${r.resumedFrom ? `, resumed from ${humanSize(r.resumedFrom)}` : ''}, sha256 ${r.sha256} verified on the node)`,
-        );
+        job = await followJob(cli, () => cli.call('jobs.startUpload', { node: name, path: abs, ...(o.as !== undefined ? { as: o.as as string } : {}) }), {
+          file: abs,
+          board,
+          err: cli.io.err,
+          onJob: jobRows(board, { queued: false, done: false }),
+        });
       } finally {
-        done();
         board.close();
       }
+      const n = job.nodes[0]!;
+      if (n.state === 'cancelled') throw cancelledError(`the upload of ${path.basename(abs)} was cancelled; the partial file is kept (the same command resumes it)`);
+      if (n.state !== 'succeeded' || !n.result) throw nodeError(n);
+      const r = n.result;
+      cli.io.out(
+        !r.uploaded
+          ? `${name}: ${r.relPath} is already there (sha256 ${r.sha256})`
+          : `${name}: uploaded ${r.relPath} (${humanSize(job.archive.size)}${r.resumedFrom ? `, resumed from ${humanSize(r.resumedFrom)}` : ''}, sha256 ${r.sha256} verified on the node)`,
+      );
     });
 
   program
@@ -108,63 +92,39 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
     .option('--timeout <seconds>', 'how long to wait for k3s to import', (v) => Number(v), 120)
     .action(async (args: string[], o) => {
       if (args.length < 2) throw new HoldfastError('INVALID_INPUT', 'give at least one node and the archive: holdfast import NODE... FILE');
-      const optionsProblem = importOptionsProblem({ pin: Boolean(o.pin), removeArchive: Boolean(o.removeArchive) });
-      if (optionsProblem) throw new HoldfastError('INVALID_INPUT', optionsProblem, { hint: 'Add --pin to --remove-archive.' });
-      if (!Number.isInteger(o.parallel) || o.parallel < 1) throw new HoldfastError('INVALID_INPUT', '--parallel takes a whole number ≥ 1');
-      const file = args[args.length - 1]!;
+      const file = path.resolve(args[args.length - 1]!);
       const nodes = [...new Set(args.slice(0, -1))];
-      const defs = await Promise.all(nodes.map((n) => cli.store().get(n)));
-      const [{ inspectLocalArchive }, { importToNodes }, { summary }] = await Promise.all([
-        inspectLocal(),
-        import('../../core/import/fleet'),
-        import('../../core/import/run'),
-      ]);
       const board = new ProgressBoard(process.stderr);
-      const { signal, done } = cancelOnSigint(board, cli.io.err);
-      let outcomes;
+      let job: Job;
       try {
-        const archive = await inspectWithProgress(inspectLocalArchive, file, board, signal);
-        board.note(describeArchive(archive));
-        const ctx = cli.opsContext();
-        const rows = new NodeRows(board);
-        // On a terminal every node has its line from the start; a log gets lines as things happen.
-        if (board.live) for (const n of nodes) rows.update(n, { phase: 'queued' });
-        outcomes = await importToNodes(
-          nodes,
-          (n, fn) =>
-            withSession(defs.find((d) => d.name === n)!, fn).catch((e: unknown) => {
-              rows.failed(n, toErrorInfo(e).message);
-              throw e;
-            }),
-          ctx,
-          archive,
+        job = await followJob(
+          cli,
+          () => cli.call('jobs.startImport', { nodes, path: file, pin: Boolean(o.pin), removeArchive: Boolean(o.removeArchive), parallel: o.parallel, timeout: o.timeout }),
           {
-            pin: Boolean(o.pin),
-            removeArchive: Boolean(o.removeArchive),
-            parallel: o.parallel,
-            importTimeoutMs: o.timeout * 1000,
-            signal,
-            onNode: (n, p) => rows.update(n, p),
+            file,
+            board,
+            err: cli.io.err,
+            onStart: (j) => board.note(describeArchive(j.archive)),
+            // On a terminal every node has its line from the start; a log gets lines as things happen.
+            onJob: jobRows(board, { queued: board.live, done: true }),
           },
         );
       } finally {
-        done();
         board.close();
       }
       let failed = 0;
       let refused = 0;
-      for (const oc of outcomes) {
-        if (oc.ok) {
-          cli.io.out(`${oc.node}: ok — ${oc.result.skipped ?? summary(oc.result)}`);
+      for (const n of job.nodes) {
+        if (n.state === 'succeeded' && n.result) {
+          cli.io.out(`${n.node}: ok — ${n.result.summary}`);
           // Node-derived sentences (names, versions): one line each on stderr, harmless.
-          if (oc.result.renamed) cli.io.err(`note: ${oc.node}: ${terminalSafe(oc.result.renamed)}`);
-          for (const w of oc.result.warnings ?? []) cli.io.err(`warning: ${oc.node}: ${terminalSafe(w)}`);
-        }
-        else {
+          if (n.result.renamed) cli.io.err(`note: ${n.node}: ${terminalSafe(n.result.renamed)}`);
+          for (const w of n.result.warnings ?? []) cli.io.err(`warning: ${n.node}: ${terminalSafe(w)}`);
+        } else {
           failed++;
-          const info = toErrorInfo(oc.error);
+          const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: 'cancelled', hint: undefined } : nodeError(n);
           if (exitCodeFor(info.code) === EXIT.REFUSED) refused++;
-          cli.io.out(`${oc.node}: FAILED — ${terminalSafe(info.message)}${info.hint ? ` (${terminalSafe(info.hint)})` : ''}`);
+          cli.io.out(`${n.node}: FAILED — ${terminalSafe(info.message)}${info.hint ? ` (${terminalSafe(info.hint)})` : ''}`);
         }
       }
       if (failed) {
