@@ -29,6 +29,12 @@ export function img(p: Partial<ImageRef> & Pick<ImageRef, 'name' | 'pin'>): Imag
   };
 }
 
+/** A tag and the digest reference CRI adds beside it (`repo@digest`): the same image, named twice. */
+function withDigestRef(tag: ImageRef): ImageRef[] {
+  const repo = tag.name.slice(0, tag.name.lastIndexOf(':'));
+  return [tag, { ...tag, name: `${repo}@${tag.digest}` }];
+}
+
 export const REASONS = {
   durable: 'Durable pin: k3s never removes io.cri-containerd.pinned, so it survives every restart.',
   reimported: (a: string) => `Pinned by k3s; ${a} is still in the images dir and is re-imported at start, which pins it again.`,
@@ -48,53 +54,37 @@ const NODE_EXPORTER = 'node-exporter-v1.8.2.tar';
 export const CRI = { 'io.cri-containerd.pinned': 'pinned', 'io.cri-containerd.image': 'managed' };
 export const K3S = { ...CRI, 'io.cattle.k3s.pinned': 'pinned' };
 
+/** Two k3s-pinned images whose archive .cache.json lists unchanged: both lose their pin at the next start. */
+const CACHED_IN_APPS = { labels: K3S, pin: 'k3s', afterRestart: 'unpinned', reason: REASONS.cached(APPS), archive: APPS } as const;
+
 export const EDGE1_IMAGES: ImageRef[] = [
-  img({
-    name: 'docker.io/library/nginx:1.27.3',
-    digest: sha('a1'),
-    imageId: sha('4e'),
-    size: 72_405_113,
-    platforms: ['linux/amd64', 'linux/arm64', 'linux/arm/v7'],
-    createdAt: '2024-11-26T18:42:08Z',
-    labels: CRI,
-    pin: 'durable',
-    reason: REASONS.durable,
-  }),
-  img({
-    name: `docker.io/library/nginx@${sha('a1')}`,
-    digest: sha('a1'),
-    imageId: sha('4e'),
-    size: 72_405_113,
-    platforms: ['linux/amd64', 'linux/arm64', 'linux/arm/v7'],
-    createdAt: '2024-11-26T18:42:08Z',
-    labels: CRI,
-    pin: 'durable',
-    reason: REASONS.durable,
-  }),
-  img({
-    name: 'docker.io/rancher/mirrored-pause:3.6',
-    digest: sha('b2'),
-    imageId: sha('6f'),
-    size: 301_463,
-    platforms: ['linux/amd64', 'linux/arm64'],
-    createdAt: '2021-08-11T16:06:45Z',
-    labels: K3S,
-    pin: 'k3s',
-    reason: REASONS.reimported(AIRGAP),
-    archive: AIRGAP,
-  }),
-  img({
-    name: `docker.io/rancher/mirrored-pause@${sha('b2')}`,
-    digest: sha('b2'),
-    imageId: sha('6f'),
-    size: 301_463,
-    platforms: ['linux/amd64', 'linux/arm64'],
-    createdAt: '2021-08-11T16:06:45Z',
-    labels: K3S,
-    pin: 'k3s',
-    reason: REASONS.reimported(AIRGAP),
-    archive: AIRGAP,
-  }),
+  ...withDigestRef(
+    img({
+      name: 'docker.io/library/nginx:1.27.3',
+      digest: sha('a1'),
+      imageId: sha('4e'),
+      size: 72_405_113,
+      platforms: ['linux/amd64', 'linux/arm64', 'linux/arm/v7'],
+      createdAt: '2024-11-26T18:42:08Z',
+      labels: CRI,
+      pin: 'durable',
+      reason: REASONS.durable,
+    }),
+  ),
+  ...withDigestRef(
+    img({
+      name: 'docker.io/rancher/mirrored-pause:3.6',
+      digest: sha('b2'),
+      imageId: sha('6f'),
+      size: 301_463,
+      platforms: ['linux/amd64', 'linux/arm64'],
+      createdAt: '2021-08-11T16:06:45Z',
+      labels: K3S,
+      pin: 'k3s',
+      reason: REASONS.reimported(AIRGAP),
+      archive: AIRGAP,
+    }),
+  ),
   img({
     name: 'docker.io/rancher/mirrored-coredns-coredns:1.12.0',
     digest: sha('c3'),
@@ -112,11 +102,7 @@ export const EDGE1_IMAGES: ImageRef[] = [
     imageId: sha('5a'),
     size: 61_204_992,
     createdAt: '2024-10-08T10:00:00Z',
-    labels: K3S,
-    pin: 'k3s',
-    afterRestart: 'unpinned',
-    reason: REASONS.cached(APPS),
-    archive: APPS,
+    ...CACHED_IN_APPS,
   }),
   img({
     name: 'docker.io/rancher/local-path-provisioner:v0.0.30',
@@ -124,11 +110,7 @@ export const EDGE1_IMAGES: ImageRef[] = [
     imageId: sha('5b'),
     size: 18_874_368,
     createdAt: '2024-09-20T08:30:00Z',
-    labels: K3S,
-    pin: 'k3s',
-    afterRestart: 'unpinned',
-    reason: REASONS.cached(APPS),
-    archive: APPS,
+    ...CACHED_IN_APPS,
   }),
   img({
     name: 'registry.site.lan/acme/telemetry-agent:2.4.1',
