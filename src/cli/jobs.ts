@@ -13,6 +13,28 @@ export function cancelledError(message: string): Error {
   return Object.assign(new Error(message), { name: 'AbortError' });
 }
 
+/**
+ * Runs `first` on the first Ctrl-C; a second one quits at once (as Node's default would). Returns
+ * the remover. The listener stays for the second press rather than being a `once`: with it gone, a
+ * SIGINT handler a dependency installed (signal-exit, under proper-lockfile: the service's node
+ * store and audit log) would re-raise the very first Ctrl-C and end the process before the work
+ * was cancelled.
+ */
+export function onCtrlC(first: () => void): () => void {
+  let pressed = false;
+  const onSig = () => {
+    if (!pressed) {
+      pressed = true;
+      first();
+      return;
+    }
+    process.off('SIGINT', onSig);
+    process.kill(process.pid, 'SIGINT');
+  };
+  process.on('SIGINT', onSig);
+  return () => process.off('SIGINT', onSig);
+}
+
 export const jobFinished = (s: JobState): boolean => s === 'succeeded' || s === 'failed' || s === 'cancelled';
 
 /** A node's row of a job snapshot as the patch the progress rows take. */
@@ -45,9 +67,8 @@ export async function followJob(cli: CliService, start: () => Promise<Job>, o: F
     if (jobFinished(job.state)) finish(job);
   };
   // Ctrl-C: the live rows are erased first, so the message gets a line of its own, then the work
-  // stops where it is (partial uploads are kept). A second Ctrl-C quits at once (the handler is
-  // gone by then, so Node's default applies).
-  const onSig = () => {
+  // stops where it is (partial uploads are kept). A second Ctrl-C quits at once.
+  const offSig = onCtrlC(() => {
     o.board.close();
     o.err('holdfast: cancelling — run the same command again to resume (Ctrl-C again quits at once)');
     if (id !== undefined) void cli.call('jobs.cancel', { id }).catch(() => undefined);
@@ -55,8 +76,7 @@ export async function followJob(cli: CliService, start: () => Promise<Job>, o: F
       cancelledEarly = true;
       void cli.close();
     }
-  };
-  process.once('SIGINT', onSig);
+  });
   o.board.set('inspect', inspectionRow(name));
   let unsubscribe = () => {};
   try {
@@ -87,7 +107,7 @@ export async function followJob(cli: CliService, start: () => Promise<Job>, o: F
     for (const j of mine.length ? mine : [job]) seen(j);
     return await finished;
   } finally {
-    process.off('SIGINT', onSig);
+    offSig();
     unsubscribe();
   }
 }

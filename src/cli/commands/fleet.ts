@@ -14,6 +14,7 @@ import type { NodeDef } from '../../shared/domain';
 import type { LiveEvent } from '../../shared/contract';
 import { plural, word } from '../../shared/wording';
 import type { Cli } from '../context';
+import { onCtrlC } from '../jobs';
 import { table, terminalSafe as safe } from '../format';
 import { lostPinsText } from './inspect';
 
@@ -147,11 +148,10 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
         } else if (e.type === 'fleet.done' && e.payload.runId === runId) finish(e.payload.report);
       };
       // Ctrl-C stops the run; its report (the nodes that had not answered: cancelled) still comes.
-      const onSig = () => {
+      const offSig = onCtrlC(() => {
         cancelled = true;
         if (runId !== undefined) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
-      };
-      process.once('SIGINT', onSig);
+      });
       let report: FleetReport;
       let defs: NodeDef[];
       let unsubscribe = () => {};
@@ -175,7 +175,7 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
         const inRun = new Set(run.nodes);
         defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
       } finally {
-        process.off('SIGINT', onSig);
+        offSig();
         unsubscribe();
         if (tty) process.stderr.write('\r\x1b[2K');
       }
