@@ -35,7 +35,7 @@ import { logger } from './log';
 const log = logger('service');
 
 export interface Service extends Handlers {
-  /** Live events (node.status, node.changed, jobs.changed); watchers run while someone listens. */
+  /** Live events (node.status, node.changed, jobs.changed, fleet.node/done, local.inspect, credentials.request); node watchers run while someone listens. */
   events: { subscribe(cb: (e: LiveEvent) => void): () => void };
   dispose(): Promise<void>;
 }
@@ -263,15 +263,16 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
         },
         async (job) => {
           job.update(node, { state: 'running', phase: 'checking', message: 'connecting' });
-          const r = await pool.use(node, (s) =>
-            uploadArchive(s, archive.path, {
-              remoteName,
-              expectedSha256: archive.sha256,
-              signal: job.signal,
-              onProgress: (u) => job.update(node, { state: 'running', ...uploadJobPatch(u) }),
-              onNotice: (notice) => job.update(node, { notice }),
-            }),
-          );
+          // No second try on a fresh session when the link drops: the upload fails saying so, and
+          // the same request resumes from what the node kept.
+          const session = await pool.get(node);
+          const r = await uploadArchive(session, archive.path, {
+            remoteName,
+            expectedSha256: archive.sha256,
+            signal: job.signal,
+            onProgress: (u) => job.update(node, { state: 'running', ...uploadJobPatch(u) }),
+            onNotice: (notice) => job.update(node, { notice }),
+          });
           const summary = r.alreadyPresent ? `${r.relPath} was already there` : `uploaded ${r.relPath}${r.resumedFrom ? ` (resumed from byte ${r.resumedFrom})` : ''}, sha256 verified on the node`;
           job.update(node, {
             state: 'succeeded',

@@ -99,6 +99,28 @@ describe('jobs.startUpload', () => {
     expect(again.nodes[0]?.result).toMatchObject({ relPath: 'sub/up.tar', uploaded: false });
   }, 120_000);
 
+  it('jobs.cancel stops it mid-upload, keeping the partial file, and the next upload resumes from it', async () => {
+    const file = path.join(work, 'big.tar');
+    await writeImageArchive(file, { format: 'oci', images: [{ name: 'registry.local/sj/big:1', layerBytes: 48 * 1024 * 1024 }] });
+    const job = await ok<Job>('jobs.startUpload', { node: 'sj2', path: file });
+    // Cancel once bytes are moving (as the CLI's Ctrl-C does).
+    for (;;) {
+      const last = events.filter((e): e is Extract<LiveEvent, { type: 'jobs.changed' }> => e.type === 'jobs.changed' && e.payload.id === job.id).at(-1)?.payload;
+      if (last && last.nodes[0]!.phase === 'uploading' && last.nodes[0]!.bytesDone > 0) break;
+      if (last && last.state !== 'running') throw new Error(`the upload ended before it could be cancelled: ${last.state}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await ok<Job>('jobs.cancel', { id: job.id })).toMatchObject({ id: job.id });
+    const cancelled = await finished(job.id);
+    expect(cancelled.state).toBe('cancelled');
+    expect(cancelled.nodes[0]).toMatchObject({ state: 'cancelled', message: 'cancelled' });
+    expect(existsSync(path.join(lab.node('sj2').hostImagesDir, '.big.tar.holdfast-partial'))).toBe(true);
+    expect(existsSync(path.join(lab.node('sj2').hostImagesDir, 'big.tar'))).toBe(false);
+    const again = await finished((await ok<Job>('jobs.startUpload', { node: 'sj2', path: file })).id);
+    expect(again.nodes[0]).toMatchObject({ state: 'succeeded', result: { relPath: 'big.tar', uploaded: true } });
+    expect(again.nodes[0]!.result!.resumedFrom).toBeGreaterThan(0);
+  }, 180_000);
+
   it('a refused name fails the job with the upload\'s own reason (nothing sent)', async () => {
     const file = path.join(work, 'named.tar');
     await writeImageArchive(file, { format: 'oci', images: [{ name: 'registry.local/sj/named:1' }] });
