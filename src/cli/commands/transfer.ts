@@ -33,8 +33,8 @@ function jobRows(board: ProgressBoard, opts: { queued: boolean; done: boolean })
       const key = JSON.stringify(n);
       if (last.get(n.node) === key) continue;
       last.set(n.node, key);
-      // Waiting for a --parallel slot: a line of its own on a terminal only.
       if (n.state === 'succeeded' && !opts.done) continue; // the result line says it
+      // Waiting for a --parallel slot: a line of its own on a terminal only.
       if (n.state === 'queued') {
         if (opts.queued) rows.update(n.node, { phase: 'queued' });
       } else if (n.state === 'failed' || n.state === 'cancelled') rows.failed(n.node, n.message);
