@@ -967,6 +967,10 @@ test('a node whose k3s/RKE2 did not answer says so and what to do, not a bare "u
   const distro = page.getByTestId('node-distro');
   await expect(distro.locator('dt')).toHaveText('k3s/RKE2');
   await expect(distro.locator('dd')).toHaveText('not detectedno k3s or rke2 binary answered --version');
+  // The flag stays whole on one line (a browser may break the line after its hyphens).
+  const flag = distro.locator('.versions-note .nowrap');
+  await expect(flag).toHaveText('--version');
+  expect(await flag.evaluate((e) => e.getClientRects().length)).toBe(1);
   await expect(distro.locator('dd')).toHaveAttribute('title', /make the binary reachable for the SSH user, then reconnect/);
   await expect(page.getByTestId('node-versions')).not.toContainText('unknown');
 });
