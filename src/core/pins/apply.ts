@@ -12,7 +12,10 @@ export interface ApplyPinOptions {
    * Called with each reference as soon as its update is in containerd, before the next one is
    * sent — also when what follows fails (containerd restarting mid-plan), so the caller can log
    * exactly the changes that were made: a durable pin the audit log does not know is one that
-   * lost-pin detection can never report.
+   * lost-pin detection can never report. An update whose answer never came (containerd stopped
+   * or the link dropped after it was sent) may be in too: it is reported as sent, before the
+   * error is thrown. Should it not be in, lost-pin detection says the pin is not there, which
+   * is true; the other way round a durable pin would exist that nothing ever reports.
    */
   onApplied?: (change: LabelChange) => void;
 }
@@ -34,6 +37,7 @@ export async function applyPinPlan(cd: ContainerdClient, plan: PinPlan, opts: Ap
           hint: 'List the images again and retry; nothing else was changed.',
         });
       }
+      if (outcomeUnknown(e)) done({ ...change, after: withDelta(change.before, delta) });
       throw e;
     }
     // The update is in. Read back: what is there now is what the log records and the caller
@@ -59,6 +63,15 @@ export async function applyPinPlan(cd: ContainerdClient, plan: PinPlan, opts: Ap
     done({ ...change, after: now.labels });
   }
   return { ...plan, changes: applied };
+}
+
+/**
+ * Whether a failed update may still have been applied: anything but containerd's refusal (a
+ * conflict or an invalid request; not found is handled before). Containerd going away, no answer
+ * in time, a stream reset as the tunnel's end closed: the request may have been written.
+ */
+function outcomeUnknown(e: unknown): boolean {
+  return !(e instanceof HoldfastError && (e.code === 'CONFLICT' || e.code === 'INVALID_INPUT'));
 }
 
 function withDelta(labels: Record<string, string>, delta: Record<string, string | null>): Record<string, string> {
