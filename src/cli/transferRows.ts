@@ -1,6 +1,5 @@
 // What `holdfast upload` and `holdfast import` show per node while they run: the progress core
 // reports (src/core/import, src/core/upload), worded as one short row for the progress board.
-import { uploadJobPatch } from '../core/upload/progress';
 import type { JobNodeProgress } from '../shared/domain';
 import { plural } from '../shared/wording';
 import { formatDuration } from '../shared/format';
@@ -51,9 +50,6 @@ export function nodeRow(node: string, p: NodePatch): Row {
       return row('starting', 'starting…', { busy: true });
   }
 }
-
-/** The `upload` command's progress as the same patches the import reports (core's one mapping). */
-export const uploadPatch = uploadJobPatch;
 
 /** The local inspection's row: how far the one streaming pass over the file has got. */
 export function inspectionRow(name: string, bytesRead?: number, size?: number): Row {

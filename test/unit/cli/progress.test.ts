@@ -2,7 +2,8 @@
 // line by line on a TTY, and what a log gets otherwise. A hand-driven clock; no timers.
 import { describe, expect, it } from 'vitest';
 import { ProgressBoard, withoutProgress, type Row } from '../../../src/cli/progress';
-import { duration, inspectionRow, NodeRows, nodeRow, uploadPatch } from '../../../src/cli/transferRows';
+import { duration, inspectionRow, NodeRows, nodeRow } from '../../../src/cli/transferRows';
+import { uploadJobPatch } from '../../../src/core/upload/progress';
 import { Screen } from '../../support/screen';
 
 function tty(columns = 80, rows = 24) {
@@ -147,9 +148,9 @@ describe('progress board in a log (not a terminal)', () => {
     rows.update('n1', { notice: 'the partial upload on n1 was 0 bytes: starting over' });
     for (let i = 0; i <= 100; i += 5) {
       c.advance(1_000);
-      rows.update('n1', uploadPatch({ phase: 'uploading', bytesDone: i * 1024 * 1024, bytesTotal: 100 * 1024 * 1024, rate: 1024 * 1024, eta: 100 - i }));
+      rows.update('n1', uploadJobPatch({ phase: 'uploading', bytesDone: i * 1024 * 1024, bytesTotal: 100 * 1024 * 1024, rate: 1024 * 1024, eta: 100 - i }));
     }
-    rows.update('n1', uploadPatch({ phase: 'verifying', bytesDone: 100 * 1024 * 1024, bytesTotal: 100 * 1024 * 1024, rate: 0, eta: 0 }));
+    rows.update('n1', uploadJobPatch({ phase: 'verifying', bytesDone: 100 * 1024 * 1024, bytesTotal: 100 * 1024 * 1024, rate: 0, eta: 0 }));
     rows.failed('n2', 'k3s did not import it');
     rows.update('n1', { phase: 'done', state: 'succeeded', message: 'uploaded and imported' });
     b.close();
