@@ -10,7 +10,8 @@ import { lostPinsFrom, lostPinsOnNode, withLostPins } from './audit/lostPins';
 import { holdfastHome } from './config/home';
 import { NodeStore } from './config/nodes';
 import { HoldfastError, toErrorInfo } from './errors';
-import { applyPinChange, checkRemoval, inventory, planPinChange, removeArchiveSafely, type OpsContext } from './node/operations';
+import { applyPinChange, checkRemoval, imagesInventory, inventory, planPinChange, removeArchiveSafely, type OpsContext } from './node/operations';
+import { imagesDirFiles } from './node/inspect';
 import { SessionPool, type OpenSession } from './node/pool';
 import { importToNodes } from './import/fleet';
 import { summary as importSummary } from './import/run';
@@ -101,8 +102,8 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   // (also those whose reference is gone) and the versions the node runs.
   const imagesReport = (node: string) =>
     pool.use(node, async (s) => {
-      const inv = await inventory(s, ctx);
-      const lost = await lostPinsFrom(node, audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
+      const inv = await imagesInventory(s, ctx);
+      const lost = await lostPinsFrom(node, audit, { refs: inv.images, imagesDir: imagesDirFiles(inv), info: inv.info });
       return { images: withLostPins(inv.images, lost), lost, info: inv.info };
     });
   let lastFleet: FleetReport | null = null;

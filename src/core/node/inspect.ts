@@ -13,17 +13,23 @@ import { applyImageProtection, durableProtection, imageProtection, protectionKey
 import { criPinning, startupWalk, type CriPinning } from '../../shared/versions';
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
 import type { NodeSession } from './session';
+import type { ImagesDirFile } from '../../shared/lostPins';
 
 const log = logger('node');
 
-export interface NodeInventory {
+/** A node's references with pin state and fate, and its images dir as read (no removal checks). */
+export interface ImagesInventory {
   info: NodeInfo;
   platform: Platform;
   images: ImageRef[];
-  archives: ArchiveInfo[];
   files: ScannedFile[];
   fateArchives: FateArchive[];
+  prepull: FatePrepull[];
   importCache: K3sImportCache;
+}
+
+export interface NodeInventory extends ImagesInventory {
+  archives: ArchiveInfo[];
 }
 
 /** The reference an archive image becomes in containerd (by name, else by image id). */
@@ -34,6 +40,16 @@ function refsForArchiveImage<R extends BaseImageRef>(refs: R[], img: ArchiveImag
 }
 
 export async function inspectNode(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo | Promise<NodeInfo> } = {}): Promise<NodeInventory> {
+  const inv = await inspectImages(session, opts);
+  return { ...inv, archives: await archiveInfos(session, inv) };
+}
+
+/**
+ * The images half of inspectNode: what every reference's pin and fate need (the listing, the
+ * images dir with its archives' indexes, k3s's import cache), without the completeness reads
+ * that only the archives' removal checks use — what `images` and its lost pins show.
+ */
+export async function inspectImages(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo | Promise<NodeInfo> } = {}): Promise<ImagesInventory> {
   const root = session.def.imagesDir;
   // The images dir's listing and k3s's .cache.json do not depend on what the probe finds (only
   // how the listing is classified does): both are read while the probe is under way.
@@ -89,7 +105,27 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
     const p = protection.get(protectionKey(r))!;
     return { ...r, imagePinnedNow: p.now, imagePinnedAfterRestart: p.afterRestart };
   });
+  return { info, platform, images, files, fateArchives, prepull, importCache };
+}
 
+/** What each file of the images dir brings, as ArchiveInfo.images lists it (unnamed images by id). */
+export function archiveImageNames(f: ScannedFile, platform: Platform): string[] {
+  return f.index ? f.index.images.map((i) => i.name ?? `(unnamed) ${configDigestFor(i, platform) ?? ''}`.trim()) : [];
+}
+
+/** Whether k3s's import cache makes it skip this file at the next start. */
+function cachedByK3s(inv: ImagesInventory, f: ScannedFile): boolean {
+  return inv.fateArchives.find((a) => a.path === f.path)?.cachedByK3s ?? inv.prepull.find((p) => p.path === f.path)?.cachedByK3s ?? false;
+}
+
+/** The images dir as lost-pin detection reads it (shared/lostPins ImagesDirFile). */
+export function imagesDirFiles(inv: ImagesInventory): ImagesDirFile[] {
+  return inv.files.map((f) => ({ path: f.path, kind: f.kind, images: archiveImageNames(f, inv.platform), cachedByK3s: cachedByK3s(inv, f) }));
+}
+
+/** Every file of the images dir with its removal check (completeness read from containerd). */
+async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise<ArchiveInfo[]> {
+  const { info, platform, images, files } = inv;
   const completeness = new Map<string, Promise<Completeness>>();
   const complete = (ref: BaseImageRef) => {
     let p = completeness.get(ref.digest);
@@ -105,7 +141,6 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
   const archives: ArchiveInfo[] = [];
   for (const [i, f] of files.entries()) {
     const check = checks[i]!;
-    const fa = fateArchives.find((a) => a.path === f.path);
     // Without CRI pinning no pin makes removal safe: pinning is no remedy there.
     const remedy = check.allowed || criPinning(info.containerdVersion) === 'none' ? undefined : archiveRemedy(check);
     archives.push({
@@ -114,17 +149,17 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
       compression: f.compression,
       size: f.size,
       mtime: new Date(f.mtime * 1000).toISOString(),
-      images: f.index ? f.index.images.map((i) => i.name ?? `(unnamed) ${configDigestFor(i, platform) ?? ''}`.trim()) : [],
+      images: archiveImageNames(f, platform),
       imported: f.kind === 'archive' && !!f.index && check.images.every((i) => i.present),
       safeToRemove: check.allowed,
       reason: check.allowed ? 'Every image it brings is complete and durably protected from kubelet\'s garbage collector: removing it loses nothing.' : summarise(check.problems),
-      cachedByK3s: fa?.cachedByK3s ?? prepull.find((p) => p.path === f.path)?.cachedByK3s ?? false,
+      cachedByK3s: cachedByK3s(inv, f),
       ...(remedy ? { remedy } : {}),
       ...(f.error ? { error: f.error } : {}),
     });
   }
   log.debug('archives checked', { node: session.def.name, archives: archives.length });
-  return { info, platform, images, archives, files, fateArchives, importCache };
+  return archives;
 }
 
 function summarise(problems: string[]): string {
