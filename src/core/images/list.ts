@@ -14,23 +14,23 @@ import { compareText } from '../../shared/compareText';
 export async function listImageRefs(records: ImageRecord[], resolver: TargetResolver): Promise<BaseImageRef[]> {
   // Many references share a target (tag + digest ref): resolve each digest once.
   const unique = [...new Map(records.map((r) => [r.target.digest, r.target])).values()];
-  await mapLimit(unique, 8, (t) => resolver.resolve(t));
-  const refs = await Promise.all(
-    records.map(async (r): Promise<BaseImageRef> => {
-      const t = await resolver.resolve(r.target);
-      return {
-        name: r.name,
-        digest: r.target.digest,
-        mediaType: r.target.mediaType,
-        imageId: t.imageId,
-        size: t.size,
-        platforms: t.platforms,
-        createdAt: r.createdAt ? r.createdAt.toISOString() : null,
-        labels: r.labels,
-        pin: pinState(r.labels),
-      };
-    }),
-  );
+  const resolved = new Map<string, Awaited<ReturnType<TargetResolver['resolve']>>>();
+  await mapLimit(unique, 8, async (t) => void resolved.set(t.digest, await resolver.resolve(t)));
+  // Every target is resolved now: the references are built in one plain pass (no promise each).
+  const refs = records.map((r): BaseImageRef => {
+    const t = resolved.get(r.target.digest)!;
+    return {
+      name: r.name,
+      digest: r.target.digest,
+      mediaType: r.target.mediaType,
+      imageId: t.imageId,
+      size: t.size,
+      platforms: t.platforms,
+      createdAt: r.createdAt ? r.createdAt.toISOString() : null,
+      labels: r.labels,
+      pin: pinState(r.labels),
+    };
+  });
   return refs.sort((a, b) => compareText(a.name, b.name));
 }
 
