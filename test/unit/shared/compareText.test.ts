@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareText } from '../../../src/shared/compareText';
+import { ASCII_ORDER, compareText } from '../../../src/shared/compareText';
 
 // Lists (image names, archive paths, keys) keep the order they had with localeCompare; only
 // the per-call collation set-up is gone.
@@ -19,12 +19,39 @@ describe('compareText', () => {
   ];
 
   it('orders as localeCompare does, not by code point', () => {
-    const byLocale = [...names].sort((a, b) => a.localeCompare(b));
+    const byLocale = [...names].sort((a, b) => a.localeCompare(b, 'en'));
     expect([...names].sort(compareText)).toEqual(byLocale);
     // The difference that matters: ':' sorts before digits in collation, after them by code point.
     const [short, long] = ['registry.local/bench/app-1:v1', 'registry.local/bench/app-10:v3'];
     expect(compareText(short, long)).toBeLessThan(0);
     expect(short < long).toBe(false);
+  });
+
+  const en = new Intl.Collator('en');
+  const sign = (n: number) => Math.sign(n);
+
+  it("ASCII_ORDER is English collation's order, one primary weight each", () => {
+    const chars = [...ASCII_ORDER];
+    expect([...chars].sort(en.compare).join('')).toBe(ASCII_ORDER);
+    const base = new Intl.Collator('en', { sensitivity: 'base' });
+    for (let i = 1; i < chars.length; i++) expect(base.compare(chars[i - 1]!, chars[i]!), `${chars[i - 1]} ${chars[i]}`).toBeLessThan(0);
+    // Every printable ASCII character but the capitals (which tie with lower case at the first level).
+    expect(chars.length).toBe(95 - 26);
+  });
+
+  it('agrees with the collator on every pair of characters and on random strings', () => {
+    const alphabet = [...ASCII_ORDER, 'A', 'Z', 'N', 'ä', 'é', '\u0301', 'ß', '日'];
+    for (const x of alphabet) for (const y of alphabet) expect(sign(compareText(x, y)), `${x} ${y}`).toBe(sign(en.compare(x, y)));
+    // A seeded generator: the same strings every run, mostly fast-path ones, some with a slow character.
+    let seed = 0x9e3779b9;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const common = 'abcz019:/.-_@';
+    const word = () => Array.from({ length: 1 + rnd(12) }, () => (rnd(20) === 0 ? alphabet[rnd(alphabet.length)]! : common[rnd(common.length)]!)).join('');
+    for (let i = 0; i < 20_000; i++) {
+      const a = word();
+      const b = rnd(4) === 0 ? a + word() : rnd(4) === 0 ? a.slice(0, rnd(a.length + 1)) + word() : word();
+      expect(sign(compareText(a, b)), JSON.stringify([a, b])).toBe(sign(en.compare(a, b)));
+    }
   });
 
   it('is zero only for equal strings of the same case', () => {
