@@ -2,10 +2,9 @@
 // unix socket (the local end of the SSH tunnel). One channel per node multiplexes all calls.
 import * as grpc from '@grpc/grpc-js';
 import path from 'node:path';
-import protobuf from 'protobufjs';
 import { HoldfastError } from '../errors';
 import { protoDir } from './protoDir';
-import { loadProtoRoot } from './protoRoot';
+import { codecNamed, loadMethodTables, type Codec, type MethodInfo } from './methods';
 
 export interface Descriptor {
   mediaType: string;
@@ -69,35 +68,31 @@ export interface EventSubscription {
 type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
 type ServiceClient = grpc.Client & Record<string, any>;
 
-let payloadTypeCache: Record<string, protobuf.Type> | undefined;
+let payloadTypeCache: Record<string, Codec> | undefined;
 
-let protoRoot: protobuf.Root | undefined;
+let loadedMethods: Map<string, MethodInfo[]> | undefined;
 const serviceCtors = new Map<string, grpc.ServiceClientConstructor>();
 
-/** Our containerd definitions, loaded once (protoRoot.ts). */
-function root(): protobuf.Root {
-  if (!protoRoot) {
-    const dir = path.join(protoDir(), 'containerd');
-    // Types resolve as they are first used: a command pays only for the services it calls.
-    protoRoot = loadProtoRoot(dir);
-  }
-  return protoRoot;
+/** Our containerd services' methods, loaded once (methods.ts). */
+function methodTable(): Map<string, MethodInfo[]> {
+  loadedMethods ??= loadMethodTables(path.join(protoDir(), 'containerd'));
+  return loadedMethods;
 }
 
 /** Decoders for the Any payloads of image events (type_url has no googleapis prefix). */
-function eventTypes(): Record<string, protobuf.Type> {
+function eventTypes(): Record<string, Codec> {
   if (payloadTypeCache) return payloadTypeCache;
   payloadTypeCache = {};
   for (const t of ['ImageCreate', 'ImageUpdate', 'ImageDelete']) {
     const full = `containerd.services.images.v1.${t}`;
-    payloadTypeCache[full] = root().lookupType(full);
+    payloadTypeCache[full] = codecNamed(full)!;
   }
   return payloadTypeCache;
 }
 
 // What messages look like to the code below: int64 as numbers, enums as names, unset fields
 // with their defaults, oneofs named.
-const TO_OBJECT: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: true, oneofs: true };
+const TO_OBJECT = { longs: Number, enums: String, defaults: true, oneofs: true };
 
 /**
  * Responses read as protobufjs decodes them, without the plain-object copy: the image list, 1,000
@@ -107,24 +102,23 @@ const TO_OBJECT: protobuf.IConversionOptions = { longs: Number, enums: String, d
 const AS_DECODED = new Set(['containerd.services.images.v1.Images/List']);
 
 /**
- * A grpc-js client class for one service, straight from protobufjs's reflection. Why not
+ * A grpc-js client class for one service, from our method table and static codecs. Why not
  * @grpc/proto-loader: it converts every file to descriptor protos and back, about 250 ms of CPU
  * at each CLI start before the first call, for nothing we use; this builds the same method
- * table (path, streaming, serialize/deserialize) in a few milliseconds.
+ * table (path, streaming, serialize/deserialize) in well under a millisecond.
  */
 function serviceCtor(fullName: string): grpc.ServiceClientConstructor {
   const known = serviceCtors.get(fullName);
   if (known) return known;
-  const svc = root().lookupService(fullName);
+  const methods = methodTable().get(fullName);
+  if (!methods) throw new Error(`service ${fullName} is not in descriptors.json`);
   const def: Record<string, grpc.MethodDefinition<any, any>> = {};
-  for (const m of svc.methodsArray) {
-    m.resolve();
-    const req = m.resolvedRequestType!;
-    const res = m.resolvedResponseType!;
+  for (const m of methods) {
+    const { request: req, response: res } = m;
     def[m.name] = {
       path: `/${fullName}/${m.name}`,
-      requestStream: !!m.requestStream,
-      responseStream: !!m.responseStream,
+      requestStream: m.requestStream,
+      responseStream: m.responseStream,
       requestSerialize: (o: any) => Buffer.from(req.encode(req.fromObject(o)).finish()),
       requestDeserialize: (b: Buffer) => req.toObject(req.decode(b), TO_OBJECT),
       responseSerialize: (o: any) => Buffer.from(res.encode(res.fromObject(o)).finish()),
@@ -149,29 +143,11 @@ const SERVICES: Record<string, string> = {
   introspection: 'containerd.services.introspection.v1.Introspection',
 };
 
-/** What every session calls first (NodeSession.detect and the image list): their codecs are made ahead. */
-const FIRST_CALLS = [
-  ['containerd.services.version.v1.Version', 'Version'],
-  ['containerd.services.images.v1.Images', 'List'],
-] as const;
-
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Generates the codecs of t and of every message type inside it (protobufjs otherwise does so on first use). */
-function setUpCodecs(t: protobuf.Type, seen = new Set<protobuf.Type>()): void {
-  if (seen.has(t)) return;
-  seen.add(t);
-  t.setup();
-  for (const f of t.fieldsArray) {
-    f.resolve();
-    if (f.resolvedType instanceof protobuf.Type) setUpCodecs(f.resolvedType, seen);
-  }
-}
-
 /**
- * Everything a client needs that does not depend on a node: the definitions, each service's
- * method table, and the generated codecs of the first calls' responses (about 60 ms of CPU in a
- * cold CLI, most of it protobufjs generating decoders). A session runs this while its SSH
+ * Everything a client needs that does not depend on a node: the definitions and each service's
+ * method table (the codecs are static: codecs.generated.ts). A session runs this while its SSH
  * handshake waits on the server (NodeSession.open), in steps so the handshake's packets are
  * handled in between; a client made before it finished simply does the rest itself. Failures
  * are left for the constructor to report.
@@ -185,16 +161,10 @@ let preparing: Promise<void> | undefined;
 
 async function prepareOnce(): Promise<void> {
   try {
-    root();
+    methodTable();
     for (const svc of Object.values(SERVICES)) {
       await nextTurn();
       serviceCtor(svc);
-    }
-    for (const [svc, method] of FIRST_CALLS) {
-      await nextTurn();
-      const m = root().lookupService(svc).methods[method]!;
-      m.resolve();
-      setUpCodecs(m.resolvedResponseType!);
     }
   } catch {
     // e.g. no .proto files: new ContainerdClient() throws the error a person can act on

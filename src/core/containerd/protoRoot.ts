@@ -7,19 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 
-/** The services we use (types.proto and Google's well-known types come in through their imports). */
-export const PROTO_FILES = [
-  'version.proto',
-  'namespaces.proto',
-  'images.proto',
-  'content.proto',
-  'events.proto',
-  'leases.proto',
-  'containers.proto',
-  'introspection.proto',
-];
+import { PROTO_FILES, DESCRIPTORS_JSON } from './protoFiles';
 
-export const DESCRIPTORS_JSON = 'descriptors.json';
+export { PROTO_FILES, DESCRIPTORS_JSON };
 
 /** Parses the .proto files in dir (field names as written: snake_case, like containerd's JSON). */
 export function parseProtoFiles(dir: string): protobuf.Root {
