@@ -13,6 +13,10 @@ import { operations, type Envelope, type Operation } from './channels';
 
 export * from './channels';
 
+// No parser generated with new Function() per schema: each process validates a handful of
+// arguments, and generated code costs more to make than it saves (and no code cache keeps it).
+z.config({ jitless: true });
+
 const name = z
   .string()
   .min(1)
