@@ -10,25 +10,27 @@
 // ssh2's native addons stay in node_modules (see nativeAddons).
 import path from 'node:path';
 import * as esbuild from 'esbuild';
-import { buildInto, cjsOptions, common, nativeAddons, root, ssh2ClientOnly } from './cli-bundle.mjs';
+import { assertAscii, buildInto, cjsOptions, common, nativeAddons, root, ssh2ClientOnly } from './cli-bundle.mjs';
 
 export const outdir = path.join(root, 'out', 'cli');
 
 export async function buildCli(dir = outdir) {
-  return buildInto(dir, async (scratch) => [
-    await esbuild.build({
+  return buildInto(dir, async (scratch) => {
+    const cli = await esbuild.build({
       ...cjsOptions,
       entryPoints: [path.join(root, 'src', 'cli', 'main.ts')],
       outfile: path.join(scratch, 'holdfast.cjs'),
       plugins: [nativeAddons('external'), ssh2ClientOnly()],
-    }),
-    await esbuild.build({
+    });
+    assertAscii(path.join(scratch, 'holdfast.cjs')); // bundleEntry reads it as latin1
+    const entry = await esbuild.build({
       ...common,
       entryPoints: [path.join(root, 'src', 'cli', 'bundleEntry.ts')],
       format: 'esm',
       outfile: path.join(scratch, 'holdfast.mjs'),
-    }),
-  ]);
+    });
+    return [cli, entry];
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

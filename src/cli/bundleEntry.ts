@@ -11,7 +11,9 @@ export async function main(argv: string[]): Promise<number> {
   const dir = path.dirname(fileURLToPath(import.meta.url));
   const filename = path.join(dir, 'holdfast.cjs');
   const run = runWithCodeCache<Cli>({
-    source: readFileSync(filename, 'utf8'),
+    // latin1: the build checks the bundle is ASCII (assertAscii), for which it reads the same as
+    // UTF-8 in about half the time.
+    source: readFileSync(filename, 'latin1'),
     filename,
     // Beside out/cli, not in it: what npm packs and the desktop packages copy is out/cli, and a
     // cache is only good for the Node that wrote it. An install nobody can write to has none.

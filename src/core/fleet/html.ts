@@ -140,7 +140,7 @@ export function fleetHtml(report: FleetReport): string {
   const body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light"><title>Holdfast fleet report ${report.generatedAt}</title><style>${new SafeHtml(CSS)}</style></head>
-<body><header><h1>Holdfast fleet report</h1><p class="muted">Generated ${report.generatedAt} · ${s.nodes} node${s.nodes === 1 ? '' : 's'} · inspected in ${(s.durationMs / 1000).toFixed(1)} s</p></header>
+<body><header><h1>Holdfast fleet report</h1><p class="muted">Generated ${report.generatedAt} &middot; ${s.nodes} node${s.nodes === 1 ? '' : 's'} &middot; inspected in ${(s.durationMs / 1000).toFixed(1)} s</p></header>
 <section id="summary"><h2>Summary</h2>
 <div class="cards"><div class="card${s.unreachable ? ' bad' : ''}"><b>${s.reachable}/${s.nodes}</b>reachable</div>
 <div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>images lose their pin at the next k3s start</div>
