@@ -128,7 +128,8 @@ export async function buildInto(outdir, build) {
  * can read): write those with an escape or an HTML entity.
  */
 export function assertAscii(file) {
-  const text = readFileSync(file, 'latin1');
-  const i = text.search(/[^\x00-\x7f]/);
+  const bytes = readFileSync(file);
+  const i = bytes.findIndex((b) => b > 0x7f);
+  const text = bytes.toString('latin1');
   if (i >= 0) throw new Error(`${file} is not ASCII at offset ${i} (…${text.slice(Math.max(0, i - 40), i + 10)}…): escape the character in its source`);
 }
