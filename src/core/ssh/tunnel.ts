@@ -106,6 +106,19 @@ const PROBE_NO_BRIDGE = 65;
 const PROBE_NO_SOCKET = 66;
 const PROBE_NO_SUDO = 67;
 const PROBE_SUDO_REFUSED = 68;
+const PROBE_VERDICT = 'holdfast-probe-exit:';
+
+/**
+ * How the probe ended: its exit status, else the verdict line it printed (when sshd closed the
+ * channel without the status), else null; and the bridges it found (code 0).
+ */
+export function probeOutcome(status: number | null, stdout: string): { code: number | null; found: string[] } {
+  const lines = stdout.split('\n').map((l) => l.trim());
+  const verdict = lines.find((l) => l.startsWith(PROBE_VERDICT));
+  const code = status ?? (verdict !== undefined && /^\d+$/.test(verdict.slice(PROBE_VERDICT.length)) ? Number(verdict.slice(PROBE_VERDICT.length)) : null);
+  const found = lines.filter((l) => l && !l.startsWith(PROBE_VERDICT)).join(' ').split(/\s+/).filter(Boolean);
+  return { code, found };
+}
 
 // One round trip finds out everything exec mode needs: is sudo there and does it work without a
 // password, is the socket there (as the user that will open it), and which bridges run. Each
@@ -113,22 +126,26 @@ const PROBE_SUDO_REFUSED = 68;
 // does not count. Under sudo every check is its own `sudo -n`, so a sudoers file that allows
 // only the needed commands works too. Fixed text: the socket path is $1, "sudo" or "" is $2.
 export const BRIDGE_PROBE_SCRIPT = [
+  // Each verdict is also printed: sshd sometimes closes the channel without its exit status
+  // (seen here about once in 100 probes with four connections at once on a busy box).
+  `end() { echo "${PROBE_VERDICT}$1"; exit "$1"; }`,
   'p=',
   'if [ "$2" = sudo ]; then',
-  `  command -v sudo >/dev/null 2>&1 || exit ${PROBE_NO_SUDO}`,
+  `  command -v sudo >/dev/null 2>&1 || end ${PROBE_NO_SUDO}`,
   '  p="sudo -n"',
   'fi',
   'err=$($p test -S "$1" 2>&1); rc=$?',
   'if [ "$rc" -ne 0 ]; then',
-  `  if [ -n "$err" ]; then printf '%s\\n' "$err" >&2; exit ${PROBE_SUDO_REFUSED}; fi`,
-  `  exit ${PROBE_NO_SOCKET}`,
+  `  if [ -n "$err" ]; then printf '%s\\n' "$err" >&2; end ${PROBE_SUDO_REFUSED}; fi`,
+  `  end ${PROBE_NO_SOCKET}`,
   'fi',
   'found=',
   '$p socat -V >/dev/null 2>&1 && found="$found socat"',
   '$p python3 -c "import socket,threading" >/dev/null 2>&1 && found="$found python3"',
   '$p perl -MIO::Socket::UNIX -e 1 >/dev/null 2>&1 && found="$found perl"',
-  `[ -n "$found" ] || exit ${PROBE_NO_BRIDGE}`,
+  `[ -n "$found" ] || end ${PROBE_NO_BRIDGE}`,
   'echo $found',
+  `echo "${PROBE_VERDICT}0"`,
 ].join('\n');
 
 /** The bridge to use: socat when it is there and can take the path, else python3, else perl. */
@@ -206,7 +223,7 @@ async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean
   } catch (err) {
     throw notConnected(err);
   }
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+  const { code: status, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     let code: number | null = null;
     let stdout = '';
     let stderr = '';
@@ -220,10 +237,10 @@ async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean
     ch.on('close', () => resolve({ code, stdout, stderr }));
     ch.end();
   });
+  const { code, found } = probeOutcome(status, stdout);
   const detail = stderr.trim().split('\n').pop() ?? '';
   const sudoers = sudoersHint(user);
   if (code === 0) {
-    const found = stdout.trim().split(/\s+/).filter(Boolean);
     const bridge = chooseBridge(found, remoteSocketPath);
     if (bridge) return bridge;
     throw new HoldfastError('INVALID_INPUT', `The socket path "${remoteSocketPath}" cannot be bridged with socat (only letters, digits and _ . @ + / - are allowed), and the node has neither python3 nor perl.`, {

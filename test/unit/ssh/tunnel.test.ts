@@ -8,7 +8,8 @@ import path from 'node:path';
 import { Duplex, PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
-import { openTunnel } from '../../../src/core/ssh/tunnel';
+import { execFileSync } from 'node:child_process';
+import { BRIDGE_PROBE_SCRIPT, openTunnel, probeOutcome } from '../../../src/core/ssh/tunnel';
 
 /** A channel-like duplex that echoes what is written to it. */
 function echoChannel(): Duplex & { stderr: PassThrough } {
@@ -21,6 +22,8 @@ class FakeClient extends EventEmitter {
   connected = true;
   streamlocal: 'ok' | 'refused' = 'ok';
   probeExit = 0;
+  /** As sshd does now and then: close the channel without its exit status. */
+  probeSendsStatus = true;
   /** What the bridge probe prints: the bridges that run on the "node". */
   probeOut = 'socat python3 perl\n';
   execCommands: string[] = [];
@@ -43,8 +46,9 @@ class FakeClient extends EventEmitter {
       if (cmd.includes('holdfast-probe') || cmd === "'true'") {
         // probe: exit at once with the configured status
         ch.on('finish', () => {
-          ch.emit('exit', this.probeExit);
+          if (this.probeSendsStatus || !cmd.includes('holdfast-probe')) ch.emit('exit', this.probeExit);
           if (cmd.includes('holdfast-probe') && this.probeExit === 0) ch.emit('data', Buffer.from(this.probeOut));
+          if (cmd.includes('holdfast-probe')) ch.emit('data', Buffer.from(`holdfast-probe-exit:${this.probeExit}\n`));
           ch.push(null);
           ch.stderr.end();
           setImmediate(() => ch.emit('close'));
@@ -151,12 +155,40 @@ describe('openTunnel', () => {
     await t.close();
   });
 
+  it('reads the probe\'s printed verdict when sshd closes the channel without the exit status', async () => {
+    const client = new FakeClient();
+    client.streamlocal = 'refused';
+    client.probeSendsStatus = false;
+    client.probeExit = 66;
+    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/no unix socket/) });
+    client.probeExit = 0;
+    const t = await openTunnel(client as unknown as Client, '/run/x.sock');
+    expect(t.mode).toBe('exec');
+    await t.close();
+    expect(probeOutcome(null, '')).toEqual({ code: null, found: [] });
+    expect(probeOutcome(3, 'holdfast-probe-exit:66\n')).toMatchObject({ code: 3 }); // the status, when it came, decides
+  });
+
+  it('the probe script prints each verdict it exits with (run by this machine\'s sh)', () => {
+    const run = (socket: string) => {
+      try {
+        return { code: 0, out: execFileSync('sh', ['-c', BRIDGE_PROBE_SCRIPT, 'holdfast-probe', socket, ''], { encoding: 'utf8' }) };
+      } catch (e) {
+        const err = e as { status: number; stdout: string };
+        return { code: err.status, out: err.stdout };
+      }
+    };
+    const missing = run('/nonexistent/holdfast.sock');
+    expect(missing.code).toBe(66);
+    expect(probeOutcome(null, missing.out).code).toBe(66);
+  });
+
   it('runs the probe as a fixed script with the socket path and the sudo flag as positional parameters', async () => {
     const client = new FakeClient();
     const evil = "/run/x';touch /tmp/pwned;'.sock";
     await openTunnel(client as unknown as Client, evil, { sudo: true }).then((t) => t.close());
     const probe = client.execCommands.find((c) => c.includes('holdfast-probe'))!;
-    expect(probe.startsWith("'sh' '-c' 'p=")).toBe(true);
+    expect(probe.startsWith("'sh' '-c' 'end() {")).toBe(true);
     expect(probe.endsWith(`'holdfast-probe' '/run/x'\\'';touch /tmp/pwned;'\\''.sock' 'sudo'`)).toBe(true);
   });
 
