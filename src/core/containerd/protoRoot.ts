@@ -1,7 +1,8 @@
-// Our containerd .proto files as protobufjs reflection, for the client's codecs. Parsing .proto
-// text costs 100–200 ms of CPU at every CLI start on a busy laptop; the same definitions as
-// protobufjs JSON (proto/containerd/descriptors.json, written from the .proto files by
-// `npm run proto:json` and kept equal to them by a unit test) load in a fraction of that.
+// Our containerd .proto files as protobufjs reflection: what `npm run proto:json` writes
+// proto/containerd/descriptors.json from, and what the unit tests hold the static codecs
+// (codecs.generated.ts) and the method table (methods.ts) against. The client itself reads no
+// reflection at run time: parsing .proto text cost 100–200 ms of CPU at every CLI start, and even
+// the JSON form made protobufjs generate every codec anew in each process.
 // The .proto files stay the source: they are what a reader compares with containerd's.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -109,7 +109,7 @@ export async function inspectImages(session: NodeSession, opts: { indexCache?: I
 }
 
 /** What each file of the images dir brings, as ArchiveInfo.images lists it (unnamed images by id). */
-export function archiveImageNames(f: ScannedFile, platform: Platform): string[] {
+function archiveImageNames(f: ScannedFile, platform: Platform): string[] {
   return f.index ? f.index.images.map((i) => i.name ?? `(unnamed) ${configDigestFor(i, platform) ?? ''}`.trim()) : [];
 }
 
