@@ -20,7 +20,7 @@ import { refKind, strongestPin } from '../shared/drift';
 import { formatBytes, formatDuration, shortDigest as shortHex } from '../shared/format';
 import { pinState } from '../shared/pinState';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
-import { imageProtection, isImageIdRef, protectionChange, refOutcome, type ImageProtection, type ProtectionChange } from '../shared/protection';
+import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refsByImage, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
 import { compareText } from '../shared/compareText';
 
@@ -94,14 +94,8 @@ const PIN_BIT: Record<PinState, number> = { durable: 1, k3s: 2, none: 4 };
  * model under the node's containerd rule `mode` (criModeOf the node's info).
  */
 export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unknown'): ImageGroup[] {
-  const protection = imageProtection(images, mode);
-  const byKey = new Map<string, ImageRef[]>();
-  for (const img of images) {
-    const key = img.imageId ?? img.digest;
-    const list = byKey.get(key);
-    if (list) list.push(img);
-    else byKey.set(key, [img]);
-  }
+  const byKey = refsByImage(images);
+  const protection = protectionOfImages(byKey, mode);
   const groups: ImageGroup[] = [];
   // One pass over each image's references (usually two: a tag and its digest reference) instead
   // of a map/filter/sort per field: with 5,000 images the small arrays were most of the time
