@@ -76,6 +76,14 @@ try {
   const help: Record<Way, number[]> = { bundle: [], exe: [], tsx: [] };
   const nodeLs: Record<Way, number[]> = { bundle: [], exe: [], tsx: [] };
   const warm: number[] = [];
+  // What this machine charges any process, in the same run: a bare Node start, a bare SSH
+  // session, and the first touch of a fresh memory page (a Node CLI touches thousands, OpenSSH
+  // hundreds). On some virtual machines the last costs 15 µs instead of well under 1, which
+  // moves every ratio below (the bundle's start maps and fills ~40 MiB).
+  const nodeBare: number[] = [];
+  const sshTrue: number[] = [];
+  const pageTouch: number[] = [];
+  const touch = [process.execPath, '-e', 'const t = process.hrtime.bigint(); Buffer.alloc(64 << 20).fill(1); console.log(Number(process.hrtime.bigint() - t) / 1e3 / 16384)'];
   let count = 0;
   const cli = (w: Way, args: string[]) => timeCmd([...ways[w].argv, ...args], { HOLDFAST_HOME: home, ...ways[w].env });
 
@@ -85,6 +93,9 @@ try {
   for (let r = 0; r < RUNS; r++) {
     byHand.push((await timeCmd(ctr)).ms);
     byHandQ.push((await timeCmd([...ctr, '-q'])).ms);
+    nodeBare.push((await timeCmd([process.execPath, '-e', '0'])).ms);
+    sshTrue.push((await timeCmd([...sshArgv, 'true'])).ms);
+    pageTouch.push(Number((await timeCmd(touch)).out));
     for (const w of Object.keys(ways) as Way[]) {
       const c = await cli(w, ['images', 'bench', '--json']);
       imagesMs[w].push(c.ms);
@@ -122,7 +133,10 @@ try {
       holdfastNodeLs: perWay(nodeLs),
       holdfastFirstListInSession: Math.round(coldMs),
       holdfastWarmList: Math.round(median(warm) * 10) / 10,
+      nodeBare: med(nodeBare),
+      sshTrue: med(sshTrue),
     },
+    pageTouchMicros: Math.round(median(pageTouch) * 100) / 100,
   };
   const m = result.medianMs;
   const x = (byHandMs: number, ms: number) => `${(byHandMs / ms).toFixed(2)}×`;
@@ -136,6 +150,8 @@ try {
     '|---|---|---|---|',
     `| \`holdfast --help\` | ${m.holdfastHelp.bundle} ms | ${m.holdfastHelp.exe} ms | ${m.holdfastHelp.tsx} ms |`,
     `| \`holdfast node ls\` | ${m.holdfastNodeLs.bundle} ms | ${m.holdfastNodeLs.exe} ms | ${m.holdfastNodeLs.tsx} ms |`,
+    '',
+    `The machine, same run: \`node -e 0\` ${m.nodeBare} ms, \`ssh node true\` ${m.sshTrue} ms, first touch of a new 4 KiB page ${result.pageTouchMicros} µs.`,
     '',
     `Measured by \`npm run bench:list\` on ${machineLine()}.`,
   ].join('\n');
