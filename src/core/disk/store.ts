@@ -5,7 +5,7 @@
 // missing blobs) are counted, with the sizes Content.Info reports.
 import type { ImageRef } from '../../shared/domain';
 import { deletionOrder, exclusiveBytes, imageState, type BlobIndex, type ContainerUse, type StoreImage } from '../../shared/imageStore';
-import { imageProtection } from '../../shared/protection';
+import { protectionKey, protectionOfImages, refsByImage } from '../../shared/protection';
 import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain';
 import type { CriPinning } from '../../shared/versions';
 import { normalizeReference } from '../archives/format/reference';
@@ -150,17 +150,10 @@ const min = (a: string | null, b: string | null) => (!a ? b : !b ? a : a < b ? a
 
 /** Groups references into images and sizes them; pure once the targets are walked. */
 export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, sizes: Record<string, number>): { images: StoreImage[]; index: BlobIndex; unmatched: ContainerRecord[] } {
-  const keyOf = (r: ImageRef) => r.imageId ?? r.digest;
-  const groups = new Map<string, ImageRef[]>();
-  for (const r of input.refs) {
-    const k = keyOf(r);
-    const g = groups.get(k);
-    if (g) g.push(r);
-    else groups.set(k, [r]);
-  }
-  const byName = new Map(input.refs.map((r) => [r.name, keyOf(r)]));
-  const byImageId = new Map(input.refs.filter((r) => r.imageId).map((r) => [r.imageId!, keyOf(r)]));
-  const byDigest = new Map(input.refs.map((r) => [r.digest, keyOf(r)]));
+  const groups = refsByImage(input.refs);
+  const byName = new Map(input.refs.map((r) => [r.name, protectionKey(r)]));
+  const byImageId = new Map(input.refs.filter((r) => r.imageId).map((r) => [r.imageId!, protectionKey(r)]));
+  const byDigest = new Map(input.refs.map((r) => [r.digest, protectionKey(r)]));
   const uses = new Map<string, ContainerUse[]>();
   const unmatched: ContainerRecord[] = [];
   for (const c of input.containers) {
@@ -175,7 +168,7 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
   }
   const records = new Map(input.records.map((r) => [r.name, r]));
   // What kubelet sees per image (shared/protection): pinned now, by this containerd's CRI rule.
-  const protection = imageProtection(input.refs, input.criPinning);
+  const protection = protectionOfImages(groups, input.criPinning);
   const index: BlobIndex = { sizes, byImage: {} };
   const images: StoreImage[] = [];
   for (const [key, refs] of groups) {
