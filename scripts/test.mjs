@@ -38,7 +38,12 @@ const counts = { passed: 0, failed: 0 };
 // The tests that did not pass, named again at the very end: CI keeps only the tail of a long
 // log, and a count without a name cannot be acted on.
 const notPassed = [];
-const firstLine = (text) => stripVTControlCharacters(String(text ?? '')).split('\n').find((l) => l.trim())?.trim().slice(0, 300) ?? '';
+// Vitest's JSON report keeps only the stack of a test that timed out, and that stack starts
+// "Error: STACK_TRACE_ERROR": say what it means.
+const firstLine = (text) => {
+  const line = stripVTControlCharacters(String(text ?? '')).split('\n').find((l) => l.trim())?.trim().slice(0, 300) ?? '';
+  return line === 'Error: STACK_TRACE_ERROR' ? 'timed out (its timeout, or a hang)' : line;
+};
 function addVitest(file, step) {
   if (!existsSync(file)) return false;
   const j = JSON.parse(readFileSync(file, 'utf8'));

@@ -373,7 +373,9 @@ class Bzip2ProcessDecompressor extends Transform {
   private readonly child: ChildProcessWithoutNullStreams;
   private stderr = '';
   private sawInput = false;
-  private exited: Promise<number | null>;
+  private flushing = false;
+  private exitCode: number | null | undefined = undefined;
+  private readonly exited: Promise<number | null>;
 
   constructor(bin: string) {
     super({ readableHighWaterMark: HIGH_WATER, writableHighWaterMark: HIGH_WATER });
@@ -385,7 +387,15 @@ class Bzip2ProcessDecompressor extends Transform {
       if (this.stderr.length < 4000) this.stderr += c.toString();
     });
     this.child.stdin.on('error', (err) => log.debug('bzip2 stdin error (reported at exit)', { err })); // EPIPE when bzip2 gives up: reported at exit
-    this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code)));
+    this.exited = new Promise((resolve) =>
+      this.child.on('close', (code) => {
+        this.exitCode = code;
+        resolve(code);
+        // bzip2 gave up before all input was written (not bzip2 data, a damaged block): its
+        // stdin will never drain again, so waiting writes are released and the stream fails now.
+        if (!this.flushing && code !== 0) this.destroy(this.failure(code));
+      }),
+    );
   }
 
   override _read(): void {
@@ -394,22 +404,34 @@ class Bzip2ProcessDecompressor extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     if (chunk.length) this.sawInput = true;
-    if (this.child.stdin.write(chunk)) cb();
-    else this.child.stdin.once('drain', () => cb());
+    // After bzip2 has ended (exit 0: its stream ended; trailing bytes are ignored, as bzip2 does).
+    if (this.exitCode !== undefined) return cb();
+    const stdin = this.child.stdin;
+    if (stdin.write(chunk)) return cb();
+    const go = (): void => {
+      stdin.off('drain', go);
+      this.child.off('close', go);
+      cb();
+    };
+    stdin.on('drain', go);
+    this.child.on('close', go);
   }
 
   override _flush(cb: TransformCallback): void {
+    this.flushing = true;
     this.child.stdin.end();
-    void this.exited.then((code) => {
-      if (code === 0 && this.sawInput) return cb();
-      const msg = this.stderr.trim();
-      if (!this.sawInput) return cb(new ArchiveError('truncated', 'truncated: the bzip2 stream is empty'));
-      if (/unexpected end of file|compressed file ends unexpectedly/i.test(msg)) {
-        return cb(new ArchiveError('truncated', 'truncated: the bzip2 stream ends before the end of the archive'));
-      }
-      if (/not a bzip2 file|bad magic/i.test(msg)) return cb(new ArchiveError('corrupt', 'corrupt: this is not bzip2 data (no bzip2 header)'));
-      cb(new ArchiveError('corrupt', `corrupt: the bzip2 stream is damaged (${msg.split('\n').pop() || `bzip2 exited ${code}`})`));
-    });
+    void this.exited.then((code) => (code === 0 && this.sawInput ? cb() : cb(this.failure(code))));
+  }
+
+  /** What bzip2's exit and its stderr mean, as an ArchiveError. */
+  private failure(code: number | null): ArchiveError {
+    const msg = this.stderr.trim();
+    if (!this.sawInput) return new ArchiveError('truncated', 'truncated: the bzip2 stream is empty');
+    if (/unexpected end of file|compressed file ends unexpectedly/i.test(msg)) {
+      return new ArchiveError('truncated', 'truncated: the bzip2 stream ends before the end of the archive');
+    }
+    if (/not a bzip2 file|bad magic/i.test(msg)) return new ArchiveError('corrupt', 'corrupt: this is not bzip2 data (no bzip2 header)');
+    return new ArchiveError('corrupt', `corrupt: the bzip2 stream is damaged (${msg.split('\n').pop() || `bzip2 exited ${code}`})`);
   }
 
   override _destroy(err: Error | null, cb: (error: Error | null) => void): void {
