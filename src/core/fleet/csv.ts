@@ -7,6 +7,7 @@ import { parse } from 'csv-parse/sync';
 import type { FleetReport } from '../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import type { LostPin } from '../../shared/domain';
+import { protectionKey } from '../../shared/protection';
 import { protectionOf, warningsOf } from './summary';
 
 /**
@@ -54,7 +55,7 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
     for (const i of n.images) {
       const l = lost.get(i.name);
       lost.delete(i.name);
-      const p = protection.get(i.imageId ?? i.digest);
+      const p = protection.get(protectionKey(i));
       const image = p ? (p.afterRestart ? 'pinned' : 'unpinned') : '';
       out += csvLine([n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '']);
     }

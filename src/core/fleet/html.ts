@@ -6,7 +6,7 @@
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
 import type { ArchiveInfo, ImageRef, LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
-import { refOutcome, type ImageProtection } from '../../shared/protection';
+import { protectionKey, refOutcome, type ImageProtection } from '../../shared/protection';
 import { formatBytes, shortDigest } from '../../shared/format';
 import { imageNames, isLowDisk, losingImagesOf, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
@@ -91,7 +91,7 @@ function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection
   if (images.length === 0) return html`<p class="muted">No images in the namespace.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next k3s start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
     (i) =>
-      html`<tr><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${fateTag(i, protection.get(i.imageId ?? i.digest))}</td><td class="mono">${shortDigest(i.imageId)}</td><td>${formatBytes(i.size)}</td><td class="mono">${i.archive ?? '—'}</td><td>${i.reason}</td></tr>`,
+      html`<tr><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono">${shortDigest(i.imageId)}</td><td>${formatBytes(i.size)}</td><td class="mono">${i.archive ?? '—'}</td><td>${i.reason}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
