@@ -35,7 +35,7 @@ import {
   type Recipe,
   type RecipeResult,
 } from './recipes.ts';
-import { compressTar, ImageTools, SUFFIX, type Compression } from './tools.ts';
+import { compressTar, ImageTools, runTool, SUFFIX, type Compression } from './tools.ts';
 
 export type { CorpusFormat, CorpusImage } from './recipes.ts';
 export type { Compression } from './tools.ts';
@@ -163,15 +163,28 @@ export async function buildCorpus(dir: string): Promise<Corpus> {
  * without (only the node's platform: the index still lists the other platforms, whose blobs are
  * missing), then compressed. Returns the new corpus entries.
  */
+/** A ctr export that tar reads to its end, with the files every ctr export has: else fail here, not later as a refused archive. */
+async function assertWholeExport(tarFile: string, id: string): Promise<void> {
+  const members = (await runTool(['tar', '-tf', tarFile])).split('\n');
+  const missing = ['index.json', 'oci-layout', 'manifest.json'].filter((m) => !members.includes(m));
+  if (missing.length) throw new Error(`ctr images export for ${id} is short: no ${missing.join(', ')} in ${tarFile}`);
+}
+
 export async function addCtrExports(corpus: Corpus, node: LabNodeHandle): Promise<CorpusArchive[]> {
   const out: CorpusArchive[] = [];
   const local = node.containerdLine === '2' ? ['--local'] : [];
+  // ctr from 1.7 on exports through the transfer service unless told --local, and that export
+  // sometimes writes a short tar and still exits 0 (a containerd 2.1.9 lab node under load: 3
+  // short files in 70 exports, one of them a valid tar missing members; --local: 40 of 40
+  // whole), which once made a corpus archive "truncated". So --local, and the result checked.
+  const exportLocal = node.containerdLine === '1.6' ? [] : ['--local'];
   for (const x of CTR_EXPORTS) {
     const src = corpus.ctrSources.find((s) => s.id === x.id)!;
     const name = src.images[0]!.name!;
     const workTar = join(corpus.dir, 'work', x.id, `${x.id}-exported.tar`);
     await node.ctr(['images', 'import', ...local, '--all-platforms', '--no-unpack', src.file]);
-    await node.ctr(['images', 'export', ...(x.allPlatforms ? ['--all-platforms'] : []), workTar, name]);
+    await node.ctr(['images', 'export', ...exportLocal, ...(x.allPlatforms ? ['--all-platforms'] : []), workTar, name]);
+    await assertWholeExport(workTar, x.id);
     const file = join(corpus.dir, 'archives', `${x.id}${SUFFIX[x.compression]}`);
     if (x.compression === 'none') await copyFile(workTar, file);
     else await compressTar(workTar, x.compression, file);
@@ -180,7 +193,7 @@ export async function addCtrExports(corpus: Corpus, node: LabNodeHandle): Promis
       file,
       format: x.format,
       compression: x.compression,
-      tool: `ctr images export${x.allPlatforms ? ' --all-platforms' : ''} (containerd ${node.containerdLine})`,
+      tool: `ctr images export${exportLocal.length ? ' --local' : ''}${x.allPlatforms ? ' --all-platforms' : ''} (containerd ${node.containerdLine})`,
       images: [{ ...src.images[0]!, platforms: x.allPlatforms ? src.images[0]!.platforms : ['linux/amd64'] }],
       ...(x.allPlatforms ? {} : { missingPlatforms: ['linux/arm64'] }),
     });

@@ -185,6 +185,23 @@ describe('decompressor: every compression, real CLIs', () => {
     expect((await decompressAll(z, c)).equals(input)).toBe(true);
   });
 
+  it.each(cases)('%s %j: a reader that pauses after every chunk still gets every byte', async (c, argv) => {
+    const z = await compressWith(input, c, argv);
+    const d = decompressor(c);
+    const out: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => {
+      chunked(z, 256 * 1024).pipe(d);
+      d.on('error', reject);
+      d.on('end', resolve);
+      d.on('data', (b: Buffer) => {
+        out.push(b);
+        d.pause();
+        setTimeout(() => d.resume(), 1);
+      });
+    });
+    expect(Buffer.concat(out).equals(input)).toBe(true);
+  });
+
   it('gzip: multi-member files (pigz, cat a.gz b.gz) decode whole', async () => {
     const z = Buffer.concat([gzipSync(Buffer.from('one ')), gzipSync(Buffer.from('two'))]);
     expect((await decompressAll(z, 'gzip')).toString()).toBe('one two');

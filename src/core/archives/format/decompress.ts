@@ -398,8 +398,11 @@ class Bzip2ProcessDecompressor extends Transform {
     );
   }
 
-  override _read(): void {
+  override _read(size: number): void {
     this.child.stdout.resume();
+    // Transform holds a write's callback here while our output is over the high-water mark; not
+    // handing it back starved bzip2 of input for good once a slow reader had paused us.
+    super._read(size);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
