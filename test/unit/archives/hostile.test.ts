@@ -64,6 +64,19 @@ async function refusal(p: Promise<unknown>): Promise<ArchiveError> {
 const read = (data: Buffer, compression: ArchiveCompression = 'none', extra: { expansionGraceBytes?: number } = {}) =>
   readArchiveIndex(chunked(data, 1 << 20), { compression, ...extra });
 
+describe('a file that ends early', () => {
+  it('through inspectLocalArchive: REFUSED as truncated, saying how to get a whole file (ctr export --local)', async () => {
+    const whole = await packTar([{ name: 'a.json', data: '{}' }, { name: 'b.bin', data: Buffer.alloc(4000, 1) }]);
+    const file = join(dir, 'cut.tar');
+    await writeFile(file, whole.subarray(0, 1500));
+    const e = await inspectLocalArchive(file).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(HoldfastError);
+    expect((e as HoldfastError).code).toBe('REFUSED');
+    expect((e as HoldfastError).message).toMatch(/^cut\.tar was refused: truncated: /);
+    expect((e as HoldfastError).hint).toMatch(/^Nothing was sent\. The file ends early: copy it again.*ctr images export.*--local/);
+  });
+});
+
 describe('zstd: the decoder never allocates a window past the limit, and bombs stop', () => {
   it('the 806-byte ~2 GB-window frame: refused through inspectLocalArchive at once, no window allocated', async () => {
     const file = join(dir, 'window.tar.zst');

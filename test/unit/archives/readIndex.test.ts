@@ -356,6 +356,15 @@ describe('readArchiveIndex: broken and hostile archives', () => {
     await expectArchiveError(read(plain, 'none'), 'not-an-image-archive', /neither manifest.json nor index.json/);
   });
 
+  it('blobs without manifest.json or index.json → truncated: an OCI archive cut at a member boundary', async () => {
+    // What ctr's transfer-service export left once: the blobs, and not the index, manifest.json
+    // and oci-layout it writes last (a valid tar, so only the layout tells that it is short).
+    const blob = Buffer.from('{"schemaVersion":2}');
+    const digest = createHash('sha256').update(blob).digest('hex');
+    const plain = await packTar([{ name: 'blobs/', type: 'directory' }, { name: 'blobs/sha256/', type: 'directory' }, { name: `blobs/sha256/${digest}`, data: blob }]);
+    await expectArchiveError(read(plain, 'none'), 'truncated', /blobs but neither manifest.json nor index.json/);
+  });
+
   it('index.json without oci-layout → not-an-image-archive (containerd requires the layout file)', async () => {
     const plain = await packTar([{ name: 'index.json', data: '{"manifests":[]}' }]);
     await expectArchiveError(read(plain, 'none'), 'not-an-image-archive', /no oci-layout/);
