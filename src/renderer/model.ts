@@ -22,7 +22,7 @@ import { pinState } from '../shared/pinState';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refsByImage, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
-import { compareText, sortByText } from '../shared/compareText';
+import { compareText } from '../shared/compareText';
 
 export interface RefView {
   name: string;
@@ -81,13 +81,6 @@ export interface ImageGroup {
   reason: string;
   /** The archive that brings the image (first reference that names one), or null. */
   archive: string | null;
-  /**
-   * Its place in its grouping's name order, and that grouping: sortGroups compares integers
-   * instead of names when every group it sorts came from one grouping. Fields, not a WeakMap
-   * beside the groups: 5,000 WeakMap entries were a third of groupImages.
-   */
-  nameRank: number;
-  grouping: object;
 }
 
 export { refKind };
@@ -104,7 +97,6 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
   const byKey = refsByImage(images);
   const protection = protectionOfImages(byKey, mode);
   const groups: ImageGroup[] = [];
-  const grouping = {};
   // One pass over each image's references (usually two: a tag and its digest reference) instead
   // of a map/filter/sort per field: with 5,000 images the small arrays were most of the time
   // (garbage collection) between the list's answer and the first rows.
@@ -148,15 +140,16 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
       fate: protectionChange(p),
       reason: p.reason,
       archive: refs.find((r) => r.archive)?.archive ?? null,
-      nameRank: 0,
-      grouping,
     });
   }
   // The name order, once per grouping (one pass of the collator): every later sort compares integers.
-  const byName = sortByText(groups, (g) => g.primaryName);
-  for (let rank = 0; rank < byName.length; rank++) byName[rank]!.nameRank = rank;
+  const batch = {};
+  [...groups].sort((a, b) => compareText(a.primaryName, b.primaryName)).forEach((g, rank) => nameRanks.set(g, { batch, rank }));
   return groups;
 }
+
+/** A group's place in its grouping's name order (precomputed sort key; see sortGroups). */
+const nameRanks = new WeakMap<ImageGroup, { batch: object; rank: number }>();
 
 const COMMON_PLATFORMS = ['linux/amd64', 'linux/arm64'];
 
@@ -232,10 +225,11 @@ export type SortDir = 'asc' | 'desc';
 export function sortGroups(groups: readonly ImageGroup[], key: SortKey, dir: SortDir): ImageGroup[] {
   const sign = dir === 'asc' ? 1 : -1;
   // Groups of one grouping compare by their precomputed name rank; others by name.
-  const grouping = groups[0]?.grouping;
-  const ranked = groups.every((g) => g.grouping === grouping);
-  const nameOrder = ranked
-    ? (a: ImageGroup, b: ImageGroup) => a.nameRank - b.nameRank
+  const batch = groups.length ? nameRanks.get(groups[0]!)?.batch : undefined;
+  const ranked = batch !== undefined && groups.every((g) => nameRanks.get(g)?.batch === batch);
+  const rankOf = ranked ? new Map(groups.map((g) => [g, nameRanks.get(g)!.rank])) : null;
+  const nameOrder = rankOf
+    ? (a: ImageGroup, b: ImageGroup) => rankOf.get(a)! - rankOf.get(b)!
     : (a: ImageGroup, b: ImageGroup) => compareText(a.primaryName, b.primaryName);
   return [...groups].sort((a, b) => {
     const byName = nameOrder(a, b);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ASCII_ORDER, compareText, sortByText } from '../../../src/shared/compareText';
+import { ASCII_ORDER, compareText } from '../../../src/shared/compareText';
 
 // Lists (image names, archive paths, keys) keep the order they had with localeCompare; only
 // the per-call collation set-up is gone.
@@ -57,39 +57,5 @@ describe('compareText', () => {
   it('is zero only for equal strings of the same case', () => {
     expect(compareText('nginx', 'nginx')).toBe(0);
     expect(compareText('nginx', 'Nginx')).not.toBe(0);
-  });
-});
-
-describe('sortByText', () => {
-  // Seeded: the same lists every run.
-  let seed = 0x2545f491;
-  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
-  const common = 'abz09:/.-_@';
-  const word = (extra = '') => Array.from({ length: 1 + rnd(30) }, () => (extra && rnd(40) === 0 ? extra : common[rnd(common.length)]!)).join('');
-  const byCompareText = (xs: { name: string }[]) => [...xs].sort((a, b) => compareText(a.name, b.name));
-
-  it('gives compareText\'s order for fast-path texts, shared prefixes and prefixes of each other', () => {
-    for (let round = 0; round < 50; round++) {
-      const items = Array.from({ length: 200 }, () => ({ name: `registry.site.lan/team-${word()}` }));
-      items.push({ name: 'registry.site.lan/team-' }, { name: 'registry.site.lan/team-a' }, { name: 'registry.site.lan/team-a:1' });
-      expect(sortByText(items, (i) => i.name)).toEqual(byCompareText(items));
-    }
-  });
-
-  it('falls back to the collator for capitals, non-ASCII and very long texts, with the same order', () => {
-    for (const extra of ['N', 'ä', '\u0301', '日']) {
-      const items = Array.from({ length: 100 }, () => ({ name: word(extra) }));
-      expect(sortByText(items, (i) => i.name)).toEqual(byCompareText(items));
-    }
-    const long = [{ name: 'b'.repeat(5000) }, { name: 'a'.repeat(200_000) }, { name: 'a' }];
-    expect(sortByText(long, (i) => i.name).map((i) => i.name.length)).toEqual([1, 200_000, 5000]);
-  });
-
-  it('is stable, returns a new array and leaves the input alone', () => {
-    const items = [{ name: 'b', n: 1 }, { name: 'a', n: 2 }, { name: 'b', n: 3 }, { name: 'a', n: 4 }];
-    const sorted = sortByText(items, (i) => i.name);
-    expect(sorted.map((i) => i.n)).toEqual([2, 4, 1, 3]);
-    expect(items.map((i) => i.n)).toEqual([1, 2, 3, 4]);
-    expect(sortByText([], (i: { name: string }) => i.name)).toEqual([]);
   });
 });
