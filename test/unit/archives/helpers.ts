@@ -1,5 +1,5 @@
 // Helpers for the archive-format tests: tiny tars built in memory, repacking, CLI compression.
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { runBuffer } from '../../../lab/exec.ts';
@@ -50,6 +50,24 @@ export async function compressWith(data: Buffer, how: ArchiveCompression, argv?:
 }
 
 /** A Readable over a buffer in chunks of the given size (default 64 KiB). */
+/**
+ * `data` piped through `t` in `size`-byte pieces to a reader that pauses for `pauseMs` after
+ * every chunk it gets, as a slow consumer (the tar reader hashing blobs) does; all it got.
+ */
+export function readSlowly(t: Transform, data: Buffer, size: number, pauseMs = 1): Promise<Buffer> {
+  const out: Buffer[] = [];
+  return new Promise<Buffer>((resolve, reject) => {
+    chunked(data, size).pipe(t);
+    t.on('error', reject);
+    t.on('end', () => resolve(Buffer.concat(out)));
+    t.on('data', (b: Buffer) => {
+      out.push(b);
+      t.pause();
+      setTimeout(() => t.resume(), pauseMs);
+    });
+  });
+}
+
 export function chunked(data: Buffer, size = 64 * 1024): Readable {
   let off = 0;
   return new Readable({
