@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decompressor } from '../../../src/core/archives/format/decompress';
+import { Bzip2ProcessDecompressor, decompressor } from '../../../src/core/archives/format/decompress';
 import { chunked, noise, readSlowly } from './helpers';
 
 /** Decodes `input`, written in two halves, or in 64 KiB chunks when `chunks` is set. */
@@ -74,5 +74,18 @@ describe.each([
   it('says corrupt, without waiting for the rest, when the first of many blocks is damaged', async () => {
     process.env.HOLDFAST_BZIP2_JS = js;
     await expect(run(longDamaged, true)).rejects.toMatchObject({ reason: 'corrupt' });
+  });
+});
+
+describe('bzip2 through a system binary that cannot be run', () => {
+  it('fails the stream with an ArchiveError naming the binary, and the process lives on', async () => {
+    const d = new Bzip2ProcessDecompressor('/nonexistent/bzip2');
+    const e = await new Promise<unknown>((resolve) => {
+      d.on('error', resolve);
+      d.on('end', () => resolve(null));
+      d.resume();
+      chunked(compressed).pipe(d);
+    });
+    expect(e).toMatchObject({ reason: 'unsupported', message: 'unsupported: /nonexistent/bzip2 could not be run to decode bzip2 (ENOENT)' });
   });
 });

@@ -369,17 +369,26 @@ const BZIP2_BIN = ['/usr/bin/bzip2', '/bin/bzip2', '/usr/local/bin/bzip2', '/opt
   }
 });
 
-class Bzip2ProcessDecompressor extends Transform {
+/** Exported for tests (a binary that cannot be run); use decompressor('bzip2'). */
+export class Bzip2ProcessDecompressor extends Transform {
   private readonly child: ChildProcessWithoutNullStreams;
   private stderr = '';
+  /** The binary could not be started (gone since the start, or no resources): no exit status means anything then. */
+  private spawnError: Error | null = null;
   private sawInput = false;
   private flushing = false;
   private exitCode: number | null | undefined = undefined;
   private readonly exited: Promise<number | null>;
 
-  constructor(bin: string) {
+  constructor(private readonly bin: string) {
     super({ readableHighWaterMark: HIGH_WATER, writableHighWaterMark: HIGH_WATER });
     this.child = spawn(bin, ['-dc'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Without a listener a failed start would be an uncaught 'error' and end the process; 'close'
+    // follows it and reports (failure()).
+    this.child.on('error', (err) => {
+      this.spawnError ??= err;
+      log.debug('bzip2 could not be run', { bin, err });
+    });
     this.child.stdout.on('data', (c: Buffer) => {
       if (!this.push(c)) this.child.stdout.pause();
     });
@@ -428,6 +437,10 @@ class Bzip2ProcessDecompressor extends Transform {
 
   /** What bzip2's exit and its stderr mean, as an ArchiveError. */
   private failure(code: number | null): ArchiveError {
+    if (this.spawnError) {
+      const why = (this.spawnError as NodeJS.ErrnoException).code ?? this.spawnError.message;
+      return new ArchiveError('unsupported', `unsupported: ${this.bin} could not be run to decode bzip2 (${why})`, { cause: this.spawnError });
+    }
     const msg = this.stderr.trim();
     if (!this.sawInput) return new ArchiveError('truncated', 'truncated: the bzip2 stream is empty');
     if (/unexpected end of file|compressed file ends unexpectedly/i.test(msg)) {
