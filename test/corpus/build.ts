@@ -157,12 +157,6 @@ export async function buildCorpus(dir: string): Promise<Corpus> {
   return corpus;
 }
 
-/**
- * `ctr images export` from a lab node, as a technician exports from a node that has the image:
- * each source is imported (all platforms), then exported with --all-platforms (complete) or
- * without (only the node's platform: the index still lists the other platforms, whose blobs are
- * missing), then compressed. Returns the new corpus entries.
- */
 /** A ctr export that tar reads to its end, with the files every ctr export has: else fail here, not later as a refused archive. */
 async function assertWholeExport(tarFile: string, id: string): Promise<void> {
   const members = (await runTool(['tar', '-tf', tarFile])).split('\n');
@@ -170,6 +164,12 @@ async function assertWholeExport(tarFile: string, id: string): Promise<void> {
   if (missing.length) throw new Error(`ctr images export for ${id} is short: no ${missing.join(', ')} in ${tarFile}`);
 }
 
+/**
+ * `ctr images export` from a lab node, as a technician exports from a node that has the image:
+ * each source is imported (all platforms), then exported with --all-platforms (complete) or
+ * without (only the node's platform: the index still lists the other platforms, whose blobs are
+ * missing), then compressed. Returns the new corpus entries.
+ */
 export async function addCtrExports(corpus: Corpus, node: LabNodeHandle): Promise<CorpusArchive[]> {
   const out: CorpusArchive[] = [];
   const local = node.containerdLine === '2' ? ['--local'] : [];
