@@ -15,7 +15,8 @@
 //  3. verifying — the node's SHA-256 of the staging file must equal the local digest. As root
 //     (SFTP), the node hashes the file while it is being written (followHash.ts: from byte 0, so
 //     a resumed file is hashed prefix and appended bytes in one pass) with the fastest hasher the
-//     probe found (openssl, else sha256sum); the digest is ready about when the last write is.
+//     probe found (openssl, else sha256sum); the digest is ready about when the last write is
+//     acknowledged, while the fsync runs.
 //     If that path fails, `sha256sum -- <staging>` after the transfer, as before.
 //  4. renaming — posix-rename@openssh.com onto the final name, after checking once more that the
 //     name is still free. k3s's watcher sees one complete file appear.
@@ -258,7 +259,17 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
         log.debug('hashing while sending not started; hashing afterwards', { node, err });
       }
     };
-    const ackedTo = await send(ctx, start, hash, (n) => (resumePoint = n), onOpened);
+    const ackedTo = await send(
+      ctx,
+      start,
+      hash,
+      (n) => {
+        resumePoint = n;
+        // Every byte is on the node: it hashes the rest while the fsync and close below run.
+        if (n === size) follow?.hash.sent();
+      },
+      onOpened,
+    );
     resumePoint = ackedTo;
     const localHex = hash.digest('hex');
     if (expected && localHex !== expected) {
@@ -282,6 +293,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       meter.setPhase('verifying', size);
       let remoteHex: string | null = null;
       if (follow && staged === area.writePath) {
+        follow.hash.sent();
         remoteHex = await abortable(follow.hash.result, signal);
         follow.hash.stop();
         if (remoteHex) nodeHash = `while-sending:${follow.hasher}`;
