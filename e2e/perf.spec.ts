@@ -39,6 +39,23 @@ test('10,000 references: windowed at every scroll position, every row reachable,
   await expect(page.getByTestId('image-row').last()).toHaveAttribute('data-index', String(IMAGES - 1));
   await expect(page.getByTestId('image-row').last()).toBeInViewport();
 
+  // While the list scrolls its rows take no pointer events (no hover moving from row to row in the
+  // frames that scroll); once it rests they take them again.
+  await scroller.evaluate((el) => {
+    const w = window as unknown as { __scrolled: boolean };
+    w.__scrolled = false;
+    new MutationObserver(() => {
+      if (el.hasAttribute('data-scrolling') && getComputedStyle(el.querySelector('[data-testid="image-row"]')!).pointerEvents === 'none') w.__scrolled = true;
+    }).observe(el, { attributes: true, attributeFilter: ['data-scrolling'] });
+  });
+  const box = (await scroller.boundingBox())!;
+  const [mx, my] = [box.x + box.width / 2, box.y + box.height / 2];
+  await page.mouse.move(mx, my);
+  await page.mouse.wheel(0, -800);
+  await expect.poll(() => page.evaluate(() => (window as unknown as { __scrolled: boolean }).__scrolled)).toBe(true);
+  await expect(scroller).not.toHaveAttribute('data-scrolling');
+  expect(await page.evaluate(([x, y]) => document.elementFromPoint(x!, y!)?.closest('[data-testid="image-row"]') !== null, [mx, my])).toBe(true);
+
   // Sort by size (all 5,000 images), then a search term, then the "At risk" pin filter.
   await scroller.evaluate((el) => (el.scrollTop = 0));
   await page.locator('button.sort', { hasText: /^Size/ }).click();

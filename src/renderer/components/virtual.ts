@@ -8,8 +8,14 @@
 // a screenful of new rows in the frame that scrolls (the long tasks while wheeling).
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
 
-/** Rows added per idle slot: a few rows' render and layout fit one idle period without a long frame. */
-const GROW_ROWS = 4;
+/**
+ * Rows added per idle slot: two rows' render, table layout and paint fit one idle period on a
+ * busy 2-core machine; four overran a frame often enough to put the p99 frame at 33 ms (bench:ui).
+ */
+const GROW_ROWS = 2;
+
+/** How long after the last scroll event the list counts as at rest again (hover comes back). */
+const SCROLL_SETTLE_MS = 150;
 
 /** Runs fn when the browser is idle (at the latest after 500 ms); a timer where there is no idle callback. */
 function later(fn: () => void): number {
@@ -71,7 +77,9 @@ export function useVirtualRows(opts: {
   aheadPx?: number;
 }): VirtualRows {
   const { count, rowHeight, scrollRef, headerRef } = opts;
-  const overscanPx = opts.overscanPx ?? 600;
+  // Behind the viewport only what a small step back needs: every row in the window is laid out
+  // again with each change of it (a table), so rows kept far behind cost every frame that grows it.
+  const overscanPx = opts.overscanPx ?? 300;
   const aheadPx = opts.aheadPx ?? 1800;
   // oxlint-disable-next-line react/exhaustive-deps -- extraKey names what extraOf depends on (extraOf is a fresh closure each render)
   const offsets = useMemo(() => rowOffsets(count, rowHeight, opts.extraOf), [count, rowHeight, opts.extraKey]);
@@ -157,11 +165,26 @@ export function useVirtualRows(opts: {
   useEffect(() => {
     const el = scrollRef.current;
     if (!el) return;
-    el.addEventListener('scroll', update, { passive: true });
+    // While the list scrolls its rows take no pointer events (`[data-scrolling]` in styles.css):
+    // with the mouse resting on the list, every scroll step would otherwise move the hover to
+    // another row — a hit test, a style change and a repaint in the very frames that scroll.
+    let settle: number | undefined;
+    const onScroll = () => {
+      if (settle === undefined) el.dataset.scrolling = '';
+      else clearTimeout(settle);
+      settle = window.setTimeout(() => {
+        settle = undefined;
+        delete el.dataset.scrolling;
+      }, SCROLL_SETTLE_MS);
+      update();
+    };
+    el.addEventListener('scroll', onScroll, { passive: true });
     const ro = typeof ResizeObserver === 'function' ? new ResizeObserver(update) : null;
     ro?.observe(el);
     return () => {
-      el.removeEventListener('scroll', update);
+      el.removeEventListener('scroll', onScroll);
+      if (settle !== undefined) clearTimeout(settle);
+      delete el.dataset.scrolling;
       ro?.disconnect();
     };
   }, [scrollRef, update]);
