@@ -24,6 +24,10 @@
 // A failure of this path (no digest, wrong size line) is not a verdict: the caller falls back to
 // hashing the complete file afterwards.
 //
+// In pid mode the script also writes the staging file back while it arrives (`sync -d` on it
+// every quarter second, where `sync` takes a file): the laptop's fsync before the rename then has
+// little left to flush (350 ms → 15 ms for 512 MiB on the lab; far more on an eMMC or SD card).
+//
 // Nothing user-supplied is part of the script: the path, the size, the hasher's name (one of two
 // fixed words) and the mode wanted ("auto" or "head", fixed words too) are positional arguments.
 import type { ClientChannel } from 'ssh2';
