@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CONTENT_SECURITY_POLICY, startServer, type RunningServer } from '../src/server/http';
 import { fakeService } from './fake-service';
+import { isPacked, unpackEnvelope } from '../src/shared/wirePack';
 
 let dir: string;
 let server: RunningServer;
@@ -71,7 +72,10 @@ test('url, token and binding', () => {
 test('a valid call returns the result envelope', async () => {
   const res = await api('nodes.list', {});
   expect(res.status).toBe(200);
-  expect(JSON.parse(res.body)).toMatchObject({ ok: true, result: [{ name: 'edge-01' }, { name: 'edge-02' }] });
+  // Record lists cross packed (src/shared/wirePack.ts): a value table and rows of indices.
+  const body = JSON.parse(res.body) as { ok: true; result: unknown };
+  expect(isPacked(body.result)).toBe(true);
+  expect(unpackEnvelope(body)).toMatchObject({ ok: true, result: [{ name: 'edge-01' }, { name: 'edge-02' }] });
   expect(res.headers['content-type']).toContain('application/json');
 });
 

@@ -5,6 +5,7 @@ import { channels, type Channel, type Envelope } from '../shared/contract';
 import { dispatchGuards } from '../core/payload';
 import { dispatch } from '../shared/dispatch';
 import type { Handlers } from '../shared/handlers';
+import { packEnvelope } from '../shared/wirePack';
 
 export interface IpcInvokeEventLike {
   senderFrame?: { url: string } | null;
@@ -33,7 +34,9 @@ export function registerIpc(ipcMain: IpcMainLike, handlers: Handlers, opts: Regi
       if (args.length > 1) {
         return { ok: false, error: { code: 'INVALID_INPUT', message: 'Invalid input: expected one argument object.' } };
       }
-      return dispatch(handlers, channel, args[0], dispatchGuards);
+      // Long record lists cross packed (src/shared/wirePack.ts): one structured clone of a few
+      // arrays, not of 10,000 objects; the renderer's api unpacks them.
+      return packEnvelope(await dispatch(handlers, channel, args[0], dispatchGuards));
     });
   }
   return () => {

@@ -2,6 +2,7 @@
 // browser opened by `holdfast serve` the same HoldfastApi is implemented over loopback HTTP.
 import { isLiveEvent, operations, type Envelope, type HoldfastApi, type LiveApi, type LiveEvent, type Operation } from '../shared/contract';
 import { TOKEN_HEADER } from '../shared/serveProtocol';
+import { unpackEnvelope } from '../shared/wirePack';
 
 /** The desktop preload's bridge: the contract's operations plus `pathForFile` (no IPC). */
 export type DesktopBridge = HoldfastApi & Partial<LiveApi> & { pathForFile?: (file: File) => string };
@@ -173,7 +174,7 @@ export function createHttpApi(opts: { token: string | null; baseUrl?: string; fe
         body: JSON.stringify(args ?? {}),
       });
       const body: unknown = await res.json().catch(() => null);
-      if (isEnvelope(body)) return body;
+      if (isEnvelope(body)) return unpackEnvelope(body);
       return {
         ok: false,
         error: { code: 'INTERNAL', message: `Unexpected answer from the Holdfast server (HTTP ${res.status}).` },
@@ -198,9 +199,22 @@ export function createHttpApi(opts: { token: string | null; baseUrl?: string; fe
   return Object.assign(api as unknown as HoldfastApi, { onEvent });
 }
 
+/**
+ * The desktop bridge with its answers unpacked: main sends long record lists packed (see
+ * src/shared/wirePack.ts), as `holdfast serve` does. Everything else of the bridge as it is.
+ */
+export function unpackingBridge(bridge: DesktopBridge): ClientApi {
+  const api: Record<string, unknown> = { ...bridge };
+  for (const op of Object.keys(operations) as Operation[]) {
+    const call = bridge[op] as unknown as ((args: unknown) => Promise<Envelope<unknown>>) | undefined;
+    if (typeof call === 'function') api[op] = async (args: unknown) => unpackEnvelope(await call(args));
+  }
+  return api as unknown as ClientApi;
+}
+
 /** The transport for this page: the preload bridge in Electron, else loopback HTTP. */
 export function resolveApi(win: Window = window): ClientApi {
-  if (win.holdfast) return win.holdfast;
+  if (win.holdfast) return unpackingBridge(win.holdfast);
   return createHttpApi({ token: takeToken(win.location, win.sessionStorage, win.history) });
 }
 

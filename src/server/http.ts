@@ -14,6 +14,7 @@ import { isChannel, type Envelope, type LiveEvent } from '../shared/contract';
 import type { ErrorInfo } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
 import { TOKEN_HEADER } from '../shared/serveProtocol';
+import { packEnvelope } from '../shared/wirePack';
 import { dispatch } from './dispatch';
 import { limit, nameLimit } from '../core/limits';
 import { logger, registerSecret } from '../core/log';
@@ -228,7 +229,8 @@ async function handleApi(
   }
   const envelope = await dispatch(ctx.handlers, channel, raw);
   log.debug('api call', { channel, ok: envelope.ok, ...(envelope.ok ? {} : { error: envelope.error.code }) });
-  sendEnvelope(res, 200, envelope);
+  // Long record lists cross packed (src/shared/wirePack.ts); the page's api unpacks them.
+  sendEnvelope(res, 200, packEnvelope(envelope));
 }
 
 /** Resolve a URL path inside root, or null if it escapes or is malformed. */

@@ -4,6 +4,8 @@ import { HoldfastError } from '../../../src/core/errors';
 import { channels } from '../../../src/shared/contract';
 import type { Handlers } from '../../../src/shared/handlers';
 import type { NodeInfo } from '../../../src/shared/domain';
+import { isPacked, unpackEnvelope } from '../../../src/shared/wirePack';
+import { generateRefs } from '../../../e2e/fake-catalog';
 
 const INFO: NodeInfo = { containerdVersion: '2.0.0', containerdRevision: 'r', distro: 'k3s', distroVersion: null };
 
@@ -119,6 +121,21 @@ describe('registerIpc', () => {
       ok: false,
       error: { code: 'INVALID_INPUT', message: 'there is no file dialog in the browser UI' },
     });
+  });
+
+  it('sends record lists packed (src/shared/wirePack.ts), as the renderer api unpacks them', async () => {
+    const ipc = fakeIpcMain();
+    const handlers = fakeHandlers();
+    const refs = generateRefs(300);
+    handlers['images.list'] = vi.fn(async () => refs);
+    handlers['images.report'] = vi.fn(async () => ({ images: refs, lost: [], info: INFO }));
+    registerIpc(ipc, handlers);
+    const list = (await ipc.invoke('images.list', { node: 'edge-01' })) as { ok: true; result: unknown };
+    expect(isPacked(list.result)).toBe(true);
+    expect(unpackEnvelope(structuredClone(list))).toEqual({ ok: true, result: refs });
+    const report = (await ipc.invoke('images.report', { node: 'edge-01' })) as { ok: true; result: { images: unknown } };
+    expect(isPacked(report.result.images)).toBe(true);
+    expect(unpackEnvelope(structuredClone(report))).toEqual({ ok: true, result: { images: refs, lost: [], info: INFO } });
   });
 
   it.each([

@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createHttpApi, takeToken, TOKEN_STORAGE_KEY } from '../../../src/renderer/api';
+import { generateRefs } from '../../../e2e/fake-catalog';
+import { createHttpApi, takeToken, TOKEN_STORAGE_KEY, unpackingBridge, type DesktopBridge } from '../../../src/renderer/api';
 import { operations } from '../../../src/shared/contract';
+import { packEnvelope } from '../../../src/shared/wirePack';
 
 function memoryStorage() {
   const m = new Map<string, string>();
@@ -39,6 +41,13 @@ describe('createHttpApi', () => {
     });
   });
 
+  it('unpacks the record lists the server sends packed (src/shared/wirePack.ts)', async () => {
+    const refs = generateRefs(300);
+    const wire = JSON.parse(JSON.stringify(packEnvelope({ ok: true, result: refs }))) as unknown;
+    const api = createHttpApi({ token: 'tok', fetch: async () => ({ status: 200, json: async () => wire }) });
+    await expect(api.listImages({ node: 'edge-01' })).resolves.toEqual({ ok: true, result: refs });
+  });
+
   it('passes server error envelopes through (401, 404, …)', async () => {
     const error = { code: 'REFUSED', message: 'Missing or wrong access token.' };
     const api = createHttpApi({ token: 'tok', fetch: async () => ({ status: 401, json: async () => ({ ok: false, error }) }) });
@@ -62,5 +71,25 @@ describe('createHttpApi', () => {
     const api = createHttpApi({ token: null, fetch });
     await expect(api.listNodes({})).resolves.toMatchObject({ ok: false, error: { code: 'REFUSED' } });
     expect(fetch).not.toHaveBeenCalled();
+  });
+});
+
+describe('unpackingBridge', () => {
+  it('unpacks what main sends packed and keeps the rest of the desktop bridge', async () => {
+    const refs = generateRefs(300);
+    const pathForFile = vi.fn(() => '/home/tech/a.tar');
+    const onEvent = vi.fn(() => () => undefined);
+    const bridge = {
+      ...Object.fromEntries(Object.keys(operations).map((op) => [op, async () => ({ ok: true, result: [] })])),
+      listImages: async () => structuredClone(packEnvelope({ ok: true, result: refs })),
+      listNodes: async () => ({ ok: false, error: { code: 'INTERNAL', message: 'm' } }),
+      onEvent,
+      pathForFile,
+    } as unknown as DesktopBridge;
+    const api = unpackingBridge(bridge);
+    await expect(api.listImages({ node: 'edge-01' })).resolves.toEqual({ ok: true, result: refs });
+    await expect(api.listNodes({})).resolves.toEqual({ ok: false, error: { code: 'INTERNAL', message: 'm' } });
+    expect(api.onEvent).toBe(onEvent);
+    expect((api as DesktopBridge).pathForFile).toBe(pathForFile);
   });
 });
