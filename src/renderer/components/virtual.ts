@@ -22,6 +22,11 @@ function later(fn: () => void): number {
   return typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 500 }) : window.setTimeout(fn, 16);
 }
 
+/** The most a scroller can show, when there is none to measure: the window's height (900 px without a window). */
+function firstViewport(): number {
+  return typeof window !== 'undefined' && window.innerHeight > 0 ? window.innerHeight : 900;
+}
+
 /** offsets[i] = top of row i; offsets[count] = total height. */
 export function rowOffsets(count: number, rowHeight: number, extraOf: (i: number) => number): Float64Array {
   const off = new Float64Array(count + 1);
@@ -83,7 +88,11 @@ export function useVirtualRows(opts: {
   const aheadPx = opts.aheadPx ?? 1800;
   // oxlint-disable-next-line react/exhaustive-deps -- extraKey names what extraOf depends on (extraOf is a fresh closure each render)
   const offsets = useMemo(() => rowOffsets(count, rowHeight, opts.extraOf), [count, rowHeight, opts.extraKey]);
-  const [range, setRange] = useState<[number, number]>(() => visibleRange(offsets, 0, 900, overscanPx));
+  // The first commit has no rows: the layout effect below measures the scroller and renders just
+  // the rows it shows, before the first paint. Every row of that paint is rendered, styled, laid
+  // out and painted before the user sees any (bench:ui, first rows: a guess from the window's
+  // height rendered twice as many); idle time adds the rest.
+  const [range, setRange] = useState<[number, number]>([0, 0]);
   const offsetsRef = useRef(offsets);
   offsetsRef.current = offsets;
   const rangeRef = useRef(range);
@@ -138,7 +147,11 @@ export function useVirtualRows(opts: {
 
   const update = useCallback(() => {
     const el = scrollRef.current;
-    if (!el) return;
+    if (!el) {
+      // Nothing to measure (not mounted in a scroller): as many rows as the window is tall.
+      setRange((prev) => (prev[0] === prev[1] ? visibleRange(offsetsRef.current, 0, firstViewport(), 0) : prev));
+      return;
+    }
     const head = headerRef.current?.offsetHeight ?? 0;
     const top = Math.max(0, el.scrollTop - head);
     const viewport = el.clientHeight || 900;
@@ -154,6 +167,8 @@ export function useVirtualRows(opts: {
     const need = visibleRange(off, top, viewport, overscanPx / 3);
     setRange((prev) => {
       if (prev[0] === next[0] && prev[1] === next[1]) return prev;
+      // The first window (or the first since the list was empty): just what is on screen.
+      if (prev[0] === prev[1]) return need;
       const covers = prev[0] <= need[0] && prev[1] >= need[1] && prev[1] <= off.length - 1;
       return covers ? prev : next;
     });
