@@ -22,7 +22,7 @@ import { pinState } from '../shared/pinState';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refsByImage, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
-import { compareText } from '../shared/compareText';
+import { compareText, sortByText } from '../shared/compareText';
 
 export interface RefView {
   name: string;
@@ -109,7 +109,9 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
     let createdAt: string | null = null;
     let platforms: readonly string[] = list[0]!.platforms; // shared until another reference adds one
     const digests: string[] = [];
-    const labels: Record<string, string> = {};
+    // The references' labels merged; one map shared by them all (packed lists share it) is used as it is.
+    let labels: Record<string, string> = list[0]!.labels;
+    let ownLabels = false;
     for (const i of list) {
       refs.push({ name: i.name, kind: refKind(i.name), pin: i.pin, digest: i.digest, afterRestart: i.afterRestart, fate: refFate(i, p), reason: i.reason, archive: i.archive });
       if (isImageIdRef(i)) idRecords++;
@@ -118,7 +120,13 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
       if (i.createdAt !== null && (createdAt === null || i.createdAt < createdAt)) createdAt = i.createdAt;
       for (const pl of i.platforms) if (!platforms.includes(pl)) platforms = [...platforms, pl];
       if (!digests.includes(i.digest)) digests.push(i.digest);
-      for (const k in i.labels) labels[k] = i.labels[k]!;
+      if (i.labels !== labels) {
+        if (!ownLabels) {
+          labels = { ...labels };
+          ownLabels = true;
+        }
+        for (const k in i.labels) labels[k] = i.labels[k]!;
+      }
     }
     if (refs.length > 1) refs.sort((a, b) => (a.kind === b.kind ? compareText(a.name, b.name) : KIND_ORDER[a.kind] - KIND_ORDER[b.kind]));
     // CRI's unlabelled sha256:<id> record does not make an image's pins "mixed"
@@ -144,7 +152,7 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
   }
   // The name order, once per grouping (one pass of the collator): every later sort compares integers.
   const batch = {};
-  [...groups].sort((a, b) => compareText(a.primaryName, b.primaryName)).forEach((g, rank) => nameRanks.set(g, { batch, rank }));
+  sortByText(groups, (g) => g.primaryName).forEach((g, rank) => nameRanks.set(g, { batch, rank }));
   return groups;
 }
 

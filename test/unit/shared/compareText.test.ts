@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ASCII_ORDER, compareText } from '../../../src/shared/compareText';
+import { ASCII_ORDER, compareText, sortByText } from '../../../src/shared/compareText';
 
 // Lists (image names, archive paths, keys) keep the order they had with localeCompare; only
 // the per-call collation set-up is gone.
@@ -57,5 +57,18 @@ describe('compareText', () => {
   it('is zero only for equal strings of the same case', () => {
     expect(compareText('nginx', 'nginx')).toBe(0);
     expect(compareText('nginx', 'Nginx')).not.toBe(0);
+  });
+
+  it('sortByText sorts as compareText does, fast-path and collator strings mixed, without touching its input', () => {
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const chars = 'abcz019:/.-_@ANä';
+    const items = Array.from({ length: 3000 }, (_, id) => ({ id, name: Array.from({ length: 1 + rnd(10) }, () => chars[rnd(chars.length)]!).join('') }));
+    items.push(...names.map((name, i) => ({ id: 10_000 + i, name })));
+    const input = [...items];
+    const sorted = sortByText(items, (i) => i.name);
+    expect(items).toEqual(input);
+    expect(sorted.map((i) => i.name)).toEqual([...items].sort((a, b) => compareText(a.name, b.name)).map((i) => i.name));
+    for (let i = 1; i < sorted.length; i++) expect(sign(en.compare(sorted[i - 1]!.name, sorted[i]!.name))).toBeLessThanOrEqual(0);
   });
 });

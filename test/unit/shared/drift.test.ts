@@ -54,6 +54,15 @@ describe('drift: one definition for the fleet report and the app matrix (issue #
     expect(refKind('a:1')).toBe('tag');
     expect(refKind(`a@${D('a')}`)).toBe('digest');
     expect(refKind(D('a'))).toBe('id');
+    // The digest suffix as the regex /@sha256:[0-9a-f]+$/i reads it, on the edge cases.
+    const digestRule = /@sha256:[0-9a-f]+$/i;
+    const hex = 'a'.repeat(64);
+    for (const name of [
+      `a@sha256:${hex}`, `a@SHA256:${hex.toUpperCase()}`, `a@sha256:`, `a@sha256:12g`, `a@sha256:12\n`, `a@sha256:1@sha256:ff`,
+      `a@sha256:ff@b`, `a@sha512:${hex}`, `a@sha256`, `@sha256:0`, `a:1`, 'a@b:1', `a@sha256:\u0011\u0012`, `a@sha256:0 `,
+    ]) {
+      expect(refKind(name), JSON.stringify(name)).toBe(digestRule.test(name) ? 'digest' : 'tag');
+    }
     expect([...foldRefs([ref('a:1', 'none', 'a'), ref(`a@${D('a')}`, 'none', 'a')]).keys()]).toEqual(['a:1']);
     expect(isDrift([true, true])).toBe(false);
     expect(isDrift([true, false])).toBe(true);
