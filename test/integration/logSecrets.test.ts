@@ -12,6 +12,7 @@ import { startLab, type Lab } from '../../lab';
 import { formatRecord, setLogSink } from '../../src/core/log';
 import { NodeSession } from '../../src/core/node/session';
 import type { NodeDef } from '../../src/shared/domain';
+import { unpackEnvelope } from '../../src/shared/wirePack';
 import { labNodeDef, repoRoot, tempHome } from './support';
 
 const USER = 'hfpw';
@@ -126,7 +127,8 @@ describe('secrets never reach a log line', () => {
       const base = `${url.protocol}//${url.host}`;
       const api = async (channel: string, body: unknown, tok = token) => {
         const r = await fetch(`${base}/api/${channel}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-holdfast-token': tok }, body: JSON.stringify(body) });
-        return (await r.json()) as { ok: boolean; result?: unknown; error?: { code: string } };
+        // Record lists cross packed (src/shared/wirePack.ts), as the UI's api unpacks them.
+        return unpackEnvelope((await r.json()) as { ok: boolean; result?: unknown; error?: { code: string } });
       };
 
       expect((await fetch(url)).status).toBe(200); // the page, opened as the printed URL (token in the query)

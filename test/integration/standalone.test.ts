@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab } from '../../lab';
 import type { ImageRef, PinPlan } from '../../src/shared/domain';
 import { TOKEN_HEADER } from '../../src/server/http';
+import { unpackEnvelope } from '../../src/shared/wirePack';
 // @ts-expect-error -- plain JavaScript build script, no declarations
 import { buildExe } from '../../scripts/build-cli-exe.mjs';
 
@@ -103,7 +104,8 @@ describe('the standalone holdfast executable', () => {
       expect((await api()).status).toBe(401);
       const listed = await api(token);
       expect(listed.status).toBe(200);
-      const body = (await listed.json()) as { ok: boolean; result: { name: string }[] };
+      // Record lists cross packed (src/shared/wirePack.ts), as the UI's api unpacks them.
+      const body = unpackEnvelope((await listed.json()) as { ok: boolean; result: { name: string }[] });
       expect(body.ok).toBe(true);
       expect(body.result.map((d) => d.name)).toEqual(['sa1']);
     } finally {

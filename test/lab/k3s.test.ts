@@ -229,14 +229,15 @@ describe('k3s start-up emulation', () => {
       });
       await writeImageArchive(join(n.hostImagesDir, 'late2.tar.partial'), { format: 'docker', images: [{ name: 'docker.io/lab/partial:1' }] });
       let labels: Record<string, string> | undefined;
-      while (Date.now() - t0 < 8000) {
+      // A hang guard, not a speed check: a CI box running two suites at once took longer than 8 s.
+      while (Date.now() - t0 < 30_000) {
         // the ref exists a moment before it is labelled (as on k3s): wait for the pin
         labels = await labelsOf(n, 'docker.io/lab/late:1').catch(() => undefined);
         if (labels?.[K3S]) break;
         await sleep(100);
       }
       expect(pinLabels(labels)).toEqual(PINS);
-      for (let i = 0; i < 40 && w.imported.length === 0; i++) await sleep(50); // recorded after the digest ref
+      for (let i = 0; i < 200 && w.imported.length === 0; i++) await sleep(50); // recorded after the digest ref
       expect(w.imported.map((r) => r.images)).toEqual([['docker.io/lab/late:1']]); // pre.tar was not re-imported
       await sleep(2500);
       expect((await listImages(n)).some((i) => i.name.includes('partial'))).toBe(false);
