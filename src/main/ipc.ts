@@ -34,8 +34,8 @@ export function registerIpc(ipcMain: IpcMainLike, handlers: Handlers, opts: Regi
       if (args.length > 1) {
         return { ok: false, error: { code: 'INVALID_INPUT', message: 'Invalid input: expected one argument object.' } };
       }
-      // Long record lists cross packed (src/shared/wirePack.ts): one structured clone of a few
-      // arrays, not of 10,000 objects; the renderer's api unpacks them.
+      // Record lists cross packed (src/shared/wirePack.ts): one structured clone of a few arrays,
+      // not of 10,000 objects; the renderer's api unpacks them.
       return packEnvelope(await dispatch(handlers, channel, args[0], dispatchGuards));
     });
   }

@@ -200,7 +200,7 @@ export function createHttpApi(opts: { token: string | null; baseUrl?: string; fe
 }
 
 /**
- * The desktop bridge with its answers unpacked: main sends long record lists packed (see
+ * The desktop bridge with its answers unpacked: main sends record lists packed (see
  * src/shared/wirePack.ts), as `holdfast serve` does. Everything else of the bridge as it is.
  */
 export function unpackingBridge(bridge: DesktopBridge): ClientApi {

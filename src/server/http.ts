@@ -229,7 +229,7 @@ async function handleApi(
   }
   const envelope = await dispatch(ctx.handlers, channel, raw);
   log.debug('api call', { channel, ok: envelope.ok, ...(envelope.ok ? {} : { error: envelope.error.code }) });
-  // Long record lists cross packed (src/shared/wirePack.ts); the page's api unpacks them.
+  // Record lists cross packed (src/shared/wirePack.ts); the page's api unpacks them.
   sendEnvelope(res, 200, packEnvelope(envelope));
 }
 

@@ -27,7 +27,6 @@ export interface PackedRecords {
   rows: number[];
 }
 
-
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function isPacked(v: unknown): v is PackedRecords {

@@ -90,8 +90,8 @@ export function useVirtualRows(opts: {
   const offsets = useMemo(() => rowOffsets(count, rowHeight, opts.extraOf), [count, rowHeight, opts.extraKey]);
   // The first commit has no rows: the layout effect below measures the scroller and renders just
   // the rows it shows, before the first paint. Every row of that paint is rendered, styled, laid
-  // out and painted before the user sees any (bench:ui, first rows: a guess from the window's
-  // height rendered twice as many); idle time adds the rest.
+  // out and painted before the user sees any (bench:ui, first rows: the old 1,200 px guess
+  // rendered twice as many); idle time adds the rest.
   const [range, setRange] = useState<[number, number]>([0, 0]);
   const offsetsRef = useRef(offsets);
   offsetsRef.current = offsets;
