@@ -28,7 +28,7 @@ export interface AuthTarget {
 }
 
 export type AuthPlan =
-  | { kind: 'key'; key: ParsedKey; describe: string }
+  | { kind: 'key'; key: ParsedKey; describe: string; file: string; encrypted: boolean }
   | { kind: 'agent'; agent: string; describe: string }
   | { kind: 'password'; describe: string }
   | { kind: 'keyboard-interactive'; describe: string };
@@ -53,7 +53,7 @@ export function cancelled(what: string, err: unknown): HoldfastError {
   return new HoldfastError('AUTH_FAILED', `${what} was cancelled.`, { hint: 'Connect again and give it when asked.' });
 }
 
-async function readIdentity(target: AuthTarget): Promise<ParsedKey> {
+async function readIdentity(target: AuthTarget): Promise<{ key: ParsedKey; encrypted: boolean }> {
   const file = target.identity!;
   let data: Buffer;
   try {
@@ -77,7 +77,7 @@ async function readIdentity(target: AuthTarget): Promise<ParsedKey> {
           hint: 'Point identity at the private half (the file without .pub).',
         });
       }
-      return key;
+      return { key, encrypted: passphrase !== undefined };
     }
     const m = parsed.message;
     const missing = /no passphrase given/i.test(m);
@@ -120,8 +120,8 @@ export async function planAuth(target: AuthTarget): Promise<AuthPlan> {
   if (target.identity) {
     // Hand ssh2 the parsed key: the (slow, bcrypt) passphrase KDF runs once, and the passphrase
     // itself never reaches ssh2's config.
-    const key = await readIdentity(target);
-    return { kind: 'key', key, describe: `publickey (${target.identity})` };
+    const { key, encrypted } = await readIdentity(target);
+    return { kind: 'key', key, describe: `publickey (${target.identity})`, file: target.identity, encrypted };
   }
   const agent = process.env.SSH_AUTH_SOCK;
   if (agent) return { kind: 'agent', agent, describe: 'publickey via ssh-agent' };

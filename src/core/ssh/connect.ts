@@ -78,6 +78,16 @@ export interface SshConnection {
   readonly via: SshConnection | undefined;
   /** SHA256:… fingerprint of the verified host key. */
   readonly hostKeyFingerprint: string;
+  /** The verified host key (SSH wire format), for a native OpenSSH client on the same node (upload/openssh.ts). */
+  readonly hostKey: Buffer;
+  /** host, port and user this connection logged in to (after ssh_config), for that native client. */
+  readonly login: { host: string; port: number; user: string };
+  /**
+   * How a native OpenSSH client could log in the same way without asking anyone: the identity
+   * file (only an unencrypted one: the passphrase stays in this process), or the agent; null for
+   * passwords, keyboard-interactive and encrypted keys.
+   */
+  readonly nativeAuth: { identity: string } | { agent: string } | null;
   /** True once the connection closed (by close() or by the network). */
   readonly closed: boolean;
   exec(argv: string[], opts?: ExecOptions): Promise<ExecResult>;
@@ -304,6 +314,9 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       where,
       via,
       hostKeyFingerprint: hostKey.fingerprint!,
+      hostKey: hostKey.keyBlob!,
+      login: { host, port, user },
+      nativeAuth: auth.kind === 'key' ? (auth.encrypted ? null : { identity: auth.file }) : auth.kind === 'agent' ? { agent: auth.agent } : null,
       get closed() {
         return isClosed();
       },

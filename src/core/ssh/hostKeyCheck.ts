@@ -14,12 +14,14 @@ const log = logger('ssh');
 export interface HostKeyState {
   /** SHA256:… of the key verified at login. */
   fingerprint: string | null;
+  /** The verified key itself (SSH wire format): what a second, native client must be shown. */
+  keyBlob: Buffer | null;
   /** Why the key was refused: reported instead of ssh2's own error. */
   error: HoldfastError | null;
 }
 
 export function newHostKeyState(): HostKeyState {
-  return { fingerprint: null, error: null };
+  return { fingerprint: null, keyBlob: null, error: null };
 }
 
 export interface HostVerifierOptions {
@@ -65,6 +67,7 @@ export function hostVerifier(o: HostVerifierOptions): (key: Buffer, verify: (ok:
     }).then(
       (verdict) => {
         state.fingerprint = verdict.fingerprint;
+        state.keyBlob = Buffer.from(key);
         log.debug('host key verified', { where, fingerprint: verdict.fingerprint });
         o.onVerified();
         verify(true);
