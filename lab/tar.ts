@@ -1,6 +1,6 @@
 // Tars built in memory, byte for byte the same on every run (epoch mtimes, uid/gid 0): the one
 // tar writer of the lab's fixtures and the archive-format tests. Test tooling only.
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash } from 'node:crypto';
 import tar from 'tar-stream';
 
 const EPOCH = new Date(0);
@@ -48,8 +48,16 @@ export async function packTar(entries: readonly TarEntry[], opts: { parentDirs?:
   return done;
 }
 
-/** Deterministic pseudo-random bytes: SHA-256 in counter mode over the seed. */
+/**
+ * Deterministic pseudo-random bytes: SHA-256 in counter mode over the seed up to 1 MiB (the
+ * bytes every small fixture has always had); beyond, an AES-256-CTR keystream keyed by the seed's
+ * hash, ~100× faster (a 320 MiB layer took 33 s the other way).
+ */
 export function prng(seed: string, n: number): Buffer {
+  if (n > 1024 * 1024) {
+    const key = createHash('sha256').update(`${seed}\0aes-ctr`).digest();
+    return createCipheriv('aes-256-ctr', key, Buffer.alloc(16)).update(Buffer.alloc(n));
+  }
   const out = Buffer.alloc(n);
   let off = 0;
   for (let i = 0; off < n; i++) off += createHash('sha256').update(`${seed}\0${i}`).digest().copy(out, off);
