@@ -305,6 +305,7 @@ describe('authentication', () => {
       const answers = [WRONG, PASSPHRASE];
       const credentials: CredentialsProvider = { passphrase: async (p) => (asked.push(p), answers.shift()!) };
       const s = await NodeSession.open(def, { credentials });
+      expect(s.ssh.nativeAuth).toBeNull(); // the passphrase stays in this process: no OpenSSH client gets the key
       await s.close();
       expect(asked).toEqual([key, key]);
 
@@ -321,6 +322,7 @@ describe('authentication', () => {
 
     const asked: string[] = [];
     const s = await NodeSession.open({ ...base, auth: 'password' }, { credentials: { password: async (u, h) => (asked.push(`${u}@${h}`), PASSWORD) } });
+    expect(s.ssh.nativeAuth).toBeNull();
     await s.close();
     expect(asked).toEqual([`${USER}@127.0.0.1`]);
 

@@ -3,7 +3,7 @@
 // dropped connection or a cancel, refusal on a too-small disk, idempotence, no overwrite.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,9 +50,25 @@ function sha256File(file: string): Promise<string> {
   });
 }
 
-/** An image archive of about `mib` MiB (one incompressible layer). */
+const made = new Map<string, Promise<string>>();
+
+/**
+ * An image archive of about `mib` MiB (one incompressible layer). Large ones are made once per
+ * spec and copied under each name (making 320 MiB takes seconds).
+ */
 async function archive(name: string, opts: { mib?: number; compression?: ArchiveCompression; image?: string } = {}): Promise<string> {
   const file = path.join(local, name);
+  if ((opts.mib ?? 1) >= 100 && opts.image) {
+    const key = JSON.stringify([opts.mib, opts.compression ?? 'none', opts.image]);
+    let src = made.get(key);
+    if (!src) {
+      const at = path.join(local, `.made-${made.size}`);
+      src = writeImageArchive(at, { format: 'oci', compression: opts.compression ?? 'none', images: [{ name: opts.image, layerBytes: Math.round(opts.mib! * MiB) }] }).then(() => at);
+      made.set(key, src);
+    }
+    await copyFile(await src, file);
+    return file;
+  }
   await writeImageArchive(file, {
     format: 'oci',
     compression: opts.compression ?? 'none',
@@ -84,6 +100,17 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
   }
 }
 
+/** A file's size once it stopped growing (two reads 200 ms apart agree). */
+async function settled(file: string): Promise<number> {
+  let last = (await stat(file)).size;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = (await stat(file)).size;
+    if (now === last) return now;
+    last = now;
+  }
+}
+
 /** Simulates a network drop: the TCP socket under the SSH connection goes away. */
 function dropConnection(s: NodeSession): void {
   (s.ssh.client as unknown as { _sock: Socket })._sock.destroy();
@@ -104,8 +131,9 @@ describe('uploadArchive', () => {
         bytesSent: (await stat(file)).size,
         resumedFrom: 0,
         alreadyPresent: false,
-        // As root the node hashed the file while it was written, with the probe's hasher.
-        nodeHash: `while-sending:${(await s1.hashTools()).hasher}`,
+        // The machine's OpenSSH client carried the bytes; the node hashed its file once written.
+        nodeHash: 'after-sending',
+        transport: 'openssh',
       });
       expect(await sha256File(path.join(node.hostImagesDir, 'apps', 'pair.tar.zst'))).toBe(want);
       expect(await readdir(path.join(node.hostImagesDir, 'apps'))).toEqual(['pair.tar.zst']); // staging name gone
@@ -136,13 +164,21 @@ describe('uploadArchive', () => {
     }
   });
 
-  it('a dropped connection fails clearly, keeps the partial under the ignored name, and the next run resumes', async () => {
+  // Both carriers of the bytes: SFTP on the ssh2 connection, and the machine's OpenSSH client
+  // (a file large enough for its quarter-second progress to see the upload mid-way).
+  const carriers = [
+    { transport: 'sftp', mib: 64 },
+    { transport: 'auto', mib: 320 },
+  ] as const;
+
+  it.each(carriers)('a dropped connection fails clearly, keeps the partial under the ignored name, and the next run resumes ($transport)', async ({ transport, mib }) => {
     const node = lab.node('up1');
-    const file = await archive('big.tar', { mib: 64 });
+    const file = await archive(`big-${transport}.tar`, { mib, image: 'registry.local/upload/large:1' });
     const size = (await stat(file)).size;
     const s = await open(node);
     let dropped = false;
     const err = await uploadArchive(s, file, {
+      transport,
       onProgress: (p) => {
         if (!dropped && p.phase === 'uploading' && p.bytesDone > 0.3 * p.bytesTotal) {
           dropped = true;
@@ -160,29 +196,31 @@ describe('uploadArchive', () => {
     const resumeAt = Number(/byte (\d+)/.exec((err as HoldfastError).message)![1]);
     expect(resumeAt).toBeGreaterThan(0.3 * size);
 
-    const staging = path.join(node.hostImagesDir, '.big.tar.holdfast-partial');
+    const staging = path.join(node.hostImagesDir, `.big-${transport}.tar.holdfast-partial`);
     expect(classifyImagesDirPath(staging).kind).toBe('ignored');
-    const partial = (await stat(staging)).size;
+    const partial = await settled(staging); // sshd hands the node's writer what it had buffered
     expect(partial).toBeGreaterThanOrEqual(resumeAt);
     expect(partial).toBeLessThan(size);
-    await expect(stat(path.join(node.hostImagesDir, 'big.tar'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(path.join(node.hostImagesDir, `big-${transport}.tar`))).rejects.toThrow(/ENOENT/);
 
     const again = await uploadArchive(await open(node), file);
     expect(again.resumedFrom).toBe(partial);
     expect(again.nodeHash).toMatch(/^while-sending:/); // the kept prefix and the rest, in one pass
+    expect(again.transport).toBe('sftp'); // a resume writes at an offset: SFTP
     expect(again.bytesSent).toBe(size - partial);
     expect(again.alreadyPresent).toBe(false);
-    expect(await sha256File(path.join(node.hostImagesDir, 'big.tar'))).toBe(await sha256File(file));
+    expect(await sha256File(path.join(node.hostImagesDir, `big-${transport}.tar`))).toBe(await sha256File(file));
     await expect(stat(staging)).rejects.toThrow(/ENOENT/);
   });
 
-  it('a cancel (AbortSignal) stops with an AbortError, keeps the partial, and the next run resumes', async () => {
+  it.each(carriers)('a cancel (AbortSignal) stops with an AbortError, keeps the partial, and the next run resumes ($transport)', async ({ transport, mib }) => {
     const node = lab.node('up2');
-    const file = await archive('cancel.tar', { mib: 48 });
+    const file = await archive(`cancel-${transport}.tar`, { mib: transport === 'sftp' ? 48 : mib, image: 'registry.local/upload/large:1' });
     const size = (await stat(file)).size;
     const s = await open(node);
     const ac = new AbortController();
     const err = await uploadArchive(s, file, {
+      transport,
       signal: ac.signal,
       onProgress: (p) => {
         if (p.phase === 'uploading' && p.bytesDone > 0.2 * p.bytesTotal) ac.abort();
@@ -193,17 +231,18 @@ describe('uploadArchive', () => {
     );
     expect(isAbortError(err)).toBe(true);
     expect((err as Error).message).toMatch(/cancelled at byte \d+; the partial file is kept/);
-    const partial = (await stat(path.join(node.hostImagesDir, '.cancel.tar.holdfast-partial'))).size;
+    const partial = (await stat(path.join(node.hostImagesDir, `.cancel-${transport}.tar.holdfast-partial`))).size;
+    expect((err as Error).message).toContain(`cancelled at byte ${partial};`);
     expect(partial).toBeGreaterThan(0);
     expect(partial).toBeLessThan(size);
     expect(s.isClosed).toBe(false); // a cancel does not hurt the session
 
     const again = await uploadArchive(s, file);
     expect(again.resumedFrom).toBe(partial);
-    expect(await sha256File(path.join(node.hostImagesDir, 'cancel.tar'))).toBe(await sha256File(file));
+    expect(await sha256File(path.join(node.hostImagesDir, `cancel-${transport}.tar`))).toBe(await sha256File(file));
   });
 
-  it('the node hashes while sending with the fastest hasher the probe found, and a byte corrupted on the node is caught before the rename', async () => {
+  it('over SFTP the node hashes while sending with the fastest hasher the probe found, and a byte corrupted on the node is caught before the rename', async () => {
     const node = lab.node('up2');
     const s = await open(node);
     // The lab node is this machine: the probe names what its shell finds.
@@ -228,7 +267,7 @@ describe('uploadArchive', () => {
       return write(h, buf, off, len, pos, cb);
     }) as typeof sftp.write;
     const phases: string[] = [];
-    const err = await uploadArchive(s, file, { onProgress: (p) => void (phases.at(-1) !== p.phase && phases.push(p.phase)) }).then(
+    const err = await uploadArchive(s, file, { transport: 'sftp', onProgress: (p) => void (phases.at(-1) !== p.phase && phases.push(p.phase)) }).then(
       () => null,
       (e: unknown) => e,
     );
@@ -242,7 +281,7 @@ describe('uploadArchive', () => {
     await expect(stat(path.join(node.hostImagesDir, '.corrupt.tar.holdfast-partial'))).rejects.toThrow(/ENOENT/);
 
     // Unpatched, the same upload goes through and is verified while sending.
-    const ok = await uploadArchive(s, file);
+    const ok = await uploadArchive(s, file, { transport: 'sftp' });
     expect(ok.nodeHash).toBe(`while-sending:${tools.hasher}`);
     expect(await sha256File(path.join(node.hostImagesDir, 'corrupt.tar'))).toBe(await sha256File(file));
   });
@@ -276,9 +315,13 @@ describe('uploadArchive', () => {
     expect(ls.stdout).toBe('');
   });
 
-  it('k3s never sees a half-written archive: supported names only ever appear at full size', async () => {
+  it.each([
+    { transport: 'sftp', mib: 96, name: 'watched.tar.gz', compression: 'gzip' },
+    { transport: 'auto', mib: 320, name: 'watched-native.tar', compression: 'none' },
+  ] as const)('k3s never sees a half-written archive: supported names only ever appear at full size ($transport)', async ({ transport, mib, name, compression }) => {
     const node = lab.node('up1');
-    const file = await archive('watched.tar.gz', { mib: 96, compression: 'gzip', image: 'registry.local/upload/watched:1' });
+    const image = transport === 'auto' ? 'registry.local/upload/large:1' : 'registry.local/upload/watched:1';
+    const file = await archive(name, { mib, compression, image });
     const size = (await stat(file)).size;
     const s = await open(node);
     const watcher = startK3sWatcher(node);
@@ -298,12 +341,14 @@ describe('uploadArchive', () => {
     })();
     let partialSeen = false;
     try {
-      await uploadArchive(s, file, {
+      const r = await uploadArchive(s, file, {
+        transport,
         onProgress: (p: UploadProgress) => {
           if (p.phase === 'uploading' && p.bytesDone > 0 && p.bytesDone < p.bytesTotal) partialSeen = true;
         },
       });
-      await until('the watcher to import watched.tar.gz', async () => watcher.imported.some((i) => i.archive.endsWith('/watched.tar.gz')));
+      expect(r.transport).toBe(transport === 'auto' ? 'openssh' : 'sftp');
+      await until(`the watcher to import ${name}`, async () => watcher.imported.some((i) => i.archive.endsWith(`/${name}`)));
     } finally {
       polling = false;
       await poller;
@@ -311,13 +356,13 @@ describe('uploadArchive', () => {
     }
     expect(partialSeen).toBe(true); // the upload took long enough to be observed mid-way
     expect(polls).toBeGreaterThan(5);
-    expect(seen.some((x) => x.rel === 'watched.tar.gz')).toBe(true);
+    expect(seen.some((x) => x.rel === name)).toBe(true);
     for (const x of seen) {
-      const final = x.rel === 'watched.tar.gz' ? size : (await stat(path.join(node.hostImagesDir, x.rel))).size;
+      const final = x.rel === name ? size : (await stat(path.join(node.hostImagesDir, x.rel))).size;
       expect(x, 'a supported archive name was visible before it was complete').toEqual({ rel: x.rel, size: final });
     }
     expect(watcher.failed).toEqual([]);
-    expect((await listImages(node)).map((i) => i.name)).toContain('registry.local/upload/watched:1');
+    expect((await listImages(node)).map((i) => i.name)).toContain(image);
   });
 
   it('is idempotent for the same archive and never overwrites a different one', async () => {
@@ -327,7 +372,7 @@ describe('uploadArchive', () => {
     const first = await uploadArchive(s, file);
     expect(first.alreadyPresent).toBe(false);
     const again = await uploadArchive(s, file);
-    expect(again).toEqual({ ...first, bytesSent: 0, alreadyPresent: true, nodeHash: 'earlier' });
+    expect(again).toEqual({ ...first, bytesSent: 0, alreadyPresent: true, nodeHash: 'earlier', transport: null });
 
     // Same size, one byte different: the hash tells them apart.
     const flipped = path.join(local, 'flipped', 'same.tar');

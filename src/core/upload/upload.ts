@@ -61,6 +61,7 @@ import { checkUploadName, replacementHint } from './targetName';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
 import { startFollowHash, type FollowHash } from './followHash';
+import { NativeDropped, NativeUnavailable, nativeUnfit, opensshClient, sendWithOpenssh } from './openssh';
 import { logger } from '../log';
 
 const log = logger('upload');
@@ -88,6 +89,11 @@ export interface UploadOptions {
    * misbehaves. Default false.
    */
   verifyAfterSending?: boolean;
+  /**
+   * How the bytes travel: `auto` (default) through the machine's OpenSSH client where it can
+   * carry them (openssh.ts), else SFTP on the ssh2 connection; `sftp` always SFTP.
+   */
+  transport?: 'auto' | 'sftp';
 }
 
 export interface UploadResult {
@@ -109,6 +115,8 @@ export interface UploadResult {
    * hashed by the resume check; alreadyPresent).
    */
   nodeHash: 'while-sending:openssl' | 'while-sending:sha256sum' | 'after-sending' | 'earlier';
+  /** What carried the bytes of this call: the OpenSSH client, SFTP over ssh2, or nothing (none were sent). */
+  transport: 'openssh' | 'sftp' | null;
 }
 
 export const DEFAULT_INFLIGHT = 16;
@@ -250,7 +258,13 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     await mkdirs(ctx);
     // As root the bytes land in the file that is verified and renamed: the node hashes it while it
     // grows, started once it is open (so a truncated leftover is never read).
-    const tools = start < size && !area.separateDir && !opts.verifyAfterSending ? await session.hashTools() : null;
+    // A fresh upload goes through the OpenSSH client where it can (openssh.ts); else, and when
+    // that client fails before the node has any of it, over SFTP below.
+    let native: { localHex: string; remoteHex: string } | null = null;
+    if (start === 0 && size > 0 && opts.transport !== 'sftp' && !opts.verifyAfterSending) {
+      native = await sendNative(ctx, localPath, (n) => (resumePoint = n));
+    }
+    const tools = !native && start < size && !area.separateDir && !opts.verifyAfterSending ? await session.hashTools() : null;
     const onOpened = async () => {
       if (!tools?.follow || !tools.hasher) return;
       try {
@@ -259,7 +273,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
         log.debug('hashing while sending not started; hashing afterwards', { node, err });
       }
     };
-    const ackedTo = await send(
+    const ackedTo = native ? size : await send(
       ctx,
       start,
       hash,
@@ -271,7 +285,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       onOpened,
     );
     resumePoint = ackedTo;
-    const localHex = hash.digest('hex');
+    const localHex = native ? native.localHex : hash.digest('hex');
     if (expected && localHex !== expected) {
       await area.removeWritten().catch((err: unknown) => log.debug('partial upload not removed', { node, err }));
       throw new HoldfastError('INVALID_INPUT', `The local file ${localPath} does not have the expected SHA-256 (it has ${localHex}, expected ${expected}); nothing was installed on ${node}.`, {
@@ -292,7 +306,10 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       checkAbort();
       meter.setPhase('verifying', size);
       let remoteHex: string | null = null;
-      if (follow && staged === area.writePath) {
+      if (native && staged === area.writePath) {
+        remoteHex = native.remoteHex;
+        nodeHash = 'after-sending';
+      } else if (follow && staged === area.writePath) {
         follow.hash.sent();
         remoteHex = await abortable(follow.hash.result, signal);
         follow.hash.stop();
@@ -330,7 +347,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       if (now) return await taken(now);
       throw new HoldfastError('INTERNAL', `${target.relPath} could not be moved into place on ${node}.`);
     }
-    return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false, nodeHash };
+    return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false, nodeHash, transport: start === size ? null : native ? 'openssh' : 'sftp' };
   } catch (err) {
     if (isAbortError(err)) throw err;
     const channelGone = err instanceof SftpWriteError && err.kind === 'closed';
@@ -390,7 +407,7 @@ async function alreadyThere(ctx: Ctx, st: RemoteStat, knownLocalHex?: string): P
   }
   if (localHex !== remoteHex) throw conflict(`already holds a different file of the same size (sha256 ${remoteHex}, local ${localHex})`);
   ctx.meter.setPhase('verifying', size);
-  return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: 0, resumedFrom: 0, alreadyPresent: true, nodeHash: 'earlier' };
+  return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: 0, resumedFrom: 0, alreadyPresent: true, nodeHash: 'earlier', transport: null };
 }
 
 /**
@@ -494,6 +511,95 @@ async function mkdirs(ctx: Ctx): Promise<void> {
   await ctx.files.mkdirp(ctx.target.remoteDir);
   await ctx.contain.checkDir('before the upload');
   await ctx.area.prepare();
+}
+
+/**
+ * The whole file through the OpenSSH client (openssh.ts), the local SHA-256 read alongside;
+ * null when that client cannot carry it, so the caller sends over SFTP. Then flushed with
+ * fsync@openssh.com as the SFTP path does: durable before it is renamed.
+ */
+async function sendNative(ctx: Ctx, localPath: string, onOnNode: (n: number) => void): Promise<{ localHex: string; remoteHex: string } | null> {
+  const { session, node, meter, size, area } = ctx;
+  const client = opensshClient();
+  const unfit = nativeUnfit(session.ssh, { sudo: Boolean(area.separateDir), client });
+  const tools = unfit ? null : await session.hashTools();
+  if (unfit || !tools?.hasher) {
+    log.debug('sending over SFTP', { node, why: unfit ?? 'the node has no SHA-256 program' });
+    return null;
+  }
+  meter.setPhase('uploading', 0);
+  const hash = createHash('sha256');
+  const local = hashLocalRange(ctx.fh, 0, size, hash, ctx.signal);
+  local.catch(() => undefined);
+  let remote: { sha256: string; size: number };
+  try {
+    remote = await sendWithOpenssh({
+      client: client!,
+      target: { ssh: session.ssh, hasher: tools.hasher },
+      localPath,
+      size,
+      remotePath: area.writePath,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      poll: () => ctx.files.stat(area.writePath, { lstat: true }).then((st) => st?.size ?? null),
+      onConnectionClosed: (cb) => session.ssh.onClose(cb),
+      onProgress: (n) => {
+        onOnNode(n);
+        meter.update(Math.min(n, size));
+      },
+    });
+  } catch (err) {
+    if (err instanceof NativeUnavailable) {
+      log.info('the OpenSSH client could not send; sending over SFTP', { node, why: err.message });
+      return null;
+    }
+    if (isAbortError(err)) {
+      meter.flush();
+      const kept = await settledSize(ctx, area.writePath);
+      onOnNode(kept);
+      throw abortError(`The upload of ${ctx.target.relPath} to ${node} was cancelled at byte ${kept}; the partial file is kept, run it again to resume.`);
+    }
+    if (session.ssh.closed) throw err; // → UNREACHABLE, resuming from the last size seen
+    // A folder swapped for a link elsewhere while sending is the reason to report, not what the
+    // node's script then failed to find.
+    await ctx.contain.checkDir('during the upload');
+    const kept = await settledSize(ctx, area.writePath);
+    onOnNode(kept);
+    if (err instanceof NativeDropped) {
+      throw new HoldfastError('UNREACHABLE', `the connection to ${node} dropped during the upload; run it again to resume from byte ${kept}`, {
+        hint: 'Check the network path to the node, then run the same upload again: the bytes already sent are kept on the node.',
+        cause: err,
+      });
+    }
+    throw new HoldfastError('REFUSED', `Sending ${ctx.target.relPath} to ${node} failed: ${(err as Error).message}; ${formatBytes(kept)} are kept there.`, {
+      hint: `Check the node's free space and the network, then run the upload again to resume from byte ${kept}.`,
+      cause: err,
+    });
+  }
+  await local;
+  onOnNode(remote.size);
+  meter.update(size);
+  meter.flush();
+  const handle = await sftpOpen(ctx.sftp, area.writePath, 'r+');
+  await call<unknown>((cb) => ctx.sftp.ext_openssh_fsync(handle, cb)).catch((err: unknown) => log.debug('fsync@openssh.com unavailable; renaming unsynced', { node, err }));
+  await sftpClose(ctx.sftp, handle);
+  return { localHex: hash.digest('hex'), remoteHex: remote.sha256 };
+}
+
+/**
+ * The staging file's size once the node stopped writing it: after the OpenSSH client went away,
+ * sshd still hands the writer what it had buffered (milliseconds), so the size is read until two
+ * reads a quarter second apart agree (at most ~5 s), for an exact "resume from byte N".
+ */
+async function settledSize(ctx: Ctx, p: string): Promise<number> {
+  const size = () => ctx.files.stat(p, { lstat: true }).then((st) => st?.size ?? 0, () => 0);
+  let last = await size();
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await size();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
 }
 
 /** Sends bytes [start, size) into the staging file; returns the acknowledged end. */

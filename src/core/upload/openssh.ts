@@ -1,0 +1,277 @@
+// The bulk bytes of an upload through the machine's own OpenSSH client, when there is one.
+//
+// Why: ssh2 frames, encrypts and MACs every 32 KiB packet in JavaScript; for a large archive
+// that costs ~5 s of laptop CPU per GiB and held verified uploads at ~0.67× plain `scp`
+// (bench/upload). The OpenSSH client does the same work natively. Everything else — the checks
+// before, containment, fsync, the comparison of digests and the rename — stays on the ssh2
+// connection that is already open and verified; only bytes [0, size) of a fresh staging file go
+// this way. A resumed upload (start > 0) keeps the SFTP path: it needs a write at an offset.
+//
+// The rules this keeps:
+//  - Host key: the native client may only talk to the key the ssh2 connection verified. It gets
+//    a known_hosts file of one line (that key, under a fixed alias, in a fresh 0700 folder),
+//    StrictHostKeyChecking=yes, no global known_hosts and -F /dev/null (no user ssh_config: the
+//    host, port, user and key are the ones Holdfast resolved). Any other key: ssh refuses before
+//    authenticating, and the upload goes on over SFTP.
+//  - No prompt, no secret: BatchMode=yes; only an unencrypted identity file or the agent
+//    (connect.ts nativeAuth) — a passphrase never leaves this process.
+//  - Nothing user-supplied in a shell: ssh is spawned with an argv (no local shell); the remote
+//    command is a fixed script whose path and hasher arrive as single-quoted positional
+//    arguments (quote.ts), as every exec channel of Holdfast does.
+//  - Memory: ssh reads the local file itself (its stdin is the open file); this process only
+//    hashes the file alongside, 1 MiB at a time.
+//
+// On the node the script writes stdin into the staging file, flushes it (`sync -d FILE` where
+// coreutils has it) while the probe's hasher reads it back, and prints the digest and size; the
+// laptop compares that digest with its own before the rename, as with every path.
+//
+// When it cannot run (no `ssh` on PATH, HOLDFAST_OPENSSH=off, a jump host, sudo, a password,
+// an encrypted key, a host name ssh would read as an option), or ssh fails before the node has
+// a byte of the file (exit 255: connect, host key or authentication), the caller falls back to
+// SFTP. Once bytes are written, a failure is the upload's failure (resumable over SFTP).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants as fsConstants, mkdtempSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { SshConnection } from '../ssh/connect';
+import { shellQuote } from '../ssh/quote';
+import { logger } from '../log';
+
+const log = logger('upload');
+
+/** What a native upload needs to know about the SSH side. */
+export interface NativeTarget {
+  ssh: Pick<SshConnection, 'hostKey' | 'login' | 'nativeAuth' | 'via'>;
+  /** The node's hasher from the probe. */
+  hasher: 'openssl' | 'sha256sum';
+}
+
+export const OPENSSH_WRITE_SCRIPT = [
+  'f=$1; h=$2; want=$3',
+  'umask 022',
+  // A fresh file: `>` truncates a leftover that did not match (the caller checked it is a file).
+  'cat > "$f" || exit 4',
+  // Fewer bytes than the file has: the laptop went away mid-way (cancel, dropped link). The
+  // bytes stay for a resume; hashing a part would only cost the node time.
+  'n=$(wc -c < "$f") || exit 5; n=$((n))',
+  'if [ "$n" != "$want" ]; then echo "@@short $n"; exit 6; fi',
+  's=; if sync --help 2>/dev/null | grep -q -e --data; then sync -d -- "$f" 2>/dev/null & s=$!; fi',
+  'case "$h" in openssl) d=$(openssl dgst -sha256 -r < "$f") ;; *) d=$(sha256sum < "$f") ;; esac || exit 5',
+  'if [ -n "$s" ]; then wait "$s"; fi',
+  'echo "@@sha256 ${d%% *} $n"',
+].join('\n');
+
+/** The remote command line: the fixed script, its positional arguments quoted. */
+export function opensshWriteCommand(remotePath: string, hasher: 'openssl' | 'sha256sum', size: number): string {
+  return shellQuote(['sh', '-c', OPENSSH_WRITE_SCRIPT, 'holdfast-upload', remotePath, hasher, String(size)]);
+}
+
+/** Parses the script's last line: the digest (lowercase hex) and the file's size. */
+export function parseWriteResult(stdout: string): { sha256: string; size: number } | null {
+  const m = /@@sha256 ([0-9a-fA-F]{64})\s+(\d+)\s*$/.exec(stdout.trim());
+  return m ? { sha256: m[1]!.toLowerCase(), size: Number(m[2]) } : null;
+}
+
+let found: string | null | undefined;
+
+/** The OpenSSH client to use: HOLDFAST_OPENSSH (a path, or `off`), else `ssh` on PATH; null for none. */
+export function opensshClient(env: NodeJS.ProcessEnv = process.env): string | null {
+  const forced = env.HOLDFAST_OPENSSH;
+  if (forced === 'off') return null;
+  if (forced) return executable(forced) ? forced : null;
+  if (found !== undefined) return found;
+  const names = process.platform === 'win32' ? ['ssh.exe'] : ['ssh'];
+  found = null;
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    for (const n of names) {
+      const p = path.join(dir, n);
+      if (executable(p)) return (found = p);
+    }
+  }
+  return found;
+}
+
+function executable(p: string): boolean {
+  try {
+    accessSync(p, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Why the native path cannot carry this upload (null: it can). */
+export function nativeUnfit(t: NativeTarget['ssh'], opts: { sudo: boolean; client: string | null }): string | null {
+  if (!opts.client) return 'no OpenSSH client (ssh) on PATH, or HOLDFAST_OPENSSH=off';
+  if (t.via) return 'the node is reached through a jump host';
+  if (opts.sudo) return 'the node is written through sudo';
+  if (!t.nativeAuth) return 'the login needs a password or a passphrase';
+  // ssh would read these as options or as user@host; such names are not worth the doubt.
+  if (!/^[A-Za-z0-9._:[\]%-]+$/.test(t.login.host) || t.login.host.startsWith('-')) return `the host name ${JSON.stringify(t.login.host)}`;
+  if (!/^[A-Za-z0-9._][A-Za-z0-9._@-]*$/.test(t.login.user)) return `the user name ${JSON.stringify(t.login.user)}`;
+  return null;
+}
+
+/** The OpenSSH known_hosts line for the verified key, under `alias`. */
+export function knownHostsLine(alias: string, keyBlob: Buffer): string {
+  const typeLen = keyBlob.readUInt32BE(0);
+  const type = keyBlob.subarray(4, 4 + typeLen).toString('latin1');
+  if (!/^[a-z0-9@.-]+$/.test(type)) throw new Error(`unexpected host key type ${JSON.stringify(type)}`);
+  return `${alias} ${type} ${keyBlob.toString('base64')}\n`;
+}
+
+const ALIAS = 'holdfast-verified-node';
+
+/** A path as ssh_config reads it: `%` starts a token there (`%d`, `%h`, …), `%%` is a literal `%`. */
+const literal = (p: string) => p.replace(/%/g, '%%');
+
+/** The argv for ssh (after the program), with the remote command last. */
+export function opensshArgv(t: NativeTarget['ssh'], knownHostsFile: string, command: string): string[] {
+  const typeLen = t.hostKey.readUInt32BE(0);
+  const keyType = t.hostKey.subarray(4, 4 + typeLen).toString('latin1');
+  const auth = t.nativeAuth!;
+  return [
+    '-F', process.platform === 'win32' ? 'NUL' : '/dev/null',
+    '-o', 'BatchMode=yes',
+    '-o', 'StrictHostKeyChecking=yes',
+    '-o', `UserKnownHostsFile=${literal(knownHostsFile)}`,
+    '-o', `GlobalKnownHostsFile=${process.platform === 'win32' ? 'NUL' : '/dev/null'}`,
+    '-o', `HostKeyAlias=${ALIAS}`,
+    '-o', `HostKeyAlgorithms=${keyType === 'ssh-rsa' ? 'rsa-sha2-512,rsa-sha2-256' : keyType}`,
+    '-o', 'UpdateHostKeys=no',
+    '-o', 'PasswordAuthentication=no',
+    '-o', 'KbdInteractiveAuthentication=no',
+    '-o', 'ForwardAgent=no',
+    '-o', 'ForwardX11=no',
+    '-o', 'ClearAllForwardings=yes',
+    '-o', 'ControlMaster=no',
+    '-o', 'ControlPath=none',
+    '-o', 'ConnectTimeout=15',
+    '-o', 'ServerAliveInterval=15',
+    '-o', 'ServerAliveCountMax=3',
+    // AES-GCM first, as ssh2 orders it: on CPUs with AES instructions it costs both ends less
+    // than OpenSSH's default chacha20-poly1305 (which stays as the fallback).
+    '-o', 'Ciphers=aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr',
+    ...('identity' in auth ? ['-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-i', literal(auth.identity)] : ['-o', `IdentityAgent=${literal(auth.agent)}`]),
+    '-e', 'none',
+    '-T',
+    '-p', String(t.login.port),
+    '-l', t.login.user,
+    '--',
+    t.login.host,
+    command,
+  ];
+}
+
+/** ssh failed before the node had any of the file: the caller sends over SFTP instead. */
+export class NativeUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NativeUnavailable';
+  }
+}
+
+/** ssh's own connection ended (exit 255) after bytes landed: a dropped link, resumable. */
+export class NativeDropped extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NativeDropped';
+  }
+}
+
+export interface NativeSendOptions {
+  client: string;
+  target: NativeTarget;
+  localPath: string;
+  /** The local file's size: what the node's file must hold at the end. */
+  size: number;
+  remotePath: string;
+  signal?: AbortSignal;
+  /** Asked every quarter second how far the node's file has grown (the caller stats it over SFTP). */
+  poll?: () => Promise<number | null>;
+  /**
+   * Subscribes to the end of the ssh2 connection the upload belongs to (returns an unsubscribe):
+   * without it the upload cannot be checked or renamed, so the transfer stops too.
+   */
+  onConnectionClosed?: (cb: () => void) => () => void;
+  onProgress?: (bytesOnNode: number) => void;
+}
+
+/** Sends the whole local file into remotePath; resolves with the node's digest and file size. */
+export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: string; size: number }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-ssh-'));
+  const knownHosts = path.join(dir, 'known_hosts');
+  writeFileSync(knownHosts, knownHostsLine(ALIAS, o.target.ssh.hostKey), { mode: 0o600 });
+  const fd = openSync(o.localPath, 'r');
+  let child: ChildProcess | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const argv = opensshArgv(o.target.ssh, knownHosts, opensshWriteCommand(o.remotePath, o.target.hasher, o.size));
+    // Only what ssh needs: no inherited SSH_* settings beyond the agent the argv names.
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.homedir(), LANG: 'C' };
+    if (process.env.SYSTEMROOT) env.SYSTEMROOT = process.env.SYSTEMROOT;
+    const c = spawn(o.client, argv, { stdio: [fd, 'pipe', 'pipe'], env, windowsHide: true });
+    child = c;
+    let out = '';
+    let err = '';
+    // Bounded: the script prints one line; ssh's own messages are short.
+    c.stdout!.setEncoding('utf8').on('data', (s: string) => (out = (out + s).slice(-4096)));
+    c.stderr!.setEncoding('utf8').on('data', (s: string) => (err = (err + s).slice(-4096)));
+    let grown = 0;
+    if (o.poll) {
+      timer = setInterval(() => {
+        o.poll!().then(
+          (n) => {
+            if (n !== null && n > grown) {
+              grown = n;
+              o.onProgress?.(n);
+            }
+          },
+          (e: unknown) => log.debug('upload progress not read', { err: e }),
+        );
+      }, 250);
+    }
+    const onAbort = () => c.kill('SIGTERM');
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    let connectionGone = false;
+    const unsubscribe = o.onConnectionClosed?.(() => {
+      connectionGone = true;
+      c.kill('SIGTERM');
+    });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      c.once('error', reject);
+      c.once('close', (status) => resolve(status));
+    }).finally(() => {
+      o.signal?.removeEventListener('abort', onAbort);
+      unsubscribe?.();
+    });
+    if (o.signal?.aborted) {
+      const e = new Error('the upload was cancelled');
+      e.name = 'AbortError';
+      throw e;
+    }
+    if (connectionGone) throw new Error('the SSH connection to the node closed during the transfer');
+    const result = code === 0 ? parseWriteResult(out) : null;
+    if (result) return result;
+    const short = /@@short (\d+)/.exec(out);
+    if (short) throw new Error(`the OpenSSH client's transfer ended after ${short[1]} of ${o.size} bytes`);
+    const why = err.trim().split('\n').filter(Boolean).slice(-2).join(' ') || `exit status ${code}`;
+    // 255 is ssh's own failure (connect, host key, authentication, a dropped connection). If
+    // the node's file has none of this attempt, nothing is there to lose: SFTP takes over.
+    if (code === 255) {
+      const now = o.poll ? await o.poll().catch(() => null) : 0;
+      if (!now && !grown) throw new NativeUnavailable(why);
+      throw new NativeDropped(why);
+    }
+    throw new Error(`the OpenSSH client's transfer failed (${why})`);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !child?.pid) throw new NativeUnavailable(`${o.client} could not be started`);
+    throw e;
+  } finally {
+    if (timer) clearInterval(timer);
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
