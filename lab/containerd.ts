@@ -5,7 +5,8 @@
 //   '1.7' — Debian trixie's 1.7.x
 //   '1.6' — the machine's own /usr/bin/containerd (Debian 12)
 // 1.7 and 2 are fetched by scripts/lab-containerd.sh into a cache outside the checkout.
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { isExecutable } from '../src/core/localTools.ts';
 import { join } from 'node:path';
 
 export const CONTAINERD_LINES = ['1.6', '1.7', '2'] as const;
@@ -32,26 +33,19 @@ export function defaultContainerdLine(): ContainerdLine {
   return env;
 }
 
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+
 
 /** Paths of containerd and ctr for a line; a clear error naming the fix when they are absent. */
 export function containerdBinaries(line: ContainerdLine = defaultContainerdLine()): ContainerdBinaries {
   if (line === '1.6') {
     for (const f of ['/usr/bin/containerd', '/usr/bin/ctr']) {
-      if (!executable(f)) throw new Error(`lab: ${f} is missing (apt-get install containerd)`);
+      if (!isExecutable(f)) throw new Error(`lab: ${f} is missing (apt-get install containerd)`);
     }
     return { line, containerd: '/usr/bin/containerd', ctr: '/usr/bin/ctr' };
   }
   const dir = join(containerdCacheDir(), line);
   const bins = { line, containerd: join(dir, 'containerd'), ctr: join(dir, 'ctr') };
-  if (!executable(bins.containerd) || !executable(bins.ctr)) {
+  if (!isExecutable(bins.containerd) || !isExecutable(bins.ctr)) {
     throw new Error(`lab: containerd ${line} is not in ${dir}: run scripts/lab-containerd.sh ${line} (as root) first`);
   }
   return bins;

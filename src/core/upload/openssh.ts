@@ -30,11 +30,12 @@
 // a byte of the file (exit 255: connect, host key or authentication), the caller falls back to
 // SFTP. Once bytes are written, a failure is the upload's failure (resumable over SFTP).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdtempSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SshConnection } from '../ssh/connect';
 import { shellQuote } from '../ssh/quote';
+import { findOnPath, isExecutable } from '../localTools';
 import { logger } from '../log';
 
 const log = logger('upload');
@@ -78,27 +79,9 @@ let found: string | null | undefined;
 export function opensshClient(env: NodeJS.ProcessEnv = process.env): string | null {
   const forced = env.HOLDFAST_OPENSSH;
   if (forced === 'off') return null;
-  if (forced) return executable(forced) ? forced : null;
-  if (found !== undefined) return found;
-  const names = process.platform === 'win32' ? ['ssh.exe'] : ['ssh'];
-  found = null;
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    for (const n of names) {
-      const p = path.join(dir, n);
-      if (executable(p)) return (found = p);
-    }
-  }
+  if (forced) return isExecutable(forced) ? forced : null;
+  if (found === undefined) found = findOnPath('ssh', env);
   return found;
-}
-
-function executable(p: string): boolean {
-  try {
-    accessSync(p, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Why the native path cannot carry this upload (null: it can). */

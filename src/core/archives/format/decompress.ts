@@ -15,7 +15,7 @@ import { PassThrough, Transform, type TransformCallback } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { accessSync, constants as fsConstants } from 'node:fs';
+import { isExecutable } from '../../localTools';
 import unbzip2Stream from 'unbzip2-stream';
 import { ArchiveError } from './errors';
 import type { ArchiveCompression } from './extensions';
@@ -359,15 +359,7 @@ class GunzipDecompressor extends DecompressorBase {
 // the machine has a `bzip2` binary (every Linux and macOS laptop), it decodes at ~15–30 MB/s.
 // Fixed argv, bytes on stdin/stdout: nothing user-supplied reaches a shell.
 
-const BZIP2_BIN = ['/usr/bin/bzip2', '/bin/bzip2', '/usr/local/bin/bzip2', '/opt/homebrew/bin/bzip2'].find((p) => {
-  try {
-    accessSync(p, fsConstants.X_OK);
-    return true;
-  } catch (err) {
-    log.debug('no bzip2 here', { path: p, err });
-    return false;
-  }
-});
+const BZIP2_BIN = ['/usr/bin/bzip2', '/bin/bzip2', '/usr/local/bin/bzip2', '/opt/homebrew/bin/bzip2'].find((p) => isExecutable(p));
 
 /** Exported for tests (a binary that cannot be run); use decompressor('bzip2'). */
 export class Bzip2ProcessDecompressor extends Transform {
