@@ -20,18 +20,22 @@
 //    arguments (quote.ts), as every exec channel of Holdfast does.
 //  - Memory: ssh reads the local file itself (its stdin is the open file); this process only
 //    hashes the file alongside, 1 MiB at a time.
+//  - Nothing outlives Holdfast: ssh runs under a small /bin/sh watcher (LIFELINE_SCRIPT) that
+//    stops it when a pipe only this process holds closes — on cancel, or when Holdfast is killed.
 //
 // On the node the script writes stdin into the staging file, flushes it (`sync -d FILE` where
 // coreutils has it) while the probe's hasher reads it back, and prints the digest and size; the
 // laptop compares that digest with its own before the rename, as with every path.
 //
-// When it cannot run (no `ssh` on PATH, HOLDFAST_OPENSSH=off, a jump host, sudo, a password,
-// an encrypted key, a host name ssh would read as an option), or ssh fails before the node has
-// a byte of the file (exit 255: connect, host key or authentication), the caller falls back to
-// SFTP. Once bytes are written, a failure is the upload's failure (resumable over SFTP).
+// When it cannot run (no `ssh` on PATH, HOLDFAST_OPENSSH=off, no /bin/sh as on Windows, a jump
+// host, sudo, a password, an encrypted key, a host name ssh would read as an option), or ssh
+// fails before the node has a byte of the file (exit 255: connect, host key or authentication),
+// the caller falls back to SFTP. Once bytes are written, a failure is the upload's failure
+// (resumable over SFTP).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import type { Writable } from 'node:stream';
 import path from 'node:path';
 import type { SshConnection } from '../ssh/connect';
 import { shellQuote } from '../ssh/quote';
@@ -62,6 +66,27 @@ export const OPENSSH_WRITE_SCRIPT = [
   'echo "@@sha256 ${d%% *} $n"',
 ].join('\n');
 
+/**
+ * Runs ssh (`$2…`) so that it cannot outlive this process: ssh reads the local file as its stdin
+ * and would go on sending after a `kill -9` of Holdfast (or a crash of the app), finishing an
+ * upload nobody is waiting for. The watcher holds the read end of a pipe (fd 3) whose write end
+ * only this process has; when it closes — Holdfast ended it (cancel), or Holdfast is gone — the
+ * watcher's `read` returns and it stops ssh. A background job's stdin is /dev/null in sh, so the
+ * file goes to ssh through fd 4. Fixed text: the program and its arguments are positional.
+ */
+export const LIFELINE_SCRIPT = [
+  'exec 4<&0',
+  '"$@" <&4 4<&- 3<&- & s=$!',
+  'exec 4<&-',
+  '( read -r _ || :; kill "$s" 2>/dev/null ) <&3 >/dev/null 2>&1 & w=$!',
+  'exec 3<&-',
+  'wait "$s"; r=$?',
+  'kill "$w" 2>/dev/null',
+  'exit "$r"',
+].join('\n');
+
+const POSIX_SH = '/bin/sh';
+
 /** The remote command line: the fixed script, its positional arguments quoted. */
 export function opensshWriteCommand(remotePath: string, hasher: 'openssl' | 'sha256sum', size: number): string {
   return shellQuote(['sh', '-c', OPENSSH_WRITE_SCRIPT, 'holdfast-upload', remotePath, hasher, String(size)]);
@@ -87,6 +112,7 @@ export function opensshClient(env: NodeJS.ProcessEnv = process.env): string | nu
 /** Why the native path cannot carry this upload (null: it can). */
 export function nativeUnfit(t: NativeTarget['ssh'], opts: { sudo: boolean; client: string | null }): string | null {
   if (!opts.client) return 'no OpenSSH client (ssh) on PATH, or HOLDFAST_OPENSSH=off';
+  if (!isExecutable(POSIX_SH)) return `no ${POSIX_SH} to tie the OpenSSH client's life to Holdfast's`;
   if (t.via) return 'the node is reached through a jump host';
   if (opts.sudo) return 'the node is written through sudo';
   if (!t.nativeAuth) return 'the login needs a password or a passphrase';
@@ -194,7 +220,10 @@ export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: s
     // Only what ssh needs: no inherited SSH_* settings beyond the agent the argv names.
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.homedir(), LANG: 'C' };
     if (process.env.SYSTEMROOT) env.SYSTEMROOT = process.env.SYSTEMROOT;
-    const c = spawn(o.client, argv, { stdio: [fd, 'pipe', 'pipe'], env, windowsHide: true });
+    const c = spawn(POSIX_SH, ['-c', LIFELINE_SCRIPT, 'holdfast-openssh', o.client, ...argv], { stdio: [fd, 'pipe', 'pipe', 'pipe'], env, windowsHide: true });
+    const lifeline = c.stdio[3] as Writable;
+    lifeline.on('error', () => undefined); // gone with the child
+    const stop = () => lifeline.destroy();
     child = c;
     let out = '';
     let err = '';
@@ -215,12 +244,12 @@ export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: s
         );
       }, 250);
     }
-    const onAbort = () => c.kill('SIGTERM');
+    const onAbort = () => stop();
     o.signal?.addEventListener('abort', onAbort, { once: true });
     let connectionGone = false;
     const unsubscribe = o.onConnectionClosed?.(() => {
       connectionGone = true;
-      c.kill('SIGTERM');
+      stop();
     });
     const code = await new Promise<number | null>((resolve, reject) => {
       c.once('error', reject);
@@ -242,7 +271,8 @@ export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: s
     const why = err.trim().split('\n').filter(Boolean).slice(-2).join(' ') || `exit status ${code}`;
     // 255 is ssh's own failure (connect, host key, authentication, a dropped connection). If
     // the node's file has none of this attempt, nothing is there to lose: SFTP takes over.
-    if (code === 255) {
+    // (126/127: the shell could not run the client at all.)
+    if (code === 255 || code === 126 || code === 127) {
       const now = o.poll ? await o.poll().catch(() => null) : 0;
       if (!now && !grown) throw new NativeUnavailable(why);
       throw new NativeDropped(why);
@@ -253,6 +283,7 @@ export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: s
     throw e;
   } finally {
     if (timer) clearInterval(timer);
+    (child?.stdio[3] as Writable | undefined)?.destroy();
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });

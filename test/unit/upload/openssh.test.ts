@@ -1,12 +1,13 @@
 // The OpenSSH-client upload path's pure parts: the known_hosts line it writes for the verified
 // key, the argv it runs (no shell, the host after `--`), when it declines, and the remote
 // script — run here with the real sh and the real openssl / sha256sum (recorded outputs below).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { knownHostsLine, nativeUnfit, OPENSSH_WRITE_SCRIPT, opensshArgv, opensshWriteCommand, parseWriteResult } from '../../../src/core/upload/openssh';
+import { knownHostsLine, LIFELINE_SCRIPT, nativeUnfit, OPENSSH_WRITE_SCRIPT, opensshArgv, opensshWriteCommand, parseWriteResult } from '../../../src/core/upload/openssh';
 
 // A real ed25519 host key (`ssh-keygen -t ed25519`, /etc/ssh/ssh_host_ed25519_key.pub).
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKRP92kMRtlDPBM6dxumz5XywDVnuoSdkhm0bcABdZkV root@vm';
@@ -112,5 +113,26 @@ describe('the remote script (real sh, openssl, sha256sum)', () => {
     execFileSync('sh', ['-c', cmd], { input: data, cwd: dir });
     expect(readFileSync(f, 'utf8')).toBe('abc');
     expect(() => readFileSync(path.join(dir, 'pwned'))).toThrow(/ENOENT/);
+  });
+});
+
+describe('the lifeline (real sh): the client never outlives Holdfast', () => {
+  const run = (argv: string[], stdin: number | 'ignore') => {
+    const c = spawn('/bin/sh', ['-c', LIFELINE_SCRIPT, 'holdfast-openssh', ...argv], { stdio: [stdin, 'pipe', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout!.on('data', (d) => (out += d));
+    const closed = new Promise<{ code: number | null; out: string }>((r) => c.on('close', (code) => r({ code, out })));
+    return { lifeline: c.stdio[3] as Writable, closed };
+  };
+  it('hands the program the file as its stdin and returns its status', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-lifeline-'));
+    writeFileSync(path.join(dir, 'in'), 'the archive bytes');
+    const r = run(['sh', '-c', 'cat; exit 3'], openSync(path.join(dir, 'in'), 'r'));
+    expect(await r.closed).toEqual({ code: 3, out: 'the archive bytes' });
+  });
+  it('stops the program when the pipe closes (a cancel, or Holdfast gone)', async () => {
+    const r = run(['sleep', '600'], 'ignore');
+    r.lifeline.destroy();
+    expect((await r.closed).code).toBe(143); // the program ended by SIGTERM, not after 600 s
   });
 });
