@@ -81,6 +81,12 @@ try {
   // hundreds). On some virtual machines the last costs 15 µs instead of well under 1, which
   // moves every ratio below (the bundle's start maps and fills ~40 MiB).
   const nodeBare: number[] = [];
+  // Some machines (this sandbox among them) set NODE_EXTRA_CA_CERTS: every Node start then parses
+  // that CA bundle before any script runs, though Holdfast makes no TLS connection. Measured
+  // without it too, so the table shows what a laptop without the variable pays.
+  const extraCa = process.env.NODE_EXTRA_CA_CERTS;
+  const nodeBareNoCa: number[] = [];
+  const imagesNoCa: number[] = [];
   const sshTrue: number[] = [];
   const pageTouch: number[] = [];
   const touch = [process.execPath, '-e', 'const t = process.hrtime.bigint(); Buffer.alloc(64 << 20).fill(1); console.log(Number(process.hrtime.bigint() - t) / 1e3 / 16384)'];
@@ -94,6 +100,10 @@ try {
     byHand.push((await timeCmd(ctr)).ms);
     byHandQ.push((await timeCmd([...ctr, '-q'])).ms);
     nodeBare.push((await timeCmd([process.execPath, '-e', '0'])).ms);
+    if (extraCa) {
+      nodeBareNoCa.push((await timeCmd([process.execPath, '-e', '0'], { NODE_EXTRA_CA_CERTS: undefined })).ms);
+      imagesNoCa.push((await timeCmd([...ways.bundle.argv, 'images', 'bench', '--json'], { HOLDFAST_HOME: home, ...ways.bundle.env, NODE_EXTRA_CA_CERTS: undefined })).ms);
+    }
     sshTrue.push((await timeCmd([...sshArgv, 'true'])).ms);
     pageTouch.push(Number((await timeCmd(touch)).out));
     for (const w of Object.keys(ways) as Way[]) {
@@ -134,6 +144,7 @@ try {
       holdfastFirstListInSession: Math.round(coldMs),
       holdfastWarmList: Math.round(median(warm) * 10) / 10,
       nodeBare: med(nodeBare),
+      ...(extraCa ? { nodeBareWithoutExtraCaCerts: med(nodeBareNoCa), holdfastImagesColdWithoutExtraCaCerts: med(imagesNoCa) } : {}),
       sshTrue: med(sshTrue),
     },
     pageTouchMicros: Math.round(median(pageTouch) * 100) / 100,
@@ -152,6 +163,12 @@ try {
     `| \`holdfast node ls\` | ${m.holdfastNodeLs.bundle} ms | ${m.holdfastNodeLs.exe} ms | ${m.holdfastNodeLs.tsx} ms |`,
     '',
     `The machine, same run: \`node -e 0\` ${m.nodeBare} ms, \`ssh node true\` ${m.sshTrue} ms, first touch of a new 4 KiB page ${result.pageTouchMicros} µs.`,
+    ...(extraCa
+      ? [
+          '',
+          `This machine sets \`NODE_EXTRA_CA_CERTS\` (${extraCa}): every Node start parses that CA bundle first, though Holdfast makes no TLS connection. Without the variable, same run: \`node -e 0\` ${m.nodeBareWithoutExtraCaCerts} ms, \`holdfast images --json\` (npm bundle) ${m.holdfastImagesColdWithoutExtraCaCerts} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesColdWithoutExtraCaCerts!)} of \`-q\`'s speed).`,
+        ]
+      : []),
     '',
     `Measured by \`npm run bench:list\` on ${machineLine()}.`,
   ].join('\n');
