@@ -319,6 +319,11 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   const box = (await scroller.boundingBox())!;
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   const total = await scroller.evaluate((el) => el.scrollHeight);
+  // HOLDFAST_BENCH_TRACE=FILE: a Chromium trace of the scroll phase (what a slow frame or a long
+  // task was made of). Tracing costs time itself: the figures of such a run are not the table's.
+  const traceFile = process.env.HOLDFAST_BENCH_TRACE;
+  const browser = page.context().browser();
+  if (traceFile && browser) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'blink', 'cc', 'gpu'] });
   const started = Date.now();
   let wheels = 0;
   for (;;) {
@@ -328,6 +333,7 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
     if (atEnd || wheels > 2000) break;
   }
   const scrollSeconds = (Date.now() - started) / 1000;
+  if (traceFile && browser) await writeFile(traceFile, await browser.stopTracing());
   const { frames, longTasks, maxRows } = await page.evaluate(() => {
     const w = window as unknown as { __frames: number[]; __long: number[]; __stop: boolean; __maxRows: number };
     w.__stop = true;
