@@ -55,6 +55,28 @@ export function visibleRange(offsets: Float64Array, scrollTop: number, viewport:
   return [start, end];
 }
 
+/**
+ * The window after the viewport moved to `top`. The rows already rendered stay while they cover
+ * the viewport plus a third of the overscan: no React commit and no table layout for a wheel
+ * step that lands on rows idle time added. When scrolling outran that growth (a fast wheel, a
+ * drag of the scrollbar), the rows that must show in this very frame are added — the viewport
+ * and that third — and not the full overscan ahead: every row added here is styled, laid out and
+ * painted before the frame can show (the slow frames left in bench:ui), while idle time adds the
+ * rest right after. Rows far behind go at once (removing is cheap).
+ */
+export function windowAfterScroll(prev: readonly [number, number], offsets: Float64Array, top: number, viewport: number, overscanPx: number): [number, number] {
+  const need = visibleRange(offsets, top, viewport, overscanPx / 3);
+  const count = offsets.length - 1;
+  // The first window (or the first since the list was empty), or one past the end of a list that
+  // shrank, or no row in common: just what is on screen.
+  if (prev[0] === prev[1] || prev[1] > count || prev[1] <= need[0] || prev[0] >= need[1]) return need;
+  if (prev[0] <= need[0] && prev[1] >= need[1]) return [prev[0], prev[1]];
+  const keep = visibleRange(offsets, top, viewport, overscanPx);
+  const start = need[0] < prev[0] ? need[0] : Math.max(prev[0], keep[0]);
+  const end = need[1] > prev[1] ? need[1] : Math.min(prev[1], keep[1]);
+  return [start, end];
+}
+
 export interface VirtualRows {
   start: number;
   end: number;
@@ -158,19 +180,11 @@ export function useVirtualRows(opts: {
     if (top !== view.current.top) view.current.dir = top > view.current.top ? 1 : -1;
     view.current.top = top;
     view.current.viewport = viewport;
-    // Keep the rows rendered while they still cover the viewport plus a third of the overscan: a
-    // new window (one React commit, one table layout) only when scrolling outran the idle growth
-    // (a jump, a drag of the scrollbar), not on every wheel step.
     // (A kept window is never larger than a fresh one plus what idle time added ahead.)
     const off = offsetsRef.current;
-    const next = visibleRange(off, top, viewport, overscanPx);
-    const need = visibleRange(off, top, viewport, overscanPx / 3);
     setRange((prev) => {
-      if (prev[0] === next[0] && prev[1] === next[1]) return prev;
-      // The first window (or the first since the list was empty): just what is on screen.
-      if (prev[0] === prev[1]) return need;
-      const covers = prev[0] <= need[0] && prev[1] >= need[1] && prev[1] <= off.length - 1;
-      return covers ? prev : next;
+      const w = windowAfterScroll(prev, off, top, viewport, overscanPx);
+      return w[0] === prev[0] && w[1] === prev[1] ? prev : w;
     });
     schedule();
   }, [scrollRef, headerRef, overscanPx, schedule]);

@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEventStream, parseSse } from '../../../src/renderer/api';
 import { displayStatus } from '../../../src/renderer/components/LiveStatus';
-import { indexAt, rowOffsets, visibleRange } from '../../../src/renderer/components/virtual';
+import { indexAt, rowOffsets, visibleRange, windowAfterScroll } from '../../../src/renderer/components/virtual';
 import { countsOfRefs, groupsOfRefs } from '../../../src/renderer/model';
 import { createAppStore, imagesOf } from '../../../src/renderer/store';
 import type { ClientApi } from '../../../src/renderer/api';
@@ -160,6 +160,27 @@ describe('windowing', () => {
     expect(e).toBe(1000);
     expect(s).toBeLessThan(1000);
     expect(visibleRange(rowOffsets(0, 50, () => 0), 0, 600, 100)).toEqual([0, 0]);
+  });
+
+  it('after a scroll: the rendered rows stay while they cover the viewport; a jump adds only what must show now', () => {
+    // Rows of 50 px, a 600 px viewport, 300 px overscan (a third: 100 px = 2 rows).
+    const off = rowOffsets(1000, 50, () => 0);
+    // The first window: the viewport and 2 rows below (to 700 px), nothing more.
+    expect(windowAfterScroll([0, 0], off, 0, 600, 300)).toEqual([0, 15]);
+    // Idle time rendered rows 0–39; a step to 1000 px lands on them: the same window, no commit.
+    expect(windowAfterScroll([0, 40], off, 1000, 600, 300)).toEqual([0, 40]);
+    // Scrolled past what idle time added (viewport rows 30–41, margin to 2200 px): the rows up to
+    // 44 come, not the full overscan ahead (to 48); of the rows behind, those within the overscan
+    // stay (from 24).
+    expect(windowAfterScroll([10, 40], off, 1500, 600, 300)).toEqual([24, 45]);
+    expect(visibleRange(off, 1500, 600, 300)).toEqual([24, 49]);
+    // The same upward: rows down to 18 come; rows below the overscan (from 39) go.
+    expect(windowAfterScroll([24, 60], off, 1000, 600, 300)).toEqual([18, 39]);
+    // No row in common (a drag of the scrollbar): just the viewport and its margin.
+    expect(windowAfterScroll([0, 40], off, 20_000, 600, 300)).toEqual([398, 415]);
+    // The list shrank below the window: measured afresh.
+    const short = rowOffsets(20, 50, () => 0);
+    expect(windowAfterScroll([0, 40], short, 0, 600, 300)).toEqual([0, 15]);
   });
 });
 
