@@ -16,6 +16,8 @@ import { fakeService } from '../e2e/fake-service';
 import { machineLine, writeReadmeSection } from './readme';
 
 const REFS = 10_000;
+/** Page loads whose median is the first-render figure. */
+const LOADS = 3;
 const resultsFile = path.resolve(import.meta.dirname, 'ui-results.md');
 /** This run's figures (machine-readable), and the figures of the code before issue #13's work, measured by this same benchmark. */
 const resultsJson = path.resolve(import.meta.dirname, 'ui-results.json');
@@ -45,6 +47,8 @@ interface Figures {
   answeredAt: number;
   firstPaintAt: number;
   afterAnswer: number;
+  /** Each page load's afterAnswer (afterAnswer is their median); absent in older runs. */
+  afterAnswerRuns?: number[];
   remount: number;
   frames: number;
   p50: number;
@@ -197,6 +201,19 @@ test.afterEach(async () => {
   fake = undefined;
 });
 
+/** Times of one load's first rows (markFirstRows in its init script): images.list answered → painted. */
+async function firstRowsOf(p: Page): Promise<{ answered: number; painted: number; inDom: number; longest: number }> {
+  await p.waitForFunction(() => (window as unknown as { __hf: { painted?: number } }).__hf.painted !== undefined, undefined, { polling: 500, timeout: 30_000 });
+  await expect(p.getByTestId('image-row').first()).toBeVisible();
+  return p.evaluate(() => {
+    const hf = (window as unknown as { __hf: { inDom: number; painted: number; long: { start: number; duration: number }[] } }).__hf;
+    const list = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((r) => r.name.endsWith('/api/images.list'));
+    const answered = list?.responseEnd ?? 0;
+    const between = hf.long.filter((t) => t.start + t.duration > answered && t.start < hf.painted);
+    return { answered, painted: hf.painted, inDom: hf.inDom, longest: Math.max(0, ...between.map((t) => t.duration)) };
+  });
+}
+
 test('10,000 references: first render, scrolling the whole list, sort and filter', async ({ holdfast, page: tab }) => {
   test.setTimeout(300_000);
   // One node (the app opens it directly), answering at once: the UI is what is measured.
@@ -205,7 +222,7 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   // Before the app's first script: note when the first image row enters the DOM and when the
   // frame that shows it has been painted (a task posted from that frame's requestAnimationFrame
   // runs after its paint), and every long task from the start.
-  await tab.addInitScript(() => {
+  const markFirstRows = () => {
     const w = window as unknown as { __hf: { inDom?: number; painted?: number; long: { start: number; duration: number }[] } };
     w.__hf = { long: [] };
     try {
@@ -226,7 +243,8 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
       });
     });
     mo.observe(document, { subtree: true, childList: true });
-  });
+  };
+  await tab.addInitScript(markFirstRows);
   const page = await holdfast.open({ handlers: service.handlers });
 
   // 1. First render: images.list answered (its response's last byte, resource timing) → the first
@@ -234,16 +252,10 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   // Waited for with a cheap check twice a second, not a locator: Playwright's visibility polling
   // runs in the page (an accessibility snapshot of it on each retry) and lengthened the very
   // tasks measured here by about 100 ms.
-  await page.waitForFunction(() => (window as unknown as { __hf: { painted?: number } }).__hf.painted !== undefined, undefined, { polling: 500, timeout: 30_000 });
-  await expect(page.getByTestId('image-row').first()).toBeVisible();
-  const firstPaint = await page.evaluate(() => {
-    const hf = (window as unknown as { __hf: { inDom: number; painted: number; long: { start: number; duration: number }[] } }).__hf;
-    const list = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((r) => r.name.endsWith('/api/images.list'));
-    const answered = list?.responseEnd ?? 0;
-    const between = hf.long.filter((t) => t.start + t.duration > answered && t.start < hf.painted);
-    return { answered, painted: hf.painted, inDom: hf.inDom, longest: Math.max(0, ...between.map((t) => t.duration)) };
-  });
-  const firstRender = firstPaint.painted;
+  // One load is one sample of a figure that moves with the machine (page faults, GC; ±25 % here
+  // from one load to the next): this one, and LOADS - 1 more after everything else is measured
+  // (their renderer processes come and go then, not while the list scrolls); the median of them.
+  const loads = [await firstRowsOf(page)];
   await expect(page.getByTestId('images-summary')).toContainText('5000 images · 10000 references');
   // Where that time went (resource timings of the page and its API calls).
   const phases = await page.evaluate(() => {
@@ -366,6 +378,21 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
     await expect.poll(() => page.getByTestId('image-row').count()).toBeGreaterThan(5);
   });
 
+  // The other cold loads of the first render: each a fresh browser context (its own renderer
+  // process, no HTTP or code cache), as cold as the first; a reload would find the scripts
+  // compiled and cached.
+  for (let k = 1; k < LOADS; k++) {
+    const ctx = await page.context().browser()!.newContext({ viewport: page.viewportSize() });
+    const p = await ctx.newPage();
+    await p.addInitScript(markFirstRows);
+    await p.goto(holdfast.server()!.url);
+    loads.push(await firstRowsOf(p));
+    await ctx.close();
+  }
+  const afterAnswerRuns = loads.map((l) => l.painted - l.answered);
+  const firstPaint = [...loads].sort((a, b) => a.painted - a.answered - (b.painted - b.answered))[Math.floor(LOADS / 2)]!;
+  const firstRender = firstPaint.painted;
+
   const p50 = pct(frames, 50);
   const p95 = pct(frames, 95);
   const p99 = pct(frames, 99);
@@ -387,6 +414,7 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
     answeredAt: firstPaint.answered,
     firstPaintAt: firstRender,
     afterAnswer: firstPaint.painted - firstPaint.answered,
+    afterAnswerRuns,
     remount,
     frames: frames.length,
     p50,
@@ -415,9 +443,9 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
     `| **idle baseline**: frame time with nothing happening p50 / p99, long tasks in 3 s | ${ms(now.idleP50)} / ${ms(now.idleP99)}, ${idleLong} |`,
     `| images.list as it crosses (packed): size / JSON.parse in the page (median of 5) | ${(wire.packedBytes / 1e6).toFixed(2)} MB / ${ms(wire.packedParse)} |`,
     `| … the same list as plain JSON, one object per reference: size / JSON.parse | ${(wire.bytes / 1e6).toFixed(2)} MB / ${ms(wire.parse)} |`,
-    `| images.list answered → first rows painted (parse, grouping, sort, render; target ≤ ${TARGET.afterAnswer} ms) | ${ms(now.afterAnswer)} (longest task between: ${ms(firstPaint.longest)}) |`,
+    `| images.list answered → first rows painted (parse, grouping, sort, render; median of ${LOADS} cold loads; target ≤ ${TARGET.afterAnswer} ms) | ${ms(now.afterAnswer)} (first load, then fresh contexts: ${afterAnswerRuns.map((v) => v.toFixed(1)).join(' / ')} ms; longest task between, median load: ${ms(firstPaint.longest)}) |`,
     `| navigation → images.list answered / → first rows painted | ${ms(firstPaint.answered)} / ${ms(firstRender)} |`,
-    `| … page loaded (DOMContentLoaded) / images.list received (${((list?.bytes ?? 0) / 1e6).toFixed(1)} MB) | ${ms(phases.domContentLoaded)} / ${ms(list?.end ?? 0)} |`,
+    `| … page loaded (DOMContentLoaded) / images.list received, last load (${((list?.bytes ?? 0) / 1e6).toFixed(1)} MB) | ${ms(phases.domContentLoaded)} / ${ms(list?.end ?? 0)} |`,
     `| re-render of the table with data loaded (tab switch) | ${ms(remount)} |`,
     `| rows in the DOM (of 5,000) at first render / at most while scrolling | ${domRows} / ${maxRows} |`,
     `| wheel through the whole list (${(total / 1000).toFixed(0)}k px, ${wheels} wheel events of 800 px) | ${scrollSeconds.toFixed(1)} s |`,
@@ -455,7 +483,7 @@ function readmeTable(now: Figures, before: Figures | null): string {
         ? `${(x.jsonBytes / 1e6).toFixed(2)} MB / ${ms(x.jsonParseMs)} (plain JSON)`
         : `${(x.packedBytes / 1e6).toFixed(2)} MB / ${ms(x.packedParseMs)} packed (plain JSON: ${(x.jsonBytes / 1e6).toFixed(2)} MB / ${ms(x.jsonParseMs)})`,
     ),
-    row('images.list answered → first rows painted', `≤ ${TARGET.afterAnswer} ms`, (x) => ms(x.afterAnswer)),
+    row('images.list answered → first rows painted', `≤ ${TARGET.afterAnswer} ms`, (x) => (x.afterAnswerRuns ? `${ms(x.afterAnswer)} (median of ${x.afterAnswerRuns.map((v) => v.toFixed(0)).join(' / ')})` : ms(x.afterAnswer))),
     row('navigation → first rows painted', '', (x) => ms(x.firstPaintAt)),
     row('scroll the whole list: long tasks > 50 ms', `${TARGET.longTasks}`, (x) => `${x.longTasks} (${ms(x.longTotal)})`),
     row('scroll the whole list: frame p50 / p99 / worst', `p99 ≤ ${TARGET.p99} ms`, (x) => `${ms(x.p50)} / ${ms(x.p99)} / ${ms(x.worst)}`),
