@@ -1,6 +1,6 @@
 // The lab: simulated k3s nodes on loopback (real containerd + real sshd in private mount
 // namespaces), k3s start-up emulation and fixture archives. Test tooling only.
-export { startLab, checkLabPrerequisites, type Lab, type LabUser, type LabUserSpec, type StartLabOptions } from './lab.ts';
+export { startLab, checkLabPrerequisites, labUserName, type Lab, type LabUser, type LabUserSpec, type StartLabOptions } from './lab.ts';
 export {
   CONTAINERD_LINES,
   availableContainerdLines,

@@ -61,17 +61,55 @@ export interface StartLabOptions {
 
 const LAB_USER_MARK = 'holdfast-lab';
 
+/**
+ * A lab user's name on this host: the test's own name and this process's id. Users are host-wide
+ * (/etc/passwd), so two runs of the suite on one machine at once (a developer's and CI's) would
+ * otherwise replace each other's users mid-test (seen: a password login refused because the other
+ * run had just made the same user anew).
+ */
+export function labUserName(base: string): string {
+  return `${base}${process.pid}`;
+}
+
+/** The pid recorded in a lab user's GECOS comment (`holdfast-lab pid=N`), if any. */
+function ownerPid(gecos: string | undefined): number | null {
+  const m = /^holdfast-lab pid=(\d+)$/.exec(gecos ?? '');
+  return m ? Number(m[1]) : null;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the lab users of runs that are gone (a crash, a kill -9): each names its process. */
+async function removeOrphanUsers(): Promise<void> {
+  const passwd = await run(['getent', 'passwd']).catch(() => '');
+  for (const line of passwd.split('\n')) {
+    const [name, , , , gecos] = line.split(':');
+    const pid = ownerPid(gecos);
+    if (name && pid !== null && pid !== process.pid && !alive(pid)) await removeUser(name);
+  }
+}
+
 async function createUser(spec: LabUserSpec): Promise<LabUser> {
   if (!/^[a-z_][a-z0-9_-]{0,30}$/.test(spec.name)) throw new Error(`startLab: bad user name ${spec.name}`);
   const home = `/home/${spec.name}`;
-  // A user left by a crashed lab (marked by its GECOS comment) is replaced; any other is refused.
+  // A user left by a crashed lab (marked by its GECOS comment) is replaced; any other is refused,
+  // and so is one of a lab still running.
   const existing = await run(['getent', 'passwd', spec.name]).catch(() => '');
   if (existing) {
-    if (!existing.split(':')[4]?.startsWith(LAB_USER_MARK)) throw new Error(`startLab: user ${spec.name} already exists on this host`);
+    const gecos = existing.split(':')[4];
+    const pid = ownerPid(gecos);
+    if (!gecos?.startsWith(LAB_USER_MARK) || (pid !== null && pid !== process.pid && alive(pid))) throw new Error(`startLab: user ${spec.name} already exists on this host`);
     await removeUser(spec.name);
   }
   await mkdir('/home', { recursive: true });
-  await run(['useradd', '--create-home', '--home-dir', home, '--shell', '/bin/sh', '--comment', LAB_USER_MARK, spec.name]);
+  await run(['useradd', '--create-home', '--home-dir', home, '--shell', '/bin/sh', '--comment', `${LAB_USER_MARK} pid=${process.pid}`, spec.name]);
   // '*' = no valid password but not locked ('!'): sshd without PAM refuses locked accounts even for keys.
   if (spec.password !== undefined) await run(['chpasswd'], { input: `${spec.name}:${spec.password}\n` });
   else await run(['usermod', '--password', '*', spec.name]);
@@ -171,6 +209,7 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
     if (opts.users?.length) {
       await chmod(dir, 0o711);
       await chmod(authorizedKeys, 0o644);
+      await removeOrphanUsers();
       for (const spec of opts.users) users.push(await createUser(spec));
       for (const n of nodes) await n.restrictImagesDir();
     }

@@ -9,7 +9,7 @@ import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rea
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import { emulateK3sStart, labelsOf, labUserName, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { IndexCache } from '../../src/core/archives/scan';
 import { AuditLog } from '../../src/core/audit/log';
 import { HoldfastError } from '../../src/core/errors';
@@ -22,8 +22,8 @@ import { uploadArchive } from '../../src/core/upload';
 import type { NodeDef, NodeInput } from '../../src/shared/domain';
 import { labNodeDef, runCli, tempHome } from './support';
 
-const USER = 'hfop';
-const NOSUDO = 'hfnosudo';
+const USER = labUserName('hfop');
+const NOSUDO = labUserName('hfnosudo');
 // Secrets: none of these may ever show up in an error, a hint or CLI output.
 const PASSWORD = 'pw-S3cret "quoted" $(echo no)';
 const PASSPHRASE = 'kp-Secr3t passphrase';

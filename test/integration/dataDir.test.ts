@@ -7,7 +7,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import { labUserName, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { parseProbe, probeArgv } from '../../src/core/node/detect';
 import { connectNode } from '../../src/core/node/session';
 import { createHandlers, type Service } from '../../src/core/service';
@@ -15,8 +15,8 @@ import type { ArchiveInfo, NodeDef, NodeStatus } from '../../src/shared/domain';
 import { labNodeDef, runCli, tempHome } from './support';
 
 const TOKEN = 'K10-join-token-S3cret::server:abcdef';
-const SUDOER = 'hfdd';
-const PLAIN = 'hfddn';
+const SUDOER = labUserName('hfdd');
+const PLAIN = labUserName('hfddn');
 const outputs: string[] = [];
 
 let lab: Lab;

@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImageArchive, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import { buildImageArchive, labUserName, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { dockerTagBomb, ociIndexBomb, zstdWindowBomb } from '../../lab/hostile';
 import { IndexCache, scanImagesDir, type ScannedFile } from '../../src/core/archives/scan';
 import { HoldfastError } from '../../src/core/errors';
@@ -17,7 +17,7 @@ import { NodeSession } from '../../src/core/node/session';
 import type { NodeDef } from '../../src/shared/domain';
 import { labNodeDef, runCli, tempHome } from './support';
 
-const USER = 'hflim';
+const USER = labUserName('hflim');
 const MiB = 1024 * 1024;
 let lab: Lab;
 let node: LabNodeHandle;

@@ -8,14 +8,14 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLab, type Lab } from '../../lab';
+import { labUserName, startLab, type Lab } from '../../lab';
 import { formatRecord, setLogSink } from '../../src/core/log';
 import { NodeSession } from '../../src/core/node/session';
 import type { NodeDef } from '../../src/shared/domain';
 import { unpackEnvelope } from '../../src/shared/wirePack';
 import { labNodeDef, repoRoot, tempHome } from './support';
 
-const USER = 'hfpw';
+const USER = labUserName('hfpw');
 const PASSWORD = 'S3cret-pw-91c4 "quoted" $(echo no)';
 const WRONG_PASSWORD = 'S3cret-wrong-5d2e';
 const PASSPHRASE = 'S3cret-kp-77ab passphrase';

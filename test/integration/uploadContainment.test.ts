@@ -10,14 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeImageArchive } from '../../lab/fixtures';
-import { startLab, type Lab } from '../../lab/lab';
+import { labUserName, startLab, type Lab } from '../../lab/lab';
 import { K3S_IMAGES_DIR, type LabNodeHandle } from '../../lab/node';
 import { HoldfastError } from '../../src/core/errors';
 import { NodeSession } from '../../src/core/node/session';
 import { uploadArchive, type UploadOptions } from '../../src/core/upload';
 import { labNodeDef } from './support';
 
-const USER = 'hfup';
+const USER = labUserName('hfup');
 const MiB = 1024 * 1024;
 let lab: Lab;
 let local: string;
