@@ -180,7 +180,8 @@ export function useVirtualRows(opts: {
     if (top !== view.current.top) view.current.dir = top > view.current.top ? 1 : -1;
     view.current.top = top;
     view.current.viewport = viewport;
-    // (A kept window is never larger than a fresh one plus what idle time added ahead.)
+    // Keep, extend or replace the rendered rows (windowAfterScroll says which and why); a kept
+    // window is never larger than a fresh one plus what idle time added ahead.
     const off = offsetsRef.current;
     setRange((prev) => {
       const w = windowAfterScroll(prev, off, top, viewport, overscanPx);
