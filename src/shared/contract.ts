@@ -4,7 +4,7 @@
 // Every channel has an argument schema (validated in main / the server, never trusted from
 // the renderer) and a result type. Results and errors travel in one envelope. The zod-free
 // half (operations, envelope, live events) is ./channels, re-exported here.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DiskPicture } from './diskPicture';
 import type { FleetReport } from './fleet';
 import type { PrunePlan, PruneResult } from './prunePlan';

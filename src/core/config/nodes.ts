@@ -3,7 +3,7 @@
 // it, so concurrent CLI and app changes all land or fail clearly (a name taken meanwhile: CONFLICT).
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { nodeInputSchema } from '../../shared/contract';
 import { NODE_DEFAULTS, type ImagesDirDetection, type NodeDef, type NodeInput } from '../../shared/domain';
 import { HoldfastError } from '../errors';
