@@ -8,7 +8,7 @@ import type { Platform } from './mediaTypes';
 import { pinState } from './pinState';
 import { TargetResolver } from './resolve';
 import { mapLimit } from '../../shared/mapLimit';
-import { compareText } from '../../shared/compareText';
+import { sortByText } from '../../shared/compareText';
 
 /** The references of `records` (containerd's image list), their targets resolved for the node's platform. */
 export async function listImageRefs(records: ImageRecord[], resolver: TargetResolver): Promise<BaseImageRef[]> {
@@ -31,7 +31,8 @@ export async function listImageRefs(records: ImageRecord[], resolver: TargetReso
       pin: pinState(r.labels),
     };
   });
-  return refs.sort((a, b) => compareText(a.name, b.name));
+  // sortByText checks each name for the fast path once: 1,000 references sort in a fraction of what per-comparison checks cost.
+  return sortByText(refs, (r) => r.name);
 }
 
 export type { Platform };
