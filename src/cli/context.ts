@@ -54,6 +54,17 @@ export function describeChange(c: LabelChange, indent = '    '): string {
   return keys.map((k) => `${indent}${terminalSafe(k)}: ${v(c.before[k])} → ${v(c.after[k])}`).join('\n');
 }
 
+/**
+ * The preAction hook of a command whose first argument is the one node it works on: once the
+ * arguments parse, the connection starts while the rest of the command loads (CliService.headStart).
+ */
+export const connectsFirstNode =
+  (cli: Cli) =>
+  (_self: unknown, action: { processedArgs: unknown[] }): void => {
+    const node = action.processedArgs[0];
+    if (typeof node === 'string' && node) cli.headStart(node);
+  };
+
 export interface Cli extends CliService {
   io: Io;
   store(): Store;
@@ -66,6 +77,7 @@ export function createCli(io: Io): Cli {
     io,
     call: (channel, args) => service.call(channel, args),
     subscribe: (cb) => service.subscribe(cb),
+    headStart: (node) => service.headStart(node),
     close: () => service.close(),
     store,
   };

@@ -11,6 +11,8 @@
 // call one start without the service (nor ssh2, grpc-js, protobufjs under it).
 import { HoldfastError } from '../core/errors';
 import type { Service } from '../core/service';
+import type { CredentialsProvider } from '../core/ssh/credentials';
+import { HeadStart, openHeadStart } from './headStart';
 import type { ArgsOf, Channel, Envelope, LiveEvent, ResultOf } from '../shared/contract';
 
 export interface CliService {
@@ -21,6 +23,12 @@ export interface CliService {
    * returns the unsubscribe. In process every job change is delivered (no throttle).
    */
   subscribe(cb: (e: LiveEvent) => void): Promise<() => void>;
+  /**
+   * Starts connecting to the node a command names as soon as its arguments parse (see
+   * HeadStart); the command's first operation on that node adopts the session. Never fails:
+   * whatever goes wrong is left for that operation to meet and report.
+   */
+  headStart(node: string): void;
   /** Closes the sessions the operations opened and stops what the service still runs (once the command is done, or on Ctrl-C before a job exists). */
   close(): Promise<void>;
 }
@@ -30,18 +38,25 @@ type Loaded = { service: Service; dispatch: (h: Service, channel: string, raw: u
 export function lazyService(): CliService {
   let loaded: Promise<Loaded> | undefined;
   let closing: Promise<void> | undefined;
-  const load = () =>
-    (loaded ??= Promise.all([import('../core/service'), import('../server/dispatch'), import('./prompt')]).then(([{ createHandlers }, { dispatch }, { ttyCredentials }]) => ({
-      // Passphrases, passwords, keyboard-interactive answers: asked on the terminal, kept nowhere.
-      service: createHandlers({
-        credentials: ttyCredentials(),
-        // One person at one terminal: every phase of a job is shown, and a fleet run never stops
-        // to ask many nodes' secrets at once (a node that needs one is reported AUTH_FAILED).
-        jobThrottleMs: 0,
-        fleetCredentials: false,
-      }),
-      dispatch,
-    })));
+  // Passphrases, passwords, keyboard-interactive answers: asked on the terminal, kept nowhere.
+  let tty: Promise<CredentialsProvider> | undefined;
+  const credentials = () => (tty ??= import('./prompt').then(({ ttyCredentials }) => ttyCredentials()));
+  const head = new HeadStart(async (node, whileHandshaking) => openHeadStart(node, await credentials(), whileHandshaking));
+  const loadService = async (): Promise<Loaded> => {
+    // A command that named its node is connecting already: the service loads during the handshake.
+    await head.connecting();
+    const [{ createHandlers }, { dispatch }, { NodeSession }, tty] = await Promise.all([import('../core/service'), import('../server/dispatch'), import('../core/node/session'), credentials()]);
+    const service = createHandlers({
+      credentials: tty,
+      openSession: async (def, opts) => (await head.adopt(def, opts)) ?? NodeSession.open(def, opts),
+      // One person at one terminal: every phase of a job is shown, and a fleet run never stops
+      // to ask many nodes' secrets at once (a node that needs one is reported AUTH_FAILED).
+      jobThrottleMs: 0,
+      fleetCredentials: false,
+    });
+    return { service, dispatch };
+  };
+  const load = () => (loaded ??= loadService());
   return {
     async call(channel, args) {
       const { service, dispatch } = await load();
@@ -54,10 +69,12 @@ export function lazyService(): CliService {
       const { service } = await load();
       return service.events.subscribe(cb);
     },
+    headStart: (node) => head.start(node),
     close() {
       closing ??= (async () => {
         const l = await loaded?.catch(() => undefined); // a service that failed to load has nothing open
         await l?.service.dispose();
+        await head.close();
       })();
       return closing;
     },

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../lab/lab';
-import { runCli, tempHome } from './support';
+import { NodeStore } from '../../src/core/config/nodes';
+import { labNodeDef, runCli, tempHome } from './support';
 
 let lab: Lab;
 
@@ -69,5 +70,31 @@ describe('holdfast CLI', () => {
 
     expect((await runCli(['node', 'rm', 'k1'], { HOLDFAST_HOME: home })).code).toBe(0);
     expect((await runCli(['node', 'ls', '--json'], { HOLDFAST_HOME: home })).stdout.trim()).toBe('[]');
+  });
+
+  it('connects once per command, as soon as its arguments parse, and not at all for a usage error', async () => {
+    // The head start (src/cli/headStart.ts) opens the node's session while the service loads; the
+    // operation must adopt it, not open a second connection, and a command that never runs must not
+    // reach the node. sshd logs each login.
+    const home = tempHome();
+    const n = lab.node('k1');
+    await new NodeStore(home).add(labNodeDef(lab, n));
+    const logins = async () => ((await n.sshdLog()).match(/Accepted publickey/g) ?? []).length;
+    const before = await logins();
+
+    const listed = await runCli(['images', 'k1', '--json'], { HOLDFAST_HOME: home });
+    expect(listed.stderr).toBe('');
+    expect(listed.code).toBe(0);
+    expect(Array.isArray(JSON.parse(listed.stdout))).toBe(true);
+    expect(await logins()).toBe(before + 1);
+
+    const pinned = await runCli(['pin', 'k1', '--all-k3s', '--dry-run'], { HOLDFAST_HOME: home });
+    expect(pinned.code).toBe(0);
+    expect(await logins()).toBe(before + 2);
+
+    const typo = await runCli(['images', 'k1', '--jsno'], { HOLDFAST_HOME: home });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("unknown option '--jsno'");
+    expect(await logins()).toBe(before + 2);
   });
 });

@@ -8,7 +8,7 @@ import { FS_ROLE_TEXT } from '../../shared/diskPicture';
 import { evictionAtPercent, formatThreshold, kubeletUsagePercent } from '../../shared/gcPolicy';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
-import type { Cli } from '../context';
+import { connectsFirstNode, type Cli } from '../context';
 import { humanSize, shortDigest, table } from '../format';
 import { mapLimit } from '../../shared/mapLimit';
 
@@ -99,6 +99,7 @@ export function registerDiskCommands(program: Command, cli: Cli): void {
     .command('disk')
     .description("a node's disk: file systems, kubelet's GC thresholds, the image store by image, and what GC would delete first")
     .argument('<node>')
+    .hook('preAction', connectsFirstNode(cli))
     .option('--json', 'machine-readable output')
     .action(async (name: string, o) => {
       const p = await cli.call('disk.picture', { node: name });

@@ -6,7 +6,7 @@ import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
 import { imageProtection, losingOf, protectionKey, refOutcome } from '../../shared/protection';
 import { criPinning } from '../../shared/versions';
-import type { Cli } from '../context';
+import { connectsFirstNode, type Cli } from '../context';
 import { humanSize, shortDigest, table, terminalSafe as safe } from '../format';
 
 /** The lost pins of one node as text: which pin, when Holdfast made it, why it is likely gone, what to do. */
@@ -29,6 +29,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .command('images')
     .description('every image reference on a node: pin state and fate at the next k3s start')
     .argument('<node>')
+    .hook('preAction', connectsFirstNode(cli))
     .option('--json', 'machine-readable output')
     .option('--lost', "only the durable pins Holdfast made that are gone (with --json: an array of lost pins)")
     .action(async (name: string, o) => {
@@ -79,6 +80,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .command('archives')
     .description("the files in a node's images dir: what each archive brings and whether it can be removed safely")
     .argument('<node>')
+    .hook('preAction', connectsFirstNode(cli))
     .option('--json', 'machine-readable output')
     .action(async (name: string, o) => {
       const archives = await cli.call('archives.list', { node: name });

@@ -4,7 +4,7 @@ import { HoldfastError } from '../../core/errors';
 import type { ArgsOf } from '../../shared/contract';
 import type { PinPlan } from '../../shared/domain';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
-import { describeChange, type Cli } from '../context';
+import { connectsFirstNode, describeChange, type Cli } from '../context';
 import { humanSize, terminalSafe as safe } from '../format';
 import { logger } from '../../core/log';
 
@@ -25,6 +25,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .description('make pins durable: set io.cri-containerd.pinned and remove the k3s label on every reference of each image')
     .argument('<node>')
     .argument('[refs...]', 'image references to pin (every reference of the same image is pinned too)')
+    .hook('preAction', connectsFirstNode(cli))
     .option('--archive <path>', 'the images an archive in the images dir brings (path relative to the images dir)')
     .option('--all-k3s', 'every image k3s has pinned')
     .option('--dry-run', 'show what would change, change nothing')
@@ -48,6 +49,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .description('release durable pins Holdfast (or anyone) set: kubelet may then garbage-collect the image')
     .argument('<node>')
     .argument('<refs...>')
+    .hook('preAction', connectsFirstNode(cli))
     .option('--dry-run', 'show what would change, change nothing')
     .option('--json', 'machine-readable output')
     .action(async (name: string, refs: string[], o) => {
@@ -62,6 +64,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .description('remove an archive from the images dir, only if every image it brings is complete and durably pinned')
     .argument('<node>')
     .argument('<path>', 'path relative to the images dir')
+    .hook('preAction', connectsFirstNode(cli))
     .option('--force', 'remove even if the check fails (logged)')
     .option('--dry-run', 'run the check only')
     .action(async (name: string, p: string, o) => {

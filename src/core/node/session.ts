@@ -32,6 +32,8 @@ export interface OpenNodeOptions {
   credentials?: CredentialsProvider;
   /** Finds a configured node by name: needed when the node (or a hop) has `jump`. */
   resolveNode?: (name: string) => Promise<NodeDef>;
+  /** Runs once the first SSH handshake is under way (the CLI loads its service then, while the node answers). */
+  whileHandshaking?: () => void;
 }
 
 /** Longest jump chain followed (hops before the node itself). */
@@ -102,7 +104,7 @@ function viaHop(e: unknown, hop: NodeDef): unknown {
  * SSH to def through its jump chain: each hop's host key checked against the hop's own
  * known_hosts, each next hop reached through the previous one's forwardOut channel.
  */
-export async function connectNode(def: NodeDef, opts: OpenNodeOptions & Pick<SshTarget, 'whileHandshaking'> = {}): Promise<SshConnection> {
+export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Promise<SshConnection> {
   const hops = await resolveJumpChain(def, opts.resolveNode);
   let via: SshConnection | undefined;
   // The caller's work runs once, during the first handshake (the first hop's, with a jump chain).
@@ -187,7 +189,13 @@ export class NodeSession {
   static async open(def: NodeDef, opts: OpenNodeOptions = {}): Promise<NodeSession> {
     // grpc-js, protobufjs and our definitions load while the handshake waits on the node (a
     // cold CLI would otherwise start on them only once connected).
-    const ssh = await connectNode(def, { ...opts, whileHandshaking: () => void containerdModule().then((m) => m.prepareContainerdClient(), () => undefined) });
+    const ssh = await connectNode(def, {
+      ...opts,
+      whileHandshaking: () => {
+        opts.whileHandshaking?.();
+        void containerdModule().then((m) => m.prepareContainerdClient(), () => undefined);
+      },
+    });
     // Every session asks what the node runs (detect) and nearly every one reads the images dir:
     // the probe, the longest round trip, is under way and the node starts its sftp-server while
     // the tunnel opens and the service definitions load. A refused SFTP stays with the channel

@@ -31,6 +31,7 @@ describe('followJob', () => {
       call: async () => {
         throw new Error('not called');
       },
+      headStart: () => undefined,
       subscribe: async (cb) => {
         listener = cb;
         return () => (listener = undefined);
@@ -70,6 +71,7 @@ describe('followJob', () => {
       call: async () => {
         throw new Error('not called');
       },
+      headStart: () => undefined,
       subscribe: async () => () => undefined,
       close: async () => undefined,
     };
