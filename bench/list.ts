@@ -25,6 +25,7 @@ import os from 'node:os';
 import { buildCli } from '../scripts/build-cli.mjs';
 // @ts-expect-error -- plain .mjs build scripts, no type declarations
 import { buildExe } from '../scripts/build-cli-exe.mjs';
+import { buildFloor } from './floor/build';
 
 const { values } = parseArgs({ options: { refs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' }, 'no-readme': { type: 'boolean', default: false } } });
 const REFS = Number(values.refs);
@@ -33,6 +34,7 @@ const root = path.resolve(import.meta.dirname, '..');
 
 await buildCli();
 const exe = await buildExe(path.join(mkdtempSync(path.join(os.tmpdir(), 'hf-bench-exe-')), 'holdfast'));
+const floor = await buildFloor();
 /** argv and env of each way to run `holdfast`. */
 const ways = {
   bundle: { argv: [process.execPath, path.join(root, 'bin', 'holdfast.mjs')], env: { HOLDFAST_CLI: 'bundle' } },
@@ -88,6 +90,10 @@ try {
   const nodeBareNoCa: number[] = [];
   const imagesNoCa: number[] = [];
   const sshTrue: number[] = [];
+  // The floor of any Node CLI on ssh2 (bench/floor): connect, check the host key, authenticate,
+  // run `true`, close — built and started like the CLI bundle.
+  const floorArgv = [process.execPath, floor, n.host, String(n.port), 'root', lab.clientKey, n.hostKeyFingerprint];
+  const ssh2True: number[] = [];
   const pageTouch: number[] = [];
   const touch = [process.execPath, '-e', 'const t = process.hrtime.bigint(); Buffer.alloc(64 << 20).fill(1); console.log(Number(process.hrtime.bigint() - t) / 1e3 / 16384)'];
   let count = 0;
@@ -96,6 +102,7 @@ try {
   // Not timed: each way's first run of each command, which writes its V8 code cache (and the
   // standalone file's embedded files): every later start, what an operator sees, reads them.
   for (const w of Object.keys(ways) as Way[]) for (const args of [['images', 'bench', '--json'], ['--help'], ['node', 'ls']]) await cli(w, args);
+  await timeCmd(floorArgv);
   for (let r = 0; r < RUNS; r++) {
     byHand.push((await timeCmd(ctr)).ms);
     byHandQ.push((await timeCmd([...ctr, '-q'])).ms);
@@ -105,6 +112,7 @@ try {
       imagesNoCa.push((await timeCmd([...ways.bundle.argv, 'images', 'bench', '--json'], { HOLDFAST_HOME: home, ...ways.bundle.env, NODE_EXTRA_CA_CERTS: undefined })).ms);
     }
     sshTrue.push((await timeCmd([...sshArgv, 'true'])).ms);
+    ssh2True.push((await timeCmd(floorArgv)).ms);
     pageTouch.push(Number((await timeCmd(touch)).out));
     for (const w of Object.keys(ways) as Way[]) {
       const c = await cli(w, ['images', 'bench', '--json']);
@@ -146,6 +154,7 @@ try {
       nodeBare: med(nodeBare),
       ...(extraCa ? { nodeBareWithoutExtraCaCerts: med(nodeBareNoCa), holdfastImagesColdWithoutExtraCaCerts: med(imagesNoCa) } : {}),
       sshTrue: med(sshTrue),
+      nodeSsh2True: med(ssh2True),
     },
     pageTouchMicros: Math.round(median(pageTouch) * 100) / 100,
   };
@@ -162,7 +171,7 @@ try {
     `| \`holdfast --help\` | ${m.holdfastHelp.bundle} ms | ${m.holdfastHelp.exe} ms | ${m.holdfastHelp.tsx} ms |`,
     `| \`holdfast node ls\` | ${m.holdfastNodeLs.bundle} ms | ${m.holdfastNodeLs.exe} ms | ${m.holdfastNodeLs.tsx} ms |`,
     '',
-    `The machine, same run: \`node -e 0\` ${m.nodeBare} ms, \`ssh node true\` ${m.sshTrue} ms, first touch of a new 4 KiB page ${result.pageTouchMicros} µs.`,
+    `The machine, same run: \`node -e 0\` ${m.nodeBare} ms, \`ssh node true\` ${m.sshTrue} ms, first touch of a new 4 KiB page ${result.pageTouchMicros} µs. The floor of any Node CLI on ssh2 (bench/floor: connect, check the host key, authenticate, run \`true\`, close; built and started like the CLI bundle): ${m.nodeSsh2True} ms, ${x(m.sshCtrImagesLsQuiet, m.nodeSsh2True)} of \`ctr images ls -q\`'s speed before it lists anything.`,
     ...(extraCa
       ? [
           '',
