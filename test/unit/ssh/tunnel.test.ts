@@ -28,12 +28,14 @@ class FakeClient extends EventEmitter {
   probeOut = 'socat python3 perl\n';
   execCommands: string[] = [];
   channels: Duplex[] = [];
+  streamlocalChannels: Duplex[] = [];
   openssh_forwardOutStreamLocal(_p: string, cb: (err: Error | undefined, ch?: Duplex) => void) {
     if (!this.connected) throw new Error('Not connected');
     setImmediate(() => {
       if (this.streamlocal === 'refused') return cb(new Error('(SSH) Channel open failure: open failed'));
       const ch = echoChannel();
       this.channels.push(ch);
+      this.streamlocalChannels.push(ch);
       cb(undefined, ch);
     });
     return this;
@@ -97,6 +99,32 @@ describe('openTunnel', () => {
     await t.close();
     expect(existsSync(path.dirname(t.localPath))).toBe(false);
     expect(t.closed).toBe(true);
+  });
+
+  it("hands the probe's channel to the first connection (one round trip fewer), opens one per later connection, and closes an unused one", async () => {
+    const client = new FakeClient();
+    const t = await openTunnel(client as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    expect(client.streamlocalChannels).toHaveLength(1);
+    expect(await roundTrip(t.localPath, 'first')).toBe('first');
+    expect(client.streamlocalChannels).toHaveLength(1);
+    expect(await roundTrip(t.localPath, 'second')).toBe('second');
+    expect(client.streamlocalChannels).toHaveLength(2);
+    await t.close();
+
+    // The node closed the probe's channel before anyone dialled: a new one serves the connection.
+    const gone = new FakeClient();
+    const t2 = await openTunnel(gone as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    gone.streamlocalChannels[0]!.destroy();
+    await new Promise((r) => setImmediate(r));
+    expect(await roundTrip(t2.localPath, 'fresh')).toBe('fresh');
+    expect(gone.streamlocalChannels).toHaveLength(2);
+    await t2.close();
+
+    // Nobody dialled: closing the tunnel closes the probe's channel too.
+    const idle = new FakeClient();
+    const t3 = await openTunnel(idle as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    await t3.close();
+    expect(idle.streamlocalChannels[0]!.destroyed).toBe(true);
   });
 
   it('falls back to a quoted socat exec bridge when streamlocal is refused', async () => {
@@ -234,7 +262,7 @@ describe('openTunnel', () => {
     a.write('1');
     b.write('2');
     await Promise.all([new Promise((r) => a.once('data', r)), new Promise((r) => b.once('data', r))]);
-    const chA = client.channels.at(-2)!;
+    const chA = client.streamlocalChannels[0]!; // a, dialled first, took the probe's channel
     const aClosed = new Promise((r) => a.once('close', r));
     chA.destroy(new Error('boom'));
     await aClosed;
