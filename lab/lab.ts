@@ -71,9 +71,9 @@ export function labUserName(base: string): string {
   return `${base}${process.pid}`;
 }
 
-/** The pid recorded in a lab user's GECOS comment (`holdfast-lab pid=N`), if any. */
+/** The pid recorded in a lab user's GECOS comment (`<LAB_USER_MARK> pid=N`), if any. */
 function ownerPid(gecos: string | undefined): number | null {
-  const m = /^holdfast-lab pid=(\d+)$/.exec(gecos ?? '');
+  const m = new RegExp(`^${LAB_USER_MARK} pid=(\\d+)$`).exec(gecos ?? '');
   return m ? Number(m[1]) : null;
 }
 

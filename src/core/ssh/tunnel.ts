@@ -339,7 +339,9 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
       ch.once('close', () => {
         if (spare === ch) spare = undefined;
       });
-      ch.on('error', (err: Error) => log.debug('unused streamlocal channel failed', { err }));
+      ch.on('error', (err: Error) => {
+        if (spare === ch) log.debug('unused streamlocal channel failed', { err }); // once taken, its connection handles errors
+      });
       mode = 'streamlocal';
       if (opts.primeNoDelay !== false) void primeServerNoDelay(client);
     } catch (err) {
