@@ -92,8 +92,12 @@ try {
   const sshTrue: number[] = [];
   // The floor of any Node CLI on ssh2 (bench/floor): connect, check the host key, authenticate,
   // run `true`, close — built and started like the CLI bundle.
-  const floorArgv = [process.execPath, floor, n.host, String(n.port), 'root', lab.clientKey, n.hostKeyFingerprint];
+  const floorArgv = [process.execPath, floor, 'true', n.host, String(n.port), 'root', lab.clientKey, n.hostKeyFingerprint];
   const ssh2True: number[] = [];
+  // Holdfast's own data path with nothing on top (bench/floor/listNames.ts): its SSH code, the
+  // tunnel and the gRPC list, printing the names `-q` prints — no CLI, no probe, no fates.
+  const namesArgv = [process.execPath, floor, 'names', n.host, String(n.port), 'root', lab.clientKey, lab.knownHosts, def.socket];
+  const namesOnly: number[] = [];
   const pageTouch: number[] = [];
   const touch = [process.execPath, '-e', 'const t = process.hrtime.bigint(); Buffer.alloc(64 << 20).fill(1); console.log(Number(process.hrtime.bigint() - t) / 1e3 / 16384)'];
   let count = 0;
@@ -103,6 +107,8 @@ try {
   // standalone file's embedded files): every later start, what an operator sees, reads them.
   for (const w of Object.keys(ways) as Way[]) for (const args of [['images', 'bench', '--json'], ['--help'], ['node', 'ls']]) await cli(w, args);
   await timeCmd(floorArgv);
+  const names = await timeCmd(namesArgv);
+  if (names.out.split('\n').filter(Boolean).length !== REFS) throw new Error(`bench/floor names printed ${names.out.split('\n').filter(Boolean).length} names, not ${REFS}`);
   for (let r = 0; r < RUNS; r++) {
     byHand.push((await timeCmd(ctr)).ms);
     byHandQ.push((await timeCmd([...ctr, '-q'])).ms);
@@ -113,6 +119,7 @@ try {
     }
     sshTrue.push((await timeCmd([...sshArgv, 'true'])).ms);
     ssh2True.push((await timeCmd(floorArgv)).ms);
+    namesOnly.push((await timeCmd(namesArgv)).ms);
     pageTouch.push(Number((await timeCmd(touch)).out));
     for (const w of Object.keys(ways) as Way[]) {
       const c = await cli(w, ['images', 'bench', '--json']);
@@ -155,6 +162,7 @@ try {
       ...(extraCa ? { nodeBareWithoutExtraCaCerts: med(nodeBareNoCa), holdfastImagesColdWithoutExtraCaCerts: med(imagesNoCa) } : {}),
       sshTrue: med(sshTrue),
       nodeSsh2True: med(ssh2True),
+      holdfastDataPathNamesOnly: med(namesOnly),
     },
     pageTouchMicros: Math.round(median(pageTouch) * 100) / 100,
   };
@@ -171,7 +179,7 @@ try {
     `| \`holdfast --help\` | ${m.holdfastHelp.bundle} ms | ${m.holdfastHelp.exe} ms | ${m.holdfastHelp.tsx} ms |`,
     `| \`holdfast node ls\` | ${m.holdfastNodeLs.bundle} ms | ${m.holdfastNodeLs.exe} ms | ${m.holdfastNodeLs.tsx} ms |`,
     '',
-    `The machine, same run: \`node -e 0\` ${m.nodeBare} ms, \`ssh node true\` ${m.sshTrue} ms, first touch of a new 4 KiB page ${result.pageTouchMicros} µs. The floor of any Node CLI on ssh2 (bench/floor: connect, check the host key, authenticate, run \`true\`, close; built and started like the CLI bundle): ${m.nodeSsh2True} ms, ${x(m.sshCtrImagesLsQuiet, m.nodeSsh2True)} of \`ctr images ls -q\`'s speed before it lists anything.`,
+    `The machine, same run: \`node -e 0\` ${m.nodeBare} ms, \`ssh node true\` ${m.sshTrue} ms, first touch of a new 4 KiB page ${result.pageTouchMicros} µs. The floor of any Node CLI on ssh2 (bench/floor: connect, check the host key, authenticate, run \`true\`, close; built and started like the CLI bundle): ${m.nodeSsh2True} ms, ${x(m.sshCtrImagesLsQuiet, m.nodeSsh2True)} of \`ctr images ls -q\`'s speed before it lists anything. Holdfast's own data path printing only the names, as \`-q\` does (bench/floor/listNames.ts: its SSH code, the tunnel, the gRPC list; no CLI, no probe, no images dir, no fates): ${m.holdfastDataPathNamesOnly} ms, ${x(m.sshCtrImagesLsQuiet, m.holdfastDataPathNamesOnly)}.`,
     ...(extraCa
       ? [
           '',

@@ -9,7 +9,7 @@ import { Client } from 'ssh2';
 import { hostKeyFingerprint } from '../../src/core/ssh/knownHosts';
 
 export function main(argv: string[]): Promise<number> {
-  const [host, port, user, key, fingerprint] = argv.slice(2);
+  const [host, port, user, key, fingerprint] = argv.slice(3);
   return new Promise((resolve) => {
     const c = new Client();
     c.on('ready', () =>
