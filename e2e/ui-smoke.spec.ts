@@ -936,7 +936,7 @@ async function sidewaysScroll(page: Page): Promise<string[]> {
   });
 }
 
-test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and no badge or row button is cut', async ({ page }) => {
+test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and no badge, row button or image name is cut', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await serveReal({ lostPins: true });
   await page.goto(server.url);
@@ -953,6 +953,12 @@ test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and 
   expect(await sidewaysScroll(page)).toEqual([]);
   expect(await clipped(page, '[data-testid=pin-badge], [data-testid=pin-mixed], [data-testid=fate], [data-testid=row-action]')).toEqual([]);
   await expect(page.getByTestId('fate')).not.toHaveCount(0);
+  // Each tag's image name shows whole: a long reference gives up its registry and path first
+  // (docker.io/rancher/mirrored-coredns-coredns:1.12.0 is wider than the column here).
+  const names = page.locator('[data-testid=image-ref].ref-tag .ref-base');
+  await expect(names.filter({ hasText: /^mirrored-coredns-coredns$/ })).toHaveCount(1);
+  await expect(names.filter({ hasText: /^local-path-provisioner$/ })).toHaveCount(1);
+  expect(await clipped(page, '[data-testid=image-ref].ref-tag .ref-base, [data-testid=image-ref].ref-tag .ref-suffix')).toEqual([]);
 
   await page.getByTestId('tab-archives').click();
   await expect(page.getByTestId('archive-row').first()).toBeVisible();

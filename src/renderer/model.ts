@@ -515,6 +515,16 @@ export function splitRef(name: string): [repo: string, suffix: string] {
   return [name, ''];
 }
 
+/**
+ * A repository split where a narrow cell cuts it: the registry and path up to the last `/`
+ * (cut first), then the image's own name (what a technician reads the row by).
+ * `docker.io/library/nginx` → [`docker.io/library/`, `nginx`].
+ */
+export function splitRepo(repo: string): [path: string, base: string] {
+  const slash = repo.lastIndexOf('/');
+  return slash < 0 ? ['', repo] : [repo.slice(0, slash + 1), repo.slice(slash + 1)];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pins lost behind Holdfast's back (shared/lostPins.ts), as the node view shows them: one entry
 // per image and kind of loss, the tag first, the one-click remedy when there is one.

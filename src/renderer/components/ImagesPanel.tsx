@@ -13,6 +13,7 @@ import {
   humanSize,
   shortId,
   splitRef,
+  splitRepo,
   sortGroups,
   type ImageGroup,
   type PinFilter,
@@ -316,12 +317,23 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   );
 }
 
-/** A reference in one line: the repository is cut first, the tag or digest stays readable. */
+/**
+ * A reference in one line: the registry and path are cut first (from their start, so what is left
+ * reads `…rancher/`), then the image's own name; the tag or digest stays readable.
+ */
 function RefText({ name }: { name: string }) {
   const [repo, suffix] = splitRef(displayRef(name));
+  const [path, base] = splitRepo(repo);
   return (
     <span className="ref-text ref-split">
-      <span className="ref-repo">{repo}</span>
+      <span className="ref-repo">
+        {path ? (
+          <span className="ref-path">
+            <bdi>{path}</bdi>
+          </span>
+        ) : null}
+        <span className="ref-base">{base}</span>
+      </span>
       {suffix ? <span className="ref-suffix">{suffix}</span> : null}
     </span>
   );

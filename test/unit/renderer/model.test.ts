@@ -18,6 +18,8 @@ import {
   humanSize,
   refKind,
   shortId,
+  splitRef,
+  splitRepo,
   matchesQuery,
   sortGroups,
   sortPlatforms,
@@ -157,6 +159,18 @@ describe('search text (built once per group)', () => {
     expect(matchesQuery(g!, 'vendor=acme')).toBe(true);
     expect(matchesQuery(g!, 'field\nvendor')).toBe(false);
     expect(matchesQuery(g!, 'nginx')).toBe(false);
+  });
+});
+
+describe('references split for a narrow cell', () => {
+  it('keeps the tag or digest apart, and the image name apart from its registry and path', () => {
+    expect(splitRef('docker.io/rancher/mirrored-coredns-coredns:1.12.0')).toEqual(['docker.io/rancher/mirrored-coredns-coredns', ':1.12.0']);
+    expect(splitRef('registry.site.lan:5000/acme/agent@sha256:abc')).toEqual(['registry.site.lan:5000/acme/agent', '@sha256:abc']);
+    expect(splitRef('registry.site.lan:5000/acme/agent')).toEqual(['registry.site.lan:5000/acme/agent', '']);
+    expect(splitRepo('docker.io/rancher/mirrored-coredns-coredns')).toEqual(['docker.io/rancher/', 'mirrored-coredns-coredns']);
+    expect(splitRepo('registry.site.lan:5000/acme/agent')).toEqual(['registry.site.lan:5000/acme/', 'agent']);
+    expect(splitRepo('busybox')).toEqual(['', 'busybox']);
+    expect(splitRepo('sha256:80d331785726')).toEqual(['', 'sha256:80d331785726']);
   });
 });
 
