@@ -107,8 +107,8 @@ try {
   // standalone file's embedded files): every later start, what an operator sees, reads them.
   for (const w of Object.keys(ways) as Way[]) for (const args of [['images', 'bench', '--json'], ['--help'], ['node', 'ls']]) await cli(w, args);
   await timeCmd(floorArgv);
-  const names = await timeCmd(namesArgv);
-  if (names.out.split('\n').filter(Boolean).length !== REFS) throw new Error(`bench/floor names printed ${names.out.split('\n').filter(Boolean).length} names, not ${REFS}`);
+  const printed = (await timeCmd(namesArgv)).out.split('\n').filter(Boolean).length;
+  if (printed !== REFS) throw new Error(`bench/floor names printed ${printed} names, not ${REFS}`);
   for (let r = 0; r < RUNS; r++) {
     byHand.push((await timeCmd(ctr)).ms);
     byHandQ.push((await timeCmd([...ctr, '-q'])).ms);
