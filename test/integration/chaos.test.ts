@@ -152,6 +152,8 @@ describe('the SSH connection cut mid-upload, 10 times', () => {
     const KILLS = 10;
     const staged: number[] = [];
     const failures: string[] = [];
+    const notices: string[] = [];
+    const onNotice = (n: string) => void (/partial upload/.test(n) && notices.push(n));
     let final;
     try {
       for (let run = 0; run <= KILLS; run++) {
@@ -160,7 +162,7 @@ describe('the SSH connection cut mid-upload, 10 times', () => {
         const s = await NodeSession.open(def);
         try {
           if (run < KILLS) {
-            const err = await uploadArchive(s, file, { remoteName: 'chaos/chaos.tar' }).then(
+            const err = await uploadArchive(s, file, { remoteName: 'chaos/chaos.tar', onNotice }).then(
               () => null,
               (e: unknown) => e,
             );
@@ -170,7 +172,7 @@ describe('the SSH connection cut mid-upload, 10 times', () => {
             staged.push(statSync(stagingOnNode).size);
             expect(importableFiles(n.hostImagesDir).size).toBe(0);
           } else {
-            final = await uploadArchive(s, file, { remoteName: 'chaos/chaos.tar' });
+            final = await uploadArchive(s, file, { remoteName: 'chaos/chaos.tar', onNotice });
           }
         } finally {
           await s.close().catch(() => undefined);
@@ -181,7 +183,11 @@ describe('the SSH connection cut mid-upload, 10 times', () => {
       await watcher;
       await proxy.close();
     }
-    // Each cut left more on the node than the one before: every run resumed, none started over.
+    // Every run after the first resumed what the node held, none started over (the check waits
+    // out the cut connection's sftp-server still writing what it had received).
+    expect(notices.filter((n) => !n.startsWith('resuming the partial upload on cx-up at '))).toEqual([]);
+    expect(notices).toHaveLength(KILLS);
+    // Each cut left more on the node than the one before.
     for (let i = 1; i < staged.length; i++) expect(staged[i]!).toBeGreaterThan(staged[i - 1]!);
     expect(proxy.cuts).toBe(KILLS);
     // The last run resumed from what the node held by then: at least what was measured right after

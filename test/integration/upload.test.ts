@@ -3,7 +3,7 @@
 // dropped connection or a cancel, refusal on a too-small disk, idempotence, no overwrite.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, open as openFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { ARCHIVE_SUFFIXES, classifyImagesDirPath, COMPRESSION_BY_SUFFIX } from '
 import { HoldfastError } from '../../src/core/errors';
 import { NodeSession } from '../../src/core/node/session';
 import { isAbortError, uploadArchive, type UploadProgress } from '../../src/core/upload';
+import { formatBytes } from '../../src/shared/format';
 import { labNodeDef } from './support';
 
 const MiB = 1024 * 1024;
@@ -293,6 +294,38 @@ describe('uploadArchive', () => {
     const r = await uploadArchive(await open(node), file);
     expect(r.resumedFrom).toBe(0);
     expect(await sha256File(path.join(node.hostImagesDir, 'stale.tar'))).toBe(await sha256File(file));
+  });
+
+  it('a staging file still growing when the next run looks (the dropped run\'s writer finishing) is resumed, not started over', async () => {
+    const node = lab.node('up2');
+    const file = await archive('growing.tar', { mib: 16 });
+    const bytes = await readFile(file);
+    const staging = path.join(node.hostImagesDir, '.growing.tar.holdfast-partial');
+    // As after a cut link: the node holds the first 4 MiB, and the old connection's sftp-server
+    // goes on writing what it had received, 2 MiB more in 32 KiB writes at their offsets (as
+    // sftp-server does), while the next run starts.
+    const first = 4 * MiB;
+    const late = 2 * MiB;
+    await writeFile(staging, bytes.subarray(0, first));
+    const writer = (async () => {
+      const fh = await openFile(staging, 'r+');
+      try {
+        for (let at = first; at < first + late; at += 32 * 1024) {
+          await fh.write(bytes, at, 32 * 1024, at);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        await fh.close();
+      }
+    })();
+    const notices: string[] = [];
+    const r = await uploadArchive(await open(node), file, { transport: 'sftp', onNotice: (n) => notices.push(n) });
+    await writer;
+    expect(notices.filter((n) => /starting over/.test(n))).toEqual([]);
+    expect(notices).toContain(`resuming the partial upload on up2 at ${formatBytes(first + late)} of ${formatBytes(bytes.length)}: it matches the local file's first ${formatBytes(first + late)}`);
+    expect(r.resumedFrom).toBe(first + late);
+    expect(r.bytesSent).toBe(bytes.length - first - late);
+    expect(await sha256File(path.join(node.hostImagesDir, 'growing.tar'))).toBe(await sha256File(file));
   });
 
   it('refuses before writing a byte when the images dir is too small', async () => {

@@ -414,31 +414,51 @@ async function alreadyThere(ctx: Ctx, st: RemoteStat, knownLocalHex?: string): P
  * Where to start: after a staging file whose content is exactly the local file's prefix, else 0.
  * The returned hash has absorbed bytes [0, start) of the local file; `notice` says what became
  * of a staging file from an earlier run.
+ *
+ * The staging file may still be growing when it is looked at: after a dropped link the node's
+ * sftp-server (or the OpenSSH client's sink) goes on writing what it had received until it sees
+ * the connection gone. Those are the file's own bytes at their own offsets, but a hash taken
+ * while they land covers more than the size read before it and would look like another archive
+ * (a CI run started a 40 MiB upload over from byte 0 that way). So the size must read the same
+ * before and after the node's hash; if it does not, wait until it settles and check again.
  */
 async function resumePointFor(ctx: Ctx): Promise<{ start: number; hash: Hash; stagingSize: number; notice?: string }> {
   const { area, size, node } = ctx;
-  const st = await area.statWritten();
-  if (!st) return { start: 0, hash: createHash('sha256'), stagingSize: 0 };
-  if (st.type !== 'file') {
-    throw new HoldfastError('CONFLICT', `${area.writePath} on ${ctx.node} exists and is not a regular file.`, { hint: 'Remove it on the node, then upload again.' });
+  const writtenSize = () => area.statWritten().then((st) => st?.size ?? 0);
+  for (let attempt = 1; ; attempt++) {
+    const st = await area.statWritten();
+    if (!st) return { start: 0, hash: createHash('sha256'), stagingSize: 0 };
+    if (st.type !== 'file') {
+      throw new HoldfastError('CONFLICT', `${area.writePath} on ${ctx.node} exists and is not a regular file.`, { hint: 'Remove it on the node, then upload again.' });
+    }
+    const over = (why: string) => ({ start: 0, hash: createHash('sha256'), stagingSize: st.size, notice: `the partial upload on ${node} ${why}: starting over` });
+    // A run killed before its first write was acknowledged leaves an empty file.
+    if (st.size === 0) return over('was 0 bytes');
+    if (st.size > size) return over(`(${formatBytes(st.size)}) is larger than the local file (${formatBytes(size)}), so it is from another archive`);
+    // The staging file IS the first N bytes if the upload wrote them in order: hash both sides at once.
+    const n = st.size;
+    const hash = createHash('sha256');
+    const [, remoteHex] = await Promise.all([hashLocalRange(ctx.fh, 0, n, hash, ctx.signal), writtenSha256(ctx)]);
+    const after = await writtenSize();
+    if (after !== n) {
+      if (attempt === RESUME_CHECKS) return over(`kept growing while it was checked (${formatBytes(n)}, then ${formatBytes(after)}), so another upload of it may still be running`);
+      log.debug('the partial upload grew while it was hashed; checking again once it settles', { node, before: n, after });
+      await settled(writtenSize, ctx.signal);
+      continue;
+    }
+    if (hash.copy().digest('hex') === remoteHex) {
+      const notice =
+        n === size
+          ? `the partial upload on ${node} is already the whole file (${formatBytes(n)}): nothing left to send`
+          : `resuming the partial upload on ${node} at ${formatBytes(n)} of ${formatBytes(size)}: it matches the local file's first ${formatBytes(n)}`;
+      return { start: n, hash, stagingSize: n, notice };
+    }
+    return over(`(${formatBytes(n)}) does not match the local file's first ${formatBytes(n)}, so it is from another archive or the file changed since`);
   }
-  const over = (why: string) => ({ start: 0, hash: createHash('sha256'), stagingSize: st.size, notice: `the partial upload on ${node} ${why}: starting over` });
-  // A run killed before its first write was acknowledged leaves an empty file.
-  if (st.size === 0) return over('was 0 bytes');
-  if (st.size > size) return over(`(${formatBytes(st.size)}) is larger than the local file (${formatBytes(size)}), so it is from another archive`);
-  // The staging file IS the first N bytes if the upload wrote them in order: hash both sides at once.
-  const n = st.size;
-  const hash = createHash('sha256');
-  const [, remoteHex] = await Promise.all([hashLocalRange(ctx.fh, 0, n, hash, ctx.signal), writtenSha256(ctx)]);
-  if (hash.copy().digest('hex') === remoteHex) {
-    const notice =
-      n === size
-        ? `the partial upload on ${node} is already the whole file (${formatBytes(n)}): nothing left to send`
-        : `resuming the partial upload on ${node} at ${formatBytes(n)} of ${formatBytes(size)}: it matches the local file's first ${formatBytes(n)}`;
-    return { start: n, hash, stagingSize: n, notice };
-  }
-  return over(`(${formatBytes(n)}) does not match the local file's first ${formatBytes(n)}, so it is from another archive or the file changed since`);
 }
+
+/** How many times the resume check hashes a staging file that grows meanwhile before giving up on it. */
+const RESUME_CHECKS = 3;
 
 /** sha256sum reads ~200 MB/s on modest hardware: allow 20 MB/s, at least the default 2 min. */
 function hashTimeout(size: number): number {
@@ -590,12 +610,16 @@ async function sendNative(ctx: Ctx, localPath: string, onOnNode: (n: number) => 
  * sshd still hands the writer what it had buffered (milliseconds), so the size is read until two
  * reads a quarter second apart agree (at most ~5 s), for an exact "resume from byte N".
  */
-async function settledSize(ctx: Ctx, p: string): Promise<number> {
-  const size = () => ctx.files.stat(p, { lstat: true }).then((st) => st?.size ?? 0, () => 0);
-  let last = await size();
-  for (let i = 0; i < 20; i++) {
+function settledSize(ctx: Ctx, p: string): Promise<number> {
+  return settled(() => ctx.files.stat(p, { lstat: true }).then((st) => st?.size ?? 0, () => 0));
+}
+
+/** Reads a size until two reads a quarter second apart agree (at most ~5 s); the last read. */
+async function settled(read: () => Promise<number>, signal?: AbortSignal): Promise<number> {
+  let last = await read();
+  for (let i = 0; i < 20 && !signal?.aborted; i++) {
     await new Promise((r) => setTimeout(r, 250));
-    const now = await size();
+    const now = await read();
     if (now === last) return now;
     last = now;
   }
