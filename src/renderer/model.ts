@@ -23,6 +23,7 @@ import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
 import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refsByImage, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
 import { compareText, sortByText } from '../shared/compareText';
+import { isImageIdRecord, repositoryOf } from '../shared/reference';
 
 export interface RefView {
   name: string;
@@ -508,11 +509,8 @@ export const countsOfRefs = memo((items, mode) => countByPin(groupsOfRefs(items,
  * ellipsis) and the tag or digest part (kept whole: it is what tells two versions apart).
  */
 export function splitRef(name: string): [repo: string, suffix: string] {
-  const at = name.indexOf('@');
-  if (at > 0) return [name.slice(0, at), name.slice(at)];
-  const colon = name.lastIndexOf(':');
-  if (colon > name.lastIndexOf('/')) return [name.slice(0, colon), name.slice(colon)];
-  return [name, ''];
+  const repo = repositoryOf(name);
+  return [repo, name.slice(repo.length)];
 }
 
 /**
@@ -545,7 +543,7 @@ export interface LostPinGroup {
   stillPinnedVia: string | null;
 }
 
-const refOrder = (name: string) => (name.startsWith('sha256:') ? 2 : refKind(name) === 'tag' ? 0 : 1);
+const refOrder = (name: string) => (isImageIdRecord(name) ? 2 : refKind(name) === 'tag' ? 0 : 1);
 
 export function groupLostPins(lost: readonly LostPin[]): LostPinGroup[] {
   const byKey = new Map<string, LostPin[]>();

@@ -5,6 +5,7 @@
 // it. Pure: the core fills it from containerd, the forecast and the planner read it.
 import type { PinState } from './domain';
 import { compareText } from './compareText';
+import { isImageIdRecord } from './reference';
 
 /** A container record that names one of the node's images. */
 export interface ContainerUse {
@@ -117,15 +118,13 @@ export function storeBytes(index: BlobIndex): number {
   return [...all].reduce((s, b) => s + (index.sizes[b] ?? 0), 0);
 }
 
-const IMAGE_ID_RECORD = /^sha256:[0-9a-f]{64}$/;
-
 /**
  * The order prune deletes an image's references in: tags, then `name@sha256:` digest references
  * (k3s's embedded registry serves through them, so they go only with the image), then CRI's own
  * `sha256:<id>` record, which keeps the image visible to kubelet until the very end.
  */
 export function deletionOrder(refs: string[]): string[] {
-  const rank = (r: string) => (IMAGE_ID_RECORD.test(r) ? 2 : r.includes('@') ? 1 : 0);
+  const rank = (r: string) => (isImageIdRecord(r) ? 2 : r.includes('@') ? 1 : 0);
   return [...refs].sort((a, b) => rank(a) - rank(b) || compareText(a, b));
 }
 

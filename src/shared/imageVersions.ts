@@ -4,29 +4,7 @@
 // (the config's `created`), else by when they reached the node. Pure, so the GC forecast, the
 // prune planner, the CLI and the app keep the same images for rollback.
 import { compareText } from './compareText';
-
-/** A tag or digest reference split as containerd names it: `repository[:tag][@digest]`. */
-export interface ParsedReference {
-  repository: string;
-  tag: string | null;
-  digest: string | null;
-}
-
-const IMAGE_ID_RECORD = /^sha256:[0-9a-f]{64}$/;
-
-/** null for CRI's `sha256:<id>` records, which name no repository. */
-export function parseReference(name: string): ParsedReference | null {
-  if (IMAGE_ID_RECORD.test(name)) return null;
-  const at = name.indexOf('@');
-  const base = at >= 0 ? name.slice(0, at) : name;
-  const digest = at >= 0 ? name.slice(at + 1) : null;
-  const colon = base.lastIndexOf(':');
-  // A colon before the last slash is a registry port (registry.lan:5000/app), not a tag.
-  const hasTag = colon > base.lastIndexOf('/');
-  const repository = hasTag ? base.slice(0, colon) : base;
-  if (!repository) return null;
-  return { repository, tag: hasTag ? base.slice(colon + 1) : null, digest };
-}
+import { parseReference, type ParsedReference } from './reference';
 
 export interface Version {
   numbers: number[];

@@ -9,6 +9,7 @@
 // unpinned; what matters is the image it names. This module gives such records the image's fate.
 import { LABEL_CRI_PINNED, PINNED, type Fate } from './domain';
 import type { CriPinning } from './versions';
+import { isImageIdRecord } from './reference';
 
 /** Fields of a reference this rule reads (an ImageRef satisfies it). */
 export interface ProtectionRef {
@@ -19,11 +20,10 @@ export interface ProtectionRef {
   reason: string;
 }
 
-const IMAGE_ID_REF = /^sha256:[0-9a-f]{64}$/;
 
 /** CRI's own record of an image, named by the image id rather than a tag or digest reference. */
 export function isImageIdRef(ref: Pick<ProtectionRef, 'name' | 'imageId'>): boolean {
-  return IMAGE_ID_REF.test(ref.name) && (ref.imageId === null || ref.imageId === ref.name);
+  return isImageIdRecord(ref.name) && (ref.imageId === null || ref.imageId === ref.name);
 }
 
 /** Short display of a reference list: "a, b and 2 more". */

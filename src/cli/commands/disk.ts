@@ -11,6 +11,7 @@ import { MAX_KEEP_VERSIONS, type PrunePlan, type PruneResult } from '../../share
 import { connectsFirstNode, type Cli } from '../context';
 import { humanSize, shortDigest, table } from '../format';
 import { mapLimit } from '../../shared/mapLimit';
+import { imageName } from '../../shared/reference';
 
 function keepVersions(v: string): number {
   const n = Number(v);
@@ -52,14 +53,14 @@ export function diskText(p: DiskPicture): string {
   out.push(
     table(
       ['IMAGE', 'ID', 'STATE', 'CRI SIZE', 'FREES ALONE', 'LAST CHANGED'],
-      p.images.map((i) => [i.refs.filter((r) => !r.startsWith('sha256:')).slice(0, 1)[0] ?? i.refs[0] ?? i.key, shortDigest(i.imageId), STATE_TEXT[i.state], humanSize(i.criSize), humanSize(i.exclusiveBytes), i.lastChangedAt ?? '-']),
+      p.images.map((i) => [imageName(i.refs, i.key), shortDigest(i.imageId), STATE_TEXT[i.state], humanSize(i.criSize), humanSize(i.exclusiveBytes), i.lastChangedAt ?? '-']),
     ),
   );
   const f = p.forecast;
   out.push(`\nGC forecast — when the image file system reaches ${f.highPercent} %, kubelet deletes (oldest first):`);
   if (f.steps.length === 0) out.push('  nothing: every image is in use or pinned for kubelet.');
   f.steps.forEach((st, n) => {
-    const name = st.refs.find((r) => !r.startsWith('sha256:')) ?? st.refs[0] ?? st.key;
+    const name = imageName(st.refs, st.key);
     const mark = st.deleted ? `${n + 1}.` : ' -';
     out.push(`  ${mark} ${name}  frees ${humanSize(st.frees)}${st.deleted ? '' : '  (only at eviction)'}${st.needed.length ? '  NEEDED' : ''}`);
     for (const nf of st.needed) out.push(`       ! ${nf.text}`);
@@ -76,21 +77,19 @@ export function diskText(p: DiskPicture): string {
   return out.join('\n');
 }
 
-const firstName = (refs: string[], key: string) => refs.find((r) => !r.startsWith('sha256:')) ?? refs[0] ?? key;
-
 /** The plan's lines; the same `remove` lines (with "would") are what the real run prints. */
 export function planText(plan: PrunePlan): string {
   const out: string[] = [];
-  for (const r of plan.remove) out.push(`  would remove ${firstName(r.refs, r.key)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)}): ${r.refs.join(', ')}`);
-  for (const k of plan.kept) out.push(`  keep ${firstName(k.refs, k.key)}: ${k.text}`);
+  for (const r of plan.remove) out.push(`  would remove ${imageName(r.refs, r.key)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)}): ${r.refs.join(', ')}`);
+  for (const k of plan.kept) out.push(`  keep ${imageName(k.refs, k.key)}: ${k.text}`);
   return out.join('\n');
 }
 
 export function resultText(res: PruneResult): string {
   const out: string[] = [];
-  for (const r of res.removed) out.push(`  removed ${firstName(r.refs, r.key)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)}): ${r.refs.join(', ')}`);
-  for (const r of res.refused) out.push(`  left ${firstName(r.refs, r.key)}: ${r.text}`);
-  for (const r of res.failed) out.push(`  FAILED ${firstName(r.refs, r.key)}: ${r.error}${r.deletedRefs.length ? ` (already deleted: ${r.deletedRefs.join(', ')})` : ''}`);
+  for (const r of res.removed) out.push(`  removed ${imageName(r.refs, r.key)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)}): ${r.refs.join(', ')}`);
+  for (const r of res.refused) out.push(`  left ${imageName(r.refs, r.key)}: ${r.text}`);
+  for (const r of res.failed) out.push(`  FAILED ${imageName(r.refs, r.key)}: ${r.error}${r.deletedRefs.length ? ` (already deleted: ${r.deletedRefs.join(', ')})` : ''}`);
   return out.join('\n');
 }
 

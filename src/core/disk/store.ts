@@ -14,6 +14,7 @@ import { HoldfastError } from '../errors';
 import { INDEX_TYPES, platformMatches, type Platform } from '../images/mediaTypes';
 import { mapLimit } from '../../shared/mapLimit';
 import { compareText } from '../../shared/compareText';
+import { isImageIdRecord } from '../../shared/reference';
 
 /** CRI labels the containers and sandboxes it creates; kubelet sees only those. */
 export const CRI_KIND_LABEL = 'io.cri-containerd.kind';
@@ -132,7 +133,7 @@ export function imageOfContainer(image: string, byName: Map<string, string>, byI
   if (!image) return null;
   const direct = byName.get(image);
   if (direct) return direct;
-  if (/^sha256:[0-9a-f]{64}$/.test(image)) return byImageId.get(image) ?? byDigest.get(image) ?? null;
+  if (isImageIdRecord(image)) return byImageId.get(image) ?? byDigest.get(image) ?? null;
   const at = image.indexOf('@sha256:');
   if (at >= 0) {
     const d = byDigest.get(image.slice(at + 1));

@@ -17,6 +17,7 @@ import {
   type Fate,
 } from '../../shared/domain';
 import { cacheRepinFix, distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
+import { isImageIdRecord, repositoryOf } from '../../shared/reference';
 import type { PrepullList } from '../archives/prepull';
 import type { CacheVerdict } from '../archives/scan';
 
@@ -60,17 +61,7 @@ export interface RefFate {
   archive: string | null;
 }
 
-/** `reg/path@sha256:…` → `reg/path`; `reg/path:tag` → `reg/path`. */
-export function repository(ref: string): string {
-  const at = ref.indexOf('@');
-  if (at >= 0) return ref.slice(0, at);
-  const slash = ref.lastIndexOf('/');
-  const colon = ref.lastIndexOf(':');
-  return colon > slash ? ref.slice(0, colon) : ref;
-}
-
 const isDigestRef = (ref: string) => ref.includes('@sha256:');
-const IMAGE_ID_REF = /^sha256:[0-9a-f]{64}$/;
 
 function distroName(d: Distro): string {
   return d === 'rke2' ? 'RKE2' : 'k3s';
@@ -83,7 +74,7 @@ function brings(ref: FateRef, images: Brought[]): boolean {
   return images.some(
     (img) =>
       img.name === ref.name ||
-      (isDigestRef(ref.name) && repository(img.name) === repository(ref.name) && img.imageId !== null && img.imageId === ref.imageId),
+      (isDigestRef(ref.name) && repositoryOf(img.name) === repositoryOf(ref.name) && img.imageId !== null && img.imageId === ref.imageId),
   );
 }
 
@@ -124,7 +115,7 @@ function resolveList(p: FatePrepull, refs: FateRef[]): ResolvedList | null {
     if (r.imageId) ids.add(r.imageId);
   }
   const tags = refs
-    .filter((r) => r.imageId !== null && ids.has(r.imageId) && !isDigestRef(r.name) && !IMAGE_ID_REF.test(r.name))
+    .filter((r) => r.imageId !== null && ids.has(r.imageId) && !isDigestRef(r.name) && !isImageIdRecord(r.name))
     .map((r) => ({ name: r.name, imageId: r.imageId }));
   return { p, images: [...direct, ...tags], missing };
 }

@@ -7,6 +7,7 @@ import { nodeWarnings } from '../../shared/nodeWarnings';
 import { imageProtection, losingImages, type ImageProtection } from '../../shared/protection';
 import { criPinning } from '../../shared/versions';
 import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from '../../shared/fleet';
+import { imageName } from '../../shared/reference';
 
 export interface LowDiskRule {
   minFreeBytes: number;
@@ -26,7 +27,7 @@ export const losingImagesOf = (r: Pick<FleetNodeResult, 'images' | 'versions'>):
 
 /** "app:3, tools:5 and 2 more": an image by its first reference (a tag before CRI's own record). */
 export function imageNames(images: ImageProtection[], max = 3): string {
-  const first = images.map((p) => p.refs.find((n) => !n.startsWith('sha256:')) ?? p.refs[0] ?? p.key);
+  const first = images.map((p) => imageName(p.refs, p.key));
   const shown = first.slice(0, max).join(', ');
   return first.length > max ? `${shown} and ${first.length - max} more` : shown;
 }

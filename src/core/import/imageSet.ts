@@ -5,7 +5,7 @@
 // which Holdfast does not read) and CRI's own `sha256:<id>` record. Pure.
 import type { ArchiveImage } from '../archives/format/readIndex';
 import { configDigestFor } from '../archives/format/readIndex';
-import { repository } from '../fate/predict';
+import { repositoryOf } from '../../shared/reference';
 import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../images/mediaTypes';
 
@@ -38,7 +38,7 @@ export function refsOfImages(found: FoundImage[], refs: BaseImageRef[]): Map<Fou
 
 /** The digest reference k3s adds for a name (none for a name that already is one). */
 export function digestRefFor(name: string, targetDigest: string): string | null {
-  return name.includes('@') ? null : `${repository(name)}@${targetDigest}`;
+  return name.includes('@') ? null : `${repositoryOf(name)}@${targetDigest}`;
 }
 
 /** `registry.local/site/app` → `site/app`: what an extra-registry reference keeps of a repository. */
@@ -51,8 +51,8 @@ const pathOf = (repo: string): string => repo.slice(repo.indexOf('/') + 1);
  */
 export function concerns(images: ArchiveImage[], ids: (string | null)[]): (name: string) => boolean {
   const names = new Set(images.map((i) => i.name).filter((n): n is string => n !== null));
-  const repos = new Set([...names].map(repository));
+  const repos = new Set([...names].map(repositoryOf));
   const paths = new Set([...repos].map(pathOf));
   const idSet = new Set(ids.filter((x): x is string => x !== null));
-  return (name) => names.has(name) || idSet.has(name) || repos.has(repository(name)) || paths.has(pathOf(repository(name)));
+  return (name) => names.has(name) || idSet.has(name) || repos.has(repositoryOf(name)) || paths.has(pathOf(repositoryOf(name)));
 }

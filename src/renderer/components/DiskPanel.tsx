@@ -13,6 +13,7 @@ import { diskOf } from '../store';
 import { DiskChart } from './DiskChart';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, SlashIcon, TrashIcon } from './icons';
+import { imageName } from '../../shared/reference';
 
 export const STATE_TEXT: Record<ImageState, { label: string; title: string }> = {
   'in-use': { label: 'In use', title: 'A container record names it: kubelet and prune leave it.' },
@@ -24,7 +25,6 @@ export const STATE_TEXT: Record<ImageState, { label: string; title: string }> = 
 const STATE_CLASS: Record<ImageState, string> = { 'in-use': 'pin-inuse', durable: 'pin-durable', k3s: 'pin-k3s', unprotected: 'pin-none' };
 
 /** The reference to show for an image: a tag if it has one, else a digest reference, else the id record. */
-export const mainRef = (refs: string[], key: string) => refs.find((r) => !r.startsWith('sha256:') && !r.includes('@')) ?? refs.find((r) => !r.startsWith('sha256:')) ?? refs[0] ?? key;
 
 export function StateBadge({ state }: { state: ImageState }) {
   const Icon = state === 'in-use' ? BoxIcon : state === 'durable' ? ShieldIcon : state === 'k3s' ? ClockIcon : SlashIcon;
@@ -37,7 +37,7 @@ export function StateBadge({ state }: { state: ImageState }) {
 }
 
 function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
-  const name = mainRef(step.refs, step.key);
+  const name = imageName(step.refs, step.key);
   return (
     <li className={`forecast-step${step.needed.length ? ' forecast-needed' : ''}${step.deleted ? '' : ' forecast-later'}`} data-testid="forecast-step" data-ref={name} data-deleted={step.deleted}>
       <span className="forecast-n" aria-hidden="true">
@@ -82,7 +82,7 @@ function Forecast({ f, node }: { f: GcForecast; node: string }) {
           <div className="banner-text">
             <strong>
               kubelet would delete {needed.length} {needed.length === 1 ? 'image' : 'images'} this site needs:{' '}
-              {needed.map((s) => displayRef(mainRef(s.refs, s.key))).join(', ')}
+              {needed.map((s) => displayRef(imageName(s.refs, s.key))).join(', ')}
             </strong>
             <span>
               Pin {needed.length === 1 ? 'it' : 'them'} durably before the disk fills (Images tab, or <code>holdfast pin {node} REF</code>), or
@@ -180,7 +180,7 @@ function StoreTable({ images }: { images: StoreImage[] }) {
         </thead>
         <tbody>
           {images.map((i) => {
-            const name = mainRef(i.refs, i.key);
+            const name = imageName(i.refs, i.key);
             return (
               <tr key={i.key} data-testid="store-row" data-ref={name} data-state={i.state}>
                 <td>

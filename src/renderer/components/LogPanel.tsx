@@ -6,6 +6,7 @@ import { auditOf } from '../store';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, RefreshIcon, ShieldIcon, TrashIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
+import { imageName } from '../../shared/reference';
 
 const labelsTitle = (before: Record<string, string>, after: Record<string, string>) => {
   const fmt = (l: Record<string, string>) => Object.entries(l).map(([k, v]) => `  ${k}=${v}`).join('\n') || '  (none)';
@@ -60,7 +61,7 @@ function Entry({ e }: { e: AuditEntry }) {
           <ul className="log-changes">
             {e.pruned.images.map((i) => (
               <li key={i.imageId ?? i.refs[0]} data-testid="log-pruned-image" title={[...i.refs, ...i.digests].join('\n')}>
-                <code className="change-ref">{displayRef(i.refs.find((r) => !r.startsWith('sha256:')) ?? i.refs[0] ?? '')}</code>{' '}
+                <code className="change-ref">{displayRef(imageName(i.refs, ''))}</code>{' '}
                 <span className="muted small">
                   {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'} · {humanSize(i.bytes)}
                 </span>

@@ -7,7 +7,7 @@ import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, type PruneKeepReason, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import { useApp } from '../context';
 import { displayRef, humanSize, shortId } from '../model';
-import { mainRef } from './DiskPanel';
+import { imageName } from '../../shared/reference';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
@@ -32,7 +32,7 @@ function Kept({ plan }: { plan: PrunePlan }) {
       <ul>
         {plan.kept.map((k) => (
           <li key={k.key} data-testid="prune-kept-item" data-reason={k.reason}>
-            <code title={k.refs.join('\n')}>{displayRef(mainRef(k.refs, k.key))}</code> <span className="tag">{KEEP_TEXT[k.reason]}</span>{' '}
+            <code title={k.refs.join('\n')}>{displayRef(imageName(k.refs, k.key))}</code> <span className="tag">{KEEP_TEXT[k.reason]}</span>{' '}
             <span className="muted">— {k.text}</span>
           </li>
         ))}
@@ -45,10 +45,10 @@ function Removals({ items, testId }: { items: PrunePlan['remove']; testId: strin
   return (
     <ul className="changes" data-testid={testId}>
       {items.map((r) => (
-        <li key={r.key} className="change" data-testid="prune-item" data-ref={mainRef(r.refs, r.key)}>
+        <li key={r.key} className="change" data-testid="prune-item" data-ref={imageName(r.refs, r.key)}>
           <div className="change-head">
             <code className="change-ref" title={r.refs.join('\n')}>
-              {displayRef(mainRef(r.refs, r.key))}
+              {displayRef(imageName(r.refs, r.key))}
             </code>
             <span className="muted small">
               image {shortId(r.imageId)} · frees {humanSize(r.bytes)}
@@ -114,7 +114,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
             <ul className="problems">
               {r.refused.map((x) => (
                 <li key={x.key}>
-                  <code>{displayRef(mainRef(x.refs, x.key))}</code>: {x.text}
+                  <code>{displayRef(imageName(x.refs, x.key))}</code>: {x.text}
                 </li>
               ))}
             </ul>
@@ -128,7 +128,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
             <ul className="problems">
               {r.failed.map((x) => (
                 <li key={x.key}>
-                  <code>{displayRef(mainRef(x.refs, x.key))}</code>: {x.error}
+                  <code>{displayRef(imageName(x.refs, x.key))}</code>: {x.error}
                 </li>
               ))}
             </ul>

@@ -1,17 +1,8 @@
 // Which images are versions of one another and which a site keeps for rollback (shared/imageVersions).
 import { describe, expect, it } from 'vitest';
-import { compareVersions, parseReference, parseVersion, rollbackKeeps, versionsNewestFirst } from '../../../src/shared/imageVersions';
+import { compareVersions, parseVersion, rollbackKeeps, versionsNewestFirst } from '../../../src/shared/imageVersions';
 
 const img = (key: string, refs: string[], inUse = false, configCreated: string | null = null) => ({ key, refs, inUse, configCreated, createdAt: null });
-
-describe('parseReference', () => {
-  it('splits tags, digest references and registry ports; CRI id records name no repository', () => {
-    expect(parseReference('docker.io/library/app:1.0')).toEqual({ repository: 'docker.io/library/app', tag: '1.0', digest: null });
-    expect(parseReference('registry.lan:5000/team/app')).toEqual({ repository: 'registry.lan:5000/team/app', tag: null, digest: null });
-    expect(parseReference(`registry.lan:5000/app@sha256:${'a'.repeat(64)}`)).toEqual({ repository: 'registry.lan:5000/app', tag: null, digest: `sha256:${'a'.repeat(64)}` });
-    expect(parseReference(`sha256:${'a'.repeat(64)}`)).toBeNull();
-  });
-});
 
 describe('versions', () => {
   it('orders numerically, a release above its suffixed builds, and reads non-versions as none', () => {

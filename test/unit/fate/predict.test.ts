@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePrepullList } from '../../../src/core/archives/prepull';
 import type { CacheVerdict } from '../../../src/core/archives/scan';
-import { predictFates, repository, type FateArchive, type FateContext, type FatePrepull, type FateRef } from '../../../src/core/fate/predict';
+import { predictFates, type FateArchive, type FateContext, type FatePrepull, type FateRef } from '../../../src/core/fate/predict';
 
 const K3S = { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' };
 const DURABLE = { 'io.cri-containerd.pinned': 'pinned' };
@@ -24,15 +24,6 @@ const list = (path: string, text: string, extra: Partial<FatePrepull> = {}): Fat
 const k3s = (v: string | null = 'v1.31.6+k3s1') => ({ distro: 'k3s' as const, distroVersion: v });
 const fateOf = (refs: FateRef[], archives: FateArchive[], ctx: FateContext = k3s(), prepull: FatePrepull[] = [], name = refs[0]!.name) =>
   predictFates(refs, archives, ctx, prepull).get(name)!;
-
-describe('repository', () => {
-  it('strips tags and digests but not registry ports', () => {
-    expect(repository('docker.io/library/app:1.0')).toBe('docker.io/library/app');
-    expect(repository(`docker.io/library/app@${D}`)).toBe('docker.io/library/app');
-    expect(repository('registry.local:5000/x/y')).toBe('registry.local:5000/x/y');
-    expect(repository('registry.local:5000/x/y:2')).toBe('registry.local:5000/x/y');
-  });
-});
 
 describe('predictFates', () => {
   it('a k3s pin survives only while its archive is in the images dir', () => {

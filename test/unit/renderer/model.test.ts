@@ -167,6 +167,9 @@ describe('references split for a narrow cell', () => {
     expect(splitRef('docker.io/rancher/mirrored-coredns-coredns:1.12.0')).toEqual(['docker.io/rancher/mirrored-coredns-coredns', ':1.12.0']);
     expect(splitRef('registry.site.lan:5000/acme/agent@sha256:abc')).toEqual(['registry.site.lan:5000/acme/agent', '@sha256:abc']);
     expect(splitRef('registry.site.lan:5000/acme/agent')).toEqual(['registry.site.lan:5000/acme/agent', '']);
+    // A tag and a digest both stay whole; CRI's id record has no repository to cut.
+    expect(splitRef('docker.io/rancher/mirrored-pause:3.6@sha256:abc')).toEqual(['docker.io/rancher/mirrored-pause', ':3.6@sha256:abc']);
+    expect(splitRef(D('8'))).toEqual([D('8'), '']);
     expect(splitRepo('docker.io/rancher/mirrored-coredns-coredns')).toEqual(['docker.io/rancher/', 'mirrored-coredns-coredns']);
     expect(splitRepo('registry.site.lan:5000/acme/agent')).toEqual(['registry.site.lan:5000/acme/', 'agent']);
     expect(splitRepo('busybox')).toEqual(['', 'busybox']);
