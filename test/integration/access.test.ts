@@ -5,7 +5,7 @@
 // appear in an error or in CLI output.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -134,6 +134,34 @@ describe('a non-root user with sudo', () => {
     // Remove through the CLI: allowed (images durably pinned), gone from the node.
     await cli(['rm-archive', 'sa', 'app.tar.zst']);
     expect(existsSync(path.join(sa.hostImagesDir, 'app.tar.zst'))).toBe(false);
+  });
+
+  it('resumes an upload from the user\'s own staging file, and installs it root-owned and whole', async () => {
+    const sa = lab.node('sa');
+    const local = path.join(work, 'half.tar');
+    await writeImageArchive(local, { format: 'oci', images: [{ name: 'docker.io/library/half:1', layerBytes: 6 * 1024 * 1024 }] });
+    const bytes = readFileSync(local);
+    const half = Math.floor(bytes.length / 2);
+    // What an upload cut off halfway leaves under sudo: the first half in ~/.holdfast-staging,
+    // owned by the SSH user, under the name derived from the final path.
+    const remote = '/var/lib/rancher/k3s/agent/images/half.tar';
+    const dir = `/home/${USER}/.holdfast-staging`;
+    const partial = path.join(dir, `${createHash('sha256').update(remote).digest('hex').slice(0, 32)}.partial`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(partial, bytes.subarray(0, half), { mode: 0o600 });
+    execFileSync('chown', [`${USER}:`, dir, partial]);
+    const s = await NodeSession.open(sudoDef(sa));
+    try {
+      const notices: string[] = [];
+      const up = await uploadArchive(s, local, { onNotice: (n) => notices.push(n) });
+      expect(notices.filter((n) => /partial upload/.test(n))).toEqual([expect.stringMatching(/^resuming the partial upload on sa at /)]);
+      expect(up).toMatchObject({ sha256: sha256File(local), resumedFrom: half, bytesSent: bytes.length - half, alreadyPresent: false });
+      expect(await sa.statInNode(remote)).toBe('-rw-r--r-- root root');
+      expect(sha256File(path.join(sa.hostImagesDir, 'half.tar'))).toBe(sha256File(local));
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      await s.close();
+    }
   });
 
   it('passes names with spaces, quotes, $(…), ; and newlines to the node literally', async () => {
