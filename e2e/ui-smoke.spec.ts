@@ -448,6 +448,7 @@ test('make all k3s pins durable sends { allK3s: true }; release a durable pin wa
   await expect(release.getByTestId('label-diff').first()).toContainText('io.cri-containerd.pinned');
   await expect(release).toContainText('kubelet image garbage collection may delete');
   await release.getByRole('button', { name: 'Cancel' }).click();
+  await expect(release).toHaveCount(0);
   expect(callsOf('pins.apply')).toHaveLength(0);
 });
 
@@ -658,7 +659,9 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
   await expect(removeBox).toBeChecked();
   if (shots) await page.screenshot({ path: path.join(shots, 'wizard-3-nodes.png'), fullPage: true });
   await wizard(page).getByRole('button', { name: 'Import 1 archive to 2 nodes' }).click();
-  expect(callsOf('jobs.startImport').map((c) => c.args)).toEqual([{ nodes: ['edge-01', 'edge-02'], path: TELEMETRY, pin: true, removeArchive: true }]);
+  // The click returns before the request reaches the service: wait for the call, then check it.
+  const firstRun = { nodes: ['edge-01', 'edge-02'], path: TELEMETRY, pin: true, removeArchive: true };
+  await expect.poll(() => callsOf('jobs.startImport').map((c) => c.args)).toEqual([firstRun]);
 
   // Run: one job, a row per node with phase, bytes, rate and ETA while uploading.
   await expect(wizard(page)).toHaveAttribute('data-step', 'run');
@@ -699,7 +702,7 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
   await page.getByRole('button', { name: 'Import archives' }).click();
   await expect(wizard(page)).toHaveAttribute('data-step', 'summary');
   await wizard(page).getByRole('button', { name: 'Run again on edge-02' }).click();
-  expect(callsOf('jobs.startImport').at(-1)?.args).toEqual({ nodes: ['edge-02'], path: TELEMETRY, pin: true, removeArchive: true });
+  await expect.poll(() => callsOf('jobs.startImport').map((c) => c.args)).toEqual([firstRun, { nodes: ['edge-02'], path: TELEMETRY, pin: true, removeArchive: true }]);
   await expect(wizard(page).getByTestId('summary-banner')).toContainText('All 1 import succeeded', { timeout: 60_000 });
   expect(service!.node('edge-02').containerd.records.get('registry.site.lan/acme/telemetry-agent:2.5.0')?.labels[CRI_PINNED]).toBe('pinned');
 
