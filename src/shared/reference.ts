@@ -1,7 +1,7 @@
 // Image references as containerd stores them (`repository[:tag][@digest]`, already normalised by
 // whoever created them), read the same way by the fate rules, the version rules, the import's
 // event filter and the renderer. Docker-style short names from an archive's metadata are
-// normalised elsewhere (core/archives/format/reference.ts), before they become such references.
+// normalised elsewhere (shared/imageReference.ts), before they become such references.
 
 /** A tag or digest reference split as containerd names it: `repository[:tag][@digest]`. */
 export interface ParsedReference {

@@ -7,8 +7,8 @@
 //   - a name that is only a tag (`oci-archive:x.tar:1.0`, umoci): k3s stores the image under
 //     that bare name, which no pod can reference, and logs the import as failed (it cannot
 //     retag it) although the pins hold.
+import { parseReference } from '../../shared/imageReference';
 import type { ArchiveImage, ArchiveIndex } from './format/readIndex';
-import { parseReference } from './format/reference';
 
 const short = (digest: string): string => (digest.startsWith('sha256:') ? `sha256:${digest.slice(7, 19)}…` : digest);
 

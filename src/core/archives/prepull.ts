@@ -5,7 +5,7 @@
 // longer than bufio's 64 KiB token limit makes the whole file fail (k3s's own unit test,
 // prepull_test.go "line too long"), and then nothing from it is pinned.
 import { limit } from '../limits';
-import { normalizeReference, ReferenceError } from './format/reference';
+import { normalizeReference, ReferenceError } from '../../shared/imageReference';
 
 /** k3s reads the whole file; Holdfast reads at most this much (limits.ts remote.prepullListBytes). */
 export const PREPULL_MAX_BYTES = limit('remote.prepullListBytes');

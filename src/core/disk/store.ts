@@ -8,7 +8,7 @@ import { deletionOrder, exclusiveBytes, imageState, type BlobIndex, type Contain
 import { protectionKey, protectionOfImages, refsByImage } from '../../shared/protection';
 import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain';
 import type { CriPinning } from '../../shared/versions';
-import { normalizeReference } from '../archives/format/reference';
+import { normalizeReference } from '../../shared/imageReference';
 import type { ContainerRecord, ContainerdClient, ImageRecord } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { INDEX_TYPES, platformMatches, type Platform } from '../images/mediaTypes';

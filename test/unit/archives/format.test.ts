@@ -5,7 +5,6 @@ import { decompressor } from '../../../src/core/archives/format/decompress.ts';
 import { ArchiveError } from '../../../src/core/archives/format/errors.ts';
 import { ARCHIVE_SUFFIXES, classifyImagesDirPath } from '../../../src/core/archives/format/extensions.ts';
 import { Lz4FrameDecoder } from '../../../src/core/archives/format/lz4.ts';
-import { isFullReference, normalizeReference } from '../../../src/core/archives/format/reference.ts';
 import { xxh32 } from '../../../src/core/archives/format/xxh32.ts';
 import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
 import { chunked, compressWith, noise, readSlowly } from './helpers.ts';
@@ -74,39 +73,6 @@ describe('classifyImagesDirPath', () => {
   });
   it('exports the suffix list in k3s order', () => {
     expect(ARCHIVE_SUFFIXES).toEqual(['.tar', '.tar.lz4', '.tar.bz2', '.tbz', '.tar.gz', '.tgz', '.tar.zst', '.tzst']);
-  });
-});
-
-describe('reference normalisation (as containerd stores docker-save RepoTags)', () => {
-  it.each([
-    ['app:1.0', 'docker.io/library/app:1.0'],
-    ['app', 'docker.io/library/app:latest'],
-    ['user/app:1', 'docker.io/user/app:1'],
-    ['docker.io/app:2', 'docker.io/library/app:2'],
-    ['index.docker.io/library/app:3', 'docker.io/library/app:3'],
-    ['registry.local:5000/x/y:2', 'registry.local:5000/x/y:2'],
-    ['localhost/app', 'localhost/app:latest'],
-    ['localhost:5000/app:dev', 'localhost:5000/app:dev'],
-    ['quay.io/org/app', 'quay.io/org/app:latest'],
-    ['rancher/mirrored-pause:3.6', 'docker.io/rancher/mirrored-pause:3.6'],
-    [`app:1@sha256:${'a'.repeat(64)}`, `docker.io/library/app@sha256:${'a'.repeat(64)}`],
-    [`ghcr.io/o/app@sha256:${'b'.repeat(64)}`, `ghcr.io/o/app@sha256:${'b'.repeat(64)}`],
-    ['a.b/c__d/e-f.g:T_1.x-y', 'a.b/c__d/e-f.g:T_1.x-y'],
-    // An upper-case first component can only be a registry host (distribution/reference rule).
-    ['Registry/app', 'Registry/app:latest'],
-  ])('%s → %s', (input, want) => {
-    expect(normalizeReference(input)).toBe(want);
-  });
-  it.each(['App:1', 'app:', ':1', 'a'.repeat(64), 'app:1:2', 'a//b', 'org/App', ''])('rejects %j', (bad) => {
-    expect(() => normalizeReference(bad)).toThrow();
-  });
-  it('tells full references from tags', () => {
-    expect(isFullReference('docker.io/library/app:1')).toBe(true);
-    expect(isFullReference('registry.local:5000/app:1')).toBe(true);
-    expect(isFullReference('localhost/app:1')).toBe(true);
-    expect(isFullReference('1.0')).toBe(false);
-    expect(isFullReference('app:1.0')).toBe(false);
-    expect(isFullReference('user/app:1')).toBe(false);
   });
 });
 

@@ -24,10 +24,10 @@ import { finished, type Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { formatPlatform, platformMatches, type Platform } from '../../images/mediaTypes';
 import { formatLimit, limit } from '../../limits';
+import { normalizeReference, ReferenceError } from '../../../shared/imageReference';
 import { decompressor, sniffFormat } from './decompress';
 import { ArchiveError, overLimit, type K3sImportRefusal } from './errors';
 import type { ArchiveCompression } from './extensions';
-import { normalizeReference, ReferenceError } from './reference';
 
 export { ArchiveError, type ArchiveErrorReason, type K3sImportRefusal } from './errors';
 

@@ -5,6 +5,7 @@
 //   registry.local:5000/x/y:2 → unchanged
 //   app                      → docker.io/library/app:latest
 //   app:1@sha256:…           → docker.io/library/app@sha256:…   (a digest wins over a tag)
+// CRI resolves a pod spec's image the same way, so the workload reading (shared/workloads) uses it too.
 
 const DEFAULT_DOMAIN = 'docker.io';
 const LEGACY_DOMAIN = 'index.docker.io';
