@@ -1,14 +1,72 @@
-// `npm run lab -- [--nodes N] [--dir D] [--seed]`: start simulated k3s nodes on loopback and keep
-// them (and their k3s watchers) running until Ctrl-C / SIGTERM.
+// `npm run lab -- [--nodes N] [--dir D] [--seed] [--k3s VERSION]`: start simulated k3s nodes on
+// loopback and keep them (and their k3s watchers) running until Ctrl-C / SIGTERM.
+// `npm run lab -- k3s-start NODE --dir D`: emulate a k3s start on a node of that running lab.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { CONTAINERD_LINES, defaultContainerdLine, isContainerdLine } from './containerd.ts';
 import { checkLabPrerequisites, startLab, type Lab } from './lab.ts';
-import { emulateK3sStart, startK3sWatcher, type FailedImport, type K3sWatcher } from './k3s.ts';
+import { emulateK3sStart, listImages, startK3sWatcher, type FailedImport, type K3sStartReport, type K3sWatcher } from './k3s.ts';
 import { writeImageArchive } from './fixtures.ts';
+import { attachLabNode } from './attach.ts';
+import { workloadList, type WorkloadDescription } from './workloads.ts';
 
-const USAGE = 'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6]';
+const USAGE = [
+  'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6] [--k3s VERSION]',
+  '       npm run lab -- k3s-start NODE --dir D    (emulate a k3s start on a node of a running lab)',
+].join('\n');
+const DEFAULT_K3S = 'v1.33.7+k3s1';
+const SAMPLE_IMAGE = 'docker.io/library/holdfast-sample:1.0';
+const REPORT_IMAGE = 'docker.io/library/holdfast-report:1.0';
+
+/** `v1.33.7+k3s1`, or `v1.33.7` taken as its first k3s build. */
+function parseK3sVersion(v: string): string | null {
+  const m = /^v\d{1,3}\.\d{1,3}\.\d{1,3}(\+k3s\d{1,3})?$/.exec(v);
+  if (!m) return null;
+  return m[1] ? v : `${v}+k3s1`;
+}
+
+/**
+ * What the seeded lab's server answers to kubectl: a Deployment whose image every node has, a
+ * CronJob whose image no node has (a needed image missing), and every lab node.
+ */
+function seedWorkloads(nodeNames: string[], k3s: string, runtime: string, digests: Record<string, string>, seed: boolean): WorkloadDescription {
+  return {
+    nodes: nodeNames.map((name, i) => ({ name, addresses: ['127.0.0.1'], role: i === 0 ? 'server' : 'agent', kubeletVersion: k3s, containerRuntimeVersion: runtime })),
+    ...(seed
+      ? {
+          deployments: [{ namespace: 'default', name: 'sample', image: SAMPLE_IMAGE, replicas: 1, node: nodeNames[0]! }],
+          cronJobs: [{ namespace: 'default', name: 'nightly-report', image: REPORT_IMAGE, schedule: '0 2 * * *' }],
+          digests,
+        }
+      : {}),
+  };
+}
+
+function printStartReport(node: string, dir: string, r: K3sStartReport): void {
+  const out = [`${node}: k3s start emulated (lab dir ${dir})`];
+  const section = (label: string, items: string[]): void => {
+    out.push(`  ${label.padEnd(10)}${items.length}`);
+    for (const i of items) out.push(`    ${i}`);
+  };
+  section('cleared:', r.cleared);
+  section('imported:', r.imported.map((a) => `${a.archive}: ${a.images.length ? a.images.join(', ') : 'no named image'}`));
+  section('cached:', r.skippedByCache.map((f) => `${f} (unchanged in .cache.json: not re-imported)`));
+  section('repinned:', r.repinned);
+  section('failed:', r.failed.map((f) => `${f.archive}: ${f.error}`));
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+async function k3sStart(node: string | undefined, dir: string | undefined): Promise<void> {
+  if (!node || !dir) fail(`k3s-start wants a node name and --dir\n${USAGE}`);
+  let report: K3sStartReport;
+  try {
+    report = await emulateK3sStart(await attachLabNode(dir, node));
+  } catch (e) {
+    fail(`k3s-start ${node}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  printStartReport(node, dir, report);
+}
 
 /** k3s logs a failed import and goes on: so does the lab, where the user sees it. */
 function printFailed(node: string, f: FailedImport): void {
@@ -55,18 +113,20 @@ function onAncestorExit(cb: () => void): void {
 }
 
 async function main(): Promise<void> {
-  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean; containerd?: string };
+  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean; containerd?: string; k3s?: string };
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       options: {
         nodes: { type: 'string', short: 'n' },
         dir: { type: 'string', short: 'd' },
         seed: { type: 'boolean', short: 's' },
         containerd: { type: 'string', short: 'c' },
+        k3s: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
     }));
   } catch (e) {
     fail(`${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
@@ -75,6 +135,14 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (positionals[0] === 'k3s-start') {
+    if (positionals.length > 2 || values.nodes || values.seed || values.containerd || values.k3s) fail(`k3s-start takes a node name and --dir only\n${USAGE}`);
+    await k3sStart(positionals[1], values.dir);
+    return;
+  }
+  if (positionals.length) fail(`unexpected argument ${positionals[0]}\n${USAGE}`);
+  const k3s = parseK3sVersion(values.k3s ?? DEFAULT_K3S);
+  if (!k3s) fail(`--k3s wants a k3s release such as ${DEFAULT_K3S} (or v1.33.7)\n${USAGE}`);
   const count = values.nodes === undefined ? 3 : Number(values.nodes);
   if (!Number.isInteger(count) || count < 1 || count > 50) fail(`--nodes wants a whole number from 1 to 50\n${USAGE}`);
 
@@ -135,17 +203,28 @@ async function main(): Promise<void> {
     );
   }
 
-  const out: string[] = [];
   const version = (await lab.nodes[0]!.ctr(['version']).catch(() => '')).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? line;
-  out.push(`Holdfast lab: ${lab.nodes.length} k3s node(s) up in ${startedMs} ms on containerd ${version} (CRI plugin on), lab dir ${lab.dir}`);
+  // The first node is the server (kubectl answers); the others are agents. Running containers'
+  // imageIDs carry the digests the server's node really has.
+  const server = lab.nodes[0]!;
+  const digests = Object.fromEntries((await listImages(server).catch(() => [])).map((i) => [i.name, i.digest]));
+  const fixture = workloadList(seedWorkloads(lab.nodes.map((n) => n.name), k3s, `containerd://${version}`, digests, Boolean(values.seed)));
+  for (const node of lab.nodes) await node.installDistroBinary('k3s', k3s, node === server ? { workloads: fixture } : {});
+
+  const out: string[] = [];
+  out.push(`Holdfast lab: ${lab.nodes.length} k3s node(s) up in ${startedMs} ms on containerd ${version} (CRI plugin on)`);
+  out.push(`  lab dir:       ${lab.dir}`);
   out.push(`  identity file: ${lab.clientKey}`);
   out.push(`  known_hosts:   ${lab.knownHosts}`);
   for (const n of lab.nodes) {
     out.push('');
     out.push(`${n.name}: ${n.user}@${n.host} port ${n.port}`);
+    out.push(`  k3s:         ${k3s}, ${n === server ? 'server: `k3s kubectl get … -o json` answers' : 'agent: `k3s kubectl` has no kubeconfig'}`);
+    if (n === server) out.push(`  workloads:   ${values.seed ? 'Deployment default/sample, CronJob default/nightly-report, ' : ''}${lab.nodes.length} Node(s)`);
     out.push(`  host key:    ${n.hostKeyFingerprint}`);
     out.push(`  socket:      /run/k3s/containerd/containerd.sock (host side ${n.hostSocket})`);
     out.push(`  images dir:  /var/lib/rancher/k3s/agent/images (host side ${n.hostImagesDir})`);
+    out.push(`  ctr:         ${n.ctrBinary} -a ${n.hostSocket} -n k8s.io images ls`);
     out.push(
       // bin/holdfast.mjs, not npx: npx's own package resolution adds about 2 s to every command.
       `  bin/holdfast.mjs node add ${n.name} --host ${n.host} --port ${n.port} --identity ${lab.clientKey} --known-hosts ${lab.knownHosts}`,
@@ -153,7 +232,10 @@ async function main(): Promise<void> {
     out.push(`  ssh -i ${lab.clientKey} -p ${n.port} -o UserKnownHostsFile=${lab.knownHosts} ${n.user}@${n.host}`);
   }
   out.push('');
-  out.push('k3s watchers are running: drop archives into an images dir to import and pin them. Ctrl-C stops everything.');
+  out.push('k3s watchers are running: drop archives into an images dir to import and pin them.');
+  out.push('Emulate a k3s (re)start on a node, from another terminal:');
+  out.push(`  npm run lab -- k3s-start NODE --dir ${lab.dir}`);
+  out.push('Ctrl-C stops everything.');
   process.stdout.write(out.join('\n') + '\n');
   // keep the event loop alive until a signal arrives
   setInterval(() => undefined, 1 << 30);

@@ -4,7 +4,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { join } from 'node:path';
-import type { LabNodeHandle } from './node.ts';
+import type { LabNodeView } from './node.ts';
 
 export interface CriImage {
   /** Image id: the config digest CRI groups every reference of one image by. */
@@ -36,7 +36,7 @@ function toImage(i: any): CriImage {
   };
 }
 
-function call<T>(node: LabNodeHandle, method: 'ListImages' | 'ImageStatus', req: unknown): Promise<T> {
+function call<T>(node: LabNodeView, method: 'ListImages' | 'ImageStatus', req: unknown): Promise<T> {
   const Ctor = imageServiceCtor();
   const client = new Ctor(`unix:${node.hostSocket}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
   return new Promise<T>((resolve, reject) => {
@@ -49,13 +49,13 @@ function call<T>(node: LabNodeHandle, method: 'ListImages' | 'ImageStatus', req:
 }
 
 /** Every image CRI reports for the node (kubelet's view; CRI serves the k8s.io namespace). */
-export async function criImages(node: LabNodeHandle): Promise<CriImage[]> {
+export async function criImages(node: LabNodeView): Promise<CriImage[]> {
   const res = await call<{ images: unknown[] }>(node, 'ListImages', {});
   return res.images.map(toImage);
 }
 
 /** CRI's status of one reference (tag, digest ref or image id), or null when CRI has none. */
-export async function criImageStatus(node: LabNodeHandle, ref: string): Promise<CriImage | null> {
+export async function criImageStatus(node: LabNodeView, ref: string): Promise<CriImage | null> {
   const res = await call<{ image: unknown | null }>(node, 'ImageStatus', { image: { image: ref } });
   return res.image ? toImage(res.image) : null;
 }
@@ -65,7 +65,7 @@ export async function criImageStatus(node: LabNodeHandle, ref: string): Promise<
  * containerd's image events, a moment after each label change: this polls (bounded) until CRI
  * reports `want`, then returns what it reports last.
  */
-export async function criPinned(node: LabNodeHandle, ref: string, want?: boolean, timeoutMs = 5000): Promise<boolean | null> {
+export async function criPinned(node: LabNodeView, ref: string, want?: boolean, timeoutMs = 5000): Promise<boolean | null> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const img = await criImageStatus(node, ref);

@@ -7,7 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { join } from 'node:path';
-import type { LabNodeHandle } from './node.ts';
+import type { LabNodeView } from './node.ts';
 
 export interface LabDescriptor {
   media_type: string;
@@ -35,7 +35,7 @@ function imagesCtor(): grpc.ServiceClientConstructor {
 
 const NOT_FOUND = 5;
 
-function call<T>(node: LabNodeHandle, method: 'Get' | 'Create' | 'Update' | 'Delete', req: unknown): Promise<T> {
+function call<T>(node: LabNodeView, method: 'Get' | 'Create' | 'Update' | 'Delete', req: unknown): Promise<T> {
   const Ctor = imagesCtor();
   const client = new Ctor(`unix:${node.hostSocket}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
   const md = new grpc.Metadata();
@@ -50,7 +50,7 @@ function call<T>(node: LabNodeHandle, method: 'Get' | 'Create' | 'Update' | 'Del
 }
 
 /** The image record named `name`, or null when there is none. */
-export async function getImageRecord(node: LabNodeHandle, name: string): Promise<LabImageRecord | null> {
+export async function getImageRecord(node: LabNodeView, name: string): Promise<LabImageRecord | null> {
   try {
     const res = await call<{ image: LabImageRecord }>(node, 'Get', { name });
     return res.image;
@@ -61,7 +61,7 @@ export async function getImageRecord(node: LabNodeHandle, name: string): Promise
 }
 
 /** What containerd's client.Import does with each name it imports: Update target, else Create. */
-export async function storeImageName(node: LabNodeHandle, name: string, target: LabDescriptor): Promise<void> {
+export async function storeImageName(node: LabNodeView, name: string, target: LabDescriptor): Promise<void> {
   try {
     await call(node, 'Update', { image: { name, labels: {}, target }, update_mask: { paths: ['target'] } });
   } catch (e) {
@@ -70,6 +70,6 @@ export async function storeImageName(node: LabNodeHandle, name: string, target: 
   }
 }
 
-export async function deleteImageRecord(node: LabNodeHandle, name: string): Promise<void> {
+export async function deleteImageRecord(node: LabNodeView, name: string): Promise<void> {
   await call(node, 'Delete', { name, sync: false });
 }

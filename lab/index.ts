@@ -12,7 +12,9 @@ export {
 export {
   K3S_SOCKET,
   K3S_IMAGES_DIR,
+  KUBECTL_FIXTURE_NAME,
   type LabNodeHandle,
+  type LabNodeView,
   type SshdOptions,
 } from './node.ts';
 export {
@@ -60,5 +62,24 @@ export {
   type WriteImageArchiveResult,
   type WrittenImage,
 } from './fixtures.ts';
+export {
+  workloadList,
+  kubectlJson,
+  type WorkloadDescription,
+  type KubeList,
+  type KubeObject,
+  type NodeDesc,
+  type PodTemplateDesc,
+  type DeploymentDesc,
+  type ReplicaSetDesc,
+  type StatefulSetDesc,
+  type DaemonSetDesc,
+  type JobDesc,
+  type CronJobDesc,
+  type ReplicationControllerDesc,
+  type PodDesc,
+  type Placement,
+} from './workloads.ts';
+export { attachLabNode, labNodeNames } from './attach.ts';
 export { criImages, criImageStatus, criPinned, type CriImage } from './cri.ts';
 export { readImportPlan, k3sEntryName, type ImportPlan, type ImportEntry } from './importPlan.ts';

@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { sleep } from './exec.ts';
-import { type LabNodeHandle } from './node.ts';
+import { type LabNodeView } from './node.ts';
 
 export type Distro = 'k3s' | 'rke2';
 
@@ -49,7 +49,7 @@ export const PREPULL_SUFFIX = '.txt';
 export const nodeImagesDir = (distro: Distro = 'k3s'): string => `/var/lib/rancher/${distro}/agent/images`;
 
 /** Host-side path of the images dir for a distro (the node handle's hostImagesDir is k3s's). */
-export function hostImagesDirOf(node: LabNodeHandle, distro: Distro = 'k3s'): string {
+export function hostImagesDirOf(node: LabNodeView, distro: Distro = 'k3s'): string {
   return distro === 'k3s' ? node.hostImagesDir : join(node.root, 'rancher', distro, 'agent', 'images');
 }
 
@@ -165,19 +165,19 @@ export function parseCtrImagesLs(text: string): CtrImage[] {
 /** Go-style quoted filter value, so references with `@`, `:` or `/` are taken literally. */
 const quoteFilter = (v: string): string => JSON.stringify(v);
 
-export async function listImages(node: LabNodeHandle, filters: string[] = []): Promise<CtrImage[]> {
+export async function listImages(node: LabNodeView, filters: string[] = []): Promise<CtrImage[]> {
   return parseCtrImagesLs(await node.ctr(['images', 'ls', ...filters]));
 }
 
 /** A ref's labels (via `ctr images ls name==ref`). Throws if the ref does not exist. */
-export async function labelsOf(node: LabNodeHandle, ref: string): Promise<Record<string, string>> {
+export async function labelsOf(node: LabNodeView, ref: string): Promise<Record<string, string>> {
   const found = (await listImages(node, [`name==${quoteFilter(ref)}`])).find((i) => i.name === ref);
   if (!found) throw new Error(`${node.name}: no image ref ${ref}`);
   return found.labels;
 }
 
 /** Sets (value) or deletes (empty value: `ctr images label ref key=` deletes the key) labels. */
-async function setLabels(node: LabNodeHandle, ref: string, labels: Record<string, string>): Promise<void> {
+async function setLabels(node: LabNodeView, ref: string, labels: Record<string, string>): Promise<void> {
   await node.ctr(['images', 'label', ref, ...Object.entries(labels).map(([k, v]) => `${k}=${v}`)]);
 }
 
@@ -234,7 +234,7 @@ async function decompressTo(src: string, how: Decompressor, dest: string): Promi
 // Serialisation per node (start emulation and watcher never import concurrently)
 
 const locks = new Map<string, Promise<unknown>>();
-function withNodeLock<T>(node: LabNodeHandle, fn: () => Promise<T>): Promise<T> {
+function withNodeLock<T>(node: LabNodeView, fn: () => Promise<T>): Promise<T> {
   const prev = locks.get(node.root) ?? Promise.resolve();
   const next = prev.then(fn, fn);
   locks.set(
@@ -248,7 +248,7 @@ function withNodeLock<T>(node: LabNodeHandle, fn: () => Promise<T>): Promise<T> 
 // Steps
 
 /** Step 1: remove both pin labels from every image carrying the distro label. */
-export async function clearLabels(node: LabNodeHandle, distro: Distro = 'k3s'): Promise<string[]> {
+export async function clearLabels(node: LabNodeView, distro: Distro = 'k3s'): Promise<string[]> {
   const label = distroPinLabel(distro);
   const refs = (await node.ctr(['images', 'ls', '-q', `labels.${quoteFilter(label)}==${PINNED}`]))
     .split('\n')
@@ -265,7 +265,7 @@ export async function clearLabels(node: LabNodeHandle, distro: Distro = 'k3s'): 
  * registry. A name that does not parse is pinned but gets no refs (retagImages' error: see
  * retagErrors). Returns every ref it pinned.
  */
-export async function pinImages(node: LabNodeHandle, names: string[], opts: K3sOptions = {}): Promise<string[]> {
+export async function pinImages(node: LabNodeView, names: string[], opts: K3sOptions = {}): Promise<string[]> {
   if (names.length === 0) return [];
   const labels = { [distroPinLabel(opts.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
   const existing = new Map((await listImages(node)).map((i) => [i.name, i]));
@@ -332,7 +332,7 @@ const CRI_MANAGED = 'io.cri-containerd.image';
  * before. ctr's name is dropped only once CRI has taken it (its managed label): CRI's event
  * handler re-creates a name it is still working on, which would leave a name k3s never makes.
  */
-async function renameAsK3s(node: LabNodeHandle, plan: ImportPlan, before: Set<string>): Promise<void> {
+async function renameAsK3s(node: LabNodeView, plan: ImportPlan, before: Set<string>): Promise<void> {
   const renames = plan.entries.filter((e) => e.ctrRenames !== undefined);
   if (renames.length === 0) return;
   const now = await listImages(node);
@@ -356,7 +356,7 @@ async function renameAsK3s(node: LabNodeHandle, plan: ImportPlan, before: Set<st
  * skipping manifests the archive lacks, naming images as client.Import does (readImportPlan),
  * then pin what it brought. Throws K3sImportError (pins kept) when retagging fails.
  */
-export async function importArchive(node: LabNodeHandle, file: string, opts: K3sOptions = {}): Promise<string[]> {
+export async function importArchive(node: LabNodeView, file: string, opts: K3sOptions = {}): Promise<string[]> {
   // older releases (top-level walk) match the suffix case-insensitively: APP.TAR.GZ is gzip
   const how = archiveDecompressor(opts.walk === 'top-level-case-insensitive' ? file.toLowerCase() : file);
   if (!how) throw new Error(`not a supported archive: ${file}`);
@@ -508,7 +508,7 @@ async function updateCacheEntry(hostDir: string, distro: Distro, hostFile: strin
 }
 
 /** Re-pins exactly `names` (both labels, nothing else — no digest or extra refs): k3s PR #14266. */
-async function repinNames(node: LabNodeHandle, names: string[], opts: K3sOptions): Promise<string[]> {
+async function repinNames(node: LabNodeView, names: string[], opts: K3sOptions): Promise<string[]> {
   const existing = new Set((await listImages(node)).map((i) => i.name));
   const labels = { [distroPinLabel(opts.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
   const done: string[] = [];
@@ -529,7 +529,7 @@ const LIST_REFERENCE = /^(?:[A-Za-z0-9.-]+(?::[0-9]+)?\/)?[a-z0-9]+(?:[._-]+[a-z
  * then pinned like an import. A name CRI does not have would be pulled — impossible in the lab's
  * air gap — and that error makes k3s pin nothing from the file.
  */
-async function prepullList(node: LabNodeHandle, file: string, opts: K3sOptions): Promise<string[]> {
+async function prepullList(node: LabNodeView, file: string, opts: K3sOptions): Promise<string[]> {
   const text = await readFile(file, 'utf8');
   const tags: string[] = [];
   for (const raw of text.split('\n')) {
@@ -545,7 +545,7 @@ async function prepullList(node: LabNodeHandle, file: string, opts: K3sOptions):
 }
 
 /** Imports an archive or reads a list: what one file brings, pinned. */
-async function preloadFile(node: LabNodeHandle, file: string, opts: K3sOptions): Promise<string[]> {
+async function preloadFile(node: LabNodeView, file: string, opts: K3sOptions): Promise<string[]> {
   const lower = file.toLowerCase();
   if ((opts.walk === 'top-level-case-insensitive' ? lower : file).endsWith(PREPULL_SUFFIX)) return prepullList(node, file, opts);
   return importArchive(node, file, opts);
@@ -557,7 +557,7 @@ async function preloadFile(node: LabNodeHandle, file: string, opts: K3sOptions):
  * (then, with cacheFix, its recorded names re-pinned) — then the cache synced: entries for files
  * not seen (vanished, or failed) pruned, written only if the file exists.
  */
-export function emulateK3sStart(node: LabNodeHandle, opts: K3sOptions = {}): Promise<K3sStartReport> {
+export function emulateK3sStart(node: LabNodeView, opts: K3sOptions = {}): Promise<K3sStartReport> {
   return withNodeLock(node, async () => {
     const distro = opts.distro ?? 'k3s';
     const walk = opts.walk ?? 'recursive-case-sensitive';
@@ -624,7 +624,7 @@ export interface WatcherOptions extends K3sOptions {
  * imported then. Never touches other extensions; deleting a file un-pins nothing, and a file put
  * back under a freed name is new. Updates .cache.json (the real format) if enabled.
  */
-export function startK3sWatcher(node: LabNodeHandle, opts: WatcherOptions = {}): K3sWatcher {
+export function startK3sWatcher(node: LabNodeView, opts: WatcherOptions = {}): K3sWatcher {
   const distro = opts.distro ?? 'k3s';
   const hostDir = hostImagesDirOf(node, distro);
   const pollMs = opts.pollMs ?? 250;

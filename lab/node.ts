@@ -8,11 +8,12 @@
 // namespace (and its bind mounts, which never reach the host) lives until the holder dies.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { chmod, cp, mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, readlink, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { run, sleep } from './exec.ts';
 import { containerdBinaries, defaultContainerdLine, type ContainerdBinaries, type ContainerdLine } from './containerd.ts';
+import { kubectlJson } from './workloads.ts';
 
 export const K3S_SOCKET = '/run/k3s/containerd/containerd.sock';
 export const K3S_IMAGES_DIR = '/var/lib/rancher/k3s/agent/images';
@@ -67,9 +68,14 @@ export interface LabNodeHandle {
   addHostKey(type: 'ecdsa' | 'rsa'): Promise<{ fingerprint: string; knownHostsLine: string }>;
   /**
    * Puts a stand-in `k3s` or `rke2` in the node's /usr/local/bin whose `--version` prints what
-   * the real binary prints for `version`; null removes it (distro version unknown).
+   * the real binary prints for `version`; null removes it (distro version unknown). kubectl too
+   * (`k3s kubectl …`; RKE2: /var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml):
+   * with `workloads` the node is a server whose `kubectl get … -o json` prints them (a value is
+   * printed as kubectl prints JSON, a string verbatim; see lab/workloads.ts) to root only, and a
+   * user who cannot read the kubeconfig gets k3s's permission error; without, an agent (no
+   * kubeconfig: kubectl cannot reach an API server). See distroScripts below.
    */
-  installDistroBinary(distro: 'k3s' | 'rke2', version: string | null): Promise<void>;
+  installDistroBinary(distro: 'k3s' | 'rke2', version: string | null, opts?: { workloads?: unknown }): Promise<void>;
   /**
    * Mounts a tmpfs of `bytes` over /var/lib/rancher/k3s/agent/images inside the node's mount
    * namespace (a "disk too small" node; statvfs and df over SSH report its size). Only the node
@@ -101,6 +107,12 @@ export interface LabNodeHandle {
   stop(): Promise<void>;
 }
 
+/**
+ * What k3s emulation, CRI and Images calls use of a node: a running node, or one of a lab started
+ * by another process, found from its lab dir (lab/attach.ts).
+ */
+export type LabNodeView = Pick<LabNodeHandle, 'name' | 'root' | 'hostSocket' | 'hostImagesDir' | 'containerdLine' | 'ctr'>;
+
 export interface SshdOptions {
   passwordAuthentication?: boolean;
   kbdInteractiveAuthentication?: boolean;
@@ -126,6 +138,102 @@ export interface NodeStartOptions {
 // sends, and load the shared cores as no real node's defaults do.
 const HOLDER_SCRIPT =
   'mount --bind "$1/run-k3s" /run/k3s && mount --bind "$1/rancher" /var/lib/rancher && mount --bind "$1/bin" /usr/local/bin && mount --bind "$1/home" /root && exec sleep infinity';
+
+/** The fixture a server node's stand-in kubectl prints: /var/lib/rancher/<distro>/server/<this>. */
+export const KUBECTL_FIXTURE_NAME = 'lab-kubectl.json';
+
+/**
+ * The stand-in kubectl, as fixed /bin/sh text (arguments are only compared, never run or
+ * printed). Messages are the real ones:
+ * - no kubeconfig (an agent; RKE2's kubectl without --kubeconfig): kubectl falls back to
+ *   localhost:8080 — client-go's discovery logs the refused connection five times, then kubectl
+ *   gives up (recent kubectl output quoted in k3s-io/k3s#3862 and #6213 — agents have no admin
+ *   kubeconfig — and, with the structured "Unhandled Error" lines of kubectl ≥ 1.31, in
+ *   JamesTurland/JimsGarage#162 and opea-project/Enterprise-Inference#29);
+ * - k3s's own kubectl, /etc/rancher/k3s/k3s.yaml present but unreadable: k3s logs a warning
+ *   through logrus (text form, stderr not a terminal over SSH) and kubectl fails to load it
+ *   (pkg/kubectl/main.go checkReadConfigPermissions; output in biersoeckli/QuickStack#49 and,
+ *   non-TTY, ChrisThePCGeek/k3s-ansible-traefik-rancher#2);
+ * - an explicit --kubeconfig that does not exist: `error: stat <path>: …` (clientcmd's
+ *   ExplicitPath check; seen in kubernetes-sigs/cluster-api-provider-openstack#377).
+ */
+function kubectlScript(distro: 'k3s' | 'rke2'): string {
+  const kc = distro === 'k3s' ? '/etc/rancher/k3s/k3s.yaml' : '/etc/rancher/rke2/rke2.yaml';
+  const fixture = `/var/lib/rancher/${distro}/server/${KUBECTL_FIXTURE_NAME}`;
+  // k3s's wrapper uses its kubeconfig when none is named and it exists (a server); RKE2's kubectl is plain kubectl.
+  const k3sDefault =
+    distro === 'k3s'
+      ? String.raw`
+if [ -z "$kc" ] && [ -e "$fixture" ]; then
+  kc=${kc}
+  if [ ! -r "$fixture" ]; then
+    ts=$(date +%Y-%m-%dT%H:%M:%S%:z | sed 's/+00:00$/Z/')
+    printf 'time="%s" level=warning msg="Unable to read ${kc}, please start server with --write-kubeconfig-mode or --write-kubeconfig-group to modify kube config permissions"\n' "$ts" >&2
+  fi
+fi`
+      : '';
+  return String.raw`fixture=${fixture}
+refused() {
+  msg='"Unhandled Error" err="couldn'\''t get current server API group list: Get \"http://localhost:8080/api?timeout=32s\": dial tcp 127.0.0.1:8080: connect: connection refused"'
+  for _ in 1 2 3 4 5; do
+    printf 'E%s %7d memcache.go:265] %s\n' "$(date '+%m%d %H:%M:%S.%6N')" "$$" "$msg" >&2
+  done
+  echo 'The connection to the server localhost:8080 was refused - did you specify the right host or port?' >&2
+  exit 1
+}
+kc=
+kcflag=
+get=
+json=
+prev=
+for a in "$@"; do
+  if [ -n "$prev" ]; then
+    case $prev in
+      -o|--output) [ "$a" = json ] && json=1 ;;
+      --kubeconfig) kc=$a; kcflag=1 ;;
+    esac
+    prev=
+    continue
+  fi
+  case $a in
+    get) get=1 ;;
+    -o|--output|--kubeconfig) prev=$a ;;
+    -ojson|-o=json|--output=json) json=1 ;;
+    --kubeconfig=*) kc=$(printf '%s\n' "$a" | sed 's/^--kubeconfig=//'); kcflag=1 ;;
+  esac
+done
+[ -n "$kc" ] || kc=$KUBECONFIG${k3sDefault}
+[ -n "$kc" ] || refused
+if [ "$kc" != ${kc} ]; then
+  echo 'lab: this stand-in kubectl knows only the kubeconfig ${kc}' >&2
+  exit 1
+fi
+if [ ! -e "$fixture" ]; then
+  # an agent: no kubeconfig; a missing KUBECONFIG file is skipped, a missing --kubeconfig is an error
+  [ -n "$kcflag" ] || refused
+  echo 'error: stat ${kc}: no such file or directory' >&2
+  exit 1
+fi
+if [ ! -r "$fixture" ]; then
+  echo 'error: error loading config file "${kc}": open ${kc}: permission denied' >&2
+  exit 1
+fi
+if [ -z "$get" ] || [ -z "$json" ]; then
+  echo 'lab: this stand-in kubectl answers only: get ... -o json' >&2
+  exit 1
+fi
+exec cat "$fixture"
+`;
+}
+
+/** Fixed stand-in scripts for a distro release (`version` is validated by the caller). */
+function distroScripts(distro: 'k3s' | 'rke2', version: string): { binary: string; kubectl?: string } {
+  // `--version` output recorded from the real binaries (commit hash illustrative).
+  const head = `#!/bin/sh\n# Holdfast lab stand-in for ${distro} (lab/node.ts installDistroBinary).\nif [ "$1" = --version ]; then\ncat <<'EOF'\n${distro} version ${version} (0123abcd)\ngo version go1.23.6\nEOF\nexit 0\nfi\n`;
+  if (distro === 'k3s') return { binary: `${head}[ "$1" = kubectl ] || exit 1\nshift\n${kubectlScript('k3s')}` };
+  // RKE2 has no kubectl subcommand: its kubectl is /var/lib/rancher/rke2/bin/kubectl, on agents too.
+  return { binary: `${head}exit 1\n`, kubectl: `#!/bin/sh\n# Holdfast lab stand-in for RKE2's kubectl (lab/node.ts installDistroBinary).\n${kubectlScript('rke2')}` };
+}
 
 export async function ensureHostMountpoints(): Promise<void> {
   for (const d of HOST_MOUNTPOINTS) await mkdir(d, { recursive: true });
@@ -598,16 +706,38 @@ export class LabNode implements LabNodeHandle {
     return { fingerprint: fp, knownHostsLine: `[127.0.0.1]:${this.port} ${keyType} ${blob}` };
   }
 
-  async installDistroBinary(distro: 'k3s' | 'rke2', version: string | null): Promise<void> {
+  async installDistroBinary(distro: 'k3s' | 'rke2', version: string | null, opts: { workloads?: unknown } = {}): Promise<void> {
     const file = join(this.root, 'bin', distro);
+    const serverDir = join(this.root, 'rancher', distro, 'server');
+    const fixture = join(serverDir, KUBECTL_FIXTURE_NAME);
+    const rke2Kubectl = join(this.root, 'rancher', 'rke2', 'bin', 'kubectl');
+    if (version !== null && !/^v\d+\.\d+\.\d+\+(k3s|rke2r)\d+$/.test(version)) throw new Error(`installDistroBinary: unexpected version ${version}`);
+    await rm(fixture, { force: true });
+    // an agent has no server dir at all
+    await rmdir(serverDir).catch(() => undefined);
     if (version === null) {
       await rm(file, { force: true });
+      if (distro === 'rke2') await rm(rke2Kubectl, { force: true });
       return;
     }
-    if (!/^v\d+\.\d+\.\d+\+(k3s|rke2r)\d+$/.test(version)) throw new Error(`installDistroBinary: unexpected version ${version}`);
-    // Output recorded from the real binaries' `--version` (commit hash is illustrative).
-    const out = `${distro} version ${version} (0123abcd)\ngo version go1.23.6\n`;
-    await writeFile(file, `#!/bin/sh\n[ "$1" = "--version" ] || exit 1\ncat <<'EOF'\n${out}EOF\n`, { mode: 0o755 });
+    const scripts = distroScripts(distro, version);
+    await writeFile(file, scripts.binary, { mode: 0o755 });
+    await chmod(file, 0o755);
+    if (scripts.kubectl) {
+      await mkdir(dirname(rke2Kubectl), { recursive: true, mode: 0o755 });
+      await writeFile(rke2Kubectl, scripts.kubectl, { mode: 0o755 });
+      await chmod(rke2Kubectl, 0o755);
+    }
+    if (opts.workloads === undefined) return;
+    const text = typeof opts.workloads === 'string' ? opts.workloads : kubectlJson(opts.workloads);
+    // 0755 so a user's kubectl sees the kubeconfig exists (as /etc/rancher/k3s is), 0600 file so
+    // only root reads it (as k3s.yaml is by default).
+    await mkdir(serverDir, { recursive: true, mode: 0o755 });
+    await chmod(serverDir, 0o755);
+    const tmp = `${fixture}.tmp`;
+    await writeFile(tmp, text, { mode: 0o600 });
+    await chmod(tmp, 0o600);
+    await rename(tmp, fixture);
   }
 
   async limitImagesDir(bytes: number): Promise<void> {
