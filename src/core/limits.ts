@@ -114,6 +114,24 @@ export const LIMITS = {
     what: 'output of `sudo -n find` listing the images dir',
     why: 'about 500,000 files; the command is killed when it prints more',
   },
+  'remote.workloadsBytes': {
+    value: 64 * MiB,
+    unit: 'bytes',
+    what: "kubectl's JSON answer listing a cluster's workloads (the images the site needs)",
+    why: 'about 20,000 pods with their controllers; kubectl is killed when it prints more',
+  },
+  'remote.workloadsSeconds': {
+    value: 30,
+    unit: 'count',
+    what: 'seconds kubectl on a server node may take to list the workloads',
+    why: 'an API server under load answers in seconds; past this the node counts as having no source of needs',
+  },
+  'needs.listBytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: "an operator's list of needed images (needed-images/*.txt)",
+    why: 'one reference a line: about 10,000 references',
+  },
   'remote.importCacheBytes': {
     value: 16 * MiB,
     unit: 'bytes',

@@ -10,6 +10,7 @@ import { lostPinsFrom, lostPinsOnNode, withLostPins } from './audit/lostPins';
 import { holdfastHome } from './config/home';
 import { NodeStore } from './config/nodes';
 import { HoldfastError, toErrorInfo } from './errors';
+import { createNeedsResolver } from './needs/resolve';
 import { applyPinChange, checkRemoval, imagesInventory, inventory, planPinChange, removeArchiveSafely, type OpsContext } from './node/operations';
 import { imagesDirFiles } from './node/inspect';
 import { SessionPool, type OpenSession } from './node/pool';
@@ -78,6 +79,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   const audit = new AuditLog(home);
   const indexCache = new IndexCache(path.join(home, 'cache', 'archive-index'));
   const ctx: OpsContext = { audit, indexCache };
+  ctx.needs = createNeedsResolver({ home, nodes: () => store.list(), use: (node, fn) => pool.use(node, fn) });
   const jobs = new JobManager();
   // Nodes whose pins this service is changing right now: the lost-pin watch waits for them, so
   // Holdfast's own unpin (labels first, audit entry right after) is never reported as a loss.
@@ -104,7 +106,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
     pool.use(node, async (s) => {
       const inv = await imagesInventory(s, ctx);
       const lost = await lostPinsFrom(node, audit, { refs: inv.images, imagesDir: imagesDirFiles(inv), info: inv.info });
-      return { images: withLostPins(inv.images, lost), lost, info: inv.info };
+      return { images: withLostPins(inv.images, lost), lost, info: inv.info, needs: inv.needs };
     });
   let lastFleet: FleetReport | null = null;
   let fleetRun: { runId: string; abort: AbortController; cancelled: boolean } | null = null;

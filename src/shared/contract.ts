@@ -4,6 +4,7 @@
 // Every channel has an argument schema (validated in main / the server, never trusted from
 // the renderer) and a result type. Results and errors travel in one envelope. The zod-free
 // half (operations, envelope, live events) is ./channels, re-exported here.
+import type { NeedsReport } from './needs';
 import * as z from 'zod';
 import type { DiskPicture } from './diskPicture';
 import type { FleetReport } from './fleet';
@@ -60,6 +61,7 @@ export const pinTargetSchema = z.union([
   z.strictObject({ refs: z.array(imageRefName).min(1).max(10_000) }),
   z.strictObject({ archive: archivePath }),
   z.strictObject({ allK3s: z.literal(true) }),
+  z.strictObject({ needed: z.literal(true) }),
 ]);
 
 /** An absolute path to a file on this machine (the laptop). */
@@ -103,7 +105,7 @@ export const channels = {
   // gone) and the versions the node runs (what makes a pin honoured): the CLI's `images`.
   'images.report': {
     args: z.strictObject({ node: name }),
-    result: null as unknown as { images: ImageRef[]; lost: LostPin[]; info: NodeInfo },
+    result: null as unknown as { images: ImageRef[]; lost: LostPin[]; info: NodeInfo; needs: NeedsReport },
   },
   // The versions the node runs, detected once per session (the pooled session's, when open).
   'nodes.info': { args: z.strictObject({ node: name }), result: null as unknown as NodeInfo },

@@ -1,6 +1,7 @@
 // Domain types shared by the core, the CLI, main, preload and renderer.
 // Plain data only: everything here crosses IPC / HTTP as JSON.
 import type { ImportOptions } from './importOptions';
+import type { RefNeed } from './needVerdict';
 
 /** Pin labels, exactly as k3s, RKE2 and the CRI plugin write them. */
 export const LABEL_CRI_PINNED = 'io.cri-containerd.pinned';
@@ -115,6 +116,12 @@ export interface ImageRef {
    * k3s-managed again); references that are gone entirely are only in the lost-pin list.
    */
   lostPin?: LostPin;
+  /**
+   * What the site's need makes of the image (shared/needs, need × protection): at risk when
+   * needed and missing, unprotected now, or unprotected after the next k3s start; with the
+   * workloads that need it. Set by the node inventory.
+   */
+  need?: RefNeed;
 }
 
 export type Fate = 'pinned' | 'unpinned';

@@ -1,6 +1,7 @@
 // The fleet report: every node's inventory side by side, and where the nodes disagree.
 // Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
 import type { ArchiveInfo, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
+import type { AtRiskImage, NeedsReport } from './needs';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
@@ -31,6 +32,8 @@ export interface FleetNodeResult {
   lostPins?: LostPin[] | null;
   /** What the node's versions mean for pins (shared/nodeWarnings), once per node; null if unreachable. */
   warnings?: NodeWarning[] | null;
+  /** What the site needs on the node and what that means there (shared/needs); null if unreachable. */
+  needs?: NeedsReport | null;
 }
 
 /**
@@ -62,6 +65,11 @@ export interface NodeRisk {
   losingImages?: { imageId: string | null; refs: string[]; deciding: string[]; reason: string }[];
   /** Durable pins Holdfast made that are gone already. */
   lostPins?: number;
+  /**
+   * Needed images that are missing, unprotected now, or unprotected after the next k3s start
+   * (shared/needs), with the workloads that need them: "will a pod at this site fail?".
+   */
+  atRisk?: AtRiskImage[];
   /** Node capability warnings (e.g. a containerd without CRI pinning). */
   warnings?: number;
   lowDisk: boolean;
@@ -80,6 +88,8 @@ export interface FleetSummary {
   drift: number;
   /** Nodes at risk (unreachable, lost or losing pins, a capability warning, or low on disk), in report order. */
   atRisk: NodeRisk[];
+  /** Needed images at risk over all reachable nodes (missing, unprotected now or after the next k3s start). */
+  atRiskImages?: number;
   /** The low-disk rule used: below this many free bytes, or this fraction of the total. */
   lowDiskRule: { minFreeBytes: number; minFreeRatio: number };
   durationMs: number;
@@ -91,3 +101,4 @@ export interface FleetReport {
   nodes: FleetNodeResult[];
   drift: DriftEntry[];
 }
+

@@ -13,7 +13,7 @@ import { compareText } from './compareText';
 
 /** Why an image kubelet would delete is needed after all. */
 export interface NeededFlag {
-  kind: 'rollback' | 'archive' | 'outside-cri' | 'pin-ignored' | 'lost-pin';
+  kind: 'site-need' | 'rollback' | 'archive' | 'outside-cri' | 'pin-ignored' | 'lost-pin';
   text: string;
 }
 
@@ -79,6 +79,7 @@ export function neededFlags(images: StoreImage[], keepVersions = DEFAULT_KEEP_VE
   const out = new Map<string, NeededFlag[]>();
   for (const i of images) {
     const flags: NeededFlag[] = [];
+    if (i.need) flags.push({ kind: 'site-need', text: `The site needs it (${i.need.because}): a pod that needs it cannot start once kubelet deletes it.` });
     const k = keeps.get(i.key);
     if (k) flags.push({ kind: 'rollback', text: k.why === 'rollback' ? `Rollback target: ${k.text}.` : `Needed for rollback: ${k.text}.` });
     if (i.lostPin) {

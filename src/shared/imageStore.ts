@@ -46,6 +46,11 @@ export interface StoreImage {
   lostPin: boolean;
   /** The archive or .txt list in the images dir that brings it (relative path), or null. */
   archive: string | null;
+  /**
+   * The site needs it (shared/needs: a workload, the operator's list, the sandbox image, or its
+   * air-gap provenance when no source of needs answers): why, and who.
+   */
+  need?: { because: string; workloads: string[] } | null;
   /** When its first record was created on the node. */
   createdAt: string | null;
   /**

@@ -16,7 +16,7 @@ export interface PruneOptions {
   keepVersions: number;
 }
 
-export type PruneKeepReason = 'in-use' | 'pinned' | 'archive' | 'rollback' | 'unresolved';
+export type PruneKeepReason = 'in-use' | 'needed' | 'pinned' | 'archive' | 'rollback' | 'unresolved';
 
 export interface PruneRemoval {
   key: string;
@@ -69,6 +69,10 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
   if (i.usedBy.length) {
     const ids = i.usedBy.map((u) => u.id);
     return { reason: 'in-use', text: `In use by ${ids.length === 1 ? 'container' : 'containers'} ${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ` and ${ids.length - 3} more` : ''}.` };
+  }
+  if (i.need) {
+    // Never removed while the site may still need it: at an air-gapped site nobody pulls it again.
+    return { reason: 'needed', text: `Needed by the site: ${i.need.because}.` };
   }
   if (i.pin === 'durable') {
     const ref = i.refs[0] ?? i.key;

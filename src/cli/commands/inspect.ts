@@ -1,6 +1,7 @@
 // holdfast images | archives — what is on a node and what happens to it at the next k3s start.
 import type { Command } from 'commander';
-import type { LostPin } from '../../shared/domain';
+import type { ImageRef, LostPin } from '../../shared/domain';
+import { atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
@@ -24,6 +25,33 @@ export function lostPinsText(lost: readonly LostPin[], indent = '  '): string {
 
 const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
 
+/**
+ * What the site needs, as the images table's footer says it: where the needs come from (or why
+ * there is no source), every needed image at risk with the workloads that need it, and the one
+ * command that protects them (shared/needs).
+ */
+function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsReport): void {
+  const from = needs.sources.map((s) => s.label).join(', ');
+  cli.io.out(
+    needs.basis === 'known'
+      ? `Site needs from: ${safe(from)}`
+      : `No source of site needs (${safe(needs.noSource ?? 'none read')}): images from air-gap archives count as needed.${from ? ` Also read: ${safe(from)}.` : ''}`,
+  );
+  for (const n of needs.notes) cli.io.err(`note: ${node}: ${safe(n)}`);
+  const atRisk = atRiskOf(images, needs);
+  if (atRisk.length === 0) {
+    cli.io.out('No needed image is at risk: every pod the site needs can start here.');
+    return;
+  }
+  cli.io.out(`${atRisk.length} needed image${atRisk.length === 1 ? '' : 's'} AT RISK (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may fail to start):`);
+  for (const a of atRisk) {
+    const held = a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : '';
+    cli.io.out(`  ${safe(a.refs.find((r) => !r.startsWith('sha256:')) ?? a.refs[0]!)}: ${safe(a.because)}${safe(held)}`);
+  }
+  if (atRisk.some((a) => a.verdict !== 'missing')) cli.io.out(`Make every needed image durable with: holdfast pin ${node} --needed`);
+  if (atRisk.some((a) => a.verdict === 'missing')) cli.io.out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
+}
+
 export function registerInspectCommands(program: Command, cli: Cli): void {
   program
     .command('images')
@@ -34,7 +62,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
     .option('--lost', "only the durable pins Holdfast made that are gone (with --json: an array of lost pins)")
     .action(async (name: string, o) => {
       // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
-      const { images, lost, info } = await cli.call('images.report', { node: name });
+      const { images, lost, info, needs } = await cli.call('images.report', { node: name });
       if (o.lost) {
         if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
         return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost)}` : `no durable pin Holdfast made on ${name} is lost`);
@@ -45,6 +73,7 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       if (images.length === 0) {
         const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
         cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
+        printNeeds(cli, name, images, needs);
         if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
         return;
       }
@@ -53,11 +82,12 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       const OUTCOME = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' } as const;
       cli.io.out(
         table(
-          ['REFERENCE', 'PIN', 'AFTER RESTART', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
+          ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
           images.map((i) => [
             i.name,
             i.lostPin ? `${i.pin} (PIN LOST)` : i.pin,
             OUTCOME[refOutcome(i, protection.get(protectionKey(i))!)],
+            i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
             shortDigest(i.imageId),
             humanSize(i.size),
             i.platforms.join(',') || '-',
@@ -67,7 +97,8 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       const counts = { durable: 0, k3s: 0, none: 0 };
       for (const i of images) counts[i.pin]++;
       cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
-      const atRisk = losingOf(protection);
+      printNeeds(cli, name, images, needs);
+      const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
       if (atRisk.length) {
         cli.io.out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
         for (const p of atRisk) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);

@@ -28,12 +28,13 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .hook('preAction', connectsFirstNode(cli))
     .option('--archive <path>', 'the images an archive in the images dir brings (path relative to the images dir)')
     .option('--all-k3s', 'every image k3s has pinned')
+    .option('--needed', "every image the site needs (its workloads, the operator's list, the sandbox image) that is on the node")
     .option('--dry-run', 'show what would change, change nothing')
     .option('--json', 'machine-readable output')
     .action(async (name: string, refs: string[], o) => {
-      const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s)].filter(Boolean).length;
-      if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, or --all-k3s (exactly one of them)');
-      const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : { allK3s: true };
+      const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s), Boolean(o.needed)].filter(Boolean).length;
+      if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, --all-k3s or --needed (exactly one of them)');
+      const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : o.needed ? { needed: true } : { allK3s: true };
       const plan = await cli.call(o.dryRun ? 'pins.plan' : 'pins.apply', { node: name, action: 'pin', target });
       // The same session's versions (detected once): no second connection.
       const info = await cli.call('nodes.info', { node: name }).catch((err: unknown) => (log.debug('node versions unknown; no capability warning', { node: name, err }), null));

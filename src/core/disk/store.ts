@@ -15,6 +15,7 @@ import { INDEX_TYPES, platformMatches, type Platform } from '../images/mediaType
 import { mapLimit } from '../../shared/mapLimit';
 import { compareText } from '../../shared/compareText';
 import { isImageIdRecord } from '../../shared/reference';
+import { workloadName } from '../../shared/needs';
 
 /** CRI labels the containers and sandboxes it creates; kubelet sees only those. */
 export const CRI_KIND_LABEL = 'io.cri-containerd.kind';
@@ -199,6 +200,7 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
       usedBy,
       lostPin: refs.some((r) => r.lostPin?.kind === 'label-removed'),
       archive: refs.map((r) => r.archive).find((a) => a !== null) ?? null,
+      need: neededOf(refs),
       createdAt,
       lastChangedAt,
       configCreated: targetFacts.map((f) => f.configCreated).find((c) => c !== null) ?? null,
@@ -211,6 +213,12 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
   for (const i of images) i.exclusiveBytes = excl[i.key] ?? 0;
   images.sort((a, b) => compareText(a.refs[0] ?? a.key, b.refs[0] ?? b.key));
   return { images, index, unmatched };
+}
+
+/** The site's need of an image, as prune and the forecast read it (the inventory's verdict). */
+function neededOf(refs: readonly Pick<ImageRef, 'need'>[]): StoreImage['need'] {
+  const n = refs.find((r) => r.need?.needed)?.need;
+  return n ? { because: n.because, workloads: n.workloads.map(workloadName) } : null;
 }
 
 /** Reads what buildStore needs from containerd (targets walked at most 8 at a time). */

@@ -8,7 +8,7 @@ import { nodeWarnings } from '../../shared/nodeWarnings';
 import { lostPinsFrom, withLostPins } from '../audit/lostPins';
 import { HoldfastError, toErrorInfo } from '../errors';
 import { inspectNode } from '../node/inspect';
-import type { OpsContext } from '../node/operations';
+import { inspectOptions, type OpsContext } from '../node/operations';
 import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../node/session';
 import { diskOfSession } from './disk';
 import { DriftAccumulator } from '../../shared/drift';
@@ -57,7 +57,7 @@ export interface FleetOptions {
 }
 
 export function unreachableResult(node: string, err: unknown): FleetNodeResult {
-  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, disk: null, lostPins: null, warnings: null };
+  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, disk: null, lostPins: null, warnings: null, needs: null };
 }
 
 /** The real probe: SSH + containerd inventory + disk, the connection closed before returning. */
@@ -78,7 +78,7 @@ export function sshProbe(
       // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
       const [inv, disk] = await Promise.all([
-        inspectNode(s, ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
+        inspectNode(s, inspectOptions(s, ctx)),
         diskOfSession(s).catch((err: unknown) => (log.debug('disk unknown', { node: def.name, err }), null)),
       ]);
       // The audit log is read once for the whole run (AuditLog reads only what was appended since).
@@ -94,6 +94,7 @@ export function sshProbe(
         disk,
         lostPins,
         warnings: nodeWarnings(inv.info),
+        needs: inv.needs,
       };
     } finally {
       signal.removeEventListener('abort', closeOnAbort);

@@ -8,6 +8,7 @@ import { imageProtection, losingImages, type ImageProtection } from '../../share
 import { criPinning } from '../../shared/versions';
 import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from '../../shared/fleet';
 import { imageName } from '../../shared/reference';
+import { atRiskOf, atRiskText } from '../../shared/needs';
 
 export interface LowDiskRule {
   minFreeBytes: number;
@@ -60,6 +61,10 @@ export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DIS
   if (!r.reachable) reasons.push(`unreachable: ${r.error?.message ?? 'unknown error'}`);
   for (const w of warnings) reasons.push(w.message);
   if (lost) reasons.push(lost);
+  const atRisk = atRiskOf(r.images, r.needs);
+  if (atRisk.length) {
+    reasons.push(`${atRisk.length} needed image${atRisk.length === 1 ? '' : 's'} at risk (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may not start): ${atRiskText(atRisk)}`);
+  }
   if (losing) {
     reasons.push(`${losing} image${losing === 1 ? '' : 's'} lose${losing === 1 ? 's' : ''} ${losing === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${losing === 1 ? 'it' : 'them'}): ${imageNames(losingImages)}`);
   }
@@ -72,6 +77,7 @@ export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DIS
     losingPins: losing,
     losingImages: losingImages.map((p) => ({ imageId: p.imageId, refs: p.refs, deciding: p.deciding, reason: p.reason })),
     lostPins: r.lostPins?.length ?? 0,
+    atRisk,
     warnings: warnings.length,
     lowDisk: low,
     reasons,
@@ -89,6 +95,7 @@ export function summarizeFleet(nodes: FleetNodeResult[], drift: DriftEntry[], ru
     lowDisk: risks.filter((r) => r.lowDisk).length,
     drift: drift.length,
     atRisk: risks.filter((r) => r.reasons.length > 0),
+    atRiskImages: risks.reduce((s, r) => s + (r.atRisk?.length ?? 0), 0),
     lowDiskRule: { ...rule },
     durationMs: Math.round(durationMs),
   };

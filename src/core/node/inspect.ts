@@ -14,6 +14,10 @@ import { criPinning, startupWalk, type CriPinning } from '../../shared/versions'
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
 import type { NodeSession } from './session';
 import type { ImagesDirFile } from '../../shared/lostPins';
+import { applyNeeds, type NeedsReport, type NodeNeeds } from '../../shared/needs';
+import { DATA_DIR_DEFAULTS, type NodeDef } from '../../shared/domain';
+import { readClusterAnswer, type ClusterAnswer } from '../needs/cluster';
+import { nodeNeedsFrom } from '../needs/nodeNeeds';
 
 const log = logger('node');
 
@@ -26,6 +30,24 @@ export interface ImagesInventory {
   fateArchives: FateArchive[];
   prepull: FatePrepull[];
   importCache: K3sImportCache;
+  /** What the site needs on this node and what that means here (shared/needs). */
+  needs: NeedsReport;
+  /** The node's own answer about its cluster (a server's workloads, or why there are none). */
+  cluster: ClusterAnswer;
+}
+
+/**
+ * Turns a node's own cluster answer into its needs: the service adds the operator's list and,
+ * for an agent node, the cluster of a configured server node (core/needs/resolve.ts).
+ */
+export type NeedsResolver = (def: NodeDef, own: ClusterAnswer) => Promise<NodeNeeds>;
+
+export interface InspectOptions {
+  indexCache?: IndexCache;
+  info?: NodeInfo | Promise<NodeInfo>;
+  needs?: NeedsResolver;
+  /** References Holdfast pinned on the node (its audit log): evidence of air-gap provenance. */
+  auditPinned?: Promise<ReadonlySet<string>>;
 }
 
 export interface NodeInventory extends ImagesInventory {
@@ -39,7 +61,7 @@ function refsForArchiveImage<R extends BaseImageRef>(refs: R[], img: ArchiveImag
   return { wantId, ref };
 }
 
-export async function inspectNode(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo | Promise<NodeInfo> } = {}): Promise<NodeInventory> {
+export async function inspectNode(session: NodeSession, opts: InspectOptions = {}): Promise<NodeInventory> {
   const inv = await inspectImages(session, opts);
   return { ...inv, archives: await archiveInfos(session, inv) };
 }
@@ -49,7 +71,7 @@ export async function inspectNode(session: NodeSession, opts: { indexCache?: Ind
  * images dir with its archives' indexes, k3s's import cache), without the completeness reads
  * that only the archives' removal checks use — what `images` and its lost pins show.
  */
-export async function inspectImages(session: NodeSession, opts: { indexCache?: IndexCache; info?: NodeInfo | Promise<NodeInfo> } = {}): Promise<ImagesInventory> {
+export async function inspectImages(session: NodeSession, opts: InspectOptions = {}): Promise<ImagesInventory> {
   const root = session.def.imagesDir;
   // The images dir's listing and k3s's .cache.json do not depend on what the probe finds (only
   // how the listing is classified does): both are read while the probe is under way.
@@ -62,6 +84,12 @@ export async function inspectImages(session: NodeSession, opts: { indexCache?: I
     session.platform(),
     session.listBaseImages(),
   ]);
+  // What the cluster needs: one exec, under way while the images dir is scanned.
+  const clusterRead = readClusterAnswer(session.ssh, {
+    sudo: session.def.sudo === true,
+    distro: info.distro,
+    dataDir: info.imagesDir?.dataDir ?? DATA_DIR_DEFAULTS[info.distro === 'rke2' ? 'rke2' : 'k3s'],
+  }).catch((err: unknown): ClusterAnswer => (log.debug('cluster needs not read', { node: session.def.name, err }), { kind: 'error', message: `the cluster could not be asked (${err instanceof Error ? err.message : String(err)})`, sandbox: null }));
   const [files, importCache] = await Promise.all([
     scanImagesDir(session.files, root, {
       nodeKey: `${session.def.host}:${session.def.port}`,
@@ -101,11 +129,19 @@ export async function inspectImages(session: NodeSession, opts: { indexCache?: I
   );
   // Each reference also carries its image's verdict (the one model), for scripts reading JSON.
   const protection = imageProtection(perRef, mode);
-  const images: ImageRef[] = perRef.map((r) => {
+  const pinnedRefs: ImageRef[] = perRef.map((r) => {
     const p = protection.get(protectionKey(r))!;
     return { ...r, imagePinnedNow: p.now, imagePinnedAfterRestart: p.afterRestart };
   });
-  return { info, platform, images, files, fateArchives, prepull, importCache };
+  // Need × protection: the verdict every view shows (shared/needs).
+  const cluster = await clusterRead;
+  const [nodeNeeds, auditPinned] = await Promise.all([
+    opts.needs ? opts.needs(session.def, cluster) : Promise.resolve(nodeNeedsFrom(session.def, cluster, null, null)),
+    opts.auditPinned ?? Promise.resolve(new Set<string>()),
+  ]);
+  const holders = (ref: string) => files.filter((f) => f.index?.images.some((i) => i.name === ref)).map((f) => `${f.path} in the images dir`);
+  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders });
+  return { info, platform, images: judged.refs, files, fateArchives, prepull, importCache, needs: judged.report, cluster };
 }
 
 /** What each file of the images dir brings, as ArchiveInfo.images lists it (unnamed images by id). */

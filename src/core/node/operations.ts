@@ -9,27 +9,49 @@ import { checkComplete } from '../images/completeness';
 import { criPinning } from '../../shared/versions';
 import { applyPinPlan } from '../pins/apply';
 import { planPins, type PinTarget } from '../pins/plan';
-import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type NodeInventory } from './inspect';
+import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NeedsResolver, type NodeInventory } from './inspect';
 import type { NodeSession } from './session';
 
 export interface OpsContext {
   audit: AuditLog;
   indexCache?: IndexCache;
+  /** How a node's needs are found beyond its own answer (the service's: lists, agents' servers). */
+  needs?: NeedsResolver;
+}
+
+/** What every inventory is read with: the caches, the needs resolver, the pins Holdfast made there. */
+export function inspectOptions(session: NodeSession, ctx: OpsContext): InspectOptions {
+  return {
+    info: session.info(),
+    ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
+    ...(ctx.needs ? { needs: ctx.needs } : {}),
+    auditPinned: ctx.audit.durablePins(session.def.name).then(
+      (pins) => new Set(pins.map((p) => p.ref)),
+      () => new Set<string>(),
+    ),
+  };
 }
 
 export async function inventory(session: NodeSession, ctx: OpsContext): Promise<NodeInventory> {
   // The info's probe is still under way when the inventory starts what does not depend on it.
-  return inspectNode(session, { info: session.info(), ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}) });
+  return inspectNode(session, inspectOptions(session, ctx));
 }
 
 /** inventory() without the archives' removal checks: for what shows images only (their completeness reads are a third of a listing's round trips). */
 export async function imagesInventory(session: NodeSession, ctx: OpsContext): Promise<ImagesInventory> {
-  return inspectImages(session, { info: session.info(), ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}) });
+  return inspectImages(session, inspectOptions(session, ctx));
 }
 
 export async function planPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {
   const inv = await inventory(session, ctx);
-  return planPins(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() });
+  const plan = planPins(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() });
+  // A needed image the node lacks cannot be pinned: the plan says so, and where a copy is.
+  if ('needed' in target) {
+    for (const m of inv.needs.missing) {
+      plan.unchanged.push({ ref: m.ref, reason: `needed but not on the node${m.heldBy.length ? `: ${m.heldBy.join(', ')} holds it` : ''}; import it first` });
+    }
+  }
+  return plan;
 }
 
 export async function applyPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {

@@ -22,7 +22,8 @@ export const PROVENANCE = {
   from: 'io.holdfast.pinned-from',
 } as const;
 
-export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true };
+/** needed: every image the site needs (shared/needs) that is on the node. */
+export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true } | { needed: true };
 
 export interface Provenance {
   user: string;
@@ -52,6 +53,7 @@ export function selectRefs(refs: ImageRef[], target: PinTarget, archives: FateAr
     const notFound = archive.images.map((i) => i.name).filter((n) => !names.has(n));
     return { selected, notFound, archive: archive.path };
   }
+  if ('needed' in target) return { selected: refs.filter((r) => r.need?.needed === true), notFound: [], archive: null };
   return { selected: refs.filter((r) => r.pin === 'k3s'), notFound: [], archive: null };
 }
 

@@ -58,7 +58,7 @@ export interface ExecOptions {
    * remote.commandOutputBytes). A node printing more has the command killed and REFUSED thrown:
    * a broken or hostile node must not fill the laptop's memory. Use spawn() to stream instead.
    */
-  outputLimit?: 'remote.commandOutputBytes' | 'remote.listingOutputBytes';
+  outputLimit?: 'remote.commandOutputBytes' | 'remote.listingOutputBytes' | 'remote.workloadsBytes';
 }
 
 export interface ExecResult {

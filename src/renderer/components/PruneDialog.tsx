@@ -16,6 +16,7 @@ import { usePlanApply } from './usePlanApply';
 
 const KEEP_TEXT: Record<PruneKeepReason, string> = {
   'in-use': 'In use',
+  needed: 'Needed by the site',
   pinned: 'Pinned',
   archive: 'Brought by the images dir',
   rollback: 'Kept for rollback',

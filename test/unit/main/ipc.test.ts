@@ -1,3 +1,4 @@
+import type { NeedsReport } from '../../../src/shared/needs';
 import { describe, expect, it, vi } from 'vitest';
 import { IPC_CHANNELS, registerIpc, type IpcInvokeEventLike } from '../../../src/main/ipc';
 import { HoldfastError } from '../../../src/core/errors';
@@ -7,6 +8,7 @@ import type { NodeInfo } from '../../../src/shared/domain';
 import { isPacked, unpackEnvelope } from '../../../src/shared/wirePack';
 import { generateRefs } from '../../../e2e/fake-catalog';
 
+const NO_NEEDS: NeedsReport = { basis: 'provenance', sources: [], noSource: 'no k3s or RKE2 kubectl on the node', notes: [], missing: [], atRisk: 0 };
 const INFO: NodeInfo = { containerdVersion: '2.0.0', containerdRevision: 'r', distro: 'k3s', distroVersion: null };
 
 type Listener = (event: IpcInvokeEventLike, ...args: unknown[]) => Promise<unknown>;
@@ -48,7 +50,7 @@ function fakeHandlers(): Handlers {
     'pins.plan': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
     'pins.apply': vi.fn(async ({ node, action }) => ({ node, action, changes: [], unchanged: [] })),
     'pins.lost': vi.fn(async () => []),
-    'images.report': vi.fn(async () => ({ images: [], lost: [], info: INFO })),
+    'images.report': vi.fn(async () => ({ images: [], lost: [], info: INFO, needs: NO_NEEDS })),
     'nodes.info': vi.fn(async () => INFO),
     'archives.check': vi.fn(async ({ node, path }) => ({ node, path, allowed: true, problems: [], images: [] })),
     'archives.remove': vi.fn(async ({ node, path }) => ({
@@ -128,14 +130,14 @@ describe('registerIpc', () => {
     const handlers = fakeHandlers();
     const refs = generateRefs(300);
     handlers['images.list'] = vi.fn(async () => refs);
-    handlers['images.report'] = vi.fn(async () => ({ images: refs, lost: [], info: INFO }));
+    handlers['images.report'] = vi.fn(async () => ({ images: refs, lost: [], info: INFO, needs: NO_NEEDS }));
     registerIpc(ipc, handlers);
     const list = (await ipc.invoke('images.list', { node: 'edge-01' })) as { ok: true; result: unknown };
     expect(isPacked(list.result)).toBe(true);
     expect(unpackEnvelope(structuredClone(list))).toEqual({ ok: true, result: refs });
     const report = (await ipc.invoke('images.report', { node: 'edge-01' })) as { ok: true; result: { images: unknown } };
     expect(isPacked(report.result.images)).toBe(true);
-    expect(unpackEnvelope(structuredClone(report))).toEqual({ ok: true, result: { images: refs, lost: [], info: INFO } });
+    expect(unpackEnvelope(structuredClone(report))).toEqual({ ok: true, result: { images: refs, lost: [], info: INFO, needs: NO_NEEDS } });
   });
 
   it.each([

@@ -1,0 +1,129 @@
+// One node's needs from every source: its own cluster (a server node), the cluster of a
+// configured server node it belongs to (an agent node), the operator's own list, and the sandbox
+// image of its containerd config. Which nodes have no source of needs is said, never guessed.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { NodeDef } from '../../shared/domain';
+import type { NeedSource, NodeNeededImage, NodeNeeds } from '../../shared/needs';
+import { normalizeNeededImage, type ClusterNeeds, type KubeNode } from '../../shared/workloads';
+import { limit } from '../limits';
+import type { ClusterAnswer } from './cluster';
+
+/** The folder of operators' lists in Holdfast's config: `<group>.txt` for a group, `<node>.txt` for one node. */
+export const NEEDED_IMAGES_DIR = 'needed-images';
+
+export interface OperatorList {
+  source: NeedSource;
+  images: NodeNeededImage[];
+  notes: string[];
+}
+
+/** The list files that apply to a node, in the order they are read. */
+export function listFilesFor(home: string, def: Pick<NodeDef, 'name' | 'group'>): string[] {
+  const dir = path.join(home, NEEDED_IMAGES_DIR);
+  return [...(def.group ? [path.join(dir, `${def.group}.txt`)] : []), path.join(dir, `${def.name}.txt`)];
+}
+
+/** One reference a line; `#` starts a comment. Pure. */
+export function parseOperatorList(text: string, label: string): { images: NodeNeededImage[]; notes: string[] } {
+  const images: NodeNeededImage[] = [];
+  const notes: string[] = [];
+  for (const [i, raw] of text.split('\n').entries()) {
+    const line = raw.replace(/#.*$/, '').trim();
+    if (!line) continue;
+    const ref = normalizeNeededImage(line);
+    if (ref === null) notes.push(`${label} line ${i + 1}: "${line.slice(0, 80)}" is not an image reference`);
+    else if (!images.some((x) => x.ref === ref)) images.push({ ref, workloads: [], source: 'list' });
+  }
+  return { images, notes };
+}
+
+/** The operator's lists for a node (null when there is none). */
+export async function readOperatorList(home: string, def: Pick<NodeDef, 'name' | 'group'>): Promise<OperatorList | null> {
+  const images: NodeNeededImage[] = [];
+  const notes: string[] = [];
+  const labels: string[] = [];
+  for (const file of listFilesFor(home, def)) {
+    let text: string;
+    try {
+      const buf = await readFile(file);
+      if (buf.length > limit('needs.listBytes')) {
+        notes.push(`${file} is larger than ${limit('needs.listBytes')} bytes and was not read`);
+        continue;
+      }
+      text = buf.toString('utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      notes.push(`${file} could not be read (${(e as Error).message})`);
+      continue;
+    }
+    const label = `${NEEDED_IMAGES_DIR}/${path.basename(file)}`;
+    labels.push(label);
+    const got = parseOperatorList(text, label);
+    notes.push(...got.notes);
+    for (const img of got.images) if (!images.some((x) => x.ref === img.ref)) images.push(img);
+  }
+  if (labels.length === 0) return notes.length ? { source: { kind: 'list', label: 'needed-images' }, images: [], notes } : null;
+  return { source: { kind: 'list', label: labels.join(', ') }, images, notes };
+}
+
+/**
+ * The cluster Node a configured node is: the same name, else the only Node with the node's host
+ * among its addresses. null: not a node of that cluster (as far as kubectl tells).
+ */
+export function kubeNodeFor(def: Pick<NodeDef, 'name' | 'host'>, nodes: readonly KubeNode[]): string | null {
+  const byName = nodes.find((n) => n.name === def.name);
+  if (byName) return byName.name;
+  const byAddress = nodes.filter((n) => n.addresses.includes(def.host));
+  return byAddress.length === 1 ? byAddress[0]!.name : null;
+}
+
+/** The cluster needs that apply on one of its Nodes (a need limited to other Nodes does not). */
+export function clusterNeedsOn(cluster: ClusterNeeds, kubeNode: string | null): NodeNeededImage[] {
+  return cluster.images
+    .filter((i) => !i.onNodes || (kubeNode !== null && i.onNodes.includes(kubeNode)))
+    .map((i) => ({ ref: i.ref, workloads: i.workloads, source: 'cluster' as const }));
+}
+
+/** A server node whose cluster this node belongs to. */
+export interface ClusterServer {
+  node: string;
+  cluster: ClusterNeeds;
+}
+
+/** Puts a node's sources together. Pure. */
+export function nodeNeedsFrom(def: Pick<NodeDef, 'name' | 'host'>, own: ClusterAnswer | null, server: ClusterServer | null, list: OperatorList | null): NodeNeeds {
+  const sources: NeedSource[] = [];
+  const images: NodeNeededImage[] = [];
+  const notes: string[] = [];
+  const cluster: ClusterServer | null = own?.kind === 'server' ? { node: def.name, cluster: own.cluster } : server;
+  if (cluster) {
+    sources.push({ kind: 'cluster', label: `kubectl on ${cluster.node}` });
+    images.push(...clusterNeedsOn(cluster.cluster, kubeNodeFor(def, cluster.cluster.nodes)));
+    const bad = cluster.cluster.unreadable.length;
+    if (bad) notes.push(`${bad} image name${bad === 1 ? '' : 's'} in the cluster's workloads could not be read (e.g. "${cluster.cluster.unreadable[0]!.image.slice(0, 80)}")`);
+  }
+  if (list) {
+    sources.push(list.source);
+    notes.push(...list.notes);
+    for (const i of list.images) images.push(i);
+  }
+  if (own?.sandbox) {
+    sources.push({ kind: 'sandbox', label: "containerd's CRI config" });
+    images.push({ ref: own.sandbox, workloads: [], source: 'sandbox' });
+  }
+  if (own && own.kind === 'error') notes.push(own.message);
+  const known = cluster !== null || (list !== null && list.images.length > 0);
+  const noSource = known
+    ? undefined
+    : own === null
+      ? 'the node was not asked'
+      : own.kind === 'agent'
+        ? 'an agent node, and no configured server node of its cluster answered'
+        : own.kind === 'none'
+          ? 'no k3s or RKE2 kubectl on the node, and no operator\'s list'
+          : own.kind === 'error'
+            ? own.message
+            : 'the cluster did not say which Node this is';
+  return { sources, images, ...(noSource !== undefined ? { noSource } : {}), notes };
+}

@@ -1,0 +1,74 @@
+// The service's NeedsResolver: a node's own cluster answer, the operator's list from Holdfast's
+// config and — for an agent node, which has no kubeconfig — the cluster of a configured server
+// node that lists it among its Nodes (same group; ungrouped nodes ask ungrouped ones). Servers'
+// answers are kept a short while, so a fleet of agents asks its server once.
+import type { NodeDef } from '../../shared/domain';
+import type { NodeNeeds } from '../../shared/needs';
+import { mapLimit } from '../../shared/mapLimit';
+import { logger } from '../log';
+import type { NeedsResolver } from '../node/inspect';
+import { readClusterAnswer, type ClusterAnswer } from './cluster';
+import { kubeNodeFor, nodeNeedsFrom, readOperatorList, type ClusterServer } from './nodeNeeds';
+import type { NodeSession } from '../node/session';
+
+const log = logger('needs');
+
+/** How long a server's answer serves other nodes' questions. */
+export const CLUSTER_ANSWER_TTL_MS = 30_000;
+/** Configured nodes asked at most for an agent's server (each is an SSH connection). */
+export const MAX_SERVER_CANDIDATES = 16;
+
+export interface ResolverDeps {
+  home: string;
+  /** Every configured node (candidates for an agent's server). */
+  nodes: () => Promise<NodeDef[]>;
+  /** Runs fn on a session of that node (the service's pool). */
+  use: <T>(node: string, fn: (s: NodeSession) => Promise<T>) => Promise<T>;
+  now?: () => number;
+}
+
+/** The cluster answer of a node, asked over its own session. */
+export async function askCluster(s: NodeSession): Promise<ClusterAnswer> {
+  const info = await s.info();
+  return readClusterAnswer(s.ssh, {
+    sudo: s.def.sudo === true,
+    distro: info.distro,
+    dataDir: info.imagesDir?.dataDir ?? (info.distro === 'rke2' ? '/var/lib/rancher/rke2' : '/var/lib/rancher/k3s'),
+  });
+}
+
+export function createNeedsResolver(deps: ResolverDeps): NeedsResolver {
+  const now = deps.now ?? Date.now;
+  const answers = new Map<string, { at: number; answer: Promise<ClusterAnswer> }>();
+  const answerOf = (name: string): Promise<ClusterAnswer> => {
+    const got = answers.get(name);
+    if (got && now() - got.at < CLUSTER_ANSWER_TTL_MS) return got.answer;
+    const answer = deps.use(name, askCluster).catch((err: unknown): ClusterAnswer => {
+      log.debug('server candidate not asked', { node: name, err });
+      return { kind: 'error', message: err instanceof Error ? err.message : String(err), sandbox: null };
+    });
+    answers.set(name, { at: now(), answer });
+    return answer;
+  };
+
+  const serverFor = async (def: NodeDef): Promise<ClusterServer | null> => {
+    const all = await deps.nodes();
+    const candidates = all.filter((n) => n.name !== def.name && (n.group ?? null) === (def.group ?? null)).slice(0, MAX_SERVER_CANDIDATES);
+    let found: ClusterServer | null = null;
+    // In parallel: an unreachable candidate must not hold up the others.
+    await mapLimit(candidates, 4, async (c) => {
+      const a = await answerOf(c.name);
+      if (!found && a.kind === 'server' && kubeNodeFor(def, a.cluster.nodes) !== null) found = { node: c.name, cluster: a.cluster };
+    });
+    return found;
+  };
+
+  return async (def, own): Promise<NodeNeeds> => {
+    if (own.kind === 'server') answers.set(def.name, { at: now(), answer: Promise.resolve(own) });
+    const [list, server] = await Promise.all([
+      readOperatorList(deps.home, def),
+      own.kind === 'agent' ? serverFor(def) : Promise.resolve(null),
+    ]);
+    return nodeNeedsFrom(def, own, server, list);
+  };
+}

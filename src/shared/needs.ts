@@ -1,0 +1,310 @@
+// What the site needs, judged against what protects it: the ONE rule that answers "will a pod at
+// this site fail?" for the CLI (images, inspect, reports, prune), the server and the app.
+//
+// Labels say what is pinned, not what is needed (docs: k3s facts, "Which images a site needs"):
+// kubelet's garbage collector spares images a running container uses, and deletes every other
+// unpinned image — a Deployment scaled to zero, a CronJob between runs, an old ReplicaSet kept for
+// rollback, a pod not yet scheduled. At an air-gapped site nobody can pull such an image again.
+// So each image on a node gets a verdict from need × protection (shared/protection, the image as
+// kubelet sees it), and "at risk" means a needed image that is missing, unprotected now, or
+// unprotected after the next k3s start.
+//
+// Where no source of needs answers (an agent node whose server is not reachable, no operator's
+// list), an image that came from an air-gap archive counts as needed: k3s's `name@sha256`
+// reference (k3s PR #13221), an archive in the images dir that brings it, a k3s pin on it now, or a
+// pin Holdfast made (its audit log). Nobody carried that image to the site for nothing. Pure.
+import type { ImageProtection } from './protection';
+import { protectionKey } from './protection';
+import { isImageIdRecord, parseReference } from './reference';
+import type { Workload } from './workloads';
+import { compareText } from './compareText';
+import { AT_RISK_VERDICTS, isAtRisk, NEED_VERDICT_TEXT, type ImageNeed, type NeedBasis, type NeedVerdict, type RefNeed } from './needVerdict';
+
+export { AT_RISK_VERDICTS, isAtRisk, NEED_VERDICT_TEXT, type ImageNeed, type NeedBasis, type NeedVerdict, type RefNeed };
+
+/** Where a need comes from. cluster: the workloads kubectl lists; list: the operator's own file; sandbox: containerd's CRI config (every pod's pause image). */
+export type NeedSourceKind = 'cluster' | 'list' | 'sandbox';
+
+export interface NeedSource {
+  kind: NeedSourceKind;
+  /** Short: "kubectl on edge1", "needed-images/site-a.txt", "containerd's CRI config". */
+  label: string;
+}
+
+/** One image the site needs on this node. */
+export interface NodeNeededImage {
+  /** As CRI resolves it: docker.io/library/nginx:latest, or repo@sha256:… for a pull by digest. */
+  ref: string;
+  /** Who needs it (empty for a list entry or the sandbox image). */
+  workloads: Workload[];
+  source: NeedSourceKind;
+}
+
+/** What one node's site needs, from every source Holdfast could read (core/needs). */
+export interface NodeNeeds {
+  sources: NeedSource[];
+  images: NodeNeededImage[];
+  /**
+   * Set when neither a cluster nor an operator's list told what the site needs: why, in one
+   * clause. Then an image's provenance (an air-gap archive) decides whether it is needed.
+   */
+  noSource?: string;
+  /** What went wrong reading a source, one clause each (the others still count). */
+  notes: string[];
+}
+
+/** A needed image the node does not have. */
+export interface MissingNeed {
+  ref: string;
+  workloads: Workload[];
+  source: NeedSourceKind;
+  because: string;
+  /** Where a copy is: an archive in the images dir, or another node (filled by the caller). */
+  heldBy: string[];
+}
+
+export interface NeedsJudgement {
+  /** 'known': a cluster or a list says what is needed; 'provenance': neither did. */
+  basis: 'known' | 'provenance';
+  byImage: Map<string, ImageNeed>;
+  missing: MissingNeed[];
+  /** Images at risk (missing included). */
+  atRisk: number;
+}
+
+/** Fields of a reference the rule reads (an ImageRef satisfies it). */
+export interface NeedsRef {
+  name: string;
+  digest: string;
+  imageId: string | null;
+  pin: 'durable' | 'k3s' | 'none';
+  archive: string | null;
+}
+
+/** "Deployment default/web", the way a person names a workload. */
+export const workloadName = (w: Workload): string => `${w.kind} ${w.namespace ? `${w.namespace}/` : ''}${w.name}`;
+
+/** "Deployment default/web (scaled to 0) and 2 more": a short list for a clause. */
+export function workloadsText(list: readonly Workload[], max = 1): string {
+  const shown = list.slice(0, max).map((w) => `${workloadName(w)}${w.why ? ` (${w.why})` : ''}`);
+  return list.length > max ? `${shown.join(', ')} and ${list.length - max} more` : shown.join(', ');
+}
+
+/**
+ * Which references on the node satisfy a needed reference: the same name, or — for a pull by
+ * digest (`repo@sha256:…`) — a reference of the same repository whose target is that digest.
+ */
+export function satisfies(need: string, ref: Pick<NeedsRef, 'name' | 'digest'>): boolean {
+  if (need === ref.name) return true;
+  const at = need.indexOf('@');
+  if (at < 0) return false;
+  const digest = need.slice(at + 1);
+  if (ref.digest !== digest) return false;
+  return parseReference(ref.name)?.repository === need.slice(0, at);
+}
+
+/** The references of one image by which k3s (or Holdfast) shows it came from an air-gap archive. */
+function provenance(refs: readonly NeedsRef[], auditPinned: ReadonlySet<string>): string | null {
+  const archive = refs.find((r) => r.archive);
+  if (archive) return `${archive.archive} in the images dir brings it`;
+  if (refs.some((r) => r.pin === 'k3s')) return 'k3s imported it from an air-gap archive';
+  const digestRef = refs.find((r) => !isImageIdRecord(r.name) && r.name.includes('@sha256:'));
+  if (digestRef) return `k3s's digest reference ${digestRef.name.replace(/@sha256:([0-9a-f]{12})[0-9a-f]+$/, '@sha256:$1…')} shows it came from an air-gap archive`;
+  const pinned = refs.find((r) => auditPinned.has(r.name));
+  if (pinned) return `Holdfast pinned ${pinned.name} (audit log)`;
+  return null;
+}
+
+const SOURCE_BASIS: Record<NeedSourceKind, NeedBasis> = { cluster: 'workload', list: 'list', sandbox: 'sandbox' };
+
+function neededBecause(basis: NeedBasis, workloads: readonly Workload[], list: string | null): string {
+  if (basis === 'workload') return `needed by ${workloadsText(workloads)}`;
+  if (basis === 'list') return `on the operator's list${list ? ` (${list})` : ''}`;
+  if (basis === 'sandbox') return "every pod's sandbox (pause) image";
+  return 'needed';
+}
+
+function verdictOf(p: Pick<ImageProtection, 'now' | 'afterRestart'> | undefined, needed: boolean): NeedVerdict {
+  if (!p) return needed ? 'missing' : 'unneeded';
+  if (needed) return !p.now ? 'unprotected' : !p.afterRestart ? 'losing' : 'protected';
+  return p.now || p.afterRestart ? 'reclaimable' : 'unneeded';
+}
+
+const PROTECTION_CLAUSE: Record<NeedVerdict, string> = {
+  missing: 'not on this node',
+  unprotected: 'not pinned: kubelet may delete it',
+  losing: 'loses its pin at the next k3s start',
+  protected: 'kept',
+  reclaimable: 'pinned, and nothing at the site needs it',
+  unneeded: 'not pinned',
+};
+
+/**
+ * Every image on the node (grouped as `protection` groups them) with its verdict, and the needed
+ * images the node lacks. `needs` null: Holdfast could not read any source (provenance decides).
+ */
+export function judgeNeeds(
+  refs: readonly NeedsRef[],
+  protection: ReadonlyMap<string, ImageProtection>,
+  needs: NodeNeeds | null,
+  opts: { auditPinned?: ReadonlySet<string> } = {},
+): NeedsJudgement {
+  const auditPinned = opts.auditPinned ?? new Set<string>();
+  const known = needs !== null && needs.noSource === undefined && needs.sources.some((s) => s.kind !== 'sandbox');
+  const listLabel = needs?.sources.find((s) => s.kind === 'list')?.label ?? null;
+
+  const byKey = new Map<string, NeedsRef[]>();
+  for (const r of refs) {
+    const k = protectionKey(r);
+    const list = byKey.get(k);
+    if (list) list.push(r);
+    else byKey.set(k, [r]);
+  }
+
+  // Each needed reference → the images that satisfy it.
+  const neededBy = new Map<string, { basis: NeedBasis; workloads: Workload[] }>();
+  const missing: MissingNeed[] = [];
+  for (const n of needs?.images ?? []) {
+    const keys = new Set<string>();
+    for (const r of refs) if (satisfies(n.ref, r)) keys.add(protectionKey(r));
+    const basis = SOURCE_BASIS[n.source];
+    if (keys.size === 0) {
+      const prev = missing.find((m) => m.ref === n.ref);
+      if (prev) {
+        for (const w of n.workloads) if (!prev.workloads.some((x) => workloadName(x) === workloadName(w))) prev.workloads.push(w);
+      } else {
+        missing.push({ ref: n.ref, workloads: [...n.workloads], source: n.source, because: `${neededBecause(basis, n.workloads, listLabel)}; ${PROTECTION_CLAUSE.missing}`, heldBy: [] });
+      }
+      continue;
+    }
+    for (const k of keys) {
+      const got = neededBy.get(k);
+      if (!got) neededBy.set(k, { basis, workloads: [...n.workloads] });
+      else {
+        // A workload outranks a list entry, which outranks the sandbox, as the reason to show.
+        if (basis === 'workload' || (basis === 'list' && got.basis === 'sandbox')) got.basis = basis;
+        for (const w of n.workloads) if (!got.workloads.some((x) => workloadName(x) === workloadName(w))) got.workloads.push(w);
+      }
+    }
+  }
+  for (const m of missing) m.because = `${neededBecause(SOURCE_BASIS[m.source], m.workloads, listLabel)}; ${PROTECTION_CLAUSE.missing}`;
+
+  const byImage = new Map<string, ImageNeed>();
+  let atRisk = missing.length;
+  for (const [key, list] of byKey) {
+    const p = protection.get(key);
+    const need = neededBy.get(key);
+    let basis: NeedBasis | null = need?.basis ?? null;
+    let because: string;
+    if (need) because = neededBecause(need.basis, need.workloads, listLabel);
+    else if (!known) {
+      const from = provenance(list, auditPinned);
+      if (from) {
+        basis = 'provenance';
+        because = from;
+      } else if (p && (p.now || p.afterRestart)) {
+        // Without a source Holdfast cannot call a pin reclaimable: whoever pinned it may need it.
+        basis = 'provenance';
+        because = 'pinned on the node, and no source of needs says otherwise';
+      } else because = needs?.noSource ? `no source of needs (${needs.noSource}), not from an air-gap archive` : 'not from an air-gap archive, and no source of needs';
+    } else because = 'nothing at the site needs it';
+    const needed = basis !== null;
+    const verdict = verdictOf(p, needed);
+    if (isAtRisk(verdict)) atRisk++;
+    byImage.set(key, {
+      key,
+      verdict,
+      atRisk: isAtRisk(verdict),
+      needed,
+      basis,
+      workloads: need?.workloads ?? [],
+      because: needed ? `${because}; ${PROTECTION_CLAUSE[verdict]}` : verdict === 'reclaimable' ? `${PROTECTION_CLAUSE.reclaimable}` : because,
+    });
+  }
+  missing.sort((a, b) => compareText(a.ref, b.ref));
+  return { basis: known ? 'known' : 'provenance', byImage, missing, atRisk };
+}
+
+/** The references (tags first) of the images at risk, for a one-line summary. */
+export function atRiskImages(j: NeedsJudgement): ImageNeed[] {
+  return [...j.byImage.values()].filter((n) => n.atRisk);
+}
+
+
+/** A node's needs and what they mean there, beside its images (images report, fleet results). */
+export interface NeedsReport {
+  basis: NeedsJudgement['basis'];
+  sources: NeedSource[];
+  noSource?: string;
+  notes: string[];
+  missing: MissingNeed[];
+  /** Needed images at risk on the node, missing ones included. */
+  atRisk: number;
+}
+
+/**
+ * The references with their image's verdict, and the node's report: what `images`, `inspect`,
+ * the server and the app show. `holders` says where a missing image can be found (an archive in
+ * the images dir, another node). Pure.
+ */
+export function applyNeeds<T extends NeedsRef>(
+  refs: readonly T[],
+  protection: ReadonlyMap<string, ImageProtection>,
+  needs: NodeNeeds | null,
+  opts: { auditPinned?: ReadonlySet<string>; holders?: (ref: string) => string[] } = {},
+): { refs: (T & { need: RefNeed })[]; report: NeedsReport } {
+  const j = judgeNeeds(refs, protection, needs, opts.auditPinned ? { auditPinned: opts.auditPinned } : {});
+  const out = refs.map((r) => {
+    const { key: _key, ...need } = j.byImage.get(protectionKey(r))!;
+    return { ...r, need };
+  });
+  const missing = opts.holders ? j.missing.map((m) => ({ ...m, heldBy: opts.holders!(m.ref) })) : j.missing;
+  return {
+    refs: out,
+    report: {
+      basis: j.basis,
+      sources: needs?.sources ?? [],
+      ...(needs?.noSource !== undefined ? { noSource: needs.noSource } : needs === null ? { noSource: 'Holdfast could not read what the site needs' } : {}),
+      notes: needs?.notes ?? [],
+      missing,
+      atRisk: j.atRisk,
+    },
+  };
+}
+
+/** A needed image at risk on a node, as `inspect --json` lists it under summary.atRisk. */
+export interface AtRiskImage {
+  /** The image's references (a missing one: the reference the site needs). */
+  refs: string[];
+  verdict: 'missing' | 'unprotected' | 'losing';
+  workloads: Workload[];
+  because: string;
+  /** Where a missing image can be found (an archive, another node). */
+  heldBy?: string[];
+}
+
+/** The needed images at risk on a node: its images' verdicts, then what it lacks. Pure. */
+export function atRiskOf(images: readonly (NeedsRef & { need?: RefNeed })[] | null | undefined, report: NeedsReport | null | undefined): AtRiskImage[] {
+  const out: AtRiskImage[] = [];
+  const byKey = new Map<string, AtRiskImage>();
+  for (const r of images ?? []) {
+    const n = r.need;
+    if (!n?.atRisk) continue;
+    const k = protectionKey(r);
+    const got = byKey.get(k);
+    if (got) got.refs.push(r.name);
+    else {
+      const item: AtRiskImage = { refs: [r.name], verdict: n.verdict as AtRiskImage['verdict'], workloads: n.workloads, because: n.because };
+      byKey.set(k, item);
+      out.push(item);
+    }
+  }
+  for (const m of report?.missing ?? []) out.push({ refs: [m.ref], verdict: 'missing', workloads: m.workloads, because: m.because, heldBy: m.heldBy });
+  return out;
+}
+
+/** "holdfast-sample:1.0 (not pinned), report:1.0 (missing) and 2 more". */
+export function atRiskText(list: readonly AtRiskImage[], max = 3): string {
+  const shown = list.slice(0, max).map((a) => `${a.refs.find((r) => !isImageIdRecord(r) && !r.includes('@')) ?? a.refs[0]} (${NEED_VERDICT_TEXT[a.verdict]})`);
+  return list.length > max ? `${shown.join(', ')} and ${list.length - max} more` : shown.join(', ');
+}
