@@ -38,7 +38,9 @@ export interface ImageNeed {
   /** Why it counts as needed, when it does. */
   basis: NeedBasis | null;
   workloads: Workload[];
-  /** One short clause: why this verdict. */
+  /** One short clause: why it counts as needed ("needed by Deployment default/web"); null when it does not. */
+  neededBecause: string | null;
+  /** One short clause: why this verdict (the need, then what protects it or not). */
   because: string;
 }
 

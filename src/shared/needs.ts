@@ -218,6 +218,7 @@ export function judgeNeeds(
       needed,
       basis,
       workloads: need?.workloads ?? [],
+      neededBecause: needed ? because : null,
       because: needed ? `${because}; ${PROTECTION_CLAUSE[verdict]}` : verdict === 'reclaimable' ? `${PROTECTION_CLAUSE.reclaimable}` : because,
     });
   }

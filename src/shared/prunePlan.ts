@@ -72,7 +72,8 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
   }
   if (i.need) {
     // Never removed while the site may still need it: at an air-gapped site nobody pulls it again.
-    return { reason: 'needed', text: `Needed by the site: ${i.need.because}.` };
+    const pin = i.pinnedForKubelet ? '' : ` Make it durable: holdfast pin ${node} --needed`;
+    return { reason: 'needed', text: `The site needs it (${i.need.because}).${pin}` };
   }
   if (i.pin === 'durable') {
     const ref = i.refs[0] ?? i.key;

@@ -9,6 +9,7 @@ import type { FleetReport } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
 import { isLowDisk, losingImagesOf } from '../../core/fleet/summary';
 import { formatBytes } from '../../shared/format';
+import { atRiskOf } from '../../shared/needs';
 import { selectNodes as pickNodes } from '../../shared/nodeSelection';
 import type { NodeDef } from '../../shared/domain';
 import type { LiveEvent } from '../../shared/contract';
@@ -56,11 +57,11 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
   const out: string[] = [];
   out.push(
     table(
-      ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'ARCHIVES', 'DISK FREE'],
+      ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'AT RISK', 'ARCHIVES', 'DISK FREE'],
       report.nodes.map((n) => {
         if (!n.reachable) {
           const code = n.error?.code ?? 'INTERNAL';
-          return [n.node, group.get(n.node) || '-', code === 'UNREACHABLE' ? 'UNREACHABLE' : `UNREACHABLE (${code})`, '-', '-', '-', '-', '-', '-', '-', '-', '-'];
+          return [n.node, group.get(n.node) || '-', code === 'UNREACHABLE' ? 'UNREACHABLE' : `UNREACHABLE (${code})`, '-', '-', '-', '-', '-', '-', '-', '-', '-', '-'];
         }
         const imgs = n.images ?? [];
         const c = { durable: 0, k3s: 0, none: 0 };
@@ -79,6 +80,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
           c.k3s,
           c.none,
           losingImagesOf(n).length,
+          atRiskOf(n.images, n.needs).length,
           archives,
           disk,
         ];
@@ -87,7 +89,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
   );
   const s = report.summary;
   out.push(
-    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
+    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
   if (report.drift.length) {
     out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);
@@ -106,6 +108,9 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
       for (const why of r.reasons) out.push(`  ${r.node}: ${safe(why)}`);
       const hint = hints.get(r.node);
       if (hint) out.push(`  ${' '.repeat(r.node.length)}  → ${safe(hint)}`);
+      // Each needed image at risk: what it is, who needs it, where a copy is.
+      for (const a of r.atRisk ?? []) out.push(`  ${' '.repeat(r.node.length)}  - ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
+      if (r.atRisk?.some((a) => a.verdict !== 'missing')) out.push(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`);
     }
   }
   const lost = report.nodes.filter((n) => n.lostPins?.length);

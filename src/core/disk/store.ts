@@ -218,7 +218,7 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
 /** The site's need of an image, as prune and the forecast read it (the inventory's verdict). */
 function neededOf(refs: readonly Pick<ImageRef, 'need'>[]): StoreImage['need'] {
   const n = refs.find((r) => r.need?.needed)?.need;
-  return n ? { because: n.because, workloads: n.workloads.map(workloadName) } : null;
+  return n ? { because: n.neededBecause ?? n.because, workloads: n.workloads.map(workloadName) } : null;
 }
 
 /** Reads what buildStore needs from containerd (targets walked at most 8 at a time). */

@@ -8,13 +8,14 @@ import type { FleetReport } from '../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import type { LostPin } from '../../shared/domain';
 import { protectionKey } from '../../shared/protection';
+import { workloadName } from '../../shared/needs';
 import { protectionOf, warningsOf } from './summary';
 
 /**
  * afterRestart and reason are the reference's own; imageAfterRestart and imageReason are its
  * image's as kubelet sees it (shared/protection: per image id, the node's containerd rule).
  */
-export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason'] as const;
+export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy'] as const;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 
@@ -45,11 +46,11 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
   let out = csvLine([...FLEET_CSV_COLUMNS]);
   for (const n of report.nodes) {
     if (!n.reachable || !n.images) {
-      out += csvLine([n.node, false, '', '', '', '', '', n.error ? n.error.message : 'unreachable', '', '', '']);
+      out += csvLine([n.node, false, '', '', '', '', '', n.error ? n.error.message : 'unreachable', '', '', '', '', '', '']);
       continue;
     }
-    for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '', '', '']);
-    if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '', '', '']);
+    for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '', '', '', '', '', '']);
+    if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '', '', '', '', '', '']);
     const lost = new Map((n.lostPins ?? []).map((l) => [l.ref, l]));
     const protection = protectionOf(n);
     for (const i of n.images) {
@@ -57,9 +58,16 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
       lost.delete(i.name);
       const p = protection.get(protectionKey(i));
       const image = p ? (p.afterRestart ? 'pinned' : 'unpinned') : '';
-      out += csvLine([n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '']);
+      out += csvLine([
+        n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '',
+        i.need?.verdict ?? '', i.need ? i.need.atRisk : '', i.need ? (i.need.workloads.map(workloadName).join('; ') || i.need.neededBecause) : '',
+      ]);
     }
-    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l), l.remedy.archive ?? '', '', '']);
+    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l), l.remedy.archive ?? '', '', '', '', '', '']);
+    // A needed image the node lacks: a row of its own (no digest or pin: it is not there).
+    for (const m of n.needs?.missing ?? []) {
+      out += csvLine([n.node, true, m.ref, '', '', '', '', m.because, m.heldBy.join('; '), '', '', 'missing', true, m.workloads.map(workloadName).join('; ')]);
+    }
   }
   return out;
 }

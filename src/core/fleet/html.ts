@@ -6,6 +6,7 @@
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
 import type { ArchiveInfo, ImageRef, LostPin } from '../../shared/domain';
 import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
+import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../shared/needs';
 import { protectionKey, refOutcome, type ImageProtection } from '../../shared/protection';
 import { formatBytes, shortDigest } from '../../shared/format';
 import { imageNames, isLowDisk, losingImagesOf, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
@@ -136,6 +137,7 @@ export function fleetHtml(report: FleetReport): string {
   const s = report.summary;
   const losing = report.nodes.flatMap((n) => losingImagesOf(n).map((p) => ({ node: n.node, p })));
   const lost = report.nodes.flatMap((n) => n.lostPins ?? []);
+  const atRisk = report.nodes.flatMap((n) => atRiskOf(n.images, n.needs).map((a) => ({ node: n.node, a })));
   const index = new Map(report.nodes.map((n, i) => [n.node, i]));
   const body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -143,6 +145,7 @@ export function fleetHtml(report: FleetReport): string {
 <body><header><h1>Holdfast fleet report</h1><p class="muted">Generated ${report.generatedAt} &middot; ${s.nodes} node${s.nodes === 1 ? '' : 's'} &middot; inspected in ${(s.durationMs / 1000).toFixed(1)} s</p></header>
 <section id="summary"><h2>Summary</h2>
 <div class="cards"><div class="card${s.unreachable ? ' bad' : ''}"><b>${s.reachable}/${s.nodes}</b>reachable</div>
+<div class="card${atRisk.length ? ' bad' : ''}"><b>${atRisk.length}</b>needed images at risk</div>
 <div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>images lose their pin at the next k3s start</div>
 <div class="card${lost.length ? ' bad' : ''}"><b>${lost.length}</b>durable pins lost behind Holdfast's back</div>
 <div class="card${s.lowDisk ? ' warn' : ''}"><b>${s.lowDisk}</b>nodes low on disk</div>
@@ -153,6 +156,12 @@ ${s.atRisk.length === 0
   : html`<div class="scroll"><table><thead><tr><th>Node</th><th>Why</th></tr></thead><tbody>${s.atRisk.map(
       (r) => html`<tr><td><a href="#${nodeAnchor(index.get(r.node) ?? 0)}">${r.node}</a></td><td><ul class="reasons">${r.reasons.map((x) => html`<li>${x}</li>`)}</ul></td></tr>`,
     )}</tbody></table></div>`}
+<h3>Needed images at risk</h3>
+${atRisk.length === 0
+  ? html`<p>None: every image the sites need is on its nodes and stays protected after the next k3s start.</p>`
+  : html`<p class="muted">A pod that needs one of these may fail to start: the image is missing, not pinned, or loses its pin at the next k3s start.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>Verdict</th><th>Needed by</th><th>Why</th></tr></thead><tbody>${atRisk.map(
+      ({ node, a }) => html`<tr><td>${node}</td><td class="ref">${a.refs.join(', ')}</td><td><span class="tag bad">${NEED_VERDICT_TEXT[a.verdict]}</span></td><td>${a.workloads.length ? workloadsText(a.workloads, 3) : '—'}</td><td>${a.because}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}</td></tr>`,
+    )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --needed</span>; bring a missing one back with <span class="mono">holdfast import NODE ARCHIVE</span>.</p>`}
 <h3>Pins lost behind Holdfast's back</h3>
 ${lost.length === 0
   ? html`<p>None: every durable pin Holdfast made on the reachable nodes is still in place.</p>`

@@ -12,6 +12,7 @@ import { inspectOptions, type OpsContext } from '../node/operations';
 import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../node/session';
 import { diskOfSession } from './disk';
 import { DriftAccumulator } from '../../shared/drift';
+import { satisfies } from '../../shared/needs';
 import { mapLimit } from '../../shared/mapLimit';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
@@ -200,7 +201,21 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
     tell('onNode', def.name, () => opts.onNode?.(r));
     return r;
   }).finally(() => opts.signal?.removeEventListener('abort', onCancel));
+  withFleetHolders(results);
   const entries = drift.entries(list.map((d) => d.name));
   const rule = opts.lowDisk ?? DEFAULT_LOW_DISK;
   return { generatedAt, summary: summarizeFleet(results, entries, rule, performance.now() - started), nodes: results, drift: entries };
+}
+
+/** A needed image a node lacks names the other reached nodes that hold it (where to copy it from). */
+export function withFleetHolders(results: FleetNodeResult[]): void {
+  for (const r of results) {
+    for (const m of r.needs?.missing ?? []) {
+      for (const other of results) {
+        if (other === r || !other.images?.some((i) => satisfies(m.ref, i))) continue;
+        const held = `node ${other.node}`;
+        if (!m.heldBy.includes(held)) m.heldBy.push(held);
+      }
+    }
+  }
 }

@@ -122,7 +122,7 @@ describe('summary: one answer per image (issue #16)', () => {
 
   it('the CSV gives each reference its image verdict next to its own fate', () => {
     const rows = parseCsv(fleetCsv({ nodes: [on('2.1.9')] }));
-    expect(rows[0]!.slice(-2)).toEqual(['imageAfterRestart', 'imageReason']);
+    expect(rows[0]!.slice(9, 11)).toEqual(['imageAfterRestart', 'imageReason']);
     expect(rows.slice(1).map((r) => [r[2], r[6], r[9]])).toEqual([
       ['registry.local/app:3', 'pinned', 'pinned'],
       [raced[1]!.name, 'unpinned', 'pinned'],
@@ -185,8 +185,8 @@ describe('fleetCsv', () => {
     const text = fleetCsv(r);
     expect(text.endsWith('\r\n')).toBe(true);
     const rows = parseCsv(text);
-    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason']);
-    expect(new Set(rows.map((x) => x.length))).toEqual(new Set([11]));
+    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy']);
+    expect(new Set(rows.map((x) => x.length))).toEqual(new Set([14]));
     expect(rows.slice(1).map((x) => [x[0], x[1], x[2], x[5], x[6]])).toEqual([
       ['a', 'true', `evil/${hostileName}:1`, 'k3s', 'unpinned'],
       ['a', 'true', 'ok:1', 'durable', 'pinned'],
