@@ -71,7 +71,9 @@ export function diskText(p: DiskPicture): string {
         `${f.usageAfterPercent !== null ? ` and ends at ${f.usageAfterPercent} %` : ''} (target ${f.lowPercent} %: ${humanSize(f.bytesToFree)} to free).`,
     );
   }
-  if (f.neededDeleted) out.push(`  WARNING: ${f.neededDeleted} needed image${f.neededDeleted === 1 ? ' is' : 's are'} among them — pin ${f.neededDeleted === 1 ? 'it' : 'them'} (holdfast pin ${p.node} REF) before the disk fills.`);
+  // Images the site needs are pinned in one go; other needed ones (rollback, archive) by name.
+  const siteNeeds = f.steps.some((st) => st.deleted && st.needed.some((n) => n.kind === 'site-need'));
+  if (f.neededDeleted) out.push(`  WARNING: ${f.neededDeleted} needed image${f.neededDeleted === 1 ? ' is' : 's are'} among them — pin ${f.neededDeleted === 1 ? 'it' : 'them'} (holdfast pin ${p.node} ${siteNeeds ? '--needed' : 'REF'}) before the disk fills.`);
   out.push(`  Order: ${f.orderNote}`);
   for (const n of f.notes) out.push(`  note: ${n}`);
   return out.join('\n');
