@@ -292,6 +292,9 @@ export async function pinImages(node: LabNodeView, names: string[], opts: K3sOpt
     const repo = parsed.repository;
     if (`${repo}@${digest}` !== name) await ensureRef(name, `${repo}@${digest}`, digest);
     const path = repo.slice(repo.indexOf('/') + 1); // docker.Path: the repository without its domain
+    // With the digest reference, k3s (PR #13221) labels the image's content with where it is
+    // distributed from, which its embedded registry needs: the target blob here.
+    await node.ctr(['content', 'label', digest, `containerd.io/distribution.source.${repo.slice(0, repo.indexOf('/'))}=${path}`]);
     for (const reg of opts.extraRegistries ?? []) {
       await ensureRef(name, `${reg}/${path}:${parsed.tag}`, digest);
       await ensureRef(name, `${reg}/${path}@${digest}`, digest);

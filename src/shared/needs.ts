@@ -72,6 +72,9 @@ export interface NeedsJudgement {
   atRisk: number;
 }
 
+/** Whether the needs are known: a cluster or an operator's list answered (the sandbox alone is not). */
+export const needsKnown = (needs: NodeNeeds | null): boolean => needs !== null && needs.noSource === undefined && needs.sources.some((s) => s.kind !== 'sandbox');
+
 /** Fields of a reference the rule reads (an ImageRef satisfies it). */
 export interface NeedsRef {
   name: string;
@@ -104,12 +107,13 @@ export function satisfies(need: string, ref: Pick<NeedsRef, 'name' | 'digest'>):
 }
 
 /** The references of one image by which k3s (or Holdfast) shows it came from an air-gap archive. */
-function provenance(refs: readonly NeedsRef[], auditPinned: ReadonlySet<string>): string | null {
+function provenance(refs: readonly NeedsRef[], auditPinned: ReadonlySet<string>, sourced: ReadonlySet<string>): string | null {
   const archive = refs.find((r) => r.archive);
   if (archive) return `${archive.archive} in the images dir brings it`;
   if (refs.some((r) => r.pin === 'k3s')) return 'k3s imported it from an air-gap archive';
   const digestRef = refs.find((r) => !isImageIdRecord(r.name) && r.name.includes('@sha256:'));
   if (digestRef) return `k3s's digest reference ${digestRef.name.replace(/@sha256:([0-9a-f]{12})[0-9a-f]+$/, '@sha256:$1…')} shows it came from an air-gap archive`;
+  if (refs.some((r) => sourced.has(r.digest))) return "its content carries k3s's containerd.io/distribution.source labels from an air-gap import";
   const pinned = refs.find((r) => auditPinned.has(r.name));
   if (pinned) return `Holdfast pinned ${pinned.name} (audit log)`;
   return null;
@@ -139,6 +143,14 @@ const PROTECTION_CLAUSE: Record<NeedVerdict, string> = {
   unneeded: 'not pinned',
 };
 
+/** What, beside the references themselves, shows that an image came from an air-gap archive. */
+export interface ProvenanceEvidence {
+  /** References Holdfast pinned on the node (its audit log). */
+  auditPinned?: ReadonlySet<string>;
+  /** Target digests whose blob carries a `containerd.io/distribution.source.*` label (k3s PR #13221). */
+  distributionSourced?: ReadonlySet<string>;
+}
+
 /**
  * Every image on the node (grouped as `protection` groups them) with its verdict, and the needed
  * images the node lacks. `needs` null: Holdfast could not read any source (provenance decides).
@@ -147,10 +159,11 @@ export function judgeNeeds(
   refs: readonly NeedsRef[],
   protection: ReadonlyMap<string, ImageProtection>,
   needs: NodeNeeds | null,
-  opts: { auditPinned?: ReadonlySet<string> } = {},
+  opts: ProvenanceEvidence = {},
 ): NeedsJudgement {
   const auditPinned = opts.auditPinned ?? new Set<string>();
-  const known = needs !== null && needs.noSource === undefined && needs.sources.some((s) => s.kind !== 'sandbox');
+  const sourced = opts.distributionSourced ?? new Set<string>();
+  const known = needsKnown(needs);
   const listLabel = needs?.sources.find((s) => s.kind === 'list')?.label ?? null;
 
   const byKey = new Map<string, NeedsRef[]>();
@@ -198,7 +211,7 @@ export function judgeNeeds(
     let because: string;
     if (need) because = neededBecause(need.basis, need.workloads, listLabel);
     else if (!known) {
-      const from = provenance(list, auditPinned);
+      const from = provenance(list, auditPinned, sourced);
       if (from) {
         basis = 'provenance';
         because = from;
@@ -252,9 +265,9 @@ export function applyNeeds<T extends NeedsRef>(
   refs: readonly T[],
   protection: ReadonlyMap<string, ImageProtection>,
   needs: NodeNeeds | null,
-  opts: { auditPinned?: ReadonlySet<string>; holders?: (ref: string) => string[] } = {},
+  opts: ProvenanceEvidence & { holders?: (ref: string) => string[] } = {},
 ): { refs: (T & { need: RefNeed })[]; report: NeedsReport } {
-  const j = judgeNeeds(refs, protection, needs, opts.auditPinned ? { auditPinned: opts.auditPinned } : {});
+  const j = judgeNeeds(refs, protection, needs, opts);
   const out = refs.map((r) => {
     const { key: _key, ...need } = j.byImage.get(protectionKey(r))!;
     return { ...r, need };

@@ -14,7 +14,8 @@ import { criPinning, startupWalk, type CriPinning } from '../../shared/versions'
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
 import type { NodeSession } from './session';
 import type { ImagesDirFile } from '../../shared/lostPins';
-import { applyNeeds, type NeedsReport, type NodeNeeds } from '../../shared/needs';
+import { applyNeeds, needsKnown, type NeedsReport, type NodeNeeds } from '../../shared/needs';
+import { mapLimit } from '../../shared/mapLimit';
 import { DATA_DIR_DEFAULTS, type NodeDef } from '../../shared/domain';
 import { readClusterAnswer, type ClusterAnswer } from '../needs/cluster';
 import { nodeNeedsFrom } from '../needs/nodeNeeds';
@@ -140,8 +141,27 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
     opts.auditPinned ?? Promise.resolve(new Set<string>()),
   ]);
   const holders = (ref: string) => files.filter((f) => f.index?.images.some((i) => i.name === ref)).map((f) => `${f.path} in the images dir`);
-  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders });
+  // Without a source of needs, provenance decides: k3s's distribution.source labels on the
+  // content of unpinned images are one more sign of an air-gap import (read only then).
+  const distributionSourced = needsKnown(nodeNeeds) ? new Set<string>() : await distributionSourcedTargets(session, pinnedRefs);
+  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced });
   return { info, platform, images: judged.refs, files, fateArchives, prepull, importCache, needs: judged.report, cluster };
+}
+
+/** Content labels k3s sets on what it imports (k3s PR #13221), read for provenance. */
+const DISTRIBUTION_SOURCE = 'containerd.io/distribution.source.';
+/** Unpinned targets whose labels are read for provenance at most (each is one Content.Info). */
+const MAX_PROVENANCE_READS = 256;
+
+/** The target digests of unpinned references whose blob carries k3s's distribution.source labels. */
+async function distributionSourcedTargets(session: NodeSession, refs: readonly ImageRef[]): Promise<Set<string>> {
+  const digests = [...new Set(refs.filter((r) => r.pin === 'none' && !r.imagePinnedNow).map((r) => r.digest))].slice(0, MAX_PROVENANCE_READS);
+  const out = new Set<string>();
+  await mapLimit(digests, 8, async (d) => {
+    const info = await session.containerd.contentInfo(d).catch(() => null);
+    if (info && Object.keys(info.labels).some((k) => k.startsWith(DISTRIBUTION_SOURCE))) out.add(d);
+  });
+  return out;
 }
 
 /** What each file of the images dir brings, as ArchiveInfo.images lists it (unnamed images by id). */
