@@ -91,6 +91,12 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
   out.push(
     `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
+  // Which nodes Holdfast could not read needs for: their verdicts rest on provenance alone.
+  const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');
+  if (blind.length) {
+    out.push(`No source of site needs on ${blind.length === report.nodes.length ? 'any node' : short(blind.map((n) => n.node))}: images from air-gap archives count as needed there.`);
+    for (const n of blind.slice(0, 8)) out.push(`  ${n.node}: ${safe(n.needs!.noSource ?? 'none read')}`);
+  }
   if (report.drift.length) {
     out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);
     out.push(

@@ -129,7 +129,8 @@ ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}<
 <dl class="kv"><dt>Distribution</dt><dd>${v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : `${v.distro} (version unknown)`) : '—'}</dd>
 <dt>containerd</dt><dd>${v ? `${v.containerdVersion} (${v.containerdRevision || 'revision unknown'})` : '—'}</dd>
 <dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
-<dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned</dd></dl>
+<dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned</dd>
+<dt>Site needs</dt><dd>${n.needs ? (n.needs.basis === 'known' ? `from ${n.needs.sources.map((x) => x.label).join(', ')}` : `no source (${n.needs.noSource ?? 'none read'}): images from air-gap archives count as needed`) : 'unknown'}</dd></dl>
 <h4>Images</h4>${imagesTable(images, protectionOf(n))}<h4>Images dir</h4>${archivesTable(n.archives ?? [])}</article>`;
 }
 

@@ -27,7 +27,8 @@ export const NEEDS_SCRIPT = [
   'rd "$DD/agent/etc/containerd/config.toml" | head -c 1048576 | grep -E "^[[:space:]]*(sandbox_image|sandbox)[[:space:]]*=" | head -n 4',
   'echo "@@kubectl"',
   'if [ "$D" = rke2 ]; then k=$DD/bin/kubectl; [ -x "$k" ] || k=/var/lib/rancher/rke2/bin/kubectl; set -- --kubeconfig /etc/rancher/rke2/rke2.yaml',
-  'else k=; for p in k3s /usr/local/bin/k3s; do if command -v "$p" >/dev/null 2>&1; then k=$p; break; fi; done; set -- kubectl; fi',
+    // The absolute path: sudo searches its own secure_path, which often lacks /usr/local/bin.
+  'else k=; for p in k3s /usr/local/bin/k3s; do if command -v "$p" >/dev/null 2>&1; then k=$(command -v "$p"); break; fi; done; set -- kubectl; fi',
   'if [ -z "$k" ] || ! command -v "$k" >/dev/null 2>&1; then echo "no kubectl on the node" >&2; exit 127; fi',
   `if [ "$S" = sudo ]; then sudo -n "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json --request-timeout="\${T}s"`,
   `else "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json --request-timeout="\${T}s"; fi`,
@@ -54,7 +55,11 @@ export function parseSandboxLines(lines: readonly string[]): string | null {
   return null;
 }
 
-const firstLine = (s: string) => s.split('\n').map((l) => l.trim()).find((l) => l) ?? '';
+/** kubectl's own `error:` line when it printed one (k3s warns first), else the first line. */
+const firstLine = (s: string) => {
+  const lines = s.split('\n').map((l) => l.trim()).filter((l) => l);
+  return lines.findLast((l) => l.startsWith('error:')) ?? lines[0] ?? '';
+};
 
 /** Reads the script's answer. Pure: tested against recorded kubectl output. */
 export function parseNeedsAnswer(r: { code: number | null; stdout: string; stderr: string }, sudo: boolean): ClusterAnswer {

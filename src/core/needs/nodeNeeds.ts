@@ -28,7 +28,7 @@ export function listFilesFor(home: string, def: Pick<NodeDef, 'name' | 'group'>)
 export function parseOperatorList(text: string, label: string): { images: NodeNeededImage[]; notes: string[] } {
   const images: NodeNeededImage[] = [];
   const notes: string[] = [];
-  for (const [i, raw] of text.split('\n').entries()) {
+  for (const [i, raw] of text.split(/\r?\n/).entries()) {
     const line = raw.replace(/#.*$/, '').trim();
     if (!line) continue;
     const ref = normalizeNeededImage(line);
@@ -99,7 +99,9 @@ export function nodeNeedsFrom(def: Pick<NodeDef, 'name' | 'host'>, own: ClusterA
   const cluster: ClusterServer | null = own?.kind === 'server' ? { node: def.name, cluster: own.cluster } : server;
   if (cluster) {
     sources.push({ kind: 'cluster', label: `kubectl on ${cluster.node}` });
-    images.push(...clusterNeedsOn(cluster.cluster, kubeNodeFor(def, cluster.cluster.nodes)));
+    const kubeNode = kubeNodeFor(def, cluster.cluster.nodes);
+    images.push(...clusterNeedsOn(cluster.cluster, kubeNode));
+    if (kubeNode === null) notes.push(`the cluster lists no Node named ${def.name} or with the address ${def.host}: needs bound to one Node are not counted here`);
     const bad = cluster.cluster.unreadable.length;
     if (bad) notes.push(`${bad} image name${bad === 1 ? '' : 's'} in the cluster's workloads could not be read (e.g. "${cluster.cluster.unreadable[0]!.image.slice(0, 80)}")`);
   }

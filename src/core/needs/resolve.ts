@@ -54,17 +54,19 @@ export function createNeedsResolver(deps: ResolverDeps): NeedsResolver {
   const serverFor = async (def: NodeDef): Promise<ClusterServer | null> => {
     const all = await deps.nodes();
     const candidates = all.filter((n) => n.name !== def.name && (n.group ?? null) === (def.group ?? null)).slice(0, MAX_SERVER_CANDIDATES);
-    let found: ClusterServer | null = null;
-    // In parallel: an unreachable candidate must not hold up the others.
-    await mapLimit(candidates, 4, async (c) => {
-      const a = await answerOf(c.name);
-      if (!found && a.kind === 'server' && kubeNodeFor(def, a.cluster.nodes) !== null) found = { node: c.name, cluster: a.cluster };
+    // In parallel, and done as soon as one server lists the node: an unreachable candidate must
+    // not hold up the answer (its connection goes on in the pool and is cached when it ends).
+    return new Promise<ClusterServer | null>((resolve) => {
+      void mapLimit(candidates, 4, async (c) => {
+        const a = await answerOf(c.name);
+        if (a.kind === 'server' && kubeNodeFor(def, a.cluster.nodes) !== null) resolve({ node: c.name, cluster: a.cluster });
+      }).then(() => resolve(null));
     });
-    return found;
   };
 
   return async (def, own): Promise<NodeNeeds> => {
-    if (own.kind === 'server') answers.set(def.name, { at: now(), answer: Promise.resolve(own) });
+    // Its own answer serves the other nodes' questions too (a server's, and an agent's "no").
+    answers.set(def.name, { at: now(), answer: Promise.resolve(own) });
     const [list, server] = await Promise.all([
       readOperatorList(deps.home, def),
       own.kind === 'agent' ? serverFor(def) : Promise.resolve(null),
