@@ -7,7 +7,7 @@
 // (ctr content ls, CRI's ListImages) and every removal against what is left on the node.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContainerRecord } from '../../lab/containers';
@@ -115,6 +115,11 @@ beforeAll(async () => {
   lab = await startLab({ nodes: ['gc1', 'gc2'] });
   await Promise.all(lab.nodes.map(setUpNode));
   home = tempHome();
+  // What the site needs (the operator's list): the version its Deployment runs. Every other image
+  // is known to be unneeded, so prune and kubelet may take them; without a source of needs,
+  // Holdfast would count every image that came from an air-gap archive as needed (shared/needs).
+  mkdirSync(path.join(home, 'needed-images'), { recursive: true });
+  for (const n of lab.nodes) writeFileSync(path.join(home, 'needed-images', `${n.name}.txt`), `# what the site runs\n${APP}:1.3\n`);
   for (const n of lab.nodes) {
     const add = await cli(['node', 'add', n.name, '--host', n.host, '--port', String(n.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts]);
     expect(add.stderr).toBe('');

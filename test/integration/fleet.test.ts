@@ -82,7 +82,7 @@ describe('holdfast inspect over a fleet', () => {
     report = JSON.parse(r.stdout) as FleetReport;
     expect(Object.keys(report).sort()).toEqual(['drift', 'generatedAt', 'nodes', 'summary']);
     expect(report.nodes.map((n) => n.node)).toEqual(['f1', 'f2', 'f3', 'f4', 'dead']);
-    for (const n of report.nodes) expect(Object.keys(n).sort()).toEqual(['archives', 'disk', 'error', 'images', 'lostPins', 'node', 'reachable', 'versions', 'warnings']);
+    for (const n of report.nodes) expect(Object.keys(n).sort()).toEqual(['archives', 'disk', 'error', 'images', 'lostPins', 'needs', 'node', 'reachable', 'versions', 'warnings']);
     for (const d of report.drift) expect(Object.keys(d).sort()).toEqual(['missingOn', 'name', 'pinnedOn', 'presentOn', 'unpinnedOn']);
 
     for (const name of ['f1', 'f2', 'f3', 'f4']) {
@@ -165,16 +165,20 @@ describe('holdfast inspect over a fleet', () => {
     for (const s of ['Nodes at risk', 'dead', 'connection refused', 'low disk', 'Images that will lose their pin', TOOL]) expect(page).toContain(s);
 
     const rows = parseRfc4180(readFileSync(csv, 'utf8'));
-    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason']);
+    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy']);
     const body = rows.slice(1);
-    const expected = report.nodes.reduce((s, n) => s + Math.max(1, n.images?.length ?? 0), 0);
+    // A row per reference (one for a node without any), and one per needed image a node lacks.
+    const expected = report.nodes.reduce((s, n) => s + Math.max(1, n.images?.length ?? 0) + (n.needs?.missing.length ?? 0), 0);
     expect(body).toHaveLength(expected);
     const f1 = report.nodes[0]!.images!;
     for (const i of f1) {
       const image = i.imagePinnedAfterRestart ? 'pinned' : 'unpinned';
-      expect(body).toContainEqual(['f1', 'true', i.name, i.digest, i.imageId ?? '', i.pin, i.afterRestart, i.reason, i.archive ?? '', image, expect.stringMatching(/./)]);
+      expect(body).toContainEqual([
+        'f1', 'true', i.name, i.digest, i.imageId ?? '', i.pin, i.afterRestart, i.reason, i.archive ?? '', image, expect.stringMatching(/./),
+        i.need!.verdict, String(i.need!.atRisk), expect.any(String),
+      ]);
     }
-    expect(body).toContainEqual(['dead', 'false', '', '', '', '', '', report.nodes[4]!.error!.message, '', '', '']);
+    expect(body).toContainEqual(['dead', 'false', '', '', '', '', '', report.nodes[4]!.error!.message, '', '', '', '', '', '']);
   });
 
   it('bounds a node that never answers by --timeout, and reports the others', async () => {

@@ -118,9 +118,13 @@ describe('holdfast images', () => {
   it('prints a readable table with a summary', async () => {
     const r = await runCli(['images', 'edge1'], { HOLDFAST_HOME: home });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+AFTER RESTART\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
-    expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable/);
+    expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+AFTER RESTART\s+SITE NEED\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
+    expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable\s+pinned\s+needed, kept/);
     // the 3 sha256:<id> records CRI keeps carry no label of their own
     expect(r.stdout).toContain('9 references of 3 images: 2 durable, 2 k3s-pinned, 5 unpinned');
+    // No cluster here: what came from the images dir counts as needed, and the footer says so.
+    expect(r.stdout).toContain("No source of site needs (no k3s or RKE2 kubectl on the node, and no operator's list)");
+    expect(r.stdout).toMatch(/docker\.io\/library\/app-b:1\.0: apps\.tar\.gz in the images dir brings it; not pinned/);
+    expect(r.stdout).toContain('holdfast pin edge1 --needed');
   });
 });
