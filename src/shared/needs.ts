@@ -317,7 +317,7 @@ export function atRiskOf(images: readonly (NeedsRef & { need?: RefNeed })[] | nu
   return out;
 }
 
-/** "holdfast-sample:1.0 (not pinned), report:1.0 (missing) and 2 more". */
+/** "holdfast-sample:1.0 (at risk), report:1.0 (missing) and 2 more". */
 export function atRiskText(list: readonly AtRiskImage[], max = 3): string {
   const shown = list.slice(0, max).map((a) => `${a.refs.find((r) => !isImageIdRecord(r) && !r.includes('@')) ?? a.refs[0]} (${NEED_VERDICT_TEXT[a.verdict]})`);
   return list.length > max ? `${shown.join(', ')} and ${list.length - max} more` : shown.join(', ');

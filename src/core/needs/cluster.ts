@@ -34,8 +34,11 @@ export const NEEDS_SCRIPT = [
   `else "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json --request-timeout="\${T}s"; fi`,
 ].join('\n');
 
+/** The script's $0: how a process listing (and the e2e fake node) tells it apart. */
+export const NEEDS_SCRIPT_NAME = 'holdfast-needs';
+
 export function needsArgv(sudo: boolean, distro: Distro, dataDir: string): string[] {
-  return ['sh', '-c', NEEDS_SCRIPT, 'holdfast-needs', sudo ? 'sudo' : '', distro === 'rke2' ? 'rke2' : 'k3s', dataDir, String(limit('remote.workloadsSeconds'))];
+  return ['sh', '-c', NEEDS_SCRIPT, NEEDS_SCRIPT_NAME, sudo ? 'sudo' : '', distro === 'rke2' ? 'rke2' : 'k3s', dataDir, String(limit('remote.workloadsSeconds'))];
 }
 
 /**

@@ -114,8 +114,9 @@ export function nodeNeedsFrom(def: Pick<NodeDef, 'name' | 'host'>, own: ClusterA
     sources.push({ kind: 'sandbox', label: "containerd's CRI config" });
     images.push({ ref: own.sandbox, workloads: [], source: 'sandbox' });
   }
-  if (own && own.kind === 'error') notes.push(own.message);
   const known = cluster !== null || (list !== null && list.images.length > 0);
+  // A failed kubectl is the reason there is no source when nothing else answered: said once.
+  if (own && own.kind === 'error' && known) notes.push(own.message);
   const noSource = known
     ? undefined
     : own === null

@@ -647,13 +647,13 @@ describe('nodeNeedsFrom', () => {
     });
   });
 
-  it('kubectl failed: why, as the reason and a note', () => {
+  it('kubectl failed: why, as the reason (said once), or as a note when a list still answers', () => {
     const message = 'the kubeconfig is root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)';
     expect(nodeNeedsFrom({ name: 'n', host: 'h' }, { kind: 'error', message, sandbox: PAUSE }, null, null)).toEqual({
       sources: [SANDBOX_SOURCE],
       images: [{ ref: PAUSE, workloads: [], source: 'sandbox' }],
       noSource: message,
-      notes: [message],
+      notes: [],
     });
     // a list still answers; the failure stays a note
     const got = nodeNeedsFrom({ name: 'n', host: 'h' }, { kind: 'error', message, sandbox: null }, null, list);
