@@ -8,7 +8,8 @@ import { HoldfastError } from '../src/core/errors';
 import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/shared/domain';
 import { NODE_DEFAULTS } from '../src/shared/domain';
 import { diskExtraImages, fakeContainers, UPDATED } from './fake-disk';
-import { CRI, DELETED_REF, edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, K3S, OLD_FINGERPRINT, sha } from './fake-catalog';
+import { CRI, DELETED_REF, edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, img, K3S, OLD_FINGERPRINT, sha } from './fake-catalog';
+import { edge1Workloads, edge2Workloads, emptyWorkloads, REPORT_IMAGE, serverAnswer, SUDO_REFUSES_KUBECTL } from './fake-cluster';
 import type { OpenNodeOptions } from '../src/core/node/session';
 import { archiveBytes, nodeImageId, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
 
@@ -53,6 +54,12 @@ export interface Scenario {
   failApply?: boolean;
   /** Upload bandwidth to every node, bytes per second (default: no limit). */
   uploadBytesPerSec?: number;
+  /**
+   * The nightly report's archive lies in edge-01's images dir, listed unchanged in k3s's
+   * .cache.json (so k3s skips it at start), while its image is gone from the node: the missing
+   * image the CronJob needs has a copy right there.
+   */
+  reportArchive?: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -81,6 +88,21 @@ const asSpec = (r: ImageRef): FakeImageSpec => ({
   // When the image's records last changed (an image imported again later): kubelet's GC order.
   ...(r.imageId && UPDATED[r.imageId] ? { updatedAt: UPDATED[r.imageId] } : {}),
 });
+
+/** The nightly report's image, durable on edge-02 in the fleet (edge-01 needs it and lacks it). */
+const REPORT = img({
+  name: REPORT_IMAGE,
+  digest: sha('c9'),
+  imageId: sha('9c'),
+  size: 31_457_280,
+  createdAt: '2025-01-20T06:00:00Z',
+  labels: CRI,
+  pin: 'durable',
+  mediaType: 'application/vnd.oci.image.manifest.v1+json',
+});
+
+/** The archive that brings the report's image (reportArchive). */
+const REPORT_ARCHIVE = 'jobs/nightly-report-1.0.tar';
 
 /** edge-01's images dir: what the archives list says, as files with real bytes. */
 function edge1Files(): FakeFileSpec[] {
@@ -147,8 +169,11 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
         ...(s.edge1DistroUnknown ? { distro: 'unknown' as const, distroVersion: null } : {}),
       },
       images: images1.map(lostLabels).map(asSpec),
-      files: s.manyRefs ? [] : edge1Files(),
-      importCache: s.manyRefs ? [] : EDGE1_ARCHIVES.filter((a) => a.cachedByK3s).map((a) => a.path),
+      files: s.manyRefs ? [] : [...edge1Files(), ...(s.reportArchive ? [{ path: REPORT_ARCHIVE, mtime: '2025-01-20T06:30:00Z', archive: { compression: 'none' as const, images: [REPORT_IMAGE] } }] : [])],
+      importCache: s.manyRefs ? [] : [...EDGE1_ARCHIVES.filter((a) => a.cachedByK3s).map((a) => a.path), ...(s.reportArchive ? [REPORT_ARCHIVE] : [])],
+      // A single-node k3s server: kubectl lists its workloads (e2e/fake-cluster.ts).
+      // (The performance runs' node runs nothing and names no sandbox image: nothing is needed.)
+      cluster: s.manyRefs ? serverAnswer(emptyWorkloads('edge-01', edge1.host), null) : serverAnswer(edge1Workloads()),
       containers: fakeContainers('edge-01'),
       ...(s.edge1Auth ? { refuse: (opts: OpenNodeOptions) => authenticate(edge1, s.edge1Auth!, opts) } : {}),
       sharedLayers: [{ prefix: 'registry.site.lan/acme/telemetry-agent', size: 96 * MIB }],
@@ -166,8 +191,10 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
     {
       def: edge2,
       info: INFO,
-      // In the fleet, edge-02 runs the same workload as edge-01 plus its own redis.
-      images: [...(s.fleet ? EDGE1_IMAGES : []), ...EDGE2_IMAGES].map(asSpec),
+      // In the fleet, edge-02 runs the same workload as edge-01 plus its own redis, and holds the
+      // nightly report's image edge-01 lacks.
+      images: [...(s.fleet ? [...EDGE1_IMAGES, REPORT] : []), ...EDGE2_IMAGES].map(asSpec),
+      cluster: serverAnswer(edge2Workloads(Boolean(s.fleet)), s.fleet ? undefined : null),
       files: [{ path: 'redis.tar', mtime: '2025-02-01T10:00:00Z', archive: { compression: 'none', images: ['docker.io/library/redis:7.4'] } }],
       disk: { totalBytes: 64 * GIB, freeBytes: 41 * GIB },
       ...(s.latencyMs !== undefined ? { latencyMs: s.latencyMs } : {}),
@@ -196,7 +223,8 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
     const edge3 = def({ name: 'edge-03', host: '10.30.0.13', group: 'south', sudo: true, user: 'ops' });
     const edge4 = def({ name: 'edge-04', host: '10.30.0.14', group: 'south', jump: 'edge-03' });
     specs.push(
-      { def: edge3, info: INFO, images: edge3Images().map(asSpec), files: [], disk: { totalBytes: 64 * GIB, freeBytes: 600 * MIB } },
+      // Reached as ops with sudo, whose sudoers entry does not cover kubectl: no source of needs.
+      { def: edge3, info: INFO, images: edge3Images().map(asSpec), files: [], disk: { totalBytes: 64 * GIB, freeBytes: 600 * MIB }, cluster: SUDO_REFUSES_KUBECTL },
       {
         def: edge4,
         info: INFO,

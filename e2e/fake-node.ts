@@ -15,6 +15,7 @@ import { decompress as unzstd } from 'fzstd';
 import type { ContainerRecord, ContainerdClient, ContentInfo, EventEnvelope, EventSubscription, ImageRecord, PluginInfo } from '../src/core/containerd/client';
 import type { FileAccess, ListedFile, RemoteStat, UploadArea } from '../src/core/access';
 import { HoldfastError } from '../src/core/errors';
+import { NEEDS_SCRIPT_NAME } from '../src/core/needs/cluster';
 import { listImageRefs } from '../src/core/images/list';
 import { TargetResolver } from '../src/core/images/resolve';
 import type { NodeSession, OpenNodeOptions } from '../src/core/node/session';
@@ -24,6 +25,8 @@ import { classifyImagesDirPath } from '../src/core/archives/format/extensions';
 import type { UploadTarget } from '../src/core/upload/paths';
 import { CRI_PIN_LABEL, distroPinLabel, normalizeDockerRef, parseNamedTagged, PINNED } from '../lab/k3s';
 import { k3sEntryName } from '../lab/importPlan';
+import { kubectlJson } from '../lab/workloads';
+import type { FakeClusterAnswer } from './fake-cluster';
 
 const INDEX = 'application/vnd.oci.image.index.v1+json';
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
@@ -68,6 +71,12 @@ export interface FakeNodeSpec {
   linkBytesPerSec?: number;
   /** How long k3s's watcher waits after an archive lands before importing it (default 1000 ms). */
   k3sSettleMs?: number;
+  /**
+   * What the node answers to Holdfast's needs script (core/needs/cluster.ts): a server's
+   * `k3s kubectl get … -o json` and the sandbox image of its containerd config, or kubectl's
+   * failure. Default: no k3s kubectl on the node (exit 127).
+   */
+  cluster?: FakeClusterAnswer;
 }
 
 /** The config blob of an image: its real digest is the node's image id. */
@@ -709,6 +718,15 @@ function fakeSftp(node: FakeNode, statvfs: (dir: string, cb: (err: Error | null,
   return channel;
 }
 
+
+/** The needs script's output on a node: the sandbox config line, then kubectl's JSON or failure. */
+function needsAnswer(cluster: FakeClusterAnswer | undefined): { code: number; stdout: string; stderr: string } {
+  if (!cluster) return { code: 127, stdout: '@@sandbox\n@@kubectl\n', stderr: 'no kubectl on the node\n' };
+  if ('code' in cluster) return { code: cluster.code, stdout: '@@sandbox\n@@kubectl\n', stderr: cluster.stderr };
+  const sandbox = cluster.sandbox ? `    sandbox_image = "${cluster.sandbox}"\n` : '';
+  return { code: 0, stdout: `@@sandbox\n${sandbox}@@kubectl\n${kubectlJson(cluster.workloads)}`, stderr: '' };
+}
+
 class FakeSession {
   private closed = false;
   channel: ReturnType<typeof fakeSftp> | undefined;
@@ -740,8 +758,9 @@ class FakeSession {
         return self.closed;
       },
       where: `${nodeDef.user}@${nodeDef.host}:${nodeDef.port}`,
-      // kubelet's settings: no running k3s process and no config files (kubelet's defaults).
-      exec: async () => ({ code: 0, stdout: '', stderr: '' }),
+      // The needs script (one fixed script, its name as $0): the node's cluster answer. Anything
+      // else is kubelet's settings: no running k3s process and no config files (kubelet's defaults).
+      exec: async (argv: string[]) => (argv[3] === NEEDS_SCRIPT_NAME ? needsAnswer(node.spec.cluster) : { code: 0, stdout: '', stderr: '' }),
       sftp: async () => (self.channel ??= fakeSftp(node, statvfs)),
       onClose: () => () => undefined,
       close: async () => undefined,

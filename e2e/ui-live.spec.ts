@@ -127,14 +127,14 @@ test('live: the fleet overview and the node view update when a node changes, wit
   await eventsConnected();
 
   // Something outside the UI (k3s importing an archive) adds a durable image on edge-01.
-  const listsBefore = fake!.calls.filter((c) => c.channel === 'images.list').length;
+  const listsBefore = fake!.calls.filter((c) => c.channel === 'images.report').length;
   const cd = fake!.node('edge-01').containerd;
   cd.addImage({ ...EDGE1_IMAGES[0]!, name: 'registry.site.lan/acme/new:1.0', imageId: 'sha256:' + 'ab'.repeat(32) });
   for (let i = 0; i < 5; i++) cd.publish('/images/create', 'registry.site.lan/acme/new:1.0');
   await expect(edge1.getByTestId('fleet-durable')).toHaveText('3');
   // A burst of five events is one reload (debounced).
   await page.waitForTimeout(600);
-  expect(fake!.calls.filter((c) => c.channel === 'images.list').length - listsBefore).toBe(1);
+  expect(fake!.calls.filter((c) => c.channel === 'images.report').length - listsBefore).toBe(1);
 
   await edge1.click();
   const rows = page.getByTestId('image-row');

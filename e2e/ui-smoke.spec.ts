@@ -136,10 +136,10 @@ test('search and pin filter narrow the table; sorting works', async ({ page }) =
   await expect(page.getByRole('columnheader', { name: /Size/ })).toHaveAttribute('aria-sort', 'ascending');
 
   // Refresh lists again.
-  const before = calls.filter((c) => c.channel === 'images.list').length;
+  const before = calls.filter((c) => c.channel === 'images.report').length;
   await page.getByRole('button', { name: 'Refresh' }).click();
   await expect(page.getByRole('button', { name: 'Refresh' })).toBeEnabled();
-  expect(calls.filter((c) => c.channel === 'images.list').length).toBe(before + 1);
+  expect(calls.filter((c) => c.channel === 'images.report').length).toBe(before + 1);
 });
 
 test('unknown host key: shows the fingerprint, Trust records it and reconnects', async ({ page }) => {
@@ -260,7 +260,8 @@ test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reason
   const banner = page.getByTestId('at-risk-banner');
   await expect(banner).toContainText('3 images will lose their pin when k3s restarts');
   await expect(banner.getByRole('button', { name: 'Make them durable' })).toBeVisible();
-  await expect(page.getByRole('tab', { name: /Images/ })).toContainText('3');
+  // The tab counts the needed images at risk (edge-01's cluster, e2e/fake-cluster.ts): 4.
+  await expect(page.getByRole('tab', { name: /Images/ })).toContainText('4');
 
   const coredns = row(page, 'coredns');
   await expect(coredns.getByTestId('fate')).toHaveText('Will lose pin');
@@ -380,13 +381,13 @@ test('make one image durable: preview of label changes, then apply, then the ref
   expect(callsOf('pins.apply')).toHaveLength(0);
   if (shots) await page.screenshot({ path: path.join(shots, 'pin-preview.png') });
 
-  const listsBefore = callsOf('images.list').length;
+  const listsBefore = callsOf('images.report').length;
   await dialog.getByRole('button', { name: 'Apply 1 change' }).click();
   await expect(dialog.getByTestId('apply-done')).toBeVisible();
   await expect(dialog.getByTestId('plan-summary')).toHaveText('1 reference was changed on edge-01.');
   expect(callsOf('pins.apply')).toHaveLength(1);
   // The table is listed again (once after the apply, and maybe again on the service's live event).
-  expect(callsOf('images.list').length).toBeGreaterThan(listsBefore);
+  expect(callsOf('images.report').length).toBeGreaterThan(listsBefore);
   await dialog.getByRole('button', { name: 'Close' }).click();
   await expect(dialog).toBeHidden();
 

@@ -24,6 +24,7 @@ import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refsByI
 import { criPinning, type CriPinning } from '../shared/versions';
 import { compareText, sortByText } from '../shared/compareText';
 import { isImageIdRecord, repositoryOf } from '../shared/reference';
+import type { RefNeed } from '../shared/needVerdict';
 
 export interface RefView {
   name: string;
@@ -82,6 +83,8 @@ export interface ImageGroup {
   reason: string;
   /** The archive that brings the image (first reference that names one), or null. */
   archive: string | null;
+  /** What the site's need makes of the image (shared/needs, as the core judged it); null when unknown. */
+  need: RefNeed | null;
 }
 
 export { refKind };
@@ -113,7 +116,9 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
     // The references' labels merged; one map shared by them all (packed lists share it) is used as it is.
     let labels: Record<string, string> = list[0]!.labels;
     let ownLabels = false;
+    let need: RefNeed | null = null;
     for (const i of list) {
+      if (need === null && i.need) need = i.need;
       refs.push({ name: i.name, kind: refKind(i.name), pin: i.pin, digest: i.digest, afterRestart: i.afterRestart, fate: refFate(i, p), reason: i.reason, archive: i.archive });
       if (isImageIdRef(i)) idRecords++;
       else pinBits |= PIN_BIT[i.pin];
@@ -149,6 +154,7 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
       fate: protectionChange(p),
       reason: p.reason,
       archive: refs.find((r) => r.archive)?.archive ?? null,
+      need,
     });
   }
   // The name order, once per grouping (one pass of the collator): every later sort compares integers.

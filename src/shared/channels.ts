@@ -20,6 +20,8 @@ export const operations = {
   connectNode: 'nodes.connect',
   trustHostKey: 'nodes.trustHostKey',
   listImages: 'images.list',
+  // The images with the site's needs beside them (NeedsReport), their lost pins and the versions.
+  getImagesReport: 'images.report',
   listArchives: 'archives.list',
   planPins: 'pins.plan',
   applyPins: 'pins.apply',

@@ -8,6 +8,7 @@ import type { ErrorInfo } from '../../shared/domain';
 import { useApp } from '../context';
 import { buildMatrix, filterMatrix, summarizeMatrix, type CellPin, type MatrixCell, type ProblemFilter } from '../fleetMatrix';
 import { displayRef, formatDateTime, humanSize } from '../model';
+import { NEED_VERDICT_TEXT, workloadLine } from '../needsView';
 import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
@@ -16,6 +17,7 @@ const ROW_HEIGHT = 34;
 
 const PROBLEMS: { value: ProblemFilter; label: string }[] = [
   { value: 'all', label: 'All' },
+  { value: 'needed', label: 'Needed at risk' },
   { value: 'atRisk', label: 'At risk' },
   { value: 'drift', label: 'Drift' },
   { value: 'missing', label: 'Missing' },
@@ -38,23 +40,47 @@ function CellIcon({ pin }: { pin: CellPin }) {
   return <span aria-hidden="true">·</span>;
 }
 
+/** What a needed image at risk on a node means, for the cell's title. */
+function needTitle(cell: MatrixCell): string {
+  const n = cell.need;
+  if (!n) return '';
+  const who = n.workloads.length ? `\nNeeded by ${n.workloads.slice(0, 3).map(workloadLine).join(', ')}${n.workloads.length > 3 ? ` and ${n.workloads.length - 3} more` : ''}` : '';
+  const copy = n.heldBy?.length ? `\nA copy: ${n.heldBy.join(', ')}` : n.verdict === 'missing' ? '\nNo copy known on the reached nodes' : '';
+  return `\nSite need: ${NEED_VERDICT_TEXT[n.verdict]} — ${n.because}${who}${copy}`;
+}
+
 function Cell({ cell, node }: { cell: MatrixCell; node: string }) {
   const title =
     cell.pin === 'unknown'
       ? `${node}: not inspected`
       : cell.pin === 'missing'
-        ? `${node}: not on this node`
+        ? `${node}: not on this node${needTitle(cell)}`
         : `${node}: ${CELL_TEXT[cell.pin]}${cell.atRisk ? ' — loses its pin at the next k3s start' : ''}${cell.reason ? `\n${cell.reason}` : ''}${
             cell.refs.length > 1 ? `\n${cell.refs.length} references: ${cell.refs.map(displayRef).join(', ')}` : ''
-          }`;
+          }${needTitle(cell)}`;
   return (
-    <td className={`mx-cell mx-${cell.pin}${cell.atRisk ? ' mx-at-risk' : ''}`} title={title} data-testid="mx-cell" data-node={node} data-pin={cell.pin} data-at-risk={cell.atRisk || undefined}>
-      <span className="mx-chip">
-        <CellIcon pin={cell.pin} />
-        <span className="visually-hidden">{CELL_TEXT[cell.pin]}</span>
-        {cell.atRisk ? (
-          <span className="mx-risk" data-testid="mx-at-risk" aria-label="loses its pin at the next k3s start">
-            !
+    <td
+      className={`mx-cell mx-${cell.pin}${cell.atRisk ? ' mx-at-risk' : ''}${cell.need ? ' mx-needed' : ''}`}
+      title={title}
+      data-testid="mx-cell"
+      data-node={node}
+      data-pin={cell.pin}
+      data-at-risk={cell.atRisk || undefined}
+      data-need={cell.need?.verdict}
+    >
+      <span className="mx-cell-body">
+        <span className="mx-chip">
+          <CellIcon pin={cell.pin} />
+          <span className="visually-hidden">{CELL_TEXT[cell.pin]}</span>
+          {cell.atRisk ? (
+            <span className="mx-risk" data-testid="mx-at-risk" aria-label="loses its pin at the next k3s start">
+              !
+            </span>
+          ) : null}
+        </span>
+        {cell.need ? (
+          <span className="mx-need" data-testid="mx-need">
+            needed<span className="visually-hidden">: {NEED_VERDICT_TEXT[cell.need.verdict]}</span>
           </span>
         ) : null}
       </span>
@@ -177,6 +203,7 @@ export function FleetMatrix() {
           <>
             <div className="matrix-summary" data-testid="matrix-summary">
               <SummaryItem label="nodes at risk" value={summary.nodesAtRisk} alert={summary.nodesAtRisk > 0} testId="sum-nodes-at-risk" />
+              <SummaryItem label="needed images at risk" value={summary.neededAtRisk} alert={summary.neededAtRisk > 0} testId="sum-needed" />
               <SummaryItem label="images losing their pin" value={summary.losingPins} alert={summary.losingPins > 0} testId="sum-losing" />
               {summary.lostPins > 0 ? <SummaryItem label="durable pins gone" value={summary.lostPins} alert testId="sum-lost" /> : null}
               <SummaryItem label="images drift" value={summary.drift} alert={summary.drift > 0} warn testId="sum-drift" />
@@ -253,8 +280,15 @@ export function FleetMatrix() {
                               <span className="mx-col-error" data-testid="mx-col-error">
                                 Unreachable
                               </span>
-                            ) : c.losingPins > 0 ? (
-                              <span className="mx-col-risk">{c.losingPins} at risk</span>
+                            ) : c.neededAtRisk > 0 || c.losingPins > 0 ? (
+                              <>
+                                {c.neededAtRisk > 0 ? (
+                                  <span className="mx-col-needed" data-testid="mx-col-needed" title="Needed images at risk on this node: missing, not pinned, or losing their pin at the next k3s start">
+                                    {c.neededAtRisk} needed at risk
+                                  </span>
+                                ) : null}
+                                {c.losingPins > 0 ? <span className="mx-col-risk">{c.losingPins} lose pin</span> : null}
+                              </>
                             ) : (
                               <span className="muted">ok</span>
                             )}
@@ -359,6 +393,10 @@ function Legend() {
           <span className="mx-risk">!</span>
         </span>
         loses pin at next start
+      </span>
+      <span className="mx-legend-item">
+        <span className="mx-need">needed</span>
+        needed by the site, at risk
       </span>
     </div>
   );

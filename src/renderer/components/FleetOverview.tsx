@@ -8,6 +8,8 @@ import { pictureNearGc } from '../../shared/diskPicture';
 import { usedPercentExact } from '../../shared/gcPolicy';
 import { useApp } from '../context';
 import { countsOfRefs, criModeOf, fleetPinVerdict } from '../model';
+import { atRiskText } from '../../shared/needs';
+import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
 import { diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
 import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useDisplayStatus } from './LiveStatus';
@@ -56,9 +58,12 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
   const warnings = nodeWarnings(info);
   const disk = useApp((s) => diskOf(s, n.name).picture);
   const nearGc = disk ? pictureNearGc(disk) : false;
+  // Needed images at risk (shared/needs atRiskOf over the node's images report).
+  const needed = nodeAtRisk(images);
+  const source = images.loadedAt && images.needs ? needsSourceText(images.needs) : null;
   return (
     <tr
-      className={`fleet-row${atRisk || lost || nearGc ? ' row-at-risk' : ''}`}
+      className={`fleet-row${atRisk || lost || nearGc || needed?.length ? ' row-at-risk' : ''}`}
       data-testid={`fleet-row-${n.name}`}
       data-state={shown.dot}
       onClick={props.onOpen}
@@ -102,6 +107,11 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
             disk {Math.round(usedPercentExact(disk.imagefs) ?? 0)} % · GC at {disk.policy.highPercent} %
           </span>
         ) : null}
+        {source && !source.known ? (
+          <span className="fleet-next fleet-no-source" data-testid="fleet-no-needs-source" title={source.text}>
+            no source of site needs
+          </span>
+        ) : null}
         {lost ? (
           <span className="fleet-lost" data-testid="fleet-lost" title="Durable pins Holdfast made that something on the node removed since: open the node for causes and remedy">
             <AlertIcon />
@@ -128,6 +138,24 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
           <Count n={counts?.atRisk} kind="atRisk" loading={loading} />
         )}
       </td>
+      <td className="num fleet-risk-cell">
+        {needed && needed.length > 0 ? (
+          <span
+            className="fleet-risk fleet-needed"
+            data-testid="fleet-needed"
+            title={`${needed.length} needed ${needed.length === 1 ? 'image' : 'images'} at risk: ${atRiskText(sortAtRisk(needed))}${source ? `\n${source.text}` : ''}`}
+          >
+            <AlertIcon />
+            {needed.length}
+          </span>
+        ) : needed ? (
+          <span className="fleet-count fleet-count-atRisk zero" data-testid="fleet-needed" title={source?.text}>
+            0
+          </span>
+        ) : (
+          <Count n={undefined} kind="atRisk" loading={loading} />
+        )}
+      </td>
       <td className="fleet-versions muted small">
         {info ? (
           <>
@@ -144,6 +172,10 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
     </tr>
   );
 }
+
+/** Nodes whose needs no cluster or list told: what counted as needed there instead. */
+const noSourceText = (n: number) =>
+  `${n} ${n === 1 ? 'node has' : 'nodes have'} no source of site needs (marked under Connection): there, images from air-gap archives count as needed.`;
 
 const MARKER_TEXT: Record<NodeWarning['kind'], string> = { 'no-cri-pinning': 'no CRI pinning', 'distro-pins-nothing': 'k3s pins nothing' };
 
@@ -176,6 +208,9 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     let nodesLost = 0;
     let cannotPin = 0;
     let nearGc = 0;
+    let needed = 0;
+    let nodesNeeded = 0;
+    let noSource = 0;
     for (const n of s.nodes) {
       const pic = diskOf(s, n.name).picture;
       if (pic && pictureNearGc(pic)) nearGc++;
@@ -191,11 +226,18 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
         const r = countsOfRefs(im.items, criModeOf(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info)).atRisk;
         atRisk += r;
         if (r) nodesAtRisk++;
+        const nd = nodeAtRisk(im)?.length ?? 0;
+        needed += nd;
+        if (nd) nodesNeeded++;
+        if (im.needs && im.needs.basis !== 'known') noSource++;
       }
     }
-    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}|${nearGc}`;
+    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}|${nearGc}|${needed}|${nodesNeeded}|${noSource}`;
   });
-  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin, nearGc] = totals.split('|').map(Number) as [
+  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin, nearGc, needed, nodesNeeded, noSource] = totals.split('|').map(Number) as [
+    number,
+    number,
+    number,
     number,
     number,
     number,
@@ -218,6 +260,24 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     ),
   );
   const verdict = JSON.parse(pinVerdict) as ReturnType<typeof fleetPinVerdict>;
+  // The same verdict for the site's needs: never "nothing at risk" while a node's images are not in.
+  const neededVerdictJson = useApp((s) =>
+    JSON.stringify(
+      fleetPinVerdict(
+        s.nodes.map((n) => {
+          const im = imagesOf(s, n.name);
+          return { connection: statusOf(s, n.name).state, images: im, atRisk: nodeAtRisk(im)?.length ?? 0 };
+        }),
+      ),
+    ),
+  );
+  const neededVerdict = JSON.parse(neededVerdictJson) as ReturnType<typeof fleetPinVerdict>;
+  const neededNodes = useApp((s) =>
+    s.nodes
+      .map((n) => `${n.name} (${nodeAtRisk(imagesOf(s, n.name))?.length ?? 0})`)
+      .filter((t) => !t.endsWith(' (0)'))
+      .join(', '),
+  );
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
@@ -248,7 +308,9 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
             <h1 id="fleet-title">Fleet overview</h1>
             <p className="muted small" data-testid="fleet-summary">
               {nodesState === 'ready'
-                ? `${nodes.length} ${nodes.length === 1 ? 'node' : 'nodes'} · ${connected} connected${notConnected ? ` · ${notConnected} not connected` : ''}`
+                ? `${nodes.length} ${nodes.length === 1 ? 'node' : 'nodes'} · ${connected} connected${notConnected ? ` · ${notConnected} not connected` : ''}${
+                    needed ? ` · ${needed} needed ${needed === 1 ? 'image' : 'images'} at risk` : ''
+                  }`
                 : 'Loading nodes…'}
             </p>
           </div>
@@ -295,6 +357,24 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
           </div>
         ) : (
           <>
+            {needed > 0 ? (
+              <div className="banner banner-danger" role="region" aria-label="Needed images at risk in the fleet" data-testid="fleet-needed-banner">
+                <AlertIcon className="banner-icon" />
+                <div className="banner-text">
+                  <strong>
+                    {needed} needed {needed === 1 ? 'image' : 'images'} at risk on {nodesNeeded} {nodesNeeded === 1 ? 'node' : 'nodes'}: a pod that needs{' '}
+                    {needed === 1 ? 'it' : 'one'} may not start
+                  </strong>
+                  <span data-testid="fleet-needed-nodes">
+                    {neededNodes}. Open a highlighted node: its Images tab lists them and makes every needed image durable in one step.
+                    {noSource ? ` ${noSourceText(noSource)}` : ''}
+                    {neededVerdict.kind === 'at-risk' && neededVerdict.pending
+                      ? ` The images of ${neededVerdict.pending} more connected ${neededVerdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.`
+                      : ''}
+                  </span>
+                </div>
+              </div>
+            ) : null}
             {lost > 0 ? (
               <div className="banner banner-danger" role="region" aria-label="Pins lost behind Holdfast’s back" data-testid="fleet-lost-banner">
                 <AlertIcon className="banner-icon" />
@@ -346,9 +426,14 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                 <ShieldIcon /> No pin on a connected node is lost at the next k3s start.
               </p>
             ) : null}
+            {neededVerdict.kind === 'all-clear' ? (
+              <p className="fleet-ok muted small" data-testid="fleet-needs-ok">
+                <ShieldIcon /> Every image the connected nodes need is on them and stays kept.{noSource ? ` ${noSourceText(noSource)}` : ''}
+              </p>
+            ) : null}
             <div className="table-wrap fleet-wrap">
               <table className="fleet-table" data-testid="fleet-table">
-                <caption className="visually-hidden">Every node: connection, images by pin state, pins at risk. Arrow keys move between nodes; Enter opens one.</caption>
+                <caption className="visually-hidden">Every node: connection, images by pin state, pins at risk, needed images at risk. Arrow keys move between nodes; Enter opens one.</caption>
                 <thead>
                   <tr>
                     <th scope="col">Node</th>
@@ -368,9 +453,14 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                         <SlashIcon /> Unpinned
                       </span>
                     </th>
-                    <th scope="col" className="num">
+                    <th scope="col" className="num" title="Images whose pin the next k3s start removes (as kubelet sees them)">
                       <span className="pin-head pin-head-risk">
-                        <AlertIcon /> At risk
+                        <AlertIcon /> Pin at risk
+                      </span>
+                    </th>
+                    <th scope="col" className="num" title="Images the site needs that are missing, not pinned, or lose their pin at the next k3s start">
+                      <span className="pin-head pin-head-risk">
+                        <AlertIcon /> Needed at risk
                       </span>
                     </th>
                     <th scope="col">Versions</th>

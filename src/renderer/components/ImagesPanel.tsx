@@ -28,6 +28,8 @@ import type { PinRequest } from './PinDialog';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
 import { compareText } from '../../shared/compareText';
+import { NeedBadge, NeedDetails, NeedsBanner } from './SiteNeeds';
+import { nodeAtRisk } from '../needsView';
 
 const FILTERS: { value: PinFilter; label: string }[] = [
   { value: 'all', label: 'All' },
@@ -37,7 +39,7 @@ const FILTERS: { value: PinFilter; label: string }[] = [
   { value: 'atRisk', label: 'At risk' },
 ];
 
-const COLS = 9;
+const COLS = 10;
 
 /** The row action for an image group: make its non-durable references durable, or release. */
 function rowRequest(g: ImageGroup): PinRequest {
@@ -61,6 +63,7 @@ function rowRequest(g: ImageGroup): PinRequest {
 function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
   return (
     <div className="details" data-testid="image-details">
+      <NeedDetails need={g.need} />
       <div className={`details-fate details-fate-${g.fate}`}>
         <FateBadge fate={g.fate} reason={g.reason} />
         <p data-testid="fate-reason">{g.reason || FATE_TEXT[g.fate].description}</p>
@@ -172,6 +175,8 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const groups = useMemo(() => groupsOfRefs(images.items, mode), [images.items, mode]);
   const counts = useMemo(() => countsOfRefs(images.items, mode), [images.items, mode]);
   const atRisk = useMemo(() => atRiskGroups(groups), [groups]);
+  // With the needed images at risk listed above it, the pins banner says only what it adds.
+  const neededShown = Boolean(images.needs && nodeAtRisk(images)?.length);
   const makeAtRiskDurable = () =>
     onPin({
       action: 'pin',
@@ -219,6 +224,8 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
         </button>
       </div>
 
+      <NeedsBanner node={node} images={images} onPin={onPin} />
+
       {images.loadedAt && atRisk.length ? (
         <div className="banner banner-danger" role="region" aria-label="Pins at risk" data-testid="at-risk-banner">
           <AlertIcon className="banner-icon" />
@@ -227,10 +234,12 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
               {atRisk.length} {atRisk.length === 1 ? 'image will lose its pin' : 'images will lose their pin'} when k3s
               restarts
             </strong>
-            <span>
-              kubelet may then delete {atRisk.length === 1 ? 'it' : 'them'}, and at an air-gapped site a pod that needs{' '}
-              {atRisk.length === 1 ? 'it' : 'one'} could not start again.
-            </span>
+            {neededShown ? null : (
+              <span>
+                kubelet may then delete {atRisk.length === 1 ? 'it' : 'them'}, and at an air-gapped site a pod that needs{' '}
+                {atRisk.length === 1 ? 'it' : 'one'} could not start again.
+              </span>
+            )}
           </div>
           <div className="banner-actions">
             {pin !== 'atRisk' ? (
@@ -371,7 +380,8 @@ const ImageRow = memo(function ImageRow(props: {
       onFocus={(e) => {
         if (e.target === e.currentTarget) props.onFocusKey(g.key);
       }}
-      className={`image-row${open ? ' row-open' : ''}${g.fate === 'lose' ? ' row-at-risk' : ''}`}
+      data-need={g.need?.verdict}
+      className={`image-row${open ? ' row-open' : ''}${g.fate === 'lose' || g.need?.atRisk ? ' row-at-risk' : ''}`}
     >
       <td className="col-expand">
         <button
@@ -409,6 +419,7 @@ const ImageRow = memo(function ImageRow(props: {
           ))}
         </ul>
       </td>
+      <td className="col-need">{g.need ? <NeedBadge verdict={g.need.verdict} because={g.need.because} /> : <span className="muted">—</span>}</td>
       <td className="col-pin">
         <PinBadge pin={g.pin} mixed={g.mixedPins} />
       </td>
@@ -584,6 +595,9 @@ function ImagesTable(props: {
               <span className="visually-hidden">Details</span>
             </th>
             <SortHeader label="References" sortKey="name" current={props.sort} onSort={props.onSort} className="col-refs" />
+            <th scope="col" className="col-need" title="What the site's workloads need, and whether it is kept">
+              Site need
+            </th>
             <th scope="col" className="col-pin">
               Pin
             </th>

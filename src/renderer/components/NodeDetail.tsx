@@ -2,6 +2,7 @@ import { useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from 'r
 import type { NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
 import { countsOfRefs, criModeOf } from '../model';
+import { nodeAtRisk } from '../needsView';
 import { archivesOf, diskOf, imagesOf, liveOf, statusOf } from '../store';
 import { ArchivesPanel } from './ArchivesPanel';
 import { ConnectionPanel } from './ConnectionPanel';
@@ -10,7 +11,7 @@ import { PruneDialog } from './PruneDialog';
 import { EditIcon, RefreshIcon, ServerIcon, TrashIcon } from './icons';
 import { ImagesPanel } from './ImagesPanel';
 import { LogPanel } from './LogPanel';
-import { CapabilityBanner, LostPinsBanner } from './NodeNotices';
+import { CapabilityBanner, LostPinsBanner, NeededAtRiskBanner } from './NodeNotices';
 import { PinDialog, type PinRequest } from './PinDialog';
 import { RemoveArchiveDialog } from './RemoveArchiveDialog';
 import { distroText } from '../distroText';
@@ -85,6 +86,9 @@ function ConnectedBody({ node }: { node: NodeDef }) {
   const archives = useApp((s) => archivesOf(s, node.name));
   const info = useApp((s) => statusOf(s, node.name).info);
   const atRisk = useMemo(() => countsOfRefs(images.items, criModeOf(info)).atRisk, [images.items, info]);
+  // The tab's count: the needed images at risk when the node's needs are known (shared/needs),
+  // else the images whose pin the next k3s start removes.
+  const needed = useMemo(() => (images.needs ? nodeAtRisk(images) : null), [images]);
   // Needed images kubelet's GC would delete (once the Disk tab has been read).
   const neededAtRisk = useApp((s) => diskOf(s, node.name).picture?.forecast?.neededDeleted ?? 0);
 
@@ -95,6 +99,8 @@ function ConnectedBody({ node }: { node: NodeDef }) {
   return (
     <>
       <CapabilityBanner info={info} />
+      {/* On the Images tab the banner over the table lists them, with the action. */}
+      {tab !== 'images' ? <NeededAtRiskBanner node={node.name} onShow={() => setTab('images')} /> : null}
       <LostPinsBanner
         node={node.name}
         onRepin={(target, subject) => pin({ action: 'pin', target, title: 'Make the lost pin durable again', subject: `the image of ${subject}` })}
@@ -103,7 +109,13 @@ function ConnectedBody({ node }: { node: NodeDef }) {
         active={tab}
         onChange={setTab}
         counts={{
-          images: atRisk ? { n: atRisk, alert: true, label: atRisk === 1 ? 'image at risk' : 'images at risk' } : undefined,
+          images: needed
+            ? needed.length
+              ? { n: needed.length, alert: true, label: needed.length === 1 ? 'needed image at risk' : 'needed images at risk' }
+              : undefined
+            : atRisk
+              ? { n: atRisk, alert: true, label: atRisk === 1 ? 'image at risk' : 'images at risk' }
+              : undefined,
           archives: archives.loadedAt ? { n: archives.items.length, label: archives.items.length === 1 ? 'file' : 'files' } : undefined,
           disk: neededAtRisk
             ? { n: neededAtRisk, alert: true, label: neededAtRisk === 1 ? "needed image kubelet's GC would delete" : "needed images kubelet's GC would delete" }

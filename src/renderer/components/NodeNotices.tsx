@@ -1,12 +1,15 @@
 // Node-level notices above a node's tabs: what its versions mean for pins (once per node, from
-// the shared rule) and the durable pins Holdfast made that are gone, with when and by whom,
-// the likely causes and the remedy (one click where re-pinning brings it back).
+// the shared rule), the needed images at risk there (shared/needs, through atRiskOf), and the
+// durable pins Holdfast made that are gone, with when and by whom, the likely causes and the
+// remedy (one click where re-pinning brings it back).
 import { useMemo, useState } from 'react';
 import type { NodeInfo } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
 import { displayRef, formatDateTime, groupLostPins, lostKindText, type LostPinGroup } from '../model';
-import { lostPinsOf, type PinTarget } from '../store';
+import { imagesOf, lostPinsOf, type PinTarget } from '../store';
+import { atRiskText } from '../../shared/needs';
+import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
 import { CopyButton } from './CopyButton';
 import { AlertIcon } from './icons';
 
@@ -23,6 +26,35 @@ export function CapabilityBanner({ info }: { info: Pick<NodeInfo, 'containerdVer
             {w.message}
           </span>
         ))}
+      </div>
+    </div>
+  );
+}
+
+/**
+ * The needed images at risk on a node, in one line (the Images tab has the list and the action):
+ * "will a pod here fail?" answered on every tab of the node.
+ */
+export function NeededAtRiskBanner({ node, onShow }: { node: string; onShow(): void }) {
+  const images = useApp((s) => imagesOf(s, node));
+  const atRisk = useMemo(() => sortAtRisk(nodeAtRisk(images) ?? []), [images]);
+  if (!atRisk.length || !images.needs) return null;
+  const n = atRisk.length;
+  const source = needsSourceText(images.needs);
+  return (
+    <div className="banner banner-danger node-notice" role="region" aria-label="Needed images at risk on this node" data-testid="node-needs-banner">
+      <AlertIcon className="banner-icon" />
+      <div className="banner-text">
+        <strong>
+          {n} needed {n === 1 ? 'image' : 'images'} at risk on {node}: a pod that needs {n === 1 ? 'it' : 'one'} may not start
+        </strong>
+        <span data-testid="node-needs-list">{atRiskText(atRisk)}</span>
+        <span className="small">{source.text}</span>
+      </div>
+      <div className="banner-actions">
+        <button type="button" className="btn btn-small" onClick={onShow} data-testid="node-needs-show">
+          Show them
+        </button>
       </div>
     </div>
   );

@@ -1,5 +1,6 @@
-// A node's images and pins: the image list (with its lost pins), pin previews and changes, the
-// alerts for pins lost while watching, and refreshing everything a node shows after a change.
+// A node's images and pins: the images report (each image with its site-need verdict, and the
+// node's NeedsReport), its lost pins, pin previews and changes, the alerts for pins lost while
+// watching, and refreshing everything a node shows after a change.
 import type { StoreContext } from './context';
 import { archivesOf, auditOf, diskOf, imagesOf } from './selectors';
 import type { AppState, ImagesState } from './types';
@@ -31,10 +32,12 @@ export function createImagesSlice(ctx: StoreContext): Pick<
       const seq = next(imagesSeq, name);
       const prev = imagesOf(get(), name);
       setImages(name, { ...prev, state: 'loading', error: undefined });
-      const env = await api.listImages({ node: name });
+      // The images report: the same inventory as images.list, with what the site needs beside it
+      // (each image's verdict, where the needs come from, the needed images the node lacks).
+      const env = await api.getImagesReport({ node: name });
       if (imagesSeq.get(name) !== seq) return;
       if (!env.ok) setImages(name, { ...prev, state: 'error', error: env.error });
-      else setImages(name, { state: 'ready', items: env.result, loadedAt: Date.now() });
+      else setImages(name, { state: 'ready', items: env.result.images, needs: env.result.needs ?? null, loadedAt: Date.now() });
     },
     loadLostPins: async (name) => {
       // An older bridge without the operation: nothing to show.

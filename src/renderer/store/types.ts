@@ -6,6 +6,7 @@ import type { ArgsOf, Envelope, LiveEvent, NodeLiveStatus } from '../../shared/c
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import type { DiskPicture } from '../../shared/diskPicture';
 import type { PrunePlan, PruneResult } from '../../shared/prunePlan';
+import type { NeedsReport } from '../../shared/needs';
 import type {
   ArchiveInfo,
   AuditEntry,
@@ -30,7 +31,14 @@ export interface ListState<T> {
   loadedAt?: number;
 }
 
-export type ImagesState = ListState<ImageRef>;
+/**
+ * A node's images, each with its site-need verdict (ImageRef.need), and the node's NeedsReport
+ * (images.report): where the needs come from and the needed images it lacks. Absent or null
+ * until a report carried one.
+ */
+export interface ImagesState extends ListState<ImageRef> {
+  needs?: NeedsReport | null;
+}
 export type ArchivesState = ListState<ArchiveInfo>;
 export type AuditState = ListState<AuditEntry>;
 export type LostPinsState = ListState<LostPin>;

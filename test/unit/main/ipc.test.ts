@@ -140,6 +140,30 @@ describe('registerIpc', () => {
     expect(unpackEnvelope(structuredClone(report))).toEqual({ ok: true, result: { images: refs, lost: [], info: INFO, needs: NO_NEEDS } });
   });
 
+  it('images.report: every image with its site-need verdict, and the NeedsReport, cross as the renderer reads them', async () => {
+    const ipc = fakeIpcMain();
+    const handlers = fakeHandlers();
+    const workloads = [{ kind: 'CronJob', namespace: 'acme', name: 'nightly-report', why: 'CronJob between runs' }];
+    const need = { verdict: 'unprotected' as const, atRisk: true, needed: true, basis: 'workload' as const, workloads, neededBecause: 'needed by CronJob acme/nightly-report (CronJob between runs)', because: 'needed by CronJob acme/nightly-report (CronJob between runs); not pinned: kubelet may delete it' };
+    const images = generateRefs(20).map((r, i) => (i < 10 ? { ...r, need } : { ...r, need: { ...need, verdict: 'unneeded' as const, atRisk: false, needed: false, basis: null, workloads: [], neededBecause: null, because: 'nothing at the site needs it' } }));
+    const needs: NeedsReport = {
+      basis: 'known',
+      sources: [{ kind: 'cluster', label: 'kubectl on edge-01' }],
+      notes: [],
+      missing: [{ ref: 'registry.site.lan/acme/report:1.0', workloads, source: 'cluster', because: 'not on this node', heldBy: ['jobs/report.tar in the images dir'] }],
+      atRisk: 11,
+    };
+    handlers['images.report'] = vi.fn(async () => ({ images, lost: [], info: INFO, needs }));
+    registerIpc(ipc, handlers);
+    // Any args beyond the node are refused before the handler runs.
+    await expect(ipc.invoke('images.report', { node: 'edge-01', needed: true })).resolves.toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } });
+    const report = (await ipc.invoke('images.report', { node: 'edge-01' })) as { ok: true; result: { images: unknown; needs: unknown } };
+    expect(isPacked(report.result.images)).toBe(true);
+    expect(isPacked(report.result.needs)).toBe(false);
+    expect(unpackEnvelope(structuredClone(report))).toEqual({ ok: true, result: { images, lost: [], info: INFO, needs } });
+    expect(handlers['images.report']).toHaveBeenCalledTimes(1);
+  });
+
   it.each([
     ['nodes.remove', { name: '../etc' }],
     ['nodes.remove', { name: 'a', extra: true }],

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { generateRefs } from '../../../e2e/fake-catalog';
 import { createHttpApi, takeToken, TOKEN_STORAGE_KEY, unpackingBridge, type DesktopBridge } from '../../../src/renderer/api';
 import { operations } from '../../../src/shared/contract';
-import { packEnvelope } from '../../../src/shared/wirePack';
+import { isPacked, packEnvelope } from '../../../src/shared/wirePack';
+import type { NeedsReport } from '../../../src/shared/needs';
 
 function memoryStorage() {
   const m = new Map<string, string>();
@@ -46,6 +47,25 @@ describe('createHttpApi', () => {
     const wire = JSON.parse(JSON.stringify(packEnvelope({ ok: true, result: refs }))) as unknown;
     const api = createHttpApi({ token: 'tok', fetch: async () => ({ status: 200, json: async () => wire }) });
     await expect(api.listImages({ node: 'edge-01' })).resolves.toEqual({ ok: true, result: refs });
+  });
+
+  it('the images report: posted to images.report, its images unpacked with their site-need verdicts, the NeedsReport as sent', async () => {
+    const need = { verdict: 'losing' as const, atRisk: true, needed: true, basis: 'workload' as const, workloads: [{ kind: 'Deployment', namespace: 'kube-system', name: 'coredns', why: 'running' }], neededBecause: 'needed by Deployment kube-system/coredns (running)', because: 'needed by Deployment kube-system/coredns (running); loses its pin at the next k3s start' };
+    const images = generateRefs(40).map((r, i) => (i % 2 ? { ...r, need } : r));
+    const needs: NeedsReport = {
+      basis: 'known',
+      sources: [{ kind: 'cluster', label: 'kubectl on edge-01' }],
+      notes: [],
+      missing: [{ ref: 'registry.site.lan/acme/report:1.0', workloads: [], source: 'cluster', because: 'not on this node', heldBy: ['node edge-02'] }],
+      atRisk: 21,
+    };
+    const result = { images, lost: [], info: { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: 'v1.31.9+k3s1' }, needs };
+    const wire = JSON.parse(JSON.stringify(packEnvelope({ ok: true, result }))) as { result: { images: unknown } };
+    expect(isPacked(wire.result.images)).toBe(true);
+    const fetch = vi.fn(async () => ({ status: 200, json: async () => wire }));
+    const api = createHttpApi({ token: 'tok', fetch });
+    await expect(api.getImagesReport({ node: 'edge-01' })).resolves.toEqual({ ok: true, result });
+    expect(fetch).toHaveBeenCalledWith('/api/images.report', expect.objectContaining({ method: 'POST', body: '{"node":"edge-01"}' }));
   });
 
   it('passes server error envelopes through (401, 404, …)', async () => {

@@ -25,8 +25,8 @@ const picture = (node: string, full: boolean): DiskPicture => ({
 function api() {
   const getDiskPicture = vi.fn(async ({ node, images }: { node: string; images?: boolean }) => ok(picture(node, images !== false)));
   const applyPrune = vi.fn(async ({ node }: { node: string }) => ok({ node, keepVersions: 2, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null }));
-  const listImages = vi.fn(async () => ok([]));
-  return { getDiskPicture, applyPrune, listImages, listLostPins: vi.fn(async () => ok([])) } as unknown as HoldfastApi & {
+  const getImagesReport = vi.fn(async () => ok({ images: [], lost: [], info: { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: null }, needs: null }));
+  return { getDiskPicture, applyPrune, getImagesReport, listLostPins: vi.fn(async () => ok([])) } as unknown as HoldfastApi & {
     getDiskPicture: typeof getDiskPicture;
     applyPrune: typeof applyPrune;
   };

@@ -18,7 +18,7 @@ function liveApi() {
   const api = {
     listNodes: vi.fn(async () => ok([node('a'), node('b')])),
     connectNode: vi.fn(async ({ name }: { name: string }) => ok({ name, state: 'connected' as const })),
-    listImages: vi.fn(async () => ok([] as ImageRef[])),
+    getImagesReport: vi.fn(async () => ok({ images: [] as ImageRef[], lost: [], info: { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: null }, needs: null })),
     listArchives: vi.fn(async () => ok([])),
     listAudit: vi.fn(async () => ok([])),
     listJobs: vi.fn(async () => ok([] as Job[])),
@@ -74,29 +74,29 @@ describe('store: live events', () => {
     const store = createAppStore(api);
     await store.getState().init();
     const stop = store.getState().startLive();
-    (api.listImages as ReturnType<typeof vi.fn>).mockClear();
+    (api.getImagesReport as ReturnType<typeof vi.fn>).mockClear();
     for (let i = 0; i < 10; i++) {
       emit({ type: 'node.changed', payload: { node: 'a', topic: '/images/update', name: `r${i}` } });
       await vi.advanceTimersByTimeAsync(50);
     }
-    expect(api.listImages).not.toHaveBeenCalled(); // still bursting
+    expect(api.getImagesReport).not.toHaveBeenCalled(); // still bursting
     await vi.advanceTimersByTimeAsync(400);
-    expect(api.listImages).toHaveBeenCalledTimes(1);
-    expect(api.listImages).toHaveBeenCalledWith({ node: 'a' });
+    expect(api.getImagesReport).toHaveBeenCalledTimes(1);
+    expect(api.getImagesReport).toHaveBeenCalledWith({ node: 'a' });
     // A steady stream of events still refreshes (never later than 4 × the debounce after the first).
-    (api.listImages as ReturnType<typeof vi.fn>).mockClear();
+    (api.getImagesReport as ReturnType<typeof vi.fn>).mockClear();
     for (let i = 0; i < 20; i++) {
       emit({ type: 'node.changed', payload: { node: 'a', topic: '/images/update', name: `r${i}` } });
       await vi.advanceTimersByTimeAsync(100);
     }
-    expect((api.listImages as ReturnType<typeof vi.fn>).mock.calls.length).toBeGreaterThanOrEqual(1);
+    expect((api.getImagesReport as ReturnType<typeof vi.fn>).mock.calls.length).toBeGreaterThanOrEqual(1);
     await vi.advanceTimersByTimeAsync(1000);
     // A node whose images were never shown is not loaded because of an event.
     store.setState((s) => ({ images: { a: s.images['a']! } }));
-    (api.listImages as ReturnType<typeof vi.fn>).mockClear();
+    (api.getImagesReport as ReturnType<typeof vi.fn>).mockClear();
     emit({ type: 'node.changed', payload: { node: 'b', topic: '/images/create', name: 'x' } });
     await vi.advanceTimersByTimeAsync(1000);
-    expect(api.listImages).not.toHaveBeenCalled();
+    expect(api.getImagesReport).not.toHaveBeenCalled();
     stop();
   });
 

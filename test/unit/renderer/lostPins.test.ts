@@ -82,7 +82,7 @@ function storeWith(listLostPins: ClientApi['listLostPins'] | undefined) {
   const api = {
     listNodes: vi.fn(async () => ok([node('n1'), node('n2')])),
     connectNode: vi.fn(async ({ name }: { name: string }) => ok({ name, state: 'connected' as const })),
-    listImages: vi.fn(async () => ok([] as ImageRef[])),
+    getImagesReport: vi.fn(async () => ok({ images: [] as ImageRef[], lost: [], info: { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: null }, needs: null })),
     listLostPins,
     listJobs: vi.fn(async () => ok([])),
     onEvent: vi.fn((cb: (e: LiveEvent) => void) => {

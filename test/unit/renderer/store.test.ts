@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Envelope, HoldfastApi } from '../../../src/shared/contract';
 import type { Job, JobNodeProgress, LocalArchive, NodeDef, NodeStatus } from '../../../src/shared/domain';
 import { createAppStore, imagesOf, statusOf } from '../../../src/renderer/store';
+import type { NeedsReport } from '../../../src/shared/needs';
 
 const node = (name: string): NodeDef => ({
   name,
@@ -13,6 +14,8 @@ const node = (name: string): NodeDef => ({
   namespace: 'k8s.io',
 });
 const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
+const INFO = { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: 'v1.31.9+k3s1' };
+const NEEDS: NeedsReport = { basis: 'known', sources: [{ kind: 'cluster', label: 'kubectl on a' }], notes: [], missing: [], atRisk: 0 };
 const FP = `SHA256:${'A'.repeat(43)}`;
 
 const local = (path: string): LocalArchive => ({
@@ -63,6 +66,7 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
     connectNode: vi.fn(async ({ name }): Promise<Envelope<NodeStatus>> => ok({ name, state: 'connected' })),
     trustHostKey: vi.fn(async () => ok({ recorded: '/k' })),
     listImages: vi.fn(async () => ok([])),
+    getImagesReport: vi.fn(async () => ok({ images: [], lost: [], info: INFO, needs: NEEDS })),
     listArchives: vi.fn(async () => ok([])),
     planPins: vi.fn(async ({ node: n, action }) => ok({ node: n, action, changes: [], unchanged: [] })),
     applyPins: vi.fn(async ({ node: n, action }) => ok({ node: n, action, changes: [], unchanged: [] })),
@@ -100,7 +104,7 @@ describe('app store', () => {
     expect(s.selected).toBe('a');
     expect(statusOf(s, 'a').state).toBe('connected');
     expect(statusOf(s, 'b').state).toBe('connected');
-    expect(api.listImages).toHaveBeenCalledTimes(2);
+    expect(api.getImagesReport).toHaveBeenCalledTimes(2);
     expect(imagesOf(s, 'a').state).toBe('ready');
     expect(imagesOf(s, 'b').state).toBe('ready');
   });
@@ -110,8 +114,8 @@ describe('app store', () => {
     const store = createAppStore(api);
     await store.getState().init();
     expect(store.getState().view).toBe('node');
-    expect(api.listImages).toHaveBeenCalledTimes(1);
-    expect(api.listImages).toHaveBeenCalledWith({ node: 'a' });
+    expect(api.getImagesReport).toHaveBeenCalledTimes(1);
+    expect(api.getImagesReport).toHaveBeenCalledWith({ node: 'a' });
   });
 
   it('keeps a node-list failure as an error to show', async () => {
@@ -200,11 +204,11 @@ describe('archives, audit and changes', () => {
     expect(archivesOf(store.getState(), 'a').state).toBe('ready');
     expect(api.listArchives).toHaveBeenCalledWith({ node: 'a' });
 
-    const images = (api.listImages as ReturnType<typeof vi.fn>).mock.calls.length;
+    const images = (api.getImagesReport as ReturnType<typeof vi.fn>).mock.calls.length;
     const env = await store.getState().applyPins('a', 'pin', { archive: 'apps.tar' });
     expect(env.ok).toBe(true);
     expect(api.applyPins).toHaveBeenCalledWith({ node: 'a', action: 'pin', target: { archive: 'apps.tar' } });
-    expect((api.listImages as ReturnType<typeof vi.fn>).mock.calls.length).toBe(images + 1);
+    expect((api.getImagesReport as ReturnType<typeof vi.fn>).mock.calls.length).toBe(images + 1);
     expect(api.listArchives).toHaveBeenCalledTimes(2); // was loaded → reloaded
     expect(api.listAudit).not.toHaveBeenCalled(); // never shown → not loaded
     expect(auditOf(store.getState(), 'a').state).toBe('idle');
@@ -315,12 +319,12 @@ describe('archives, audit and changes', () => {
     expect(store.getState().jobs).toHaveLength(2);
 
     // One finishes: still running. Both finish: summary, and the loaded node views refresh.
-    (api.listImages as ReturnType<typeof vi.fn>).mockClear();
+    (api.getImagesReport as ReturnType<typeof vi.fn>).mockClear();
     listed.push(job('j-/x/one.tar', ['a', 'b'], { states: ['succeeded', 'failed'] }), job('j-/x/two.tar.gz', ['a', 'b']));
     await store.getState().loadJobs();
     expect(store.getState().wizard.step).toBe('run');
-    expect(api.listImages).toHaveBeenCalledWith({ node: 'a' }); // a's images were loaded: refreshed
-    expect(api.listImages).not.toHaveBeenCalledWith({ node: 'b' }); // b's were never shown
+    expect(api.getImagesReport).toHaveBeenCalledWith({ node: 'a' }); // a's images were loaded: refreshed
+    expect(api.getImagesReport).not.toHaveBeenCalledWith({ node: 'b' }); // b's were never shown
     listed[1] = job('j-/x/two.tar.gz', ['a', 'b'], { states: ['succeeded', 'succeeded'] });
     await store.getState().loadJobs();
     expect(store.getState().wizard.step).toBe('summary');
@@ -382,5 +386,36 @@ describe('archives, audit and changes', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('images with the site’s needs', () => {
+  const need = { verdict: 'unprotected' as const, atRisk: true, needed: true, basis: 'workload' as const, workloads: [{ kind: 'Deployment', namespace: 'default', name: 'web', why: 'running' }], neededBecause: 'needed by Deployment default/web (running)', because: 'needed by Deployment default/web (running); not pinned: kubelet may delete it' };
+  const image = { name: 'docker.io/library/web:1', digest: 'sha256:aa', mediaType: 'x', imageId: 'sha256:11', size: 1, platforms: [], createdAt: null, labels: {}, pin: 'none' as const, afterRestart: 'unpinned' as const, reason: '', archive: null, need };
+  const report: NeedsReport = {
+    basis: 'known',
+    sources: [{ kind: 'cluster', label: 'kubectl on a' }],
+    notes: [],
+    missing: [{ ref: 'docker.io/library/job:2', workloads: [], source: 'cluster', because: 'needed by CronJob default/job (CronJob between runs); not on this node', heldBy: ['node b'] }],
+    atRisk: 2,
+  };
+
+  it('loads a node’s images through the images report and keeps its NeedsReport beside them', async () => {
+    const api = fakeApi({ getImagesReport: vi.fn(async () => ok({ images: [image], lost: [], info: INFO, needs: report })) });
+    const store = createAppStore(api);
+    await store.getState().init();
+    const a = imagesOf(store.getState(), 'a');
+    expect(a).toMatchObject({ state: 'ready', items: [image], needs: report });
+    expect(api.listImages).not.toHaveBeenCalled();
+  });
+
+  it('a failed report keeps the images shown before, with the error', async () => {
+    const error = { code: 'UNREACHABLE' as const, message: 'no route' };
+    const answers = [ok({ images: [image], lost: [], info: INFO, needs: report }), { ok: false as const, error }];
+    const api = fakeApi({ getImagesReport: vi.fn(async () => answers.shift()!) });
+    const store = createAppStore(api);
+    await store.getState().loadImages('a');
+    await store.getState().loadImages('a');
+    expect(imagesOf(store.getState(), 'a')).toMatchObject({ state: 'error', error, items: [image], needs: report });
   });
 });
