@@ -56,10 +56,17 @@ export function createNeedsResolver(deps: ResolverDeps): NeedsResolver {
     const candidates = all.filter((n) => n.name !== def.name && (n.group ?? null) === (def.group ?? null)).slice(0, MAX_SERVER_CANDIDATES);
     // In parallel, and done as soon as one server lists the node: an unreachable candidate must
     // not hold up the answer (its connection goes on in the pool and is cached when it ends).
+    // No new candidate is asked once one answered (a CLI closes its connections as soon as the
+    // command is done, and a connection opened after that would keep it running).
+    let found = false;
     return new Promise<ClusterServer | null>((resolve) => {
       void mapLimit(candidates, 4, async (c) => {
+        if (found) return;
         const a = await answerOf(c.name);
-        if (a.kind === 'server' && kubeNodeFor(def, a.cluster.nodes) !== null) resolve({ node: c.name, cluster: a.cluster });
+        if (!found && a.kind === 'server' && kubeNodeFor(def, a.cluster.nodes) !== null) {
+          found = true;
+          resolve({ node: c.name, cluster: a.cluster });
+        }
       }).then(() => resolve(null));
     });
   };
