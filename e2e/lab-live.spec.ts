@@ -44,10 +44,11 @@ test.beforeAll(async () => {
     await handlers['nodes.add']({ node: { name: n.name, host: n.host, port: n.port, identity: lab.clientKey, knownHosts: lab.knownHosts } });
   }
   // Count image listings: an update on screen must come from a pushed event, not a poll.
-  const list = handlers['images.list'];
-  handlers['images.list'] = async (args) => {
+  // (the app loads a node's images with their needs: images.report)
+  const report = handlers['images.report'];
+  handlers['images.report'] = async (args) => {
     imageLists++;
-    return list(args);
+    return report(args);
   };
 });
 
