@@ -224,6 +224,8 @@ export function judgeNeeds(
     const needed = basis !== null;
     const verdict = verdictOf(p, needed);
     if (isAtRisk(verdict)) atRisk++;
+    // Pinned, yet unprotected: this containerd gives kubelet no pin (before 1.7.3).
+    const ignored = verdict === 'unprotected' && list.some((r) => r.pin !== 'none');
     byImage.set(key, {
       key,
       verdict,
@@ -232,7 +234,7 @@ export function judgeNeeds(
       basis,
       workloads: need?.workloads ?? [],
       neededBecause: needed ? because : null,
-      because: needed ? `${because}; ${PROTECTION_CLAUSE[verdict]}` : verdict === 'reclaimable' ? `${PROTECTION_CLAUSE.reclaimable}` : because,
+      because: needed ? `${because}; ${ignored ? 'pinned, but kubelet ignores pins on this containerd: it may delete it' : PROTECTION_CLAUSE[verdict]}` : verdict === 'reclaimable' ? `${PROTECTION_CLAUSE.reclaimable}` : because,
     });
   }
   missing.sort((a, b) => compareText(a.ref, b.ref));
@@ -295,6 +297,12 @@ export interface AtRiskImage {
   because: string;
   /** Where a missing image can be found (an archive, another node). */
   heldBy?: string[];
+  /**
+   * Making its pins durable changes something: it is on the node and some reference is not
+   * durable yet. false for a missing image, and for one whose durable pin kubelet ignores
+   * (containerd before 1.7.3): advice to pin it again would go round in a loop.
+   */
+  pinnable: boolean;
 }
 
 /** The needed images at risk on a node: its images' verdicts, then what it lacks. Pure. */
@@ -308,12 +316,16 @@ export function atRiskOf(images: readonly (NeedsRef & { need?: RefNeed })[] | nu
     const got = byKey.get(k);
     if (got) got.refs.push(r.name);
     else {
-      const item: AtRiskImage = { refs: [r.name], verdict: n.verdict as AtRiskImage['verdict'], workloads: n.workloads, because: n.because };
+      const item: AtRiskImage = { refs: [r.name], verdict: n.verdict as AtRiskImage['verdict'], workloads: n.workloads, because: n.because, pinnable: false };
       byKey.set(k, item);
       out.push(item);
     }
   }
-  for (const m of report?.missing ?? []) out.push({ refs: [m.ref], verdict: 'missing', workloads: m.workloads, because: m.because, heldBy: m.heldBy });
+  // CRI's own sha256:<id> record is never labelled by anyone: only named references count.
+  for (const r of images ?? []) {
+    if (r.need?.atRisk && r.pin !== 'durable' && !isImageIdRecord(r.name)) byKey.get(protectionKey(r))!.pinnable = true;
+  }
+  for (const m of report?.missing ?? []) out.push({ refs: [m.ref], verdict: 'missing', workloads: m.workloads, because: m.because, heldBy: m.heldBy, pinnable: false });
   return out;
 }
 

@@ -72,7 +72,7 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
   }
   if (i.need) {
     // Never removed while the site may still need it: at an air-gapped site nobody pulls it again.
-    const pin = i.pinnedForKubelet ? '' : ` Make it durable: holdfast pin ${node} --needed`;
+    const pin = i.pinnedForKubelet || i.pin === 'durable' ? '' : ` Make it durable: holdfast pin ${node} --needed`;
     return { reason: 'needed', text: `The site needs it (${i.need.because}).${pin}` };
   }
   if (i.pin === 'durable') {

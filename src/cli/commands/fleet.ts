@@ -116,7 +116,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
       if (hint) out.push(`  ${' '.repeat(r.node.length)}  → ${safe(hint)}`);
       // Each needed image at risk: what it is, who needs it, where a copy is.
       for (const a of r.atRisk ?? []) out.push(`  ${' '.repeat(r.node.length)}  - ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
-      if (r.atRisk?.some((a) => a.verdict !== 'missing')) out.push(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`);
+      if (r.atRisk?.some((a) => a.pinnable)) out.push(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`);
     }
   }
   const lost = report.nodes.filter((n) => n.lostPins?.length);

@@ -2,6 +2,7 @@
 import type { NodeDef } from '../../shared/domain';
 import { NodeSession, type OpenNodeOptions } from './session';
 import { logger } from '../log';
+import { HoldfastError } from '../errors';
 
 const log = logger('node');
 
@@ -10,6 +11,8 @@ export type OpenSession = (def: NodeDef, opts: OpenNodeOptions) => Promise<NodeS
 
 export class SessionPool {
   private readonly sessions = new Map<string, Promise<NodeSession>>();
+  /** Set by closeAll: nothing opens afterwards (a late call would keep the process alive). */
+  private closed = false;
 
   constructor(
     private readonly lookup: (name: string) => Promise<NodeDef>,
@@ -18,6 +21,7 @@ export class SessionPool {
   ) {}
 
   async get(name: string, opts: OpenNodeOptions & { fresh?: boolean } = {}): Promise<NodeSession> {
+    if (this.closed) throw new HoldfastError('UNREACHABLE', `the connections were closed: ${name} is not connected again`);
     const existing = this.sessions.get(name);
     if (existing && !opts.fresh && opts.acceptNewHostKey === undefined) {
       const s = await existing.catch((err: unknown) => log.debug('earlier session failed to open; opening anew', { node: name, err }));
@@ -41,7 +45,7 @@ export class SessionPool {
       return await fn(s);
     } catch (e) {
       // The connection dropped under the call (not a containerd or input error): one fresh try.
-      if (s.isClosed) {
+      if (s.isClosed && !this.closed) {
         return fn(await this.get(name, { fresh: true }));
       }
       throw e;
@@ -56,6 +60,7 @@ export class SessionPool {
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.sessions.keys()].map((n) => this.drop(n)));
   }
 }

@@ -135,7 +135,7 @@ export function NeedsBanner({ node, images, onPin }: { node: NodeDef; images: Im
     );
   }
   const n = atRisk.length;
-  const pinnable = atRisk.some((a) => a.verdict !== 'missing');
+  const pinnable = atRisk.some((a) => a.pinnable);
   const shown = all ? atRisk : atRisk.slice(0, ITEMS_SHOWN);
   return (
     <section className="banner banner-danger needs-banner" aria-label="Needed images at risk" data-testid="needs-banner">

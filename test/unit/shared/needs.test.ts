@@ -535,11 +535,24 @@ describe('atRiskOf and atRiskText', () => {
         verdict: 'unprotected',
         workloads: [web],
         because: 'needed by Deployment default/web (scaled to 0); not pinned: kubelet may delete it',
+        pinnable: true,
       },
-      { refs: ['docker.io/library/nginx:1.25'], verdict: 'losing', workloads: [backup], because: 'needed by CronJob ops/backup (CronJob between runs); loses its pin at the next k3s start' },
-      { refs: ['docker.io/library/redis:7'], verdict: 'missing', workloads: [web], because: 'needed by Deployment default/web (scaled to 0); not on this node', heldBy: ['edge2'] },
+      { refs: ['docker.io/library/nginx:1.25'], verdict: 'losing', workloads: [backup], because: 'needed by CronJob ops/backup (CronJob between runs); loses its pin at the next k3s start', pinnable: true },
+      { refs: ['docker.io/library/redis:7'], verdict: 'missing', workloads: [web], because: 'needed by Deployment default/web (scaled to 0); not on this node', heldBy: ['edge2'], pinnable: false },
     ]);
     expect(list.length).toBe(applied.report.atRisk);
+  });
+
+  it('an image whose every named reference is durable is not pinnable: kubelet ignores pins there (containerd < 1.7.3)', () => {
+    const durable: (NeedsRef & ImageProtectionRef)[] = [
+      { name: 'docker.io/library/app:1', digest: 'sha256:' + '1'.repeat(64), imageId: 'sha256:' + '2'.repeat(64), pin: 'durable' as const, archive: null, labels: { 'io.cri-containerd.pinned': 'pinned' }, afterRestart: 'pinned' as const, reason: '' },
+      { name: 'sha256:' + '2'.repeat(64), digest: 'sha256:' + '1'.repeat(64), imageId: 'sha256:' + '2'.repeat(64), pin: 'none' as const, archive: null, labels: {}, afterRestart: 'pinned' as const, reason: '' },
+    ];
+    const needs = { sources: [{ kind: 'list' as const, label: 'needed-images/a.txt' }], images: [{ ref: 'docker.io/library/app:1', workloads: [], source: 'list' as const }], notes: [] };
+    const judged = applyNeeds(durable, imageProtection(durable, 'none'), needs);
+    const [a] = atRiskOf(judged.refs, judged.report);
+    expect(a).toMatchObject({ verdict: 'unprotected', pinnable: false });
+    expect(a!.because).toContain('pinned, but kubelet ignores pins on this containerd');
   });
 
   it('nothing to say without images or a report', () => {
@@ -554,6 +567,6 @@ describe('atRiskOf and atRiskText', () => {
     expect(atRiskText(list)).toBe('registry.local/app:3 (at risk), docker.io/library/nginx:1.25 (at risk at restart), docker.io/library/redis:7 (missing)');
     expect(atRiskText(list, 1)).toBe('registry.local/app:3 (at risk) and 2 more');
     // an image with no tag reference is named by its first reference
-    expect(atRiskText([{ refs: [`registry.local/app@${APP.digest}`, APP.imageId], verdict: 'unprotected', workloads: [], because: '' }])).toBe(`registry.local/app@${APP.digest} (at risk)`);
+    expect(atRiskText([{ refs: [`registry.local/app@${APP.digest}`, APP.imageId], verdict: 'unprotected', workloads: [], because: '', pinnable: true }])).toBe(`registry.local/app@${APP.digest} (at risk)`);
   });
 });
