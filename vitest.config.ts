@@ -22,6 +22,7 @@ const VERSION_MATRIX = [
   'test/integration/writes.test.ts',
   'test/integration/fateMatrix.test.ts',
   'test/integration/protection.test.ts',
+  'test/integration/needs.test.ts',
   'test/lab/k3s.test.ts',
 ];
 
