@@ -211,6 +211,7 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     let needed = 0;
     let nodesNeeded = 0;
     let noSource = 0;
+    let pinnable = 0;
     for (const n of s.nodes) {
       const pic = diskOf(s, n.name).picture;
       if (pic && pictureNearGc(pic)) nearGc++;
@@ -226,15 +227,18 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
         const r = countsOfRefs(im.items, criModeOf(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info)).atRisk;
         atRisk += r;
         if (r) nodesAtRisk++;
-        const nd = nodeAtRisk(im)?.length ?? 0;
+        const list = nodeAtRisk(im) ?? [];
+        const nd = list.length;
+        pinnable += list.filter((a) => a.pinnable).length;
         needed += nd;
         if (nd) nodesNeeded++;
         if (im.needs && im.needs.basis !== 'known') noSource++;
       }
     }
-    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}|${nearGc}|${needed}|${nodesNeeded}|${noSource}`;
+    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}|${nearGc}|${needed}|${nodesNeeded}|${noSource}|${pinnable}`;
   });
-  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin, nearGc, needed, nodesNeeded, noSource] = totals.split('|').map(Number) as [
+  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin, nearGc, needed, nodesNeeded, noSource, pinnable] = totals.split('|').map(Number) as [
+    number,
     number,
     number,
     number,
@@ -366,7 +370,10 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                     {needed === 1 ? 'it' : 'one'} may not start
                   </strong>
                   <span data-testid="fleet-needed-nodes">
-                    {neededNodes}. Open a highlighted node: its Images tab lists them and makes every needed image durable in one step.
+                    {neededNodes}.{' '}
+                    {pinnable
+                      ? 'Open a highlighted node: its Images tab lists them and makes every needed image durable in one step.'
+                      : 'Open a highlighted node: its Images tab lists them and where a copy of a missing one is, to import it.'}
                     {noSource ? ` ${noSourceText(noSource)}` : ''}
                     {neededVerdict.kind === 'at-risk' && neededVerdict.pending
                       ? ` The images of ${neededVerdict.pending} more connected ${neededVerdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.`
