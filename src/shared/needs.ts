@@ -14,7 +14,7 @@
 // reference (k3s PR #13221), an archive in the images dir that brings it, a k3s pin on it now, or a
 // pin Holdfast made (its audit log). Nobody carried that image to the site for nothing. Pure.
 import type { ImageProtection } from './protection';
-import { protectionKey } from './protection';
+import { protectionKey, refsByImage } from './protection';
 import { isImageIdRecord, parseReference } from './reference';
 import type { Workload } from './workloads';
 import { compareText } from './compareText';
@@ -166,13 +166,7 @@ export function judgeNeeds(
   const known = needsKnown(needs);
   const listLabel = needs?.sources.find((s) => s.kind === 'list')?.label ?? null;
 
-  const byKey = new Map<string, NeedsRef[]>();
-  for (const r of refs) {
-    const k = protectionKey(r);
-    const list = byKey.get(k);
-    if (list) list.push(r);
-    else byKey.set(k, [r]);
-  }
+  const byKey = refsByImage(refs);
 
   // Each needed reference → the images that satisfy it.
   const neededBy = new Map<string, { basis: NeedBasis; workloads: Workload[] }>();
@@ -186,7 +180,8 @@ export function judgeNeeds(
       if (prev) {
         for (const w of n.workloads) if (!prev.workloads.some((x) => workloadName(x) === workloadName(w))) prev.workloads.push(w);
       } else {
-        missing.push({ ref: n.ref, workloads: [...n.workloads], source: n.source, because: `${neededBecause(basis, n.workloads, listLabel)}; ${PROTECTION_CLAUSE.missing}`, heldBy: [] });
+        // (its `because` is written below, once every workload that needs it is known)
+        missing.push({ ref: n.ref, workloads: [...n.workloads], source: n.source, because: '', heldBy: [] });
       }
       continue;
     }
@@ -224,7 +219,8 @@ export function judgeNeeds(
     const needed = basis !== null;
     const verdict = verdictOf(p, needed);
     if (isAtRisk(verdict)) atRisk++;
-    // Pinned, yet unprotected: this containerd gives kubelet no pin (before 1.7.3).
+    // Pinned, yet unprotected: kubelet does not see the pin on this containerd (none before
+    // 1.7.3; on 1.7.3–1.7.9 only if the reference CRI loaded first carries it).
     const ignored = verdict === 'unprotected' && list.some((r) => r.pin !== 'none');
     byImage.set(key, {
       key,
@@ -234,7 +230,7 @@ export function judgeNeeds(
       basis,
       workloads: need?.workloads ?? [],
       neededBecause: needed ? because : null,
-      because: needed ? `${because}; ${ignored ? 'pinned, but kubelet ignores pins on this containerd: it may delete it' : PROTECTION_CLAUSE[verdict]}` : verdict === 'reclaimable' ? `${PROTECTION_CLAUSE.reclaimable}` : because,
+      because: needed ? `${because}; ${ignored ? 'pinned, but kubelet does not see the pin on this containerd: it may delete it' : PROTECTION_CLAUSE[verdict]}` : verdict === 'reclaimable' ? `${PROTECTION_CLAUSE.reclaimable}` : because,
     });
   }
   missing.sort((a, b) => compareText(a.ref, b.ref));

@@ -49,7 +49,7 @@ function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsRepo
     cli.io.out(`  ${safe(a.refs.find((r) => !r.startsWith('sha256:')) ?? a.refs[0]!)}: ${safe(a.because)}${safe(held)}`);
   }
   if (atRisk.some((a) => a.pinnable)) cli.io.out(`Make every needed image durable with: holdfast pin ${node} --needed`);
-  else if (atRisk.some((a) => a.verdict !== 'missing')) cli.io.out("Their pins are durable, but kubelet ignores pins on this containerd: keep their archives in the images dir.");
+  else if (atRisk.some((a) => a.verdict !== 'missing')) cli.io.out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
   if (atRisk.some((a) => a.verdict === 'missing')) cli.io.out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
 }
 

@@ -552,7 +552,7 @@ describe('atRiskOf and atRiskText', () => {
     const judged = applyNeeds(durable, imageProtection(durable, 'none'), needs);
     const [a] = atRiskOf(judged.refs, judged.report);
     expect(a).toMatchObject({ verdict: 'unprotected', pinnable: false });
-    expect(a!.because).toContain('pinned, but kubelet ignores pins on this containerd');
+    expect(a!.because).toContain('pinned, but kubelet does not see the pin on this containerd');
   });
 
   it('nothing to say without images or a report', () => {
