@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
-import { writeImageArchive } from '../lab/fixtures.ts';
+import { SEED_ARCHIVE, SEED_REPORT_IMAGE, SEED_SAMPLE_IMAGE, seedWorkloads, writeSeedArchive } from '../lab/seed.ts';
 import { criPinned } from '../lab/cri.ts';
 import { emulateK3sStart, labelsOf, listImages } from '../lab/k3s.ts';
 import { workloadList } from '../lab/workloads.ts';
@@ -22,9 +22,8 @@ const K3S = 'io.cattle.k3s.pinned';
 const GROUP = 'site-a';
 // The seeded lab's images (lab/cli.ts --seed): the Deployment's, brought by an archive; the
 // CronJob's, on no node.
-const SAMPLE = 'docker.io/library/holdfast-sample:1.0';
-const REPORT = 'docker.io/library/holdfast-report:1.0';
-const SEED_ARCHIVE = 'holdfast-sample.tar.gz';
+const SAMPLE = SEED_SAMPLE_IMAGE;
+const REPORT = SEED_REPORT_IMAGE;
 const shotsDir = '/tmp/needs-lab-shots';
 
 test.describe.configure({ mode: 'serial' });
@@ -45,11 +44,7 @@ test.beforeAll(async () => {
 
   // The seed archive on each node, imported and pinned by a k3s start (lab/cli.ts --seed).
   for (const node of lab.nodes) {
-    await writeImageArchive(path.join(node.hostImagesDir, SEED_ARCHIVE), {
-      format: 'docker',
-      compression: 'gzip',
-      images: [{ name: SAMPLE, seed: 'holdfast-sample' }],
-    });
+    await writeSeedArchive(node.hostImagesDir);
     const started = await emulateK3sStart(node);
     expect(started.failed).toEqual([]);
     expect(await labelsOf(node, SAMPLE)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
@@ -59,15 +54,7 @@ test.beforeAll(async () => {
   // imageID is n1's real digest) and the CronJob between runs. n2 is an agent (no kubeconfig).
   const version = (await n1.ctr(['version'])).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? '';
   const digests = Object.fromEntries((await listImages(n1)).map((i) => [i.name, i.digest]));
-  const workloads = workloadList({
-    nodes: [
-      { name: n1.name, role: 'server', addresses: ['127.0.0.1'], kubeletVersion: K3S_RELEASE, containerRuntimeVersion: `containerd://${version}` },
-      { name: n2.name, role: 'agent', addresses: ['127.0.0.1'], kubeletVersion: K3S_RELEASE, containerRuntimeVersion: `containerd://${version}` },
-    ],
-    deployments: [{ namespace: 'default', name: 'sample', image: SAMPLE, replicas: 1, node: n1.name }],
-    cronJobs: [{ namespace: 'default', name: 'nightly-report', image: REPORT, schedule: '0 2 * * *' }],
-    digests,
-  });
+  const workloads = workloadList(seedWorkloads([n1.name, n2.name], K3S_RELEASE, `containerd://${version}`, digests));
   await n1.installDistroBinary('k3s', K3S_RELEASE, { workloads });
   await n2.installDistroBinary('k3s', K3S_RELEASE);
 

@@ -9,38 +9,20 @@ import { checkLabPrerequisites, startLab, type Lab } from './lab.ts';
 import { emulateK3sStart, listImages, startK3sWatcher, type FailedImport, type K3sStartReport, type K3sWatcher } from './k3s.ts';
 import { writeImageArchive } from './fixtures.ts';
 import { attachLabNode } from './attach.ts';
-import { workloadList, type WorkloadDescription } from './workloads.ts';
+import { workloadList } from './workloads.ts';
+import { seedWorkloads, writeSeedArchive } from './seed.ts';
 
 const USAGE = [
   'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6] [--k3s VERSION]',
   '       npm run lab -- k3s-start NODE --dir D    (emulate a k3s start on a node of a running lab)',
 ].join('\n');
 const DEFAULT_K3S = 'v1.33.7+k3s1';
-const SAMPLE_IMAGE = 'docker.io/library/holdfast-sample:1.0';
-const REPORT_IMAGE = 'docker.io/library/holdfast-report:1.0';
 
 /** `v1.33.7+k3s1`, or `v1.33.7` taken as its first k3s build. */
 function parseK3sVersion(v: string): string | null {
   const m = /^v\d{1,3}\.\d{1,3}\.\d{1,3}(\+k3s\d{1,3})?$/.exec(v);
   if (!m) return null;
   return m[1] ? v : `${v}+k3s1`;
-}
-
-/**
- * What the seeded lab's server answers to kubectl: a Deployment whose image every node has, a
- * CronJob whose image no node has (a needed image missing), and every lab node.
- */
-function seedWorkloads(nodeNames: string[], k3s: string, runtime: string, digests: Record<string, string>, seed: boolean): WorkloadDescription {
-  return {
-    nodes: nodeNames.map((name, i) => ({ name, addresses: ['127.0.0.1'], role: i === 0 ? 'server' : 'agent', kubeletVersion: k3s, containerRuntimeVersion: runtime })),
-    ...(seed
-      ? {
-          deployments: [{ namespace: 'default', name: 'sample', image: SAMPLE_IMAGE, replicas: 1, node: nodeNames[0]! }],
-          cronJobs: [{ namespace: 'default', name: 'nightly-report', image: REPORT_IMAGE, schedule: '0 2 * * *' }],
-          digests,
-        }
-      : {}),
-  };
 }
 
 function printStartReport(node: string, dir: string, r: K3sStartReport): void {
@@ -182,11 +164,7 @@ async function main(): Promise<void> {
 
   for (const node of lab.nodes) {
     if (values.seed) {
-      await writeImageArchive(join(node.hostImagesDir, 'holdfast-sample.tar.gz'), {
-        format: 'docker',
-        compression: 'gzip',
-        images: [{ name: 'docker.io/library/holdfast-sample:1.0', seed: 'holdfast-sample' }],
-      });
+      await writeSeedArchive(node.hostImagesDir);
       await writeImageArchive(join(node.hostImagesDir, 'extra', 'holdfast-multi.tar.zst'), {
         format: 'oci',
         compression: 'zstd',

@@ -81,5 +81,6 @@ export {
   type Placement,
 } from './workloads.ts';
 export { attachLabNode, labNodeNames } from './attach.ts';
+export { SEED_ARCHIVE, SEED_REPORT_IMAGE, SEED_SAMPLE_IMAGE, seedWorkloads, writeSeedArchive } from './seed.ts';
 export { criImages, criImageStatus, criPinned, type CriImage } from './cri.ts';
 export { readImportPlan, k3sEntryName, type ImportPlan, type ImportEntry } from './importPlan.ts';

@@ -7,6 +7,7 @@
 // missing, unpinned now, or unpinned after the next k3s start. On containerd 1.6 CRI pins nothing,
 // so there no needed image is ever protected: the same scenario ends with every needed image still
 // at risk, whatever Holdfast labels.
+import { SEED_ARCHIVE, SEED_REPORT_IMAGE, SEED_SAMPLE_IMAGE, writeSeedArchive } from '../../lab/seed.ts';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,8 +29,8 @@ const K3S = 'io.cattle.k3s.pinned';
 
 // The seeded lab's images (lab/cli.ts --seed): a Deployment's image every node has from its
 // archive, a CronJob's image no node has.
-const SAMPLE = 'docker.io/library/holdfast-sample:1.0';
-const REPORT = 'docker.io/library/holdfast-report:1.0';
+const SAMPLE = SEED_SAMPLE_IMAGE;
+const REPORT = SEED_REPORT_IMAGE;
 /** A Deployment scaled to 0 uses it: present on n1, never pinned, brought by no archive. */
 const WEB = 'docker.io/library/holdfast-web:1.0';
 /** On n1, needed by nothing: what prune may take. */
@@ -140,11 +141,7 @@ describe('a site whose server node tells what it needs (n1 server, n2 agent, n3 
     honoured = await honours(n1);
     // The seed archive on every node, imported and pinned by a k3s start (lab/cli.ts --seed).
     for (const node of lab.nodes) {
-      await writeImageArchive(path.join(node.hostImagesDir, 'holdfast-sample.tar.gz'), {
-        format: 'docker',
-        compression: 'gzip',
-        images: [{ name: SAMPLE, seed: 'holdfast-sample' }],
-      });
+      await writeSeedArchive(node.hostImagesDir);
       const started = await emulateK3sStart(node);
       expect(started.failed).toEqual([]);
       expect(await labelsOf(node, SAMPLE)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
@@ -191,7 +188,7 @@ describe('a site whose server node tells what it needs (n1 server, n2 agent, n3 
   });
 
   it("the seed's loss (k3s #11363): the archive is gone, k3s restarts, and the Deployment's image is at risk", async () => {
-    rmSync(path.join(n1.hostImagesDir, 'holdfast-sample.tar.gz'));
+    rmSync(path.join(n1.hostImagesDir, SEED_ARCHIVE));
     const started = await emulateK3sStart(n1);
     expect(started.cleared).toContain(SAMPLE);
     expect(started.imported).toEqual([]);

@@ -4,7 +4,7 @@
 // k3s facts, "Which images a site needs"). One fixed script, one round trip; the answer is
 // bounded (limits.ts remote.workloadsBytes / remote.workloadsSeconds) and parsed by the pure
 // rule in shared/workloads.ts.
-import type { Distro } from '../../shared/domain';
+import { DATA_DIR_DEFAULTS, type Distro, type NodeDef, type NodeInfo } from '../../shared/domain';
 import { needsFromKubectl, normalizeNeededImage, type ClusterNeeds } from '../../shared/workloads';
 import { HoldfastError } from '../errors';
 import { limit } from '../limits';
@@ -98,6 +98,15 @@ export function parseNeedsAnswer(r: { code: number | null; stdout: string; stder
   } catch (e) {
     return { kind: 'error', message: e instanceof Error ? e.message : String(e), sandbox };
   }
+}
+
+/** What the script needs to know of a node: its access and what the probe found it runs. */
+export function clusterOptions(def: Pick<NodeDef, 'sudo'>, info: Pick<NodeInfo, 'distro' | 'imagesDir'>): { sudo: boolean; distro: Distro; dataDir: string } {
+  return {
+    sudo: def.sudo === true,
+    distro: info.distro,
+    dataDir: info.imagesDir?.dataDir ?? DATA_DIR_DEFAULTS[info.distro === 'rke2' ? 'rke2' : 'k3s'],
+  };
 }
 
 /** Asks the node (one exec); never throws for what the node answers, only for a dropped connection. */

@@ -7,7 +7,7 @@ import type { NodeNeeds } from '../../shared/needs';
 import { mapLimit } from '../../shared/mapLimit';
 import { logger } from '../log';
 import type { NeedsResolver } from '../node/inspect';
-import { readClusterAnswer, type ClusterAnswer } from './cluster';
+import { clusterOptions, readClusterAnswer, type ClusterAnswer } from './cluster';
 import { kubeNodeFor, nodeNeedsFrom, readOperatorList, type ClusterServer } from './nodeNeeds';
 import type { NodeSession } from '../node/session';
 
@@ -29,12 +29,7 @@ export interface ResolverDeps {
 
 /** The cluster answer of a node, asked over its own session. */
 export async function askCluster(s: NodeSession): Promise<ClusterAnswer> {
-  const info = await s.info();
-  return readClusterAnswer(s.ssh, {
-    sudo: s.def.sudo === true,
-    distro: info.distro,
-    dataDir: info.imagesDir?.dataDir ?? (info.distro === 'rke2' ? '/var/lib/rancher/rke2' : '/var/lib/rancher/k3s'),
-  });
+  return readClusterAnswer(s.ssh, clusterOptions(s.def, await s.info()));
 }
 
 export function createNeedsResolver(deps: ResolverDeps): NeedsResolver {

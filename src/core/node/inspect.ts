@@ -16,8 +16,8 @@ import type { NodeSession } from './session';
 import type { ImagesDirFile } from '../../shared/lostPins';
 import { applyNeeds, needsKnown, type NeedsReport, type NodeNeeds } from '../../shared/needs';
 import { mapLimit } from '../../shared/mapLimit';
-import { DATA_DIR_DEFAULTS, type NodeDef } from '../../shared/domain';
-import { readClusterAnswer, type ClusterAnswer } from '../needs/cluster';
+import type { NodeDef } from '../../shared/domain';
+import { clusterOptions, readClusterAnswer, type ClusterAnswer } from '../needs/cluster';
 import { nodeNeedsFrom } from '../needs/nodeNeeds';
 
 const log = logger('node');
@@ -86,11 +86,7 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
     session.listBaseImages(),
   ]);
   // What the cluster needs: one exec, under way while the images dir is scanned.
-  const clusterRead = readClusterAnswer(session.ssh, {
-    sudo: session.def.sudo === true,
-    distro: info.distro,
-    dataDir: info.imagesDir?.dataDir ?? DATA_DIR_DEFAULTS[info.distro === 'rke2' ? 'rke2' : 'k3s'],
-  }).catch((err: unknown): ClusterAnswer => (log.debug('cluster needs not read', { node: session.def.name, err }), { kind: 'error', message: `the cluster could not be asked (${err instanceof Error ? err.message : String(err)})`, sandbox: null }));
+  const clusterRead = readClusterAnswer(session.ssh, clusterOptions(session.def, info)).catch((err: unknown): ClusterAnswer => (log.debug('cluster needs not read', { node: session.def.name, err }), { kind: 'error', message: `the cluster could not be asked (${err instanceof Error ? err.message : String(err)})`, sandbox: null }));
   const [files, importCache] = await Promise.all([
     scanImagesDir(session.files, root, {
       nodeKey: `${session.def.host}:${session.def.port}`,
