@@ -1,5 +1,6 @@
-// `npm run lab -- [--nodes N] [--dir D] [--seed] [--k3s VERSION]`: start simulated k3s nodes on
-// loopback and keep them (and their k3s watchers) running until Ctrl-C / SIGTERM.
+// `npm run lab -- [--nodes N] [--dir D] [--seed] [--k3s VERSION] [--name P]`: start simulated k3s
+// nodes on loopback, named P-n1… (lab/names.ts: lab1-n1… by default, never a name another lab or
+// the node store holds), and keep them (and their k3s watchers) running until Ctrl-C / SIGTERM.
 // `npm run lab -- k3s-start NODE --dir D`: emulate a k3s start on a node of that running lab.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -11,9 +12,11 @@ import { writeImageArchive } from './fixtures.ts';
 import { attachLabNode } from './attach.ts';
 import { workloadList } from './workloads.ts';
 import { seedWorkloads, writeSeedArchive } from './seed.ts';
+import { claimLabPrefix, storedNodeNames, type LabPrefix } from './names.ts';
 
 const USAGE = [
-  'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6] [--k3s VERSION]',
+  'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6] [--k3s VERSION] [--name P]',
+  '       (nodes are named P-n1, P-n2, …; P defaults to the first free lab1, lab2, …)',
   '       npm run lab -- k3s-start NODE --dir D    (emulate a k3s start on a node of a running lab)',
 ].join('\n');
 const DEFAULT_K3S = 'v1.33.7+k3s1';
@@ -95,7 +98,7 @@ function onAncestorExit(cb: () => void): void {
 }
 
 async function main(): Promise<void> {
-  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean; containerd?: string; k3s?: string };
+  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean; containerd?: string; k3s?: string; name?: string };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -105,6 +108,7 @@ async function main(): Promise<void> {
         seed: { type: 'boolean', short: 's' },
         containerd: { type: 'string', short: 'c' },
         k3s: { type: 'string' },
+        name: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -118,7 +122,7 @@ async function main(): Promise<void> {
     return;
   }
   if (positionals[0] === 'k3s-start') {
-    if (positionals.length > 2 || values.nodes || values.seed || values.containerd || values.k3s) fail(`k3s-start takes a node name and --dir only\n${USAGE}`);
+    if (positionals.length > 2 || values.nodes || values.seed || values.containerd || values.k3s || values.name) fail(`k3s-start takes a node name and --dir only\n${USAGE}`);
     await k3sStart(positionals[1], values.dir);
     return;
   }
@@ -136,6 +140,13 @@ async function main(): Promise<void> {
     fail(e instanceof Error ? e.message : String(e));
   }
 
+  let prefix: LabPrefix;
+  try {
+    prefix = await claimLabPrefix({ requested: values.name, taken: await storedNodeNames() });
+  } catch (e) {
+    fail(e instanceof Error ? e.message : String(e));
+  }
+
   let lab: Lab | undefined;
   const watchers: K3sWatcher[] = [];
   let stopping = false;
@@ -145,6 +156,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${signal}: stopping the lab…\n`);
     await Promise.all(watchers.map((w) => w.stop()));
     await lab?.stop();
+    await prefix.release();
     process.stdout.write('lab stopped\n');
     process.exit(0);
   };
@@ -155,8 +167,9 @@ async function main(): Promise<void> {
 
   const t0 = Date.now();
   try {
-    lab = await startLab({ nodes: count, dir: values.dir, containerd: line });
+    lab = await startLab({ nodes: prefix.names(count), dir: values.dir, containerd: line });
   } catch (e) {
+    await prefix.release();
     fail(`could not start the lab: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (stopping) return;
@@ -212,7 +225,7 @@ async function main(): Promise<void> {
   out.push('');
   out.push('k3s watchers are running: drop archives into an images dir to import and pin them.');
   out.push('Emulate a k3s (re)start on a node, from another terminal:');
-  out.push(`  npm run lab -- k3s-start NODE --dir ${lab.dir}`);
+  out.push(`  npm run lab -- k3s-start ${lab.nodes[0]!.name} --dir ${lab.dir}`);
   out.push('Ctrl-C stops everything.');
   process.stdout.write(out.join('\n') + '\n');
   // keep the event loop alive until a signal arrives
