@@ -7,12 +7,16 @@
 //   shared    nothing from other src layers, no Node builtins, no electron
 //   preload   only shared and electron, and no zod at run time (the sandboxed bundle)
 //   src       no import cycles (type-only imports included: they still tie the modules together)
+//   src       nothing from outside src (lab/, test/, e2e/, bench/ are tooling, never shipped)
+// "electron" means the package family (electron, electron-log, electron-log/node, …), and
+// require('x') and createRequire(…)('x') count as imports. Each rule is also run against an
+// injected violation, so a rule that stops seeing what it guards fails here.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { API } from 'typescript/unstable/sync';
 import { SyntaxKind, type Node, type SourceFile } from 'typescript/unstable/ast';
-import { isCallExpression, isExportDeclaration, isImportDeclaration, isImportEqualsDeclaration, isStringLiteral } from 'typescript/unstable/ast/is';
+import { isCallExpression, isExportDeclaration, isIdentifier, isImportDeclaration, isImportEqualsDeclaration, isStringLiteral } from 'typescript/unstable/ast/is';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -66,9 +70,15 @@ function importsOf(sf: SourceFile): { spec: string; typeOnly: boolean }[] {
       if (isStringLiteral(e)) out.push({ spec: e.text, typeOnly: n.isTypeOnly });
       return;
     }
-    if (isCallExpression(n) && n.expression.kind === SyntaxKind.ImportKeyword) {
+    if (isCallExpression(n)) {
+      const callee = n.expression;
+      // import('x'), require('x') and createRequire(…)('x') all load a module at run time
+      const loads =
+        callee.kind === SyntaxKind.ImportKeyword ||
+        (isIdentifier(callee) && callee.text === 'require') ||
+        (isCallExpression(callee) && isIdentifier(callee.expression) && callee.expression.text === 'createRequire');
       const a = n.arguments[0];
-      if (a && isStringLiteral(a)) out.push({ spec: a.text, typeOnly: false });
+      if (loads && a && isStringLiteral(a)) out.push({ spec: a.text, typeOnly: false });
     }
     if (n.kind === SyntaxKind.ImportType) {
       const arg = (n as unknown as { argument?: { literal?: Node } }).argument?.literal;
@@ -120,16 +130,70 @@ const isBuiltin = (spec: string) => spec.startsWith('node:') || BUILTINS.has(spe
 const packageOf = (spec: string) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
 
 /** "file → import" for every import of a file in `layer` that `bad` says is out of bounds. */
-function violations(layer: string, bad: (e: Edge) => boolean): string[] {
+function violations(layer: string, bad: (e: Edge) => boolean, g: Map<string, Edge[]> = graph): string[] {
   const out: string[] = [];
-  for (const [file, edges] of graph) {
-    if (layerOf(file) !== layer) continue;
+  for (const [file, edges] of g) {
+    if (layer !== '*' && layerOf(file) !== layer) continue;
     for (const e of edges) if (bad(e)) out.push(`${file} → ${e.target ?? e.spec}`);
   }
   return out;
 }
 const intoLayers = (...layers: string[]) => (e: Edge) => e.target !== undefined && e.target.startsWith('src/') && layers.includes(layerOf(e.target));
 const outsideLayers = (...layers: string[]) => (e: Edge) => e.target !== undefined && (!e.target.startsWith('src/') || !layers.includes(layerOf(e.target)));
+/** The electron package family: electron itself, electron-log (and its subpaths), electron-*. */
+const isElectron = (e: Edge) => e.target === undefined && /^electron($|-)/.test(packageOf(e.spec));
+const isPackage = (e: Edge) => e.target === undefined;
+
+interface Rule {
+  name: string;
+  /** A src layer, or '*' for every file under src. */
+  layer: string;
+  bad: (e: Edge) => boolean;
+  /** One import this rule must catch (file, edge): checked against the rule on its own graph. */
+  injected: [string, Edge];
+}
+
+const RULES: Rule[] = [
+  {
+    name: 'core imports no electron, renderer, server, main, cli or preload',
+    layer: 'core',
+    bad: (e) => isElectron(e) || intoLayers('renderer', 'server', 'main', 'cli', 'preload')(e),
+    injected: ['src/core/x.ts', { spec: 'electron-log/node', typeOnly: false }],
+  },
+  {
+    name: 'core reaches no layer above it (cli)',
+    layer: 'core',
+    bad: intoLayers('renderer', 'server', 'main', 'cli', 'preload'),
+    injected: ['src/core/x.ts', { spec: '../cli/format', target: 'src/cli/format.ts', typeOnly: false }],
+  },
+  {
+    name: 'renderer imports only its own files, shared and web packages: no Node builtins, no electron, no core',
+    layer: 'renderer',
+    bad: (e) => outsideLayers('renderer', 'shared')(e) || (isPackage(e) && (isBuiltin(e.spec) || isElectron(e))),
+    injected: ['src/renderer/x.ts', { spec: 'node:fs', typeOnly: false }],
+  },
+  { name: 'main does not import server or renderer', layer: 'main', bad: intoLayers('server', 'renderer'), injected: ['src/main/x.ts', { spec: '../server/http', target: 'src/server/http.ts', typeOnly: true }] },
+  { name: 'server does not import main, renderer or preload', layer: 'server', bad: intoLayers('main', 'renderer', 'preload'), injected: ['src/server/x.ts', { spec: '../main/ipc', target: 'src/main/ipc.ts', typeOnly: false }] },
+  { name: 'cli does not import main, renderer or preload', layer: 'cli', bad: intoLayers('main', 'renderer', 'preload'), injected: ['src/cli/x.ts', { spec: '../renderer/model', target: 'src/renderer/model.ts', typeOnly: false }] },
+  {
+    name: 'shared imports nothing from the other layers, no Node builtins and no electron',
+    layer: 'shared',
+    bad: (e) => outsideLayers('shared')(e) || (isPackage(e) && (isBuiltin(e.spec) || isElectron(e))),
+    injected: ['src/shared/x.ts', { spec: 'electron', typeOnly: false }],
+  },
+  {
+    name: 'preload imports only shared and electron',
+    layer: 'preload',
+    bad: (e) => outsideLayers('shared')(e) || (isPackage(e) && e.spec !== 'electron'),
+    injected: ['src/preload/x.ts', { spec: 'electron-log/renderer', typeOnly: false }],
+  },
+  {
+    name: 'nothing under src imports lab/, test/, e2e/ or bench/ (tooling, never shipped)',
+    layer: '*',
+    bad: (e) => e.target !== undefined && !e.target.startsWith('src/'),
+    injected: ['src/core/x.ts', { spec: '../../lab/index.ts', target: 'lab/index.ts', typeOnly: false }],
+  },
+];
 
 describe('layers (the import graph of src/)', () => {
   it('parses every source file, and sees the imports it should', () => {
@@ -137,31 +201,17 @@ describe('layers (the import graph of src/)', () => {
     expect(graph.get('src/preload/index.ts')!.map((e) => e.target ?? e.spec)).toEqual(expect.arrayContaining(['electron', 'src/shared/channels.ts']));
     // type-only imports are told apart (the cycle rule counts them; the zod rule does not)
     expect(graph.get('src/preload/index.ts')!.find((e) => e.target === 'src/shared/contract.ts')?.typeOnly).toBe(true);
+    // createRequire(…)('x') is an import too (src/core/standalone.ts loads node:sea so)
+    expect(graph.get('src/core/standalone.ts')!.map((e) => e.spec)).toContain('node:sea');
   });
 
-  it('core imports no electron, renderer, server, main, cli or preload', () => {
-    expect(violations('core', (e) => packageOf(e.spec) === 'electron' || intoLayers('renderer', 'server', 'main', 'cli', 'preload')(e))).toEqual([]);
+  it.each(RULES.map((r) => [r.name, r] as const))('%s', (_name, rule) => {
+    expect(violations(rule.layer, rule.bad)).toEqual([]);
   });
 
-  it('renderer imports only its own files, shared and web packages: no Node builtins, no electron, no core', () => {
-    expect(violations('renderer', (e) => outsideLayers('renderer', 'shared')(e) || (e.target === undefined && (isBuiltin(e.spec) || packageOf(e.spec) === 'electron')))).toEqual([]);
-  });
-
-  it('main does not import server or renderer', () => {
-    expect(violations('main', intoLayers('server', 'renderer'))).toEqual([]);
-  });
-
-  it('server and cli do not import main, renderer or preload', () => {
-    expect(violations('server', intoLayers('main', 'renderer', 'preload'))).toEqual([]);
-    expect(violations('cli', intoLayers('main', 'renderer', 'preload'))).toEqual([]);
-  });
-
-  it('shared imports nothing from the other layers, no Node builtins and no electron', () => {
-    expect(violations('shared', (e) => outsideLayers('shared')(e) || (e.target === undefined && (isBuiltin(e.spec) || packageOf(e.spec) === 'electron')))).toEqual([]);
-  });
-
-  it('preload imports only shared and electron', () => {
-    expect(violations('preload', (e) => outsideLayers('shared')(e) || (e.target === undefined && e.spec !== 'electron'))).toEqual([]);
+  it.each(RULES.map((r) => [r.name, r] as const))('catches an injected violation: %s', (_name, rule) => {
+    const [file, edge] = rule.injected;
+    expect(violations(rule.layer, rule.bad, new Map([[file, [edge]]]))).toEqual([`${file} → ${edge.target ?? edge.spec}`]);
   });
 
   it('preload pulls no zod at run time (type-only imports are erased)', () => {
