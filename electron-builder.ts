@@ -3,7 +3,7 @@
 //
 // Offline by design: `publish: null` (no update feed, no app-update.yml, no upload), nothing in
 // the app fetches anything at run time, and Electron's own binaries come from a local copy when
-// one is named (see electronDist below and the README's "Desktop packages").
+// one is named (see electronDist below and docs/install.md).
 import type { Configuration } from 'electron-builder';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

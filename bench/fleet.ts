@@ -1,19 +1,19 @@
 // bench/fleet: inspecting a fleet of lab nodes — Holdfast `inspect` (in-process inspectFleet and
 // the CLI end to end, every node's pins, fates, archives and disk) vs what an operator does by
 // hand: a sequential loop of `ssh node ctr images ls` (image names and labels only).
-// Medians of --runs, the ratio, and a markdown table line for the README.
+// Medians of --runs, the ratio, and a markdown table line for docs/benchmarks.md.
 //
 // Holdfast's own CPU (process.cpuUsage) and memory per node are reported apart from the rest of
 // the box's CPU (/proc/stat minus Holdfast's: the lab nodes' sshd and containerd, the proxy, other
 // jobs), so a run shows whether the lab or Holdfast is the limit. It also times inspectFleet at
 // --before-concurrency (16) beside the default in the same run, and writes its row into the
-// README's bench:fleet section (one row per nodes × images × RTT, others kept).
+// bench:fleet section of docs/benchmarks.md (one row per nodes × images × RTT, others kept).
 //
 //   npx tsx bench/fleet.ts [--nodes 10] [--runs 3] [--images 3] [--rtt-ms 0] [--before-concurrency 16]
 import { spawn } from 'node:child_process';
 import { median, timeCmd } from './util';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { machineLine, writeReadmeSection } from './readme';
+import { machineLine, readBenchSection, writeBenchSection } from './doc';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -174,12 +174,11 @@ try {
     '|---|---|---|---|---|---|---|---|',
   ];
   // Keep the rows of other configurations already in the section; this one's row is replaced.
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  const sec = /<!-- bench:fleet:start -->([\s\S]*?)<!-- bench:fleet:end -->/.exec(readme)?.[1] ?? '';
+  const sec = readBenchSection('fleet');
   const kept = sec.split('\n').filter((l) => /^\| \d+ nodes × /.test(l) && !l.startsWith(`| ${key} |`));
   const rows = [...kept, row].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   const machines = sec.split('\n').filter((l) => l.startsWith('- ') && !l.includes(`${key}:`));
-  writeReadmeSection('fleet', [...header, ...rows, '', ...machines, `- ${key}: ${machineLine()}`].join('\n'));
+  writeBenchSection('fleet', [...header, ...rows, '', ...machines, `- ${key}: ${machineLine()}`].join('\n'));
   console.log(
     `\n| ${NODES} nodes, ${IMAGES} images each${RTT ? `, ${RTT} ms RTT` : ''} | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | inspectFleet in process | slowest single node |\n|---|---|---|---|---|\n| median of ${RUNS} | ${result.medianMs.sshCtrImagesLsLoop} ms | ${result.medianMs.holdfastInspectCli} ms (${rCli.toFixed(2)}x) | ${result.medianMs.holdfastInspectInProcess} ms (${rIn.toFixed(2)}x) | ${result.medianMs.slowestSingleNodeInProcess} ms |`,
   );

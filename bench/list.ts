@@ -5,10 +5,10 @@
 // the TypeScript sources through tsx (the old start-up, for reference); plus their cold
 // `--help` and `node ls`. Reports medians and the ratios.
 //
-//   npm run bench:list [-- --refs 1000 --runs 7 --no-readme]
-// Writes its tables into README.md (section bench:list) unless --no-readme.
+//   npm run bench:list [-- --refs 1000 --runs 7 --no-docs]
+// Writes its tables into docs/benchmarks.md (section bench:list) unless --no-docs.
 import { median, timeCmd } from './util';
-import { machineLine, writeReadmeSection } from './readme';
+import { machineLine, writeBenchSection } from './doc';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeImageArchive } from '../lab/fixtures';
@@ -27,7 +27,7 @@ import { buildCli } from '../scripts/build-cli.mjs';
 import { buildExe } from '../scripts/build-cli-exe.mjs';
 import { buildFloor } from './floor/build';
 
-const { values } = parseArgs({ options: { refs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' }, 'no-readme': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { refs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '7' }, 'no-docs': { type: 'boolean', default: false } } });
 const REFS = Number(values.refs);
 const RUNS = Number(values.runs);
 const root = path.resolve(import.meta.dirname, '..');
@@ -190,7 +190,7 @@ try {
     `Measured by \`npm run bench:list\` on ${machineLine()}.`,
   ].join('\n');
   console.log(`\n${table}`);
-  if (!values['no-readme']) writeReadmeSection('list', table);
+  if (!values['no-docs']) writeBenchSection('list', table);
 } finally {
   await lab.stop();
 }

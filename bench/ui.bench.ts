@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, test, type Page } from '../e2e/fixtures';
 import { fakeService } from '../e2e/fake-service';
-import { machineLine, writeReadmeSection } from './readme';
+import { machineLine, writeBenchSection } from './doc';
 
 const REFS = 10_000;
 /** Page loads whose median is the first-render figure. */
@@ -23,7 +23,7 @@ const resultsFile = path.resolve(import.meta.dirname, 'ui-results.md');
 const resultsJson = path.resolve(import.meta.dirname, 'ui-results.json');
 const baselineJson = path.resolve(import.meta.dirname, 'ui-baseline.json');
 
-/** The issue's targets (#13): what the README table compares each figure with. */
+/** The issue's targets (#13): what the table in docs/benchmarks.md compares each figure with. */
 const TARGET = { afterAnswer: 300, longTasks: 0, p99: 20, sortFilter: 100 };
 
 interface Figures {
@@ -461,16 +461,16 @@ test('10,000 references: first render, scrolling the whole list, sort and filter
   console.log(`\n${md}`);
   await writeFile(resultsFile, md);
   await writeFile(resultsJson, `${JSON.stringify(now, null, 2)}\n`);
-  writeReadmeSection('ui', readmeTable(now, existsSync(baselineJson) ? (JSON.parse(readFileSync(baselineJson, 'utf8')) as Figures) : null));
+  writeBenchSection('ui', docTable(now, existsSync(baselineJson) ? (JSON.parse(readFileSync(baselineJson, 'utf8')) as Figures) : null));
 });
 
-/** The README's table: the code before issue #13's work (bench/ui-baseline.json) beside this run, each with its idle baseline. */
-function readmeTable(now: Figures, before: Figures | null): string {
+/** The table in docs/benchmarks.md: the code before issue #13's work (bench/ui-baseline.json) beside this run, each with its idle baseline. */
+function docTable(now: Figures, before: Figures | null): string {
   const b = (f: (x: Figures) => string) => (before ? f(before) : '—');
   const row = (what: string, target: string, f: (x: Figures) => string) => `| ${what} | ${target} | ${b(f)} | ${f(now)} |`;
   return [
     `\`npm run bench:ui\` — one node with 10,000 references (5,000 images) in Debian's headless Chromium`,
-    `(bench/ui.bench.ts, the real service over a fake node, loopback HTTP; full table in [bench/ui-results.md](bench/ui-results.md)).`,
+    `(bench/ui.bench.ts, the real service over a fake node, loopback HTTP; full table in [bench/ui-results.md](../bench/ui-results.md)).`,
     'Every column carries the idle baseline measured in its own run: the machine is shared and noisy.',
     '',
     `| | target | before (${b((x) => x.commit)}) | now (${now.commit}) |`,

@@ -7,8 +7,8 @@
 // transfer: verifyAfterSending), the second (SFTP, the node hashing while it is sent:
 // transport 'sftp'), and the default now (the bytes through the machine's OpenSSH client,
 // upload/openssh.ts, hashed on the node by the probe's hasher once written). --rss-mib N adds
-// one default upload of an N MiB file for the RSS figure (e.g. 4096). The table goes into
-// README's bench:upload section.
+// one default upload of an N MiB file for the RSS figure (e.g. 4096). The table goes into the
+// bench:upload section of docs/benchmarks.md.
 //
 //   npx tsx bench/upload.ts [--mib 1024] [--runs 3] [--inflight 16] [--rss-mib 0]
 import { spawn } from 'node:child_process';
@@ -19,7 +19,7 @@ import { startLab } from '../lab/lab';
 import { NodeSession } from '../src/core/node/session';
 import { uploadArchive } from '../src/core/upload';
 import { labNodeDef } from '../test/integration/support';
-import { machineLine, writeReadmeSection } from './readme';
+import { machineLine, writeBenchSection } from './doc';
 
 const { values } = parseArgs({
   options: {
@@ -159,7 +159,7 @@ try {
     `${machineLine()}; SFTP inflight ${INFLIGHT}; the lab node's hasher from the probe: ${tools.hasher ?? 'none'}${tools.follow ? ', can follow a growing file' : ''}. The OpenSSH client's own memory is not in the RSS column: it reads the file in fixed buffers.`,
   ].join('\n');
   console.log(table);
-  writeReadmeSection('upload', table);
+  writeBenchSection('upload', table);
 } finally {
   await lab.stop();
 }

@@ -1,5 +1,5 @@
 // k3s start-up emulation: the ONE place the lab mimics what k3s/RKE2 do to images
-// (see shared/k3s-image-pinning.md). Everything goes through the real `ctr` binary against the
+// (see docs/k3s-facts.md). Everything goes through the real `ctr` binary against the
 // node's host-side socket, namespace k8s.io.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -555,10 +555,11 @@ async function preloadFile(node: LabNodeView, file: string, opts: K3sOptions): P
 }
 
 /**
- * What k3s/RKE2 do to images at start (see shared/k3s-image-pinning.md): clearLabels, then every
- * file the release's walk takes — skipped when .cache.json records it unchanged as k3s compares
- * (then, with cacheFix, its recorded names re-pinned) — then the cache synced: entries for files
- * not seen (vanished, or failed) pruned, written only if the file exists.
+ * What k3s/RKE2 do to images at start (docs/k3s-facts.md, "What k3s does to images at every
+ * start"): clearLabels, then every file the release's walk takes — skipped when .cache.json
+ * records it unchanged as k3s compares (then, with cacheFix, its recorded names re-pinned) — then
+ * the cache synced: entries for files not seen (vanished, or failed) pruned, written only if the
+ * file exists.
  */
 export function emulateK3sStart(node: LabNodeView, opts: K3sOptions = {}): Promise<K3sStartReport> {
   return withNodeLock(node, async () => {

@@ -79,7 +79,7 @@ export async function claimLabPrefix(opts: { requested?: string; taken: Set<stri
   });
   if (opts.requested !== undefined) {
     if (!PREFIX.test(opts.requested)) throw new Error(`--name wants a lower-case letter then up to 11 letters or digits, such as site2 (not ${JSON.stringify(opts.requested)})`);
-    if (usedInStore(opts.requested)) throw new Error(`Holdfast already has nodes named ${opts.requested}-…: pick another --name, or remove them (holdfast node remove NAME)`);
+    if (usedInStore(opts.requested)) throw new Error(`Holdfast already has nodes named ${opts.requested}-…: pick another --name, or remove them (holdfast node rm NAME)`);
     if (!(await tryClaim(claims, opts.requested))) throw new Error(`another running lab uses the name ${opts.requested}: pick another --name`);
     return make(opts.requested);
   }
@@ -87,5 +87,5 @@ export async function claimLabPrefix(opts: { requested?: string; taken: Set<stri
     const prefix = `lab${k}`;
     if (!usedInStore(prefix) && (await tryClaim(claims, prefix))) return make(prefix);
   }
-  throw new Error(`no free lab name: remove old lab nodes from Holdfast (holdfast node list) or clear ${claims}`);
+  throw new Error(`no free lab name: remove old lab nodes from Holdfast (holdfast node ls) or clear ${claims}`);
 }

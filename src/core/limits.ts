@@ -2,7 +2,7 @@
 // anyone (a file a technician was handed, or whatever sits in a node's images dir), nodes may be
 // hostile or broken, and the UI talks to the core over IPC/HTTP: each of these is read with a
 // limit, and going over one is a clear error naming the limit (never a crash, never unbounded
-// memory or work). README's "Limits" table is rendered from LIMITS (a unit test keeps it so).
+// memory or work). docs/limits.md's table is rendered from LIMITS (a unit test keeps it so).
 //
 // The values are far above anything real (a real archive has tens of images, a few hundred tar
 // members and under 200 layers per image) and low enough that the worst case fits a laptop.
@@ -11,9 +11,9 @@ import { HoldfastError } from './errors';
 export interface LimitSpec {
   value: number;
   unit: 'bytes' | 'count' | 'levels' | 'ratio';
-  /** What is bounded, for the README table and error messages. */
+  /** What is bounded, for docs/limits.md and error messages. */
   what: string;
-  /** Why this value, for the README table. */
+  /** Why this value, for docs/limits.md. */
   why: string;
 }
 
@@ -190,7 +190,7 @@ export type LimitName = keyof typeof LIMITS;
 
 export const limit = (name: LimitName): number => LIMITS[name].value;
 
-/** `4 MiB`, `100,000`, `1,000:1`: a limit's value as messages and the README show it. */
+/** `4 MiB`, `100,000`, `1,000:1`: a limit's value as messages and docs/limits.md show it. */
 export function formatLimit(name: LimitName): string {
   const { value, unit } = LIMITS[name];
   if (unit === 'bytes') {
@@ -211,7 +211,7 @@ export function limitError(name: LimitName, message: string, code: 'INVALID_INPU
   return new HoldfastError(code, `${message.replace(/\.$/, '')}: over ${nameLimit(name)}.`, hint ? { hint } : {});
 }
 
-/** README's Limits table (Markdown), rendered from LIMITS. */
+/** docs/limits.md's table (Markdown), rendered from LIMITS. */
 export function renderLimitsTable(): string {
   const rows = (Object.keys(LIMITS) as LimitName[]).map((n) => `| \`${n}\` | ${formatLimit(n)} | ${LIMITS[n].what} | ${LIMITS[n].why} |`);
   return ['| limit | value | what it bounds | why this value |', '|---|---|---|---|', ...rows].join('\n');

@@ -2,7 +2,7 @@
 // node (and which it released); the node's references say what is left of them. Pure, so the
 // CLI, the reports, the server, Electron main and the renderer tell the same story.
 //
-// What removes a durable pin without Holdfast (facts sheet, "Things that remove a durable pin
+// What removes a durable pin without Holdfast (docs/k3s-facts.md, "What removes a durable pin
 // behind Holdfast's back"): `k3s ctr images import` on containerd 2.x without --local (the
 // transfer service replaces the whole label map), `ctr images import --label`, `ctr images
 // prune --all` / nerdctl prune (ignore pins), crictl rmi / CRI RemoveImage, and an archive (or

@@ -1,5 +1,6 @@
-// Pin state of one image reference, from its labels alone (pure; see the facts sheet). The one
-// rule for the core (image lists, live watch, prune, lost pins) and the app (pin dialogs, log).
+// Pin state of one image reference, from its labels alone (pure; see docs/k3s-facts.md, "Losing a
+// pin, and the durable pin"). The one rule for the core (image lists, live watch, prune, lost
+// pins) and the app (pin dialogs, log).
 import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, type PinState } from './domain';
 
 export function pinState(labels: Readonly<Record<string, string>>): PinState {

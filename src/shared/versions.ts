@@ -1,5 +1,5 @@
-// Version rules from the facts sheet (shared/k3s-image-pinning.md) that depend on what a node
-// runs: which containerd lines honour the CRI pin label and how, and what each k3s/RKE2 release
+// Version rules from docs/k3s-facts.md (each release boundary cited there) that depend on what a
+// node runs: which containerd lines honour the CRI pin label and how, and what each k3s/RKE2 release
 // does to images at start (pins at all, start-up walk, import cache and its fixes, watcher). Pure, so the CLI, the server, main and the renderer give the same
 // answer; keep every version boundary here, in one place that is easy to correct.
 

@@ -1,5 +1,5 @@
-// Which images a site needs, read from what its cluster runs (facts sheet, "Which images a site
-// needs"): the output of
+// Which images a site needs, read from what its cluster runs (docs/k3s-facts.md, "Which images a
+// site needs"): the output of
 //   kubectl get pods,deployments,replicasets,statefulsets,daemonsets,jobs,cronjobs,
 //               replicationcontrollers,nodes --all-namespaces -o json
 // on a k3s server node. Labels say what is pinned, not what is needed: kubelet's GC spares only

@@ -1,5 +1,5 @@
 // Pins lost behind Holdfast's back, over a real lab node (containerd 2.x, CRI on): Holdfast makes
-// pins durable through the CLI, then the real `ctr` takes them away the ways the facts sheet
+// pins durable through the CLI, then the real `ctr` takes them away the ways docs/k3s-facts.md
 // lists (a label removed, a transfer-service import without --local, references and a whole
 // image deleted, the archive put back so k3s manages the image again). `holdfast images`,
 // `images --lost`, `inspect` (JSON, HTML, CSV) and the app's live event must each say which pin

@@ -1,5 +1,6 @@
 // The fate of every image reference at the next k3s (or RKE2) start, by the rules of the
-// facts sheet (shared/k3s-image-pinning.md) and the release table (shared/versions.ts):
+// docs/k3s-facts.md ("What k3s does to images at every start", "The import cache (.cache.json)")
+// and the release table (shared/versions.ts):
 //   1. k3s strips its own pin label AND the CRI pin from every image carrying its label
 //      (releases that pin at all: k3s PR #8781);
 //   2. it re-imports every archive its start-up walk takes and re-reads every .txt list — unless

@@ -1,15 +1,15 @@
-// The limits are documented once: README's table is what src/core/limits.ts renders, and every
-// limit's message names it the same way.
+// The limits are documented once: the table in docs/limits.md is what src/core/limits.ts renders,
+// and every limit's message names it the same way.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatLimit, LIMITS, limitError, renderLimitsTable, type LimitName } from '../../../src/core/limits';
 
 describe('limits', () => {
-  it("README's Limits table is the one rendered from src/core/limits.ts", () => {
-    const readme = readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-    const m = /<!-- limits:start -->\n([\s\S]*?)\n<!-- limits:end -->/.exec(readme);
-    expect(m, 'README has the limits markers').not.toBeNull();
+  it('the table in docs/limits.md is the one rendered from src/core/limits.ts (npx tsx scripts/limits-doc.ts writes it)', () => {
+    const doc = readFileSync(path.resolve(import.meta.dirname, '../../../docs/limits.md'), 'utf8');
+    const m = /<!-- limits:start -->\n([\s\S]*?)\n<!-- limits:end -->/.exec(doc);
+    expect(m, 'docs/limits.md has the limits markers').not.toBeNull();
     expect(m![1]).toBe(renderLimitsTable());
   });
 

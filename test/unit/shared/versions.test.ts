@@ -1,5 +1,5 @@
-// The k3s/RKE2 release table (src/shared/versions.ts) against the boundaries of the facts sheet
-// (shared/k3s-image-pinning.md) and k3s's own sources and threads cited in the table.
+// The k3s/RKE2 release table (src/shared/versions.ts) against the boundaries of docs/k3s-facts.md
+// and k3s's own sources and threads cited in the table.
 import { describe, expect, it } from 'vitest';
 import {
   addsDigestRefs,
