@@ -60,7 +60,8 @@ export function nativeAddons(mode) {
 }
 
 /**
- * `ssh2` as the CLI uses it: its Client and its key parser. ssh2's index also loads its SSH
+ * `ssh2` as the CLI uses it: its Client, its key parser and BaseAgent (the default key files are
+ * offered as an agent, src/core/ssh/auth.ts). ssh2's index also loads its SSH
  * server, key generator and HTTP(S) agents (and with them node:http, node:https and node:tls),
  * about 40 % of its load time at every start, for nothing the CLI calls. Anything else read from
  * it throws, naming this file, so a new use shows up in the first test that runs the bundle
@@ -72,7 +73,7 @@ export function ssh2ClientOnly() {
     setup(build) {
       build.onResolve({ filter: /^ssh2$/ }, () => ({ path: 'ssh2', namespace: 'holdfast-ssh2' }));
       build.onLoad({ filter: /.*/, namespace: 'holdfast-ssh2' }, () => ({
-        contents: `const used = { Client: require('ssh2/lib/client.js'), utils: { parseKey: require('ssh2/lib/protocol/keyParser.js').parseKey } };
+        contents: `const used = { Client: require('ssh2/lib/client.js'), BaseAgent: require('ssh2/lib/agent.js').BaseAgent, utils: { parseKey: require('ssh2/lib/protocol/keyParser.js').parseKey } };
 module.exports = new Proxy(used, {
   get(t, k) {
     if (k in t || typeof k === 'symbol' || k === '__esModule') return t[k];

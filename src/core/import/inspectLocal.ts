@@ -4,7 +4,7 @@
 // member paths, missing blobs, a zstd window over k3s's 32 MiB) is refused here with a reason.
 // The CLI's upload and import and the app's import wizard all come through here.
 import { createHash } from 'node:crypto';
-import { createReadStream, promises as fs } from 'node:fs';
+import { constants as fsConstants, createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { LocalArchive } from '../../shared/domain';
@@ -22,6 +22,10 @@ import { shellQuoteArg } from '../ssh/quote';
  */
 const TRUNCATED_HINT =
   'The file ends early: copy it again, or rebuild it (docker save / skopeo copy). Made with `ctr images export` on containerd 1.7 or later? Export it again with --local: the export through containerd\'s transfer service can write a short file and still report success.';
+
+/** Text or another kind of file under an archive's name: usually the wrong file, or a download that saved an error page. */
+const NOT_AN_ARCHIVE_HINT =
+  'Check that this is the file you meant (a failed download can leave an error page under the archive\'s name); an image archive comes from docker save, skopeo copy or ctr images export.';
 
 /** A file name as a shell word, quoted only when it needs to be (it is shown, never run). */
 const shellWord = (s: string): string => (/^[A-Za-z0-9._+/-]+$/.test(s) ? s : shellQuoteArg(s));
@@ -45,6 +49,13 @@ export async function inspectLocalArchive(file: string, opts: InspectOptions = {
     throw new HoldfastError('NOT_FOUND', `no such file: ${abs}`);
   }
   if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${abs} is not a regular file`);
+  // Readable, asked before anything is read: a refusal now, not a stream error midway.
+  await fs.access(abs, fsConstants.R_OK).catch((err: unknown) => {
+    throw new HoldfastError('INVALID_INPUT', `cannot read ${abs}: ${(err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (err as Error).message}`, {
+      hint: 'Give the user running Holdfast read access to the file, or copy it somewhere that user can read.',
+      cause: err,
+    });
+  });
   const kind = classifyImagesDirPath(abs);
   if (kind.kind !== 'archive') {
     throw new HoldfastError('REFUSED', `${path.basename(abs)} does not end in a suffix k3s imports (${ARCHIVE_SUFFIXES.join(' ')}; case-sensitive)`, {
@@ -78,7 +89,9 @@ export async function inspectLocalArchive(file: string, opts: InspectOptions = {
         ? zstdRecompressHint(path.basename(abs), shellWord)
         : e.reason === 'truncated'
           ? TRUNCATED_HINT
-          : 'Rebuild the archive (docker save / skopeo copy) and try again.';
+          : e.reason === 'not-an-image-archive'
+            ? NOT_AN_ARCHIVE_HINT
+            : 'Rebuild the archive (docker save / skopeo copy) and try again.';
       throw new HoldfastError('REFUSED', `${path.basename(abs)} was refused: ${e.message}`, { hint: `Nothing was sent. ${fix}`, cause: e });
     }
     throw e;

@@ -10,6 +10,7 @@ import { HoldfastError } from '../errors';
 import { inventory, removeArchiveSafely, type OpsContext } from '../node/operations';
 import type { NodeSession } from '../node/session';
 import { uploadArchive, type UploadResult } from '../upload';
+import { mayNotWriteError, unwritableFolder } from '../upload/writable';
 import type { InspectedArchive } from './inspectLocal';
 import { chooseRemoteName, freshName } from './remoteName';
 import type { ImportOptions as ChosenImportOptions } from '../../shared/importOptions';
@@ -47,7 +48,12 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
   const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
 
   report('checking', 'checking what the node already has');
-  const before = await inventory(session, ctx);
+  const before = await inventory(session, ctx).catch(async (e: unknown) => {
+    // A user who may not even read the images dir (root-only, no sudo) may not write there
+    // either: the upload's own reason, not the listing's bare "Permission denied".
+    const folder = isPermissionDenied(e) && session.files.mode === 'sftp' ? await unwritableFolder(session.ssh, session.def.imagesDir) : null;
+    throw folder ? mayNotWriteError({ user: session.def.user, node, folder, imagesDir: session.def.imagesDir }) : e;
+  });
   const choice = chooseRemoteName(archive, { imagesDir: session.def.imagesDir, files: before.files, importCache: before.importCache, distroVersion: before.info.distroVersion });
   // Already done on an earlier run? Every reference of every image durable, and the archive
   // gone: nothing to send again.
@@ -151,4 +157,9 @@ export function summary(r: Pick<NodeImportResult, 'pinned' | 'removed' | 'upload
   } else if (r.pinned) parts.push(`${plural(r.pinned, 'reference')} pinned durably`);
   if (r.removed) parts.push('archive removed');
   return parts.join(', ');
+}
+
+/** An SFTP refusal for want of permission (SSH_FX_PERMISSION_DENIED), as ssh2 reports it. */
+function isPermissionDenied(e: unknown): boolean {
+  return !!e && typeof e === 'object' && ((e as { code?: unknown }).code === 3 || /permission denied/i.test(String((e as { message?: unknown }).message)));
 }

@@ -64,7 +64,11 @@ export class JobManager {
         if (!n) return;
         const cancelled = abort.signal.aborted || (err instanceof Error && err.name === 'AbortError');
         n.state = cancelled ? 'cancelled' : 'failed';
-        n.message = cancelled ? 'cancelled' : toErrorInfo(err).message;
+        // A cancellation says how far the work got when it says so (an upload: whether a partial
+        // file was left), else just "cancelled".
+        // (A bare signal's DOMException says only "This operation was aborted".)
+        const said = err instanceof Error && !(err instanceof DOMException) && err.name === 'AbortError' && err.message && err.message !== 'cancelled' ? err.message : null;
+        n.message = cancelled ? (said ?? 'cancelled') : toErrorInfo(err).message;
         if (!cancelled) n.error = toErrorInfo(err);
         emit();
       },

@@ -15,7 +15,7 @@ import ssh2 from 'ssh2';
 import type { Client, ClientChannel, ConnectConfig, SFTPWrapper } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { formatLimit, limit, limitError } from '../limits';
-import { authFailedError, authHandler, newAuthState, planAuth, type AuthTarget } from './auth';
+import { authFailedError, authHandler, nativeLogin, newAuthState, planAuth, type AuthTarget } from './auth';
 import { addr, closedBeforeLoginError, connectionError, deadlineError, seconds } from './errors';
 import type { AcceptNewHostKey } from './hostKey';
 import { hostKeyAlgorithmsFor } from './hostKeyAlgorithms';
@@ -316,7 +316,7 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
       hostKeyFingerprint: hostKey.fingerprint!,
       hostKey: hostKey.keyBlob!,
       login: { host, port, user },
-      nativeAuth: auth.kind === 'key' ? (auth.encrypted ? null : { identity: auth.file }) : auth.kind === 'agent' ? { agent: auth.agent } : null,
+      nativeAuth: nativeLogin(auth, authState),
       get closed() {
         return isClosed();
       },

@@ -1,7 +1,9 @@
 // Upload an image archive into a node's images dir so that k3s only ever sees it complete.
 //
 // The order, and why:
-//  1. checking — the final name: absent → go on; same size and SHA-256 → nothing to do
+//  1. checking — write access (writable.ts): a user who may not write where the file goes is
+//     refused (REFUSED) before anything else, unless the archive is already in place.
+//     The final name: absent → go on; same size and SHA-256 → nothing to do
 //     (alreadyPresent); anything else → CONFLICT: an archive on a node is never overwritten
 //     (k3s would re-import it, and the images it brought may be in use).
 //     The staging file `.<name>.holdfast-partial` (a name k3s ignores) from an earlier run:
@@ -62,6 +64,7 @@ import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
 import { startFollowHash, type FollowHash } from './followHash';
 import { NativeDropped, NativeUnavailable, nativeUnfit, opensshClient, sendWithOpenssh } from './openssh';
+import { mayNotWriteError, unwritableFolder } from './writable';
 import { logger } from '../log';
 
 const log = logger('upload');
@@ -207,6 +210,16 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
 
   // The byte a new run would resume from, for the "connection dropped" message.
   let resumePoint = 0;
+  // How far this run got, for what a cancellation says: the resume check done (and the bytes an
+  // earlier run left that it would resume from), bytes on their way, all of them sent.
+  const reached = { checked: false, resumable: 0, sending: false, sent: false };
+  const cancelMessage = (): string => {
+    const what = `The upload of ${target.relPath} to ${node} was cancelled`;
+    if (reached.sent) return `${what} after all of it was sent; the partial file is kept, run it again to finish (nothing is sent again).`;
+    if (reached.sending && resumePoint > 0) return `${what} at byte ${resumePoint}; the partial file is kept, run it again to resume.`;
+    if (reached.resumable > 0) return `${what} before anything was sent; the partial upload an earlier run left (${formatBytes(reached.resumable)}) is kept, run it again to resume.`;
+    return `${what} before any byte of it was written on ${node}${reached.checked && !reached.sending ? '; there is no partial file' : ''}.`;
+  };
   // The node's hash of the staging file as it is written (stopped on every way out).
   let follow: { hash: FollowHash; hasher: 'openssl' | 'sha256sum' } | undefined;
   try {
@@ -217,15 +230,19 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     for (const w of await checkUploadName(session, fh, target.relPath)) opts.onNotice?.(w);
     const meter = new ProgressMeter({ bytesTotal: size, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
     const checkAbort = () => {
-      if (signal?.aborted) {
-        throw abortError(`The upload of ${target.relPath} to ${node} was cancelled; the partial file is kept, run it again to resume.`);
-      }
+      if (signal?.aborted) throw abortError(cancelMessage());
     };
     checkAbort();
     meter.setPhase('checking', 0);
 
     const sftp = await session.ssh.sftp();
     const files = session.files;
+    // A user who may not write there is told so now, not as a failed transfer (the network, free
+    // space) once bytes move. Only an identical archive already in place needs no write.
+    const blocked = files.mode === 'sftp' ? await unwritableFolder(session.ssh, target.remoteDir) : null;
+    if (blocked && !(await files.stat(target.remotePath, { lstat: true }).catch(() => null))) {
+      throw mayNotWriteError({ user: session.def.user, node, folder: blocked, imagesDir: session.def.imagesDir });
+    }
     const area = await files.uploadArea(target);
     // Nothing is looked at, created or written through a folder that leads outside the images dir.
     const contain = new Containment(files, session.def.imagesDir, target, node);
@@ -241,6 +258,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     checkAbort();
     const { start, hash, stagingSize, notice } = await resumePointFor(ctx);
     resumePoint = start;
+    reached.checked = true;
+    reached.resumable = start;
     if (notice) {
       try {
         opts.onNotice?.(notice);
@@ -261,6 +280,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     // A fresh upload goes through the OpenSSH client where it can (openssh.ts); else, and when
     // that client fails before the node has any of it, over SFTP below.
     let native: { localHex: string; remoteHex: string } | null = null;
+    reached.sending = true;
     if (start === 0 && size > 0 && opts.transport !== 'sftp' && !opts.verifyAfterSending) {
       native = await sendNative(ctx, localPath, (n) => (resumePoint = n));
     }
@@ -285,6 +305,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       onOpened,
     );
     resumePoint = ackedTo;
+    reached.sent = true;
     const localHex = native ? native.localHex : hash.digest('hex');
     if (expected && localHex !== expected) {
       await area.removeWritten().catch((err: unknown) => log.debug('partial upload not removed', { node, err }));
@@ -349,7 +370,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     }
     return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false, nodeHash, transport: start === size ? null : native ? 'openssh' : 'sftp' };
   } catch (err) {
-    if (isAbortError(err)) throw err;
+    // Said from how far this run got: never "a partial file is kept" when none was written.
+    if (isAbortError(err)) throw abortError(cancelMessage());
     const channelGone = err instanceof SftpWriteError && err.kind === 'closed';
     if (channelGone || (session.ssh.closed && !(err instanceof HoldfastError && err.code !== 'UNREACHABLE'))) {
       throw new HoldfastError('UNREACHABLE', `the connection to ${node} dropped during the upload; run it again to resume from byte ${resumePoint}`, {
@@ -670,6 +692,7 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
     throw err;
   }
   if (result.outcome === 'aborted') {
+    onAcked(result.ackedTo); // what the cancellation's message says is kept
     await sftpClose(sftp, handle).catch((err: unknown) => log.debug('remote handle not closed after cancel', { node: ctx.node, err }));
     meter.flush();
     throw abortError(`The upload of ${target.relPath} to ${node} was cancelled at byte ${result.ackedTo}; the partial file is kept, run it again to resume.`);

@@ -51,6 +51,47 @@ export function sniffFormat(head: Uint8Array): ArchiveCompression | 'tar' | null
   return null;
 }
 
+/** Bytes a text file may hold besides printable characters: tab, line feed, vertical tab, form feed, carriage return. */
+const TEXT_CONTROLS = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
+const EXCERPT_CHARS = 40;
+
+/**
+ * When the first bytes of a file are text (valid UTF-8, no NUL or other control byte: an error
+ * page saved under the archive's name, a list, a note), what they are for a message — `text
+ * ("<!DOCTYPE html>")`, its first line quoted, or `blank lines` — else null. Every tar header
+ * and every compressed stream k3s takes holds bytes no text has (NULs, magic numbers), so a
+ * text start is never a damaged archive. `partial`: `head` is a window cut from a longer file,
+ * which may end inside a multi-byte character.
+ */
+export function textStart(head: Uint8Array, opts: { partial?: boolean } = {}): string | null {
+  if (head.length === 0) return null;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(opts.partial ? head.subarray(0, head.length - cutCharacter(head)) : head);
+  } catch {
+    return null; // not UTF-8
+  }
+  for (const ch of text) {
+    const c = ch.codePointAt(0)!;
+    if ((c < 0x20 && !TEXT_CONTROLS.has(c)) || c === 0x7f || (c >= 0x80 && c <= 0x9f)) return null;
+  }
+  const line = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).find((l) => l !== '') ?? '';
+  if (line === '') return 'blank lines';
+  const chars = [...line];
+  return `text (${JSON.stringify(chars.length > EXCERPT_CHARS ? `${chars.slice(0, EXCERPT_CHARS).join('')}\u2026` : line)})`;
+}
+
+/** How many bytes at the end of `b` are the start of a UTF-8 character the window cut off (0–3). */
+function cutCharacter(b: Uint8Array): number {
+  for (let k = 1; k <= Math.min(3, b.length); k++) {
+    const c = b[b.length - k]!;
+    if (c >= 0x80 && c <= 0xbf) continue; // a continuation byte: look further back for its lead
+    const len = c >= 0xf0 && c <= 0xf7 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return len > k ? k : 0;
+  }
+  return 0;
+}
+
 function looksLike(head: Uint8Array, expected: ArchiveCompression): string {
   const actual = sniffFormat(head);
   if (actual === null || actual === expected) return '';

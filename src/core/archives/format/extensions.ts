@@ -1,8 +1,9 @@
 // Which files in a k3s images dir k3s acts on, matched exactly as the node's k3s release does
-// (see /work/shared/k3s-image-pinning.md). Releases since k3s PR #12237 (v1.30.13, v1.31.9,
-// v1.32.5, v1.33.1 on) walk subfolders and match the suffix case-sensitively, so `foo.TAR` and
-// `foo.tar.xz` are ignored; older releases read only the top level and matched case-insensitively,
-// so there `foo.TAR` is imported and `sub/foo.tar` is not. The walk comes from shared/versions.
+// (docs/k3s-facts.md, "What k3s does to images at every start"). Releases since k3s PR #12237
+// (v1.30.13, v1.31.9, v1.32.5, v1.33.1 on) walk subfolders and match the suffix
+// case-sensitively, so `foo.TAR` and `foo.tar.xz` are ignored; older releases read only the top
+// level and matched case-insensitively, so there `foo.TAR` is imported and `sub/foo.tar` is not.
+// The walk comes from shared/versions.
 import type { StartupWalk } from '../../../shared/versions';
 
 export type ArchiveCompression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';

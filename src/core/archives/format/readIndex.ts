@@ -25,7 +25,7 @@ import tar from 'tar-stream';
 import { formatPlatform, platformMatches, type Platform } from '../../images/mediaTypes';
 import { formatLimit, limit } from '../../limits';
 import { normalizeReference, ReferenceError } from '../../../shared/imageReference';
-import { decompressor, sniffFormat } from './decompress';
+import { COMPRESSION_LABEL, decompressor, sniffFormat, textStart } from './decompress';
 import { ArchiveError, overLimit, type K3sImportRefusal } from './errors';
 import type { ArchiveCompression } from './extensions';
 
@@ -219,6 +219,9 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
     nameBytes: 0,
   };
   let keptBytes = 0;
+  // The first bytes as read (raw) and after decompression (head), for what a failure says.
+  let raw = Buffer.alloc(0);
+  let rawDone = false;
   let head = Buffer.alloc(0);
   let current: string | null = null; // member being read
 
@@ -243,7 +246,7 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
         resolve({ format: null, images: [], members: col.members, uncompressedBytes: col.uncompressedBytes, k3sCannotImport: err.refusal });
         return;
       }
-      reject(mapTarError(err, opts.compression, head, current));
+      reject(textInstead(mapTarError(err, opts.compression, head, current), opts.compression, { raw, rawPartial: !rawDone, head }));
     };
     const onAbort = (): void => fail(opts.signal?.reason ?? new Error('aborted'));
     if (opts.signal?.aborted) {
@@ -333,12 +336,15 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
 
     source.pipe(dec).pipe(extract as unknown as NodeJS.WritableStream);
     source.on('data', (chunk: unknown) => {
-      col.compressedBytes += (chunk as Buffer).length;
+      const c = chunk as Buffer;
+      col.compressedBytes += c.length;
+      if (raw.length < SNIFF_BYTES) raw = Buffer.concat([raw, c.subarray(0, SNIFF_BYTES - raw.length)]);
     });
+    source.on('end', () => (rawDone = true));
     dec.on('data', (chunk: unknown) => {
       const c = chunk as Buffer;
       col.uncompressedBytes += c.length;
-      if (head.length < 264) head = Buffer.concat([head, c.subarray(0, 264 - head.length)]);
+      if (head.length < SNIFF_BYTES) head = Buffer.concat([head, c.subarray(0, SNIFF_BYTES - head.length)]);
       // A bomb: reading on would cost time without end (the decompressor's memory is bounded).
       if (col.uncompressedBytes > grace && col.uncompressedBytes > MAX_RATIO * col.compressedBytes) {
         fail(
@@ -350,6 +356,30 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
       }
     });
   });
+}
+
+/** Bytes kept of the file's start (raw and decompressed): one tar header, which always holds NULs. */
+const SNIFF_BYTES = 512;
+
+/**
+ * A text file under an archive's name (an error page a failed download saved, a list, a note)
+ * fails as "truncated" (shorter than a tar header) or "corrupt" (no tar header, no gzip magic):
+ * neither tells the person what they have. Such a failure becomes "not an image archive", saying
+ * it is text and how it starts.
+ */
+function textInstead(err: unknown, compression: ArchiveCompression, start: { raw: Buffer; rawPartial: boolean; head: Buffer }): unknown {
+  if (!(err instanceof ArchiveError) || (err.reason !== 'truncated' && err.reason !== 'corrupt')) return err;
+  const rawText = textStart(start.raw, { partial: start.rawPartial });
+  if (rawText !== null) {
+    const what = compression === 'none' ? 'a tar archive' : `${COMPRESSION_LABEL[compression]} data`;
+    return new ArchiveError('not-an-image-archive', `not an image archive: it is not ${what}: it starts with ${rawText}`, { cause: err });
+  }
+  // Compressed text (`gzip notes.txt` named notes.tar.gz): the stream is fine, what it holds is not a tar.
+  const plainText = compression === 'none' ? null : textStart(start.head, { partial: true });
+  if (plainText !== null) {
+    return new ArchiveError('not-an-image-archive', `not an image archive: the ${COMPRESSION_LABEL[compression]} stream holds no tar archive: it starts with ${plainText}`, { cause: err });
+  }
+  return err;
 }
 
 function mapTarError(err: unknown, compression: ArchiveCompression, head: Buffer, current: string | null): unknown {
