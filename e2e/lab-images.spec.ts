@@ -26,6 +26,9 @@ test.beforeAll(async () => {
   test.setTimeout(180_000);
   lab = await startLab({ nodes: ['edge1'] });
   node = lab.node('edge1');
+  // A real node answers `k3s --version`: without the lab's stand-in the app says "k3s/RKE2 not
+  // detected" and judges fates by the safest rules of an unknown release.
+  await node.installDistroBinary('k3s', 'v1.33.7+k3s1');
   const archive = await writeImageArchive(path.join(node.hostImagesDir, 'apps.tar'), {
     format: 'docker',
     images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],
@@ -96,6 +99,9 @@ test('add the node in the UI → unknown host key → trust the lab node’s fin
     await expect(row.getByTestId('pin-badge')).toHaveText('k3s pin');
   }
   await expect(page.getByTestId('filter-k3s')).toContainText('2');
+  // The header names the release the node's k3s answers.
+  await expect(page.getByTestId('node-distro').locator('dt')).toHaveText('k3s');
+  await expect(page.getByTestId('node-distro').locator('dd')).toHaveText('v1.33.7+k3s1');
   if (shots) await page.screenshot({ path: path.join(shots, 'lab-images.png') });
   expect(errors).toEqual([]);
 });

@@ -29,6 +29,9 @@ test.beforeAll(async () => {
   test.setTimeout(180_000);
   lab = await startLab({ nodes: ['edge1'] });
   node = lab.node('edge1');
+  // A real node answers `k3s --version`: without the lab's stand-in the app says "k3s/RKE2 not
+  // detected" and judges fates by the safest rules of an unknown release.
+  await node.installDistroBinary('k3s', 'v1.33.7+k3s1');
   // k3s is running on the node: its watcher imports what lands in the images dir.
   watcher = startK3sWatcher(node);
 

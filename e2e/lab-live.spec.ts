@@ -30,6 +30,8 @@ test.beforeAll(async () => {
   lab = await startLab({ nodes: ['edge1', 'edge2'] });
   edge1 = lab.node('edge1');
   edge2 = lab.node('edge2');
+  // Real nodes answer `k3s --version` (without the lab's stand-in: "k3s/RKE2 not detected").
+  for (const n of [edge1, edge2]) await n.installDistroBinary('k3s', 'v1.33.7+k3s1');
   await writeImageArchive(path.join(edge1.hostImagesDir, 'apps.tar'), {
     format: 'docker',
     images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],

@@ -1,4 +1,4 @@
-// End-to-end over the LAB for the safe order the facts sheet prescribes — verify → make the
+// End-to-end over the LAB for the safe order docs/k3s-facts.md prescribes — verify → make the
 // pins durable → remove the archive → verify — driven through the UI against a real node, then
 // checked with ctr and a real k3s-start emulation: the pins must survive the next start.
 import { expect, test, type Page } from './fixtures';
@@ -29,6 +29,9 @@ test.beforeAll(async () => {
   test.setTimeout(180_000);
   lab = await startLab({ nodes: ['edge1'] });
   node = lab.node('edge1');
+  // A real node answers `k3s --version`: without the lab's stand-in the app says "k3s/RKE2 not
+  // detected" and judges fates by the safest rules of an unknown release.
+  await node.installDistroBinary('k3s', 'v1.33.7+k3s1');
   const file = path.join(node.hostImagesDir, ARCHIVE);
   written = (
     await writeImageArchive(file, {

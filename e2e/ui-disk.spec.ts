@@ -32,8 +32,9 @@ test('Disk tab: usage against the thresholds, what GC would delete first with th
   const page = await holdfast.open({ handlers: fake.handlers });
   await openDisk(page);
 
-  await expect(page.getByTestId('disk-near-gc')).toContainText("within 3.0 points of kubelet's GC threshold (85 %)");
-  await expect(page.getByTestId('disk-used-text')).toHaveText('82.0 %');
+  await expect(page.getByTestId('disk-near-gc')).toContainText("within 3 points of kubelet's GC threshold (85 %)");
+  // One percentage format (shared/format formatPercent): no trailing ".0".
+  await expect(page.getByTestId('disk-used-text')).toHaveText('82 %');
   // the bar's marks sit at the thresholds (viewBox 0..1000 = 0..100 %), the forecast band below the high mark
   await expect(page.getByTestId('disk-mark-high')).toHaveAttribute('x1', '850');
   await expect(page.getByTestId('disk-mark-low')).toHaveAttribute('x1', '800');

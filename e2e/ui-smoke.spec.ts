@@ -640,7 +640,8 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
   await expect(wizard(page).getByTestId('review-summary')).toHaveText('1 to import, 2 excluded');
   if (shots) await page.screenshot({ path: path.join(shots, 'wizard-2-review.png'), fullPage: true });
 
-  // Nodes: the node being looked at is preselected; status shown; options default on.
+  // Nodes: every node that can take the import is ticked (edge-02's key is not trusted yet: not
+  // ticked); status shown; options default on.
   await wizard(page).getByRole('button', { name: /Next: choose nodes/ }).click();
   await expect(wizard(page).getByTestId('pick-node-edge-01').getByRole('checkbox')).toBeChecked();
   await expect(wizard(page).getByTestId('pick-node-edge-02').getByRole('checkbox')).not.toBeChecked();
@@ -957,12 +958,21 @@ test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and 
   expect(await sidewaysScroll(page)).toEqual([]);
   expect(await clipped(page, '[data-testid=pin-badge], [data-testid=pin-mixed], [data-testid=fate], [data-testid=row-action]')).toEqual([]);
   await expect(page.getByTestId('fate')).not.toHaveCount(0);
-  // Each tag's image name shows whole: a long reference gives up its registry and path first
-  // (docker.io/rancher/mirrored-coredns-coredns:1.12.0 is wider than the column here).
+  // A long reference gives way in its middle (issue #33): its path first, cut at its end so the
+  // registry's start stays; then its name; never its tag. Here the names of coredns and
+  // local-path-provisioner show whole (docker.io/rancher/mirrored-coredns-coredns:1.12.0 is wider
+  // than the column).
   const names = page.locator('[data-testid=image-ref].ref-tag .ref-base');
   await expect(names.filter({ hasText: /^mirrored-coredns-coredns$/ })).toHaveCount(1);
   await expect(names.filter({ hasText: /^local-path-provisioner$/ })).toHaveCount(1);
-  expect(await clipped(page, '[data-testid=image-ref].ref-tag .ref-base, [data-testid=image-ref].ref-tag .ref-suffix')).toEqual([]);
+  expect(await clipped(page, '[data-testid=image-ref].ref-tag .ref-suffix')).toEqual([]);
+  for (const name of ['mirrored-coredns-coredns', 'local-path-provisioner']) {
+    expect(await clipped(page, `[data-testid=image-ref].ref-tag:has(.ref-base:text-is("${name}")) .ref-base`)).toEqual([]);
+  }
+  const paths = await page.locator('[data-testid=image-ref].ref-tag .ref-path').evaluateAll((els) =>
+    els.map((e) => ({ text: e.textContent, chars: Math.round(e.clientWidth / (e.scrollWidth / (e.textContent?.length || 1))), left: e.scrollLeft })),
+  );
+  for (const p of paths) expect(p.chars >= 4 && p.left === 0, `${p.text}: ${p.chars} characters of it show from its start`).toBe(true);
 
   await page.getByTestId('tab-archives').click();
   await expect(page.getByTestId('archive-row').first()).toBeVisible();

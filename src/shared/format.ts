@@ -37,3 +37,16 @@ export function formatDuration(seconds: number | null | undefined, unknown = 'â€
   if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
   return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
 }
+
+/**
+ * A percentage for people, the one way everywhere (used space, thresholds, eviction): one decimal,
+ * a trailing ".0" dropped â€” "82 %", "69.9 %", "85 %". Never "100 %" for a disk that is not full
+ * nor "0 %" for one that is not empty. `unit` lets the same figure read "3.5 points".
+ */
+export function formatPercent(percent: number | null | undefined, unknown = '?', unit = ' %'): string {
+  if (percent === null || percent === undefined || !Number.isFinite(percent)) return unknown;
+  let v = Math.round(percent * 10) / 10;
+  if (v >= 100 && percent < 100) v = 99.9;
+  else if (v <= 0 && percent > 0) v = 0.1;
+  return `${v}${unit}`;
+}

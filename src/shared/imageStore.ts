@@ -36,6 +36,11 @@ export interface StoreImage {
   pin: PinState;
   /** What kubelet's GC honours through CRI on this containerd (see shared/protection). */
   pinnedForKubelet: boolean;
+  /**
+   * kubelet still sees it pinned after the next k3s start (shared/protection's verdict, the one
+   * the Images tab shows): false for a k3s pin nothing re-pins, which that start strips.
+   */
+  pinnedAfterRestart: boolean;
   /** containerd 1.7.3–1.7.9 with the pin label on some references only: CRI may or may not honour it. */
   pinUncertain: boolean;
   usedBy: ContainerUse[];

@@ -195,6 +195,7 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
       state: imageState({ usedBy, pin }),
       pin,
       pinnedForKubelet: protection.get(key)?.now ?? false,
+      pinnedAfterRestart: protection.get(key)?.afterRestart ?? false,
       // 1.7.3–1.7.9 with the label on some references only: CRI may take the pin from either.
       pinUncertain: input.criPinning === 'first-loaded' && !protection.get(key)?.now && refs.some((r) => r.labels[LABEL_CRI_PINNED] === PINNED),
       usedBy,

@@ -5,6 +5,7 @@
 import type { GcForecast } from '../../shared/gcForecast';
 import { evictionAtPercent, usedPercentExact, type GcPolicy } from '../../shared/gcPolicy';
 import type { FsUsage } from '../../shared/diskPicture';
+import { formatPercent } from '../../shared/format';
 import { humanSize } from '../model';
 
 const W = 1000;
@@ -13,7 +14,6 @@ const BAR_Y = 10;
 const BAR_H = 24;
 
 const x = (percent: number) => Math.max(0, Math.min(W, (percent / 100) * W));
-const fmt = (p: number) => `${p >= 99.5 || p < 0.5 ? Math.round(p) : p.toFixed(1)} %`;
 
 export function DiskChart({ fs, policy, forecast }: { fs: FsUsage; policy: GcPolicy; forecast: GcForecast | null }) {
   const used = usedPercentExact(fs) ?? 0;
@@ -23,10 +23,10 @@ export function DiskChart({ fs, policy, forecast }: { fs: FsUsage; policy: GcPol
   const freedPct = forecast?.measured && total > 0 ? (forecast.realFreed * 100) / total : 0;
   const after = Math.max(0, policy.highPercent - freedPct);
   const label =
-    `Image file system ${fmt(used)} used (${humanSize(total - fs.freeBytes)} of ${humanSize(total)}), ${humanSize(fs.freeBytes)} free. ` +
-    `kubelet's image GC starts at ${policy.highPercent} % and frees down to ${policy.lowPercent} %` +
-    (eviction !== null ? `; hard eviction at ${fmt(eviction)}` : '') +
-    (forecast?.measured ? `; at ${policy.highPercent} % it would free ${humanSize(forecast.realFreed)}, to about ${fmt(after)}.` : '.');
+    `Image file system ${formatPercent(used)} used (${humanSize(total - fs.freeBytes)} of ${humanSize(total)}), ${humanSize(fs.freeBytes)} free. ` +
+    `kubelet's image GC starts at ${formatPercent(policy.highPercent)} and frees down to ${formatPercent(policy.lowPercent)}` +
+    (eviction !== null ? `; hard eviction at ${formatPercent(eviction)}` : '') +
+    (forecast?.measured ? `; at ${formatPercent(policy.highPercent)} it would free ${humanSize(forecast.realFreed)}, to about ${formatPercent(after)}.` : '.');
   return (
     <figure className="disk-chart" data-testid="disk-chart">
       <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={label} className="disk-chart-svg">
@@ -42,7 +42,7 @@ export function DiskChart({ fs, policy, forecast }: { fs: FsUsage; policy: GcPol
       <figcaption className="disk-legend">
         <span className="legend legend-used">
           <span className="swatch" aria-hidden="true" />
-          Used <strong data-testid="disk-used-text">{fmt(used)}</strong> · {humanSize(total - fs.freeBytes)} of {humanSize(total)}
+          Used <strong data-testid="disk-used-text">{formatPercent(used)}</strong> · {humanSize(total - fs.freeBytes)} of {humanSize(total)}
         </span>
         <span className="legend legend-free">
           <span className="swatch" aria-hidden="true" />
@@ -50,16 +50,16 @@ export function DiskChart({ fs, policy, forecast }: { fs: FsUsage; policy: GcPol
         </span>
         <span className="legend legend-low">
           <span className="swatch" aria-hidden="true" />
-          GC frees to {policy.lowPercent} %
+          GC frees to {formatPercent(policy.lowPercent)}
         </span>
         <span className="legend legend-high">
           <span className="swatch" aria-hidden="true" />
-          GC starts at {policy.highPercent} %
+          GC starts at {formatPercent(policy.highPercent)}
         </span>
         {eviction !== null ? (
           <span className="legend legend-evict">
             <span className="swatch" aria-hidden="true" />
-            Eviction at {fmt(eviction)}
+            Eviction at {formatPercent(eviction)}
           </span>
         ) : null}
         {forecast?.measured ? (

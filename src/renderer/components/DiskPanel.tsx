@@ -3,15 +3,19 @@
 // image store image by image, and the way to free space safely (Prune…).
 import { useEffect } from 'react';
 import type { NodeDef } from '../../shared/domain';
-import { FS_ROLE_TEXT, pictureNearGc, pointsToHigh, type DiskPicture } from '../../shared/diskPicture';
+import { FS_ROLE_TEXT, pictureNearGc, pointsToHigh, type DiskPicture, type StoreSummary } from '../../shared/diskPicture';
+import { plural } from '../../shared/wording';
 import type { ForecastStep, GcForecast } from '../../shared/gcForecast';
 import { evictionAtPercent, formatThreshold, kubeletUsagePercent, usedPercentExact } from '../../shared/gcPolicy';
+import { formatPercent } from '../../shared/format';
 import type { ImageState, StoreImage } from '../../shared/imageStore';
+import { protectionChange, type ProtectionChange } from '../../shared/protection';
 import { useApp } from '../context';
 import { displayRef, formatDateTime, humanSize, shortId } from '../model';
 import { diskOf } from '../store';
 import { DiskChart } from './DiskChart';
 import { ErrorCallout } from './ErrorCallout';
+import { FateBadge } from './FateBadge';
 import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, SlashIcon, TrashIcon } from './icons';
 import { imageName } from '../../shared/reference';
 
@@ -24,16 +28,59 @@ export const STATE_TEXT: Record<ImageState, { label: string; title: string }> = 
 
 const STATE_CLASS: Record<ImageState, string> = { 'in-use': 'pin-inuse', durable: 'pin-durable', k3s: 'pin-k3s', unprotected: 'pin-none' };
 
-/** The reference to show for an image: a tag if it has one, else a digest reference, else the id record. */
+/**
+ * What the next k3s start does to the image as kubelet sees it: shared/protection's verdict, the
+ * one the Images tab shows (the core puts it on each store image).
+ */
+export const storeFate = (i: Pick<StoreImage, 'pinnedForKubelet' | 'pinnedAfterRestart'>): ProtectionChange =>
+  protectionChange({ now: i.pinnedForKubelet, afterRestart: i.pinnedAfterRestart });
 
-export function StateBadge({ state }: { state: ImageState }) {
+/** A pinned image the next k3s start leaves unprotected (not in use: a container keeps it anyway). */
+const losesPinAtStart = (i: StoreImage) => i.state !== 'in-use' && i.state !== 'unprotected' && storeFate(i) === 'lose';
+
+const LOSES_PIN_TITLE = 'Pinned now, but no reference keeps its pin at the next k3s start (nothing in the images dir pins it again): kubelet may then delete it.';
+const K3S_KEPT_TITLE = 'Pinned by k3s, and what is in the images dir pins it again at every k3s start: kubelet keeps it.';
+
+export function StateBadge({ image }: { image: StoreImage }) {
+  const state = image.state;
   const Icon = state === 'in-use' ? BoxIcon : state === 'durable' ? ShieldIcon : state === 'k3s' ? ClockIcon : SlashIcon;
+  const loses = losesPinAtStart(image);
   return (
-    <span className={`pin ${STATE_CLASS[state]}`} title={STATE_TEXT[state].title} data-testid="store-state" data-state={state}>
-      <Icon />
-      {STATE_TEXT[state].label}
+    <span className="pin-stack">
+      <span
+        className={`pin ${STATE_CLASS[state]}`}
+        title={loses ? LOSES_PIN_TITLE : state === 'k3s' && storeFate(image) === 'kept' ? K3S_KEPT_TITLE : STATE_TEXT[state].title}
+        data-testid="store-state"
+        data-state={state}
+        data-fate={storeFate(image)}
+      >
+        <Icon />
+        {STATE_TEXT[state].label}
+      </span>
+      {loses ? <FateBadge fate="lose" reason={LOSES_PIN_TITLE} /> : null}
     </span>
   );
+}
+
+/**
+ * The store in one line. "Pinned" counts only what kubelet keeps after the next k3s start (as the
+ * Images tab judges it); a pin that start strips is counted apart, never as protection.
+ */
+export function storeSummaryText(sum: StoreSummary, images: StoreImage[]): string {
+  const pinned = images.filter((i) => i.state === 'durable' || i.state === 'k3s');
+  const losing = pinned.filter(losesPinAtStart).length;
+  const kept = pinned.filter((i) => storeFate(i) === 'kept').length;
+  // Pinned by label but not for kubelet (a containerd without CRI pinning): neither.
+  const ignored = pinned.length - losing - kept;
+  return [
+    `${plural(sum.images, 'image')}`,
+    `${humanSize(sum.storeBytes)} of content`,
+    `${sum.inUse} in use`,
+    `${kept} pinned`,
+    ...(losing ? [`${losing} ${losing === 1 ? 'loses its pin' : 'lose their pin'} at the next k3s start`] : []),
+    ...(ignored ? [`${ignored} pinned but not for kubelet`] : []),
+    `${sum.unprotected} unprotected (${humanSize(sum.unprotectedBytes)})`,
+  ].join(' · ');
 }
 
 function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
@@ -67,14 +114,16 @@ function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
   );
 }
 
-function Forecast({ f, node }: { f: GcForecast; node: string }) {
+function Forecast({ f, node, images }: { f: GcForecast; node: string; images: StoreImage[] | null }) {
+  // Pinned for kubelet now, but not after the next k3s start: kubelet spares them only until then.
+  const losing = images?.filter(losesPinAtStart).length ?? 0;
   const deleted = f.steps.filter((s) => s.deleted);
   const later = f.steps.filter((s) => !s.deleted);
   const needed = deleted.filter((s) => s.needed.length);
   return (
     <section className="disk-section" aria-labelledby="forecast-title" data-testid="gc-forecast">
       <h3 id="forecast-title">
-        If the disk reaches {f.highPercent} %{f.triggeredNow ? ' (it is there now)' : ''}: what kubelet deletes first
+        If the disk reaches {formatPercent(f.highPercent)}{f.triggeredNow ? ' (it is there now)' : ''}: what kubelet deletes first
       </h3>
       {needed.length ? (
         <div className="banner banner-danger" role="alert" data-testid="forecast-needed-banner">
@@ -93,7 +142,8 @@ function Forecast({ f, node }: { f: GcForecast; node: string }) {
       ) : null}
       {f.steps.length === 0 ? (
         <p className="muted" data-testid="forecast-empty">
-          Nothing: every image is in use or pinned for kubelet.
+          Nothing: every image is in use or pinned for kubelet
+          {losing ? ` (${losing} of them only until the next k3s start, which strips ${losing === 1 ? 'its pin' : 'their pins'})` : ''}.
         </p>
       ) : (
         <>
@@ -101,7 +151,7 @@ function Forecast({ f, node }: { f: GcForecast; node: string }) {
             <p className="forecast-summary" data-testid="forecast-summary">
               kubelet deletes <strong>{deleted.length}</strong> {deleted.length === 1 ? 'image' : 'images'}, counting {humanSize(f.kubeletCounts)} of the{' '}
               {humanSize(f.bytesToFree)} it wants to free; the disk really gets <strong>{humanSize(f.realFreed)}</strong> back
-              {f.usageAfterPercent !== null ? ` and ends at ${f.usageAfterPercent} %` : ''} (target {f.lowPercent} %).
+              {f.usageAfterPercent !== null ? ` and ends at ${formatPercent(f.usageAfterPercent)}` : ''} (target {formatPercent(f.lowPercent)}).
             </p>
           ) : null}
           <ol className="forecast" data-testid="forecast-list">
@@ -113,7 +163,7 @@ function Forecast({ f, node }: { f: GcForecast; node: string }) {
             <details className="forecast-more" open={deleted.length === 0}>
               <summary>
                 {later.length} more {later.length === 1 ? 'image' : 'images'} kubelet deletes only at hard eviction
-                {f.eviction.atPercent !== null ? ` (${Math.round(f.eviction.atPercent)} % used)` : ''}
+                {f.eviction.atPercent !== null ? ` (${formatPercent(f.eviction.atPercent)} used)` : ''}
               </summary>
               <ol className="forecast">
                 {later.map((s, i) => (
@@ -144,16 +194,16 @@ function Thresholds({ p }: { p: DiskPicture }) {
     <dl className="kv disk-kv" data-testid="gc-thresholds">
       <dt>GC starts at</dt>
       <dd>
-        <strong data-testid="gc-high">{pol.highPercent} %</strong> used <span className="muted">— image-gc-high-threshold, {pol.sources.high}</span>
+        <strong data-testid="gc-high">{formatPercent(pol.highPercent)}</strong> used <span className="muted">— image-gc-high-threshold, {pol.sources.high}</span>
       </dd>
       <dt>GC frees down to</dt>
       <dd>
-        <strong data-testid="gc-low">{pol.lowPercent} %</strong> <span className="muted">— image-gc-low-threshold, {pol.sources.low}</span>
+        <strong data-testid="gc-low">{formatPercent(pol.lowPercent)}</strong> <span className="muted">— image-gc-low-threshold, {pol.sources.low}</span>
       </dd>
       <dt>Hard eviction</dt>
       <dd>
         imagefs.available &lt; {formatThreshold(pol.evictionHard.imagefs)}
-        {ev !== null ? ` (${Math.round(ev)} % used)` : ''}, nodefs.available &lt; {formatThreshold(pol.evictionHard.nodefs)}{' '}
+        {ev !== null ? ` (${formatPercent(ev)} used)` : ''}, nodefs.available &lt; {formatThreshold(pol.evictionHard.nodefs)}{' '}
         <span className="muted">— {pol.sources.evictionHard}; kubelet then evicts pods and deletes every unused image</span>
       </dd>
     </dl>
@@ -193,7 +243,7 @@ function StoreTable({ images }: { images: StoreImage[] }) {
                   </span>
                 </td>
                 <td>
-                  <StateBadge state={i.state} />
+                  <StateBadge image={i} />
                 </td>
                 <td className="num nowrap">{humanSize(i.criSize)}</td>
                 <td className="num nowrap">{humanSize(i.exclusiveBytes)}</td>
@@ -221,9 +271,8 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
       <div className="images-head">
         <h2 id="disk-title" className="visually-hidden">Disk</h2>
         {p?.summary ? (
-          <span className="muted small" data-testid="disk-summary">
-            {p.summary.images} images · {humanSize(p.summary.storeBytes)} of content · {p.summary.inUse} in use · {p.summary.durable + p.summary.k3s} pinned ·{' '}
-            {p.summary.unprotected} unprotected ({humanSize(p.summary.unprotectedBytes)})
+          <span className="muted small disk-summary" data-testid="disk-summary">
+            {storeSummaryText(p.summary, p.images ?? [])}
           </span>
         ) : null}
         <div className="spacer" />
@@ -256,8 +305,8 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
               <div className="banner-text">
                 <strong>
                   {points !== null && points <= 0
-                    ? `The image file system is above kubelet's GC threshold (${p.policy.highPercent} %): kubelet is deleting images.`
-                    : `The image file system is within ${Math.max(0, points ?? 0).toFixed(1)} points of kubelet's GC threshold (${p.policy.highPercent} %).`}
+                    ? `The image file system is above kubelet's GC threshold (${formatPercent(p.policy.highPercent)}): kubelet is deleting images.`
+                    : `The image file system is within ${formatPercent(Math.max(0, points ?? 0), '?', ' points')} of kubelet's GC threshold (${formatPercent(p.policy.highPercent)}).`}
                 </strong>
                 <span>Free space with Prune (it keeps every image in use, pinned or needed for rollback) before kubelet chooses for you.</span>
               </div>
@@ -293,8 +342,8 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
                     <td>{f.roles.map((r) => FS_ROLE_TEXT[r]).join(', ')}</td>
                     <td className="num">{f.totalBytes === null ? '?' : humanSize(f.totalBytes)}</td>
                     <td className="num">{humanSize(f.freeBytes)}</td>
-                    <td className="num" title={`${kubeletUsagePercent(f) ?? '?'} % as kubelet rounds it`}>
-                      {usedPercentExact(f)?.toFixed(1) ?? '?'} %
+                    <td className="num" title={`${formatPercent(kubeletUsagePercent(f))} as kubelet rounds it`}>
+                      {formatPercent(usedPercentExact(f))}
                     </td>
                   </tr>
                 ))}
@@ -306,7 +355,7 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
               </p>
             ))}
           </section>
-          {p.forecast ? <Forecast f={p.forecast} node={node.name} /> : null}
+          {p.forecast ? <Forecast f={p.forecast} node={node.name} images={p.images} /> : null}
           {p.images ? (
             <section className="disk-section" aria-labelledby="store-title">
               <h3 id="store-title">Image store, by image</h3>

@@ -12,6 +12,7 @@ import { NEED_VERDICT_TEXT, workloadLine } from '../needsView';
 import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
+import { RefText } from './RefText';
 
 const ROW_HEIGHT = 34;
 
@@ -318,12 +319,16 @@ export function FleetMatrix() {
                   {view.rows.slice(rows.start, rows.end).map((r) => (
                     <tr key={r.name} className={`mx-row${r.drift ? ' mx-drift' : ''}${r.atRisk ? ' mx-row-risk' : ''}`} data-testid="mx-row" data-name={r.name} data-drift={r.drift || undefined}>
                       <th scope="row" className="mx-name" title={r.name}>
-                        {r.drift ? (
-                          <span className="mx-drift-mark" title="The nodes disagree about this image (missing or pinned differently)" data-testid="mx-drift">
-                            drift
+                        <span className="mx-name-line">
+                          {r.drift ? (
+                            <span className="mx-drift-mark" title="The nodes disagree about this image (missing or pinned differently)" data-testid="mx-drift">
+                              drift
+                            </span>
+                          ) : null}
+                          <span className="mx-name-text">
+                            <RefText name={r.name} />
                           </span>
-                        ) : null}
-                        <span className="mx-name-text">{displayRef(r.name)}</span>
+                        </span>
                       </th>
                       {view.columns.map((ci) => (
                         <Cell key={ci} cell={r.cells[ci]!} node={matrix.columns[ci]!.node} />

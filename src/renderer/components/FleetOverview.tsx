@@ -6,13 +6,14 @@ import type { ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { pictureNearGc } from '../../shared/diskPicture';
 import { usedPercentExact } from '../../shared/gcPolicy';
+import { formatPercent } from '../../shared/format';
 import { useApp } from '../context';
 import { countsOfRefs, criModeOf, fleetPinVerdict } from '../model';
 import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
 import { diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
 import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
-import { useDisplayStatus } from './LiveStatus';
+import { errorCause, useDisplayStatus } from './LiveStatus';
 import { StatusDot } from './Sidebar';
 import { distroLine, distroText } from '../distroText';
 
@@ -93,6 +94,11 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
           <StatusDot state={shown.dot} />
           {shown.text}
         </span>
+        {shown.dot === 'error' && status.error ? (
+          <span className="fleet-next fleet-cause" data-testid="fleet-cause" title={errorCause(status.error).title}>
+            {errorCause(status.error).text}
+          </span>
+        ) : null}
         {shown.dot === 'error' ? <span className="fleet-next">{nextStep(status.error)}</span> : null}
         {shown.dot === 'unknown' ? <span className="fleet-next">Use Connect all, or open it.</span> : null}
         {shown.dot === 'reconnecting' && shown.attempt ? <span className="fleet-next">attempt {shown.attempt}; showing the last known images</span> : null}
@@ -101,10 +107,10 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
           <span
             className="fleet-near-gc"
             data-testid="fleet-near-gc"
-            title={`The image file system is at ${Math.round(usedPercentExact(disk.imagefs) ?? 0)} %; kubelet's image GC starts deleting unused, unpinned images at ${disk.policy.highPercent} %. Open the node's Disk tab for what it would delete.`}
+            title={`The image file system is at ${formatPercent(usedPercentExact(disk.imagefs))}; kubelet's image GC starts deleting unused, unpinned images at ${formatPercent(disk.policy.highPercent)}. Open the node's Disk tab for what it would delete.`}
           >
             <AlertIcon />
-            disk {Math.round(usedPercentExact(disk.imagefs) ?? 0)} % · GC at {disk.policy.highPercent} %
+            disk {formatPercent(usedPercentExact(disk.imagefs))} · GC at {formatPercent(disk.policy.highPercent)}
           </span>
         ) : null}
         {source && !source.known ? (

@@ -12,8 +12,6 @@ import {
   groupsOfRefs,
   humanSize,
   shortId,
-  splitRef,
-  splitRepo,
   sortGroups,
   type ImageGroup,
   type PinFilter,
@@ -24,6 +22,7 @@ import { imagesOf, statusOf } from '../store';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, ChevronIcon, HashIcon, RefreshIcon, ShieldIcon, TagIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
+import { RefText } from './RefText';
 import type { PinRequest } from './PinDialog';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
@@ -323,28 +322,6 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
         <ImagesTable node={node} visible={visible} sort={sort} onSort={onSort} onPin={onPin} />
       ) : null}
     </section>
-  );
-}
-
-/**
- * A reference in one line: the registry and path are cut first (from their start, so what is left
- * reads `…rancher/`), then the image's own name; the tag or digest stays readable.
- */
-function RefText({ name }: { name: string }) {
-  const [repo, suffix] = splitRef(displayRef(name));
-  const [path, base] = splitRepo(repo);
-  return (
-    <span className="ref-text ref-split">
-      <span className="ref-repo">
-        {path ? (
-          <span className="ref-path">
-            <bdi>{path}</bdi>
-          </span>
-        ) : null}
-        <span className="ref-base">{base}</span>
-      </span>
-      {suffix ? <span className="ref-suffix">{suffix}</span> : null}
-    </span>
   );
 }
 

@@ -1,7 +1,7 @@
 // Connection state as the user should see it: the connect outcome, overridden by the live
 // watcher while it reconnects ("Reconnecting in 4 s…"), with a ticking countdown.
 import { useEffect, useState } from 'react';
-import type { ErrorCode, NodeConnState, NodeStatus } from '../../shared/domain';
+import type { ErrorCode, ErrorInfo, NodeConnState, NodeStatus } from '../../shared/domain';
 import type { LiveView } from '../store';
 
 export const STATE_TEXT: Record<NodeConnState, string> = {
@@ -29,6 +29,15 @@ export function errorShortText(code: ErrorCode | undefined): string {
     default:
       return 'Connection failed';
   }
+}
+
+/**
+ * Why a node is not connected, as its node page says it (ConnectionPanel: the message the core
+ * wrote, which names the real cause: "Cannot read the identity file … it does not exist" where the
+ * code alone says "Authentication failed"), with what to do for a tooltip.
+ */
+export function errorCause(error: ErrorInfo): { text: string; title: string } {
+  return { text: error.message, title: [error.message, error.hint, `Error code ${error.code}`].filter(Boolean).join('\n') };
 }
 
 export function statusText(status: NodeStatus): string {

@@ -7,11 +7,11 @@ import { useMemo, useState } from 'react';
 import type { NodeDef } from '../../shared/domain';
 import type { AtRiskImage, NeedVerdict, RefNeed } from '../../shared/needs';
 import type { Workload } from '../../shared/workloads';
-import { displayRef } from '../model';
 import { atRiskName, isAtRisk, NEED_VERDICT_TEXT, needsNotes, needsSourceText, nodeAtRisk, sortAtRisk, workloadLine, workloadsForDisplay } from '../needsView';
 import type { ImagesState } from '../store';
 import { AlertIcon, CrossIcon, InfoIcon, ShieldIcon, SlashIcon } from './icons';
 import type { PinRequest } from './PinDialog';
+import { RefText } from './RefText';
 
 /** The one request behind "Make every needed image durable" (contract pinTargetSchema `{ needed: true }`). */
 export const NEEDED_PIN_REQUEST: PinRequest = {
@@ -83,7 +83,7 @@ function AtRiskItem({ a }: { a: AtRiskImage }) {
   return (
     <li className="needs-item" data-testid="needs-item" data-verdict={a.verdict} data-ref={name}>
       <code className="needs-item-ref" title={a.refs.join('\n')}>
-        {displayRef(name)}
+        <RefText name={name} />
       </code>
       <NeedBadge verdict={a.verdict} because={a.because} />
       <span className="needs-item-why" title={a.because}>
@@ -111,9 +111,10 @@ export function NeedsBanner({ node, images, onPin }: { node: NodeDef; images: Im
   if (!images.loadedAt || !report) return null;
   const source = needsSourceText(report);
   const notes = needsNotes(report);
-  const sourceLine = (
+  // The info icon marks an unknown source, once: in the one-line case the line's own icon does.
+  const sourceLine = (icon: boolean) => (
     <span className={`needs-source${source.known ? '' : ' needs-source-none'}`} data-testid="needs-source" data-known={source.known}>
-      {source.known ? null : <InfoIcon />}
+      {source.known || !icon ? null : <InfoIcon />}
       {source.text}
     </span>
   );
@@ -127,7 +128,7 @@ export function NeedsBanner({ node, images, onPin }: { node: NodeDef; images: Im
       <div className={`needs-line${source.known ? '' : ' needs-line-warn'}`} role="status" data-testid="needs-ok">
         {source.known ? <ShieldIcon /> : <InfoIcon />}
         <span className="needs-line-text">
-          {sourceLine}
+          {sourceLine(false)}
           <span> · every needed image is on {node.name} and stays kept.</span>
           {noteLines}
         </span>
@@ -147,7 +148,7 @@ export function NeedsBanner({ node, images, onPin }: { node: NodeDef; images: Im
           </strong>
           <span> — a pod that needs {n === 1 ? 'it' : 'one'} may not start</span>
         </p>
-        {sourceLine}
+        {sourceLine(true)}
         <ul className="needs-list">
           {shown.map((a) => (
             <AtRiskItem key={a.refs.join('\n')} a={a} />

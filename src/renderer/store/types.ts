@@ -79,6 +79,11 @@ export interface ImportWizardState {
   step: WizardStep;
   archives: DraftArchive[];
   nodes: string[];
+  /**
+   * The user chose the nodes (ticked, unticked, "select all") or the wizard was given them: the
+   * nodes step then keeps `nodes` as they are instead of preselecting every reachable node.
+   */
+  nodesChosen: boolean;
   pin: boolean;
   removeArchive: boolean;
   /** The jobs this wizard started, one per archive (a re-run replaces its archive's job). */

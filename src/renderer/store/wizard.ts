@@ -5,8 +5,16 @@ import { consistentImportOptions } from '../../shared/importOptions';
 import type { StoreContext } from './context';
 import type { AppState, DraftArchive, ImportWizardState } from './types';
 
-export function emptyWizard(nodes: string[] = []): ImportWizardState {
-  return { step: 'choose', archives: [], nodes, pin: true, removeArchive: true, jobIds: [], startErrors: [], starting: false };
+export function emptyWizard(): ImportWizardState {
+  return { step: 'choose', archives: [], nodes: [], nodesChosen: false, pin: true, removeArchive: true, jobIds: [], startErrors: [], starting: false };
+}
+
+/**
+ * The nodes the nodes step starts with: every node not known to be unreachable (a failed
+ * connection); one still connecting or not tried yet may well take the import.
+ */
+export function eligibleNodes(s: Pick<AppState, 'nodes' | 'statuses'>): string[] {
+  return s.nodes.filter((n) => s.statuses[n.name]?.state !== 'error').map((n) => n.name);
 }
 
 export function createWizardSlice(ctx: StoreContext): Pick<
@@ -28,13 +36,7 @@ export function createWizardSlice(ctx: StoreContext): Pick<
     pathForFile: env.pathForFile ?? null,
 
     openImport() {
-      const s = get();
-      // A fresh wizard starts with the node being looked at already ticked.
-      const fresh = s.wizard.step === 'choose' && s.wizard.archives.length === 0;
-      set({
-        view: 'import',
-        ...(fresh && s.selected && s.wizard.nodes.length === 0 ? { wizard: { ...s.wizard, nodes: [s.selected] } } : {}),
-      });
+      set({ view: 'import' });
     },
     closeImport() {
       set({ view: 'node' });
@@ -42,13 +44,16 @@ export function createWizardSlice(ctx: StoreContext): Pick<
       if (sel) get().select(sel);
     },
     resetImport() {
-      const sel = get().selected;
-      set({ wizard: emptyWizard(sel ? [sel] : []) });
+      set({ wizard: emptyWizard() });
     },
     setWizard(patch) {
       set((s) => {
+        const next = { ...s.wizard, ...patch };
+        if (patch.nodes) next.nodesChosen = true;
+        // Reaching the nodes step before choosing any: every node that can take the import is ticked.
+        else if (patch.step === 'nodes' && !s.wizard.nodesChosen) next.nodes = eligibleNodes(s);
         // Removing the archive is only safe once its pins are durable: never one without the other.
-        return { wizard: consistentImportOptions({ ...s.wizard, ...patch }) };
+        return { wizard: consistentImportOptions(next) };
       });
     },
     addArchivePaths(paths) {

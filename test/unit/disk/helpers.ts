@@ -10,6 +10,7 @@ export interface Spec {
   blobs: [string, number][];
   pin?: StoreImage['pin'];
   pinnedForKubelet?: boolean;
+  pinnedAfterRestart?: boolean;
   usedBy?: StoreImage['usedBy'];
   archive?: string | null;
   lastChangedAt?: string | null;
@@ -38,6 +39,7 @@ export function store(specs: Spec[]): { images: StoreImage[]; index: BlobIndex }
       state: imageState({ usedBy, pin }),
       pin,
       pinnedForKubelet: s.pinnedForKubelet ?? pin !== 'none',
+      pinnedAfterRestart: s.pinnedAfterRestart ?? pin === 'durable',
       pinUncertain: false,
       usedBy,
       lostPin: s.lostPin ?? false,

@@ -286,15 +286,29 @@ describe('archives, audit and changes', () => {
     expect(store.getState().wizard).toMatchObject({ pin: false, removeArchive: false });
   });
 
-  it('opening the wizard preselects the node being looked at, and selecting a node leaves it', async () => {
-    const store = createAppStore(fakeApi());
+  it('the nodes step preselects every node not known to be unreachable; a choice made there is kept', async () => {
+    const api = fakeApi({
+      listNodes: vi.fn(async () => ok([node('a'), node('b'), node('c')])),
+      connectNode: vi.fn(async ({ name }) =>
+        name === 'b' ? { ok: false as const, error: { code: 'UNREACHABLE' as const, message: 'Cannot reach b:22.' } } : ok({ name, state: 'connected' as const }),
+      ),
+    });
+    const store = createAppStore(api);
     await store.getState().init();
     store.getState().openImport();
-    expect(store.getState()).toMatchObject({ view: 'import', wizard: { nodes: ['a'] } });
+    expect(store.getState()).toMatchObject({ view: 'import', wizard: { step: 'choose', nodes: [] } });
+    store.getState().setWizard({ step: 'nodes' });
+    expect(store.getState().wizard.nodes).toEqual(['a', 'c']);
+    store.getState().setWizard({ nodes: ['c'] });
+    store.getState().setWizard({ step: 'review' });
     store.getState().select('b');
     expect(store.getState().view).toBe('node');
     store.getState().openImport();
-    expect(store.getState().wizard.nodes).toEqual(['a']); // kept: the wizard is where the user left it
+    store.getState().setWizard({ step: 'nodes' });
+    expect(store.getState().wizard.nodes).toEqual(['c']); // kept: the wizard is where the user left it
+    store.getState().resetImport();
+    store.getState().setWizard({ step: 'nodes' });
+    expect(store.getState().wizard.nodes).toEqual(['a', 'c']);
   });
 
   it('starts one import per inspected archive, skips refused ones, then moves to the summary when all end', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, shortDigest } from '../../../src/shared/format';
+import { formatBytes, formatPercent, shortDigest } from '../../../src/shared/format';
 import { computeDrift, fleetHtml, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/fleet';
 import { fleetText } from '../../../src/cli/commands/fleet';
 import { humanSize as cliSize } from '../../../src/cli/format';
@@ -24,6 +24,20 @@ describe('one byte format everywhere (issue #14)', () => {
     expect(formatBytes(null, '-')).toBe('-');
     expect(shortDigest('sha256:' + 'ab'.repeat(32))).toBe('abababababab');
     expect(shortDigest(null, '-')).toBe('-');
+  });
+
+  it('one percentage format (issue #33): one decimal at most, no trailing ".0", never 100 % short of full', () => {
+    expect(formatPercent(82)).toBe('82 %');
+    expect(formatPercent(82.04)).toBe('82 %');
+    expect(formatPercent(69.94)).toBe('69.9 %');
+    expect(formatPercent(95)).toBe('95 %');
+    expect(formatPercent(99.97)).toBe('99.9 %');
+    expect(formatPercent(100)).toBe('100 %');
+    expect(formatPercent(0.01)).toBe('0.1 %');
+    expect(formatPercent(0)).toBe('0 %');
+    expect(formatPercent(null)).toBe('?');
+    expect(formatPercent(Number.NaN, '—')).toBe('—');
+    expect(formatPercent(3, '?', ' points')).toBe('3 points');
   });
 
   it('15.5 GiB free reads "15.5 GiB" in the CLI table, the HTML report and the app', () => {

@@ -9,6 +9,7 @@ import type { DraftArchive } from '../../store';
 import { breakable } from '../Breakable';
 import { ErrorCallout } from '../ErrorCallout';
 import { AlertIcon, ArrowRightIcon, CheckIcon, CrossIcon, FolderIcon, InfoIcon, TrashIcon, UploadIcon } from '../icons';
+import { archiveReason } from './archiveReason';
 
 function draftSummary(a: DraftArchive): string {
   if (a.state === 'inspecting') return 'Checking…';
@@ -17,6 +18,36 @@ function draftSummary(a: DraftArchive): string {
     return `${a.archive.format} · ${compressionName(a.archive.compression)} · ${humanSize(a.archive.size)} · ${plural(a.archive.images.length, 'image')}${w ? ` · ${plural(w, 'warning')}` : ''}`;
   }
   return a.state === 'refused' ? 'Refused' : 'Cannot be read';
+}
+
+/**
+ * A refused or unreadable archive: the verdict and why in one short clause on its line; the
+ * whole message and what to do on hover, and when the clause is opened (keyboard, touch).
+ */
+function DraftProblem({ a }: { a: DraftArchive }) {
+  const why = archiveReason(a.path, a.error);
+  return (
+    <details className="chosen-why" data-testid="chosen-reason">
+      <summary className="chosen-summary small" title={why.long}>
+        {draftSummary(a)} · <span data-testid="chosen-reason-short">{why.short}</span>
+      </summary>
+      <div className="chosen-why-long" data-testid="chosen-reason-long">
+        <p>{a.error?.message ?? why.long}</p>
+        {a.error?.hint ? <p className="muted">{a.error.hint}</p> : null}
+      </div>
+    </details>
+  );
+}
+
+/** Why "Next" cannot be pressed yet, or null when it can. */
+function nextBlocked(archives: readonly DraftArchive[]): string | null {
+  if (archives.some((a) => a.state === 'ok')) return null;
+  if (archives.length === 0) return 'Add an archive to go on.';
+  const checking = archives.filter((a) => a.state === 'inspecting').length;
+  if (checking) return `Checking ${plural(checking, 'archive')}: Next opens once one can be imported.`;
+  return archives.length === 1
+    ? 'This archive cannot be imported: remove it, or add another.'
+    : 'None of these archives can be imported: remove them, or add another.';
 }
 
 export function ChooseStep({ onNext }: { onNext(): void }) {
@@ -93,6 +124,8 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
   };
 
   const ok = archives.filter((a) => a.state === 'ok').length;
+  const blocked = nextBlocked(archives);
+  const blockedId = useId();
 
   return (
     <section className="wizard-step" aria-labelledby="step-title" onDragOver={onDragOver} onDragLeave={() => setDragging(false)} onDrop={onDrop}>
@@ -191,10 +224,10 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
               ) : (
                 <CrossIcon className="st-icon st-failed" />
               )}
-              <span className="chosen-text">
+              <div className="chosen-text">
                 <code className="chosen-path">{breakable(a.path)}</code>
-                <span className="chosen-summary small">{draftSummary(a)}</span>
-              </span>
+                {a.state === 'refused' || a.state === 'error' ? <DraftProblem a={a} /> : <span className="chosen-summary small">{draftSummary(a)}</span>}
+              </div>
               <button type="button" className="btn btn-small btn-quiet" onClick={() => removeArchivePath(a.path)} aria-label={`Remove ${a.path} from the list`}>
                 <TrashIcon />
               </button>
@@ -204,11 +237,16 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
       ) : null}
 
       <div className="wizard-actions">
-        <span className="muted small">
-          {archives.length ? `${archives.length} chosen${ok !== archives.length ? `, ${ok} checked so far` : ''}` : 'Nothing chosen yet'}
+        <span className="muted small" data-testid="choose-status">
+          {archives.length ? `${archives.length} chosen${ok !== archives.length ? `, ${ok} can be imported` : ''}` : 'Nothing chosen yet'}
         </span>
         <div className="spacer" />
-        <button type="button" className="btn btn-primary" disabled={archives.length === 0} onClick={onNext}>
+        {blocked ? (
+          <span className="small next-blocked" id={blockedId} data-testid="next-blocked">
+            {blocked}
+          </span>
+        ) : null}
+        <button type="button" className="btn btn-primary" disabled={blocked !== null} aria-describedby={blocked ? blockedId : undefined} onClick={onNext}>
           Next: review contents <ArrowRightIcon />
         </button>
       </div>

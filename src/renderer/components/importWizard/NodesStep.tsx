@@ -18,6 +18,8 @@ export function NodesStep({ onBack }: { onBack(): void }) {
   const some = chosen.size > 0 && !all;
   const ready = wizard.archives.filter((a) => a.state === 'ok').length;
   const removeReasonId = useId();
+  // Nodes whose connection failed start unticked (store/wizard.ts eligibleNodes): say so.
+  const leftOut = nodes.filter((n) => statuses[n.name]?.state === 'error' && !chosen.has(n.name)).map((n) => n.name);
 
   useEffect(() => {
     if (allRef.current) allRef.current.indeterminate = some;
@@ -59,6 +61,12 @@ export function NodesStep({ onBack }: { onBack(): void }) {
           })}
         </ul>
         {nodes.length === 0 ? <p className="muted">No nodes configured yet: add one first.</p> : null}
+        {leftOut.length ? (
+          <p className="muted small" data-testid="nodes-left-out">
+            Not ticked: {leftOut.join(', ')} ({leftOut.length === 1 ? 'its connection' : 'their connections'} failed). Tick{' '}
+            {leftOut.length === 1 ? 'it' : 'them'} to try anyway.
+          </p>
+        ) : null}
       </fieldset>
       {[...chosen].some((n) => statuses[n]?.state === 'error') ? (
         <div className="note note-warning">
