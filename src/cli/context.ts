@@ -9,12 +9,20 @@ import type { NodeSession } from '../core/node/session';
 import type { AcceptNewHostKey } from '../core/ssh/hostKey';
 import type { LabelChange, NodeDef } from '../shared/domain';
 import { terminalSafe } from './format';
+import { Screen } from './screen';
 import { lazyNodeStore, type Store } from './nodeStore';
 import { lazyService, type CliService } from './service';
 
 export interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
+  /**
+   * The width of the terminal `out` writes to, or null when it writes elsewhere (a pipe, a file).
+   * Absent (a test's io): not a terminal.
+   */
+  columns?: () => number | null;
+  /** The same for the terminal `err` writes to. */
+  errColumns?: () => number | null;
 }
 
 // The terminal sink: whatever a line holds (node-controlled names, error output), no control
@@ -23,6 +31,9 @@ const line = (s: string) => terminalSafe(s.endsWith('\n') ? s : s + '\n', { keep
 export const defaultIo: Io = {
   out: (s) => process.stdout.write(line(s)),
   err: (s) => process.stderr.write(line(s)),
+  // A terminal that reports no size is taken as the classic 80 columns.
+  columns: () => (process.stdout.isTTY ? process.stdout.columns || 80 : null),
+  errColumns: () => (process.stderr.isTTY ? process.stderr.columns || 80 : null),
 };
 
 export function parsePort(v: string): number {
@@ -68,6 +79,10 @@ export const connectsFirstNode =
 export interface Cli extends CliService {
   io: Io;
   store(): Store;
+  /** --wide: nothing is fitted to the terminal (set by the program before a command runs). */
+  wide: boolean;
+  /** How this command's output is laid out: for a terminal of some width, or as it always was. */
+  screen(): Screen;
 }
 
 export function createCli(io: Io): Cli {
@@ -75,6 +90,11 @@ export function createCli(io: Io): Cli {
   const service = lazyService();
   return {
     io,
+    wide: false,
+    screen() {
+      const columns = io.columns?.() ?? null;
+      return columns === null ? Screen.plain : new Screen(true, this.wide ? null : columns);
+    },
     call: (channel, args) => service.call(channel, args),
     subscribe: (cb) => service.subscribe(cb),
     headStart: (node) => service.headStart(node),

@@ -2,6 +2,7 @@
 // terminalSafe, which the terminal sink applies to everything (context.ts defaultIo).
 import Table from 'cli-table3';
 import { formatBytes, shortDigest as shortId } from '../shared/format';
+import { fitFooter, fitTable, GAP, textWidth, wrapText, type ColumnFit } from './fit';
 
 /** Binary units, as the reports print them. */
 export const humanSize = (bytes: number): string => formatBytes(bytes, '-');
@@ -30,7 +31,23 @@ export function terminalSafe(s: string, opts: { keepLines?: boolean } = {}): str
 /** A table cell: text, a number, or lines (one per element, e.g. the images an archive brings). */
 export type Cell = string | number | readonly string[];
 
-export function table(head: string[], rows: Cell[][]): string {
+/** How `table` fits the terminal: its width and how each column gives way (src/cli/fit.ts). */
+export interface TableFit {
+  width: number;
+  columns?: readonly ColumnFit[];
+}
+
+/**
+ * The table as the CLI prints it. Without `fit` (a pipe, a file, --wide): every cell whole, laid
+ * out by cli-table3 as scripts have always read it. With `fit`: narrowed to the terminal
+ * (src/cli/fit.ts), and a line under it says what was left out.
+ */
+export function table(head: string[], rows: Cell[][], fit?: TableFit): string {
+  if (fit) {
+    // Each cell's lines, with nothing a terminal would act on (measured after escaping).
+    const cells = rows.map((r) => r.map((c) => (Array.isArray(c) ? c.map((l) => terminalSafe(l)) : [terminalSafe(String(c))])));
+    return fittedTable(head.map((h) => terminalSafe(h)), cells, fit);
+  }
   const t = new Table({
     head,
     style: { head: [], border: [], compact: true },
@@ -47,4 +64,30 @@ export function table(head: string[], rows: Cell[][]): string {
     .split('\n')
     .map((l) => l.replace(/^ /, '').trimEnd())
     .join('\n');
+}
+
+/** A fitted table: cells fitted to their columns, GAP spaces between columns, the footer under it. */
+function fittedTable(head: string[], rows: string[][][], fit: TableFit): string {
+  const f = fitTable(head, rows, fit.columns ?? [], fit.width);
+  // Every cell already fits its column: the rows are laid out here, each line of a cell padded to
+  // its column's width (cli-table3 would measure them all again, seconds for thousands of rows).
+  const gap = ' '.repeat(GAP);
+  const lines: string[] = [];
+  for (const cells of [f.head.map((h) => h.split('\n')), ...f.rows]) {
+    const height = Math.max(1, ...cells.map((c) => c.length));
+    for (let n = 0; n < height; n++) {
+      lines.push(
+        cells
+          .map((c, i) => {
+            const l = c[n] ?? '';
+            return l + ' '.repeat(Math.max(0, f.widths[i]! - textWidth(l)));
+          })
+          .join(gap)
+          .trimEnd(),
+      );
+    }
+  }
+  const footer = fitFooter(f);
+  if (footer) lines.push(wrapText(footer, fit.width));
+  return lines.join('\n');
 }

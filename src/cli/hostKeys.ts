@@ -37,7 +37,9 @@ function collect(value: string, prev: HostKeyAcceptance | undefined): HostKeyAcc
 export function acceptNewHostKeyOption(): Option {
   return new Option(
     '--accept-new-host-key [fingerprint]',
-    'record the host key of a host not yet in known_hosts only if it has this SHA256 fingerprint (repeat once per new host of a --jump chain); without a fingerprint, show it and ask (terminal only)',
+    // The long form (one flag per new host of a --jump chain, the terminal question) is in the
+    // notes of node add's and node edit's help.
+    'trust a new host key with this SHA256 fingerprint; bare: ask',
   )
     .preset(BARE)
     .argParser(collect);

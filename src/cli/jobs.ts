@@ -77,14 +77,19 @@ export async function followJob(cli: CliService, start: () => Promise<Job>, o: F
       void cli.close();
     }
   });
-  o.board.set('inspect', inspectionRow(name));
+  // The inspection's row comes with its first progress: the service checks the node names and
+  // options first, and a refusal of those must not look as if the archive had been read.
+  let inspecting = false;
   let unsubscribe = () => {};
   try {
     let job: Job;
     try {
       unsubscribe = await cli.subscribe((e) => {
         if (e.type === 'local.inspect') {
-          if (id === undefined && e.payload.path === o.file) o.board.set('inspect', inspectionRow(name, e.payload.bytesRead, e.payload.size));
+          if (id !== undefined || e.payload.path !== o.file) return;
+          if (!inspecting) o.board.set('inspect', inspectionRow(name));
+          inspecting = true;
+          o.board.set('inspect', inspectionRow(name, e.payload.bytesRead, e.payload.size));
         } else if (e.type === 'jobs.changed') {
           if (id === undefined) early.push(e.payload);
           else if (e.payload.id === id) seen(e.payload);

@@ -9,19 +9,47 @@
 // or `node ls` never load it.
 import { Command, CommanderError, Option } from 'commander';
 import { HoldfastError, toErrorInfo } from '../core/errors';
-import { createCli, defaultIo, parsePort, type Cli, type Io } from './context';
+import { createCli, defaultIo, type Cli, type Io } from './context';
 import { EXIT, exitCodeFor } from './exit';
 import { endQuietlyOnClosedPipe } from './closedPipe';
 import { catchCliCrashes, startCliLog } from './logging';
 import { terminalSafe } from './format';
+import { wrapLine } from './fit';
+import { HELP_CONFIG, helpAfter } from './help';
 
 type Register = (program: Command, cli: Cli) => void;
+
+/** A port to listen on: 0 is any free one (the OS picks it; serve prints the one it got). */
+export function parseListenPort(v: string): number {
+  const n = Number(v);
+  if (!/^\d{1,5}$/.test(v) || n > 65535) {
+    throw new HoldfastError('INVALID_INPUT', `invalid port "${v}"`, { hint: 'Give a port from 1 to 65535, or 0 for any free port.' });
+  }
+  return n;
+}
 
 function registerServe(program: Command, cli: Cli): void {
   program
     .command('serve')
-    .description('serve the Holdfast UI and its API on 127.0.0.1 (token-guarded)')
-    .addOption(new Option('--port <port>', 'port (default: any free port)').argParser(parsePort))
+    .summary('serve the Holdfast UI and its API on 127.0.0.1')
+    .description('Serve the Holdfast UI and its API on 127.0.0.1, guarded by a token in the URL it prints. Runs until Ctrl-C.')
+    .addOption(new Option('--port <port>', 'port to listen on; 0: any free port (the default)').argParser(parseListenPort))
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast serve',
+          'holdfast serve --port 0',
+          '# A fixed port, for a tunnel from a laptop:',
+          '#   ssh -L 8080:127.0.0.1:8080 ops@10.20.0.5   (then open the URL there)',
+          'holdfast serve --port 8080',
+        ],
+        [
+          'Open the URL it prints (http://127.0.0.1:PORT/?token=TOKEN): the token in it is the key to the API, new at every start. With --port 0 or no --port, PORT is the one the OS gave.',
+          'Only 127.0.0.1 listens, and only requests for 127.0.0.1:PORT or localhost:PORT are answered: through an SSH tunnel, use the same port on both ends.',
+        ],
+      ),
+    )
     .action(async (o) => (await import('./serve')).serveCommand({ port: o.port, out: cli.io.out }));
 }
 
@@ -33,6 +61,7 @@ function registerServe(program: Command, cli: Cli): void {
 export const COMMAND_GROUPS: readonly { commands: readonly string[]; load: () => Promise<Register> }[] = [
   { commands: ['node'], load: async () => (await import('./commands/node')).registerNodeCommands },
   { commands: ['images', 'archives'], load: async () => (await import('./commands/inspect')).registerInspectCommands },
+  { commands: ['explain'], load: async () => (await import('./commands/explain')).registerExplainCommand },
   { commands: ['inspect'], load: async () => (await import('./commands/fleet')).registerFleetCommands },
   { commands: ['pin', 'unpin', 'rm-archive'], load: async () => (await import('./commands/pins')).registerPinCommands },
   { commands: ['disk', 'prune'], load: async () => (await import('./commands/disk')).registerDiskCommands },
@@ -60,9 +89,35 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[],
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .exitOverride()
-    .option('--verbose', 'log what Holdfast does to stderr (as HOLDFAST_LOG=debug; secrets never logged)')
+    .configureHelp(HELP_CONFIG)
+    .option('--verbose', 'log what Holdfast does to stderr (no secrets)')
+    // Notes below: on a terminal only (a pipe or file always gets them whole).
+    .option('--wide', 'print tables whole, not fitted to the terminal')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          '# Add a node, see what is at risk everywhere, make the needed images durable',
+          'holdfast node add lab1-n1 --host 127.0.0.1 --port 2201 \\',
+          '  --identity /tmp/hf-lab/id_ed25519 --known-hosts /tmp/hf-lab/known_hosts',
+          'holdfast inspect',
+          'holdfast pin lab1-n1 --needed',
+          '# Bring an air-gap archive to two nodes, pin what it brings, remove it',
+          'holdfast import lab1-n1 lab1-n2 ./nginx-1.27.tar.zst --pin --remove-archive',
+          'holdfast help pin',
+        ],
+        [
+          '--verbose and --wide work with every command (holdfast images lab1-n1 --wide). --verbose logs as HOLDFAST_LOG=debug does; secrets are never logged. --wide matters on a terminal only: a pipe or a file always gets tables and lines whole.',
+          'Exit codes: 0 done, 1 failed, 2 usage error, 3 refused by a safety check (unknown or changed host key, an archive not safe to remove).',
+        ],
+      ),
+    )
     // Before any command runs: its connections, retries and skipped errors are what --verbose shows.
-    .hook('preAction', (self) => startCliLog({ verbose: self.opts().verbose === true, err: io.err }));
+    .hook('preAction', (self) => {
+      startCliLog({ verbose: self.opts().verbose === true, err: io.err });
+      // Tables and lines fit the terminal unless --wide (src/cli/screen.ts).
+      cli.wide = self.opts().wide === true;
+    });
   const named = args ? commandNamed(args) : null;
   const one = named ? COMMAND_GROUPS.find((g) => g.commands.includes(named)) : undefined;
   for (const register of await Promise.all((one ? [one] : COMMAND_GROUPS).map((g) => g.load()))) register(program, cli);
@@ -88,8 +143,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     const info = toErrorInfo(e);
     let line = `holdfast: ${info.message}`;
     if (info.hint) line += ` — ${info.hint}`;
-    // One line, whatever the message quotes (a node's file name, its stderr): nothing a terminal acts on.
-    io.err(terminalSafe(line));
+    // One line, whatever the message quotes (a node's file name, its stderr): nothing a terminal
+    // acts on. On a terminal (not --wide) it wraps to its width; a log keeps it on one line.
+    const width = cli.wide ? null : (io.errColumns?.() ?? null);
+    io.err(width === null ? terminalSafe(line) : wrapLine(terminalSafe(line), width));
     return info.code === 'INTERNAL' && !(e instanceof HoldfastError) ? EXIT.FAILURE : exitCodeFor(info.code);
   } finally {
     // The sessions the service opened for this command (none if it called no operation).

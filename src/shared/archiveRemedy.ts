@@ -1,6 +1,6 @@
 // What fixes an archive that is not safe to remove, as data: the CLI prints the command, the app
 // names the button (src/renderer/appText.ts). Core's reason sentences quote the same command.
-import type { ArchiveRemedy, RemovalCheck } from './domain';
+import type { ArchiveInfo, ArchiveRemedy, RemovalCheck } from './domain';
 
 export type { ArchiveRemedy };
 
@@ -15,4 +15,18 @@ export const pinArchiveCommand = (node: string, archive: string): string => `hol
 export function archiveRemedy(check: Pick<RemovalCheck, 'node' | 'path' | 'images'>): ArchiveRemedy | undefined {
   if (!check.images.some((i) => i.present && !i.durable && (i.refs === undefined || i.refs.some((r) => r.pin !== 'durable')))) return undefined;
   return { kind: 'pin-archive', archive: check.path, command: pinArchiveCommand(check.node, check.path) };
+}
+
+/**
+ * Whether a file in the images dir can go, in one short clause (its `reason` is the sentence):
+ * what blocks the removal, by the first thing that does. Pure.
+ */
+export function archiveBrief(a: Pick<ArchiveInfo, 'kind' | 'error' | 'imported' | 'safeToRemove' | 'remedy'>): string {
+  if (a.safeToRemove) return 'safe to remove: removing it loses nothing';
+  if (a.kind === 'prepull') return 'a pre-pull list, not an archive: removed only with --force';
+  if (a.kind === 'ignored') return 'k3s ignores this file: removed only with --force';
+  if (a.error) return 'its index cannot be read';
+  if (!a.imported) return 'k3s has not imported all it brings: it holds the only copy';
+  if (a.remedy) return 'its images are not durably pinned yet';
+  return 'removing it would lose an image or its pin';
 }

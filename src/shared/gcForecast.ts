@@ -10,6 +10,7 @@ import { bytesToFreeAtHigh, evictionAtPercent, kubeletUsagePercent } from './gcP
 import { freedInOrder, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
 import { compareText } from './compareText';
+import { formatPercent } from './format';
 
 /** Why an image kubelet would delete is needed after all. */
 export interface NeededFlag {
@@ -63,6 +64,19 @@ export interface GcForecast {
 
 export const ORDER_NOTE =
   "kubelet deletes the images it used least recently first, by its own last-used time, which containerd does not record; Holdfast orders them by when each image's records last changed (created or updated), which approximates that order.";
+
+/** ORDER_NOTE in one short clause. */
+export const ORDER_BRIEF = "by when each image last changed, close to kubelet's least recently used first";
+
+/** Why an image kubelet would delete is needed, in one short clause (each flag's `text` is the sentence). */
+export const NEEDED_FLAG_BRIEF: Record<NeededFlag['kind'], string> = {
+  'site-need': 'the site needs it',
+  rollback: 'needed for rollback',
+  archive: 'a file in the images dir brings it back',
+  'outside-cri': 'used by a container kubelet does not see',
+  'pin-ignored': 'pinned, but kubelet may ignore the pin',
+  'lost-pin': 'its durable pin is gone',
+};
 
 const time = (s: string | null): number => (s ? Date.parse(s) || 0 : 0);
 
@@ -152,7 +166,13 @@ export function forecastGc(input: { images: StoreImage[]; index: BlobIndex; imag
     );
   }
   if (target && deletedCount === candidates.length && counted < bytesToFree) {
-    notes.push('Even deleting every image it may delete, kubelet does not reach the low threshold: the disk keeps filling until pods are evicted.');
+    // With no candidate at all "even deleting every image it may delete" reads as if some were:
+    // say what the empty list means instead.
+    notes.push(
+      candidates.length === 0
+        ? `With nothing it may delete, kubelet's GC frees no space: once the disk reaches ${formatPercent(policy.highPercent)}, it keeps filling until pods are evicted.`
+        : 'Even deleting every image it may delete, kubelet does not reach the low threshold: the disk keeps filling until pods are evicted.',
+    );
   }
   notes.push("kubelet spares images it first saw less than 2 minutes ago (image-minimum-gc-age), so a just-imported image is taken on a later run.");
   return {

@@ -330,3 +330,25 @@ export function atRiskText(list: readonly AtRiskImage[], max = 3): string {
   const shown = list.slice(0, max).map((a) => `${a.refs.find((r) => !isImageIdRecord(r) && !r.includes('@')) ?? a.refs[0]} (${NEED_VERDICT_TEXT[a.verdict]})`);
   return list.length > max ? `${shown.join(', ')} and ${list.length - max} more` : shown.join(', ');
 }
+
+/**
+ * Who needs an image, in a few words (the short clause beside `because`): "needed by CronJob
+ * default/nightly-report", "needed by Deployment default/web +2", "on the operator's list".
+ */
+export function neededByBrief(basis: NeedBasis | null, workloads: readonly Workload[]): string {
+  if (workloads.length) return `needed by ${workloadName(workloads[0]!)}${workloads.length > 1 ? ` +${workloads.length - 1}` : ''}`;
+  if (basis === 'list') return "on the operator's list";
+  if (basis === 'sandbox') return "every pod's sandbox image";
+  if (basis === 'provenance') return 'from an air-gap archive';
+  return 'needed';
+}
+
+/**
+ * A needed image at risk in one short clause, its verdict first: "missing: needed by CronJob
+ * default/nightly-report". `images` and `report` are what atRiskOf read (for why it is needed). Pure.
+ */
+export function atRiskBrief(a: AtRiskImage, images: readonly (NeedsRef & { need?: RefNeed })[] | null | undefined, report: NeedsReport | null | undefined): string {
+  const missing = a.verdict === 'missing' ? report?.missing.find((m) => m.ref === a.refs[0]) : undefined;
+  const basis = missing ? SOURCE_BASIS[missing.source] : ((images ?? []).find((i) => a.refs.includes(i.name))?.need?.basis ?? null);
+  return `${NEED_VERDICT_TEXT[a.verdict]}: ${neededByBrief(basis, a.workloads)}`;
+}

@@ -1,4 +1,5 @@
-// Image-level protection as kubelet sees it through CRI (facts sheet, "How the pin is honoured").
+// Image-level protection as kubelet sees it through CRI (docs/k3s-facts.md, "How kubelet honours
+// a pin").
 // CRI merges every reference with the same image id into one image; on containerd ≥ 1.7.10 and
 // 2.x it is pinned when ANY of its references carries io.cri-containerd.pinned=pinned; on
 // 1.7.3–1.7.9 the reference CRI loaded first decides (so every reference must carry it); before
@@ -264,4 +265,59 @@ export function refOutcome(r: ImageProtectionRef, image: Pick<ImageProtection, '
   if (!criLabelled(r) && r.pin === 'none') return 'unpinned';
   if (losesPin(image)) return 'loses-pin';
   return image.afterRestart ? 'own-pin-goes' : 'unpinned';
+}
+
+// ---------------------------------------------------------------------------------------------
+// How a list of references reads to a person, and the short clauses beside the long reasons.
+
+const PIN_STRENGTH: Record<ImageProtectionRef['pin'], number> = { none: 0, k3s: 1, durable: 2 };
+
+/** What a list of references shows for one of them (refReading). */
+export interface RefReading {
+  pin: ImageProtectionRef['pin'];
+  outcome: RefOutcome;
+  /** The row is CRI's own sha256:<id> record showing its image's pin and fate, not labels of its own. */
+  inherited: boolean;
+}
+
+/**
+ * What a list of references (the CLI's images table) shows for `r`, one of `imageRefs` (every
+ * reference of its image). A reference shows its own pin and outcome. CRI's own `sha256:<id>`
+ * record of an image that has other references carries no labels of its own (k3s never labels
+ * it) and kubelet sees only the image, so it shows the image's: the strongest pin among the other
+ * references and the image's fate — marked `inherited`, never "none" beside "pinned". A record
+ * someone labelled (holdfast pin labels it too) shows its own. Pure.
+ */
+export function refReading(r: ImageProtectionRef, imageRefs: readonly ImageProtectionRef[], image: Pick<ImageProtection, 'now' | 'afterRestart'>): RefReading {
+  const others = isImageIdRef(r) && r.pin === 'none' && !criLabelled(r) ? imageRefs.filter((s) => s !== r && !isImageIdRef(s)) : [];
+  if (others.length === 0) return { pin: r.pin, outcome: refOutcome(r, image), inherited: false };
+  const pin = others.reduce<ImageProtectionRef['pin']>((best, s) => (PIN_STRENGTH[s.pin] > PIN_STRENGTH[best] ? s.pin : best), 'none');
+  return { pin, outcome: losesPin(image) ? 'loses-pin' : image.afterRestart ? 'pinned' : 'unpinned', inherited: true };
+}
+
+/** Fields of a reference its fate's short clause reads (an ImageRef satisfies it). */
+export type FateBriefRef = Pick<ImageProtectionRef, 'pin' | 'afterRestart'> & { archive: string | null };
+
+/**
+ * A reference's fate at the next k3s start in one short clause, beside the sentence core/fate
+ * writes (`reason`): "durable pin", "k3s strips its pin; no archive brings it back". Pure.
+ */
+export function fateBrief(r: FateBriefRef): string {
+  if (r.afterRestart === 'pinned') return r.pin === 'durable' ? 'durable pin' : r.archive ? `${r.archive} pins it again` : 'stays pinned';
+  if (r.pin === 'k3s') return r.archive ? `k3s strips its pin; ${r.archive} will not pin it again` : 'k3s strips its pin; no archive brings it back';
+  return r.pin === 'durable' ? 'its pin does not last the next k3s start' : 'not pinned';
+}
+
+/**
+ * An image's protection in one short clause, beside its sentence (`reason`): why kubelet keeps
+ * it or not after the next k3s start, by the deciding reference's fate and the node's
+ * containerd rule. Pure.
+ */
+export function protectionBrief(p: Pick<ImageProtection, 'afterRestart' | 'deciding'>, refs: readonly (ImageProtectionRef & { archive: string | null })[], mode: CriPinning): string {
+  if (mode === 'none') return 'no CRI image pinning on this containerd (before 1.7.3)';
+  if (mode === 'first-loaded' && !p.afterRestart) return 'not every reference keeps its pin, which containerd 1.7.3–1.7.9 needs';
+  const deciding = refs.filter((r) => p.deciding.includes(r.name));
+  const r = deciding.find((x) => !isImageIdRef(x)) ?? deciding[0];
+  if (!r) return p.afterRestart ? 'kept' : 'not pinned';
+  return fateBrief(r);
 }

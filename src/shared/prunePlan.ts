@@ -65,6 +65,16 @@ export interface PruneResult {
 
 export const MAX_KEEP_VERSIONS = 100;
 
+/** Why prune keeps an image, in one short clause (each kept image's `text` is the sentence). */
+export const PRUNE_KEEP_BRIEF: Record<PruneKeepReason, string> = {
+  'in-use': 'in use by a container',
+  needed: 'the site needs it',
+  pinned: 'pinned: prune never unpins',
+  archive: 'a file in the images dir brings it back',
+  rollback: 'kept for rollback',
+  unresolved: 'Holdfast cannot tell which image it is',
+};
+
 function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps>): { reason: PruneKeepReason; text: string } | null {
   if (i.usedBy.length) {
     const ids = i.usedBy.map((u) => u.id);

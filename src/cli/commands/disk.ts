@@ -7,9 +7,13 @@ import type { DiskPicture } from '../../shared/diskPicture';
 import { FS_ROLE_TEXT } from '../../shared/diskPicture';
 import { evictionAtPercent, formatThreshold, kubeletUsagePercent } from '../../shared/gcPolicy';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
-import { MAX_KEEP_VERSIONS, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
+import { MAX_KEEP_VERSIONS, PRUNE_KEEP_BRIEF, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
+import { NEEDED_FLAG_BRIEF, ORDER_BRIEF } from '../../shared/gcForecast';
 import { connectsFirstNode, type Cli } from '../context';
-import { humanSize, shortDigest, table } from '../format';
+import type { ColumnFit } from '../fit';
+import { humanSize, shortDigest } from '../format';
+import { Screen, whyHint } from '../screen';
+import { FITTED_NOTE, helpAfter } from '../help';
 import { mapLimit } from '../../shared/mapLimit';
 import { imageName } from '../../shared/reference';
 
@@ -22,11 +26,20 @@ function keepVersions(v: string): number {
 const pct = (n: number | null) => (n === null ? '-' : `${n} %`);
 const STATE_TEXT = { 'in-use': 'in use', durable: 'durable pin', k3s: 'k3s pin', unprotected: 'unprotected' } as const;
 
-/** The picture as text: file systems, thresholds, the store, the forecast with its needed flags. */
-export function diskText(p: DiskPicture): string {
+/** How the disk tables give way on a narrow terminal: paths and names are elided, details hidden. */
+const FS_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 20, want: 48 }, { kind: 'text', min: 12 }, { hide: 1, extra: true }, {}, {}];
+const STORE_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 30, want: 40 }, { hide: 2, extra: true }, {}, { hide: 3 }, {}, { hide: 1, extra: true }];
+
+/**
+ * The picture as text: file systems, thresholds, the store, the forecast with its needed flags.
+ * On a terminal (`screen`), fitted to it, and each needed flag and the order note one short
+ * clause (their sentences with `why`).
+ */
+export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = false): string {
+  const brief = screen.terminal && !why;
   const out: string[] = [];
   out.push(
-    table(
+    screen.table(
       ['FILE SYSTEM OF', 'HOLDS', 'SIZE', 'FREE', 'USED'],
       p.fileSystems.map((f) => [
         Object.values(f.paths)[0] ?? '-',
@@ -35,6 +48,7 @@ export function diskText(p: DiskPicture): string {
         humanSize(f.freeBytes),
         pct(kubeletUsagePercent(f)),
       ]),
+      FS_COLUMNS,
     ),
   );
   const pol = p.policy;
@@ -45,25 +59,26 @@ export function diskText(p: DiskPicture): string {
   );
   out.push(p.imagefs ? `The image file system (snapshots) is at ${pct(kubeletUsagePercent(p.imagefs))} as kubelet counts it.` : 'The image file system could not be measured.');
   for (const n of [...pol.notes, ...p.notes]) out.push(`note: ${n}`);
-  if (!p.images || !p.summary || !p.forecast) return out.join('\n');
+  if (!p.images || !p.summary || !p.forecast) return screen.text(out.join('\n'));
   const s = p.summary;
   out.push(
     `\nImage store: ${s.images} images, ${humanSize(s.storeBytes)} of content — ${s.inUse} in use, ${s.durable} pinned durably, ${s.k3s} pinned by k3s, ${s.unprotected} unprotected (removing them would free ${humanSize(s.unprotectedBytes)}).`,
   );
   out.push(
-    table(
+    screen.table(
       ['IMAGE', 'ID', 'STATE', 'CRI SIZE', 'FREES ALONE', 'LAST CHANGED'],
       p.images.map((i) => [imageName(i.refs, i.key), shortDigest(i.imageId), STATE_TEXT[i.state], humanSize(i.criSize), humanSize(i.exclusiveBytes), i.lastChangedAt ?? '-']),
+      STORE_COLUMNS,
     ),
   );
   const f = p.forecast;
   out.push(`\nGC forecast — when the image file system reaches ${f.highPercent} %, kubelet deletes (oldest first):`);
   if (f.steps.length === 0) out.push('  nothing: every image is in use or pinned for kubelet.');
   f.steps.forEach((st, n) => {
-    const name = imageName(st.refs, st.key);
     const mark = st.deleted ? `${n + 1}.` : ' -';
+    const name = screen.ref(imageName(st.refs, st.key), mark.length + 40);
     out.push(`  ${mark} ${name}  frees ${humanSize(st.frees)}${st.deleted ? '' : '  (only at eviction)'}${st.needed.length ? '  NEEDED' : ''}`);
-    for (const nf of st.needed) out.push(`       ! ${nf.text}`);
+    for (const nf of st.needed) out.push(`       ! ${brief ? NEEDED_FLAG_BRIEF[nf.kind] : nf.text}`);
   });
   if (f.measured) {
     out.push(
@@ -74,49 +89,99 @@ export function diskText(p: DiskPicture): string {
   // Images the site needs are pinned in one go; other needed ones (rollback, archive) by name.
   const siteNeeds = f.steps.some((st) => st.deleted && st.needed.some((n) => n.kind === 'site-need'));
   if (f.neededDeleted) out.push(`  WARNING: ${f.neededDeleted} needed image${f.neededDeleted === 1 ? ' is' : 's are'} among them — pin ${f.neededDeleted === 1 ? 'it' : 'them'} (holdfast pin ${p.node} ${siteNeeds ? '--needed' : 'REF'}) before the disk fills.`);
-  out.push(`  Order: ${f.orderNote}`);
+  out.push(`  Order: ${brief ? ORDER_BRIEF : f.orderNote}`);
   for (const n of f.notes) out.push(`  note: ${n}`);
-  return out.join('\n');
+  if (brief) out.push(whyHint());
+  // Tables fit already; the prose lines around them are wrapped to the terminal.
+  return screen.text(out.join('\n'));
 }
 
-/** The plan's lines; the same `remove` lines (with "would") are what the real run prints. */
-export function planText(plan: PrunePlan): string {
-  const out: string[] = [];
-  for (const r of plan.remove) out.push(`  would remove ${imageName(r.refs, r.key)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)}): ${r.refs.join(', ')}`);
-  for (const k of plan.kept) out.push(`  keep ${imageName(k.refs, k.key)}: ${k.text}`);
-  return out.join('\n');
+/**
+ * The references an image's line lists: all of them, or on a terminal (`screen`) the other ones
+ * elided, each on a line of its own under the image.
+ */
+function refLines(refs: readonly string[], shown: string, screen: Screen): string {
+  if (!screen.terminal) return `: ${refs.join(', ')}`;
+  const others = refs.filter((r) => r !== shown);
+  return others.length ? `\n${others.map((r) => `      ${screen.ref(r, 6)}`).join('\n')}` : '';
 }
 
-export function resultText(res: PruneResult): string {
+/**
+ * The plan's lines; the same `remove` lines (with "would") are what the real run prints. On a
+ * terminal, fitted to it, and why each kept image stays in one short clause (its sentence with `why`).
+ */
+export function planText(plan: PrunePlan, screen: Screen = Screen.plain, why = false): string {
   const out: string[] = [];
-  for (const r of res.removed) out.push(`  removed ${imageName(r.refs, r.key)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)}): ${r.refs.join(', ')}`);
-  for (const r of res.refused) out.push(`  left ${imageName(r.refs, r.key)}: ${r.text}`);
-  for (const r of res.failed) out.push(`  FAILED ${imageName(r.refs, r.key)}: ${r.error}${r.deletedRefs.length ? ` (already deleted: ${r.deletedRefs.join(', ')})` : ''}`);
-  return out.join('\n');
+  for (const r of plan.remove) {
+    const name = imageName(r.refs, r.key);
+    out.push(`  would remove ${screen.ref(name, 40)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)})${refLines(r.refs, name, screen)}`);
+  }
+  for (const k of plan.kept) out.push(`  keep ${screen.ref(imageName(k.refs, k.key), 30)}: ${screen.terminal && !why ? PRUNE_KEEP_BRIEF[k.reason] : k.text}`);
+  return screen.text(out.join('\n'));
+}
+
+export function resultText(res: PruneResult, screen: Screen = Screen.plain): string {
+  const out: string[] = [];
+  for (const r of res.removed) {
+    const name = imageName(r.refs, r.key);
+    out.push(`  removed ${screen.ref(name, 40)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)})${refLines(r.refs, name, screen)}`);
+  }
+  for (const r of res.refused) out.push(`  left ${screen.ref(imageName(r.refs, r.key), 30)}: ${r.text}`);
+  for (const r of res.failed) out.push(`  FAILED ${screen.ref(imageName(r.refs, r.key), 30)}: ${r.error}${r.deletedRefs.length ? ` (already deleted: ${r.deletedRefs.join(', ')})` : ''}`);
+  return screen.text(out.join('\n'));
 }
 
 export function registerDiskCommands(program: Command, cli: Cli): void {
   program
     .command('disk')
-    .description("a node's disk: file systems, kubelet's GC thresholds, the image store by image, and what GC would delete first")
-    .argument('<node>')
+    .summary("a node's disk and what kubelet's GC deletes first")
+    .description("A node's disk: its file systems, kubelet's image GC thresholds, the image store by image, and what GC would delete first when the disk fills.")
+    .argument('<node>', 'the node to look at')
     .hook('preAction', connectsFirstNode(cli))
     .option('--json', 'machine-readable output')
+    .option('--why', 'every reason in full, not one short clause')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast disk lab1-n1',
+          'holdfast disk lab1-n1 --why',
+          '# A needed image GC would delete: pin it before the disk fills',
+          'holdfast pin lab1-n1 --needed',
+          "holdfast disk lab1-n1 --json | jq '.forecast'",
+        ],
+        [
+          FITTED_NOTE,
+          "The GC thresholds are the node's kubelet arguments (its k3s or RKE2 config.yaml, command line), else kubelet's and k3s's defaults (85 % / 80 %, eviction at 5 % free); each says where it came from.",
+        ],
+      ),
+    )
     .action(async (name: string, o) => {
       const p = await cli.call('disk.picture', { node: name });
       if (o.json) return cli.io.out(JSON.stringify(p, null, 2));
-      cli.io.out(diskText(p));
+      cli.io.out(diskText(p, cli.screen(), o.why === true));
     });
 
   program
     .command('prune')
-    .description('remove images no container uses and no pin protects, keeping the newest versions of every repository in use; never unpins')
-    .argument('[nodes...]')
+    .summary('remove unused, unprotected images (never unpins)')
+    .description(
+      'Remove the images no container uses and no pin protects, keeping the newest versions of every repository in use (for a rollback). Never unpins; never removes an image the site needs.',
+    )
+    .argument('[nodes...]', 'nodes to prune (or --all, or --group)')
     .option('--all', 'every configured node')
     .option('--group <group>', 'the nodes of one group')
-    .option('--keep-versions <n>', 'newest versions kept of every repository in use', keepVersions, DEFAULT_KEEP_VERSIONS)
+    .option('--keep-versions <n>', 'newest versions kept per repository in use', keepVersions, DEFAULT_KEEP_VERSIONS)
     .option('--dry-run', 'show exactly what would be removed, remove nothing')
     .option('--json', 'machine-readable output')
+    .option('--why', 'why each image is kept, in full')
+    .addHelpText(
+      'after',
+      helpAfter(
+        ['holdfast prune lab1-n1 --dry-run --why', 'holdfast prune lab1-n1', 'holdfast prune --group lab1 --keep-versions 3 --dry-run', 'holdfast prune --all'],
+        ['The dry run lists exactly what the real run removes. Naming the nodes (or --all, --group) is the confirmation: nothing is asked.', FITTED_NOTE],
+      ),
+    )
     .action(async (names: string[], o) => {
       if (!names.length && !o.all && !o.group) throw new HoldfastError('INVALID_INPUT', 'name the nodes to prune, or give --all or --group G');
       const { selectNodes } = await import('./fleet');
@@ -140,24 +205,27 @@ export function registerDiskCommands(program: Command, cli: Cli): void {
           return { node: d.name, ok: false, error: err };
         }
       });
+      const screen = cli.screen();
+      const why = o.why === true;
       if (o.json) cli.io.out(JSON.stringify(outcomes, null, 2));
       else {
         for (const r of outcomes) {
           if (!r.ok) continue;
-          const body = r.plan ? planText(r.plan) : resultText(r.result!);
+          const body = r.plan ? planText(r.plan, screen, why) : resultText(r.result!, screen);
           cli.io.out(`${r.node}:${body ? `\n${body}` : ' nothing to remove'}`);
         }
         // One line per node, last, so a fleet run reads at a glance.
         for (const r of outcomes) {
-          if (!r.ok) cli.io.out(`${r.node}: FAILED — ${r.error.message}`);
-          else if (r.plan) cli.io.out(`${r.node}: would remove ${r.plan.remove.length} of ${r.plan.imagesBefore} images, freeing ${humanSize(r.plan.freedBytes)} (keeping ${r.plan.kept.length}; ${r.plan.keepVersions} newest versions of every repository in use)`);
+          if (!r.ok) cli.io.out(screen.text(`${r.node}: FAILED — ${r.error.message}`));
+          else if (r.plan) cli.io.out(screen.text(`${r.node}: would remove ${r.plan.remove.length} of ${r.plan.imagesBefore} images, freeing ${humanSize(r.plan.freedBytes)} (keeping ${r.plan.kept.length}; ${r.plan.keepVersions} newest versions of every repository in use)`));
           else {
             const x = r.result!;
             const extra = [x.refused.length ? `${x.refused.length} left` : '', x.failed.length ? `${x.failed.length} FAILED` : ''].filter(Boolean).join(', ');
-            cli.io.out(`${r.node}: removed ${x.removed.length} images, ${humanSize(x.freedBytes)} freed${extra ? ` (${extra})` : ''}`);
+            cli.io.out(screen.text(`${r.node}: removed ${x.removed.length} images, ${humanSize(x.freedBytes)} freed${extra ? ` (${extra})` : ''}`));
           }
         }
       }
+      if (!o.json && screen.terminal && !why && outcomes.some((r) => r.ok && r.plan?.kept.length)) cli.io.out(whyHint());
       const bad = outcomes.filter((r) => !r.ok || (r.result && r.result.failed.length > 0));
       if (bad.length) throw new HoldfastError('INTERNAL', `prune failed on ${bad.map((b) => b.node).join(', ')}`);
     });

@@ -5,18 +5,24 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError } from '../../core/errors';
-import type { FleetReport } from '../../shared/fleet';
+import type { FleetNodeResult, FleetReport, NodeRisk } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
-import { isLowDisk, losingImagesOf } from '../../core/fleet/summary';
+import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/fleet/summary';
 import { formatBytes } from '../../shared/format';
-import { atRiskOf } from '../../shared/needs';
+import { atRiskBrief, atRiskOf } from '../../shared/needs';
 import { selectNodes as pickNodes } from '../../shared/nodeSelection';
 import type { NodeDef } from '../../shared/domain';
 import type { LiveEvent } from '../../shared/contract';
 import { plural, word } from '../../shared/wording';
+import { protectionBrief } from '../../shared/protection';
+import { imageName } from '../../shared/reference';
+import { criPinning } from '../../shared/versions';
 import type { Cli } from '../context';
 import { onCtrlC } from '../jobs';
-import { table, terminalSafe as safe } from '../format';
+import type { ColumnFit } from '../fit';
+import { terminalSafe as safe } from '../format';
+import { Screen, whyHint } from '../screen';
+import { FITTED_NOTE, helpAfter } from '../help';
 import { lostPinsText } from './inspect';
 
 // `inspect` is the service's fleet run (fleet.start with --concurrency and --timeout), followed
@@ -50,13 +56,67 @@ export async function selectNodes(cli: Cli, names: string[], o: { all?: boolean;
 
 const short = (nodes: string[], max = 4) => (nodes.length <= max ? nodes.join(', ') : `${nodes.slice(0, max).join(', ')} +${nodes.length - max}`) || '-';
 
-/** The default output: one line per node, then drift, then what needs attention. */
-export function fleetText(report: FleetReport, defs: NodeDef[]): string {
+/** How the fleet table gives way on a narrow terminal: what is at risk stays, versions and counts go first. */
+const FLEET_COLUMNS: readonly ColumnFit[] = [
+  {}, // NODE: a name to type, never shortened
+  { kind: 'text', min: 6, hide: 5, extra: true }, // GROUP
+  { kind: 'text', min: 11 }, // STATUS
+  { kind: 'text', min: 8, hide: 3, extra: true }, // DISTRO
+  { hide: 2, extra: true }, // CONTAINERD
+  { hide: 4, extra: true }, // REFS
+  { hide: 8 }, // DURABLE
+  { hide: 7 }, // K3S
+  { hide: 6 }, // NONE
+  {}, // LOSE PIN
+  {}, // AT RISK
+  { hide: 1, extra: true }, // ARCHIVES
+  {}, // DISK FREE
+];
+const DRIFT_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 30, want: 50 }, {}, { kind: 'text', min: 12 }, { kind: 'text', min: 12 }];
+
+/**
+ * Why a node needs attention, for a person at a terminal: each kind of trouble on its line, then
+ * the images behind it, each named (elided to fit) with one short clause (its whole reason with
+ * `why`). The same facts as the summary's sentences (core/fleet/summary nodeRisk), which list
+ * every name in one line.
+ */
+function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDiskRule, screen: Screen, why: boolean): string[] {
+  const out: string[] = [];
+  const head = (s: string) => out.push(`  ${r.node}: ${s}`);
+  const item = (ref: string, clause: string) => out.push(`  ${' '.repeat(r.node.length)}  - ${screen.ref(ref, r.node.length + 8)}: ${safe(clause)}`);
+  if (r.unreachable) head(`UNREACHABLE: ${safe(n?.error?.message ?? 'unknown error')}`);
+  for (const w of n ? warningsOf(n) : []) head(safe(w.message));
+  if (r.lostPins) head(`${plural(r.lostPins, 'durable pin')} Holdfast made ${word(r.lostPins, 'is')} gone (below)`);
+  const atRisk = r.atRisk ?? [];
+  if (atRisk.length) {
+    head(`${plural(atRisk.length, 'needed image')} at risk (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may not start):`);
+    for (const a of atRisk) item(a.refs[0] ?? '', `${why ? a.because : atRiskBrief(a, n?.images, n?.needs)}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}`);
+    if (atRisk.some((a) => a.pinnable)) out.push(screen.command(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`));
+  }
+  if (r.losingImages?.length) {
+    const mode = criPinning(n?.versions?.containerdVersion);
+    head(`${plural(r.losingImages.length, 'image')} ${word(r.losingImages.length, 'loses')} ${word(r.losingImages.length, 'its')} pin at the next k3s start:`);
+    for (const p of r.losingImages) {
+      const refs = (n?.images ?? []).filter((i) => p.refs.includes(i.name));
+      item(imageName(p.refs, p.imageId ?? ''), why ? p.reason : protectionBrief({ afterRestart: false, deciding: p.deciding }, refs, mode));
+    }
+  }
+  if (n && isLowDisk(n, rule) && n.disk) head(`low disk: ${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at ${safe(n.disk.path)}`);
+  return out;
+}
+
+/**
+ * The default output: one line per node, then drift, then what needs attention. On a terminal
+ * (`screen`), fitted to it, and each needed image at risk in one short clause (its whole reason
+ * with `why`).
+ */
+export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen = Screen.plain, why = false): string {
   const group = new Map(defs.map((d) => [d.name, d.group ?? '']));
   const rule = report.summary.lowDiskRule;
   const out: string[] = [];
+  let shortened = false;
   out.push(
-    table(
+    screen.table(
       ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'AT RISK', 'ARCHIVES', 'DISK FREE'],
       report.nodes.map((n) => {
         if (!n.reachable) {
@@ -85,6 +145,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
           disk,
         ];
       }),
+      FLEET_COLUMNS,
     ),
   );
   const s = report.summary;
@@ -100,45 +161,79 @@ export function fleetText(report: FleetReport, defs: NodeDef[]): string {
   if (report.drift.length) {
     out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);
     out.push(
-      table(
+      screen.table(
         ['IMAGE', 'PRESENT', 'MISSING ON', 'UNPINNED ON'],
         report.drift.map((d) => [d.name, `${d.presentOn.length}/${d.presentOn.length + d.missingOn.length}`, short(d.missingOn), short(d.unpinnedOn)]),
+        DRIFT_COLUMNS,
       ),
     );
   } else if (s.reachable > 1) out.push('\nNo drift: the reachable nodes have the same images, pinned alike.');
   if (s.atRisk.length) {
     out.push('\nNeeds attention:');
     const hints = new Map(report.nodes.map((n) => [n.node, n.error?.hint]));
+    const results = new Map(report.nodes.map((n) => [n.node, n]));
     for (const r of s.atRisk) {
-      // Reasons and hints quote the nodes' own errors: one line each, harmless.
-      for (const why of r.reasons) out.push(`  ${r.node}: ${safe(why)}`);
+      const pad = `  ${' '.repeat(r.node.length)}  `;
+      if (screen.terminal) {
+        out.push(...attentionLines(r, results.get(r.node), rule, screen, why));
+        shortened ||= !why && (Boolean(r.atRisk?.length) || r.losingPins > 0);
+      } else {
+        // Reasons and hints quote the nodes' own errors: one line each, harmless.
+        for (const why of r.reasons) out.push(`  ${r.node}: ${safe(why)}`);
+      }
       const hint = hints.get(r.node);
-      if (hint) out.push(`  ${' '.repeat(r.node.length)}  → ${safe(hint)}`);
+      if (hint) out.push(`${pad}→ ${safe(hint)}`);
+      if (screen.terminal) continue;
       // Each needed image at risk: what it is, who needs it, where a copy is.
-      for (const a of r.atRisk ?? []) out.push(`  ${' '.repeat(r.node.length)}  - ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
-      if (r.atRisk?.some((a) => a.pinnable)) out.push(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`);
+      for (const a of r.atRisk ?? []) out.push(`${pad}- ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
+      if (r.atRisk?.some((a) => a.pinnable)) out.push(`${pad}→ holdfast pin ${r.node} --needed`);
     }
   }
   const lost = report.nodes.filter((n) => n.lostPins?.length);
   if (lost.length) {
     out.push("\nPins lost behind Holdfast's back:");
-    for (const n of lost) out.push(`  ${n.node}:\n${lostPinsText(n.lostPins!, '    ')}`);
+    for (const n of lost) out.push(`  ${n.node}:\n${lostPinsText(n.lostPins!, '    ', screen, why)}`);
+    shortened ||= screen.terminal && !why;
   }
-  return out.join('\n');
+  if (shortened) out.push(whyHint('NODE'));
+  // The tables fit already; the lines around them are wrapped to the terminal.
+  return screen.text(out.join('\n'));
 }
 
 export function registerFleetCommands(program: Command, cli: Cli): void {
   program
     .command('inspect')
-    .description('inspect many nodes in parallel: pins and their fate, archives, disk, and drift across nodes')
+    .summary('many nodes at once: pins, needs, disk, drift')
+    .description(
+      'Inspect many nodes in parallel: versions, pins and their fate at the next k3s start, needed images at risk, archives, disk, and where the nodes disagree (drift).',
+    )
     .argument('[nodes...]', 'nodes to inspect (default: every node)')
     .option('--all', 'every configured node (the default)')
     .option('--group <group>', 'the nodes of one group (site)')
     .option('--json', 'the report as JSON on stdout')
-    .option('--html <file>', 'write the report as one self-contained HTML file')
-    .option('--csv <file>', 'write one CSV row per node and reference')
-    .option('--concurrency <n>', `nodes inspected at once (default ${DEFAULT_FLEET_CONCURRENCY})`, positiveInt, DEFAULT_FLEET_CONCURRENCY)
-    .option('--timeout <seconds>', `per node, connect and inventory (default ${DEFAULT_NODE_TIMEOUT_MS / 1000})`, positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000)
+    .option('--why', 'every reason in full, not one short clause')
+    .option('--html <file>', 'also write the report as one HTML file')
+    .option('--csv <file>', 'also write one CSV row per node and reference')
+    .option('--concurrency <n>', 'nodes inspected at once', positiveInt, DEFAULT_FLEET_CONCURRENCY)
+    .option('--timeout <seconds>', 'per node, to connect and list', positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000)
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast inspect',
+          'holdfast inspect lab1-n1 lab1-n2 --why',
+          'holdfast inspect --group lab1 --html lab1.html --csv lab1.csv',
+          '# Slow links: fewer nodes at once, more time each',
+          'holdfast inspect --all --concurrency 4 --timeout 60',
+          "holdfast inspect --json | jq '.summary'",
+        ],
+        [
+          'The HTML file is self-contained: mail it or open it on a machine without Holdfast.',
+          'Exits 1 when a node is unreachable; the report still covers the others and gives its error. Ctrl-C stops the run and still reports every node.',
+          FITTED_NOTE,
+        ],
+      ),
+    )
     .action(async (names: string[], o) => {
       if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
       if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
@@ -195,7 +290,7 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
       if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
       if (o.json) cli.io.out(JSON.stringify(report, null, 2));
       else {
-        cli.io.out(fleetText(report, defs));
+        cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));
         if (o.html) cli.io.out(`wrote ${o.html}`);
         if (o.csv) cli.io.out(`wrote ${o.csv}`);
       }
@@ -208,17 +303,36 @@ export function registerFleetCommands(program: Command, cli: Cli): void {
     });
 }
 
+/** How the tables of nodes to add give way: names stay whole, the key file's path is elided, the user hidden last. */
+const NODE_IMPORT_COLUMNS: readonly ColumnFit[] = [{}, { kind: 'ref', min: 15 }, { hide: 1 }, { kind: 'ref', min: 20 }, { kind: 'text', min: 8 }, { kind: 'text', min: 8 }];
+
 /** holdfast node import-ssh-config | add-bulk — many nodes at once, validated, one atomic write. */
 export function registerNodeImportCommands(node: Command, cli: Cli): void {
   node
     .command('import-ssh-config')
-    .description('add the concrete Host entries of an OpenSSH client config as nodes (not checked: run `holdfast inspect` next)')
-    .argument('[host-patterns...]', 'only aliases matching these ssh-style patterns (e.g. "edge-*")')
+    .summary('add the Host entries of an ssh config')
+    .description('Add the concrete Host entries of an OpenSSH client config as nodes (not checked: run `holdfast inspect` next).')
+    .argument('[host-patterns...]', 'only the aliases matching these ssh patterns')
     .option('--file <file>', 'the ssh config to read (default: ~/.ssh/config)')
     .option('--group <group>', 'put every imported node in this group')
-    .option('--known-hosts <file>', 'known_hosts file for every imported node (default: its UserKnownHostsFile, else ~/.ssh/known_hosts)')
+    .option('--known-hosts <file>', 'known_hosts file for every imported node')
     .option('--dry-run', 'show what would be imported, change nothing')
     .option('--json', 'machine-readable output')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast node import-ssh-config --dry-run',
+          "holdfast node import-ssh-config 'lab1-*' --group lab1",
+          'holdfast node import-ssh-config --file ./site-ssh-config --group lab2',
+          'holdfast inspect --group lab1',
+        ],
+        [
+          'Host entries that are only patterns (Host lab1-*) are not nodes: their options apply to the aliases they match, as in ssh. A ProxyJump becomes --jump when the jump host is a node too (configured, or imported in the same run); ProxyCommand and Match are not supported.',
+          'Without --known-hosts, a node uses its UserKnownHostsFile, else ~/.ssh/known_hosts.',
+        ],
+      ),
+    )
     .action(async (patterns: string[], o) => {
       const { defaultSshConfigEnv, planSshImport, readSshConfigFile } = await import('../../core/config/sshConfig');
       const env = defaultSshConfigEnv();
@@ -241,26 +355,45 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       if (o.json) return cli.io.out(JSON.stringify({ dryRun: Boolean(o.dryRun), nodes: o.dryRun ? plan.nodes : added, skipped: plan.skipped, notes: plan.notes }, null, 2));
       if (plan.nodes.length) {
         cli.io.out(
-          table(
+          cli.screen().table(
             ['NAME', 'ADDRESS', 'USER', 'IDENTITY', 'JUMP', 'GROUP'],
             plan.nodes.map((n) => [n.name, `${n.host}:${n.port ?? 22}`, n.user ?? 'root', n.identity ?? '(ssh-agent)', n.jump ?? '-', n.group ?? '-']),
+            NODE_IMPORT_COLUMNS,
           ),
         );
       }
-      for (const k of plan.skipped) cli.io.out(`skipped ${k.alias}: ${k.reason}`);
+      for (const k of plan.skipped) cli.io.out(cli.screen().text(`skipped ${k.alias}: ${k.reason}`));
       for (const n of plan.notes) cli.io.err(`note: ${n}`);
       const what = plural(plan.nodes.length, 'node');
-      if (o.dryRun) cli.io.out(`dry run: would import ${what} from ${file}; nothing changed`);
-      else if (added.length) cli.io.out(`imported ${what} from ${file} (not checked: run \`holdfast inspect${o.group ? ` --group ${o.group}` : ''}\`)`);
-      else cli.io.out(`nothing to import from ${file}`);
+      const text = (line: string) => cli.io.out(cli.screen().text(line));
+      if (o.dryRun) text(`dry run: would import ${what} from ${file}; nothing changed`);
+      else if (added.length) text(`imported ${what} from ${file} (not checked: run \`holdfast inspect${o.group ? ` --group ${o.group}` : ''}\`)`);
+      else text(`nothing to import from ${file}`);
     });
 
   node
     .command('add-bulk')
-    .description('add many nodes from a CSV file with a header row: name,host,port,user,identity,group (all or nothing; not checked)')
-    .argument('<file>')
+    .summary('add many nodes from a CSV file')
+    .description('Add many nodes from a CSV file, all or nothing: one problem in the file and none is added. Not checked: run `holdfast inspect` next.')
+    .argument('<file>', 'CSV file with a header row naming the columns')
     .option('--known-hosts <file>', 'known_hosts file for every node (default: ~/.ssh/known_hosts)')
     .option('--dry-run', 'validate and show, change nothing')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          '# nodes.csv:',
+          '#   name,host,port,user,identity,group',
+          '#   lab1-n1,10.20.0.11,22,root,/home/ops/.ssh/id_ed25519,lab1',
+          '#   lab1-n2,10.20.0.12,,ops,,lab1',
+          'holdfast node add-bulk nodes.csv --dry-run',
+          'holdfast node add-bulk nodes.csv --known-hosts ~/.ssh/known_hosts.lab1',
+        ],
+        [
+          'Columns: name,host,port,user,identity,group, in any order; only name and host are required. Empty cells take the defaults: port 22, user root, ssh-agent, no group. Lines starting with # are ignored.',
+        ],
+      ),
+    )
     .action(async (file: string, o) => {
       let text: string;
       try {
@@ -281,11 +414,12 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       }
       if (!o.dryRun) await store.addMany(nodes);
       cli.io.out(
-        table(
+        cli.screen().table(
           ['NAME', 'ADDRESS', 'USER', 'IDENTITY', 'GROUP'],
           nodes.map((n) => [n.name, `${n.host}:${n.port ?? 22}`, n.user ?? 'root', n.identity ?? '(ssh-agent)', n.group ?? '-']),
+          [NODE_IMPORT_COLUMNS[0]!, NODE_IMPORT_COLUMNS[1]!, NODE_IMPORT_COLUMNS[2]!, NODE_IMPORT_COLUMNS[3]!, NODE_IMPORT_COLUMNS[5]!],
         ),
       );
-      cli.io.out(o.dryRun ? `dry run: ${plural(nodes.length, 'node')} ${word(nodes.length, 'is')} valid; nothing changed` : `added ${plural(nodes.length, 'node')} (not checked: run \`holdfast inspect\`)`);
+      cli.io.out(cli.screen().text(o.dryRun ? `dry run: ${plural(nodes.length, 'node')} ${word(nodes.length, 'is')} valid; nothing changed` : `added ${plural(nodes.length, 'node')} (not checked: run \`holdfast inspect\`)`));
     });
 }

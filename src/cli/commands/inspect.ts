@@ -1,24 +1,57 @@
 // holdfast images | archives — what is on a node and what happens to it at the next k3s start.
 import type { Command } from 'commander';
 import type { ImageRef, LostPin } from '../../shared/domain';
-import { atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
+import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
-import { imageProtection, losingOf, protectionKey, refOutcome } from '../../shared/protection';
+import { imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
+import { archiveBrief } from '../../shared/archiveRemedy';
+import { imageName, isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
-import { humanSize, shortDigest, table, terminalSafe as safe } from '../format';
+import type { ColumnFit } from '../fit';
+import { humanSize, shortDigest, terminalSafe as safe } from '../format';
+import { Screen, whyHint } from '../screen';
+import { FITTED_NOTE, helpAfter } from '../help';
 
-/** The lost pins of one node as text: which pin, when Holdfast made it, why it is likely gone, what to do. */
-export function lostPinsText(lost: readonly LostPin[], indent = '  '): string {
+/**
+ * The lost pins of one node as text: which pin, when Holdfast made it, why it is likely gone, what
+ * to do. On a terminal (`screen`), one entry per image (its references' pins went together) with
+ * what to do, fitted to it; what the loss means and its likely causes only with `why`.
+ */
+export function lostPinsText(lost: readonly LostPin[], indent = '  ', screen: Screen = Screen.plain, why = true): string {
   const out: string[] = [];
+  if (!screen.terminal) {
+    for (const l of lost) {
+      // Names, paths and causes come from the node: each shown on its own line, harmless.
+      out.push(`${indent}${safe(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (${safe(pinnedByText(l))})`);
+      out.push(`${indent}  ${safe(l.summary)}`);
+      out.push(`${indent}  likely: ${l.causes.map((c) => safe(c)).join(`\n${indent}          `)}`);
+      out.push(`${indent}  remedy: ${safe(l.remedy.text)}${l.remedy.command ? `\n${indent}          ${safe(l.remedy.command)}` : ''}`);
+    }
+    return out.join('\n');
+  }
+  const byImage = new Map<string, LostPin[]>();
   for (const l of lost) {
-    // Names, paths and causes come from the node: each shown on its own line, harmless.
-    out.push(`${indent}${safe(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (${safe(pinnedByText(l))})`);
-    out.push(`${indent}  ${safe(l.summary)}`);
-    out.push(`${indent}  likely: ${l.causes.map((c) => safe(c)).join(`\n${indent}          `)}`);
-    out.push(`${indent}  remedy: ${safe(l.remedy.text)}${l.remedy.command ? `\n${indent}          ${safe(l.remedy.command)}` : ''}`);
+    const k = l.imageId ?? l.ref;
+    byImage.set(k, [...(byImage.get(k) ?? []), l]);
+  }
+  for (const [key, group] of byImage) {
+    // The image by the name a person knows it by; its entry's remedy names that reference too.
+    const name = imageName(group.map((l) => l.ref), key);
+    const l = group.find((x) => x.ref === name) ?? group[0]!;
+    const others = group.length > 1 ? ` (+${plural(group.length - 1, 'reference')})` : '';
+    const kind = ` — ${LOST_PIN_KIND_TEXT[l.kind]}`;
+    out.push(screen.text(`${indent}${screen.ref(l.ref, indent.length + others.length + kind.length)}${others}${kind} (${safe(pinnedByText(l))})`));
+    if (why) {
+      for (const x of group) {
+        out.push(screen.text(`${indent}  ${safe(x.summary)}`));
+        for (const c of x.causes) out.push(screen.text(`${indent}  - likely: ${safe(c)}`));
+      }
+    }
+    out.push(screen.text(`${indent}  → ${safe(l.remedy.text)}`));
+    if (l.remedy.command) out.push(screen.command(`${indent}    ${l.remedy.command}`));
   }
   return out.join('\n');
 }
@@ -28,11 +61,13 @@ const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${wor
 /**
  * What the site needs, as the images table's footer says it: where the needs come from (or why
  * there is no source), every needed image at risk with the workloads that need it, and the one
- * command that protects them (shared/needs).
+ * command that protects them (shared/needs). On a terminal each image at risk gets one short
+ * clause (its whole reason with `why`). Returns whether a short clause stood for a reason.
  */
-function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsReport): void {
+function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsReport, screen: Screen = Screen.plain, why = false): boolean {
+  const out = (s: string) => cli.io.out(screen.text(s));
   const from = needs.sources.map((s) => s.label).join(', ');
-  cli.io.out(
+  out(
     needs.basis === 'known'
       ? `Site needs from: ${safe(from)}`
       : `No source of site needs (${safe(needs.noSource ?? 'none read')}): images from air-gap archives count as needed.${from ? ` Also read: ${safe(from)}.` : ''}`,
@@ -40,33 +75,92 @@ function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsRepo
   for (const n of needs.notes) cli.io.err(`note: ${node}: ${safe(n)}`);
   const atRisk = atRiskOf(images, needs);
   if (atRisk.length === 0) {
-    cli.io.out('No needed image is at risk: every pod the site needs can start here.');
-    return;
+    out('No needed image is at risk: every pod the site needs can start here.');
+    return false;
   }
-  cli.io.out(`${atRisk.length} needed image${atRisk.length === 1 ? '' : 's'} AT RISK (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may fail to start):`);
+  out(`${atRisk.length} needed image${atRisk.length === 1 ? '' : 's'} AT RISK (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may fail to start):`);
   for (const a of atRisk) {
     const held = a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : '';
-    cli.io.out(`  ${safe(a.refs.find((r) => !r.startsWith('sha256:')) ?? a.refs[0]!)}: ${safe(a.because)}${safe(held)}`);
+    const ref = a.refs.find((r) => !r.startsWith('sha256:')) ?? a.refs[0]!;
+    if (!screen.terminal) cli.io.out(`  ${safe(ref)}: ${safe(a.because)}${safe(held)}`);
+    else out(`  - ${screen.ref(ref, 6)}: ${safe(why ? a.because : atRiskBrief(a, images, needs))}${safe(held)}`);
   }
-  if (atRisk.some((a) => a.pinnable)) cli.io.out(`Make every needed image durable with: holdfast pin ${node} --needed`);
-  else if (atRisk.some((a) => a.verdict !== 'missing')) cli.io.out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
-  if (atRisk.some((a) => a.verdict === 'missing')) cli.io.out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
+  if (atRisk.some((a) => a.pinnable)) out(`Make every needed image durable with: holdfast pin ${node} --needed`);
+  else if (atRisk.some((a) => a.verdict !== 'missing')) out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
+  if (atRisk.some((a) => a.verdict === 'missing')) out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
+  return screen.terminal && !why;
 }
+
+/** How the images table gives way on a narrow terminal: the reference stays, PLATFORMS goes first. */
+const IMAGE_COLUMNS: readonly ColumnFit[] = [
+  { kind: 'ref', min: 36, want: 56 },
+  { kind: 'text', min: 4 },
+  { kind: 'text', min: 9, want: 13 },
+  { kind: 'text', min: 11, want: 12, hide: 4 },
+  { hide: 2, extra: true },
+  { hide: 3, extra: true },
+  { kind: 'text', min: 12, hide: 1, extra: true },
+];
+
+const OUTCOME: Record<RefOutcome, string> = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' };
+
+/** Marks a row that shows its image's pin (refReading): CRI's own sha256:<id> record. */
+const INHERITED = '*';
+
+/** The line under the table that says what INHERITED means. */
+const INHERITED_NOTE = `${INHERITED} CRI's sha256:<id> record: no labels of its own, it shows its image's pin.`;
+
+/** Tags first, then digest references, then CRI's own record: how a person reads an image's references. */
+const refRank = (name: string) => (isImageIdRecord(name) ? 2 : name.includes('@') ? 1 : 0);
+
+/** How the archives table gives way: KIND goes first, then SIZE and IMPORTED, then PATH and IMAGES are elided. */
+const ARCHIVE_COLUMNS: readonly ColumnFit[] = [
+  { kind: 'ref', min: 20, want: 40 },
+  { hide: 1, extra: true },
+  { hide: 2, extra: true },
+  { kind: 'ref', min: 30, want: 48 },
+  { hide: 3, extra: true },
+  {},
+];
 
 export function registerInspectCommands(program: Command, cli: Cli): void {
   program
     .command('images')
-    .description('every image reference on a node: pin state and fate at the next k3s start')
-    .argument('<node>')
+    .summary('each image on a node and its fate at k3s start')
+    .description(
+      'Every image reference on a node: its pin, what happens to it at the next k3s start, whether the site needs it, and the needed images at risk.',
+    )
+    .argument('<node>', 'the node to list')
     .hook('preAction', connectsFirstNode(cli))
     .option('--json', 'machine-readable output')
-    .option('--lost', "only the durable pins Holdfast made that are gone (with --json: an array of lost pins)")
+    .option('--lost', 'only the durable pins Holdfast made that are gone')
+    .option('--why', 'every reason in full, not one short clause')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast images lab1-n1',
+          'holdfast images lab1-n1 --lost',
+          'holdfast images lab1-n1 --why --wide',
+          '# The references nothing pins',
+          'holdfast images lab1-n1 --json | jq -r \'.[] | select(.pin == "none") | .name\'',
+        ],
+        [
+          'PIN: durable (io.cri-containerd.pinned, which no k3s start touches), k3s (the label of k3s: its next start removes it unless it imports the image again) or none.',
+          '--json is an array of references (one whose pin is lost carries lostPin); with --lost, an array of lost pins.',
+          FITTED_NOTE,
+        ],
+      ),
+    )
     .action(async (name: string, o) => {
       // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
       const { images, lost, info, needs } = await cli.call('images.report', { node: name });
+      const screen = cli.screen();
+      const why = o.why === true;
+      const out = (s: string) => cli.io.out(screen.text(s));
       if (o.lost) {
         if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
-        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost)}` : `no durable pin Holdfast made on ${name} is lost`);
+        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', screen, why)}` : `no durable pin Holdfast made on ${name} is lost`);
       }
       if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
       // What the node runs may make every pin moot: said once, before the table.
@@ -74,63 +168,125 @@ export function registerInspectCommands(program: Command, cli: Cli): void {
       if (images.length === 0) {
         const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
         cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
-        printNeeds(cli, name, images, needs);
-        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
+        if (printNeeds(cli, name, images, needs, screen, why)) out(whyHint(name));
+        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
         return;
       }
       // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
-      const protection = imageProtection(images, criPinning(info.containerdVersion));
-      const OUTCOME = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' } as const;
+      const mode = criPinning(info.containerdVersion);
+      const byImage = refsByImage(images);
+      const protection = imageProtection(images, mode);
+      // On a terminal each image's references are together (tags, digest references, CRI's record),
+      // CRI's record showing its image's pin; a pipe gets the node's order and each record's own labels.
+      const rows = screen.terminal ? [...byImage.values()].flatMap((refs) => [...refs].sort((a, b) => refRank(a.name) - refRank(b.name))) : images;
+      let inherited = false;
+      // The footer counts pins as the PIN column reads them (a CRI record counted by its image's pin).
+      const counts = { durable: 0, k3s: 0, none: 0 };
       cli.io.out(
-        table(
+        screen.table(
           ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
-          images.map((i) => [
-            i.name,
-            i.lostPin ? `${i.pin} (PIN LOST)` : i.pin,
-            OUTCOME[refOutcome(i, protection.get(protectionKey(i))!)],
-            i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
-            shortDigest(i.imageId),
-            humanSize(i.size),
-            i.platforms.join(',') || '-',
-          ]),
+          rows.map((i) => {
+            const p = protection.get(protectionKey(i))!;
+            const shown = screen.terminal ? refReading(i, byImage.get(protectionKey(i))!, p) : { pin: i.pin, outcome: refOutcome(i, p), inherited: false };
+            inherited ||= shown.inherited;
+            counts[shown.pin]++;
+            return [
+              i.name,
+              // (fitted, PIN LOST goes on a line of its own, so the column stays narrow)
+              screen.width !== null
+                ? [`${shown.pin}${shown.inherited ? INHERITED : ''}`, ...(i.lostPin ? ['PIN LOST'] : [])]
+                : `${shown.pin}${shown.inherited ? INHERITED : ''}${i.lostPin ? ' (PIN LOST)' : ''}`,
+              OUTCOME[shown.outcome],
+              i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
+              shortDigest(i.imageId),
+              humanSize(i.size),
+              screen.terminal ? i.platforms.join(', ') || '-' : i.platforms.join(',') || '-',
+            ];
+          }),
+          IMAGE_COLUMNS,
         ),
       );
-      const counts = { durable: 0, k3s: 0, none: 0 };
-      for (const i of images) counts[i.pin]++;
+      if (inherited) out(INHERITED_NOTE);
       cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
-      printNeeds(cli, name, images, needs);
+      let short = printNeeds(cli, name, images, needs, screen, why);
       const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
       if (atRisk.length) {
-        cli.io.out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
-        for (const p of atRisk) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
-        cli.io.out(`Make them durable with: holdfast pin ${name} --all-k3s`);
+        out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
+        for (const p of atRisk) {
+          if (!screen.terminal) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
+          else {
+            const refs = byImage.get(p.key)!;
+            out(`  - ${screen.ref(imageName(p.refs, p.key), 6)}: ${safe(why ? p.reason : protectionBrief(p, refs, mode))}`);
+            short ||= !why;
+          }
+        }
+        out(`Make them durable with: holdfast pin ${name} --all-k3s`);
       }
-      if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost)}`);
+      if (lost.length) {
+        cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
+        short ||= screen.terminal && !why;
+      }
+      if (short) out(whyHint(name));
     });
 
   program
     .command('archives')
-    .description("the files in a node's images dir: what each archive brings and whether it can be removed safely")
-    .argument('<node>')
+    .summary("archives in a node's images dir: safe to remove?")
+    .description("The files in a node's images dir: what each archive brings, whether k3s imported it, and whether it can be removed safely.")
+    .argument('<node>', 'the node whose images dir to list')
     .hook('preAction', connectsFirstNode(cli))
     .option('--json', 'machine-readable output')
+    .option('--why', 'every reason in full (all that keeps each archive)')
+    .addHelpText(
+      'after',
+      helpAfter(
+        ['holdfast archives lab1-n1', 'holdfast archives lab1-n1 --why', '# Then remove one that is safe to remove', 'holdfast rm-archive lab1-n1 holdfast-sample.tar.gz'],
+        [
+          FITTED_NOTE,
+          'Without its archive, an image k3s pinned loses the pin at the next k3s start (then kubelet may delete it): an archive is safe to remove once every image it brings is complete and durably pinned (holdfast pin NODE --archive PATH).',
+        ],
+      ),
+    )
     .action(async (name: string, o) => {
       const archives = await cli.call('archives.list', { node: name });
       if (o.json) return cli.io.out(JSON.stringify(archives, null, 2));
       if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
+      const screen = cli.screen();
+      const why = o.why === true;
+      const out = (s: string) => cli.io.out(screen.text(s));
       cli.io.out(
-        table(
+        screen.table(
           ['PATH', 'KIND', 'SIZE', 'IMAGES', 'IMPORTED', 'SAFE TO REMOVE'],
           archives.map((a) => [
-            a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
+            // Fitted, "(cached by k3s)" goes on a line of its own, so eliding the path keeps it.
+            screen.width !== null && a.cachedByK3s ? [a.path, '(cached by k3s)'] : a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
             a.kind,
             humanSize(a.size),
             a.error ? `unreadable: ${a.error}` : a.images.length ? a.images : '-',
             a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '-',
             a.kind === 'archive' ? (a.safeToRemove ? 'yes' : 'no') : '-',
           ]),
+          ARCHIVE_COLUMNS,
         ),
       );
-      for (const a of archives.filter((x) => x.kind === 'archive' && !x.safeToRemove)) cli.io.out(`\n${safe(a.path)}: ${safe(a.reason)}`);
+      const blocked = archives.filter((x) => x.kind === 'archive' && !x.safeToRemove);
+      // --why: every problem of each archive (its reason names the first and counts the others).
+      const problems = why ? await Promise.all(blocked.map((a) => cli.call('archives.check', { node: name, path: a.path }).then((c) => c.problems))) : [];
+      for (const [n, a] of blocked.entries()) {
+        if (!screen.terminal && !why) {
+          cli.io.out(`\n${safe(a.path)}: ${safe(a.reason)}`);
+          continue;
+        }
+        if (!screen.terminal) {
+          cli.io.out(`\n${safe(a.path)}:\n${problems[n]!.map((x) => `  - ${safe(x)}`).join('\n')}`);
+          continue;
+        }
+        cli.io.out('');
+        const brief = archiveBrief(a);
+        out(`${screen.ref(a.path, brief.length + 2)}: ${why ? '' : brief}`.trimEnd());
+        if (why) for (const x of problems[n]!) out(`  - ${safe(x)}`);
+        else if (a.remedy) cli.io.out(screen.command(`  → ${a.remedy.command}`));
+      }
+      if (screen.terminal && !why && blocked.length) out(`\n${whyHint()}`);
     });
 }

@@ -4,28 +4,33 @@ import { AuditLog } from '../../core/audit/log';
 import { holdfastHome } from '../../core/config/home';
 import { describeChange, type Cli } from '../context';
 import { terminalSafe as safe } from '../format';
+import { helpAfter } from '../help';
 import { plural } from '../../shared/wording';
 
 export function registerLogCommand(program: Command, cli: Cli): void {
   program
     .command('log')
-    .description('the audit log of every change Holdfast made, newest first')
-    .argument('[node]')
+    .summary("the audit log of Holdfast's changes, newest first")
+    .description('The audit log of every change Holdfast made (pins, unpins, archives removed, prunes), newest first.')
+    .argument('[node]', 'only the changes made on this node')
     .option('--json', 'machine-readable output')
+    .addHelpText('after', helpAfter(['holdfast log', 'holdfast log lab1-n1', "holdfast log lab1-n1 --json | jq '.[0]'"]))
     .action(async (name: string | undefined, o) => {
       // audit.list reads the local audit log and nothing else: read here, without loading the
       // service (and the core that reaches nodes under it), which would only slow the start.
       const entries = await new AuditLog(holdfastHome()).list(name);
       if (o.json) return cli.io.out(JSON.stringify(entries, null, 2));
       if (entries.length === 0) return cli.io.out('no changes recorded yet');
+      // On a terminal, fitted to it: long lines wrapped, references elided in the middle.
+      const screen = cli.screen();
       for (const e of entries) {
         const what =
           e.action === 'rm-archive'
             ? `removed ${e.archive?.path} (sha256 ${e.archive?.sha256})${e.forced ? ' FORCED' : ''}`
             : `${e.action} ${plural(e.changes?.length ?? 0, 'reference')}${e.note ? ` — ${e.note}` : ''}`;
         // Paths, references and labels came from nodes: one line each, harmless.
-        cli.io.out(`${safe(e.time)}  ${safe(e.user)}  ${safe(e.node)}  ${safe(what)}`);
-        for (const c of e.changes ?? []) cli.io.out(`    ${safe(c.ref)}\n${describeChange(c, '      ')}`);
+        cli.io.out(screen.text(`${safe(e.time)}  ${safe(e.user)}  ${safe(e.node)}  ${safe(what)}`));
+        for (const c of e.changes ?? []) cli.io.out(screen.text(`    ${screen.ref(safe(c.ref), 4)}\n${describeChange(c, '      ')}`));
       }
     });
 }

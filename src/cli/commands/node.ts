@@ -4,7 +4,8 @@ import { HoldfastError } from '../../core/errors';
 import { describeImagesDir } from '../../core/node/distroConfig';
 import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
 import { parsePort, withSession, type Cli } from '../context';
-import { table } from '../format';
+import type { ColumnFit } from '../fit';
+import { helpAfter } from '../help';
 import { acceptNewHostKeyOption, hostKeyAcceptance } from '../hostKeys';
 import { registerNodeImportCommands } from './fleet';
 
@@ -18,27 +19,83 @@ function imagesDirLine(def: Pick<NodeDef, 'imagesDir' | 'imagesDirSource'>, info
   return `  images dir: ${def.imagesDir} (k3s's default; the node's distro and data-dir are read when Holdfast connects)`;
 }
 
+/** What --accept-new-host-key does in full (node add and node edit). */
+const HOST_KEY_NOTE =
+  '--accept-new-host-key=SHA256:FINGERPRINT records the key of a host not yet in known_hosts only if it has that fingerprint (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the node prints it); give it once per new host of a --jump chain. Bare, it shows each new fingerprint and asks (on a terminal only). A key that changed is refused whatever the flag says.';
+/** What --auth and --sudo do in full (node add and node edit). */
+const LOGIN_NOTE =
+  '--auth password or keyboard-interactive: the answers are asked on the terminal when Holdfast connects, never stored. --sudo: log in as a non-root --user and reach containerd and the images dir through `sudo -n` (passwordless sudo for them).';
+
+/** How `node ls` gives way on a narrow terminal: paths are elided, the socket (mostly k3s's default) hidden first. */
+const NODE_COLUMNS: readonly ColumnFit[] = [
+  {}, // NAME: what every command is given, never shortened
+  { kind: 'text', min: 8, hide: 3 },
+  { kind: 'ref', min: 15 },
+  { hide: 2 },
+  { kind: 'ref', min: 20, want: 40, hide: 1, extra: true },
+  { kind: 'ref', min: 20, want: 40 },
+];
+
 export function registerNodeCommands(program: Command, cli: Cli): void {
-  const node = program.command('node').description('manage the nodes Holdfast knows about');
+  const node = program
+    .command('node')
+    .description('manage the nodes Holdfast knows about')
+    .addHelpText(
+      'after',
+      helpAfter([
+        'holdfast node add lab1-n1 --host 127.0.0.1 --port 2201 \\',
+        '  --identity /tmp/hf-lab/id_ed25519 --known-hosts /tmp/hf-lab/known_hosts',
+        'holdfast node ls --group lab1',
+        'holdfast node edit lab1-n1 --group lab1',
+        'holdfast node import-ssh-config \'lab1-*\' --dry-run',
+        'holdfast node rm lab1-n3',
+        'holdfast node add --help',
+      ]),
+    );
 
   node
     .command('add')
-    .description('add a node; connects once to verify its host key and containerd (unless --no-check)')
-    .argument('<name>', 'a short name for the node')
+    .summary('add a node, checked once over SSH')
+    .description('Add a node. Holdfast connects once to verify its host key and containerd, and reads which images dir its k3s or RKE2 uses (unless --no-check).')
+    .argument('<name>', 'a short name for the node, used by every other command')
     .requiredOption('--host <host>', 'host name or IP address')
     .option('--port <port>', 'SSH port', parsePort, 22)
     .option('--user <user>', 'SSH user', 'root')
-    .option('--identity <file>', 'private key file (default: ssh-agent)')
+    .option('--identity <file>', 'private key file (default: ssh-agent, then ~/.ssh/id_*)')
     .option('--known-hosts <file>', 'known_hosts file (default: ~/.ssh/known_hosts)')
     .addOption(acceptNewHostKeyOption())
     .option('--socket <path>', 'containerd socket on the node', '/run/k3s/containerd/containerd.sock')
-    .option('--images-dir <path>', 'images dir on the node (default: <data-dir>/agent/images of its k3s or RKE2, data-dir read from /etc/rancher/<distro>/config.yaml)')
+    .option('--images-dir <path>', "images dir (default: the distro's)")
     .option('--namespace <ns>', 'containerd namespace', 'k8s.io')
-    .option('--group <group>', 'site or group the node belongs to (for `holdfast inspect --group`)')
-    .option('--sudo', 'log in as a non-root --user and reach containerd and the images dir through `sudo -n`')
-    .option('--jump <node>', 'reach the node through another configured node (which may have its own --jump)')
-    .option('--auth <method>', 'publickey (default: --identity or ssh-agent), password or keyboard-interactive (asked on the terminal, never stored)')
-    .option('--no-check', 'save without connecting (for nodes out of reach right now)')
+    .option('--group <group>', 'site or group of the node')
+    .option('--sudo', 'reach containerd as root via `sudo -n`')
+    .option('--jump <node>', 'reach it through another configured node')
+    .option('--auth <method>', 'publickey, password or keyboard-interactive')
+    .option('--no-check', 'save without connecting')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          '# A node of a lab (`npm run lab` prints these lines with its port and dir)',
+          'holdfast node add lab1-n1 --host 127.0.0.1 --port 2201 \\',
+          '  --identity /tmp/hf-lab/id_ed25519 --known-hosts /tmp/hf-lab/known_hosts',
+          '# First contact: trust the host key whose fingerprint you checked on the node',
+          'holdfast node add lab1-n2 --host 10.20.0.12 --group lab1 \\',
+          '  --accept-new-host-key=SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s',
+          '# A non-root login, through lab1-n1, asking for the password',
+          'holdfast node add lab1-n3 --host 10.20.0.13 --user ops --sudo \\',
+          '  --auth password --jump lab1-n1',
+          '# Out of reach right now: save it, check later with `holdfast inspect`',
+          'holdfast node add lab1-n4 --host 10.20.0.14 --no-check',
+        ],
+        [
+          "Without --images-dir, the images dir is <data-dir>/agent/images of the node's k3s or RKE2, its data-dir read from /etc/rancher/<distro>/config.yaml when Holdfast connects.",
+          HOST_KEY_NOTE,
+          LOGIN_NOTE,
+          '--jump names a configured node, which may have its own --jump.',
+        ],
+      ),
+    )
     .action(async (name: string, o) => {
       const input: NodeInput = {
         name,
@@ -84,6 +141,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .description('list configured nodes')
     .option('--json', 'machine-readable output')
     .option('--group <group>', 'only the nodes of this group')
+    .addHelpText('after', helpAfter(['holdfast node ls', 'holdfast node ls --group lab1', "holdfast node ls --json | jq -r '.[].name'"]))
     .action(async (o) => {
       // nodes.list reads nodes.json and nothing else: read here, without loading the service
       // (and the core that reaches nodes under it), so the command run in loops starts fast.
@@ -94,17 +152,21 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         return cli.io.out(o.group && all.length ? `no node in group "${o.group}"` : 'no nodes yet: add one with `holdfast node add NAME --host HOST`');
       }
       cli.io.out(
-        table(
+        cli.screen().table(
           ['NAME', 'GROUP', 'ADDRESS', 'USER', 'SOCKET', 'IMAGES DIR'],
           nodes.map((n) => [n.name, n.group ?? '-', `${n.host}:${n.port}`, n.user, n.socket, n.imagesDir]),
+          NODE_COLUMNS,
         ),
       );
     });
 
   node
     .command('edit')
-    .description('change a node; connects once to check when the address, user, key or socket change (unless --no-check)')
-    .argument('<name>')
+    .summary('change a node (re-checked when its access changes)')
+    .description(
+      'Change a node. When anything but its images dir or group changes, Holdfast connects once to check the node as it will be saved (unless --no-check); nothing is saved if the check fails.',
+    )
+    .argument('<name>', 'the node to change')
     .option('--host <host>', 'host name or IP address')
     .option('--port <port>', 'SSH port', parsePort)
     .option('--user <user>', 'SSH user')
@@ -113,17 +175,35 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--known-hosts <file>', 'known_hosts file')
     .addOption(acceptNewHostKeyOption())
     .option('--socket <path>', 'containerd socket on the node')
-    .option('--images-dir <path>', 'images dir on the node (then kept as given)')
-    .option('--no-images-dir', "forget a given images dir: use the one the node's distro and data-dir say (read now, unless --no-check)")
+    .option('--images-dir <path>', 'images dir on the node (kept as given)')
+    .option('--no-images-dir', "use the distro's images dir again")
     .option('--namespace <ns>', 'containerd namespace')
     .option('--group <group>', 'site or group the node belongs to')
     .option('--no-group', 'take the node out of its group')
-    .option('--sudo', 'reach containerd and the images dir through `sudo -n` (non-root --user)')
-    .option('--no-sudo', 'reach them directly (root)')
-    .option('--jump <node>', 'reach the node through another configured node')
+    .option('--sudo', 'reach containerd as root via `sudo -n`')
+    .option('--no-sudo', 'reach containerd directly (root login)')
+    .option('--jump <node>', 'reach it through another configured node')
     .option('--no-jump', 'connect directly')
     .option('--auth <method>', 'publickey, password or keyboard-interactive')
     .option('--no-check', 'save without connecting')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          '# The node moved: new address, checked before it is saved',
+          'holdfast node edit lab1-n2 --host 10.20.0.22 --port 2222',
+          '# Forget an images dir given by hand: read the one its distro uses',
+          'holdfast node edit lab1-n2 --no-images-dir',
+          '# Regroup without connecting',
+          'holdfast node edit lab1-n3 --group lab2 --no-check',
+        ],
+        [
+          "--no-images-dir reads the node's distro and data-dir now (with --no-check: at the next connection).",
+          HOST_KEY_NOTE,
+          LOGIN_NOTE,
+        ],
+      ),
+    )
     .action(async (name: string, o) => {
       const s = cli.store();
       const before = await s.get(name);
@@ -174,8 +254,9 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
 
   node
     .command('rm')
-    .description('forget a node (nothing on the node changes)')
-    .argument('<name>')
+    .description('forget a node (the node itself is not changed)')
+    .argument('<name>', 'the node to forget')
+    .addHelpText('after', helpAfter(['holdfast node rm lab1-n3']))
     .action(async (name: string) => {
       const { removed } = await cli.call('nodes.remove', { name });
       cli.io.out(`removed ${removed}`);

@@ -9,6 +9,7 @@ import { compressionName, plural } from '../../shared/wording';
 import type { Cli } from '../context';
 import { EXIT, exitCodeFor } from '../exit';
 import { humanSize, terminalSafe } from '../format';
+import { helpAfter } from '../help';
 import { cancelledError, followJob, nodePatch } from '../jobs';
 import { ProgressBoard } from '../progress';
 import { NodeRows } from '../transferRows';
@@ -50,13 +51,36 @@ function nodeError(n: JobNodeProgress): HoldfastError {
   return new HoldfastError(code, message, extra);
 }
 
+/**
+ * What a cancelled upload left: the upload's own words when it got to say them (a partial file
+ * kept, or nothing written), else only what its progress shows — a partial file only when bytes
+ * are on the node.
+ */
+function cancelledUpload(n: JobNodeProgress, file: string): string {
+  if (n.message && n.message !== 'cancelled') return n.message;
+  return n.bytesDone > 0
+    ? `the upload of ${file} to ${n.node} was cancelled at byte ${n.bytesDone}; the partial file is kept (the same command resumes it)`
+    : `the upload of ${file} to ${n.node} was cancelled before any byte of it was written there`;
+}
+
 export function registerTransferCommands(program: Command, cli: Cli): void {
   program
     .command('upload')
-    .description("send an archive into a node's images dir: verified by SHA-256 on the node, resumable, never half-visible to k3s")
-    .argument('<node>')
-    .argument('<file>')
+    .summary('send an archive to a node (verified, resumable)')
+    .description("Send an archive into a node's images dir: verified by SHA-256 on the node, resumable, never half-visible to k3s.")
+    .argument('<node>', 'the node to send it to')
+    .argument('<file>', 'the image archive on this machine')
     .option('--as <path>', 'name in the images dir (default: the file name)')
+    .addHelpText(
+      'after',
+      helpAfter(
+        ['holdfast upload lab1-n1 ./nginx-1.27.tar.zst', 'holdfast upload lab1-n1 ./site-bundle.tar.gz --as site/bundle-2025-06.tar.gz'],
+        [
+          'Cut short (Ctrl-C, a dropped link)? Run the same command again: it resumes. An archive already there with the same SHA-256 is not sent again.',
+          'k3s imports it at its next start; `holdfast import` also waits for that and makes the pins durable.',
+        ],
+      ),
+    )
     .action(async (name: string, file: string, o) => {
       const abs = path.resolve(file);
       const board = new ProgressBoard(process.stderr);
@@ -72,7 +96,7 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
         board.close();
       }
       const n = job.nodes[0]!;
-      if (n.state === 'cancelled') throw cancelledError(`the upload of ${path.basename(abs)} was cancelled; the partial file is kept (the same command resumes it)`);
+      if (n.state === 'cancelled') throw cancelledError(cancelledUpload(n, path.basename(abs)));
       if (n.state !== 'succeeded' || !n.result) throw nodeError(n);
       const r = n.result;
       cli.io.out(
@@ -84,12 +108,28 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
 
   program
     .command('import')
-    .description('the guided air-gap import: inspect, upload to every node, wait for k3s, make pins durable, remove the archive')
+    .summary('the guided air-gap import of an archive to nodes')
+    .description('The guided air-gap import: inspect the archive, upload it to every node, wait for k3s to import it, make the pins durable, remove the archive.')
     .argument('<nodes-and-file...>', 'one or more nodes, then the archive')
     .option('--pin', 'make the pins durable once k3s has imported the images')
     .option('--remove-archive', 'then remove the archive safely (needs --pin)')
     .option('--parallel <n>', 'nodes at a time', (v) => Number(v), 4)
     .option('--timeout <seconds>', 'how long to wait for k3s to import', (v) => Number(v), 120)
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast import lab1-n1 ./nginx-1.27.tar.zst',
+          'holdfast import lab1-n1 lab1-n2 ./nginx-1.27.tar.zst --pin',
+          'holdfast import lab1-n1 lab1-n2 lab1-n3 ./site-bundle.tar.gz \\',
+          '  --pin --remove-archive --parallel 2 --timeout 300',
+        ],
+        [
+          'An archive k3s would not import is refused before anything is sent. A node that fails does not stop the others; run the same command again to retry it (what is already on a node is not sent again).',
+          '--pin --remove-archive is the safe order in one go: the archive goes only once every image it brings is verified complete and durably pinned.',
+        ],
+      ),
+    )
     .action(async (args: string[], o) => {
       if (args.length < 2) throw new HoldfastError('INVALID_INPUT', 'give at least one node and the archive: holdfast import NODE... FILE');
       const file = path.resolve(args[args.length - 1]!);
@@ -122,7 +162,7 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
           for (const w of n.result.warnings ?? []) cli.io.err(`warning: ${n.node}: ${terminalSafe(w)}`);
         } else {
           failed++;
-          const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: 'cancelled', hint: undefined } : nodeError(n);
+          const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: n.message || 'cancelled', hint: undefined } : nodeError(n);
           if (exitCodeFor(info.code) === EXIT.REFUSED) refused++;
           cli.io.out(`${n.node}: FAILED — ${terminalSafe(info.message)}${info.hint ? ` (${terminalSafe(info.hint)})` : ''}`);
         }

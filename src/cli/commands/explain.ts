@@ -1,0 +1,215 @@
+// holdfast explain NODE REF — everything Holdfast knows about one reference on one node, every
+// reason in full: the long form behind the short clauses `images`, `archives`, `inspect` and
+// `prune` print on a terminal. The facts and the advice are shared/explain's.
+import type { Command } from 'commander';
+import { HoldfastError } from '../../core/errors';
+import { LABEL_CRI_PINNED, LABEL_K3S_PINNED, LABEL_RKE2_PINNED, type ImageRef } from '../../shared/domain';
+import { explainReference, type ReferenceExplanation } from '../../shared/explain';
+import { normalizeReference } from '../../shared/imageReference';
+import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
+import { workloadName, type NeedsReport } from '../../shared/needs';
+import { isImageIdRecord } from '../../shared/reference';
+import { criPinning } from '../../shared/versions';
+import { connectsFirstNode, type Cli } from '../context';
+import { wrapWords } from '../fit';
+import { humanSize, terminalSafe as safe } from '../format';
+import { helpAfter } from '../help';
+import type { Screen } from '../screen';
+
+/** The labels that say how a reference is pinned (and who pinned it durably). */
+const PIN_LABELS = [LABEL_CRI_PINNED, LABEL_K3S_PINNED, LABEL_RKE2_PINNED, 'io.holdfast.pinned-at', 'io.holdfast.pinned-by'];
+
+/**
+ * The one name on the node `query` stands for: the name itself; a name shortened with `…` (as a
+ * fitted table shows it: its pieces in order); an image id or its first digits (as IMAGE ID shows
+ * it: the image's tag, else CRI's record); a Docker-style short name (nginx:1.27). A needed
+ * image the node lacks counts by its name too.
+ */
+export function resolveReference(query: string, images: readonly Pick<ImageRef, 'name' | 'imageId'>[], needs: Pick<NeedsReport, 'missing'>, node: string): string {
+  const names = [...images.map((i) => i.name), ...needs.missing.map((m) => m.ref)];
+  if (names.includes(query)) return query;
+  const one = (found: string[], how: string): string | null => {
+    const unique = [...new Set(found)];
+    if (unique.length === 1) return unique[0]!;
+    if (unique.length > 1) {
+      throw new HoldfastError('INVALID_INPUT', `"${query}" ${how} ${unique.length} references on ${node}: ${unique.slice(0, 5).join(', ')}${unique.length > 5 ? ', …' : ''}`, {
+        hint: 'Give more of the name (holdfast images --wide lists them whole).',
+      });
+    }
+    return null;
+  };
+  // (… as an escape: the CLI bundle must stay ASCII, and esbuild leaves regular expressions as written.)
+  const pieces = query.split(/\u2026|\.\.\./);
+  if (pieces.length > 1) {
+    const found = names.filter((n) => {
+      if (!n.startsWith(pieces[0]!) || !n.endsWith(pieces[pieces.length - 1]!)) return false;
+      let at = pieces[0]!.length;
+      for (const p of pieces.slice(1, -1)) {
+        const i = n.indexOf(p, at);
+        if (i < 0) return false;
+        at = i + p.length;
+      }
+      return at <= n.length - pieces[pieces.length - 1]!.length;
+    });
+    const hit = one(found, 'matches');
+    if (hit) return hit;
+  }
+  const hex = /^(?:sha256:)?([0-9a-f]{6,64})$/.exec(query)?.[1];
+  if (hex) {
+    const ids = new Set(images.filter((i) => i.imageId?.startsWith(`sha256:${hex}`)).map((i) => i.imageId!));
+    // One image: its tag stands for it (else its first reference).
+    const found = [...ids].map((id) => {
+      const refs = images.filter((i) => i.imageId === id).map((i) => i.name);
+      return refs.find((r) => !isImageIdRecord(r) && !r.includes('@')) ?? refs.find((r) => !isImageIdRecord(r)) ?? refs[0]!;
+    });
+    const hit = one(found, 'is the id of');
+    if (hit) return hit;
+  }
+  try {
+    const full = normalizeReference(query);
+    if (names.includes(full)) return full;
+  } catch {
+    // not a reference at all: said below
+  }
+  throw new HoldfastError('NOT_FOUND', `no reference "${query}" on ${node}, and the site needs none by that name`, {
+    hint: `holdfast images ${node} lists every reference (a name, a name shortened with …, or an IMAGE ID works).`,
+  });
+}
+
+/** Where the values start, after the labels. */
+const COL = 15;
+
+/** Label, then value lines under one column; on a terminal each value wrapped under it. */
+class Fields {
+  private readonly lines: string[] = [];
+
+  constructor(private readonly screen: Screen) {}
+
+  /** A field; `values` after the first go under it (each its own line). */
+  add(label: string, ...values: string[]): this {
+    values.forEach((v, n) => this.push(n === 0 ? label : '', v));
+    return this;
+  }
+
+  /** A command to copy: whole, never wrapped. */
+  command(line: string, indent = 0): this {
+    this.lines.push(this.screen.command(`${' '.repeat(COL + indent)}${line}`));
+    return this;
+  }
+
+  blank(): this {
+    this.lines.push('');
+    return this;
+  }
+
+  line(s: string): this {
+    this.lines.push(this.screen.text(s));
+    return this;
+  }
+
+  text(): string {
+    return this.lines.join('\n');
+  }
+
+  private push(label: string, value: string): void {
+    const lead = ' '.repeat(value.length - value.trimStart().length);
+    const body = safe(value.trimStart());
+    const width = this.screen.width;
+    const pad = label.padEnd(COL - 1) + ' ';
+    const rows = width === null ? [body] : wrapWords(body, Math.max(20, width - COL - lead.length));
+    rows.forEach((r, n) => this.lines.push(`${n === 0 ? pad : ' '.repeat(COL)}${lead}${r}`.trimEnd()));
+  }
+}
+
+const yes = (b: boolean, y: string, n: string) => (b ? y : n);
+
+/** The explanation as people read it: every fact on its line, every reason whole. */
+export function explainText(e: ReferenceExplanation, screen: Screen): string {
+  const f = new Fields(screen);
+  f.line(`${e.ref} on ${e.node}`).blank();
+  const img = e.image;
+  if (!img) {
+    f.add('On the node', 'no: the node does not have it');
+  } else {
+    const self = img.refs[0]!;
+    f.add('Image', img.imageId ? screen.ref(img.imageId, COL) : `unknown id (target ${screen.ref(img.key, COL + 20)})`, `${humanSize(img.size)}, ${img.platforms.join(', ') || 'no platform known'}`);
+    if (isImageIdRecord(e.ref)) f.add('', "This is CRI's own record of the image (sha256:<id>): k3s never labels it, and kubelet sees only the image.");
+    const labels = PIN_LABELS.filter((k) => img.labels[k] !== undefined).map((k) => `${k}=${img.labels[k]}`);
+    f.add(
+      'Pin now',
+      img.shown.inherited ? `${img.shown.pin} (its image's: this record carries no pin label of its own)` : img.shown.pin,
+      labels.length ? `labels: ${labels.join(', ')}` : 'no pin labels',
+      yes(img.protection.now, 'kubelet sees the image as pinned now', 'kubelet does not see the image as pinned now: its GC may delete it when no container uses it'),
+    );
+    f.blank().add(
+      'After restart',
+      `the image: ${img.protection.losesPin ? 'LOSES ITS PIN' : yes(img.protection.afterRestart, 'stays pinned', 'not pinned')} — ${img.protection.reason}`,
+      `this reference: ${self.afterRestart} — ${self.reason}`,
+    );
+    if (img.refs.length > 1) {
+      // Names on a terminal elided to fit (--wide: whole); each with its pin and its fate in a clause.
+      const name = (r: string) => screen.ref(r, COL + 20);
+      f.blank().add(
+        'References',
+        ...img.refs
+          .slice(1)
+          .map((r) => (r.inherited ? `${name(r.name)}: ${r.pin} — CRI's own record: it shares its image's pin and fate` : `${name(r.name)}: ${r.pin}, ${r.afterRestart} after the next k3s start — ${r.brief}`)),
+      );
+    }
+  }
+  f.blank().add('Site need', `${e.need.atRisk ? e.need.text.toUpperCase() : e.need.text} — ${e.need.because}`);
+  if (e.need.workloads.length) f.add('', 'needed by:', ...e.need.workloads.map((w) => `  ${workloadName(w)}${w.why ? ` (${w.why})` : ''}`));
+  f.add('', e.needsFrom.noSource !== undefined ? `no source of site needs (${e.needsFrom.noSource}): an image from an air-gap archive counts as needed` : `needs read from: ${e.needsFrom.sources.join(', ') || 'nothing'}`);
+  if (e.heldBy.length) f.add('', `copies: ${e.heldBy.join(', ')}`);
+  f.blank();
+  if (e.archives.length === 0) f.add('Archives', e.present ? 'no file in the images dir brings it: nothing brings it back once it is gone' : 'no file in the images dir holds it');
+  for (const [n, a] of e.archives.entries()) {
+    f.add(n === 0 ? 'Archives' : '', `${screen.ref(a.path, COL + 20)}: ${a.safeToRemove ? 'safe to remove' : 'not safe to remove'} — ${a.reason}`);
+  }
+  if (e.lostPins.length) {
+    f.blank();
+    for (const [n, l] of e.lostPins.entries()) f.add(n === 0 ? 'Lost pins' : '', `${l.ref}: ${LOST_PIN_KIND_TEXT[l.kind]} (${pinnedByText(l)})`, `  ${l.summary}`, ...l.causes.map((c) => `  likely: ${c}`));
+  }
+  f.blank();
+  for (const [n, a] of e.advice.entries()) {
+    f.add(n === 0 ? 'What to do' : '', `${e.advice.length > 1 ? `${n + 1}. ` : ''}${a.text}`);
+    if (a.command) f.command(a.command, e.advice.length > 1 ? 3 : 0);
+  }
+  return f.text();
+}
+
+export function registerExplainCommand(program: Command, cli: Cli): void {
+  program
+    .command('explain')
+    .summary('one reference on a node, every reason in full')
+    .description(
+      'Everything Holdfast knows about one image reference on a node, every reason in full: its pin and its image\'s, its fate at the next k3s start, what the site needs of it and who does, the archives that bring it, and what to do.',
+    )
+    .argument('<node>', 'the node that has the reference (or needs it)')
+    .argument('<ref>', 'the reference, a short name or an image id')
+    .hook('preAction', connectsFirstNode(cli))
+    .option('--json', 'machine-readable output')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast explain lab1-n1 docker.io/library/nginx:1.27',
+          'holdfast explain lab1-n1 nginx:1.27',
+          '# As a fitted table shows it: shortened, or by its IMAGE ID',
+          "holdfast explain lab1-n1 'docker.io/library/holdfast-sa...:1.0'",
+          'holdfast explain lab1-n1 3f2a9c1d8e7b',
+          "holdfast explain lab1-n1 nginx:1.27 --json | jq '.advice'",
+        ],
+        [
+          'REF is a reference as `holdfast images NODE` lists it; a Docker-style short name (nginx:1.27 is docker.io/library/nginx:1.27); a name shortened with ... (or the ellipsis a fitted table shows), its pieces in order; or an image id or its first digits. A needed image the node lacks counts by its name too.',
+        ],
+      ),
+    )
+    .action(async (name: string, query: string, o) => {
+      const [{ images, lost, info, needs }, archives] = await Promise.all([cli.call('images.report', { node: name }), cli.call('archives.list', { node: name })]);
+      const ref = resolveReference(query, images, needs, name);
+      const e = explainReference({ node: name, ref, images, needs, lost, archives, mode: criPinning(info.containerdVersion) })!;
+      if (o.json) return cli.io.out(JSON.stringify(e, null, 2));
+      cli.io.out(explainText(e, cli.screen()));
+    });
+}
