@@ -208,6 +208,19 @@ describe('--wide and a pipe', () => {
   });
 });
 
+describe('disk agrees with images', () => {
+  it("a k3s pin the next start strips reads as lost at restart, as images says LOSES PIN", async () => {
+    const images = JSON.parse(await piped(['images', 'w1', '--json'])) as ImageRef[];
+    expect(images.find((r) => r.name === SEED_SAMPLE_IMAGE)).toMatchObject({ pin: 'k3s', afterRestart: 'unpinned' });
+    const out = await piped(['disk', 'w1']);
+    const row = out.split('\n').find((l) => l.startsWith(SEED_SAMPLE_IMAGE));
+    expect(row).toMatch(/ {2}k3s pin, lost at restart {2}/);
+    expect(out).toMatch(/pinned by k3s \(1 loses the pin at the next k3s start\)/);
+    // one percentage format: no "70.0 %" beside "85 %"
+    expect(out).not.toMatch(/\d\.0 %/);
+  });
+});
+
 describe('reasons', () => {
   it('one short clause on a terminal; --why prints each whole', async () => {
     const refs = JSON.parse(await piped(['images', 'w1', '--json'])) as ImageRef[];

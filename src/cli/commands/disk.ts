@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
 import type { DiskPicture } from '../../shared/diskPicture';
 import { FS_ROLE_TEXT } from '../../shared/diskPicture';
+import type { StoreImage } from '../../shared/imageStore';
 import { evictionAtPercent, formatThreshold, kubeletUsagePercent } from '../../shared/gcPolicy';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, PRUNE_KEEP_BRIEF, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
@@ -12,6 +13,7 @@ import { NEEDED_FLAG_BRIEF, ORDER_BRIEF } from '../../shared/gcForecast';
 import { connectsFirstNode, type Cli } from '../context';
 import type { ColumnFit } from '../fit';
 import { humanSize, shortDigest } from '../format';
+import { formatPercent } from '../../shared/format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { mapLimit } from '../../shared/mapLimit';
@@ -23,8 +25,15 @@ function keepVersions(v: string): number {
   return n;
 }
 
-const pct = (n: number | null) => (n === null ? '-' : `${n} %`);
+// One percentage format everywhere (shared/format), as the app's Disk tab shows them.
+const pct = (n: number | null) => formatPercent(n, '-');
 const STATE_TEXT = { 'in-use': 'in use', durable: 'durable pin', k3s: 'k3s pin', unprotected: 'unprotected' } as const;
+/**
+ * An image's state, and for a pin the next k3s start strips (the Images tab's verdict,
+ * shared/protection, carried as pinnedAfterRestart) that it is lost then.
+ */
+const stateText = (i: StoreImage): string =>
+  i.state !== 'in-use' && i.pinnedForKubelet && !i.pinnedAfterRestart ? `${STATE_TEXT[i.state]}, lost at restart` : STATE_TEXT[i.state];
 
 /** How the disk tables give way on a narrow terminal: paths and names are elided, details hidden. */
 const FS_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 20, want: 48 }, { kind: 'text', min: 12 }, { hide: 1, extra: true }, {}, {}];
@@ -61,19 +70,21 @@ export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = fa
   for (const n of [...pol.notes, ...p.notes]) out.push(`note: ${n}`);
   if (!p.images || !p.summary || !p.forecast) return screen.text(out.join('\n'));
   const s = p.summary;
+  const losing = p.images.filter((i) => i.state !== 'in-use' && i.pinnedForKubelet && !i.pinnedAfterRestart).length;
   out.push(
-    `\nImage store: ${s.images} images, ${humanSize(s.storeBytes)} of content — ${s.inUse} in use, ${s.durable} pinned durably, ${s.k3s} pinned by k3s, ${s.unprotected} unprotected (removing them would free ${humanSize(s.unprotectedBytes)}).`,
+    `\nImage store: ${s.images} images, ${humanSize(s.storeBytes)} of content — ${s.inUse} in use, ${s.durable} pinned durably, ${s.k3s} pinned by k3s` +
+      `${losing ? ` (${losing} lose${losing === 1 ? 's' : ''} the pin at the next k3s start)` : ''}, ${s.unprotected} unprotected (removing them would free ${humanSize(s.unprotectedBytes)}).`,
   );
   out.push(
     screen.table(
       ['IMAGE', 'ID', 'STATE', 'CRI SIZE', 'FREES ALONE', 'LAST CHANGED'],
-      p.images.map((i) => [imageName(i.refs, i.key), shortDigest(i.imageId), STATE_TEXT[i.state], humanSize(i.criSize), humanSize(i.exclusiveBytes), i.lastChangedAt ?? '-']),
+      p.images.map((i) => [imageName(i.refs, i.key), shortDigest(i.imageId), stateText(i), humanSize(i.criSize), humanSize(i.exclusiveBytes), i.lastChangedAt ?? '-']),
       STORE_COLUMNS,
     ),
   );
   const f = p.forecast;
   out.push(`\nGC forecast — when the image file system reaches ${f.highPercent} %, kubelet deletes (oldest first):`);
-  if (f.steps.length === 0) out.push('  nothing: every image is in use or pinned for kubelet.');
+  if (f.steps.length === 0) out.push(`  nothing: every image is in use or pinned for kubelet${losing ? ` (${losing} only until the next k3s start)` : ''}.`);
   f.steps.forEach((st, n) => {
     const mark = st.deleted ? `${n + 1}.` : ' -';
     const name = screen.ref(imageName(st.refs, st.key), mark.length + 40);
