@@ -146,3 +146,20 @@ test('import wizard: the three reachable nodes are ticked, the one whose connect
   await expect(wizard.getByRole('button', { name: 'Import 1 archive to 3 nodes' })).toBeEnabled();
   await shot(page, 'lab-wizard-nodes.png');
 });
+
+test("image details: CRI's sha256:<id> record reads as its image — its image's pin, the same fate", async ({ holdfast }) => {
+  test.setTimeout(90_000);
+  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
+  await page.getByTestId('node-item-n3').click();
+  const row = page.getByTestId('image-row').filter({ hasText: 'holdfast-sample' });
+  await row.getByRole('button', { name: /Details of/ }).click();
+  const details = page.getByTestId('image-details');
+  const record = details.locator('tr').filter({ hasText: /^sha256:/ });
+  await expect(record).toHaveCount(1);
+  // Before: "Not pinned" beside "Pinned at start" (a fate it cannot gain: it has no labels at all).
+  await expect(record.getByTestId('pin-badge')).toHaveText('k3s pin');
+  await expect(record.getByTestId('pin-inherited')).toHaveText("(its image's)");
+  const tag = details.locator('tr').filter({ hasText: SEED_SAMPLE_IMAGE.replace('docker.io/library/', '') }).first();
+  await expect(record.getByTestId('fate')).toHaveText(await tag.getByTestId('fate').innerText());
+  await shot(page, 'lab-sha256-record.png');
+});

@@ -20,7 +20,7 @@ import { refKind, strongestPin } from '../shared/drift';
 import { formatBytes, formatDuration, shortDigest as shortHex } from '../shared/format';
 import { pinState } from '../shared/pinState';
 import { LOST_PIN_KIND_TEXT } from '../shared/lostPins';
-import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refsByImage, type ImageProtection, type ProtectionChange } from '../shared/protection';
+import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refReading, refsByImage, type ImageProtection, type ProtectionChange } from '../shared/protection';
 import { criPinning, type CriPinning } from '../shared/versions';
 import { compareText, sortByText } from '../shared/compareText';
 import { isImageIdRecord, repositoryOf } from '../shared/reference';
@@ -31,6 +31,12 @@ export interface RefView {
   /** tag, name@sha256 digest reference, or CRI's own sha256:<image id> record. */
   kind: 'tag' | 'digest' | 'id';
   pin: PinState;
+  /**
+   * The pin as the details show it (shared/protection refReading): CRI's unlabelled sha256:<id>
+   * record reads as its image's pin (`inherited`), never "not pinned" beside a kept fate.
+   */
+  shownPin: PinState;
+  inherited: boolean;
   digest: string;
   afterRestart: Fate;
   /** The reference's own fate read against its image's (shared/protection refOutcome). */
@@ -56,6 +62,9 @@ function refFate(r: ImageRef, image: ImageProtection): RefFateKind {
   const pinnedNow = r.labels[LABEL_CRI_PINNED] === PINNED || r.pin !== 'none';
   return o === 'pinned' ? (pinnedNow ? 'kept' : 'gain') : 'none';
 }
+
+/** CRI's record read as its image (refReading): its image's pin now, so never "gains a pin". */
+const INHERITED_FATE: Record<ReturnType<typeof refOutcome>, RefFateKind> = { 'loses-pin': 'lose', 'own-pin-goes': 'drops', pinned: 'kept', unpinned: 'none' };
 
 /** The CRI rule of a node from what it reports (unknown until connected: read as ≥ 1.7.10). */
 export const criModeOf = (info: { containerdVersion?: string | null } | null | undefined): CriPinning => criPinning(info?.containerdVersion);
@@ -119,7 +128,19 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
     let need: RefNeed | null = null;
     for (const i of list) {
       if (need === null && i.need) need = i.need;
-      refs.push({ name: i.name, kind: refKind(i.name), pin: i.pin, digest: i.digest, afterRestart: i.afterRestart, fate: refFate(i, p), reason: i.reason, archive: i.archive });
+      const shown = isImageIdRef(i) ? refReading(i, list, p) : null;
+      refs.push({
+        name: i.name,
+        kind: refKind(i.name),
+        pin: i.pin,
+        shownPin: shown?.pin ?? i.pin,
+        inherited: shown?.inherited ?? false,
+        digest: i.digest,
+        afterRestart: i.afterRestart,
+        fate: shown?.inherited ? INHERITED_FATE[shown.outcome] : refFate(i, p),
+        reason: i.reason,
+        archive: i.archive,
+      });
       if (isImageIdRef(i)) idRecords++;
       else pinBits |= PIN_BIT[i.pin];
       if (i.size > size) size = i.size;

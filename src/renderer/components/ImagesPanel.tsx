@@ -107,7 +107,13 @@ function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
                 <code title={r.name}>{displayRef(r.name)}</code>
               </td>
               <td>
-                <PinBadge pin={r.pin} />
+                <PinBadge pin={r.shownPin} />
+                {r.inherited ? (
+                  <span className="muted pin-inherited" data-testid="pin-inherited" title="CRI's own sha256:<id> record has no labels of its own: it shows its image's pin and shares its fate.">
+                    {' '}
+                    (its image's)
+                  </span>
+                ) : null}
               </td>
               <td>
                 <FateBadge fate={r.fate} reason={r.reason} />
