@@ -8,6 +8,7 @@
 //   holdfast.mjs  what bin/holdfast.mjs imports: runs holdfast.cjs through that cache.
 //   inputs.json   the sources it was built from, for bin/entry.mjs's freshness check.
 // ssh2's native addons stay in node_modules (see nativeAddons).
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { assertAscii, buildInto, cjsOptions, common, nativeAddons, root, ssh2ClientOnly } from './cli-bundle.mjs';
@@ -15,6 +16,8 @@ import { assertAscii, buildInto, cjsOptions, common, nativeAddons, root, ssh2Cli
 export const outdir = path.join(root, 'out', 'cli');
 
 export async function buildCli(dir = outdir) {
+  // The code caches of the previous bundle (bundleEntry.ts) are no use to this one.
+  rmSync(path.join(dir, '..', 'cli-cache'), { recursive: true, force: true });
   return buildInto(dir, async (scratch) => {
     const cli = await esbuild.build({
       ...cjsOptions,

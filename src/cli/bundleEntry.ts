@@ -10,6 +10,7 @@ type Cli = { main: (argv: string[]) => Promise<number> };
 export async function main(argv: string[]): Promise<number> {
   const dir = path.dirname(fileURLToPath(import.meta.url));
   const filename = path.join(dir, 'holdfast.cjs');
+  const st = statSync(filename);
   const run = runWithCodeCache<Cli>({
     // latin1: the build checks the bundle is ASCII (assertAscii), for which it reads the same as
     // UTF-8 in about half the time.
@@ -19,9 +20,12 @@ export async function main(argv: string[]): Promise<number> {
     // cache is only good for the Node that wrote it. An install nobody can write to has none.
     cacheDir: path.join(dir, '..', 'cli-cache'),
     // Per Node version: V8 would reject another's, and two Nodes sharing a checkout would take turns.
-    prefix: `${process.version}-${process.arch}`,
+    // And per bundle (its size and mtime): V8 checks a cache against the source's length only, so
+    // a rebuilt bundle of the same length would run the old bytecode (seen: a message whose one
+    // changed letter did not show). The build clears the old caches.
+    prefix: `${process.version}-${process.arch}-${st.size}-${Math.trunc(st.mtimeMs)}`,
     key: cacheKey(argv.slice(2)),
-    owner: statSync(filename).uid,
+    owner: st.uid,
   });
   const code = await run.exports.main(argv);
   run.save();

@@ -133,12 +133,14 @@ describe('import checks what it was given before it reads the archive', () => {
     const unknown = await cli(['import', 'fh2', 'nosuch', bad], 1);
     expect(unknown.stderr).toContain('holdfast: no node named "nosuch"');
     const parallel = await cli(['import', 'fh2', bad, '--parallel', '0'], 2);
-    expect(parallel.stderr).toContain('holdfast: Invalid input: parallel:');
+    expect(parallel.stderr).toContain("error: option '--parallel <n>' argument '0' is invalid. It wants a whole number ≥ 1.");
+    const timeout = await cli(['import', 'fh2', bad, '--timeout', 'abc'], 2);
+    expect(timeout.stderr).toContain("error: option '--timeout <seconds>' argument 'abc' is invalid. It wants a number of seconds > 0.");
     const rule = await cli(['import', 'fh2', bad, '--remove-archive'], 2);
     expect(rule.stderr).toContain('holdfast: removing the archive needs its pins made durable first');
     const missing = await cli(['import', 'fh2', path.join(work, 'missing.tar')], 1);
     expect(missing.stderr).toContain(`holdfast: no such file: ${path.join(work, 'missing.tar')}`);
-    for (const r of [unknown, parallel, rule, missing]) expect(r.stderr).not.toMatch(/inspecting|was refused/);
+    for (const r of [unknown, parallel, timeout, rule, missing]) expect(r.stderr).not.toMatch(/inspecting|was refused/);
 
     // Unreadable to the user running Holdfast: refused before a byte of it is read.
     const userHome = path.join(work, 'user-home');

@@ -18,6 +18,7 @@ import { protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import type { Cli } from '../context';
+import { positiveInt, positiveSeconds } from '../options';
 import { onCtrlC } from '../jobs';
 import type { ColumnFit } from '../fit';
 import { terminalSafe as safe } from '../format';
@@ -32,18 +33,6 @@ import { lostPinsText } from './inspect';
 //
 // The reports and the ssh config and CSV readers load when a command runs, not when the CLI starts.
 const reports = () => Promise.all([import('../../core/fleet/html'), import('../../core/fleet/csv')]);
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new HoldfastError('INVALID_INPUT', `"${v}" is not a whole number ≥ 1`);
-  return n;
-}
-
-function positiveSeconds(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new HoldfastError('INVALID_INPUT', `"${v}" is not a number of seconds > 0`);
-  return n;
-}
 
 /** The nodes a command names: NODE..., --group G, or (--all / nothing) every node. */
 export async function selectNodes(cli: Cli, names: string[], o: { all?: boolean; group?: string }): Promise<NodeDef[]> {

@@ -7,6 +7,7 @@ import { HoldfastError } from '../../core/errors';
 import type { Job, JobNodeProgress } from '../../shared/domain';
 import { compressionName, plural } from '../../shared/wording';
 import type { Cli } from '../context';
+import { positiveInt, positiveSeconds } from '../options';
 import { EXIT, exitCodeFor } from '../exit';
 import { humanSize, terminalSafe } from '../format';
 import { helpAfter } from '../help';
@@ -113,8 +114,8 @@ export function registerTransferCommands(program: Command, cli: Cli): void {
     .argument('<nodes-and-file...>', 'one or more nodes, then the archive')
     .option('--pin', 'make the pins durable once k3s has imported the images')
     .option('--remove-archive', 'then remove the archive safely (needs --pin)')
-    .option('--parallel <n>', 'nodes at a time', (v) => Number(v), 4)
-    .option('--timeout <seconds>', 'how long to wait for k3s to import', (v) => Number(v), 120)
+    .option('--parallel <n>', 'nodes at a time', positiveInt, 4)
+    .option('--timeout <seconds>', 'how long to wait for k3s to import', positiveSeconds, 120)
     .addHelpText(
       'after',
       helpAfter(
