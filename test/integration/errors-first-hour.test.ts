@@ -103,12 +103,13 @@ describe('an images dir the SSH user may not write', () => {
   });
 });
 
-describe('rm-archive with the absolute path', () => {
+describe('rm-archive and pin --archive with the absolute path', () => {
   it('inside the images dir means the same file as its relative name; outside, the error names the images dir', async () => {
     const fh2 = lab.node('fh2');
     await writeImageArchive(path.join(fh2.hostImagesDir, 'rm-me.tar'), { format: 'oci', images: [{ name: 'docker.io/library/rm-me:1.0' }] });
     await emulateK3sStart(fh2);
-    await cli(['pin', 'fh2', '--archive', 'rm-me.tar']);
+    // pin --archive takes the full path on the node too
+    await cli(['pin', 'fh2', '--archive', `${IMAGES_DIR}/rm-me.tar`]);
     expect(await labelsOf(fh2, 'docker.io/library/rm-me:1.0')).toMatchObject({ 'io.cri-containerd.pinned': 'pinned' });
 
     const dry = await cli(['rm-archive', 'fh2', `${IMAGES_DIR}/rm-me.tar`, '--dry-run']);
@@ -122,6 +123,8 @@ describe('rm-archive with the absolute path', () => {
       expect(r.stderr).toContain(`holdfast: ${outside} is not in the images dir of fh2 (${IMAGES_DIR}) — Give a path inside ${IMAGES_DIR}, absolute or relative to it`);
       expect(r.stderr).not.toContain('Invalid input');
     }
+    const pinOutside = await cli(['pin', 'fh2', '--archive', '/tmp/rm-me.tar'], 2);
+    expect(pinOutside.stderr).toContain(`holdfast: /tmp/rm-me.tar is not in the images dir of fh2 (${IMAGES_DIR})`);
   });
 });
 

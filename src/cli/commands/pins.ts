@@ -54,7 +54,7 @@ export function registerPinCommands(program: Command, cli: Cli): void {
         ],
         [
           'Give exactly one of: references, --archive, --all-k3s or --needed. Every reference of the same image is pinned too (kubelet sees them as one image).',
-          "--archive takes a path relative to the images dir (as `holdfast archives NODE` lists it). --needed: the images the site's workloads, the operator's list and the sandbox image need (see `holdfast images NODE`).",
+          "--archive takes a path relative to the images dir (as `holdfast archives NODE` lists it), or its full path there. --needed: the images the site's workloads, the operator's list and the sandbox image need (see `holdfast images NODE`).",
           'On a containerd that ignores the pin label (before 1.7.3) the pin is set, with a warning: keep the archives in the images dir there.',
         ],
       ),
@@ -62,7 +62,9 @@ export function registerPinCommands(program: Command, cli: Cli): void {
     .action(async (name: string, refs: string[], o) => {
       const given = [refs.length > 0, Boolean(o.archive), Boolean(o.allK3s), Boolean(o.needed)].filter(Boolean).length;
       if (given !== 1) throw new HoldfastError('INVALID_INPUT', 'name references, or give --archive PATH, --all-k3s or --needed (exactly one of them)');
-      const target: PinTarget = refs.length ? { refs } : o.archive ? { archive: o.archive } : o.needed ? { needed: true } : { allK3s: true };
+      // An archive by its full path on the node means the same file as its name in the images dir.
+      const archive = o.archive?.startsWith('/') ? inImagesDir((await cli.store().get(name)).imagesDir, o.archive, name) : o.archive;
+      const target: PinTarget = refs.length ? { refs } : archive ? { archive } : o.needed ? { needed: true } : { allK3s: true };
       const plan = await cli.call(o.dryRun ? 'pins.plan' : 'pins.apply', { node: name, action: 'pin', target });
       // The same session's versions (detected once): no second connection.
       const info = await cli.call('nodes.info', { node: name }).catch((err: unknown) => (log.debug('node versions unknown; no capability warning', { node: name, err }), null));
