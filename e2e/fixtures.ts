@@ -9,6 +9,7 @@
 //    `holdfast serve`) and opens it; in the `electron` project it launches the desktop app
 //    (preload + IPC) with HOLDFAST_HOME pointing at the handlers' home. Specs only see a Page.
 import { _electron, expect, test as base, type Locator, type Page, type Request } from '@playwright/test';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import type { Handlers } from '../src/shared/handlers';
@@ -111,3 +112,9 @@ export const test = base.extend<{ offlineGuard: void; holdfast: HoldfastFixture 
     expect(appOffending, 'requests from the desktop app that left the loopback').toEqual([]);
   },
 });
+
+/** A screenshot of the page into `dir` (created): no caret blinking or animation mid-turn. */
+export async function screenshotTo(dir: string, page: Page, name: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, name), animations: 'disabled', caret: 'hide' });
+}

@@ -8,7 +8,7 @@
 //   then a real k3s start takes the pin, as both said;
 // - the import wizard ticks the three reachable nodes, not the fourth.
 // Screenshots go to /tmp/ui-shots/.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
@@ -16,7 +16,7 @@ import { writeImageArchive } from '../lab/fixtures.ts';
 import { emulateK3sStart, labelsOf } from '../lab/k3s.ts';
 import { SEED_ARCHIVE, SEED_SAMPLE_IMAGE, writeSeedArchive } from '../lab/seed.ts';
 import { createHandlers, type Service } from '../src/core/service';
-import { expect, openFromOverview, test, type Page } from './fixtures';
+import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
 
 const K3S_RELEASE = 'v1.33.7+k3s1';
 const CRI = 'io.cri-containerd.pinned';
@@ -62,10 +62,7 @@ test.afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function shot(page: Page, name: string) {
-  await mkdir(shotsDir, { recursive: true });
-  await page.screenshot({ path: path.join(shotsDir, name), animations: 'disabled', caret: 'hide' });
-}
+const shot = (page: Page, name: string): Promise<void> => screenshotTo(shotsDir, page, name);
 
 test('fleet overview and node page: each node’s k3s release; the real cause of a failed connection', async ({ holdfast }) => {
   test.setTimeout(90_000);

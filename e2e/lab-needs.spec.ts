@@ -5,7 +5,7 @@
 // CronJob's image. The app must show both per node in the fleet overview and on n1's Images tab,
 // make the needed image durable from the banner, and the pin must be containerd's and CRI's for
 // real and survive the next k3s start. Screenshots go to /tmp/needs-lab-shots/.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
@@ -14,7 +14,7 @@ import { criPinned } from '../lab/cri.ts';
 import { emulateK3sStart, labelsOf, listImages } from '../lab/k3s.ts';
 import { workloadList } from '../lab/workloads.ts';
 import { createHandlers, type Service } from '../src/core/service';
-import { expect, openFromOverview, test, type Page } from './fixtures';
+import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
 
 const K3S_RELEASE = 'v1.33.7+k3s1';
 const CRI = 'io.cri-containerd.pinned';
@@ -92,10 +92,7 @@ test.afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function shot(page: Page, name: string) {
-  await mkdir(shotsDir, { recursive: true });
-  await page.screenshot({ path: path.join(shotsDir, name), animations: 'disabled', caret: 'hide' });
-}
+const shot = (page: Page, name: string): Promise<void> => screenshotTo(shotsDir, page, name);
 
 const fleetRow = (page: Page, n: string) => page.getByTestId(`fleet-row-${n}`);
 const row = (page: Page, text: string) => page.getByTestId('image-row').filter({ hasText: text });

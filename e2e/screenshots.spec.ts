@@ -1,9 +1,8 @@
 // The README's screenshots, generated from the suite (the real service over fake nodes: the same
 // fleet every time) at 1280×800 into docs/screenshots/. Each shot is also a check: the view it shows
 // must be there. Regenerate with `npx playwright test e2e/screenshots.spec.ts`.
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { expect, test, type Page } from './fixtures';
+import { expect, test, type Page, screenshotTo } from './fixtures';
 import { bundle } from './fake-bundles';
 import { fakeService } from './fake-service';
 
@@ -17,11 +16,7 @@ test.afterEach(async () => {
   service = undefined;
 });
 
-async function shot(page: Page, name: string) {
-  await mkdir(out, { recursive: true });
-  // No caret blinking or spinner mid-turn in a committed image.
-  await page.screenshot({ path: path.join(out, name), animations: 'disabled', caret: 'hide' });
-}
+const shot = (page: Page, name: string): Promise<void> => screenshotTo(out, page, name);
 
 test('README screenshots: fleet overview, images at risk, pin preview, archives', async ({ holdfast }) => {
   test.setTimeout(60_000);

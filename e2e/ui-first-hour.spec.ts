@@ -4,9 +4,7 @@
 // the Disk tab counts a k3s pin the next start strips as the Images tab does, in one percentage
 // format; the fleet overview names the real cause of a failed connection, as the node page does.
 // Screenshots go to /tmp/ui-shots/.
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { expect, openFromOverview, test, type Page } from './fixtures';
+import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
 import { bundle } from './fake-bundles';
 import { fakeService, type Scenario } from './fake-service';
 
@@ -26,10 +24,7 @@ async function open(holdfast: { open(o: { handlers: NonNullable<typeof fake>['ha
   return { page, errors };
 }
 
-async function shot(page: Page, name: string) {
-  await mkdir(shotsDir, { recursive: true });
-  await page.screenshot({ path: path.join(shotsDir, name), animations: 'disabled', caret: 'hide' });
-}
+const shot = (page: Page, name: string): Promise<void> => screenshotTo(shotsDir, page, name);
 
 const chosen = (page: Page, file: string) => page.locator(`[data-testid=chosen-archive][data-path="${bundle(file)}"]`);
 

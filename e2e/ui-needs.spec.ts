@@ -5,9 +5,8 @@
 // apply), the node banner on the other tabs, a node without a source of needs, the fleet
 // overview's counts and banner, and the fleet matrix's flagged cells and rows of missing images.
 // Screenshots at 1440×900 go to /tmp/needs-shots/.
-import { mkdir } from 'node:fs/promises';
 import type { Handlers } from '../src/shared/handlers';
-import { expect, openFromOverview, test, type Page } from './fixtures';
+import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
 import { REPORT_IMAGE } from './fake-cluster';
 import { fakeService, type Scenario } from './fake-service';
 
@@ -30,10 +29,7 @@ async function open(holdfast: { open(o: { handlers: Handlers }): Promise<Page> }
   return { page, errors };
 }
 
-async function shot(page: Page, name: string) {
-  await mkdir(shotsDir, { recursive: true });
-  await page.screenshot({ path: `${shotsDir}/${name}`, animations: 'disabled', caret: 'hide' });
-}
+const shot = (page: Page, name: string): Promise<void> => screenshotTo(shotsDir, page, name);
 
 const TELEMETRY = 'registry.site.lan/acme/telemetry-agent:2.4.1';
 const COREDNS = 'docker.io/rancher/mirrored-coredns-coredns:1.12.0';

@@ -77,7 +77,8 @@ function ownerPid(gecos: string | undefined): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` still runs (EPERM: it does, as another user's). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -9,6 +9,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { holdfastHome } from '../src/core/config/home.ts';
+import { alive } from './lab.ts';
 
 export const LAB_CLAIMS_DIR = '/run/holdfast-lab/prefixes';
 const PREFIX = /^[a-z][a-z0-9]{0,11}$/;
@@ -33,15 +34,6 @@ export async function storedNodeNames(home = holdfastHome()): Promise<Set<string
     return new Set((parsed.nodes ?? []).map((n) => n.name).filter((n): n is string => typeof n === 'string'));
   } catch {
     return new Set(); // Holdfast itself reports a damaged store; the lab only avoids names in it
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
