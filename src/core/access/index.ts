@@ -8,6 +8,7 @@ export type { FileAccess, FreeSpace, ListedFile, RemoteFileType, RemoteStat, Upl
 export { SftpFileAccess } from './sftp';
 export { SudoFileAccess, STAGING_DIR, parseFindOutput, parseStatLine } from './sudo';
 
-export function createFileAccess(ssh: SshConnection, opts: { sudo: boolean; user: string }): FileAccess {
-  return opts.sudo ? new SudoFileAccess(ssh, opts.user) : new SftpFileAccess(ssh, opts.user);
+/** `node`: the node's name, for messages. */
+export function createFileAccess(ssh: SshConnection, opts: { sudo: boolean; user: string; node: string }): FileAccess {
+  return opts.sudo ? new SudoFileAccess(ssh, opts.user) : new SftpFileAccess(ssh, opts.user, opts.node);
 }

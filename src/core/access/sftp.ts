@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FileEntry, SFTPWrapper, Stats } from 'ssh2';
 import { HoldfastError } from '../errors';
+import { isPermissionDenied, mayNotReadError } from './refusals';
 import { sftpReadStream } from '../sftp/readStream';
 import type { SshConnection } from '../ssh/connect';
 import type { UploadTarget } from '../upload/paths';
@@ -42,6 +43,8 @@ export class SftpFileAccess implements FileAccess {
     private readonly ssh: SshConnection,
     /** For messages: who writes ("root"). */
     private readonly user: string,
+    /** For messages: the node's name. */
+    private readonly node: string,
   ) {}
 
   private sftp(): Promise<SFTPWrapper> {
@@ -59,6 +62,7 @@ export class SftpFileAccess implements FileAccess {
   }
 
   async listFiles(root: string): Promise<ListedFile[]> {
+    const base = root.replace(/\/+$/, '');
     const sftp = await this.sftp();
     const out: ListedFile[] = [];
     const walk = async (dir: string, rel: string): Promise<void> => {
@@ -67,6 +71,9 @@ export class SftpFileAccess implements FileAccess {
         entries = await call<FileEntry[]>((cb) => sftp.readdir(dir, cb));
       } catch (e) {
         if (rel === '' && isNoSuchFile(e)) return; // no images dir yet (k3s creates it lazily)
+        // A root-only (0700) images dir and a login without sudo: who may not read what, not
+        // the server's bare "Permission denied".
+        if (isPermissionDenied(e)) throw mayNotReadError({ user: this.user, node: this.node, folder: dir, imagesDir: base, cause: e });
         throw e;
       }
       entries.sort((a, b) => compareText(a.filename, b.filename));
@@ -91,7 +98,7 @@ export class SftpFileAccess implements FileAccess {
         out.push({ path: relPath, abs, size: Number(attrs.size), mtime: Number(attrs.mtime) });
       }
     };
-    await walk(root.replace(/\/+$/, ''), '');
+    await walk(base, '');
     return out;
   }
 

@@ -169,7 +169,7 @@ export class NodeSession {
     readonly containerd: ContainerdClient,
     probing?: Promise<Probed>,
   ) {
-    this.files = createFileAccess(ssh, { sudo: nodeDef.sudo === true, user: nodeDef.user });
+    this.files = createFileAccess(ssh, { sudo: nodeDef.sudo === true, user: nodeDef.user, node: nodeDef.name });
     this.blobs = new BlobCache(containerd);
     if (probing) this.probeCache = probing;
   }
@@ -206,7 +206,7 @@ export class NodeSession {
     let containerd: ContainerdClient;
     try {
       // The probe is a session of its own: it turns sshd's TCP_NODELAY on (tunnel.ts).
-      tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user } : { user: def.user, primeNoDelay: false });
+      tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user, node: def.name } : { user: def.user, node: def.name, primeNoDelay: false });
       const { ContainerdClient } = await containerdModule();
       containerd = new ContainerdClient({
         target: `unix:${tunnel.localPath}`,

@@ -45,6 +45,8 @@ export interface TunnelOptions {
   sudo?: boolean;
   /** The SSH user, for the sudoers line an error suggests. */
   user?: string;
+  /** The node's name, for messages. */
+  node?: string;
   /**
    * false: the caller starts a session (exec) on the connection itself right away, which turns
    * sshd's TCP_NODELAY on as well (see primeServerNoDelay), so no extra `true` is run.
@@ -106,6 +108,8 @@ const PROBE_NO_BRIDGE = 65;
 const PROBE_NO_SOCKET = 66;
 const PROBE_NO_SUDO = 67;
 const PROBE_SUDO_REFUSED = 68;
+/** The socket is there, but the (non-sudo) user may not open it: its mode is printed on stderr. */
+const PROBE_NO_ACCESS = 69;
 const PROBE_VERDICT = 'holdfast-probe-exit:';
 
 /**
@@ -139,6 +143,8 @@ export const BRIDGE_PROBE_SCRIPT = [
   `  if [ -n "$err" ]; then printf '%s\\n' "$err" >&2; end ${PROBE_SUDO_REFUSED}; fi`,
   `  end ${PROBE_NO_SOCKET}`,
   'fi',
+  // connect(2) on a unix socket needs write permission on it: k3s's is srw-rw---- root:root.
+  `if [ -z "$p" ] && ! [ -w "$1" ]; then ls -lL "$1" >&2; end ${PROBE_NO_ACCESS}; fi`,
   'found=',
   '$p socat -V >/dev/null 2>&1 && found="$found socat"',
   '$p python3 -c "import socket,threading" >/dev/null 2>&1 && found="$found python3"',
@@ -215,7 +221,7 @@ function notConnected(err: unknown): HoldfastError {
 }
 
 /** Run the probe script for exec mode: sudo, the socket, the bridges — one round trip. */
-async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean, user: string | undefined): Promise<BridgeKind> {
+async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean, user: string | undefined, node: string | undefined): Promise<BridgeKind> {
   const argv = ['sh', '-c', BRIDGE_PROBE_SCRIPT, 'holdfast-probe', remoteSocketPath, sudo ? 'sudo' : ''];
   let ch: ClientChannel;
   try {
@@ -261,6 +267,15 @@ async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean
       hint: sudo
         ? 'Check that k3s (containerd) is running on the node and the socket path is right.'
         : 'Check that k3s (containerd) is running and the socket path is right; a non-root user needs the node\'s sudo option (holdfast node add … --sudo).',
+    });
+  }
+  if (code === PROBE_NO_ACCESS) {
+    // Not "containerd is not answering": it is there, only closed to this login.
+    const ls = /^(s[rwxsStT-]{9})\S*\s+\d+\s+(\S+)\s+(\S+)/.exec(detail);
+    const who = user ?? 'the SSH user';
+    const why = ls ? `it is there (${ls[1]} ${ls[2]}:${ls[3]}), but only ${ls[2]} and the group ${ls[3]} may connect` : `it is there, but ${who} may not connect`;
+    throw new HoldfastError('REFUSED', `${who} may not open the containerd socket ${remoteSocketPath} on ${node ?? 'the node'}: ${why}`, {
+      hint: `Reach containerd through sudo: the node's sudo option (holdfast node edit ${node ?? '<node>'} --sudo; the user needs password-less sudo), and the tunnel then opens the socket as root. Or connect as root.`,
     });
   }
   if (code === PROBE_NO_SUDO) {
@@ -356,7 +371,7 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
     }
   }
   let bridge: BridgeKind | undefined;
-  if (mode === 'exec') bridge = await probeExec(client, remoteSocketPath, sudo, opts.user);
+  if (mode === 'exec') bridge = await probeExec(client, remoteSocketPath, sudo, opts.user, opts.node);
   const bridgeCommand = bridge ? shellQuote(bridgeArgv(bridge, remoteSocketPath, sudo)) : '';
 
   let dir: string;

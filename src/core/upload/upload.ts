@@ -64,7 +64,8 @@ import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
 import { startFollowHash, type FollowHash } from './followHash';
 import { NativeDropped, NativeUnavailable, nativeUnfit, opensshClient, sendWithOpenssh } from './openssh';
-import { mayNotWriteError, unwritableFolder } from './writable';
+import { mayNotWriteError } from '../access/refusals';
+import { unwritableFolder } from './writable';
 import { logger } from '../log';
 
 const log = logger('upload');

@@ -43,15 +43,3 @@ export async function unwritableFolder(ssh: Pick<SshConnection, 'exec'>, dir: st
     return null;
   }
 }
-
-/** The refusal: who may not write where, that nothing was sent, and the two ways out. */
-export function mayNotWriteError(o: { user: string; node: string; folder: string; imagesDir: string }): HoldfastError {
-  const base = o.imagesDir.replace(/\/+$/, '') || '/';
-  const where = o.folder === base ? `the images dir ${o.folder}` : o.folder.startsWith(`${base}/`) ? `${o.folder} in the images dir` : `${o.folder}, where the images dir ${base} would be created`;
-  return new HoldfastError('REFUSED', `${o.user} may not write in ${where} on ${o.node}: nothing was sent`, {
-    hint:
-      o.user === 'root'
-        ? 'The file system holding it is read-only (or the folder is immutable) on the node: check its mounts, then run the upload again.'
-        : `Reach the images dir through sudo (the node's sudo option, --sudo on the command line; the user needs password-less sudo), or connect as a user who may write there, such as root.`,
-  });
-}
