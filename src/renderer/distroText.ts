@@ -1,5 +1,6 @@
 // How the app names a node's k3s/RKE2 — and says what it means when none answered, rather than a
 // bare "unknown".
+import { UNDETECTED_DISTRO_NAME } from '../shared/distro';
 import type { NodeInfo } from '../shared/domain';
 
 /** What Holdfast asked the node (src/core/node/detect.ts): the binaries on PATH and in /usr/local/bin. */
@@ -21,7 +22,7 @@ export interface DistroText {
 }
 
 export function distroText(info: Pick<NodeInfo, 'distro' | 'distroVersion'>): DistroText {
-  if (info.distro === 'unknown') return { name: 'k3s/RKE2', version: 'not detected', note: DISTRO_NOT_DETECTED_WHY, help: DISTRO_NOT_DETECTED_HELP };
+  if (info.distro === 'unknown') return { name: UNDETECTED_DISTRO_NAME, version: 'not detected', note: DISTRO_NOT_DETECTED_WHY, help: DISTRO_NOT_DETECTED_HELP };
   if (!info.distroVersion) {
     return {
       name: info.distro,

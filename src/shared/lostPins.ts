@@ -7,11 +7,11 @@
 // transfer service replaces the whole label map), `ctr images import --label`, `ctr images
 // prune --all` / nerdctl prune (ignore pins), crictl rmi / CRI RemoveImage, and an archive (or
 // a .txt pre-pull list) for the same image in the images dir (k3s-managed again).
+import { distroDisplayName, distroOfPinLabels } from './distro';
 import { shortDigest } from './format';
 import { pinState } from './pinState';
 import {
   LABEL_CRI_PINNED,
-  LABEL_RKE2_PINNED,
   PINNED,
   type ArchiveInfo,
   type AuditEntry,
@@ -155,7 +155,7 @@ function summaryOf(kind: LostPinKind, c: Ctx): string {
     case 'label-removed':
       return `The durable pin on ${ref} is gone: its ${LABEL_CRI_PINNED} label was removed; ${protectedNow}.`;
     case 'k3s-managed-again': {
-      const label = c.sameName?.labels[LABEL_RKE2_PINNED] !== undefined ? 'RKE2' : 'k3s';
+      const label = distroDisplayName(distroOfPinLabels(c.sameName?.labels ?? {}));
       const archive = c.bringing.find((f) => f.kind === 'archive');
       return (
         `${ref} is ${label}-managed again: it carries the ${label} pin label, so the next ${label} start strips its pin` +

@@ -1,10 +1,11 @@
 // Node-level warnings about what pins mean on a node, from the versions it runs. The version
 // rules themselves live in ./versions.ts; this turns their answers into sentences a technician
 // can act on, once, for the CLI, the reports, the server and the app alike.
+import { distroDisplayName } from './distro';
 import type { NodeInfo, NodeWarning } from './domain';
 import { criPinning, DISTRO_PINS_FROM, distroPinsImports } from './versions';
 
-const distroName = (info: Pick<NodeInfo, 'distro'>) => (info.distro === 'rke2' ? 'RKE2' : 'k3s');
+const distroName = (info: Pick<NodeInfo, 'distro'>) => distroDisplayName(info.distro);
 
 /** "v1.29.1, v1.28.6, v1.27.10, v1.26.13": the first releases that pin imports, newest line first. */
 function firstPinningReleases(): string {

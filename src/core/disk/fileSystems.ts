@@ -8,7 +8,8 @@
 // system are reported once.
 import path from 'node:path';
 import type { SFTPWrapper } from 'ssh2';
-import { DATA_DIR_DEFAULTS, type NodeInfo } from '../../shared/domain';
+import { distroProfile } from '../../shared/distro';
+import type { NodeInfo } from '../../shared/domain';
 import type { FsRole, FsUsage } from '../../shared/diskPicture';
 import type { ContainerdClient } from '../containerd/client';
 import type { FileAccess } from '../access';
@@ -27,7 +28,7 @@ export interface StoreDirs {
 
 /** k3s keeps containerd's root at `<data-dir>/agent/containerd` (RKE2 the same under its data-dir). */
 export function k3sContainerdRoot(info: NodeInfo | null): string {
-  const dataDir = info?.imagesDir?.dataDir ?? (info?.distro === 'rke2' ? DATA_DIR_DEFAULTS.rke2 : DATA_DIR_DEFAULTS.k3s);
+  const dataDir = info?.imagesDir?.dataDir ?? distroProfile(info?.distro ?? 'unknown').dataDirDefault;
   return path.posix.join(dataDir, 'agent', 'containerd');
 }
 

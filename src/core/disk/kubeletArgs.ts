@@ -10,8 +10,10 @@
 // "sudo" or "", $2 the detected distro, both fixed words). The config files hold join tokens and
 // command lines may too, so only `kubelet-arg` entries and image-gc/eviction-hard arguments
 // leave the node. Parsing is pure (tested against recorded output).
+import { distroDisplayName, distroProfile } from '../../shared/distro';
 import type { Distro } from '../../shared/domain';
 import type { KubeletArg } from '../../shared/gcPolicy';
+import { configFilesShell, DISTRO_WORDS, knownDistroShell } from '../node/distroShell';
 
 // awk: a YAML file's kubelet-arg blocks (key line and what follows until the next top-level key),
 // or, for a JSON file, each "kubelet-arg": [...] member on one line.
@@ -47,29 +49,15 @@ const PROC_AWK = [
 
 export const KUBELET_ARGS_SCRIPT = [
   'S=$1; D=$2; LC_ALL=C; export LC_ALL',
-  'case "$D" in k3s|rke2) ;; *) D=k3s;; esac',
+  // An unknown word reads as the assumed distro (k3s), for the config files and the processes alike.
+  knownDistroShell('D'),
   `CA='${CONFIG_AWK}'`,
   `PA='${PROC_AWK}'`,
-  'ex() { [ -e "$1" ] || { [ "$S" = sudo ] && sudo -n stat -- "$1" >/dev/null 2>&1; }; }',
-  'rd() { if [ -r "$1" ]; then cat -- "$1"; else sudo -n cat -- "$1" 2>/dev/null; fi; }',
-  'ok() { [ -r "$1" ] || { [ "$S" = sudo ] && sudo -n cat -- "$1" >/dev/null 2>&1; }; }',
-  'cfg() {',
-  '  ex "$1" || return 0',
-  '  if ok "$1"; then echo "@@cfg $1"; rd "$1" | head -c 262144 | awk "$CA"',
-  '  else echo "@@unreadable $1"; fi',
-  '}',
-  'c=/etc/rancher/$D/config.yaml',
-  'cfg "$c"',
-  'if [ -d "$c.d" ] && [ -r "$c.d" ] && [ -x "$c.d" ]; then ls -A "$c.d"',
-  'elif [ "$S" = sudo ]; then sudo -n find "$c.d" -mindepth 1 -maxdepth 1 ! -type d -printf "%f\\n" 2>/dev/null | sort',
-  'fi | head -n 200 | while IFS= read -r n; do',
-  '  [ -d "$c.d/$n" ] && continue',
-  '  case "$n" in *.[yY][aA][mM][lL]|*.[yY][mM][lL]) cfg "$c.d/$n";; esac',
-  'done',
+  ...configFilesShell('D', 'awk "$CA"', { reportUnreadableDir: false }),
   // comm (the executable's name: k3s-server, k3s-agent, rke2, kubelet) picks the few processes worth reading.
   'for p in /proc/[0-9]*; do',
   '  c2=; read -r c2 < "$p/comm" 2>/dev/null || continue',
-  '  case "$c2" in k3s*|rke2*|kubelet) ;; *) continue;; esac',
+  `  case "$c2" in ${DISTRO_WORDS.map((d) => `${d}*`).join('|')}|kubelet) ;; *) continue;; esac`,
   '  tr "\\000" "\\n" < "$p/cmdline" 2>/dev/null | head -n 4096 | awk -v d="$D" "$PA"',
   'done',
   'exit 0',
@@ -77,7 +65,7 @@ export const KUBELET_ARGS_SCRIPT = [
 
 /** The script's argv: fixed words only. */
 export function kubeletArgsArgv(sudo: boolean, distro: Distro): string[] {
-  return ['sh', '-c', KUBELET_ARGS_SCRIPT, 'holdfast-kubelet-args', sudo ? 'sudo' : '', distro === 'rke2' ? 'rke2' : 'k3s'];
+  return ['sh', '-c', KUBELET_ARGS_SCRIPT, 'holdfast-kubelet-args', sudo ? 'sudo' : '', distroProfile(distro).id];
 }
 
 /** YAML/JSON scalar as k3s would read it (quotes removed). */
@@ -181,7 +169,7 @@ export interface KubeletArgsResult {
 }
 
 export function parseKubeletArgs(stdout: string, distro: Distro): KubeletArgsResult {
-  const who = distro === 'rke2' ? 'RKE2' : 'k3s';
+  const who = distroDisplayName(distro);
   type Section = { kind: 'cfg' | 'unreadable' | 'proc'; name: string; lines: string[]; json: boolean };
   const sections: Section[] = [];
   for (const line of stdout.split('\n')) {

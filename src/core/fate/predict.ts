@@ -11,12 +11,11 @@
 // prediction, so it is unit-tested exhaustively and checked against the lab's emulated restart.
 import {
   LABEL_CRI_PINNED,
-  LABEL_K3S_PINNED,
-  LABEL_RKE2_PINNED,
   PINNED,
   type Distro,
   type Fate,
 } from '../../shared/domain';
+import { distroProfile } from '../../shared/distro';
 import { cacheRepinFix, distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
 import { isImageIdRecord, repositoryOf } from '../../shared/reference';
 import type { PrepullList } from '../archives/prepull';
@@ -64,9 +63,6 @@ export interface RefFate {
 
 const isDigestRef = (ref: string) => ref.includes('@sha256:');
 
-function distroName(d: Distro): string {
-  return d === 'rke2' ? 'RKE2' : 'k3s';
-}
 
 type Brought = { name: string; imageId: string | null };
 
@@ -122,9 +118,9 @@ function resolveList(p: FatePrepull, refs: FateRef[]): ResolvedList | null {
 }
 
 export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: FateContext, prepull: FatePrepull[] = []): Map<string, RefFate> {
-  const distro = ctx.distro === 'unknown' ? 'k3s' : ctx.distro;
-  const stripLabel = distro === 'rke2' ? LABEL_RKE2_PINNED : LABEL_K3S_PINNED;
-  const who = distroName(distro);
+  const profile = distroProfile(ctx.distro);
+  const stripLabel = profile.pinLabel;
+  const who = profile.displayName;
   const version = ctx.distroVersion ?? 'unknown version';
   const release = `${who} ${version}`;
   const pinsAtAll = distroPinsImports(ctx.distroVersion);

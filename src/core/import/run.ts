@@ -3,6 +3,7 @@
 // archive safely. A node is "ok" only once its pins were read back (issue #16: a durable pin
 // raced k3s's retagging). Every step is safe to repeat, so running the whole import again after
 // any failure picks up where it stopped.
+import { distroDisplayName } from '../../shared/distro';
 import type { ImportPhase, JobNodeProgress } from '../../shared/domain';
 import { watcherImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
 import { plural } from '../../shared/wording';
@@ -10,7 +11,8 @@ import { HoldfastError } from '../errors';
 import { inventory, removeArchiveSafely, type OpsContext } from '../node/operations';
 import type { NodeSession } from '../node/session';
 import { uploadArchive, type UploadResult } from '../upload';
-import { mayNotWriteError, unwritableFolder } from '../upload/writable';
+import { isPermissionDenied, mayNotWriteError } from '../access/refusals';
+import { unwritableFolder } from '../upload/writable';
 import type { InspectedArchive } from './inspectLocal';
 import { chooseRemoteName, freshName } from './remoteName';
 import type { ImportOptions as ChosenImportOptions } from '../../shared/importOptions';
@@ -50,7 +52,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
   report('checking', 'checking what the node already has');
   const before = await inventory(session, ctx).catch(async (e: unknown) => {
     // A user who may not even read the images dir (root-only, no sudo) may not write there
-    // either: the upload's own reason, not the listing's bare "Permission denied".
+    // either: the upload's own reason, not the listing's "may not read".
     const folder = isPermissionDenied(e) && session.files.mode === 'sftp' ? await unwritableFolder(session.ssh, session.def.imagesDir) : null;
     throw folder ? mayNotWriteError({ user: session.def.user, node, folder, imagesDir: session.def.imagesDir }) : e;
   });
@@ -83,7 +85,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     throw new HoldfastError('CONFLICT', `the archive changed on this machine while it was being sent (SHA-256 ${up.sha256} instead of ${archive.sha256})`);
   }
   if (!up.alreadyPresent && watcherImports(null, { size: archive.size, mtime: Date.now() / 1000 }, before.info.distroVersion) === 'no') {
-    throw new HoldfastError('CONFLICT', `${up.relPath} is in place on ${node}, but ${before.info.distro === 'rke2' ? 'RKE2' : 'k3s'} ${before.info.distroVersion} imports archives only when it starts (its file watcher came with ${firstReleases(K3S_RELEASES.importWatcher)})`, {
+    throw new HoldfastError('CONFLICT', `${up.relPath} is in place on ${node}, but ${distroDisplayName(before.info.distro)} ${before.info.distroVersion} imports archives only when it starts (its file watcher came with ${firstReleases(K3S_RELEASES.importWatcher)})`, {
       hint: 'Restart k3s on the node (it imports the archive at start), then run the same import again to pin and remove it.',
     });
   }
@@ -157,9 +159,4 @@ export function summary(r: Pick<NodeImportResult, 'pinned' | 'removed' | 'upload
   } else if (r.pinned) parts.push(`${plural(r.pinned, 'reference')} pinned durably`);
   if (r.removed) parts.push('archive removed');
   return parts.join(', ');
-}
-
-/** An SFTP refusal for want of permission (SSH_FX_PERMISSION_DENIED), as ssh2 reports it. */
-function isPermissionDenied(e: unknown): boolean {
-  return !!e && typeof e === 'object' && ((e as { code?: unknown }).code === 3 || /permission denied/i.test(String((e as { message?: unknown }).message)));
 }

@@ -8,7 +8,7 @@
 // Follows containerd's event stream (/images/create, /images/update, /images/delete) so it reacts
 // at once, with a slow poll as a safety net for a dropped stream; bounded by a timeout with a
 // message that says what to check.
-import { LABEL_K3S_PINNED, LABEL_RKE2_PINNED } from '../../shared/domain';
+import { distroProfile } from '../../shared/distro';
 import { addsDigestRefs, firstReleases, K3S_RELEASES } from '../../shared/versions';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
 import { HoldfastError } from '../errors';
@@ -39,7 +39,7 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
   const info = await session.info();
-  const pinLabel = info.distro === 'rke2' ? LABEL_RKE2_PINNED : LABEL_K3S_PINNED;
+  const pinLabel = distroProfile(info.distro).pinLabel;
   // Releases with k3s PR #13221 add a digest reference per name after labelling: wait for it too.
   const digestRefs = addsDigestRefs(info.distroVersion) === 'yes';
   const platform = await session.platform();

@@ -4,10 +4,12 @@
 // k3s facts, "Which images a site needs"). One fixed script, one round trip; the answer is
 // bounded (limits.ts remote.workloadsBytes / remote.workloadsSeconds) and parsed by the pure
 // rule in shared/workloads.ts.
-import { DATA_DIR_DEFAULTS, type Distro, type NodeDef, type NodeInfo } from '../../shared/domain';
+import { distroProfile, type DistroProfile } from '../../shared/distro';
+import type { Distro, NodeDef, NodeInfo } from '../../shared/domain';
 import { needsFromKubectl, normalizeNeededImage, type ClusterNeeds } from '../../shared/workloads';
 import { HoldfastError } from '../errors';
 import { limit } from '../limits';
+import { distroCase } from '../node/distroShell';
 import type { SshConnection } from '../ssh/connect';
 
 /** Every kind whose pod template (or pod) names images; Nodes map agent nodes to this cluster. */
@@ -19,6 +21,12 @@ export const WORKLOAD_KINDS = 'pods,deployments,replicasets,statefulsets,daemons
  * seconds. Prints `@@sandbox` and the config lines that name the sandbox image, then `@@kubectl`
  * and kubectl's JSON; exits with kubectl's status (127: no kubectl on the node).
  */
+function kubectlShell(p: DistroProfile): string {
+  const k = p.kubectl;
+  if (k.kind === 'bundled') return `k=$DD/${k.dataDirPath}; [ -x "$k" ] || k=${p.dataDirDefault}/${k.dataDirPath}; set -- --kubeconfig ${k.kubeconfig}`;
+  return `k=; for p in ${p.id} /usr/local/bin/${p.id}; do if command -v "$p" >/dev/null 2>&1; then k=$(command -v "$p"); break; fi; done; set -- kubectl`;
+}
+
 export const NEEDS_SCRIPT = [
   'S=$1; D=$2; DD=$3; T=$4; LC_ALL=C; export LC_ALL',
   'rd() { if [ -r "$1" ]; then cat -- "$1"; elif [ "$S" = sudo ]; then sudo -n cat -- "$1" 2>/dev/null; fi; }',
@@ -26,9 +34,10 @@ export const NEEDS_SCRIPT = [
   // containerd 1.x/2.x config version 2: sandbox_image = "…"; version 3: pinned_images.sandbox = "…".
   'rd "$DD/agent/etc/containerd/config.toml" | head -c 1048576 | grep -E "^[[:space:]]*(sandbox_image|sandbox)[[:space:]]*=" | head -n 4',
   'echo "@@kubectl"',
-  'if [ "$D" = rke2 ]; then k=$DD/bin/kubectl; [ -x "$k" ] || k=/var/lib/rancher/rke2/bin/kubectl; set -- --kubeconfig /etc/rancher/rke2/rke2.yaml',
-    // The absolute path: sudo searches its own secure_path, which often lacks /usr/local/bin.
-  'else k=; for p in k3s /usr/local/bin/k3s; do if command -v "$p" >/dev/null 2>&1; then k=$(command -v "$p"); break; fi; done; set -- kubectl; fi',
+  // The distro's kubectl (profile, shared/distro.ts): a binary under data-dir with its kubeconfig,
+  // or the distro's own subcommand found by its absolute path (sudo searches its own secure_path,
+  // which often lacks /usr/local/bin).
+  distroCase('D', kubectlShell),
   'if [ -z "$k" ] || ! command -v "$k" >/dev/null 2>&1; then echo "no kubectl on the node" >&2; exit 127; fi',
   `if [ "$S" = sudo ]; then sudo -n "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json --request-timeout="\${T}s"`,
   `else "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json --request-timeout="\${T}s"; fi`,
@@ -38,7 +47,7 @@ export const NEEDS_SCRIPT = [
 export const NEEDS_SCRIPT_NAME = 'holdfast-needs';
 
 export function needsArgv(sudo: boolean, distro: Distro, dataDir: string): string[] {
-  return ['sh', '-c', NEEDS_SCRIPT, NEEDS_SCRIPT_NAME, sudo ? 'sudo' : '', distro === 'rke2' ? 'rke2' : 'k3s', dataDir, String(limit('remote.workloadsSeconds'))];
+  return ['sh', '-c', NEEDS_SCRIPT, NEEDS_SCRIPT_NAME, sudo ? 'sudo' : '', distroProfile(distro).id, dataDir, String(limit('remote.workloadsSeconds'))];
 }
 
 /**
@@ -105,7 +114,7 @@ export function clusterOptions(def: Pick<NodeDef, 'sudo'>, info: Pick<NodeInfo, 
   return {
     sudo: def.sudo === true,
     distro: info.distro,
-    dataDir: info.imagesDir?.dataDir ?? DATA_DIR_DEFAULTS[info.distro === 'rke2' ? 'rke2' : 'k3s'],
+    dataDir: info.imagesDir?.dataDir ?? distroProfile(info.distro).dataDirDefault,
   };
 }
 

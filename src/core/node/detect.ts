@@ -1,8 +1,10 @@
 // What runs on a node, found in one probe round trip: the machine, the distro from
 // `k3s --version` / `rke2 --version` output, and where its images dir is (the data-dir of its
 // config files). Parsing is pure, so it is tested against recorded real output.
+import { DISTRO_ORDER, DISTRO_PROFILES } from '../../shared/distro';
 import type { Distro, ImagesDirDetection } from '../../shared/domain';
 import { resolveImagesDir, type ConfigFileLines } from './distroConfig';
+import { configFilesShell, DISTRO_WORDS } from './distroShell';
 
 /**
  * `k3s --version` prints e.g.
@@ -13,8 +15,7 @@ import { resolveImagesDir, type ConfigFileLines } from './distroConfig';
  *   go version go1.22.12 X:boringcrypto
  */
 export function parseDistroVersion(distro: Exclude<Distro, 'unknown'>, output: string): string | null {
-  const re = distro === 'k3s' ? /^k3s version (v\d+\.\d+\.\d+\S*)/m : /^rke2 version (v\d+\.\d+\.\d+\S*)/m;
-  return re.exec(output)?.[1] ?? null;
+  return DISTRO_PROFILES[distro].versionLine.exec(output)?.[1] ?? null;
 }
 
 /**
@@ -35,31 +36,15 @@ export const PROBE_SCRIPT = [
   'f=; if command -v tail >/dev/null 2>&1 && command -v head >/dev/null 2>&1 && command -v mkfifo >/dev/null 2>&1 && command -v mktemp >/dev/null 2>&1; then f=follow; fi',
   'echo "@@hash $h $f"',
   'd=',
-  'for b in k3s rke2; do for p in "$b" "/usr/local/bin/$b"; do',
+  `for b in ${DISTRO_WORDS.join(' ')}; do for p in "$b" "/usr/local/bin/$b"; do`,
   // `command -v` is a shell builtin: a missing candidate costs no process (a node's shell may take
   // tens of ms per fork), only one that exists is run.
   '  if command -v "$p" >/dev/null 2>&1 && out=$("$p" --version 2>/dev/null); then echo "@@$b"; echo "$out"; d=$b; break 2; fi',
   'done; done',
-  'c=/etc/rancher/${d:-k3s}/config.yaml',
   // data-dir keys (YAML or JSON, quoted or not, `d` is its short name) and a JSON object's first line
   `PAT="data-dir|^[[:space:]]*[\\"']?d[\\"']?[+]?[[:space:]]*:|^[[:space:]]*[{]"`,
-  'ex() { [ -e "$1" ] || { [ "$S" = sudo ] && sudo -n stat -- "$1" >/dev/null 2>&1; }; }',
-  'rd() { if [ -r "$1" ]; then cat -- "$1"; else sudo -n cat -- "$1" 2>/dev/null; fi; }',
-  'ok() { [ -r "$1" ] || { [ "$S" = sudo ] && sudo -n cat -- "$1" >/dev/null 2>&1; }; }',
-  'cfg() {',
-  '  ex "$1" || return 0',
-  '  if ok "$1"; then echo "@@cfg $1"; rd "$1" | head -c 262144 | grep -E "$PAT" | head -n 64 | sed "s/^/|/"',
-  '  else echo "@@unreadable $1"; fi',
-  '}',
-  'cfg "$c"',
-  // A drop-in dir the user may not list (and cannot sudo): say so rather than skip it silently.
-  'if [ "$S" != sudo ] && [ -d "$c.d" ] && ! { [ -r "$c.d" ] && [ -x "$c.d" ]; }; then echo "@@unreadable $c.d/"; fi',
-  'if [ -d "$c.d" ] && [ -r "$c.d" ] && [ -x "$c.d" ]; then ls -A "$c.d"',
-  'elif [ "$S" = sudo ]; then sudo -n find "$c.d" -mindepth 1 -maxdepth 1 ! -type d -printf "%f\\n" 2>/dev/null | sort',
-  'fi | head -n 200 | while IFS= read -r n; do',
-  '  [ -d "$c.d/$n" ] && continue',
-  '  case "$n" in *.[yY][aA][mM][lL]|*.[yY][mM][lL]) cfg "$c.d/$n";; esac',
-  'done',
+  // `$d` is empty when no binary answered: the assumed distro's config is read.
+  ...configFilesShell('d', 'grep -E "$PAT" | head -n 64 | sed "s/^/|/"', { reportUnreadableDir: true }),
   'exit 0',
 ].join('\n');
 
@@ -109,7 +94,7 @@ export function parseProbe(stdout: string): ProbeResult {
   const text = head.join('\n');
   let distro: Distro = 'unknown';
   let distroVersion: string | null = null;
-  for (const d of ['k3s', 'rke2'] as const) {
+  for (const d of DISTRO_ORDER) {
     const at = text.indexOf(`@@${d}\n`);
     if (at >= 0) {
       distro = d;

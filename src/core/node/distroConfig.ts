@@ -17,7 +17,8 @@
 // Not read: --data-dir / K3S_DATA_DIR given to the service itself, and --config / K3S_CONFIG_FILE
 // pointing at another file.
 import path from 'node:path';
-import { DATA_DIR_DEFAULTS, IMAGES_SUBDIR, type Distro, type ImagesDirDetection } from '../../shared/domain';
+import { distroDisplayName, distroProfile } from '../../shared/distro';
+import { IMAGES_SUBDIR, type Distro, type ImagesDirDetection } from '../../shared/domain';
 import { logger } from '../log';
 
 const log = logger('node');
@@ -94,11 +95,9 @@ function settingsIn(lines: string[]): Found[] {
   return out;
 }
 
-const distroLabel = (d: 'k3s' | 'rke2'): string => (d === 'rke2' ? 'RKE2' : 'k3s');
-
 /** The config file the distro reads first (drop-ins are in `${it}.d`). */
 export function configFileOf(distro: Distro): string {
-  return `/etc/rancher/${distro === 'rke2' ? 'rke2' : 'k3s'}/config.yaml`;
+  return distroProfile(distro).configFile;
 }
 
 /** `<data-dir>/agent/images`. */
@@ -108,7 +107,7 @@ export function imagesDirOf(dataDir: string): string {
 
 /** The images dir k3s/RKE2 uses on a node, from its config files (as read, in k3s's order). */
 export function resolveImagesDir(distro: Distro, files: ConfigFileLines[]): ImagesDirDetection {
-  const d = distro === 'rke2' ? 'rke2' : 'k3s';
+  const dataDirDefault = distroProfile(distro).dataDirDefault;
   const notes: string[] = [];
   if (distro === 'unknown') notes.push('Neither k3s nor rke2 answered --version, so k3s is assumed.');
   let last: { value: string; file: string } | null = null;
@@ -128,8 +127,8 @@ export function resolveImagesDir(distro: Distro, files: ConfigFileLines[]): Imag
     }
   }
   const fallback = (): ImagesDirDetection => ({
-    imagesDir: imagesDirOf(DATA_DIR_DEFAULTS[d]),
-    dataDir: DATA_DIR_DEFAULTS[d],
+    imagesDir: imagesDirOf(dataDirDefault),
+    dataDir: dataDirDefault,
     from: 'default',
     file: null,
     notes,
@@ -149,10 +148,9 @@ export function resolveImagesDir(distro: Distro, files: ConfigFileLines[]): Imag
 
 /** "data-dir /data/k3s from /etc/rancher/k3s/config.yaml" / "RKE2's default data-dir …". */
 export function describeImagesDir(distro: Distro, det: ImagesDirDetection): string {
-  const d = distro === 'rke2' ? 'rke2' : 'k3s';
   const why =
     det.from === 'config'
       ? `data-dir ${det.dataDir} from ${det.file}`
-      : `${distroLabel(d)}'s default data-dir (no data-dir in ${configFileOf(distro)} or ${configFileOf(distro)}.d/)`;
+      : `${distroDisplayName(distro)}'s default data-dir (no data-dir in ${configFileOf(distro)} or ${configFileOf(distro)}.d/)`;
   return [why, ...det.notes].join(' ');
 }

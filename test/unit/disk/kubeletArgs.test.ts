@@ -62,7 +62,7 @@ describe('the fixed script', () => {
     mkdirSync(path.join(dir, 'k3s', 'config.yaml.d'), { recursive: true });
     writeFileSync(path.join(dir, 'k3s', 'config.yaml'), 'token: s3cret-join-token\nkubelet-arg:\n  - image-gc-high-threshold=90\nnode-label:\n  - "team=x"\n');
     writeFileSync(path.join(dir, 'k3s', 'config.yaml.d', '10.yaml'), '{"token":"other-s3cret","kubelet-arg":["image-gc-low-threshold=60"]}\n');
-    const script = KUBELET_ARGS_SCRIPT.replace('/etc/rancher/', `${dir}/`);
+    const script = KUBELET_ARGS_SCRIPT.replaceAll('/etc/rancher/', `${dir}/`);
     const out = execFileSync('sh', ['-c', script, 'holdfast-kubelet-args', '', 'k3s']).toString();
     expect(out).not.toContain('s3cret');
     expect(out).not.toContain('team=x');
