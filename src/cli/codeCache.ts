@@ -12,6 +12,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'no
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
+import { codeCacheOff } from '../core/env';
 
 export interface CachedRun<T> {
   exports: T;
@@ -52,7 +53,7 @@ export function runWithCodeCache<T>(opts: {
   require?: NodeJS.Require;
   env?: NodeJS.ProcessEnv;
 }): CachedRun<T> {
-  const off = (opts.env ?? process.env).HOLDFAST_CODE_CACHE === 'off';
+  const off = codeCacheOff(opts.env);
   const cacheFile = path.join(opts.cacheDir, `${opts.prefix}-${opts.key}.bin`);
   let cachedData: Buffer | undefined;
   if (!off) {

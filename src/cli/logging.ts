@@ -2,15 +2,16 @@
 // one line per core record on stderr, so stdout stays what scripts parse (--json, tables, the
 // URL `holdfast serve` prints). Records arrive redacted (src/core/log.ts).
 import { formatRecord, logger, logLevelFromEnv, redactText, setLogSink, type LogLevel } from '../core/log';
+import { logLevelSetting } from '../core/env';
 
 /** --verbose means debug; otherwise HOLDFAST_LOG, else nothing at all. */
-export function cliLogLevel(verbose: boolean, env: string | undefined = process.env.HOLDFAST_LOG): LogLevel | 'silent' {
+export function cliLogLevel(verbose: boolean, env: string | undefined = logLevelSetting()): LogLevel | 'silent' {
   if (verbose) return 'debug';
   return logLevelFromEnv(env) ?? 'silent';
 }
 
 export function startCliLog(opts: { verbose: boolean; err: (line: string) => void; env?: string }): void {
-  const level = cliLogLevel(opts.verbose, opts.env ?? process.env.HOLDFAST_LOG);
+  const level = cliLogLevel(opts.verbose, opts.env ?? logLevelSetting());
   setLogSink(level === 'silent' ? null : (r) => opts.err(formatRecord(r)), level === 'silent' ? undefined : level);
 }
 

@@ -1,13 +1,14 @@
 // `holdfast` — the command line on the same service as the app: commands call its operations
 // in process (src/cli/service.ts, the handlers Electron main and `holdfast serve` run) and keep
-// the presentation. Each group of commands lives in src/cli/commands; this file wires them and
-// maps errors to exit codes.
+// the presentation. Each top-level command lives in a file of its own, src/cli/commands/NAME.ts
+// (helpers several commands share sit in src/cli); this file wires them and maps errors to exit
+// codes.
 //
 // Start-up time matters (technicians run one command at a time, often in loops), so only the
-// group of the command being run is imported, and the groups import the core that reaches a
+// file of the command being run is imported, and the commands import the core that reaches a
 // node (ssh2, grpc-js, protobufjs, archive readers) only inside their actions: `--help`, a typo
 // or `node ls` never load it.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { HoldfastError, toErrorInfo } from '../core/errors';
 import { createCli, defaultIo, type Cli, type Io } from './context';
 import { EXIT, exitCodeFor } from './exit';
@@ -19,55 +20,27 @@ import { HELP_CONFIG, helpAfter } from './help';
 
 type Register = (program: Command, cli: Cli) => void;
 
-/** A port to listen on: 0 is any free one (the OS picks it; serve prints the one it got). */
-export function parseListenPort(v: string): number {
-  const n = Number(v);
-  if (!/^\d{1,5}$/.test(v) || n > 65535) {
-    throw new HoldfastError('INVALID_INPUT', `invalid port "${v}"`, { hint: 'Give a port from 1 to 65535, or 0 for any free port.' });
-  }
-  return n;
-}
-
-function registerServe(program: Command, cli: Cli): void {
-  program
-    .command('serve')
-    .summary('serve the Holdfast UI and its API on 127.0.0.1')
-    .description('Serve the Holdfast UI and its API on 127.0.0.1, guarded by a token in the URL it prints. Runs until Ctrl-C.')
-    .addOption(new Option('--port <port>', 'port to listen on; 0: any free port (the default)').argParser(parseListenPort))
-    .addHelpText(
-      'after',
-      helpAfter(
-        [
-          'holdfast serve',
-          'holdfast serve --port 0',
-          '# A fixed port, for a tunnel from a laptop:',
-          '#   ssh -L 8080:127.0.0.1:8080 ops@10.20.0.5   (then open the URL there)',
-          'holdfast serve --port 8080',
-        ],
-        [
-          'Open the URL it prints (http://127.0.0.1:PORT/?token=TOKEN): the token in it is the key to the API, new at every start. With --port 0 or no --port, PORT is the one the OS gave.',
-          'Only 127.0.0.1 listens, and only requests for 127.0.0.1:PORT or localhost:PORT are answered: through an SSH tunnel, use the same port on both ends.',
-        ],
-      ),
-    )
-    .action(async (o) => (await import('./serve')).serveCommand({ port: o.port, out: cli.io.out }));
-}
-
 /**
- * Every group with the top-level commands it registers, in the order help lists them. The
- * names only pick what to import: a name missing here still works (every group is loaded then),
- * and test/unit/cli/groups.test.ts checks the names against what each group registers.
+ * Every top-level command with the file that registers it (src/cli/commands/NAME.ts), in the
+ * order help lists them. The names only pick what to import: a name missing here still works
+ * (every file is loaded then), and test/unit/cli/groups.test.ts checks each name against what its
+ * file registers.
  */
-export const COMMAND_GROUPS: readonly { commands: readonly string[]; load: () => Promise<Register> }[] = [
-  { commands: ['node'], load: async () => (await import('./commands/node')).registerNodeCommands },
-  { commands: ['images', 'archives'], load: async () => (await import('./commands/inspect')).registerInspectCommands },
-  { commands: ['explain'], load: async () => (await import('./commands/explain')).registerExplainCommand },
-  { commands: ['inspect'], load: async () => (await import('./commands/fleet')).registerFleetCommands },
-  { commands: ['pin', 'unpin', 'rm-archive'], load: async () => (await import('./commands/pins')).registerPinCommands },
-  { commands: ['disk', 'prune'], load: async () => (await import('./commands/disk')).registerDiskCommands },
-  { commands: ['upload', 'import'], load: async () => (await import('./commands/transfer')).registerTransferCommands },
-  { commands: ['log'], load: async () => (await import('./commands/log')).registerLogCommand },
-  { commands: ['serve'], load: async () => registerServe },
+export const COMMANDS: readonly { name: string; load: () => Promise<Register> }[] = [
+  { name: 'node', load: async () => (await import('./commands/node')).registerNodeCommands },
+  { name: 'images', load: async () => (await import('./commands/images')).registerImagesCommand },
+  { name: 'archives', load: async () => (await import('./commands/archives')).registerArchivesCommand },
+  { name: 'explain', load: async () => (await import('./commands/explain')).registerExplainCommand },
+  { name: 'inspect', load: async () => (await import('./commands/inspect')).registerInspectCommand },
+  { name: 'pin', load: async () => (await import('./commands/pin')).registerPinCommand },
+  { name: 'unpin', load: async () => (await import('./commands/unpin')).registerUnpinCommand },
+  { name: 'rm-archive', load: async () => (await import('./commands/rm-archive')).registerRmArchiveCommand },
+  { name: 'disk', load: async () => (await import('./commands/disk')).registerDiskCommand },
+  { name: 'prune', load: async () => (await import('./commands/prune')).registerPruneCommand },
+  { name: 'upload', load: async () => (await import('./commands/upload')).registerUploadCommand },
+  { name: 'import', load: async () => (await import('./commands/import')).registerImportCommand },
+  { name: 'log', load: async () => (await import('./commands/log')).registerLogCommand },
+  { name: 'serve', load: async () => (await import('./commands/serve')).registerServeCommand },
 ];
 
 /** The top-level command argv names (`holdfast help X` names X), or null for none. */
@@ -79,8 +52,8 @@ export function commandNamed(args: readonly string[]): string | null {
 }
 
 /**
- * The program with the groups `args` (the user's arguments, argv without node and script) need:
- * the named command's group, or every group (for help, or a name no group claims).
+ * The program with the commands `args` (the user's arguments, argv without node and script) need:
+ * the named one, or every one (for help, or a name no command has).
  */
 export async function buildProgram(io: Io = defaultIo, args?: readonly string[], cli: Cli = createCli(io)): Promise<Command> {
   const program = new Command('holdfast')
@@ -119,8 +92,8 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[],
       cli.wide = self.opts().wide === true;
     });
   const named = args ? commandNamed(args) : null;
-  const one = named ? COMMAND_GROUPS.find((g) => g.commands.includes(named)) : undefined;
-  for (const register of await Promise.all((one ? [one] : COMMAND_GROUPS).map((g) => g.load()))) register(program, cli);
+  const one = named ? COMMANDS.find((c) => c.name === named) : undefined;
+  for (const register of await Promise.all((one ? [one] : COMMANDS).map((c) => c.load()))) register(program, cli);
   return program;
 }
 

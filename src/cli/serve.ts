@@ -1,5 +1,6 @@
 // `holdfast serve`: the same UI and typed contract as the desktop app, over loopback HTTP.
 import { findAppPath } from '../core/appPaths';
+import { rendererDirOverride } from '../core/env';
 import { HoldfastError } from '../core/errors';
 import { createHandlers } from '../core/service';
 import { startServer } from '../server/http';
@@ -17,7 +18,7 @@ function listenError(e: unknown, port: number): unknown {
 }
 
 export async function serveCommand(opts: { port?: number; out: (s: string) => void }): Promise<void> {
-  const rendererDir = findAppPath('out/renderer', 'index.html', process.env.HOLDFAST_RENDERER_DIR);
+  const rendererDir = findAppPath('out/renderer', 'index.html', rendererDirOverride());
   if (!rendererDir) {
     throw new HoldfastError('NOT_FOUND', 'the UI has not been built yet', { hint: 'Run `npm run build` once, then `holdfast serve` again.' });
   }

@@ -6,6 +6,7 @@
 //
 // Redaction is defence in depth, not the first line: code never passes passwords, passphrases
 // or key material to the logger in the first place.
+import { logLevelSetting } from './env';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogContext = Record<string, unknown>;
@@ -47,7 +48,7 @@ export function isLogEnabled(level: LogLevel): boolean {
  * HOLDFAST_LOG as a level: debug|info|warn|error, or silent/off/none. Unset or unknown: null
  * (the caller's default applies), so a typo never silences a host that logs by default.
  */
-export function logLevelFromEnv(value: string | undefined = process.env.HOLDFAST_LOG): LogLevel | 'silent' | null {
+export function logLevelFromEnv(value: string | undefined = logLevelSetting()): LogLevel | 'silent' | null {
   const v = value?.trim().toLowerCase();
   if (!v) return null;
   if (v === 'silent' || v === 'off' || v === 'none') return 'silent';

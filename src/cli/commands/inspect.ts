@@ -1,292 +1,281 @@
-// holdfast images | archives — what is on a node and what happens to it at the next k3s start.
+// holdfast inspect — every node at once: reachability, versions, pins and their fate, archives,
+// disk, and where the nodes disagree (drift). Text, JSON, a self-contained HTML page or CSV.
+import path from 'node:path';
 import type { Command } from 'commander';
-import type { ImageRef, LostPin } from '../../shared/domain';
-import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
-import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
-import { nodeWarnings } from '../../shared/nodeWarnings';
+import { writeFileAtomic } from '../../core/config/atomic';
+import { HoldfastError } from '../../core/errors';
+import type { FleetNodeResult, FleetReport, NodeRisk } from '../../shared/fleet';
+import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
+import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/fleet/summary';
+import { formatBytes } from '../../shared/format';
+import { atRiskBrief, atRiskOf } from '../../shared/needs';
+import type { NodeDef } from '../../shared/domain';
+import type { LiveEvent } from '../../shared/contract';
 import { plural, word } from '../../shared/wording';
-import { imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
-import { archiveBrief } from '../../shared/archiveRemedy';
-import { imageName, isImageIdRecord } from '../../shared/reference';
+import { protectionBrief } from '../../shared/protection';
+import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
-import { connectsFirstNode, type Cli } from '../context';
+import type { Cli } from '../context';
+import { positiveInt, positiveSeconds } from '../options';
+import { onCtrlC } from '../jobs';
 import type { ColumnFit } from '../fit';
-import { humanSize, shortDigest, terminalSafe as safe } from '../format';
+import { terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
+import { lostPinsText } from '../lostPins';
+
+// `inspect` is the service's fleet run (fleet.start with --concurrency and --timeout), followed
+// through its fleet.node and fleet.done events in process; Ctrl-C is fleet.cancel, which still
+// reports every node (those that had not answered as cancelled).
+//
+// The HTML and CSV reports load when the command runs, not when the CLI starts.
+const reports = () => Promise.all([import('../../core/fleet/html'), import('../../core/fleet/csv')]);
+
+const short = (nodes: string[], max = 4) => (nodes.length <= max ? nodes.join(', ') : `${nodes.slice(0, max).join(', ')} +${nodes.length - max}`) || '-';
+
+/** How the fleet table gives way on a narrow terminal: what is at risk stays, versions and counts go first. */
+const FLEET_COLUMNS: readonly ColumnFit[] = [
+  {}, // NODE: a name to type, never shortened
+  { kind: 'text', min: 6, hide: 5, extra: true }, // GROUP
+  { kind: 'text', min: 11 }, // STATUS
+  { kind: 'text', min: 8, hide: 3, extra: true }, // DISTRO
+  { hide: 2, extra: true }, // CONTAINERD
+  { hide: 4, extra: true }, // REFS
+  { hide: 8 }, // DURABLE
+  { hide: 7 }, // K3S
+  { hide: 6 }, // NONE
+  {}, // LOSE PIN
+  {}, // AT RISK
+  { hide: 1, extra: true }, // ARCHIVES
+  {}, // DISK FREE
+];
+const DRIFT_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 30, want: 50 }, {}, { kind: 'text', min: 12 }, { kind: 'text', min: 12 }];
 
 /**
- * The lost pins of one node as text: which pin, when Holdfast made it, why it is likely gone, what
- * to do. On a terminal (`screen`), one entry per image (its references' pins went together) with
- * what to do, fitted to it; what the loss means and its likely causes only with `why`.
+ * Why a node needs attention, for a person at a terminal: each kind of trouble on its line, then
+ * the images behind it, each named (elided to fit) with one short clause (its whole reason with
+ * `why`). The same facts as the summary's sentences (core/fleet/summary nodeRisk), which list
+ * every name in one line.
  */
-export function lostPinsText(lost: readonly LostPin[], indent = '  ', screen: Screen = Screen.plain, why = true): string {
+function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDiskRule, screen: Screen, why: boolean): string[] {
   const out: string[] = [];
-  if (!screen.terminal) {
-    for (const l of lost) {
-      // Names, paths and causes come from the node: each shown on its own line, harmless.
-      out.push(`${indent}${safe(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (${safe(pinnedByText(l))})`);
-      out.push(`${indent}  ${safe(l.summary)}`);
-      out.push(`${indent}  likely: ${l.causes.map((c) => safe(c)).join(`\n${indent}          `)}`);
-      out.push(`${indent}  remedy: ${safe(l.remedy.text)}${l.remedy.command ? `\n${indent}          ${safe(l.remedy.command)}` : ''}`);
+  const head = (s: string) => out.push(`  ${r.node}: ${s}`);
+  const item = (ref: string, clause: string) => out.push(`  ${' '.repeat(r.node.length)}  - ${screen.ref(ref, r.node.length + 8)}: ${safe(clause)}`);
+  if (r.unreachable) head(`UNREACHABLE: ${safe(n?.error?.message ?? 'unknown error')}`);
+  for (const w of n ? warningsOf(n) : []) head(safe(w.message));
+  if (r.lostPins) head(`${plural(r.lostPins, 'durable pin')} Holdfast made ${word(r.lostPins, 'is')} gone (below)`);
+  const atRisk = r.atRisk ?? [];
+  if (atRisk.length) {
+    head(`${plural(atRisk.length, 'needed image')} at risk (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may not start):`);
+    for (const a of atRisk) item(a.refs[0] ?? '', `${why ? a.because : atRiskBrief(a, n?.images, n?.needs)}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}`);
+    if (atRisk.some((a) => a.pinnable)) out.push(screen.command(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`));
+  }
+  if (r.losingImages?.length) {
+    const mode = criPinning(n?.versions?.containerdVersion);
+    head(`${plural(r.losingImages.length, 'image')} ${word(r.losingImages.length, 'loses')} ${word(r.losingImages.length, 'its')} pin at the next k3s start:`);
+    for (const p of r.losingImages) {
+      const refs = (n?.images ?? []).filter((i) => p.refs.includes(i.name));
+      item(imageName(p.refs, p.imageId ?? ''), why ? p.reason : protectionBrief({ afterRestart: false, deciding: p.deciding }, refs, mode));
     }
-    return out.join('\n');
   }
-  const byImage = new Map<string, LostPin[]>();
-  for (const l of lost) {
-    const k = l.imageId ?? l.ref;
-    byImage.set(k, [...(byImage.get(k) ?? []), l]);
-  }
-  for (const [key, group] of byImage) {
-    // The image by the name a person knows it by; its entry's remedy names that reference too.
-    const name = imageName(group.map((l) => l.ref), key);
-    const l = group.find((x) => x.ref === name) ?? group[0]!;
-    const others = group.length > 1 ? ` (+${plural(group.length - 1, 'reference')})` : '';
-    const kind = ` — ${LOST_PIN_KIND_TEXT[l.kind]}`;
-    out.push(screen.text(`${indent}${screen.ref(l.ref, indent.length + others.length + kind.length)}${others}${kind} (${safe(pinnedByText(l))})`));
-    if (why) {
-      for (const x of group) {
-        out.push(screen.text(`${indent}  ${safe(x.summary)}`));
-        for (const c of x.causes) out.push(screen.text(`${indent}  - likely: ${safe(c)}`));
-      }
-    }
-    out.push(screen.text(`${indent}  → ${safe(l.remedy.text)}`));
-    if (l.remedy.command) out.push(screen.command(`${indent}    ${l.remedy.command}`));
-  }
-  return out.join('\n');
+  if (n && isLowDisk(n, rule) && n.disk) head(`low disk: ${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at ${safe(n.disk.path)}`);
+  return out;
 }
-
-const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
 
 /**
- * What the site needs, as the images table's footer says it: where the needs come from (or why
- * there is no source), every needed image at risk with the workloads that need it, and the one
- * command that protects them (shared/needs). On a terminal each image at risk gets one short
- * clause (its whole reason with `why`). Returns whether a short clause stood for a reason.
+ * The default output: one line per node, then drift, then what needs attention. On a terminal
+ * (`screen`), fitted to it, and each needed image at risk in one short clause (its whole reason
+ * with `why`).
  */
-function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsReport, screen: Screen = Screen.plain, why = false): boolean {
-  const out = (s: string) => cli.io.out(screen.text(s));
-  const from = needs.sources.map((s) => s.label).join(', ');
-  out(
-    needs.basis === 'known'
-      ? `Site needs from: ${safe(from)}`
-      : `No source of site needs (${safe(needs.noSource ?? 'none read')}): images from air-gap archives count as needed.${from ? ` Also read: ${safe(from)}.` : ''}`,
+export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen = Screen.plain, why = false): string {
+  const group = new Map(defs.map((d) => [d.name, d.group ?? '']));
+  const rule = report.summary.lowDiskRule;
+  const out: string[] = [];
+  let shortened = false;
+  out.push(
+    screen.table(
+      ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'AT RISK', 'ARCHIVES', 'DISK FREE'],
+      report.nodes.map((n) => {
+        if (!n.reachable) {
+          const code = n.error?.code ?? 'INTERNAL';
+          return [n.node, group.get(n.node) || '-', code === 'UNREACHABLE' ? 'UNREACHABLE' : `UNREACHABLE (${code})`, '-', '-', '-', '-', '-', '-', '-', '-', '-', '-'];
+        }
+        const imgs = n.images ?? [];
+        const c = { durable: 0, k3s: 0, none: 0 };
+        for (const i of imgs) c[i.pin]++;
+        const v = n.versions;
+        const archives = (n.archives ?? []).filter((a) => a.kind === 'archive').length;
+        const disk = n.disk ? `${formatBytes(n.disk.freeBytes)}${isLowDisk(n, rule) ? ' LOW' : ''}` : '?';
+        return [
+          n.node,
+          group.get(n.node) || '-',
+          'ok',
+          v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : v.distro) : '-',
+          v?.containerdVersion ?? '-',
+          imgs.length,
+          c.durable,
+          c.k3s,
+          c.none,
+          losingImagesOf(n).length,
+          atRiskOf(n.images, n.needs).length,
+          archives,
+          disk,
+        ];
+      }),
+      FLEET_COLUMNS,
+    ),
   );
-  for (const n of needs.notes) cli.io.err(`note: ${node}: ${safe(n)}`);
-  const atRisk = atRiskOf(images, needs);
-  if (atRisk.length === 0) {
-    out('No needed image is at risk: every pod the site needs can start here.');
-    return false;
+  const s = report.summary;
+  out.push(
+    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
+  );
+  // Which nodes Holdfast could not read needs for: their verdicts rest on provenance alone.
+  const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');
+  if (blind.length) {
+    out.push(`No source of site needs on ${blind.length === report.nodes.length ? 'any node' : short(blind.map((n) => n.node))}: images from air-gap archives count as needed there.`);
+    for (const n of blind.slice(0, 8)) out.push(`  ${n.node}: ${safe(n.needs!.noSource ?? 'none read')}`);
   }
-  out(`${atRisk.length} needed image${atRisk.length === 1 ? '' : 's'} AT RISK (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may fail to start):`);
-  for (const a of atRisk) {
-    const held = a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : '';
-    const ref = a.refs.find((r) => !r.startsWith('sha256:')) ?? a.refs[0]!;
-    if (!screen.terminal) cli.io.out(`  ${safe(ref)}: ${safe(a.because)}${safe(held)}`);
-    else out(`  - ${screen.ref(ref, 6)}: ${safe(why ? a.because : atRiskBrief(a, images, needs))}${safe(held)}`);
+  if (report.drift.length) {
+    out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);
+    out.push(
+      screen.table(
+        ['IMAGE', 'PRESENT', 'MISSING ON', 'UNPINNED ON'],
+        report.drift.map((d) => [d.name, `${d.presentOn.length}/${d.presentOn.length + d.missingOn.length}`, short(d.missingOn), short(d.unpinnedOn)]),
+        DRIFT_COLUMNS,
+      ),
+    );
+  } else if (s.reachable > 1) out.push('\nNo drift: the reachable nodes have the same images, pinned alike.');
+  if (s.atRisk.length) {
+    out.push('\nNeeds attention:');
+    const hints = new Map(report.nodes.map((n) => [n.node, n.error?.hint]));
+    const results = new Map(report.nodes.map((n) => [n.node, n]));
+    for (const r of s.atRisk) {
+      const pad = `  ${' '.repeat(r.node.length)}  `;
+      if (screen.terminal) {
+        out.push(...attentionLines(r, results.get(r.node), rule, screen, why));
+        shortened ||= !why && (Boolean(r.atRisk?.length) || r.losingPins > 0);
+      } else {
+        // Reasons and hints quote the nodes' own errors: one line each, harmless.
+        for (const why of r.reasons) out.push(`  ${r.node}: ${safe(why)}`);
+      }
+      const hint = hints.get(r.node);
+      if (hint) out.push(`${pad}→ ${safe(hint)}`);
+      if (screen.terminal) continue;
+      // Each needed image at risk: what it is, who needs it, where a copy is.
+      for (const a of r.atRisk ?? []) out.push(`${pad}- ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
+      if (r.atRisk?.some((a) => a.pinnable)) out.push(`${pad}→ holdfast pin ${r.node} --needed`);
+    }
   }
-  if (atRisk.some((a) => a.pinnable)) out(`Make every needed image durable with: holdfast pin ${node} --needed`);
-  else if (atRisk.some((a) => a.verdict !== 'missing')) out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
-  if (atRisk.some((a) => a.verdict === 'missing')) out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
-  return screen.terminal && !why;
+  const lost = report.nodes.filter((n) => n.lostPins?.length);
+  if (lost.length) {
+    out.push("\nPins lost behind Holdfast's back:");
+    for (const n of lost) out.push(`  ${n.node}:\n${lostPinsText(n.lostPins!, '    ', screen, why)}`);
+    shortened ||= screen.terminal && !why;
+  }
+  if (shortened) out.push(whyHint('NODE'));
+  // The tables fit already; the lines around them are wrapped to the terminal.
+  return screen.text(out.join('\n'));
 }
 
-/** How the images table gives way on a narrow terminal: the reference stays, PLATFORMS goes first. */
-const IMAGE_COLUMNS: readonly ColumnFit[] = [
-  { kind: 'ref', min: 36, want: 56 },
-  { kind: 'text', min: 4 },
-  { kind: 'text', min: 9, want: 13 },
-  { kind: 'text', min: 11, want: 12, hide: 4 },
-  { hide: 2, extra: true },
-  { hide: 3, extra: true },
-  { kind: 'text', min: 12, hide: 1, extra: true },
-];
-
-const OUTCOME: Record<RefOutcome, string> = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' };
-
-/** Marks a row that shows its image's pin (refReading): CRI's own sha256:<id> record. */
-const INHERITED = '*';
-
-/** The line under the table that says what INHERITED means. */
-const INHERITED_NOTE = `${INHERITED} CRI's sha256:<id> record: no labels of its own, it shows its image's pin.`;
-
-/** Tags first, then digest references, then CRI's own record: how a person reads an image's references. */
-const refRank = (name: string) => (isImageIdRecord(name) ? 2 : name.includes('@') ? 1 : 0);
-
-/** How the archives table gives way: KIND goes first, then SIZE and IMPORTED, then PATH and IMAGES are elided. */
-const ARCHIVE_COLUMNS: readonly ColumnFit[] = [
-  { kind: 'ref', min: 20, want: 40 },
-  { hide: 1, extra: true },
-  { hide: 2, extra: true },
-  { kind: 'ref', min: 30, want: 48 },
-  { hide: 3, extra: true },
-  {},
-];
-
-export function registerInspectCommands(program: Command, cli: Cli): void {
+export function registerInspectCommand(program: Command, cli: Cli): void {
   program
-    .command('images')
-    .summary('each image on a node and its fate at k3s start')
+    .command('inspect')
+    .summary('many nodes at once: pins, needs, disk, drift')
     .description(
-      'Every image reference on a node: its pin, what happens to it at the next k3s start, whether the site needs it, and the needed images at risk.',
+      'Inspect many nodes in parallel: versions, pins and their fate at the next k3s start, needed images at risk, archives, disk, and where the nodes disagree (drift).',
     )
-    .argument('<node>', 'the node to list')
-    .hook('preAction', connectsFirstNode(cli))
-    .option('--json', 'machine-readable output')
-    .option('--lost', 'only the durable pins Holdfast made that are gone')
+    .argument('[nodes...]', 'nodes to inspect (default: every node)')
+    .option('--all', 'every configured node (the default)')
+    .option('--group <group>', 'the nodes of one group (site)')
+    .option('--json', 'the report as JSON on stdout')
     .option('--why', 'every reason in full, not one short clause')
+    .option('--html <file>', 'also write the report as one HTML file')
+    .option('--csv <file>', 'also write one CSV row per node and reference')
+    .option('--concurrency <n>', 'nodes inspected at once', positiveInt, DEFAULT_FLEET_CONCURRENCY)
+    .option('--timeout <seconds>', 'per node, to connect and list', positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000)
     .addHelpText(
       'after',
       helpAfter(
         [
-          'holdfast images lab1-n1',
-          'holdfast images lab1-n1 --lost',
-          'holdfast images lab1-n1 --why --wide',
-          '# The references nothing pins',
-          'holdfast images lab1-n1 --json | jq -r \'.[] | select(.pin == "none") | .name\'',
+          'holdfast inspect',
+          'holdfast inspect lab1-n1 lab1-n2 --why',
+          'holdfast inspect --group lab1 --html lab1.html --csv lab1.csv',
+          '# Slow links: fewer nodes at once, more time each',
+          'holdfast inspect --all --concurrency 4 --timeout 60',
+          "holdfast inspect --json | jq '.summary'",
         ],
         [
-          'PIN: durable (io.cri-containerd.pinned, which no k3s start touches), k3s (the label of k3s: its next start removes it unless it imports the image again) or none.',
-          '--json is an array of references (one whose pin is lost carries lostPin); with --lost, an array of lost pins.',
+          'The HTML file is self-contained: mail it or open it on a machine without Holdfast.',
+          'Exits 1 when a node is unreachable; the report still covers the others and gives its error. Ctrl-C stops the run and still reports every node.',
           FITTED_NOTE,
         ],
       ),
     )
-    .action(async (name: string, o) => {
-      // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
-      const { images, lost, info, needs } = await cli.call('images.report', { node: name });
-      const screen = cli.screen();
-      const why = o.why === true;
-      const out = (s: string) => cli.io.out(screen.text(s));
-      if (o.lost) {
-        if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
-        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', screen, why)}` : `no durable pin Holdfast made on ${name} is lost`);
+    .action(async (names: string[], o) => {
+      if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
+      if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
+      const tty = Boolean(process.stderr.isTTY);
+      let runId: string | undefined;
+      let total = 0;
+      let done = 0;
+      let down = 0;
+      let cancelled = false;
+      const early: LiveEvent[] = [];
+      let finish!: (report: FleetReport) => void;
+      const finished = new Promise<FleetReport>((resolve) => (finish = resolve));
+      const seen = (e: LiveEvent) => {
+        if (e.type === 'fleet.node' && e.payload.runId === runId) {
+          done++;
+          if (!e.payload.result.reachable) down++;
+          if (tty) process.stderr.write(`\r\x1b[2Kinspected ${done}/${total}${down ? ` (${down} unreachable)` : ''}`);
+        } else if (e.type === 'fleet.done' && e.payload.runId === runId) finish(e.payload.report);
+      };
+      // Ctrl-C stops the run; its report (the nodes that had not answered: cancelled) still comes.
+      const offSig = onCtrlC(() => {
+        cancelled = true;
+        if (runId !== undefined) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
+      });
+      let report: FleetReport;
+      let defs: NodeDef[];
+      let unsubscribe = () => {};
+      try {
+        unsubscribe = await cli.subscribe((e) => {
+          if (e.type !== 'fleet.node' && e.type !== 'fleet.done') return;
+          if (runId === undefined) early.push(e);
+          else seen(e);
+        });
+        const run = await cli.call('fleet.start', {
+          ...(names.length ? { nodes: names } : {}),
+          ...(o.group ? { group: o.group as string } : {}),
+          concurrency: o.concurrency,
+          timeout: o.timeout,
+        });
+        runId = run.runId;
+        total = run.nodes.length;
+        if (cancelled) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
+        for (const e of early) seen(e);
+        report = await finished;
+        const inRun = new Set(run.nodes);
+        defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
+      } finally {
+        offSig();
+        unsubscribe();
+        if (tty) process.stderr.write('\r\x1b[2K');
       }
-      if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
-      // What the node runs may make every pin moot: said once, before the table.
-      for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
-      if (images.length === 0) {
-        const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
-        cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
-        if (printNeeds(cli, name, images, needs, screen, why)) out(whyHint(name));
-        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
-        return;
+      const [{ fleetHtml }, { fleetCsv }] = await reports();
+      if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
+      if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
+      if (o.json) cli.io.out(JSON.stringify(report, null, 2));
+      else {
+        cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));
+        if (o.html) cli.io.out(`wrote ${o.html}`);
+        if (o.csv) cli.io.out(`wrote ${o.csv}`);
       }
-      // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
-      const mode = criPinning(info.containerdVersion);
-      const byImage = refsByImage(images);
-      const protection = imageProtection(images, mode);
-      // On a terminal each image's references are together (tags, digest references, CRI's record),
-      // CRI's record showing its image's pin; a pipe gets the node's order and each record's own labels.
-      const rows = screen.terminal ? [...byImage.values()].flatMap((refs) => [...refs].sort((a, b) => refRank(a.name) - refRank(b.name))) : images;
-      let inherited = false;
-      // The footer counts pins as the PIN column reads them (a CRI record counted by its image's pin).
-      const counts = { durable: 0, k3s: 0, none: 0 };
-      cli.io.out(
-        screen.table(
-          ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
-          rows.map((i) => {
-            const p = protection.get(protectionKey(i))!;
-            const shown = screen.terminal ? refReading(i, byImage.get(protectionKey(i))!, p) : { pin: i.pin, outcome: refOutcome(i, p), inherited: false };
-            inherited ||= shown.inherited;
-            counts[shown.pin]++;
-            return [
-              i.name,
-              // (fitted, PIN LOST goes on a line of its own, so the column stays narrow)
-              screen.width !== null
-                ? [`${shown.pin}${shown.inherited ? INHERITED : ''}`, ...(i.lostPin ? ['PIN LOST'] : [])]
-                : `${shown.pin}${shown.inherited ? INHERITED : ''}${i.lostPin ? ' (PIN LOST)' : ''}`,
-              OUTCOME[shown.outcome],
-              i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
-              shortDigest(i.imageId),
-              humanSize(i.size),
-              screen.terminal ? i.platforms.join(', ') || '-' : i.platforms.join(',') || '-',
-            ];
-          }),
-          IMAGE_COLUMNS,
-        ),
-      );
-      if (inherited) out(INHERITED_NOTE);
-      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
-      let short = printNeeds(cli, name, images, needs, screen, why);
-      const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
-      if (atRisk.length) {
-        out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
-        for (const p of atRisk) {
-          if (!screen.terminal) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
-          else {
-            const refs = byImage.get(p.key)!;
-            out(`  - ${screen.ref(imageName(p.refs, p.key), 6)}: ${safe(why ? p.reason : protectionBrief(p, refs, mode))}`);
-            short ||= !why;
-          }
-        }
-        out(`Make them durable with: holdfast pin ${name} --all-k3s`);
+      const down2 = report.nodes.filter((n) => !n.reachable);
+      if (down2.length) {
+        throw new HoldfastError('UNREACHABLE', `${down2.length} of ${plural(report.nodes.length, 'node')} unreachable: ${short(down2.map((n) => n.node), 8)}`, {
+          hint: "The report covers the others and gives each unreachable node's error.",
+        });
       }
-      if (lost.length) {
-        cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
-        short ||= screen.terminal && !why;
-      }
-      if (short) out(whyHint(name));
-    });
-
-  program
-    .command('archives')
-    .summary("archives in a node's images dir: safe to remove?")
-    .description("The files in a node's images dir: what each archive brings, whether k3s imported it, and whether it can be removed safely.")
-    .argument('<node>', 'the node whose images dir to list')
-    .hook('preAction', connectsFirstNode(cli))
-    .option('--json', 'machine-readable output')
-    .option('--why', 'every reason in full (all that keeps each archive)')
-    .addHelpText(
-      'after',
-      helpAfter(
-        ['holdfast archives lab1-n1', 'holdfast archives lab1-n1 --why', '# Then remove one that is safe to remove', 'holdfast rm-archive lab1-n1 holdfast-sample.tar.gz'],
-        [
-          FITTED_NOTE,
-          'Without its archive, an image k3s pinned loses the pin at the next k3s start (then kubelet may delete it): an archive is safe to remove once every image it brings is complete and durably pinned (holdfast pin NODE --archive PATH).',
-        ],
-      ),
-    )
-    .action(async (name: string, o) => {
-      const archives = await cli.call('archives.list', { node: name });
-      if (o.json) return cli.io.out(JSON.stringify(archives, null, 2));
-      if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
-      const screen = cli.screen();
-      const why = o.why === true;
-      const out = (s: string) => cli.io.out(screen.text(s));
-      cli.io.out(
-        screen.table(
-          ['PATH', 'KIND', 'SIZE', 'IMAGES', 'IMPORTED', 'SAFE TO REMOVE'],
-          archives.map((a) => [
-            // Fitted, "(cached by k3s)" goes on a line of its own, so eliding the path keeps it.
-            screen.width !== null && a.cachedByK3s ? [a.path, '(cached by k3s)'] : a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
-            a.kind,
-            humanSize(a.size),
-            a.error ? `unreadable: ${a.error}` : a.images.length ? a.images : '-',
-            a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '-',
-            a.kind === 'archive' ? (a.safeToRemove ? 'yes' : 'no') : '-',
-          ]),
-          ARCHIVE_COLUMNS,
-        ),
-      );
-      const blocked = archives.filter((x) => x.kind === 'archive' && !x.safeToRemove);
-      // --why: every problem of each archive (its reason names the first and counts the others).
-      const problems = why ? await Promise.all(blocked.map((a) => cli.call('archives.check', { node: name, path: a.path }).then((c) => c.problems))) : [];
-      for (const [n, a] of blocked.entries()) {
-        if (!screen.terminal && !why) {
-          cli.io.out(`\n${safe(a.path)}: ${safe(a.reason)}`);
-          continue;
-        }
-        if (!screen.terminal) {
-          cli.io.out(`\n${safe(a.path)}:\n${problems[n]!.map((x) => `  - ${safe(x)}`).join('\n')}`);
-          continue;
-        }
-        cli.io.out('');
-        const brief = archiveBrief(a);
-        out(`${screen.ref(a.path, brief.length + 2)}: ${why ? '' : brief}`.trimEnd());
-        if (why) for (const x of problems[n]!) out(`  - ${safe(x)}`);
-        else if (a.remedy) cli.io.out(screen.command(`  → ${a.remedy.command}`));
-      }
-      if (screen.terminal && !why && blocked.length) out(`\n${whyHint()}`);
     });
 }

@@ -1,4 +1,5 @@
-// holdfast node add | ls | rm — the inventory of nodes.
+// holdfast node add | ls | edit | rm — the inventory of nodes (import-ssh-config and add-bulk:
+// commands/node/bulk.ts).
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
 import { describeImagesDir } from '../../core/node/distroConfig';
@@ -7,7 +8,7 @@ import { parsePort, withSession, type Cli } from '../context';
 import type { ColumnFit } from '../fit';
 import { helpAfter } from '../help';
 import { acceptNewHostKeyOption, hostKeyAcceptance } from '../hostKeys';
-import { registerNodeImportCommands } from './fleet';
+import { registerNodeImportCommands } from './node/bulk';
 
 // Validating a node (zod) loads when a command that adds or changes one runs.
 const nodes = () => import('../../core/config/nodes');

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { findAppPath } from '../appPaths';
+import { protoDirOverride } from '../env';
 
 let cached: string | undefined;
 const PROBE = 'containerd/images.proto';
@@ -18,7 +19,7 @@ function packagedProtoDir(): string | undefined {
 /** proto/ with containerd's service definitions (HOLDFAST_PROTO_DIR overrides). */
 export function protoDir(): string {
   if (!cached) {
-    const override = process.env.HOLDFAST_PROTO_DIR;
+    const override = protoDirOverride();
     const packaged = override ? undefined : packagedProtoDir();
     cached = (packaged && existsSync(path.join(packaged, PROBE)) ? packaged : findAppPath('proto', PROBE, override)) ?? undefined;
   }

@@ -41,6 +41,7 @@ import type { SshConnection } from '../ssh/connect';
 import { shellQuote } from '../ssh/quote';
 import { findOnPath, isExecutable } from '../localTools';
 import { logger } from '../log';
+import { opensshSetting } from '../env';
 
 const log = logger('upload');
 
@@ -102,7 +103,7 @@ let found: string | null | undefined;
 
 /** The OpenSSH client to use: HOLDFAST_OPENSSH (a path, or `off`), else `ssh` on PATH; null for none. */
 export function opensshClient(env: NodeJS.ProcessEnv = process.env): string | null {
-  const forced = env.HOLDFAST_OPENSSH;
+  const forced = opensshSetting(env);
   if (forced === 'off') return null;
   if (forced) return isExecutable(forced) ? forced : null;
   if (found === undefined) found = findOnPath('ssh', env);

@@ -1,27 +1,27 @@
-// The CLI imports only the command group argv names (src/cli/main.ts): the table of names must
-// match what each group registers, and help still lists every command.
+// The CLI imports only the file of the command argv names (src/cli/main.ts): the table of names
+// must match what each file registers, and help still lists every command.
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { createCli } from '../../../src/cli/context';
-import { buildProgram, COMMAND_GROUPS, commandNamed } from '../../../src/cli/main';
+import { buildProgram, COMMANDS, commandNamed } from '../../../src/cli/main';
 
 const quiet = { out: () => undefined, err: () => undefined };
 const names = (p: Command) => p.commands.map((c) => c.name());
 
-describe('command groups', () => {
-  it('name exactly the top-level commands each group registers', async () => {
-    for (const g of COMMAND_GROUPS) {
+describe('command files', () => {
+  it('each registers exactly the top-level command it is named for', async () => {
+    for (const c of COMMANDS) {
       const program = new Command('holdfast');
-      (await g.load())(program, createCli(quiet));
-      expect(names(program).sort()).toEqual([...g.commands].sort());
+      (await c.load())(program, createCli(quiet));
+      expect(names(program)).toEqual([c.name]);
     }
   });
 
   it('are all loaded for help, a bare `holdfast` or an unknown command; only the named one otherwise', async () => {
-    const every = COMMAND_GROUPS.flatMap((g) => g.commands);
+    const every = COMMANDS.map((c) => c.name);
     for (const args of [['--help'], [], ['nonsense'], ['help']]) expect(names(await buildProgram(quiet, args)), args.join(' ')).toEqual(every);
-    expect(names(await buildProgram(quiet, ['images', 'n1', '--json']))).toEqual(['images', 'archives']);
-    expect(names(await buildProgram(quiet, ['help', 'unpin']))).toEqual(['pin', 'unpin', 'rm-archive']);
+    expect(names(await buildProgram(quiet, ['images', 'n1', '--json']))).toEqual(['images']);
+    expect(names(await buildProgram(quiet, ['help', 'unpin']))).toEqual(['unpin']);
     expect(names(await buildProgram(quiet, ['--verbose', 'node', 'ls']))).toEqual(['node']);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatBytes, formatPercent, shortDigest } from '../../../src/shared/format';
 import { computeDrift, fleetHtml, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/fleet';
-import { fleetText } from '../../../src/cli/commands/fleet';
+import { fleetText } from '../../../src/cli/commands/inspect';
 import { humanSize as cliSize } from '../../../src/cli/format';
 import { humanSize as appSize } from '../../../src/renderer/model';
 import { buildMatrix } from '../../../src/renderer/fleetMatrix';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { selectNodes } from '../../../src/shared/nodeSelection';
-import { selectNodes as cliSelect } from '../../../src/cli/commands/fleet';
+import { selectNodes as cliSelect } from '../../../src/cli/nodeSelection';
 import type { NodeDef } from '../../../src/shared/domain';
 
 const def = (name: string, group?: string) => ({ name, ...(group ? { group } : {}) }) as NodeDef;

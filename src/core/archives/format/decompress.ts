@@ -22,6 +22,7 @@ import type { ArchiveCompression } from './extensions';
 import { Lz4FrameDecoder } from './lz4';
 import { k3sZstdRefusal, ZstdFrameWalker } from './zstdFrames';
 import { logger } from '../../log';
+import { bzip2InJs } from '../../env';
 
 const log = logger('archives');
 
@@ -501,7 +502,7 @@ export function decompressor(compression: ArchiveCompression): Transform {
     case 'zstd':
       return new SyncDecompressor('zstd', new ZstdEngine(), mapZstd);
     case 'bzip2':
-      return BZIP2_BIN && process.env.HOLDFAST_BZIP2_JS !== '1'
+      return BZIP2_BIN && !bzip2InJs()
         ? new Bzip2ProcessDecompressor(BZIP2_BIN)
         : new SyncDecompressor('bzip2', new Bzip2Engine(), mapBzip2);
     case 'lz4':

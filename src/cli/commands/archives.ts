@@ -1,0 +1,81 @@
+// holdfast archives — the files in a node's images dir, what each brings, and whether it can go.
+import type { Command } from 'commander';
+import { archiveBrief } from '../../shared/archiveRemedy';
+import { connectsFirstNode, type Cli } from '../context';
+import type { ColumnFit } from '../fit';
+import { humanSize, terminalSafe as safe } from '../format';
+import { whyHint } from '../screen';
+import { FITTED_NOTE, helpAfter } from '../help';
+
+/** How the archives table gives way: KIND goes first, then SIZE and IMPORTED, then PATH and IMAGES are elided. */
+const ARCHIVE_COLUMNS: readonly ColumnFit[] = [
+  { kind: 'ref', min: 20, want: 40 },
+  { hide: 1, extra: true },
+  { hide: 2, extra: true },
+  { kind: 'ref', min: 30, want: 48 },
+  { hide: 3, extra: true },
+  {},
+];
+
+export function registerArchivesCommand(program: Command, cli: Cli): void {
+  program
+    .command('archives')
+    .summary("archives in a node's images dir: safe to remove?")
+    .description("The files in a node's images dir: what each archive brings, whether k3s imported it, and whether it can be removed safely.")
+    .argument('<node>', 'the node whose images dir to list')
+    .hook('preAction', connectsFirstNode(cli))
+    .option('--json', 'machine-readable output')
+    .option('--why', 'every reason in full (all that keeps each archive)')
+    .addHelpText(
+      'after',
+      helpAfter(
+        ['holdfast archives lab1-n1', 'holdfast archives lab1-n1 --why', '# Then remove one that is safe to remove', 'holdfast rm-archive lab1-n1 holdfast-sample.tar.gz'],
+        [
+          FITTED_NOTE,
+          'Without its archive, an image k3s pinned loses the pin at the next k3s start (then kubelet may delete it): an archive is safe to remove once every image it brings is complete and durably pinned (holdfast pin NODE --archive PATH).',
+        ],
+      ),
+    )
+    .action(async (name: string, o) => {
+      const archives = await cli.call('archives.list', { node: name });
+      if (o.json) return cli.io.out(JSON.stringify(archives, null, 2));
+      if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
+      const screen = cli.screen();
+      const why = o.why === true;
+      const out = (s: string) => cli.io.out(screen.text(s));
+      cli.io.out(
+        screen.table(
+          ['PATH', 'KIND', 'SIZE', 'IMAGES', 'IMPORTED', 'SAFE TO REMOVE'],
+          archives.map((a) => [
+            // Fitted, "(cached by k3s)" goes on a line of its own, so eliding the path keeps it.
+            screen.width !== null && a.cachedByK3s ? [a.path, '(cached by k3s)'] : a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
+            a.kind,
+            humanSize(a.size),
+            a.error ? `unreadable: ${a.error}` : a.images.length ? a.images : '-',
+            a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '-',
+            a.kind === 'archive' ? (a.safeToRemove ? 'yes' : 'no') : '-',
+          ]),
+          ARCHIVE_COLUMNS,
+        ),
+      );
+      const blocked = archives.filter((x) => x.kind === 'archive' && !x.safeToRemove);
+      // --why: every problem of each archive (its reason names the first and counts the others).
+      const problems = why ? await Promise.all(blocked.map((a) => cli.call('archives.check', { node: name, path: a.path }).then((c) => c.problems))) : [];
+      for (const [n, a] of blocked.entries()) {
+        if (!screen.terminal && !why) {
+          cli.io.out(`\n${safe(a.path)}: ${safe(a.reason)}`);
+          continue;
+        }
+        if (!screen.terminal) {
+          cli.io.out(`\n${safe(a.path)}:\n${problems[n]!.map((x) => `  - ${safe(x)}`).join('\n')}`);
+          continue;
+        }
+        cli.io.out('');
+        const brief = archiveBrief(a);
+        out(`${screen.ref(a.path, brief.length + 2)}: ${why ? '' : brief}`.trimEnd());
+        if (why) for (const x of problems[n]!) out(`  - ${safe(x)}`);
+        else if (a.remedy) cli.io.out(screen.command(`  → ${a.remedy.command}`));
+      }
+      if (screen.terminal && !why && blocked.length) out(`\n${whyHint()}`);
+    });
+}

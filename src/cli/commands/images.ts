@@ -1,0 +1,181 @@
+// holdfast images — each image on a node, its pins and its fate at the next k3s start, what the
+// site needs and the durable pins that are gone.
+import type { Command } from 'commander';
+import type { ImageRef } from '../../shared/domain';
+import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
+import { nodeWarnings } from '../../shared/nodeWarnings';
+import { plural, word } from '../../shared/wording';
+import { imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
+import { imageName, isImageIdRecord } from '../../shared/reference';
+import { criPinning } from '../../shared/versions';
+import { connectsFirstNode, type Cli } from '../context';
+import type { ColumnFit } from '../fit';
+import { humanSize, shortDigest, terminalSafe as safe } from '../format';
+import { Screen, whyHint } from '../screen';
+import { FITTED_NOTE, helpAfter } from '../help';
+import { lostPinsText } from '../lostPins';
+
+const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
+
+/**
+ * What the site needs, as the images table's footer says it: where the needs come from (or why
+ * there is no source), every needed image at risk with the workloads that need it, and the one
+ * command that protects them (shared/needs). On a terminal each image at risk gets one short
+ * clause (its whole reason with `why`). Returns whether a short clause stood for a reason.
+ */
+function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsReport, screen: Screen = Screen.plain, why = false): boolean {
+  const out = (s: string) => cli.io.out(screen.text(s));
+  const from = needs.sources.map((s) => s.label).join(', ');
+  out(
+    needs.basis === 'known'
+      ? `Site needs from: ${safe(from)}`
+      : `No source of site needs (${safe(needs.noSource ?? 'none read')}): images from air-gap archives count as needed.${from ? ` Also read: ${safe(from)}.` : ''}`,
+  );
+  for (const n of needs.notes) cli.io.err(`note: ${node}: ${safe(n)}`);
+  const atRisk = atRiskOf(images, needs);
+  if (atRisk.length === 0) {
+    out('No needed image is at risk: every pod the site needs can start here.');
+    return false;
+  }
+  out(`${atRisk.length} needed image${atRisk.length === 1 ? '' : 's'} AT RISK (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may fail to start):`);
+  for (const a of atRisk) {
+    const held = a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : '';
+    const ref = a.refs.find((r) => !r.startsWith('sha256:')) ?? a.refs[0]!;
+    if (!screen.terminal) cli.io.out(`  ${safe(ref)}: ${safe(a.because)}${safe(held)}`);
+    else out(`  - ${screen.ref(ref, 6)}: ${safe(why ? a.because : atRiskBrief(a, images, needs))}${safe(held)}`);
+  }
+  if (atRisk.some((a) => a.pinnable)) out(`Make every needed image durable with: holdfast pin ${node} --needed`);
+  else if (atRisk.some((a) => a.verdict !== 'missing')) out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
+  if (atRisk.some((a) => a.verdict === 'missing')) out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
+  return screen.terminal && !why;
+}
+
+/** How the images table gives way on a narrow terminal: the reference stays, PLATFORMS goes first. */
+const IMAGE_COLUMNS: readonly ColumnFit[] = [
+  { kind: 'ref', min: 36, want: 56 },
+  { kind: 'text', min: 4 },
+  { kind: 'text', min: 9, want: 13 },
+  { kind: 'text', min: 11, want: 12, hide: 4 },
+  { hide: 2, extra: true },
+  { hide: 3, extra: true },
+  { kind: 'text', min: 12, hide: 1, extra: true },
+];
+
+const OUTCOME: Record<RefOutcome, string> = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' };
+
+/** Marks a row that shows its image's pin (refReading): CRI's own sha256:<id> record. */
+const INHERITED = '*';
+
+/** The line under the table that says what INHERITED means. */
+const INHERITED_NOTE = `${INHERITED} CRI's sha256:<id> record: no labels of its own, it shows its image's pin.`;
+
+/** Tags first, then digest references, then CRI's own record: how a person reads an image's references. */
+const refRank = (name: string) => (isImageIdRecord(name) ? 2 : name.includes('@') ? 1 : 0);
+
+
+export function registerImagesCommand(program: Command, cli: Cli): void {
+  program
+    .command('images')
+    .summary('each image on a node and its fate at k3s start')
+    .description(
+      'Every image reference on a node: its pin, what happens to it at the next k3s start, whether the site needs it, and the needed images at risk.',
+    )
+    .argument('<node>', 'the node to list')
+    .hook('preAction', connectsFirstNode(cli))
+    .option('--json', 'machine-readable output')
+    .option('--lost', 'only the durable pins Holdfast made that are gone')
+    .option('--why', 'every reason in full, not one short clause')
+    .addHelpText(
+      'after',
+      helpAfter(
+        [
+          'holdfast images lab1-n1',
+          'holdfast images lab1-n1 --lost',
+          'holdfast images lab1-n1 --why --wide',
+          '# The references nothing pins',
+          'holdfast images lab1-n1 --json | jq -r \'.[] | select(.pin == "none") | .name\'',
+        ],
+        [
+          'PIN: durable (io.cri-containerd.pinned, which no k3s start touches), k3s (the label of k3s: its next start removes it unless it imports the image again) or none.',
+          '--json is an array of references (one whose pin is lost carries lostPin); with --lost, an array of lost pins.',
+          FITTED_NOTE,
+        ],
+      ),
+    )
+    .action(async (name: string, o) => {
+      // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
+      const { images, lost, info, needs } = await cli.call('images.report', { node: name });
+      const screen = cli.screen();
+      const why = o.why === true;
+      const out = (s: string) => cli.io.out(screen.text(s));
+      if (o.lost) {
+        if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
+        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', screen, why)}` : `no durable pin Holdfast made on ${name} is lost`);
+      }
+      if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
+      // What the node runs may make every pin moot: said once, before the table.
+      for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
+      if (images.length === 0) {
+        const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
+        cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
+        if (printNeeds(cli, name, images, needs, screen, why)) out(whyHint(name));
+        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
+        return;
+      }
+      // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
+      const mode = criPinning(info.containerdVersion);
+      const byImage = refsByImage(images);
+      const protection = imageProtection(images, mode);
+      // On a terminal each image's references are together (tags, digest references, CRI's record),
+      // CRI's record showing its image's pin; a pipe gets the node's order and each record's own labels.
+      const rows = screen.terminal ? [...byImage.values()].flatMap((refs) => [...refs].sort((a, b) => refRank(a.name) - refRank(b.name))) : images;
+      let inherited = false;
+      // The footer counts pins as the PIN column reads them (a CRI record counted by its image's pin).
+      const counts = { durable: 0, k3s: 0, none: 0 };
+      cli.io.out(
+        screen.table(
+          ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
+          rows.map((i) => {
+            const p = protection.get(protectionKey(i))!;
+            const shown = screen.terminal ? refReading(i, byImage.get(protectionKey(i))!, p) : { pin: i.pin, outcome: refOutcome(i, p), inherited: false };
+            inherited ||= shown.inherited;
+            counts[shown.pin]++;
+            return [
+              i.name,
+              // (fitted, PIN LOST goes on a line of its own, so the column stays narrow)
+              screen.width !== null
+                ? [`${shown.pin}${shown.inherited ? INHERITED : ''}`, ...(i.lostPin ? ['PIN LOST'] : [])]
+                : `${shown.pin}${shown.inherited ? INHERITED : ''}${i.lostPin ? ' (PIN LOST)' : ''}`,
+              OUTCOME[shown.outcome],
+              i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
+              shortDigest(i.imageId),
+              humanSize(i.size),
+              screen.terminal ? i.platforms.join(', ') || '-' : i.platforms.join(',') || '-',
+            ];
+          }),
+          IMAGE_COLUMNS,
+        ),
+      );
+      if (inherited) out(INHERITED_NOTE);
+      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
+      let short = printNeeds(cli, name, images, needs, screen, why);
+      const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
+      if (atRisk.length) {
+        out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
+        for (const p of atRisk) {
+          if (!screen.terminal) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
+          else {
+            const refs = byImage.get(p.key)!;
+            out(`  - ${screen.ref(imageName(p.refs, p.key), 6)}: ${safe(why ? p.reason : protectionBrief(p, refs, mode))}`);
+            short ||= !why;
+          }
+        }
+        out(`Make them durable with: holdfast pin ${name} --all-k3s`);
+      }
+      if (lost.length) {
+        cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
+        short ||= screen.terminal && !why;
+      }
+      if (short) out(whyHint(name));
+    });
+}
