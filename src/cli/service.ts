@@ -1,4 +1,4 @@
-// The CLI's way into the application service: the same handlers (src/core/service.ts) that
+// The CLI's way into the application service: the same handlers (src/core/service/) that
 // Electron main calls over IPC and `holdfast serve` over HTTP, run in this process through the
 // same validate → run → envelope step (dispatch), so every rule the service holds (argument
 // schemas, forced removal and prune confirmations, lost pins, adopting a detected images dir)

@@ -4,7 +4,7 @@ import type { ArchiveInfo, ArchiveRemedy, RemovalCheck } from './domain';
 
 export type { ArchiveRemedy };
 
-/** The command core quotes in an archive's reasons (src/core/node/inspect.ts). */
+/** The command core quotes in an archive's reasons (src/core/usecases/inspect.ts). */
 export const pinArchiveCommand = (node: string, archive: string): string => `holdfast pin ${node} --archive ${archive}`;
 
 /**

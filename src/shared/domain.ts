@@ -1,6 +1,6 @@
 // Domain types shared by the core, the CLI, main, preload and renderer.
 // Plain data only: everything here crosses IPC / HTTP as JSON.
-import type { ImportOptions } from './importOptions';
+import type { ImportOptions, ImportTuning } from './importOptions';
 import type { RefNeed } from './needVerdict';
 
 /** Pin labels, exactly as k3s, RKE2 and the CRI plugin write them. */
@@ -9,6 +9,12 @@ export const LABEL_K3S_PINNED = 'io.cattle.k3s.pinned';
 export const LABEL_RKE2_PINNED = 'io.cattle.rke2.pinned';
 export const PINNED = 'pinned';
 export const DISTRO_PIN_LABELS = [LABEL_K3S_PINNED, LABEL_RKE2_PINNED] as const;
+/** Who made a pin durable, when and from what: Holdfast's own labels beside the CRI pin. */
+export const PROVENANCE = {
+  by: 'io.holdfast.pinned-by',
+  at: 'io.holdfast.pinned-at',
+  from: 'io.holdfast.pinned-from',
+} as const;
 
 /**
  * durable: pinned for the CRI and no distro label, so k3s never strips it.
@@ -312,12 +318,8 @@ export interface JobNodeResult {
   warnings?: string[];
 }
 
-/** How a job was asked for: the import's options, and how the CLI tuned it. */
-export interface JobOptions extends ImportOptions {
-  /** Nodes at a time (an import; default 4). */
-  parallel?: number;
-  /** Seconds to wait for k3s to import the archive, per node (an import; default 120). */
-  timeout?: number;
+/** How a job was asked for: the import's options, and how the CLI tuned it (parallel, timeout: an import's, see importOptions.ts). */
+export interface JobOptions extends ImportOptions, ImportTuning {
   /** The name in the images dir (an upload; default the file's name). */
   as?: string;
 }

@@ -1,6 +1,6 @@
 // The fleet report: every node's inventory side by side, and where the nodes disagree.
 // Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
-import type { ArchiveInfo, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
+import type { ArchiveInfo, ErrorCode, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
 import type { AtRiskImage, NeedsReport } from './needs';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
@@ -102,3 +102,28 @@ export interface FleetReport {
   drift: DriftEntry[];
 }
 
+
+/**
+ * What a node the run could not inspect reads as, by its error's kind. A node that answered but
+ * refused (its login may not read the images dir, a changed host key) is not "unreachable": the
+ * fix is on the node or in its settings, not in the network.
+ */
+export function notInspectedStatus(code: ErrorCode | undefined): string {
+  switch (code) {
+    case 'UNREACHABLE':
+    case 'TIMEOUT':
+    case undefined:
+      return 'unreachable';
+    case 'HOST_KEY_UNKNOWN':
+    case 'HOST_KEY_CHANGED':
+      return 'host key';
+    case 'AUTH_FAILED':
+      return 'login refused';
+    case 'REFUSED':
+      return 'refused';
+    case 'CONTAINERD_UNAVAILABLE':
+      return 'no containerd';
+    default:
+      return 'failed';
+  }
+}

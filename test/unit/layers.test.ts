@@ -6,6 +6,7 @@
 //   main      no server (the transport-neutral dispatcher lives in shared), no renderer
 //   shared    nothing from other src layers, no Node builtins, no electron
 //   preload   only shared and electron, and no zod at run time (the sandboxed bundle)
+//   core      one direction inside: each part imports only the parts below it (CORE_PARTS)
 //   src       no import cycles (type-only imports included: they still tie the modules together)
 //   src       nothing from outside src (lab/, test/, e2e/, bench/ are tooling, never shipped)
 // "electron" means the package family (electron, electron-log, electron-log/node, …), and
@@ -130,11 +131,11 @@ const isBuiltin = (spec: string) => spec.startsWith('node:') || BUILTINS.has(spe
 const packageOf = (spec: string) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
 
 /** "file → import" for every import of a file in `layer` that `bad` says is out of bounds. */
-function violations(layer: string, bad: (e: Edge) => boolean, g: Map<string, Edge[]> = graph): string[] {
+function violations(layer: string, bad: (e: Edge, file: string) => boolean, g: Map<string, Edge[]> = graph): string[] {
   const out: string[] = [];
   for (const [file, edges] of g) {
     if (layer !== '*' && layerOf(file) !== layer) continue;
-    for (const e of edges) if (bad(e)) out.push(`${file} → ${e.target ?? e.spec}`);
+    for (const e of edges) if (bad(e, file)) out.push(`${file} → ${e.target ?? e.spec}`);
   }
   return out;
 }
@@ -144,11 +145,58 @@ const outsideLayers = (...layers: string[]) => (e: Edge) => e.target !== undefin
 const isElectron = (e: Edge) => e.target === undefined && /^electron($|-)/.test(packageOf(e.spec));
 const isPackage = (e: Edge) => e.target === undefined;
 
+/**
+ * The direction inside core (docs/architecture.md): each part of src/core, lowest first. A file may
+ * import its own part and the parts below it, never one above it, so adapters never reach into
+ * use cases and the parts form one stack rather than a web. A new part must be placed here.
+ */
+const CORE_PARTS: readonly string[] = [
+  'errors', // foundation: no I/O of their own
+  'env',
+  'log',
+  'limits',
+  'payload',
+  'localTools',
+  'config', // the node store, known hosts, the home dir
+  'standalone', // where bundled assets are
+  'appPaths',
+  'ssh', // adapters: an SSH connection and its tunnel …
+  'sftp', // … the SFTP channel …
+  'containerd', // … containerd's API through the tunnel …
+  'credentials', // … passwords and passphrases asked for while connecting …
+  'access', // … and the node's files (SFTP as root, sudo otherwise)
+  'archives', // reading what is on a node: image archives and k3s's lists …
+  'images', // … the images containerd holds …
+  'node', // … one session tying a node's adapters together …
+  'audit', // … what Holdfast recorded …
+  'fate', // … and the rules of a node's next start
+  'needs', // what the site's workloads need
+  'pins', // planning and writing pin labels
+  'disk', // the image filesystem and kubelet's GC thresholds
+  'jobs', // long work with progress and cancel
+  'usecases', // inspect, pin, remove, prune, upload, import, fleet: the adapters put to work
+  'live', // events while the app watches
+  'service', // the composition root every transport calls
+];
+const coreRank = new Map(CORE_PARTS.map((p, i) => [p, i] as const));
+/** 'src/core/usecases/import/run.ts' → 'usecases'; 'src/core/errors.ts' → 'errors'. */
+const corePartOf = (file: string) => file.split('/')[2]!.replace(/\.tsx?$/, '');
+/** An import from one part of core into a part above it (or one the table does not place). */
+const againstCoreDirection = (file: string) => (e: Edge) => {
+  if (!e.target?.startsWith('src/core/')) return false;
+  const from = corePartOf(file);
+  const to = corePartOf(e.target);
+  if (from === to) return false;
+  const a = coreRank.get(from);
+  const b = coreRank.get(to);
+  return a === undefined || b === undefined || b >= a;
+};
+
 interface Rule {
   name: string;
   /** A src layer, or '*' for every file under src. */
   layer: string;
-  bad: (e: Edge) => boolean;
+  bad: (e: Edge, file: string) => boolean;
   /** One import this rule must catch (file, edge): checked against the rule on its own graph. */
   injected: [string, Edge];
 }
@@ -174,7 +222,7 @@ const RULES: Rule[] = [
   },
   { name: 'main does not import server or renderer', layer: 'main', bad: intoLayers('server', 'renderer'), injected: ['src/main/x.ts', { spec: '../server/http', target: 'src/server/http.ts', typeOnly: true }] },
   { name: 'server does not import main, renderer or preload', layer: 'server', bad: intoLayers('main', 'renderer', 'preload'), injected: ['src/server/x.ts', { spec: '../main/ipc', target: 'src/main/ipc.ts', typeOnly: false }] },
-  { name: 'cli does not import main, renderer or preload', layer: 'cli', bad: intoLayers('main', 'renderer', 'preload'), injected: ['src/cli/x.ts', { spec: '../renderer/model', target: 'src/renderer/model.ts', typeOnly: false }] },
+  { name: 'cli does not import main, renderer or preload', layer: 'cli', bad: intoLayers('main', 'renderer', 'preload'), injected: ['src/cli/x.ts', { spec: '../renderer/model/images', target: 'src/renderer/model/images.ts', typeOnly: false }] },
   {
     name: 'shared imports nothing from the other layers, no Node builtins and no electron',
     layer: 'shared',
@@ -186,6 +234,12 @@ const RULES: Rule[] = [
     layer: 'preload',
     bad: (e) => outsideLayers('shared')(e) || (isPackage(e) && e.spec !== 'electron'),
     injected: ['src/preload/x.ts', { spec: 'electron-log/renderer', typeOnly: false }],
+  },
+  {
+    name: 'inside core, each part imports only itself and the parts below it (CORE_PARTS)',
+    layer: 'core',
+    bad: (e, file) => againstCoreDirection(file)(e),
+    injected: ['src/core/access/x.ts', { spec: '../usecases/upload/upload', target: 'src/core/usecases/upload/upload.ts', typeOnly: true }],
   },
   {
     name: 'nothing under src imports lab/, test/, e2e/ or bench/ (tooling, never shipped)',

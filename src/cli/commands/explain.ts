@@ -3,7 +3,7 @@
 // `prune` print on a terminal. The facts and the advice are shared/explain's.
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
-import { LABEL_CRI_PINNED, LABEL_K3S_PINNED, LABEL_RKE2_PINNED, type ImageRef } from '../../shared/domain';
+import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PROVENANCE, type ImageRef } from '../../shared/domain';
 import { explainReference, type ReferenceExplanation } from '../../shared/explain';
 import { normalizeReference } from '../../shared/imageReference';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
@@ -17,7 +17,7 @@ import { helpAfter } from '../help';
 import type { Screen } from '../screen';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
-const PIN_LABELS = [LABEL_CRI_PINNED, LABEL_K3S_PINNED, LABEL_RKE2_PINNED, 'io.holdfast.pinned-at', 'io.holdfast.pinned-by'];
+const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
 
 /**
  * The one name on the node `query` stands for: the name itself; a name shortened with `…` (as a

@@ -4,17 +4,21 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError } from '../../core/errors';
-import type { FleetNodeResult, FleetReport, NodeRisk } from '../../shared/fleet';
-import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/fleet/defaults';
-import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/fleet/summary';
+import { notInspectedStatus, type FleetNodeResult, type FleetReport, type NodeRisk } from '../../shared/fleet';
+import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/usecases/fleet/defaults';
+import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
 import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf } from '../../shared/needs';
-import type { NodeDef } from '../../shared/domain';
+import type { Distro, NodeDef } from '../../shared/domain';
 import type { LiveEvent } from '../../shared/contract';
 import { plural, word } from '../../shared/wording';
 import { protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
+import { distroDisplayName } from '../../shared/distro';
+
+/** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
+const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
 import type { Cli } from '../context';
 import { positiveInt, positiveSeconds } from '../options';
 import { onCtrlC } from '../jobs';
@@ -29,7 +33,7 @@ import { lostPinsText } from '../lostPins';
 // reports every node (those that had not answered as cancelled).
 //
 // The HTML and CSV reports load when the command runs, not when the CLI starts.
-const reports = () => Promise.all([import('../../core/fleet/html'), import('../../core/fleet/csv')]);
+const reports = () => Promise.all([import('../../core/usecases/fleet/html'), import('../../core/usecases/fleet/csv')]);
 
 const short = (nodes: string[], max = 4) => (nodes.length <= max ? nodes.join(', ') : `${nodes.slice(0, max).join(', ')} +${nodes.length - max}`) || '-';
 
@@ -54,14 +58,17 @@ const DRIFT_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 30, want: 50 },
 /**
  * Why a node needs attention, for a person at a terminal: each kind of trouble on its line, then
  * the images behind it, each named (elided to fit) with one short clause (its whole reason with
- * `why`). The same facts as the summary's sentences (core/fleet/summary nodeRisk), which list
+ * `why`). The same facts as the summary's sentences (core/usecases/fleet/summary nodeRisk), which list
  * every name in one line.
  */
 function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDiskRule, screen: Screen, why: boolean): string[] {
   const out: string[] = [];
   const head = (s: string) => out.push(`  ${r.node}: ${s}`);
   const item = (ref: string, clause: string) => out.push(`  ${' '.repeat(r.node.length)}  - ${screen.ref(ref, r.node.length + 8)}: ${safe(clause)}`);
-  if (r.unreachable) head(`UNREACHABLE: ${safe(n?.error?.message ?? 'unknown error')}`);
+  if (r.unreachable) {
+    head(`${notInspectedStatus(n?.error?.code).toUpperCase()}: ${safe(n?.error?.message ?? 'unknown error')}`);
+    if (n?.error?.hint) out.push(`  ${' '.repeat(r.node.length)}  ${safe(n.error.hint)}`);
+  }
   for (const w of n ? warningsOf(n) : []) head(safe(w.message));
   if (r.lostPins) head(`${plural(r.lostPins, 'durable pin')} Holdfast made ${word(r.lostPins, 'is')} gone (below)`);
   const atRisk = r.atRisk ?? [];
@@ -97,8 +104,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
       ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'AT RISK', 'ARCHIVES', 'DISK FREE'],
       report.nodes.map((n) => {
         if (!n.reachable) {
-          const code = n.error?.code ?? 'INTERNAL';
-          return [n.node, group.get(n.node) || '-', code === 'UNREACHABLE' ? 'UNREACHABLE' : `UNREACHABLE (${code})`, '-', '-', '-', '-', '-', '-', '-', '-', '-', '-'];
+          return [n.node, group.get(n.node) || '-', notInspectedStatus(n.error?.code).toUpperCase(), '-', '-', '-', '-', '-', '-', '-', '-', '-', '-'];
         }
         const imgs = n.images ?? [];
         const c = { durable: 0, k3s: 0, none: 0 };
@@ -110,7 +116,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
           n.node,
           group.get(n.node) || '-',
           'ok',
-          v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : v.distro) : '-',
+          v ? (v.distroVersion ? `${distroName(v.distro)} ${v.distroVersion}` : distroName(v.distro)) : '-',
           v?.containerdVersion ?? '-',
           imgs.length,
           c.durable,
@@ -273,8 +279,9 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
       }
       const down2 = report.nodes.filter((n) => !n.reachable);
       if (down2.length) {
-        throw new HoldfastError('UNREACHABLE', `${down2.length} of ${plural(report.nodes.length, 'node')} unreachable: ${short(down2.map((n) => n.node), 8)}`, {
-          hint: "The report covers the others and gives each unreachable node's error.",
+        const why = down2.every((n) => notInspectedStatus(n.error?.code) === 'unreachable') ? 'unreachable' : 'not inspected';
+        throw new HoldfastError('UNREACHABLE', `${down2.length} of ${plural(report.nodes.length, 'node')} ${why}: ${short(down2.map((n) => n.node), 8)}`, {
+          hint: "The report covers the others and gives each such node's error and what to do.",
         });
       }
     });

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
 import { describeImagesDir } from '../../core/node/distroConfig';
+import { ASSUMED_DISTRO, distroDisplayName } from '../../shared/distro';
 import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
 import { parsePort, withSession, type Cli } from '../context';
 import type { ColumnFit } from '../fit';
@@ -17,7 +18,7 @@ const nodes = () => import('../../core/config/nodes');
 function imagesDirLine(def: Pick<NodeDef, 'imagesDir' | 'imagesDirSource'>, info?: NodeInfo): string {
   if (def.imagesDirSource === 'explicit') return `  images dir: ${def.imagesDir} (as given)`;
   if (def.imagesDirSource === 'detected' && info?.imagesDir) return `  images dir: ${def.imagesDir} (${describeImagesDir(info.distro, info.imagesDir)})`;
-  return `  images dir: ${def.imagesDir} (k3s's default; the node's distro and data-dir are read when Holdfast connects)`;
+  return `  images dir: ${def.imagesDir} (${distroDisplayName(ASSUMED_DISTRO)}'s default; the node's distro and data-dir are read when Holdfast connects)`;
 }
 
 /** What --accept-new-host-key does in full (node add and node edit). */
@@ -128,7 +129,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         // Without --images-dir, the one the node's distro uses (its data-dir), from the same probe.
         if (!o.imagesDir && info.imagesDir) Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
         const added = await cli.call('nodes.add', { node: input });
-        cli.io.out(`added ${name}: containerd ${info.containerdVersion}` + (info.distroVersion ? `, ${info.distro} ${info.distroVersion}` : ''));
+        cli.io.out(`added ${name}: containerd ${info.containerdVersion}` + (info.distroVersion ? `, ${distroDisplayName(info.distro)} ${info.distroVersion}` : ''));
         cli.io.out(imagesDirLine(added, info));
       } else {
         const added = await cli.call('nodes.add', { node: input });

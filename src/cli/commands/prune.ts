@@ -87,14 +87,14 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
         if (plan.remove.length === 0) return { node, keepVersions: keep, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null };
         return cli.call('prune.apply', { node, keepVersions: keep, images: plan.remove.map((r) => r.key), confirm: node });
       };
-      type Outcome = { node: string; ok: true; plan?: PrunePlan; result?: PruneResult } | { node: string; ok: false; error: { code: string; message: string } };
+      type Outcome = { node: string; ok: true; plan?: PrunePlan; result?: PruneResult } | { node: string; ok: false; error: { code: string; message: string; hint?: string } };
       const outcomes = await mapLimit(defs, 4, async (d): Promise<Outcome> => {
         try {
           return o.dryRun
             ? { node: d.name, ok: true, plan: await cli.call('prune.plan', { node: d.name, keepVersions: keep }) }
             : { node: d.name, ok: true, result: await apply(d.name) };
         } catch (e) {
-          const err = e instanceof HoldfastError ? { code: e.code, message: e.message } : { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
+          const err = e instanceof HoldfastError ? { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
           return { node: d.name, ok: false, error: err };
         }
       });
@@ -109,7 +109,7 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
         }
         // One line per node, last, so a fleet run reads at a glance.
         for (const r of outcomes) {
-          if (!r.ok) cli.io.out(screen.text(`${r.node}: FAILED — ${r.error.message}`));
+          if (!r.ok) cli.io.out(screen.text(`${r.node}: FAILED — ${r.error.message}${r.error.hint ? ` ${r.error.hint}` : ''}`));
           else if (r.plan) cli.io.out(screen.text(`${r.node}: would remove ${r.plan.remove.length} of ${r.plan.imagesBefore} images, freeing ${humanSize(r.plan.freedBytes)} (keeping ${r.plan.kept.length}; ${r.plan.keepVersions} newest versions of every repository in use)`));
           else {
             const x = r.result!;

@@ -2,7 +2,7 @@
 import type { Readable } from 'node:stream';
 import { HoldfastError } from '../errors';
 import type { SshConnection } from '../ssh/connect';
-import { parseDfAvailable, parseSha256sum } from '../upload/paths';
+import { parseDfAvailable, parseSha256sum } from './paths';
 import type { FreeSpace, ListedFile, RemoteFileType } from './types';
 import { logger } from '../log';
 import { compareText } from '../../shared/compareText';

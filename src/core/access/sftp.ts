@@ -8,7 +8,7 @@ import { HoldfastError } from '../errors';
 import { isPermissionDenied, mayNotReadError } from './refusals';
 import { sftpReadStream } from '../sftp/readStream';
 import type { SshConnection } from '../ssh/connect';
-import type { UploadTarget } from '../upload/paths';
+import type { UploadTarget } from './paths';
 import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, readAll, typeFromMode, VERSION_SAMPLE_BYTES } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteStat, UploadArea } from './types';
 import { logger } from '../log';

@@ -14,7 +14,7 @@ import type { ClientChannel, Stats } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { killChannel, type SshConnection } from '../ssh/connect';
 import { sudoersHint } from '../ssh/tunnel';
-import type { UploadTarget } from '../upload/paths';
+import type { UploadTarget } from './paths';
 import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, lastLine, sortWalkOrder, typeFromMode } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteFileType, RemoteStat, UploadArea } from './types';
 import { logger } from '../log';

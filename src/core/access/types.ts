@@ -5,7 +5,7 @@
 //     argv-quoted, and uploads go over SFTP into a staging dir the user owns, then are installed
 //     root-owned next to the final name, verified as root and moved into place without overwriting.
 import type { Readable } from 'node:stream';
-import type { UploadTarget } from '../upload/paths';
+import type { UploadTarget } from './paths';
 
 export type RemoteFileType = 'file' | 'dir' | 'symlink' | 'other';
 

@@ -13,7 +13,7 @@ import type { FileAccess, ListedFile } from '../access';
 import { mapLimit } from '../../shared/mapLimit';
 import { readAll } from '../access/common';
 import { formatLimit, limit, nameLimit } from '../limits';
-import { classifyImagesDirPath } from './format/extensions';
+import { classifyImagesDirPath } from '../../shared/archiveSuffixes';
 import { ARCHIVE_INDEX_VERSION, ArchiveError, readArchiveIndex, type ArchiveIndex } from './format/readIndex';
 import type { IndexCache } from './indexCache';
 import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';

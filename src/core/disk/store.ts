@@ -11,7 +11,7 @@ import type { CriPinning } from '../../shared/versions';
 import { normalizeReference } from '../../shared/imageReference';
 import type { ContainerRecord, ContainerdClient, ImageRecord } from '../containerd/client';
 import { HoldfastError } from '../errors';
-import { INDEX_TYPES, platformMatches, type Platform } from '../images/mediaTypes';
+import { INDEX_TYPES, platformMatches, type Platform } from '../../shared/mediaTypes';
 import { mapLimit } from '../../shared/mapLimit';
 import { compareText } from '../../shared/compareText';
 import { isImageIdRecord } from '../../shared/reference';

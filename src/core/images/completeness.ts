@@ -3,7 +3,7 @@
 // the target, the node platform's manifest, its config and every layer with Content.Info.
 import type { ContainerdClient, Descriptor } from '../containerd/client';
 import { HoldfastError } from '../errors';
-import { INDEX_TYPES, formatPlatform, platformMatches, type Platform } from './mediaTypes';
+import { INDEX_TYPES, formatPlatform, platformMatches, type Platform } from '../../shared/mediaTypes';
 import type { BlobCache } from './resolve';
 
 export interface Completeness {

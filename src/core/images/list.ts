@@ -4,7 +4,7 @@ import type { ImageRef } from '../../shared/domain';
 /** A reference as containerd has it, before its fate at the next k3s start is predicted. */
 export type BaseImageRef = Omit<ImageRef, 'afterRestart' | 'reason' | 'archive'>;
 import type { ImageRecord } from '../containerd/client';
-import type { Platform } from './mediaTypes';
+import type { Platform } from '../../shared/mediaTypes';
 import { pinState } from './pinState';
 import { TargetResolver } from './resolve';
 import { mapLimit } from '../../shared/mapLimit';

@@ -3,7 +3,7 @@
 // Content is addressed by digest, so results are cached forever per digest.
 import type { ContainerdClient, Descriptor } from '../containerd/client';
 import { HoldfastError } from '../errors';
-import { INDEX_TYPES, MANIFEST_TYPES, formatPlatform, platformMatches, type Platform } from './mediaTypes';
+import { INDEX_TYPES, MANIFEST_TYPES, formatPlatform, platformMatches, type Platform } from '../../shared/mediaTypes';
 
 export interface ResolvedTarget {
   imageId: string | null;

@@ -6,12 +6,17 @@ import type { NodeDef } from '../../shared/domain';
 import type { NodeNeeds } from '../../shared/needs';
 import { mapLimit } from '../../shared/mapLimit';
 import { logger } from '../log';
-import type { NeedsResolver } from '../node/inspect';
 import { clusterOptions, readClusterAnswer, type ClusterAnswer } from './cluster';
 import { kubeNodeFor, nodeNeedsFrom, readOperatorList, type ClusterServer } from './nodeNeeds';
 import type { NodeSession } from '../node/session';
 
 const log = logger('needs');
+
+/**
+ * Turns a node's own cluster answer into its needs: the service adds the operator's list and,
+ * for an agent node, the cluster of a configured server node (below).
+ */
+export type NeedsResolver = (def: NodeDef, own: ClusterAnswer) => Promise<NodeNeeds>;
 
 /** How long a server's answer serves other nodes' questions. */
 export const CLUSTER_ANSWER_TTL_MS = 30_000;

@@ -12,15 +12,10 @@ import {
   type ImageRef,
   type LabelChange,
   type PinPlan,
+  PROVENANCE,
 } from '../../shared/domain';
 import { archivesBringing, type FateArchive } from '../fate/predict';
 import { HoldfastError } from '../errors';
-
-export const PROVENANCE = {
-  by: 'io.holdfast.pinned-by',
-  at: 'io.holdfast.pinned-at',
-  from: 'io.holdfast.pinned-from',
-} as const;
 
 /** needed: every image the site needs (shared/needs) that is on the node. */
 export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true } | { needed: true };

@@ -107,7 +107,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       } catch (e) {
         throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
-      const { parseNodeCsv } = await import('../../../core/fleet/bulk');
+      const { parseNodeCsv } = await import('../../../core/usecases/fleet/bulk');
       const { nodes, problems } = parseNodeCsv(text, o.knownHosts ? { knownHosts: path.resolve(o.knownHosts) } : {});
       const store = cli.store();
       const existing = new Set((await store.list()).map((n) => n.name));

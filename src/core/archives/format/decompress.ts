@@ -18,7 +18,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { isExecutable } from '../../localTools';
 import unbzip2Stream from 'unbzip2-stream';
 import { ArchiveError } from './errors';
-import type { ArchiveCompression } from './extensions';
+import type { ArchiveCompression } from '../../../shared/archiveSuffixes';
 import { Lz4FrameDecoder } from './lz4';
 import { k3sZstdRefusal, ZstdFrameWalker } from './zstdFrames';
 import { logger } from '../../log';
@@ -26,7 +26,7 @@ import { bzip2InJs } from '../../env';
 
 const log = logger('archives');
 
-export type { ArchiveCompression } from './extensions';
+export type { ArchiveCompression } from '../../../shared/archiveSuffixes';
 
 /** Human names used in messages. */
 export const COMPRESSION_LABEL: Readonly<Record<ArchiveCompression, string>> = {

@@ -22,12 +22,12 @@
 import { createHash } from 'node:crypto';
 import { finished, type Readable } from 'node:stream';
 import tar from 'tar-stream';
-import { formatPlatform, platformMatches, type Platform } from '../../images/mediaTypes';
+import { formatPlatform, platformMatches, type Platform } from '../../../shared/mediaTypes';
 import { formatLimit, limit } from '../../limits';
 import { normalizeReference, ReferenceError } from '../../../shared/imageReference';
 import { COMPRESSION_LABEL, decompressor, sniffFormat, textStart } from './decompress';
 import { ArchiveError, overLimit, type K3sImportRefusal } from './errors';
-import type { ArchiveCompression } from './extensions';
+import type { ArchiveCompression } from '../../../shared/archiveSuffixes';
 
 export { ArchiveError, type ArchiveErrorReason, type K3sImportRefusal } from './errors';
 

@@ -3,22 +3,22 @@
 // covering connect and inventory that starts when the node's connection does (not while it waits
 // for its bastion), each node on its own (one failing never spoils the others), results streamed
 // to onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
-import type { NodeDef } from '../../shared/domain';
-import { nodeWarnings } from '../../shared/nodeWarnings';
-import { lostPinsFrom, withLostPins } from '../audit/lostPins';
-import { HoldfastError, toErrorInfo } from '../errors';
-import { inspectNode } from '../node/inspect';
-import { inspectOptions, type OpsContext } from '../node/operations';
-import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../node/session';
+import type { NodeDef } from '../../../shared/domain';
+import { nodeWarnings } from '../../../shared/nodeWarnings';
+import { lostPinsFrom, withLostPins } from '../../audit/lostPins';
+import { HoldfastError, toErrorInfo } from '../../errors';
+import { inspectNode } from '../inspect';
+import { inspectOptions, type OpsContext } from '../operations';
+import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../../node/session';
 import { diskOfSession } from './disk';
-import { DriftAccumulator } from '../../shared/drift';
-import { satisfies } from '../../shared/needs';
-import { mapLimit } from '../../shared/mapLimit';
+import { DriftAccumulator } from '../../../shared/drift';
+import { satisfies } from '../../../shared/needs';
+import { mapLimit } from '../../../shared/mapLimit';
 import { DEFAULT_LOW_DISK, summarizeFleet, type LowDiskRule } from './summary';
-import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
+import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from './defaults';
 import { setMaxListeners } from 'node:events';
-import { logger } from '../log';
+import { logger } from '../../log';
 import { CONNECTS_PER_FIRST_HOP, ConnectGate } from './connectGate';
 
 const log = logger('fleet');

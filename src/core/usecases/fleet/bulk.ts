@@ -11,9 +11,9 @@
 // is written; problems are reported with their line numbers.
 import os from 'node:os';
 import path from 'node:path';
-import { nodeInputSchema } from '../../shared/contract';
-import type { NodeInput } from '../../shared/domain';
-import { formatBytes } from '../../shared/format';
+import { nodeInputSchema } from '../../../shared/contract';
+import type { NodeInput } from '../../../shared/domain';
+import { formatBytes } from '../../../shared/format';
 import { readCsvRecords, type CsvRecord } from './csv';
 
 export const BULK_COLUMNS = ['name', 'host', 'port', 'user', 'identity', 'group'] as const;

@@ -1,14 +1,14 @@
 // Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
 // "Loses its pin" is the image-level verdict of shared/protection (what kubelet sees per image
 // id under the node's containerd rule), the same the app and rm-archive give.
-import { formatBytes } from '../../shared/format';
-import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
-import { nodeWarnings } from '../../shared/nodeWarnings';
-import { imageProtection, losingImages, type ImageProtection } from '../../shared/protection';
-import { criPinning } from '../../shared/versions';
-import type { DriftEntry, FleetNodeResult, FleetSummary, NodeRisk } from '../../shared/fleet';
-import { imageName } from '../../shared/reference';
-import { atRiskOf, atRiskText } from '../../shared/needs';
+import { formatBytes } from '../../../shared/format';
+import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
+import { nodeWarnings } from '../../../shared/nodeWarnings';
+import { imageProtection, losingImages, type ImageProtection } from '../../../shared/protection';
+import { criPinning } from '../../../shared/versions';
+import { notInspectedStatus, type DriftEntry, type FleetNodeResult, type FleetSummary, type NodeRisk } from '../../../shared/fleet';
+import { imageName } from '../../../shared/reference';
+import { atRiskOf, atRiskText } from '../../../shared/needs';
 
 export interface LowDiskRule {
   minFreeBytes: number;
@@ -58,7 +58,7 @@ export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DIS
   const warnings = warningsOf(r);
   const lost = lostReason(r);
   const reasons: string[] = [];
-  if (!r.reachable) reasons.push(`unreachable: ${r.error?.message ?? 'unknown error'}`);
+  if (!r.reachable) reasons.push(`${notInspectedStatus(r.error?.code)}: ${r.error?.message ?? 'unknown error'}`);
   for (const w of warnings) reasons.push(w.message);
   if (lost) reasons.push(lost);
   const atRisk = atRiskOf(r.images, r.needs);

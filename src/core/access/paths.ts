@@ -1,7 +1,7 @@
 // Pure helpers for uploads: where the bytes go, the staging name k3s ignores, and parsing of
 // the two remote commands we run (sha256sum, df). No I/O here, so every rule is unit-tested.
 import path from 'node:path';
-import { classifyImagesDirPath } from '../archives/format/extensions';
+import { classifyImagesDirPath } from '../../shared/archiveSuffixes';
 import { HoldfastError } from '../errors';
 
 /** Suffix of the staging file; neither an archive suffix nor `.txt`, so k3s never imports it. */

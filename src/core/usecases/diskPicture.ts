@@ -8,11 +8,11 @@ import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { criPinning } from '../../shared/versions';
 import { lostPinsFrom, withLostPins } from '../audit/lostPins';
 import type { ContainerRecord } from '../containerd/client';
-import { inventory, type OpsContext } from '../node/operations';
+import { inventory, type OpsContext } from './operations';
 import type { NodeSession } from '../node/session';
-import { measureFileSystems, storeDirs } from './fileSystems';
-import { kubeletArgsArgv, parseKubeletArgs } from './kubeletArgs';
-import { readStore } from './store';
+import { measureFileSystems, storeDirs } from '../disk/fileSystems';
+import { kubeletArgsArgv, parseKubeletArgs } from '../disk/kubeletArgs';
+import { readStore } from '../disk/store';
 
 /** The node's GC and eviction policy, from its config files and running processes. */
 export async function readGcPolicy(session: NodeSession): Promise<GcPolicy> {

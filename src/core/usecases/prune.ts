@@ -10,10 +10,10 @@ import { planPrune, type PruneOptions, type PrunePlan, type PruneRemoval, type P
 import { localUser } from '../audit/log';
 import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
-import type { OpsContext } from '../node/operations';
+import type { OpsContext } from './operations';
 import type { NodeSession } from '../node/session';
-import { readNodeStore } from './picture';
-import { imageOfContainer } from './store';
+import { readNodeStore } from './diskPicture';
+import { imageOfContainer } from '../disk/store';
 
 export async function planPruneOnNode(session: NodeSession, ctx: OpsContext, opts: PruneOptions): Promise<PrunePlan> {
   const store = await readNodeStore(session, ctx);

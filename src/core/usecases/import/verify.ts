@@ -5,14 +5,14 @@
 // model). k3s labels and retags with its own timing, so a reference it added or relabelled after
 // the pin gets pinned on the next attempt; after a bounded number of attempts the import fails
 // rather than report a pin it could not verify (issue #16).
-import { imageProtection, protectionKey } from '../../shared/protection';
-import { criPinning } from '../../shared/versions';
-import type { ArchiveImage } from '../archives/format/readIndex';
-import { configDigestFor } from '../archives/format/readIndex';
-import { HoldfastError } from '../errors';
-import { applyPinChange, type OpsContext } from '../node/operations';
-import type { NodeSession } from '../node/session';
-import { logger } from '../log';
+import { imageProtection, protectionKey } from '../../../shared/protection';
+import { criPinning } from '../../../shared/versions';
+import type { ArchiveImage } from '../../archives/format/readIndex';
+import { configDigestFor } from '../../archives/format/readIndex';
+import { HoldfastError } from '../../errors';
+import { applyPinChange, type OpsContext } from '../operations';
+import type { NodeSession } from '../../node/session';
+import { logger } from '../../log';
 import { concerns, findImages, refsOfImages } from './imageSet';
 import { watchImages } from './settle';
 

@@ -4,11 +4,11 @@
 // of a row comes from nodes (names, file names, error output): such text cells get a leading `'`
 // (OWASP "CSV injection"), which spreadsheets show as text and never evaluate.
 import { parse } from 'csv-parse/sync';
-import type { FleetReport } from '../../shared/fleet';
-import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
-import type { LostPin } from '../../shared/domain';
-import { protectionKey } from '../../shared/protection';
-import { workloadName } from '../../shared/needs';
+import type { FleetReport } from '../../../shared/fleet';
+import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../../shared/lostPins';
+import type { LostPin } from '../../../shared/domain';
+import { protectionKey } from '../../../shared/protection';
+import { workloadName } from '../../../shared/needs';
 import { protectionOf, warningsOf } from './summary';
 
 /**

@@ -2,4 +2,4 @@
 // verified by SHA-256 on the node, renamed into place; resumable, cancellable, space-checked.
 export { uploadArchive, isAbortError, DEFAULT_INFLIGHT, type UploadOptions, type UploadResult } from './upload';
 export type { UploadPhase, UploadProgress } from './progress';
-export { PARTIAL_SUFFIX, stagingName, uploadTarget, type UploadTarget } from './paths';
+export { PARTIAL_SUFFIX, stagingName, uploadTarget, type UploadTarget } from '../../access/paths';

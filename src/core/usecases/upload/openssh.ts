@@ -37,11 +37,11 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs
 import os from 'node:os';
 import type { Writable } from 'node:stream';
 import path from 'node:path';
-import type { SshConnection } from '../ssh/connect';
-import { shellQuote } from '../ssh/quote';
-import { findOnPath, isExecutable } from '../localTools';
-import { logger } from '../log';
-import { opensshSetting } from '../env';
+import type { SshConnection } from '../../ssh/connect';
+import { shellQuote } from '../../ssh/quote';
+import { findOnPath, isExecutable } from '../../localTools';
+import { logger } from '../../log';
+import { opensshSetting } from '../../env';
 
 const log = logger('upload');
 

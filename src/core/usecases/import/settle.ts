@@ -3,8 +3,8 @@
 // k3s has finished with an archive (and later, that nothing undid the pins) without guessing from
 // one listing. The stream is filtered to the node's namespace; a dropped stream is logged and the
 // callers' bounded waits keep polling.
-import type { NodeSession } from '../node/session';
-import { logger } from '../log';
+import type { NodeSession } from '../../node/session';
+import { logger } from '../../log';
 
 const log = logger('import');
 

@@ -4,7 +4,7 @@
 // case-sensitively, so `foo.TAR` and `foo.tar.xz` are ignored; older releases read only the top
 // level and matched case-insensitively, so there `foo.TAR` is imported and `sub/foo.tar` is not.
 // The walk comes from shared/versions.
-import type { StartupWalk } from '../../../shared/versions';
+import type { StartupWalk } from './versions';
 
 export type ArchiveCompression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
 

@@ -1,7 +1,7 @@
 // The changes Holdfast makes to a node, each planned from a fresh inventory, applied,
-// verified and written to the audit log. Shared by the app (service.ts) and the CLI.
+// verified and written to the audit log. Shared by the app (core/service/) and the CLI.
 import type { AuditEntry, LabelChange, PinPlan, RemovalCheck } from '../../shared/domain';
-import { removeArchive } from '../archives/remove';
+import { removeArchive } from './removeArchive';
 import type { IndexCache } from '../archives/scan';
 import { localUser, type AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
@@ -9,8 +9,9 @@ import { checkComplete } from '../images/completeness';
 import { criPinning } from '../../shared/versions';
 import { applyPinPlan } from '../pins/apply';
 import { planPins, type PinTarget } from '../pins/plan';
-import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NeedsResolver, type NodeInventory } from './inspect';
-import type { NodeSession } from './session';
+import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NodeInventory } from './inspect';
+import type { NeedsResolver } from '../needs/resolve';
+import type { NodeSession } from '../node/session';
 
 export interface OpsContext {
   audit: AuditLog;

@@ -8,17 +8,17 @@ import { cacheVerdict, readK3sImportCache, scanImagesDir, type IndexCache, type 
 import { predictFates, type FateArchive, type FatePrepull } from '../fate/predict';
 import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
-import type { Platform } from '../images/mediaTypes';
+import type { Platform } from '../../shared/mediaTypes';
 import { applyImageProtection, durableProtection, imageProtection, protectionKey } from '../../shared/protection';
 import { criPinning, startupWalk, type CriPinning } from '../../shared/versions';
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
-import type { NodeSession } from './session';
+import type { NodeSession } from '../node/session';
 import type { ImagesDirFile } from '../../shared/lostPins';
-import { applyNeeds, needsKnown, type NeedsReport, type NodeNeeds } from '../../shared/needs';
+import { applyNeeds, needsKnown, type NeedsReport } from '../../shared/needs';
 import { mapLimit } from '../../shared/mapLimit';
-import type { NodeDef } from '../../shared/domain';
 import { clusterOptions, readClusterAnswer, type ClusterAnswer } from '../needs/cluster';
 import { nodeNeedsFrom } from '../needs/nodeNeeds';
+import type { NeedsResolver } from '../needs/resolve';
 
 const log = logger('node');
 
@@ -37,11 +37,6 @@ export interface ImagesInventory {
   cluster: ClusterAnswer;
 }
 
-/**
- * Turns a node's own cluster answer into its needs: the service adds the operator's list and,
- * for an agent node, the cluster of a configured server node (core/needs/resolve.ts).
- */
-export type NeedsResolver = (def: NodeDef, own: ClusterAnswer) => Promise<NodeNeeds>;
 
 export interface InspectOptions {
   indexCache?: IndexCache;

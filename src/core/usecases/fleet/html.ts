@@ -4,13 +4,13 @@
 // XSS-safe by construction: markup is built only with the `html` tag, which escapes every
 // interpolated value unless it is itself the result of `html` (already-safe markup). Node names,
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
-import type { ArchiveInfo, ImageRef, LostPin } from '../../shared/domain';
-import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
-import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../shared/needs';
-import { protectionKey, refOutcome, type ImageProtection } from '../../shared/protection';
-import { formatBytes, shortDigest } from '../../shared/format';
+import type { ArchiveInfo, ImageRef, LostPin } from '../../../shared/domain';
+import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
+import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../../shared/needs';
+import { protectionKey, refOutcome, type ImageProtection } from '../../../shared/protection';
+import { formatBytes, shortDigest } from '../../../shared/format';
 import { imageNames, isLowDisk, losingImagesOf, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
-import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
+import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
 
 export class SafeHtml {
   constructor(readonly value: string) {}

@@ -8,9 +8,9 @@
 // (a 0700 images dir) counts as missing, so its parent — or itself — is the one reported.
 // Under sudo the bytes go to the user's own staging dir and are installed as root: nothing to ask.
 import path from 'node:path';
-import { HoldfastError } from '../errors';
-import type { SshConnection } from '../ssh/connect';
-import { logger } from '../log';
+import { HoldfastError } from '../../errors';
+import type { SshConnection } from '../../ssh/connect';
+import { logger } from '../../log';
 
 const log = logger('upload');
 

@@ -7,7 +7,7 @@
 import type { AuditEntry, RemovalCheck } from '../../shared/domain';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
-import type { NodeInventory } from '../node/inspect';
+import type { NodeInventory } from './inspect';
 import type { NodeSession } from '../node/session';
 
 /** k3s's import cache, at the top of the images dir. */

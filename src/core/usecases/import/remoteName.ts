@@ -6,9 +6,9 @@
 // compares the new file with that record. Then a fresh name derived from the archive's SHA-256,
 // the same on every run, so a re-run finds what an earlier one uploaded. Pure.
 import path from 'node:path';
-import { k3sTakesChange, watcherImports, type FileStamp } from '../../shared/versions';
-import { ARCHIVE_SUFFIXES } from '../archives/format/extensions';
-import type { K3sImportCache, ScannedFile } from '../archives/scan';
+import { k3sTakesChange, watcherImports, type FileStamp } from '../../../shared/versions';
+import { ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
+import type { K3sImportCache, ScannedFile } from '../../archives/scan';
 
 export interface NameChoice {
   relPath: string;

@@ -3,11 +3,11 @@
 // adds per name after labelling it (k3s PR #13221, version-dependent), extra-registry references
 // (`<registry>/<path>:<tag>`, `<registry>/<path>@<digest>`, from the node's k3s configuration,
 // which Holdfast does not read) and CRI's own `sha256:<id>` record. Pure.
-import type { ArchiveImage } from '../archives/format/readIndex';
-import { configDigestFor } from '../archives/format/readIndex';
-import { repositoryOf } from '../../shared/reference';
-import type { BaseImageRef } from '../images/list';
-import type { Platform } from '../images/mediaTypes';
+import type { ArchiveImage } from '../../archives/format/readIndex';
+import { configDigestFor } from '../../archives/format/readIndex';
+import { repositoryOf } from '../../../shared/reference';
+import type { BaseImageRef } from '../../images/list';
+import type { Platform } from '../../../shared/mediaTypes';
 
 /** One archive image as found on the node: its reference by name (or id) and its image id. */
 export interface FoundImage {

@@ -7,13 +7,13 @@ import { createHash } from 'node:crypto';
 import { constants as fsConstants, createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { LocalArchive } from '../../shared/domain';
-import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../archives/format/extensions';
-import { importWarnings } from '../archives/importWarnings';
-import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../archives/format/readIndex';
-import { zstdRecompressHint } from '../archives/format/zstdFrames';
-import { HoldfastError } from '../errors';
-import { shellQuoteArg } from '../ssh/quote';
+import type { LocalArchive } from '../../../shared/domain';
+import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
+import { importWarnings } from '../../archives/importWarnings';
+import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../../archives/format/readIndex';
+import { zstdRecompressHint } from '../../archives/format/zstdFrames';
+import { HoldfastError } from '../../errors';
+import { shellQuoteArg } from '../../ssh/quote';
 
 /**
  * A file that ends early was usually copied only in part; and `ctr images export` through

@@ -6,9 +6,9 @@
 // symlink, e.g. a data-dir moved to another disk): before anything is looked at, just before the
 // file is opened, and again before the rename.
 import path from 'node:path';
-import type { FileAccess } from '../access';
-import { HoldfastError } from '../errors';
-import { isInside, type UploadTarget } from './paths';
+import type { FileAccess } from '../../access';
+import { HoldfastError } from '../../errors';
+import { isInside, type UploadTarget } from '../../access/paths';
 
 export class Containment {
   private root: Promise<string | null> | undefined;

@@ -5,13 +5,13 @@
 // (absolute names, `..`, NUL, backslashes) are refused by uploadTarget. The rules are pure; the
 // two helpers at the end read what they need (the node's versions, the file's first bytes).
 import type { FileHandle } from 'node:fs/promises';
-import { firstReleases, K3S_RELEASES, startupWalk, watcherImports, type StartupWalk, type Support } from '../../shared/versions';
-import type { RemoteStat } from '../access';
-import { sniffFormat } from '../archives/format/decompress';
-import { ARCHIVE_SUFFIXES, classifyImagesDirPath, type ArchiveCompression } from '../archives/format/extensions';
-import { HoldfastError } from '../errors';
-import { logger } from '../log';
-import type { NodeSession } from '../node/session';
+import { firstReleases, K3S_RELEASES, startupWalk, watcherImports, type StartupWalk, type Support } from '../../../shared/versions';
+import type { RemoteStat } from '../../access';
+import { sniffFormat } from '../../archives/format/decompress';
+import { ARCHIVE_SUFFIXES, classifyImagesDirPath, type ArchiveCompression } from '../../../shared/archiveSuffixes';
+import { HoldfastError } from '../../errors';
+import { logger } from '../../log';
+import type { NodeSession } from '../../node/session';
 
 const log = logger('upload');
 
