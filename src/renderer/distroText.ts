@@ -1,6 +1,6 @@
 // How the app names a node's k3s/RKE2 — and says what it means when none answered, rather than a
 // bare "unknown".
-import { UNDETECTED_DISTRO_NAME } from '../shared/distro';
+import { distroDisplayName, UNDETECTED_DISTRO_NAME } from '../shared/distro';
 import type { NodeInfo } from '../shared/domain';
 
 /** What Holdfast asked the node (src/core/node/detect.ts): the binaries on PATH and in /usr/local/bin. */
@@ -12,7 +12,7 @@ export const DISTRO_NOT_DETECTED_HELP =
   'If the node runs k3s or RKE2 elsewhere, make the binary reachable for the SSH user, then reconnect.';
 
 export interface DistroText {
-  /** "k3s", "rke2", or "k3s/RKE2" when none was detected. */
+  /** "k3s", "RKE2", or "k3s/RKE2" when none was detected. */
   name: string;
   /** The release, "not detected", or "version unknown". */
   version: string;
@@ -25,13 +25,13 @@ export function distroText(info: Pick<NodeInfo, 'distro' | 'distroVersion'>): Di
   if (info.distro === 'unknown') return { name: UNDETECTED_DISTRO_NAME, version: 'not detected', note: DISTRO_NOT_DETECTED_WHY, help: DISTRO_NOT_DETECTED_HELP };
   if (!info.distroVersion) {
     return {
-      name: info.distro,
+      name: distroDisplayName(info.distro),
       version: 'version unknown',
       note: `${info.distro} --version gave no version Holdfast reads`,
-      help: `${info.distro} answered, but not with a version Holdfast could read: the fates assume the safest rules.`,
+      help: `${distroDisplayName(info.distro)} answered, but not with a version Holdfast could read: the fates assume the safest rules.`,
     };
   }
-  return { name: info.distro, version: info.distroVersion, note: null, help: null };
+  return { name: distroDisplayName(info.distro), version: info.distroVersion, note: null, help: null };
 }
 
 /** One line: "v1.31.6+k3s1", or "k3s/RKE2 not detected (no k3s or rke2 binary answered --version)". */

@@ -3,7 +3,10 @@ import type { ArchiveInfo, NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import { compressionName, plural } from '../../shared/wording';
 import { appText } from '../appText';
-import { ARCHIVE_KIND_TEXT, displayRef, formatDateTime, humanSize, sortArchives } from '../model';
+import { ARCHIVE_KIND_TEXT, sortArchives } from '../model/archives';
+import { displayRef } from '../model/refs';
+import { formatDateTime } from '../model/text';
+import { formatBytes } from '../../shared/format';
 import { archivesOf } from '../store';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
@@ -76,7 +79,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
         <h2 id="archives-title" className="visually-hidden">Archives</h2>
         {archives.loadedAt ? (
           <span className="muted small" data-testid="archives-summary">
-            {plural(items.length, 'file')} · {humanSize(bytes)} in <code>{node.imagesDir}</code>
+            {plural(items.length, 'file')} · {formatBytes(bytes)} in <code>{node.imagesDir}</code>
           </span>
         ) : null}
         <div className="spacer" />
@@ -173,7 +176,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                     ) : null}
                   </td>
                   <td className="nowrap">
-                    <span className="num-text">{humanSize(a.size)}</span>
+                    <span className="num-text">{formatBytes(a.size)}</span>
                     <time className="sub" dateTime={a.mtime} title={a.mtime}>
                       {formatDateTime(a.mtime)}
                     </time>

@@ -1,5 +1,6 @@
 import { useState, type ReactNode } from 'react';
 import type { ErrorInfo } from '../../shared/domain';
+import { ErrorNote } from './ErrorCallout';
 import { Modal } from './Modal';
 
 export function ConfirmDialog(props: {
@@ -15,12 +16,7 @@ export function ConfirmDialog(props: {
   return (
     <Modal title={props.title} onClose={props.onClose} testId="confirm-dialog" className="modal-narrow">
       <div className="modal-body">{props.children}</div>
-      {error ? (
-        <div className="callout callout-error" role="alert">
-          <strong>{error.message}</strong>
-          {error.hint ? <p>{error.hint}</p> : null}
-        </div>
-      ) : null}
+      <ErrorNote error={error} />
       <div className="modal-actions">
         <button type="button" className="btn" onClick={props.onClose} autoFocus>
           Cancel

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { ErrorInfo, NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
+import { ErrorNote } from './ErrorCallout';
 import { AlertIcon, KeyIcon } from './icons';
 
 function Fingerprint({ label, value, testId }: { label: string; value: string | undefined; testId: string }) {
@@ -36,12 +37,7 @@ export function ConnectionPanel({ node, error, onCancel }: { node: NodeDef; erro
             <code>ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub</code>).
           </p>
           <Fingerprint label="SHA256 fingerprint" value={error.fingerprint} testId="fingerprint" />
-          {trustError ? (
-            <div className="callout callout-error" role="alert">
-              <strong>{trustError.message}</strong>
-              {trustError.hint ? <p>{trustError.hint}</p> : null}
-            </div>
-          ) : null}
+          <ErrorNote error={trustError} />
           <div className="panel-actions">
             <button
               type="button"

@@ -5,8 +5,7 @@
 import type { GcForecast } from '../../shared/gcForecast';
 import { evictionAtPercent, usedPercentExact, type GcPolicy } from '../../shared/gcPolicy';
 import type { FsUsage } from '../../shared/diskPicture';
-import { formatPercent } from '../../shared/format';
-import { humanSize } from '../model';
+import { formatPercent, formatBytes } from '../../shared/format';
 
 const W = 1000;
 const H = 44;
@@ -23,10 +22,10 @@ export function DiskChart({ fs, policy, forecast }: { fs: FsUsage; policy: GcPol
   const freedPct = forecast?.measured && total > 0 ? (forecast.realFreed * 100) / total : 0;
   const after = Math.max(0, policy.highPercent - freedPct);
   const label =
-    `Image file system ${formatPercent(used)} used (${humanSize(total - fs.freeBytes)} of ${humanSize(total)}), ${humanSize(fs.freeBytes)} free. ` +
+    `Image file system ${formatPercent(used)} used (${formatBytes(total - fs.freeBytes)} of ${formatBytes(total)}), ${formatBytes(fs.freeBytes)} free. ` +
     `kubelet's image GC starts at ${formatPercent(policy.highPercent)} and frees down to ${formatPercent(policy.lowPercent)}` +
     (eviction !== null ? `; hard eviction at ${formatPercent(eviction)}` : '') +
-    (forecast?.measured ? `; at ${formatPercent(policy.highPercent)} it would free ${humanSize(forecast.realFreed)}, to about ${formatPercent(after)}.` : '.');
+    (forecast?.measured ? `; at ${formatPercent(policy.highPercent)} it would free ${formatBytes(forecast.realFreed)}, to about ${formatPercent(after)}.` : '.');
   return (
     <figure className="disk-chart" data-testid="disk-chart">
       <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={label} className="disk-chart-svg">
@@ -42,11 +41,11 @@ export function DiskChart({ fs, policy, forecast }: { fs: FsUsage; policy: GcPol
       <figcaption className="disk-legend">
         <span className="legend legend-used">
           <span className="swatch" aria-hidden="true" />
-          Used <strong data-testid="disk-used-text">{formatPercent(used)}</strong> · {humanSize(total - fs.freeBytes)} of {humanSize(total)}
+          Used <strong data-testid="disk-used-text">{formatPercent(used)}</strong> · {formatBytes(total - fs.freeBytes)} of {formatBytes(total)}
         </span>
         <span className="legend legend-free">
           <span className="swatch" aria-hidden="true" />
-          Free {humanSize(fs.freeBytes)}
+          Free {formatBytes(fs.freeBytes)}
         </span>
         <span className="legend legend-low">
           <span className="swatch" aria-hidden="true" />
@@ -65,7 +64,7 @@ export function DiskChart({ fs, policy, forecast }: { fs: FsUsage; policy: GcPol
         {forecast?.measured ? (
           <span className="legend legend-forecast">
             <span className="swatch" aria-hidden="true" />
-            GC would free {humanSize(forecast.realFreed)}
+            GC would free {formatBytes(forecast.realFreed)}
           </span>
         ) : null}
       </figcaption>

@@ -7,11 +7,12 @@ import { FS_ROLE_TEXT, pictureNearGc, pointsToHigh, type DiskPicture, type Store
 import { plural } from '../../shared/wording';
 import type { ForecastStep, GcForecast } from '../../shared/gcForecast';
 import { evictionAtPercent, formatThreshold, kubeletUsagePercent, usedPercentExact } from '../../shared/gcPolicy';
-import { formatPercent } from '../../shared/format';
+import { formatPercent, formatBytes, shortDigest } from '../../shared/format';
 import type { ImageState, StoreImage } from '../../shared/imageStore';
 import { protectionChange, type ProtectionChange } from '../../shared/protection';
 import { useApp } from '../context';
-import { displayRef, formatDateTime, humanSize, shortId } from '../model';
+import { displayRef } from '../model/refs';
+import { formatDateTime } from '../model/text';
 import { diskOf } from '../store';
 import { DiskChart } from './DiskChart';
 import { ErrorCallout } from './ErrorCallout';
@@ -74,12 +75,12 @@ export function storeSummaryText(sum: StoreSummary, images: StoreImage[]): strin
   const ignored = pinned.length - losing - kept;
   return [
     `${plural(sum.images, 'image')}`,
-    `${humanSize(sum.storeBytes)} of content`,
+    `${formatBytes(sum.storeBytes)} of content`,
     `${sum.inUse} in use`,
     `${kept} pinned`,
     ...(losing ? [`${losing} ${losing === 1 ? 'loses its pin' : 'lose their pin'} at the next k3s start`] : []),
     ...(ignored ? [`${ignored} pinned but not for kubelet`] : []),
-    `${sum.unprotected} unprotected (${humanSize(sum.unprotectedBytes)})`,
+    `${sum.unprotected} unprotected (${formatBytes(sum.unprotectedBytes)})`,
   ].join(' · ');
 }
 
@@ -96,7 +97,7 @@ function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
             {displayRef(name)}
           </code>
           <span className="muted small">
-            CRI size {humanSize(step.criSize)} · frees <strong>{humanSize(step.frees)}</strong>
+            CRI size {formatBytes(step.criSize)} · frees <strong>{formatBytes(step.frees)}</strong>
           </span>
           {step.needed.length ? (
             <span className="tag tag-danger" data-testid="needed-flag">
@@ -149,8 +150,8 @@ function Forecast({ f, node, images }: { f: GcForecast; node: string; images: St
         <>
           {f.measured ? (
             <p className="forecast-summary" data-testid="forecast-summary">
-              kubelet deletes <strong>{deleted.length}</strong> {deleted.length === 1 ? 'image' : 'images'}, counting {humanSize(f.kubeletCounts)} of the{' '}
-              {humanSize(f.bytesToFree)} it wants to free; the disk really gets <strong>{humanSize(f.realFreed)}</strong> back
+              kubelet deletes <strong>{deleted.length}</strong> {deleted.length === 1 ? 'image' : 'images'}, counting {formatBytes(f.kubeletCounts)} of the{' '}
+              {formatBytes(f.bytesToFree)} it wants to free; the disk really gets <strong>{formatBytes(f.realFreed)}</strong> back
               {f.usageAfterPercent !== null ? ` and ends at ${formatPercent(f.usageAfterPercent)}` : ''} (target {formatPercent(f.lowPercent)}).
             </p>
           ) : null}
@@ -238,15 +239,15 @@ function StoreTable({ images }: { images: StoreImage[] }) {
                     {displayRef(name)}
                   </code>
                   <span className="sub muted">
-                    image {shortId(i.imageId)} · {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'}
+                    image {shortDigest(i.imageId)} · {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'}
                     {i.usedBy.length ? ` · used by ${i.usedBy.map((u) => u.id.slice(0, 12)).join(', ')}` : ''}
                   </span>
                 </td>
                 <td>
                   <StateBadge image={i} />
                 </td>
-                <td className="num nowrap">{humanSize(i.criSize)}</td>
-                <td className="num nowrap">{humanSize(i.exclusiveBytes)}</td>
+                <td className="num nowrap">{formatBytes(i.criSize)}</td>
+                <td className="num nowrap">{formatBytes(i.exclusiveBytes)}</td>
                 <td className="nowrap">{formatDateTime(i.lastChangedAt)}</td>
               </tr>
             );
@@ -340,8 +341,8 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
                       <code className="path">{Object.values(f.paths)[0]}</code>
                     </td>
                     <td>{f.roles.map((r) => FS_ROLE_TEXT[r]).join(', ')}</td>
-                    <td className="num">{f.totalBytes === null ? '?' : humanSize(f.totalBytes)}</td>
-                    <td className="num">{humanSize(f.freeBytes)}</td>
+                    <td className="num">{f.totalBytes === null ? '?' : formatBytes(f.totalBytes)}</td>
+                    <td className="num">{formatBytes(f.freeBytes)}</td>
                     <td className="num" title={`${formatPercent(kubeletUsagePercent(f))} as kubelet rounds it`}>
                       {formatPercent(usedPercentExact(f))}
                     </td>

@@ -17,3 +17,14 @@ export function ErrorCallout({ error, title, children, testId }: { error: ErrorI
     </div>
   );
 }
+
+/** A short error under a form or an action (message and hint, no code); nothing when there is none. */
+export function ErrorNote({ error }: { error: ErrorInfo | null }) {
+  if (!error) return null;
+  return (
+    <div className="callout callout-error" role="alert">
+      <strong>{error.message}</strong>
+      {error.hint ? <p>{error.hint}</p> : null}
+    </div>
+  );
+}

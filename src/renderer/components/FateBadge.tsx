@@ -1,4 +1,5 @@
-import { FATE_TEXT, type RefFateKind } from '../model';
+import { FATE_TEXT } from '../model/text';
+import type { RefFateKind } from '../model/images';
 import { AlertIcon, ArrowRightIcon, ShieldIcon, SlashIcon } from './icons';
 
 /**

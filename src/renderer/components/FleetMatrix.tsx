@@ -7,11 +7,14 @@ import type { ArgsOf } from '../../shared/contract';
 import type { ErrorInfo } from '../../shared/domain';
 import { useApp } from '../context';
 import { buildMatrix, filterMatrix, summarizeMatrix, type CellPin, type MatrixCell, type ProblemFilter } from '../fleetMatrix';
-import { displayRef, formatDateTime, humanSize } from '../model';
+import { displayRef } from '../model/refs';
+import { formatDateTime } from '../model/text';
+import { formatBytes } from '../../shared/format';
 import { NEED_VERDICT_TEXT, workloadLine } from '../needsView';
 import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
+import { SegButton } from './SegButton';
 import { RefText } from './RefText';
 
 const ROW_HEIGHT = 34;
@@ -238,16 +241,9 @@ export function FleetMatrix() {
               <SearchField id="matrix-search" label="Search images" placeholder="Search image name" value={query} onChange={setQuery} testId="matrix-search" />
               <div className="segmented" role="group" aria-label="Show problems">
                 {PROBLEMS.map((p) => (
-                  <button
-                    key={p.value}
-                    type="button"
-                    aria-pressed={problem === p.value}
-                    className={problem === p.value ? 'seg active' : 'seg'}
-                    onClick={() => setProblem(p.value)}
-                    data-testid={`mx-filter-${p.value}`}
-                  >
+                  <SegButton key={p.value} active={problem === p.value} onClick={() => setProblem(p.value)} testId={`mx-filter-${p.value}`}>
                     {p.label}
-                  </button>
+                  </SegButton>
                 ))}
               </div>
               <Legend />
@@ -293,7 +289,7 @@ export function FleetMatrix() {
                             ) : (
                               <span className="muted">ok</span>
                             )}
-                            {c.lowDisk ? <span className="mx-col-disk" title={c.freeBytes !== null ? `${humanSize(c.freeBytes)} free` : undefined}>low disk</span> : null}
+                            {c.lowDisk ? <span className="mx-col-disk" title={c.freeBytes !== null ? `${formatBytes(c.freeBytes)} free` : undefined}>low disk</span> : null}
                             {c.lostPins > 0 ? (
                               <span className="mx-col-lost" data-testid="mx-col-lost" title="Durable pins Holdfast made that are gone: open the node for causes and remedy">
                                 {c.lostPins} pins gone

@@ -1,14 +1,15 @@
 // The landing view when several nodes exist: every node with its connection, its images by pin
 // state and, highlighted, the pins the next k3s start removes. Follows live events: a node's
 // row updates when its images change, without a refresh. (A fleet-wide matrix comes later.)
-import { useRef, useState, type KeyboardEvent } from 'react';
+import { useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import type { ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { pictureNearGc } from '../../shared/diskPicture';
 import { usedPercentExact } from '../../shared/gcPolicy';
 import { formatPercent } from '../../shared/format';
 import { useApp } from '../context';
-import { countsOfRefs, criModeOf, fleetPinVerdict } from '../model';
+import { countsOfRefs, criModeOf } from '../model/images';
+import { fleetPinVerdict } from '../model/fleetPins';
 import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
 import { diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from '../store';
@@ -368,36 +369,40 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
         ) : (
           <>
             {needed > 0 ? (
-              <div className="banner banner-danger" role="region" aria-label="Needed images at risk in the fleet" data-testid="fleet-needed-banner">
-                <AlertIcon className="banner-icon" />
-                <div className="banner-text">
-                  <strong>
+              <DangerBanner
+                label="Needed images at risk in the fleet"
+                testId="fleet-needed-banner"
+                title={
+                  <>
                     {needed} needed {needed === 1 ? 'image' : 'images'} at risk on {nodesNeeded} {nodesNeeded === 1 ? 'node' : 'nodes'}: a pod that needs{' '}
                     {needed === 1 ? 'it' : 'one'} may not start
-                  </strong>
-                  <span data-testid="fleet-needed-nodes">
-                    {neededNodes}.{' '}
-                    {pinnable
-                      ? 'Open a highlighted node: its Images tab lists them and makes every needed image durable in one step.'
-                      : 'Open a highlighted node: its Images tab lists them and where a copy of a missing one is, to import it.'}
-                    {noSource ? ` ${noSourceText(noSource)}` : ''}
-                    {neededVerdict.kind === 'at-risk' && neededVerdict.pending
-                      ? ` The images of ${neededVerdict.pending} more connected ${neededVerdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.`
-                      : ''}
-                  </span>
-                </div>
-              </div>
+                  </>
+                }
+              >
+                <span data-testid="fleet-needed-nodes">
+                  {neededNodes}.{' '}
+                  {pinnable
+                    ? 'Open a highlighted node: its Images tab lists them and makes every needed image durable in one step.'
+                    : 'Open a highlighted node: its Images tab lists them and where a copy of a missing one is, to import it.'}
+                  {noSource ? ` ${noSourceText(noSource)}` : ''}
+                  {neededVerdict.kind === 'at-risk' && neededVerdict.pending
+                    ? ` The images of ${neededVerdict.pending} more connected ${neededVerdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.`
+                    : ''}
+                </span>
+              </DangerBanner>
             ) : null}
             {lost > 0 ? (
-              <div className="banner banner-danger" role="region" aria-label="Pins lost behind Holdfast’s back" data-testid="fleet-lost-banner">
-                <AlertIcon className="banner-icon" />
-                <div className="banner-text">
-                  <strong>
+              <DangerBanner
+                label="Pins lost behind Holdfast’s back"
+                testId="fleet-lost-banner"
+                title={
+                  <>
                     {lost} durable {lost === 1 ? 'pin' : 'pins'} Holdfast made {lost === 1 ? 'is' : 'are'} gone on {nodesLost} {nodesLost === 1 ? 'node' : 'nodes'}
-                  </strong>
-                  <span>Open a node marked “pins gone” to see which, when Holdfast made them, the likely causes and how to get them back.</span>
-                </div>
-              </div>
+                  </>
+                }
+              >
+                <span>Open a node marked “pins gone” to see which, when Holdfast made them, the likely causes and how to get them back.</span>
+              </DangerBanner>
             ) : null}
             {nearGc > 0 ? (
               <p className="fleet-capability-note small" data-testid="fleet-near-gc-note">
@@ -411,19 +416,21 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
               </p>
             ) : null}
             {atRisk > 0 ? (
-              <div className="banner banner-danger" role="region" aria-label="Pins at risk in the fleet" data-testid="fleet-at-risk">
-                <AlertIcon className="banner-icon" />
-                <div className="banner-text">
-                  <strong>
+              <DangerBanner
+                label="Pins at risk in the fleet"
+                testId="fleet-at-risk"
+                title={
+                  <>
                     {atRisk} {atRisk === 1 ? 'image' : 'images'} on {nodesAtRisk} {nodesAtRisk === 1 ? 'node' : 'nodes'} will lose{' '}
                     {atRisk === 1 ? 'its' : 'their'} pin at the next k3s start
-                  </strong>
-                  <span>
-                    Open a highlighted node and make its pins durable before anyone restarts k3s.
-                    {verdict.kind === 'at-risk' && verdict.pending ? ` The images of ${verdict.pending} more connected ${verdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.` : ''}
-                  </span>
-                </div>
-              </div>
+                  </>
+                }
+              >
+                <span>
+                  Open a highlighted node and make its pins durable before anyone restarts k3s.
+                  {verdict.kind === 'at-risk' && verdict.pending ? ` The images of ${verdict.pending} more connected ${verdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.` : ''}
+                </span>
+              </DangerBanner>
             ) : verdict.kind === 'loading' ? (
               <p className="fleet-ok muted small" aria-live="polite" data-testid="fleet-risk-loading">
                 <span className="spinner spinner-small" aria-hidden="true" /> Loading the images of {verdict.nodes} connected {verdict.nodes === 1 ? 'node' : 'nodes'}: whether a pin
@@ -498,5 +505,18 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
         )}
       </div>
     </main>
+  );
+}
+
+/** A fleet-wide warning: what is at risk (the headline), then what to do. */
+function DangerBanner({ label, testId, title, children }: { label: string; testId: string; title: ReactNode; children: ReactNode }) {
+  return (
+    <div className="banner banner-danger" role="region" aria-label={label} data-testid={testId}>
+      <AlertIcon className="banner-icon" />
+      <div className="banner-text">
+        <strong>{title}</strong>
+        {children}
+      </div>
+    </div>
   );
 }

@@ -1,23 +1,10 @@
 import { Fragment, memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactElement } from 'react';
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
-import {
-  atRiskGroups,
-  countsOfRefs,
-  criModeOf,
-  FATE_TEXT,
-  displayRef,
-  filterGroups,
-  formatDate,
-  groupsOfRefs,
-  humanSize,
-  shortId,
-  sortGroups,
-  type ImageGroup,
-  type PinFilter,
-  type SortDir,
-  type SortKey,
-} from '../model';
+import { atRiskGroups, countsOfRefs, criModeOf, filterGroups, groupsOfRefs, sortGroups, type ImageGroup, type PinFilter, type SortDir, type SortKey } from '../model/images';
+import { FATE_TEXT, formatDate } from '../model/text';
+import { displayRef } from '../model/refs';
+import { formatBytes, shortDigest } from '../../shared/format';
 import { imagesOf, statusOf } from '../store';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, ChevronIcon, HashIcon, RefreshIcon, ShieldIcon, TagIcon, UnlockIcon } from './icons';
@@ -26,6 +13,7 @@ import { RefText } from './RefText';
 import type { PinRequest } from './PinDialog';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
+import { SegButton } from './SegButton';
 import { compareText } from '../../shared/compareText';
 import { NeedBadge, NeedDetails, NeedsBanner } from './SiteNeeds';
 import { nodeAtRisk } from '../needsView';
@@ -264,14 +252,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
           <SearchField id="image-search" label="Search images" placeholder="Search name, digest, image id or label" value={query} onChange={setQuery} testId="image-search" />
           <div className="segmented" role="group" aria-label="Filter by pin state">
             {FILTERS.map((f) => (
-              <button
-                key={f.value}
-                type="button"
-                aria-pressed={pin === f.value}
-                className={pin === f.value ? 'seg active' : 'seg'}
-                onClick={() => setPin(f.value)}
-                data-testid={`filter-${f.value}`}
-              >
+              <SegButton key={f.value} active={pin === f.value} onClick={() => setPin(f.value)} testId={`filter-${f.value}`}>
                 {f.value === 'atRisk' ? (
                   <AlertIcon className="seg-alert" />
                 ) : f.value !== 'all' ? (
@@ -281,7 +262,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
                 <span className={f.value === 'atRisk' && counts.atRisk ? 'seg-count seg-count-alert' : 'seg-count'}>
                   {counts[f.value]}
                 </span>
-              </button>
+              </SegButton>
             ))}
           </div>
           <div className="spacer" />
@@ -410,9 +391,9 @@ const ImageRow = memo(function ImageRow(props: {
         <FateBadge fate={g.fate} reason={g.reason} />
       </td>
       <td className="col-id">
-        <code title={g.imageId ?? 'No config for this node’s platform'}>{shortId(g.imageId)}</code>
+        <code title={g.imageId ?? 'No config for this node’s platform'}>{shortDigest(g.imageId)}</code>
       </td>
-      <td className="col-size num">{humanSize(g.size)}</td>
+      <td className="col-size num">{formatBytes(g.size)}</td>
       <td className="col-platforms">
         {g.platforms.length ? (
           <span className="platforms" title={g.platforms.join('\n')}>

@@ -1,18 +1,9 @@
 import type { Job, JobNodeProgress } from '../../shared/domain';
-import {
-  basename,
-  formatDateTime,
-  humanEta,
-  humanRate,
-  humanSize,
-  isJobFinished,
-  JOB_STATE_TEXT,
-  nodeProgress,
-  nodesToRetry,
-  PHASE_TEXT,
-  percent,
-  phasesFor,
-} from '../model';
+import { basename } from '../model/paths';
+import { formatDateTime } from '../model/text';
+import { formatDuration, formatBytes } from '../../shared/format';
+import { humanRate, JOB_STATE_TEXT, nodeProgress, nodesToRetry, PHASE_TEXT, percent, phasesFor } from '../model/jobs';
+import { isJobFinished } from '../../shared/jobState';
 import { AlertIcon, CheckIcon, CrossIcon, SlashIcon } from './icons';
 
 export function ProgressBar({ value, label, tone }: { value: number; label: string; tone?: 'ok' | 'failed' | 'cancelled' }) {
@@ -83,7 +74,7 @@ export function NodeProgressRow({ job, n, onOpenNode }: { job: Job; n: JobNodePr
       {!finished ? <Phases job={job} n={n} /> : null}
       {uploading && n.bytesTotal > 0 ? (
         <p className="job-node-bytes num-text" data-testid="upload-stats">
-          {humanSize(n.bytesDone)} of {humanSize(n.bytesTotal)} · {humanRate(n.rate)} · {humanEta(n.eta)} left
+          {formatBytes(n.bytesDone)} of {formatBytes(n.bytesTotal)} · {humanRate(n.rate)} · {formatDuration(n.eta)} left
         </p>
       ) : null}
       {n.message && n.message.toLowerCase() !== PHASE_TEXT[n.phase].toLowerCase() && !(n.error && n.message === n.error.message) ? (
@@ -122,7 +113,7 @@ export function JobCard(props: {
         <div className="job-title">
           <H className="job-name">{job.title}</H>
           <p className="muted small">
-            <code title={job.archive.path}>{basename(job.archive.path)}</code> · {humanSize(job.archive.size)} · started{' '}
+            <code title={job.archive.path}>{basename(job.archive.path)}</code> · {formatBytes(job.archive.size)} · started{' '}
             {formatDateTime(job.createdAt)}
             {job.options.pin ? ' · durable pins' : ''}
             {job.options.removeArchive ? ' · archive removed after' : ''}

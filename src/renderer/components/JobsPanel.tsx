@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'react';
 import type { ErrorInfo } from '../../shared/domain';
 import { useApp } from '../context';
-import { jobsSummary, percent, sortJobs } from '../model';
+import { jobsSummary, percent, sortJobs } from '../model/jobs';
 import { ErrorCallout } from './ErrorCallout';
 import { JobCard, ProgressBar } from './JobCard';
 import { ListIcon } from './icons';

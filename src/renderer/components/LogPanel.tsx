@@ -1,7 +1,12 @@
 import { useEffect, useMemo } from 'react';
 import type { AuditEntry, NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
-import { AUDIT_ACTION_TEXT, diffLabels, displayRef, formatDateTime, humanSize, pinFromLabels, sortAudit } from '../model';
+import { AUDIT_ACTION_TEXT, sortAudit } from '../model/audit';
+import { diffLabels } from '../model/labels';
+import { displayRef } from '../model/refs';
+import { formatDateTime } from '../model/text';
+import { formatBytes } from '../../shared/format';
+import { pinState } from '../../shared/pinState';
 import { auditOf } from '../store';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, RefreshIcon, ShieldIcon, TrashIcon, UnlockIcon } from './icons';
@@ -42,7 +47,7 @@ function Entry({ e }: { e: AuditEntry }) {
         <dl className="kv log-archive">
           <dt>Archive</dt>
           <dd>
-            <code>{e.archive.path}</code> <span className="muted">({humanSize(e.archive.size)})</span>
+            <code>{e.archive.path}</code> <span className="muted">({formatBytes(e.archive.size)})</span>
           </dd>
           <dt>sha256</dt>
           <dd>
@@ -55,7 +60,7 @@ function Entry({ e }: { e: AuditEntry }) {
       {e.pruned ? (
         <div className="log-pruned" data-testid="log-pruned">
           <p className="small">
-            {e.pruned.images.length} {e.pruned.images.length === 1 ? 'image' : 'images'} removed, {humanSize(e.pruned.freedBytes)} freed (kept the{' '}
+            {e.pruned.images.length} {e.pruned.images.length === 1 ? 'image' : 'images'} removed, {formatBytes(e.pruned.freedBytes)} freed (kept the{' '}
             {e.pruned.keepVersions} newest versions of every repository in use)
           </p>
           <ul className="log-changes">
@@ -63,7 +68,7 @@ function Entry({ e }: { e: AuditEntry }) {
               <li key={i.imageId ?? i.refs[0]} data-testid="log-pruned-image" title={[...i.refs, ...i.digests].join('\n')}>
                 <code className="change-ref">{displayRef(imageName(i.refs, ''))}</code>{' '}
                 <span className="muted small">
-                  {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'} · {humanSize(i.bytes)}
+                  {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'} · {formatBytes(i.bytes)}
                 </span>
               </li>
             ))}
@@ -80,9 +85,9 @@ function Entry({ e }: { e: AuditEntry }) {
                   {displayRef(c.ref)}
                 </code>
                 <span className="change-pins">
-                  <PinBadge pin={pinFromLabels(c.before)} />
+                  <PinBadge pin={pinState(c.before)} />
                   <ArrowRightIcon className="change-arrow" />
-                  <PinBadge pin={pinFromLabels(c.after)} />
+                  <PinBadge pin={pinState(c.after)} />
                 </span>
                 {diffs.length ? (
                   <span className="log-diff">

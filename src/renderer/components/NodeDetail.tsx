@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import type { NodeDef, NodeStatus } from '../../shared/domain';
 import { useApp } from '../context';
-import { countsOfRefs, criModeOf } from '../model';
+import { countsOfRefs, criModeOf } from '../model/images';
 import { nodeAtRisk } from '../needsView';
 import { archivesOf, diskOf, imagesOf, liveOf, statusOf } from '../store';
 import { ArchivesPanel } from './ArchivesPanel';

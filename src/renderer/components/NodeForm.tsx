@@ -1,6 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { nodeInputSchema } from '../../shared/contract';
 import { NODE_DEFAULTS, type ErrorInfo, type NodeDef, type NodeInput } from '../../shared/domain';
+import { ErrorNote } from './ErrorCallout';
 import { Modal } from './Modal';
 
 type Fields = Record<
@@ -249,12 +250,7 @@ export function NodeForm(props: {
             </div>
           </div>
         </details>
-        {error ? (
-          <div className="callout callout-error" role="alert">
-            <strong>{error.message}</strong>
-            {error.hint ? <p>{error.hint}</p> : null}
-          </div>
-        ) : null}
+        <ErrorNote error={error} />
         <div className="modal-actions">
           <button type="button" className="btn" onClick={props.onClose}>
             Cancel

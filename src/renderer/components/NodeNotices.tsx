@@ -6,7 +6,10 @@ import { useMemo, useState } from 'react';
 import type { NodeInfo } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
-import { displayRef, formatDateTime, groupLostPins, lostKindText, type LostPinGroup } from '../model';
+import { displayRef } from '../model/refs';
+import { formatDateTime } from '../model/text';
+import { groupLostPins, type LostPinGroup } from '../model/lostPins';
+import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
 import { imagesOf, lostPinsOf, type PinTarget } from '../store';
 import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
@@ -75,7 +78,7 @@ function LostPinItem({ g, onRepin }: { g: LostPinGroup; onRepin(target: PinTarge
           {displayRef(g.refs[0]!)}
         </code>
         {g.refs.length > 1 ? <span className="muted small">+{g.refs.length - 1} more {g.refs.length === 2 ? 'reference' : 'references'}</span> : null}
-        <span className="tag-lost">{lostKindText(g.kind)}</span>
+        <span className="tag-lost">{LOST_PIN_KIND_TEXT[g.kind]}</span>
       </div>
       <p className="lost-pin-summary">
         <Sentence text={g.summary} />

@@ -2,7 +2,7 @@
 // which pin went, on which node, when Holdfast had made it durable; open the node for the
 // causes and the remedy. Shown over every view until dismissed.
 import { useApp } from '../context';
-import { lostPinLine } from '../model';
+import { lostPinLine } from '../model/lostPins';
 import { AlertIcon, CrossIcon } from './icons';
 
 const SHOWN = 3;

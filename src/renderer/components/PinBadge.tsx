@@ -1,5 +1,5 @@
 import type { PinState } from '../../shared/domain';
-import { PIN_TEXT } from '../model';
+import { PIN_TEXT } from '../model/text';
 import { ClockIcon, ShieldIcon, SlashIcon } from './icons';
 
 /**

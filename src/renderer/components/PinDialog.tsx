@@ -5,13 +5,15 @@ import type { LabelChange, NodeDef, PinPlan } from '../../shared/domain';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
 import { statusOf } from '../store';
-import { diffLabels, displayRef, pinFromLabels, shortId } from '../model';
+import { diffLabels } from '../model/labels';
+import { displayRef } from '../model/refs';
+import { pinState } from '../../shared/pinState';
+import { shortDigest } from '../../shared/format';
 import type { PinAction, PinTarget } from '../store';
-import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, CheckIcon, InfoIcon } from './icons';
 import { Modal } from './Modal';
 import { PinBadge } from './PinBadge';
-import { PlanPending, PreviewApplyActions } from './PreviewApplyActions';
+import { ApplyError, PlanPending, PreviewApplyActions } from './PreviewApplyActions';
 import { usePlanApply } from './usePlanApply';
 
 export interface PinRequest {
@@ -24,8 +26,8 @@ export interface PinRequest {
 }
 
 function ChangeRow({ change }: { change: LabelChange }) {
-  const before = pinFromLabels(change.before);
-  const after = pinFromLabels(change.after);
+  const before = pinState(change.before);
+  const after = pinState(change.after);
   const diffs = diffLabels(change.before, change.after);
   return (
     <li className="change" data-testid="plan-change">
@@ -55,7 +57,7 @@ function ChangeRow({ change }: { change: LabelChange }) {
           ))}
         </ul>
       ) : null}
-      {change.imageId ? <span className="muted small change-id">image {shortId(change.imageId)}</span> : null}
+      {change.imageId ? <span className="muted small change-id">image {shortDigest(change.imageId)}</span> : null}
     </li>
   );
 }
@@ -101,7 +103,7 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
   const applyPins = useApp((s) => s.applyPins);
   const info = useApp((s) => statusOf(s, node.name).info);
   const notHonoured = request.action === 'pin' ? pinNotHonoured(node.name, info) : null;
-  const { phase, busy, retry, apply: applyPlan } = usePlanApply<PinPlan, PinPlan>(() => planPins(node.name, request.action, request.target), [node.name, request, planPins]);
+  const { phase, busy, retry, planShown: plan, finished, apply: applyPlan } = usePlanApply<PinPlan, PinPlan>(() => planPins(node.name, request.action, request.target), [node.name, request, planPins]);
   const close = () => {
     if (!busy) onClose();
   };
@@ -152,12 +154,11 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
             <span>{notHonoured}</span>
           </p>
         ) : null}
-        {phase.kind === 'preview' && phase.error ? <ErrorCallout error={phase.error} title="Not applied" /> : null}
+        <ApplyError phase={phase} title="Not applied" />
       </>
     );
   }
 
-  const plan = phase.kind === 'preview' || phase.kind === 'applying' ? phase.plan : null;
   return (
     <Modal title={request.title} onClose={close} testId="pin-dialog" className="modal-wide">
       <div className="modal-body">
@@ -168,7 +169,7 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
         {body}
       </div>
       <PreviewApplyActions
-        finished={phase.kind === 'done' || phase.kind === 'failed'}
+        finished={finished}
         busy={busy}
         canApply={!!plan && plan.changes.length > 0}
         onApply={() => plan && void apply(plan)}

@@ -5,6 +5,7 @@
 import type { ReactNode } from 'react';
 import type { ErrorInfo } from '../../shared/domain';
 import { ErrorCallout } from './ErrorCallout';
+import type { PlanApplyPhase } from './usePlanApply';
 
 /** The body while the plan is being made, or when it could not be (with Try again). */
 export function PlanPending(props: { phase: { kind: 'planning' } | { kind: 'failed'; error: ErrorInfo }; working: string; testId: string; onRetry(): void }) {
@@ -23,6 +24,11 @@ export function PlanPending(props: { phase: { kind: 'planning' } | { kind: 'fail
       </button>
     </ErrorCallout>
   );
+}
+
+/** Why applying failed, under the preview it failed to apply (the preview stays to try again). */
+export function ApplyError({ phase, title }: { phase: PlanApplyPhase<unknown, unknown>; title: string }) {
+  return phase.kind === 'preview' && phase.error ? <ErrorCallout error={phase.error} title={title} /> : null;
 }
 
 export function PreviewApplyActions(props: {

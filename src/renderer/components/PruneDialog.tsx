@@ -6,12 +6,12 @@ import type { NodeDef } from '../../shared/domain';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, type PruneKeepReason, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import { useApp } from '../context';
-import { displayRef, humanSize, shortId } from '../model';
+import { displayRef } from '../model/refs';
+import { formatBytes, shortDigest } from '../../shared/format';
 import { imageName } from '../../shared/reference';
-import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
-import { PlanPending, PreviewApplyActions } from './PreviewApplyActions';
+import { ApplyError, PlanPending, PreviewApplyActions } from './PreviewApplyActions';
 import { usePlanApply } from './usePlanApply';
 
 const KEEP_TEXT: Record<PruneKeepReason, string> = {
@@ -52,7 +52,7 @@ function Removals({ items, testId }: { items: PrunePlan['remove']; testId: strin
               {displayRef(imageName(r.refs, r.key))}
             </code>
             <span className="muted small">
-              image {shortId(r.imageId)} · frees {humanSize(r.bytes)}
+              image {shortDigest(r.imageId)} · frees {formatBytes(r.bytes)}
             </span>
           </div>
           <ul className="label-diff" aria-label="References deleted">
@@ -79,7 +79,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
   const keepId = useId();
   const confirmId = useId();
 
-  const { phase, busy, retry, apply: applyPlan } = usePlanApply<PrunePlan, PruneResult>(() => planPrune(node.name, keep), [node.name, keep, planPrune]);
+  const { phase, busy, retry, planShown: plan, finished, apply: applyPlan } = usePlanApply<PrunePlan, PruneResult>(() => planPrune(node.name, keep), [node.name, keep, planPrune]);
   const close = () => {
     if (!busy) onClose();
   };
@@ -102,7 +102,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
       <>
         <div className={r.failed.length ? 'callout callout-warning' : 'callout callout-success'} role="status" data-testid="prune-done">
           <strong>
-            {r.failed.length ? <AlertIcon /> : <CheckIcon />} Removed {r.removed.length} {r.removed.length === 1 ? 'image' : 'images'}: {humanSize(r.freedBytes)} freed
+            {r.failed.length ? <AlertIcon /> : <CheckIcon />} Removed {r.removed.length} {r.removed.length === 1 ? 'image' : 'images'}: {formatBytes(r.freedBytes)} freed
           </strong>
           <p>Recorded in the node's log with every reference and digest. The disk picture and the images list have been refreshed.</p>
         </div>
@@ -161,7 +161,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
         <p className="plan-summary" data-testid="prune-summary">
           {plan.remove.length === 0
             ? 'Nothing to remove: every image is in use, pinned, brought by the images dir or kept for rollback.'
-            : `${plan.remove.length} of ${plan.imagesBefore} images will be removed from ${node.name}, every reference of each, freeing ${humanSize(plan.freedBytes)}:`}
+            : `${plan.remove.length} of ${plan.imagesBefore} images will be removed from ${node.name}, every reference of each, freeing ${formatBytes(plan.freedBytes)}:`}
         </p>
         {plan.remove.length ? <Removals items={plan.remove} testId="prune-preview" /> : null}
         <Kept plan={plan} />
@@ -188,12 +188,11 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
             />
           </div>
         ) : null}
-        {phase.kind === 'preview' && phase.error ? <ErrorCallout error={phase.error} title="Not removed" /> : null}
+        <ApplyError phase={phase} title="Not removed" />
       </>
     );
   }
 
-  const plan = phase.kind === 'preview' || phase.kind === 'applying' ? phase.plan : null;
   return (
     <Modal title="Prune unused images" onClose={close} testId="prune-dialog" className="modal-wide">
       <div className="modal-body">
@@ -203,7 +202,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
         {body}
       </div>
       <PreviewApplyActions
-        finished={phase.kind === 'done' || phase.kind === 'failed'}
+        finished={finished}
         busy={busy}
         canApply={!!plan && plan.remove.length > 0 && typed === node.name}
         onApply={() => plan && void apply(plan)}

@@ -1,4 +1,4 @@
-import { displayRef, splitRef, splitRepo } from '../model';
+import { displayRef, splitRef, splitRepo } from '../model/refs';
 
 /**
  * A reference in one line of a narrow cell, elided in the middle: the start of the registry and

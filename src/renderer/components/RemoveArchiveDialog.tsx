@@ -7,7 +7,8 @@ import { useApp } from '../context';
 import { archiveRemedy } from '../../shared/archiveRemedy';
 import { plural } from '../../shared/wording';
 import { appText } from '../appText';
-import { displayRef, humanSize } from '../model';
+import { displayRef } from '../model/refs';
+import { formatBytes } from '../../shared/format';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, CheckIcon, CrossIcon, ShieldIcon, TrashIcon } from './icons';
@@ -111,7 +112,7 @@ export function RemoveArchiveDialog(props: {
               <dl className="kv">
                 <dt>File</dt>
                 <dd>
-                  <code>{phase.entry.archive.path}</code> ({humanSize(phase.entry.archive.size)})
+                  <code>{phase.entry.archive.path}</code> ({formatBytes(phase.entry.archive.size)})
                 </dd>
                 <dt>sha256</dt>
                 <dd>

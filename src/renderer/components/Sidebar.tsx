@@ -1,4 +1,4 @@
-import type { KeyboardEvent } from 'react';
+import type { KeyboardEvent, ReactNode } from 'react';
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import { liveOf, statusOf } from '../store';
@@ -122,32 +122,8 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
       ) : null}
       {nodes.length > 1 ? (
         <div className="sidebar-views">
-          <button
-            type="button"
-            className={`node-item fleet-item${view === 'fleet' ? ' active' : ''}`}
-            aria-current={view === 'fleet' ? 'page' : undefined}
-            onClick={showFleet}
-            data-testid="open-fleet"
-          >
-            <GridIcon className="fleet-item-icon" />
-            <span className="node-item-text">
-              <span className="node-item-name">Fleet overview</span>
-              <span className="node-item-host">every node, pins at risk</span>
-            </span>
-          </button>
-          <button
-            type="button"
-            className={`node-item fleet-item${view === 'matrix' ? ' active' : ''}`}
-            aria-current={view === 'matrix' ? 'page' : undefined}
-            onClick={showMatrix}
-            data-testid="open-matrix"
-          >
-            <ListIcon className="fleet-item-icon" />
-            <span className="node-item-text">
-              <span className="node-item-name">Fleet matrix</span>
-              <span className="node-item-host">images × nodes, drift</span>
-            </span>
-          </button>
+          <FleetViewItem active={view === 'fleet'} onClick={showFleet} testId="open-fleet" icon={<GridIcon className="fleet-item-icon" />} name="Fleet overview" note="every node, pins at risk" />
+          <FleetViewItem active={view === 'matrix'} onClick={showMatrix} testId="open-matrix" icon={<ListIcon className="fleet-item-icon" />} name="Fleet matrix" note="images × nodes, drift" />
         </div>
       ) : null}
       {groupNodes(nodes).map(([group, list]) => (
@@ -171,5 +147,18 @@ export function Sidebar({ onAdd }: { onAdd(): void }) {
         <JobsIndicator />
       </div>
     </nav>
+  );
+}
+
+/** One of the fleet-wide views above the node list (the overview, the matrix). */
+function FleetViewItem({ active, onClick, testId, icon, name, note }: { active: boolean; onClick(): void; testId: string; icon: ReactNode; name: string; note: string }) {
+  return (
+    <button type="button" className={`node-item fleet-item${active ? ' active' : ''}`} aria-current={active ? 'page' : undefined} onClick={onClick} data-testid={testId}>
+      {icon}
+      <span className="node-item-text">
+        <span className="node-item-name">{name}</span>
+        <span className="node-item-host">{note}</span>
+      </span>
+    </button>
   );
 }

@@ -33,6 +33,10 @@ export function usePlanApply<P, R>(plan: () => Promise<Envelope<P>>, deps: Depen
   return {
     phase,
     busy: phase.kind === 'applying',
+    /** The plan on screen while the user decides (previewed, or being applied); null otherwise. */
+    planShown: phase.kind === 'preview' || phase.kind === 'applying' ? phase.plan : null,
+    /** Done or failed: only Close is left to press. */
+    finished: phase.kind === 'done' || phase.kind === 'failed',
     retry: () => setAttempt((a) => a + 1),
     /** Applies `planned` with `run`: done with its result, or back to the preview with the error. */
     async apply(planned: P, run: () => Promise<Envelope<R>>): Promise<void> {

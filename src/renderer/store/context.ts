@@ -3,7 +3,7 @@
 // job merge that also moves the wizard on). Each slice gets this one object instead of importing
 // another slice, so slices never depend on each other (no import cycles).
 import type { StoreApi } from 'zustand/vanilla';
-import { isJobFinished } from '../model';
+import { isJobFinished } from '../../shared/jobState';
 import type { Envelope } from '../../shared/contract';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import type { Job, NodeStatus } from '../../shared/domain';

@@ -1,6 +1,7 @@
 // Import jobs: the jobs list (polled, fast while something runs, and merged from live events),
 // the jobs panel, cancelling a job and retrying its failed nodes.
-import { isJobFinished, nodesToRetry } from '../model';
+import { isJobFinished } from '../../shared/jobState';
+import { nodesToRetry } from '../model/jobs';
 import type { StoreContext } from './context';
 import type { AppState } from './types';
 

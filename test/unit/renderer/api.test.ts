@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { generateRefs } from '../../../e2e/fake-catalog';
+import { generateRefs } from '../../doubles/catalog';
 import { createHttpApi, takeToken, TOKEN_STORAGE_KEY, unpackingBridge, type DesktopBridge } from '../../../src/renderer/api';
 import { operations } from '../../../src/shared/contract';
 import { isPacked, packEnvelope } from '../../../src/shared/wirePack';

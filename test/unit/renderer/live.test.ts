@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEventStream, parseSse } from '../../../src/renderer/api';
 import { displayStatus } from '../../../src/renderer/components/LiveStatus';
 import { indexAt, rowOffsets, visibleRange, windowAfterScroll } from '../../../src/renderer/components/virtual';
-import { countsOfRefs, groupsOfRefs } from '../../../src/renderer/model';
+import { countsOfRefs, groupsOfRefs } from '../../../src/renderer/model/images';
 import { createAppStore, imagesOf } from '../../../src/renderer/store';
 import type { ClientApi } from '../../../src/renderer/api';
 import type { Envelope, LiveEvent } from '../../../src/shared/contract';

@@ -4,7 +4,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ClientApi } from '../../../src/renderer/api';
 import { buildMatrix, summarizeMatrix } from '../../../src/renderer/fleetMatrix';
-import { groupLostPins, lostPinLine } from '../../../src/renderer/model';
+import { groupLostPins, lostPinLine } from '../../../src/renderer/model/lostPins';
 import { createAppStore, lostPinsOf } from '../../../src/renderer/store';
 import type { Envelope, LiveEvent } from '../../../src/shared/contract';
 import type { AuditEntry, ImageRef, LostPin, NodeDef } from '../../../src/shared/domain';

@@ -9,7 +9,7 @@ import { atRiskOf } from '../../../src/shared/needs';
 import type { Workload } from '../../../src/shared/workloads';
 import { atRiskName, needsNotes, needsSourceText, neededAtRiskTotals, nodeAtRisk, sortAtRisk, workloadLine, workloadsForDisplay } from '../../../src/renderer/needsView';
 import { buildMatrix, filterMatrix, summarizeMatrix } from '../../../src/renderer/fleetMatrix';
-import { groupImages } from '../../../src/renderer/model';
+import { groupImages } from '../../../src/renderer/model/images';
 
 const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 const CRI = { 'io.cri-containerd.pinned': 'pinned' };

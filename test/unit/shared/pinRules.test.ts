@@ -4,8 +4,7 @@ import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { pinState } from '../../../src/shared/pinState';
 import { imageProtection, losesPin, losingOf } from '../../../src/shared/protection';
 import { pinState as corePinState } from '../../../src/core/images/pinState';
-import { losingImagesOf } from '../../../src/core/fleet/summary';
-import { pinFromLabels } from '../../../src/renderer/model';
+import { losingImagesOf } from '../../../src/core/usecases/fleet/summary';
 import { buildMatrix } from '../../../src/renderer/fleetMatrix';
 
 const CRI = 'io.cri-containerd.pinned';
@@ -21,7 +20,6 @@ describe('pin rules from shared, the same in the core and the app (issue #14)', 
   ] as const)('%j -> %s', (labels, pin) => {
     expect(pinState(labels)).toBe(pin);
     expect(corePinState(labels)).toBe(pin);
-    expect(pinFromLabels(labels)).toBe(pin);
   });
 
   it('"loses its pin" counts the same in the report and the matrix', () => {

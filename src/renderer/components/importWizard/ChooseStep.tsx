@@ -4,7 +4,8 @@ import { useId, useRef, useState, type ClipboardEvent, type DragEvent } from 're
 import type { ErrorInfo } from '../../../shared/domain';
 import { compressionName, plural } from '../../../shared/wording';
 import { useApp } from '../../context';
-import { humanSize, isAbsoluteLocalPath, parsePathInput } from '../../model';
+import { formatBytes } from '../../../shared/format';
+import { isAbsoluteLocalPath, parsePathInput } from '../../model/paths';
 import type { DraftArchive } from '../../store';
 import { breakable } from '../Breakable';
 import { ErrorCallout } from '../ErrorCallout';
@@ -15,7 +16,7 @@ function draftSummary(a: DraftArchive): string {
   if (a.state === 'inspecting') return 'Checking…';
   if (a.state === 'ok' && a.archive) {
     const w = a.archive.warnings?.length ?? 0;
-    return `${a.archive.format} · ${compressionName(a.archive.compression)} · ${humanSize(a.archive.size)} · ${plural(a.archive.images.length, 'image')}${w ? ` · ${plural(w, 'warning')}` : ''}`;
+    return `${a.archive.format} · ${compressionName(a.archive.compression)} · ${formatBytes(a.archive.size)} · ${plural(a.archive.images.length, 'image')}${w ? ` · ${plural(w, 'warning')}` : ''}`;
   }
   return a.state === 'refused' ? 'Refused' : 'Cannot be read';
 }

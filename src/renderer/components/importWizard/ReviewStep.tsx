@@ -2,7 +2,9 @@
 // images and platforms, warnings), and which archives are refused and left out.
 import { compressionName } from '../../../shared/wording';
 import { useApp } from '../../context';
-import { basename, humanSize, sortPlatforms } from '../../model';
+import { basename } from '../../model/paths';
+import { formatBytes } from '../../../shared/format';
+import { sortPlatforms } from '../../model/images';
 import type { DraftArchive } from '../../store';
 import { breakable } from '../Breakable';
 import { Coded } from '../Coded';
@@ -72,8 +74,8 @@ function ArchiveReview({ a }: { a: DraftArchive }) {
         <div>
           <dt>Size</dt>
           <dd className="num-text" data-testid="review-size">
-            {humanSize(ar.size)}
-            {ar.uncompressedBytes > ar.size ? <span className="muted"> ({humanSize(ar.uncompressedBytes)} unpacked)</span> : null}
+            {formatBytes(ar.size)}
+            {ar.uncompressedBytes > ar.size ? <span className="muted"> ({formatBytes(ar.uncompressedBytes)} unpacked)</span> : null}
           </dd>
         </div>
         <div>

@@ -3,7 +3,7 @@
 import { useState } from 'react';
 import type { ErrorInfo } from '../../../shared/domain';
 import { useApp } from '../../context';
-import { isJobFinished } from '../../model';
+import { isJobFinished } from '../../../shared/jobState';
 import { ErrorCallout } from '../ErrorCallout';
 import { JobCard } from '../JobCard';
 import { StartErrors } from './StartErrors';

@@ -1,7 +1,7 @@
 // The imports the wizard could not start (refused before any job existed), shown by the nodes,
 // run and summary steps alike; its own file so those steps share it without importing each other.
 import { useApp } from '../../context';
-import { basename } from '../../model';
+import { basename } from '../../model/paths';
 import { ErrorCallout } from '../ErrorCallout';
 
 export function StartErrors() {

@@ -3,7 +3,8 @@
 import { useState } from 'react';
 import type { ErrorInfo } from '../../../shared/domain';
 import { useApp } from '../../context';
-import { basename, nodesToRetry } from '../../model';
+import { basename } from '../../model/paths';
+import { nodesToRetry } from '../../model/jobs';
 import { ErrorCallout } from '../ErrorCallout';
 import { CheckIcon, CrossIcon } from '../icons';
 import { StartErrors } from './StartErrors';

@@ -3,7 +3,7 @@
 // reason for a person reading it alone ("broken.tar.gz was refused: truncated: the gzip stream
 // ends …"); next to the file's own path, its name and the parenthesised detail are repeats.
 import type { ErrorInfo } from '../../../shared/domain';
-import { basename } from '../../model';
+import { basename } from '../../model/paths';
 
 export interface ArchiveReason {
   /** One short clause: "truncated: the gzip stream ends before the end of the archive". */

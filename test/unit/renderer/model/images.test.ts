@@ -1,29 +1,8 @@
+// The images table's view model (src/renderer/model/images.ts): grouping, counts, search,
+// filter, sort and each image's fate at the next k3s start.
 import { describe, expect, it } from 'vitest';
-import type { ImageRef, Job } from '../../../src/shared/domain';
-import {
-  humanEta,
-  humanRate,
-  isAbsoluteLocalPath,
-  jobsSummary,
-  nodeProgress,
-  parsePathInput,
-  phasesFor,
-  sortJobs,
-  countByPin,
-  displayRef,
-  fleetPinVerdict,
-  filterGroups,
-  formatDate,
-  groupImages,
-  humanSize,
-  refKind,
-  shortId,
-  splitRef,
-  splitRepo,
-  matchesQuery,
-  sortGroups,
-  sortPlatforms,
-} from '../../../src/renderer/model';
+import type { ImageRef } from '../../../../src/shared/domain';
+import { atRiskGroups, countByPin, filterGroups, groupImages, matchesQuery, sortGroups, sortPlatforms } from '../../../../src/renderer/model/images';
 
 const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 const CRI = { 'io.cri-containerd.pinned': 'pinned' };
@@ -162,41 +141,8 @@ describe('search text (built once per group)', () => {
   });
 });
 
-describe('references split for a narrow cell', () => {
-  it('keeps the tag or digest apart, and the image name apart from its registry and path', () => {
-    expect(splitRef('docker.io/rancher/mirrored-coredns-coredns:1.12.0')).toEqual(['docker.io/rancher/mirrored-coredns-coredns', ':1.12.0']);
-    expect(splitRef('registry.site.lan:5000/acme/agent@sha256:abc')).toEqual(['registry.site.lan:5000/acme/agent', '@sha256:abc']);
-    expect(splitRef('registry.site.lan:5000/acme/agent')).toEqual(['registry.site.lan:5000/acme/agent', '']);
-    // A tag and a digest both stay whole; CRI's id record has no repository to cut.
-    expect(splitRef('docker.io/rancher/mirrored-pause:3.6@sha256:abc')).toEqual(['docker.io/rancher/mirrored-pause', ':3.6@sha256:abc']);
-    expect(splitRef(D('8'))).toEqual([D('8'), '']);
-    expect(splitRepo('docker.io/rancher/mirrored-coredns-coredns')).toEqual(['docker.io/rancher/', 'mirrored-coredns-coredns']);
-    expect(splitRepo('registry.site.lan:5000/acme/agent')).toEqual(['registry.site.lan:5000/acme/', 'agent']);
-    expect(splitRepo('busybox')).toEqual(['', 'busybox']);
-    expect(splitRepo('sha256:80d331785726')).toEqual(['', 'sha256:80d331785726']);
-  });
-});
-
-describe('formatting', () => {
-  it('humanSize uses binary units', () => {
-    expect(humanSize(0)).toBe('0 B');
-    expect(humanSize(1023)).toBe('1023 B');
-    expect(humanSize(1536)).toBe('1.5 KiB');
-    expect(humanSize(72_405_113)).toBe('69.1 MiB');
-    expect(humanSize(148_211_004)).toBe('141 MiB');
-    expect(humanSize(-1)).toBe('—');
-  });
-
-  it('shortId, displayRef, refKind, formatDate, sortPlatforms', () => {
-    expect(shortId(D('4'))).toBe('444444444444');
-    expect(shortId(null)).toBe('—');
-    expect(displayRef(`a/b@${D('a')}`)).toBe('a/b@sha256:aaaaaaaaaaaa…');
-    expect(displayRef('a/b:1')).toBe('a/b:1');
-    expect(refKind(`a/b@${D('a')}`)).toBe('digest');
-    expect(refKind('localhost:5000/a:1')).toBe('tag');
-    expect(formatDate(null)).toBe('—');
-    expect(formatDate('garbage')).toBe('—');
-    expect(formatDate('2024-11-26T12:00:00Z')).toBe('2024-11-26');
+describe('platforms', () => {
+  it('the common ones first, then the rest alphabetically', () => {
     expect(sortPlatforms(['linux/386', 'linux/arm64', 'linux/amd64', 'linux/arm/v7'])).toEqual([
       'linux/amd64',
       'linux/arm64',
@@ -207,8 +153,7 @@ describe('formatting', () => {
 });
 
 describe('fate at the next k3s start (the shared protection model, per image id)', () => {
-  it('a group is kept if any reference keeps its pin (containerd ≥ 1.7.10); its reason names the deciding reference', async () => {
-    const { countByPin, atRiskGroups } = await import('../../../src/renderer/model');
+  it('a group is kept if any reference keeps its pin (containerd ≥ 1.7.10); its reason names the deciding reference', () => {
     const groups = groupImages([
       ref({ name: 'a:1', imageId: D('a'), pin: 'k3s', afterRestart: 'unpinned', reason: 'lost: no archive' }),
       ref({ name: `a@${D('f')}`, imageId: D('a'), pin: 'k3s', afterRestart: 'pinned', reason: 'kept: a.tar', archive: 'a.tar' }),
@@ -257,100 +202,5 @@ describe('fate at the next k3s start (the shared protection model, per image id)
     const [g] = groupImages(raced, 'none');
     expect(g).toMatchObject({ fate: 'none' });
     expect(g!.reason).toMatch(/no CRI image pinning/);
-  });
-});
-
-describe('label diffs, pin from labels, audit order', () => {
-  it('diffLabels lists only what changes', async () => {
-    const { diffLabels } = await import('../../../src/renderer/model');
-    expect(
-      diffLabels(
-        { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned', x: '1' },
-        { 'io.cri-containerd.pinned': 'pinned', x: '2', y: 'new' },
-      ),
-    ).toEqual([
-      { key: 'io.cattle.k3s.pinned', before: 'pinned', kind: 'removed' },
-      { key: 'x', before: '1', after: '2', kind: 'changed' },
-      { key: 'y', after: 'new', kind: 'added' },
-    ]);
-  });
-
-  it('pinFromLabels: a distro label wins; the CRI label alone is durable', async () => {
-    const { pinFromLabels } = await import('../../../src/renderer/model');
-    expect(pinFromLabels({ 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' })).toBe('k3s');
-    expect(pinFromLabels({ 'io.cattle.rke2.pinned': 'pinned' })).toBe('k3s');
-    expect(pinFromLabels({ 'io.cri-containerd.pinned': 'pinned' })).toBe('durable');
-    expect(pinFromLabels({ 'io.cri-containerd.image': 'managed' })).toBe('none');
-  });
-
-  it('sortAudit: newest first, later entry first on equal times, unreadable times last', async () => {
-    const { sortAudit } = await import('../../../src/renderer/model');
-    const e = (time: string, note: string) => ({ time, user: 'u', node: 'n', action: 'pin' as const, note });
-    const out = sortAudit([e('2025-01-01T00:00:00Z', 'old'), e('bad', 'bad'), e('2025-02-01T00:00:00Z', 'new1'), e('2025-02-01T00:00:00Z', 'new2')]);
-    expect(out.map((x) => x.note)).toEqual(['new2', 'new1', 'old', 'bad']);
-  });
-});
-
-describe('import jobs', () => {
-  const mk = (id: string, state: Job['state'], createdAt: string, progress = 0.5): Job => ({
-    id,
-    kind: 'import',
-    title: id,
-    state,
-    createdAt,
-    finishedAt: null,
-    progress,
-    nodes: [],
-    archive: { path: '/a.tar', size: 1, sha256: null },
-    options: { pin: true, removeArchive: true },
-  });
-
-  it('ETA and rate read like a person would say them', () => {
-    expect(humanEta(null)).toBe('—');
-    expect(humanEta(4.2)).toBe('5 s');
-    expect(humanEta(125)).toBe('2 min 05 s');
-    expect(humanEta(3 * 3600 + 180)).toBe('3 h 03 min');
-    expect(humanRate(0)).toBe('—');
-    expect(humanRate(5 * 1024 * 1024)).toBe('5 MiB/s');
-  });
-
-  it('path input: one per line, quotes dropped; only absolute paths count', () => {
-    expect(parsePathInput(' "/a b/x.tar" \n\n\'/y.tar.gz\'\r\n/z.tzst ')).toEqual(['/a b/x.tar', '/y.tar.gz', '/z.tzst']);
-    expect(isAbsoluteLocalPath('/x.tar')).toBe(true);
-    expect(isAbsoluteLocalPath('C:\\bundles\\x.tar')).toBe(true);
-    expect(isAbsoluteLocalPath('bundles/x.tar')).toBe(false);
-  });
-
-  it('phases follow the options', () => {
-    expect(phasesFor({ pin: true, removeArchive: true })).toEqual(['checking', 'uploading', 'verifying', 'importing', 'pinning', 'removing', 'done']);
-    expect(phasesFor({ pin: false, removeArchive: false })).toEqual(['checking', 'uploading', 'verifying', 'importing', 'done']);
-  });
-
-  it('running jobs first, newest first; the indicator averages the running ones', () => {
-    const jobs = [mk('old-done', 'succeeded', '2026-01-01T00:00:00Z'), mk('new-run', 'running', '2026-01-03T00:00:00Z', 0.2), mk('old-run', 'running', '2026-01-02T00:00:00Z', 0.6), mk('new-fail', 'failed', '2026-01-04T00:00:00Z')];
-    expect(sortJobs(jobs).map((j) => j.id)).toEqual(['new-run', 'old-run', 'new-fail', 'old-done']);
-    expect(jobsSummary(jobs)).toEqual({ running: 2, finished: 2, failed: 1, progress: 0.4 });
-    expect(jobsSummary([]).running).toBe(0);
-  });
-
-  it('a node uploading half its bytes is a bit under half way', () => {
-    const n = { node: 'a', state: 'running' as const, phase: 'uploading' as const, bytesDone: 50, bytesTotal: 100, rate: 1, eta: 1, message: '' };
-    expect(nodeProgress(n)).toBeCloseTo(0.425);
-    expect(nodeProgress({ ...n, state: 'succeeded', phase: 'done' })).toBe(1);
-    expect(nodeProgress({ ...n, phase: 'importing' })).toBe(0.85);
-  });
-});
-
-describe('fleet banner verdict', () => {
-  const loaded = (atRisk: number) => ({ connection: 'connected', images: { state: 'ready', loadedAt: 1 }, atRisk });
-  it('never claims an all-clear while a connected node\'s images are not in', () => {
-    expect(fleetPinVerdict([loaded(0), { connection: 'connected', images: { state: 'loading' }, atRisk: 0 }])).toEqual({ kind: 'loading', nodes: 1 });
-    expect(fleetPinVerdict([loaded(0), { connection: 'connected', images: { state: 'error' }, atRisk: 0 }])).toEqual({ kind: 'unknown', nodes: 1 });
-    expect(fleetPinVerdict([loaded(0), { connection: 'error', images: { state: 'idle' }, atRisk: 0 }])).toEqual({ kind: 'all-clear' });
-    expect(fleetPinVerdict([{ connection: 'connecting', images: { state: 'idle' }, atRisk: 0 }])).toEqual({ kind: 'nothing' });
-  });
-
-  it('reports images at risk as soon as one node has them, and how many nodes are still loading', () => {
-    expect(fleetPinVerdict([loaded(2), loaded(1), { connection: 'connected', images: { state: 'loading' }, atRisk: 0 }])).toEqual({ kind: 'at-risk', images: 3, nodes: 2, pending: 1 });
   });
 });
