@@ -23,7 +23,7 @@ import { startLab } from '../lab/lab';
 import { IndexCache } from '../src/core/archives/scan';
 import { AuditLog } from '../src/core/audit/log';
 import { NodeStore } from '../src/core/config/nodes';
-import { DEFAULT_FLEET_CONCURRENCY, inspectFleet } from '../src/core/fleet';
+import { DEFAULT_FLEET_CONCURRENCY, inspectFleet } from '../src/core/usecases/fleet';
 
 const { values } = parseArgs({
   options: { nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '3' }, images: { type: 'string', default: '3' }, 'rtt-ms': { type: 'string', default: '0' }, 'before-concurrency': { type: 'string', default: '16' }, singles: { type: 'string', default: '0' }, 'no-by-hand': { type: 'boolean', default: false } },

@@ -14,10 +14,10 @@ import { parseArgs } from 'node:util';
 import { writeImageArchive } from '../lab/fixtures';
 import { emulateK3sStart } from '../lab/k3s';
 import { startLab } from '../lab/lab';
-import { ContainerdClient } from '../src/core/containerd/client';
+import { GrpcContainerdClient } from '../src/core/containerd/client';
 import { NodeStore } from '../src/core/config/nodes';
 import { NodeSession } from '../src/core/node/session';
-import { inspectNode } from '../src/core/node/inspect';
+import { inspectNode } from '../src/core/usecases/inspect';
 import { IndexCache } from '../src/core/archives/scan';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -56,7 +56,7 @@ try {
   await emulateK3sStart(n);
   // Fill the store straight through the node's socket: REFS references over the two images,
   // with a mix of pin labels, as a busy edge node has.
-  const cd = new ContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io' });
+  const cd = new GrpcContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io' });
   const existing = (await cd.listImages()).length;
   const targets = await Promise.all(images.map((i) => cd.getImage(i.name)));
   const pins: Record<string, string>[] = [{ 'io.cri-containerd.pinned': 'pinned' }, { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' }, {}];

@@ -1,5 +1,5 @@
 // `npm run bench:ui` — one node with 10,000 references (5,000 images: a tag and a digest
-// reference each), served by the real service over a fake node (e2e/fake-service.ts) to the built UI in Chromium. Measures what a
+// reference each), served by the real service over a fake node (test/doubles/service.ts) to the built UI in Chromium. Measures what a
 // technician feels — time until the table shows rows, frame times while wheeling through the
 // WHOLE list, sorting and filtering — prints the numbers and writes them to bench/ui-results.md.
 // A benchmark, not a test: it asserts only that it measured the right thing (rows on screen, the
@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test, type Page } from '../e2e/fixtures';
-import { fakeService } from '../e2e/fake-service';
+import { fakeService } from '../test/doubles/service';
 import { machineLine, writeBenchSection } from './doc';
 
 const REFS = 10_000;

@@ -17,7 +17,7 @@ import { open, rm, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { startLab } from '../lab/lab';
 import { NodeSession } from '../src/core/node/session';
-import { uploadArchive } from '../src/core/upload';
+import { uploadArchive } from '../src/core/usecases/upload';
 import { labNodeDef } from '../test/integration/support';
 import { machineLine, writeBenchSection } from './doc';
 

@@ -4,7 +4,7 @@
 // search and the pin filter apply to all 5,000 images. How fast that is, is measured by
 // `npm run bench:ui` (bench/ui.bench.ts → bench/ui-results.md): no test asserts milliseconds.
 import { expect, test } from './fixtures';
-import { fakeService } from './fake-service';
+import { fakeService } from '../test/doubles/service';
 
 const REFS = 10_000;
 const IMAGES = REFS / 2;

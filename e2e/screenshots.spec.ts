@@ -3,8 +3,8 @@
 // must be there. Regenerate with `npx playwright test e2e/screenshots.spec.ts`.
 import path from 'node:path';
 import { expect, test, type Page, screenshotTo } from './fixtures';
-import { bundle } from './fake-bundles';
-import { fakeService } from './fake-service';
+import { bundle } from '../test/doubles/bundles';
+import { fakeService } from '../test/doubles/service';
 
 const out = path.resolve(import.meta.dirname, '..', 'docs', 'screenshots');
 

@@ -6,7 +6,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { CONTENT_SECURITY_POLICY, startServer, type RunningServer } from '../src/server/http';
-import { fakeService } from './fake-service';
+import { fakeService } from '../test/doubles/service';
 import { isPacked, unpackEnvelope } from '../src/shared/wirePack';
 
 let dir: string;

@@ -1,9 +1,9 @@
-// The Disk tab over the real service and fake nodes (e2e/fake-data.ts: edge-01 at 82 % with older
+// The Disk tab over the real service and fake nodes (test/doubles/data.ts: edge-01 at 82 % with older
 // versions of its telemetry agent): the image file system against kubelet's thresholds, the GC forecast with
 // the images the site needs flagged, the image store by image, the fleet overview's near-GC
 // marker, and Prune from plan through typed confirmation to the result and the node's log.
 import { expect, openFromOverview, test, type Page } from './fixtures';
-import { fakeService } from './fake-service';
+import { fakeService } from '../test/doubles/service';
 
 let fake: Awaited<ReturnType<typeof fakeService>> | undefined;
 test.afterEach(async () => fake?.dispose());

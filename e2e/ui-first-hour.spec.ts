@@ -5,8 +5,8 @@
 // format; the fleet overview names the real cause of a failed connection, as the node page does.
 // Screenshots go to /tmp/ui-shots/.
 import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
-import { bundle } from './fake-bundles';
-import { fakeService, type Scenario } from './fake-service';
+import { bundle } from '../test/doubles/bundles';
+import { fakeService, type Scenario } from '../test/doubles/service';
 
 const shotsDir = '/tmp/ui-shots';
 

@@ -6,8 +6,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { expect, test, type Page } from './fixtures';
 import type { Handlers } from '../src/shared/handlers';
-import { FAKE_PASSWORD } from './fake-catalog';
-import { fakeService, type Scenario } from './fake-service';
+import { FAKE_PASSWORD } from '../test/doubles/catalog';
+import { fakeService, type Scenario } from '../test/doubles/service';
 
 const shotsDir = '/tmp/shots6';
 

@@ -5,9 +5,9 @@
 import path from 'node:path';
 import type { Handlers } from '../src/shared/handlers';
 import { expect, test, type Page } from './fixtures';
-import { EDGE1_IMAGES } from './fake-catalog';
-import { bundle } from './fake-bundles';
-import { fakeService, type Scenario } from './fake-service';
+import { EDGE1_IMAGES } from '../test/doubles/catalog';
+import { bundle } from '../test/doubles/bundles';
+import { fakeService, type Scenario } from '../test/doubles/service';
 
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 

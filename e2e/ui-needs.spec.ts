@@ -1,5 +1,5 @@
 // "Will a pod at this site fail?" in the app, over the real service and fake nodes whose clusters
-// answer kubectl (e2e/fake-cluster.ts): each image's site-need verdict in the images table and
+// answer kubectl (test/doubles/cluster.ts): each image's site-need verdict in the images table and
 // its details, the banner over the table (where the needs come from, the needed images at risk
 // with where a missing one's copy is, and "Make every needed image durable" from preview to
 // apply), the node banner on the other tabs, a node without a source of needs, the fleet
@@ -7,8 +7,8 @@
 // Screenshots at 1440×900 go to /tmp/needs-shots/.
 import type { Handlers } from '../src/shared/handlers';
 import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
-import { REPORT_IMAGE } from './fake-cluster';
-import { fakeService, type Scenario } from './fake-service';
+import { REPORT_IMAGE } from '../test/doubles/cluster';
+import { fakeService, type Scenario } from '../test/doubles/service';
 
 const shotsDir = '/tmp/needs-shots';
 

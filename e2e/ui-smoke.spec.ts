@@ -1,12 +1,12 @@
-// UI smoke test: the built renderer served by startServer, over the real service with fake nodes (serveReal): node state in e2e/fake-node.ts, the local archives the import wizard is given in e2e/fake-bundles.ts.
+// UI smoke test: the built renderer served by startServer, over the real service with fake nodes (serveReal): node state in test/doubles/node.ts, the local archives the import wizard is given in test/doubles/bundles.ts.
 import { expect, openFromOverview, test, type Page } from './fixtures';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../src/server/http';
 import { operations } from '../src/shared/contract';
-import { DELETED_REF, EDGE1_IMAGES, FINGERPRINT, OLD_FINGERPRINT } from './fake-catalog';
-import { bundle, BUNDLES, writeBundles } from './fake-bundles';
-import { nodeImageId } from './fake-node';
-import { fakeService, type Scenario } from './fake-service';
+import { DELETED_REF, EDGE1_IMAGES, FINGERPRINT, OLD_FINGERPRINT } from '../test/doubles/catalog';
+import { bundle, BUNDLES, writeBundles } from '../test/doubles/bundles';
+import { nodeImageId } from '../test/doubles/node';
+import { fakeService, type Scenario } from '../test/doubles/service';
 import { readFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { formatBytes } from '../src/shared/format';
@@ -260,7 +260,7 @@ test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reason
   const banner = page.getByTestId('at-risk-banner');
   await expect(banner).toContainText('3 images will lose their pin when k3s restarts');
   await expect(banner.getByRole('button', { name: 'Make them durable' })).toBeVisible();
-  // The tab counts the needed images at risk (edge-01's cluster, e2e/fake-cluster.ts): 4.
+  // The tab counts the needed images at risk (edge-01's cluster, test/doubles/cluster.ts): 4.
   await expect(page.getByRole('tab', { name: /Images/ })).toContainText('4');
 
   const coredns = row(page, 'coredns');
@@ -309,7 +309,8 @@ test('tabs: Images | Archives | Disk | Log, operable with the keyboard', async (
   await expect(archives).toBeFocused();
   await expect(archives).toHaveAttribute('aria-selected', 'true');
   await expect(page.getByRole('tabpanel', { name: /Archives/ })).toBeVisible();
-  await expect(page.getByTestId('archive-row')).toHaveCount(7);
+  // The fake data's seven files and k3s's import cache (.cache.json: every file of the dir is a row).
+  await expect(page.getByTestId('archive-row')).toHaveCount(8);
   await page.keyboard.press('End');
   await expect(page.getByRole('tab', { name: 'Log' })).toHaveAttribute('aria-selected', 'true');
   await expect(page.getByTestId('log-entry')).toHaveCount(3);
@@ -325,7 +326,7 @@ test('archives tab: kind, compression, images, imported, cached by k3s, safe to 
   await openApp(page);
   await page.getByRole('tab', { name: /Archives/ }).click();
   const arow = (p: string) => page.locator(`[data-testid="archive-row"][data-path="${p}"]`);
-  await expect(page.getByTestId('archives-summary')).toContainText('7 files');
+  await expect(page.getByTestId('archives-summary')).toContainText('8 files');
   await expect(page.getByTestId('cache-banner')).toContainText('import cache is on');
 
   const apps = arow('apps/apps.tar.gz');
@@ -346,6 +347,8 @@ test('archives tab: kind, compression, images, imported, cached by k3s, safe to 
   await expect(arow('node-exporter-v1.8.2.tar').getByTestId('cached-badge')).toHaveCount(0);
   await expect(arow('prepull.txt').getByTestId('archive-kind')).toHaveText('Pre-pull list');
   await expect(arow('README.md').getByTestId('archive-kind')).toHaveText('Ignored');
+  // k3s's own import cache is listed as SFTP lists it on a node, as a file k3s does not import.
+  await expect(arow('.cache.json').getByTestId('archive-kind')).toHaveText('Ignored');
   await expect(arow('broken.tar.gz').getByTestId('archive-error')).toContainText('truncated: the gzip stream ends before the end of the archive');
   // Make durable is offered for archives only.
   await expect(arow('prepull.txt').getByRole('button', { name: /Make durable/ })).toHaveCount(0);
@@ -511,7 +514,7 @@ test('remove archive: refused with problems, then forced only with the typed pat
   await dialog.getByRole('button', { name: 'Close' }).click();
 
   await expect(page.locator('[data-testid="archive-row"][data-path="apps/apps.tar.gz"]')).toHaveCount(0);
-  await expect(page.getByTestId('archive-row')).toHaveCount(6);
+  await expect(page.getByTestId('archive-row')).toHaveCount(7);
   await page.getByRole('tab', { name: 'Log' }).click();
   const first = page.getByTestId('log-entry').first();
   await expect(first).toContainText('Removed archive');

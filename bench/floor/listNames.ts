@@ -21,8 +21,8 @@ export async function main(argv: string[]): Promise<number> {
   });
   try {
     const tunnel = await ssh.openTunnel(socket!, { user: user! });
-    const { ContainerdClient } = await client();
-    const containerd = new ContainerdClient({ target: `unix:${tunnel.localPath}`, namespace: 'k8s.io' });
+    const { GrpcContainerdClient } = await client();
+    const containerd = new GrpcContainerdClient({ target: `unix:${tunnel.localPath}`, namespace: 'k8s.io' });
     const images = await containerd.listImages();
     process.stdout.write(images.map((i) => `${i.name}\n`).join(''));
     containerd.close();

@@ -5,18 +5,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../lab/lab';
-import { NodeSession } from '../../src/core/node/session';
-import { startFollowHash, type FollowMode } from '../../src/core/upload/followHash';
+import { SshNodeSession } from '../../src/core/node/session';
+import { startFollowHash, type FollowMode } from '../../src/core/usecases/upload/followHash';
 import { labNodeDef } from './support';
 
 const MiB = 1024 * 1024;
 const DIR = '/var/lib/rancher/k3s/agent/images';
 let lab: Lab;
-let s: NodeSession;
+let s: SshNodeSession;
 
 beforeAll(async () => {
   lab = await startLab({ nodes: ['fh'] });
-  s = await NodeSession.open(labNodeDef(lab, lab.node('fh')));
+  s = await SshNodeSession.open(labNodeDef(lab, lab.node('fh')));
 });
 
 afterAll(async () => {

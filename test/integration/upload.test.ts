@@ -1,8 +1,7 @@
 // uploadArchive against lab nodes (real OpenSSH sftp-server, real containerd, k3s's watcher
 // emulated): byte-identical copies, k3s never sees a half-written archive, resume after a
 // dropped connection or a cancel, refusal on a too-small disk, idempotence, no overwrite.
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open as openFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import os from 'node:os';
@@ -12,17 +11,17 @@ import { writeImageArchive, type ArchiveCompression } from '../../lab/fixtures';
 import { listImages, startK3sWatcher } from '../../lab/k3s';
 import { startLab, type Lab } from '../../lab/lab';
 import type { LabNodeHandle } from '../../lab/node';
-import { ARCHIVE_SUFFIXES, classifyImagesDirPath, COMPRESSION_BY_SUFFIX } from '../../src/core/archives/format/extensions';
+import { ARCHIVE_SUFFIXES, classifyImagesDirPath, COMPRESSION_BY_SUFFIX } from '../../src/shared/archiveSuffixes';
 import { HoldfastError } from '../../src/core/errors';
-import { NodeSession } from '../../src/core/node/session';
-import { isAbortError, uploadArchive, type UploadProgress } from '../../src/core/upload';
+import { SshNodeSession } from '../../src/core/node/session';
+import { isAbortError, uploadArchive, type UploadProgress } from '../../src/core/usecases/upload';
 import { formatBytes } from '../../src/shared/format';
-import { labNodeDef } from './support';
+import { labNodeDef, sha256File } from './support';
 
 const MiB = 1024 * 1024;
 let lab: Lab;
 let local: string;
-const sessions: NodeSession[] = [];
+const sessions: SshNodeSession[] = [];
 
 beforeAll(async () => {
   lab = await startLab({ nodes: ['up1', 'up2', 'tiny'] });
@@ -35,20 +34,10 @@ afterAll(async () => {
   if (local) await rm(local, { recursive: true, force: true });
 });
 
-async function open(node: LabNodeHandle): Promise<NodeSession> {
-  const s = await NodeSession.open(labNodeDef(lab, node));
+async function open(node: LabNodeHandle): Promise<SshNodeSession> {
+  const s = await SshNodeSession.open(labNodeDef(lab, node));
   sessions.push(s);
   return s;
-}
-
-function sha256File(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(file, { highWaterMark: MiB })
-      .on('data', (d) => h.update(d))
-      .on('error', reject)
-      .on('end', () => resolve(h.digest('hex')));
-  });
 }
 
 const made = new Map<string, Promise<string>>();
@@ -113,7 +102,7 @@ async function settled(file: string): Promise<number> {
 }
 
 /** Simulates a network drop: the TCP socket under the SSH connection goes away. */
-function dropConnection(s: NodeSession): void {
+function dropConnection(s: SshNodeSession): void {
   (s.ssh.client as unknown as { _sock: Socket })._sock.destroy();
 }
 

@@ -225,7 +225,32 @@ export interface ContainerdClientOptions {
   callTimeoutMs?: number;
 }
 
-export class ContainerdClient {
+/**
+ * What core asks of containerd: the seam the gRPC client below and the UI tests' fake containerd
+ * (test/doubles) both implement, so the compiler checks the double against what core calls.
+ * Narrow on purpose: a method goes here only once core calls it.
+ */
+export interface ContainerdClient {
+  version(): Promise<{ version: string; revision: string }>;
+  listImages(): Promise<ImageRecord[]>;
+  getImage(name: string): Promise<ImageRecord | null>;
+  /** Sets (string) or deletes (null) individual labels; other labels stay as they are. */
+  updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord>;
+  /** sync: wait for containerd's garbage collection (the blobs gone) before answering. */
+  deleteImage(name: string, sync?: boolean): Promise<void>;
+  /** Blob metadata, or null when the blob is absent from the namespace's content store. */
+  contentInfo(digest: string): Promise<ContentInfo | null>;
+  /** A whole (small) blob: manifest, index or config. */
+  readContent(digest: string): Promise<Buffer>;
+  subscribe(filters: string[]): EventSubscription;
+  listContainers(): Promise<ContainerRecord[]>;
+  /** containerd's plugins matching the filters, e.g. ['type==io.containerd.content.v1']. */
+  plugins(filters: string[]): Promise<PluginInfo[]>;
+  close(): void;
+}
+
+/** ContainerdClient over gRPC on a unix socket (the local end of a session's SSH tunnel). */
+export class GrpcContainerdClient implements ContainerdClient {
   readonly namespace: string;
   private readonly describe: string;
   private readonly timeoutMs: number;

@@ -3,17 +3,16 @@
 // snapshotter's directory as the image file system). containerd says where its plugins keep
 // their data (Introspection: exports.root of io.containerd.content.v1 and of the snapshotter);
 // when it does not, k3s's layout is assumed: `<data-dir>/agent/containerd`. Each directory is
-// measured like the images dir in core/fleet/disk.ts — statvfs@openssh.com over SFTP as the SSH
+// measured like the images dir in core/usecases/fleet/disk.ts — statvfs@openssh.com over SFTP as the SSH
 // user, else `df -Pk` (through `sudo -n` for a non-root user) — and directories on one file
 // system are reported once.
 import path from 'node:path';
-import type { SFTPWrapper } from 'ssh2';
 import { distroProfile } from '../../shared/distro';
 import type { NodeInfo } from '../../shared/domain';
 import type { FsRole, FsUsage } from '../../shared/diskPicture';
 import type { ContainerdClient } from '../containerd/client';
 import type { FileAccess } from '../access';
-import type { SshConnection } from '../ssh/connect';
+import type { SessionSftp, SessionSsh } from '../node/session';
 
 /** The snapshotter CRI unpacks into on k3s and by default in containerd. */
 export const DEFAULT_SNAPSHOTTER = 'overlayfs';
@@ -90,7 +89,7 @@ async function nearestExisting(files: FileAccess, dir: string): Promise<string> 
   }
 }
 
-function statvfs(sftp: SFTPWrapper, dir: string): Promise<Measured | null> {
+function statvfs(sftp: SessionSftp, dir: string): Promise<Measured | null> {
   return new Promise((resolve) => {
     try {
       sftp.ext_openssh_statvfs(dir, (err: Error | null | undefined, st: unknown) => {
@@ -122,7 +121,7 @@ function sameFs(a: Measured, b: Measured): boolean {
 
 /** Measures each role's directory and merges those on one file system (images dir first). */
 export async function measureFileSystems(
-  session: { ssh: SshConnection; files: FileAccess; sudo: boolean },
+  session: { ssh: Pick<SessionSsh, 'sftp' | 'exec' | 'closed'>; files: FileAccess; sudo: boolean },
   dirs: { role: FsRole; dir: string }[],
 ): Promise<FsUsage[]> {
   const existing = await Promise.all(dirs.map(async (d) => ({ ...d, at: await nearestExisting(session.files, d.dir).catch(() => d.dir) })));

@@ -2,10 +2,10 @@
 // client over it. Everything Holdfast does to a node goes through a NodeSession.
 import type { NodeDef, NodeInfo } from '../../shared/domain';
 import { createFileAccess, type FileAccess } from '../access';
-import type { ContainerdClient } from '../containerd/client';
+import type { ContainerdClient, GrpcContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
-import { listImageRefs } from '../images/list';
-import { platformFromUname, type Platform } from '../images/mediaTypes';
+import { listImageRefs, type BaseImageRef } from '../images/list';
+import { platformFromUname, type Platform } from '../../shared/mediaTypes';
 import { BlobCache, TargetResolver } from '../images/resolve';
 import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
 import type { CredentialsProvider } from '../ssh/credentials';
@@ -150,7 +150,63 @@ function probeNode(ssh: SshConnection, def: NodeDef): Promise<Probed> {
     .catch((err: unknown) => (log.debug('node probe failed; distro unknown', { node: def.name, err }), { machine: '', hashTools: NO_HASH_TOOLS, distro: 'unknown' as const, distroVersion: null }));
 }
 
-export class NodeSession {
+/**
+ * The SFTP requests core makes on a session's own channel (uploads, the disk checks); ssh2's
+ * SFTPWrapper answers them. One signature each, as core calls them, so a double implements
+ * exactly these (the file access layer, access/, has its own channel and needs more).
+ */
+export interface SessionSftp {
+  open(path: string, flags: 'w' | 'r+', attrs: { mode: number }, cb: (err: Error | undefined, handle: Buffer) => void): void;
+  write(handle: Buffer, buf: Buffer, offset: number, length: number, position: number, cb: (err?: Error | null) => void): void;
+  close(handle: Buffer, cb: (err?: Error | null) => void): void;
+  ext_openssh_fsync(handle: Buffer, cb: (err: Error | undefined) => void): void;
+  stat(path: string, cb: (err: Error | undefined) => void): void;
+  ext_openssh_statvfs(path: string, cb: (err: Error | undefined, st: unknown) => void): void;
+  /** 'close': the channel went away (a write in flight then never answers). */
+  once(event: 'close', listener: () => void): unknown;
+  removeListener(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * What core does with a session's SSH connection (commands, its SFTP channel, the OpenSSH
+ * upload's login), not the tunnel or the raw client: SshConnection has it all.
+ */
+export interface SessionSsh extends Pick<SshConnection, 'where' | 'closed' | 'exec' | 'spawn' | 'onClose' | 'close' | 'via' | 'nativeAuth' | 'login' | 'hostKey'> {
+  sftp(): Promise<SessionSftp>;
+}
+
+/**
+ * One node as core sees it: what its use cases call. SshNodeSession is the real one; the UI
+ * tests' fake nodes (test/doubles/node.ts) implement the same, and test/integration/
+ * doubles-contract.test.ts runs the same cases against both.
+ */
+export interface NodeSession {
+  readonly def: NodeDef;
+  readonly isClosed: boolean;
+  /** The images dir and other node files: SFTP as root, or `sudo -n` for a non-root user. */
+  readonly files: FileAccess;
+  /** Indexes, manifests and configs read this session; absent: read from containerd each time. */
+  readonly blobs?: BlobCache;
+  readonly containerd: ContainerdClient;
+  readonly ssh: SessionSsh;
+  /** The node's images dir moved with its distro's data-dir: the same connection reads the new one. */
+  followImagesDir(imagesDir: string): void;
+  /** containerd version through the API; k3s/RKE2 version from their binaries, if present. */
+  detect(): Promise<NodeInfo>;
+  /** detect(), once per session. */
+  info(): Promise<NodeInfo>;
+  /** The node's platform (for choosing the manifest CRI would run). */
+  platform(): Promise<Platform>;
+  /** The node's SHA-256 programs. */
+  hashTools(): Promise<HashTools>;
+  resolver(): Promise<TargetResolver>;
+  /** Every reference as containerd has it (no fate prediction: see inspectNode). */
+  listBaseImages(): Promise<BaseImageRef[]>;
+  close(): Promise<void>;
+}
+
+/** NodeSession over SSH: the containerd socket through a tunnel, files over SFTP or sudo. */
+export class SshNodeSession implements NodeSession {
   private resolverCache?: TargetResolver;
   private platformCache?: Promise<Platform>;
   private infoCache?: Promise<NodeInfo> | undefined;
@@ -166,7 +222,7 @@ export class NodeSession {
     private nodeDef: NodeDef,
     readonly ssh: SshConnection,
     readonly tunnel: Tunnel,
-    readonly containerd: ContainerdClient,
+    readonly containerd: GrpcContainerdClient,
     probing?: Promise<Probed>,
   ) {
     this.files = createFileAccess(ssh, { sudo: nodeDef.sudo === true, user: nodeDef.user, node: nodeDef.name });
@@ -186,7 +242,7 @@ export class NodeSession {
     this.nodeDef = { ...this.nodeDef, imagesDir };
   }
 
-  static async open(def: NodeDef, opts: OpenNodeOptions = {}): Promise<NodeSession> {
+  static async open(def: NodeDef, opts: OpenNodeOptions = {}): Promise<SshNodeSession> {
     // grpc-js, protobufjs and our definitions load while the handshake waits on the node (a
     // cold CLI would otherwise start on them only once connected).
     const ssh = await connectNode(def, {
@@ -203,12 +259,12 @@ export class NodeSession {
     const probing = probeNode(ssh, def);
     ssh.sftp().catch(() => undefined);
     let tunnel: Tunnel;
-    let containerd: ContainerdClient;
+    let containerd: GrpcContainerdClient;
     try {
       // The probe is a session of its own: it turns sshd's TCP_NODELAY on (tunnel.ts).
       tunnel = await ssh.openTunnel(def.socket, def.sudo ? { sudo: true, user: def.user, node: def.name } : { user: def.user, node: def.name, primeNoDelay: false });
-      const { ContainerdClient } = await containerdModule();
-      containerd = new ContainerdClient({
+      const { GrpcContainerdClient } = await containerdModule();
+      containerd = new GrpcContainerdClient({
         target: `unix:${tunnel.localPath}`,
         namespace: def.namespace,
         describe: `${def.name} (${def.socket})`,
@@ -218,7 +274,7 @@ export class NodeSession {
       await ssh.close();
       throw e;
     }
-    const session = new NodeSession(def, ssh, tunnel, containerd, probing);
+    const session = new SshNodeSession(def, ssh, tunnel, containerd, probing);
     ssh.onClose(() => void session.close());
     return session;
   }
@@ -267,7 +323,7 @@ export class NodeSession {
   }
 
   /** Every reference as containerd has it (no fate prediction: see inspectNode). */
-  async listBaseImages() {
+  async listBaseImages(): Promise<BaseImageRef[]> {
     // The list itself needs no platform (resolving targets does): it runs during the probe.
     const [records, resolver] = await Promise.all([
       this.containerd.listImages().then((r) => {
@@ -302,6 +358,9 @@ export class NodeSession {
     await this.ssh.close().catch((err: unknown) => log.debug('SSH connection not closed cleanly', { node: this.def.name, err }));
   }
 }
+
+/** `NodeSession.open(def)`: a session over SSH (SshNodeSession.open), for callers that name the seam. */
+export const NodeSession = { open: (def: NodeDef, opts?: OpenNodeOptions): Promise<SshNodeSession> => SshNodeSession.open(def, opts) };
 
 export function assertOpen(s: NodeSession): void {
   if (s.isClosed) throw new HoldfastError('UNREACHABLE', `the connection to ${s.def.name} was closed`, { hint: 'Reconnect and try again.' });

@@ -20,7 +20,7 @@ export interface ApplyPinOptions {
   onApplied?: (change: LabelChange) => void;
 }
 
-export async function applyPinPlan(cd: ContainerdClient, plan: PinPlan, opts: ApplyPinOptions = {}): Promise<PinPlan> {
+export async function applyPinPlan(cd: Pick<ContainerdClient, 'getImage' | 'updateImageLabels'>, plan: PinPlan, opts: ApplyPinOptions = {}): Promise<PinPlan> {
   const applied: LabelChange[] = [];
   const done = (c: LabelChange) => {
     applied.push(c);

@@ -7,12 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { HeadStart, type StartSession } from '../../../src/cli/headStart';
 import { completeNode } from '../../../src/core/config/nodes';
 import type { NodeSession } from '../../../src/core/node/session';
+import { FakeNode, FakeSession } from '../../doubles/node';
 
 const def = completeNode({ name: 'edge', host: '10.0.0.7', identity: '/k/id_ed25519', knownHosts: '/k/known_hosts' });
 
+/** A session of the UI tests' fake node (test/doubles), counting its closes. */
 function fakeSession() {
+  const node = new FakeNode({ def, info: { containerdVersion: 'v2.1.4', containerdRevision: '', distro: 'k3s', distroVersion: 'v1.33.7+k3s1' }, images: [], files: [], disk: { totalBytes: 2 ** 30, freeBytes: 2 ** 29 } });
+  const session = new FakeSession(node, def);
+  const close = session.close.bind(session);
   let closes = 0;
-  const session = { close: async () => void closes++ } as unknown as NodeSession;
+  session.close = () => (closes++, close());
   return { session, closes: () => closes };
 }
 

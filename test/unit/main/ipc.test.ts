@@ -6,7 +6,7 @@ import { channels } from '../../../src/shared/contract';
 import type { Handlers } from '../../../src/shared/handlers';
 import type { NodeInfo } from '../../../src/shared/domain';
 import { isPacked, unpackEnvelope } from '../../../src/shared/wirePack';
-import { generateRefs } from '../../../e2e/fake-catalog';
+import { generateRefs } from '../../doubles/catalog';
 
 const NO_NEEDS: NeedsReport = { basis: 'provenance', sources: [], noSource: 'no k3s or RKE2 kubectl on the node', notes: [], missing: [], atRisk: 0 };
 const INFO: NodeInfo = { containerdVersion: '2.0.0', containerdRevision: 'r', distro: 'k3s', distroVersion: null };

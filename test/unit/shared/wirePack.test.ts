@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateRefs } from '../../../e2e/fake-catalog';
+import { generateRefs } from '../../doubles/catalog';
 import type { ImageRef, LostPin } from '../../../src/shared/domain';
 import { isPacked, packEnvelope, packRecords, packResult, PACKED, unpackEnvelope, unpackRecords, unpackResult } from '../../../src/shared/wirePack';
 

@@ -4,8 +4,8 @@ import { mkdtempSync, openSync, closeSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SFTPWrapper } from 'ssh2';
-import { sftpWriteFromFile, SftpWriteError } from '../../../src/core/upload/writeFile';
+import type { SessionSftp } from '../../../src/core/node/session';
+import { sftpWriteFromFile, SftpWriteError } from '../../../src/core/usecases/upload/writeFile';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-wf-'));
 const data = randomBytes(3 * 1024 * 1024 + 12345);
@@ -16,12 +16,12 @@ afterAll(() => closeSync(fd));
 
 /** A fake SFTP server: copies each write into `out` and answers in a shuffled order. */
 function fakeSftp(opts: { failAt?: number; closeAfter?: number } = {}) {
-  const ee = new EventEmitter() as EventEmitter & { write: SFTPWrapper['write'] };
+  const ee = new EventEmitter();
   const out = Buffer.alloc(data.length);
   const queue: (() => void)[] = [];
   let maxPending = 0;
   let writes = 0;
-  ee.write = ((_h: Buffer, buf: Buffer, off: number, len: number, pos: number, cb: (err?: Error) => void) => {
+  const write: SessionSftp['write'] = (_h, buf, off, len, pos, cb) => {
     writes++;
     if (opts.closeAfter !== undefined && writes > opts.closeAfter) return; // dropped: never answered
     buf.copy(out, pos, off, off + len);
@@ -34,8 +34,8 @@ function fakeSftp(opts: { failAt?: number; closeAfter?: number } = {}) {
       const [f] = queue.splice(i, 1);
       f?.();
     });
-  }) as unknown as SFTPWrapper['write'];
-  return { sftp: ee as unknown as SFTPWrapper, out, stats: () => ({ maxPending }) };
+  };
+  return { sftp: Object.assign(ee, { write }), out, stats: () => ({ maxPending }) };
 }
 
 describe('sftpWriteFromFile', () => {

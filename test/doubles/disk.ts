@@ -1,9 +1,9 @@
 // The fake nodes' disk data for UI tests: edge-01's container records, and with `disk` on its
-// older versions of telemetry-agent and an unused redis (e2e/fake-data.ts puts them on the fake
+// older versions of telemetry-agent and an unused redis (test/doubles/data.ts puts them on the fake
 // node, at 82 % of its image file system — near kubelet's 85 %; the Disk tab is the real
 // service's picture of that node).
-import type { ContainerRecord } from '../src/core/containerd/client';
-import type { ImageRef } from '../src/shared/domain';
+import type { ContainerRecord } from '../../src/core/containerd/client';
+import type { ImageRef } from '../../src/shared/domain';
 
 const sha = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 

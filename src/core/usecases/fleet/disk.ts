@@ -1,19 +1,17 @@
 // Free space where archives land: the file system of the images dir (or its nearest existing
 // parent — k3s creates the dir lazily). statvfs@openssh.com over SFTP, else `df -Pk` (argv exec).
 import path from 'node:path';
-import type { SFTPWrapper } from 'ssh2';
-import type { NodeSession } from '../node/session';
-import type { SshConnection } from '../ssh/connect';
-import type { DiskInfo } from '../../shared/fleet';
-import { logger } from '../log';
+import type { NodeSession, SessionSftp, SessionSsh } from '../../node/session';
+import type { DiskInfo } from '../../../shared/fleet';
+import { logger } from '../../log';
 
 const log = logger('fleet');
 
-function statExists(sftp: SFTPWrapper, p: string): Promise<boolean> {
+function statExists(sftp: SessionSftp, p: string): Promise<boolean> {
   return new Promise((resolve) => sftp.stat(p, (err) => resolve(!err)));
 }
 
-async function nearestExisting(sftp: SFTPWrapper, dir: string): Promise<string> {
+async function nearestExisting(sftp: SessionSftp, dir: string): Promise<string> {
   let d = path.posix.normalize(dir);
   for (;;) {
     if (await statExists(sftp, d)) return d;
@@ -35,8 +33,8 @@ export function parseDf(stdout: string): { freeBytes: number; totalBytes: number
   return { totalBytes: Number(m[1]) * 1024, freeBytes: Number(m[3]) * 1024 };
 }
 
-export async function diskOf(ssh: SshConnection, imagesDir: string, timeoutMs = 15_000): Promise<DiskInfo | null> {
-  let sftp: SFTPWrapper | null = null;
+export async function diskOf(ssh: Pick<SessionSsh, 'sftp' | 'exec' | 'closed' | 'where'>, imagesDir: string, timeoutMs = 15_000): Promise<DiskInfo | null> {
+  let sftp: SessionSftp | null = null;
   let dir = imagesDir;
   try {
     sftp = await ssh.sftp();

@@ -1,17 +1,17 @@
-// The fake nodes' data for UI tests, as node state (e2e/fake-node.ts holds it; the real service
+// The fake nodes' data for UI tests, as node state (test/doubles/node.ts holds it; the real service
 // derives everything the UI shows from it): two nodes, images in every pin state and with every
 // fate at the next k3s start (a digest reference sharing its image with a tag, pins at risk),
 // archives (safe and unsafe to remove, cached by k3s, a pre-pull list, an ignored and an
 // unreadable file), an audit log and edge-02's host-key story. Scenario flags vary it.
 import { gzipSync } from 'node:zlib';
-import { HoldfastError } from '../src/core/errors';
-import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../src/shared/domain';
-import { NODE_DEFAULTS } from '../src/shared/domain';
-import { diskExtraImages, fakeContainers, UPDATED } from './fake-disk';
-import { CRI, DELETED_REF, edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, img, K3S, OLD_FINGERPRINT, sha } from './fake-catalog';
-import { edge1Workloads, edge2Workloads, emptyWorkloads, REPORT_IMAGE, serverAnswer, SUDO_REFUSES_KUBECTL } from './fake-cluster';
-import type { OpenNodeOptions } from '../src/core/node/session';
-import { archiveBytes, nodeImageId, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './fake-node';
+import { HoldfastError } from '../../src/core/errors';
+import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../../src/shared/domain';
+import { NODE_DEFAULTS } from '../../src/shared/domain';
+import { diskExtraImages, fakeContainers, UPDATED } from './disk';
+import { CRI, DELETED_REF, edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, img, K3S, OLD_FINGERPRINT, sha } from './catalog';
+import { edge1Workloads, edge2Workloads, emptyWorkloads, REPORT_IMAGE, serverAnswer, SUDO_REFUSES_KUBECTL } from './cluster';
+import type { OpenNodeOptions } from '../../src/core/node/session';
+import { archiveBytes, nodeImageId, type FakeFileSpec, type FakeImageSpec, type FakeNodeSpec } from './node';
 
 export interface Scenario {
   /** What edge-02 does on connect until trusted: 'unknown' (trustable) or 'changed' (blocked). */
@@ -171,7 +171,7 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
       images: images1.map(lostLabels).map(asSpec),
       files: s.manyRefs ? [] : [...edge1Files(), ...(s.reportArchive ? [{ path: REPORT_ARCHIVE, mtime: '2025-01-20T06:30:00Z', archive: { compression: 'none' as const, images: [REPORT_IMAGE] } }] : [])],
       importCache: s.manyRefs ? [] : [...EDGE1_ARCHIVES.filter((a) => a.cachedByK3s).map((a) => a.path), ...(s.reportArchive ? [REPORT_ARCHIVE] : [])],
-      // A single-node k3s server: kubectl lists its workloads (e2e/fake-cluster.ts).
+      // A single-node k3s server: kubectl lists its workloads (test/doubles/cluster.ts).
       // (The performance runs' node runs nothing and names no sandbox image: nothing is needed.)
       cluster: s.manyRefs ? serverAnswer(emptyWorkloads('edge-01', edge1.host), null) : serverAnswer(edge1Workloads()),
       containers: fakeContainers('edge-01'),

@@ -2,11 +2,11 @@
 // and every fate at the next k3s start (a digest reference sharing its image with a tag, pins at
 // risk), its archives and audit log, edge-02's redis, edge-03's drifted set, generated references
 // for performance runs, and the host-key fingerprints and password the fake SSH layer answers
-// with. e2e/fake-data.ts turns it into node state (e2e/fake-node.ts); the derived fields (pin,
+// with. test/doubles/data.ts turns it into node state (test/doubles/node.ts); the derived fields (pin,
 // afterRestart, reason, archive, safeToRemove, imported) only describe the intended story and are
 // ignored there: the real service derives its own.
 import { createHash } from 'node:crypto';
-import type { ArchiveInfo, AuditEntry, ImageRef } from '../src/shared/domain';
+import type { ArchiveInfo, AuditEntry, ImageRef } from '../../src/shared/domain';
 
 export const FINGERPRINT = 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8';
 export const OLD_FINGERPRINT = 'SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s';

@@ -1,17 +1,17 @@
 // What each fake node's cluster needs, for UI tests: what the needs script Holdfast runs over SSH
-// (src/core/needs/cluster.ts) is answered on each fake node (e2e/fake-node.ts). Every edge node
+// (src/core/needs/cluster.ts) is answered on each fake node (test/doubles/node.ts). Every edge node
 // here is a single-node k3s server, so `k3s kubectl get … -o json` answers on it with its own
 // workloads (built by the lab's generator, lab/workloads.ts, shaped as the API server returns
 // them), and its containerd config names the sandbox image. edge-03 in the fleet is reached as a
 // non-root user whose sudo does not allow kubectl: it has no source of needs, so the images that
 // came from air-gap archives count as needed there.
 //
-// The story on edge-01 (its images: e2e/fake-catalog.ts): the web Deployment's nginx is durable
+// The story on edge-01 (its images: test/doubles/catalog.ts): the web Deployment's nginx is durable
 // (kept), coredns and local-path-provisioner are k3s pins the next k3s start removes (needed,
 // at risk at restart), the telemetry agent's Deployment runs an unpinned image (needed, at risk),
 // node-exporter's DaemonSet runs a durable one, the sandbox image is re-pinned by its archive at
 // every start, and the nightly-report CronJob needs an image the node does not have (missing).
-import { workloadList, type WorkloadDescription } from '../lab/workloads';
+import { workloadList, type WorkloadDescription } from '../../lab/workloads';
 
 /** What a fake node answers to the needs script: a server's workloads, or kubectl's failure. */
 export type FakeClusterAnswer = { workloads: unknown; sandbox?: string } | { code: number; stderr: string };

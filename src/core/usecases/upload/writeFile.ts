@@ -6,8 +6,8 @@
 // Chunks stay under OpenSSH's 261,120-byte write limit, so ssh2 never splits a request.
 import fs from 'node:fs';
 import type { Hash } from 'node:crypto';
-import type { SFTPWrapper } from 'ssh2';
-import { SFTP_CHUNK } from '../sftp/readStream';
+import type { SessionSftp } from '../../node/session';
+import { SFTP_CHUNK } from '../../sftp/readStream';
 
 export interface SftpWriteOptions {
   /** Open local file to read from. */
@@ -51,7 +51,7 @@ interface Slot {
   buf: Buffer;
 }
 
-export function sftpWriteFromFile(sftp: SFTPWrapper, handle: Buffer, remotePath: string, opts: SftpWriteOptions): Promise<SftpWriteResult> {
+export function sftpWriteFromFile(sftp: Pick<SessionSftp, 'write' | 'once' | 'removeListener'>, handle: Buffer, remotePath: string, opts: SftpWriteOptions): Promise<SftpWriteResult> {
   const chunk = Math.min(opts.chunk ?? SFTP_CHUNK, SFTP_CHUNK);
   const inflight = Math.max(1, opts.inflight ?? 16);
   const end = opts.end;

@@ -31,9 +31,9 @@
 // Nothing user-supplied is part of the script: the path, the size, the hasher's name (one of two
 // fixed words) and the mode wanted ("auto" or "head", fixed words too) are positional arguments.
 import type { ClientChannel } from 'ssh2';
-import type { SshConnection } from '../ssh/connect';
-import type { HashTools } from '../node/detect';
-import { logger } from '../log';
+import type { SessionSsh } from '../../node/session';
+import type { HashTools } from '../../node/detect';
+import { logger } from '../../log';
 
 const log = logger('upload');
 
@@ -106,7 +106,7 @@ const OUTPUT_CAP = 64 * 1024;
 
 /** Starts hashing `path` on the node as it grows; call after the file was opened for writing. */
 export async function startFollowHash(
-  ssh: SshConnection,
+  ssh: Pick<SessionSsh, 'spawn'>,
   path: string,
   size: number,
   hasher: NonNullable<HashTools['hasher']>,

@@ -1,6 +1,6 @@
 // The technician's local archives for the import tests: real files in a throwaway folder, so the
-// real service inspects them (core/import/inspectLocal), uploads them to the fake nodes
-// (core/upload over e2e/fake-node.ts's SFTP) and the nodes' fake k3s imports what is in them.
+// real service inspects them (core/usecases/import/inspectLocal), uploads them to the fake nodes
+// (core/upload over test/doubles/node.ts's SFTP) and the nodes' fake k3s imports what is in them.
 //   telemetry-2.5.tar.gz          docker save, gzip: telemetry-agent:2.5.0 and telemetry-sidecar:1.3
 //   site-apps-2.4.tar.gz          docker save, gzip: site-apps:2.4
 //   nginx-ctr-export.tar          OCI layout of nginx:1.27.3 from `ctr images export` of one
@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { tarEntry, zstdStored } from './fake-node';
+import { tarEntry, zstdStored } from './node';
 
 // The same bytes on every run and in every process (seeded noise, not random): the README's
 // screenshot shows the same paths and digests, and two test processes write identical files.

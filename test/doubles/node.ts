@@ -3,7 +3,7 @@
 // .cache.json, pre-pull lists; uploads over the SFTP calls core/upload makes — staged under the
 // hidden partial name, hashed, renamed into place — over a link of a given bandwidth), k3s's
 // watcher (an archive that lands is imported as lab/k3s.ts imports it on the real lab, with its
-// rules) and the node's disk. The real service (src/core/service.ts, the
+// rules) and the node's disk. The real service (src/core/service/, the
 // same handlers Electron main and `holdfast serve` run) runs over them, so the UI specs exercise
 // the real selection logic, pin rules, fate prediction, removal checks and error envelopes.
 // Nothing here decides what the UI shows: it only holds node state, as a node would.
@@ -12,25 +12,27 @@ import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { decompress as unzstd } from 'fzstd';
-import type { ContainerRecord, ContainerdClient, ContentInfo, EventEnvelope, EventSubscription, ImageRecord, PluginInfo } from '../src/core/containerd/client';
-import type { FileAccess, ListedFile, RemoteStat, UploadArea } from '../src/core/access';
-import { HoldfastError } from '../src/core/errors';
-import { NEEDS_SCRIPT_NAME } from '../src/core/needs/cluster';
-import { listImageRefs } from '../src/core/images/list';
-import { TargetResolver } from '../src/core/images/resolve';
-import type { NodeSession, OpenNodeOptions } from '../src/core/node/session';
-import type { ImageRef, NodeDef, NodeInfo } from '../src/shared/domain';
-import { addsDigestRefs, watcherImports } from '../src/shared/versions';
-import { classifyImagesDirPath } from '../src/core/archives/format/extensions';
-import type { UploadTarget } from '../src/core/upload/paths';
-import { CRI_PIN_LABEL, distroPinLabel, normalizeDockerRef, parseNamedTagged, PINNED } from '../lab/k3s';
-import { k3sEntryName } from '../lab/importPlan';
-import { kubectlJson } from '../lab/workloads';
-import type { FakeClusterAnswer } from './fake-cluster';
+import type { ContainerRecord, ContainerdClient, ContentInfo, EventEnvelope, EventSubscription, ImageRecord, PluginInfo } from '../../src/core/containerd/client';
+import type { FileAccess, ListedFile, RemoteStat, UploadArea } from '../../src/core/access';
+import { HoldfastError } from '../../src/core/errors';
+import { NEEDS_SCRIPT_NAME } from '../../src/core/needs/cluster';
+import { listImageRefs } from '../../src/core/images/list';
+import { TargetResolver } from '../../src/core/images/resolve';
+import type { NodeSession, OpenNodeOptions, SessionSftp, SessionSsh } from '../../src/core/node/session';
+import type { ImageRef, NodeDef, NodeInfo } from '../../src/shared/domain';
+import { addsDigestRefs, watcherImports } from '../../src/shared/versions';
+import { classifyImagesDirPath } from '../../src/shared/archiveSuffixes';
+import type { UploadTarget } from '../../src/core/access/paths';
+import { CRI_PIN_LABEL, distroPinLabel, normalizeDockerRef, parseNamedTagged, PINNED } from '../../lab/k3s';
+import { k3sEntryName } from '../../lab/importPlan';
+import { kubectlJson } from '../../lab/workloads';
+import type { FakeClusterAnswer } from './cluster';
 
 const INDEX = 'application/vnd.oci.image.index.v1+json';
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 const PLATFORM = { os: 'linux', architecture: 'amd64' };
+/** The label containerd's CRI plugin puts on every image of its namespace. */
+const CRI_MANAGED = 'io.cri-containerd.image';
 const hash = (b: Buffer | string) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 /** One image reference as the fake data describes it (derived fields such as pin are ignored). */
@@ -118,7 +120,7 @@ class Emitter implements EventSubscription {
 }
 
 /** containerd of one fake node: what Holdfast's ContainerdClient is asked, answered from memory. */
-export class FakeContainerd {
+export class FakeContainerd implements ContainerdClient {
   readonly records = new Map<string, ImageRecord>();
   readonly blobs = new Map<string, Buffer | number>();
   readonly subscriptions = new Set<Emitter>();
@@ -243,7 +245,42 @@ export class FakeContainerd {
     const r: ImageRecord = { name: image.name, labels: { ...(image.labels ?? {}) }, target: image.target, createdAt: now, updatedAt: now };
     this.records.set(image.name, r);
     this.publish('/images/create', image.name);
-    return structuredClone(r);
+    const answer = structuredClone(r);
+    this.criSaw(image.name);
+    return answer;
+  }
+
+  /**
+   * What containerd's CRI plugin does with an image any client creates in its namespace (k8s.io):
+   * it marks the record managed and records the image under its id too (`sha256:<config digest>`
+   * of the node's platform, labelled managed), as test/integration/doubles-contract.test.ts
+   * shows on containerd itself. Nothing when the config is not in the content store.
+   */
+  private criSaw(name: string): void {
+    if (this.namespace !== 'k8s.io') return;
+    const r = this.records.get(name);
+    if (!r) return;
+    if (r.labels[CRI_MANAGED] !== 'managed') {
+      r.labels[CRI_MANAGED] = 'managed';
+      this.publish('/images/update', name);
+    }
+    const id = this.imageIdOf(r.target.digest);
+    if (!id || this.records.has(id)) return;
+    this.records.set(id, { name: id, labels: { [CRI_MANAGED]: 'managed' }, target: { ...r.target }, createdAt: r.createdAt, updatedAt: r.updatedAt });
+    this.publish('/images/create', id);
+  }
+
+  /** The config digest of the node platform's manifest under `digest` (an index or a manifest); null if a blob is missing. */
+  private imageIdOf(digest: string): string | null {
+    const body = this.blobs.get(digest);
+    if (!Buffer.isBuffer(body)) return null;
+    const json = JSON.parse(body.toString('utf8')) as { manifests?: { digest: string; platform?: { os: string; architecture: string } }[]; config?: { digest: string } };
+    if (json.manifests) {
+      const own = json.manifests.find((m) => m.platform?.os === PLATFORM.os && m.platform.architecture === PLATFORM.architecture);
+      return own ? this.imageIdOf(own.digest) : null;
+    }
+    const config = json.config?.digest;
+    return config && this.blobs.has(config) ? config : null;
   }
   async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
     await this.tick();
@@ -416,8 +453,9 @@ export class FakeFiles implements FileAccess {
   }
   async listFiles(root: string): Promise<ListedFile[]> {
     const base = root.replace(/\/+$/, '');
+    // Every regular file, dotfiles too (.cache.json, an upload's hidden partial name), as SFTP
+    // readdir and sudo find list them: telling them from archives is core's job.
     return [...this.files.entries()]
-      .filter(([rel]) => !rel.split('/').pop()!.startsWith('.'))
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([rel, f]) => ({ path: rel, abs: `${base}/${rel}`, size: f.data.length, mtime: f.mtime }));
   }
@@ -625,7 +663,7 @@ export class FakeNode {
   private down: HoldfastError | null = null;
 
   /** A NodeSession over this node (the shape core uses; see src/core/node/session.ts). */
-  async open(def: NodeDef, opts: OpenNodeOptions): Promise<NodeSession> {
+  async open(def: NodeDef, opts: OpenNodeOptions): Promise<FakeSession> {
     if (this.down) throw this.down;
     const refused = await this.spec.refuse?.(opts);
     if (refused) throw refused;
@@ -633,7 +671,7 @@ export class FakeNode {
     this.def = def;
     const s = new FakeSession(this, def);
     this.sessions.add(s);
-    return s as unknown as NodeSession;
+    return s;
   }
 
   /** The link drops: open sessions close, event streams fail, new connections are refused. */
@@ -680,44 +718,56 @@ function untar(tar: Buffer): Map<string, Buffer> {
 
 const mtime0 = () => Math.floor(Date.parse('2025-03-01T00:00:00Z') / 1000);
 
-/** The SFTP subsystem as core/upload drives it (open, pipelined writes, fsync, close), over the node's files and link. */
-function fakeSftp(node: FakeNode, statvfs: (dir: string, cb: (err: Error | null, st?: unknown) => void) => void) {
-  const handles = new Map<string, string>();
-  let next = 0;
-  const noSuchFile = (p: string) => Object.assign(new Error(`No such file: ${p}`), { code: 2 });
-  const channel = Object.assign(new EventEmitter(), {
-    ext_openssh_statvfs: statvfs,
-    stat: (p: string, cb: (err: Error | null) => void) => void node.files.stat(p).then((s) => cb(s ? null : noSuchFile(p))),
-    open(p: string, flags: string, _attrs: unknown, cb: (err: Error | null, handle?: Buffer) => void) {
-      const rel = node.files.rel(p);
-      const exists = rel !== null && node.files.files.has(rel);
-      if (rel === null || (flags === 'r+' && !exists)) return setImmediate(() => cb(noSuchFile(p)));
-      if (flags === 'w') node.files.put(rel, Buffer.alloc(0), Math.floor(Date.now() / 1000));
-      const h = Buffer.from(String(++next));
-      handles.set(h.toString(), rel);
-      setImmediate(() => cb(null, h));
-    },
-    write(handle: Buffer, buf: Buffer, off: number, len: number, pos: number, cb: (err?: Error | null) => void) {
-      const rel = handles.get(handle.toString());
-      const data = Buffer.from(buf.subarray(off, off + len)); // the caller reuses its buffer once acknowledged
-      void node.transfer(len).then(() => {
-        if (node.isDown) return cb(new Error('No connection'));
-        if (!rel || !node.files.files.has(rel)) return cb(new Error('Failure'));
-        node.files.writeAt(rel, pos, data);
-        cb(null);
-      });
-    },
-    close(handle: Buffer, cb: (err?: Error | null) => void) {
-      handles.delete(handle.toString());
-      setImmediate(() => cb(null));
-    },
-    ext_openssh_fsync(_handle: Buffer, cb: (err?: Error | null) => void) {
-      setImmediate(() => cb(null));
-    },
-  });
-  return channel;
-}
+const noSuchFile = (p: string) => Object.assign(new Error(`No such file: ${p}`), { code: 2 });
 
+/**
+ * The SFTP subsystem as core drives a session's channel (SessionSftp: uploads open, pipeline
+ * writes, fsync and close; the disk checks stat and statvfs), over the node's files and link.
+ * An EventEmitter as ssh2's channel is: it emits 'close' when the link drops.
+ */
+class FakeSftp extends EventEmitter implements SessionSftp {
+  private readonly handles = new Map<string, string>();
+  private next = 0;
+
+  constructor(
+    private readonly node: FakeNode,
+    readonly ext_openssh_statvfs: SessionSftp['ext_openssh_statvfs'],
+  ) {
+    super();
+  }
+
+  stat(p: string, cb: (err: Error | undefined) => void): void {
+    void this.node.files.stat(p).then((s) => cb(s ? undefined : noSuchFile(p)));
+  }
+  open(p: string, flags: 'w' | 'r+', _attrs: { mode: number }, cb: (err: Error | undefined, handle: Buffer) => void): void {
+    const files = this.node.files;
+    const rel = files.rel(p);
+    const exists = rel !== null && files.files.has(rel);
+    if (rel === null || (flags === 'r+' && !exists)) return void setImmediate(() => cb(noSuchFile(p), Buffer.alloc(0)));
+    if (flags === 'w') files.put(rel, Buffer.alloc(0), Math.floor(Date.now() / 1000));
+    const h = Buffer.from(String(++this.next));
+    this.handles.set(h.toString(), rel);
+    setImmediate(() => cb(undefined, h));
+  }
+  write(handle: Buffer, buf: Buffer, off: number, len: number, pos: number, cb: (err?: Error | null) => void): void {
+    const node = this.node;
+    const rel = this.handles.get(handle.toString());
+    const data = Buffer.from(buf.subarray(off, off + len)); // the caller reuses its buffer once acknowledged
+    void node.transfer(len).then(() => {
+      if (node.isDown) return cb(new Error('No connection'));
+      if (!rel || !node.files.files.has(rel)) return cb(new Error('Failure'));
+      node.files.writeAt(rel, pos, data);
+      cb(null);
+    });
+  }
+  close(handle: Buffer, cb: (err?: Error | null) => void): void {
+    this.handles.delete(handle.toString());
+    setImmediate(() => cb(null));
+  }
+  ext_openssh_fsync(_handle: Buffer, cb: (err: Error | undefined) => void): void {
+    setImmediate(() => cb(undefined));
+  }
+}
 
 /** The needs script's output on a node: the sandbox config line, then kubectl's JSON or failure. */
 function needsAnswer(cluster: FakeClusterAnswer | undefined): { code: number; stdout: string; stderr: string } {
@@ -727,20 +777,14 @@ function needsAnswer(cluster: FakeClusterAnswer | undefined): { code: number; st
   return { code: 0, stdout: `@@sandbox\n${sandbox}@@kubectl\n${kubectlJson(cluster.workloads)}`, stderr: '' };
 }
 
-class FakeSession {
+/** A NodeSession over one fake node (the interface core uses: src/core/node/session.ts). */
+export class FakeSession implements NodeSession {
   private closed = false;
-  channel: ReturnType<typeof fakeSftp> | undefined;
+  channel: FakeSftp | undefined;
   private resolverCache: TargetResolver | undefined;
   readonly files: FakeFiles;
   readonly containerd: FakeContainerd;
-  readonly ssh: {
-    readonly closed: boolean;
-    where: string;
-    exec(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
-    sftp(): Promise<unknown>;
-    onClose(cb: () => void): () => void;
-    close(): Promise<void>;
-  };
+  readonly ssh: SessionSsh;
 
   constructor(
     private readonly node: FakeNode,
@@ -749,19 +793,27 @@ class FakeSession {
     this.files = node.files;
     this.containerd = node.containerd;
     const self = this;
-    const statvfs = (_dir: string, cb: (err: Error | null, st?: unknown) => void) => {
+    const statvfs: SessionSftp['ext_openssh_statvfs'] = (_dir, cb) => {
       const unit = 4096;
-      setImmediate(() => cb(null, { f_frsize: unit, f_bsize: unit, f_blocks: Math.round(node.disk.totalBytes / unit), f_bavail: Math.round(node.disk.freeBytes / unit), f_sid: 4242 }));
+      setImmediate(() => cb(undefined, { f_frsize: unit, f_bsize: unit, f_blocks: Math.round(node.disk.totalBytes / unit), f_bavail: Math.round(node.disk.freeBytes / unit), f_sid: 4242 }));
     };
     this.ssh = {
       get closed() {
         return self.closed;
       },
       where: `${nodeDef.user}@${nodeDef.host}:${nodeDef.port}`,
+      login: { host: nodeDef.host, port: nodeDef.port, user: nodeDef.user },
+      // No key an OpenSSH client could use: uploads go over the SFTP channel below.
+      nativeAuth: null,
+      via: undefined,
+      hostKey: Buffer.alloc(0),
       // The needs script (one fixed script, its name as $0): the node's cluster answer. Anything
       // else is kubelet's settings: no running k3s process and no config files (kubelet's defaults).
       exec: async (argv: string[]) => (argv[3] === NEEDS_SCRIPT_NAME ? needsAnswer(node.spec.cluster) : { code: 0, stdout: '', stderr: '' }),
-      sftp: async () => (self.channel ??= fakeSftp(node, statvfs)),
+      spawn: async () => {
+        throw new HoldfastError('INTERNAL', `the fake node ${nodeDef.name} runs no long-lived commands (its hashTools name no hasher)`);
+      },
+      sftp: async () => (self.channel ??= new FakeSftp(node, statvfs)),
       onClose: () => () => undefined,
       close: async () => undefined,
     };
@@ -791,7 +843,7 @@ class FakeSession {
     return { hasher: null, follow: false };
   }
   async resolver(): Promise<TargetResolver> {
-    this.resolverCache ??= new TargetResolver(this.containerd as unknown as ContainerdClient, PLATFORM);
+    this.resolverCache ??= new TargetResolver(this.containerd, PLATFORM);
     return this.resolverCache;
   }
   async listBaseImages() {

@@ -47,26 +47,25 @@ import { createHash, type Hash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { SFTPWrapper } from 'ssh2';
-import type { FileAccess, RemoteStat, UploadArea } from '../access';
-import type { NodeSession } from '../node/session';
-import { HoldfastError } from '../errors';
+import type { FileAccess, RemoteStat, UploadArea } from '../../access';
+import type { NodeSession, SessionSftp } from '../../node/session';
+import { HoldfastError } from '../../errors';
 import {
   formatBytes,
   normaliseSha256,
   safetyMargin,
   uploadTarget,
   type UploadTarget,
-} from './paths';
+} from '../../access/paths';
 import { ProgressMeter, type UploadProgress } from './progress';
 import { checkUploadName, replacementHint } from './targetName';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
 import { startFollowHash, type FollowHash } from './followHash';
 import { NativeDropped, NativeUnavailable, nativeUnfit, opensshClient, sendWithOpenssh } from './openssh';
-import { mayNotWriteError } from '../access/refusals';
+import { mayNotWriteError } from '../../access/refusals';
 import { unwritableFolder } from './writable';
-import { logger } from '../log';
+import { logger } from '../../log';
 
 const log = logger('upload');
 
@@ -149,9 +148,9 @@ function call<T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => voi
   });
 }
 
-const sftpOpen = (sftp: SFTPWrapper, p: string, flags: 'w' | 'r+') =>
+const sftpOpen = (sftp: SessionSftp, p: string, flags: 'w' | 'r+') =>
   call<Buffer>((cb) => sftp.open(p, flags, { mode: 0o644 }, cb));
-const sftpClose = (sftp: SFTPWrapper, h: Buffer) => call<void>((cb) => sftp.close(h, cb));
+const sftpClose = (sftp: SessionSftp, h: Buffer) => call<void>((cb) => sftp.close(h, cb));
 
 /** The promise, or an AbortError as soon as the signal fires. */
 function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -389,7 +388,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
 
 interface Ctx {
   session: NodeSession;
-  sftp: SFTPWrapper;
+  sftp: SessionSftp;
   files: FileAccess;
   area: UploadArea;
   contain: Containment;
