@@ -136,7 +136,7 @@ export const channels = {
       path: localFile,
       pin: z.boolean(),
       removeArchive: z.boolean(),
-      // Nodes at a time (default 4); seconds per node to wait for k3s to import (default 120).
+      // Nodes at a time; seconds per node to wait for k3s to import (defaults: shared/importOptions.ts).
       parallel: parallel.optional(),
       timeout: importTimeout.optional(),
     }),

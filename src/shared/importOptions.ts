@@ -2,10 +2,24 @@
 // archive is only safe once its images are durably pinned, so never one without the other.
 // One rule, applied by the service (jobs.startImport, which `holdfast import` calls too); the
 // app's wizard keeps its options consistent with it.
+// Also the home of the import's knobs and their defaults: one name each from the CLI flag
+// (--parallel, --timeout) through the contract (jobs.startImport) down to the core that uses it.
 
 export interface ImportOptions {
   pin: boolean;
   removeArchive: boolean;
+}
+
+/** Nodes an import works on at a time (`--parallel`, jobs.startImport's `parallel`). */
+export const DEFAULT_IMPORT_PARALLEL = 4;
+/** Seconds to wait, per node, for k3s to import the archive (`--timeout`, jobs.startImport's `timeout`). */
+export const DEFAULT_IMPORT_TIMEOUT = 120;
+
+/** How an import may be tuned; absent means the default above. */
+export interface ImportTuning {
+  parallel?: number;
+  /** Seconds (not milliseconds: the unit the flag and the contract use). */
+  timeout?: number;
 }
 
 /** Why these options cannot go together, or null. */

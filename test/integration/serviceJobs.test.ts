@@ -1,4 +1,4 @@
-// The service's long operations as every transport calls them (src/core/service.ts through the
+// The service's long operations as every transport calls them (src/core/service/ through the
 // shared dispatch, as `holdfast serve` and the CLI do), over lab nodes: jobs.startUpload and
 // jobs.startImport with their bounded options, the per-node results their jobs carry, the
 // local inspection's progress events, and fleet.start with concurrency and a timeout, cancelled

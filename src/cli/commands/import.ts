@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
 import type { Job } from '../../shared/domain';
+import { DEFAULT_IMPORT_PARALLEL, DEFAULT_IMPORT_TIMEOUT } from '../../shared/importOptions';
 import { compressionName, plural } from '../../shared/wording';
 import type { Cli } from '../context';
 import { positiveInt, positiveSeconds } from '../options';
@@ -33,8 +34,8 @@ export function registerImportCommand(program: Command, cli: Cli): void {
     .argument('<nodes-and-file...>', 'one or more nodes, then the archive')
     .option('--pin', 'make the pins durable once k3s has imported the images')
     .option('--remove-archive', 'then remove the archive safely (needs --pin)')
-    .option('--parallel <n>', 'nodes at a time', positiveInt, 4)
-    .option('--timeout <seconds>', 'how long to wait for k3s to import', positiveSeconds, 120)
+    .option('--parallel <n>', 'nodes at a time', positiveInt, DEFAULT_IMPORT_PARALLEL)
+    .option('--timeout <seconds>', 'how long to wait for k3s to import', positiveSeconds, DEFAULT_IMPORT_TIMEOUT)
     .addHelpText(
       'after',
       helpAfter(

@@ -1,9 +1,12 @@
 // Long-running work (imports across nodes, uploads) owned by the service, not by a window: each
 // job has an id, per-node progress (and, once a node succeeded, its result), a state and a cancel
-// switch, and outlives the UI (or the CLI's progress board) that started it.
+// switch, and outlives the UI (or the CLI's progress board) that started it. A job runs as a task
+// of the service's one TaskRunner (./tasks.ts), which fleet runs share.
 import { randomUUID } from 'node:crypto';
-import type { Job, JobNodeProgress, JobState } from '../../shared/domain';
+import type { Job, JobNodeProgress } from '../../shared/domain';
+import { isJobFinished as isFinished } from '../../shared/jobState';
 import { toErrorInfo } from '../errors';
+import { TaskRunner, type Task } from './tasks';
 
 export interface JobHandle {
   readonly id: string;
@@ -17,13 +20,11 @@ export type JobRunner = (job: JobHandle) => Promise<void>;
 
 const KEEP_FINISHED = 50;
 
-function isFinished(s: JobState): boolean {
-  return s === 'succeeded' || s === 'failed' || s === 'cancelled';
-}
-
 export class JobManager {
-  private readonly jobs = new Map<string, { job: Job; abort: AbortController; done: Promise<void> }>();
+  private readonly jobs = new Map<string, { job: Job; task: Task }>();
   private readonly listeners = new Set<(job: Job) => void>();
+
+  constructor(private readonly tasks: TaskRunner = new TaskRunner()) {}
 
   /** Called (throttled by the caller if needed) whenever a job changes. */
   onChange(cb: (job: Job) => void): () => void {
@@ -45,14 +46,40 @@ export class JobManager {
       archive: init.archive,
       options: init.options,
     };
-    const abort = new AbortController();
     const emit = () => {
       job.progress = this.progressOf(job);
       for (const l of this.listeners) l(this.snapshot(job));
     };
+    const task = this.tasks.start(
+      async (t) => {
+        const handle = this.handle(job, t.signal, emit);
+        try {
+          await run(handle);
+        } catch (e) {
+          for (const n of job.nodes) if (!isFinished(n.state)) handle.fail(n.node, e);
+        } finally {
+          for (const n of job.nodes) if (!isFinished(n.state)) n.state = t.signal.aborted ? 'cancelled' : 'failed';
+          job.state = t.signal.aborted
+            ? 'cancelled'
+            : job.nodes.every((n) => n.state === 'succeeded')
+              ? 'succeeded'
+              : 'failed';
+          job.finishedAt = new Date().toISOString();
+          emit();
+          this.prune();
+        }
+      },
+      { id },
+    );
+    this.jobs.set(id, { job, task });
+    emit();
+    return this.snapshot(job);
+  }
+
+  private handle(job: Job, signal: AbortSignal, emit: () => void): JobHandle {
     const handle: JobHandle = {
-      id,
-      signal: abort.signal,
+      id: job.id,
+      signal,
       update: (node, patch) => {
         const n = job.nodes.find((x) => x.node === node);
         if (!n) return;
@@ -62,7 +89,7 @@ export class JobManager {
       fail: (node, err) => {
         const n = job.nodes.find((x) => x.node === node);
         if (!n) return;
-        const cancelled = abort.signal.aborted || (err instanceof Error && err.name === 'AbortError');
+        const cancelled = signal.aborted || (err instanceof Error && err.name === 'AbortError');
         n.state = cancelled ? 'cancelled' : 'failed';
         // A cancellation says how far the work got when it says so (an upload: whether a partial
         // file was left), else just "cancelled".
@@ -73,24 +100,7 @@ export class JobManager {
         emit();
       },
     };
-    const done = run(handle)
-      .catch((e) => {
-        for (const n of job.nodes) if (!isFinished(n.state)) handle.fail(n.node, e);
-      })
-      .finally(() => {
-        for (const n of job.nodes) if (!isFinished(n.state)) n.state = abort.signal.aborted ? 'cancelled' : 'failed';
-        job.state = abort.signal.aborted
-          ? 'cancelled'
-          : job.nodes.every((n) => n.state === 'succeeded')
-            ? 'succeeded'
-            : 'failed';
-        job.finishedAt = new Date().toISOString();
-        emit();
-        this.prune();
-      });
-    this.jobs.set(id, { job, abort, done });
-    emit();
-    return this.snapshot(job);
+    return handle;
   }
 
   list(): Job[] {
@@ -105,19 +115,14 @@ export class JobManager {
   cancel(id: string): Job | undefined {
     const j = this.jobs.get(id);
     if (!j) return undefined;
-    if (!isFinished(j.job.state)) j.abort.abort();
+    if (!isFinished(j.job.state)) this.tasks.stop(id);
     return this.snapshot(j.job);
   }
 
   /** Resolves when the job has finished (tests; the CLI follows jobs.changed instead). */
   async wait(id: string): Promise<Job | undefined> {
-    await this.jobs.get(id)?.done;
+    await this.jobs.get(id)?.task.done;
     return this.get(id);
-  }
-
-  async cancelAll(): Promise<void> {
-    for (const j of this.jobs.values()) if (!isFinished(j.job.state)) j.abort.abort();
-    await Promise.all([...this.jobs.values()].map((j) => j.done));
   }
 
   private progressOf(job: Job): number {

@@ -1,4 +1,4 @@
-// Wiring of the live hub to the app's session pool and job manager (used by core/service.ts).
+// Wiring of the live hub to the app's session pool and job manager (used by the service, core/service/index.ts).
 import type { JobManager } from '../jobs/manager';
 import type { SessionPool } from '../node/pool';
 import { LiveHub, type LiveHubOptions } from './hub';

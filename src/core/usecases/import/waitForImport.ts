@@ -8,20 +8,20 @@
 // Follows containerd's event stream (/images/create, /images/update, /images/delete) so it reacts
 // at once, with a slow poll as a safety net for a dropped stream; bounded by a timeout with a
 // message that says what to check.
-import { distroProfile } from '../../shared/distro';
-import { addsDigestRefs, firstReleases, K3S_RELEASES } from '../../shared/versions';
-import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
-import { HoldfastError } from '../errors';
-import { checkComplete } from '../images/completeness';
-import type { NodeSession } from '../node/session';
-import { logger } from '../log';
+import { distroProfile } from '../../../shared/distro';
+import { DEFAULT_IMPORT_TIMEOUT, type ImportTuning } from '../../../shared/importOptions';
+import { addsDigestRefs, firstReleases, K3S_RELEASES } from '../../../shared/versions';
+import { configDigestFor, type ArchiveImage } from '../../archives/format/readIndex';
+import { HoldfastError } from '../../errors';
+import { checkComplete } from '../../images/completeness';
+import type { NodeSession } from '../../node/session';
+import { logger } from '../../log';
 import { concerns, digestRefFor, findImages } from './imageSet';
 import { watchImages } from './settle';
 
 const log = logger('import');
 
-export interface WaitOptions {
-  timeoutMs?: number;
+export interface WaitOptions extends Pick<ImportTuning, 'timeout'> {
   /** How long no event may concern the images before the import counts as finished (default 2 s). */
   settleMs?: number;
   /**
@@ -36,7 +36,7 @@ export interface WaitOptions {
 export const DEFAULT_SETTLE_MS = 2_000;
 
 export async function waitForImport(session: NodeSession, images: ArchiveImage[], archiveRel: string, opts: WaitOptions = {}): Promise<void> {
-  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const timeoutMs = (opts.timeout ?? DEFAULT_IMPORT_TIMEOUT) * 1000;
   const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
   const info = await session.info();
   const pinLabel = distroProfile(info.distro).pinLabel;

@@ -3,24 +3,24 @@
 // archive safely. A node is "ok" only once its pins were read back (issue #16: a durable pin
 // raced k3s's retagging). Every step is safe to repeat, so running the whole import again after
 // any failure picks up where it stopped.
-import { distroDisplayName } from '../../shared/distro';
-import type { ImportPhase, JobNodeProgress } from '../../shared/domain';
-import { watcherImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
-import { plural } from '../../shared/wording';
-import { HoldfastError } from '../errors';
-import { inventory, removeArchiveSafely, type OpsContext } from '../node/operations';
-import type { NodeSession } from '../node/session';
+import { distroDisplayName } from '../../../shared/distro';
+import type { ImportPhase, JobNodeProgress } from '../../../shared/domain';
+import { watcherImports, firstReleases, K3S_RELEASES } from '../../../shared/versions';
+import { plural } from '../../../shared/wording';
+import { HoldfastError } from '../../errors';
+import { inventory, removeArchiveSafely, type OpsContext } from '../operations';
+import type { NodeSession } from '../../node/session';
 import { uploadArchive, type UploadResult } from '../upload';
-import { isPermissionDenied, mayNotWriteError } from '../access/refusals';
+import { isPermissionDenied, mayNotWriteError } from '../../access/refusals';
+import { uploadJobPatch } from '../upload/progress';
 import { unwritableFolder } from '../upload/writable';
 import type { InspectedArchive } from './inspectLocal';
 import { chooseRemoteName, freshName } from './remoteName';
-import type { ImportOptions as ChosenImportOptions } from '../../shared/importOptions';
+import type { ImportOptions as ChosenImportOptions, ImportTuning } from '../../../shared/importOptions';
 import { pinAndVerify, verifyDurable } from './verify';
 import { DEFAULT_SETTLE_MS, waitForImport } from './waitForImport';
 
-export interface ImportOptions extends ChosenImportOptions {
-  importTimeoutMs?: number;
+export interface ImportOptions extends ChosenImportOptions, Pick<ImportTuning, 'timeout'> {
   /** How long nothing may touch the images before k3s counts as done with them (default 2 s). */
   settleMs?: number;
   signal?: AbortSignal;
@@ -94,7 +94,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
   await waitForImport(session, archive.index.images, up.relPath, {
     settleMs,
     alreadyThere: up.alreadyPresent,
-    ...(opts.importTimeoutMs !== undefined ? { timeoutMs: opts.importTimeoutMs } : {}),
+    ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     onCheck: (n, total) => opts.onProgress?.({ message: `k3s imported ${n} of ${plural(total, 'image')}` }),
   });
@@ -137,15 +137,7 @@ function upload(session: NodeSession, archive: InspectedArchive, remoteName: str
     expectedSha256: archive.sha256,
     ...(opts.signal ? { signal: opts.signal } : {}),
     onNotice: (notice) => opts.onProgress?.({ notice }),
-    onProgress: (p) =>
-      opts.onProgress?.({
-        phase: p.phase === 'uploading' ? 'uploading' : p.phase === 'checking' ? 'checking' : 'verifying',
-        bytesDone: p.bytesDone,
-        bytesTotal: p.bytesTotal,
-        rate: p.rate,
-        eta: p.eta,
-        message: p.phase === 'uploading' ? 'uploading' : p.phase === 'verifying' ? 'verifying SHA-256 on the node' : p.phase,
-      }),
+    onProgress: (p) => opts.onProgress?.(uploadJobPatch(p)),
   });
 }
 

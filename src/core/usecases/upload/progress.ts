@@ -1,4 +1,4 @@
-import { logger } from '../log';
+import { logger } from '../../log';
 
 const log = logger('upload');
 // Progress reporting for uploads: a transfer rate smoothed over a ~2 s window, an ETA from it,
@@ -109,11 +109,12 @@ export class ProgressMeter {
 /**
  * An upload's progress as the patch of a job's node row (JobNodeProgress): the phase names the
  * import reports, with `message` telling the upload's own steps apart (the images dir checked,
- * the rename into place). One mapping for the upload job and `holdfast upload`'s rows.
+ * the rename into place). The one mapping for both kinds of job: an upload (jobs.startUpload)
+ * and the upload step of an import (../import/run.ts); the CLI words its rows from it.
  */
 export function uploadJobPatch(p: UploadProgress): {
   phase: 'checking' | 'uploading' | 'verifying';
-  message: 'checking' | 'uploading' | 'verifying' | 'renaming';
+  message: 'checking' | 'uploading' | 'verifying SHA-256 on the node' | 'renaming';
   bytesDone: number;
   bytesTotal: number;
   rate: number;
@@ -126,7 +127,7 @@ export function uploadJobPatch(p: UploadProgress): {
     case 'uploading':
       return { ...base, phase: 'uploading', message: 'uploading' };
     case 'verifying':
-      return { ...base, phase: 'verifying', message: 'verifying' };
+      return { ...base, phase: 'verifying', message: 'verifying SHA-256 on the node' };
     case 'renaming':
       return { ...base, phase: 'verifying', message: 'renaming' };
   }

@@ -1,16 +1,14 @@
 // The import across many nodes: in parallel (bounded), each node on its own — a failure on
 // one leaves the others' work intact and reported.
-import type { JobNodeProgress } from '../../shared/domain';
-import type { OpsContext } from '../node/operations';
-import type { NodeSession } from '../node/session';
-import type { ImportOptions } from '../../shared/importOptions';
-import { mapLimit } from '../../shared/mapLimit';
+import type { JobNodeProgress } from '../../../shared/domain';
+import type { OpsContext } from '../operations';
+import type { NodeSession } from '../../node/session';
+import { DEFAULT_IMPORT_PARALLEL, type ImportOptions, type ImportTuning } from '../../../shared/importOptions';
+import { mapLimit } from '../../../shared/mapLimit';
 import type { InspectedArchive } from './inspectLocal';
 import { importToNode, type NodeImportResult } from './run';
 
-export interface FleetImportOptions extends ImportOptions {
-  parallel?: number;
-  importTimeoutMs?: number;
+export interface FleetImportOptions extends ImportOptions, ImportTuning {
   signal?: AbortSignal;
   onNode?: (node: string, patch: Partial<Omit<JobNodeProgress, 'node'>>) => void;
 }
@@ -24,7 +22,7 @@ export async function importToNodes(
   archive: InspectedArchive,
   opts: FleetImportOptions,
 ): Promise<NodeOutcome[]> {
-  return mapLimit(nodes, opts.parallel ?? 4, async (node): Promise<NodeOutcome> => {
+  return mapLimit(nodes, opts.parallel ?? DEFAULT_IMPORT_PARALLEL, async (node): Promise<NodeOutcome> => {
     if (opts.signal?.aborted) return { node, ok: false, error: Object.assign(new Error('cancelled'), { name: 'AbortError' }) };
     opts.onNode?.(node, { state: 'running', phase: 'checking', message: 'connecting' });
     try {
@@ -32,7 +30,7 @@ export async function importToNodes(
         importToNode(s, ctx, archive, {
           pin: opts.pin,
           removeArchive: opts.removeArchive,
-          ...(opts.importTimeoutMs !== undefined ? { importTimeoutMs: opts.importTimeoutMs } : {}),
+          ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
           onProgress: (p) => opts.onNode?.(node, p),
         }),

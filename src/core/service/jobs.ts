@@ -1,0 +1,138 @@
+// Jobs (jobs.*): starting an import or an upload, listing and cancelling them, and the archive
+// on this machine they send (local.*). The archive is read once before a job starts, so a
+// refusal sends nothing; that reading's progress goes out as local.inspect events.
+import path from 'node:path';
+import type { LocalArchive } from '../../shared/domain';
+import { importOptionsProblem } from '../../shared/importOptions';
+import { HoldfastError } from '../errors';
+import { importToNodes } from '../usecases/import/fleet';
+import { inspectLocalArchive } from '../usecases/import/inspectLocal';
+import { summary as importSummary } from '../usecases/import/run';
+import { uploadArchive } from '../usecases/upload';
+import { uploadJobPatch } from '../usecases/upload/progress';
+import type { HandlersOf, ServiceParts } from './parts';
+
+type JobChannels = 'jobs.startImport' | 'jobs.startUpload' | 'jobs.list' | 'jobs.cancel' | 'local.pickArchives' | 'local.inspect';
+
+/** How often the local inspection's progress goes out as a local.inspect event. */
+const INSPECT_EVENT_MS = 100;
+
+const jobArchive = (a: LocalArchive) => ({ path: a.path, size: a.size, sha256: a.sha256, format: a.format, compression: a.compression, images: a.images.length });
+
+export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: ServiceParts): HandlersOf<JobChannels> {
+  const inspectArchive = (p: string) => {
+    let last = 0;
+    return inspectLocalArchive(p, {
+      signal: disposing,
+      onRead: (bytesRead, size) => {
+        const now = Date.now();
+        if (bytesRead < size && now - last < INSPECT_EVENT_MS) return;
+        last = now;
+        emit({ type: 'local.inspect', payload: { path: p, bytesRead, size } });
+      },
+    });
+  };
+  const knownNodes = async (nodes: string[]) => {
+    for (const n of nodes) await store.get(n);
+  };
+
+  return {
+    'local.pickArchives': async () => {
+      if (!opts.pickArchives) {
+        throw new HoldfastError('INVALID_INPUT', 'there is no file dialog in the browser UI', { hint: "Type or paste the archive's full path instead." });
+      }
+      return { paths: await opts.pickArchives() };
+    },
+    'local.inspect': async ({ path: p }) => {
+      const { index: _index, ...archive } = await inspectLocalArchive(p);
+      return archive;
+    },
+    'jobs.startImport': async ({ nodes, path: p, pin, removeArchive, parallel, timeout }) => {
+      await knownNodes(nodes);
+      const problem = importOptionsProblem({ pin, removeArchive });
+      if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint: 'Make the pins durable too ("make pins durable" in the app, --pin on the command line).' });
+      const archive = await inspectArchive(p);
+      // The job's options and the core's are the same names (shared/importOptions.ts).
+      const options = { pin, removeArchive, ...(parallel !== undefined ? { parallel } : {}), ...(timeout !== undefined ? { timeout } : {}) };
+      return jobs.start(
+        {
+          kind: 'import',
+          title: `Import ${path.basename(archive.path)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
+          nodes,
+          archive: jobArchive(archive),
+          options,
+        },
+        async (job) => {
+          const outcomes = await importToNodes(
+            nodes,
+            // A node that fails shows so at once, while the others carry on.
+            (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
+            ctx,
+            archive,
+            { ...options, signal: job.signal, onNode: (n, patch) => job.update(n, patch) },
+          );
+          for (const o of outcomes) {
+            if (!o.ok) {
+              job.fail(o.node, o.error);
+              continue;
+            }
+            const r = o.result;
+            job.update(o.node, {
+              result: {
+                relPath: r.relPath,
+                sha256: r.sha256,
+                uploaded: r.uploaded,
+                resumedFrom: r.resumedFrom,
+                summary: r.skipped ?? importSummary(r),
+                ...(r.renamed ? { renamed: r.renamed } : {}),
+                ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+              },
+            });
+          }
+        },
+      );
+    },
+    'jobs.startUpload': async ({ node, path: p, as }) => {
+      await knownNodes([node]);
+      const archive = await inspectArchive(p);
+      // `as` is the user's choice of the name in the images dir; the core calls it remoteName
+      // because the import chooses one too (usecases/import/remoteName.ts).
+      const remoteName = as ?? path.basename(archive.path);
+      return jobs.start(
+        {
+          kind: 'upload',
+          title: `Upload ${path.basename(archive.path)} to ${node}`,
+          nodes: [node],
+          archive: jobArchive(archive),
+          options: { pin: false, removeArchive: false, ...(as !== undefined ? { as } : {}) },
+        },
+        async (job) => {
+          job.update(node, { state: 'running', phase: 'checking', message: 'connecting' });
+          // No second try on a fresh session when the link drops: the upload fails saying so, and
+          // the same request resumes from what the node kept.
+          const session = await pool.get(node);
+          const r = await uploadArchive(session, archive.path, {
+            remoteName,
+            expectedSha256: archive.sha256,
+            signal: job.signal,
+            onProgress: (u) => job.update(node, { state: 'running', ...uploadJobPatch(u) }),
+            onNotice: (notice) => job.update(node, { notice }),
+          });
+          const summary = r.alreadyPresent ? `${r.relPath} was already there` : `uploaded ${r.relPath}${r.resumedFrom ? ` (resumed from byte ${r.resumedFrom})` : ''}, sha256 verified on the node`;
+          job.update(node, {
+            state: 'succeeded',
+            phase: 'done',
+            message: summary,
+            result: { relPath: r.relPath, sha256: r.sha256, uploaded: !r.alreadyPresent, resumedFrom: r.resumedFrom, summary },
+          });
+        },
+      );
+    },
+    'jobs.list': async () => jobs.list(),
+    'jobs.cancel': async ({ id }) => {
+      const job = jobs.cancel(id);
+      if (!job) throw new HoldfastError('NOT_FOUND', `no job ${id}`);
+      return job;
+    },
+  };
+}
