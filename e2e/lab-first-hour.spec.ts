@@ -8,71 +8,55 @@
 //   then a real k3s start takes the pin, as both said;
 // - the import wizard ticks the three reachable nodes, not the fourth.
 // Screenshots go to /tmp/ui-shots/.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive } from '../lab/fixtures.ts';
 import { emulateK3sStart, labelsOf } from '../lab/k3s.ts';
 import { SEED_ARCHIVE, SEED_SAMPLE_IMAGE, writeSeedArchive } from '../lab/seed.ts';
-import { createHandlers, type Service } from '../src/core/service';
 import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
+import { K3S_RELEASE, labSuite } from './lab-fixture';
 
-const K3S_RELEASE = 'v1.33.7+k3s1';
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 const shotsDir = '/tmp/ui-shots';
 
-test.describe.configure({ mode: 'serial' });
-
-let lab: Lab | undefined;
-let nodes: LabNodeHandle[] = [];
-let dir: string | undefined;
-let handlers: Service | undefined;
 let archive: string;
 
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  lab = await startLab({ nodes: ['n1', 'n2', 'n3'] });
-  nodes = lab.nodes;
-  for (const node of nodes) {
-    await node.installDistroBinary('k3s', K3S_RELEASE);
-    await writeSeedArchive(node.hostImagesDir);
-    const started = await emulateK3sStart(node);
-    expect(started.failed).toEqual([]);
-    expect(await labelsOf(node, SEED_SAMPLE_IMAGE)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
-  }
-  // On n2 someone removed the archive; k3s has not started since, so the image is still pinned.
-  await rm(path.join(lab.node('n2').hostImagesDir, SEED_ARCHIVE));
+const suite = labSuite({
+  nodes: ['n1', 'n2', 'n3'],
+  name: 'first-hour',
+  async prepare({ lab, dir }) {
+    for (const node of lab.nodes) {
+      await node.installDistroBinary('k3s', K3S_RELEASE);
+      await writeSeedArchive(node.hostImagesDir);
+      const started = await emulateK3sStart(node);
+      expect(started.failed).toEqual([]);
+      expect(await labelsOf(node, SEED_SAMPLE_IMAGE)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
+    }
+    // On n2 someone removed the archive; k3s has not started since, so the image is still pinned.
+    await rm(path.join(lab.node('n2').hostImagesDir, SEED_ARCHIVE));
 
-  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-first-hour-'));
-  archive = path.join(dir, 'site-tools-1.0.tar');
-  await writeImageArchive(archive, { format: 'docker', images: [{ name: 'docker.io/library/site-tools:1.0' }] });
-  handlers = createHandlers({ home: path.join(dir, 'home') });
-  for (const n of nodes) await handlers['nodes.add']({ node: { name: n.name, host: n.host, port: n.port, identity: lab.clientKey, knownHosts: lab.knownHosts } });
-  // A node whose key file is not where its settings say: the connection fails before any SSH.
-  const n1 = lab.node('n1');
-  await handlers['nodes.add']({ node: { name: 'nokey', host: n1.host, port: n1.port, identity: path.join(dir, 'id_missing'), knownHosts: lab.knownHosts } });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(120_000);
-  await handlers?.dispose();
-  await lab?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+    archive = path.join(dir, 'site-tools-1.0.tar');
+    await writeImageArchive(archive, { format: 'docker', images: [{ name: 'docker.io/library/site-tools:1.0' }] });
+  },
+  async configure(handlers, { lab, dir }) {
+    // A node whose key file is not where its settings say: the connection fails before any SSH.
+    const n1 = lab.node('n1');
+    await handlers['nodes.add']({ node: { name: 'nokey', host: n1.host, port: n1.port, identity: path.join(dir, 'id_missing'), knownHosts: lab.knownHosts } });
+  },
 });
 
 const shot = (page: Page, name: string): Promise<void> => screenshotTo(shotsDir, page, name);
 
 test('fleet overview and node page: each node’s k3s release; the real cause of a failed connection', async ({ holdfast }) => {
   test.setTimeout(90_000);
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
+  const { page } = await suite.open(holdfast);
   for (const n of ['n1', 'n2', 'n3']) {
     await expect(page.getByTestId(`fleet-row-${n}`).getByTestId('fleet-distro')).toHaveText(K3S_RELEASE, { timeout: 30_000 });
   }
   const bad = page.getByTestId('fleet-row-nokey');
   await expect(bad.getByTestId('fleet-status')).toHaveText('Authentication failed');
-  const cause = `Cannot read the identity file ${path.join(dir!, 'id_missing')}: it does not exist.`;
+  const cause = `Cannot read the identity file ${path.join(suite.dir, 'id_missing')}: it does not exist.`;
   await expect(bad.getByTestId('fleet-cause')).toHaveText(cause);
   await expect(bad.getByTestId('fleet-cause')).toHaveAttribute('title', /Point the node at a readable private key file/);
   await shot(page, 'lab-fleet.png');
@@ -90,7 +74,7 @@ test('fleet overview and node page: each node’s k3s release; the real cause of
 
 test('Disk tab on n2: the k3s pin its archive no longer backs counts as lost at the next start, as on the Images tab; a k3s start takes it', async ({ holdfast }) => {
   test.setTimeout(120_000);
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
+  const { page } = await suite.open(holdfast);
   await openFromOverview(page, 'n2', page.getByTestId('images-table'));
   const imageRow = page.getByTestId('image-row').filter({ has: page.locator(`[title="${SEED_SAMPLE_IMAGE}"]`) });
   await expect(imageRow).toHaveAttribute('data-fate', 'lose');
@@ -116,9 +100,9 @@ test('Disk tab on n2: the k3s pin its archive no longer backs counts as lost at 
   await shot(page, 'lab-n2-disk.png');
 
   // The proof: k3s starts; the pin is gone, as both tabs said.
-  const restarted = await emulateK3sStart(lab!.node('n2'));
+  const restarted = await emulateK3sStart(suite.node('n2'));
   expect(restarted.cleared).toContain(SEED_SAMPLE_IMAGE);
-  expect((await labelsOf(lab!.node('n2'), SEED_SAMPLE_IMAGE))[CRI]).toBeUndefined();
+  expect((await labelsOf(suite.node('n2'), SEED_SAMPLE_IMAGE))[CRI]).toBeUndefined();
   await page.getByRole('button', { name: 'Refresh' }).click();
   await expect(storeRow.getByTestId('store-state')).toHaveAttribute('data-state', 'unprotected');
   await expect(forecast.getByTestId('forecast-step').filter({ hasText: SEED_SAMPLE_IMAGE })).toHaveCount(1);
@@ -127,7 +111,7 @@ test('Disk tab on n2: the k3s pin its archive no longer backs counts as lost at 
 
 test('import wizard: the three reachable nodes are ticked, the one whose connection failed is not', async ({ holdfast }) => {
   test.setTimeout(90_000);
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
+  const { page } = await suite.open(holdfast);
   await expect(page.getByTestId('fleet-row-nokey').getByTestId('fleet-status')).toHaveText('Authentication failed');
   for (const n of ['n1', 'n2', 'n3']) await expect(page.getByTestId(`fleet-row-${n}`).getByTestId('fleet-status')).toHaveText('Connected', { timeout: 30_000 });
   await page.getByRole('button', { name: 'Import archives' }).click();
@@ -146,7 +130,7 @@ test('import wizard: the three reachable nodes are ticked, the one whose connect
 
 test("image details: CRI's sha256:<id> record reads as its image — its image's pin, the same fate", async ({ holdfast }) => {
   test.setTimeout(90_000);
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
+  const { page } = await suite.open(holdfast);
   await page.getByTestId('node-item-n3').click();
   const row = page.getByTestId('image-row').filter({ hasText: 'holdfast-sample' });
   await row.getByRole('button', { name: /Details of/ }).click();

@@ -3,59 +3,33 @@
 // Chromium. Proves the first-contact story a technician lives: add the node through the UI →
 // unknown host key → compare the fingerprint → trust → the node's images with their real pin state.
 import { expect, test } from './fixtures';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
-import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
-import { emulateK3sStart } from '../lab/k3s.ts';
-import { createHandlers, type Service } from '../src/core/service';
+import type { WrittenImage } from '../lab/fixtures.ts';
+import { k3sNodeWithApps, labSuite } from './lab-fixture';
 
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 
-test.describe.configure({ mode: 'serial' });
-
-let lab: Lab | undefined;
-let node: LabNodeHandle;
 let written: WrittenImage[] = [];
-let dir: string | undefined;
 let knownHosts: string;
-let handlers: Service | undefined;
 
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  lab = await startLab({ nodes: ['edge1'] });
-  node = lab.node('edge1');
-  // A real node answers `k3s --version`: without the lab's stand-in the app says "k3s/RKE2 not
-  // detected" and judges fates by the safest rules of an unknown release.
-  await node.installDistroBinary('k3s', 'v1.33.7+k3s1');
-  const archive = await writeImageArchive(path.join(node.hostImagesDir, 'apps.tar'), {
-    format: 'docker',
-    images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],
-  });
-  written = archive.images;
-  await emulateK3sStart(node);
-
-  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-'));
-  knownHosts = path.join(dir, 'known_hosts');
-  await writeFile(knownHosts, ''); // empty: the node's key is unknown on first contact
+const suite = labSuite({
+  nodes: ['edge1'],
+  name: 'images',
   // No node configured: the technician adds it through the UI.
-  handlers = createHandlers({ home: path.join(dir, 'home') });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(120_000);
-  await handlers?.dispose();
-  await lab?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  addNodes: false,
+  async prepare({ lab, dir }) {
+    written = await k3sNodeWithApps(lab.node('edge1'));
+    knownHosts = path.join(dir, 'known_hosts');
+    await writeFile(knownHosts, ''); // empty: the node's key is unknown on first contact
+  },
 });
 
 test('add the node in the UI → unknown host key → trust the lab node’s fingerprint → its two images, pinned by k3s', async ({ holdfast }) => {
   test.setTimeout(90_000);
   // The served UI (HTTP) or the desktop app (preload + IPC) over the same home: the fixture decides.
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  const { page, errors } = await suite.open(holdfast);
+  const node = suite.node('edge1');
 
   // Nothing configured yet: the empty state says what to do.
   await expect(page.getByText('Add a node by its SSH address')).toBeVisible();
@@ -64,7 +38,7 @@ test('add the node in the UI → unknown host key → trust the lab node’s fin
   await form.getByLabel(/^Name\b/).fill('edge1');
   await form.getByLabel(/^Host\b/).fill(node.host);
   await form.getByLabel('Port').fill(String(node.port));
-  await form.getByLabel('Identity file').fill(lab!.clientKey);
+  await form.getByLabel('Identity file').fill(suite.lab.clientKey);
   await form.getByLabel('known_hosts file').fill(knownHosts);
   await form.getByRole('button', { name: 'Add node' }).click();
   await expect(form).toHaveCount(0);

@@ -2,61 +2,43 @@
 // browser against the REAL backend: an archive on this machine, typed by path, uploaded to a lab
 // node whose k3s watcher (emulated) imports it; then durable pins and the archive removed.
 import { expect, test, type Page } from './fixtures';
-import { access, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
 import { labelsOf, startK3sWatcher, type K3sWatcher } from '../lab/k3s.ts';
-import { createHandlers, type Service } from '../src/core/service';
+import { K3S_RELEASE, labSuite } from './lab-fixture';
 
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 const ARCHIVE = 'site-apps.tar.gz';
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 
-test.describe.configure({ mode: 'serial' });
-
-let lab: Lab | undefined;
-let node: LabNodeHandle;
 let watcher: K3sWatcher | undefined;
 let written: WrittenImage[] = [];
-let dir: string | undefined;
 let file = '';
-let handlers: Service | undefined;
 
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  lab = await startLab({ nodes: ['edge1'] });
-  node = lab.node('edge1');
-  // A real node answers `k3s --version`: without the lab's stand-in the app says "k3s/RKE2 not
-  // detected" and judges fates by the safest rules of an unknown release.
-  await node.installDistroBinary('k3s', 'v1.33.7+k3s1');
-  // k3s is running on the node: its watcher imports what lands in the images dir.
-  watcher = startK3sWatcher(node);
+const suite = labSuite({
+  nodes: ['edge1'],
+  name: 'import',
+  async prepare({ lab, dir, onStop }) {
+    const node = lab.node('edge1');
+    // A real node answers `k3s --version`: without the lab's stand-in the app says "k3s/RKE2 not
+    // detected" and judges fates by the safest rules of an unknown release.
+    await node.installDistroBinary('k3s', K3S_RELEASE);
+    // k3s is running on the node: its watcher imports what lands in the images dir.
+    const running = startK3sWatcher(node);
+    watcher = running;
+    onStop(() => running.stop());
 
-  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-import-'));
-  file = path.join(dir, 'bundles', ARCHIVE);
-  written = (
-    await writeImageArchive(file, {
-      format: 'docker',
-      compression: 'gzip',
-      images: [{ name: 'docker.io/library/site-web:2.4' }, { name: 'docker.io/library/site-worker:2.4', layerBytes: 256 * 1024 }],
-    })
-  ).images;
-
-  handlers = createHandlers({ home: path.join(dir, 'home') });
-  await handlers['nodes.add']({
-    node: { name: 'edge1', host: node.host, port: node.port, identity: lab.clientKey, knownHosts: lab.knownHosts },
-  });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(120_000);
-  await handlers?.dispose();
-  await watcher?.stop();
-  await lab?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+    file = path.join(dir, 'bundles', ARCHIVE);
+    written = (
+      await writeImageArchive(file, {
+        format: 'docker',
+        compression: 'gzip',
+        images: [{ name: 'docker.io/library/site-web:2.4' }, { name: 'docker.io/library/site-worker:2.4', layerBytes: 256 * 1024 }],
+      })
+    ).images;
+  },
 });
 
 const rows = (page: Page) => page.getByTestId('image-row');
@@ -65,9 +47,8 @@ const wizard = (page: Page) => page.getByTestId('import-wizard');
 test('import an archive by typed path: upload, k3s imports, durable pins, archive removed', async ({ holdfast }) => {
   test.setTimeout(150_000);
   // The served UI (HTTP) or the desktop app (preload + IPC) over the same home: the fixture decides.
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  const { page, errors } = await suite.open(holdfast);
+  const node = suite.node('edge1');
   await expect(page.getByTestId('node-item-edge1').getByTestId('status-dot')).toHaveAttribute('data-state', 'connected', { timeout: 20_000 });
   for (const img of written) await expect(rows(page).filter({ hasText: img.name })).toHaveCount(0);
 
@@ -106,7 +87,7 @@ test('import an archive by typed path: upload, k3s imports, durable pins, archiv
   await expect(result.getByTestId('summary-message')).toContainText('archive removed');
   await expect(wizard(page).getByTestId('summary-banner')).toContainText('succeeded');
   if (shots) await page.screenshot({ path: path.join(shots, 'lab-import-summary.png') });
-  const [job] = await handlers!['jobs.list']({});
+  const [job] = await suite.handlers['jobs.list']({});
   expect(job?.state).toBe('succeeded');
   expect(job?.nodes[0]).toMatchObject({ node: 'edge1', state: 'succeeded', phase: 'done' });
 

@@ -4,71 +4,36 @@
 // fleet overview updates by itself — no click, no refresh, no polling of images. Then
 // containerd on a node goes away: the UI shows the reconnect countdown, and recovers on its own
 // when containerd is back.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive } from '../lab/fixtures.ts';
-import { emulateK3sStart, startK3sWatcher, type K3sWatcher } from '../lab/k3s.ts';
-import { createHandlers, type Service } from '../src/core/service';
+import { startK3sWatcher, type K3sWatcher } from '../lab/k3s.ts';
 import { expect, test, type Page } from './fixtures';
+import { K3S_RELEASE, k3sNodeWithApps, labSuite } from './lab-fixture';
 
 const shots = process.env['HOLDFAST_SCREENSHOTS'];
 
-test.describe.configure({ mode: 'serial' });
-
-let lab: Lab | undefined;
-let edge1: LabNodeHandle;
-let edge2: LabNodeHandle;
 let watcher: K3sWatcher | undefined;
-let dir: string | undefined;
-let handlers: Service | undefined;
-let imageLists = 0;
 
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  lab = await startLab({ nodes: ['edge1', 'edge2'] });
-  edge1 = lab.node('edge1');
-  edge2 = lab.node('edge2');
-  // Real nodes answer `k3s --version` (without the lab's stand-in: "k3s/RKE2 not detected").
-  for (const n of [edge1, edge2]) await n.installDistroBinary('k3s', 'v1.33.7+k3s1');
-  await writeImageArchive(path.join(edge1.hostImagesDir, 'apps.tar'), {
-    format: 'docker',
-    images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],
-  });
-  await emulateK3sStart(edge1);
-  // edge2: k3s is running with an empty images dir; its watcher imports what lands there.
-  watcher = startK3sWatcher(edge2);
-
-  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-live-'));
-  handlers = createHandlers({ home: path.join(dir, 'home') });
-  for (const n of [edge1, edge2]) {
-    await handlers['nodes.add']({ node: { name: n.name, host: n.host, port: n.port, identity: lab.clientKey, knownHosts: lab.knownHosts } });
-  }
-  // Count image listings: an update on screen must come from a pushed event, not a poll.
-  // (the app loads a node's images with their needs: images.report)
-  const report = handlers['images.report'];
-  handlers['images.report'] = async (args) => {
-    imageLists++;
-    return report(args);
-  };
-});
-
-test.afterAll(async () => {
-  test.setTimeout(120_000);
-  await watcher?.stop();
-  await handlers?.dispose();
-  await lab?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const suite = labSuite({
+  nodes: ['edge1', 'edge2'],
+  name: 'live',
+  async prepare({ lab, onStop }) {
+    await k3sNodeWithApps(lab.node('edge1'));
+    // edge2: k3s is running with an empty images dir; its watcher imports what lands there.
+    const edge2 = lab.node('edge2');
+    await edge2.installDistroBinary('k3s', K3S_RELEASE);
+    const running = startK3sWatcher(edge2);
+    watcher = running;
+    onStop(() => running.stop());
+  },
 });
 
 const fleetRow = (page: Page, n: string) => page.getByTestId(`fleet-row-${n}`);
 
 test('the fleet overview updates live when k3s imports an archive on a node, then rides out a containerd restart', async ({ holdfast }) => {
   test.setTimeout(150_000);
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  const { page, errors } = await suite.open(holdfast);
+  const edge2 = suite.node('edge2');
 
   await expect(page.getByTestId('fleet-overview')).toBeVisible({ timeout: 20_000 });
   await expect(fleetRow(page, 'edge1').getByTestId('fleet-k3s')).toHaveText('2', { timeout: 20_000 });
@@ -77,7 +42,8 @@ test('the fleet overview updates live when k3s imports an archive on a node, the
   await expect(fleetRow(page, 'edge2').getByTestId('fleet-status')).toHaveText('Connected');
   // The service watches both nodes' event streams once the page listens.
   await page.waitForTimeout(1000);
-  const listsBefore = imageLists;
+  // Count image listings: an update on screen must come from a pushed event, not a poll.
+  const listsBefore = suite.reports;
 
   // An archive lands in edge2's images dir (a technician's USB stick, a script…); k3s imports it.
   await writeImageArchive(path.join(edge2.hostImagesDir, 'site-tools.tar'), {
@@ -89,8 +55,8 @@ test('the fleet overview updates live when k3s imports an archive on a node, the
   await expect(fleetRow(page, 'edge2').getByTestId('fleet-k3s')).toHaveText('1', { timeout: 15_000 });
   if (holdfast.transport === 'http') {
     // (the desktop app runs its own service: these counters only see the served UI's calls)
-    expect(imageLists).toBeGreaterThan(listsBefore); // reloaded because of the push…
-    expect(imageLists - listsBefore).toBeLessThanOrEqual(4); // …debounced, not once per event
+    expect(suite.reports).toBeGreaterThan(listsBefore); // reloaded because of the push…
+    expect(suite.reports - listsBefore).toBeLessThanOrEqual(4); // …debounced, not once per event
   }
   if (shots) await page.screenshot({ path: path.join(shots, 'lab-fleet-live.png') });
 

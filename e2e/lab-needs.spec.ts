@@ -5,18 +5,15 @@
 // CronJob's image. The app must show both per node in the fleet overview and on n1's Images tab,
 // make the needed image durable from the banner, and the pin must be containerd's and CRI's for
 // real and survive the next k3s start. Screenshots go to /tmp/needs-lab-shots/.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { SEED_ARCHIVE, SEED_REPORT_IMAGE, SEED_SAMPLE_IMAGE, seedWorkloads, writeSeedArchive } from '../lab/seed.ts';
 import { criPinned } from '../lab/cri.ts';
 import { emulateK3sStart, labelsOf, listImages } from '../lab/k3s.ts';
 import { workloadList } from '../lab/workloads.ts';
-import { createHandlers, type Service } from '../src/core/service';
 import { expect, openFromOverview, test, type Page, screenshotTo } from './fixtures';
+import { K3S_RELEASE, labSuite } from './lab-fixture';
 
-const K3S_RELEASE = 'v1.33.7+k3s1';
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 const GROUP = 'site-a';
@@ -26,70 +23,42 @@ const SAMPLE = SEED_SAMPLE_IMAGE;
 const REPORT = SEED_REPORT_IMAGE;
 const shotsDir = '/tmp/needs-lab-shots';
 
-test.describe.configure({ mode: 'serial' });
 test.use({ viewport: { width: 1440, height: 900 } });
 
-let lab: Lab | undefined;
-let n1: LabNodeHandle;
-let n2: LabNodeHandle;
-let dir: string | undefined;
-let handlers: Service | undefined;
-let reports = 0;
-
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  lab = await startLab({ nodes: ['n1', 'n2'] });
-  n1 = lab.node('n1');
-  n2 = lab.node('n2');
-
-  // The seed archive on each node, imported and pinned by a k3s start (lab/cli.ts --seed).
-  for (const node of lab.nodes) {
-    await writeSeedArchive(node.hostImagesDir);
-    const started = await emulateK3sStart(node);
-    expect(started.failed).toEqual([]);
-    expect(await labelsOf(node, SAMPLE)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
-  }
-
-  // n1 is the server: kubectl lists both lab nodes, the Deployment running on n1 (its container's
-  // imageID is n1's real digest) and the CronJob between runs. n2 is an agent (no kubeconfig).
-  const version = (await n1.ctr(['version'])).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? '';
-  const digests = Object.fromEntries((await listImages(n1)).map((i) => [i.name, i.digest]));
-  const workloads = workloadList(seedWorkloads([n1.name, n2.name], K3S_RELEASE, `containerd://${version}`, digests));
-  await n1.installDistroBinary('k3s', K3S_RELEASE, { workloads });
-  await n2.installDistroBinary('k3s', K3S_RELEASE);
-
-  // The seed's loss on n1: the archive is gone, k3s restarts and clears its pin.
-  await rm(path.join(n1.hostImagesDir, SEED_ARCHIVE));
-  const restarted = await emulateK3sStart(n1);
-  expect(restarted.cleared).toContain(SAMPLE);
-  expect(restarted.imported).toEqual([]);
-  const lost = await labelsOf(n1, SAMPLE);
-  expect(lost[K3S]).toBeUndefined();
-  expect(lost[CRI]).toBeUndefined();
-  expect(await criPinned(n1, SAMPLE, false)).toBe(false);
-
-  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-needs-'));
-  handlers = createHandlers({ home: path.join(dir, 'home') });
+const suite = labSuite({
+  nodes: ['n1', 'n2'],
+  name: 'needs',
   // One group: n2 (an agent) asks n1 (a server of its group) what the site needs.
-  for (const n of [n1, n2]) {
-    await handlers['nodes.add']({
-      node: { name: n.name, host: n.host, port: n.port, identity: lab.clientKey, knownHosts: lab.knownHosts, group: GROUP },
-    });
-  }
-  // Count the node loads (the app loads a node's images with their needs: images.report), so the
-  // Refresh below is known to have asked n1 again.
-  const report = handlers['images.report'];
-  handlers['images.report'] = async (args) => {
-    reports++;
-    return report(args);
-  };
-});
+  group: GROUP,
+  async prepare({ lab }) {
+    const n1 = lab.node('n1');
+    const n2 = lab.node('n2');
+    // The seed archive on each node, imported and pinned by a k3s start (lab/cli.ts --seed).
+    for (const node of lab.nodes) {
+      await writeSeedArchive(node.hostImagesDir);
+      const started = await emulateK3sStart(node);
+      expect(started.failed).toEqual([]);
+      expect(await labelsOf(node, SAMPLE)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
+    }
 
-test.afterAll(async () => {
-  test.setTimeout(120_000);
-  await handlers?.dispose();
-  await lab?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+    // n1 is the server: kubectl lists both lab nodes, the Deployment running on n1 (its container's
+    // imageID is n1's real digest) and the CronJob between runs. n2 is an agent (no kubeconfig).
+    const version = await n1.containerdVersion();
+    const digests = Object.fromEntries((await listImages(n1)).map((i) => [i.name, i.digest]));
+    const workloads = workloadList(seedWorkloads([n1.name, n2.name], K3S_RELEASE, `containerd://${version}`, digests));
+    await n1.installDistroBinary('k3s', K3S_RELEASE, { workloads });
+    await n2.installDistroBinary('k3s', K3S_RELEASE);
+
+    // The seed's loss on n1: the archive is gone, k3s restarts and clears its pin.
+    await rm(path.join(n1.hostImagesDir, SEED_ARCHIVE));
+    const restarted = await emulateK3sStart(n1);
+    expect(restarted.cleared).toContain(SAMPLE);
+    expect(restarted.imported).toEqual([]);
+    const lost = await labelsOf(n1, SAMPLE);
+    expect(lost[K3S]).toBeUndefined();
+    expect(lost[CRI]).toBeUndefined();
+    expect(await criPinned(n1, SAMPLE, false)).toBe(false);
+  },
 });
 
 const shot = (page: Page, name: string): Promise<void> => screenshotTo(shotsDir, page, name);
@@ -99,9 +68,8 @@ const row = (page: Page, text: string) => page.getByTestId('image-row').filter({
 
 test('the site’s needs on real nodes: the seed’s loss and a missing CronJob image at risk, made durable from the banner, kept across a k3s start', async ({ holdfast }) => {
   test.setTimeout(150_000);
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  const { page, errors } = await suite.open(holdfast);
+  const n1 = suite.node('n1');
   const pid = await n1.containerdPid();
   expect(pid).not.toBeNull();
 
@@ -181,10 +149,11 @@ test('the site’s needs on real nodes: the seed’s loss and a missing CronJob 
   // Refresh only the missing CronJob image is at risk.
   const again = await emulateK3sStart(n1);
   expect(again.cleared).not.toContain(SAMPLE);
-  const reportsBefore = reports;
+  // Count the node loads, so the Refresh below is known to have asked n1 again.
+  const reportsBefore = suite.reports;
   await page.getByTestId('refresh-images').click();
   // (the desktop app runs its own service: the counter only sees the served UI's calls)
-  if (holdfast.transport === 'http') await expect.poll(() => reports, { timeout: 20_000 }).toBeGreaterThan(reportsBefore);
+  if (holdfast.transport === 'http') await expect.poll(() => suite.reports, { timeout: 20_000 }).toBeGreaterThan(reportsBefore);
   await expect(page.getByTestId('refresh-images')).toHaveText('Refresh', { timeout: 20_000 });
   await expect(banner.getByTestId('needs-headline')).toHaveText('1 needed image at risk');
   await expect(banner.getByTestId('needs-item')).toHaveCount(1);

@@ -3,58 +3,29 @@
 // checked with ctr and a real k3s-start emulation: the pins must survive the next start.
 import { expect, test, type Page } from './fixtures';
 import { createHash } from 'node:crypto';
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
-import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
+import type { WrittenImage } from '../lab/fixtures.ts';
 import { criPinned } from '../lab/cri.ts';
 import { emulateK3sStart, labelsOf } from '../lab/k3s.ts';
-import { createHandlers, type Service } from '../src/core/service';
+import { k3sNodeWithApps, labSuite } from './lab-fixture';
 
 const ARCHIVE = 'apps.tar';
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 
-test.describe.configure({ mode: 'serial' });
-
-let lab: Lab | undefined;
-let node: LabNodeHandle;
 let written: WrittenImage[] = [];
 let archiveSha256 = '';
-let dir: string | undefined;
-let handlers: Service | undefined;
 
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  lab = await startLab({ nodes: ['edge1'] });
-  node = lab.node('edge1');
-  // A real node answers `k3s --version`: without the lab's stand-in the app says "k3s/RKE2 not
-  // detected" and judges fates by the safest rules of an unknown release.
-  await node.installDistroBinary('k3s', 'v1.33.7+k3s1');
-  const file = path.join(node.hostImagesDir, ARCHIVE);
-  written = (
-    await writeImageArchive(file, {
-      format: 'docker',
-      images: [{ name: 'docker.io/library/app-a:1.0' }, { name: 'docker.io/library/app-b:1.0' }],
-    })
-  ).images;
-  archiveSha256 = createHash('sha256').update(await readFile(file)).digest('hex');
-  await emulateK3sStart(node);
-
-  dir = await mkdtemp(path.join(tmpdir(), 'hf-e2e-'));
-  handlers = createHandlers({ home: path.join(dir, 'home') });
-  // The lab's known_hosts already lists the node: this spec is about pins, not first contact.
-  await handlers['nodes.add']({
-    node: { name: 'edge1', host: node.host, port: node.port, identity: lab.clientKey, knownHosts: lab.knownHosts },
-  });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(120_000);
-  await handlers?.dispose();
-  await lab?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+// The lab's known_hosts already lists the node: this spec is about pins, not first contact.
+const suite = labSuite({
+  nodes: ['edge1'],
+  name: 'pins',
+  async prepare({ lab }) {
+    const node = lab.node('edge1');
+    written = await k3sNodeWithApps(node, ARCHIVE);
+    archiveSha256 = createHash('sha256').update(await readFile(path.join(node.hostImagesDir, ARCHIVE))).digest('hex');
+  },
 });
 
 const rows = (page: Page) => page.getByTestId('image-row');
@@ -63,9 +34,8 @@ const archiveRow = (page: Page) => page.locator(`[data-testid="archive-row"][dat
 test('make an archive’s pins durable, remove it safely, and the pins survive the next k3s start', async ({ holdfast }) => {
   test.setTimeout(120_000);
   // The served UI (HTTP) or the desktop app (preload + IPC) over the same home: the fixture decides.
-  const page = await holdfast.open({ handlers: handlers!, home: path.join(dir!, 'home') });
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  const { page, errors } = await suite.open(holdfast);
+  const node = suite.node('edge1');
   // The node runs containerd 2.x (what current k3s ships), which panics on a careless
   // Images.Update: the daemon that answers before "Apply" must be the one answering after.
   const pid = await node.containerdPid();

@@ -6,6 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { join } from 'node:path';
+import protobuf from 'protobufjs';
 import type { LabNodeHandle } from './node.ts';
 
 /** What CRI puts on the records it creates: kubelet sees only containers and sandboxes with it. */
@@ -24,9 +25,31 @@ export interface LabContainerSpec {
 let ctor: grpc.ServiceClientConstructor | undefined;
 function containersCtor(): grpc.ServiceClientConstructor {
   if (ctor) return ctor;
-  const def = protoLoader.loadSync(join(import.meta.dirname, 'proto', 'containers.proto'), { keepCase: true, longs: Number, defaults: true });
-  ctor = (grpc.loadPackageDefinition(def) as any).containerd.services.containers.v1.Containers as grpc.ServiceClientConstructor;
+  ctor = (grpc.loadPackageDefinition(containersDefinition()) as any).containerd.services.containers.v1.Containers as grpc.ServiceClientConstructor;
   return ctor;
+}
+
+/**
+ * Holdfast's own containers.proto (one home for the container record: id, labels, image,
+ * runtime), plus what only the lab needs and the app leaves out on purpose, since it only lists
+ * records: the Create and Delete calls, and the spec (field 5) containerd refuses a container
+ * without but stores unread. Field numbers are containerd's.
+ */
+function containersDefinition(): protoLoader.PackageDefinition {
+  const dir = join(import.meta.dirname, '..', 'proto', 'containerd');
+  const root = new protobuf.Root().loadSync([join(dir, 'containers.proto'), 'google/protobuf/any.proto', 'google/protobuf/empty.proto'], {
+    keepCase: true,
+  });
+  const v1 = root.lookup('containerd.services.containers.v1') as protobuf.Namespace;
+  root.lookupType('containerd.services.containers.v1.Container').add(new protobuf.Field('spec', 5, 'google.protobuf.Any'));
+  v1.add(new protobuf.Type('CreateContainerRequest').add(new protobuf.Field('container', 1, 'Container')));
+  v1.add(new protobuf.Type('CreateContainerResponse').add(new protobuf.Field('container', 1, 'Container')));
+  v1.add(new protobuf.Type('DeleteContainerRequest').add(new protobuf.Field('id', 1, 'string')));
+  const service = root.lookupService('containerd.services.containers.v1.Containers');
+  service.add(new protobuf.Method('Create', 'rpc', 'CreateContainerRequest', 'CreateContainerResponse'));
+  service.add(new protobuf.Method('Delete', 'rpc', 'DeleteContainerRequest', 'google.protobuf.Empty'));
+  root.resolveAll();
+  return protoLoader.fromJSON(root.toJSON(), { keepCase: true, longs: Number, defaults: true });
 }
 
 function call(node: LabNodeHandle, namespace: string, method: 'Create' | 'Delete', req: unknown): Promise<unknown> {

@@ -1,29 +1,10 @@
 // Hostile image archives for tests: the crafted files of issue #11, small on disk and enormous
 // (or endless) once naively expanded. Test tooling only, like the rest of lab/.
 import { createHash } from 'node:crypto';
-import tar from 'tar-stream';
 import { MT } from './fixtures.ts';
+import { packTar } from './tar.ts';
 
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
-
-async function pack(entries: { name: string; data: Buffer | string }[]): Promise<Buffer> {
-  const p = tar.pack();
-  const chunks: Buffer[] = [];
-  const done = new Promise<Buffer>((resolve, reject) => {
-    p.on('data', (c: unknown) => {
-      chunks.push(c as Buffer);
-    });
-    p.on('end', () => resolve(Buffer.concat(chunks)));
-    p.on('error', reject);
-  });
-  for (const e of entries) {
-    await new Promise<void>((res, rej) =>
-      p.entry({ name: e.name, mode: 0o644, mtime: new Date(0) }, typeof e.data === 'string' ? Buffer.from(e.data) : e.data, (err) => (err ? rej(err) : res())),
-    );
-  }
-  p.finalize();
-  return done;
-}
 
 /**
  * A docker-save archive whose one manifest.json entry has `tags` RepoTags and `layers` Layers
@@ -36,7 +17,7 @@ export async function dockerTagBomb(tags = 40_000, layers = 40_000): Promise<Buf
   const manifest = JSON.stringify([
     { Config: cfgName, RepoTags: Array.from({ length: tags }, (_, i) => `t:${i}`), Layers: Array.from({ length: layers }, () => 'l') },
   ]);
-  return pack([
+  return packTar([
     { name: 'l', data: 'x' },
     { name: cfgName, data: config },
     { name: 'manifest.json', data: manifest },
@@ -69,7 +50,7 @@ export async function ociIndexBomb(depth = 5, fanout = 40): Promise<Buffer> {
     child = { mediaType: MT.ociIndex, digest: `sha256:${sha(index)}`, size: index.length };
   }
   const top = Array.from({ length: fanout }, (_, i) => ({ ...child, annotations: { 'io.containerd.image.name': `registry.local/bomb:${i}` } }));
-  return pack([
+  return packTar([
     { name: 'oci-layout', data: JSON.stringify({ imageLayoutVersion: '1.0.0' }) },
     ...blobs,
     { name: 'index.json', data: JSON.stringify({ schemaVersion: 2, mediaType: MT.ociIndex, manifests: top }) },

@@ -54,6 +54,8 @@ export interface LabNodeHandle {
    * CommandError whose message is ctr's stderr.
    */
   ctr(args: string[], opts?: { input?: Buffer }): Promise<string>;
+  /** The version containerd's server answers (`ctr version`: 'v2.1.4', '1.7.28'…); '' when it names none. */
+  containerdVersion(): Promise<string>;
   stopContainerd(): Promise<void>;
   /** Starts containerd again inside the same mount namespace (nsenter -t <holder> -m). */
   startContainerd(): Promise<void>;
@@ -550,6 +552,10 @@ export class LabNode implements LabNodeHandle {
   async ctr(args: string[], opts: { input?: Buffer } = {}): Promise<string> {
     // ctr's default dial waits 10 s for an absent socket; fail fast when containerd is stopped
     return run([this.ctrBinary, '--connect-timeout', '2s', '-a', this.hostSocket, '-n', 'k8s.io', ...args], { input: opts.input });
+  }
+
+  async containerdVersion(): Promise<string> {
+    return (await this.ctr(['version'])).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? '';
   }
 
   async startContainerd(): Promise<void> {

@@ -344,13 +344,19 @@ function replicaSet(
   return [rs, ...pods];
 }
 
-function deployment(ctx: Ctx, d: DeploymentDesc): KubeObject[] {
-  const namespace = nsOf(d);
+/**
+ * What a controller of `replicas` pods starts from: its namespace, where its pods run (null: none
+ * can be placed, so none is ready), and the `app` label its selector matches.
+ */
+function replicated(ctx: Ctx, d: PodTemplateDesc & { replicas?: number; node?: Placement }) {
   const replicas = d.replicas ?? 1;
   const node = placement(ctx, d.node);
+  return { namespace: nsOf(d), replicas, node, labels: { app: d.name }, ready: node !== null ? replicas : 0 };
+}
+
+function deployment(ctx: Ctx, d: DeploymentDesc): KubeObject[] {
+  const { namespace, replicas, node, labels, ready } = replicated(ctx, d);
   const revision = (d.previousImages?.length ?? 0) + 1;
-  const labels = { app: d.name };
-  const ready = node !== null ? replicas : 0;
   const dep: KubeObject = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -389,13 +395,9 @@ function deployment(ctx: Ctx, d: DeploymentDesc): KubeObject[] {
 const hashOf = (namespace: string, name: string, images: string[]): string => safeSuffix(`${namespace}/${name}/${images.join(',')}`, 10);
 
 function statefulSet(ctx: Ctx, d: StatefulSetDesc): KubeObject[] {
-  const namespace = nsOf(d);
-  const replicas = d.replicas ?? 1;
-  const node = placement(ctx, d.node);
-  const labels = { app: d.name };
+  const { namespace, replicas, node, labels, ready } = replicated(ctx, d);
   const rev = `${d.name}-${safeSuffix(`sts/${namespace}/${d.name}`, 10)}`;
   const m = meta(ctx, 'StatefulSet', namespace, d.name, { generation: 1, labels });
-  const ready = node !== null ? replicas : 0;
   const sts: KubeObject = {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -526,12 +528,8 @@ function cronJob(ctx: Ctx, d: CronJobDesc): KubeObject {
 }
 
 function replicationController(ctx: Ctx, d: ReplicationControllerDesc): KubeObject[] {
-  const namespace = nsOf(d);
-  const replicas = d.replicas ?? 1;
-  const node = placement(ctx, d.node);
-  const labels = { app: d.name };
+  const { namespace, replicas, node, labels, ready } = replicated(ctx, d);
   const m = meta(ctx, 'ReplicationController', namespace, d.name, { generation: 1, labels });
-  const ready = node !== null ? replicas : 0;
   const rc: KubeObject = {
     apiVersion: 'v1',
     kind: 'ReplicationController',

@@ -13,12 +13,12 @@ import { emulateK3sStart, labelsOf, labUserName, startLab, writeImageArchive, ty
 import { IndexCache } from '../../src/core/archives/scan';
 import { AuditLog } from '../../src/core/audit/log';
 import { HoldfastError } from '../../src/core/errors';
-import { inspectNode } from '../../src/core/node/inspect';
-import { removeArchiveSafely, type OpsContext } from '../../src/core/node/operations';
+import { inspectNode } from '../../src/core/usecases/inspect';
+import { removeArchiveSafely, type OpsContext } from '../../src/core/usecases/operations';
 import { SessionPool } from '../../src/core/node/pool';
 import { NodeSession, type OpenNodeOptions } from '../../src/core/node/session';
 import type { CredentialsProvider } from '../../src/core/ssh/credentials';
-import { uploadArchive } from '../../src/core/upload';
+import { uploadArchive } from '../../src/core/usecases/upload';
 import type { NodeDef, NodeInput } from '../../src/shared/domain';
 import { labNodeDef, runCli, tempHome } from './support';
 

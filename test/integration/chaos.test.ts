@@ -6,8 +6,7 @@
 //   - another client writing labels on the same images all through a pin;
 //   - many Holdfast processes (CLI) and the app's service adding nodes to one $HOLDFAST_HOME.
 // Every case is bounded in count and time and prints one line with its figures.
-import { createHash } from 'node:crypto';
-import { createReadStream, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -17,16 +16,16 @@ import { writeImageArchive } from '../../lab/fixtures';
 import { emulateK3sStart, listImages, startK3sWatcher } from '../../lab/k3s';
 import { startLab, type Lab } from '../../lab/lab';
 import type { LabNodeHandle } from '../../lab/node';
-import { classifyImagesDirPath } from '../../src/core/archives/format/extensions';
+import { classifyImagesDirPath } from '../../src/shared/archiveSuffixes';
 import { AuditLog } from '../../src/core/audit/log';
 import { NodeStore } from '../../src/core/config/nodes';
-import { ContainerdClient } from '../../src/core/containerd/client';
+import { GrpcContainerdClient } from '../../src/core/containerd/client';
 import { HoldfastError } from '../../src/core/errors';
 import { NodeSession } from '../../src/core/node/session';
-import { PROVENANCE } from '../../src/core/pins/plan';
+import { PROVENANCE } from '../../src/shared/domain';
 import { createHandlers } from '../../src/core/service';
-import { uploadArchive } from '../../src/core/upload';
-import { labNodeDef, runCli, tempHome, type CliResult } from './support';
+import { uploadArchive } from '../../src/core/usecases/upload';
+import { addLabNode, labNodeDef, runCli, sha256File, tempHome, type CliResult } from './support';
 
 const MiB = 1024 * 1024;
 const CRI = 'io.cri-containerd.pinned';
@@ -46,22 +45,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function sha256File(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(file, { highWaterMark: MiB })
-      .on('data', (d) => h.update(d))
-      .on('error', reject)
-      .on('end', () => resolve(h.digest('hex')));
-  });
-}
-
-async function addNode(home: string, n: LabNodeHandle): Promise<void> {
-  const r = await runCli(['node', 'add', n.name, '--host', n.host, '--port', String(n.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts], { HOLDFAST_HOME: home });
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-}
 
 /**
  * A loopback TCP proxy to a node's sshd that closes a connection (both sides, at once, as a
@@ -238,8 +221,8 @@ async function auditedPins(home: string, node: string): Promise<Set<string>> {
  * Starts `cli` and stops the node's containerd as soon as `ready` says the work is under way
  * (polled on the node's own socket); then waits for the CLI, starts containerd again.
  */
-async function stopContainerdDuring(n: LabNodeHandle, cli: Promise<CliResult>, ready: (cd: ContainerdClient) => Promise<boolean>): Promise<{ r: CliResult; stoppedMidway: boolean }> {
-  const cd = new ContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io', describe: 'chaos observer' });
+async function stopContainerdDuring(n: LabNodeHandle, cli: Promise<CliResult>, ready: (cd: GrpcContainerdClient) => Promise<boolean>): Promise<{ r: CliResult; stoppedMidway: boolean }> {
+  const cd = new GrpcContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io', describe: 'chaos observer' });
   let finished = false;
   void cli.then(() => (finished = true));
   let stoppedMidway = false;
@@ -266,7 +249,7 @@ async function stopContainerdDuring(n: LabNodeHandle, cli: Promise<CliResult>, r
  * a half-applied one (provenance set, k3s label still there) recognisable.
  */
 async function forgetProvenance(n: LabNodeHandle, prefix: string): Promise<void> {
-  const cd = new ContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io', describe: 'chaos reset' });
+  const cd = new GrpcContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io', describe: 'chaos reset' });
   try {
     // CRI's sha256:<id> records of these images carry the pin (and provenance) too.
     for (const img of await cd.listImages([`labels."${PROVENANCE.by}"`])) {
@@ -278,7 +261,7 @@ async function forgetProvenance(n: LabNodeHandle, prefix: string): Promise<void>
   }
 }
 
-const durableCount = async (cd: ContainerdClient) => (await cd.listImages([`labels."${PROVENANCE.by}"`])).length;
+const durableCount = async (cd: GrpcContainerdClient) => (await cd.listImages([`labels."${PROVENANCE.by}"`])).length;
 
 describe('containerd stopped mid-pin and mid-import', () => {
   it('pin --all-k3s: every reference fully durable or untouched after the fault, all durable after the re-run, every pin in the audit log', async () => {
@@ -289,7 +272,7 @@ describe('containerd stopped mid-pin and mid-import', () => {
       images: Array.from({ length: IMAGES }, (_, i) => ({ name: `docker.io/chaos/many-${i}:1` })),
     });
     const home = tempHome();
-    await addNode(home, n);
+    await addLabNode(lab, n, home);
     const ROUNDS = 3;
     const figures: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
@@ -328,7 +311,7 @@ describe('containerd stopped mid-pin and mid-import', () => {
     const file = path.join(local, 'imp.tar');
     await writeImageArchive(file, { format: 'docker', images: Array.from({ length: IMAGES }, (_, i) => ({ name: `docker.io/chaos/imp-${i}:1` })) });
     const home = tempHome();
-    await addNode(home, n);
+    await addLabNode(lab, n, home);
     const onNode = path.join(n.hostImagesDir, 'imp.tar');
     const importCli = () => runCli(['import', n.name, file, '--pin', '--timeout', '60'], { HOLDFAST_HOME: home }, 120_000);
     const figures: string[] = [];
@@ -382,11 +365,11 @@ describe('another client writing labels all through a pin', () => {
     const refs = (await listImages(n)).map((i) => i.name).filter((r) => r.includes('chaos/busy-'));
     expect(refs).toHaveLength(IMAGES * 2);
     const home = tempHome();
-    await addNode(home, n);
+    await addLabNode(lab, n, home);
 
     // The other client: per-key updates, as kubelet/CRI or an operator's tool make them, each one
     // a new value (and every 7th a new key) so that any lost write is visible.
-    const cd = new ContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io', describe: 'other client' });
+    const cd = new GrpcContainerdClient({ target: `unix:${n.hostSocket}`, namespace: 'k8s.io', describe: 'other client' });
     const wrote = new Map<string, Map<string, string>>(refs.map((r) => [r, new Map()]));
     let writes = 0;
     let stop = false;

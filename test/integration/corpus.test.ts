@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { emulateK3sStart, labelsOf, startK3sWatcher, startLab, type FailedImport, type ImportedArchive, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
 import { criImageStatus, criPinned } from '../../lab/cri';
-import { inspectLocalArchive } from '../../src/core/import/inspectLocal';
+import { inspectLocalArchive } from '../../src/core/usecases/import/inspectLocal';
 import type { ImageRef, PinPlan } from '../../src/shared/domain';
 import { addCtrExports, buildCorpus, type Corpus, type CorpusArchive } from '../corpus/build';
 import { runCli, tempHome } from './support';

@@ -102,7 +102,7 @@ describe('holdfast node add without --images-dir', () => {
     await archiveAt(n, 'rke2/agent/images/system.tar', 'registry.local/dd/rke2-system:1');
 
     const r = await cli(addArgs('drke2', n));
-    expect(r.stdout).toContain('rke2 v1.31.6+rke2r1\n');
+    expect(r.stdout).toContain('RKE2 v1.31.6+rke2r1\n');
     expect(r.stdout).toContain(
       '  images dir: /var/lib/rancher/rke2/agent/images (RKE2\'s default data-dir (no data-dir in /etc/rancher/rke2/config.yaml or /etc/rancher/rke2/config.yaml.d/))',
     );

@@ -77,6 +77,14 @@ describe('a root-only images dir the login may not read', () => {
       expect(`${r.stdout}${r.stderr}`, args.join(' ')).toContain(MESSAGE);
       expect(`${r.stdout}${r.stderr}`, args.join(' ')).not.toMatch(/Permission denied/i);
       expect(r.code, args.join(' ')).not.toBe(0);
+      // The way out goes with it, wherever the message is shown (prune's per-node line too).
+      expect(`${r.stdout}${r.stderr}`.replace(/\s+/g, ' '), args.join(' ')).toContain(HINT);
+      // The node answered: it is refused, not "unreachable".
+      if (args[0] === 'inspect') {
+        expect(r.stdout).toMatch(/ea2ns\s+-\s+REFUSED/);
+        expect(r.stdout).not.toMatch(/UNREACHABLE/);
+        expect(r.stderr).toContain('1 of 1 node not inspected: ea2ns');
+      }
     }
 
     // The way out the hint names: the node's sudo option (a user who may use it).

@@ -20,12 +20,10 @@ import {
   writeImageArchive,
   type Distro,
   type Lab,
-  type LabNodeHandle,
 } from '../../lab';
 import type { ImageRef } from '../../src/shared/domain';
 import { isImageIdRef } from '../../src/shared/protection';
-import { criPinning } from '../../src/shared/versions';
-import { runCli, tempHome } from './support';
+import { criPinsHonoured, runCli, tempHome } from './support';
 
 const CRI = 'io.cri-containerd.pinned';
 const ARCHIVE_STATES = ['kept', 'removed', 'changed'] as const;
@@ -62,10 +60,6 @@ async function cli<T>(args: string[]): Promise<T> {
   const r = await runCli(args, { HOLDFAST_HOME: home }, 120_000);
   if (r.code !== 0) throw new Error(`holdfast ${args.join(' ')} exited ${r.code}\n${r.stderr}${r.stdout}`);
   return (args.includes('--json') ? JSON.parse(r.stdout) : r.stdout) as T;
-}
-
-async function containerdVersion(node: LabNodeHandle): Promise<string> {
-  return (await node.ctr(['version'])).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? '';
 }
 
 beforeAll(async () => {
@@ -133,7 +127,7 @@ describe('predicted fate equals the emulated k3s start over the scenario matrix'
       const afterList = await listImages(node);
       const after = new Map(afterList.map((i) => [i.name, i.labels]));
       const digestAfter = new Map(afterList.map((i) => [i.name, i.digest]));
-      const honoured = criPinning(await containerdVersion(node)) !== 'none';
+      const honoured = await criPinsHonoured(node);
       tally.scenarios += cases.length;
       const disagreements: string[] = [];
       for (const ref of predicted) {

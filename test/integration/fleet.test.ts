@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { freePort } from '../../lab/node';
-import type { FleetReport } from '../../src/core/fleet';
+import type { FleetReport } from '../../src/core/usecases/fleet';
 import type { ArchiveInfo, ImageRef } from '../../src/shared/domain';
 import { runCli, tempHome } from './support';
 

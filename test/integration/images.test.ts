@@ -7,7 +7,7 @@ import { emulateK3sStart, repositoryOf } from '../../lab/k3s';
 import { writeImageArchive, type WrittenImage } from '../../lab/fixtures';
 import { startLab, type Lab } from '../../lab/lab';
 import type { ImageRef } from '../../src/shared/domain';
-import { parseCtrImages, runCli, tempHome } from './support';
+import { addLabNode, parseCtrImages, runCli, tempHome } from './support';
 
 let lab: Lab;
 let home: string;
@@ -40,12 +40,7 @@ beforeAll(async () => {
   }
 
   home = tempHome();
-  const add = await runCli(
-    ['node', 'add', 'edge1', '--host', n.host, '--port', String(n.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts],
-    { HOLDFAST_HOME: home },
-  );
-  expect(add.stderr).toBe('');
-  expect(add.code).toBe(0);
+  await addLabNode(lab, n, home, { name: 'edge1' });
 });
 
 afterAll(async () => {

@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criPinned, emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type LabNodeHandle, type WrittenImage } from '../../lab';
-import { parseCsv, type FleetReport } from '../../src/core/fleet';
+import { parseCsv, type FleetReport } from '../../src/core/usecases/fleet';
 import { createHandlers, type Service } from '../../src/core/service';
 import type { LiveEvent } from '../../src/shared/contract';
 import type { AuditEntry, ImageRef, LostPin } from '../../src/shared/domain';
-import { runCli, tempHome } from './support';
+import { addLabNode, runCli, tempHome } from './support';
 
 const CRI = 'io.cri-containerd.pinned';
 const A = 'docker.io/library/app-a:1.0';
@@ -36,10 +36,13 @@ async function cli<T = string>(args: string[], h = home): Promise<T> {
   return (args.includes('--json') ? JSON.parse(r.stdout) : r.stdout) as T;
 }
 
-async function addNode(l: Lab, node: LabNodeHandle, h: string): Promise<void> {
-  const r = await runCli(['node', 'add', node.name, '--host', node.host, '--port', String(node.port), '--identity', l.clientKey, '--known-hosts', l.knownHosts], { HOLDFAST_HOME: h });
-  expect(r.stderr).toBe('');
+/** `holdfast inspect <node> --json --html --csv`: the report, the HTML page and the CSV rows it wrote. */
+async function inspectWithFiles(node: string, h: string): Promise<{ report: FleetReport; page: string; rows: string[][] }> {
+  const html = path.join(work, `${node}.html`);
+  const csv = path.join(work, `${node}.csv`);
+  const r = await runCli(['inspect', node, '--json', '--html', html, '--csv', csv], { HOLDFAST_HOME: h }, 120_000);
   expect(r.code).toBe(0);
+  return { report: JSON.parse(r.stdout) as FleetReport, page: readFileSync(html, 'utf8'), rows: parseCsv(readFileSync(csv, 'utf8')) };
 }
 
 const idOf = (name: string) => written.find((w) => w.name === name)!.configDigest;
@@ -58,7 +61,7 @@ beforeAll(async () => {
   const archive = path.join(n.hostImagesDir, 'apps.tar');
   ({ images: written } = await writeImageArchive(archive, { format: 'docker', images: [{ name: A }, { name: B }, { name: C }, { name: D }] }));
   await emulateK3sStart(n);
-  await addNode(lab, n, home);
+  await addLabNode(lab, n, home);
   // The safe order: durable pins, then the archive goes (Holdfast checks and logs it).
   await cli(['pin', 'lp', '--archive', 'apps.tar']);
   await cli(['rm-archive', 'lp', 'apps.tar']);
@@ -153,11 +156,7 @@ describe('pins lost behind Holdfast’s back (containerd 2.x)', () => {
   });
 
   it('inspect: the report, its summary, HTML and CSV carry the lost pins', async () => {
-    const html = path.join(work, 'fleet.html');
-    const csv = path.join(work, 'fleet.csv');
-    const r = await runCli(['inspect', 'lp', '--json', '--html', html, '--csv', csv], { HOLDFAST_HOME: home }, 120_000);
-    expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout) as FleetReport;
+    const { report, page, rows } = await inspectWithFiles('lp', home);
     const node = report.nodes[0]!;
     const kinds = new Map(node.lostPins!.map((l) => [l.ref, l.kind]));
     expect(kinds.get(A)).toBe('k3s-managed-again');
@@ -170,10 +169,8 @@ describe('pins lost behind Holdfast’s back (containerd 2.x)', () => {
     // The references still there carry their loss, as `images --json` does.
     expect(node.images!.find((i) => i.name === B)!.lostPin?.kind).toBe('label-removed');
 
-    const page = readFileSync(html, 'utf8');
     expect(page).toContain("Pins lost behind Holdfast's back");
     expect(page).toContain(D);
-    const rows = parseCsv(readFileSync(csv, 'utf8'));
     const dRow = rows.find((x) => x[2] === D)!;
     expect(dRow[3]).toBe(''); // gone from the node: no digest, no pin
     expect(dRow[7]).toMatch(/^Durable pin lost \(image deleted; made durable by .* at .*\): .* Remedy: /);
@@ -244,7 +241,7 @@ describe('a node whose containerd cannot pin (Debian 1.6)', () => {
     oldHome = tempHome();
     await writeImageArchive(path.join(o.hostImagesDir, 'legacy.tar'), { format: 'docker', images: [{ name: REF }] });
     await emulateK3sStart(o);
-    await addNode(old, o, oldHome);
+    await addLabNode(old, o, oldHome);
   });
 
   it('images warns once on stderr and keeps --json an array of references', async () => {
@@ -259,16 +256,11 @@ describe('a node whose containerd cannot pin (Debian 1.6)', () => {
   });
 
   it('inspect puts the warning in the node, its at-risk reasons, the HTML and the CSV', async () => {
-    const html = path.join(work, 'old.html');
-    const csv = path.join(work, 'old.csv');
-    const r = await runCli(['inspect', 'old', '--json', '--html', html, '--csv', csv], { HOLDFAST_HOME: oldHome }, 120_000);
-    expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout) as FleetReport;
+    const { report, page, rows } = await inspectWithFiles('old', oldHome);
     const w = report.nodes[0]!.warnings!;
     expect(w.map((x) => x.kind)).toEqual(['no-cri-pinning']);
     expect(report.summary.atRisk[0]!.reasons).toContain(w[0]!.message);
-    expect(readFileSync(html, 'utf8')).toContain('has no CRI image pinning');
-    const rows = parseCsv(readFileSync(csv, 'utf8'));
+    expect(page).toContain('has no CRI image pinning');
     expect(rows.filter((x) => x[0] === 'old' && x[2] === '' && x[7]!.startsWith('warning: containerd 1.6.'))).toHaveLength(1);
   });
 

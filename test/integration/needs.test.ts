@@ -20,8 +20,7 @@ import type { FleetNodeResult, FleetReport } from '../../src/shared/fleet';
 import type { AtRiskImage } from '../../src/shared/needs';
 import type { PrunePlan, PruneResult } from '../../src/shared/prunePlan';
 import { isImageIdRef } from '../../src/shared/protection';
-import { criPinning } from '../../src/shared/versions';
-import { runCli, tempHome } from './support';
+import { addLabNode, criPinsHonoured, runCli, tempHome } from './support';
 
 const K3S_RELEASE = 'v1.33.7+k3s1';
 const CRI = 'io.cri-containerd.pinned';
@@ -39,15 +38,6 @@ const SCRATCH = 'docker.io/library/holdfast-scratch:0.1';
 const TOOLS = 'docker.io/library/holdfast-tools:1.0';
 
 type Outcome<T> = { node: string; ok: true } & T;
-
-async function containerdVersion(node: LabNodeHandle): Promise<string> {
-  return (await node.ctr(['version'])).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? '';
-}
-
-/** Whether this containerd line's CRI honours io.cri-containerd.pinned at all (1.6: never). */
-async function honours(node: LabNodeHandle): Promise<boolean> {
-  return criPinning(await containerdVersion(node)) !== 'none';
-}
 
 /**
  * Puts an image on a node as an operator's `ctr images import` does (not through k3s: no pin
@@ -81,14 +71,7 @@ function cliFor(home: string) {
     run,
     images: (node: string) => run<ImageRef[]>(['images', node, '--json']),
     inspect: (nodes: string[] = []) => run<FleetReport>(['inspect', ...nodes, '--json']),
-    addNode: async (lab: Lab, node: LabNodeHandle, extra: string[] = []) => {
-      const r = await runCli(
-        ['node', 'add', node.name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, ...extra],
-        { HOLDFAST_HOME: home },
-      );
-      expect(r.stderr).toBe('');
-      expect(r.code).toBe(0);
-    },
+    addNode: (lab: Lab, node: LabNodeHandle, extra: string[] = []) => addLabNode(lab, node, home, { extra }),
   };
 }
 
@@ -138,7 +121,7 @@ describe('a site whose server node tells what it needs (n1 server, n2 agent, n3 
     home = tempHome();
     cli = cliFor(home);
     n1 = lab.node('n1');
-    honoured = await honours(n1);
+    honoured = await criPinsHonoured(n1);
     // The seed archive on every node, imported and pinned by a k3s start (lab/cli.ts --seed).
     for (const node of lab.nodes) {
       await writeSeedArchive(node.hostImagesDir);
@@ -397,7 +380,7 @@ describe('nodes without a cluster to ask: an agent alone (provenance), an operat
     cli = cliFor(home);
     solo = lab.node('solo');
     l1 = lab.node('l1');
-    honoured = await honours(solo);
+    honoured = await criPinsHonoured(solo);
     await writeImageArchive(path.join(solo.hostImagesDir, 'edge.tar.zst'), { format: 'oci', compression: 'zstd', images: [{ name: EDGE }] });
     expect((await emulateK3sStart(solo)).failed).toEqual([]);
     await ctrImport(lab, solo, PLAIN);

@@ -1,7 +1,6 @@
 // The heart of Holdfast, end to end over lab nodes with the k3s start-up emulation:
 // prediction of every pin's fate, durable pins, safe archive removal and the audit log —
 // and in every scenario, the prediction must equal what the emulated restart really does.
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,8 +9,7 @@ import { startLab } from '../../lab';
 import { criPinned } from '../../lab/cri';
 import type { ArchiveInfo, AuditEntry, ImageRef, PinPlan } from '../../src/shared/domain';
 import { isImageIdRef } from '../../src/shared/protection';
-import { criPinning } from '../../src/shared/versions';
-import { runCli, tempHome } from './support';
+import { addLabNode, criPinsHonoured, runCli, sha256File, tempHome } from './support';
 
 let lab: Lab;
 let home: string;
@@ -19,14 +17,7 @@ let home: string;
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 
-async function addNode(node: LabNodeHandle, extra: string[] = []): Promise<void> {
-  const r = await runCli(
-    ['node', 'add', node.name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, ...extra],
-    { HOLDFAST_HOME: home },
-  );
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-}
+const addNode = (node: LabNodeHandle, extra: string[] = []): Promise<void> => addLabNode(lab, node, home, { extra });
 
 async function cli<T = unknown>(args: string[], expectCode = 0): Promise<T> {
   const r = await runCli(args, { HOLDFAST_HOME: home });
@@ -55,7 +46,7 @@ async function predictThenRestart(node: LabNodeHandle, opts: Parameters<typeof e
     const pinned = labels![CRI] === 'pinned';
     expect({ ref: ref.name, pinned }).toEqual({ ref: ref.name, pinned: ref.afterRestart === 'pinned' });
   }
-  const honoured = criPinning(await containerdVersion(node)) !== 'none';
+  const honoured = await criPinsHonoured(node);
   for (const id of new Set(before.map((r) => r.imageId).filter((x): x is string => x !== null))) {
     const refs = before.filter((r) => r.imageId === id);
     const want = honoured && refs.some((r) => r.afterRestart === 'pinned');
@@ -64,12 +55,6 @@ async function predictThenRestart(node: LabNodeHandle, opts: Parameters<typeof e
   }
   return before;
 }
-
-async function containerdVersion(node: LabNodeHandle): Promise<string> {
-  return (await node.ctr(['version'])).match(/Server:[\s\S]*?Version:\s+(\S+)/)?.[1] ?? '';
-}
-
-const sha256File = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
 
 beforeAll(async () => {
   lab = await startLab({ nodes: ['seed', 'behind', 'cache', 'rke', 'refuse', 'walk', 'list'] });
@@ -142,7 +127,7 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
       expect((await runCli(['rm-archive', 'seed', 'site/apps.tar.gz'], { HOLDFAST_HOME: home })).code).toBe(3);
     }
 
-    const sha = sha256File(archivePath);
+    const sha = await sha256File(archivePath);
     const removed = await runCli(['rm-archive', 'seed', 'site/apps.tar.gz', ...(honoured ? [] : ['--force'])], { HOLDFAST_HOME: home });
     expect(removed.stderr).toBe('');
     expect(removed.code).toBe(0);

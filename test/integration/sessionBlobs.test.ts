@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { writeImageArchive } from '../../lab/fixtures';
 import { emulateK3sStart } from '../../lab/k3s';
 import { startLab, type Lab } from '../../lab/lab';
-import { inspectNode } from '../../src/core/node/inspect';
+import { inspectNode } from '../../src/core/usecases/inspect';
 import { NodeSession } from '../../src/core/node/session';
 import { labNodeDef } from './support';
 

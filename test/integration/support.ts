@@ -1,11 +1,14 @@
 // Shared helpers for integration tests: lab + a private HOLDFAST_HOME + the real CLI.
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { expect } from 'vitest';
 import type { Lab, LabNodeHandle } from '../../lab';
 import { completeNode } from '../../src/core/config/nodes';
 import type { NodeDef, NodeInput } from '../../src/shared/domain';
+import { criPinning } from '../../src/shared/versions';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 
@@ -52,6 +55,33 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 180_0
       resolve({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
+}
+
+/**
+ * `holdfast node add` for a lab node into `home`, as a technician types it (the lab's key and
+ * known_hosts; `extra` options after them); the CLI must accept it silently.
+ */
+export async function addLabNode(lab: Lab, node: LabNodeHandle, home: string, opts: { name?: string; extra?: string[] } = {}): Promise<void> {
+  const args = ['node', 'add', opts.name ?? node.name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts];
+  const r = await runCli([...args, ...(opts.extra ?? [])], { HOLDFAST_HOME: home });
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+}
+
+/** The SHA-256 of a file, read in 1 MiB chunks (archives here run to hundreds of MiB). */
+export function sha256File(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(file, { highWaterMark: 1024 * 1024 })
+      .on('data', (d) => h.update(d))
+      .on('error', reject)
+      .on('end', () => resolve(h.digest('hex')));
+  });
+}
+
+/** Whether the node's containerd's CRI honours io.cri-containerd.pinned at all (1.6: never). */
+export async function criPinsHonoured(node: LabNodeHandle): Promise<boolean> {
+  return criPinning(await node.containerdVersion()) !== 'none';
 }
 
 export interface CtrImage {

@@ -14,7 +14,7 @@ import { labUserName, startLab, type Lab } from '../../lab/lab';
 import { K3S_IMAGES_DIR, type LabNodeHandle } from '../../lab/node';
 import { HoldfastError } from '../../src/core/errors';
 import { NodeSession } from '../../src/core/node/session';
-import { uploadArchive, type UploadOptions } from '../../src/core/upload';
+import { uploadArchive, type UploadOptions } from '../../src/core/usecases/upload';
 import { labNodeDef } from './support';
 
 const USER = labUserName('hfup');

@@ -13,8 +13,8 @@ import { writeImageArchive } from '../../lab/fixtures';
 import { startLab, type Lab } from '../../lab/lab';
 import { HoldfastError } from '../../src/core/errors';
 import { NodeSession } from '../../src/core/node/session';
-import { uploadArchive } from '../../src/core/upload';
-import { NativeUnavailable, sendWithOpenssh } from '../../src/core/upload/openssh';
+import { uploadArchive } from '../../src/core/usecases/upload';
+import { NativeUnavailable, sendWithOpenssh } from '../../src/core/usecases/upload/openssh';
 import { labNodeDef } from './support';
 
 let lab: Lab;

@@ -13,7 +13,7 @@ import { startLab, type Lab } from '../../lab/lab';
 import type { LabNodeHandle } from '../../lab/node';
 import { readArchiveIndex } from '../../src/core/archives/format/readIndex';
 import { NodeSession } from '../../src/core/node/session';
-import { labNodeDef, runCli, tempHome } from './support';
+import { addLabNode, labNodeDef, runCli, tempHome } from './support';
 
 let lab: Lab;
 let node: LabNodeHandle;
@@ -42,12 +42,7 @@ beforeAll(async () => {
   long25 = path.join(work, 'app-long25.tar.zst');
   writeFileSync(long27, execFileSync('zstd', ['-q', '-c', '--long=27', '-'], { input: tar }));
   writeFileSync(long25, execFileSync('zstd', ['-q', '-c', '--long=25', '-'], { input: tar }));
-  const add = await runCli(
-    ['node', 'add', 'zw1', '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts],
-    { HOLDFAST_HOME: home },
-  );
-  expect(add.stderr).toBe('');
-  expect(add.code).toBe(0);
+  await addLabNode(lab, node, home, { name: 'zw1' });
 });
 
 afterAll(async () => {

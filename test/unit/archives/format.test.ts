@@ -3,10 +3,10 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decompressor } from '../../../src/core/archives/format/decompress.ts';
 import { ArchiveError } from '../../../src/core/archives/format/errors.ts';
-import { ARCHIVE_SUFFIXES, classifyImagesDirPath } from '../../../src/core/archives/format/extensions.ts';
+import { ARCHIVE_SUFFIXES, classifyImagesDirPath } from '../../../src/shared/archiveSuffixes.ts';
 import { Lz4FrameDecoder } from '../../../src/core/archives/format/lz4.ts';
 import { xxh32 } from '../../../src/core/archives/format/xxh32.ts';
-import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
+import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts';
 import { chunked, compressWith, noise, readSlowly } from './helpers.ts';
 
 async function decompressAll(data: Buffer, c: ArchiveCompression, chunk = 64 * 1024): Promise<Buffer> {

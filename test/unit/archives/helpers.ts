@@ -3,14 +3,14 @@ import { Readable, type Transform } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { runBuffer } from '../../../lab/exec.ts';
-import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
+import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts';
 
 export { packTar, type TarEntry } from '../../../lab/tar.ts';
 import { packTar, type TarEntry } from '../../../lab/tar.ts';
 
-/** Re-packs a tar keeping regular files only, optionally dropping or renaming some. */
-export async function repackTar(input: Buffer, edit: (name: string, data: Buffer) => TarEntry | null): Promise<Buffer> {
-  const entries: TarEntry[] = [];
+/** The regular files of a tar, in order (directories, links and the like left out). */
+export async function unpackTar(input: Buffer): Promise<{ name: string; data: Buffer }[]> {
+  const entries: { name: string; data: Buffer }[] = [];
   const extract = tar.extract();
   await new Promise<void>((resolve, reject) => {
     extract.on('entry', (h, stream, next) => {
@@ -19,10 +19,7 @@ export async function repackTar(input: Buffer, edit: (name: string, data: Buffer
         parts.push(c as Buffer);
       });
       stream.on('end', () => {
-        if (h.type === 'file') {
-          const e = edit(h.name, Buffer.concat(parts));
-          if (e) entries.push(e);
-        }
+        if (h.type === 'file') entries.push({ name: h.name, data: Buffer.concat(parts) });
         next();
       });
     });
@@ -30,7 +27,13 @@ export async function repackTar(input: Buffer, edit: (name: string, data: Buffer
     extract.on('error', reject);
     extract.end(input);
   });
-  return packTar(entries);
+  return entries;
+}
+
+/** Re-packs a tar keeping regular files only, optionally dropping or renaming some. */
+export async function repackTar(input: Buffer, edit: (name: string, data: Buffer) => TarEntry | null): Promise<Buffer> {
+  const kept = (await unpackTar(input)).map((e) => edit(e.name, e.data)).filter((e): e is TarEntry => e !== null);
+  return packTar(kept);
 }
 
 export async function compressWith(data: Buffer, how: ArchiveCompression, argv?: string[]): Promise<Buffer> {

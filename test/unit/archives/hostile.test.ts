@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImageArchive } from '../../../lab/fixtures.ts';
 import { dockerTagBomb, ociIndexBomb, zstdRleBomb, zstdWindowBomb } from '../../../lab/hostile.ts';
 import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
-import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
+import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts';
 import { Lz4FrameDecoder } from '../../../src/core/archives/format/lz4.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/import/inspectLocal.ts';
+import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
 import { chunked, compressWith, packTar } from './helpers.ts';
 
 const MiB = 1024 * 1024;

@@ -6,11 +6,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
+import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts';
 import { textStart } from '../../../src/core/archives/format/decompress.ts';
 import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/import/inspectLocal.ts';
+import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
 import { chunked, compressWith, noise, packTar } from './helpers.ts';
 
 const SUFFIX: Record<ArchiveCompression, string> = { none: '.tar', gzip: '.tar.gz', zstd: '.tar.zst', bzip2: '.tar.bz2', lz4: '.tar.lz4' };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImageArchive, writeImageArchive, type WrittenImage } from '../../../lab/fixtures.ts';
-import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
+import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts';
 import { ArchiveError, configDigestFor, readArchiveIndex, type ArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
 import { chunked, compressWith, noise, packTar, repackTar, type TarEntry } from './helpers.ts';
 

@@ -14,7 +14,7 @@ import { runBuffer } from '../../../lab/exec.ts';
 import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
 import { K3S_ZSTD_MAX_WINDOW, ZstdFrameWalker, type ZstdFrameHeader } from '../../../src/core/archives/format/zstdFrames.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/import/inspectLocal.ts';
+import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
 import { chunked, noise, packTar } from './helpers.ts';
 
 const MiB = 1024 * 1024;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProgressBoard, withoutProgress, type Row } from '../../../src/cli/progress';
 import { duration, inspectionRow, NodeRows, nodeRow } from '../../../src/cli/transferRows';
-import { uploadJobPatch } from '../../../src/core/upload/progress';
+import { uploadJobPatch } from '../../../src/core/usecases/upload/progress';
 import { Screen } from '../../support/screen';
 
 function tty(columns = 80, rows = 24) {

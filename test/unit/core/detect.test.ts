@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseDistroVersion } from '../../../src/core/node/detect';
-import { platformFromUname, platformMatches } from '../../../src/core/images/mediaTypes';
+import { platformFromUname, platformMatches } from '../../../src/shared/mediaTypes';
 
 // Recorded output of the real binaries (k3s v1.31.6+k3s1 and rke2 v1.31.6+rke2r1 release builds).
 const K3S_OUT = 'k3s version v1.31.6+k3s1 (6ab750f9)\ngo version go1.22.12\n';
@@ -53,7 +53,7 @@ describe('parseProbe', () => {
   });
 
   it('reads the digest of the hash-while-sending script only when it hashed exactly the file', async () => {
-    const { parseFollowHash } = await import('../../../src/core/upload/followHash');
+    const { parseFollowHash } = await import('../../../src/core/usecases/upload/followHash');
     const hex = 'a'.repeat(64);
     expect(parseFollowHash(`SHA2-256(stdin)= ${hex}\n@@size 42\n`, 42)).toBe(hex); // openssl 3
     expect(parseFollowHash(`(stdin)= ${hex}\n@@size 42\n`, 42)).toBe(hex); // openssl 1.1

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { labelDelta, planPins, PROVENANCE } from '../../../src/core/pins/plan';
+import { labelDelta, planPins } from '../../../src/core/pins/plan';
+import { PROVENANCE } from '../../../src/shared/domain';
 import type { ImageRef } from '../../../src/shared/domain';
 import { pinState } from '../../../src/core/images/pinState';
 

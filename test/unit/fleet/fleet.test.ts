@@ -15,8 +15,8 @@ import {
   type FleetNodeResult,
   type FleetReport,
   type NodeProbe,
-} from '../../../src/core/fleet';
-import type { OpsContext } from '../../../src/core/node/operations';
+} from '../../../src/core/usecases/fleet';
+import type { OpsContext } from '../../../src/core/usecases/operations';
 import type { ImageRef, PinState } from '../../../src/shared/domain';
 
 const img = (name: string, pin: PinState, afterRestart: 'pinned' | 'unpinned' = pin === 'none' ? 'unpinned' : 'pinned', extra: Partial<ImageRef> = {}): ImageRef => ({

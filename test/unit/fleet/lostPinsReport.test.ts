@@ -1,7 +1,7 @@
 // The fleet report's lost pins and capability warnings: at-risk reasons, CSV rows, HTML (escaped,
 // commands set as code). Lost pins come from the shared rule, as the probe computes them.
 import { describe, expect, it } from 'vitest';
-import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/fleet';
+import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/usecases/fleet';
 import type { AuditEntry, ImageRef } from '../../../src/shared/domain';
 import { activeDurablePins, findLostPins } from '../../../src/shared/lostPins';
 

@@ -1,7 +1,7 @@
 // The fleet reports (summary, HTML, CSV) answer "will a pod at this site fail?": the needed images
 // at risk per node with the workloads that need them, and the needed images a node lacks.
 import { describe, expect, it } from 'vitest';
-import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult } from '../../../src/core/fleet';
+import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult } from '../../../src/core/usecases/fleet';
 import type { ImageRef } from '../../../src/shared/domain';
 import { applyNeeds, type NodeNeeds } from '../../../src/shared/needs';
 import { imageProtection } from '../../../src/shared/protection';

@@ -10,17 +10,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImageArchive, MT } from '../../../lab/fixtures.ts';
 import { dockerTagBomb, ociIndexBomb, zstdRleBomb, zstdWindowBomb } from '../../../lab/hostile.ts';
-import type { ArchiveCompression } from '../../../src/core/archives/format/extensions.ts';
+import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts';
 import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
 import { xxh32 } from '../../../src/core/archives/format/xxh32.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/import/inspectLocal.ts';
+import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
 import { limit } from '../../../src/core/limits.ts';
-import { chunked, compressWith, packTar, type TarEntry } from '../archives/helpers.ts';
+import { chunked, compressWith, packTar, unpackTar, type TarEntry } from '../archives/helpers.ts';
 import { mutateBytes, randomJson, Rng } from './random.ts';
 
 const SEED = 0x5eed11;
@@ -44,27 +43,6 @@ const seeds: Seed[] = [];
 const hostile: Seed[] = [];
 const bases: { label: string; members: TarEntry[] }[] = [];
 const hints: string[] = [MT.ociIndex, MT.ociManifest, MT.ociConfig, MT.dockerManifest, 'application/vnd.docker.distribution.manifest.list.v2+json', '1.0.0', 'linux', 'amd64', 'arm64', 'unknown', 'attestation-manifest'];
-
-async function unpack(t: Buffer): Promise<TarEntry[]> {
-  const out: TarEntry[] = [];
-  const ex = tar.extract();
-  await new Promise<void>((resolve, reject) => {
-    ex.on('entry', (h, s, next) => {
-      const parts: Buffer[] = [];
-      s.on('data', (c: unknown) => {
-        parts.push(c as Buffer);
-      });
-      s.on('end', () => {
-        if (h.type === 'file') out.push({ name: h.name, data: Buffer.concat(parts) });
-        next();
-      });
-    });
-    ex.on('finish', resolve);
-    ex.on('error', reject);
-    ex.end(t);
-  });
-  return out;
-}
 
 /** zstd without a compressor: one frame of raw blocks (128 KiB window, no checksum). */
 function zstdRaw(data: Buffer): Buffer {
@@ -172,7 +150,7 @@ beforeAll(async () => {
   ];
   for (const s of specs) {
     const { tar: t } = await buildImageArchive({ format: s.format, images: s.images });
-    const members = await unpack(t);
+    const members = await unpackTar(t);
     bases.push({ label: s.label, members });
     for (const e of members) {
       hints.push(e.name);

@@ -1,6 +1,6 @@
 // What one import's images are on a node, and which containerd events concern them.
 import { describe, expect, it } from 'vitest';
-import { concerns, digestRefFor } from '../../../src/core/import/imageSet';
+import { concerns, digestRefFor } from '../../../src/core/usecases/import/imageSet';
 import type { ArchiveImage } from '../../../src/core/archives/format/readIndex';
 
 const img = (name: string | null): ArchiveImage => ({ name, targetDigest: null, targetMediaType: null, platforms: [] });

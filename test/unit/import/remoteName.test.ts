@@ -1,8 +1,8 @@
-// Where an import puts its archive (core/import/remoteName): its own name, unless k3s might
+// Where an import puts its archive (core/usecases/import/remoteName): its own name, unless k3s might
 // never import a new file there.
 import { describe, expect, it } from 'vitest';
 import type { K3sImportCache } from '../../../src/core/archives/scan';
-import { chooseRemoteName, freshName } from '../../../src/core/import/remoteName';
+import { chooseRemoteName, freshName } from '../../../src/core/usecases/import/remoteName';
 
 const SHA = 'ab'.repeat(32);
 const archive = { path: '/tmp/bundle.tar.gz', size: 1000, sha256: SHA };

@@ -46,6 +46,15 @@ function fakeNode() {
   };
 }
 
+/** A hub watching edge-01 over `n`; returns every event it sends its listener. */
+function watching(n: ReturnType<typeof fakeNode>, random?: () => number): LiveEvent[] {
+  const hub = new LiveHub({ open: async () => n.conn, ...(random ? { random } : {}) });
+  const got: LiveEvent[] = [];
+  hub.subscribe((e) => got.push(e));
+  hub.watch('edge-01');
+  return got;
+}
+
 const statuses = (events: LiveEvent[]) => events.filter((e) => e.type === 'node.status').map((e) => (e.payload as { state: string }).state);
 
 describe('backoffDelay', () => {
@@ -64,10 +73,7 @@ describe('LiveHub', () => {
 
   it('subscribes with a namespace and image-topic filter and turns image events into node.changed', async () => {
     const n = fakeNode();
-    const hub = new LiveHub({ open: async () => n.conn, random: () => 0.5 });
-    const got: LiveEvent[] = [];
-    hub.subscribe((e) => got.push(e));
-    hub.watch('edge-01');
+    const got = watching(n, () => 0.5);
     await vi.advanceTimersByTimeAsync(0);
     expect(n.last().filters).toEqual(['namespace=="k8s.io",topic~="^/images/"']);
     expect(statuses(got)).toEqual(['connecting', 'connected']);
@@ -80,10 +86,7 @@ describe('LiveHub', () => {
 
   it('reconnects after a drop with growing delays, then resyncs', async () => {
     const n = fakeNode();
-    const hub = new LiveHub({ open: async () => n.conn, random: () => 0.5 });
-    const got: LiveEvent[] = [];
-    hub.subscribe((e) => got.push(e));
-    hub.watch('edge-01');
+    const got = watching(n, () => 0.5);
     await vi.advanceTimersByTimeAsync(0);
     n.setDown(new HoldfastError('UNREACHABLE', 'connection refused'));
     n.drop();
@@ -104,10 +107,7 @@ describe('LiveHub', () => {
   it('gives up on errors only the user can fix', async () => {
     const n = fakeNode();
     n.setDown(new HoldfastError('HOST_KEY_CHANGED', 'the host key changed'));
-    const hub = new LiveHub({ open: async () => n.conn });
-    const got: LiveEvent[] = [];
-    hub.subscribe((e) => got.push(e));
-    hub.watch('edge-01');
+    const got = watching(n);
     await vi.advanceTimersByTimeAsync(60_000);
     expect(statuses(got)).toEqual(['connecting', 'error']);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ImageRef, PinState } from '../../../src/shared/domain';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { computeDrift, foldRefs, isDrift, refKind } from '../../../src/shared/drift';
-import { computeDrift as reportDrift } from '../../../src/core/fleet';
+import { computeDrift as reportDrift } from '../../../src/core/usecases/fleet';
 import { buildMatrix } from '../../../src/renderer/fleetMatrix';
 
 const D = (c: string) => 'sha256:' + c.repeat(64);

@@ -26,14 +26,19 @@ async function rejection(p: Promise<unknown>): Promise<HoldfastError> {
   throw new Error('expected a rejection');
 }
 
-describe('verifyHostKey', () => {
-  let dir: string;
-  let file: string;
+/** `file`: a known_hosts path in a new, empty directory for each test of the calling suite. */
+let dir: string;
+let file: string;
+function freshKnownHostsFile(): void {
   beforeEach(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'hf-hk-'));
     file = path.join(dir, 'known_hosts');
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+describe('verifyHostKey', () => {
+  freshKnownHostsFile();
 
   const base = () => ({ knownHostsFile: file, host: '10.0.0.5', port: 22, keyBlob: A.blob, acceptNew: false as boolean | string });
 
@@ -129,13 +134,7 @@ describe('verifyHostKey', () => {
 });
 
 describe('accepting a new host key (issue #11: only the key the user checked)', () => {
-  let dir: string;
-  let file: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'hf-hk-'));
-    file = path.join(dir, 'known_hosts');
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  freshKnownHostsFile();
   const base = { host: '10.0.0.7', port: 22, keyBlob: A.blob };
 
   it('several fingerprints (one per hop): records a key that has one of them, refuses one that has none, with the flag to add', async () => {

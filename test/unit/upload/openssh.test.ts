@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { knownHostsLine, LIFELINE_SCRIPT, nativeUnfit, OPENSSH_WRITE_SCRIPT, opensshArgv, opensshWriteCommand, parseWriteResult } from '../../../src/core/upload/openssh';
+import { knownHostsLine, LIFELINE_SCRIPT, nativeUnfit, OPENSSH_WRITE_SCRIPT, opensshArgv, opensshWriteCommand, parseWriteResult } from '../../../src/core/usecases/upload/openssh';
 
 // A real ed25519 host key (`ssh-keygen -t ed25519`, /etc/ssh/ssh_host_ed25519_key.pub).
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKRP92kMRtlDPBM6dxumz5XywDVnuoSdkhm0bcABdZkV root@vm';

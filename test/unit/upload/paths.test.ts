@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ARCHIVE_SUFFIXES, classifyImagesDirPath } from '../../../src/core/archives/format/extensions';
+import { ARCHIVE_SUFFIXES, classifyImagesDirPath } from '../../../src/shared/archiveSuffixes';
 import { HoldfastError } from '../../../src/core/errors';
 import {
   formatBytes,
@@ -9,7 +9,7 @@ import {
   safetyMargin,
   stagingName,
   uploadTarget,
-} from '../../../src/core/upload/paths';
+} from '../../../src/core/access/paths';
 
 const DIR = '/var/lib/rancher/k3s/agent/images';
 

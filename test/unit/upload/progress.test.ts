@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressMeter, type UploadProgress } from '../../../src/core/upload/progress';
+import { ProgressMeter, type UploadProgress } from '../../../src/core/usecases/upload/progress';
 
 function meter(total: number) {
   let t = 0;

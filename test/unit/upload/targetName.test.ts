@@ -1,8 +1,8 @@
-// The names an archive may be uploaded under (core/upload/targetName): a suffix k3s imports, as
+// The names an archive may be uploaded under (core/usecases/upload/targetName): a suffix k3s imports, as
 // the node's release walks the images dir, and a compression that matches the bytes.
 import { describe, expect, it } from 'vitest';
 import { HoldfastError } from '../../../src/core/errors';
-import { checkArchiveName, renamedFor } from '../../../src/core/upload/targetName';
+import { checkArchiveName, renamedFor } from '../../../src/core/usecases/upload/targetName';
 
 const refusal = (f: () => unknown): HoldfastError => {
   try {
