@@ -16,4 +16,5 @@ export function printPlan(cli: Cli, plan: PinPlan, applied: boolean): void {
     cli.io.out(screen.text(`${head}${screen.ref(safe(c.ref), head.length)}\n${describeChange(c)}`));
   }
   for (const u of plan.unchanged) cli.io.out(screen.text(`unchanged: ${screen.ref(safe(u.ref), 40)} (${safe(u.reason)})`));
+  for (const w of plan.warnings ?? []) cli.io.err(screen.text(`warning: ${plan.node}: ${safe(w)}`));
 }

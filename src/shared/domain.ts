@@ -1,5 +1,7 @@
 // Domain types shared by the core, the CLI, main, preload and renderer.
 // Plain data only: everything here crosses IPC / HTTP as JSON.
+import type { ImportCacheHealth } from './importCacheHealth';
+import type { ListTrap } from './listTrap';
 import type { ImportOptions, ImportTuning } from './importOptions';
 import type { RefNeed } from './needVerdict';
 
@@ -128,6 +130,11 @@ export interface ImageRef {
    * workloads that need it. Set by the node inventory.
    */
   need?: RefNeed;
+  /**
+   * Set when a .txt list in the images dir names another tag of this durable reference's image:
+   * k3s takes the pin over at its next start (shared/listTrap).
+   */
+  listTrap?: ListTrap;
 }
 
 export type Fate = 'pinned' | 'unpinned';
@@ -167,6 +174,10 @@ export interface ArchiveInfo {
   remedy?: ArchiveRemedy;
   /** Set when the archive's index could not be read. */
   error?: string;
+  /** A .txt list: the durable references it hands to k3s through another tag of their image (shared/listTrap). */
+  takesOver?: { ref: string; listed: string }[];
+  /** The health of k3s's import cache on the node (the same for every file; shared/importCacheHealth). */
+  importCache?: ImportCacheHealth;
 }
 
 export interface LabelChange {
@@ -183,6 +194,8 @@ export interface PinPlan {
   changes: LabelChange[];
   /** References selected but left alone, with why (already durable, not found…). */
   unchanged: { ref: string; reason: string }[];
+  /** Said before the pins are applied: what takes them from Holdfast again (a .txt list, shared/listTrap). */
+  warnings?: string[];
 }
 
 export interface RemovalCheck {

@@ -11,6 +11,7 @@
 import { LABEL_CRI_PINNED, PINNED, type Fate } from './domain';
 import type { CriPinning } from './versions';
 import { isImageIdRecord } from './reference';
+import { listTrapBrief, type ListTrap } from './listTrap';
 
 /** Fields of a reference this rule reads (an ImageRef satisfies it). */
 export interface ProtectionRef {
@@ -19,6 +20,64 @@ export interface ProtectionRef {
   pin: 'durable' | 'k3s' | 'none';
   afterRestart: Fate;
   reason: string;
+  /** Its labels, when known: a GC back-reference or expiry makes its pin worthless (gcBound). */
+  labels?: Record<string, string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// containerd's own GC (docs/k3s-facts.md, "How the pin is honoured"): since containerd 2.3
+// (PR #12667) a transfer-service import labels the references it makes for an index name with
+// containerd.io/gc.bref.image=<parent> and containerd.io/gc.expire=<time>, and containerd's
+// metadata GC removes such a reference once its parent is gone, WHATEVER its CRI pin says. A
+// pin on it protects nothing; Holdfast never writes these labels (core/pins/plan asserts it).
+
+export const GC_BACKREF_PREFIX = 'containerd.io/gc.bref.';
+export const GC_EXPIRE = 'containerd.io/gc.expire';
+
+/** A label containerd's own GC acts on for a reference (never written by Holdfast). */
+export const isGcBindingLabel = (key: string): boolean => key.startsWith(GC_BACKREF_PREFIX) || key === GC_EXPIRE;
+
+/** What ties a reference to containerd's own GC: the parent it back-references, its expiry. */
+export interface GcBinding {
+  /** The first back-referenced parent (gc.bref.image, else any gc.bref.*), or null. */
+  parent: string | null;
+  expires: string | null;
+}
+
+/** The reference's GC binding, or null when none of its labels ties it to containerd's GC. */
+export function gcBound(labels: Readonly<Record<string, string>> | undefined): GcBinding | null {
+  if (!labels) return null;
+  let parent: string | null = null;
+  let bound = false;
+  for (const [k, v] of Object.entries(labels)) {
+    if (!isGcBindingLabel(k)) continue;
+    bound = true;
+    if (k.startsWith(GC_BACKREF_PREFIX) && (parent === null || k === `${GC_BACKREF_PREFIX}image`)) parent = v;
+  }
+  return bound ? { parent, expires: labels[GC_EXPIRE] ?? null } : null;
+}
+
+/** Why a GC-bound reference protects nothing, in full. */
+export function gcBoundReason(name: string, g: GcBinding): string {
+  const when = g.parent
+    ? `once ${g.parent} is gone (its containerd.io/gc.bref label${g.expires ? `; expiry ${g.expires}` : ''})`
+    : `after ${g.expires ?? 'its expiry'} (its containerd.io/gc.expire label)`;
+  return (
+    `Not protected: containerd's own garbage collector removes ${name} ${when}, whatever its pin says ` +
+    `(containerd 2.3 labels the references its transfer-service import makes this way). ` +
+    `Keep the image under a name without those labels: tag it (ctr -n k8s.io images tag ${name} NAME) and pin that name.`
+  );
+}
+
+/** The same in one short clause. */
+export function gcBoundBrief(g: GcBinding): string {
+  return g.parent ? `containerd removes it with ${g.parent}` : `containerd removes it after ${g.expires ?? 'its expiry'}`;
+}
+
+/** A reference's own fate with containerd's GC taken into account: a GC-bound one is never kept. */
+function withGcBinding<T extends ProtectionRef>(r: T): T {
+  const g = gcBound(r.labels);
+  return g ? { ...r, afterRestart: 'unpinned', reason: gcBoundReason(r.name, g) } : r;
 }
 
 
@@ -47,8 +106,9 @@ export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: C
     else byImage.set(r.imageId, [r]);
   }
   return refs.map((r) => {
+    if (gcBound(r.labels)) return withGcBinding(r);
     if (!isImageIdRef(r) || r.pin !== 'none' || r.imageId === null) return r;
-    const siblings = (byImage.get(r.imageId) ?? []).filter((s) => s !== r && !isImageIdRef(s));
+    const siblings = (byImage.get(r.imageId) ?? []).filter((s) => s !== r && !isImageIdRef(s) && !gcBound(s.labels));
     if (siblings.length === 0) return r;
     const keep = siblings.filter((s) => s.afterRestart === 'pinned');
     if (mode === 'first-loaded') {
@@ -94,7 +154,10 @@ export interface ImageProtection {
   imageId: string | null;
   /** Every reference of the image: tags, digest references, CRI's own sha256:<id> record. */
   refs: string[];
-  /** kubelet (through CRI) sees the image as pinned now. */
+  /**
+   * kubelet (through CRI) sees the image as pinned now, through a reference that protects it (a
+   * pin on a reference containerd's own GC removes — gcBound — does not count).
+   */
   now: boolean;
   /** kubelet sees it as pinned after the next k3s start. */
   afterRestart: boolean;
@@ -118,8 +181,10 @@ export function protectionChange(p: Pick<ImageProtection, 'now' | 'afterRestart'
 /** The key that makes references one image: CRI merges by image id. */
 export const protectionKey = (r: Pick<ImageProtectionRef, 'imageId' | 'digest'>): string => r.imageId ?? r.digest;
 
-const criLabelled = (r: Pick<ImageProtectionRef, 'labels'>) => r.labels[LABEL_CRI_PINNED] === PINNED;
-const keepsPin = (r: Pick<ImageProtectionRef, 'afterRestart'>) => r.afterRestart === 'pinned';
+const criLabelled = (r: Pick<ImageProtectionRef, 'labels'>) => r.labels[LABEL_CRI_PINNED] === PINNED && !gcBound(r.labels);
+const keepsPin = (r: Pick<ImageProtectionRef, 'afterRestart' | 'labels'>) => r.afterRestart === 'pinned' && !gcBound(r.labels);
+/** Pinned as CRI reads the labels, but by a reference containerd's own GC removes. */
+const gcPinned = (r: Pick<ImageProtectionRef, 'labels'>) => r.labels[LABEL_CRI_PINNED] === PINNED && gcBound(r.labels) !== null;
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
 
 /**
@@ -173,7 +238,7 @@ function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriP
     return r?.reason ? ` ${r.name}: ${r.reason}` : '';
   };
   if (keepers) {
-    const dropping = refs.length === keepers.length ? [] : refs.filter((r) => !keepsPin(r) && r.pin !== 'none' && !isImageIdRef(r));
+    const dropping = refs.length === keepers.length ? [] : refs.filter((r) => !keepsPin(r) && r.pin !== 'none' && !isImageIdRef(r) && !gcBound(r.labels));
     return verdict(
       base,
       now,
@@ -186,6 +251,17 @@ function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriP
     );
   }
   const named = refs.filter((r) => !isImageIdRef(r));
+  const bound = refs.filter(gcPinned);
+  if (!now && bound.length) {
+    const g = gcBound(bound[0]!.labels)!;
+    return verdict(
+      base,
+      false,
+      false,
+      bound.map((r) => r.name),
+      `Its only pin is on ${names(bound)}, which containerd's own garbage collector removes whatever the pin says: kubelet may delete the image when no container uses it. ${gcBoundReason(bound[0]!.name, g)}`,
+    );
+  }
   const losing = (named.length ? named : refs).filter((r) => criLabelled(r) || r.pin !== 'none');
   return verdict(
     base,
@@ -243,11 +319,15 @@ export const losingOf = (protection: ReadonlyMap<string, ImageProtection>): Imag
  * touches a durable one. What rm-archive and import decide removal with. Pure.
  */
 export function durableProtection(refs: readonly ImageProtectionRef[], mode: CriPinning): ImageProtection {
-  const asDurable = refs.map((r) => ({
-    ...r,
-    afterRestart: (r.pin === 'durable' ? 'pinned' : 'unpinned') as Fate,
-    reason: r.pin === 'k3s' ? 'pinned by k3s only, which strips the pin at its next start' : r.pin === 'none' ? 'not pinned' : 'durable pin',
-  }));
+  const asDurable = refs.map((r) => {
+    const g = gcBound(r.labels);
+    if (g) return { ...r, afterRestart: 'unpinned' as Fate, reason: gcBoundReason(r.name, g) };
+    return {
+      ...r,
+      afterRestart: (r.pin === 'durable' ? 'pinned' : 'unpinned') as Fate,
+      reason: r.pin === 'k3s' ? 'pinned by k3s only, which strips the pin at its next start' : r.pin === 'none' ? 'not pinned' : 'durable pin',
+    };
+  });
   const k = refs[0] ? protectionKey(refs[0]) : '';
   return protectOne(k, asDurable, mode);
 }
@@ -261,8 +341,8 @@ export function durableProtection(refs: readonly ImageProtectionRef[], mode: Cri
 export type RefOutcome = 'pinned' | 'unpinned' | 'loses-pin' | 'own-pin-goes';
 
 export function refOutcome(r: ImageProtectionRef, image: Pick<ImageProtection, 'now' | 'afterRestart'>): RefOutcome {
-  if (r.afterRestart === 'pinned') return 'pinned';
-  if (!criLabelled(r) && r.pin === 'none') return 'unpinned';
+  if (r.afterRestart === 'pinned' && !gcBound(r.labels)) return 'pinned';
+  if (!criLabelled(r) && !gcPinned(r) && r.pin === 'none') return 'unpinned';
   if (losesPin(image)) return 'loses-pin';
   return image.afterRestart ? 'own-pin-goes' : 'unpinned';
 }
@@ -291,18 +371,24 @@ export interface RefReading {
 export function refReading(r: ImageProtectionRef, imageRefs: readonly ImageProtectionRef[], image: Pick<ImageProtection, 'now' | 'afterRestart'>): RefReading {
   const others = isImageIdRef(r) && r.pin === 'none' && !criLabelled(r) ? imageRefs.filter((s) => s !== r && !isImageIdRef(s)) : [];
   if (others.length === 0) return { pin: r.pin, outcome: refOutcome(r, image), inherited: false };
-  const pin = others.reduce<ImageProtectionRef['pin']>((best, s) => (PIN_STRENGTH[s.pin] > PIN_STRENGTH[best] ? s.pin : best), 'none');
+  // A pin containerd's own GC overrides (gcBound) is no pin of the image's.
+  const pin = others
+    .filter((s) => !gcBound(s.labels))
+    .reduce<ImageProtectionRef['pin']>((best, s) => (PIN_STRENGTH[s.pin] > PIN_STRENGTH[best] ? s.pin : best), 'none');
   return { pin, outcome: losesPin(image) ? 'loses-pin' : image.afterRestart ? 'pinned' : 'unpinned', inherited: true };
 }
 
 /** Fields of a reference its fate's short clause reads (an ImageRef satisfies it). */
-export type FateBriefRef = Pick<ImageProtectionRef, 'pin' | 'afterRestart'> & { archive: string | null };
+export type FateBriefRef = Pick<ImageProtectionRef, 'pin' | 'afterRestart'> & { archive: string | null; labels?: Record<string, string>; listTrap?: ListTrap };
 
 /**
  * A reference's fate at the next k3s start in one short clause, beside the sentence core/fate
  * writes (`reason`): "durable pin", "k3s strips its pin; no archive brings it back". Pure.
  */
 export function fateBrief(r: FateBriefRef): string {
+  const g = gcBound(r.labels);
+  if (g) return gcBoundBrief(g);
+  if (r.listTrap && r.afterRestart === 'pinned') return `k3s takes it over: ${listTrapBrief(r.listTrap)}`;
   if (r.afterRestart === 'pinned') return r.pin === 'durable' ? 'durable pin' : r.archive ? `${r.archive} pins it again` : 'stays pinned';
   if (r.pin === 'k3s') return r.archive ? `k3s strips its pin; ${r.archive} will not pin it again` : 'k3s strips its pin; no archive brings it back';
   return r.pin === 'durable' ? 'its pin does not last the next k3s start' : 'not pinned';

@@ -95,7 +95,53 @@ export const K3S_RELEASES = {
    * which its embedded registry mirror needs.
    */
   digestRefs: { fromMinor: 35, backports: { 32: 11, 33: 7, 34: null } },
+  /**
+   * (f) k3s #14484 (v1.37.0): no extra-registry retag for a registry the image is already hosted
+   * by. Older releases added such a duplicate tag again at every start. Not backported.
+   */
+  noRetagForHostingRegistry: { fromMinor: 37, backports: {} },
+  /**
+   * (g) k3s #14732 (v1.37.2 and the backports of the same batch): a `.txt` list that cannot be
+   * read as lines (a binary file: bufio's "token too long") is reported as an error instead of
+   * being skipped without a word. The other lines' first releases are not confirmed.
+   */
+  unreadableListIsError: { fromMinor: 38, backports: { 37: 2, 36: null, 35: null, 34: null } },
 } as const satisfies Record<string, ReleaseBoundary>;
+
+/**
+ * The containerd each k3s (and RKE2) release bundles, where the facts sheet records it: one row
+ * per release or run of patch releases, newest first (`patches`: inclusive range). Source: the
+ * "Embedded Component Versions" table of each k3s release's notes (docs/k3s-facts.md, "Which
+ * containerd k3s ships"). Releases not listed are unknown here: the rules read the node's own
+ * containerd version, this table only says what to expect before connecting.
+ */
+export const K3S_BUNDLED_CONTAINERD: readonly { minor: number; patches: readonly [number, number]; containerd: string }[] = [
+  { minor: 37, patches: [2, 2], containerd: '2.3.7' },
+  { minor: 37, patches: [0, 1], containerd: '2.3.4' },
+  { minor: 36, patches: [2, 2], containerd: '2.3.2' },
+  { minor: 36, patches: [0, 1], containerd: '2.2.3' },
+  { minor: 35, patches: [6, 6], containerd: '2.2.5' },
+  { minor: 34, patches: [9, 9], containerd: '2.2.5' },
+  { minor: 33, patches: [13, 13], containerd: '2.2.5' },
+];
+
+/** The containerd a k3s/RKE2 release bundles ("2.3.7"), or null when the table does not say. */
+export function bundledContainerd(distroVersion: string | null | undefined): string | null {
+  const v = parseSemVer(distroVersion);
+  if (!v || v.major !== 1) return null;
+  return K3S_BUNDLED_CONTAINERD.find((r) => r.minor === v.minor && v.patch >= r.patches[0] && v.patch <= r.patches[1])?.containerd ?? null;
+}
+
+/**
+ * Does this containerd label the references its transfer-service import makes for an index name
+ * with containerd.io/gc.bref.image / containerd.io/gc.expire (containerd #12667, 2.3.0), which its
+ * own GC honours whatever the CRI pin says (shared/protection gcBound)? k3s v1.36.2 on bundles it.
+ */
+export function containerdWritesGcBackrefs(containerdVersion: string | null | undefined): Support {
+  const v = parseSemVer(containerdVersion);
+  if (!v) return 'unknown';
+  return atLeast(v, 2, 3, 0) ? 'yes' : 'no';
+}
 
 export type Support = 'yes' | 'no' | 'unknown';
 

@@ -1,6 +1,8 @@
 // holdfast archives — the files in a node's images dir, what each brings, and whether it can go.
 import type { Command } from 'commander';
 import { archiveBrief } from '../../shared/archiveRemedy';
+import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
+import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
 import { connectsFirstNode, type Cli } from '../context';
 import type { ColumnFit } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
@@ -40,6 +42,15 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       const archives = await cli.call('archives.list', { node: name });
       if (o.json) return cli.io.out(JSON.stringify(archives, null, 2));
       if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
+      // k3s's import cache: one line for the node (every finding with --why).
+      const cache = archives[0]!.importCache;
+      const cacheLine = () => {
+        const brief = cache ? importCacheBrief(cache) : null;
+        if (!cache || !brief) return;
+        cli.io.out('');
+        if (!why) out(safe(brief));
+        else for (const r of importCacheReasons(cache, name)) out(safe(r));
+      };
       const screen = cli.screen();
       const why = o.why === true;
       const out = (s: string) => cli.io.out(screen.text(s));
@@ -76,6 +87,13 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
         if (why) for (const x of problems[n]!) out(`  - ${safe(x)}`);
         else if (a.remedy) cli.io.out(screen.command(`  → ${a.remedy.command}`));
       }
-      if (screen.terminal && !why && blocked.length) out(`\n${whyHint()}`);
+      // .txt lists that hand a durable pin to k3s through another tag of its image.
+      for (const a of archives.filter((x) => x.takesOver?.length)) {
+        cli.io.out('');
+        out(`${safe(a.path)}: ${safe(why ? listTakeoverReason(a.path, a.takesOver!) : listTakeoverBrief(a.takesOver!))}`);
+      }
+      cacheLine();
+      const hinted = blocked.length || archives.some((x) => x.takesOver?.length) || (cache && importCacheBrief(cache));
+      if (screen.terminal && !why && hinted) out(`\n${whyHint()}`);
     });
 }

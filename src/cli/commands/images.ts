@@ -5,7 +5,8 @@ import type { ImageRef } from '../../shared/domain';
 import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
-import { imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
+import { gcBound, gcBoundBrief, imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
+import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
 import { imageName, isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
@@ -172,6 +173,25 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         }
         out(`Make them durable with: holdfast pin ${name} --all-k3s`);
       }
+      // Pins that hold on paper only: a .txt list hands them to k3s, or containerd's own GC removes the reference.
+      const noted = (refs: ImageRef[], heading: string, brief: (r: ImageRef) => string) => {
+        if (!refs.length) return;
+        out(heading);
+        for (const r of refs) {
+          if (!screen.terminal) cli.io.out(`  ${safe(r.name)}: ${safe(r.reason)}`);
+          else {
+            out(`  - ${screen.ref(r.name, 6)}: ${safe(why ? r.reason : brief(r))}`);
+            short ||= !why;
+          }
+        }
+      };
+      noted(images.filter((r) => r.listTrap), listTrapHeading(images.filter((r) => r.listTrap).length), (r) => listTrapBrief(r.listTrap!));
+      const bound = images.filter((r) => gcBound(r.labels) && r.pin !== 'none');
+      noted(
+        bound,
+        `${plural(bound.length, 'reference')} containerd may remove whatever ${bound.length === 1 ? 'its pin says' : 'their pins say'} (containerd.io/gc.bref / gc.expire labels):`,
+        (r) => gcBoundBrief(gcBound(r.labels)!),
+      );
       if (lost.length) {
         cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
         short ||= screen.terminal && !why;

@@ -18,6 +18,7 @@ import {
 import { distroProfile } from '../../shared/distro';
 import { cacheRepinFix, distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
 import { isImageIdRecord, repositoryOf } from '../../shared/reference';
+import { listTrapReason, type ListTrap } from '../../shared/listTrap';
 import type { PrepullList } from '../archives/prepull';
 import type { CacheVerdict } from '../archives/scan';
 
@@ -59,6 +60,8 @@ export interface RefFate {
   afterRestart: Fate;
   reason: string;
   archive: string | null;
+  /** A durable pin a .txt list hands to k3s through another tag of its image (shared/listTrap). */
+  listTrap?: ListTrap;
 }
 
 const isDigestRef = (ref: string) => ref.includes('@sha256:');
@@ -85,13 +88,15 @@ const WALK_SINCE = firstReleases(K3S_RELEASES.importCache);
 const REPIN_SINCE = firstReleases(K3S_RELEASES.cacheRepin);
 
 /** One file of the images dir that brings a reference, and what k3s's next start does with it. */
-type Source = { path: string } & ({ repins: true; how: string } | { repins: false; why: string });
+type Source = { path: string; trap?: ListTrap } & ({ repins: true; how: string } | { repins: false; why: string });
 
 /** A .txt list resolved against the node's references, as k3s's prePullImages resolves it through CRI. */
 interface ResolvedList {
   p: FatePrepull;
   /** Every tag of the images its names resolve to (CRI's RepoTags: all pinned together). */
   images: Brought[];
+  /** The names the list itself gives (present ones), as containerd names them. */
+  direct: Brought[];
   /** A listed name that is not in containerd: k3s would have to pull it. */
   missing: string | null;
 }
@@ -114,7 +119,7 @@ function resolveList(p: FatePrepull, refs: FateRef[]): ResolvedList | null {
   const tags = refs
     .filter((r) => r.imageId !== null && ids.has(r.imageId) && !isDigestRef(r.name) && !isImageIdRecord(r.name))
     .map((r) => ({ name: r.name, imageId: r.imageId }));
-  return { p, images: [...direct, ...tags], missing };
+  return { p, images: [...direct, ...tags], direct, missing };
 }
 
 export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: FateContext, prepull: FatePrepull[] = []): Map<string, RefFate> {
@@ -170,10 +175,14 @@ export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: Fate
               why: `${l.p.path} also names ${l.missing}, which is not in containerd: ${who} would pull it, and when that fails (no registry at an air-gapped site) it pins nothing from the list`,
             };
           }
-          return outcome(ref, l.p.path, l.p, `${who} re-reads ${l.p.path} at start and pins the images it names again (they are present: no pull needed)`);
+          const o = outcome(ref, l.p.path, l.p, `${who} re-reads ${l.p.path} at start and pins the images it names again (they are present: no pull needed)`);
+          // Not named itself: another tag of its image is (the sibling-tag trap).
+          const listed = l.direct.some((d) => d.name === ref.name) ? undefined : l.direct.find((d) => d.imageId !== null && d.imageId === ref.imageId);
+          return listed ? { ...o, trap: { list: l.p.path, listed: listed.name } } : o;
         }),
     ];
-    const repinner = sources.find((s): s is Source & { repins: true } => s.repins);
+    // A file that brings the reference by its own name speaks before a list that brings a sibling.
+    const repinner = sources.find((s): s is Source & { repins: true } => s.repins && !s.trap) ?? sources.find((s): s is Source & { repins: true } => s.repins);
     const lost = sources.find((s): s is Source & { repins: false } => !s.repins);
     const stripped = ref.labels[stripLabel] !== undefined;
     const criPinned = ref.labels[LABEL_CRI_PINNED] === PINNED;
@@ -196,6 +205,8 @@ export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: Fate
     } else if (repinner) {
       if (stripped || !criPinned) {
         fate = { afterRestart: 'pinned', reason: `${repinner.how}.`, archive: repinner.path };
+      } else if (repinner.trap) {
+        fate = { afterRestart: 'pinned', reason: listTrapReason(ref.name, repinner.trap, who), archive: repinner.path, listTrap: repinner.trap };
       } else {
         fate = {
           afterRestart: 'pinned',

@@ -14,6 +14,8 @@ import {
   type PinPlan,
   PROVENANCE,
 } from '../../shared/domain';
+import { isGcBindingLabel } from '../../shared/protection';
+import { listRepinsWarning } from '../../shared/listTrap';
 import { archivesBringing, type FateArchive } from '../fate/predict';
 import { HoldfastError } from '../errors';
 
@@ -99,13 +101,36 @@ export function planPins(
     }
     changes.push({ ref: r.name, imageId: r.imageId, before, after });
   }
-  return { node, action, changes, unchanged };
+  const warnings = action === 'pin' ? listWarnings(affected) : [];
+  return { node, action, changes, unchanged, ...(warnings.length ? { warnings } : {}) };
 }
 
-/** The per-key label updates that turn `before` into `after` (null deletes). */
+/**
+ * The .txt lists that re-pin what a pin makes durable (core/fate names the list as the file that
+ * pins the reference again, the sibling-tag trap included): k3s takes those pins back at its next start.
+ */
+function listWarnings(affected: readonly ImageRef[]): string[] {
+  const byList = new Map<string, string[]>();
+  for (const r of affected) {
+    if (r.afterRestart !== 'pinned' || !r.archive || !/\.txt$/i.test(r.archive)) continue;
+    byList.set(r.archive, [...(byList.get(r.archive) ?? []), r.name]);
+  }
+  return [...byList].map(([list, refs]) => listRepinsWarning(list, refs));
+}
+
+/**
+ * The per-key label updates that turn `before` into `after` (null deletes). Every label Holdfast
+ * writes goes through here, so this is where it refuses to write (or remove) a label containerd's
+ * own GC acts on (containerd.io/gc.bref.*, containerd.io/gc.expire: shared/protection gcBound):
+ * a plan only ever carries them over unchanged.
+ */
 export function labelDelta(change: LabelChange): Record<string, string | null> {
   const delta: Record<string, string | null> = {};
   for (const [k, v] of Object.entries(change.after)) if (change.before[k] !== v) delta[k] = v;
   for (const k of Object.keys(change.before)) if (!(k in change.after)) delta[k] = null;
+  const gc = Object.keys(delta).filter(isGcBindingLabel);
+  if (gc.length) {
+    throw new HoldfastError('INTERNAL', `refusing to change ${gc.join(', ')} on ${change.ref}: Holdfast never writes the labels containerd's own garbage collector acts on`);
+  }
   return delta;
 }

@@ -10,7 +10,8 @@ import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../../shared/mediaTypes';
 import { applyImageProtection, durableProtection, imageProtection, protectionKey } from '../../shared/protection';
-import { criPinning, startupWalk, type CriPinning } from '../../shared/versions';
+import { criPinning, importCacheHonoured, startupWalk, type CriPinning } from '../../shared/versions';
+import { importCacheHealth } from '../../shared/importCacheHealth';
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
 import type { NodeSession } from '../node/session';
 import type { ImagesDirFile } from '../../shared/lostPins';
@@ -183,6 +184,14 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
     return p;
   };
 
+  // k3s's import cache, once for the node (shared/importCacheHealth), and what each .txt list takes over.
+  const importCache = importCacheHealth({
+    ...inv.importCache,
+    honoured: importCacheHonoured(info.distroVersion),
+    root: session.def.imagesDir,
+    files: files.filter((f) => f.kind !== 'ignored'),
+  });
+  const takesOver = (path: string) => images.filter((r) => r.listTrap?.list === path).map((r) => ({ ref: r.name, listed: r.listTrap!.listed }));
   // Every file's removal check at once (their completeness reads overlap), results in order.
   const checks = await Promise.all(files.map((f) => removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion))));
   const archives: ArchiveInfo[] = [];
@@ -190,6 +199,7 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
     const check = checks[i]!;
     // Without CRI pinning no pin makes removal safe: pinning is no remedy there.
     const remedy = check.allowed || criPinning(info.containerdVersion) === 'none' ? undefined : archiveRemedy(check);
+    const taken = f.kind === 'prepull' ? takesOver(f.path) : [];
     archives.push({
       path: f.path,
       kind: f.kind,
@@ -203,6 +213,8 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
       cachedByK3s: cachedByK3s(inv, f),
       ...(remedy ? { remedy } : {}),
       ...(f.error ? { error: f.error } : {}),
+      ...(taken.length ? { takesOver: taken } : {}),
+      importCache,
     });
   }
   log.debug('archives checked', { node: session.def.name, archives: archives.length });

@@ -7,6 +7,8 @@ import { ARCHIVE_KIND_TEXT, sortArchives } from '../model/archives';
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
+import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
+import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
 import { archivesOf } from '../store';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
@@ -65,6 +67,9 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
   const loadArchives = useApp((s) => s.loadArchives);
   const items = useMemo(() => sortArchives(archives.items), [archives.items]);
   const cached = items.filter((a) => a.cachedByK3s).length;
+  // k3s's import cache health is the node's, carried by every file (shared/importCacheHealth).
+  const cacheHealth = items[0]?.importCache;
+  const cacheBrief = cacheHealth ? importCacheBrief(cacheHealth) : null;
 
   useEffect(() => {
     if (archives.state === 'idle') void loadArchives(node.name);
@@ -99,6 +104,18 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
               {cached === 1 ? 'it' : 'them'} at start — on releases without the fix the pins are cleared and never put
               back.
             </span>
+          </div>
+        </div>
+      ) : null}
+
+      {cacheHealth && cacheBrief ? (
+        <div className="banner banner-warning" data-testid="cache-health">
+          <AlertIcon className="banner-icon" />
+          <div className="banner-text">
+            <strong>{cacheBrief}</strong>
+            {importCacheReasons(cacheHealth, node.name).map((r) => (
+              <span key={r}>{r}</span>
+            ))}
           </div>
         </div>
       ) : null}
@@ -158,6 +175,11 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                       >
                         <ClockIcon /> cached by k3s
                       </span>
+                    ) : null}
+                    {a.takesOver?.length ? (
+                      <p className="archive-error" data-testid="list-takeover" title={listTakeoverReason(a.path, a.takesOver)}>
+                        <AlertIcon /> {listTakeoverBrief(a.takesOver)}
+                      </p>
                     ) : null}
                     {a.error ? (
                       <p className="archive-error" data-testid="archive-error">

@@ -197,6 +197,24 @@ describe('.txt pre-pull lists', () => {
     expect(fixed).toMatchObject({ afterRestart: 'pinned', archive: 'busybox.txt' });
   });
 
+  it('the sibling-tag trap: a durable tag that only shares its image with a listed one is taken over by k3s', () => {
+    const durableSibling = ref('registry.local/mirror/busybox:1.36', DURABLE);
+    const fates = predictFates([tag, durableSibling, other], [], k3s('v1.33.2+k3s1'), [list('busybox.txt', 'busybox\n')]);
+    const f = fates.get(durableSibling.name)!;
+    expect(f).toMatchObject({ afterRestart: 'pinned', archive: 'busybox.txt', listTrap: { list: 'busybox.txt', listed: 'docker.io/library/busybox:latest' } });
+    expect(f.reason).toContain('busybox.txt names docker.io/library/busybox:latest, another tag of the same image');
+    expect(f.reason).toContain('once busybox.txt is gone, the start after that strips it');
+    // The listed tag itself and an unrelated durable image are no trap.
+    expect(fates.get(tag.name)!.listTrap).toBeUndefined();
+    expect(predictFates([tag, ref('x/other:1', DURABLE, ID2)], [], k3s(), [list('busybox.txt', 'busybox\n')]).get('x/other:1')!.listTrap).toBeUndefined();
+    // A list that fails (an absent name) takes nothing over.
+    expect(fateOf([durableSibling, tag], [], k3s(), [list('site.txt', 'busybox\nregistry.local/absent:1\n')]).listTrap).toBeUndefined();
+    // An archive that brings the sibling by its own name speaks first (the old message).
+    const both = fateOf([durableSibling, tag], [arch('m.tar', [durableSibling.name])], k3s(), [list('busybox.txt', 'busybox\n')]);
+    expect(both).toMatchObject({ archive: 'm.tar' });
+    expect(both.listTrap).toBeUndefined();
+  });
+
   it('a durable pin named by a list becomes k3s-managed again', () => {
     const f = fateOf([ref('docker.io/library/busybox:latest', DURABLE)], [], k3s('v1.33.2+k3s1'), [list('busybox.txt', 'docker.io/library/busybox:latest\n')]);
     expect(f.reason).toMatch(/k3s-managed again: remove busybox\.txt/);

@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   addsDigestRefs,
+  bundledContainerd,
+  containerdWritesGcBackrefs,
   cacheRepinFix,
   distroPinsImports,
   DISTRO_PINS_FROM,
@@ -154,5 +156,32 @@ describe('digest references after the labels (k3s PR #13221)', () => {
     [null, 'unknown'],
   ])('%s → %s', (v, want) => {
     expect(addsDigestRefs(v)).toBe(want);
+  });
+});
+
+describe('issue #37: bundled containerd and the k3s changes of 2026', () => {
+  it('names the containerd a release bundles, where the table knows it', () => {
+    expect(bundledContainerd('v1.37.2+k3s1')).toBe('2.3.7');
+    expect(bundledContainerd('v1.37.0+k3s1')).toBe('2.3.4');
+    expect(bundledContainerd('v1.37.1+rke2r1')).toBe('2.3.4');
+    expect(bundledContainerd('v1.36.2+k3s1')).toBe('2.3.2');
+    expect(bundledContainerd('v1.36.1+k3s1')).toBe('2.2.3');
+    expect(bundledContainerd('v1.33.13+k3s1')).toBe('2.2.5');
+    expect(bundledContainerd('v1.33.12+k3s1')).toBeNull();
+    expect(bundledContainerd('garbage')).toBeNull();
+    // containerd 2.3 is the first that writes GC back-references on import
+    expect(containerdWritesGcBackrefs(bundledContainerd('v1.36.2+k3s1'))).toBe('yes');
+    expect(containerdWritesGcBackrefs(bundledContainerd('v1.36.1+k3s1'))).toBe('no');
+    expect(containerdWritesGcBackrefs('2.0.5-k3s1.32')).toBe('no');
+    expect(containerdWritesGcBackrefs(null)).toBe('unknown');
+  });
+
+  it('k3s #14484 (v1.37.0) and #14732 (v1.37.2 and backports)', () => {
+    expect(releaseHas(K3S_RELEASES.noRetagForHostingRegistry, 'v1.37.0+k3s1')).toBe('yes');
+    expect(releaseHas(K3S_RELEASES.noRetagForHostingRegistry, 'v1.36.9+k3s1')).toBe('no');
+    expect(releaseHas(K3S_RELEASES.unreadableListIsError, 'v1.37.2+k3s1')).toBe('yes');
+    expect(releaseHas(K3S_RELEASES.unreadableListIsError, 'v1.37.1+k3s1')).toBe('no');
+    expect(releaseHas(K3S_RELEASES.unreadableListIsError, 'v1.36.5+k3s1')).toBe('unknown');
+    expect(releaseHas(K3S_RELEASES.unreadableListIsError, 'v1.33.5+k3s1')).toBe('no');
   });
 });
