@@ -11,7 +11,7 @@ import type { LabelChange, NodeDef } from '../shared/domain';
 import { terminalSafe } from './format';
 import { Screen } from './screen';
 import { lazyNodeStore, type Store } from './nodeStore';
-import { lazyService, type CliService } from './service';
+import { lazyService, type LazyService } from './service';
 
 export interface Io {
   out: (s: string) => void;
@@ -76,7 +76,7 @@ export const connectsFirstNode =
     if (typeof node === 'string' && node) cli.headStart(node);
   };
 
-export interface Cli extends CliService {
+export interface Cli extends LazyService {
   io: Io;
   store(): Store;
   /** --wide: nothing is fitted to the terminal (set by the program before a command runs). */
@@ -98,6 +98,7 @@ export function createCli(io: Io): Cli {
     call: (channel, args) => service.call(channel, args),
     subscribe: (cb) => service.subscribe(cb),
     headStart: (node) => service.headStart(node),
+    useLocal: (o) => service.useLocal(o),
     close: () => service.close(),
     store,
   };

@@ -32,6 +32,7 @@ export const COMMANDS: readonly { name: string; load: () => Promise<Register> }[
   { name: 'archives', load: async () => (await import('./commands/archives')).registerArchivesCommand },
   { name: 'explain', load: async () => (await import('./commands/explain')).registerExplainCommand },
   { name: 'inspect', load: async () => (await import('./commands/inspect')).registerInspectCommand },
+  { name: 'metrics', load: async () => (await import('./commands/metrics')).registerMetricsCommand },
   { name: 'pin', load: async () => (await import('./commands/pin')).registerPinCommand },
   { name: 'unpin', load: async () => (await import('./commands/unpin')).registerUnpinCommand },
   { name: 'rm-archive', load: async () => (await import('./commands/rm-archive')).registerRmArchiveCommand },

@@ -14,6 +14,8 @@ import type { Service } from '../core/service';
 import type { CredentialsProvider } from '../core/ssh/credentials';
 import { HeadStart, openHeadStart } from './headStart';
 import type { ArgsOf, Channel, Envelope, LiveEvent, ResultOf } from '../shared/contract';
+import type { NodeDef } from '../shared/domain';
+import type { LocalNodeOptions } from '../core/node/localSession';
 
 export interface CliService {
   /** Runs one contract operation; its error envelope is thrown as a HoldfastError (main maps its code to the exit code). */
@@ -33,16 +35,33 @@ export interface CliService {
   close(): Promise<void>;
 }
 
+/** The CLI's service, and how a command puts it on this machine. */
+export interface LazyService extends CliService {
+  /**
+   * `--local`: every operation runs on this machine (Holdfast on the node itself, as root): its
+   * one node is this machine, read through containerd's socket and the images dir directly, no
+   * SSH (core/node/localSession.ts). Called before the first operation; returns the node.
+   */
+  useLocal(o: LocalNodeOptions): Promise<NodeDef>;
+}
+
 type Loaded = { service: Service; dispatch: (h: Service, channel: string, raw: unknown) => Promise<Envelope<unknown>> };
 
-export function lazyService(): CliService {
+export function lazyService(): LazyService {
   let loaded: Promise<Loaded> | undefined;
   let closing: Promise<void> | undefined;
   // Passphrases, passwords, keyboard-interactive answers: asked on the terminal, kept nowhere.
   let tty: Promise<CredentialsProvider> | undefined;
   const credentials = () => (tty ??= import('./prompt').then(({ ttyCredentials }) => ttyCredentials()));
   const head = new HeadStart(async (node, whileHandshaking) => openHeadStart(node, await credentials(), whileHandshaking));
+  let local: NodeDef | undefined;
   const loadService = async (): Promise<Loaded> => {
+    if (local) {
+      const [{ createHandlers }, { dispatch }, { LocalNodeSession }] = await Promise.all([import('../core/service'), import('../server/dispatch'), import('../core/node/localSession')]);
+      // No SSH, so no secrets to ask; a fleet run never asks either.
+      const service = createHandlers({ nodes: [local], openSession: (def) => LocalNodeSession.open(def), jobThrottleMs: 0, fleetCredentials: false });
+      return { service, dispatch };
+    }
     // A command that named its node is connecting already: the service loads during the handshake.
     await head.connecting();
     const [{ createHandlers }, { dispatch }, { NodeSession }, tty] = await Promise.all([import('../core/service'), import('../server/dispatch'), import('../core/node/session'), credentials()]);
@@ -69,7 +88,15 @@ export function lazyService(): CliService {
       const { service } = await load();
       return service.events.subscribe(cb);
     },
-    headStart: (node) => head.start(node),
+    headStart: (node) => {
+      if (!local) head.start(node); // a local node has no handshake to start early
+    },
+    async useLocal(o) {
+      if (loaded) throw new HoldfastError('INTERNAL', '--local is set before the first operation');
+      const { localNodeDef } = await import('../core/node/localSession');
+      local = localNodeDef(o);
+      return local;
+    },
     close() {
       closing ??= (async () => {
         const l = await loaded?.catch(() => undefined); // a service that failed to load has nothing open

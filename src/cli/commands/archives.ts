@@ -4,6 +4,8 @@ import { archiveBrief } from '../../shared/archiveRemedy';
 import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
 import { connectsFirstNode, type Cli } from '../context';
+import { localNodeOf, withLocalOptions } from '../localNode';
+import { HoldfastError } from '../../core/errors';
 import type { ColumnFit } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { whyHint } from '../screen';
@@ -20,25 +22,29 @@ const ARCHIVE_COLUMNS: readonly ColumnFit[] = [
 ];
 
 export function registerArchivesCommand(program: Command, cli: Cli): void {
-  program
-    .command('archives')
-    .summary("archives in a node's images dir: safe to remove?")
-    .description("The files in a node's images dir: what each archive brings, whether k3s imported it, and whether it can be removed safely.")
-    .argument('<node>', 'the node whose images dir to list')
-    .hook('preAction', connectsFirstNode(cli))
-    .option('--json', 'machine-readable output')
-    .option('--why', 'every reason in full (all that keeps each archive)')
+  withLocalOptions(
+    program
+      .command('archives')
+      .summary("archives in a node's images dir: safe to remove?")
+      .description("The files in a node's images dir: what each archive brings, whether k3s imported it, and whether it can be removed safely.")
+      .argument('[node]', 'the node whose images dir to list (none with --local)')
+      .hook('preAction', connectsFirstNode(cli))
+      .option('--json', 'machine-readable output')
+      .option('--why', 'every reason in full (all that keeps each archive)')
+  )
     .addHelpText(
       'after',
       helpAfter(
-        ['holdfast archives lab1-n1', 'holdfast archives lab1-n1 --why', '# Then remove one that is safe to remove', 'holdfast rm-archive lab1-n1 holdfast-sample.tar.gz'],
+        ['holdfast archives lab1-n1', 'holdfast archives lab1-n1 --why', '# On the node itself, as root: no SSH', 'holdfast archives --local', '# Then remove one that is safe to remove', 'holdfast rm-archive lab1-n1 holdfast-sample.tar.gz'],
         [
           FITTED_NOTE,
           'Without its archive, an image k3s pinned loses the pin at the next k3s start (then kubelet may delete it): an archive is safe to remove once every image it brings is complete and durably pinned (holdfast pin NODE --archive PATH).',
         ],
       ),
     )
-    .action(async (name: string, o) => {
+    .action(async (given: string | undefined, o) => {
+      const name = (await localNodeOf(cli, o, given ? [given] : [])) ?? given;
+      if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
       const archives = await cli.call('archives.list', { node: name });
       if (o.json) return cli.io.out(JSON.stringify(archives, null, 2));
       if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);

@@ -10,6 +10,8 @@ import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
 import { imageName, isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
+import { localNodeOf, withLocalOptions } from '../localNode';
+import { HoldfastError } from '../../core/errors';
 import type { ColumnFit } from '../fit';
 import { humanSize, shortDigest, terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
@@ -75,17 +77,19 @@ const refRank = (name: string) => (isImageIdRecord(name) ? 2 : name.includes('@'
 
 
 export function registerImagesCommand(program: Command, cli: Cli): void {
-  program
-    .command('images')
-    .summary('each image on a node and its fate at k3s start')
-    .description(
-      'Every image reference on a node: its pin, what happens to it at the next k3s start, whether the site needs it, and the needed images at risk.',
-    )
-    .argument('<node>', 'the node to list')
-    .hook('preAction', connectsFirstNode(cli))
-    .option('--json', 'machine-readable output')
-    .option('--lost', 'only the durable pins Holdfast made that are gone')
-    .option('--why', 'every reason in full, not one short clause')
+  withLocalOptions(
+    program
+      .command('images')
+      .summary('each image on a node and its fate at k3s start')
+      .description(
+        'Every image reference on a node: its pin, what happens to it at the next k3s start, whether the site needs it, and the needed images at risk.',
+      )
+      .argument('[node]', 'the node to list (none with --local)')
+      .hook('preAction', connectsFirstNode(cli))
+      .option('--json', 'machine-readable output')
+      .option('--lost', 'only the durable pins Holdfast made that are gone')
+      .option('--why', 'every reason in full, not one short clause')
+  )
     .addHelpText(
       'after',
       helpAfter(
@@ -93,6 +97,8 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
           'holdfast images lab1-n1',
           'holdfast images lab1-n1 --lost',
           'holdfast images lab1-n1 --why --wide',
+          '# On the node itself, as root: no SSH',
+          'holdfast images --local',
           '# The references nothing pins',
           'holdfast images lab1-n1 --json | jq -r \'.[] | select(.pin == "none") | .name\'',
         ],
@@ -103,7 +109,9 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         ],
       ),
     )
-    .action(async (name: string, o) => {
+    .action(async (given: string | undefined, o) => {
+      const name = (await localNodeOf(cli, o, given ? [given] : [])) ?? given;
+      if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
       // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
       const { images, lost, info, needs } = await cli.call('images.report', { node: name });
       const screen = cli.screen();

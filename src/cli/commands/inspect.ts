@@ -10,18 +10,19 @@ import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../c
 import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf } from '../../shared/needs';
 import type { Distro, NodeDef } from '../../shared/domain';
-import type { LiveEvent } from '../../shared/contract';
 import { plural, word } from '../../shared/wording';
 import { protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
+import { renderMetrics } from '../../shared/metrics';
 import { distroDisplayName } from '../../shared/distro';
 
 /** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
 const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
 import type { Cli } from '../context';
 import { positiveInt, positiveSeconds } from '../options';
-import { onCtrlC } from '../jobs';
+import { runFleet } from '../fleetRun';
+import { localNodeOf, withLocalOptions } from '../localNode';
 import type { ColumnFit } from '../fit';
 import { terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
@@ -184,7 +185,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
 }
 
 export function registerInspectCommand(program: Command, cli: Cli): void {
-  program
+  const cmd = program
     .command('inspect')
     .summary('many nodes at once: pins, needs, disk, drift')
     .description(
@@ -197,8 +198,10 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
     .option('--why', 'every reason in full, not one short clause')
     .option('--html <file>', 'also write the report as one HTML file')
     .option('--csv <file>', 'also write one CSV row per node and reference')
+    .option('--openmetrics <file>', "also write `holdfast metrics`' Prometheus series, a node label on each (no imagefs or GC threshold: those need each node's disk picture)")
     .option('--concurrency <n>', 'nodes inspected at once', positiveInt, DEFAULT_FLEET_CONCURRENCY)
-    .option('--timeout <seconds>', 'per node, to connect and list', positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000)
+    .option('--timeout <seconds>', 'per node, to connect and list', positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000);
+  withLocalOptions(cmd)
     .addHelpText(
       'after',
       helpAfter(
@@ -209,6 +212,10 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
           '# Slow links: fewer nodes at once, more time each',
           'holdfast inspect --all --concurrency 4 --timeout 60',
           "holdfast inspect --json | jq '.summary'",
+          '# Every node\'s series for Prometheus (node_exporter\'s textfile collector)',
+          'holdfast inspect --all --openmetrics /var/lib/node-exporter/fleet.prom',
+          '# On the node itself, as root: no SSH',
+          'sudo holdfast inspect --local',
         ],
         [
           'The HTML file is self-contained: mail it or open it on a machine without Holdfast.',
@@ -220,62 +227,28 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
     .action(async (names: string[], o) => {
       if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
       if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
-      const tty = Boolean(process.stderr.isTTY);
-      let runId: string | undefined;
-      let total = 0;
-      let done = 0;
-      let down = 0;
-      let cancelled = false;
-      const early: LiveEvent[] = [];
-      let finish!: (report: FleetReport) => void;
-      const finished = new Promise<FleetReport>((resolve) => (finish = resolve));
-      const seen = (e: LiveEvent) => {
-        if (e.type === 'fleet.node' && e.payload.runId === runId) {
-          done++;
-          if (!e.payload.result.reachable) down++;
-          if (tty) process.stderr.write(`\r\x1b[2Kinspected ${done}/${total}${down ? ` (${down} unreachable)` : ''}`);
-        } else if (e.type === 'fleet.done' && e.payload.runId === runId) finish(e.payload.report);
-      };
-      // Ctrl-C stops the run; its report (the nodes that had not answered: cancelled) still comes.
-      const offSig = onCtrlC(() => {
-        cancelled = true;
-        if (runId !== undefined) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
+      if (o.local && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', '--local reads this machine: not with --all or --group');
+      const local = await localNodeOf(cli, o, names);
+      const { report, nodes: ran } = await runFleet(cli, {
+        ...(local ? { nodes: [local] } : names.length ? { nodes: names } : {}),
+        ...(o.group ? { group: o.group as string } : {}),
+        concurrency: o.concurrency,
+        timeout: o.timeout,
       });
-      let report: FleetReport;
-      let defs: NodeDef[];
-      let unsubscribe = () => {};
-      try {
-        unsubscribe = await cli.subscribe((e) => {
-          if (e.type !== 'fleet.node' && e.type !== 'fleet.done') return;
-          if (runId === undefined) early.push(e);
-          else seen(e);
-        });
-        const run = await cli.call('fleet.start', {
-          ...(names.length ? { nodes: names } : {}),
-          ...(o.group ? { group: o.group as string } : {}),
-          concurrency: o.concurrency,
-          timeout: o.timeout,
-        });
-        runId = run.runId;
-        total = run.nodes.length;
-        if (cancelled) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
-        for (const e of early) seen(e);
-        report = await finished;
-        const inRun = new Set(run.nodes);
-        defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
-      } finally {
-        offSig();
-        unsubscribe();
-        if (tty) process.stderr.write('\r\x1b[2K');
-      }
+      const inRun = new Set(ran);
+      const defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
       const [{ fleetHtml }, { fleetCsv }] = await reports();
       if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
       if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
+      // The same series as `holdfast metrics`, one node label each. The imagefs and GC threshold
+      // series are left out: they need each node's disk picture, one more connection per node.
+      if (o.openmetrics) await writeFileAtomic(path.resolve(o.openmetrics), renderMetrics(report.nodes.map((result) => ({ label: result.node, result })), Math.floor(Date.parse(report.generatedAt) / 1000)), 0o644);
       if (o.json) cli.io.out(JSON.stringify(report, null, 2));
       else {
         cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));
         if (o.html) cli.io.out(`wrote ${o.html}`);
         if (o.csv) cli.io.out(`wrote ${o.csv}`);
+        if (o.openmetrics) cli.io.out(`wrote ${o.openmetrics}`);
       }
       const down2 = report.nodes.filter((n) => !n.reachable);
       if (down2.length) {

@@ -39,7 +39,8 @@ export interface FreeSpace {
 }
 
 export interface FileAccess {
-  readonly mode: 'sftp' | 'sudo';
+  /** local: this machine's own files (`--local`, Holdfast on the node itself; access/local.ts). */
+  readonly mode: 'sftp' | 'sudo' | 'local';
   /** stat (follows symlinks) or lstat; null when the path does not exist. */
   stat(path: string, opts?: { lstat?: boolean }): Promise<RemoteStat | null>;
   /**

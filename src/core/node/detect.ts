@@ -2,7 +2,7 @@
 // `k3s --version` / `rke2 --version` output, and where its images dir is (the data-dir of its
 // config files). Parsing is pure, so it is tested against recorded real output.
 import { DISTRO_ORDER, DISTRO_PROFILES } from '../../shared/distro';
-import type { Distro, ImagesDirDetection } from '../../shared/domain';
+import type { Distro, ImagesDirDetection, NodeInfo } from '../../shared/domain';
 import { resolveImagesDir, type ConfigFileLines } from './distroConfig';
 import { configFilesShell, DISTRO_WORDS } from './distroShell';
 
@@ -103,4 +103,15 @@ export function parseProbe(stdout: string): ProbeResult {
     }
   }
   return { machine: machine.trim(), hashTools, distro, distroVersion, imagesDir: resolveImagesDir(distro, files) };
+}
+
+/** What a node runs (NodeSession.detect): containerd's answer to Version and the probe's findings. */
+export function nodeInfoOf(containerd: { version: string; revision: string }, probe: Pick<ProbeResult, 'distro' | 'distroVersion'> & Partial<Pick<ProbeResult, 'imagesDir'>>): NodeInfo {
+  return {
+    containerdVersion: containerd.version,
+    containerdRevision: containerd.revision,
+    distro: probe.distro,
+    distroVersion: probe.distroVersion,
+    ...(probe.imagesDir ? { imagesDir: probe.imagesDir } : {}),
+  };
 }

@@ -11,7 +11,7 @@ import { connectSsh, type SshConnection, type SshTarget } from '../ssh/connect';
 import type { CredentialsProvider } from '../ssh/credentials';
 import type { AcceptNewHostKey } from '../ssh/hostKey';
 import type { Tunnel } from '../ssh/tunnel';
-import { NO_HASH_TOOLS, parseProbe, probeArgv, type HashTools, type ProbeResult } from './detect';
+import { NO_HASH_TOOLS, nodeInfoOf, parseProbe, probeArgv, type HashTools, type ProbeResult } from './detect';
 import { logger } from '../log';
 
 const log = logger('node');
@@ -286,13 +286,7 @@ export class SshNodeSession implements NodeSession {
   /** containerd version through the API; k3s/RKE2 version from their binaries, if present. */
   async detect(): Promise<NodeInfo> {
     const [cv, probe] = await Promise.all([this.containerd.version(), this.probe()]);
-    return {
-      containerdVersion: cv.version,
-      containerdRevision: cv.revision,
-      distro: probe.distro,
-      distroVersion: probe.distroVersion,
-      ...(probe.imagesDir ? { imagesDir: probe.imagesDir } : {}),
-    };
+    return nodeInfoOf(cv, probe);
   }
 
   /**

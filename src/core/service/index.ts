@@ -9,6 +9,7 @@ import { IndexCache } from '../archives/scan';
 import { AuditLog } from '../audit/log';
 import { lostPinsOnNode } from '../audit/lostPins';
 import { holdfastHome } from '../config/home';
+import { FixedNodeStore } from '../config/fixedNodes';
 import { NodeStore } from '../config/nodes';
 import { CredentialBroker } from '../credentials/broker';
 import { JobManager } from '../jobs/manager';
@@ -28,7 +29,7 @@ export type { Service, ServiceOptions } from './parts';
 
 export function createHandlers(opts: ServiceOptions = {}): Service {
   const home = opts.home ?? holdfastHome();
-  const store = new NodeStore(home);
+  const store = opts.nodes ? new FixedNodeStore(home, opts.nodes) : new NodeStore(home);
   // Secrets the app needs while connecting are asked in the UI (credentials.request event).
   let emit: (e: LiveEvent) => void = () => undefined;
   const broker = new CredentialBroker((request) => emit({ type: 'credentials.request', payload: request }));

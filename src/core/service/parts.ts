@@ -28,6 +28,11 @@ export interface ServiceOptions {
   /** Opens node sessions (default: NodeSession.open over SSH); UI tests pass fake nodes here. */
   openSession?: OpenSession;
   /**
+   * These nodes instead of the home's nodes.json, none added or changed (`--local`: this machine,
+   * whose session openSession opens). The audit log and caches stay the home's.
+   */
+  nodes?: readonly NodeDef[];
+  /**
    * Who answers a node's secrets (passphrases, passwords, keyboard-interactive). Absent (the
    * app, `serve`): the UI is asked through credentials.request events. The CLI asks on its terminal.
    */

@@ -1,0 +1,163 @@
+// A node's pin state as Prometheus series (`holdfast metrics`, `holdfast inspect --openmetrics`):
+// the text exposition format node_exporter's textfile collector reads. Every value comes from a
+// rule that has its home elsewhere — protection (what kubelet sees now and after the next k3s
+// start), needs (needed images at risk), the lost-pin audit, the archive check, the disk picture
+// — this file only counts and prints. Pure: tested against exact text.
+import type { FsUsage } from './diskPicture';
+import type { FleetNodeResult } from './fleet';
+import type { GcPolicy } from './gcPolicy';
+import { atRiskOf } from './needs';
+import { gcBound, imageProtection, losingImages, refsByImage } from './protection';
+import { criPinning } from './versions';
+
+/** One node's facts: the fleet inspection's result, and its disk picture when one was taken. */
+export interface NodeMetricsInput {
+  /** The `node` label (inspect --openmetrics); null: none (a node's own textfile, node_exporter labels it). */
+  label: string | null;
+  result: FleetNodeResult;
+  /** The image file system and kubelet's GC policy (disk.picture); absent: those series are left out. */
+  disk?: { imagefs: FsUsage | null; policy: GcPolicy } | null;
+}
+
+export type ImageState = 'durable' | 'k3s' | 'unpinned';
+export const IMAGE_STATES: readonly ImageState[] = ['durable', 'k3s', 'unpinned'];
+
+const PIN_RANK = { none: 0, k3s: 1, durable: 2 } as const;
+
+/**
+ * Images (by image id, as kubelet counts them) by the pin that protects them now: unpinned when
+ * kubelet sees no pin (protection's `now`), else the strongest pin among the references that
+ * protect (a reference containerd's own GC removes — gcBound — protects nothing).
+ */
+export function imageStates(result: Pick<FleetNodeResult, 'images' | 'versions'>): Record<ImageState, number> {
+  const images = result.images ?? [];
+  const counts: Record<ImageState, number> = { durable: 0, k3s: 0, unpinned: 0 };
+  const protection = imageProtection(images, criPinning(result.versions?.containerdVersion));
+  for (const [key, refs] of refsByImage(images)) {
+    if (!protection.get(key)?.now) {
+      counts.unpinned++;
+      continue;
+    }
+    const best = refs.filter((r) => !gcBound(r.labels)).reduce<'none' | 'k3s' | 'durable'>((b, r) => (PIN_RANK[r.pin] > PIN_RANK[b] ? r.pin : b), 'none');
+    counts[best === 'durable' ? 'durable' : 'k3s']++;
+  }
+  return counts;
+}
+
+interface Sample {
+  labels: Record<string, string>;
+  value: number;
+}
+
+interface Family {
+  name: string;
+  help: string;
+  type: 'gauge';
+  samples: (n: NodeMetricsInput) => Sample[];
+}
+
+const one = (value: number, labels: Record<string, string> = {}): Sample[] => [{ labels, value }];
+
+/** Series only a reachable node has (an unreachable one's values are unknown, not zero). */
+const reached = (f: (n: NodeMetricsInput, r: FleetNodeResult) => Sample[]) => (n: NodeMetricsInput) => (n.result.reachable ? f(n, n.result) : []);
+
+/** The series, in the order they are written. */
+const FAMILIES = (checkedAt: number): Family[] => [
+  {
+    name: 'holdfast_images',
+    help: 'Images in containerd (by image id) by the pin kubelet sees now: durable, k3s (removed at the next k3s start unless re-imported) or unpinned.',
+    type: 'gauge',
+    samples: reached((_n, r) => {
+      const s = imageStates(r);
+      return IMAGE_STATES.map((state) => ({ labels: { state }, value: s[state] }));
+    }),
+  },
+  {
+    name: 'holdfast_images_losing_pin_at_next_start',
+    help: 'Images kubelet sees pinned now that lose the pin at the next k3s start.',
+    type: 'gauge',
+    samples: reached((_n, r) => one(losingImages(r.images ?? [], criPinning(r.versions?.containerdVersion)).length)),
+  },
+  {
+    name: 'holdfast_images_at_risk',
+    help: 'Needed images that are missing, unprotected now or unprotected after the next k3s start (needs read from the cluster, else images from air-gap archives).',
+    type: 'gauge',
+    samples: reached((_n, r) => (r.needs ? one(atRiskOf(r.images, r.needs).length) : [])),
+  },
+  {
+    name: 'holdfast_pins_lost',
+    help: 'Durable pins Holdfast made (its audit log) that are gone from containerd.',
+    type: 'gauge',
+    samples: reached((_n, r) => one(r.lostPins?.length ?? 0)),
+  },
+  {
+    name: 'holdfast_archives',
+    help: 'Air-gap archives and pre-pull lists in the images dir, by whether removing them is safe.',
+    type: 'gauge',
+    samples: reached((_n, r) => {
+      const files = (r.archives ?? []).filter((a) => a.kind !== 'ignored');
+      const safe = files.filter((a) => a.safeToRemove).length;
+      return [
+        { labels: { safe_to_remove: 'true' }, value: safe },
+        { labels: { safe_to_remove: 'false' }, value: files.length - safe },
+      ];
+    }),
+  },
+  {
+    name: 'holdfast_imagefs_used_bytes',
+    help: "Used bytes of the file system kubelet's image GC watches (capacity minus what non-root users may use).",
+    type: 'gauge',
+    samples: reached((n) => {
+      const fs = n.disk?.imagefs;
+      return fs && fs.totalBytes !== null ? one(fs.totalBytes - Math.min(fs.freeBytes, fs.totalBytes)) : [];
+    }),
+  },
+  {
+    name: 'holdfast_imagefs_capacity_bytes',
+    help: "Capacity in bytes of the file system kubelet's image GC watches.",
+    type: 'gauge',
+    samples: reached((n) => (n.disk?.imagefs && n.disk.imagefs.totalBytes !== null ? one(n.disk.imagefs.totalBytes) : [])),
+  },
+  {
+    name: 'holdfast_gc_high_threshold_ratio',
+    help: "kubelet's imageGCHighThresholdPercent as a ratio: image GC starts above this use of the image file system.",
+    type: 'gauge',
+    samples: reached((n) => (n.disk ? one(n.disk.policy.highPercent / 100) : [])),
+  },
+  {
+    name: 'holdfast_check_success',
+    help: 'Whether Holdfast could read the node (1) or not (0, with the kind of error).',
+    type: 'gauge',
+    samples: (n) => (n.result.reachable ? one(1) : one(0, { kind: (n.result.error?.code ?? 'INTERNAL').toLowerCase() })),
+  },
+  {
+    name: 'holdfast_check_timestamp_seconds',
+    help: 'When Holdfast last checked the node, in seconds since the epoch.',
+    type: 'gauge',
+    samples: () => one(checkedAt),
+  },
+];
+
+/** A label value as the exposition format wants it: backslash, double quote and line feed escaped. */
+export const escapeLabelValue = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+function sampleLine(name: string, labels: Record<string, string>, value: number): string {
+  const pairs = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`);
+  return `${name}${pairs.length ? `{${pairs.join(',')}}` : ''} ${Number.isFinite(value) ? String(value) : 'NaN'}`;
+}
+
+/**
+ * The Prometheus text exposition (version 0.0.4) of the nodes' facts: each family's HELP and
+ * TYPE once, then its samples for every node (the `node` label first when the node has one).
+ * `checkedAt`: seconds since the epoch.
+ */
+export function renderMetrics(nodes: readonly NodeMetricsInput[], checkedAt: number): string {
+  const lines: string[] = [];
+  for (const f of FAMILIES(checkedAt)) {
+    lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+    for (const n of nodes) {
+      for (const s of f.samples(n)) lines.push(sampleLine(f.name, n.label === null ? s.labels : { node: n.label, ...s.labels }, s.value));
+    }
+  }
+  return lines.join('\n') + '\n';
+}

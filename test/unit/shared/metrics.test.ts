@@ -1,0 +1,198 @@
+// `holdfast metrics` / `inspect --openmetrics`: the exact exposition text for a sample fleet — one
+// node with every kind of image, a lost pin, archives and a disk picture, one node not reached —
+// with each value traced to the rule it comes from (protection, needs, the archive check).
+import { describe, expect, it } from 'vitest';
+import type { FleetNodeResult } from '../../../src/shared/fleet';
+import type { ArchiveInfo, ImageRef, LostPin } from '../../../src/shared/domain';
+import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
+import { escapeLabelValue, imageStates, renderMetrics } from '../../../src/shared/metrics';
+import { applyNeeds, type NodeNeeds } from '../../../src/shared/needs';
+import { imageProtection } from '../../../src/shared/protection';
+import { criPinning } from '../../../src/shared/versions';
+
+const VERSIONS = { containerdVersion: '2.1.9', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: 'v1.33.7+k3s1' };
+
+const LABELS: Record<ImageRef['pin'], Record<string, string>> = {
+  durable: { 'io.cri-containerd.pinned': 'pinned' },
+  k3s: { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' }, // k3s sets both
+  none: {},
+};
+
+const ref = (name: string, id: string, pin: ImageRef['pin'], afterRestart: ImageRef['afterRestart']): ImageRef => ({
+  name,
+  digest: `sha256:${id.repeat(64)}`,
+  mediaType: 'application/vnd.oci.image.manifest.v1+json',
+  imageId: `sha256:${id.repeat(64).replace(/^./, 'c')}`,
+  size: 1,
+  platforms: ['linux/amd64'],
+  createdAt: null,
+  labels: LABELS[pin],
+  pin,
+  afterRestart,
+  reason: 'r',
+  archive: null,
+});
+
+const NEEDS: NodeNeeds = {
+  sources: [{ kind: 'cluster', label: 'kubectl on n1' }],
+  images: [
+    { ref: 'docker.io/library/web:1', workloads: [{ kind: 'Deployment', namespace: 'default', name: 'web', why: 'scaled to 0' }], source: 'cluster' },
+    { ref: 'docker.io/library/db:2', workloads: [{ kind: 'StatefulSet', namespace: 'data', name: 'db', why: 'running' }], source: 'cluster' },
+  ],
+  notes: [],
+};
+
+const archive = (path: string, safeToRemove: boolean, kind: ArchiveInfo['kind'] = 'archive'): ArchiveInfo => ({
+  path,
+  kind,
+  compression: null,
+  size: 1,
+  mtime: '2026-12-05T00:00:00Z',
+  images: [],
+  imported: true,
+  safeToRemove,
+  reason: 'r',
+  cachedByK3s: false,
+});
+
+const lost: LostPin = {
+  node: 'n1',
+  kind: 'label-removed',
+  ref: 'docker.io/library/gone:1',
+  imageId: null,
+  pinnedAt: '2026-12-01T00:00:00Z',
+  pinnedBy: 'tech',
+  summary: 's',
+  causes: [],
+  remedy: { kind: 'reimport', text: 't' },
+  stillPinnedVia: null,
+};
+
+function reached(): FleetNodeResult {
+  const refs = [
+    ref('docker.io/library/web:1', 'a', 'none', 'unpinned'), // needed, unpinned: at risk
+    ref('docker.io/library/db:2', 'b', 'durable', 'pinned'),
+    ref('docker.io/library/old:0', 'd', 'durable', 'pinned'),
+    ref('docker.io/library/app:3', 'e', 'k3s', 'unpinned'), // k3s pin, no archive: lost at the next start
+    ref('docker.io/library/app@sha256:' + 'e'.repeat(64), 'e', 'k3s', 'unpinned'), // same image: counted once
+    ref('docker.io/library/tool:1', 'f', 'k3s', 'pinned'),
+  ];
+  const judged = applyNeeds(refs, imageProtection(refs, criPinning(VERSIONS.containerdVersion)), NEEDS, { holders: () => [] });
+  return {
+    node: 'n1',
+    reachable: true,
+    error: null,
+    versions: VERSIONS,
+    images: judged.refs,
+    archives: [archive('a.tar', true), archive('b.tar.zst', false), archive('list.txt', false, 'prepull'), archive('notes.md', false, 'ignored')],
+    disk: null,
+    lostPins: [lost],
+    needs: judged.report,
+  };
+}
+
+const unreached: FleetNodeResult = {
+  node: 'n"2',
+  reachable: false,
+  error: { code: 'UNREACHABLE', message: 'Cannot reach 10.0.0.2:22.' },
+  versions: null,
+  images: null,
+  archives: null,
+  disk: null,
+};
+
+const GiB = 1024 ** 3;
+const disk = {
+  imagefs: { roles: ['content' as const, 'snapshots' as const], paths: {}, totalBytes: 100 * GiB, freeBytes: 40 * GiB, via: 'statvfs' as const },
+  policy: resolveGcPolicy([]),
+};
+
+const HELP = {
+  images: '# HELP holdfast_images Images in containerd (by image id) by the pin kubelet sees now: durable, k3s (removed at the next k3s start unless re-imported) or unpinned.\n# TYPE holdfast_images gauge',
+  losing: '# HELP holdfast_images_losing_pin_at_next_start Images kubelet sees pinned now that lose the pin at the next k3s start.\n# TYPE holdfast_images_losing_pin_at_next_start gauge',
+  atRisk:
+    '# HELP holdfast_images_at_risk Needed images that are missing, unprotected now or unprotected after the next k3s start (needs read from the cluster, else images from air-gap archives).\n# TYPE holdfast_images_at_risk gauge',
+  lost: '# HELP holdfast_pins_lost Durable pins Holdfast made (its audit log) that are gone from containerd.\n# TYPE holdfast_pins_lost gauge',
+  archives: '# HELP holdfast_archives Air-gap archives and pre-pull lists in the images dir, by whether removing them is safe.\n# TYPE holdfast_archives gauge',
+  used: "# HELP holdfast_imagefs_used_bytes Used bytes of the file system kubelet's image GC watches (capacity minus what non-root users may use).\n# TYPE holdfast_imagefs_used_bytes gauge",
+  capacity: "# HELP holdfast_imagefs_capacity_bytes Capacity in bytes of the file system kubelet's image GC watches.\n# TYPE holdfast_imagefs_capacity_bytes gauge",
+  gc: "# HELP holdfast_gc_high_threshold_ratio kubelet's imageGCHighThresholdPercent as a ratio: image GC starts above this use of the image file system.\n# TYPE holdfast_gc_high_threshold_ratio gauge",
+  success: '# HELP holdfast_check_success Whether Holdfast could read the node (1) or not (0, with the kind of error).\n# TYPE holdfast_check_success gauge',
+  stamp: '# HELP holdfast_check_timestamp_seconds When Holdfast last checked the node, in seconds since the epoch.\n# TYPE holdfast_check_timestamp_seconds gauge',
+};
+
+describe('holdfast metrics text', () => {
+  it('one node, no node label (its own textfile): every series with HELP and TYPE, values by the shared rules', () => {
+    expect(renderMetrics([{ label: null, result: reached(), disk }], 1796479564)).toBe(
+      [
+        HELP.images,
+        'holdfast_images{state="durable"} 2',
+        'holdfast_images{state="k3s"} 2',
+        'holdfast_images{state="unpinned"} 1',
+        HELP.losing,
+        'holdfast_images_losing_pin_at_next_start 1',
+        HELP.atRisk,
+        'holdfast_images_at_risk 1',
+        HELP.lost,
+        'holdfast_pins_lost 1',
+        HELP.archives,
+        'holdfast_archives{safe_to_remove="true"} 1',
+        'holdfast_archives{safe_to_remove="false"} 2',
+        HELP.used,
+        `holdfast_imagefs_used_bytes ${60 * GiB}`,
+        HELP.capacity,
+        `holdfast_imagefs_capacity_bytes ${100 * GiB}`,
+        HELP.gc,
+        'holdfast_gc_high_threshold_ratio 0.85',
+        HELP.success,
+        'holdfast_check_success 1',
+        HELP.stamp,
+        'holdfast_check_timestamp_seconds 1796479564',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a fleet (inspect --openmetrics): a node label first, an unreached node only says it failed and why', () => {
+    expect(renderMetrics([{ label: 'n1', result: reached() }, { label: 'n"2', result: unreached }], 1796479564)).toBe(
+      [
+        HELP.images,
+        'holdfast_images{node="n1",state="durable"} 2',
+        'holdfast_images{node="n1",state="k3s"} 2',
+        'holdfast_images{node="n1",state="unpinned"} 1',
+        HELP.losing,
+        'holdfast_images_losing_pin_at_next_start{node="n1"} 1',
+        HELP.atRisk,
+        'holdfast_images_at_risk{node="n1"} 1',
+        HELP.lost,
+        'holdfast_pins_lost{node="n1"} 1',
+        HELP.archives,
+        'holdfast_archives{node="n1",safe_to_remove="true"} 1',
+        'holdfast_archives{node="n1",safe_to_remove="false"} 2',
+        // No disk picture in a fleet report: the imagefs and GC series are left out, not zero.
+        HELP.used,
+        HELP.capacity,
+        HELP.gc,
+        HELP.success,
+        'holdfast_check_success{node="n1"} 1',
+        'holdfast_check_success{node="n\\"2",kind="unreachable"} 0',
+        HELP.stamp,
+        'holdfast_check_timestamp_seconds{node="n1"} 1796479564',
+        'holdfast_check_timestamp_seconds{node="n\\"2"} 1796479564',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('image states count images, not references, and a pin containerd GC may drop protects nothing', () => {
+    const refs = [
+      ref('docker.io/library/a:1', 'a', 'durable', 'pinned'),
+      { ...ref('docker.io/library/b:1', 'b', 'durable', 'pinned'), labels: { 'io.cri-containerd.pinned': 'pinned', 'containerd.io/gc.expire': '2026-12-06T00:00:00Z' } },
+    ];
+    expect(imageStates({ images: refs, versions: VERSIONS })).toEqual({ durable: 1, k3s: 0, unpinned: 1 });
+  });
+
+  it('label values are escaped as the exposition format wants', () => {
+    expect(escapeLabelValue('a\\b"c\nd')).toBe('a\\\\b\\"c\\nd');
+  });
+});
