@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/usecases/fleet';
 import type { AuditEntry, ImageRef } from '../../../src/shared/domain';
 import { activeDurablePins, findLostPins } from '../../../src/shared/lostPins';
+import { imageRef } from '../../support/imageRef';
 
 const CRI = 'io.cri-containerd.pinned';
 const ID = 'sha256:' + 'c'.repeat(64);
@@ -12,20 +13,7 @@ const KEPT = 'docker.io/library/kept:1';
 const audit: AuditEntry[] = [
   { time: '2026-03-01T08:00:00.000Z', user: 'tech@laptop', node: 'a', action: 'pin', changes: [EVIL, KEPT].map((ref) => ({ ref, imageId: ref === KEPT ? ID : 'sha256:' + 'e'.repeat(64), before: {}, after: { [CRI]: 'pinned' } })) },
 ];
-const kept: ImageRef = {
-  name: KEPT,
-  digest: 'sha256:' + 'd'.repeat(64),
-  mediaType: 'application/vnd.oci.image.manifest.v1+json',
-  imageId: ID,
-  size: 1,
-  platforms: ['linux/amd64'],
-  createdAt: null,
-  labels: {},
-  pin: 'none',
-  afterRestart: 'unpinned',
-  reason: 'Not pinned.',
-  archive: null,
-};
+const kept: ImageRef = imageRef(KEPT, { imageId: ID });
 const lostPins = findLostPins({ node: 'a', pins: activeDurablePins(audit, 'a'), refs: [kept] });
 
 const node = (n: string, extra: Partial<FleetNodeResult>): FleetNodeResult => ({

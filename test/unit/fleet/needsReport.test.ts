@@ -6,23 +6,12 @@ import type { ImageRef } from '../../../src/shared/domain';
 import { applyNeeds, type NodeNeeds } from '../../../src/shared/needs';
 import { imageProtection } from '../../../src/shared/protection';
 import { criPinning } from '../../../src/shared/versions';
+import { imageRef } from '../../support/imageRef';
 
 const VERSIONS = { containerdVersion: '2.1.9', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: 'v1.33.7+k3s1' };
 
-const ref = (name: string, id: string, pin: ImageRef['pin'], afterRestart: ImageRef['afterRestart']): ImageRef => ({
-  name,
-  digest: `sha256:${id.repeat(64)}`,
-  mediaType: 'application/vnd.oci.image.manifest.v1+json',
-  imageId: `sha256:${id.repeat(64).replace(/^./, 'c')}`,
-  size: 1,
-  platforms: ['linux/amd64'],
-  createdAt: null,
-  labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : {},
-  pin,
-  afterRestart,
-  reason: 'r',
-  archive: null,
-});
+const ref = (name: string, id: string, pin: ImageRef['pin'], afterRestart: ImageRef['afterRestart']): ImageRef =>
+  imageRef(name, { labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : {}, pin, afterRestart, reason: 'r' }, id);
 
 const NEEDS: NodeNeeds = {
   sources: [{ kind: 'cluster', label: 'kubectl on n1' }],

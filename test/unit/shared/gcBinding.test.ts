@@ -13,27 +13,14 @@ import {
   protectionKey,
   refOutcome,
 } from '../../../src/shared/protection';
+import { imageRef } from '../../support/imageRef';
 
 const ID = 'sha256:' + 'a'.repeat(64);
 const CRI = { 'io.cri-containerd.pinned': 'pinned' };
 const K3S = { ...CRI, 'io.cattle.k3s.pinned': 'pinned' };
 const BREF = { 'containerd.io/gc.bref.image': 'registry.local/app:1', 'containerd.io/gc.expire': '2026-12-12T00:00:00Z' };
 
-const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef => ({
-  name,
-  digest: 'sha256:' + 'd'.repeat(64),
-  mediaType: 'application/vnd.oci.image.manifest.v1+json',
-  imageId: ID,
-  size: 1,
-  platforms: ['linux/amd64'],
-  createdAt: null,
-  labels: {},
-  pin: 'none',
-  afterRestart: 'unpinned',
-  reason: 'Not pinned.',
-  archive: null,
-  ...over,
-});
+const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef => imageRef(name, { imageId: ID, ...over });
 
 describe('gcBound', () => {
   it('reads the parent and the expiry, and nothing else counts', () => {

@@ -9,6 +9,7 @@ import { escapeLabelValue, imageStates, renderMetrics } from '../../../src/share
 import { applyNeeds, type NodeNeeds } from '../../../src/shared/needs';
 import { imageProtection } from '../../../src/shared/protection';
 import { criPinning } from '../../../src/shared/versions';
+import { imageRef } from '../../support/imageRef';
 
 const VERSIONS = { containerdVersion: '2.1.9', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: 'v1.33.7+k3s1' };
 
@@ -18,20 +19,8 @@ const LABELS: Record<ImageRef['pin'], Record<string, string>> = {
   none: {},
 };
 
-const ref = (name: string, id: string, pin: ImageRef['pin'], afterRestart: ImageRef['afterRestart']): ImageRef => ({
-  name,
-  digest: `sha256:${id.repeat(64)}`,
-  mediaType: 'application/vnd.oci.image.manifest.v1+json',
-  imageId: `sha256:${id.repeat(64).replace(/^./, 'c')}`,
-  size: 1,
-  platforms: ['linux/amd64'],
-  createdAt: null,
-  labels: LABELS[pin],
-  pin,
-  afterRestart,
-  reason: 'r',
-  archive: null,
-});
+const ref = (name: string, id: string, pin: ImageRef['pin'], afterRestart: ImageRef['afterRestart']): ImageRef =>
+  imageRef(name, { labels: LABELS[pin], pin, afterRestart, reason: 'r' }, id);
 
 const NEEDS: NodeNeeds = {
   sources: [{ kind: 'cluster', label: 'kubectl on n1' }],
