@@ -12,7 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import type { Client, ClientChannel } from 'ssh2';
+import type { ClientChannel } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { shellQuote } from './quote';
 import { logger } from '../log';
@@ -36,6 +36,20 @@ export interface Tunnel {
   /** True once close() ran or the SSH connection went away. */
   readonly closed: boolean;
   close(): Promise<void>;
+}
+
+/** The parts of an ssh2 channel the tunnel uses: a duplex with its stderr (and an 'exit' event). */
+export type TunnelChannel = Duplex & Pick<ClientChannel, 'stderr'>;
+
+/**
+ * The parts of an ssh2 `Client` the tunnel uses; a real `Client` satisfies it (its callbacks hand
+ * over a `ClientChannel`, which is a `TunnelChannel`).
+ */
+export interface TunnelClient {
+  openssh_forwardOutStreamLocal(socketPath: string, callback: (err: Error | undefined, channel: TunnelChannel) => void): unknown;
+  exec(command: string, callback: (err: Error | undefined, channel: TunnelChannel) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
+  removeListener(event: 'close', listener: () => void): unknown;
 }
 
 export interface TunnelOptions {
@@ -196,7 +210,7 @@ async function makeSocketDir(): Promise<string> {
   return dir;
 }
 
-function openStreamLocal(client: Client, remoteSocketPath: string): Promise<ClientChannel> {
+function openStreamLocal(client: TunnelClient, remoteSocketPath: string): Promise<TunnelChannel> {
   return new Promise((resolve, reject) => {
     try {
       client.openssh_forwardOutStreamLocal(remoteSocketPath, (err, ch) => (err ? reject(err) : resolve(ch)));
@@ -206,7 +220,7 @@ function openStreamLocal(client: Client, remoteSocketPath: string): Promise<Clie
   });
 }
 
-function openExec(client: Client, command: string): Promise<ClientChannel> {
+function openExec(client: TunnelClient, command: string): Promise<TunnelChannel> {
   return new Promise((resolve, reject) => {
     try {
       client.exec(command, (err, ch) => (err ? reject(err) : resolve(ch)));
@@ -221,9 +235,9 @@ function notConnected(err: unknown): HoldfastError {
 }
 
 /** Run the probe script for exec mode: sudo, the socket, the bridges — one round trip. */
-async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean, user: string | undefined, node: string | undefined): Promise<BridgeKind> {
+async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: boolean, user: string | undefined, node: string | undefined): Promise<BridgeKind> {
   const argv = ['sh', '-c', BRIDGE_PROBE_SCRIPT, 'holdfast-probe', remoteSocketPath, sudo ? 'sudo' : ''];
-  let ch: ClientChannel;
+  let ch: TunnelChannel;
   try {
     ch = await openExec(client, shellQuote(argv));
   } catch (err) {
@@ -303,8 +317,8 @@ async function probeExec(client: Client, remoteSocketPath: string, sudo: boolean
 // exec'd on the same connection. So run one trivial session per connection, best effort, and
 // without waiting for it: the tunnel works meanwhile (a node's shell may take a while to start),
 // its first round trips only slower.
-const primed = new WeakSet<Client>();
-async function primeServerNoDelay(client: Client): Promise<void> {
+const primed = new WeakSet<TunnelClient>();
+async function primeServerNoDelay(client: TunnelClient): Promise<void> {
   if (primed.has(client)) return;
   primed.add(client);
   try {
@@ -330,17 +344,18 @@ async function primeServerNoDelay(client: Client): Promise<void> {
 }
 
 /**
- * Open a tunnel to `remoteSocketPath` over an authenticated ssh2 Client. Resolves once the mode is
- * known and the remote socket answered (streamlocal) or exists (exec); rejects with a HoldfastError.
+ * Open a tunnel to `remoteSocketPath` over an authenticated ssh2 Client (any TunnelClient).
+ * Resolves once the mode is known and the remote socket answered (streamlocal) or exists (exec);
+ * rejects with a HoldfastError.
  */
-export async function openTunnel(client: Client, remoteSocketPath: string, opts: TunnelOptions = {}): Promise<Tunnel> {
+export async function openTunnel(client: TunnelClient, remoteSocketPath: string, opts: TunnelOptions = {}): Promise<Tunnel> {
   if (!remoteSocketPath.startsWith('/') || remoteSocketPath.includes('\0')) {
     throw new HoldfastError('INVALID_INPUT', `The remote socket path must be absolute, got "${remoteSocketPath}".`);
   }
   const sudo = opts.sudo === true;
   let mode: TunnelMode;
   /** The probe's open channel, until a connection takes it (streamlocal) or the tunnel closes. */
-  let spare: ClientChannel | undefined;
+  let spare: TunnelChannel | undefined;
   const wanted = sudo ? 'exec' : (opts.mode ?? 'auto');
   if (wanted === 'exec') {
     mode = 'exec';
@@ -419,8 +434,8 @@ export async function openTunnel(client: Client, remoteSocketPath: string, opts:
         remote.on('close', finish);
         if (mode === 'exec') {
           // socat's complaints go to stderr; drain it so the channel window never stalls.
-          (remote as ClientChannel).stderr.resume();
-          (remote as ClientChannel).on('exit', () => remote.end());
+          remote.stderr.resume();
+          remote.on('exit', () => remote.end());
         }
         local.pipe(remote);
         remote.pipe(local);

@@ -4,6 +4,7 @@ import type { EventEnvelope, EventSubscription } from '../../../src/core/contain
 import { HoldfastError } from '../../../src/core/errors';
 import { backoffDelay, LiveHub, type LiveConnection } from '../../../src/core/live/hub';
 import type { Job } from '../../../src/shared/domain';
+import { job as jobOf } from '../../doubles/api';
 
 /** A fake node connection whose event stream the test drives. */
 function fakeNode() {
@@ -143,7 +144,7 @@ describe('LiveHub', () => {
     const hub = new LiveHub({ open: async () => fakeNode().conn, jobThrottleMs: 200 });
     const got: LiveEvent[] = [];
     hub.subscribe((e) => got.push(e));
-    const job = (progress: number, state: Job['state'] = 'running') => ({ id: 'j1', state, progress, nodes: [] }) as unknown as Job;
+    const job = (progress: number, state: Job['state'] = 'running') => jobOf({ id: 'j1', state, progress, nodes: [] });
     for (let i = 0; i < 10; i++) hub.jobChanged(job(i / 10));
     expect(got).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(200);

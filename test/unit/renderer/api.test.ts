@@ -1,9 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { generateRefs } from '../../doubles/catalog';
 import { createHttpApi, takeToken, TOKEN_STORAGE_KEY, unpackingBridge, type DesktopBridge } from '../../../src/renderer/api';
-import { operations } from '../../../src/shared/contract';
+import { operations, type Envelope } from '../../../src/shared/contract';
+import type { ImageRef } from '../../../src/shared/domain';
 import { isPacked, packEnvelope } from '../../../src/shared/wirePack';
 import type { NeedsReport } from '../../../src/shared/needs';
+import { fakeBridge } from '../../doubles/api';
 
 function memoryStorage() {
   const m = new Map<string, string>();
@@ -99,13 +101,12 @@ describe('unpackingBridge', () => {
     const refs = generateRefs(300);
     const pathForFile = vi.fn(() => '/home/tech/a.tar');
     const onEvent = vi.fn(() => () => undefined);
-    const bridge = {
-      ...Object.fromEntries(Object.keys(operations).map((op) => [op, async () => ({ ok: true, result: [] })])),
-      listImages: async () => structuredClone(packEnvelope({ ok: true, result: refs })),
+    const bridge = fakeBridge({
+      listImages: async () => structuredClone(packEnvelope<Envelope<ImageRef[]>>({ ok: true, result: refs })),
       listNodes: async () => ({ ok: false, error: { code: 'INTERNAL', message: 'm' } }),
       onEvent,
       pathForFile,
-    } as unknown as DesktopBridge;
+    });
     const api = unpackingBridge(bridge);
     await expect(api.listImages({ node: 'edge-01' })).resolves.toEqual({ ok: true, result: refs });
     await expect(api.listNodes({})).resolves.toEqual({ ok: false, error: { code: 'INTERNAL', message: 'm' } });

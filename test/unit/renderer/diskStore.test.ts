@@ -2,10 +2,11 @@
 // whole picture, a smaller answer never replaces a full one, and a change on the node (prune
 // included) reloads what was shown.
 import { describe, expect, it, vi } from 'vitest';
-import type { Envelope, HoldfastApi } from '../../../src/shared/contract';
+import type { Envelope } from '../../../src/shared/contract';
 import type { DiskPicture } from '../../../src/shared/diskPicture';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { createAppStore, diskOf } from '../../../src/renderer/store';
+import { fakeApi, imagesReport } from '../../doubles/api';
 
 const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
 const picture = (node: string, full: boolean): DiskPicture => ({
@@ -25,11 +26,8 @@ const picture = (node: string, full: boolean): DiskPicture => ({
 function api() {
   const getDiskPicture = vi.fn(async ({ node, images }: { node: string; images?: boolean }) => ok(picture(node, images !== false)));
   const applyPrune = vi.fn(async ({ node }: { node: string }) => ok({ node, keepVersions: 2, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null }));
-  const getImagesReport = vi.fn(async () => ok({ images: [], lost: [], info: { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: null }, needs: null }));
-  return { getDiskPicture, applyPrune, getImagesReport, listLostPins: vi.fn(async () => ok([])) } as unknown as HoldfastApi & {
-    getDiskPicture: typeof getDiskPicture;
-    applyPrune: typeof applyPrune;
-  };
+  const getImagesReport = vi.fn(async () => ok(imagesReport()));
+  return fakeApi({ getDiskPicture, applyPrune, getImagesReport, listLostPins: vi.fn(async () => ok([])) });
 }
 
 describe('disk pictures in the store', () => {

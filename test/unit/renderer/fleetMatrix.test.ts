@@ -5,6 +5,7 @@ import { buildMatrix, filterMatrix, foldRefs, summarizeMatrix } from '../../../s
 import { createAppStore } from '../../../src/renderer/store';
 import type { ClientApi } from '../../../src/renderer/api';
 import type { LiveEvent } from '../../../src/shared/contract';
+import { fakeApi } from '../../doubles/api';
 
 const ref = (name: string, p: Partial<ImageRef> = {}): ImageRef => ({
   name,
@@ -86,12 +87,12 @@ describe('fleet matrix: the image verdict of the one protection model (issue #16
 
 describe('store: credentials and fleet runs', () => {
   function api(overrides: Partial<ClientApi> = {}) {
-    return {
-      pendingCredentials: vi.fn(async () => ({ ok: true as const, result: [] })),
-      answerCredentials: vi.fn(async () => ({ ok: true as const, result: { answered: true as const } })),
-      startFleetInspection: vi.fn(async () => ({ ok: true as const, result: { runId: 'r1', nodes: ['n1', 'n2'] } })),
+    return fakeApi({
+      pendingCredentials: vi.fn<ClientApi['pendingCredentials']>(async () => ({ ok: true, result: [] })),
+      answerCredentials: vi.fn<ClientApi['answerCredentials']>(async () => ({ ok: true, result: { answered: true } })),
+      startFleetInspection: vi.fn<ClientApi['startFleetInspection']>(async () => ({ ok: true, result: { runId: 'r1', nodes: ['n1', 'n2'] } })),
       ...overrides,
-    } as unknown as ClientApi;
+    });
   }
   const req = (id: string): LiveEvent => ({ type: 'credentials.request', payload: { id, kind: 'password', subject: 'u@h', prompts: [{ prompt: 'Password:', echo: false }] } });
 
@@ -112,8 +113,8 @@ describe('store: credentials and fleet runs', () => {
   });
 
   it('fleet: events that arrive before startFleetInspection answers are kept; other runs are ignored', async () => {
-    let resolve!: (v: unknown) => void;
-    const a = api({ startFleetInspection: vi.fn(() => new Promise((r) => (resolve = r))) as unknown as ClientApi['startFleetInspection'] });
+    let resolve!: (v: Awaited<ReturnType<ClientApi['startFleetInspection']>>) => void;
+    const a = api({ startFleetInspection: vi.fn<ClientApi['startFleetInspection']>(() => new Promise((r) => (resolve = r))) });
     const store = createAppStore(a);
     const p = store.getState().startFleet();
     store.getState().applyEvent({ type: 'fleet.node', payload: { runId: 'r1', result: ok('n1', [ref('a:1')]) } });

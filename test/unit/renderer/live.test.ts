@@ -6,27 +6,30 @@ import { displayStatus } from '../../../src/renderer/components/LiveStatus';
 import { indexAt, rowOffsets, visibleRange, windowAfterScroll } from '../../../src/renderer/components/virtual';
 import { countsOfRefs, groupsOfRefs } from '../../../src/renderer/model/images';
 import { createAppStore, imagesOf } from '../../../src/renderer/store';
-import type { ClientApi } from '../../../src/renderer/api';
 import type { Envelope, LiveEvent } from '../../../src/shared/contract';
 import type { ImageRef, Job, NodeDef } from '../../../src/shared/domain';
+import { fakeApi, job, imagesReport } from '../../doubles/api';
 
 const node = (name: string): NodeDef => ({ name, host: `${name}.lan`, port: 22, user: 'root', socket: '/s', imagesDir: '/i', namespace: 'k8s.io' });
 const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
 
 function liveApi() {
   const listeners = new Set<(e: LiveEvent) => void>();
-  const api = {
+  const api = fakeApi({
     listNodes: vi.fn(async () => ok([node('a'), node('b')])),
     connectNode: vi.fn(async ({ name }: { name: string }) => ok({ name, state: 'connected' as const })),
-    getImagesReport: vi.fn(async () => ok({ images: [] as ImageRef[], lost: [], info: { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: null }, needs: null })),
+    getImagesReport: vi.fn(async () => ok(imagesReport())),
     listArchives: vi.fn(async () => ok([])),
     listAudit: vi.fn(async () => ok([])),
     listJobs: vi.fn(async () => ok([] as Job[])),
+    // A server without lost pins or disk pictures: the store leaves them out.
+    listLostPins: undefined,
+    getDiskPicture: undefined,
     onEvent: vi.fn((cb: (e: LiveEvent) => void) => {
       listeners.add(cb);
       return () => listeners.delete(cb);
     }),
-  } as unknown as ClientApi;
+  });
   return { api, listeners, emit: (e: LiveEvent) => [...listeners].forEach((l) => l(e)) };
 }
 
@@ -134,12 +137,12 @@ describe('store: live events', () => {
     store.getState().startLive();
     const stopPoll = store.getState().startJobPolling();
     await vi.advanceTimersByTimeAsync(0);
-    const job = { id: 'j1', state: 'running', nodes: [], progress: 0.1 } as unknown as Job;
-    emit({ type: 'jobs.changed', payload: job });
-    emit({ type: 'jobs.changed', payload: { ...job, progress: 0.6 } });
+    const running = job({ id: 'j1', state: 'running', nodes: [], progress: 0.1 });
+    emit({ type: 'jobs.changed', payload: running });
+    emit({ type: 'jobs.changed', payload: { ...running, progress: 0.6 } });
     expect(store.getState().jobs).toHaveLength(1);
     expect(store.getState().jobs[0]!.progress).toBe(0.6);
-    (api.listJobs as ReturnType<typeof vi.fn>).mockClear();
+    api.listJobs.mockClear();
     await vi.advanceTimersByTimeAsync(4900);
     expect(api.listJobs).not.toHaveBeenCalled(); // 500 ms polling would have called ~10 times
     stopPoll();

@@ -10,6 +10,7 @@ import type { Envelope, LiveEvent } from '../../../src/shared/contract';
 import type { AuditEntry, ImageRef, LostPin, NodeDef } from '../../../src/shared/domain';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { activeDurablePins, findLostPins } from '../../../src/shared/lostPins';
+import { fakeApi, imagesReport } from '../../doubles/api';
 
 const CRI = 'io.cri-containerd.pinned';
 const ID_A = 'sha256:' + 'a'.repeat(64);
@@ -79,18 +80,20 @@ const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
 
 function storeWith(listLostPins: ClientApi['listLostPins'] | undefined) {
   const listeners = new Set<(e: LiveEvent) => void>();
-  const api = {
+  const api = fakeApi({
     listNodes: vi.fn(async () => ok([node('n1'), node('n2')])),
     connectNode: vi.fn(async ({ name }: { name: string }) => ok({ name, state: 'connected' as const })),
-    getImagesReport: vi.fn(async () => ok({ images: [] as ImageRef[], lost: [], info: { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: null }, needs: null })),
+    getImagesReport: vi.fn(async () => ok(imagesReport())),
     listLostPins,
+    // A server without disk pictures: the store leaves them out.
+    getDiskPicture: undefined,
     listJobs: vi.fn(async () => ok([])),
     onEvent: vi.fn((cb: (e: LiveEvent) => void) => {
       listeners.add(cb);
       return () => listeners.delete(cb);
     }),
     removeNode: vi.fn(async ({ name }: { name: string }) => ok({ removed: name })),
-  } as unknown as ClientApi;
+  });
   const store = createAppStore(api, { refreshDebounceMs: 0 });
   return { api, store, emit: (e: LiveEvent) => [...listeners].forEach((l) => l(e)) };
 }

@@ -5,20 +5,21 @@ import { EventEmitter } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Duplex, PassThrough } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { Client } from 'ssh2';
 import { execFileSync } from 'node:child_process';
-import { BRIDGE_PROBE_SCRIPT, openTunnel, probeOutcome } from '../../../src/core/ssh/tunnel';
+import { BRIDGE_PROBE_SCRIPT, openTunnel, probeOutcome, type TunnelChannel, type TunnelClient } from '../../../src/core/ssh/tunnel';
 
 /** A channel-like duplex that echoes what is written to it. */
-function echoChannel(): Duplex & { stderr: PassThrough } {
-  const ch = new PassThrough() as unknown as Duplex & { stderr: PassThrough };
-  ch.stderr = new PassThrough();
-  return ch;
+class EchoChannel extends PassThrough implements TunnelChannel {
+  stderr = new PassThrough();
 }
 
-class FakeClient extends EventEmitter {
+function echoChannel(): EchoChannel {
+  return new EchoChannel();
+}
+
+class FakeClient extends EventEmitter implements TunnelClient {
   connected = true;
   streamlocal: 'ok' | 'refused' = 'ok';
   probeExit = 0;
@@ -27,12 +28,13 @@ class FakeClient extends EventEmitter {
   /** What the bridge probe prints: the bridges that run on the "node". */
   probeOut = 'socat python3 perl\n';
   execCommands: string[] = [];
-  channels: Duplex[] = [];
-  streamlocalChannels: Duplex[] = [];
-  openssh_forwardOutStreamLocal(_p: string, cb: (err: Error | undefined, ch?: Duplex) => void) {
+  channels: EchoChannel[] = [];
+  streamlocalChannels: EchoChannel[] = [];
+  openssh_forwardOutStreamLocal(_p: string, cb: (err: Error | undefined, ch: TunnelChannel) => void) {
     if (!this.connected) throw new Error('Not connected');
     setImmediate(() => {
-      if (this.streamlocal === 'refused') return cb(new Error('(SSH) Channel open failure: open failed'));
+      // ssh2's callback type always carries a channel; on a failed open it is never used.
+      if (this.streamlocal === 'refused') return cb(new Error('(SSH) Channel open failure: open failed'), echoChannel().destroy());
       const ch = echoChannel();
       this.channels.push(ch);
       this.streamlocalChannels.push(ch);
@@ -40,7 +42,7 @@ class FakeClient extends EventEmitter {
     });
     return this;
   }
-  exec(cmd: string, cb: (err: Error | undefined, ch?: Duplex) => void) {
+  exec(cmd: string, cb: (err: Error | undefined, ch: TunnelChannel) => void) {
     if (!this.connected) throw new Error('Not connected');
     this.execCommands.push(cmd);
     setImmediate(() => {
@@ -88,7 +90,7 @@ function roundTrip(p: string, payload: string): Promise<string> {
 describe('openTunnel', () => {
   it('listens on a short path in a fresh 0700 directory and pipes each connection over streamlocal', async () => {
     const client = new FakeClient();
-    const t = await openTunnel(client as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    const t = await openTunnel(client, '/run/k3s/containerd/containerd.sock');
     expect(t.mode).toBe('streamlocal');
     expect(t.localPath.length).toBeLessThan(100);
     expect(statSync(path.dirname(t.localPath)).mode & 0o777).toBe(0o700);
@@ -103,7 +105,7 @@ describe('openTunnel', () => {
 
   it("hands the probe's channel to the first connection (one round trip fewer), opens one per later connection, and closes an unused one", async () => {
     const client = new FakeClient();
-    const t = await openTunnel(client as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    const t = await openTunnel(client, '/run/k3s/containerd/containerd.sock');
     expect(client.streamlocalChannels).toHaveLength(1);
     expect(await roundTrip(t.localPath, 'first')).toBe('first');
     expect(client.streamlocalChannels).toHaveLength(1);
@@ -113,7 +115,7 @@ describe('openTunnel', () => {
 
     // The node closed the probe's channel before anyone dialled: a new one serves the connection.
     const gone = new FakeClient();
-    const t2 = await openTunnel(gone as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    const t2 = await openTunnel(gone, '/run/k3s/containerd/containerd.sock');
     gone.streamlocalChannels[0]!.destroy();
     await new Promise((r) => setImmediate(r));
     expect(await roundTrip(t2.localPath, 'fresh')).toBe('fresh');
@@ -122,7 +124,7 @@ describe('openTunnel', () => {
 
     // Nobody dialled: closing the tunnel closes the probe's channel too.
     const idle = new FakeClient();
-    const t3 = await openTunnel(idle as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    const t3 = await openTunnel(idle, '/run/k3s/containerd/containerd.sock');
     await t3.close();
     expect(idle.streamlocalChannels[0]!.destroyed).toBe(true);
   });
@@ -130,7 +132,7 @@ describe('openTunnel', () => {
   it('falls back to a quoted socat exec bridge when streamlocal is refused', async () => {
     const client = new FakeClient();
     client.streamlocal = 'refused';
-    const t = await openTunnel(client as unknown as Client, '/run/k3s/containerd/containerd.sock');
+    const t = await openTunnel(client, '/run/k3s/containerd/containerd.sock');
     expect(t.mode).toBe('exec');
     expect(await roundTrip(t.localPath, 'hello')).toBe('hello');
     expect(client.execCommands.at(-1)).toBe("'socat' '-' 'UNIX-CONNECT:/run/k3s/containerd/containerd.sock'");
@@ -139,7 +141,7 @@ describe('openTunnel', () => {
 
   it('uses sudo -n for the bridge when asked', async () => {
     const client = new FakeClient();
-    const t = await openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true });
+    const t = await openTunnel(client, '/run/x.sock', { sudo: true });
     expect(t.mode).toBe('exec');
     await roundTrip(t.localPath, 'x');
     expect(client.execCommands.at(-1)).toBe("'sudo' '-n' 'socat' '-' 'UNIX-CONNECT:/run/x.sock'");
@@ -150,33 +152,33 @@ describe('openTunnel', () => {
     const client = new FakeClient();
     client.streamlocal = 'refused';
     client.probeExit = 65;
-    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/socat/) });
+    await expect(openTunnel(client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/socat/) });
     client.probeExit = 66;
-    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/no unix socket/) });
+    await expect(openTunnel(client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/no unix socket/) });
   });
 
   it('never hands socat a path it would misparse: python3 takes it as an argument; refuses relative paths', async () => {
     const client = new FakeClient();
-    const t = await openTunnel(client as unknown as Client, '/run/a,fork.sock', { mode: 'exec' });
+    const t = await openTunnel(client, '/run/a,fork.sock', { mode: 'exec' });
     expect(t.bridge).toBe('python3');
     await roundTrip(t.localPath, 'x');
     expect(client.execCommands.at(-1)).toMatch(/^'python3' '-c' '.*' '\/run\/a,fork\.sock'$/s);
     await t.close();
     client.probeOut = 'socat\n';
-    await expect(openTunnel(client as unknown as Client, '/run/a,fork.sock', { mode: 'exec' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(openTunnel(client as unknown as Client, 'run/x.sock')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(openTunnel(client, '/run/a,fork.sock', { mode: 'exec' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(openTunnel(client, 'run/x.sock')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
   it('falls back to python3, then perl, when socat does not run on the node (under sudo too)', async () => {
     const client = new FakeClient();
     client.probeOut = 'python3 perl\n';
-    let t = await openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true });
+    let t = await openTunnel(client, '/run/x.sock', { sudo: true });
     expect(t.bridge).toBe('python3');
     expect(await roundTrip(t.localPath, 'hello')).toBe('hello');
     expect(client.execCommands.at(-1)).toMatch(/^'sudo' '-n' 'python3' '-c' '[^]*' '\/run\/x\.sock'$/);
     await t.close();
     client.probeOut = 'perl\n';
-    t = await openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true });
+    t = await openTunnel(client, '/run/x.sock', { sudo: true });
     expect(t.bridge).toBe('perl');
     expect(await roundTrip(t.localPath, 'hi')).toBe('hi');
     expect(client.execCommands.at(-1)).toMatch(/^'sudo' '-n' 'perl' '-e' '[^]*' '\/run\/x\.sock'$/);
@@ -188,9 +190,9 @@ describe('openTunnel', () => {
     client.streamlocal = 'refused';
     client.probeSendsStatus = false;
     client.probeExit = 66;
-    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/no unix socket/) });
+    await expect(openTunnel(client, '/run/x.sock')).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', message: expect.stringMatching(/no unix socket/) });
     client.probeExit = 0;
-    const t = await openTunnel(client as unknown as Client, '/run/x.sock');
+    const t = await openTunnel(client, '/run/x.sock');
     expect(t.mode).toBe('exec');
     await t.close();
     expect(probeOutcome(null, '')).toEqual({ code: null, found: [] });
@@ -214,7 +216,7 @@ describe('openTunnel', () => {
   it('runs the probe as a fixed script with the socket path and the sudo flag as positional parameters', async () => {
     const client = new FakeClient();
     const evil = "/run/x';touch /tmp/pwned;'.sock";
-    await openTunnel(client as unknown as Client, evil, { sudo: true }).then((t) => t.close());
+    await openTunnel(client, evil, { sudo: true }).then((t) => t.close());
     const probe = client.execCommands.find((c) => c.includes('holdfast-probe'))!;
     expect(probe.startsWith("'sh' '-c' 'end() {")).toBe(true);
     expect(probe.endsWith(`'holdfast-probe' '/run/x'\\'';touch /tmp/pwned;'\\''.sock' 'sudo'`)).toBe(true);
@@ -223,22 +225,22 @@ describe('openTunnel', () => {
   it('names what to install or configure when sudo or a bridge is missing', async () => {
     const client = new FakeClient();
     client.probeExit = 65;
-    await expect(openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true })).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', hint: expect.stringMatching(/install socat/i) });
+    await expect(openTunnel(client, '/run/x.sock', { sudo: true })).rejects.toMatchObject({ code: 'CONTAINERD_UNAVAILABLE', hint: expect.stringMatching(/install socat/i) });
     client.probeExit = 67;
-    await expect(openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
+    await expect(openTunnel(client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
     client.probeExit = 68;
-    await expect(openTunnel(client as unknown as Client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ code: 'REFUSED', hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
+    await expect(openTunnel(client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ code: 'REFUSED', hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
   });
 
   it('maps a closed client (synchronous "Not connected") to UNREACHABLE', async () => {
     const client = new FakeClient();
     client.connected = false;
-    await expect(openTunnel(client as unknown as Client, '/run/x.sock')).rejects.toMatchObject({ code: 'UNREACHABLE' });
+    await expect(openTunnel(client, '/run/x.sock')).rejects.toMatchObject({ code: 'UNREACHABLE' });
   });
 
   it('destroys local sockets and stops listening when the SSH connection drops', async () => {
     const client = new FakeClient();
-    const t = await openTunnel(client as unknown as Client, '/run/x.sock');
+    const t = await openTunnel(client, '/run/x.sock');
     const s = net.connect(t.localPath);
     s.on('error', () => {});
     s.write('ping');
@@ -255,7 +257,7 @@ describe('openTunnel', () => {
 
   it('an error on one connection only tears down that pair', async () => {
     const client = new FakeClient();
-    const t = await openTunnel(client as unknown as Client, '/run/x.sock');
+    const t = await openTunnel(client, '/run/x.sock');
     const a = net.connect(t.localPath);
     const b = net.connect(t.localPath);
     a.on('error', () => {});
