@@ -7,11 +7,17 @@
 //   even though the archive is still there;
 // - stale entries: for a file no longer in the images dir (k3s prunes it at start), or whose size
 //   or mtime no longer match (k3s re-imports it, or — same size, before k3s #14284 — skips it).
+// Creating the file is advice only where the release re-pins what the cache skips (k3s PR #14266):
+// on a release with the cache but without that fix, turning it on loses the pins of every
+// unchanged archive at each start — the trap itself.
 // Pure: the core reads the file (core/archives/scan readK3sImportCache) and hands it here.
+import { cacheRepinFix, firstReleases, K3S_RELEASES, type Support } from './versions';
 
 export interface ImportCacheHealth {
   /** absent: no .cache.json; ignored: this release has no import cache; unreadable: not JSON. */
   state: 'absent' | 'ignored' | 'unreadable' | 'on';
+  /** Whether the release re-pins what the cache skips (k3s PR #14266): turning the cache on is safe only then. */
+  repins: Support;
   /** Entries in the file. */
   entries: number;
   /** Files (relative to the images dir) whose entry records no images, present and unchanged. */
@@ -34,6 +40,8 @@ export interface CacheHealthInput {
   entries: ReadonlyMap<string, CacheEntryInput | null>;
   /** Whether the node's release honours the cache (shared/versions importCacheHonoured). */
   honoured: 'yes' | 'no' | 'unknown';
+  /** The node's k3s/RKE2 release, for whether it re-pins what the cache skips. */
+  distroVersion?: string | null;
   /** The images dir as the entries' keys name it (the in-node path). */
   root: string;
   /** The files k3s's start-up walk takes: in-node path, path relative to the dir, size, mtime (s). */
@@ -41,7 +49,7 @@ export interface CacheHealthInput {
 }
 
 export function importCacheHealth(input: CacheHealthInput): ImportCacheHealth {
-  const none = { entries: input.entries.size, withoutImages: [], stale: [] };
+  const none = { entries: input.entries.size, withoutImages: [], stale: [], repins: cacheRepinFix(input.distroVersion) };
   if (!input.enabled) return { state: input.honoured === 'no' ? 'ignored' : 'absent', ...none };
   if (input.honoured === 'no') return { state: 'ignored', ...none };
   if (!input.readable) return { state: 'unreadable', ...none };
@@ -56,7 +64,7 @@ export function importCacheHealth(input: CacheHealthInput): ImportCacheHealth {
     else if (e && (e.size !== f.size || e.modTime !== f.mtime)) stale.push({ path: f.path, why: 'changed' });
     else if (e && e.images === null) withoutImages.push(f.path);
   }
-  return { state: 'on', entries: input.entries.size, withoutImages, stale };
+  return { state: 'on', entries: input.entries.size, withoutImages, stale, repins: none.repins };
 }
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -83,10 +91,13 @@ export function importCacheBrief(h: ImportCacheHealth): string | null {
 /** Every finding in full, one sentence each (--why, the app's details). */
 export function importCacheReasons(h: ImportCacheHealth, node = 'NODE'): string[] {
   switch (h.state) {
-    case 'absent':
+    case 'absent': {
+      const slow = 'The images dir has no .cache.json, so every k3s start re-imports every archive in it, which delays kubelet by minutes on a large images dir (k3s #12243).';
+      if (h.repins === 'yes') return [`${slow} k3s keeps the cache only if the file exists: an empty .cache.json turns it on.`];
       return [
-        'The images dir has no .cache.json, so every k3s start re-imports every archive in it, which delays kubelet by minutes on a large images dir (k3s #12243). k3s keeps the cache only if the file exists: an empty .cache.json turns it on.',
+        `${slow} Do not create one on this release: without k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)} and later${h.repins === 'unknown' ? '; this release is not known to have it' : ''}) the cache makes k3s skip unchanged archives at start without pinning their images again, so their pins are lost. Make the pins durable first (holdfast pin ${node} --needed), or upgrade.`,
       ];
+    }
     case 'ignored':
       return ["This k3s release predates the import cache (k3s PR #12237): it re-imports every archive at every start, whatever .cache.json says."];
     case 'unreadable':

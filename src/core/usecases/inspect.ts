@@ -188,6 +188,7 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
   const importCache = importCacheHealth({
     ...inv.importCache,
     honoured: importCacheHonoured(info.distroVersion),
+    distroVersion: info.distroVersion,
     root: session.def.imagesDir,
     files: files.filter((f) => f.kind !== 'ignored'),
   });

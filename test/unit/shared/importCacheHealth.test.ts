@@ -15,6 +15,18 @@ describe('importCacheHealth', () => {
     expect(h.state).toBe('absent');
     expect(importCacheBrief(h)).toBe('no .cache.json: every k3s start re-imports every archive (slow starts on a large images dir)');
     expect(importCacheReasons(h)[0]).toContain('k3s #12243');
+    // Turning the cache on is advice only where k3s re-pins what it skips (k3s PR #14266) …
+    const fixed = importCacheHealth(input({ enabled: false, distroVersion: 'v1.36.3+k3s1' }));
+    expect(fixed.repins).toBe('yes');
+    expect(importCacheReasons(fixed)[0]).toContain('an empty .cache.json turns it on');
+    // … never where the cache would lose the pins of every unchanged archive at each start.
+    for (const v of ['v1.33.7+k3s1', 'v1.36.2+k3s1', 'v1.32.5+k3s1']) {
+      const before = importCacheHealth(input({ enabled: false, distroVersion: v }));
+      const long = importCacheReasons(before, 'n1')[0]!;
+      expect(long, v).not.toContain('turns it on');
+      expect(long, v).toContain('Do not create one on this release');
+      expect(long, v).toContain('holdfast pin n1 --needed');
+    }
     const old = importCacheHealth(input({ enabled: false, honoured: 'no' }));
     expect(old.state).toBe('ignored');
     expect(importCacheBrief(old)).toBeNull();
@@ -30,7 +42,7 @@ describe('importCacheHealth', () => {
         ]),
       }),
     );
-    expect(h).toEqual({ state: 'on', entries: 3, withoutImages: ['a.tar'], stale: [{ path: 'sub/b.tar', why: 'changed' }, { path: 'gone.tar', why: 'gone' }] });
+    expect(h).toEqual({ state: 'on', entries: 3, withoutImages: ['a.tar'], stale: [{ path: 'sub/b.tar', why: 'changed' }, { path: 'gone.tar', why: 'gone' }], repins: 'unknown' });
     expect(importCacheBrief(h)).toBe('.cache.json: 1 entry without images (pins lost at the next start), 2 stale');
     const long = importCacheReasons(h, 'n1');
     expect(long).toHaveLength(3);
