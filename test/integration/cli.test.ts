@@ -27,7 +27,7 @@ describe('holdfast CLI', () => {
   it('exits 2 on a usage error', async () => {
     const r = await runCli(['images'], { HOLDFAST_HOME: tempHome() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("missing required argument 'node'");
+    expect(r.stderr).toContain('name the node (or --local, on the node itself)');
     const bad = await runCli(['node', 'add', 'x', '--host', 'h', '--port', 'ninety'], { HOLDFAST_HOME: tempHome() });
     expect(bad.code).toBe(2);
   });
