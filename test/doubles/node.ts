@@ -784,6 +784,8 @@ export class FakeSession implements NodeSession {
   private resolverCache: TargetResolver | undefined;
   readonly files: FakeFiles;
   readonly containerd: FakeContainerd;
+  /** The fake writes no image content: direct delivery is tested on lab nodes only. */
+  readonly writer = null;
   readonly ssh: SessionSsh;
 
   constructor(

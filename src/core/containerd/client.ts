@@ -5,6 +5,9 @@ import path from 'node:path';
 import { HoldfastError } from '../errors';
 import { protoDir } from './protoDir';
 import { codecNamed, loadMethodTables, type Codec, type MethodInfo } from './methods';
+import { writeBlobStream, type BlobWrite } from './contentWrite';
+
+export type { BlobWrite } from './contentWrite';
 
 export interface Descriptor {
   mediaType: string;
@@ -141,6 +144,8 @@ const SERVICES: Record<string, string> = {
   leases: 'containerd.services.leases.v1.Leases',
   containers: 'containerd.services.containers.v1.Containers',
   introspection: 'containerd.services.introspection.v1.Introspection',
+  snapshots: 'containerd.services.snapshots.v1.Snapshots',
+  diff: 'containerd.services.diff.v1.Diff',
 };
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -206,6 +211,15 @@ function toProtoDescriptor(d: Descriptor): Record<string, unknown> {
   return { media_type: d.mediaType, digest: d.digest, size: d.size, annotations: d.annotations };
 }
 
+/** The keys of a label change, each safe as one `labels.<key>` mask path. */
+function checkLabelKeys(changes: Record<string, string | null>): string[] {
+  const keys = Object.keys(changes);
+  for (const k of keys) {
+    if (!k || k.includes('\n')) throw new Error(`invalid label key ${JSON.stringify(k)}`);
+  }
+  return keys;
+}
+
 function imageRecord(i: any): ImageRecord {
   return {
     name: i.name,
@@ -249,8 +263,50 @@ export interface ContainerdClient {
   close(): void;
 }
 
+/** A mount as a snapshotter hands it out (what Diff.Apply extracts a layer onto). */
+export interface Mount {
+  type: string;
+  source: string;
+  target: string;
+  options: string[];
+}
+
+/** Where an unfinished write stands (Content.Status), or null when there is none. */
+export interface WriteStatus {
+  ref: string;
+  offset: number;
+  total: number;
+  expected: string;
+}
+
+/**
+ * What direct delivery (core/usecases/direct) asks of containerd to write images into a node as
+ * containerd's own client does (../shared/k3s-image-pinning.md, "containerd API facts"). Every
+ * call carries the lease given, so nothing written is collected before its labels are in place.
+ */
+export interface ContainerdWriter {
+  createLease(id: string, labels?: Record<string, string>): Promise<void>;
+  deleteLease(id: string): Promise<void>;
+  /** The unfinished write under ref (bytes already there), or null. */
+  writeStatus(ref: string, lease: string): Promise<WriteStatus | null>;
+  /** Sends a blob from where an earlier write stopped; containerd checks digest and size at commit. Returns the bytes sent now. */
+  writeBlob(blob: BlobWrite, lease: string): Promise<number>;
+  /** Sets (string) or deletes (null) labels of a committed blob, one mask path each. */
+  updateContentLabels(digest: string, changes: Record<string, string | null>, lease: string): Promise<ContentInfo>;
+  /** A snapshot's info, or null when there is none under key. */
+  statSnapshot(snapshotter: string, key: string): Promise<{ name: string; parent: string; kind: string; labels: Record<string, string> } | null>;
+  prepareSnapshot(snapshotter: string, key: string, parent: string, lease: string, labels?: Record<string, string>): Promise<Mount[]>;
+  commitSnapshot(snapshotter: string, name: string, key: string, lease: string, labels?: Record<string, string>): Promise<void>;
+  removeSnapshot(snapshotter: string, key: string, lease: string): Promise<void>;
+  /** Extracts a layer onto mounts; returns the uncompressed blob's descriptor (its digest is the diff ID). */
+  applyDiff(layer: Descriptor, mounts: Mount[], lease: string): Promise<Descriptor>;
+  createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }, lease?: string): Promise<ImageRecord>;
+  /** Points an existing image at target and sets or deletes the labels given; other labels stay. */
+  updateImage(name: string, target: Descriptor, changes: Record<string, string | null>, lease?: string): Promise<ImageRecord>;
+}
+
 /** ContainerdClient over gRPC on a unix socket (the local end of a session's SSH tunnel). */
-export class GrpcContainerdClient implements ContainerdClient {
+export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter {
   readonly namespace: string;
   private readonly describe: string;
   private readonly timeoutMs: number;
@@ -271,17 +327,18 @@ export class GrpcContainerdClient implements ContainerdClient {
     }
   }
 
-  private metadata(namespace = this.namespace): grpc.Metadata {
+  private metadata(namespace = this.namespace, lease?: string): grpc.Metadata {
     const md = new grpc.Metadata();
     md.set('containerd-namespace', namespace);
+    if (lease) md.set('containerd-lease', lease);
     return md;
   }
 
-  private unary<T>(service: string, method: string, req: unknown, namespace?: string): Promise<T> {
+  private unary<T>(service: string, method: string, req: unknown, namespace?: string, lease?: string, timeoutMs = this.timeoutMs): Promise<T> {
     const client = this.clients[service]!;
     const fn = client[method] as Unary;
     return new Promise<T>((resolve, reject) => {
-      fn.call(client, req, this.metadata(namespace), { deadline: Date.now() + this.timeoutMs }, (err, res) => {
+      fn.call(client, req, this.metadata(namespace, lease), { deadline: Date.now() + timeoutMs }, (err, res) => {
         if (err) reject(this.mapError(err, `${service}.${method}`));
         else resolve(res as T);
       });
@@ -335,14 +392,29 @@ export class GrpcContainerdClient implements ContainerdClient {
     }
   }
 
-  async createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }): Promise<ImageRecord> {
-    const res = await this.unary<{ image: unknown }>('images', 'Create', {
-      image: {
-        name: image.name,
-        labels: image.labels ?? {},
-        target: toProtoDescriptor(image.target),
-      },
-    });
+  async createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }, lease?: string): Promise<ImageRecord> {
+    const res = await this.unary<{ image: unknown }>(
+      'images',
+      'Create',
+      { image: { name: image.name, labels: image.labels ?? {}, target: toProtoDescriptor(image.target) } },
+      undefined,
+      lease,
+    );
+    return imageRecord(res.image);
+  }
+
+  async updateImage(name: string, target: Descriptor, changes: Record<string, string | null>, lease?: string): Promise<ImageRecord> {
+    const keys = checkLabelKeys(changes);
+    const labels: Record<string, string> = {};
+    for (const k of keys) if (changes[k]) labels[k] = changes[k];
+    // The mask names the target and each changed label, never `labels`: other labels stay.
+    const res = await this.unary<{ image: unknown }>(
+      'images',
+      'Update',
+      { image: { name, labels, target: toProtoDescriptor(target) }, update_mask: { paths: ['target', ...keys.map((k) => `labels.${k}`)] } },
+      undefined,
+      lease,
+    );
     return imageRecord(res.image);
   }
 
@@ -351,11 +423,8 @@ export class GrpcContainerdClient implements ContainerdClient {
    * `labels.<key>` mask path so labels written concurrently by others are never clobbered.
    */
   async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
-    const keys = Object.keys(changes);
+    const keys = checkLabelKeys(changes);
     if (keys.length === 0) throw new Error('updateImageLabels: no label changes given');
-    for (const k of keys) {
-      if (!k || k.includes('\n')) throw new Error(`invalid label key ${JSON.stringify(k)}`);
-    }
     // containerd 1.7.x and 2.x dereference the image's target before they look at the mask: an
     // Update without it panics the whole daemon (on k3s: k3s restarts and strips every k3s pin).
     // So the request carries the full record as read (name, target, labels), and the mask names
@@ -501,6 +570,69 @@ export class GrpcContainerdClient implements ContainerdClient {
 
   async deleteLease(id: string): Promise<void> {
     await this.unary('leases', 'Delete', { id, sync: false });
+  }
+
+  async writeStatus(ref: string, lease: string): Promise<WriteStatus | null> {
+    try {
+      const res = await this.unary<{ status: { ref: string; offset: number; total: number; expected: string } | null }>('content', 'Status', { ref }, undefined, lease);
+      if (!res.status) return null;
+      return { ref: res.status.ref, offset: Number(res.status.offset), total: Number(res.status.total), expected: res.status.expected };
+    } catch (e) {
+      if (e instanceof HoldfastError && e.code === 'NOT_FOUND') return null;
+      throw e;
+    }
+  }
+
+  writeBlob(blob: BlobWrite, lease: string): Promise<number> {
+    return writeBlobStream(this, blob, lease);
+  }
+
+  /** The duplex Content.Write call for writeBlob (no deadline: a layer may take long; cancel stops it). */
+  openWrite(lease: string): grpc.ClientDuplexStream<any, any> {
+    return this.clients.content!.Write(this.metadata(undefined, lease)) as grpc.ClientDuplexStream<any, any>;
+  }
+
+  async updateContentLabels(digest: string, changes: Record<string, string | null>, lease: string): Promise<ContentInfo> {
+    const keys = checkLabelKeys(changes);
+    const labels: Record<string, string> = {};
+    for (const k of keys) if (changes[k]) labels[k] = changes[k];
+    const res = await this.unary<{ info: { digest: string; size: number; labels: Record<string, string> } }>(
+      'content',
+      'Update',
+      { info: { digest, labels }, update_mask: { paths: keys.map((k) => `labels.${k}`) } },
+      undefined,
+      lease,
+    );
+    return { digest: res.info.digest, size: Number(res.info.size), labels: { ...(res.info.labels ?? {}) } };
+  }
+
+  async statSnapshot(snapshotter: string, key: string): Promise<{ name: string; parent: string; kind: string; labels: Record<string, string> } | null> {
+    try {
+      const res = await this.unary<{ info: { name: string; parent: string; kind: string; labels: Record<string, string> } }>('snapshots', 'Stat', { snapshotter, key });
+      return { name: res.info.name, parent: res.info.parent, kind: res.info.kind, labels: { ...(res.info.labels ?? {}) } };
+    } catch (e) {
+      if (e instanceof HoldfastError && e.code === 'NOT_FOUND') return null;
+      throw e;
+    }
+  }
+
+  async prepareSnapshot(snapshotter: string, key: string, parent: string, lease: string, labels: Record<string, string> = {}): Promise<Mount[]> {
+    const res = await this.unary<{ mounts: Mount[] }>('snapshots', 'Prepare', { snapshotter, key, parent, labels }, undefined, lease);
+    return res.mounts.map((m) => ({ type: m.type, source: m.source, target: m.target, options: [...(m.options ?? [])] }));
+  }
+
+  async commitSnapshot(snapshotter: string, name: string, key: string, lease: string, labels: Record<string, string> = {}): Promise<void> {
+    await this.unary('snapshots', 'Commit', { snapshotter, name, key, labels }, undefined, lease);
+  }
+
+  async removeSnapshot(snapshotter: string, key: string, lease: string): Promise<void> {
+    await this.unary('snapshots', 'Remove', { snapshotter, key }, undefined, lease);
+  }
+
+  async applyDiff(layer: Descriptor, mounts: Mount[], lease: string): Promise<Descriptor> {
+    // Extracting a large layer takes as long as the node's disk needs: no short deadline.
+    const res = await this.unary<{ applied: unknown }>('diff', 'Apply', { diff: toProtoDescriptor(layer), mounts }, undefined, lease, 60 * 60_000);
+    return descriptor(res.applied);
   }
 
   close(): void {

@@ -3092,6 +3092,1320 @@ $root.containerd = (function() {
                     return ReadContentResponse;
                 })();
 
+                v1.UpdateRequest = (function() {
+
+                    function UpdateRequest(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    UpdateRequest.prototype.info = null;
+                    UpdateRequest.prototype.update_mask = null;
+
+                    UpdateRequest.create = function create(properties) {
+                        return new UpdateRequest(properties);
+                    };
+
+                    UpdateRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.info != null && Object.hasOwnProperty.call(message, "info"))
+                            $root.containerd.services.content.v1.Info.encode(message.info, writer.uint32(10).fork(), q + 1).ldelim();
+                        if (message.update_mask != null && Object.hasOwnProperty.call(message, "update_mask"))
+                            $root.google.protobuf.FieldMask.encode(message.update_mask, writer.uint32(18).fork(), q + 1).ldelim();
+                        return writer;
+                    };
+
+                    UpdateRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.UpdateRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.info = $root.containerd.services.content.v1.Info.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 2: {
+                                    message.update_mask = $root.google.protobuf.FieldMask.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    UpdateRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.UpdateRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.UpdateRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.UpdateRequest();
+                        if (object.info != null) {
+                            if (!$util.isObject(object.info))
+                                throw TypeError(".containerd.services.content.v1.UpdateRequest.info: object expected");
+                            message.info = $root.containerd.services.content.v1.Info.fromObject(object.info, long + 1);
+                        }
+                        if (object.update_mask != null) {
+                            if (!$util.isObject(object.update_mask))
+                                throw TypeError(".containerd.services.content.v1.UpdateRequest.update_mask: object expected");
+                            message.update_mask = $root.google.protobuf.FieldMask.fromObject(object.update_mask, long + 1);
+                        }
+                        return message;
+                    };
+
+                    UpdateRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults) {
+                            object.info = null;
+                            object.update_mask = null;
+                        }
+                        if (message.info != null && Object.hasOwnProperty.call(message, "info"))
+                            object.info = $root.containerd.services.content.v1.Info.toObject(message.info, options, q + 1);
+                        if (message.update_mask != null && Object.hasOwnProperty.call(message, "update_mask"))
+                            object.update_mask = $root.google.protobuf.FieldMask.toObject(message.update_mask, options, q + 1);
+                        return object;
+                    };
+
+                    UpdateRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    UpdateRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.UpdateRequest";
+                    };
+
+                    return UpdateRequest;
+                })();
+
+                v1.UpdateResponse = (function() {
+
+                    function UpdateResponse(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    UpdateResponse.prototype.info = null;
+
+                    UpdateResponse.create = function create(properties) {
+                        return new UpdateResponse(properties);
+                    };
+
+                    UpdateResponse.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.info != null && Object.hasOwnProperty.call(message, "info"))
+                            $root.containerd.services.content.v1.Info.encode(message.info, writer.uint32(10).fork(), q + 1).ldelim();
+                        return writer;
+                    };
+
+                    UpdateResponse.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.UpdateResponse();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.info = $root.containerd.services.content.v1.Info.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    UpdateResponse.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.UpdateResponse)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.UpdateResponse: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.UpdateResponse();
+                        if (object.info != null) {
+                            if (!$util.isObject(object.info))
+                                throw TypeError(".containerd.services.content.v1.UpdateResponse.info: object expected");
+                            message.info = $root.containerd.services.content.v1.Info.fromObject(object.info, long + 1);
+                        }
+                        return message;
+                    };
+
+                    UpdateResponse.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults)
+                            object.info = null;
+                        if (message.info != null && Object.hasOwnProperty.call(message, "info"))
+                            object.info = $root.containerd.services.content.v1.Info.toObject(message.info, options, q + 1);
+                        return object;
+                    };
+
+                    UpdateResponse.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    UpdateResponse.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.UpdateResponse";
+                    };
+
+                    return UpdateResponse;
+                })();
+
+                v1.Status = (function() {
+
+                    function Status(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    Status.prototype.started_at = null;
+                    Status.prototype.updated_at = null;
+                    Status.prototype.ref = "";
+                    Status.prototype.offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+                    Status.prototype.total = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+                    Status.prototype.expected = "";
+
+                    Status.create = function create(properties) {
+                        return new Status(properties);
+                    };
+
+                    Status.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.started_at != null && Object.hasOwnProperty.call(message, "started_at"))
+                            $root.google.protobuf.Timestamp.encode(message.started_at, writer.uint32(10).fork(), q + 1).ldelim();
+                        if (message.updated_at != null && Object.hasOwnProperty.call(message, "updated_at"))
+                            $root.google.protobuf.Timestamp.encode(message.updated_at, writer.uint32(18).fork(), q + 1).ldelim();
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            writer.uint32(26).string(message.ref);
+                        if (message.offset != null && Object.hasOwnProperty.call(message, "offset"))
+                            writer.uint32(32).int64(message.offset);
+                        if (message.total != null && Object.hasOwnProperty.call(message, "total"))
+                            writer.uint32(40).int64(message.total);
+                        if (message.expected != null && Object.hasOwnProperty.call(message, "expected"))
+                            writer.uint32(50).string(message.expected);
+                        return writer;
+                    };
+
+                    Status.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.Status();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.started_at = $root.google.protobuf.Timestamp.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 2: {
+                                    message.updated_at = $root.google.protobuf.Timestamp.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 3: {
+                                    message.ref = reader.string();
+                                    break;
+                                }
+                            case 4: {
+                                    message.offset = reader.int64();
+                                    break;
+                                }
+                            case 5: {
+                                    message.total = reader.int64();
+                                    break;
+                                }
+                            case 6: {
+                                    message.expected = reader.string();
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    Status.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.Status)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.Status: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.Status();
+                        if (object.started_at != null) {
+                            if (!$util.isObject(object.started_at))
+                                throw TypeError(".containerd.services.content.v1.Status.started_at: object expected");
+                            message.started_at = $root.google.protobuf.Timestamp.fromObject(object.started_at, long + 1);
+                        }
+                        if (object.updated_at != null) {
+                            if (!$util.isObject(object.updated_at))
+                                throw TypeError(".containerd.services.content.v1.Status.updated_at: object expected");
+                            message.updated_at = $root.google.protobuf.Timestamp.fromObject(object.updated_at, long + 1);
+                        }
+                        if (object.ref != null)
+                            message.ref = String(object.ref);
+                        if (object.offset != null)
+                            if ($util.Long)
+                                message.offset = $util.Long.fromValue(object.offset, false);
+                            else if (typeof object.offset === "string")
+                                message.offset = parseInt(object.offset, 10);
+                            else if (typeof object.offset === "number")
+                                message.offset = object.offset;
+                            else if (typeof object.offset === "object")
+                                message.offset = new $util.LongBits(object.offset.low >>> 0, object.offset.high >>> 0).toNumber();
+                        if (object.total != null)
+                            if ($util.Long)
+                                message.total = $util.Long.fromValue(object.total, false);
+                            else if (typeof object.total === "string")
+                                message.total = parseInt(object.total, 10);
+                            else if (typeof object.total === "number")
+                                message.total = object.total;
+                            else if (typeof object.total === "object")
+                                message.total = new $util.LongBits(object.total.low >>> 0, object.total.high >>> 0).toNumber();
+                        if (object.expected != null)
+                            message.expected = String(object.expected);
+                        return message;
+                    };
+
+                    Status.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults) {
+                            object.started_at = null;
+                            object.updated_at = null;
+                            object.ref = "";
+                            if ($util.Long) {
+                                var long = new $util.Long(0, 0, false);
+                                object.offset = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
+                            } else
+                                object.offset = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                            if ($util.Long) {
+                                var long = new $util.Long(0, 0, false);
+                                object.total = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
+                            } else
+                                object.total = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                            object.expected = "";
+                        }
+                        if (message.started_at != null && Object.hasOwnProperty.call(message, "started_at"))
+                            object.started_at = $root.google.protobuf.Timestamp.toObject(message.started_at, options, q + 1);
+                        if (message.updated_at != null && Object.hasOwnProperty.call(message, "updated_at"))
+                            object.updated_at = $root.google.protobuf.Timestamp.toObject(message.updated_at, options, q + 1);
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            object.ref = message.ref;
+                        if (message.offset != null && Object.hasOwnProperty.call(message, "offset"))
+                            if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                                object.offset = typeof message.offset === "number" ? BigInt(message.offset) : $util.Long.fromBits(message.offset.low >>> 0, message.offset.high >>> 0, false).toBigInt();
+                            else if (typeof message.offset === "number")
+                                object.offset = options.longs === String ? String(message.offset) : message.offset;
+                            else
+                                object.offset = options.longs === String ? $util.Long.prototype.toString.call(message.offset) : options.longs === Number ? new $util.LongBits(message.offset.low >>> 0, message.offset.high >>> 0).toNumber() : message.offset;
+                        if (message.total != null && Object.hasOwnProperty.call(message, "total"))
+                            if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                                object.total = typeof message.total === "number" ? BigInt(message.total) : $util.Long.fromBits(message.total.low >>> 0, message.total.high >>> 0, false).toBigInt();
+                            else if (typeof message.total === "number")
+                                object.total = options.longs === String ? String(message.total) : message.total;
+                            else
+                                object.total = options.longs === String ? $util.Long.prototype.toString.call(message.total) : options.longs === Number ? new $util.LongBits(message.total.low >>> 0, message.total.high >>> 0).toNumber() : message.total;
+                        if (message.expected != null && Object.hasOwnProperty.call(message, "expected"))
+                            object.expected = message.expected;
+                        return object;
+                    };
+
+                    Status.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    Status.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.Status";
+                    };
+
+                    return Status;
+                })();
+
+                v1.StatusRequest = (function() {
+
+                    function StatusRequest(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    StatusRequest.prototype.ref = "";
+
+                    StatusRequest.create = function create(properties) {
+                        return new StatusRequest(properties);
+                    };
+
+                    StatusRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            writer.uint32(10).string(message.ref);
+                        return writer;
+                    };
+
+                    StatusRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.StatusRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.ref = reader.string();
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    StatusRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.StatusRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.StatusRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.StatusRequest();
+                        if (object.ref != null)
+                            message.ref = String(object.ref);
+                        return message;
+                    };
+
+                    StatusRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults)
+                            object.ref = "";
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            object.ref = message.ref;
+                        return object;
+                    };
+
+                    StatusRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    StatusRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.StatusRequest";
+                    };
+
+                    return StatusRequest;
+                })();
+
+                v1.StatusResponse = (function() {
+
+                    function StatusResponse(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    StatusResponse.prototype.status = null;
+
+                    StatusResponse.create = function create(properties) {
+                        return new StatusResponse(properties);
+                    };
+
+                    StatusResponse.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.status != null && Object.hasOwnProperty.call(message, "status"))
+                            $root.containerd.services.content.v1.Status.encode(message.status, writer.uint32(10).fork(), q + 1).ldelim();
+                        return writer;
+                    };
+
+                    StatusResponse.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.StatusResponse();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.status = $root.containerd.services.content.v1.Status.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    StatusResponse.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.StatusResponse)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.StatusResponse: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.StatusResponse();
+                        if (object.status != null) {
+                            if (!$util.isObject(object.status))
+                                throw TypeError(".containerd.services.content.v1.StatusResponse.status: object expected");
+                            message.status = $root.containerd.services.content.v1.Status.fromObject(object.status, long + 1);
+                        }
+                        return message;
+                    };
+
+                    StatusResponse.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults)
+                            object.status = null;
+                        if (message.status != null && Object.hasOwnProperty.call(message, "status"))
+                            object.status = $root.containerd.services.content.v1.Status.toObject(message.status, options, q + 1);
+                        return object;
+                    };
+
+                    StatusResponse.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    StatusResponse.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.StatusResponse";
+                    };
+
+                    return StatusResponse;
+                })();
+
+                v1.WriteAction = (function() {
+                    var valuesById = {}, values = Object.create(valuesById);
+                    values[valuesById[0] = "STAT"] = 0;
+                    values[valuesById[1] = "WRITE"] = 1;
+                    values[valuesById[2] = "COMMIT"] = 2;
+                    return values;
+                })();
+
+                v1.WriteContentRequest = (function() {
+
+                    function WriteContentRequest(properties) {
+                        this.labels = {};
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    WriteContentRequest.prototype.action = 0;
+                    WriteContentRequest.prototype.ref = "";
+                    WriteContentRequest.prototype.total = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+                    WriteContentRequest.prototype.expected = "";
+                    WriteContentRequest.prototype.offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+                    WriteContentRequest.prototype.data = $util.newBuffer([]);
+                    WriteContentRequest.prototype.labels = $util.emptyObject;
+
+                    WriteContentRequest.create = function create(properties) {
+                        return new WriteContentRequest(properties);
+                    };
+
+                    WriteContentRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.action != null && Object.hasOwnProperty.call(message, "action"))
+                            writer.uint32(8).int32(message.action);
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            writer.uint32(18).string(message.ref);
+                        if (message.total != null && Object.hasOwnProperty.call(message, "total"))
+                            writer.uint32(24).int64(message.total);
+                        if (message.expected != null && Object.hasOwnProperty.call(message, "expected"))
+                            writer.uint32(34).string(message.expected);
+                        if (message.offset != null && Object.hasOwnProperty.call(message, "offset"))
+                            writer.uint32(40).int64(message.offset);
+                        if (message.data != null && Object.hasOwnProperty.call(message, "data"))
+                            writer.uint32(50).bytes(message.data);
+                        if (message.labels != null && Object.hasOwnProperty.call(message, "labels"))
+                            for (var keys = Object.keys(message.labels), i = 0; i < keys.length; ++i)
+                                writer.uint32(58).fork().uint32(10).string(keys[i]).uint32(18).string(message.labels[keys[i]]).ldelim();
+                        return writer;
+                    };
+
+                    WriteContentRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message, key, value;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.WriteContentRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.action = reader.int32();
+                                    break;
+                                }
+                            case 2: {
+                                    message.ref = reader.string();
+                                    break;
+                                }
+                            case 3: {
+                                    message.total = reader.int64();
+                                    break;
+                                }
+                            case 4: {
+                                    message.expected = reader.string();
+                                    break;
+                                }
+                            case 5: {
+                                    message.offset = reader.int64();
+                                    break;
+                                }
+                            case 6: {
+                                    message.data = reader.bytes();
+                                    break;
+                                }
+                            case 7: {
+                                    if (message.labels === $util.emptyObject)
+                                        message.labels = {};
+                                    var end2 = reader.uint32() + reader.pos;
+                                    if (end2 > reader.len)
+                                        throw RangeError("index out of range");
+                                    reader.len = end2;
+                                    key = "";
+                                    value = "";
+                                    while (reader.pos < end2) {
+                                        var tag2 = reader.uint32();
+                                        switch (tag2 >>> 3) {
+                                        case 1:
+                                            key = reader.string();
+                                            break;
+                                        case 2:
+                                            value = reader.string();
+                                            break;
+                                        default:
+                                            reader.skipType(tag2 & 7, long);
+                                            break;
+                                        }
+                                    }
+                                    if (reader.pos !== end2)
+                                        throw RangeError("index out of range");
+                                    reader.len = end;
+                                    if (key === "__proto__")
+                                        $util.makeProp(message.labels, key);
+                                    message.labels[key] = value;
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    WriteContentRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.WriteContentRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.WriteContentRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.WriteContentRequest();
+                        switch (object.action) {
+                        default:
+                            if (typeof object.action === "number") {
+                                message.action = object.action;
+                                break;
+                            }
+                            break;
+                        case "STAT":
+                        case 0:
+                            message.action = 0;
+                            break;
+                        case "WRITE":
+                        case 1:
+                            message.action = 1;
+                            break;
+                        case "COMMIT":
+                        case 2:
+                            message.action = 2;
+                            break;
+                        }
+                        if (object.ref != null)
+                            message.ref = String(object.ref);
+                        if (object.total != null)
+                            if ($util.Long)
+                                message.total = $util.Long.fromValue(object.total, false);
+                            else if (typeof object.total === "string")
+                                message.total = parseInt(object.total, 10);
+                            else if (typeof object.total === "number")
+                                message.total = object.total;
+                            else if (typeof object.total === "object")
+                                message.total = new $util.LongBits(object.total.low >>> 0, object.total.high >>> 0).toNumber();
+                        if (object.expected != null)
+                            message.expected = String(object.expected);
+                        if (object.offset != null)
+                            if ($util.Long)
+                                message.offset = $util.Long.fromValue(object.offset, false);
+                            else if (typeof object.offset === "string")
+                                message.offset = parseInt(object.offset, 10);
+                            else if (typeof object.offset === "number")
+                                message.offset = object.offset;
+                            else if (typeof object.offset === "object")
+                                message.offset = new $util.LongBits(object.offset.low >>> 0, object.offset.high >>> 0).toNumber();
+                        if (object.data != null)
+                            if (typeof object.data === "string")
+                                $util.base64.decode(object.data, message.data = $util.newBuffer($util.base64.length(object.data)), 0);
+                            else if (object.data.length >= 0)
+                                message.data = object.data;
+                        if (object.labels) {
+                            if (!$util.isObject(object.labels))
+                                throw TypeError(".containerd.services.content.v1.WriteContentRequest.labels: object expected");
+                            message.labels = {};
+                            for (var keys = Object.keys(object.labels), i = 0; i < keys.length; ++i) {
+                                if (keys[i] === "__proto__")
+                                    $util.makeProp(message.labels, keys[i]);
+                                message.labels[keys[i]] = String(object.labels[keys[i]]);
+                            }
+                        }
+                        return message;
+                    };
+
+                    WriteContentRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.objects || options.defaults)
+                            object.labels = {};
+                        if (options.defaults) {
+                            object.action = options.enums === String ? "STAT" : 0;
+                            object.ref = "";
+                            if ($util.Long) {
+                                var long = new $util.Long(0, 0, false);
+                                object.total = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
+                            } else
+                                object.total = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                            object.expected = "";
+                            if ($util.Long) {
+                                var long = new $util.Long(0, 0, false);
+                                object.offset = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
+                            } else
+                                object.offset = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                            if (options.bytes === String)
+                                object.data = "";
+                            else {
+                                object.data = [];
+                                if (options.bytes !== Array)
+                                    object.data = $util.newBuffer(object.data);
+                            }
+                        }
+                        if (message.action != null && Object.hasOwnProperty.call(message, "action"))
+                            object.action = options.enums === String ? $root.containerd.services.content.v1.WriteAction[message.action] === undefined ? message.action : $root.containerd.services.content.v1.WriteAction[message.action] : message.action;
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            object.ref = message.ref;
+                        if (message.total != null && Object.hasOwnProperty.call(message, "total"))
+                            if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                                object.total = typeof message.total === "number" ? BigInt(message.total) : $util.Long.fromBits(message.total.low >>> 0, message.total.high >>> 0, false).toBigInt();
+                            else if (typeof message.total === "number")
+                                object.total = options.longs === String ? String(message.total) : message.total;
+                            else
+                                object.total = options.longs === String ? $util.Long.prototype.toString.call(message.total) : options.longs === Number ? new $util.LongBits(message.total.low >>> 0, message.total.high >>> 0).toNumber() : message.total;
+                        if (message.expected != null && Object.hasOwnProperty.call(message, "expected"))
+                            object.expected = message.expected;
+                        if (message.offset != null && Object.hasOwnProperty.call(message, "offset"))
+                            if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                                object.offset = typeof message.offset === "number" ? BigInt(message.offset) : $util.Long.fromBits(message.offset.low >>> 0, message.offset.high >>> 0, false).toBigInt();
+                            else if (typeof message.offset === "number")
+                                object.offset = options.longs === String ? String(message.offset) : message.offset;
+                            else
+                                object.offset = options.longs === String ? $util.Long.prototype.toString.call(message.offset) : options.longs === Number ? new $util.LongBits(message.offset.low >>> 0, message.offset.high >>> 0).toNumber() : message.offset;
+                        if (message.data != null && Object.hasOwnProperty.call(message, "data"))
+                            object.data = options.bytes === String ? $util.base64.encode(message.data, 0, message.data.length) : options.bytes === Array ? Array.prototype.slice.call(message.data) : message.data;
+                        var keys2;
+                        if (message.labels && (keys2 = Object.keys(message.labels)).length) {
+                            object.labels = {};
+                            for (var j = 0; j < keys2.length; ++j) {
+                                if (keys2[j] === "__proto__")
+                                    $util.makeProp(object.labels, keys2[j]);
+                                object.labels[keys2[j]] = message.labels[keys2[j]];
+                            }
+                        }
+                        return object;
+                    };
+
+                    WriteContentRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    WriteContentRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.WriteContentRequest";
+                    };
+
+                    return WriteContentRequest;
+                })();
+
+                v1.WriteContentResponse = (function() {
+
+                    function WriteContentResponse(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    WriteContentResponse.prototype.action = 0;
+                    WriteContentResponse.prototype.started_at = null;
+                    WriteContentResponse.prototype.updated_at = null;
+                    WriteContentResponse.prototype.offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+                    WriteContentResponse.prototype.total = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+                    WriteContentResponse.prototype.digest = "";
+
+                    WriteContentResponse.create = function create(properties) {
+                        return new WriteContentResponse(properties);
+                    };
+
+                    WriteContentResponse.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.action != null && Object.hasOwnProperty.call(message, "action"))
+                            writer.uint32(8).int32(message.action);
+                        if (message.started_at != null && Object.hasOwnProperty.call(message, "started_at"))
+                            $root.google.protobuf.Timestamp.encode(message.started_at, writer.uint32(18).fork(), q + 1).ldelim();
+                        if (message.updated_at != null && Object.hasOwnProperty.call(message, "updated_at"))
+                            $root.google.protobuf.Timestamp.encode(message.updated_at, writer.uint32(26).fork(), q + 1).ldelim();
+                        if (message.offset != null && Object.hasOwnProperty.call(message, "offset"))
+                            writer.uint32(32).int64(message.offset);
+                        if (message.total != null && Object.hasOwnProperty.call(message, "total"))
+                            writer.uint32(40).int64(message.total);
+                        if (message.digest != null && Object.hasOwnProperty.call(message, "digest"))
+                            writer.uint32(50).string(message.digest);
+                        return writer;
+                    };
+
+                    WriteContentResponse.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.WriteContentResponse();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.action = reader.int32();
+                                    break;
+                                }
+                            case 2: {
+                                    message.started_at = $root.google.protobuf.Timestamp.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 3: {
+                                    message.updated_at = $root.google.protobuf.Timestamp.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 4: {
+                                    message.offset = reader.int64();
+                                    break;
+                                }
+                            case 5: {
+                                    message.total = reader.int64();
+                                    break;
+                                }
+                            case 6: {
+                                    message.digest = reader.string();
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    WriteContentResponse.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.WriteContentResponse)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.WriteContentResponse: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.WriteContentResponse();
+                        switch (object.action) {
+                        default:
+                            if (typeof object.action === "number") {
+                                message.action = object.action;
+                                break;
+                            }
+                            break;
+                        case "STAT":
+                        case 0:
+                            message.action = 0;
+                            break;
+                        case "WRITE":
+                        case 1:
+                            message.action = 1;
+                            break;
+                        case "COMMIT":
+                        case 2:
+                            message.action = 2;
+                            break;
+                        }
+                        if (object.started_at != null) {
+                            if (!$util.isObject(object.started_at))
+                                throw TypeError(".containerd.services.content.v1.WriteContentResponse.started_at: object expected");
+                            message.started_at = $root.google.protobuf.Timestamp.fromObject(object.started_at, long + 1);
+                        }
+                        if (object.updated_at != null) {
+                            if (!$util.isObject(object.updated_at))
+                                throw TypeError(".containerd.services.content.v1.WriteContentResponse.updated_at: object expected");
+                            message.updated_at = $root.google.protobuf.Timestamp.fromObject(object.updated_at, long + 1);
+                        }
+                        if (object.offset != null)
+                            if ($util.Long)
+                                message.offset = $util.Long.fromValue(object.offset, false);
+                            else if (typeof object.offset === "string")
+                                message.offset = parseInt(object.offset, 10);
+                            else if (typeof object.offset === "number")
+                                message.offset = object.offset;
+                            else if (typeof object.offset === "object")
+                                message.offset = new $util.LongBits(object.offset.low >>> 0, object.offset.high >>> 0).toNumber();
+                        if (object.total != null)
+                            if ($util.Long)
+                                message.total = $util.Long.fromValue(object.total, false);
+                            else if (typeof object.total === "string")
+                                message.total = parseInt(object.total, 10);
+                            else if (typeof object.total === "number")
+                                message.total = object.total;
+                            else if (typeof object.total === "object")
+                                message.total = new $util.LongBits(object.total.low >>> 0, object.total.high >>> 0).toNumber();
+                        if (object.digest != null)
+                            message.digest = String(object.digest);
+                        return message;
+                    };
+
+                    WriteContentResponse.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults) {
+                            object.action = options.enums === String ? "STAT" : 0;
+                            object.started_at = null;
+                            object.updated_at = null;
+                            if ($util.Long) {
+                                var long = new $util.Long(0, 0, false);
+                                object.offset = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
+                            } else
+                                object.offset = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                            if ($util.Long) {
+                                var long = new $util.Long(0, 0, false);
+                                object.total = options.longs === String ? long.toString() : options.longs === Number ? long.toNumber() : typeof BigInt !== "undefined" && options.longs === BigInt ? long.toBigInt() : long;
+                            } else
+                                object.total = options.longs === String ? "0" : typeof BigInt !== "undefined" && options.longs === BigInt ? BigInt("0") : 0;
+                            object.digest = "";
+                        }
+                        if (message.action != null && Object.hasOwnProperty.call(message, "action"))
+                            object.action = options.enums === String ? $root.containerd.services.content.v1.WriteAction[message.action] === undefined ? message.action : $root.containerd.services.content.v1.WriteAction[message.action] : message.action;
+                        if (message.started_at != null && Object.hasOwnProperty.call(message, "started_at"))
+                            object.started_at = $root.google.protobuf.Timestamp.toObject(message.started_at, options, q + 1);
+                        if (message.updated_at != null && Object.hasOwnProperty.call(message, "updated_at"))
+                            object.updated_at = $root.google.protobuf.Timestamp.toObject(message.updated_at, options, q + 1);
+                        if (message.offset != null && Object.hasOwnProperty.call(message, "offset"))
+                            if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                                object.offset = typeof message.offset === "number" ? BigInt(message.offset) : $util.Long.fromBits(message.offset.low >>> 0, message.offset.high >>> 0, false).toBigInt();
+                            else if (typeof message.offset === "number")
+                                object.offset = options.longs === String ? String(message.offset) : message.offset;
+                            else
+                                object.offset = options.longs === String ? $util.Long.prototype.toString.call(message.offset) : options.longs === Number ? new $util.LongBits(message.offset.low >>> 0, message.offset.high >>> 0).toNumber() : message.offset;
+                        if (message.total != null && Object.hasOwnProperty.call(message, "total"))
+                            if (typeof BigInt !== "undefined" && options.longs === BigInt)
+                                object.total = typeof message.total === "number" ? BigInt(message.total) : $util.Long.fromBits(message.total.low >>> 0, message.total.high >>> 0, false).toBigInt();
+                            else if (typeof message.total === "number")
+                                object.total = options.longs === String ? String(message.total) : message.total;
+                            else
+                                object.total = options.longs === String ? $util.Long.prototype.toString.call(message.total) : options.longs === Number ? new $util.LongBits(message.total.low >>> 0, message.total.high >>> 0).toNumber() : message.total;
+                        if (message.digest != null && Object.hasOwnProperty.call(message, "digest"))
+                            object.digest = message.digest;
+                        return object;
+                    };
+
+                    WriteContentResponse.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    WriteContentResponse.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.WriteContentResponse";
+                    };
+
+                    return WriteContentResponse;
+                })();
+
+                v1.AbortRequest = (function() {
+
+                    function AbortRequest(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    AbortRequest.prototype.ref = "";
+
+                    AbortRequest.create = function create(properties) {
+                        return new AbortRequest(properties);
+                    };
+
+                    AbortRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            writer.uint32(10).string(message.ref);
+                        return writer;
+                    };
+
+                    AbortRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.content.v1.AbortRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.ref = reader.string();
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    AbortRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.content.v1.AbortRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.content.v1.AbortRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.content.v1.AbortRequest();
+                        if (object.ref != null)
+                            message.ref = String(object.ref);
+                        return message;
+                    };
+
+                    AbortRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults)
+                            object.ref = "";
+                        if (message.ref != null && Object.hasOwnProperty.call(message, "ref"))
+                            object.ref = message.ref;
+                        return object;
+                    };
+
+                    AbortRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    AbortRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.content.v1.AbortRequest";
+                    };
+
+                    return AbortRequest;
+                })();
+
                 return v1;
             })();
 
@@ -5449,6 +6763,1418 @@ $root.containerd = (function() {
             return introspection;
         })();
 
+        services.snapshots = (function() {
+
+            var snapshots = {};
+
+            snapshots.v1 = (function() {
+
+                var v1 = {};
+
+                v1.PrepareSnapshotRequest = (function() {
+
+                    function PrepareSnapshotRequest(properties) {
+                        this.labels = {};
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    PrepareSnapshotRequest.prototype.snapshotter = "";
+                    PrepareSnapshotRequest.prototype.key = "";
+                    PrepareSnapshotRequest.prototype.parent = "";
+                    PrepareSnapshotRequest.prototype.labels = $util.emptyObject;
+
+                    PrepareSnapshotRequest.create = function create(properties) {
+                        return new PrepareSnapshotRequest(properties);
+                    };
+
+                    PrepareSnapshotRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            writer.uint32(10).string(message.snapshotter);
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            writer.uint32(18).string(message.key);
+                        if (message.parent != null && Object.hasOwnProperty.call(message, "parent"))
+                            writer.uint32(26).string(message.parent);
+                        if (message.labels != null && Object.hasOwnProperty.call(message, "labels"))
+                            for (var keys = Object.keys(message.labels), i = 0; i < keys.length; ++i)
+                                writer.uint32(34).fork().uint32(10).string(keys[i]).uint32(18).string(message.labels[keys[i]]).ldelim();
+                        return writer;
+                    };
+
+                    PrepareSnapshotRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message, key, value;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.snapshots.v1.PrepareSnapshotRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.snapshotter = reader.string();
+                                    break;
+                                }
+                            case 2: {
+                                    message.key = reader.string();
+                                    break;
+                                }
+                            case 3: {
+                                    message.parent = reader.string();
+                                    break;
+                                }
+                            case 4: {
+                                    if (message.labels === $util.emptyObject)
+                                        message.labels = {};
+                                    var end2 = reader.uint32() + reader.pos;
+                                    if (end2 > reader.len)
+                                        throw RangeError("index out of range");
+                                    reader.len = end2;
+                                    key = "";
+                                    value = "";
+                                    while (reader.pos < end2) {
+                                        var tag2 = reader.uint32();
+                                        switch (tag2 >>> 3) {
+                                        case 1:
+                                            key = reader.string();
+                                            break;
+                                        case 2:
+                                            value = reader.string();
+                                            break;
+                                        default:
+                                            reader.skipType(tag2 & 7, long);
+                                            break;
+                                        }
+                                    }
+                                    if (reader.pos !== end2)
+                                        throw RangeError("index out of range");
+                                    reader.len = end;
+                                    if (key === "__proto__")
+                                        $util.makeProp(message.labels, key);
+                                    message.labels[key] = value;
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    PrepareSnapshotRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.snapshots.v1.PrepareSnapshotRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.snapshots.v1.PrepareSnapshotRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.snapshots.v1.PrepareSnapshotRequest();
+                        if (object.snapshotter != null)
+                            message.snapshotter = String(object.snapshotter);
+                        if (object.key != null)
+                            message.key = String(object.key);
+                        if (object.parent != null)
+                            message.parent = String(object.parent);
+                        if (object.labels) {
+                            if (!$util.isObject(object.labels))
+                                throw TypeError(".containerd.services.snapshots.v1.PrepareSnapshotRequest.labels: object expected");
+                            message.labels = {};
+                            for (var keys = Object.keys(object.labels), i = 0; i < keys.length; ++i) {
+                                if (keys[i] === "__proto__")
+                                    $util.makeProp(message.labels, keys[i]);
+                                message.labels[keys[i]] = String(object.labels[keys[i]]);
+                            }
+                        }
+                        return message;
+                    };
+
+                    PrepareSnapshotRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.objects || options.defaults)
+                            object.labels = {};
+                        if (options.defaults) {
+                            object.snapshotter = "";
+                            object.key = "";
+                            object.parent = "";
+                        }
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            object.snapshotter = message.snapshotter;
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            object.key = message.key;
+                        if (message.parent != null && Object.hasOwnProperty.call(message, "parent"))
+                            object.parent = message.parent;
+                        var keys2;
+                        if (message.labels && (keys2 = Object.keys(message.labels)).length) {
+                            object.labels = {};
+                            for (var j = 0; j < keys2.length; ++j) {
+                                if (keys2[j] === "__proto__")
+                                    $util.makeProp(object.labels, keys2[j]);
+                                object.labels[keys2[j]] = message.labels[keys2[j]];
+                            }
+                        }
+                        return object;
+                    };
+
+                    PrepareSnapshotRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    PrepareSnapshotRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.snapshots.v1.PrepareSnapshotRequest";
+                    };
+
+                    return PrepareSnapshotRequest;
+                })();
+
+                v1.PrepareSnapshotResponse = (function() {
+
+                    function PrepareSnapshotResponse(properties) {
+                        this.mounts = [];
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    PrepareSnapshotResponse.prototype.mounts = $util.emptyArray;
+
+                    PrepareSnapshotResponse.create = function create(properties) {
+                        return new PrepareSnapshotResponse(properties);
+                    };
+
+                    PrepareSnapshotResponse.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.mounts != null && message.mounts.length)
+                            for (var i = 0; i < message.mounts.length; ++i)
+                                $root.containerd.types.Mount.encode(message.mounts[i], writer.uint32(10).fork(), q + 1).ldelim();
+                        return writer;
+                    };
+
+                    PrepareSnapshotResponse.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.snapshots.v1.PrepareSnapshotResponse();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    if (!(message.mounts && message.mounts.length))
+                                        message.mounts = [];
+                                    message.mounts.push($root.containerd.types.Mount.decode(reader, reader.uint32(), undefined, long + 1));
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    PrepareSnapshotResponse.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.snapshots.v1.PrepareSnapshotResponse)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.snapshots.v1.PrepareSnapshotResponse: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.snapshots.v1.PrepareSnapshotResponse();
+                        if (object.mounts) {
+                            if (!Array.isArray(object.mounts))
+                                throw TypeError(".containerd.services.snapshots.v1.PrepareSnapshotResponse.mounts: array expected");
+                            message.mounts = [];
+                            for (var i = 0; i < object.mounts.length; ++i) {
+                                if (!$util.isObject(object.mounts[i]))
+                                    throw TypeError(".containerd.services.snapshots.v1.PrepareSnapshotResponse.mounts: object expected");
+                                message.mounts[i] = $root.containerd.types.Mount.fromObject(object.mounts[i], long + 1);
+                            }
+                        }
+                        return message;
+                    };
+
+                    PrepareSnapshotResponse.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.arrays || options.defaults)
+                            object.mounts = [];
+                        if (message.mounts && message.mounts.length) {
+                            object.mounts = [];
+                            for (var j = 0; j < message.mounts.length; ++j)
+                                object.mounts[j] = $root.containerd.types.Mount.toObject(message.mounts[j], options, q + 1);
+                        }
+                        return object;
+                    };
+
+                    PrepareSnapshotResponse.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    PrepareSnapshotResponse.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.snapshots.v1.PrepareSnapshotResponse";
+                    };
+
+                    return PrepareSnapshotResponse;
+                })();
+
+                v1.RemoveSnapshotRequest = (function() {
+
+                    function RemoveSnapshotRequest(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    RemoveSnapshotRequest.prototype.snapshotter = "";
+                    RemoveSnapshotRequest.prototype.key = "";
+
+                    RemoveSnapshotRequest.create = function create(properties) {
+                        return new RemoveSnapshotRequest(properties);
+                    };
+
+                    RemoveSnapshotRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            writer.uint32(10).string(message.snapshotter);
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            writer.uint32(18).string(message.key);
+                        return writer;
+                    };
+
+                    RemoveSnapshotRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.snapshots.v1.RemoveSnapshotRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.snapshotter = reader.string();
+                                    break;
+                                }
+                            case 2: {
+                                    message.key = reader.string();
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    RemoveSnapshotRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.snapshots.v1.RemoveSnapshotRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.snapshots.v1.RemoveSnapshotRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.snapshots.v1.RemoveSnapshotRequest();
+                        if (object.snapshotter != null)
+                            message.snapshotter = String(object.snapshotter);
+                        if (object.key != null)
+                            message.key = String(object.key);
+                        return message;
+                    };
+
+                    RemoveSnapshotRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults) {
+                            object.snapshotter = "";
+                            object.key = "";
+                        }
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            object.snapshotter = message.snapshotter;
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            object.key = message.key;
+                        return object;
+                    };
+
+                    RemoveSnapshotRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    RemoveSnapshotRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.snapshots.v1.RemoveSnapshotRequest";
+                    };
+
+                    return RemoveSnapshotRequest;
+                })();
+
+                v1.CommitSnapshotRequest = (function() {
+
+                    function CommitSnapshotRequest(properties) {
+                        this.labels = {};
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    CommitSnapshotRequest.prototype.snapshotter = "";
+                    CommitSnapshotRequest.prototype.name = "";
+                    CommitSnapshotRequest.prototype.key = "";
+                    CommitSnapshotRequest.prototype.labels = $util.emptyObject;
+
+                    CommitSnapshotRequest.create = function create(properties) {
+                        return new CommitSnapshotRequest(properties);
+                    };
+
+                    CommitSnapshotRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            writer.uint32(10).string(message.snapshotter);
+                        if (message.name != null && Object.hasOwnProperty.call(message, "name"))
+                            writer.uint32(18).string(message.name);
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            writer.uint32(26).string(message.key);
+                        if (message.labels != null && Object.hasOwnProperty.call(message, "labels"))
+                            for (var keys = Object.keys(message.labels), i = 0; i < keys.length; ++i)
+                                writer.uint32(34).fork().uint32(10).string(keys[i]).uint32(18).string(message.labels[keys[i]]).ldelim();
+                        return writer;
+                    };
+
+                    CommitSnapshotRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message, key, value;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.snapshots.v1.CommitSnapshotRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.snapshotter = reader.string();
+                                    break;
+                                }
+                            case 2: {
+                                    message.name = reader.string();
+                                    break;
+                                }
+                            case 3: {
+                                    message.key = reader.string();
+                                    break;
+                                }
+                            case 4: {
+                                    if (message.labels === $util.emptyObject)
+                                        message.labels = {};
+                                    var end2 = reader.uint32() + reader.pos;
+                                    if (end2 > reader.len)
+                                        throw RangeError("index out of range");
+                                    reader.len = end2;
+                                    key = "";
+                                    value = "";
+                                    while (reader.pos < end2) {
+                                        var tag2 = reader.uint32();
+                                        switch (tag2 >>> 3) {
+                                        case 1:
+                                            key = reader.string();
+                                            break;
+                                        case 2:
+                                            value = reader.string();
+                                            break;
+                                        default:
+                                            reader.skipType(tag2 & 7, long);
+                                            break;
+                                        }
+                                    }
+                                    if (reader.pos !== end2)
+                                        throw RangeError("index out of range");
+                                    reader.len = end;
+                                    if (key === "__proto__")
+                                        $util.makeProp(message.labels, key);
+                                    message.labels[key] = value;
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    CommitSnapshotRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.snapshots.v1.CommitSnapshotRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.snapshots.v1.CommitSnapshotRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.snapshots.v1.CommitSnapshotRequest();
+                        if (object.snapshotter != null)
+                            message.snapshotter = String(object.snapshotter);
+                        if (object.name != null)
+                            message.name = String(object.name);
+                        if (object.key != null)
+                            message.key = String(object.key);
+                        if (object.labels) {
+                            if (!$util.isObject(object.labels))
+                                throw TypeError(".containerd.services.snapshots.v1.CommitSnapshotRequest.labels: object expected");
+                            message.labels = {};
+                            for (var keys = Object.keys(object.labels), i = 0; i < keys.length; ++i) {
+                                if (keys[i] === "__proto__")
+                                    $util.makeProp(message.labels, keys[i]);
+                                message.labels[keys[i]] = String(object.labels[keys[i]]);
+                            }
+                        }
+                        return message;
+                    };
+
+                    CommitSnapshotRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.objects || options.defaults)
+                            object.labels = {};
+                        if (options.defaults) {
+                            object.snapshotter = "";
+                            object.name = "";
+                            object.key = "";
+                        }
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            object.snapshotter = message.snapshotter;
+                        if (message.name != null && Object.hasOwnProperty.call(message, "name"))
+                            object.name = message.name;
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            object.key = message.key;
+                        var keys2;
+                        if (message.labels && (keys2 = Object.keys(message.labels)).length) {
+                            object.labels = {};
+                            for (var j = 0; j < keys2.length; ++j) {
+                                if (keys2[j] === "__proto__")
+                                    $util.makeProp(object.labels, keys2[j]);
+                                object.labels[keys2[j]] = message.labels[keys2[j]];
+                            }
+                        }
+                        return object;
+                    };
+
+                    CommitSnapshotRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    CommitSnapshotRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.snapshots.v1.CommitSnapshotRequest";
+                    };
+
+                    return CommitSnapshotRequest;
+                })();
+
+                v1.StatSnapshotRequest = (function() {
+
+                    function StatSnapshotRequest(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    StatSnapshotRequest.prototype.snapshotter = "";
+                    StatSnapshotRequest.prototype.key = "";
+
+                    StatSnapshotRequest.create = function create(properties) {
+                        return new StatSnapshotRequest(properties);
+                    };
+
+                    StatSnapshotRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            writer.uint32(10).string(message.snapshotter);
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            writer.uint32(18).string(message.key);
+                        return writer;
+                    };
+
+                    StatSnapshotRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.snapshots.v1.StatSnapshotRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.snapshotter = reader.string();
+                                    break;
+                                }
+                            case 2: {
+                                    message.key = reader.string();
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    StatSnapshotRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.snapshots.v1.StatSnapshotRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.snapshots.v1.StatSnapshotRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.snapshots.v1.StatSnapshotRequest();
+                        if (object.snapshotter != null)
+                            message.snapshotter = String(object.snapshotter);
+                        if (object.key != null)
+                            message.key = String(object.key);
+                        return message;
+                    };
+
+                    StatSnapshotRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults) {
+                            object.snapshotter = "";
+                            object.key = "";
+                        }
+                        if (message.snapshotter != null && Object.hasOwnProperty.call(message, "snapshotter"))
+                            object.snapshotter = message.snapshotter;
+                        if (message.key != null && Object.hasOwnProperty.call(message, "key"))
+                            object.key = message.key;
+                        return object;
+                    };
+
+                    StatSnapshotRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    StatSnapshotRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.snapshots.v1.StatSnapshotRequest";
+                    };
+
+                    return StatSnapshotRequest;
+                })();
+
+                v1.Kind = (function() {
+                    var valuesById = {}, values = Object.create(valuesById);
+                    values[valuesById[0] = "UNKNOWN"] = 0;
+                    values[valuesById[1] = "VIEW"] = 1;
+                    values[valuesById[2] = "ACTIVE"] = 2;
+                    values[valuesById[3] = "COMMITTED"] = 3;
+                    return values;
+                })();
+
+                v1.Info = (function() {
+
+                    function Info(properties) {
+                        this.labels = {};
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    Info.prototype.name = "";
+                    Info.prototype.parent = "";
+                    Info.prototype.kind = 0;
+                    Info.prototype.created_at = null;
+                    Info.prototype.updated_at = null;
+                    Info.prototype.labels = $util.emptyObject;
+
+                    Info.create = function create(properties) {
+                        return new Info(properties);
+                    };
+
+                    Info.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.name != null && Object.hasOwnProperty.call(message, "name"))
+                            writer.uint32(10).string(message.name);
+                        if (message.parent != null && Object.hasOwnProperty.call(message, "parent"))
+                            writer.uint32(18).string(message.parent);
+                        if (message.kind != null && Object.hasOwnProperty.call(message, "kind"))
+                            writer.uint32(24).int32(message.kind);
+                        if (message.created_at != null && Object.hasOwnProperty.call(message, "created_at"))
+                            $root.google.protobuf.Timestamp.encode(message.created_at, writer.uint32(34).fork(), q + 1).ldelim();
+                        if (message.updated_at != null && Object.hasOwnProperty.call(message, "updated_at"))
+                            $root.google.protobuf.Timestamp.encode(message.updated_at, writer.uint32(42).fork(), q + 1).ldelim();
+                        if (message.labels != null && Object.hasOwnProperty.call(message, "labels"))
+                            for (var keys = Object.keys(message.labels), i = 0; i < keys.length; ++i)
+                                writer.uint32(50).fork().uint32(10).string(keys[i]).uint32(18).string(message.labels[keys[i]]).ldelim();
+                        return writer;
+                    };
+
+                    Info.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message, key, value;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.snapshots.v1.Info();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.name = reader.string();
+                                    break;
+                                }
+                            case 2: {
+                                    message.parent = reader.string();
+                                    break;
+                                }
+                            case 3: {
+                                    message.kind = reader.int32();
+                                    break;
+                                }
+                            case 4: {
+                                    message.created_at = $root.google.protobuf.Timestamp.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 5: {
+                                    message.updated_at = $root.google.protobuf.Timestamp.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 6: {
+                                    if (message.labels === $util.emptyObject)
+                                        message.labels = {};
+                                    var end2 = reader.uint32() + reader.pos;
+                                    if (end2 > reader.len)
+                                        throw RangeError("index out of range");
+                                    reader.len = end2;
+                                    key = "";
+                                    value = "";
+                                    while (reader.pos < end2) {
+                                        var tag2 = reader.uint32();
+                                        switch (tag2 >>> 3) {
+                                        case 1:
+                                            key = reader.string();
+                                            break;
+                                        case 2:
+                                            value = reader.string();
+                                            break;
+                                        default:
+                                            reader.skipType(tag2 & 7, long);
+                                            break;
+                                        }
+                                    }
+                                    if (reader.pos !== end2)
+                                        throw RangeError("index out of range");
+                                    reader.len = end;
+                                    if (key === "__proto__")
+                                        $util.makeProp(message.labels, key);
+                                    message.labels[key] = value;
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    Info.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.snapshots.v1.Info)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.snapshots.v1.Info: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.snapshots.v1.Info();
+                        if (object.name != null)
+                            message.name = String(object.name);
+                        if (object.parent != null)
+                            message.parent = String(object.parent);
+                        switch (object.kind) {
+                        default:
+                            if (typeof object.kind === "number") {
+                                message.kind = object.kind;
+                                break;
+                            }
+                            break;
+                        case "UNKNOWN":
+                        case 0:
+                            message.kind = 0;
+                            break;
+                        case "VIEW":
+                        case 1:
+                            message.kind = 1;
+                            break;
+                        case "ACTIVE":
+                        case 2:
+                            message.kind = 2;
+                            break;
+                        case "COMMITTED":
+                        case 3:
+                            message.kind = 3;
+                            break;
+                        }
+                        if (object.created_at != null) {
+                            if (!$util.isObject(object.created_at))
+                                throw TypeError(".containerd.services.snapshots.v1.Info.created_at: object expected");
+                            message.created_at = $root.google.protobuf.Timestamp.fromObject(object.created_at, long + 1);
+                        }
+                        if (object.updated_at != null) {
+                            if (!$util.isObject(object.updated_at))
+                                throw TypeError(".containerd.services.snapshots.v1.Info.updated_at: object expected");
+                            message.updated_at = $root.google.protobuf.Timestamp.fromObject(object.updated_at, long + 1);
+                        }
+                        if (object.labels) {
+                            if (!$util.isObject(object.labels))
+                                throw TypeError(".containerd.services.snapshots.v1.Info.labels: object expected");
+                            message.labels = {};
+                            for (var keys = Object.keys(object.labels), i = 0; i < keys.length; ++i) {
+                                if (keys[i] === "__proto__")
+                                    $util.makeProp(message.labels, keys[i]);
+                                message.labels[keys[i]] = String(object.labels[keys[i]]);
+                            }
+                        }
+                        return message;
+                    };
+
+                    Info.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.objects || options.defaults)
+                            object.labels = {};
+                        if (options.defaults) {
+                            object.name = "";
+                            object.parent = "";
+                            object.kind = options.enums === String ? "UNKNOWN" : 0;
+                            object.created_at = null;
+                            object.updated_at = null;
+                        }
+                        if (message.name != null && Object.hasOwnProperty.call(message, "name"))
+                            object.name = message.name;
+                        if (message.parent != null && Object.hasOwnProperty.call(message, "parent"))
+                            object.parent = message.parent;
+                        if (message.kind != null && Object.hasOwnProperty.call(message, "kind"))
+                            object.kind = options.enums === String ? $root.containerd.services.snapshots.v1.Kind[message.kind] === undefined ? message.kind : $root.containerd.services.snapshots.v1.Kind[message.kind] : message.kind;
+                        if (message.created_at != null && Object.hasOwnProperty.call(message, "created_at"))
+                            object.created_at = $root.google.protobuf.Timestamp.toObject(message.created_at, options, q + 1);
+                        if (message.updated_at != null && Object.hasOwnProperty.call(message, "updated_at"))
+                            object.updated_at = $root.google.protobuf.Timestamp.toObject(message.updated_at, options, q + 1);
+                        var keys2;
+                        if (message.labels && (keys2 = Object.keys(message.labels)).length) {
+                            object.labels = {};
+                            for (var j = 0; j < keys2.length; ++j) {
+                                if (keys2[j] === "__proto__")
+                                    $util.makeProp(object.labels, keys2[j]);
+                                object.labels[keys2[j]] = message.labels[keys2[j]];
+                            }
+                        }
+                        return object;
+                    };
+
+                    Info.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    Info.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.snapshots.v1.Info";
+                    };
+
+                    return Info;
+                })();
+
+                v1.StatSnapshotResponse = (function() {
+
+                    function StatSnapshotResponse(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    StatSnapshotResponse.prototype.info = null;
+
+                    StatSnapshotResponse.create = function create(properties) {
+                        return new StatSnapshotResponse(properties);
+                    };
+
+                    StatSnapshotResponse.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.info != null && Object.hasOwnProperty.call(message, "info"))
+                            $root.containerd.services.snapshots.v1.Info.encode(message.info, writer.uint32(10).fork(), q + 1).ldelim();
+                        return writer;
+                    };
+
+                    StatSnapshotResponse.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.snapshots.v1.StatSnapshotResponse();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.info = $root.containerd.services.snapshots.v1.Info.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    StatSnapshotResponse.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.snapshots.v1.StatSnapshotResponse)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.snapshots.v1.StatSnapshotResponse: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.snapshots.v1.StatSnapshotResponse();
+                        if (object.info != null) {
+                            if (!$util.isObject(object.info))
+                                throw TypeError(".containerd.services.snapshots.v1.StatSnapshotResponse.info: object expected");
+                            message.info = $root.containerd.services.snapshots.v1.Info.fromObject(object.info, long + 1);
+                        }
+                        return message;
+                    };
+
+                    StatSnapshotResponse.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults)
+                            object.info = null;
+                        if (message.info != null && Object.hasOwnProperty.call(message, "info"))
+                            object.info = $root.containerd.services.snapshots.v1.Info.toObject(message.info, options, q + 1);
+                        return object;
+                    };
+
+                    StatSnapshotResponse.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    StatSnapshotResponse.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.snapshots.v1.StatSnapshotResponse";
+                    };
+
+                    return StatSnapshotResponse;
+                })();
+
+                return v1;
+            })();
+
+            return snapshots;
+        })();
+
+        services.diff = (function() {
+
+            var diff = {};
+
+            diff.v1 = (function() {
+
+                var v1 = {};
+
+                v1.ApplyRequest = (function() {
+
+                    function ApplyRequest(properties) {
+                        this.mounts = [];
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    ApplyRequest.prototype.diff = null;
+                    ApplyRequest.prototype.mounts = $util.emptyArray;
+
+                    ApplyRequest.create = function create(properties) {
+                        return new ApplyRequest(properties);
+                    };
+
+                    ApplyRequest.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.diff != null && Object.hasOwnProperty.call(message, "diff"))
+                            $root.containerd.types.Descriptor.encode(message.diff, writer.uint32(10).fork(), q + 1).ldelim();
+                        if (message.mounts != null && message.mounts.length)
+                            for (var i = 0; i < message.mounts.length; ++i)
+                                $root.containerd.types.Mount.encode(message.mounts[i], writer.uint32(18).fork(), q + 1).ldelim();
+                        return writer;
+                    };
+
+                    ApplyRequest.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.diff.v1.ApplyRequest();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.diff = $root.containerd.types.Descriptor.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            case 2: {
+                                    if (!(message.mounts && message.mounts.length))
+                                        message.mounts = [];
+                                    message.mounts.push($root.containerd.types.Mount.decode(reader, reader.uint32(), undefined, long + 1));
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    ApplyRequest.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.diff.v1.ApplyRequest)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.diff.v1.ApplyRequest: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.diff.v1.ApplyRequest();
+                        if (object.diff != null) {
+                            if (!$util.isObject(object.diff))
+                                throw TypeError(".containerd.services.diff.v1.ApplyRequest.diff: object expected");
+                            message.diff = $root.containerd.types.Descriptor.fromObject(object.diff, long + 1);
+                        }
+                        if (object.mounts) {
+                            if (!Array.isArray(object.mounts))
+                                throw TypeError(".containerd.services.diff.v1.ApplyRequest.mounts: array expected");
+                            message.mounts = [];
+                            for (var i = 0; i < object.mounts.length; ++i) {
+                                if (!$util.isObject(object.mounts[i]))
+                                    throw TypeError(".containerd.services.diff.v1.ApplyRequest.mounts: object expected");
+                                message.mounts[i] = $root.containerd.types.Mount.fromObject(object.mounts[i], long + 1);
+                            }
+                        }
+                        return message;
+                    };
+
+                    ApplyRequest.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.arrays || options.defaults)
+                            object.mounts = [];
+                        if (options.defaults)
+                            object.diff = null;
+                        if (message.diff != null && Object.hasOwnProperty.call(message, "diff"))
+                            object.diff = $root.containerd.types.Descriptor.toObject(message.diff, options, q + 1);
+                        if (message.mounts && message.mounts.length) {
+                            object.mounts = [];
+                            for (var j = 0; j < message.mounts.length; ++j)
+                                object.mounts[j] = $root.containerd.types.Mount.toObject(message.mounts[j], options, q + 1);
+                        }
+                        return object;
+                    };
+
+                    ApplyRequest.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    ApplyRequest.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.diff.v1.ApplyRequest";
+                    };
+
+                    return ApplyRequest;
+                })();
+
+                v1.ApplyResponse = (function() {
+
+                    function ApplyResponse(properties) {
+                        if (properties)
+                            for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                                if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                                    this[keys[i]] = properties[keys[i]];
+                    }
+
+                    ApplyResponse.prototype.applied = null;
+
+                    ApplyResponse.create = function create(properties) {
+                        return new ApplyResponse(properties);
+                    };
+
+                    ApplyResponse.encode = function encode(message, writer, q) {
+                        if (!writer)
+                            writer = $Writer.create();
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        if (message.applied != null && Object.hasOwnProperty.call(message, "applied"))
+                            $root.containerd.types.Descriptor.encode(message.applied, writer.uint32(10).fork(), q + 1).ldelim();
+                        return writer;
+                    };
+
+                    ApplyResponse.decode = function decode(reader, length, error, long) {
+                        if (!(reader instanceof $Reader))
+                            reader = $Reader.create(reader);
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $Reader.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var end, message;
+                        if (length === undefined)
+                            end = reader.len;
+                        else {
+                            end = reader.pos + length;
+                            if (end > reader.len)
+                                throw RangeError("index out of range");
+                            length = reader.len;
+                            reader.len = end;
+                        }
+                        message = new $root.containerd.services.diff.v1.ApplyResponse();
+                        while (reader.pos < end) {
+                            var tag = reader.uint32();
+                            if (tag === error)
+                                break;
+                            switch (tag >>> 3) {
+                            case 1: {
+                                    message.applied = $root.containerd.types.Descriptor.decode(reader, reader.uint32(), undefined, long + 1);
+                                    break;
+                                }
+                            default:
+                                reader.skipType(tag & 7, long);
+                                break;
+                            }
+                        }
+                        if (length !== undefined) {
+                            if (reader.pos !== end)
+                                throw RangeError("index out of range");
+                            reader.len = length;
+                        }
+                        return message;
+                    };
+
+                    ApplyResponse.fromObject = function fromObject(object, long) {
+                        if (object instanceof $root.containerd.services.diff.v1.ApplyResponse)
+                            return object;
+                        if (!$util.isObject(object))
+                            throw TypeError(".containerd.services.diff.v1.ApplyResponse: object expected");
+                        if (long === undefined)
+                            long = 0;
+                        if (long > $util.recursionLimit)
+                            throw Error("maximum nesting depth exceeded");
+                        var message = new $root.containerd.services.diff.v1.ApplyResponse();
+                        if (object.applied != null) {
+                            if (!$util.isObject(object.applied))
+                                throw TypeError(".containerd.services.diff.v1.ApplyResponse.applied: object expected");
+                            message.applied = $root.containerd.types.Descriptor.fromObject(object.applied, long + 1);
+                        }
+                        return message;
+                    };
+
+                    ApplyResponse.toObject = function toObject(message, options, q) {
+                        if (!options)
+                            options = {};
+                        if (q === undefined)
+                            q = 0;
+                        if (q > $util.recursionLimit)
+                            throw Error("max depth exceeded");
+                        var object = {};
+                        if (options.defaults)
+                            object.applied = null;
+                        if (message.applied != null && Object.hasOwnProperty.call(message, "applied"))
+                            object.applied = $root.containerd.types.Descriptor.toObject(message.applied, options, q + 1);
+                        return object;
+                    };
+
+                    ApplyResponse.prototype.toJSON = function toJSON() {
+                        return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+                    };
+
+                    ApplyResponse.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                        if (typeUrlPrefix === undefined) {
+                            typeUrlPrefix = "type.googleapis.com";
+                        }
+                        return typeUrlPrefix + "/containerd.services.diff.v1.ApplyResponse";
+                    };
+
+                    return ApplyResponse;
+                })();
+
+                return v1;
+            })();
+
+            return diff;
+        })();
+
         return services;
     })();
 
@@ -5663,6 +8389,167 @@ $root.containerd = (function() {
             };
 
             return Descriptor;
+        })();
+
+        types.Mount = (function() {
+
+            function Mount(properties) {
+                this.options = [];
+                if (properties)
+                    for (var keys = Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            }
+
+            Mount.prototype.type = "";
+            Mount.prototype.source = "";
+            Mount.prototype.target = "";
+            Mount.prototype.options = $util.emptyArray;
+
+            Mount.create = function create(properties) {
+                return new Mount(properties);
+            };
+
+            Mount.encode = function encode(message, writer, q) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                if (message.type != null && Object.hasOwnProperty.call(message, "type"))
+                    writer.uint32(10).string(message.type);
+                if (message.source != null && Object.hasOwnProperty.call(message, "source"))
+                    writer.uint32(18).string(message.source);
+                if (message.target != null && Object.hasOwnProperty.call(message, "target"))
+                    writer.uint32(26).string(message.target);
+                if (message.options != null && message.options.length)
+                    for (var i = 0; i < message.options.length; ++i)
+                        writer.uint32(34).string(message.options[i]);
+                return writer;
+            };
+
+            Mount.decode = function decode(reader, length, error, long) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (long === undefined)
+                    long = 0;
+                if (long > $Reader.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var end, message;
+                if (length === undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = new $root.containerd.types.Mount();
+                while (reader.pos < end) {
+                    var tag = reader.uint32();
+                    if (tag === error)
+                        break;
+                    switch (tag >>> 3) {
+                    case 1: {
+                            message.type = reader.string();
+                            break;
+                        }
+                    case 2: {
+                            message.source = reader.string();
+                            break;
+                        }
+                    case 3: {
+                            message.target = reader.string();
+                            break;
+                        }
+                    case 4: {
+                            if (!(message.options && message.options.length))
+                                message.options = [];
+                            message.options.push(reader.string());
+                            break;
+                        }
+                    default:
+                        reader.skipType(tag & 7, long);
+                        break;
+                    }
+                }
+                if (length !== undefined) {
+                    if (reader.pos !== end)
+                        throw RangeError("index out of range");
+                    reader.len = length;
+                }
+                return message;
+            };
+
+            Mount.fromObject = function fromObject(object, long) {
+                if (object instanceof $root.containerd.types.Mount)
+                    return object;
+                if (!$util.isObject(object))
+                    throw TypeError(".containerd.types.Mount: object expected");
+                if (long === undefined)
+                    long = 0;
+                if (long > $util.recursionLimit)
+                    throw Error("maximum nesting depth exceeded");
+                var message = new $root.containerd.types.Mount();
+                if (object.type != null)
+                    message.type = String(object.type);
+                if (object.source != null)
+                    message.source = String(object.source);
+                if (object.target != null)
+                    message.target = String(object.target);
+                if (object.options) {
+                    if (!Array.isArray(object.options))
+                        throw TypeError(".containerd.types.Mount.options: array expected");
+                    message.options = [];
+                    for (var i = 0; i < object.options.length; ++i)
+                        message.options[i] = String(object.options[i]);
+                }
+                return message;
+            };
+
+            Mount.toObject = function toObject(message, options, q) {
+                if (!options)
+                    options = {};
+                if (q === undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw Error("max depth exceeded");
+                var object = {};
+                if (options.arrays || options.defaults)
+                    object.options = [];
+                if (options.defaults) {
+                    object.type = "";
+                    object.source = "";
+                    object.target = "";
+                }
+                if (message.type != null && Object.hasOwnProperty.call(message, "type"))
+                    object.type = message.type;
+                if (message.source != null && Object.hasOwnProperty.call(message, "source"))
+                    object.source = message.source;
+                if (message.target != null && Object.hasOwnProperty.call(message, "target"))
+                    object.target = message.target;
+                if (message.options && message.options.length) {
+                    object.options = [];
+                    for (var j = 0; j < message.options.length; ++j)
+                        object.options[j] = message.options[j];
+                }
+                return object;
+            };
+
+            Mount.prototype.toJSON = function toJSON() {
+                return this.constructor.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            Mount.getTypeUrl = function getTypeUrl(typeUrlPrefix) {
+                if (typeUrlPrefix === undefined) {
+                    typeUrlPrefix = "type.googleapis.com";
+                }
+                return typeUrlPrefix + "/containerd.types.Mount";
+            };
+
+            return Mount;
         })();
 
         return types;

@@ -10,6 +10,8 @@ export const PROTO_FILES = [
   'leases.proto',
   'containers.proto',
   'introspection.proto',
+  'snapshots.proto',
+  'diff.proto',
 ];
 
 export const DESCRIPTORS_JSON = 'descriptors.json';

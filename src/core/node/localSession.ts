@@ -164,6 +164,7 @@ async function socketProblem(def: NodeDef): Promise<HoldfastError | null> {
 export class LocalNodeSession implements NodeSession {
   readonly files: FileAccess;
   readonly blobs: BlobCache;
+  readonly writer: GrpcContainerdClient;
   readonly ssh: SessionSsh;
   private closed = false;
   private readonly closeListeners = new Set<(err?: Error) => void>();
@@ -177,6 +178,7 @@ export class LocalNodeSession implements NodeSession {
   ) {
     this.files = new LocalFileAccess(nodeDef.user, nodeDef.name);
     this.blobs = new BlobCache(containerd);
+    this.writer = containerd;
     const self = this;
     const where = `this machine (${nodeDef.name})`;
     let sftp: LocalSftp | undefined;

@@ -2,7 +2,7 @@
 // client over it. Everything Holdfast does to a node goes through a NodeSession.
 import type { NodeDef, NodeInfo } from '../../shared/domain';
 import { createFileAccess, type FileAccess } from '../access';
-import type { ContainerdClient, GrpcContainerdClient } from '../containerd/client';
+import type { ContainerdClient, ContainerdWriter, GrpcContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { listImageRefs, type BaseImageRef } from '../images/list';
 import { platformFromUname, type Platform } from '../../shared/mediaTypes';
@@ -188,6 +188,8 @@ export interface NodeSession {
   /** Indexes, manifests and configs read this session; absent: read from containerd each time. */
   readonly blobs?: BlobCache;
   readonly containerd: ContainerdClient;
+  /** Writes images into containerd (direct delivery); null where the session cannot (test doubles). */
+  readonly writer: ContainerdWriter | null;
   readonly ssh: SessionSsh;
   /** The node's images dir moved with its distro's data-dir: the same connection reads the new one. */
   followImagesDir(imagesDir: string): void;
@@ -217,6 +219,7 @@ export class SshNodeSession implements NodeSession {
   readonly files: FileAccess;
   /** Indexes, manifests and configs read this session (content is immutable by digest). */
   readonly blobs: BlobCache;
+  readonly writer: ContainerdWriter;
 
   private constructor(
     private nodeDef: NodeDef,
@@ -227,6 +230,7 @@ export class SshNodeSession implements NodeSession {
   ) {
     this.files = createFileAccess(ssh, { sudo: nodeDef.sudo === true, user: nodeDef.user, node: nodeDef.name });
     this.blobs = new BlobCache(containerd);
+    this.writer = containerd;
     if (probing) this.probeCache = probing;
   }
 
