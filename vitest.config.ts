@@ -23,6 +23,9 @@ const VERSION_MATRIX = [
   'test/integration/fateMatrix.test.ts',
   'test/integration/protection.test.ts',
   'test/integration/needs.test.ts',
+  'test/integration/direct.test.ts',
+  // direct delivery's docker-save manifests must be byte for byte what each line's importer writes
+  'test/integration/directDigest.test.ts',
   'test/lab/k3s.test.ts',
   // the UI tests' fake node answers as each line's containerd does
   'test/integration/doubles-contract.test.ts',

@@ -66,12 +66,24 @@ export interface ArchiveImage {
   missing?: string[];
 }
 
+/**
+ * Receives one regular file member's bytes as they stream past (direct delivery spools them to
+ * disk). The tar is paused while a returned promise is pending, so a slow disk bounds memory.
+ */
+export interface MemberSink {
+  write(chunk: Buffer): void | Promise<void>;
+  /** The member ended; `digest` is its content's sha256 (checked against a blobs/sha256 name). */
+  end(digest: string): void | Promise<void>;
+}
+
 export interface ArchiveIndex {
   /** null only with k3sCannotImport: the archive was not read far enough to tell. */
   format: 'docker' | 'oci' | null;
   images: ArchiveImage[];
   /** Tar members (files, directories, links; pax/long-name headers not counted). */
   members: number;
+  /** The directory of `roots` the layout was found in, when not the archive's root. */
+  root?: string;
   /** Size of the tar after decompression (with k3sCannotImport: as far as it was read). */
   uncompressedBytes: number;
   /**
@@ -100,6 +112,16 @@ export interface ReadArchiveIndexOptions {
   /** Decompressed bytes read before the expansion ratio applies. Default: limit archive.expansionGraceBytes. */
   expansionGraceBytes?: number;
   signal?: AbortSignal;
+  /**
+   * Called for each regular file member (after every check on its header): a sink gets its bytes
+   * and content digest (every member is then hashed). null skips the member.
+   */
+  memberSink?: (member: { path: string; size: number }) => MemberSink | null;
+  /**
+   * Directories the layout may sit in, tried in order (default ['']: the archive's root). A Zarf
+   * package holds its OCI layout under `images/`; k3s reads only the root.
+   */
+  roots?: readonly string[];
 }
 
 const DEFAULT_MAX_JSON = limit('archive.jsonMemberBytes');
@@ -207,6 +229,7 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
   const maxMeta = opts.maxMetadataBytes ?? DEFAULT_MAX_METADATA;
   const verify = opts.verifyBlobs ?? false;
   const grace = opts.expansionGraceBytes ?? RATIO_GRACE;
+  const roots = opts.roots ?? [''];
   const col: Collected = {
     files: new Map(),
     digests: new Map(),
@@ -273,15 +296,25 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
       current = path;
       const isFile = header.type === 'file' || header.type === 'contiguous-file' || header.type == null;
       const size = header.size ?? 0;
-      const blob = BLOB_PATH.exec(path);
-      const metaName = META_NAMES.has(path) || path.endsWith('.json') || blob !== null;
+      const rels = relativeForms(path, roots);
+      let blob: RegExpExecArray | null = null;
+      for (const r of rels) blob ??= BLOB_PATH.exec(r);
+      const metaName = path.endsWith('.json') || blob !== null || rels.some((r) => META_NAMES.has(r));
       let chunks: Buffer[] | null = isFile && metaName && size <= maxJson && keptBytes + size <= maxMeta ? [] : null;
       let sniffed = blob === null; // blobs are kept only if they look like JSON
-      const hash = isFile && (blob === null || verify) ? createHash('sha256') : null;
+      const sink = isFile && opts.memberSink ? opts.memberSink({ path, size }) : null;
+      const hash = isFile && (blob === null || verify || sink) ? createHash('sha256') : null;
 
       stream.on('data', (chunk: unknown) => {
         const c = chunk as Buffer;
         hash?.update(c);
+        if (sink) {
+          const pending = sink.write(c);
+          if (pending) {
+            stream.pause();
+            pending.then(() => stream.resume(), fail);
+          }
+        }
         if (chunks) {
           if (!sniffed) {
             const j = looksLikeJson(c);
@@ -309,6 +342,10 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
             col.kept.set(path, data);
             col.keptByDigest.set(digest, path);
           }
+          if (sink) {
+            Promise.resolve(sink.end(hashed!)).then(() => next(), fail);
+            return;
+          }
         }
         next();
       });
@@ -325,7 +362,7 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
       if (settled) return;
       try {
         if (col.uncompressedBytes === 0) throw new ArchiveError('truncated', 'truncated: the archive is empty');
-        const index = resolveIndex(col);
+        const index = resolveRooted(col, roots);
         settled = true;
         opts.signal?.removeEventListener('abort', onAbort);
         resolve(index);
@@ -402,6 +439,51 @@ function mapTarError(err: unknown, compression: ArchiveCompression, head: Buffer
     return new ArchiveError('corrupt', `corrupt: ${inside} has an invalid header${current ? ` after member ${current}` : ''}`, { cause: err });
   }
   return err;
+}
+
+// ---- roots ---------------------------------------------------------------------------------
+
+/** `path` as seen from each root that holds it ('' holds everything). */
+function relativeForms(path: string, roots: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const root of roots) {
+    if (root === '') out.push(path);
+    else if (path.startsWith(root + '/')) out.push(path.slice(root.length + 1));
+  }
+  return out;
+}
+
+/** The members under `root`, named relative to it. */
+function reroot(col: Collected, root: string): Collected {
+  if (root === '') return col;
+  const inside = (p: string): string | null => (p.startsWith(root + '/') ? p.slice(root.length + 1) : null);
+  const out: Collected = { ...col, files: new Map(), digests: new Map(), kept: new Map(), keptByDigest: new Map(), symlinks: new Map() };
+  for (const [p, info] of col.files) {
+    const r = inside(p);
+    if (r === null) continue;
+    out.files.set(r, info);
+    out.digests.set(info.digest, info.size);
+    const data = col.kept.get(p);
+    if (data) {
+      out.kept.set(r, data);
+      out.keptByDigest.set(info.digest, r);
+    }
+  }
+  for (const [p, target] of col.symlinks) {
+    const r = inside(p);
+    const t = inside(target);
+    if (r !== null && t !== null) out.symlinks.set(r, t);
+  }
+  return out;
+}
+
+/** Resolves the layout in the first of `roots` that has one (else in the first root, to say why not). */
+function resolveRooted(col: Collected, roots: readonly string[]): ArchiveIndex {
+  if (roots.length === 1 && roots[0] === '') return resolveIndex(col);
+  const views = roots.map((root) => ({ root, view: reroot(col, root) }));
+  const found = views.find(({ view }) => ['oci-layout', 'manifest.json', 'index.json'].some((f) => view.files.has(f))) ?? views[0]!;
+  const index = resolveIndex(found.view);
+  return found.root === '' ? index : { ...index, root: found.root };
 }
 
 // ---- resolution -----------------------------------------------------------------------------
@@ -642,6 +724,22 @@ function viewOf(json: unknown): JsonView {
   };
 }
 
+/** An index entry that is a BuildKit attestation (unknown/unknown or its reference-type annotation), not an image. */
+export const isAttestation = (d: { platform?: Platform | null; annotations?: Record<string, unknown> }): boolean =>
+  (d.platform?.os === 'unknown' && d.platform?.architecture === 'unknown') || d.annotations?.[ATTESTATION_TYPE] === 'attestation-manifest';
+
+/**
+ * The name k3s's import gives an index.json entry. k3s imports with containerd's client.Import
+ * and no ref translator: the ref name is the image's name as written, a bare tag (`1.0`, umoci's
+ * and skopeo's `oci-archive:x.tar:1.0`) included; only ctr's own import prefixes one
+ * (import-<date>:1.0).
+ */
+export function ociImageName(annotations: Record<string, unknown> | undefined): string | null {
+  const full = annotations?.[ANNOTATION_IMAGE_NAME];
+  const ref = annotations?.[ANNOTATION_REF_NAME];
+  return (typeof full === 'string' && full) || (typeof ref === 'string' && ref) || null;
+}
+
 const usablePlatform = (p: Platform | undefined): Platform | undefined => (p && typeof p.os === 'string' && typeof p.architecture === 'string' ? p : undefined);
 
 function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
@@ -669,8 +767,6 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     return result;
   };
   const sizeOf = (d: Descriptor): number => col.digests.get(d.digest) ?? (typeof d.size === 'number' ? d.size : 0);
-  const isAttestation = (d: Descriptor): boolean =>
-    (d.platform?.os === 'unknown' && d.platform?.architecture === 'unknown') || d.annotations?.[ATTESTATION_TYPE] === 'attestation-manifest';
   const needJson = (digest: string, what: string): JsonView | null => {
     const b = blob(digest);
     if (b.state === 'too-large') throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
@@ -787,13 +883,8 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     const raw = asDescriptor(entry);
     if (!raw) throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
     if (isAttestation(raw)) continue;
-    const ann = raw.annotations ?? {};
-    const fullName = ann[ANNOTATION_IMAGE_NAME];
-    const refName = ann[ANNOTATION_REF_NAME];
-    // k3s imports with containerd's client.Import and no ref translator: the ref name is the
-    // image's name as written, a bare tag (`1.0`, umoci's and skopeo's `oci-archive:x.tar:1.0`)
-    // included; only ctr's own import prefixes one (import-<date>:1.0).
-    const name = fullName || refName || null;
+    const refName = raw.annotations?.[ANNOTATION_REF_NAME];
+    const name = ociImageName(raw.annotations);
     const platforms: ArchivePlatform[] = [];
     const img: ArchiveImage = {
       name,

@@ -1,0 +1,310 @@
+// Reads an image archive on this machine once and spools every blob to a local file, for direct
+// delivery (bundle.ts says why). One pass through readArchiveIndex, which keeps all its bounds
+// and hostile-archive checks; its member sink writes each regular file as it streams past to
+// `<spool>/tmp/<n>`, then renames it to `<spool>/blobs/<hex>` by the content digest it computed
+// (a blobs/sha256/<hex> member whose bytes hash otherwise fails the read).
+//
+// Sources: docker-save (the manifests containerd's importer would write are synthesised), OCI
+// layouts, Zarf packages (the OCI layout under images/) and single-chunk Hauler hauls.
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { ArchiveError } from '../../archives/format/errors';
+import { readArchiveIndex, type ArchiveImage, type ArchiveIndex, type MemberSink } from '../../archives/format/readIndex';
+import { sniffFormat, type ArchiveCompression } from '../../archives/format/decompress';
+import { limit } from '../../limits';
+import type { Platform } from '../../../shared/mediaTypes';
+import type { BundleBlob, BundleImage, BundleIndex, BundleKind, BundleManifest, SpooledBundle } from './bundle';
+import { DOCKER_CONFIG, dockerLayerMediaType, dockerManifest } from './dockerManifest';
+import { OciTrees, isObject, rawDescriptor, type BlobSource } from './ociTrees';
+import { IMAGE_CONFIG_TYPES, bundleNames, haulerChunkRefusal, refuseChunkedHaul } from './sources';
+
+export interface SpoolOptions {
+  /** Directory the spool is created in (as a new sub-directory, removed by dispose). */
+  dir: string;
+  signal?: AbortSignal;
+  /** Compressed bytes read from `file` so far, and its size. */
+  onProgress?: (bytesRead: number, totalBytes: number) => void;
+}
+
+const MAX_JSON = limit('archive.jsonMemberBytes');
+/** containerd reads 10 bytes of a layer to tell its compression; 8 are enough for its checks. */
+const HEAD_BYTES = 10;
+/** Zarf keeps its images as an OCI layout here. */
+const ZARF_IMAGES = 'images';
+
+const hexOf = (digest: string): string => digest.slice('sha256:'.length);
+
+/** What the member sink learnt while the archive streamed past. */
+interface Spooled {
+  root: string;
+  /** member path → content digest */
+  members: Map<string, string>;
+  /** content digest → size */
+  sizes: Map<string, number>;
+  /** content digest → first bytes */
+  heads: Map<string, Buffer>;
+  /** member paths seen (regular files) */
+  names: Set<string>;
+}
+
+/** Streams `file` once and returns its image trees with every blob spooled under `opts.dir`. */
+export async function spoolBundle(file: string, opts: SpoolOptions): Promise<SpooledBundle> {
+  await refuseChunkedHaul(file);
+  const total = (await stat(file)).size;
+  const compression = await sniffCompression(file);
+  await mkdir(opts.dir, { recursive: true });
+  const root = await mkdtemp(join(opts.dir, 'spool-'));
+  const dispose = (): Promise<void> => rm(root, { recursive: true, force: true });
+  const open = new Set<WriteStream>();
+  try {
+    await mkdir(join(root, 'tmp'));
+    await mkdir(join(root, 'blobs'));
+    const sp: Spooled = { root, members: new Map(), sizes: new Map(), heads: new Map(), names: new Set() };
+    const index = await readAndSpool(file, total, compression, sp, open, opts).catch((e: unknown) => {
+      throw haulerChunkRefusal(file, e) ?? e;
+    });
+    const bundle = await buildBundle(index, sp, opts.signal);
+    await rm(join(root, 'tmp'), { recursive: true, force: true });
+    return { ...bundle, dispose };
+  } catch (e) {
+    for (const ws of open) ws.destroy();
+    await dispose();
+    throw e;
+  }
+}
+
+async function sniffCompression(file: string): Promise<ArchiveCompression> {
+  const fh = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(512);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    const kind = sniffFormat(head.subarray(0, bytesRead));
+    // Not tar and not compressed: read as tar, so readArchiveIndex says what the file is instead.
+    return kind === null || kind === 'tar' ? 'none' : kind;
+  } finally {
+    await fh.close();
+  }
+}
+
+function readAndSpool(file: string, total: number, compression: ArchiveCompression, sp: Spooled, open: Set<WriteStream>, opts: SpoolOptions): Promise<ArchiveIndex> {
+  const source = createReadStream(file);
+  let read = 0;
+  if (opts.onProgress) {
+    const report = opts.onProgress;
+    source.on('data', (c: unknown) => {
+      read += (c as Buffer).length;
+      report(read, total);
+    });
+  }
+  let n = 0;
+  const memberSink = ({ path, size }: { path: string; size: number }): MemberSink => {
+    const tmp = join(sp.root, 'tmp', String(n++));
+    const ws = createWriteStream(tmp);
+    open.add(ws);
+    // A write error (disk full) is kept and thrown from the next write or the end, never left unheard.
+    let failed: Error | null = null;
+    ws.on('error', (e) => (failed ??= e));
+    sp.names.add(path);
+    let head = Buffer.alloc(0);
+    // Writes are chained: the tar may end a member while its last write still drains.
+    let chain: Promise<void> = Promise.resolve();
+    return {
+      write(chunk) {
+        if (failed) return Promise.reject(failed);
+        if (head.length < HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]);
+        if (ws.write(chunk)) return;
+        chain = chain.then(() => once(ws, 'drain').then(() => undefined));
+        return chain;
+      },
+      async end(digest) {
+        await chain;
+        if (!failed) ws.end();
+        if (!ws.closed) await once(ws, 'close');
+        open.delete(ws);
+        if (failed) throw failed;
+        await rename(tmp, join(sp.root, 'blobs', hexOf(digest)));
+        sp.members.set(path, digest);
+        sp.sizes.set(digest, size);
+        sp.heads.set(digest, head);
+      },
+    };
+  };
+  return readArchiveIndex(source, {
+    compression,
+    verifyBlobs: true,
+    roots: ['', ZARF_IMAGES],
+    memberSink,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+}
+
+async function buildBundle(index: ArchiveIndex, sp: Spooled, signal: AbortSignal | undefined): Promise<Omit<SpooledBundle, 'dispose'>> {
+  const files = new Map<string, string>();
+  for (const digest of sp.sizes.keys()) files.set(digest, join(sp.root, 'blobs', hexOf(digest)));
+  let kind: BundleKind;
+  let images: BundleImage[];
+  if (index.format === 'docker') {
+    kind = 'docker';
+    images = await dockerImages(index.images, sp, files);
+  } else {
+    const layoutRoot = index.root ?? '';
+    if (layoutRoot === ZARF_IMAGES && !sp.names.has('zarf.yaml')) {
+      throw new ArchiveError(
+        'unsupported',
+        'unsupported: the archive has an OCI layout under images/ but no zarf.yaml, so it is neither an image archive nor a Zarf package; save the images with docker save, skopeo or hauler store save',
+      );
+    }
+    const indexDigest = sp.members.get(layoutRoot ? `${layoutRoot}/index.json` : 'index.json');
+    if (!indexDigest) throw new ArchiveError('not-an-image-archive', 'not an image archive: it has no index.json');
+    const blobs = blobSource(sp);
+    const indexJson = await blobs.json(indexDigest, 'index.json');
+    const entries = isObject(indexJson) && Array.isArray(indexJson['manifests']) ? indexJson['manifests'] : [];
+    const descriptors = entries.map(rawDescriptor);
+    kind = layoutRoot === ZARF_IMAGES ? 'zarf' : descriptors.some((d) => d && isHaulerKind(d.annotations?.['kind'])) ? 'hauler' : 'oci';
+    images = await ociImages(kind, descriptors, blobs, signal);
+  }
+  images = lastNameWins(images);
+  await dropUnreferenced(images, files);
+  return { kind, images, files };
+}
+
+/**
+ * A name two entries claim ends on the later one's target, as containerd's import leaves it
+ * (it creates or updates image records in archive order); an image left with no name goes.
+ */
+function lastNameWins(images: BundleImage[]): BundleImage[] {
+  const owner = new Map<string, BundleImage>();
+  for (const img of images) for (const name of img.names) owner.set(name, img);
+  const out: BundleImage[] = [];
+  for (const img of images) {
+    const names = img.names.filter((nm) => owner.get(nm) === img);
+    if (names.length > 0) out.push({ ...img, names });
+  }
+  return out;
+}
+
+const isHaulerKind = (k: string | undefined): boolean => k !== undefined && (k.startsWith('dev.hauler/') || k.startsWith('dev.cosignproject.cosign/'));
+
+function blobSource(sp: Spooled): BlobSource {
+  const parsed = new Map<string, Promise<unknown>>();
+  return {
+    size: (digest) => sp.sizes.get(digest),
+    json(digest, what) {
+      let hit = parsed.get(digest);
+      if (!hit) {
+        hit = (async () => {
+          const size = sp.sizes.get(digest);
+          if (size === undefined) return null;
+          if (size > MAX_JSON) throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
+          const text = await readFile(join(sp.root, 'blobs', hexOf(digest)), 'utf8');
+          try {
+            return JSON.parse(text) as unknown;
+          } catch (e) {
+            throw new ArchiveError('corrupt', `corrupt: the ${what} ${digest} is not valid JSON`, { cause: e });
+          }
+        })();
+        parsed.set(digest, hit);
+      }
+      return hit;
+    },
+  };
+}
+
+/** One manifest per docker-save entry, written to the spool as containerd's importer writes it. */
+async function dockerImages(images: ArchiveImage[], sp: Spooled, files: Map<string, string>): Promise<BundleImage[]> {
+  // readArchiveIndex gives one record per tag; the tags of one entry share one platforms list.
+  const entries = new Map<ArchiveImage['platforms'], string[]>();
+  for (const img of images) {
+    const names = entries.get(img.platforms) ?? [];
+    if (img.name) names.push(img.name);
+    entries.set(img.platforms, names);
+  }
+  const byManifest = new Map<string, BundleImage>();
+  for (const [platforms, names] of entries) {
+    const p = platforms[0];
+    if (!p || names.length === 0) continue; // untagged: containerd creates no image for it
+    const config = { digest: p.configDigest, size: sp.sizes.get(p.configDigest) ?? 0 };
+    const layers: BundleBlob[] = p.layers.map((l) => ({ digest: l.digest, size: l.size, mediaType: dockerLayerMediaType(sp.heads.get(l.digest) ?? Buffer.alloc(0)) }));
+    const m = dockerManifest(config, layers);
+    const known = byManifest.get(m.blob.digest);
+    if (known) {
+      for (const n of names) if (!known.names.includes(n)) known.names.push(n);
+      continue;
+    }
+    const file = join(sp.root, 'blobs', hexOf(m.blob.digest));
+    await writeFile(file, m.bytes);
+    files.set(m.blob.digest, file);
+    const target: BundleManifest = {
+      manifest: m.blob,
+      platform: parsePlatform(p.platform),
+      config: { ...config, mediaType: DOCKER_CONFIG },
+      layers,
+    };
+    byManifest.set(m.blob.digest, { names: [...new Set(names)], target });
+  }
+  return [...byManifest.values()];
+}
+
+function parsePlatform(p: string): Platform | null {
+  const [os, architecture, variant] = p.split('/');
+  if (!os || !architecture || p === 'unknown') return null;
+  return variant ? { os, architecture, variant } : { os, architecture };
+}
+
+/** The named entries of index.json, with their trees; entries sharing a target share one image. */
+async function ociImages(kind: BundleKind, descriptors: ReturnType<typeof rawDescriptor>[], blobs: BlobSource, signal: AbortSignal | undefined): Promise<BundleImage[]> {
+  const trees = new OciTrees(blobs);
+  const byTarget = new Map<string, BundleImage>();
+  for (const d of descriptors) {
+    signal?.throwIfAborted();
+    if (!d) throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
+    const names = bundleNames(kind, d);
+    if (names.length === 0) continue;
+    const target = await trees.node(d, 0);
+    if (!target) continue; // the archive lacks it: nothing to write (k3s imports nothing for it either)
+    if (kind === 'hauler' && 'manifest' in target && !IMAGE_CONFIG_TYPES.has(target.config.mediaType)) continue; // a file or chart
+    const key = 'index' in target ? target.index.digest : target.manifest.digest;
+    const known = byTarget.get(key);
+    if (known) {
+      for (const n of names) if (!known.names.includes(n)) known.names.push(n);
+    } else {
+      byTarget.set(key, { names, target });
+    }
+  }
+  return [...byTarget.values()];
+}
+
+/** Every digest a tree references. */
+function referenced(images: BundleImage[]): Set<string> {
+  const out = new Set<string>();
+  const seen = new Set<BundleManifest | BundleIndex>();
+  const walk = (node: BundleManifest | BundleIndex): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    if ('index' in node) {
+      out.add(node.index.digest);
+      for (const e of node.entries) {
+        out.add(e.descriptor.digest);
+        if (e.manifest) walk(e.manifest);
+      }
+    } else {
+      out.add(node.manifest.digest);
+      out.add(node.config.digest);
+      for (const l of node.layers) out.add(l.digest);
+    }
+  };
+  for (const img of images) walk(img.target);
+  return out;
+}
+
+/** Members no image needs (index.json, a Zarf package's charts and files) leave the spool at once. */
+async function dropUnreferenced(images: BundleImage[], files: Map<string, string>): Promise<void> {
+  const keep = referenced(images);
+  for (const [digest, path] of files) {
+    if (keep.has(digest)) continue;
+    files.delete(digest);
+    await unlink(path).catch(() => undefined);
+  }
+}
