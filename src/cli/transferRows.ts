@@ -27,7 +27,9 @@ export function nodeRow(node: string, p: NodePatch): Row {
       // row then says so in its message; its byte counts start at 0).
       if (!p.bytesTotal || p.bytesDone === undefined || p.message === 'checking the images dir') return row('checking-dir', 'checking the images dir…', { busy: true });
       const pct = Math.floor((100 * p.bytesDone) / p.bytesTotal);
-      const parts = [`uploading ${pct}%`, `${humanSize(p.bytesDone)} of ${humanSize(p.bytesTotal)}`];
+      // Direct delivery sends blobs into containerd (its message says so), not a file.
+      const verb = p.message?.startsWith('sending') ? 'sending' : 'uploading';
+      const parts = [`${verb} ${pct}%`, `${humanSize(p.bytesDone)} of ${humanSize(p.bytesTotal)}`];
       if (p.rate) parts.push(`${humanSize(p.rate)}/s`);
       if (p.eta != null && p.eta > 0) parts.push(`ETA ${duration(p.eta)}`);
       return row('uploading', parts.join(' · '), { fraction: p.bytesDone / p.bytesTotal });
@@ -35,8 +37,10 @@ export function nodeRow(node: string, p: NodePatch): Row {
     case 'verifying':
       // The node reads the whole file back for its SHA-256: seconds for a big archive, with no
       // byte count to show, so a spinner rather than a bar stuck at 100 %.
+      if (p.message === 'reading every reference back') return row('verifying', 'reading every reference back…', { busy: true });
       return p.message === 'renaming' ? row('renaming', 'moving it into place…', { busy: true }) : row('verifying', 'verifying (sha256 on the node)…', { busy: true });
     case 'importing': {
+      if (p.message?.startsWith('unpacking')) return row('importing', `${p.message}…`, { busy: true });
       const m = /^k3s imported (\d+) of (\d+)/.exec(p.message ?? '');
       return row('importing', m ? `waiting for k3s to import (${m[1]} of ${plural(Number(m[2]), 'image')} so far)…` : 'waiting for k3s to import the archive…', { busy: true });
     }

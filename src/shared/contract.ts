@@ -139,6 +139,8 @@ export const channels = {
       // Nodes at a time; seconds per node to wait for k3s to import (defaults: shared/importOptions.ts).
       parallel: parallel.optional(),
       timeout: importTimeout.optional(),
+      // Straight into containerd over the tunnel, only missing blobs (usecases/direct).
+      direct: z.boolean().optional(),
     }),
     result: null as unknown as Job,
   },

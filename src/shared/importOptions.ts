@@ -8,6 +8,11 @@
 export interface ImportOptions {
   pin: boolean;
   removeArchive: boolean;
+  /**
+   * Direct delivery (issue #35): the images go straight into each node's containerd, only the
+   * blobs it lacks, pinned durably; no archive is put in the images dir.
+   */
+  direct?: boolean;
 }
 
 /** Nodes an import works on at a time (`--parallel`, jobs.startImport's `parallel`). */
@@ -24,8 +29,15 @@ export interface ImportTuning {
 
 /** Why these options cannot go together, or null. */
 export function importOptionsProblem(o: ImportOptions): string | null {
+  if (o.direct && o.removeArchive) return 'a direct delivery puts no archive on the node, so there is none to remove';
   return o.removeArchive && !o.pin ? 'removing the archive needs its pins made durable first: an archive is only removed once its images are durably pinned' : null;
 }
 
-/** The options as the wizard keeps them: turning pins off turns removing the archive off. */
-export const consistentImportOptions = <T extends ImportOptions>(o: T): T => (o.pin || !o.removeArchive ? o : { ...o, removeArchive: false });
+/**
+ * The options as the wizard keeps them: turning pins off turns removing the archive off; a direct
+ * delivery always pins durably (the service sets the pin itself) and has no archive to remove.
+ */
+export function consistentImportOptions<T extends ImportOptions>(o: T): T {
+  if (o.direct) return o.pin && !o.removeArchive ? o : { ...o, pin: true, removeArchive: false };
+  return o.pin || !o.removeArchive ? o : { ...o, removeArchive: false };
+}

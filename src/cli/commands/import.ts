@@ -32,6 +32,7 @@ export function registerImportCommand(program: Command, cli: Cli): void {
     .summary('the guided air-gap import of an archive to nodes')
     .description('The guided air-gap import: inspect the archive, upload it to every node, wait for k3s to import it, make the pins durable, remove the archive.')
     .argument('<nodes-and-file...>', 'one or more nodes, then the archive')
+    .option('--direct', 'write the images straight into containerd, sending only the layers a node lacks (no archive on the node; pins durably)')
     .option('--pin', 'make the pins durable once k3s has imported the images')
     .option('--remove-archive', 'then remove the archive safely (needs --pin)')
     .option('--parallel <n>', 'nodes at a time', positiveInt, DEFAULT_IMPORT_PARALLEL)
@@ -44,10 +45,12 @@ export function registerImportCommand(program: Command, cli: Cli): void {
           'holdfast import lab1-n1 lab1-n2 ./nginx-1.27.tar.zst --pin',
           'holdfast import lab1-n1 lab1-n2 lab1-n3 ./site-bundle.tar.gz \\',
           '  --pin --remove-archive --parallel 2 --timeout 300',
+          'holdfast import lab1-n1 lab1-n2 ./site-update.tar.zst --direct',
         ],
         [
           'An archive k3s would not import is refused before anything is sent. A node that fails does not stop the others; run the same command again to retry it (what is already on a node is not sent again).',
           '--pin --remove-archive is the safe order in one go: the archive goes only once every image it brings is verified complete and durably pinned.',
+          '--direct needs no room for the archive on the node and no k3s watcher (RKE2, plain containerd): each node is sent only the blobs it lacks, the images are unpacked and pinned durably, and every reference is read back. Zarf packages and single-file Hauler hauls work too. An interrupted run resumes where it stopped.',
         ],
       ),
     )
@@ -60,12 +63,20 @@ export function registerImportCommand(program: Command, cli: Cli): void {
       try {
         job = await followJob(
           cli,
-          () => cli.call('jobs.startImport', { nodes, path: file, pin: Boolean(o.pin), removeArchive: Boolean(o.removeArchive), parallel: o.parallel, timeout: o.timeout }),
+          () => cli.call('jobs.startImport', {
+              nodes,
+              path: file,
+              pin: Boolean(o.pin) || Boolean(o.direct),
+              removeArchive: Boolean(o.removeArchive),
+              parallel: o.parallel,
+              timeout: o.timeout,
+              ...(o.direct ? { direct: true } : {}),
+            }),
           {
             file,
             board,
             err: cli.io.err,
-            onStart: (j) => board.note(describeArchive(j.archive)),
+            onStart: (j) => board.note(j.options.direct ? `${path.basename(j.archive.path)}: ${humanSize(j.archive.size)}, ${plural(j.archive.images ?? 0, 'image')}, sent straight to containerd` : describeArchive(j.archive)),
             // On a terminal every node has its line from the start; a log gets lines as things happen.
             onJob: jobRows(board, { queued: board.live, done: true }),
           },

@@ -1,10 +1,14 @@
 // Jobs (jobs.*): starting an import or an upload, listing and cancelling them, and the archive
 // on this machine they send (local.*). The archive is read once before a job starts, so a
 // refusal sends nothing; that reading's progress goes out as local.inspect events.
+import { stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { LocalArchive } from '../../shared/domain';
 import { importOptionsProblem } from '../../shared/importOptions';
 import { HoldfastError } from '../errors';
+import { deliverToNodes, directSummary } from '../usecases/direct/fleet';
+import { spoolBundle } from '../usecases/direct/spool';
 import { importToNodes } from '../usecases/import/fleet';
 import { inspectLocalArchive } from '../usecases/import/inspectLocal';
 import { summary as importSummary } from '../usecases/import/run';
@@ -36,6 +40,76 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
     for (const n of nodes) await store.get(n);
   };
 
+  /**
+   * Direct delivery: the archive is read into a spool on this machine first (a bad archive is
+   * refused before any node is touched; its progress goes out as local.inspect events), then
+   * each node gets what it lacks. The spool goes when the job ends.
+   */
+  const startDirect = async (nodes: string[], p: string, parallel: number | undefined) => {
+    const file = path.resolve(p);
+    const size = await stat(file).then(
+      (st) => st.size,
+      (e: NodeJS.ErrnoException) => {
+        throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, { hint: 'Check the path of the archive.' });
+      },
+    );
+    let last = 0;
+    const bundle = await spoolBundle(file, {
+      // A spool of its own under here, removed when the job ends (or the reading fails).
+      dir: path.join(os.tmpdir(), 'holdfast-spool'),
+      signal: disposing,
+      onProgress: (bytesRead, total) => {
+        const now = Date.now();
+        if (bytesRead < total && now - last < INSPECT_EVENT_MS) return;
+        last = now;
+        emit({ type: 'local.inspect', payload: { path: file, bytesRead, size: total } });
+      },
+    });
+    const options = { pin: true, removeArchive: false, direct: true, ...(parallel !== undefined ? { parallel } : {}) };
+    return jobs.start(
+      {
+        kind: 'import',
+        title: `Deliver ${path.basename(file)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
+        nodes,
+        archive: { path: file, size, sha256: null, format: bundle.kind === 'docker' ? 'docker' : 'oci', images: bundle.images.length },
+        options,
+      },
+      async (job) => {
+        try {
+          const outcomes = await deliverToNodes(
+            nodes,
+            (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
+            ctx,
+            bundle,
+            { ...options, signal: job.signal, onNode: (n, patch) => job.update(n, patch) },
+          );
+          for (const o of outcomes) {
+            if (!o.ok) {
+              job.fail(o.node, o.error);
+              continue;
+            }
+            const r = o.result;
+            job.update(o.node, {
+              state: 'succeeded',
+              phase: 'done',
+              message: directSummary(r),
+              result: {
+                relPath: '',
+                sha256: '',
+                uploaded: r.blobsSent > 0,
+                resumedFrom: 0,
+                summary: directSummary(r),
+                ...(r.skipped.length ? { warnings: r.skipped } : {}),
+              },
+            });
+          }
+        } finally {
+          await bundle.dispose();
+        }
+      },
+    );
+  };
+
   return {
     'local.pickArchives': async () => {
       if (!opts.pickArchives) {
@@ -47,10 +121,15 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
       const { index: _index, ...archive } = await inspectLocalArchive(p);
       return archive;
     },
-    'jobs.startImport': async ({ nodes, path: p, pin, removeArchive, parallel, timeout }) => {
+    'jobs.startImport': async ({ nodes, path: p, pin, removeArchive, parallel, timeout, direct }) => {
       await knownNodes(nodes);
-      const problem = importOptionsProblem({ pin, removeArchive });
-      if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint: 'Make the pins durable too ("make pins durable" in the app, --pin on the command line).' });
+      const problem = importOptionsProblem({ pin, removeArchive, direct });
+      if (problem) {
+        throw new HoldfastError('INVALID_INPUT', problem, {
+          hint: direct ? 'Leave out --remove-archive: with --direct nothing lands in the images dir.' : 'Make the pins durable too ("make pins durable" in the app, --pin on the command line).',
+        });
+      }
+      if (direct) return startDirect(nodes, p, parallel);
       const archive = await inspectArchive(p);
       // The job's options and the core's are the same names (shared/importOptions.ts).
       const options = { pin, removeArchive, ...(parallel !== undefined ? { parallel } : {}), ...(timeout !== undefined ? { timeout } : {}) };
