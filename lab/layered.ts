@@ -52,8 +52,21 @@ async function layer(spec: LayerSpec): Promise<{ blob: Blob; data: Buffer; diffI
   return { blob: { digest: sha256(data), size: data.length }, data, diffId: sha256(t) };
 }
 
+/** The OCI annotations an index entry gets: by default a containerd/k3s import's names. */
+export type Annotate = (img: LayeredImageSpec) => Record<string, string>;
+
+const importNames: Annotate = (img) => ({ 'io.containerd.image.name': img.name, 'org.opencontainers.image.ref.name': img.name.slice(img.name.lastIndexOf(':') + 1) });
+
 /** Writes an uncompressed OCI-layout archive holding `images`; returns every blob's digest and size. */
 export async function writeLayeredArchive(file: string, images: LayeredImageSpec[]): Promise<LayeredImage[]> {
+  const { entries, images: out } = await layeredLayout(images);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, await packTar(entries));
+  return out;
+}
+
+/** The tar members of an OCI layout holding `images` (index entries annotated by `annotate`). */
+export async function layeredLayout(images: LayeredImageSpec[], annotate: Annotate = importNames): Promise<{ entries: { name: string; data: Buffer }[]; images: LayeredImage[] }> {
   const blobs = new Map<string, Buffer>();
   const index: object[] = [];
   const out: LayeredImage[] = [];
@@ -81,8 +94,7 @@ export async function writeLayeredArchive(file: string, images: LayeredImageSpec
     );
     const manifestBlob = { digest: sha256(manifest), size: manifest.length };
     blobs.set(manifestBlob.digest, manifest);
-    const tag = img.name.slice(img.name.lastIndexOf(':') + 1);
-    index.push({ mediaType: MT.manifest, ...manifestBlob, annotations: { 'io.containerd.image.name': img.name, 'org.opencontainers.image.ref.name': tag } });
+    index.push({ mediaType: MT.manifest, ...manifestBlob, annotations: annotate(img) });
     const ls = layers.map((l) => l.blob);
     out.push({ name: img.name, manifest: manifestBlob, config: configBlob, layers: ls, blobs: [manifestBlob, configBlob, ...ls] });
   }
@@ -91,7 +103,5 @@ export async function writeLayeredArchive(file: string, images: LayeredImageSpec
     ...[...blobs].map(([d, data]) => ({ name: `blobs/sha256/${d.slice(7)}`, data })),
     { name: 'index.json', data: Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MT.index, manifests: index })) },
   ];
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, await packTar(entries));
-  return out;
+  return { entries, images: out };
 }

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criPinned, emulateK3sStart, labelsOf, labUserName, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import { writeHaul, writeZarfPackage } from '../../lab/bundles';
 import { writeLayeredArchive } from '../../lab/layered';
 import { AuditLog } from '../../src/core/audit/log';
 import { NodeSession } from '../../src/core/node/session';
@@ -205,5 +206,31 @@ describe('holdfast import --direct', () => {
     expect(labels[CRI]).toBe('pinned');
     expect(labels['io.cattle.rke2.pinned']).toBeUndefined();
     expect(await criPinned(r2, 'docker.io/rancher/hardened-direct:1', true)).toBe(true);
+  });
+
+  it('takes the bundles people carry: a Zarf package and a single-file Hauler haul, under the names they record', async () => {
+    const zarf = path.join(work, 'zarf-package-site-amd64-1.0.0.tar.zst');
+    const haul = path.join(work, 'haul.tar.zst');
+    await writeZarfPackage(zarf, [{ name: 'ghcr.io/site/podinfo:6.4.0', layers: [{ seed: 'zarf-base', bytes: 200 * 1024 }, { seed: 'podinfo', bytes: 64 * 1024 }] }]);
+    await writeHaul(haul, [{ name: 'docker.io/library/busybox-haul:1.36', layers: [{ seed: 'haul-base', bytes: 200 * 1024 }] }]);
+    for (const file of [zarf, haul]) {
+      const r = await cli(['import', 'd1', file, '--direct']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^d1: ok — sent .* pinned durably, verified$/m);
+    }
+    for (const ref of ['ghcr.io/site/podinfo:6.4.0', 'docker.io/library/busybox-haul:1.36']) {
+      expect((await labelsOf(a, ref))[CRI]).toBe('pinned');
+      expect(await criPinned(a, ref, true)).toBe(true);
+    }
+  });
+
+  it('refuses a chunk of a haul before touching any node, saying how to join the chunks', async () => {
+    const chunk = path.join(work, 'haul_0.tar.zst');
+    await writeHaul(chunk, [{ name: 'docker.io/library/chunked:1', layers: [{ seed: 'chunk', bytes: 1024 }] }]);
+    await writeHaul(path.join(work, 'haul_1.tar.zst'), [{ name: 'docker.io/library/chunked:1', layers: [{ seed: 'chunk', bytes: 1024 }] }]);
+    const r = await cli(['import', 'd1', chunk, '--direct']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/hauler store load/);
+    expect(await a.ctr(['images', 'ls', '-q'])).not.toContain('chunked');
   });
 });

@@ -12,12 +12,13 @@
 // cancelled run leaves its lease to expire instead of deleting it: the blobs it committed stay
 // for the next run, which sends only what is still missing, and resumes a half-sent blob from
 // where containerd's ingest stopped (the ingest ref is the digest's, the same on every run).
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { LABEL_CRI_PINNED, PINNED } from '../../../shared/domain';
 import { formatPlatform } from '../../../shared/mediaTypes';
 import type { Descriptor } from '../../containerd/client';
 import { HoldfastError } from '../../errors';
+import { formatLimit, limit } from '../../limits';
 import type { NodeSession } from '../../node/session';
 import { applyPinChange, type OpsContext } from '../operations';
 import { digestRefFor } from '../import/imageSet';
@@ -63,6 +64,7 @@ export interface DirectOptions {
 }
 
 const LEASE_HOURS = 24;
+const MAX_CONFIG = limit('archive.jsonMemberBytes');
 /** Blob lookups in flight at once (each a small unary call on the one channel). */
 const INFO_PARALLEL = 16;
 
@@ -125,6 +127,8 @@ export async function deliverDirect(session: NodeSession, ctx: OpsContext, bundl
     readConfig: (digest) => {
       const file = bundle.files.get(digest);
       if (!file) throw new HoldfastError('INVALID_INPUT', `the archive lacks the image config ${digest}`, { hint: 'The archive is incomplete: export it again.' });
+      // A config is small JSON; a hostile archive could name a huge blob as one.
+      if (statSync(file).size > MAX_CONFIG) throw new HoldfastError('INVALID_INPUT', `the image config ${digest} is larger than ${formatLimit('archive.jsonMemberBytes')}`, { hint: 'This is not an image archive Holdfast can deliver.' });
       return readFileSync(file);
     },
   });
