@@ -3,7 +3,7 @@
 // over the tunnel, sends only the blobs a node lacks, unpacks them for CRI's snapshotter and pins
 // them durably — with nothing in the images dir. Asserted as kubelet and containerd see it:
 // labels, CRI's image list and pinned flag, snapshots, bytes sent, and containerd's process.
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
@@ -41,8 +41,8 @@ function sentBytes(stdout: string, node: string): number {
   return Number(m[1]) * unit;
 }
 
-const snapshots = async (n: LabNodeHandle): Promise<string[]> =>
-  (await n.ctr(['snapshots', 'ls']))
+const snapshots = async (n: LabNodeHandle, snapshotter = 'overlayfs'): Promise<string[]> =>
+  (await n.ctr(['snapshots', '--snapshotter', snapshotter, 'ls']))
     .split('\n')
     .slice(1)
     .map((l) => l.trim().split(/\s+/)[0]!)
@@ -232,5 +232,23 @@ describe('holdfast import --direct', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/hauler store load/);
     expect(await a.ctr(['images', 'ls', '-q'])).not.toContain('chunked');
+  });
+
+  it('unpacks for the snapshotter the node\'s containerd config names for CRI, not an assumed overlayfs', async () => {
+    // k3s writes its CRI config under <data-dir>/agent/etc/containerd (here: --snapshotter=native).
+    const etc = path.join(path.dirname(b.hostImagesDir), 'etc', 'containerd');
+    mkdirSync(etc, { recursive: true });
+    writeFileSync(path.join(etc, 'config.toml'), 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "native"\n');
+    try {
+      const file = path.join(work, 'native.tar');
+      await writeLayeredArchive(file, [{ name: 'registry.local/site/native:1', layers: [{ seed: 'native-only', bytes: 64 * 1024 }] }]);
+      const before = await snapshots(b, 'native');
+      const r = await cli(['import', 'd2', file, '--direct']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/unpacked 1 layer \(native\)/);
+      expect((await snapshots(b, 'native')).length).toBe(before.length + 1);
+    } finally {
+      rmSync(path.join(etc, 'config.toml'));
+    }
   });
 });

@@ -34,8 +34,20 @@ interface Reply {
 /** Bytes per WRITE message: well under containerd's 16 MiB receive limit. */
 export const WRITE_CHUNK_BYTES = 1024 * 1024;
 
-export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease: string): Promise<number> {
+/** A write that hears nothing from containerd for this long is given up (resumable later). */
+export const WRITE_IDLE_MS = 120_000;
+
+export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease: string, idleMs = WRITE_IDLE_MS): Promise<number> {
   const call = t.openWrite(lease);
+  let lastHeard = Date.now();
+  const idle = setInterval(() => {
+    if (Date.now() - lastHeard <= idleMs) return;
+    failure ??= new HoldfastError('TIMEOUT', `containerd stopped answering while ${blob.digest} was written (nothing for ${Math.round(idleMs / 1000)} s)`, {
+      hint: 'Check the node (load, disk, containerd); run the same command again to resume from what containerd kept.',
+    });
+    call.cancel();
+    wake();
+  }, Math.min(idleMs, 5000));
   const replies: Reply[] = [];
   let waiter: (() => void) | null = null;
   let failure: unknown = null;
@@ -46,6 +58,7 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
     w?.();
   };
   call.on('data', (m: any) => {
+    lastHeard = Date.now();
     replies.push({ action: String(m.action), offset: Number(m.offset ?? 0) });
     wake();
   });
@@ -57,7 +70,10 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
     ended = true;
     wake();
   });
-  call.on('drain', wake);
+  call.on('drain', () => {
+    lastHeard = Date.now();
+    wake();
+  });
   const onAbort = (): void => {
     failure ??= blob.signal?.reason ?? new Error('aborted');
     call.cancel();
@@ -69,6 +85,7 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
     if (!failure) return;
     const e = failure as grpc.ServiceError;
     if (blob.signal?.aborted) throw blob.signal.reason ?? e;
+    if (e instanceof HoldfastError) throw e;
     if (e.code === grpc.status.ALREADY_EXISTS) throw ALREADY;
     throw typeof e.code === 'number' ? t.mapError(e, `content.Write of ${blob.digest}`) : e;
   };
@@ -123,6 +140,7 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
     if (e === ALREADY) return sent;
     throw e;
   } finally {
+    clearInterval(idle);
     blob.signal?.removeEventListener('abort', onAbort);
   }
 }
