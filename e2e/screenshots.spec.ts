@@ -58,6 +58,22 @@ test('README screenshot: import wizard', async ({ holdfast }) => {
   await shot(page, 'import-wizard.png');
 });
 
+test('README screenshot: import wizard, straight into containerd (issue #35)', async ({ holdfast }) => {
+  service = await fakeService();
+  const page = await holdfast.open({ handlers: service.handlers });
+  await page.getByTestId('open-import').click();
+  const wizard = page.getByTestId('import-wizard');
+  await wizard.getByLabel('Archive path').fill(bundle('telemetry-2.5.tar.gz'));
+  await wizard.getByLabel('Archive path').press('Enter');
+  await wizard.getByRole('button', { name: /Next: review contents/ }).click();
+  await expect(wizard.getByTestId('review-archive')).toHaveAttribute('data-state', 'ok');
+  await wizard.getByRole('button', { name: /Next: choose nodes/ }).click();
+  await wizard.getByRole('radio', { name: /Straight into containerd/ }).check();
+  await expect(wizard.getByTestId('pin-implied')).toBeVisible();
+  await expect(wizard.getByTestId('import-plan')).toContainText('send only the missing ones');
+  await shot(page, 'import-direct.png');
+});
+
 test('README screenshot: fleet matrix', async ({ holdfast }) => {
   service = await fakeService({ fleet: true });
   const page = await holdfast.open({ handlers: service.handlers });

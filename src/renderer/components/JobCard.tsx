@@ -2,7 +2,7 @@ import type { Job, JobNodeProgress } from '../../shared/domain';
 import { basename } from '../model/paths';
 import { formatDateTime } from '../model/text';
 import { formatDuration, formatBytes } from '../../shared/format';
-import { humanRate, JOB_STATE_TEXT, nodeProgress, nodesToRetry, PHASE_TEXT, percent, phasesFor } from '../model/jobs';
+import { humanRate, JOB_STATE_TEXT, nodeProgress, nodesToRetry, percent, phasesFor, phaseText } from '../model/jobs';
 import { isJobFinished } from '../../shared/jobState';
 import { AlertIcon, CheckIcon, CrossIcon, SlashIcon } from './icons';
 
@@ -40,7 +40,7 @@ function Phases({ job, n }: { job: Job; n: JobNodeProgress }) {
           n.state === 'succeeded' || i < at ? 'phase phase-done' : i === at ? `phase phase-current phase-${n.state}` : 'phase';
         return (
           <li key={p} className={cls} aria-current={i === at ? 'step' : undefined}>
-            {PHASE_TEXT[p]}
+            {phaseText(job.options, p)}
           </li>
         );
       })}
@@ -51,6 +51,8 @@ function Phases({ job, n }: { job: Job; n: JobNodeProgress }) {
 export function NodeProgressRow({ job, n, onOpenNode }: { job: Job; n: JobNodeProgress; onOpenNode?: (node: string) => void }) {
   const finished = isJobFinished(n.state);
   const uploading = n.phase === 'uploading' && !finished;
+  // A direct delivery's phases have their own names (sending, unpacking: model/jobs).
+  const phase = phaseText(job.options, n.phase);
   const tone = n.state === 'succeeded' ? 'ok' : n.state === 'failed' ? 'failed' : n.state === 'cancelled' ? 'cancelled' : undefined;
   return (
     <li className={`job-node job-node-${n.state}`} data-testid="job-node" data-node={n.node} data-state={n.state} data-phase={n.phase}>
@@ -59,10 +61,10 @@ export function NodeProgressRow({ job, n, onOpenNode }: { job: Job; n: JobNodePr
         <strong className="job-node-name">{n.node}</strong>
         <span className="job-node-phase" data-testid="job-node-phase">
           {n.state === 'failed'
-            ? `Failed while ${PHASE_TEXT[n.phase].toLowerCase()}`
+            ? `Failed while ${phase.toLowerCase()}`
             : n.state === 'cancelled'
               ? 'Cancelled'
-              : PHASE_TEXT[n.phase]}
+              : phase}
         </span>
         {onOpenNode ? (
           <button type="button" className="btn btn-small btn-quiet job-node-open" onClick={() => onOpenNode(n.node)}>
@@ -70,14 +72,14 @@ export function NodeProgressRow({ job, n, onOpenNode }: { job: Job; n: JobNodePr
           </button>
         ) : null}
       </div>
-      <ProgressBar value={nodeProgress(n)} label={`${n.node}: ${PHASE_TEXT[n.phase]}`} {...(tone ? { tone } : {})} />
+      <ProgressBar value={nodeProgress(n, job.options)} label={`${n.node}: ${phase}`} {...(tone ? { tone } : {})} />
       {!finished ? <Phases job={job} n={n} /> : null}
       {uploading && n.bytesTotal > 0 ? (
         <p className="job-node-bytes num-text" data-testid="upload-stats">
           {formatBytes(n.bytesDone)} of {formatBytes(n.bytesTotal)} · {humanRate(n.rate)} · {formatDuration(n.eta)} left
         </p>
       ) : null}
-      {n.message && n.message.toLowerCase() !== PHASE_TEXT[n.phase].toLowerCase() && !(n.error && n.message === n.error.message) ? (
+      {n.message && n.message.toLowerCase() !== phase.toLowerCase() && !(n.error && n.message === n.error.message) ? (
         <p className="job-node-message" data-testid="job-node-message">
           {n.message}
         </p>
@@ -115,8 +117,9 @@ export function JobCard(props: {
           <p className="muted small">
             <code title={job.archive.path}>{basename(job.archive.path)}</code> · {formatBytes(job.archive.size)} · started{' '}
             {formatDateTime(job.createdAt)}
+            {job.options.direct ? ' · straight into containerd' : ''}
             {job.options.pin ? ' · durable pins' : ''}
-            {job.options.removeArchive ? ' · archive removed after' : ''}
+            {job.options.removeArchive && !job.options.direct ? ' · archive removed after' : ''}
           </p>
         </div>
         <span className={`job-state job-state-${job.state}`} data-testid="job-state">

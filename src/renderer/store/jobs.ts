@@ -27,7 +27,8 @@ export function createJobsSlice(ctx: StoreContext): Pick<
       if (!job) return { code: 'NOT_FOUND', message: 'That job is no longer listed.' };
       const nodes = nodesToRetry(job).filter((n) => get().nodes.some((d) => d.name === n));
       if (nodes.length === 0) return { code: 'INVALID_INPUT', message: 'No failed node of this job is still configured.' };
-      const env = await api.startImport({ nodes, path: job.archive.path, pin: job.options.pin, removeArchive: job.options.removeArchive });
+      const { pin, removeArchive, direct } = job.options;
+      const env = await api.startImport({ nodes, path: job.archive.path, pin, removeArchive, ...(direct ? { direct: true } : {}) });
       if (!env.ok) return env.error;
       upsertJob(env.result);
       set((s) =>

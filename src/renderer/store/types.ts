@@ -86,6 +86,11 @@ export interface ImportWizardState {
   nodesChosen: boolean;
   pin: boolean;
   removeArchive: boolean;
+  /**
+   * Straight into each node's containerd (only the blobs it lacks, pinned durably, no file on the
+   * node) instead of through the images dir; pin and removeArchive then follow the shared rule.
+   */
+  direct: boolean;
   /** The jobs this wizard started, one per archive (a re-run replaces its archive's job). */
   jobIds: string[];
   /** startImport calls refused before any job existed (e.g. the archive changed since review). */
@@ -210,7 +215,7 @@ export interface AppState {
   closeImport(): void;
   /** Start over with an empty wizard (the jobs it started keep running in the jobs panel). */
   resetImport(): void;
-  setWizard(patch: Partial<Pick<ImportWizardState, 'step' | 'nodes' | 'pin' | 'removeArchive'>>): void;
+  setWizard(patch: Partial<Pick<ImportWizardState, 'step' | 'nodes' | 'pin' | 'removeArchive' | 'direct'>>): void;
   /** Add archives by path (deduplicated) and inspect each on this machine. */
   addArchivePaths(paths: string[]): void;
   removeArchivePath(path: string): void;

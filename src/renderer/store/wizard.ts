@@ -6,7 +6,7 @@ import type { StoreContext } from './context';
 import type { AppState, DraftArchive, ImportWizardState } from './types';
 
 export function emptyWizard(): ImportWizardState {
-  return { step: 'choose', archives: [], nodes: [], nodesChosen: false, pin: true, removeArchive: true, jobIds: [], startErrors: [], starting: false };
+  return { step: 'choose', archives: [], nodes: [], nodesChosen: false, pin: true, removeArchive: true, direct: false, jobIds: [], startErrors: [], starting: false };
 }
 
 /**
@@ -15,6 +15,11 @@ export function emptyWizard(): ImportWizardState {
  */
 export function eligibleNodes(s: Pick<AppState, 'nodes' | 'statuses'>): string[] {
   return s.nodes.filter((n) => s.statuses[n.name]?.state !== 'error').map((n) => n.name);
+}
+
+/** The pin / remove choices a patch makes itself (they win over the defaults it would restore). */
+function pickOptions(patch: Partial<Pick<ImportWizardState, 'pin' | 'removeArchive'>>): Partial<Pick<ImportWizardState, 'pin' | 'removeArchive'>> {
+  return { ...(patch.pin !== undefined ? { pin: patch.pin } : {}), ...(patch.removeArchive !== undefined ? { removeArchive: patch.removeArchive } : {}) };
 }
 
 export function createWizardSlice(ctx: StoreContext): Pick<
@@ -52,7 +57,10 @@ export function createWizardSlice(ctx: StoreContext): Pick<
         if (patch.nodes) next.nodesChosen = true;
         // Reaching the nodes step before choosing any: every node that can take the import is ticked.
         else if (patch.step === 'nodes' && !s.wizard.nodesChosen) next.nodes = eligibleNodes(s);
-        // Removing the archive is only safe once its pins are durable: never one without the other.
+        // Back from a direct delivery (which forced pin on, removal off): the images dir's defaults.
+        if (patch.direct === false && s.wizard.direct) Object.assign(next, { pin: true, removeArchive: true }, pickOptions(patch));
+        // Removing the archive is only safe once its pins are durable, never one without the
+        // other; a direct delivery always pins and has nothing to remove (shared/importOptions).
         return { wizard: consistentImportOptions(next) };
       });
     },
@@ -93,7 +101,8 @@ export function createWizardSlice(ctx: StoreContext): Pick<
       const jobIds: string[] = [];
       const startErrors: ImportWizardState['startErrors'] = [];
       for (const a of ready) {
-        const env = await api.startImport({ nodes, path: a.path, pin: w.pin, removeArchive: consistentImportOptions(w).removeArchive });
+        const o = consistentImportOptions(w);
+        const env = await api.startImport({ nodes, path: a.path, pin: o.pin, removeArchive: o.removeArchive, ...(o.direct ? { direct: true } : {}) });
         if (env.ok) {
           jobIds.push(env.result.id);
           upsertJob(env.result);

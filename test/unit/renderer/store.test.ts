@@ -40,7 +40,7 @@ const nodeProgress = (node: string, state: JobNodeProgress['state'] = 'running')
   message: '',
 });
 
-function job(id: string, nodes: string[], o: { path?: string; pin?: boolean; removeArchive?: boolean; states?: JobNodeProgress['state'][] } = {}): Job {
+function job(id: string, nodes: string[], o: { path?: string; pin?: boolean; removeArchive?: boolean; direct?: boolean; states?: JobNodeProgress['state'][] } = {}): Job {
   const states = o.states ?? nodes.map(() => 'running' as const);
   const finished = states.every((st) => st !== 'running' && st !== 'queued');
   return {
@@ -53,7 +53,7 @@ function job(id: string, nodes: string[], o: { path?: string; pin?: boolean; rem
     progress: finished ? 1 : 0.5,
     nodes: nodes.map((n, i) => nodeProgress(n, states[i])),
     archive: { path: o.path ?? '/tmp/a.tar', size: 10, sha256: null },
-    options: { pin: o.pin ?? true, removeArchive: o.removeArchive ?? true },
+    options: { pin: o.pin ?? true, removeArchive: o.removeArchive ?? true, ...(o.direct ? { direct: true } : {}) },
   };
 }
 
@@ -284,6 +284,51 @@ describe('archives, audit and changes', () => {
     expect(store.getState().wizard).toMatchObject({ pin: true, removeArchive: true });
     store.getState().setWizard({ pin: false, removeArchive: true });
     expect(store.getState().wizard).toMatchObject({ pin: false, removeArchive: false });
+  });
+
+  it('straight into containerd: pins always durable, no archive to remove, and the start asks for it (issue #35)', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().init();
+    store.getState().addArchivePaths(['/x/one.tar']);
+    await settle();
+    store.getState().setWizard({ step: 'nodes', nodes: ['a'], pin: false, removeArchive: false });
+    store.getState().setWizard({ direct: true });
+    expect(store.getState().wizard).toMatchObject({ direct: true, pin: true, removeArchive: false });
+    // Nothing in the wizard can turn them back while direct is chosen: the shared rule holds.
+    store.getState().setWizard({ pin: false, removeArchive: true });
+    expect(store.getState().wizard).toMatchObject({ direct: true, pin: true, removeArchive: false });
+    await store.getState().startImports();
+    expect(api.startImport).toHaveBeenLastCalledWith({ nodes: ['a'], path: '/x/one.tar', pin: true, removeArchive: false, direct: true });
+    expect(store.getState().wizard).toMatchObject({ step: 'run', jobIds: ['j-/x/one.tar'] });
+  });
+
+  it('back to the images dir brings its defaults back; an images-dir start never says direct', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().init();
+    store.getState().addArchivePaths(['/x/one.tar']);
+    await settle();
+    store.getState().setWizard({ step: 'nodes', nodes: ['a'], direct: true });
+    store.getState().setWizard({ direct: false });
+    expect(store.getState().wizard).toMatchObject({ direct: false, pin: true, removeArchive: true });
+    store.getState().setWizard({ direct: true });
+    store.getState().setWizard({ direct: false, pin: false });
+    expect(store.getState().wizard).toMatchObject({ direct: false, pin: false, removeArchive: false });
+    await store.getState().startImports();
+    const call = (api.startImport as ReturnType<typeof vi.fn>).mock.calls[0]![0];
+    expect(call).toEqual({ nodes: ['a'], path: '/x/one.tar', pin: false, removeArchive: false });
+    expect('direct' in call).toBe(false);
+  });
+
+  it('run again on a direct delivery delivers directly again', async () => {
+    const api = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().init();
+    const done = job('old', ['a', 'b'], { path: '/x/one.tar', pin: true, removeArchive: false, direct: true, states: ['succeeded', 'failed'] });
+    store.setState({ jobs: [done] });
+    expect(await store.getState().retryJob('old')).toBeNull();
+    expect(api.startImport).toHaveBeenLastCalledWith({ nodes: ['b'], path: '/x/one.tar', pin: true, removeArchive: false, direct: true });
   });
 
   it('the nodes step preselects every node not known to be unreachable; a choice made there is kept', async () => {

@@ -13,6 +13,7 @@ import { SummaryStep } from './SummaryStep';
 
 export function ImportWizard() {
   const step = useApp((s) => s.wizard.step);
+  const direct = useApp((s) => s.wizard.direct);
   const setWizard = useApp((s) => s.setWizard);
   const closeImport = useApp((s) => s.closeImport);
   // Move focus to the new step's heading so keyboard and screen-reader users follow along.
@@ -34,7 +35,11 @@ export function ImportWizard() {
             <h1 id="wizard-title">
               Import archives
             </h1>
-            <p className="muted small">Upload image archives, let k3s import them, make the pins durable, remove the archives safely.</p>
+            <p className="muted small">
+              {direct
+                ? 'Send only the layers each node lacks straight into its containerd, pinned durably.'
+                : 'Upload image archives, let k3s import them, make the pins durable, remove the archives safely.'}
+            </p>
           </div>
         </div>
         <div className="detail-actions">

@@ -1,8 +1,11 @@
-// Step 3 of the import wizard: the target nodes (with their connection status) and the options
-// (durable pins, remove the archive once safely pinned), then start the imports.
+// Step 3 of the import wizard: the target nodes (with their connection status), how the images
+// reach them (through the images dir, or straight into containerd) and the options (durable pins,
+// remove the archive once safely pinned), what will happen, then start the imports.
 import { useEffect, useId, useRef } from 'react';
+import { consistentImportOptions } from '../../../shared/importOptions';
 import { useApp } from '../../context';
-import { AlertIcon, UploadIcon } from '../icons';
+import { importStepsText } from '../../model/jobs';
+import { AlertIcon, CheckIcon, UploadIcon } from '../icons';
 import { StatusDot, statusText } from '../Sidebar';
 import { StartErrors } from './StartErrors';
 
@@ -18,6 +21,9 @@ export function NodesStep({ onBack }: { onBack(): void }) {
   const some = chosen.size > 0 && !all;
   const ready = wizard.archives.filter((a) => a.state === 'ok').length;
   const removeReasonId = useId();
+  const deliveryName = useId();
+  // What will be sent: the shared rule decides (a direct delivery always pins, removes nothing).
+  const options = consistentImportOptions(wizard);
   // Nodes whose connection failed start unticked (store/wizard.ts eligibleNodes): say so.
   const leftOut = nodes.filter((n) => statuses[n.name]?.state === 'error' && !chosen.has(n.name)).map((n) => n.name);
 
@@ -75,36 +81,72 @@ export function NodesStep({ onBack }: { onBack(): void }) {
         </div>
       ) : null}
 
-      <fieldset className="options">
-        <legend>Options</legend>
-        <label className="check option">
-          <input type="checkbox" checked={wizard.pin} onChange={(e) => setWizard({ pin: e.target.checked, removeArchive: e.target.checked })} />
+      <fieldset className="options" data-testid="delivery">
+        <legend>How the images reach each node</legend>
+        <label className={`check option${options.direct ? '' : ' option-chosen'}`}>
+          <input type="radio" name={deliveryName} checked={!options.direct} onChange={() => setWizard({ direct: false })} />
           <span>
-            <strong>Make pins durable</strong>
-            <span className="help">
-              After k3s imports the archive, its images keep only <code>io.cri-containerd.pinned</code>: k3s never strips that
-              pin at a restart, and kubelet never garbage-collects the images.
-            </span>
+            <strong>Through the images dir (k3s imports it)</strong>
+            <span className="help">The whole archive is uploaded to the node's images dir and k3s's watcher imports it.</span>
           </span>
         </label>
-        <label className={`check option${wizard.pin ? '' : ' option-disabled'}`}>
-          <input
-            type="checkbox"
-            checked={wizard.pin && wizard.removeArchive}
-            disabled={!wizard.pin}
-            aria-describedby={removeReasonId}
-            onChange={(e) => setWizard({ removeArchive: e.target.checked })}
-          />
+        <label className={`check option${options.direct ? ' option-chosen' : ''}`}>
+          <input type="radio" name={deliveryName} checked={options.direct === true} onChange={() => setWizard({ direct: true })} />
           <span>
-            <strong>Remove the archive after it is safely pinned</strong>
-            <span className="help" id={removeReasonId}>
-              {wizard.pin
-                ? 'Frees the disk and stops the next k3s start from re-importing it (which would turn durable pins back into k3s pins). Only removed once every image is complete and durably pinned.'
-                : 'Needs durable pins: without them, removing the archive means the images lose their pin at the next k3s start.'}
-            </span>
+            <strong>Straight into containerd</strong>
+            <span className="help">No file on the node: only the layers a node lacks are sent, and its images are pinned durably.</span>
           </span>
         </label>
       </fieldset>
+
+      <fieldset className="options">
+        <legend>Options</legend>
+        {options.direct ? (
+          <div className="option option-implied" data-testid="pin-implied">
+            <CheckIcon className="st-icon st-ok" />
+            <span>
+              <strong>Pins made durable</strong>
+              <span className="help">
+                Always, with a direct delivery: each image keeps only <code>io.cri-containerd.pinned</code>, which k3s never strips
+                and kubelet never garbage-collects. No archive lands on the node, so there is none to remove.
+              </span>
+            </span>
+          </div>
+        ) : (
+          <>
+            <label className="check option">
+              <input type="checkbox" checked={wizard.pin} onChange={(e) => setWizard({ pin: e.target.checked, removeArchive: e.target.checked })} />
+              <span>
+                <strong>Make pins durable</strong>
+                <span className="help">
+                  After k3s imports the archive, its images keep only <code>io.cri-containerd.pinned</code>: k3s never strips that
+                  pin at a restart, and kubelet never garbage-collects the images.
+                </span>
+              </span>
+            </label>
+            <label className={`check option${wizard.pin ? '' : ' option-disabled'}`}>
+              <input
+                type="checkbox"
+                checked={wizard.pin && wizard.removeArchive}
+                disabled={!wizard.pin}
+                aria-describedby={removeReasonId}
+                onChange={(e) => setWizard({ removeArchive: e.target.checked })}
+              />
+              <span>
+                <strong>Remove the archive after it is safely pinned</strong>
+                <span className="help" id={removeReasonId}>
+                  {wizard.pin
+                    ? 'Frees the disk and stops the next k3s start from re-importing it (which would turn durable pins back into k3s pins). Only removed once every image is complete and durably pinned.'
+                    : 'Needs durable pins: without them, removing the archive means the images lose their pin at the next k3s start.'}
+                </span>
+              </span>
+            </label>
+          </>
+        )}
+      </fieldset>
+      <p className="muted small import-plan" data-testid="import-plan">
+        {importStepsText(options)}
+      </p>
       <StartErrors />
 
       <div className="wizard-actions">

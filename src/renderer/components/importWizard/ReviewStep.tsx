@@ -134,6 +134,7 @@ function ArchiveReview({ a }: { a: DraftArchive }) {
 
 export function ReviewStep({ onBack, onNext }: { onBack(): void; onNext(): void }) {
   const archives = useApp((s) => s.wizard.archives);
+  const direct = useApp((s) => s.wizard.direct);
   const ok = archives.filter((a) => a.state === 'ok').length;
   const pending = archives.filter((a) => a.state === 'inspecting').length;
   const excluded = archives.length - ok - pending;
@@ -143,7 +144,10 @@ export function ReviewStep({ onBack, onNext }: { onBack(): void; onNext(): void 
         Review what will be imported
       </h2>
       <p className="muted step-lead">
-        This is what k3s will import and pin on each node. Compare the SHA-256 with the one published with the bundle.
+        {direct
+          ? 'This is what goes straight into the containerd of each node: only the layers it lacks, pinned durably.'
+          : 'This is what k3s will import and pin on each node.'}{' '}
+        Compare the SHA-256 with the one published with the bundle.
       </p>
       <div className="review-list">
         {archives.map((a) => (

@@ -3,7 +3,9 @@
 import { useState } from 'react';
 import type { ErrorInfo } from '../../../shared/domain';
 import { useApp } from '../../context';
+import { consistentImportOptions } from '../../../shared/importOptions';
 import { isJobFinished } from '../../../shared/jobState';
+import { importStepsText } from '../../model/jobs';
 import { ErrorCallout } from '../ErrorCallout';
 import { JobCard } from '../JobCard';
 import { StartErrors } from './StartErrors';
@@ -13,6 +15,7 @@ export function RunStep() {
   const jobs = useWizardJobs();
   const cancelJob = useApp((s) => s.cancelJob);
   const closeImport = useApp((s) => s.closeImport);
+  const wizard = useApp((s) => s.wizard);
   const [error, setError] = useState<ErrorInfo | null>(null);
   const running = jobs.filter((j) => j && !isJobFinished(j.state));
   return (
@@ -21,8 +24,8 @@ export function RunStep() {
         Importing
       </h2>
       <p className="muted step-lead">
-        Each node: check what it has → upload (resumable, SHA-256 verified) → wait for k3s to import → make the pins durable →
-        remove the archive safely. You can leave this page: the import goes on, and the jobs panel in the sidebar follows it.
+        {importStepsText(consistentImportOptions(wizard))} You can leave this page: the import goes on, and the jobs panel in the
+        sidebar follows it.
       </p>
       {error ? <ErrorCallout error={error} title="Could not cancel" /> : null}
       <StartErrors />

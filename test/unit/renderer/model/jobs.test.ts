@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../../../src/shared/domain';
-import { humanRate, jobsSummary, nodeProgress, phasesFor, sortJobs } from '../../../../src/renderer/model/jobs';
+import { humanRate, importStepsText, jobsSummary, nodeProgress, phasesFor, phaseText, sortJobs } from '../../../../src/renderer/model/jobs';
 
 describe('import jobs', () => {
   const mk = (id: string, state: Job['state'], createdAt: string, progress = 0.5): Job => ({
@@ -38,5 +38,29 @@ describe('import jobs', () => {
     expect(nodeProgress(n)).toBeCloseTo(0.425);
     expect(nodeProgress({ ...n, state: 'succeeded', phase: 'done' })).toBe(1);
     expect(nodeProgress({ ...n, phase: 'importing' })).toBe(0.85);
+  });
+
+  it('a direct delivery is worded as what it does: sending, unpacking, verified last, nothing removed (issue #35)', () => {
+    const direct = { pin: true, removeArchive: false, direct: true };
+    expect(phasesFor(direct)).toEqual(['checking', 'uploading', 'importing', 'pinning', 'verifying', 'done']);
+    expect(phasesFor(direct).map((p) => phaseText(direct, p))).toEqual(['Checking', 'Sending', 'Unpacking', 'Pinning', 'Verifying', 'Done']);
+    expect(phaseText({}, 'uploading')).toBe('Uploading');
+    expect(phaseText({ direct: false }, 'importing')).toBe('Importing');
+    // Pinned before the read-back: a node verifying is further along than one pinning.
+    const n = { node: 'a', state: 'running' as const, phase: 'pinning' as const, bytesDone: 0, bytesTotal: 0, rate: 0, eta: null, message: '' };
+    expect(nodeProgress({ ...n, phase: 'verifying' }, direct)).toBeGreaterThan(nodeProgress(n, direct));
+    expect(nodeProgress({ ...n, phase: 'verifying' })).toBeLessThan(nodeProgress(n));
+  });
+
+  it('the wizard says what each node goes through, for the options chosen', () => {
+    const plan = importStepsText({ pin: true, removeArchive: false, direct: true });
+    expect(plan).toMatch(/send only the missing ones/);
+    expect(plan).toMatch(/pin durably/);
+    expect(plan).toMatch(/No file is written to the images dir/);
+    expect(plan).not.toMatch(/k3s/);
+    expect(importStepsText({ pin: true, removeArchive: true })).toBe(
+      'Each node: check what it has → upload (resumable, SHA-256 verified) → wait for k3s to import → make the pins durable → remove the archive safely.',
+    );
+    expect(importStepsText({ pin: false, removeArchive: false })).toBe('Each node: check what it has → upload (resumable, SHA-256 verified) → wait for k3s to import.');
   });
 });
