@@ -16,6 +16,7 @@ import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { LABEL_CRI_PINNED, PINNED } from '../../../shared/domain';
 import { formatPlatform } from '../../../shared/mediaTypes';
+import { mapLimit } from '../../../shared/mapLimit';
 import type { Descriptor } from '../../containerd/client';
 import { HoldfastError } from '../../errors';
 import { formatLimit, limit } from '../../limits';
@@ -67,6 +68,8 @@ const LEASE_HOURS = 24;
 const MAX_CONFIG = limit('archive.jsonMemberBytes');
 /** Blob lookups in flight at once (each a small unary call on the one channel). */
 const INFO_PARALLEL = 16;
+/** Blob writes in flight at once per node. */
+const WRITE_PARALLEL = 3;
 
 const aborted = (signal?: AbortSignal): void => {
   if (signal?.aborted) throw signal.reason ?? Object.assign(new Error('cancelled'), { name: 'AbortError' });
@@ -155,33 +158,37 @@ export async function deliverDirect(session: NodeSession, ctx: OpsContext, bundl
   {
     progress.phase = 'sending';
     report();
-    let sentBefore = 0;
-    for (const b of missing) {
+    // A few blobs at a time (one stream each: SSH and containerd's hashing are per stream), and
+    // each role only once the one below it is in: layers and configs, then manifests, then indexes.
+    const sentOf = new Map<string, number>();
+    const send = async (b: PlannedBlob): Promise<void> => {
       aborted(opts.signal);
       const file = bundle.files.get(b.digest)!;
-      const resumedFrom = { at: 0, first: true };
-      await retryWhileLocked(opts.signal, () => writer.writeBlob(
-        {
-          ref: `holdfast-${b.digest}`,
-          digest: b.digest,
-          size: b.size,
-          labels: b.labels,
-          read: (offset) => (b.size === 0 ? emptyStream() : createReadStream(file, { start: offset, highWaterMark: 1024 * 1024 })),
-          onProgress: (at) => {
-            if (resumedFrom.first) {
-              resumedFrom.first = false;
-              resumedFrom.at = at;
-            }
-            progress.bytesSent = sentBefore + (at - resumedFrom.at);
-            report();
+      let resumedAt: number | null = null;
+      await retryWhileLocked(opts.signal, () =>
+        writer.writeBlob(
+          {
+            ref: `holdfast-${b.digest}`,
+            digest: b.digest,
+            size: b.size,
+            labels: b.labels,
+            read: (offset) => (b.size === 0 ? emptyStream() : createReadStream(file, { start: offset, highWaterMark: 1024 * 1024 })),
+            onProgress: (at) => {
+              resumedAt ??= at;
+              sentOf.set(b.digest, at - resumedAt);
+              progress.bytesSent = [...sentOf.values()].reduce((n, x) => n + x, 0);
+              report();
+            },
+            ...(opts.signal ? { signal: opts.signal } : {}),
           },
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        },
-        lease,
-      ));
-      sentBefore = progress.bytesSent;
+          lease,
+        ),
+      );
       progress.blobsSent++;
       report();
+    };
+    for (const roles of [['layer', 'config'], ['manifest'], ['index']]) {
+      await mapLimit(missing.filter((b) => roles.includes(b.role)), WRITE_PARALLEL, send);
     }
     for (const b of plan.blobs) {
       const has = present.get(b.digest);
