@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { LocalArchive } from '../../shared/domain';
-import { importOptionsProblem } from '../../shared/importOptions';
+import { DEFAULT_IMPORT_PARALLEL, importOptionsProblem } from '../../shared/importOptions';
 import { HoldfastError } from '../errors';
 import { deliverToNodes, directSummary } from '../usecases/direct/fleet';
 import { spoolBundle } from '../usecases/direct/spool';
@@ -53,6 +53,8 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
         throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, { hint: 'Check the path of the archive.' });
       },
     );
+    // The first nodes' connections (SSH handshake, tunnel) are made while the archive is read.
+    for (const n of nodes.slice(0, parallel ?? DEFAULT_IMPORT_PARALLEL)) void pool.get(n).catch(() => undefined);
     let last = 0;
     const bundle = await spoolBundle(file, {
       // A spool of its own under here, removed when the job ends (or the reading fails).
