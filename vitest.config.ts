@@ -31,6 +31,19 @@ const VERSION_MATRIX = [
   'test/integration/doubles-contract.test.ts',
 ];
 
+/**
+ * The suites run again on RKE2-shaped nodes (lab/containerd.ts: its images dir, pin label, `rke2`
+ * binary and kubectl), on containerd 2.x: pinning, fate prediction, import and inspection
+ * (`images`, `archives`, `protection`) — what depends on where the distro keeps things and how it
+ * labels them. The rest (SSH, upload plumbing, the UI's doubles) does not look at the distro.
+ */
+const RKE2_SUITES = [
+  'test/integration/pins.test.ts',
+  'test/integration/fateMatrix.test.ts',
+  'test/integration/import.test.ts',
+  'test/integration/images.test.ts',
+];
+
 export default defineConfig({
   test: {
     projects: [
@@ -59,6 +72,14 @@ export default defineConfig({
           ...LAB_INTEGRATION,
         },
       })),
+      {
+        test: {
+          name: 'integration-rke2',
+          include: RKE2_SUITES,
+          env: { HOLDFAST_LAB_CONTAINERD: '2', HOLDFAST_LAB_DISTRO: 'rke2' },
+          ...LAB_INTEGRATION,
+        },
+      },
     ],
   },
 });

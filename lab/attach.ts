@@ -1,11 +1,11 @@
 // A node of a lab that another process runs (`npm run lab`), found from its lab dir alone, for
 // what k3s emulation needs (LabNodeView): its host-side socket and images dir (lab.ts puts node
 // NAME at <dir>/NAME, node.ts lays it out) and the containerd line it runs, read from the daemon.
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { availableContainerdLines, containerdBinaries, type ContainerdLine } from './containerd.ts';
+import { availableContainerdLines, containerdBinaries, isLabDistro, type ContainerdLine, type LabDistro } from './containerd.ts';
 import { run } from './exec.ts';
-import type { LabNodeView } from './node.ts';
+import { DISTRO_MARKER, type LabNodeView } from './node.ts';
 
 const socketOf = (root: string): string => join(root, 'run-k3s', 'containerd', 'containerd.sock');
 
@@ -43,6 +43,12 @@ async function lineOf(socket: string): Promise<ContainerdLine> {
   throw new Error(`could not ask the containerd at ${socket} its version: ${last || 'no ctr available'}`);
 }
 
+/** The distro the node was shaped as (node.ts writes it at start; none: a lab from before, k3s). */
+async function distroOf(root: string): Promise<LabDistro> {
+  const text = (await readFile(join(root, DISTRO_MARKER), 'utf8').catch(() => '')).trim();
+  return isLabDistro(text) ? text : 'k3s';
+}
+
 /** Node `name` of the running lab in `dir`, for emulateK3sStart and friends. */
 export async function attachLabNode(dir: string, name: string): Promise<LabNodeView> {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/.test(name)) throw new Error(`bad node name ${name}`);
@@ -54,11 +60,13 @@ export async function attachLabNode(dir: string, name: string): Promise<LabNodeV
   }
   const containerdLine = await lineOf(hostSocket);
   const { ctr } = containerdBinaries(containerdLine);
+  const distro = await distroOf(root);
   return {
     name,
     root,
     hostSocket,
-    hostImagesDir: join(root, 'rancher', 'k3s', 'agent', 'images'),
+    hostImagesDir: join(root, 'rancher', distro, 'agent', 'images'),
+    distro,
     containerdLine,
     ctr: (args, opts = {}) => run([ctr, '--connect-timeout', '2s', '-a', hostSocket, '-n', 'k8s.io', ...args], { input: opts.input }),
   };

@@ -33,7 +33,26 @@ export function defaultContainerdLine(): ContainerdLine {
   return env;
 }
 
+// Which distro a lab node is shaped as. Both run the same containerd (the lines above) on the
+// same socket; what differs is the node's layout, the distro's pin label and binaries:
+//   'k3s'  — /var/lib/rancher/k3s/agent/images, io.cattle.k3s.pinned, `k3s kubectl` (the default)
+//   'rke2' — /var/lib/rancher/rke2/agent/images, io.cattle.rke2.pinned, an `rke2` binary from the
+//            start, /var/lib/rancher/rke2/bin/kubectl with /etc/rancher/rke2/rke2.yaml
+// $HOLDFAST_LAB_DISTRO picks it for nodes whose caller names none, so whole suites run on RKE2.
+export const LAB_DISTROS = ['k3s', 'rke2'] as const;
+export type LabDistro = (typeof LAB_DISTROS)[number];
 
+/** The distro a lab node gets when the caller names none: $HOLDFAST_LAB_DISTRO, else k3s. */
+export function defaultLabDistro(): LabDistro {
+  const env = process.env.HOLDFAST_LAB_DISTRO;
+  if (env === undefined || env === '') return 'k3s';
+  if (!isLabDistro(env)) throw new Error(`HOLDFAST_LAB_DISTRO=${env}: use one of ${LAB_DISTROS.join(', ')}`);
+  return env;
+}
+
+export function isLabDistro(v: string): v is LabDistro {
+  return (LAB_DISTROS as readonly string[]).includes(v);
+}
 
 /** Paths of containerd and ctr for a line; a clear error naming the fix when they are absent. */
 export function containerdBinaries(line: ContainerdLine = defaultContainerdLine()): ContainerdBinaries {

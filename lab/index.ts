@@ -7,12 +7,16 @@ export {
   containerdBinaries,
   defaultContainerdLine,
   isContainerdLine,
+  LAB_DISTROS,
+  defaultLabDistro,
   type ContainerdLine,
+  type LabDistro,
 } from './containerd.ts';
 export {
   K3S_SOCKET,
   K3S_IMAGES_DIR,
   KUBECTL_FIXTURE_NAME,
+  imagesDirOf,
   type LabNodeHandle,
   type LabNodeView,
   type SshdOptions,

@@ -13,9 +13,10 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { sleep } from './exec.ts';
-import { type LabNodeView } from './node.ts';
+import { imagesDirOf, type LabNodeView } from './node.ts';
+import type { LabDistro } from './containerd.ts';
 
-export type Distro = 'k3s' | 'rke2';
+export type Distro = LabDistro;
 
 export const CRI_PIN_LABEL = 'io.cri-containerd.pinned';
 export const PINNED = 'pinned';
@@ -46,11 +47,11 @@ export const isSupportedArchive = (file: string): boolean => archiveDecompressor
 export const PREPULL_SUFFIX = '.txt';
 
 /** In-node path of the images dir. */
-export const nodeImagesDir = (distro: Distro = 'k3s'): string => `/var/lib/rancher/${distro}/agent/images`;
+export const nodeImagesDir = (distro: Distro = 'k3s'): string => imagesDirOf(distro);
 
-/** Host-side path of the images dir for a distro (the node handle's hostImagesDir is k3s's). */
-export function hostImagesDirOf(node: LabNodeView, distro: Distro = 'k3s'): string {
-  return distro === 'k3s' ? node.hostImagesDir : join(node.root, 'rancher', distro, 'agent', 'images');
+/** Host-side path of the images dir for a distro (default: the one the node is shaped as). */
+export function hostImagesDirOf(node: LabNodeView, distro: Distro = node.distro): string {
+  return distro === node.distro ? node.hostImagesDir : join(node.root, 'rancher', distro, 'agent', 'images');
 }
 
 export const CACHE_FILE = '.cache.json';
@@ -86,6 +87,13 @@ export interface K3sOptions {
    * enough for a client to act on the labelled names alone (issue #16's import race).
    */
   retagDelayMs?: number;
+  /**
+   * RKE2 only: the images it pulls at start (its runtime, and on a server the control plane's),
+   * as component → reference. When the top level of its images dir holds only `.txt` and `.json`
+   * files, RKE2 writes one list per component there, `<component>-image.txt` naming that
+   * reference, before the walk reads the lists (docs/k3s-facts.md). None: no lists written.
+   */
+  rke2Images?: Record<string, string>;
 }
 
 export interface ImportedArchive {
@@ -248,7 +256,7 @@ function withNodeLock<T>(node: LabNodeView, fn: () => Promise<T>): Promise<T> {
 // Steps
 
 /** Step 1: remove both pin labels from every image carrying the distro label. */
-export async function clearLabels(node: LabNodeView, distro: Distro = 'k3s'): Promise<string[]> {
+export async function clearLabels(node: LabNodeView, distro: Distro = node.distro): Promise<string[]> {
   const label = distroPinLabel(distro);
   const refs = (await node.ctr(['images', 'ls', '-q', `labels.${quoteFilter(label)}==${PINNED}`]))
     .split('\n')
@@ -267,7 +275,7 @@ export async function clearLabels(node: LabNodeView, distro: Distro = 'k3s'): Pr
  */
 export async function pinImages(node: LabNodeView, names: string[], opts: K3sOptions = {}): Promise<string[]> {
   if (names.length === 0) return [];
-  const labels = { [distroPinLabel(opts.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
+  const labels = { [distroPinLabel(opts.distro ?? node.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
   const existing = new Map((await listImages(node)).map((i) => [i.name, i]));
   const pinned: string[] = [];
   const ensureRef = async (src: string, ref: string, digest: string): Promise<void> => {
@@ -513,7 +521,7 @@ async function updateCacheEntry(hostDir: string, distro: Distro, hostFile: strin
 /** Re-pins exactly `names` (both labels, nothing else — no digest or extra refs): k3s PR #14266. */
 async function repinNames(node: LabNodeView, names: string[], opts: K3sOptions): Promise<string[]> {
   const existing = new Set((await listImages(node)).map((i) => i.name));
-  const labels = { [distroPinLabel(opts.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
+  const labels = { [distroPinLabel(opts.distro ?? node.distro)]: PINNED, [CRI_PIN_LABEL]: PINNED };
   const done: string[] = [];
   for (const name of names) {
     if (!existing.has(name)) continue; // a name deleted since the import is not recreated
@@ -547,6 +555,14 @@ async function prepullList(node: LabNodeView, file: string, opts: K3sOptions): P
   return tags;
 }
 
+/** RKE2's own `<component>-image.txt` lists, written when its images dir's top level holds only lists and JSON. */
+async function writeRke2Lists(hostDir: string, images: Record<string, string>): Promise<void> {
+  const top = await readdir(hostDir, { withFileTypes: true }).catch(() => []);
+  if (top.some((e) => e.isFile() && !e.name.endsWith('.txt') && !e.name.endsWith('.json'))) return;
+  await mkdir(hostDir, { recursive: true });
+  for (const [component, ref] of Object.entries(images)) await writeFile(join(hostDir, `${component}-image.txt`), `${ref}\n`);
+}
+
 /** Imports an archive or reads a list: what one file brings, pinned. */
 async function preloadFile(node: LabNodeView, file: string, opts: K3sOptions): Promise<string[]> {
   const lower = file.toLowerCase();
@@ -563,13 +579,14 @@ async function preloadFile(node: LabNodeView, file: string, opts: K3sOptions): P
  */
 export function emulateK3sStart(node: LabNodeView, opts: K3sOptions = {}): Promise<K3sStartReport> {
   return withNodeLock(node, async () => {
-    const distro = opts.distro ?? 'k3s';
+    const distro = opts.distro ?? node.distro;
     const walk = opts.walk ?? 'recursive-case-sensitive';
     const hostDir = hostImagesDirOf(node, distro);
     const cacheFile = join(hostDir, CACHE_FILE);
     const report: K3sStartReport = { imported: [], skippedByCache: [], cleared: [], repinned: [], failed: [] };
 
     report.cleared = await clearLabels(node, distro);
+    if (distro === 'rke2' && opts.rke2Images) await writeRke2Lists(hostDir, opts.rke2Images);
 
     // Releases before the rewrite that brought the cache have no cache at all.
     const cache = walk === 'recursive-case-sensitive' ? await readCache(cacheFile) : undefined;
@@ -629,7 +646,7 @@ export interface WatcherOptions extends K3sOptions {
  * back under a freed name is new. Updates .cache.json (the real format) if enabled.
  */
 export function startK3sWatcher(node: LabNodeView, opts: WatcherOptions = {}): K3sWatcher {
-  const distro = opts.distro ?? 'k3s';
+  const distro = opts.distro ?? node.distro;
   const hostDir = hostImagesDirOf(node, distro);
   const pollMs = opts.pollMs ?? 250;
   const settleMs = opts.settleMs ?? 2000;

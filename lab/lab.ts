@@ -3,7 +3,7 @@ import { access, chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './exec.ts';
-import { containerdBinaries, defaultContainerdLine, type ContainerdLine } from './containerd.ts';
+import { containerdBinaries, defaultContainerdLine, type ContainerdLine, type LabDistro } from './containerd.ts';
 import { LabNode, REQUIRED_BINARIES, SFTP_SERVER, SSHD, type LabNodeHandle } from './node.ts';
 
 export interface Lab {
@@ -57,6 +57,11 @@ export interface StartLabOptions {
    * '1.6' (see lab/containerd.ts). A test that is about one line names it.
    */
   containerd?: ContainerdLine;
+  /**
+   * The distro every node is shaped as: 'k3s' (default, or $HOLDFAST_LAB_DISTRO) or 'rke2' (see
+   * lab/containerd.ts). A test that is about one distro names it.
+   */
+  distro?: LabDistro;
 }
 
 const LAB_USER_MARK = 'holdfast-lab';
@@ -202,7 +207,7 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
   };
   try {
     const started = await Promise.allSettled(
-      names.map((name) => LabNode.start({ name, root: join(dir, name), authorizedKeysFile: authorizedKeys, containerd: line })),
+      names.map((name) => LabNode.start({ name, root: join(dir, name), authorizedKeysFile: authorizedKeys, containerd: line, distro: opts.distro })),
     );
     for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');

@@ -12,7 +12,7 @@ import { chmod, cp, mkdir, readdir, readFile, readlink, rename, rm, rmdir, write
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { run, sleep } from './exec.ts';
-import { containerdBinaries, defaultContainerdLine, type ContainerdBinaries, type ContainerdLine } from './containerd.ts';
+import { containerdBinaries, defaultContainerdLine, defaultLabDistro, type ContainerdBinaries, type ContainerdLine, type LabDistro } from './containerd.ts';
 import { kubectlJson } from './workloads.ts';
 
 export const K3S_SOCKET = '/run/k3s/containerd/containerd.sock';
@@ -32,8 +32,13 @@ export interface LabNodeHandle {
   root: string;
   /** Host-side path of the node's containerd socket (/run/k3s/containerd/containerd.sock inside). */
   hostSocket: string;
-  /** Host-side path of /var/lib/rancher/k3s/agent/images. */
+  /** Host-side path of the node's images dir: /var/lib/rancher/<distro>/agent/images. */
   hostImagesDir: string;
+  /**
+   * The distro the node is shaped as ('k3s' unless the test or $HOLDFAST_LAB_DISTRO asked for
+   * RKE2; see lab/containerd.ts): its images dir, and what emulateK3sStart does by default.
+   */
+  distro: LabDistro;
   /** Host-side path of the node's /root (its own, as on a real node: see HOLDER_SCRIPT). */
   hostRootHome: string;
   /** The containerd line the node runs ('2' unless the test asked for another; see lab/containerd.ts). */
@@ -70,7 +75,9 @@ export interface LabNodeHandle {
   addHostKey(type: 'ecdsa' | 'rsa'): Promise<{ fingerprint: string; knownHostsLine: string }>;
   /**
    * Puts a stand-in `k3s` or `rke2` in the node's /usr/local/bin whose `--version` prints what
-   * the real binary prints for `version`; null removes it (distro version unknown). kubectl too
+   * the real binary prints for `version`; null removes it (distro version unknown) — except the
+   * `rke2` of an RKE2-shaped node, which stays, printing no release (an RKE2 node always has its
+   * binary; Holdfast then knows the distro but not its release). kubectl too
    * (`k3s kubectl …`; RKE2: /var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml):
    * with `workloads` the node is a server whose `kubectl get … -o json` prints them (a value is
    * printed as kubectl prints JSON, a string verbatim; see lab/workloads.ts) to root only, and a
@@ -79,7 +86,7 @@ export interface LabNodeHandle {
    */
   installDistroBinary(distro: 'k3s' | 'rke2', version: string | null, opts?: { workloads?: unknown }): Promise<void>;
   /**
-   * Mounts a tmpfs of `bytes` over /var/lib/rancher/k3s/agent/images inside the node's mount
+   * Mounts a tmpfs of `bytes` over the node's images dir inside the node's mount
    * namespace (a "disk too small" node; statvfs and df over SSH report its size). Only the node
    * sees it: afterwards `hostImagesDir` no longer reflects the node's images dir (read it over
    * SSH instead), and files written there before are hidden underneath. Gone with the node.
@@ -113,7 +120,7 @@ export interface LabNodeHandle {
  * What k3s emulation, CRI and Images calls use of a node: a running node, or one of a lab started
  * by another process, found from its lab dir (lab/attach.ts).
  */
-export type LabNodeView = Pick<LabNodeHandle, 'name' | 'root' | 'hostSocket' | 'hostImagesDir' | 'containerdLine' | 'ctr'>;
+export type LabNodeView = Pick<LabNodeHandle, 'name' | 'root' | 'hostSocket' | 'hostImagesDir' | 'distro' | 'containerdLine' | 'ctr'>;
 
 export interface SshdOptions {
   passwordAuthentication?: boolean;
@@ -130,7 +137,15 @@ export interface NodeStartOptions {
   authorizedKeysFile: string;
   /** containerd line; default $HOLDFAST_LAB_CONTAINERD, else '2'. */
   containerd?: ContainerdLine;
+  /** The distro the node is shaped as; default $HOLDFAST_LAB_DISTRO, else k3s. */
+  distro?: LabDistro;
 }
+
+/** In-node path of a distro's default images dir. */
+export const imagesDirOf = (distro: LabDistro): string => `/var/lib/rancher/${distro}/agent/images`;
+
+/** Where a lab node records its distro, so a lab attached from another process knows it (attach.ts). */
+export const DISTRO_MARKER = 'distro';
 
 // /usr/local/bin is the node's own too, so a test can give it a `k3s` or `rke2` binary
 // (installDistroBinary) whose `--version` Holdfast detects, as on a real node. So is /root, with
@@ -229,9 +244,11 @@ exec cat "$fixture"
 }
 
 /** Fixed stand-in scripts for a distro release (`version` is validated by the caller). */
-function distroScripts(distro: 'k3s' | 'rke2', version: string): { binary: string; kubectl?: string } {
-  // `--version` output recorded from the real binaries (commit hash illustrative).
-  const head = `#!/bin/sh\n# Holdfast lab stand-in for ${distro} (lab/node.ts installDistroBinary).\nif [ "$1" = --version ]; then\ncat <<'EOF'\n${distro} version ${version} (0123abcd)\ngo version go1.23.6\nEOF\nexit 0\nfi\n`;
+function distroScripts(distro: 'k3s' | 'rke2', version: string | null): { binary: string; kubectl?: string } {
+  // `--version` output recorded from the real binaries (commit hash illustrative); with no
+  // release (an RKE2-shaped node's default), a first line that names none.
+  const first = version === null ? `${distro} version (lab stand-in: no release set)` : `${distro} version ${version} (0123abcd)`;
+  const head = `#!/bin/sh\n# Holdfast lab stand-in for ${distro} (lab/node.ts installDistroBinary).\nif [ "$1" = --version ]; then\ncat <<'EOF'\n${first}\ngo version go1.23.6\nEOF\nexit 0\nfi\n`;
   if (distro === 'k3s') return { binary: `${head}[ "$1" = kubectl ] || exit 1\nshift\n${kubectlScript('k3s')}` };
   // RKE2 has no kubectl subcommand: its kubectl is /var/lib/rancher/rke2/bin/kubectl, on agents too.
   return { binary: `${head}exit 1\n`, kubectl: `#!/bin/sh\n# Holdfast lab stand-in for RKE2's kubectl (lab/node.ts installDistroBinary).\n${kubectlScript('rke2')}` };
@@ -278,7 +295,7 @@ function containerdConfig(root: string): string {
   ].join('\n');
 }
 
-function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authorizedKeysFile: string; extra?: SshdOptions; moreHostKeys?: string[] }): string {
+export function sshdConfig(o: { port: number; hostKey: string; pidFile: string; authorizedKeysFile: string; extra?: SshdOptions; moreHostKeys?: string[] }): string {
   const x = o.extra ?? {};
   const pam = Boolean(x.passwordAuthentication || x.kbdInteractiveAuthentication);
   return [
@@ -329,7 +346,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Resolves true once something on host:port accepts TCP and sends an SSH banner. */
-function sshBanner(port: number, timeoutMs = 1000): Promise<boolean> {
+export function sshBanner(port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = net.connect({ host: '127.0.0.1', port });
     const done = (ok: boolean): void => {
@@ -344,7 +361,7 @@ function sshBanner(port: number, timeoutMs = 1000): Promise<boolean> {
   });
 }
 
-function spawnGroup(argv: string[], logFile: string): ChildProcess {
+export function spawnGroup(argv: string[], logFile: string): ChildProcess {
   const [cmd, ...args] = argv;
   const fd = openSync(logFile, 'a');
   try {
@@ -383,7 +400,7 @@ function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
 }
 
 /** SIGTERM the process group, SIGKILL after a grace period. */
-async function stopGroup(child: ChildProcess | undefined, graceMs = 3000): Promise<void> {
+export async function stopGroup(child: ChildProcess | undefined, graceMs = 3000): Promise<void> {
   if (!child || child.pid === undefined) return;
   if (!exited(child)) {
     killGroup(child.pid, 'SIGTERM');
@@ -448,6 +465,7 @@ export class LabNode implements LabNodeHandle {
   readonly root: string;
   readonly hostSocket: string;
   readonly hostImagesDir: string;
+  readonly distro: LabDistro;
   readonly hostRootHome: string;
   readonly containerdLine: ContainerdLine;
   readonly containerdBinary: string;
@@ -468,7 +486,8 @@ export class LabNode implements LabNodeHandle {
     this.name = opts.name;
     this.root = opts.root;
     this.hostSocket = join(opts.root, 'run-k3s', 'containerd', 'containerd.sock');
-    this.hostImagesDir = join(opts.root, 'rancher', 'k3s', 'agent', 'images');
+    this.distro = opts.distro ?? defaultLabDistro();
+    this.hostImagesDir = join(opts.root, 'rancher', this.distro, 'agent', 'images');
     this.hostRootHome = join(opts.root, 'home');
     const bins: ContainerdBinaries = containerdBinaries(opts.containerd ?? defaultContainerdLine());
     this.containerdLine = bins.line;
@@ -508,11 +527,14 @@ export class LabNode implements LabNodeHandle {
 
   private async init(): Promise<void> {
     const r = this.root;
-    for (const d of ['run-k3s/containerd', 'rancher/k3s/agent/images', 'containerd/root', 'containerd/state', 'opt', 'tmp', 'bin', 'cni/bin', 'cni/net.d', 'home']) {
+    for (const d of ['run-k3s/containerd', `rancher/${this.distro}/agent/images`, 'containerd/root', 'containerd/state', 'opt', 'tmp', 'bin', 'cni/bin', 'cni/net.d', 'home']) {
       await mkdir(join(r, d), { recursive: true });
     }
     await cp('/etc/skel', join(r, 'home'), { recursive: true }).catch(() => undefined); // none: an empty home
     await chmod(join(r, 'home'), 0o700);
+    await writeFile(join(r, DISTRO_MARKER), `${this.distro}\n`);
+    // An RKE2 node has its binary (and kubectl) from the start: it is how Holdfast tells RKE2.
+    if (this.distro === 'rke2') await this.installDistroBinary('rke2', null);
     await writeFile(this.p.containerdToml, containerdConfig(r));
     await ensureHostMountpoints();
     await Promise.all([this.startHolder(), this.generateHostKey()]);
@@ -679,8 +701,8 @@ export class LabNode implements LabNodeHandle {
   }
 
   async restrictImagesDir(): Promise<void> {
-    await run(this.nsenter(['chown', 'root:root', K3S_IMAGES_DIR]));
-    await run(this.nsenter(['chmod', '0700', K3S_IMAGES_DIR]));
+    await run(this.nsenter(['chown', 'root:root', imagesDirOf(this.distro)]));
+    await run(this.nsenter(['chmod', '0700', imagesDirOf(this.distro)]));
   }
 
   async statInNode(path: string): Promise<string> {
@@ -721,7 +743,8 @@ export class LabNode implements LabNodeHandle {
     await rm(fixture, { force: true });
     // an agent has no server dir at all
     await rmdir(serverDir).catch(() => undefined);
-    if (version === null) {
+    const keepReleaseless = version === null && distro === 'rke2' && this.distro === 'rke2';
+    if (version === null && !keepReleaseless) {
       await rm(file, { force: true });
       if (distro === 'rke2') await rm(rke2Kubectl, { force: true });
       return;
@@ -748,7 +771,7 @@ export class LabNode implements LabNodeHandle {
 
   async limitImagesDir(bytes: number): Promise<void> {
     if (!Number.isInteger(bytes) || bytes <= 0) throw new Error(`limitImagesDir: bad size ${bytes}`);
-    await run(this.nsenter(['mount', '-t', 'tmpfs', '-o', `size=${bytes},mode=0755`, 'tmpfs', K3S_IMAGES_DIR]));
+    await run(this.nsenter(['mount', '-t', 'tmpfs', '-o', `size=${bytes},mode=0755`, 'tmpfs', imagesDirOf(this.distro)]));
   }
 
   /** Synchronous last resort (process exit): SIGKILL our process groups. */

@@ -2,7 +2,8 @@
 // `npm test`: every test, in the order that fails fastest — lint (oxlint, .oxlintrc.json), the
 // typecheck (each tsconfig.*.json program: Node, web, preload, DOM tests), unit, the builds
 // (renderer and CLI bundle), integration over the lab (real containerd + OpenSSH per node, on containerd 2.x,
-// then 1.7 and 1.6 for the suites that depend on the line; needs root, the packages .ci/run
+// then 1.7 and 1.6 for the suites that depend on the line, then the pin, fate, import and inspect
+// suites again on RKE2-shaped nodes; needs root, the packages .ci/run
 // installs and scripts/lab-containerd.sh) running the CLI from that bundle, then the end-to-end
 // suite in Chromium against that renderer build. Ends with one summary line.
 import { spawnSync } from 'node:child_process';
@@ -97,10 +98,11 @@ if (problems.length) {
 } else if (run('build', 'npx', ['electron-vite', 'build']) !== 0 || run('build:cli', process.execPath, ['scripts/build-cli.mjs']) !== 0) {
   failedSteps.push('build');
 } else {
-  // containerd 2.x (every integration suite), then the version-dependent suites on 1.7 and 1.6.
+  // containerd 2.x (every integration suite), then the version-dependent suites on 1.7 and 1.6,
+  // then the distro-dependent ones on RKE2-shaped nodes (vitest.config.ts RKE2_SUITES).
   // The CLI they spawn is the bundle just built: HOLDFAST_CLI=bundle, so it is not silently
   // swapped for the sources when one changes meanwhile (bin/entry.mjs).
-  for (const project of ['integration', 'integration-1.7', 'integration-1.6']) {
+  for (const project of ['integration', 'integration-1.7', 'integration-1.6', 'integration-rke2']) {
     const out = path.join(reports, `${project}.json`);
     if (run(project, 'npx', vitestArgs(project, out), { HOLDFAST_CLI: 'bundle' }) !== 0) failedSteps.push(project);
     if (!addVitest(out, project)) failedSteps.push(`${project} (no report)`);

@@ -29,6 +29,8 @@ export interface DistroProfile {
    * copy as a fallback) given the kubeconfig explicitly.
    */
   kubectl: { kind: 'subcommand'; kubeconfig: string } | { kind: 'bundled'; dataDirPath: string; kubeconfig: string };
+  /** Where its log is, as a technician reads it (systemd units from the install scripts). */
+  serviceLog: string;
 }
 
 export const DISTRO_PROFILES: Readonly<Record<KnownDistro, DistroProfile>> = {
@@ -41,6 +43,7 @@ export const DISTRO_PROFILES: Readonly<Record<KnownDistro, DistroProfile>> = {
     configFile: '/etc/rancher/k3s/config.yaml',
     socket: NODE_DEFAULTS.socket,
     kubectl: { kind: 'subcommand', kubeconfig: '/etc/rancher/k3s/k3s.yaml' },
+    serviceLog: 'journalctl -u k3s, or -u k3s-agent on agents',
   },
   rke2: {
     id: 'rke2',
@@ -51,6 +54,7 @@ export const DISTRO_PROFILES: Readonly<Record<KnownDistro, DistroProfile>> = {
     configFile: '/etc/rancher/rke2/config.yaml',
     socket: NODE_DEFAULTS.socket,
     kubectl: { kind: 'bundled', dataDirPath: 'bin/kubectl', kubeconfig: '/etc/rancher/rke2/rke2.yaml' },
+    serviceLog: 'journalctl -u rke2-server, or -u rke2-agent on agents',
   },
 };
 

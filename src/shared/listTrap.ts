@@ -50,8 +50,8 @@ export function listTakeoverReason(list: string, takes: readonly { ref: string; 
  * Before pins are made durable: a .txt list that re-pins the image at every start hands them
  * back to k3s at its next start (every tag of the image, named in the list or not).
  */
-export function listRepinsWarning(list: string, refs: readonly string[]): string {
+export function listRepinsWarning(list: string, refs: readonly string[], who = 'k3s'): string {
   const shown = refs.slice(0, 3).join(', ') + (refs.length > 3 ? ` and ${refs.length - 3} more` : '');
   const one = refs.length === 1;
-  return `${list} in the images dir pins ${shown} again at every k3s start (k3s pins every tag of an image a .txt list names), so ${one ? 'it becomes' : 'they become'} k3s-managed again at the next start: remove ${list} first to keep ${one ? 'the pin' : 'the pins'} durable.`;
+  return `${list} in the images dir pins ${shown} again at every ${who} start (${who} pins every tag of an image a .txt list names), so ${one ? 'it becomes' : 'they become'} ${who}-managed again at the next start: remove ${list} first to keep ${one ? 'the pin' : 'the pins'} durable.`;
 }

@@ -98,7 +98,7 @@ describe('a non-root user with sudo', () => {
     await emulateK3sStart(sa);
     await cli(['node', 'add', 'sa', '--host', sa.host, '--port', String(sa.port), '--user', USER, '--sudo', '--identity', lab.clientKey, '--known-hosts', lab.knownHosts]);
 
-    const listed = JSON.parse((await cli(['archives', 'sa', '--json'])).stdout) as { path: string; images: string[]; imported: boolean }[];
+    const listed = (JSON.parse((await cli(['archives', 'sa', '--json'])).stdout) as { archives: { path: string; images: string[]; imported: boolean }[] }).archives;
     expect(listed.find((a) => a.path === 'app.tar.zst')).toMatchObject({ images: ['docker.io/library/app:1.0'], imported: true });
 
     await cli(['pin', 'sa', '--archive', 'app.tar.zst']);

@@ -11,7 +11,8 @@ import { labUserName, startLab, writeImageArchive, type Lab, type LabNodeHandle 
 import { parseProbe, probeArgv } from '../../src/core/node/detect';
 import { connectNode } from '../../src/core/node/session';
 import { createHandlers, type Service } from '../../src/core/service';
-import type { ArchiveInfo, NodeDef, NodeStatus } from '../../src/shared/domain';
+import type { ArchiveFile, ArchivesReport } from '../../src/shared/archivesReport';
+import type { NodeDef, NodeStatus } from '../../src/shared/domain';
 import { labNodeDef, runCli, tempHome } from './support';
 
 const TOKEN = 'K10-join-token-S3cret::server:abcdef';
@@ -55,7 +56,7 @@ const addArgs = (name: string, node: LabNodeHandle, ...extra: string[]) => [
   'node', 'add', name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, ...extra,
 ];
 const nodeLs = async (): Promise<NodeDef[]> => JSON.parse((await cli(['node', 'ls', '--json'])).stdout) as NodeDef[];
-const archives = async (name: string): Promise<ArchiveInfo[]> => JSON.parse((await cli(['archives', name, '--json'])).stdout) as ArchiveInfo[];
+const archives = async (name: string): Promise<ArchiveFile[]> => (JSON.parse((await cli(['archives', name, '--json'])).stdout) as ArchivesReport).archives;
 
 beforeAll(async () => {
   // The nodes share the host's /etc; each mounts its own dir over /etc/rancher, which needs a mountpoint.

@@ -1,6 +1,7 @@
 // Holdfast's prediction of every pin's fate at the next k3s start, against what the emulated
 // start really does — over the whole scenario matrix:
-//   node level:   .cache.json on/off × release with/without the re-pin fix × k3s/RKE2 label
+//   node level:   .cache.json on/off × release with/without the re-pin fix (× k3s/RKE2: the
+//                 nodes' distro, $HOLDFAST_LAB_DISTRO — the integration-rke2 project runs RKE2)
 //   archive level: archive kept/removed/changed × pin durable/k3s/none × top level/subfolder
 // and digest references (k3s adds one per image) and CRI's own sha256:<id> records everywhere.
 // A reference agrees when its CRI label after the restart is present exactly when Holdfast said
@@ -15,7 +16,6 @@ import {
   emulateK3sStart,
   hostImagesDirOf,
   listImages,
-  nodeImagesDir,
   startLab,
   writeImageArchive,
   type Distro,
@@ -23,7 +23,7 @@ import {
 } from '../../lab';
 import type { ImageRef } from '../../src/shared/domain';
 import { isImageIdRef } from '../../src/shared/protection';
-import { criPinsHonoured, runCli, tempHome } from './support';
+import { criPinsHonoured, labDistro, runCli, tempHome } from './support';
 
 const CRI = 'io.cri-containerd.pinned';
 const ARCHIVE_STATES = ['kept', 'removed', 'changed'] as const;
@@ -37,15 +37,14 @@ interface NodeScenario {
   distro: Distro;
 }
 
-// The whole matrix on 2.x (what current k3s ships); the distro label only renames a label, so
-// the other lines run it for k3s alone (CI's time is finite).
+// The whole matrix on every line, for the distro the lab nodes are shaped as: k3s, or RKE2 (its
+// images dir, label and binary from the start) in the integration-rke2 project, on 2.x.
 const LINE = process.env.HOLDFAST_LAB_CONTAINERD ?? '2';
+const DISTRO: Distro = labDistro().distro;
 const SCENARIOS: NodeScenario[] = [];
 for (const cache of [false, true]) {
   for (const fix of [false, true]) {
-    for (const distro of LINE === '2' ? (['k3s', 'rke2'] as const) : (['k3s'] as const)) {
-      SCENARIOS.push({ name: `m-${cache ? 'c' : 'n'}${fix ? 'f' : 'x'}-${distro === 'k3s' ? 'k' : 'r'}`, cache, fix, distro });
-    }
+    SCENARIOS.push({ name: `m-${cache ? 'c' : 'n'}${fix ? 'f' : 'x'}-${DISTRO === 'k3s' ? 'k' : 'r'}`, cache, fix, distro: DISTRO });
   }
 }
 
@@ -71,7 +70,7 @@ afterAll(async () => {
   await lab?.stop();
   // One line for the closing note / CI log.
   console.log(
-    `fate matrix on containerd ${LINE}: ${tally.scenarios} archive scenarios, ` +
+    `fate matrix (${DISTRO}) on containerd ${LINE}: ${tally.scenarios} archive scenarios, ` +
       `${tally.refsAgree}/${tally.refs} references and ${tally.imagesAgree}/${tally.images} images (CRI) agree`,
   );
 });
@@ -81,6 +80,7 @@ describe('predicted fate equals the emulated k3s start over the scenario matrix'
     it(`${sc.distro}, cache ${sc.cache ? 'on' : 'off'}, ${sc.fix ? 'with' : 'without'} the re-pin fix`, async () => {
       const node = lab.node(sc.name);
       const dir = hostImagesDirOf(node, sc.distro);
+      expect(dir).toBe(node.hostImagesDir); // the node is shaped as the distro it runs
       mkdirSync(path.join(dir, 'sub'), { recursive: true });
       await node.installDistroBinary(sc.distro, versionFor(sc));
       if (sc.cache) writeFileSync(path.join(dir, '.cache.json'), ''); // an empty file turns the cache on
@@ -102,7 +102,8 @@ describe('predicted fate equals the emulated k3s start over the scenario matrix'
       const first = await emulateK3sStart(node, opts);
       expect(first.failed).toEqual([]);
 
-      await cli(['node', 'add', sc.name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, '--images-dir', nodeImagesDir(sc.distro)]);
+      // no --images-dir: Holdfast finds the distro's own
+      await cli(['node', 'add', sc.name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts]);
       const durable = cases.filter((c) => c.pin === 'durable').map((c) => c.image);
       await cli(['pin', sc.name, ...durable]);
       for (const c of cases.filter((x) => x.pin === 'none')) {

@@ -7,7 +7,10 @@ import { emulateK3sStart, repositoryOf } from '../../lab/k3s';
 import { writeImageArchive, type WrittenImage } from '../../lab/fixtures';
 import { startLab, type Lab } from '../../lab/lab';
 import type { ImageRef } from '../../src/shared/domain';
-import { addLabNode, parseCtrImages, runCli, tempHome } from './support';
+import { addLabNode, labDistro, parseCtrImages, runCli, tempHome } from './support';
+
+// The node's distro ($HOLDFAST_LAB_DISTRO: k3s, or RKE2 in the integration-rke2 project).
+const D = labDistro();
 
 let lab: Lab;
 let home: string;
@@ -33,10 +36,10 @@ beforeAll(async () => {
   const a1 = written[0]!;
   const b1 = written[1]!;
   for (const ref of [a1.name, `docker.io/library/app-a@${a1.digest}`]) {
-    await n.ctr(['images', 'label', ref, 'io.cattle.k3s.pinned=']);
+    await n.ctr(['images', 'label', ref, `${D.label}=`]);
   }
   for (const ref of [b1.name, `docker.io/library/app-b@${b1.digest}`]) {
-    await n.ctr(['images', 'label', ref, 'io.cattle.k3s.pinned=', 'io.cri-containerd.pinned=']);
+    await n.ctr(['images', 'label', ref, `${D.label}=`, 'io.cri-containerd.pinned=']);
   }
 
   home = tempHome();
@@ -117,8 +120,13 @@ describe('holdfast images', () => {
     expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable\s+pinned\s+needed, kept/);
     // the 3 sha256:<id> records CRI keeps carry no label of their own
     expect(r.stdout).toContain('9 references of 3 images: 2 durable, 2 k3s-pinned, 5 unpinned');
-    // No cluster here: what came from the images dir counts as needed, and the footer says so.
-    expect(r.stdout).toContain("No source of site needs (no k3s or RKE2 kubectl on the node, and no operator's list)");
+    // No cluster here: what came from the images dir counts as needed, and the footer says so
+    // (a k3s node here has no k3s binary at all; an RKE2 node has RKE2's kubectl, as its agents do).
+    expect(r.stdout).toContain(
+      D.distro === 'k3s'
+        ? "No source of site needs (no k3s or RKE2 kubectl on the node, and no operator's list)"
+        : 'No source of site needs (an agent node, and no configured server node of its cluster answered)',
+    );
     expect(r.stdout).toMatch(/docker\.io\/library\/app-b:1\.0: apps\.tar\.gz in the images dir brings it; not pinned/);
     expect(r.stdout).toContain('holdfast pin edge1 --needed');
   });

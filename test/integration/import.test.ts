@@ -11,7 +11,10 @@ import { inspectLocalArchive } from '../../src/core/usecases/import/inspectLocal
 import { importToNode } from '../../src/core/usecases/import/run';
 import { NodeSession } from '../../src/core/node/session';
 import type { AuditEntry } from '../../src/shared/domain';
-import { labNodeDef, runCli, tempHome } from './support';
+import { labDistro, labNodeDef, runCli, tempHome } from './support';
+
+// The nodes' distro ($HOLDFAST_LAB_DISTRO: k3s, or RKE2 in the integration-rke2 project).
+const D = labDistro();
 
 let lab: Lab;
 let home: string;
@@ -30,7 +33,7 @@ beforeAll(async () => {
   }
   watchers = [startK3sWatcher(lab.node('i1')), startK3sWatcher(lab.node('i2'))]; // i3: k3s is down
   // i4: a k3s that adds the name@sha256 references (PR #13221) seconds after labelling the names
-  await lab.node('i4').installDistroBinary('k3s', 'v1.35.1+k3s1');
+  await lab.node('i4').installDistroBinary(D.distro, D.release('v1.35.1+k3s1'));
   slow = startK3sWatcher(lab.node('i4'), { retagDelayMs: 3000 });
   watchers.push(slow);
 });
@@ -78,7 +81,7 @@ describe('holdfast import', () => {
       // the tag, the digest reference k3s added after its labels, and CRI's own record
       expect(refs.map((x) => x.name).sort()).toEqual([img.name, `${repositoryOf(img.name)}@${img.digest}`, img.configDigest].sort());
       for (const x of refs) {
-        expect({ ref: x.name, cri: x.labels['io.cri-containerd.pinned'], k3s: x.labels['io.cattle.k3s.pinned'] }).toEqual({ ref: x.name, cri: 'pinned', k3s: undefined });
+        expect({ ref: x.name, cri: x.labels['io.cri-containerd.pinned'], k3s: x.labels[D.label] }).toEqual({ ref: x.name, cri: 'pinned', k3s: undefined });
       }
       expect(await criPinned(n, img.name, honoured)).toBe(honoured);
     }
@@ -112,7 +115,7 @@ describe('holdfast import', () => {
       expect(readdirSync(n.hostImagesDir)).toEqual(honoured ? [] : ['bundle.tar.zst']);
       for (const img of images) {
         for (const ref of await refsOfImage(n, img.digest)) {
-          expect({ ref: ref.name, cri: ref.labels['io.cri-containerd.pinned'], k3s: ref.labels['io.cattle.k3s.pinned'] }).toEqual({ ref: ref.name, cri: 'pinned', k3s: undefined });
+          expect({ ref: ref.name, cri: ref.labels['io.cri-containerd.pinned'], k3s: ref.labels[D.label] }).toEqual({ ref: ref.name, cri: 'pinned', k3s: undefined });
         }
       }
       const log = JSON.parse((await runCli(['log', name, '--json'], { HOLDFAST_HOME: home })).stdout) as AuditEntry[];
@@ -133,7 +136,7 @@ describe('holdfast import', () => {
     let relabelled = false;
     const k3sAgain = (async () => {
       await until('Holdfast to pin relabel:1', async () => (await labelsOf(n, img!.name).catch(() => ({}) as Record<string, string>))['io.holdfast.pinned-by'] !== undefined);
-      await n.ctr(['images', 'label', img!.name, 'io.cattle.k3s.pinned=pinned']);
+      await n.ctr(['images', 'label', img!.name, `${D.label}=pinned`]);
       relabelled = true;
     })();
     const s = await NodeSession.open(labNodeDef(lab, n));
@@ -145,12 +148,12 @@ describe('holdfast import', () => {
     } finally {
       await s.close();
     }
-    for (const x of await refsOfImage(n, img!.digest)) expect({ ref: x.name, cri: x.labels['io.cri-containerd.pinned'], k3s: x.labels['io.cattle.k3s.pinned'] }).toEqual({ ref: x.name, cri: 'pinned', k3s: undefined });
+    for (const x of await refsOfImage(n, img!.digest)) expect({ ref: x.name, cri: x.labels['io.cri-containerd.pinned'], k3s: x.labels[D.label] }).toEqual({ ref: x.name, cri: 'pinned', k3s: undefined });
     // the audit log has both pins: the first, and the one that took the tag back from k3s
     const log = JSON.parse((await runCli(['log', 'i2', '--json'], { HOLDFAST_HOME: home })).stdout) as AuditEntry[];
     const pins = log.filter((e) => e.action === 'pin' && e.changes?.some((c) => c.ref === img!.name));
     expect(pins).toHaveLength(2);
-    expect(pins[0]!.changes!.find((c) => c.ref === img!.name)!.before['io.cattle.k3s.pinned']).toBe('pinned');
+    expect(pins[0]!.changes!.find((c) => c.ref === img!.name)!.before[D.label]).toBe('pinned');
   });
 
   it('refuses a corrupt archive before any byte leaves the laptop', async () => {
@@ -177,7 +180,7 @@ describe('holdfast import', () => {
     expect(r.code).toBe(1);
     // tag + digest ref + CRI's own sha256:<id> record
     expect(r.stdout).toMatch(/^i1: ok — uploaded and imported, 3 references pinned durably and verified \(1 image, 3 references\)$/m);
-    expect(r.stdout).toMatch(/^i3: FAILED — k3s did not import tools\.tar\.gz on i3 within 10 s/m);
+    expect(r.stdout).toMatch(new RegExp(`^i3: FAILED — ${D.name} did not import tools\\.tar\\.gz on i3 within 10 s`, 'm'));
     expect(r.stderr).toContain('1 of 2 nodes failed');
     expect((await labelsOf(lab.node('i1'), images[0]!.name))['io.cri-containerd.pinned']).toBe('pinned');
     // The archive is on i3, complete and verified; once k3s runs, the same command finishes.

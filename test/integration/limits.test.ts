@@ -93,7 +93,7 @@ describe('hostile archives planted in the images dir', () => {
     const archives = await runCli(['archives', 'lm1', '--json'], { HOLDFAST_HOME: home });
     expect(archives.stderr).toBe('');
     expect(archives.code).toBe(0);
-    const listed = JSON.parse(archives.stdout) as { path: string; images: string[]; error?: string }[];
+    const listed = (JSON.parse(archives.stdout) as { archives: { path: string; images: string[]; error?: string }[] }).archives;
     expect(listed.find((a) => a.path === 'good.tar')?.images).toEqual(['registry.local/lim/good:1']);
     expect(listed.find((a) => a.path === 'tags.tar')?.error).toContain('over the limit archive.references');
     const images = await runCli(['images', 'lm1', '--json'], { HOLDFAST_HOME: home });

@@ -7,15 +7,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, hostImagesDirOf, labelsOf, listImages, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { startLab } from '../../lab';
 import { criPinned } from '../../lab/cri';
-import type { ArchiveInfo, AuditEntry, ImageRef, PinPlan } from '../../src/shared/domain';
+import type { ArchivesReport } from '../../src/shared/archivesReport';
+import type { AuditEntry, ImageRef, PinPlan } from '../../src/shared/domain';
 import { isImageIdRef } from '../../src/shared/protection';
-import { addLabNode, criPinsHonoured, runCli, sha256File, tempHome } from './support';
+import { addLabNode, criPinsHonoured, labDistro, runCli, sha256File, tempHome } from './support';
 
 let lab: Lab;
 let home: string;
 
 const CRI = 'io.cri-containerd.pinned';
-const K3S = 'io.cattle.k3s.pinned';
+// The nodes' distro ($HOLDFAST_LAB_DISTRO: k3s, or RKE2 in the integration-rke2 project).
+const D = labDistro();
+const K3S = D.label;
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Gives the node the distro's binary at the release on this k3s release's line (null: release unknown). */
+const release = (n: LabNodeHandle, k3sRelease: string | null) => n.installDistroBinary(D.distro, k3sRelease === null ? null : D.release(k3sRelease));
 
 const addNode = (node: LabNodeHandle, extra: string[] = []): Promise<void> => addLabNode(lab, node, home, { extra });
 
@@ -26,7 +32,7 @@ async function cli<T = unknown>(args: string[], expectCode = 0): Promise<T> {
 }
 
 const images = (node: string) => cli<ImageRef[]>(['images', node, '--json']);
-const archives = (node: string) => cli<ArchiveInfo[]>(['archives', node, '--json']);
+const archives = async (node: string) => (await cli<ArchivesReport>(['archives', node, '--json'])).archives;
 
 /**
  * Predicts with Holdfast, restarts k3s in the lab, and checks that every reference Holdfast
@@ -78,7 +84,7 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
     await emulateK3sStart(n);
     // A release whose start-up walk reaches subfolders (k3s PR #12237 on); with the release
     // unknown Holdfast could not tell whether site/apps.tar.gz is imported at all.
-    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
+    await release(n, 'v1.33.2+k3s1');
     await addNode(n);
 
     // k3s pins, kept only because the archive is there.
@@ -95,12 +101,12 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
     expect(arch).toMatchObject({ kind: 'archive', imported: true, safeToRemove: false, images: ['docker.io/library/app:1.0', 'registry.local/team/worker:2'] });
     // (containerd 1.6 has no CRI pinning: there no pin protects the images, only the archive)
     const honoured = n.containerdLine !== '1.6';
-    expect(arch.reason).toMatch(honoured ? /pinned by k3s only/ : /no CRI image pinning/);
+    expect(arch.reason).toMatch(honoured ? new RegExp(`pinned by ${D.name} only`) : /no CRI image pinning/);
 
     // Removing now is refused (exit 3) and says what is missing; the archive stays.
     const refused = await runCli(['rm-archive', 'seed', 'site/apps.tar.gz'], { HOLDFAST_HOME: home });
     expect(refused.code).toBe(3);
-    expect(refused.stderr).toContain(honoured ? 'docker.io/library/app:1.0 is pinned by k3s only' : 'docker.io/library/app:1.0: this containerd has no CRI image pinning');
+    expect(refused.stderr).toContain(honoured ? `docker.io/library/app:1.0 is pinned by ${D.name} only` : 'docker.io/library/app:1.0: this containerd has no CRI image pinning');
     expect(existsSync(archivePath)).toBe(true);
 
     // Preview, then make the archive's pins durable.
@@ -119,7 +125,7 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
     // Durable, but the archive would hand the pins back to k3s: now it is safe to remove — where
     // CRI honours pins at all; on 1.6 the archive is what brings the images back, so only --force.
     refs = await images('seed');
-    for (const r of refs.filter((x) => !isImageIdRef(x))) expect(r.reason).toMatch(/k3s-managed again/);
+    for (const r of refs.filter((x) => !isImageIdRef(x))) expect(r.reason).toMatch(new RegExp(`${D.name}-managed again`));
     arch = (await archives('seed')).find((a) => a.path === 'site/apps.tar.gz')!;
     expect(arch.safeToRemove).toBe(honoured);
     if (!honoured) {
@@ -177,7 +183,7 @@ describe('the .cache.json trap, on the real format', () => {
     await writeImageArchive(path.join(n.hostImagesDir, 'steady.tar'), { format: 'docker', images: [{ name: 'docker.io/library/steady:1' }] });
     await emulateK3sStart(n); // imports and writes the cache, without names (no fix)
     await addNode(n);
-    await n.installDistroBinary('k3s', 'v1.32.5+k3s1');
+    await release(n, 'v1.32.5+k3s1');
     // same size, newer mtime: k3s before #14284 still skips it (the old prediction said re-imported)
     const later = new Date(Date.now() + 60_000);
     utimesSync(path.join(n.hostImagesDir, 'cached.tar.bz2'), later, later);
@@ -185,7 +191,7 @@ describe('the .cache.json trap, on the real format', () => {
     for (const a of (await archives('cache')).filter((x) => x.kind === 'archive')) expect({ path: a.path, cached: a.cachedByK3s }).toEqual({ path: a.path, cached: true });
     let refs = await images('cache');
     for (const r of refs.filter((x) => !isImageIdRef(x))) {
-      expect(r.reason).toMatch(/v1\.32\.5\+k3s1 skips unchanged archives listed in .cache.json without re-pinning them/);
+      expect(r.reason).toMatch(new RegExp(`${esc(D.release('v1.32.5+k3s1'))} skips unchanged archives listed in .cache.json without re-pinning them`));
     }
     refs = await predictThenRestart(n, { cacheFix: false });
     for (const r of refs) expect(r.afterRestart).toBe('unpinned');
@@ -193,7 +199,7 @@ describe('the .cache.json trap, on the real format', () => {
 
   it('a fixed release re-imports the touched archive (#14284), but cannot re-pin an entry written without names', async () => {
     const n = lab.node('cache');
-    await n.installDistroBinary('k3s', 'v1.37.0+k3s1');
+    await release(n, 'v1.37.0+k3s1');
     const refs = await predictThenRestart(n, { cacheFix: true });
     for (const r of tagsOf(refs, 'docker.io/library/cached')) expect(r).toMatchObject({ afterRestart: 'pinned', archive: 'cached.tar.bz2' });
     for (const r of tagsOf(refs, 'docker.io/library/steady')) {
@@ -201,8 +207,8 @@ describe('the .cache.json trap, on the real format', () => {
       expect(r.reason).toMatch(/the entry for steady\.tar records none \(written before k3s PR #14266\)/);
     }
     const cache = JSON.parse(readFileSync(path.join(n.hostImagesDir, '.cache.json'), 'utf8')) as Record<string, { images?: string[] }>;
-    expect(cache['/var/lib/rancher/k3s/agent/images/cached.tar.bz2']?.images).toEqual(['docker.io/library/cached:1']);
-    expect(cache['/var/lib/rancher/k3s/agent/images/steady.tar']?.images).toBeUndefined();
+    expect(cache[D.cacheKey('cached.tar.bz2')]?.images).toEqual(['docker.io/library/cached:1']);
+    expect(cache[D.cacheKey('steady.tar')]?.images).toBeUndefined();
   });
 
   it('an entry with names re-pins exactly those, on any release: the entry is the evidence', async () => {
@@ -216,10 +222,10 @@ describe('the .cache.json trap, on the real format', () => {
       expect(r.afterRestart).toBe('unpinned');
       expect(r.reason).toMatch(/re-pins only the names its entry records, not this one/);
     }
-    await n.installDistroBinary('k3s', null);
+    await release(n, null);
     const unknown = await images('cache');
     for (const r of tagsOf(unknown, 'docker.io/library/cached')) expect(r.afterRestart).toBe('pinned');
-    for (const r of tagsOf(unknown, 'docker.io/library/steady')) expect(r.reason).toMatch(/cannot tell whether k3s unknown version has the .cache.json fix/);
+    for (const r of tagsOf(unknown, 'docker.io/library/steady')) expect(r.reason).toMatch(new RegExp(`cannot tell whether ${D.name} unknown version has the .cache.json fix`));
   });
 
   it('a cache too large to read counts as skipping everything', async () => {
@@ -227,7 +233,7 @@ describe('the .cache.json trap, on the real format', () => {
     const file = path.join(n.hostImagesDir, '.cache.json');
     writeFileSync(file, Buffer.alloc(16 * 1024 * 1024 + 1, ' '));
     expect(statSync(file).size).toBeGreaterThan(16 * 1024 * 1024);
-    await n.installDistroBinary('k3s', 'v1.37.0+k3s1');
+    await release(n, 'v1.37.0+k3s1');
     for (const a of (await archives('cache')).filter((x) => x.kind === 'archive')) expect(a.cachedByK3s).toBe(true);
     for (const r of tagsOf(await images('cache'), 'docker.io/library/cached')) {
       expect(r.afterRestart).toBe('unpinned');
@@ -243,14 +249,14 @@ describe('the start-up walk follows the release (k3s PR #12237)', () => {
     await writeImageArchive(path.join(d, 'UP.TAR'), { format: 'docker', images: [{ name: 'docker.io/library/up:1' }] });
     await writeImageArchive(path.join(d, 'sub', 'deep.tar'), { format: 'docker', images: [{ name: 'docker.io/library/deep:1' }] });
     await emulateK3sStart(n);
-    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
+    await release(n, 'v1.33.2+k3s1');
     await addNode(n);
     let files = await archives('walk');
     expect(files.find((a) => a.path === 'UP.TAR')).toMatchObject({ kind: 'ignored', reason: expect.stringMatching(/matches extensions case-sensitively since v1\.34\.0, v1\.33\.1/) });
     expect(files.find((a) => a.path === 'sub/deep.tar')?.kind).toBe('archive');
 
     // an older release: sub/deep.tar is never imported (its pins go), UP.TAR is
-    await n.installDistroBinary('k3s', 'v1.29.15+k3s1');
+    await release(n, 'v1.29.15+k3s1');
     files = await archives('walk');
     expect(files.find((a) => a.path === 'UP.TAR')?.kind).toBe('archive');
     expect(files.find((a) => a.path === 'sub/deep.tar')).toMatchObject({ kind: 'ignored', reason: expect.stringMatching(/reads only the top level/) });
@@ -258,11 +264,11 @@ describe('the start-up walk follows the release (k3s PR #12237)', () => {
     for (const r of refs.filter((x) => !isImageIdRef(x))) expect(r.afterRestart).toBe('unpinned');
 
     // back on a current release: sub/deep.tar pins again, UP.TAR's images lose theirs
-    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
+    await release(n, 'v1.33.2+k3s1');
     refs = await predictThenRestart(n);
     for (const r of refs.filter((x) => !isImageIdRef(x))) expect({ ref: r.name, after: r.afterRestart }).toEqual({ ref: r.name, after: r.name.includes('/deep') ? 'pinned' : 'unpinned' });
 
-    await n.installDistroBinary('k3s', null);
+    await release(n, null);
     for (const r of (await images('walk')).filter((x) => x.name.startsWith('docker.io/library/deep'))) {
       expect(r.afterRestart).toBe('unpinned');
       expect(r.reason).toMatch(/cannot tell whether sub\/deep\.tar is imported at all/);
@@ -278,7 +284,7 @@ describe('.txt pre-pull lists', () => {
     await emulateK3sStart(n);
     rmSync(path.join(d, 'bb.tar'));
     writeFileSync(path.join(d, 'busybox.txt'), '# what the site needs\nbusybox\n');
-    await n.installDistroBinary('k3s', 'v1.33.2+k3s1');
+    await release(n, 'v1.33.2+k3s1');
     await addNode(n);
     let refs = await predictThenRestart(n);
     for (const r of refs.filter((x) => !isImageIdRef(x))) {
@@ -300,7 +306,7 @@ describe('.txt pre-pull lists', () => {
     writeFileSync(path.join(d, 'busybox.txt'), 'docker.io/library/busybox:latest\n');
     writeFileSync(path.join(d, '.cache.json'), '');
     await emulateK3sStart(n); // reads the list (pins) and records it, without names
-    await n.installDistroBinary('k3s', 'v1.36.2+k3s1');
+    await release(n, 'v1.36.2+k3s1');
     const refs = await predictThenRestart(n, { cacheFix: false });
     for (const r of refs.filter((x) => !isImageIdRef(x))) {
       expect(r).toMatchObject({ afterRestart: 'unpinned', archive: 'busybox.txt' });
@@ -332,6 +338,45 @@ describe('RKE2', () => {
       expect(r).toMatchObject({ pin: 'durable', afterRestart: 'pinned' });
       expect(r.labels['io.cattle.rke2.pinned']).toBeUndefined();
     }
+  });
+});
+
+describe("RKE2's own *-image.txt lists", () => {
+  it('re-pin its images at every start, and take over a durable tag of the same image: Holdfast says so, naming RKE2', async () => {
+    const n = lab.node('rke'); // after 'predicts and pins with the RKE2 label': RKE2 v1.31.6+rke2r1
+    const dir = hostImagesDirOf(n, 'rke2');
+    const RUNTIME = 'docker.io/rancher/rke2-runtime:v1.31.6-rke2r1';
+    const KEPT = 'registry.local/site/rke2-runtime:kept';
+    const start = { distro: 'rke2' as const, rke2Images: { runtime: RUNTIME } };
+    // An archive at the top level: RKE2 writes no list of its own.
+    await writeImageArchive(path.join(dir, 'runtime.tar'), { format: 'docker', images: [{ name: RUNTIME }] });
+    await emulateK3sStart(n, start);
+    expect(existsSync(path.join(dir, 'runtime-image.txt'))).toBe(false);
+    await n.ctr(['images', 'tag', RUNTIME, KEPT]);
+    await cli(['pin', 'rke', KEPT]);
+    expect((await labelsOf(n, KEPT))['io.cattle.rke2.pinned']).toBeUndefined();
+    // Once the top level holds no archive, RKE2 writes runtime-image.txt and pins every tag of the
+    // image it names: the durable tag becomes RKE2-managed.
+    rmSync(path.join(dir, 'runtime.tar'));
+    await emulateK3sStart(n, start);
+    expect(readFileSync(path.join(dir, 'runtime-image.txt'), 'utf8')).toBe(`${RUNTIME}\n`);
+    expect((await labelsOf(n, KEPT))['io.cattle.rke2.pinned']).toBe('pinned');
+
+    expect((await archives('rke')).find((a) => a.path === 'runtime-image.txt')).toMatchObject({ kind: 'prepull' });
+    const runtime = (await images('rke')).find((r) => r.name === RUNTIME)!;
+    expect(runtime).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'runtime-image.txt' });
+    // Making it durable again: the plan warns that the list hands it back to RKE2.
+    const plan = await cli<PinPlan>(['pin', 'rke', KEPT, '--dry-run', '--json']);
+    expect(plan.warnings).toHaveLength(1);
+    expect(plan.warnings![0]).toContain('runtime-image.txt in the images dir pins');
+    expect(plan.warnings![0]).toContain('again at every RKE2 start (RKE2 pins every tag of an image a .txt list names)');
+    await cli(['pin', 'rke', KEPT]);
+    const kept = (await images('rke')).find((r) => r.name === KEPT)!;
+    expect(kept).toMatchObject({ pin: 'durable', afterRestart: 'pinned', archive: 'runtime-image.txt', listTrap: { list: 'runtime-image.txt', listed: RUNTIME } });
+    expect(kept.reason).toContain('RKE2 pins every tag of an image a .txt list names at each start');
+    const after = await predictThenRestart(n, start);
+    expect(after.find((r) => r.name === KEPT)?.afterRestart).toBe('pinned');
+    expect((await labelsOf(n, KEPT))['io.cattle.rke2.pinned']).toBe('pinned');
   });
 });
 

@@ -239,7 +239,7 @@ describe('reasons', () => {
     const short = await onTerminal(['archives', 'w1'], 80);
     expect(short.lines).toContainEqual(expect.stringMatching(/: its images are not durably pinned yet$/));
     expect(short.lines.join('\n')).toContain(`  → holdfast pin w1 --archive \\\n    ${LONG_ARCHIVE}`);
-    const check = JSON.parse(await piped(['archives', 'w1', '--json'])) as { path: string; reason: string }[];
+    const check = (JSON.parse(await piped(['archives', 'w1', '--json'])) as { archives: { path: string; reason: string }[] }).archives;
     const long = check.find((a) => a.path === LONG_ARCHIVE)!;
     const why = await onTerminal(['archives', 'w1', '--why'], 80);
     expect(squeeze(why.lines.join('\n'))).toContain(squeeze(long.reason));

@@ -50,7 +50,7 @@ describe('node-controlled names on the terminal', () => {
     const r = await runCli(['archives', 'ts1', '--json'], { HOLDFAST_HOME: home });
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(CONTROL);
-    const archives = JSON.parse(r.stdout) as { path: string }[];
+    const archives = (JSON.parse(r.stdout) as { archives: { path: string }[] }).archives;
     expect(archives.map((a) => a.path)).toContain(EVIL);
   });
 

@@ -96,7 +96,7 @@ describe('an archive k3s cannot import, already in the images dir', () => {
   it('holdfast archives marks it as one k3s cannot import', async () => {
     const r = await runCli(['archives', 'zw1', '--json'], { HOLDFAST_HOME: home });
     expect(r.code).toBe(0);
-    const listed = JSON.parse(r.stdout) as { path: string; error?: string; safeToRemove: boolean; images: string[] }[];
+    const listed = (JSON.parse(r.stdout) as { archives: { path: string; error?: string; safeToRemove: boolean; images: string[] }[] }).archives;
     const a = listed.find((x) => x.path === 'by-hand.tar.zst');
     expect(a?.error).toMatch(/k3s cannot import it: its zstd frame declares a 128 MiB window/);
     expect(listed.find((x) => x.path === 'app-long25.tar.zst')).toMatchObject({ images: ['registry.local/zw/app:1'] });

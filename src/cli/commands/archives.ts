@@ -1,6 +1,7 @@
 // holdfast archives — the files in a node's images dir, what each brings, and whether it can go.
 import type { Command } from 'commander';
 import { archiveBrief } from '../../shared/archiveRemedy';
+import { archivesReport } from '../../shared/archivesReport';
 import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
 import { connectsFirstNode, type Cli } from '../context';
@@ -46,7 +47,8 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       const name = (await localNodeOf(cli, o, given ? [given] : [])) ?? given;
       if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
       const archives = await cli.call('archives.list', { node: name });
-      if (o.json) return cli.io.out(JSON.stringify(archives, null, 2));
+      // the node's import cache health once, beside its files (shared/archivesReport)
+      if (o.json) return cli.io.out(JSON.stringify(archivesReport(name, archives), null, 2));
       if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
       // k3s's import cache: one line for the node (every finding with --why).
       const cache = archives[0]!.importCache;

@@ -68,6 +68,8 @@ export function planPins(
   target: PinTarget,
   archives: FateArchive[],
   prov: Provenance,
+  /** The distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
+  who = 'k3s',
 ): PinPlan {
   const { selected, notFound, archive } = selectRefs(refs, target, archives);
   const affected = expandToImages(refs, selected);
@@ -101,7 +103,7 @@ export function planPins(
     }
     changes.push({ ref: r.name, imageId: r.imageId, before, after });
   }
-  const warnings = action === 'pin' ? listWarnings(affected) : [];
+  const warnings = action === 'pin' ? listWarnings(affected, who) : [];
   return { node, action, changes, unchanged, ...(warnings.length ? { warnings } : {}) };
 }
 
@@ -109,13 +111,13 @@ export function planPins(
  * The .txt lists that re-pin what a pin makes durable (core/fate names the list as the file that
  * pins the reference again, the sibling-tag trap included): k3s takes those pins back at its next start.
  */
-function listWarnings(affected: readonly ImageRef[]): string[] {
+function listWarnings(affected: readonly ImageRef[], who: string): string[] {
   const byList = new Map<string, string[]>();
   for (const r of affected) {
     if (r.afterRestart !== 'pinned' || !r.archive || !/\.txt$/i.test(r.archive)) continue;
     byList.set(r.archive, [...(byList.get(r.archive) ?? []), r.name]);
   }
-  return [...byList].map(([list, refs]) => listRepinsWarning(list, refs));
+  return [...byList].map(([list, refs]) => listRepinsWarning(list, refs, who));
 }
 
 /**

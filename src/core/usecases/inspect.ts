@@ -11,6 +11,7 @@ import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../../shared/mediaTypes';
 import { applyImageProtection, durableProtection, imageProtection, protectionKey } from '../../shared/protection';
 import { criPinning, importCacheHonoured, startupWalk, type CriPinning } from '../../shared/versions';
+import { distroDisplayName } from '../../shared/distro';
 import { importCacheHealth } from '../../shared/importCacheHealth';
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
 import type { NodeSession } from '../node/session';
@@ -194,7 +195,7 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
   });
   const takesOver = (path: string) => images.filter((r) => r.listTrap?.list === path).map((r) => ({ ref: r.name, listed: r.listTrap!.listed }));
   // Every file's removal check at once (their completeness reads overlap), results in order.
-  const checks = await Promise.all(files.map((f) => removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion))));
+  const checks = await Promise.all(files.map((f) => removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion), distroDisplayName(info.distro))));
   const archives: ArchiveInfo[] = [];
   for (const [i, f] of files.entries()) {
     const check = checks[i]!;
@@ -240,11 +241,13 @@ export async function removalCheckFor(
   platform: Platform,
   complete: (ref: BaseImageRef) => Promise<Completeness>,
   mode: CriPinning,
+  /** The distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
+  who = 'k3s',
 ): Promise<RemovalCheck> {
   const problems: string[] = [];
   const images: RemovalCheck['images'] = [];
   if (f.kind !== 'archive') {
-    problems.push(`${f.path} is not an image archive k3s imports; Holdfast removes such a file only with --force (logged).${f.note ? ` ${f.note}` : ''}`);
+    problems.push(`${f.path} is not an image archive ${who} imports; Holdfast removes such a file only with --force (logged).${f.note ? ` ${f.note}` : ''}`);
     return { node, path: f.path, allowed: false, problems, images };
   }
   if (!f.index) {
@@ -259,8 +262,8 @@ export async function removalCheckFor(
       images.push({ name: label, present: false, complete: false, durable: false, missing: [] });
       problems.push(
         ref
-          ? `${label} in containerd is another image than the one in the archive: k3s has not imported this archive's version.`
-          : `${label} is not in containerd: k3s has not imported this archive (yet).`,
+          ? `${label} in containerd is another image than the one in the archive: ${who} has not imported this archive's version.`
+          : `${label} is not in containerd: ${who} has not imported this archive (yet).`,
       );
       continue;
     }
@@ -279,7 +282,7 @@ export async function removalCheckFor(
     if (!c.complete) problems.push(`${label} is incomplete in containerd (missing ${c.missing.join(', ')}): the archive is its only full copy.`);
     if (kept.afterRestart) continue;
     if (mode === 'none') {
-      problems.push(`${label}: this containerd has no CRI image pinning, so no pin keeps kubelet from deleting it, and ${f.path} is what brings it back at the next k3s start.`);
+      problems.push(`${label}: this containerd has no CRI image pinning, so no pin keeps kubelet from deleting it, and ${f.path} is what brings it back at the next ${who} start.`);
     } else if (mode === 'first-loaded') {
       problems.push(
         `${label}: this containerd (1.7.3–1.7.9) keeps an image only if every reference carries a durable pin, and ${kept.deciding.join(', ')} ${kept.deciding.length === 1 ? 'does' : 'do'} not: make its pins durable first (${pinCommand}).`,
@@ -287,7 +290,7 @@ export async function removalCheckFor(
     } else {
       problems.push(
         ref.pin === 'k3s'
-          ? `${label} is pinned by k3s only: make its pins durable first (${pinCommand}).`
+          ? `${label} is pinned by ${who} only: make its pins durable first (${pinCommand}).`
           : `${label} is not durably pinned: make its pins durable first (${pinCommand}).`,
       );
     }

@@ -7,6 +7,7 @@ import { localUser, type AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
 import { checkComplete } from '../images/completeness';
 import { criPinning } from '../../shared/versions';
+import { distroDisplayName } from '../../shared/distro';
 import { applyPinPlan } from '../pins/apply';
 import { planPins, type PinTarget } from '../pins/plan';
 import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NodeInventory } from './inspect';
@@ -45,7 +46,7 @@ export async function imagesInventory(session: NodeSession, ctx: OpsContext): Pr
 
 export async function planPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {
   const inv = await inventory(session, ctx);
-  const plan = planPins(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() });
+  const plan = planPins(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() }, distroDisplayName(inv.info.distro));
   // A needed image the node lacks cannot be pinned: the plan says so, and where a copy is.
   if ('needed' in target) {
     for (const m of inv.needs.missing) {
@@ -83,6 +84,7 @@ export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: 
   const check = await removalCheckFor(session.def.name, file, inv.images, inv.platform, (ref) =>
     checkComplete(session.containerd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, inv.platform),
     criPinning(inv.info.containerdVersion),
+    distroDisplayName(inv.info.distro),
   );
   return { inv, check };
 }

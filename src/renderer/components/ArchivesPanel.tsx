@@ -7,11 +7,11 @@ import { ARCHIVE_KIND_TEXT, sortArchives } from '../model/archives';
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
-import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
 import { archivesOf } from '../store';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
+import { ImportCacheBanner } from './ImportCacheBanner';
 import { AlertIcon, CheckIcon, ClockIcon, CrossIcon, RefreshIcon, ShieldIcon, TrashIcon } from './icons';
 
 const MAX_IMAGES = 3;
@@ -69,7 +69,6 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
   const cached = items.filter((a) => a.cachedByK3s).length;
   // k3s's import cache health is the node's, carried by every file (shared/importCacheHealth).
   const cacheHealth = items[0]?.importCache;
-  const cacheBrief = cacheHealth ? importCacheBrief(cacheHealth) : null;
 
   useEffect(() => {
     if (archives.state === 'idle') void loadArchives(node.name);
@@ -94,31 +93,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
         </button>
       </div>
 
-      {cached ? (
-        <div className="banner banner-warning" data-testid="cache-banner">
-          <ClockIcon className="banner-icon" />
-          <div className="banner-text">
-            <strong>k3s's import cache is on ({'.cache.json'}).</strong>
-            <span>
-              {plural(cached, 'archive')} {cached === 1 ? 'is' : 'are'} unchanged since the last import, so k3s skips{' '}
-              {cached === 1 ? 'it' : 'them'} at start — on releases without the fix the pins are cleared and never put
-              back.
-            </span>
-          </div>
-        </div>
-      ) : null}
-
-      {cacheHealth && cacheBrief ? (
-        <div className="banner banner-warning" data-testid="cache-health">
-          <AlertIcon className="banner-icon" />
-          <div className="banner-text">
-            <strong>{cacheBrief}</strong>
-            {importCacheReasons(cacheHealth, node.name).map((r) => (
-              <span key={r}>{r}</span>
-            ))}
-          </div>
-        </div>
-      ) : null}
+      <ImportCacheBanner node={node.name} cached={cached} health={cacheHealth} />
 
       {archives.state === 'error' && archives.error ? (
         <ErrorCallout error={archives.error} title="Could not list archives" testId="archives-error">

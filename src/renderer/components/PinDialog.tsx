@@ -80,6 +80,20 @@ export function PlanView({ plan, applied }: { plan: PinPlan; applied?: boolean }
           ))}
         </ul>
       ) : null}
+      {plan.warnings?.length ? (
+        // What hands the pins back to k3s (a .txt list: shared/listTrap), as the CLI's pin warns.
+        <div className="banner banner-warning" data-testid="plan-warnings">
+          <AlertIcon className="banner-icon" />
+          <div className="banner-text">
+            <strong>{applied ? 'These pins will not stay durable:' : 'These pins would not stay durable:'}</strong>
+            {plan.warnings.map((w) => (
+              <span key={w} data-testid="plan-warning">
+                {w}
+              </span>
+            ))}
+          </div>
+        </div>
+      ) : null}
       {plan.unchanged.length ? (
         <details className="unchanged" open={n === 0}>
           <summary>

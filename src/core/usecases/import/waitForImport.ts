@@ -39,7 +39,8 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
   const timeoutMs = (opts.timeout ?? DEFAULT_IMPORT_TIMEOUT) * 1000;
   const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
   const info = await session.info();
-  const pinLabel = distroProfile(info.distro).pinLabel;
+  const profile = distroProfile(info.distro);
+  const pinLabel = profile.pinLabel;
   // Releases with k3s PR #13221 add a digest reference per name after labelling: wait for it too.
   const digestRefs = addsDigestRefs(info.distroVersion) === 'yes';
   const platform = await session.platform();
@@ -96,11 +97,11 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
   const noDigestYet = last.waitingFor.every((w) => w.endsWith('after the labels)'));
   throw new HoldfastError(
     'TIMEOUT',
-    `k3s did not import ${archiveRel} on ${session.def.name} within ${Math.round(timeoutMs / 1000)} s: still waiting for ${last.waitingFor.join(', ')}`,
+    `${profile.displayName} did not import ${archiveRel} on ${session.def.name} within ${Math.round(timeoutMs / 1000)} s: still waiting for ${last.waitingFor.join(', ')}`,
     {
       hint: noDigestYet
-        ? `k3s releases from ${firstReleases(K3S_RELEASES.digestRefs)} add these references after labelling; the archive stays in the images dir, run the import again to resume.`
-        : 'Is k3s running on the node? Its log (journalctl -u k3s) says why an archive was rejected. The archive stays in the images dir; run the import again to resume.',
+        ? `${profile.displayName} releases from ${firstReleases(K3S_RELEASES.digestRefs)} add these references after labelling; the archive stays in the images dir, run the import again to resume.`
+        : `Is ${profile.displayName} running on the node? Its log (${profile.serviceLog}) says why an archive was rejected. The archive stays in the images dir; run the import again to resume.`,
     },
   );
 }

@@ -1,0 +1,36 @@
+// The one banner the Archives tab gives k3s's import cache (`.cache.json`): that it is on and makes
+// k3s skip the unchanged archives at start, and its health (shared/importCacheHealth: absent,
+// entries without images, stale entries) — said once for the node, in one place, rather than in
+// two overlapping banners.
+import type { ImportCacheHealth } from '../../shared/importCacheHealth';
+import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
+import { plural } from '../../shared/wording';
+import { AlertIcon, ClockIcon } from './icons';
+
+export function ImportCacheBanner({ node, cached, health }: { node: string; cached: number; health: ImportCacheHealth | undefined }) {
+  const brief = health ? importCacheBrief(health) : null;
+  if (!cached && !brief) return null;
+  const Icon = brief ? AlertIcon : ClockIcon;
+  return (
+    <div className="banner banner-warning" data-testid="cache-banner" data-health={health?.state}>
+      <Icon className="banner-icon" />
+      <div className="banner-text">
+        <strong>{brief ?? "k3s's import cache is on (.cache.json)."}</strong>
+        {cached ? (
+          <span data-testid="cache-skips">
+            {brief ? "k3s's import cache is on: " : ''}
+            {plural(cached, 'archive')} {cached === 1 ? 'is' : 'are'} unchanged since the last import, so k3s skips{' '}
+            {cached === 1 ? 'it' : 'them'} at start — on releases without the fix the pins are cleared and never put back.
+          </span>
+        ) : null}
+        {health && brief
+          ? importCacheReasons(health, node).map((r) => (
+              <span key={r} data-testid="cache-health-reason">
+                {r}
+              </span>
+            ))
+          : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,24 @@
+// `holdfast archives NODE --json`: the files of a node's images dir, with the health of k3s's
+// import cache said once for the node. Every ArchiveInfo carries that health (the app's Archives
+// tab reads it from the list it has), which made the JSON repeat it for every file; the report
+// lifts it out, and each file keeps every other field as before.
+import type { ArchiveInfo } from './domain';
+import type { ImportCacheHealth } from './importCacheHealth';
+
+/** One file of the images dir, as `archives --json` gives it: an ArchiveInfo without the node's cache health. */
+export type ArchiveFile = Omit<ArchiveInfo, 'importCache'>;
+
+export interface ArchivesReport {
+  node: string;
+  /** The node's `.cache.json` health (shared/importCacheHealth); null when the images dir is empty. */
+  importCache: ImportCacheHealth | null;
+  archives: ArchiveFile[];
+}
+
+export function archivesReport(node: string, list: readonly ArchiveInfo[]): ArchivesReport {
+  return {
+    node,
+    importCache: list.find((a) => a.importCache)?.importCache ?? null,
+    archives: list.map(({ importCache: _health, ...file }) => file),
+  };
+}

@@ -1,0 +1,60 @@
+// The pin dialog's preview says, as the CLI's `holdfast pin` does, when a .txt list in the images
+// dir would hand the pins back to k3s at its next start (PinPlan.warnings, shared/listTrap).
+// Rendered to markup by React itself (no DOM needed).
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { PinPlan } from '../../../src/shared/domain';
+import { listRepinsWarning } from '../../../src/shared/listTrap';
+import { PlanView } from '../../../src/renderer/components/PinDialog';
+
+const REF = 'docker.io/library/busybox:latest';
+
+const plan = (warnings?: string[]): PinPlan => ({
+  node: 'edge1',
+  action: 'pin',
+  changes: [
+    {
+      ref: REF,
+      imageId: null,
+      before: { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' },
+      after: { 'io.cri-containerd.pinned': 'pinned', 'io.holdfast.pinned-from': 'busybox.txt' },
+    },
+  ],
+  unchanged: [],
+  ...(warnings ? { warnings } : {}),
+});
+
+/** The view's text as a person reads it (tags dropped, entities decoded, one space between words). */
+const text = (p: PinPlan, applied = false): string =>
+  renderToStaticMarkup(createElement(PlanView, { plan: p, applied }))
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&#x27;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
+
+describe('pin dialog: the .txt list trap', () => {
+  it('the preview warns that a list hands the pins back to k3s, in the words the CLI uses', () => {
+    const warning = listRepinsWarning('busybox.txt', [REF]);
+    const shown = text(plan([warning]));
+    expect(shown).toContain('These pins would not stay durable:');
+    expect(shown).toContain(warning);
+    expect(shown).toContain('remove busybox.txt first to keep the pin durable');
+    // still said once applied: the list is still there
+    expect(text(plan([warning]), true)).toContain('These pins will not stay durable:');
+    expect(text(plan([warning]), true)).toContain(warning);
+  });
+
+  it('says each list once, and nothing when no list re-pins the images', () => {
+    const a = listRepinsWarning('busybox.txt', [REF]);
+    const b = listRepinsWarning('site/tools.txt', ['registry.local/tools/probe:1', 'registry.local/tools/probe:2']);
+    const shown = text(plan([a, b]));
+    expect(shown.split(a)).toHaveLength(2);
+    expect(shown).toContain(b);
+    const plain = text(plan());
+    expect(plain).not.toContain('would not stay durable');
+    expect(plain).not.toContain('pins again at every');
+    expect(plain).toContain('1 reference will change on edge1');
+  });
+});
