@@ -10,6 +10,10 @@
 // bench:fleet section of docs/benchmarks.md (one row per nodes × images × RTT, others kept).
 //
 //   npx tsx bench/fleet.ts [--nodes 10] [--runs 3] [--images 3] [--rtt-ms 0] [--before-concurrency 16]
+//
+// --scale N (e.g. 500) instead: one `holdfast inspect` process over N light lab nodes (N sshd in
+// front of --containerds 4 containerds), its CPU, peak RSS and open files, into README.md (see
+// bench/fleetScale.ts).
 import { spawn } from 'node:child_process';
 import { median, timeCmd } from './util';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,8 +30,13 @@ import { NodeStore } from '../src/core/config/nodes';
 import { DEFAULT_FLEET_CONCURRENCY, inspectFleet } from '../src/core/usecases/fleet';
 
 const { values } = parseArgs({
-  options: { nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '3' }, images: { type: 'string', default: '3' }, 'rtt-ms': { type: 'string', default: '0' }, 'before-concurrency': { type: 'string', default: '16' }, singles: { type: 'string', default: '0' }, 'no-by-hand': { type: 'boolean', default: false } },
+  options: { nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '3' }, images: { type: 'string', default: '3' }, 'rtt-ms': { type: 'string', default: '0' }, 'before-concurrency': { type: 'string', default: '16' }, singles: { type: 'string', default: '0' }, 'no-by-hand': { type: 'boolean', default: false }, scale: { type: 'string' }, containerds: { type: 'string', default: '4' } },
 });
+if (values.scale) {
+  const { runScale } = await import('./fleetScale');
+  await runScale({ nodes: Number(values.scale), containerds: Number(values.containerds), images: Number(values.images) });
+  process.exit(0);
+}
 const NODES = Number(values.nodes);
 const RUNS = Number(values.runs);
 const IMAGES = Number(values.images);

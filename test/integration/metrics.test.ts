@@ -138,7 +138,63 @@ describe('holdfast metrics --local on a lab node (containerd 2.x)', () => {
       const labelled = key.includes('{') ? key.replace('{', '{node="mx",') : `${key}{node="mx"}`;
       expect([key, viaSsh.get(labelled)]).toEqual([key, here.get(key)]);
     }
+    // Every series `metrics --local` writes, the node label aside: the image file system and
+    // kubelet's GC threshold too, read over SSH from the node's disk picture.
+    const unlabelled = [...viaSsh.keys()].map((k) => k.replace('{node="mx"}', '').replace('{node="mx",', '{')).sort();
+    expect(unlabelled).toEqual([...here.keys()].sort());
+    expect(unlabelled).toEqual(expect.arrayContaining(['holdfast_imagefs_used_bytes', 'holdfast_imagefs_capacity_bytes', 'holdfast_gc_high_threshold_ratio']));
+    // The lab node's containerd root is on this machine's file system: the same capacity both ways.
+    const fs = await import('node:fs/promises').then((m) => m.statfs(n.hostImagesDir));
+    expect(viaSsh.get('holdfast_imagefs_capacity_bytes{node="mx"}')).toBe(fs.blocks * fs.bsize);
+    expect(viaSsh.get('holdfast_imagefs_used_bytes{node="mx"}')).toBeGreaterThan(0);
+    expect(viaSsh.get('holdfast_imagefs_used_bytes{node="mx"}')).toBeLessThanOrEqual(fs.blocks * fs.bsize);
+    expect(viaSsh.get('holdfast_gc_high_threshold_ratio{node="mx"}')).toBe(0.85); // kubelet's default, as `metrics --local` reads it
   });
+
+  it('`inspect --openmetrics` over several nodes: imagefs and GC threshold for each node reached, only success 0 for one that is not', async () => {
+    // A second name for the same node (its own entry, the same host) and one whose port nothing answers on.
+    const other = mkdtempSync(path.join(os.tmpdir(), 'hf-metrics-home-'));
+    await addLabNode(lab, n, other, { name: 'mx' });
+    await addLabNode(lab, n, other, { name: 'my' });
+    const add = await runCli(['node', 'add', 'gone', '--host', '127.0.0.1', '--port', '1', '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, '--no-check'], { HOLDFAST_HOME: other }, 60_000);
+    expect(add.code, add.stderr).toBe(0);
+    const file = path.join(work, 'three.prom');
+    const r = await runCli(['inspect', '--all', '--openmetrics', file, '--timeout', '20'], { HOLDFAST_HOME: other }, 180_000);
+    expect(r.code).toBe(1); // gone is unreachable; the file is still written
+    const text = readFileSync(file, 'utf8');
+    promtoolCheck(text);
+    const s = samples(text);
+    for (const node of ['mx', 'my']) {
+      expect(s.get(`holdfast_check_success{node="${node}"}`), node).toBe(1);
+      expect(s.get(`holdfast_imagefs_capacity_bytes{node="${node}"}`), node).toBeGreaterThan(0);
+      expect(s.get(`holdfast_imagefs_used_bytes{node="${node}"}`), node).toBeGreaterThan(0);
+      expect(s.get(`holdfast_gc_high_threshold_ratio{node="${node}"}`), node).toBe(0.85);
+    }
+    expect([...s.keys()].filter((k) => k.includes('node="gone"')).sort()).toEqual([
+      'holdfast_check_success{node="gone",kind="unreachable"}',
+      'holdfast_check_timestamp_seconds{node="gone"}',
+    ]);
+  });
+
+  it('the npm package runs it too: `npm pack` unpacked on its own, no node_modules beside it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-metrics-pack-'));
+    // --ignore-scripts: the package of the CLI built for this run (prepack would rebuild the app too).
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tgz = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
+    execFileSync('tar', ['xzf', tgz], { cwd: dir });
+    const bin = path.join(dir, 'package', 'bin', 'holdfast.mjs');
+    const out = execFileSync(process.execPath, [bin, ...local()], { cwd: dir, env: { ...process.env, HOLDFAST_HOME: home, HOLDFAST_CLI: '' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    promtoolCheck(out);
+    const fromPackage = samples(out);
+    const fromCheckout = samples(await metrics());
+    // The same series and values (the clock and the bytes the host's disk holds move between runs).
+    const moving = new Set(['holdfast_check_timestamp_seconds', 'holdfast_imagefs_used_bytes']);
+    expect([...fromPackage.keys()].sort()).toEqual([...fromCheckout.keys()].sort());
+    for (const [k, v] of fromCheckout) if (!moving.has(k)) expect([k, fromPackage.get(k)]).toEqual([k, v]);
+    expect(fromPackage.get('holdfast_check_success')).toBe(1);
+    expect(fromPackage.get('holdfast_images{state="k3s"}')).toBeGreaterThan(0);
+    rmSync(dir, { recursive: true, force: true });
+  }, 240_000);
 
   it('`inspect --local` reads the same references, pins and archives as `inspect` over SSH', async () => {
     const overSsh = await runCli(['inspect', 'mx', '--json'], { HOLDFAST_HOME: home }, 120_000);
@@ -164,7 +220,12 @@ describe('holdfast metrics --local on a lab node (containerd 2.x)', () => {
       const overSsh = await runCli([cmd, 'mx', '--json'], { HOLDFAST_HOME: home }, 120_000);
       const here = await runCli([cmd, ...local], { HOLDFAST_HOME: home }, 120_000);
       expect([overSsh.code, here.code], `${cmd}: ${here.stderr}`).toEqual([0, 0]);
-      const names = (out: string) => (JSON.parse(out) as { name?: string; path?: string; pin?: string }[]).map((x) => `${x.name ?? x.path} ${x.pin ?? ''}`).sort();
+      // images --json is a list; archives --json is { node, importCache, archives }.
+      const list = (out: string) => {
+        const v = JSON.parse(out) as { name?: string; path?: string; pin?: string }[] | { archives: { path: string }[] };
+        return Array.isArray(v) ? v : v.archives;
+      };
+      const names = (out: string) => list(out).map((x: { name?: string; path?: string; pin?: string }) => `${x.name ?? x.path} ${x.pin ?? ''}`).sort();
       expect(names(here.stdout), cmd).toEqual(names(overSsh.stdout));
       expect(names(here.stdout).length, cmd).toBeGreaterThan(0);
     }

@@ -1,9 +1,11 @@
 // The standalone executable (npm run build:cli-exe) as a technician without Node runs it: built
 // once here, started with nothing on PATH (no `node` to fall back on), from an empty directory,
-// with its own HOLDFAST_HOME, against a lab node — node add, images, pin, and serve with the
+// with its own HOLDFAST_HOME, against a lab node — node add, images, pin, the same node read on
+// the spot (--local: its containerd socket, no SSH) for images and metrics, and serve with the
 // UI and the API it carries inside itself.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +77,30 @@ describe('the standalone holdfast executable', () => {
     const labels = await labelsOf(lab.node('sa1'), REF);
     expect(labels[CRI]).toBe('pinned');
     expect(labels[K3S]).toBeUndefined();
+  });
+
+  it('runs on the node itself (--local): its images and metrics from the containerd socket, no SSH', async () => {
+    const n = lab.node('sa1');
+    const here = ['--local', '--name', 'sa1', '--socket', n.hostSocket, '--images-dir', n.hostImagesDir];
+    const images = holdfast(['images', ...here, '--json']);
+    expect(images.stderr).toBe('');
+    expect(images.code).toBe(0);
+    expect((JSON.parse(images.stdout) as ImageRef[]).find((i) => i.name === REF)).toMatchObject({ pin: 'durable', archive: 'standalone.tar' });
+
+    const m = holdfast(['metrics', ...here]);
+    expect(m.stderr).toBe('');
+    expect(m.code).toBe(0);
+    execFileSync('promtool', ['check', 'metrics'], { input: m.stdout, stdio: ['pipe', 'pipe', 'pipe'] }); // Debian's promtool
+    const value = (series: string) => Number(m.stdout.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1));
+    // The one image on the node, made durable above: what containerd holds, as the series say it.
+    expect(value('holdfast_images{state="durable"}')).toBe(1);
+    expect(value('holdfast_images{state="k3s"}')).toBe(0);
+    expect(value('holdfast_images{state="unpinned"}')).toBe(0);
+    expect(value('holdfast_check_success')).toBe(1);
+    const fs = await statfs(n.hostImagesDir);
+    expect(value('holdfast_imagefs_capacity_bytes')).toBe(fs.blocks * fs.bsize);
+    expect(value('holdfast_gc_high_threshold_ratio')).toBe(0.85);
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('serves the UI and the API it carries, behind its token', async () => {

@@ -19,6 +19,19 @@ import { terminalSafe as safe } from '../format';
 
 const log = logger('cli');
 
+/**
+ * A node's image file system and kubelet's GC policy for its series: the disk picture without its
+ * images, or null (the series left out) when it cannot be read. `metrics` and `inspect
+ * --openmetrics` both take it here, so both files carry the same series.
+ */
+export function metricsDisk(cli: Pick<Cli, 'call'>, node: string, onError?: (err: unknown) => void): Promise<DiskPicture | null> {
+  return cli.call('disk.picture', { node, images: false }).catch((err: unknown) => {
+    log.debug('no disk picture; imagefs series left out', { node, err });
+    onError?.(err);
+    return null;
+  });
+}
+
 export function registerMetricsCommand(program: Command, cli: Cli): void {
   const cmd = program
     .command('metrics')
@@ -65,10 +78,7 @@ export function registerMetricsCommand(program: Command, cli: Cli): void {
       const { report } = await runFleet(cli, { nodes: [node], timeout: o.timeout }, { progress: false });
       const result = report.nodes[0]!;
       // The image file system and kubelet's GC threshold: the disk picture, without its images.
-      let disk: DiskPicture | null = null;
-      if (result.reachable) {
-        disk = await cli.call('disk.picture', { node, images: false }).catch((err: unknown) => (log.debug('no disk picture; imagefs series left out', { err }), null));
-      }
+      const disk = result.reachable ? await metricsDisk(cli, node) : null;
       const text = renderMetrics([{ label: null, result, disk }], Math.floor(Date.now() / 1000));
       if (textfile) await writeFileAtomic(textfile, text, 0o644);
       else cli.io.out(text.trimEnd());

@@ -126,7 +126,9 @@ export async function measureFileSystems(
 ): Promise<FsUsage[]> {
   const existing = await Promise.all(dirs.map(async (d) => ({ ...d, at: await nearestExisting(session.files, d.dir).catch(() => d.dir) })));
   const measured = new Map<string, Measured | null>();
-  if (session.files.mode === 'sftp') {
+  // On the node itself (local) statvfs is this machine's statfs(2): no `df` needed on the PATH
+  // (a standalone file run with a bare PATH, a minimal DaemonSet image).
+  if (session.files.mode === 'sftp' || session.files.mode === 'local') {
     const sftp = await session.ssh.sftp().catch(() => null);
     if (sftp) for (const d of existing) if (!measured.has(d.at)) measured.set(d.at, await statvfs(sftp, d.at));
   }
