@@ -5,6 +5,7 @@
 // the renderer) and a result type. Results and errors travel in one envelope. The zod-free
 // half (operations, envelope, live events) is ./channels, re-exported here.
 import type { NeedsReport } from './needs';
+import type { EmbeddedRegistryConfig } from './embeddedRegistry';
 import * as z from 'zod';
 import type { DiskPicture } from './diskPicture';
 import type { FleetReport } from './fleet';
@@ -105,7 +106,7 @@ export const channels = {
   // gone) and the versions the node runs (what makes a pin honoured): the CLI's `images`.
   'images.report': {
     args: z.strictObject({ node: name }),
-    result: null as unknown as { images: ImageRef[]; lost: LostPin[]; info: NodeInfo; needs: NeedsReport },
+    result: null as unknown as { images: ImageRef[]; lost: LostPin[]; info: NodeInfo; needs: NeedsReport; embeddedRegistry?: EmbeddedRegistryConfig },
   },
   // The versions the node runs, detected once per session (the pooled session's, when open).
   'nodes.info': { args: z.strictObject({ node: name }), result: null as unknown as NodeInfo },

@@ -2,6 +2,7 @@
 // Plain data only: everything here crosses IPC / HTTP as JSON.
 import type { ImportCacheHealth } from './importCacheHealth';
 import type { ListTrap } from './listTrap';
+import type { PeerServing } from './embeddedRegistry';
 import type { ImportOptions, ImportTuning } from './importOptions';
 import type { RefNeed } from './needVerdict';
 
@@ -135,6 +136,11 @@ export interface ImageRef {
    * k3s takes the pin over at its next start (shared/listTrap).
    */
   listTrap?: ListTrap;
+  /**
+   * Whether peer nodes can pull this reference from this node through k3s's embedded registry
+   * (shared/embeddedRegistry), and why not. Set by `images.report`; absent on CRI's id records.
+   */
+  peers?: PeerServing;
 }
 
 export type Fate = 'pinned' | 'unpinned';

@@ -2,6 +2,8 @@
 // Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
 import type { ArchiveInfo, ErrorCode, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
 import type { AtRiskImage, NeedsReport } from './needs';
+import type { NodeRegistries } from './registryMirrors';
+import type { EmbeddedRegistryConfig } from './embeddedRegistry';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
@@ -34,6 +36,10 @@ export interface FleetNodeResult {
   warnings?: NodeWarning[] | null;
   /** What the site needs on the node and what that means there (shared/needs); null if unreachable. */
   needs?: NeedsReport | null;
+  /** The node's registries.yaml mirrors and rewrites, never its credentials (shared/registryMirrors); null if unreachable or not read. */
+  registries?: NodeRegistries | null;
+  /** k3s's embedded registry as the node's config says (shared/embeddedRegistry); each image then carries `peers`. */
+  embeddedRegistry?: EmbeddedRegistryConfig | null;
 }
 
 /**

@@ -16,7 +16,7 @@ export interface PruneOptions {
   keepVersions: number;
 }
 
-export type PruneKeepReason = 'in-use' | 'needed' | 'pinned' | 'archive' | 'rollback' | 'unresolved';
+export type PruneKeepReason = 'in-use' | 'needed' | 'pinned' | 'archive' | 'peers' | 'rollback' | 'unresolved';
 
 export interface PruneRemoval {
   key: string;
@@ -71,11 +71,12 @@ export const PRUNE_KEEP_BRIEF: Record<PruneKeepReason, string> = {
   needed: 'the site needs it',
   pinned: 'pinned: prune never unpins',
   archive: 'a file in the images dir brings it back',
+  peers: 'peers pull it from this node',
   rollback: 'kept for rollback',
   unresolved: 'Holdfast cannot tell which image it is',
 };
 
-function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps>): { reason: PruneKeepReason; text: string } | null {
+function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps>, peers: ReadonlyMap<string, string>): { reason: PruneKeepReason; text: string } | null {
   if (i.usedBy.length) {
     const ids = i.usedBy.map((u) => u.id);
     return { reason: 'in-use', text: `In use by ${ids.length === 1 ? 'container' : 'containers'} ${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ` and ${ids.length - 3} more` : ''}.` };
@@ -112,6 +113,9 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
         : `The archive ${i.archive} in the images dir brings it: k3s would import it again. Remove the archive first if the image is obsolete.`,
     };
   }
+  // k3s's embedded registry serves it to other nodes (shared/embeddedRegistry peerKeepText).
+  const served = peers.get(i.key);
+  if (served) return { reason: 'peers', text: served };
   if (i.imageId === null) {
     return { reason: 'unresolved', text: "Holdfast cannot tell which image this is (its manifest for the node's platform or its config is not in the content store)." };
   }
@@ -120,13 +124,23 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
   return null;
 }
 
-export function planPrune(node: string, images: StoreImage[], index: BlobIndex, opts: PruneOptions = { keepVersions: DEFAULT_KEEP_VERSIONS }): PrunePlan {
+/**
+ * `peers`: image key → why peers pull it from this node through k3s's embedded registry (kept:
+ * at an air-gapped site another node may need this copy).
+ */
+export function planPrune(
+  node: string,
+  images: StoreImage[],
+  index: BlobIndex,
+  opts: PruneOptions = { keepVersions: DEFAULT_KEEP_VERSIONS },
+  peers: ReadonlyMap<string, string> = new Map(),
+): PrunePlan {
   const keepVersions = Math.max(1, Math.min(MAX_KEEP_VERSIONS, Math.floor(opts.keepVersions)));
   const keeps = rollbackKeeps(images.map((i) => ({ ...i, inUse: i.usedBy.length > 0 })), keepVersions);
   const kept: PruneKept[] = [];
   const removable = new Set<string>();
   for (const i of images) {
-    const w = why(node, i, keeps);
+    const w = why(node, i, keeps, peers);
     if (w) kept.push({ key: i.key, refs: i.refs, ...w });
     else removable.add(i.key);
   }

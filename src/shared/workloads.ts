@@ -14,8 +14,11 @@
 // on; only a document that is not a kubectl List at all is an error. The work is linear in the
 // document (the caller bounds its size), and every string this keeps is short.
 //
-// Not covered here: the sandbox (pause) image every pod needs comes from containerd's CRI config,
-// and a node's registries.yaml may rewrite names (`mirrors.*.rewrite`); the caller adds those.
+// Not covered here: the sandbox (pause) image every pod needs comes from containerd's CRI config;
+// the caller adds it. A node's registries.yaml rewrites (`mirrors.*.rewrite`) change only the name
+// an image is pulled as from a mirror, never the name it is stored under (docs.k3s.io, "Private
+// Registry Configuration", Rewrites): the reference here is what the node must hold either way.
+// Where a mirror would serve it is shared/registryMirrors pullSources.
 import { compareText } from './compareText';
 import { normalizeReference } from './imageReference';
 

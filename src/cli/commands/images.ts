@@ -7,6 +7,7 @@ import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
 import { gcBound, gcBoundBrief, imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
 import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
+import { embeddedRegistryBrief, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
 import { imageName, isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
@@ -53,6 +54,22 @@ function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsRepo
   return screen.terminal && !why;
 }
 
+/**
+ * k3s's embedded registry: the node's state in one line, then (registry on) the references peers
+ * cannot pull from this node with why — the whole reason through a pipe or with --why (the PEERS
+ * column has the short clause on a terminal).
+ */
+function printPeers(cli: Cli, images: ImageRef[], cfg: EmbeddedRegistryConfig, screen: Screen, why: boolean): boolean {
+  const out = (s: string) => cli.io.out(screen.text(s));
+  out(safe(embeddedRegistryBrief(cfg)));
+  const blocked = images.filter((i) => i.peers && !i.peers.servable);
+  const servable = images.filter((i) => i.peers?.servable).length;
+  out(`${plural(servable, 'reference')} peers can pull from this node; ${blocked.length} they cannot.`);
+  if (screen.terminal && !why) return blocked.length > 0;
+  for (const i of blocked) cli.io.out(`  ${safe(i.name)}: ${safe(i.peers!.reason)}`);
+  return false;
+}
+
 /** How the images table gives way on a narrow terminal: the reference stays, PLATFORMS goes first. */
 const IMAGE_COLUMNS: readonly ColumnFit[] = [
   { kind: 'ref', min: 36, want: 56 },
@@ -63,6 +80,12 @@ const IMAGE_COLUMNS: readonly ColumnFit[] = [
   { hide: 3, extra: true },
   { kind: 'text', min: 12, hide: 1, extra: true },
 ];
+
+/** PEERS, shown while the node's embedded registry is on: it gives way after PLATFORMS. */
+const PEERS_COLUMN: ColumnFit = { kind: 'text', min: 5, want: 14, hide: 1.5 };
+
+/** A reference's PEERS cell: yes, or why peers cannot pull it from this node (CRI's record: -). */
+const peersCell = (i: ImageRef) => (!i.peers ? '-' : i.peers.servable ? 'yes' : i.peers.brief);
 
 const OUTCOME: Record<RefOutcome, string> = { pinned: 'pinned', unpinned: 'unpinned', 'loses-pin': 'LOSES PIN', 'own-pin-goes': 'unpinned (image kept)' };
 
@@ -104,7 +127,8 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         ],
         [
           'PIN: durable (io.cri-containerd.pinned, which no k3s start touches), k3s (the label of k3s: its next start removes it unless it imports the image again) or none.',
-          '--json is an array of references (one whose pin is lost carries lostPin); with --lost, an array of lost pins.',
+          '--json is an array of references (one whose pin is lost carries lostPin; peers: whether other nodes can pull it from this one through k3s\'s embedded registry, and why not); with --lost, an array of lost pins.',
+          'PEERS (while the embedded registry is on): yes, or why peers cannot pull the reference from this node.',
           FITTED_NOTE,
         ],
       ),
@@ -113,7 +137,8 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       const name = (await localNodeOf(cli, o, given ? [given] : [])) ?? given;
       if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
       // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
-      const { images, lost, info, needs } = await cli.call('images.report', { node: name });
+      const { images, lost, info, needs, embeddedRegistry } = await cli.call('images.report', { node: name });
+      const peersOn = embeddedRegistry?.enabled === 'on' || embeddedRegistry?.enabled === 'agent';
       const screen = cli.screen();
       const why = o.why === true;
       const out = (s: string) => cli.io.out(screen.text(s));
@@ -143,7 +168,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       const counts = { durable: 0, k3s: 0, none: 0 };
       cli.io.out(
         screen.table(
-          ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS'],
+          ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS', ...(peersOn ? ['PEERS'] : [])],
           rows.map((i) => {
             const p = protection.get(protectionKey(i))!;
             const shown = screen.terminal ? refReading(i, byImage.get(protectionKey(i))!, p) : { pin: i.pin, outcome: refOutcome(i, p), inherited: false };
@@ -160,14 +185,17 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
               shortDigest(i.imageId),
               humanSize(i.size),
               screen.terminal ? i.platforms.join(', ') || '-' : i.platforms.join(',') || '-',
+              ...(peersOn ? [peersCell(i)] : []),
             ];
           }),
-          IMAGE_COLUMNS,
+          peersOn ? [...IMAGE_COLUMNS, PEERS_COLUMN] : IMAGE_COLUMNS,
         ),
       );
       if (inherited) out(INHERITED_NOTE);
       cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
-      let short = printNeeds(cli, name, images, needs, screen, why);
+      // Said only where the node takes part (on, or an agent following its servers): most nodes stay as they were.
+      const peersShort = peersOn && printPeers(cli, images, embeddedRegistry!, screen, why);
+      let short = printNeeds(cli, name, images, needs, screen, why) || peersShort;
       const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
       if (atRisk.length) {
         out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);

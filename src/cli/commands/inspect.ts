@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError } from '../../core/errors';
 import { notInspectedStatus, type FleetNodeResult, type FleetReport, type NodeRisk } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/usecases/fleet/defaults';
+import { CONNECTS_PER_FIRST_HOP } from '../../core/usecases/fleet/connectGate';
 import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
 import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf } from '../../shared/needs';
@@ -15,6 +16,8 @@ import { protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
+import { mapLimit } from '../../shared/mapLimit';
+import { metricsDisk } from './metrics';
 import { distroDisplayName } from '../../shared/distro';
 
 /** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
@@ -28,6 +31,8 @@ import { terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { lostPinsText } from '../lostPins';
+import { registriesSection } from '../registriesText';
+import { peersSection } from '../peersText';
 
 // `inspect` is the service's fleet run (fleet.start with --concurrency and --timeout), followed
 // through its fleet.node and fleet.done events in process; Ctrl-C is fleet.cancel, which still
@@ -152,6 +157,8 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
       ),
     );
   } else if (s.reachable > 1) out.push('\nNo drift: the reachable nodes have the same images, pinned alike.');
+  out.push(...registriesSection(report.nodes));
+  out.push(...peersSection(report.nodes, defs));
   if (s.atRisk.length) {
     out.push('\nNeeds attention:');
     const hints = new Map(report.nodes.map((n) => [n.node, n.error?.hint]));
@@ -198,7 +205,7 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
     .option('--why', 'every reason in full, not one short clause')
     .option('--html <file>', 'also write the report as one HTML file')
     .option('--csv <file>', 'also write one CSV row per node and reference')
-    .option('--openmetrics <file>', "also write `holdfast metrics`' Prometheus series, a node label on each (no imagefs or GC threshold: those need each node's disk picture)")
+    .option('--openmetrics <file>', "also write `holdfast metrics`' Prometheus series, a node label on each")
     .option('--concurrency <n>', 'nodes inspected at once', positiveInt, DEFAULT_FLEET_CONCURRENCY)
     .option('--timeout <seconds>', 'per node, to connect and list', positiveSeconds, DEFAULT_NODE_TIMEOUT_MS / 1000);
   withLocalOptions(cmd)
@@ -241,8 +248,24 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
       if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
       if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
       // The same series as `holdfast metrics`, one node label each. The imagefs and GC threshold
-      // series are left out: they need each node's disk picture, one more connection per node.
-      if (o.openmetrics) await writeFileAtomic(path.resolve(o.openmetrics), renderMetrics(report.nodes.map((result) => ({ label: result.node, result })), Math.floor(Date.parse(report.generatedAt) / 1000)), 0o644);
+      // series need each reached node's disk picture: the inspection's connection is closed by
+      // then, so one more per node (kept until the command ends), set up no more at once than the
+      // fleet run sets up per first hop — 64 handshakes at once through one bastion would meet
+      // sshd's MaxStartups, and on a busy box outlast the 10 s handshake deadline (seen at 500 nodes).
+      if (o.openmetrics) {
+        const missed: { node: string; err: unknown }[] = [];
+        const disks = await mapLimit(report.nodes, Math.min(o.concurrency as number, CONNECTS_PER_FIRST_HOP), (result) =>
+          result.reachable ? metricsDisk(cli, result.node, (err) => missed.push({ node: result.node, err })) : Promise.resolve(null),
+        );
+        const text = renderMetrics(report.nodes.map((result, i) => ({ label: result.node, result, disk: disks[i] })), Math.floor(Date.parse(report.generatedAt) / 1000));
+        await writeFileAtomic(path.resolve(o.openmetrics), text, 0o644);
+        if (missed.length) {
+          const first = missed[0]!;
+          cli.io.err(
+            `warning: no image file system or GC threshold series for ${plural(missed.length, 'node')} (${short(missed.map((m) => m.node))}): ${first.node}: ${safe(first.err instanceof Error ? first.err.message : String(first.err))}`,
+          );
+        }
+      }
       if (o.json) cli.io.out(JSON.stringify(report, null, 2));
       else {
         cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));

@@ -6,6 +6,7 @@ import { HoldfastError } from '../errors';
 import { imagesDirFiles } from '../usecases/inspect';
 import { applyPinChange, checkRemoval, imagesInventory, inventory, planPinChange, removeArchiveSafely } from '../usecases/operations';
 import type { HandlersOf, ServiceParts } from './parts';
+import { withPeerServing } from '../node/embeddedRegistry';
 
 type ImageChannels = 'images.list' | 'images.report' | 'pins.lost' | 'pins.plan' | 'pins.apply' | 'archives.list' | 'archives.check' | 'archives.remove' | 'audit.list';
 
@@ -16,7 +17,9 @@ export function imageHandlers({ pool, audit, indexCache, ctx, pinChanges }: Serv
     pool.use(node, async (s) => {
       const inv = await imagesInventory(s, ctx);
       const lost = await lostPinsFrom(node, audit, { refs: inv.images, imagesDir: imagesDirFiles(inv), info: inv.info });
-      return { images: withLostPins(inv.images, lost), lost, info: inv.info, needs: inv.needs };
+      // Whether peers can pull each reference from this node (k3s's embedded registry).
+      const { images, embeddedRegistry } = await withPeerServing(s, inv.info, withLostPins(inv.images, lost));
+      return { images, lost, info: inv.info, needs: inv.needs, embeddedRegistry };
     });
   return {
     'images.list': async ({ node }) => (await imagesReport(node)).images,

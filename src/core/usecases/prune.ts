@@ -14,10 +14,11 @@ import type { OpsContext } from './operations';
 import type { NodeSession } from '../node/session';
 import { readNodeStore } from './diskPicture';
 import { imageOfContainer } from '../disk/store';
+import { peerKeeps } from '../node/embeddedRegistry';
 
 export async function planPruneOnNode(session: NodeSession, ctx: OpsContext, opts: PruneOptions): Promise<PrunePlan> {
   const store = await readNodeStore(session, ctx);
-  return planPrune(session.def.name, store.images, store.index, opts);
+  return planPrune(session.def.name, store.images, store.index, opts, await peerKeeps(session, store.images));
 }
 
 const pinnedLabels = (labels: Record<string, string>) => pinState(labels) !== 'none';
@@ -44,7 +45,8 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
   const cd = session.containerd;
   const node = session.def.name;
   const store = await readNodeStore(session, ctx);
-  const plan = planPrune(node, store.images, store.index, opts);
+  // Images peers pull from this node through k3s's embedded registry are kept (shared/embeddedRegistry).
+  const plan = planPrune(node, store.images, store.index, opts, await peerKeeps(session, store.images));
   const refused: PruneResult['refused'] = [];
   let todo = plan.remove;
   if (opts.expect) {

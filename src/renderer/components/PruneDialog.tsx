@@ -19,6 +19,7 @@ const KEEP_TEXT: Record<PruneKeepReason, string> = {
   needed: 'Needed by the site',
   pinned: 'Pinned',
   archive: 'Brought by the images dir',
+  peers: 'Served to peer nodes',
   rollback: 'Kept for rollback',
   unresolved: 'Not identified',
 };

@@ -11,6 +11,8 @@ import { inspectNode } from '../inspect';
 import { inspectOptions, type OpsContext } from '../operations';
 import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../../node/session';
 import { diskOfSession } from './disk';
+import { nodeRegistries, withMissingPulls } from './registries';
+import { withPeerServing } from '../../node/embeddedRegistry';
 import { DriftAccumulator } from '../../../shared/drift';
 import { satisfies } from '../../../shared/needs';
 import { mapLimit } from '../../../shared/mapLimit';
@@ -78,24 +80,29 @@ export function sshProbe(
       const s = session;
       // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
-      const [inv, disk] = await Promise.all([
+      const [inv, disk, registries] = await Promise.all([
         inspectNode(s, inspectOptions(s, ctx)),
         diskOfSession(s).catch((err: unknown) => (log.debug('disk unknown', { node: def.name, err }), null)),
+        nodeRegistries(s).catch((err: unknown) => (log.debug('registries.yaml not read', { node: def.name, err }), null)),
       ]);
       // The audit log is read once for the whole run (AuditLog reads only what was appended since).
       const lostPins = await lostPinsFrom(def.name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
+      // Which references peers can pull from this node (k3s's embedded registry).
+      const served = await withPeerServing(s, inv.info, withLostPins(inv.images, lostPins)).catch((err: unknown) => (log.debug('embedded registry not read', { node: def.name, err }), null));
       // Keep only what the report shows: the scanned files, archive indexes and fate inputs go.
       return {
         node: def.name,
         reachable: true,
         error: null,
         versions: inv.info,
-        images: withLostPins(inv.images, lostPins),
+        images: served?.images ?? withLostPins(inv.images, lostPins),
         archives: inv.archives,
         disk,
         lostPins,
         warnings: nodeWarnings(inv.info),
         needs: inv.needs,
+        registries: registries && withMissingPulls(registries, inv.needs.missing.map((m) => m.ref)),
+        embeddedRegistry: served?.embeddedRegistry ?? null,
       };
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
