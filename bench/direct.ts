@@ -16,7 +16,7 @@
 // Every run starts from wiped nodes; an update's nodes first get the old bundle straight from
 // the host (`ctr images import`, not on the wire, unpacked). Holdfast runs as the CLI bundle
 // (built here), a new process per command, `--parallel` set to the node count.
-// The table goes into the bench:direct section of README.md.
+// The table goes into the bench:direct section of docs/benchmarks.md.
 //
 //   npm run bench:direct [-- --nodes 5 --runs 1 --base-mib 60 --deps-mib 28 --top-mib 2 --no-docs]
 import { spawn } from 'node:child_process';
@@ -51,7 +51,7 @@ const IMAGES = Number(values.images);
 const MiB = 1024 * 1024;
 const root = path.resolve(import.meta.dirname, '..');
 const HOLDFAST = [process.execPath, path.join(root, 'bin', 'holdfast.mjs')];
-const README = path.join(root, 'README.md');
+
 
 // ---------------------------------------------------------------------------------------------
 // The bundles: every image = one base layer all share + its own dependencies layer (kept by the
@@ -331,7 +331,7 @@ try {
     `${machineLine()}; the whole run ${Math.round(totalS)} s. Lab nodes, Holdfast and the proxy share the machine's cores; the nodes' disk is the host's.`,
   ].join('\n');
   console.log(table);
-  if (!values['no-docs']) writeBenchSection('direct', table, README);
+  if (!values['no-docs']) writeBenchSection('direct', table);
 } finally {
   for (const w of watchers) await w.stop();
   proxy?.stdin?.end();
