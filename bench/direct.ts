@@ -52,7 +52,6 @@ const MiB = 1024 * 1024;
 const root = path.resolve(import.meta.dirname, '..');
 const HOLDFAST = [process.execPath, path.join(root, 'bin', 'holdfast.mjs')];
 
-
 // ---------------------------------------------------------------------------------------------
 // The bundles: every image = one base layer all share + its own dependencies layer (kept by the
 // update) + a small top layer (replaced by the update). Pseudo-random payloads: incompressible.
