@@ -4,7 +4,7 @@
 // --images-dir uses <data-dir>/agent/images and says where it came from; an explicit one stays;
 // the app's connect follows a moved data-dir; a root-only config is read through sudo -n; the
 // socket never moves; the join tokens in those files never leave the node.
-import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labUserName, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
@@ -13,7 +13,7 @@ import { connectNode } from '../../src/core/node/session';
 import { createHandlers, type Service } from '../../src/core/service';
 import type { ArchiveFile, ArchivesReport } from '../../src/shared/archivesReport';
 import type { NodeDef, NodeStatus } from '../../src/shared/domain';
-import { labNodeDef, runCli, tempHome } from './support';
+import { etcRancher, labNodeDef, runCli, tempHome } from './support';
 
 const TOKEN = 'K10-join-token-S3cret::server:abcdef';
 const SUDOER = labUserName('hfdd');
@@ -23,22 +23,6 @@ const outputs: string[] = [];
 let lab: Lab;
 let home: string;
 
-/** Writes a node's own /etc/rancher tree and mounts it over /etc/rancher inside the node. */
-async function etcRancher(node: LabNodeHandle, files: Record<string, string>, modes: Record<string, number> = {}): Promise<void> {
-  const dir = path.join(node.root, 'etc-rancher');
-  // Emptied, not replaced: the bind mount holds on to this very directory.
-  mkdirSync(dir, { recursive: true });
-  for (const e of readdirSync(dir)) rmSync(path.join(dir, e), { recursive: true, force: true });
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), text);
-  }
-  for (const [rel, mode] of Object.entries(modes)) chmodSync(path.join(dir, rel), mode);
-  // Mounted once; later calls rewrite the files under it.
-  if (!(await node.execInNode(['sh', '-c', 'grep -q " /etc/rancher " /proc/self/mountinfo && echo yes || true'])).includes('yes')) {
-    await node.execInNode(['mount', '--bind', dir, '/etc/rancher']);
-  }
-}
 
 /** An archive in the node's /var/lib/rancher/<rel> (the node's /var/lib/rancher is <root>/rancher). */
 async function archiveAt(node: LabNodeHandle, rel: string, image: string): Promise<void> {

@@ -5,7 +5,7 @@
 // pulled from; no credential shows up anywhere: stdout, stderr, --json, or Holdfast's files and
 // logs under HOLDFAST_HOME. Also read through sudo -n for a non-root user when the file is root-only.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labUserName, startLab, type Lab, type LabNodeHandle } from '../../lab';
@@ -14,7 +14,7 @@ import { readRegistries } from '../../src/core/node/registries';
 import { connectNode } from '../../src/core/node/session';
 import { textWidth } from '../../src/cli/fit';
 import { shellQuote } from '../../src/core/ssh/quote';
-import { labNodeDef, repoRoot, runCli, tempHome } from './support';
+import { etcRancher, labNodeDef, repoRoot, runCli, tempHome } from './support';
 
 const SUDOER = labUserName('hfreg');
 const SECRETS = ['alice-registry-user', 'TopSecretPassw0rd-91', 'bearer-tok3n-77', 'bob-mirror-user', 'hunter2-inline', 'misplaced-auth-55', 'flow-secret-66', 'client-key-file-88.key'];
@@ -51,20 +51,6 @@ let lab: Lab;
 let home: string;
 const outputs: string[] = [];
 
-/** Writes a node's own /etc/rancher tree and mounts it over /etc/rancher inside the node (as dataDir.test does). */
-async function etcRancher(node: LabNodeHandle, files: Record<string, string>, modes: Record<string, number> = {}): Promise<void> {
-  const dir = path.join(node.root, 'etc-rancher');
-  mkdirSync(dir, { recursive: true });
-  for (const e of readdirSync(dir)) rmSync(path.join(dir, e), { recursive: true, force: true });
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), text);
-  }
-  for (const [rel, mode] of Object.entries(modes)) chmodSync(path.join(dir, rel), mode);
-  if (!(await node.execInNode(['sh', '-c', 'grep -q " /etc/rancher " /proc/self/mountinfo && echo yes || true'])).includes('yes')) {
-    await node.execInNode(['mount', '--bind', dir, '/etc/rancher']);
-  }
-}
 
 async function cli(args: string[], expectCode = 0) {
   const r = await runCli(args, { HOLDFAST_HOME: home, HOLDFAST_LOG: 'debug' });

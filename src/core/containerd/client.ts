@@ -281,7 +281,7 @@ export interface WriteStatus {
 
 /**
  * What direct delivery (core/usecases/direct) asks of containerd to write images into a node as
- * containerd's own client does (../shared/k3s-image-pinning.md, "containerd API facts"). Every
+ * containerd's own client does (docs/k3s-facts.md, "containerd's API, as Holdfast uses it"). Every
  * call carries the lease given, so nothing written is collected before its labels are in place.
  */
 export interface ContainerdWriter {

@@ -76,8 +76,9 @@ export async function deliverToNodes(
         return deliverDirect(s, ctx, bundle, {
           ...(opts.signal ? { signal: opts.signal } : {}),
           onProgress: (p) => {
-            // Nothing to send: no transfer to show, straight on to unpacking.
-            if (p.phase === 'sending' && p.bytesToSend === 0) return;
+            // Nothing to send: no transfer to show, straight on to unpacking. Done: the job's
+            // result (the summary) says so in one step.
+            if ((p.phase === 'sending' && p.bytesToSend === 0) || p.phase === 'done') return;
             if (p.phase === 'sending' && !meter) {
               meter = new ProgressMeter({
                 bytesTotal: p.bytesToSend,

@@ -3,8 +3,8 @@
 // leaves on them, the image records, and the layers to unpack. Pure: the writer (write.ts)
 // compares it with what the node holds and sends only the difference.
 //
-// The labels, as containerd's client sets them (../shared/k3s-image-pinning.md, "containerd API
-// facts"; measured on the lab's `ctr images import`):
+// The labels, as containerd's client sets them (docs/k3s-facts.md, "containerd's API, as
+// Holdfast uses it"; measured on the lab's `ctr images import`):
 // - an index: `containerd.io/gc.ref.content.m.<i>` for each entry, in the index's order;
 // - a manifest: `containerd.io/gc.ref.content.config` and `containerd.io/gc.ref.content.l.<i>`;
 // - a config: `containerd.io/gc.ref.snapshot.<snapshotter>` = the top layer's chain ID, so the
