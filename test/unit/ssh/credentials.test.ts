@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
+import { wholeKeyPair } from '../../support/sshKeys';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HoldfastError } from '../../../src/core/errors';
 import { connectSsh, type SshTarget } from '../../../src/core/ssh/connect';
@@ -26,7 +27,7 @@ let kbdMode: 'password' | 'silent' = 'password';
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'hf-cred-'));
-  const host = ssh2.utils.generateKeyPairSync('ed25519');
+  const host = wholeKeyPair(() => ssh2.utils.generateKeyPairSync('ed25519'));
   server = new ssh2.Server({ hostKeys: [host.private] }, (client) => {
     client.on('error', () => {});
     client.on('authentication', (ctx) => {
@@ -127,7 +128,7 @@ describe('encrypted identity files', () => {
           ? ssh2.utils.generateKeyPairSync('rsa', { ...opts, bits: 2048 })
           : type === 'ecdsa'
             ? ssh2.utils.generateKeyPairSync('ecdsa', { ...opts, bits: 256 })
-            : ssh2.utils.generateKeyPairSync('ed25519', opts);
+            : wholeKeyPair(() => ssh2.utils.generateKeyPairSync('ed25519', opts));
       const file = path.join(dir, `id_${type}`);
       writeFileSync(file, kp.private, { mode: 0o600 });
       const answers = [WRONG, PASSPHRASE];

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
+import { wholeKeyPair } from '../../support/sshKeys';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HoldfastError } from '../../../src/core/errors';
 import { opensshPublicKey } from '../../../src/core/ssh/auth';
@@ -17,7 +18,8 @@ const PASSPHRASE = 'default-keys S3cret';
 const WRONG = 'default-keys wrong S3cret';
 
 type KeyType = 'rsa' | 'ecdsa' | 'ed25519';
-const generate = (type: KeyType, passphrase?: string) => {
+const generate = (type: KeyType, passphrase?: string) => wholeKeyPair(() => generateOnce(type, passphrase));
+const generateOnce = (type: KeyType, passphrase?: string) => {
   if (passphrase) {
     const enc = { passphrase, cipher: 'aes256-ctr', rounds: 16 };
     return type === 'rsa'
