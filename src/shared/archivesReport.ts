@@ -1,7 +1,8 @@
 // `holdfast archives NODE --json`: the files of a node's images dir, with the health of k3s's
 // import cache said once for the node. Every ArchiveInfo carries that health (the app's Archives
 // tab reads it from the list it has), which made the JSON repeat it for every file; the report
-// lifts it out, and each file keeps every other field as before.
+// lifts it out, and each file keeps every other field as before. The fleet report (shared/fleet)
+// carries each node's files and health the same way.
 import type { ArchiveInfo } from './domain';
 import type { ImportCacheHealth } from './importCacheHealth';
 

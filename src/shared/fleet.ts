@@ -1,9 +1,11 @@
 // The fleet report: every node's inventory side by side, and where the nodes disagree.
 // Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
-import type { ArchiveInfo, ErrorCode, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
+import type { ErrorCode, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
 import type { AtRiskImage, NeedsReport } from './needs';
 import type { NodeRegistries } from './registryMirrors';
 import type { EmbeddedRegistryConfig } from './embeddedRegistry';
+import type { ArchiveFile } from './archivesReport';
+import type { ImportCacheHealth } from './importCacheHealth';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
@@ -16,8 +18,9 @@ export interface DiskInfo {
 }
 
 /**
- * One node as the fleet inspection saw it. `images` and `archives` are exactly what
- * `holdfast images NODE --json` and `holdfast archives NODE --json` print.
+ * One node as the fleet inspection saw it. `images` is exactly what `holdfast images NODE --json`
+ * prints; `importCache` and `archives` are what `holdfast archives NODE --json` prints under
+ * those names (shared/archivesReport: the cache health once for the node, not in every file).
  * reachable=false means Holdfast could not take the inventory (SSH, host key, containerd or
  * timeout): `error` says why and versions/images/archives/disk are null ("unknown", not "none").
  */
@@ -27,7 +30,9 @@ export interface FleetNodeResult {
   error: ErrorInfo | null;
   versions: NodeInfo | null;
   images: ImageRef[] | null;
-  archives: ArchiveInfo[] | null;
+  archives: ArchiveFile[] | null;
+  /** k3s's `.cache.json` health on the node (shared/importCacheHealth); null if unreachable or the images dir is empty. */
+  importCache?: ImportCacheHealth | null;
   /** null when neither statvfs nor df answered (the rest of the node's result still stands). */
   disk: DiskInfo | null;
   /** Durable pins Holdfast made on the node (its audit log) that are gone; null if unreachable. */

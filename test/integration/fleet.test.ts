@@ -85,7 +85,7 @@ describe('holdfast inspect over a fleet', () => {
     expect(report.nodes.map((n) => n.node)).toEqual(['f1', 'f2', 'f3', 'f4', 'dead']);
     // embeddedRegistry and registries only where the node has something to say about them.
     for (const n of report.nodes) {
-      expect(Object.keys(n).filter((k) => k !== 'embeddedRegistry' && k !== 'registries').sort()).toEqual(['archives', 'disk', 'error', 'images', 'lostPins', 'needs', 'node', 'reachable', 'versions', 'warnings']);
+      expect(Object.keys(n).filter((k) => k !== 'embeddedRegistry' && k !== 'registries').sort()).toEqual(['archives', 'disk', 'error', 'images', 'importCache', 'lostPins', 'needs', 'node', 'reachable', 'versions', 'warnings']);
     }
     for (const d of report.drift) expect(Object.keys(d).sort()).toEqual(['missingOn', 'name', 'pinnedOn', 'presentOn', 'unpinnedOn']);
 
@@ -96,13 +96,17 @@ describe('holdfast inspect over a fleet', () => {
       const images = JSON.parse((await cli(['images', name, '--json'])).stdout) as ImageRef[];
       const archives = JSON.parse((await cli(['archives', name, '--json'])).stdout) as ArchivesReport;
       expect(n.images).toEqual(images);
-      // the report's per-node list is the CLI's, with the node's cache health on each file
-      expect(n.archives).toEqual(archives.archives.map((a) => ({ ...a, ...(archives.importCache ? { importCache: archives.importCache } : {}) })));
+      // the report's per-node files and cache health are the CLI's: the health once for the node, in no file
+      expect(n.archives).toEqual(archives.archives);
+      expect(n.importCache).toEqual(archives.importCache);
+      for (const a of n.archives ?? []) expect(Object.keys(a)).not.toContain('importCache');
       expect(n.disk!.freeBytes).toBeGreaterThan(0);
       expect(n.disk!.totalBytes!).toBeGreaterThanOrEqual(n.disk!.freeBytes);
     }
+    // f1 keeps an archive: its cache health is there (not null), once.
+    expect(report.nodes[0]!.importCache?.state).toMatch(/^(absent|ignored|unreadable|on)$/);
     const dead = report.nodes[4]!;
-    expect(dead).toMatchObject({ reachable: false, versions: null, images: null, archives: null, disk: null, error: { code: 'UNREACHABLE' } });
+    expect(dead).toMatchObject({ reachable: false, versions: null, images: null, archives: null, importCache: null, disk: null, error: { code: 'UNREACHABLE' } });
     expect(dead.error!.message).toContain('connection refused');
 
     const f4 = report.nodes[3]!;

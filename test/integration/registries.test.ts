@@ -4,7 +4,6 @@
 // shows the mirrors, endpoints and rewrites and where a needed image the node lacks would be
 // pulled from; no credential shows up anywhere: stdout, stderr, --json, or Holdfast's files and
 // logs under HOLDFAST_HOME. Also read through sudo -n for a non-root user when the file is root-only.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,8 +12,7 @@ import type { FleetReport } from '../../src/shared/fleet';
 import { readRegistries } from '../../src/core/node/registries';
 import { connectNode } from '../../src/core/node/session';
 import { textWidth } from '../../src/cli/fit';
-import { shellQuote } from '../../src/core/ssh/quote';
-import { etcRancher, labNodeDef, repoRoot, runCli, tempHome } from './support';
+import { etcRancher, labNodeDef, onTerminal, runCli, tempHome } from './support';
 
 const SUDOER = labUserName('hfreg');
 const SECRETS = ['alice-registry-user', 'TopSecretPassw0rd-91', 'bearer-tok3n-77', 'bob-mirror-user', 'hunter2-inline', 'misplaced-auth-55', 'flow-secret-66', 'client-key-file-88.key'];
@@ -62,25 +60,6 @@ async function cli(args: string[], expectCode = 0) {
 const addArgs = (name: string, node: LabNodeHandle, ...extra: string[]) => [
   'node', 'add', name, '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, '--accept-new-host-key', ...extra,
 ];
-
-/** The CLI on a pseudo-terminal `cols` wide (util-linux `script`, as terminal-width.test runs it): the lines as shown. */
-function onTerminal(args: string[], cols: number): Promise<string[]> {
-  const command = `stty cols ${cols} rows 50; exec ${shellQuote([process.execPath, path.join(repoRoot, 'bin', 'holdfast.mjs'), ...args])}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env: { ...process.env, HOLDFAST_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', () => {
-      clearTimeout(timer);
-      outputs.push(out);
-      // oxlint-disable-next-line no-control-regex -- escape sequences are what this removes
-      resolve(out.split('\n').map((l) => l.replace(/\r$/, '')).map((l) => l.slice(l.lastIndexOf('\r') + 1).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')));
-    });
-  });
-}
 
 /** Every file under a dir (Holdfast's home: config, node store, audit log, logs). */
 function filesUnder(dir: string): string[] {
@@ -164,7 +143,7 @@ describe('holdfast inspect: registries.yaml mirrors and rewrites', () => {
     // On a terminal 100 and 80 columns wide: the same words, no line wider than the terminal.
     const squeeze = (x: string) => x.replace(/\s+/g, '');
     for (const cols of [100, 80]) {
-      const lines = await onTerminal(['inspect', 'reg1', 'reg2'], cols);
+      const lines = await onTerminal(['inspect', 'reg1', 'reg2'], cols, { HOLDFAST_HOME: home }, (out) => outputs.push(out));
       for (const l of lines) expect(textWidth(l), l).toBeLessThanOrEqual(cols);
       const shown = squeeze(lines.join('\n'));
       for (const l of section) expect(shown).toContain(squeeze(l));
@@ -178,11 +157,14 @@ describe('holdfast inspect: registries.yaml mirrors and rewrites', () => {
     const ssh = await connectNode(labNodeDef(lab, lab.node('reg1'), { user: SUDOER }));
     try {
       expect(await readRegistries(ssh, { sudo: false, file: '/etc/rancher/k3s/registries.yaml' })).toEqual({
-        file: '/etc/rancher/k3s/registries.yaml',
-        state: 'unreadable',
-        mirrors: [],
-        configs: null,
-        notes: ['root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)'],
+        registries: {
+          file: '/etc/rancher/k3s/registries.yaml',
+          state: 'unreadable',
+          mirrors: [],
+          configs: null,
+          notes: ['root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)'],
+        },
+        mirrorNames: [],
       });
     } finally {
       await ssh.close();

@@ -1,23 +1,23 @@
 // Reads what the node's own files say about k3s's embedded registry (shared/embeddedRegistry):
 // `embedded-registry` in /etc/rancher/<distro>/config.yaml and config.yaml.d/*.yaml|yml (merged as
-// k3s merges them: name order, the last value wins), and the registry names under `mirrors` in
-// registries.yaml. One fixed script over the SSH connection, argv-quoted, bounded. Only those
-// lines leave the node: config files hold join tokens and registries.yaml credentials.
-// (Issue #37 item 4 parses registries.yaml mirrors and rewrites fully in its own module; this
-// reads the mirror names only, on purpose, so the two can be merged.)
+// k3s merges them: name order, the last value wins), one fixed script over the SSH connection,
+// argv-quoted, bounded; only those lines leave the node (config files hold join tokens). The
+// registry names under `mirrors` come from the node's one reading of registries.yaml
+// (core/node/registries.ts, which never sends its credentials), handed in when the caller has it.
 import path from 'node:path';
-import { distroProfile } from '../../shared/distro';
+import { distroDisplayName, distroProfile } from '../../shared/distro';
 import type { Distro, ImageRef, NodeDef, NodeInfo } from '../../shared/domain';
 import { DISTRIBUTION_SOURCE_PREFIX, peerKeepText, peerServing, type EmbeddedRegistryConfig, type PeerRef, type PeerServing } from '../../shared/embeddedRegistry';
 import { mapLimit } from '../../shared/mapLimit';
 import { HoldfastError } from '../errors';
 import type { SshConnection } from '../ssh/connect';
+import { readRegistries, registriesFileOf, unreadableWhy, type RegistriesRead } from './registries';
 import type { ContainerdClient } from '../containerd/client';
 
 /**
  * `$1` "sudo" for a non-root user, `$2` the distro's config dir. Prints `@@file PATH` (then the
- * file's embedded-registry lines) or `@@unreadable PATH` for each config file, then
- * `@@registries` (or `@@registries-unreadable` / `@@registries-absent`) and the mirror key lines.
+ * file's embedded-registry lines, and `@@joins` when it sets `server:`) or `@@unreadable PATH`
+ * for each config file.
  */
 export const EMBEDDED_SCRIPT = [
   'S=$1; C=$2; LC_ALL=C; export LC_ALL',
@@ -33,12 +33,6 @@ export const EMBEDDED_SCRIPT = [
   '  L=$(ls -1 -- "$C/config.yaml.d" 2>/dev/null) || { [ "$S" = sudo ] && L=$(sudo -n ls -1 -- "$C/config.yaml.d" 2>/dev/null); } || echo "@@unreadable $C/config.yaml.d/"',
   '  printf "%s\\n" "$L" | while IFS= read -r f; do case $(printf %s "$f" | tr A-Z a-z) in *.yaml|*.yml) one "$C/config.yaml.d/$f";; esac; done',
   'fi',
-  'R="$C/registries.yaml"',
-  'if ! is -e "$R"; then echo "@@registries-absent"; exit 0; fi',
-  'if ! rd "$R" >/dev/null 2>&1; then echo "@@registries-unreadable"; exit 0; fi',
-  'echo "@@registries"',
-  // The keys one level under a column-0 `mirrors:` (never `configs:`, which holds credentials).
-  String.raw`rd "$R" | head -c 262144 | awk -v q="'" 'BEGIN { re = "^[\"" q "]?mirrors[\"" q "]?[[:space:]]*:" } /^[^[:space:]#]/ { m = ($0 ~ re); ind = -1; next } m && /^[[:space:]]+[^[:space:]#]/ { match($0, /^[[:space:]]+/); if (ind < 0) ind = RLENGTH; if (RLENGTH == ind) { s = substr($0, RLENGTH + 1); c = substr(s, 1, 1); if (c == "\"" || c == q) { e = index(substr(s, 2), c); print (e ? substr(s, 1, e + 1) : "") } else { n = match(s, /:([[:space:]]|$)/); print (n ? substr(s, 1, n - 1) : "") } } }' | head -n 256`,
 ].join('\n');
 
 export const EMBEDDED_SCRIPT_NAME = 'holdfast-embedded-registry';
@@ -53,16 +47,26 @@ function scalar(line: string): string {
   return v.replace(/^(["'])(.*)\1$/, '$2');
 }
 
-/** Reads the script's answer. Pure: tested against recorded output. */
-export function parseEmbeddedAnswer(stdout: string, sudo: boolean, configDir = '/etc/rancher/k3s'): EmbeddedRegistryConfig {
+/** What registries.yaml adds to the embedded registry's reading: its mirror names, or why there are none. */
+function registriesNote(read: RegistriesRead, sudo: boolean, how: string): string | null {
+  const reg = read.registries;
+  if (reg.state === 'absent') return `${reg.file} does not exist`;
+  if (reg.state !== 'unreadable') return null;
+  // The file is there but the user may not read it, or the read itself failed (the note says how).
+  return reg.notes[0] === unreadableWhy(sudo) || !reg.notes[0] ? `${reg.file} could not be read ${how}` : `${reg.file} was not read: ${reg.notes[0]}`;
+}
+
+/**
+ * Reads the config script's answer, with the mirror names of the node's registries.yaml reading.
+ * Pure: tested against the scripts run on real files.
+ */
+export function parseEmbeddedAnswer(stdout: string, sudo: boolean, registries: RegistriesRead): EmbeddedRegistryConfig {
   let value: boolean | null = null;
   let from: string | null = null;
   let file: string | null = null;
   const notes: string[] = [];
-  const mirrors: string[] = [];
   let unreadableConfig = false;
   let joins = false;
-  let section: 'config' | 'registries' = 'config';
   const how = sudo ? 'even through sudo -n' : 'by the SSH user';
   for (const line of stdout.split('\n')) {
     if (line.startsWith('@@file ')) file = line.slice(7);
@@ -70,25 +74,20 @@ export function parseEmbeddedAnswer(stdout: string, sudo: boolean, configDir = '
       unreadableConfig = true;
       notes.push(`${line.slice(13)} could not be read ${how}`);
     } else if (line === '@@joins') joins = true;
-    else if (line === '@@registries') section = 'registries';
-    else if (line === '@@registries-absent') notes.push(`${configDir}/registries.yaml does not exist`);
-    else if (line === '@@registries-unreadable') notes.push(`${configDir}/registries.yaml could not be read ${how}`);
-    else if (section === 'config' && file && line.trim()) {
+    else if (file && line.trim()) {
       const v = scalar(line).toLowerCase();
       if (v === 'true' || v === 'false') {
         value = v === 'true';
         from = file;
       } else notes.push(`${file}: embedded-registry value "${v.slice(0, 40)}" not understood`);
-    } else if (section === 'registries' && line.trim()) {
-      // Only the key leaves the node (the script cuts each line at the key's colon), quoted or not.
-      const key = line.trim().replace(/^(["'])(.*)\1$/, '$2');
-      if (key && !mirrors.includes(key)) mirrors.push(key);
     }
   }
+  const note = registriesNote(registries, sudo, how);
+  if (note) notes.push(note);
   // A file the user cannot read may set it: only a value read counts as known.
   // A node that joins a server and sets nothing follows its servers (embedded-registry is a server flag).
   const enabled = value === true ? 'on' : unreadableConfig ? 'unknown' : value === null && joins ? 'agent' : 'off';
-  return { enabled, from: value === true ? from : null, mirrors, notes };
+  return { enabled, from: value === true ? from : null, mirrors: [...registries.mirrorNames], notes };
 }
 
 /** What the script needs of a node. */
@@ -96,17 +95,26 @@ export function embeddedOptions(def: Pick<NodeDef, 'sudo'>, info: Pick<NodeInfo,
   return { sudo: def.sudo === true, distro: info.distro };
 }
 
-/** Asks the node (one exec); a node that cannot answer gives `unknown` with the reason. */
-export async function readEmbeddedRegistry(ssh: Pick<SshConnection, 'exec'>, opts: { sudo: boolean; distro: Distro }): Promise<EmbeddedRegistryConfig> {
+/**
+ * Asks the node: its config files (one exec) and, unless the caller read it already, registries.yaml
+ * (core/node/registries.ts, one exec). A node that cannot answer gives `unknown` with the reason.
+ */
+export async function readEmbeddedRegistry(
+  ssh: Pick<SshConnection, 'exec'>,
+  opts: { sudo: boolean; distro: Distro },
+  registries?: RegistriesRead,
+): Promise<EmbeddedRegistryConfig> {
   const argv = embeddedArgv(opts.sudo, opts.distro);
-  try {
-    const r = await ssh.exec(argv, { timeoutMs: 15_000 });
-    if (r.code !== 0) return { enabled: 'unknown', from: null, mirrors: [], notes: [`the embedded-registry read failed (exit ${r.code ?? 'by a signal'}: ${r.stderr.trim().split('\n')[0] ?? ''})`] };
-    return parseEmbeddedAnswer(r.stdout, opts.sudo, argv[5]!);
-  } catch (e) {
-    if (e instanceof HoldfastError && (e.code === 'TIMEOUT' || e.code === 'REFUSED')) return { enabled: 'unknown', from: null, mirrors: [], notes: [e.message] };
-    throw e;
-  }
+  const [config, read] = await Promise.all([
+    ssh.exec(argv, { timeoutMs: 15_000 }).catch((e: unknown) => {
+      if (e instanceof HoldfastError && (e.code === 'TIMEOUT' || e.code === 'REFUSED')) return e;
+      throw e;
+    }),
+    registries ?? readRegistries(ssh, { sudo: opts.sudo, file: registriesFileOf(opts.distro), who: distroDisplayName(opts.distro) }),
+  ]);
+  if (config instanceof HoldfastError) return { enabled: 'unknown', from: null, mirrors: [], notes: [config.message] };
+  if (config.code !== 0) return { enabled: 'unknown', from: null, mirrors: [], notes: [`the embedded-registry read failed (exit ${config.code ?? 'by a signal'}: ${config.stderr.trim().split('\n')[0] ?? ''})`] };
+  return parseEmbeddedAnswer(config.stdout, opts.sudo, read);
 }
 
 /** Target blobs whose labels are read at most (each is one Content.Info). */
@@ -127,11 +135,12 @@ export async function targetSourceLabels(cd: Pick<ContainerdClient, 'contentInfo
  * peerServing with the content labels it needs: read only for the targets whose references pass
  * every other condition (the registry on, mirrored, with the digest reference), one Content.Info each.
  */
-async function servingWithLabels(cd: Pick<ContainerdClient, 'contentInfo'>, refs: readonly PeerRef[], cfg: EmbeddedRegistryConfig, distro: string): Promise<Map<string, PeerServing>> {
-  const first = peerServing(refs, cfg, new Map(), distro);
+async function servingWithLabels(cd: Pick<ContainerdClient, 'contentInfo'>, refs: readonly PeerRef[], cfg: EmbeddedRegistryConfig, distro: Distro): Promise<Map<string, PeerServing>> {
+  const { id, displayName } = distroProfile(distro);
+  const first = peerServing(refs, cfg, new Map(), id, displayName);
   const wanted = refs.filter((r) => first.get(r.name)?.block === 'no-source-label').map((r) => r.digest);
   if (wanted.length === 0) return first;
-  return peerServing(refs, cfg, await targetSourceLabels(cd, wanted), distro);
+  return peerServing(refs, cfg, await targetSourceLabels(cd, wanted), id, displayName);
 }
 
 /** What the embedded registry makes of a node's references: each named one gets `peers`. */
@@ -139,9 +148,11 @@ export async function withPeerServing<R extends ImageRef>(
   session: { def: Pick<NodeDef, 'sudo'>; ssh: Pick<SshConnection, 'exec'>; containerd: Pick<ContainerdClient, 'contentInfo'> },
   info: Pick<NodeInfo, 'distro'>,
   refs: readonly R[],
+  /** The node's registries.yaml reading, when the caller has it (else it is read here). */
+  registries?: RegistriesRead,
 ): Promise<{ images: R[]; embeddedRegistry: EmbeddedRegistryConfig }> {
-  const cfg = await readEmbeddedRegistry(session.ssh, embeddedOptions(session.def, info));
-  const serving = await servingWithLabels(session.containerd, refs, cfg, distroProfile(info.distro).id);
+  const cfg = await readEmbeddedRegistry(session.ssh, embeddedOptions(session.def, info), registries);
+  const serving = await servingWithLabels(session.containerd, refs, cfg, info.distro);
   return { images: refs.map((r) => (serving.has(r.name) ? { ...r, peers: serving.get(r.name)! } : r)), embeddedRegistry: cfg };
 }
 
@@ -158,7 +169,7 @@ export async function peerKeeps(
   // An agent's servers decide; Holdfast cannot see them from here, so it keeps what the agent would serve.
   if (cfg.enabled !== 'on' && cfg.enabled !== 'agent') return out;
   const refs = (await session.containerd.listImages()).map((r) => ({ name: r.name, digest: r.target.digest }));
-  const serving = await servingWithLabels(session.containerd, refs, cfg, distroProfile((await session.info()).distro).id);
+  const serving = await servingWithLabels(session.containerd, refs, cfg, (await session.info()).distro);
   for (const i of images) {
     const text = peerKeepText(i.refs, serving);
     if (text) out.set(i.key, text);

@@ -1,7 +1,8 @@
 // A node's registry mirrors and rewrites, read from /etc/rancher/<distro>/registries.yaml over the
 // SSH connection Holdfast already has (k3s: /etc/rancher/k3s/registries.yaml, RKE2:
 // /etc/rancher/rke2/registries.yaml, beside each one's config.yaml). One fixed script, argv-quoted,
-// bounded; its answer is read by the pure rule in shared/registryMirrors.ts.
+// bounded; its answer is read by the pure rule in shared/registryMirrors.ts. It is the node's one
+// reading of the file: the embedded registry's mirror names come from it too (RegistriesRead).
 //
 // Credentials never leave the node: the file's `configs:` block (auth: username, password, token;
 // tls: key and cert paths) is only COUNTED on the node, never printed. Of the `mirrors:` block the
@@ -10,7 +11,7 @@
 // `@@dropped` marker and a flow-style value it cannot filter by a `@@inline` one. So whatever the
 // file holds and however it is laid out, only those values are sent.
 import path from 'node:path';
-import { distroProfile } from '../../shared/distro';
+import { distroDisplayName, distroProfile } from '../../shared/distro';
 import type { Distro, NodeDef, NodeInfo } from '../../shared/domain';
 import { parseMirrorsBlock, type NodeRegistries } from '../../shared/registryMirrors';
 import { HoldfastError } from '../errors';
@@ -108,8 +109,47 @@ export function registriesArgv(sudo: boolean, file: string): string[] {
   return ['sh', '-c', REGISTRIES_SCRIPT, REGISTRIES_SCRIPT_NAME, sudo ? 'sudo' : '', file];
 }
 
+/**
+ * One reading of registries.yaml, for every use of it on a node: what `inspect` shows, and the
+ * registry names the embedded registry mirrors (core/node/embeddedRegistry.ts).
+ */
+export interface RegistriesRead {
+  registries: NodeRegistries;
+  /**
+   * Every key under `mirrors`, unquoted, as the node sent it: also a mirror written in flow style
+   * or in a file the full reading does not understand (k3s's embedded registry needs only the key).
+   */
+  mirrorNames: string[];
+}
+
+/** Mirror names kept at most (a real file lists a handful). */
+const MAX_MIRROR_NAMES = 256;
+
+/** The keys one level under each `mirrors:` the script sent (`K:` or `K: @@inline`; `@@dropped` has none). */
+function mirrorNamesOf(block: readonly string[]): string[] {
+  const names: string[] = [];
+  let level = -1;
+  for (const line of block) {
+    const d = /^ */.exec(line)![0].length;
+    if (d === 0) {
+      level = -1;
+      continue;
+    }
+    if (level < 0) level = d;
+    if (d !== level || /^ *@@dropped$/.test(line)) continue;
+    const key = line.slice(d).replace(/:( @@inline)?$/, '').replace(/^(["'])(.*)\1$/, '$2');
+    if (key && !names.includes(key) && names.length < MAX_MIRROR_NAMES) names.push(key);
+  }
+  return names;
+}
+
+/** Why a file that is there could not be read, by whether sudo -n was tried. */
+export function unreadableWhy(sudo: boolean): string {
+  return sudo ? 'not readable even through sudo -n' : 'root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)';
+}
+
 /** Reads the script's answer. Pure: tested against the script run on real files. */
-export function parseRegistriesAnswer(stdout: string, sudo: boolean, file: string): NodeRegistries {
+export function parseRegistriesAnswer(stdout: string, sudo: boolean, file: string, who = 'k3s'): RegistriesRead {
   const block: string[] = [];
   let state: 'absent' | 'unreadable' | null = null;
   let configs: number | null = null;
@@ -127,31 +167,44 @@ export function parseRegistriesAnswer(stdout: string, sudo: boolean, file: strin
       configs = /^\d{1,6}$/.test(n) ? Number(n) : null;
     }
   }
-  if (state === 'absent') return { file, state, mirrors: [], configs: null, notes: [] };
+  if (state === 'absent') return { registries: { file, state, mirrors: [], configs: null, notes: [] }, mirrorNames: [] };
   if (state === 'unreadable') {
-    const why = sudo ? 'not readable even through sudo -n' : 'root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)';
-    return { file, state, mirrors: [], configs: null, notes: [why] };
+    return { registries: { file, state, mirrors: [], configs: null, notes: [unreadableWhy(sudo)] }, mirrorNames: [] };
   }
   // JSON (YAML's flow style) cannot be cut into its mirrors and configs on the node: nothing was sent.
-  if (flow) return { file, state: 'not-understood', mirrors: [], configs: null, notes: [...notes, 'written as JSON or in flow style: Holdfast reads block-style YAML only'] };
-  const parsed = parseMirrorsBlock(block);
-  return { file, state: parsed.understood ? 'read' : 'not-understood', mirrors: parsed.mirrors, configs, notes: [...notes, ...parsed.notes] };
+  if (flow) return { registries: { file, state: 'not-understood', mirrors: [], configs: null, notes: [...notes, 'written as JSON or in flow style: Holdfast reads block-style YAML only'] }, mirrorNames: [] };
+  const parsed = parseMirrorsBlock(block, who);
+  return {
+    registries: { file, state: parsed.understood ? 'read' : 'not-understood', mirrors: parsed.mirrors, configs, notes: [...notes, ...parsed.notes] },
+    mirrorNames: mirrorNamesOf(block),
+  };
 }
 
 /** What the script needs to know of a node. */
-export function registriesOptions(def: Pick<NodeDef, 'sudo'>, info: Pick<NodeInfo, 'distro'>): { sudo: boolean; file: string } {
-  return { sudo: def.sudo === true, file: registriesFileOf(info.distro) };
+export function registriesOptions(def: Pick<NodeDef, 'sudo'>, info: Pick<NodeInfo, 'distro'>): RegistriesOptions {
+  return { sudo: def.sudo === true, file: registriesFileOf(info.distro), who: distroDisplayName(info.distro) };
+}
+
+/** A reading that did not happen (the exec failed, timed out or the connection dropped): `why` says so. */
+export function registriesNotRead(file: string, why: string): RegistriesRead {
+  return { registries: { file, state: 'unreadable', mirrors: [], configs: null, notes: [why] }, mirrorNames: [] };
 }
 
 /** Asks the node (one exec); never throws for what the node answers, only for a dropped connection. */
-export async function readRegistries(ssh: Pick<SshConnection, 'exec'>, opts: { sudo: boolean; file: string }): Promise<NodeRegistries> {
-  const unknown = (why: string): NodeRegistries => ({ file: opts.file, state: 'unreadable', mirrors: [], configs: null, notes: [why] });
+/** How to read a node's registries.yaml: through sudo or not, which file, and the distro's name for the notes. */
+export interface RegistriesOptions {
+  sudo: boolean;
+  file: string;
+  who?: string;
+}
+
+export async function readRegistries(ssh: Pick<SshConnection, 'exec'>, opts: RegistriesOptions): Promise<RegistriesRead> {
   try {
     const r = await ssh.exec(registriesArgv(opts.sudo, opts.file), { timeoutMs: 15_000 });
-    if (r.code !== 0) return unknown(`the read failed (exit ${r.code ?? 'by a signal'}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n')[0]!.slice(0, 120)}` : ''})`);
-    return parseRegistriesAnswer(r.stdout, opts.sudo, opts.file);
+    if (r.code !== 0) return registriesNotRead(opts.file, `the read failed (exit ${r.code ?? 'by a signal'}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n')[0]!.slice(0, 120)}` : ''})`);
+    return parseRegistriesAnswer(r.stdout, opts.sudo, opts.file, opts.who);
   } catch (e) {
-    if (e instanceof HoldfastError && (e.code === 'TIMEOUT' || e.code === 'REFUSED')) return unknown(e.message);
+    if (e instanceof HoldfastError && (e.code === 'TIMEOUT' || e.code === 'REFUSED')) return registriesNotRead(opts.file, e.message);
     throw e;
   }
 }

@@ -4,9 +4,11 @@
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { LocalArchive } from '../../shared/domain';
+import type { JobNodeProgress, LocalArchive } from '../../shared/domain';
 import { DEFAULT_IMPORT_PARALLEL, importOptionsProblem } from '../../shared/importOptions';
 import { HoldfastError } from '../errors';
+import type { JobHandle } from '../jobs/manager';
+import type { NodeSession } from '../node/session';
 import { deliverToNodes, directSummary } from '../usecases/direct/fleet';
 import { spoolBundle } from '../usecases/direct/spool';
 import { importToNodes } from '../usecases/import/fleet';
@@ -15,6 +17,10 @@ import { summary as importSummary } from '../usecases/import/run';
 import { uploadArchive } from '../usecases/upload';
 import { uploadJobPatch } from '../usecases/upload/progress';
 import type { HandlersOf, ServiceParts } from './parts';
+
+type NodePatch = Partial<Omit<JobNodeProgress, 'node'>>;
+type WithSession = <T>(node: string, fn: (s: NodeSession) => Promise<T>) => Promise<T>;
+type Outcome<R> = { node: string; ok: true; result: R } | { node: string; ok: false; error: unknown };
 
 type JobChannels = 'jobs.startImport' | 'jobs.startUpload' | 'jobs.list' | 'jobs.cancel' | 'local.pickArchives' | 'local.inspect';
 
@@ -38,6 +44,27 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
   };
   const knownNodes = async (nodes: string[]) => {
     for (const n of nodes) await store.get(n);
+  };
+
+  /**
+   * An import or a direct delivery on its nodes, as one job: `deliver` runs each node through the
+   * pool (a node that fails shows so at once, while the others carry on) and reports progress on
+   * the node's row; then each node's outcome goes there, a failure as its error, a success as
+   * `done` says.
+   */
+  const runOnNodes = async <R>(
+    job: JobHandle,
+    deliver: (withSession: WithSession, onNode: (node: string, patch: NodePatch) => void) => Promise<Outcome<R>[]>,
+    done: (result: R) => NodePatch,
+  ): Promise<void> => {
+    const outcomes = await deliver(
+      (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
+      (n, patch) => job.update(n, patch),
+    );
+    for (const o of outcomes) {
+      if (o.ok) job.update(o.node, done(o.result));
+      else job.fail(o.node, o.error);
+    }
   };
 
   /**
@@ -78,20 +105,10 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
       },
       async (job) => {
         try {
-          const outcomes = await deliverToNodes(
-            nodes,
-            (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
-            ctx,
-            bundle,
-            { ...options, signal: job.signal, onNode: (n, patch) => job.update(n, patch) },
-          );
-          for (const o of outcomes) {
-            if (!o.ok) {
-              job.fail(o.node, o.error);
-              continue;
-            }
-            const r = o.result;
-            job.update(o.node, {
+          await runOnNodes(
+            job,
+            (withSession, onNode) => deliverToNodes(nodes, withSession, ctx, bundle, { ...options, signal: job.signal, onNode }),
+            (r) => ({
               state: 'succeeded',
               phase: 'done',
               message: directSummary(r),
@@ -103,8 +120,8 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
                 summary: directSummary(r),
                 ...(r.skipped.length ? { warnings: r.skipped } : {}),
               },
-            });
-          }
+            }),
+          );
         } finally {
           await bundle.dispose();
         }
@@ -143,22 +160,11 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
           archive: jobArchive(archive),
           options,
         },
-        async (job) => {
-          const outcomes = await importToNodes(
-            nodes,
-            // A node that fails shows so at once, while the others carry on.
-            (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
-            ctx,
-            archive,
-            { ...options, signal: job.signal, onNode: (n, patch) => job.update(n, patch) },
-          );
-          for (const o of outcomes) {
-            if (!o.ok) {
-              job.fail(o.node, o.error);
-              continue;
-            }
-            const r = o.result;
-            job.update(o.node, {
+        async (job) =>
+          runOnNodes(
+            job,
+            (withSession, onNode) => importToNodes(nodes, withSession, ctx, archive, { ...options, signal: job.signal, onNode }),
+            (r) => ({
               result: {
                 relPath: r.relPath,
                 sha256: r.sha256,
@@ -168,9 +174,8 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
                 ...(r.renamed ? { renamed: r.renamed } : {}),
                 ...(r.warnings?.length ? { warnings: r.warnings } : {}),
               },
-            });
-          }
-        },
+            }),
+          ),
       );
     },
     'jobs.startUpload': async ({ node, path: p, as }) => {

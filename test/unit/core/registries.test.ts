@@ -54,7 +54,9 @@ describe('the registries script', () => {
     const out = run(WITH_CREDENTIALS);
     for (const s of SECRETS) expect(out).not.toContain(s);
     expect(out).not.toContain('configs:');
-    const r = parseRegistriesAnswer(out, false, '/etc/rancher/k3s/registries.yaml');
+    const { registries: r, mirrorNames } = parseRegistriesAnswer(out, false, '/etc/rancher/k3s/registries.yaml');
+    // The embedded registry's mirror names come from the same answer: also the flow-style entry's key.
+    expect(mirrorNames).toEqual(['docker.io', 'quay.io', '*']);
     expect(r).toEqual({
       file: '/etc/rancher/k3s/registries.yaml',
       state: 'read',
@@ -78,7 +80,8 @@ describe('the registries script', () => {
     const text = `configs: {"r.example.com": {"auth": {"password": "TopSecretPassw0rd"}}}\r\nmirrors:\r\n  r.example.com:\r\n    endpoint: [https://r.example.com:8443]\r\n`;
     const out = run(text, 'crlf.yaml');
     for (const s of SECRETS) expect(out).not.toContain(s);
-    const r = parseRegistriesAnswer(out, false, 'f');
+    const { registries: r, mirrorNames } = parseRegistriesAnswer(out, false, 'f');
+    expect(mirrorNames).toEqual(['r.example.com']);
     expect(r.mirrors).toEqual([{ registry: 'r.example.com', endpoints: ['https://r.example.com:8443'], rewrites: [] }]);
     expect(r.configs).toBeNull();
   });
@@ -87,18 +90,24 @@ describe('the registries script', () => {
     const out = run(`{"mirrors": {"docker.io": {"endpoint": ["https://m"]}}, "configs": {"m": {"auth": {"username": "alice-user", "password": "TopSecretPassw0rd"}}}}\n`, 'json.yaml');
     for (const s of SECRETS) expect(out).not.toContain(s);
     expect(out).not.toContain('https://m');
-    expect(parseRegistriesAnswer(out, false, 'f')).toMatchObject({ state: 'not-understood', mirrors: [], notes: ['written as JSON or in flow style: Holdfast reads block-style YAML only'] });
+    expect(parseRegistriesAnswer(out, false, 'f')).toMatchObject({
+      registries: { state: 'not-understood', mirrors: [], notes: ['written as JSON or in flow style: Holdfast reads block-style YAML only'] },
+      mirrorNames: [],
+    });
   });
 
   it('no file: absent; an unreadable one says how to read it', () => {
     const argv = registriesArgv(false, path.join(dir, 'none.yaml'));
-    expect(parseRegistriesAnswer(execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' }), false, 'f')).toEqual({ file: 'f', state: 'absent', mirrors: [], configs: null, notes: [] });
-    expect(parseRegistriesAnswer('@@file f\n@@unreadable\n', false, 'f')).toMatchObject({ state: 'unreadable', notes: [expect.stringContaining('--sudo')] });
+    expect(parseRegistriesAnswer(execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' }), false, 'f')).toEqual({
+      registries: { file: 'f', state: 'absent', mirrors: [], configs: null, notes: [] },
+      mirrorNames: [],
+    });
+    expect(parseRegistriesAnswer('@@file f\n@@unreadable\n', false, 'f')).toMatchObject({ registries: { state: 'unreadable', notes: [expect.stringContaining('--sudo')] }, mirrorNames: [] });
   });
 
   it('a file larger than the bound is read only so far, and says so', () => {
     const big = `mirrors:\n  docker.io:\n    endpoint:\n${'      - https://m.example.com\n'.repeat(12_000)}`;
-    const r = parseRegistriesAnswer(run(big, 'big.yaml'), false, 'f');
+    const r = parseRegistriesAnswer(run(big, 'big.yaml'), false, 'f').registries;
     expect(r.notes[0]).toBe('larger than 262144 bytes: only the start was read');
   });
 

@@ -7,7 +7,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_NAME, parseEmbeddedAnswer } from '../../../src/core/node/embeddedRegistry';
+import { EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_NAME, parseEmbeddedAnswer, readEmbeddedRegistry } from '../../../src/core/node/embeddedRegistry';
+import { parseRegistriesAnswer, readRegistries, registriesArgv, REGISTRIES_SCRIPT_NAME } from '../../../src/core/node/registries';
+import type { ExecResult, SshConnection } from '../../../src/core/ssh/connect';
 import { embeddedRegistryBrief, fleetPeerSources, peerKeepText, peerServing, registryOf, type EmbeddedRegistryConfig } from '../../../src/shared/embeddedRegistry';
 import { planPrune } from '../../../src/shared/prunePlan';
 import { store } from '../disk/helpers';
@@ -77,7 +79,10 @@ describe('peerServing', () => {
   });
 });
 
-/** The node's /etc/rancher/k3s, as files in a temp dir, read by the real script. */
+/**
+ * The node's /etc/rancher/k3s, as files in a temp dir, read by the real scripts: the config files
+ * by the embedded-registry one, registries.yaml by the node's one reading of it (core/node/registries).
+ */
 function readDir(files: Record<string, string>): EmbeddedRegistryConfig {
   const dir = mkdtempSync(path.join(tmpdir(), 'hf-er-'));
   for (const [rel, text] of Object.entries(files)) {
@@ -85,9 +90,13 @@ function readDir(files: Record<string, string>): EmbeddedRegistryConfig {
     writeFileSync(path.join(dir, rel), text);
   }
   const out = execFileSync('sh', ['-c', EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_NAME, '', dir], { encoding: 'utf8' });
+  const file = path.join(dir, 'registries.yaml');
+  const argv = registriesArgv(false, file);
+  const reg = execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
   // Join tokens and registry credentials never leave the node.
   expect(out).not.toContain('S3cret');
-  return parseEmbeddedAnswer(out, false, dir);
+  expect(reg).not.toContain('S3cret');
+  return parseEmbeddedAnswer(out, false, parseRegistriesAnswer(reg, false, file));
 }
 
 describe('reading the node', () => {
@@ -140,9 +149,42 @@ describe('reading the node', () => {
   });
 
   it('unknown when a config file could not be read', () => {
-    const cfg = parseEmbeddedAnswer('@@unreadable /etc/rancher/k3s/config.yaml\n@@registries-unreadable\n', false);
+    const registries = parseRegistriesAnswer('@@file /etc/rancher/k3s/registries.yaml\n@@unreadable\n', false, '/etc/rancher/k3s/registries.yaml');
+    const cfg = parseEmbeddedAnswer('@@unreadable /etc/rancher/k3s/config.yaml\n', false, registries);
     expect(cfg.enabled).toBe('unknown');
     expect(cfg.notes).toEqual(['/etc/rancher/k3s/config.yaml could not be read by the SSH user', '/etc/rancher/k3s/registries.yaml could not be read by the SSH user']);
+  });
+});
+
+describe('one reading of registries.yaml per node', () => {
+  /** A node whose /etc/rancher/k3s is a temp dir: the real scripts run by a real sh, each run named. */
+  function node(files: Record<string, string>): { ssh: Pick<SshConnection, 'exec'>; ran: string[] } {
+    const dir = mkdtempSync(path.join(tmpdir(), 'hf-er-once-'));
+    for (const [rel, text] of Object.entries(files)) writeFileSync(path.join(dir, rel), text);
+    const ran: string[] = [];
+    const exec = async (argv: string[]): Promise<ExecResult> => {
+      ran.push(argv[3]!);
+      const args = argv.slice(1).map((a, i) => (i === 4 ? a.replace('/etc/rancher/k3s', dir) : a));
+      return { code: 0, stdout: execFileSync(argv[0]!, args, { encoding: 'utf8' }), stderr: '' };
+    };
+    return { ssh: { exec }, ran };
+  }
+  const FILES = { 'config.yaml': 'embedded-registry: true\n', 'registries.yaml': 'mirrors:\n  docker.io:\n  ghcr.io: {}\nconfigs:\n  docker.io:\n    auth:\n      password: S3cret\n' };
+
+  it('the embedded registry takes its mirror names from the registries reading handed to it: the file is not read again', async () => {
+    const { ssh, ran } = node(FILES);
+    const read = await readRegistries(ssh, { sudo: false, file: '/etc/rancher/k3s/registries.yaml' });
+    const cfg = await readEmbeddedRegistry(ssh, { sudo: false, distro: 'k3s' }, read);
+    expect(cfg).toMatchObject({ enabled: 'on', mirrors: ['docker.io', 'ghcr.io'], notes: [] });
+    expect(ran).toEqual([REGISTRIES_SCRIPT_NAME, EMBEDDED_SCRIPT_NAME]);
+  });
+
+  it('without one it reads registries.yaml itself, once, by the registries script', async () => {
+    const { ssh, ran } = node(FILES);
+    expect(await readEmbeddedRegistry(ssh, { sudo: false, distro: 'k3s' })).toMatchObject({ enabled: 'on', mirrors: ['docker.io', 'ghcr.io'] });
+    expect([...ran].sort()).toEqual([EMBEDDED_SCRIPT_NAME, REGISTRIES_SCRIPT_NAME].sort());
+    const absent = node({ 'config.yaml': 'embedded-registry: true\n' });
+    expect((await readEmbeddedRegistry(absent.ssh, { sudo: false, distro: 'k3s' })).notes).toEqual(['/etc/rancher/k3s/registries.yaml does not exist']);
   });
 });
 

@@ -5,6 +5,7 @@
 // to onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
 import type { NodeDef } from '../../../shared/domain';
 import { nodeWarnings } from '../../../shared/nodeWarnings';
+import { archivesReport } from '../../../shared/archivesReport';
 import { lostPinsFrom, withLostPins } from '../../audit/lostPins';
 import { HoldfastError, toErrorInfo } from '../../errors';
 import { inspectNode } from '../inspect';
@@ -13,6 +14,7 @@ import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../../node/
 import { diskOfSession } from './disk';
 import { nodeRegistries, withMissingPulls } from './registries';
 import { withPeerServing } from '../../node/embeddedRegistry';
+import { registriesFileOf, registriesNotRead } from '../../node/registries';
 import { DriftAccumulator } from '../../../shared/drift';
 import { satisfies } from '../../../shared/needs';
 import { mapLimit } from '../../../shared/mapLimit';
@@ -60,7 +62,7 @@ export interface FleetOptions {
 }
 
 export function unreachableResult(node: string, err: unknown): FleetNodeResult {
-  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, disk: null, lostPins: null, warnings: null, needs: null };
+  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, importCache: null, disk: null, lostPins: null, warnings: null, needs: null };
 }
 
 /** The real probe: SSH + containerd inventory + disk, the connection closed before returning. */
@@ -83,25 +85,30 @@ export function sshProbe(
       const [inv, disk, registries] = await Promise.all([
         inspectNode(s, inspectOptions(s, ctx)),
         diskOfSession(s).catch((err: unknown) => (log.debug('disk unknown', { node: def.name, err }), null)),
-        nodeRegistries(s).catch((err: unknown) => (log.debug('registries.yaml not read', { node: def.name, err }), null)),
+        nodeRegistries(s).catch((err: unknown) => (log.debug('registries.yaml not read', { node: def.name, err }), toErrorInfo(err).message)),
       ]);
       // The audit log is read once for the whole run (AuditLog reads only what was appended since).
       const lostPins = await lostPinsFrom(def.name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
-      // Which references peers can pull from this node (k3s's embedded registry).
-      const served = await withPeerServing(s, inv.info, withLostPins(inv.images, lostPins)).catch((err: unknown) => (log.debug('embedded registry not read', { node: def.name, err }), null));
-      // Keep only what the report shows: the scanned files, archive indexes and fate inputs go.
+      // Which references peers can pull from this node (k3s's embedded registry), by the mirror
+      // names of the registries.yaml reading above: the file is read once per node.
+      const read = typeof registries === 'string' ? registriesNotRead(registriesFileOf(inv.info.distro), registries) : registries;
+      const served = await withPeerServing(s, inv.info, withLostPins(inv.images, lostPins), read).catch((err: unknown) => (log.debug('embedded registry not read', { node: def.name, err }), null));
+      // Keep only what the report shows: the scanned files, archive indexes and fate inputs go; the
+      // import cache's health is said once for the node, as `archives --json` says it.
+      const { importCache, archives } = archivesReport(def.name, inv.archives);
       return {
         node: def.name,
         reachable: true,
         error: null,
         versions: inv.info,
         images: served?.images ?? withLostPins(inv.images, lostPins),
-        archives: inv.archives,
+        archives,
+        importCache,
         disk,
         lostPins,
         warnings: nodeWarnings(inv.info),
         needs: inv.needs,
-        registries: registries && withMissingPulls(registries, inv.needs.missing.map((m) => m.ref)),
+        registries: typeof registries === 'string' ? null : withMissingPulls(registries.registries, inv.needs.missing.map((m) => m.ref)),
         embeddedRegistry: served?.embeddedRegistry ?? null,
       };
     } finally {
