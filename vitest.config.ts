@@ -42,6 +42,7 @@ const RKE2_SUITES = [
   'test/integration/fateMatrix.test.ts',
   'test/integration/import.test.ts',
   'test/integration/images.test.ts',
+  'test/integration/rke2Lists.test.ts',
 ];
 
 export default defineConfig({

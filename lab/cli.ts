@@ -1,11 +1,12 @@
-// `npm run lab -- [--nodes N] [--dir D] [--seed] [--k3s VERSION] [--name P]`: start simulated k3s
-// nodes on loopback, named P-n1… (lab/names.ts: lab1-n1… by default, never a name another lab or
-// the node store holds), and keep them (and their k3s watchers) running until Ctrl-C / SIGTERM.
+// `npm run lab -- [--nodes N] [--dir D] [--seed] [--distro k3s|rke2] [--k3s VERSION] [--name P]`:
+// start simulated k3s (or RKE2) nodes on loopback, named P-n1… (lab/names.ts: lab1-n1… by default,
+// never a name another lab or the node store holds), and keep them (and their k3s watchers)
+// running until Ctrl-C / SIGTERM.
 // `npm run lab -- k3s-start NODE --dir D`: emulate a k3s start on a node of that running lab.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
-import { CONTAINERD_LINES, defaultContainerdLine, isContainerdLine } from './containerd.ts';
+import { CONTAINERD_LINES, LAB_DISTROS, defaultContainerdLine, defaultLabDistro, isContainerdLine, isLabDistro, type LabDistro } from './containerd.ts';
 import { checkLabPrerequisites, startLab, type Lab } from './lab.ts';
 import { emulateK3sStart, listImages, startK3sWatcher, type FailedImport, type K3sStartReport, type K3sWatcher } from './k3s.ts';
 import { writeImageArchive } from './fixtures.ts';
@@ -15,17 +16,22 @@ import { seedWorkloads, writeSeedArchive } from './seed.ts';
 import { claimLabPrefix, storedNodeNames, type LabPrefix } from './names.ts';
 
 const USAGE = [
-  'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6] [--k3s VERSION] [--name P]',
+  'usage: npm run lab -- [--nodes N] [--dir D] [--seed] [--containerd 2|1.7|1.6] [--distro k3s|rke2] [--k3s VERSION] [--name P]',
   '       (nodes are named P-n1, P-n2, …; P defaults to the first free lab1, lab2, …)',
+  '       --distro: how the nodes are shaped (default k3s, or $HOLDFAST_LAB_DISTRO); on rke2 nodes',
+  '       --k3s names the RKE2 release of that line and build (v1.33.7+k3s1 → v1.33.7+rke2r1)',
   '       npm run lab -- k3s-start NODE --dir D    (emulate a k3s start on a node of a running lab)',
 ].join('\n');
 const DEFAULT_K3S = 'v1.33.7+k3s1';
 
-/** `v1.33.7+k3s1`, or `v1.33.7` taken as its first k3s build. */
-function parseK3sVersion(v: string): string | null {
-  const m = /^v\d{1,3}\.\d{1,3}\.\d{1,3}(\+k3s\d{1,3})?$/.exec(v);
+/**
+ * The distro's release for `--k3s`: `v1.33.7+k3s1`, or `v1.33.7` taken as its first build; on RKE2
+ * nodes the RKE2 release of that line and build (`v1.33.7+rke2r1`, also accepted as given).
+ */
+function parseRelease(v: string, distro: LabDistro): string | null {
+  const m = /^(v\d{1,3}\.\d{1,3}\.\d{1,3})(?:\+(?:k3s|rke2r)(\d{1,3}))?$/.exec(v);
   if (!m) return null;
-  return m[1] ? v : `${v}+k3s1`;
+  return `${m[1]}+${distro === 'k3s' ? 'k3s' : 'rke2r'}${m[2] ?? '1'}`;
 }
 
 function printStartReport(node: string, dir: string, r: K3sStartReport): void {
@@ -98,7 +104,7 @@ function onAncestorExit(cb: () => void): void {
 }
 
 async function main(): Promise<void> {
-  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean; containerd?: string; k3s?: string; name?: string };
+  let values: { nodes?: string; dir?: string; seed?: boolean; help?: boolean; containerd?: string; distro?: string; k3s?: string; name?: string };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -107,6 +113,7 @@ async function main(): Promise<void> {
         dir: { type: 'string', short: 'd' },
         seed: { type: 'boolean', short: 's' },
         containerd: { type: 'string', short: 'c' },
+        distro: { type: 'string' },
         k3s: { type: 'string' },
         name: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -122,13 +129,23 @@ async function main(): Promise<void> {
     return;
   }
   if (positionals[0] === 'k3s-start') {
-    if (positionals.length > 2 || values.nodes || values.seed || values.containerd || values.k3s || values.name) fail(`k3s-start takes a node name and --dir only\n${USAGE}`);
+    // The node's distro is the one its lab was started with (attach.ts reads it).
+    if (positionals.length > 2 || values.nodes || values.seed || values.containerd || values.distro || values.k3s || values.name) fail(`k3s-start takes a node name and --dir only\n${USAGE}`);
     await k3sStart(positionals[1], values.dir);
     return;
   }
   if (positionals.length) fail(`unexpected argument ${positionals[0]}\n${USAGE}`);
-  const k3s = parseK3sVersion(values.k3s ?? DEFAULT_K3S);
+  let given: string;
+  try {
+    given = values.distro ?? defaultLabDistro();
+  } catch (e) {
+    fail(`${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+  }
+  if (!isLabDistro(given)) fail(`--distro wants one of ${LAB_DISTROS.join(', ')}\n${USAGE}`);
+  const distro: LabDistro = given;
+  const k3s = parseRelease(values.k3s ?? DEFAULT_K3S, distro);
   if (!k3s) fail(`--k3s wants a k3s release such as ${DEFAULT_K3S} (or v1.33.7)\n${USAGE}`);
+  const distroName = distro === 'k3s' ? 'k3s' : 'RKE2';
   const count = values.nodes === undefined ? 3 : Number(values.nodes);
   if (!Number.isInteger(count) || count < 1 || count > 50) fail(`--nodes wants a whole number from 1 to 50\n${USAGE}`);
 
@@ -167,7 +184,7 @@ async function main(): Promise<void> {
 
   const t0 = Date.now();
   try {
-    lab = await startLab({ nodes: prefix.names(count), dir: values.dir, containerd: line });
+    lab = await startLab({ nodes: prefix.names(count), dir: values.dir, containerd: line, distro });
   } catch (e) {
     await prefix.release();
     fail(`could not start the lab: ${e instanceof Error ? e.message : String(e)}`);
@@ -200,21 +217,23 @@ async function main(): Promise<void> {
   const server = lab.nodes[0]!;
   const digests = Object.fromEntries((await listImages(server).catch(() => [])).map((i) => [i.name, i.digest]));
   const fixture = workloadList(seedWorkloads(lab.nodes.map((n) => n.name), k3s, `containerd://${version}`, digests, Boolean(values.seed)));
-  for (const node of lab.nodes) await node.installDistroBinary('k3s', k3s, node === server ? { workloads: fixture } : {});
+  for (const node of lab.nodes) await node.installDistroBinary(distro, k3s, node === server ? { workloads: fixture } : {});
+  // Its kubectl on a server, as Holdfast runs it (docs/k3s-facts.md).
+  const kubectl = distro === 'k3s' ? 'k3s kubectl' : '/var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml';
 
   const out: string[] = [];
-  out.push(`Holdfast lab: ${lab.nodes.length} k3s node(s) up in ${startedMs} ms on containerd ${version} (CRI plugin on)`);
+  out.push(`Holdfast lab: ${lab.nodes.length} ${distroName} node(s) up in ${startedMs} ms on containerd ${version} (CRI plugin on)`);
   out.push(`  lab dir:       ${lab.dir}`);
   out.push(`  identity file: ${lab.clientKey}`);
   out.push(`  known_hosts:   ${lab.knownHosts}`);
   for (const n of lab.nodes) {
     out.push('');
     out.push(`${n.name}: ${n.user}@${n.host} port ${n.port}`);
-    out.push(`  k3s:         ${k3s}, ${n === server ? 'server: `k3s kubectl get … -o json` answers' : 'agent: `k3s kubectl` has no kubeconfig'}`);
+    out.push(`  ${`${distro}:`.padEnd(13)}${k3s}, ${n === server ? `server: \`${kubectl} get … -o json\` answers` : `agent: \`${distro === 'k3s' ? kubectl : 'kubectl'}\` has no kubeconfig`}`);
     if (n === server) out.push(`  workloads:   ${values.seed ? 'Deployment default/sample, CronJob default/nightly-report, ' : ''}${lab.nodes.length} Node(s)`);
     out.push(`  host key:    ${n.hostKeyFingerprint}`);
     out.push(`  socket:      /run/k3s/containerd/containerd.sock (host side ${n.hostSocket})`);
-    out.push(`  images dir:  /var/lib/rancher/k3s/agent/images (host side ${n.hostImagesDir})`);
+    out.push(`  images dir:  /var/lib/rancher/${distro}/agent/images (host side ${n.hostImagesDir})`);
     out.push(`  ctr:         ${n.ctrBinary} -a ${n.hostSocket} -n k8s.io images ls`);
     out.push(
       // bin/holdfast.mjs, not npx: npx's own package resolution adds about 2 s to every command.
@@ -223,8 +242,8 @@ async function main(): Promise<void> {
     out.push(`  ssh -i ${lab.clientKey} -p ${n.port} -o UserKnownHostsFile=${lab.knownHosts} ${n.user}@${n.host}`);
   }
   out.push('');
-  out.push('k3s watchers are running: drop archives into an images dir to import and pin them.');
-  out.push('Emulate a k3s (re)start on a node, from another terminal:');
+  out.push(`${distroName} watchers are running: drop archives into an images dir to import and pin them.`);
+  out.push(`Emulate ${distro === 'k3s' ? 'a k3s' : 'an RKE2'} (re)start on a node, from another terminal:`);
   out.push(`  npm run lab -- k3s-start ${lab.nodes[0]!.name} --dir ${lab.dir}`);
   out.push('Ctrl-C stops everything.');
   process.stdout.write(out.join('\n') + '\n');

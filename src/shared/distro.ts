@@ -31,6 +31,11 @@ export interface DistroProfile {
   kubectl: { kind: 'subcommand'; kubeconfig: string } | { kind: 'bundled'; dataDirPath: string; kubeconfig: string };
   /** Where its log is, as a technician reads it (systemd units from the install scripts). */
   serviceLog: string;
+  /**
+   * Whether it writes its own `<component>-image.txt` lists into the images dir at start when the
+   * dir's top level holds no archive (RKE2 does, k3s never: ./rke2Lists).
+   */
+  writesOwnImageLists: boolean;
 }
 
 export const DISTRO_PROFILES: Readonly<Record<KnownDistro, DistroProfile>> = {
@@ -44,6 +49,7 @@ export const DISTRO_PROFILES: Readonly<Record<KnownDistro, DistroProfile>> = {
     socket: NODE_DEFAULTS.socket,
     kubectl: { kind: 'subcommand', kubeconfig: '/etc/rancher/k3s/k3s.yaml' },
     serviceLog: 'journalctl -u k3s, or -u k3s-agent on agents',
+    writesOwnImageLists: false,
   },
   rke2: {
     id: 'rke2',
@@ -55,6 +61,7 @@ export const DISTRO_PROFILES: Readonly<Record<KnownDistro, DistroProfile>> = {
     socket: NODE_DEFAULTS.socket,
     kubectl: { kind: 'bundled', dataDirPath: 'bin/kubectl', kubeconfig: '/etc/rancher/rke2/rke2.yaml' },
     serviceLog: 'journalctl -u rke2-server, or -u rke2-agent on agents',
+    writesOwnImageLists: true,
   },
 };
 
@@ -75,6 +82,13 @@ export const UNDETECTED_DISTRO_NAME = DISTRO_ORDER.map((d) => DISTRO_PROFILES[d]
 /** "k3s" / "RKE2" (k3s when undetected: the rules assumed are k3s's). */
 export function distroDisplayName(distro: Distro): string {
   return distroProfile(distro).displayName;
+}
+
+/** The distros of several nodes in one name: the one they share ("RKE2"), else "k3s/RKE2" (a fleet's totals). */
+export function distrosDisplayName(distros: readonly Distro[]): string {
+  const names = new Set(distros.map(distroDisplayName));
+  if (names.size === 0) return distroDisplayName('unknown');
+  return names.size === 1 ? [...names][0]! : UNDETECTED_DISTRO_NAME;
 }
 
 

@@ -210,6 +210,8 @@ export interface RemovalCheck {
   allowed: boolean;
   /** What blocks the removal, one sentence each (empty when allowed). */
   problems: string[];
+  /** What the removal sets off without blocking it, one long form each (shared/rke2Lists). */
+  warnings?: string[];
   /**
    * Per image the archive brings. `durable`: kubelet keeps the image with no archive re-pinning it
    * (shared/protection durableProtection, under the node's containerd rule); `refs` and
@@ -237,6 +239,8 @@ export interface AuditEntry {
   /** prune: every image removed (all its references), and the bytes measured freed. */
   pruned?: PrunedRecord;
   note?: string;
+  /** rm-archive: what its check warned of (RemovalCheck.warnings), said again once it is done. */
+  warnings?: string[];
 }
 
 /** What one prune run removed from a node, as the audit log keeps it. */

@@ -2,8 +2,11 @@
 import type { Command } from 'commander';
 import { archiveBrief } from '../../shared/archiveRemedy';
 import { archivesReport } from '../../shared/archivesReport';
+import { distroDisplayName } from '../../shared/distro';
 import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
+import type { Distro } from '../../shared/domain';
+import { rke2ListsNotice } from '../../shared/rke2Lists';
 import { connectsFirstNode, type Cli } from '../context';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { HoldfastError } from '../../core/errors';
@@ -47,27 +50,42 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       const name = (await localNodeOf(cli, o, given ? [given] : [])) ?? given;
       if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
       const archives = await cli.call('archives.list', { node: name });
+      // The node's distro names who imports (the listing probed it already: no second probe).
+      const distro = await cli.call('nodes.info', { node: name }).then((i) => i.distro, (): Distro => 'unknown');
+      const who = distroDisplayName(distro);
+      // RKE2 writes its own image lists when no archive is at the top level (shared/rke2Lists).
+      const rke2Lists = rke2ListsNotice(name, distro, archives.map((a) => a.path));
       // the node's import cache health once, beside its files (shared/archivesReport)
-      if (o.json) return cli.io.out(JSON.stringify(archivesReport(name, archives), null, 2));
-      if (archives.length === 0) return cli.io.out(`the images dir of ${name} is empty`);
-      // k3s's import cache: one line for the node (every finding with --why).
-      const cache = archives[0]!.importCache;
-      const cacheLine = () => {
-        const brief = cache ? importCacheBrief(cache) : null;
-        if (!cache || !brief) return;
-        cli.io.out('');
-        if (!why) out(safe(brief));
-        else for (const r of importCacheReasons(cache, name)) out(safe(r));
-      };
+      if (o.json) return cli.io.out(JSON.stringify({ ...archivesReport(name, archives), rke2Lists }, null, 2));
       const screen = cli.screen();
       const why = o.why === true;
       const out = (s: string) => cli.io.out(screen.text(s));
+      const rke2Line = () => {
+        if (!rke2Lists) return;
+        cli.io.out('');
+        out(safe(why ? rke2Lists.reason : rke2Lists.brief));
+      };
+      if (archives.length === 0) {
+        cli.io.out(`the images dir of ${name} is empty`);
+        rke2Line();
+        if (screen.terminal && !why && rke2Lists) out(`\n${whyHint()}`);
+        return;
+      }
+      // k3s's import cache: one line for the node (every finding with --why).
+      const cache = archives[0]!.importCache;
+      const cacheLine = () => {
+        const brief = cache ? importCacheBrief(cache, who) : null;
+        if (!cache || !brief) return;
+        cli.io.out('');
+        if (!why) out(safe(brief));
+        else for (const r of importCacheReasons(cache, name, who)) out(safe(r));
+      };
       cli.io.out(
         screen.table(
           ['PATH', 'KIND', 'SIZE', 'IMAGES', 'IMPORTED', 'SAFE TO REMOVE'],
           archives.map((a) => [
-            // Fitted, "(cached by k3s)" goes on a line of its own, so eliding the path keeps it.
-            screen.width !== null && a.cachedByK3s ? [a.path, '(cached by k3s)'] : a.path + (a.cachedByK3s ? ' (cached by k3s)' : ''),
+            // Fitted, "(cached by k3s)" (or RKE2) goes on a line of its own, so eliding the path keeps it.
+            screen.width !== null && a.cachedByK3s ? [a.path, `(cached by ${who})`] : a.path + (a.cachedByK3s ? ` (cached by ${who})` : ''),
             a.kind,
             humanSize(a.size),
             a.error ? `unreadable: ${a.error}` : a.images.length ? a.images : '-',
@@ -90,7 +108,7 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
           continue;
         }
         cli.io.out('');
-        const brief = archiveBrief(a);
+        const brief = archiveBrief(a, who);
         out(`${screen.ref(a.path, brief.length + 2)}: ${why ? '' : brief}`.trimEnd());
         if (why) for (const x of problems[n]!) out(`  - ${safe(x)}`);
         else if (a.remedy) cli.io.out(screen.command(`  → ${a.remedy.command}`));
@@ -98,10 +116,11 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       // .txt lists that hand a durable pin to k3s through another tag of its image.
       for (const a of archives.filter((x) => x.takesOver?.length)) {
         cli.io.out('');
-        out(`${safe(a.path)}: ${safe(why ? listTakeoverReason(a.path, a.takesOver!) : listTakeoverBrief(a.takesOver!))}`);
+        out(`${safe(a.path)}: ${safe(why ? listTakeoverReason(a.path, a.takesOver!, who) : listTakeoverBrief(a.takesOver!))}`);
       }
+      rke2Line();
       cacheLine();
-      const hinted = blocked.length || archives.some((x) => x.takesOver?.length) || (cache && importCacheBrief(cache));
+      const hinted = blocked.length || archives.some((x) => x.takesOver?.length) || (cache && importCacheBrief(cache, who)) || rke2Lists;
       if (screen.terminal && !why && hinted) out(`\n${whyHint()}`);
     });
 }

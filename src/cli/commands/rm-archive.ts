@@ -29,16 +29,22 @@ export function registerRmArchiveCommand(program: Command, cli: Cli): void {
       ),
     )
     .action(async (name: string, given: string, o) => {
+      // What the removal sets off without blocking it (RKE2's own image lists: shared/rke2Lists).
+      const warn = (warnings: readonly string[] | undefined) => {
+        for (const w of warnings ?? []) cli.io.out(cli.screen().text(`\nwarning: ${safe(w)}`));
+      };
       // An absolute path inside the node's images dir names the same file as its relative path.
       const p = given.startsWith('/') ? inImagesDir((await cli.store().get(name)).imagesDir, given, name) : given;
       if (o.dryRun) {
         const check = await cli.call('archives.check', { node: name, path: p });
         cli.io.out(cli.screen().text(check.allowed ? `${safe(p)} can be removed safely` : `${safe(p)} cannot be removed safely:\n  ${check.problems.map((x) => safe(x)).join('\n  ')}`));
+        warn(check.warnings);
         if (!check.allowed) throw new HoldfastError('REFUSED', `${p} is not safe to remove`);
         return;
       }
       // Forcing needs the path typed again as confirmation: on the command line, the path given is it.
       const entry = await cli.call('archives.remove', { node: name, path: p, ...(o.force ? { force: true, confirm: p } : {}) });
       cli.io.out(cli.screen().text(`removed ${safe(p)} (${humanSize(entry.archive!.size)}, sha256 ${entry.archive!.sha256})${entry.forced ? ' — FORCED, logged' : ''}`));
+      warn(entry.warnings);
     });
 }

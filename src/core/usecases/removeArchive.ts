@@ -4,6 +4,7 @@
 // images dir (a .txt pre-pull list, a name k3s ignores, a staging file an upload left) goes only
 // with --force, logged the same way: Holdfast can take back whatever it put there. k3s's own
 // import cache is never removed.
+import { distroDisplayName } from '../../shared/distro';
 import type { AuditEntry, RemovalCheck } from '../../shared/domain';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
@@ -38,16 +39,17 @@ export async function removeArchive(
 ): Promise<AuditEntry> {
   const file = inv.files.find((f) => f.path === check.path);
   if (!file) throw new HoldfastError('NOT_FOUND', `no file ${check.path} in ${session.def.imagesDir}`);
+  const who = distroDisplayName(inv.info.distro);
   if (file.path === K3S_IMPORT_CACHE) {
-    throw new HoldfastError('REFUSED', `${check.path} is k3s's own import cache; Holdfast never removes it`, {
-      hint: 'k3s rewrites it at every start; to turn the cache off, remove it on the node while k3s is stopped.',
+    throw new HoldfastError('REFUSED', `${check.path} is ${who}'s own import cache; Holdfast never removes it`, {
+      hint: `${who} rewrites it at every start; to turn the cache off, remove it on the node while ${who} is stopped.`,
     });
   }
   if (file.kind !== 'archive' && !opts.force) {
-    throw new HoldfastError('REFUSED', `${check.path} is not an image archive k3s imports; Holdfast removes such a file only with --force`, {
+    throw new HoldfastError('REFUSED', `${check.path} is not an image archive ${who} imports; Holdfast removes such a file only with --force`, {
       hint: file.kind === 'prepull'
-        ? 'A .txt list makes k3s pin the images it names at every start: without it those pins go at the next start unless they are durable. --force removes it anyway and is logged.'
-        : 'k3s ignores this file. --force removes it and is logged.',
+        ? `A .txt list makes ${who} pin the images it names at every start: without it those pins go at the next start unless they are durable. --force removes it anyway and is logged.`
+        : `${who} ignores this file. --force removes it and is logged.`,
     });
   }
   if (!check.allowed && !opts.force) {
@@ -71,5 +73,6 @@ export async function removeArchive(
     ...(opts.force ? { forced: true } : {}),
     archive: { path: check.path, size: file.size, sha256 },
     ...(opts.force && !check.allowed ? { note: `forced despite: ${check.problems.join(' ')}` } : {}),
+    ...(check.warnings?.length ? { warnings: check.warnings } : {}),
   });
 }

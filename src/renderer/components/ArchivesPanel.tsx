@@ -1,5 +1,5 @@
 import { useEffect, useMemo } from 'react';
-import type { ArchiveInfo, NodeDef } from '../../shared/domain';
+import type { ArchiveInfo, Distro, NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import { compressionName, plural } from '../../shared/wording';
 import { appText } from '../appText';
@@ -7,8 +7,10 @@ import { ARCHIVE_KIND_TEXT, sortArchives } from '../model/archives';
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
+import { distroDisplayName } from '../../shared/distro';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
-import { archivesOf } from '../store';
+import { rke2ListsNotice } from '../../shared/rke2Lists';
+import { archivesOf, statusOf } from '../store';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
 import { ImportCacheBanner } from './ImportCacheBanner';
@@ -61,9 +63,27 @@ function RemovalCell({ a }: { a: ArchiveInfo }) {
   );
 }
 
+/** RKE2 writes its own image lists when no archive is at the top level of its images dir (shared/rke2Lists). */
+export function Rke2ListsBanner({ node, distro, files }: { node: string; distro: Distro; files: readonly string[] }) {
+  const notice = rke2ListsNotice(node, distro, files);
+  if (!notice) return null;
+  return (
+    <div className="banner banner-warning" data-testid="rke2-lists-banner">
+      <AlertIcon className="banner-icon" />
+      <div className="banner-text">
+        <strong>{notice.brief.charAt(0).toUpperCase() + notice.brief.slice(1)}.</strong>
+        <span data-testid="rke2-lists-reason">{notice.reason}</span>
+      </div>
+    </div>
+  );
+}
+
 export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string): void; onRemove(path: string): void }) {
   const { node } = props;
   const archives = useApp((s) => archivesOf(s, node.name));
+  // Who imports, as the node's distro is named (k3s until the node was probed).
+  const distro = useApp((s) => statusOf(s, node.name).info?.distro) ?? 'unknown';
+  const who = distroDisplayName(distro);
   const loadArchives = useApp((s) => s.loadArchives);
   const items = useMemo(() => sortArchives(archives.items), [archives.items]);
   const cached = items.filter((a) => a.cachedByK3s).length;
@@ -93,7 +113,10 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
         </button>
       </div>
 
-      <ImportCacheBanner node={node.name} cached={cached} health={cacheHealth} />
+      <ImportCacheBanner node={node.name} cached={cached} health={cacheHealth} who={who} />
+
+      {/* Once the listing is read, an empty images dir included. */}
+      {archives.loadedAt ? <Rke2ListsBanner node={node.name} distro={distro} files={items.map((a) => a.path)} /> : null}
 
       {archives.state === 'error' && archives.error ? (
         <ErrorCallout error={archives.error} title="Could not list archives" testId="archives-error">
@@ -112,7 +135,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
         <div className="empty" data-testid="archives-empty">
           <p className="empty-title">No files in {node.imagesDir}</p>
           <p className="muted">
-            k3s imports nothing at start on this node: every pin that remains is durable or was made by hand.
+            {who} imports nothing at start on this node: every pin that remains is durable or was made by hand.
           </p>
         </div>
       ) : archives.loadedAt ? (
@@ -146,13 +169,13 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                       <span
                         className="tag tag-warning"
                         data-testid="cached-badge"
-                        title="Listed unchanged in .cache.json: k3s will not re-import it at start."
+                        title={`Listed unchanged in .cache.json: ${who} will not re-import it at start.`}
                       >
-                        <ClockIcon /> cached by k3s
+                        <ClockIcon /> cached by {who}
                       </span>
                     ) : null}
                     {a.takesOver?.length ? (
-                      <p className="archive-error" data-testid="list-takeover" title={listTakeoverReason(a.path, a.takesOver)}>
+                      <p className="archive-error" data-testid="list-takeover" title={listTakeoverReason(a.path, a.takesOver, who)}>
                         <AlertIcon /> {listTakeoverBrief(a.takesOver)}
                       </p>
                     ) : null}

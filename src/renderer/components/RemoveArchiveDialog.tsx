@@ -5,6 +5,8 @@ import { useEffect, useId, useState } from 'react';
 import type { AuditEntry, ErrorInfo, NodeDef, RemovalCheck } from '../../shared/domain';
 import { useApp } from '../context';
 import { archiveRemedy } from '../../shared/archiveRemedy';
+import { distroDisplayName } from '../../shared/distro';
+import { statusOf } from '../store';
 import { plural } from '../../shared/wording';
 import { appText } from '../appText';
 import { displayRef } from '../model/refs';
@@ -30,13 +32,13 @@ function YesNo({ value, yes, no }: { value: boolean; yes: string; no: string }) 
   );
 }
 
-/** What a forced removal loses, per image, in words. */
-export function forcedLosses(check: RemovalCheck): string[] {
+/** What a forced removal loses, per image, in words (`who`: the node's distro, shared/distro distroDisplayName). */
+export function forcedLosses(check: RemovalCheck, who = 'k3s'): string[] {
   const out: string[] = [];
   for (const i of check.images) {
     if (!i.present) out.push(`${i.name} is not in containerd: the archive is its only copy on this node.`);
     else if (!i.complete) out.push(`${i.name} is incomplete (missing ${i.missing.length || 'some'} blobs): the archive is the only complete copy.`);
-    else if (!i.durable) out.push(`${i.name} loses its pin at the next k3s start; kubelet may then delete it.`);
+    else if (!i.durable) out.push(`${i.name} loses its pin at the next ${who} start; kubelet may then delete it.`);
   }
   return out;
 }
@@ -51,6 +53,7 @@ export function RemoveArchiveDialog(props: {
   const { node, path } = props;
   const check = useApp((s) => s.checkArchiveRemoval);
   const removeArchive = useApp((s) => s.removeArchive);
+  const who = distroDisplayName(useApp((s) => statusOf(s, node.name).info?.distro) ?? 'unknown');
   const [phase, setPhase] = useState<Phase>({ kind: 'checking' });
   const [attempt, setAttempt] = useState(0);
   const [forceOpen, setForceOpen] = useState(false);
@@ -79,7 +82,7 @@ export function RemoveArchiveDialog(props: {
   };
 
   const c = phase.kind === 'preview' || phase.kind === 'removing' ? phase.check : null;
-  const losses = c ? forcedLosses(c) : [];
+  const losses = c ? forcedLosses(c, who) : [];
 
   return (
     <Modal title="Remove archive safely" onClose={close} testId="remove-dialog" className="modal-wide">
@@ -158,6 +161,15 @@ export function RemoveArchiveDialog(props: {
                 </button>
               </div>
             )}
+
+            {/* What the removal sets off without blocking it (shared/rke2Lists). */}
+            {c.warnings?.map((w) => (
+              <div key={w} className="callout callout-warning" data-testid="removal-warning">
+                <p>
+                  <AlertIcon /> {w}
+                </p>
+              </div>
+            ))}
 
             {c.images.length ? (
               <table className="mini-table" data-testid="removal-images">
