@@ -2,27 +2,12 @@
 // endpoints and rewrites (shared/registryMirrors), and where a needed image the node lacks would
 // be pulled from. Never a credential: the node counted its `configs:` entries and sent no value.
 import type { FleetNodeResult } from '../shared/fleet';
-import { describePullSource, type NodeRegistries } from '../shared/registryMirrors';
+import { describePullSource, registriesHeadline as headline, type NodeRegistries } from '../shared/registryMirrors';
 import { plural } from '../shared/wording';
 import { terminalSafe as safe } from './format';
 
 /** How many needed images' pulls are listed per node (the JSON has them all). */
 const SHOWN_PULLS = 8;
-
-function headline(r: NodeRegistries): string {
-  switch (r.state) {
-    case 'absent':
-      return 'no registries.yaml';
-    case 'unreadable':
-      return `not read (${r.notes[0] ?? 'unreadable'})`;
-    default: {
-      const parts = [plural(r.mirrors.length, 'mirror')];
-      if (r.configs === null) parts.push('configs not counted');
-      else if (r.configs > 0) parts.push(`configs: ${r.configs} (credentials stay on the node)`);
-      return `${parts.join(', ')}${r.state === 'not-understood' ? ', not all understood' : ''}`;
-    }
-  }
-}
 
 /** One node's lines, indented under its name. */
 export function registriesLines(node: string, r: NodeRegistries): string[] {

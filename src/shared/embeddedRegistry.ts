@@ -76,7 +76,7 @@ export const PEER_BRIEF: Record<PeerBlock | 'servable', string> = {
   'no-source-label': 'no distribution.source label',
 };
 
-function longForm(block: PeerBlock | 'servable', ref: string, registry: string, digestRef: string, cfg: EmbeddedRegistryConfig, distro: string): string {
+function longForm(block: PeerBlock | 'servable', ref: string, registry: string, digestRef: string, cfg: EmbeddedRegistryConfig, distro: string, who: string): string {
   const dir = `/etc/rancher/${distro}`;
   switch (block) {
     case 'servable':
@@ -87,24 +87,28 @@ function longForm(block: PeerBlock | 'servable', ref: string, registry: string, 
         : `The embedded registry is off in this node's config: peers cannot pull ${ref} from it. It is a server setting (embedded-registry: true in ${dir}/config.yaml on the servers, then restart them); an agent node follows its servers.`;
     case 'not-mirrored':
       return cfg.mirrors.length === 0
-        ? `${dir}/registries.yaml lists no registry under mirrors, so this node takes no part in the embedded registry. List ${registry} (or "*" for every registry) under mirrors and restart ${distro}.`
-        : `${registry} is not under mirrors in ${dir}/registries.yaml (${cfg.mirrors.join(', ')}), so the embedded registry does not serve it. Add ${registry} (or "*") and restart ${distro}.`;
+        ? `${dir}/registries.yaml lists no registry under mirrors, so this node takes no part in the embedded registry. List ${registry} (or "*" for every registry) under mirrors and restart ${who}.`
+        : `${registry} is not under mirrors in ${dir}/registries.yaml (${cfg.mirrors.join(', ')}), so the embedded registry does not serve it. Add ${registry} (or "*") and restart ${who}.`;
     case 'no-digest-ref':
-      return `${digestRef} is missing: the embedded registry advertises an image only with its digest reference, so peers cannot pull ${ref} from this node. Import its archive again (k3s adds the reference at import), or recreate it: ctr -n k8s.io images tag ${ref} ${digestRef}.`;
+      return `${digestRef} is missing: the embedded registry advertises an image only with its digest reference, so peers cannot pull ${ref} from this node. Import its archive again (${who} adds the reference at import), or recreate it: ctr -n k8s.io images tag ${ref} ${digestRef}.`;
     case 'no-source-label':
-      return `The image's content has no containerd.io/distribution.source.${registry} label, which the embedded registry needs to serve it from ${registry}: peers cannot pull ${ref} from this node. Import its archive again (k3s sets the label at import).`;
+      return `The image's content has no containerd.io/distribution.source.${registry} label, which the embedded registry needs to serve it from ${registry}: peers cannot pull ${ref} from this node. Import its archive again (${who} sets the label at import).`;
   }
 }
 
 /**
  * For each named reference of a node: whether peers can pull it from this node, and why not.
  * `sourceLabels`: target digest → the labels of that blob in the content store (absent: unread).
+ * `distro`: the node's distro id (its /etc/rancher dir, the service to restart); `who`: its name as
+ * the sentences say who imports ("RKE2": shared/distro distroDisplayName; not looked up here, which
+ * would close an import cycle through shared/domain), the id when not given.
  */
 export function peerServing(
   refs: readonly PeerRef[],
   cfg: EmbeddedRegistryConfig,
   sourceLabels: ReadonlyMap<string, Record<string, string>>,
   distro = 'k3s',
+  who = distro,
 ): Map<string, PeerServing> {
   const names = new Set(refs.map((r) => r.name));
   const out = new Map<string, PeerServing>();
@@ -132,7 +136,7 @@ export function peerServing(
       ...(block ? { block } : {}),
       registry,
       brief: PEER_BRIEF[key],
-      reason: longForm(key, r.name, registry, digestRef, cfg, distro) + (cfg.enabled === 'agent' && block !== 'registry-off' ? AGENT_NOTE : ''),
+      reason: longForm(key, r.name, registry, digestRef, cfg, distro, who) + (cfg.enabled === 'agent' && block !== 'registry-off' ? AGENT_NOTE : ''),
     });
   }
   return out;
@@ -210,4 +214,54 @@ export function fleetPeerSources(nodes: readonly PeerFleetNode[]): PeerSource[] 
     }
   }
   return [...out.values()].sort((a, b) => b.missingOn.length - a.missingOn.length || (a.group ?? '').localeCompare(b.group ?? '') || a.image.localeCompare(b.image));
+}
+
+/**
+ * Whether a node's images get a peers verdict worth a column (CLI PEERS, the app's Peers): its
+ * config turns the embedded registry on, or it is an agent that follows its servers.
+ */
+export function peersColumnApplies(cfg: Pick<EmbeddedRegistryConfig, 'enabled'> | null | undefined): boolean {
+  return cfg?.enabled === 'on' || cfg?.enabled === 'agent';
+}
+
+/** Whether the fleet view of peers applies: some node's own config turns the embedded registry on. */
+export function fleetPeersApply(cfgs: readonly (Pick<EmbeddedRegistryConfig, 'enabled'> | null | undefined)[]): boolean {
+  return cfgs.some((c) => c?.enabled === 'on');
+}
+
+/** Which file set the node's state, one short clause (the summary's second half). */
+export function embeddedRegistryFrom(cfg: EmbeddedRegistryConfig): string {
+  if (cfg.from) return `set in ${cfg.from}`;
+  if (cfg.enabled === 'agent') return 'not set in its config: it joins a server';
+  if (cfg.enabled === 'unknown') return 'its config could not be read';
+  return 'not set in its config';
+}
+
+/** One needed image of the fleet view, as a clause: who serves it, who lacks it. */
+export function describePeerSource(s: PeerSource): string {
+  const served = s.servedBy.length ? `served by ${s.servedBy.join(', ')}` : 'no node can serve it';
+  return `${served}${s.missingOn.length ? `; missing on ${s.missingOn.join(', ')}` : ''}`;
+}
+
+/** A fleet report's node as the fleet view reads it (FleetNodeResult has these fields). */
+export interface PeerReportNode {
+  node: string;
+  images: PeerFleetNode['images'];
+  needs?: { missing: readonly { ref: string }[] } | null;
+  embeddedRegistry?: EmbeddedRegistryConfig | null;
+}
+
+/** fleetPeerSources over a fleet report's nodes, each node's group from `groupOf`. */
+export function fleetPeerSourcesOf(nodes: readonly PeerReportNode[], groupOf: (node: string) => string | undefined): PeerSource[] {
+  return fleetPeerSources(
+    nodes.map((n) => ({ node: n.node, group: groupOf(n.node), images: n.images, missing: n.needs?.missing.map((m) => m.ref) ?? [], enabled: n.embeddedRegistry?.enabled })),
+  );
+}
+
+/**
+ * An image's verdict from its references' (a row of the app holds an image's references): the
+ * first servable reference's, else the first reference's that has one; null when none has.
+ */
+export function imagePeers(refs: readonly { peers?: PeerServing }[]): PeerServing | null {
+  return refs.find((r) => r.peers?.servable)?.peers ?? refs.find((r) => r.peers)?.peers ?? null;
 }

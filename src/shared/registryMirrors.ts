@@ -24,6 +24,7 @@
 //   (shared/workloads normalizeNeededImage stays as it is); they change what a mirror must hold
 //   for the node to pull a missing image, which is what pullSources() tells.
 import { parseReference } from './imageReference';
+import { plural } from './wording';
 
 export interface MirrorRewrite {
   pattern: string;
@@ -194,7 +195,7 @@ function inlineValue(rest: string, no: number): YNode {
 
 const isItem = (l: Line) => l.text === '-' || l.text.startsWith('- ');
 
-function parseBlock(ls: Line[], pos: number, indent: number): [YNode, number] {
+function parseBlock(ls: Line[], pos: number, indent: number, who: string): [YNode, number] {
   const first = ls[pos]!;
   if (isItem(first)) {
     const seq: YNode[] = [];
@@ -216,10 +217,10 @@ function parseBlock(ls: Line[], pos: number, indent: number): [YNode, number] {
     let value: YNode = null;
     if (kv.rest !== '') value = inlineValue(kv.rest, l.no);
     else if (pos < ls.length && (ls[pos]!.indent > indent || (ls[pos]!.indent === indent && isItem(ls[pos]!)))) {
-      [value, pos] = parseBlock(ls, pos, ls[pos]!.indent);
+      [value, pos] = parseBlock(ls, pos, ls[pos]!.indent, who);
     }
     // yaml.v2 refuses a key given twice in one mapping; Holdfast says so and keeps the last.
-    if (map.has(kv.key)) throw new NotUnderstood(`line ${l.no}: "${kv.key.slice(0, 60)}" is given twice (k3s refuses the file)`);
+    if (map.has(kv.key)) throw new NotUnderstood(`line ${l.no}: "${kv.key.slice(0, 60)}" is given twice (${who} refuses the file)`);
     map.set(kv.key, value);
   }
   if (pos < ls.length && ls[pos]!.indent > indent) throw new NotUnderstood(`line ${ls[pos]!.no}: indented deeper than the lines before it`);
@@ -401,15 +402,18 @@ export function rewritePath(path: string, rewrites: readonly MirrorRewrite[]): s
 
 // ---- the mirrors block → NodeRegistries ----
 
-/** Reads the lines of a `mirrors:` block (and only it) as the node printed them. */
-export function parseMirrorsBlock(lines: readonly string[]): { mirrors: RegistryMirror[]; notes: string[]; understood: boolean } {
+/**
+ * Reads the lines of a `mirrors:` block (and only it) as the node printed them. `who`: the node's
+ * distro as the notes name it ("k3s", "RKE2": shared/distro distroDisplayName).
+ */
+export function parseMirrorsBlock(lines: readonly string[], who = 'k3s'): { mirrors: RegistryMirror[]; notes: string[]; understood: boolean } {
   const notes: string[] = [];
   const ls: Line[] = [];
   for (const [i, raw] of lines.slice(0, MAX_LINES).entries()) {
     if (raw.length > MAX_LINE) return { mirrors: [], notes: [`line ${i + 1} of the mirrors block is longer than ${MAX_LINE} characters: not read`], understood: false };
     const line = raw.replace(/\r$/, '');
     if (/^\s*@@dropped$/.test(line)) {
-      notes.push(`a key other than endpoint/rewrite: ignored, as k3s does; its value stayed on the node`);
+      notes.push(`a key other than endpoint/rewrite: ignored, as ${who} does; its value stayed on the node`);
       continue;
     }
     const lead = /^[ \t]*/.exec(line)![0];
@@ -423,7 +427,7 @@ export function parseMirrorsBlock(lines: readonly string[]): { mirrors: Registry
   let root: YNode;
   try {
     let pos: number;
-    [root, pos] = parseBlock(ls, 0, ls[0]!.indent);
+    [root, pos] = parseBlock(ls, 0, ls[0]!.indent, who);
     if (pos < ls.length) throw new NotUnderstood(`line ${ls[pos]!.no}: less indented than the block`);
   } catch (e) {
     if (e instanceof NotUnderstood) return { mirrors: [], notes: [...notes, e.message], understood: false };
@@ -447,7 +451,7 @@ export function parseMirrorsBlock(lines: readonly string[]): { mirrors: Registry
     if (v instanceof Map) {
       const ep = v.get('endpoint');
       if (Array.isArray(ep)) m.endpoints = ep.filter((e): e is string => typeof e === 'string').slice(0, MAX_ENDPOINTS).map((e) => e.slice(0, 512));
-      else if (ep !== undefined && ep !== null) notes.push(`mirror ${m.registry}: endpoint is not a list (k3s refuses the file)`);
+      else if (ep !== undefined && ep !== null) notes.push(`mirror ${m.registry}: endpoint is not a list (${who} refuses the file)`);
       const rw = v.get('rewrite');
       if (rw instanceof Map) {
         for (const [pattern, replacement] of [...rw].slice(0, MAX_REWRITES)) {
@@ -458,7 +462,7 @@ export function parseMirrorsBlock(lines: readonly string[]): { mirrors: Registry
           m.rewrites.push(r);
         }
         if (rw.size > MAX_REWRITES) notes.push(`mirror ${m.registry}: only the first ${MAX_REWRITES} rewrites were read`);
-      } else if (rw !== undefined && rw !== null) notes.push(`mirror ${m.registry}: rewrite is not a mapping (k3s refuses the file)`);
+      } else if (rw !== undefined && rw !== null) notes.push(`mirror ${m.registry}: rewrite is not a mapping (${who} refuses the file)`);
     } else if (v !== null) notes.push(`mirror ${m.registry} is not a mapping`);
     mirrors.push(m);
   }
@@ -548,4 +552,20 @@ export function missingPulls(refs: readonly string[], mirrors: readonly Registry
     if (sources) out.push({ ref, sources });
   }
   return out;
+}
+
+/** A node's registries.yaml in one short clause (inspect's line per node, the app's heading). */
+export function registriesHeadline(r: NodeRegistries): string {
+  switch (r.state) {
+    case 'absent':
+      return 'no registries.yaml';
+    case 'unreadable':
+      return `not read (${r.notes[0] ?? 'unreadable'})`;
+    default: {
+      const parts = [plural(r.mirrors.length, 'mirror')];
+      if (r.configs === null) parts.push('configs not counted');
+      else if (r.configs > 0) parts.push(`configs: ${r.configs} (credentials stay on the node)`);
+      return `${parts.join(', ')}${r.state === 'not-understood' ? ', not all understood' : ''}`;
+    }
+  }
 }

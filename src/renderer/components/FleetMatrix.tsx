@@ -10,7 +10,9 @@ import { buildMatrix, filterMatrix, summarizeMatrix, type CellPin, type MatrixCe
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
+import { distroDisplayName, distrosDisplayName } from '../../shared/distro';
 import { NEED_VERDICT_TEXT, workloadLine } from '../needsView';
+import { FleetRegistries } from './Peers';
 import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
@@ -28,13 +30,9 @@ const PROBLEMS: { value: ProblemFilter; label: string }[] = [
   { value: 'unreachable', label: 'Unreachable' },
 ];
 
-const CELL_TEXT: Record<CellPin, string> = {
-  durable: 'Durable pin',
-  k3s: 'k3s pin',
-  none: 'Unpinned',
-  missing: 'Missing',
-  unknown: 'Unknown (node not inspected)',
-};
+/** A cell's pin in words; `who` names the node's distro ("k3s", "RKE2"). */
+const cellText = (pin: CellPin, who: string): string =>
+  ({ durable: 'Durable pin', k3s: `${who} pin`, none: 'Unpinned', missing: 'Missing', unknown: 'Unknown (node not inspected)' })[pin];
 
 function CellIcon({ pin }: { pin: CellPin }) {
   if (pin === 'durable') return <ShieldIcon />;
@@ -53,13 +51,13 @@ function needTitle(cell: MatrixCell): string {
   return `\nSite need: ${NEED_VERDICT_TEXT[n.verdict]} — ${n.because}${who}${copy}`;
 }
 
-function Cell({ cell, node }: { cell: MatrixCell; node: string }) {
+function Cell({ cell, node, who }: { cell: MatrixCell; node: string; who: string }) {
   const title =
     cell.pin === 'unknown'
       ? `${node}: not inspected`
       : cell.pin === 'missing'
         ? `${node}: not on this node${needTitle(cell)}`
-        : `${node}: ${CELL_TEXT[cell.pin]}${cell.atRisk ? ' — loses its pin at the next k3s start' : ''}${cell.reason ? `\n${cell.reason}` : ''}${
+        : `${node}: ${cellText(cell.pin, who)}${cell.atRisk ? ` — loses its pin at the next ${who} start` : ''}${cell.reason ? `\n${cell.reason}` : ''}${
             cell.refs.length > 1 ? `\n${cell.refs.length} references: ${cell.refs.map(displayRef).join(', ')}` : ''
           }${needTitle(cell)}`;
   return (
@@ -75,9 +73,9 @@ function Cell({ cell, node }: { cell: MatrixCell; node: string }) {
       <span className="mx-cell-body">
         <span className="mx-chip">
           <CellIcon pin={cell.pin} />
-          <span className="visually-hidden">{CELL_TEXT[cell.pin]}</span>
+          <span className="visually-hidden">{cellText(cell.pin, who)}</span>
           {cell.atRisk ? (
-            <span className="mx-risk" data-testid="mx-at-risk" aria-label="loses its pin at the next k3s start">
+            <span className="mx-risk" data-testid="mx-at-risk" aria-label={`loses its pin at the next ${who} start`}>
               !
             </span>
           ) : null}
@@ -123,6 +121,8 @@ export function FleetMatrix() {
   const groupOf = useMemo(() => Object.fromEntries(nodes.map((n) => [n.name, n.group])), [nodes]);
   const matrix = useMemo(() => buildMatrix(run.nodes, run.results, { report: run.state === 'done' ? run.report : null, groups: groupOf }), [run, groupOf]);
   const summary = useMemo(() => summarizeMatrix(matrix), [matrix]);
+  // Each node's result as it answered (the finished report's, once there): its registries and peers.
+  const fleetNodes = useMemo(() => (run.state === 'done' && run.report ? run.report.nodes : run.nodes.flatMap((n) => run.results[n] ?? [])), [run]);
   const view = useMemo(() => filterMatrix(matrix, { group, problem, query }), [matrix, group, problem, query]);
   const rows = useVirtualRows({
     count: view.rows.length,
@@ -246,7 +246,7 @@ export function FleetMatrix() {
                   </SegButton>
                 ))}
               </div>
-              <Legend />
+              <Legend who={distrosDisplayName(matrix.columns.map((c) => c.distro).filter((d) => d !== 'unknown'))} />
             </div>
             <div className="table-wrap matrix-wrap" ref={scrollRef} data-testid="matrix-scroll">
               <table className="matrix-table" data-testid="matrix-table" aria-rowcount={view.rows.length + 1}>
@@ -280,7 +280,7 @@ export function FleetMatrix() {
                             ) : c.neededAtRisk > 0 || c.losingPins > 0 ? (
                               <>
                                 {c.neededAtRisk > 0 ? (
-                                  <span className="mx-col-needed" data-testid="mx-col-needed" title="Needed images at risk on this node: missing, not pinned, or losing their pin at the next k3s start">
+                                  <span className="mx-col-needed" data-testid="mx-col-needed" title={`Needed images at risk on this node: missing, not pinned, or losing their pin at the next ${distroDisplayName(c.distro)} start`}>
                                     {c.neededAtRisk} needed at risk
                                   </span>
                                 ) : null}
@@ -297,7 +297,7 @@ export function FleetMatrix() {
                             ) : null}
                             {c.warnings.length ? (
                               <span className="mx-col-capability" data-testid="mx-col-capability" title={c.warnings.map((w) => w.message).join('\n')}>
-                                {c.warnings.some((w) => w.kind === 'no-cri-pinning') ? 'no CRI pinning' : 'k3s pins nothing'}
+                                {c.warnings.some((w) => w.kind === 'no-cri-pinning') ? 'no CRI pinning' : `${distroDisplayName(c.distro)} pins nothing`}
                               </span>
                             ) : null}
                           </span>
@@ -327,7 +327,7 @@ export function FleetMatrix() {
                         </span>
                       </th>
                       {view.columns.map((ci) => (
-                        <Cell key={ci} cell={r.cells[ci]!} node={matrix.columns[ci]!.node} />
+                        <Cell key={ci} cell={r.cells[ci]!} node={matrix.columns[ci]!.node} who={distroDisplayName(matrix.columns[ci]!.distro)} />
                       ))}
                     </tr>
                   ))}
@@ -341,6 +341,7 @@ export function FleetMatrix() {
               {view.rows.length === 0 ? <p className="muted matrix-none">No image matches these filters.</p> : null}
             </div>
             <UnreachableList matrix={matrix} columns={view.columns} />
+            <FleetRegistries nodes={fleetNodes} groupOf={(n) => groupOf[n]} />
           </>
         ) : null}
       </div>
@@ -378,7 +379,7 @@ function SummaryItem(props: { label: string; value: number | null; alert: boolea
   );
 }
 
-function Legend() {
+function Legend({ who }: { who: string }) {
   return (
     <div className="mx-legend muted small" aria-hidden="true">
       {(['durable', 'k3s', 'none', 'missing'] as const).map((p) => (
@@ -386,7 +387,7 @@ function Legend() {
           <span className="mx-chip">
             <CellIcon pin={p} />
           </span>
-          {CELL_TEXT[p]}
+          {cellText(p, who)}
         </span>
       ))}
       <span className="mx-legend-item">

@@ -2,7 +2,7 @@ import { Fragment, memo, useCallback, useDeferredValue, useEffect, useMemo, useR
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import { atRiskGroups, countsOfRefs, criModeOf, filterGroups, groupsOfRefs, sortGroups, type ImageGroup, type PinFilter, type SortDir, type SortKey } from '../model/images';
-import { FATE_TEXT, formatDate } from '../model/text';
+import { FATE_TEXT, formatDate, formatDateTime } from '../model/text';
 import { displayRef } from '../model/refs';
 import { formatBytes, shortDigest } from '../../shared/format';
 import { imagesOf, statusOf } from '../store';
@@ -17,15 +17,34 @@ import { SegButton } from './SegButton';
 import { compareText } from '../../shared/compareText';
 import { NeedBadge, NeedDetails, NeedsBanner } from './SiteNeeds';
 import { nodeAtRisk } from '../needsView';
+import { peersColumnApplies, type EmbeddedRegistryConfig, type PeerServing } from '../../shared/embeddedRegistry';
+import { EmbeddedRegistrySummary, NodeRegistriesDetails, PeersCell } from './Peers';
+import { distroDisplayName } from '../../shared/distro';
 
-const FILTERS: { value: PinFilter; label: string }[] = [
-  { value: 'all', label: 'All' },
-  { value: 'durable', label: 'Durable' },
-  { value: 'k3s', label: 'k3s' },
-  { value: 'none', label: 'Unpinned' },
-  { value: 'atRisk', label: 'At risk' },
-];
+/**
+ * The Images tab's words that name the node's distro (`who`: "k3s", "RKE2", shared/distro
+ * distroDisplayName). The pin state keeps its data name, k3s; only its label says whose pin it is.
+ */
+export const imagesPanelText = (who: string) => ({
+  filters: [
+    { value: 'all', label: 'All' },
+    { value: 'durable', label: 'Durable' },
+    { value: 'k3s', label: who },
+    { value: 'none', label: 'Unpinned' },
+    { value: 'atRisk', label: 'At risk' },
+  ] as { value: PinFilter; label: string }[],
+  atRisk: (n: number) => `${n} ${n === 1 ? 'image will lose its pin' : 'images will lose their pin'} when ${who} restarts`,
+  makeAllDurable: `Make all ${who} pins durable`,
+  makeAllDurableSubject: `every image pinned by ${who}`,
+  fateColumn: `At next ${who} start`,
+  refFateColumn: `After next ${who} start`,
+  peersTitle: `Whether other nodes can pull the image from this one through ${who}'s embedded registry`,
+});
 
+/** The node's distro as its texts name it; k3s until Holdfast has read it (shared/distro). */
+const useDistroName = (node: string): string => useApp((s) => distroDisplayName(statusOf(s, node).info?.distro ?? 'unknown'));
+
+/** Columns without Peers (shown while the node's embedded registry applies: peersColumnApplies). */
 const COLS = 10;
 
 /** The row action for an image group: make its non-durable references durable, or release. */
@@ -47,10 +66,21 @@ function rowRequest(g: ImageGroup): PinRequest {
   };
 }
 
-function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
+/** Why peers can or cannot pull the image from this node (the Peers column's long form). */
+function PeersDetails({ peers }: { peers: PeerServing | null }) {
+  if (!peers) return null;
+  return (
+    <div className={`details-peers ${peers.servable ? 'details-peers-yes' : 'details-peers-no'}`} data-testid="peers-reason">
+      <strong>Peers: {peers.brief}.</strong> {peers.reason}
+    </div>
+  );
+}
+
+function Details({ g, node, peersOn, who }: { g: ImageGroup; node: NodeDef; peersOn: boolean; who: string }) {
   return (
     <div className="details" data-testid="image-details">
       <NeedDetails need={g.need} />
+      {peersOn ? <PeersDetails peers={g.peers} /> : null}
       <div className={`details-fate details-fate-${g.fate}`}>
         <FateBadge fate={g.fate} reason={g.reason} />
         <p data-testid="fate-reason">{g.reason || FATE_TEXT[g.fate].description}</p>
@@ -85,7 +115,7 @@ function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
           <tr>
             <th scope="col">Reference</th>
             <th scope="col">Pin now</th>
-            <th scope="col">After next k3s start</th>
+            <th scope="col">{imagesPanelText(who).refFateColumn}</th>
           </tr>
         </thead>
         <tbody>
@@ -95,7 +125,7 @@ function Details({ g, node }: { g: ImageGroup; node: NodeDef }) {
                 <code title={r.name}>{displayRef(r.name)}</code>
               </td>
               <td>
-                <PinBadge pin={r.shownPin} />
+                <PinBadge pin={r.shownPin} who={who} />
                 {r.inherited ? (
                   <span className="muted pin-inherited" data-testid="pin-inherited" title="CRI's own sha256:<id> record has no labels of its own: it shows its image's pin and shares its fate.">
                     {' '}
@@ -165,8 +195,10 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
 
   // What kubelet sees depends on the node's containerd (shared/protection).
   const mode = useApp((s) => criModeOf(statusOf(s, node.name).info));
-  const groups = useMemo(() => groupsOfRefs(images.items, mode), [images.items, mode]);
-  const counts = useMemo(() => countsOfRefs(images.items, mode), [images.items, mode]);
+  const who = useDistroName(node.name);
+  const text = imagesPanelText(who);
+  const groups = useMemo(() => groupsOfRefs(images.items, mode, who), [images.items, mode, who]);
+  const counts = useMemo(() => countsOfRefs(images.items, mode, who), [images.items, mode, who]);
   const atRisk = useMemo(() => atRiskGroups(groups), [groups]);
   // With the needed images at risk listed above it, the pins banner says only what it adds.
   const neededShown = Boolean(images.needs && nodeAtRisk(images)?.length);
@@ -178,7 +210,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
       subject: `the ${atRisk.length === 1 ? 'image' : `${atRisk.length} images`} that would lose ${atRisk.length === 1 ? 'its' : 'their'} pin`,
     });
   const makeAllDurable = () =>
-    onPin({ action: 'pin', target: { allK3s: true }, title: 'Make all k3s pins durable', subject: 'every image pinned by k3s' });
+    onPin({ action: 'pin', target: { allK3s: true }, title: text.makeAllDurable, subject: text.makeAllDurableSubject });
   const visible = useMemo(
     () => sortGroups(filterGroups(groups, deferredQuery, pin), sort.key, sort.dir),
     [groups, deferredQuery, pin, sort],
@@ -190,6 +222,14 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
     setPin('all');
   };
 
+  // The node's registries.yaml as the last fleet inspection read it (the report, else this run's answer).
+  // Two stable selections, so a running inspection re-renders this panel only when this node answers.
+  const report = useApp((s) => s.fleetRun.report);
+  const answered = useApp((s) => s.fleetRun.results[node.name]);
+  const registries = useMemo(() => {
+    const r = (report?.nodes.find((n) => n.node === node.name) ?? answered)?.registries;
+    return r ? { r, at: report ? formatDateTime(report.generatedAt) : null } : null;
+  }, [report, answered, node.name]);
   const firstLoad = images.state === 'loading' && !images.loadedAt;
   const refreshing = images.state === 'loading';
 
@@ -218,15 +258,14 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
       </div>
 
       <NeedsBanner node={node} images={images} onPin={onPin} />
+      {images.loadedAt && images.embeddedRegistry ? <EmbeddedRegistrySummary cfg={images.embeddedRegistry} /> : null}
+      {registries ? <NodeRegistriesDetails r={registries.r} at={registries.at} /> : null}
 
       {images.loadedAt && atRisk.length ? (
         <div className="banner banner-danger" role="region" aria-label="Pins at risk" data-testid="at-risk-banner">
           <AlertIcon className="banner-icon" />
           <div className="banner-text">
-            <strong>
-              {atRisk.length} {atRisk.length === 1 ? 'image will lose its pin' : 'images will lose their pin'} when k3s
-              restarts
-            </strong>
+            <strong>{text.atRisk(atRisk.length)}</strong>
             {neededShown ? null : (
               <span>
                 kubelet may then delete {atRisk.length === 1 ? 'it' : 'them'}, and at an air-gapped site a pod that needs{' '}
@@ -251,7 +290,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
         <div className="toolbar">
           <SearchField id="image-search" label="Search images" placeholder="Search name, digest, image id or label" value={query} onChange={setQuery} testId="image-search" />
           <div className="segmented" role="group" aria-label="Filter by pin state">
-            {FILTERS.map((f) => (
+            {text.filters.map((f) => (
               <SegButton key={f.value} active={pin === f.value} onClick={() => setPin(f.value)} testId={`filter-${f.value}`}>
                 {f.value === 'atRisk' ? (
                   <AlertIcon className="seg-alert" />
@@ -268,7 +307,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
           <div className="spacer" />
           {counts.k3s ? (
             <button type="button" className="btn" onClick={makeAllDurable} data-testid="make-all-durable">
-              <ShieldIcon /> Make all k3s pins durable
+              <ShieldIcon /> {text.makeAllDurable}
             </button>
           ) : null}
         </div>
@@ -299,14 +338,14 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
         </div>
       ) : images.loadedAt && visible.length === 0 ? (
         <div className="empty" data-testid="images-no-match">
-          <p className="empty-title">No images match{query ? ` “${query}”` : ''}{pin !== 'all' ? ` in ${FILTERS.find((f) => f.value === pin)?.label}` : ''}</p>
+          <p className="empty-title">No images match{query ? ` “${query}”` : ''}{pin !== 'all' ? ` in ${text.filters.find((f) => f.value === pin)?.label}` : ''}</p>
           <p className="muted">Try a shorter search, or search by digest, image id or label.</p>
           <button type="button" className="btn btn-small" onClick={clear}>
             Clear search and filter
           </button>
         </div>
       ) : images.loadedAt ? (
-        <ImagesTable node={node} visible={visible} sort={sort} onSort={onSort} onPin={onPin} />
+        <ImagesTable node={node} visible={visible} sort={sort} onSort={onSort} onPin={onPin} registry={images.embeddedRegistry} who={who} />
       ) : null}
     </section>
   );
@@ -324,6 +363,9 @@ const ImageRow = memo(function ImageRow(props: {
   i: number;
   open: boolean;
   focused: boolean;
+  peersOn: boolean;
+  /** The node's distro as its texts name it (the pin badge's label). */
+  who: string;
   onToggle(key: string): void;
   onFocusKey(key: string): void;
   onPin(request: PinRequest): void;
@@ -385,7 +427,7 @@ const ImageRow = memo(function ImageRow(props: {
       </td>
       <td className="col-need">{g.need ? <NeedBadge verdict={g.need.verdict} because={g.need.because} /> : <span className="muted">—</span>}</td>
       <td className="col-pin">
-        <PinBadge pin={g.pin} mixed={g.mixedPins} />
+        <PinBadge pin={g.pin} mixed={g.mixedPins} who={props.who} />
       </td>
       <td className="col-fate">
         <FateBadge fate={g.fate} reason={g.reason} />
@@ -409,6 +451,11 @@ const ImageRow = memo(function ImageRow(props: {
           '—'
         )}
       </td>
+      {props.peersOn ? (
+        <td className="col-peers">
+          <PeersCell peers={g.peers} />
+        </td>
+      ) : null}
       <td className="col-created">
         <time dateTime={g.createdAt ?? undefined} title={g.createdAt ?? undefined}>
           {formatDate(g.createdAt)}
@@ -442,8 +489,15 @@ function ImagesTable(props: {
   sort: { key: SortKey; dir: SortDir };
   onSort(key: SortKey): void;
   onPin(request: PinRequest): void;
+  /** The node's embedded registry: the Peers column shows while it applies (peersColumnApplies). */
+  registry?: EmbeddedRegistryConfig | null;
+  /** The node's distro as its texts name it ("k3s", "RKE2": shared/distro distroDisplayName). */
+  who: string;
 }) {
-  const { node, visible, onPin } = props;
+  const { node, visible, onPin, who } = props;
+  const text = imagesPanelText(who);
+  const peersOn = peersColumnApplies(props.registry);
+  const cols = COLS + (peersOn ? 1 : 0);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const [detailHeights, setDetailHeights] = useState<ReadonlyMap<string, number>>(new Map());
   const [focusKey, setFocusKey] = useState<string | null>(null);
@@ -531,6 +585,8 @@ function ImagesTable(props: {
         i={i}
         open={open}
         focused={i === focusIndex}
+        peersOn={peersOn}
+        who={who}
         onToggle={toggle}
         onFocusKey={onFocusKey}
         onPin={onPinStable}
@@ -539,8 +595,8 @@ function ImagesTable(props: {
     if (open) {
       rows.push(
         <tr className="details-row" id={`details-${g.key.replace(/[^A-Za-z0-9]/g, '')}`} key={`${g.key}/details`} ref={measure(g.key)}>
-          <td colSpan={COLS}>
-            <Details g={g} node={node} />
+          <td colSpan={cols}>
+            <Details g={g} node={node} peersOn={peersOn} who={who} />
           </td>
         </tr>,
       );
@@ -566,7 +622,7 @@ function ImagesTable(props: {
               Pin
             </th>
             <th scope="col" className="col-fate">
-              At next k3s start
+              {text.fateColumn}
             </th>
             <th scope="col" className="col-id">
               Image ID
@@ -575,6 +631,11 @@ function ImagesTable(props: {
             <th scope="col" className="col-platforms">
               Platforms
             </th>
+            {peersOn ? (
+              <th scope="col" className="col-peers" title={text.peersTitle}>
+                Peers
+              </th>
+            ) : null}
             <SortHeader label="Created" sortKey="created" current={props.sort} onSort={props.onSort} className="col-created" />
             <th scope="col" className="col-actions">
               <span className="visually-hidden">Actions</span>
@@ -584,13 +645,13 @@ function ImagesTable(props: {
         <tbody onKeyDown={onKeyDown}>
           {v.padTop > 0 ? (
             <tr className="virtual-pad" aria-hidden="true" style={{ height: v.padTop }}>
-              <td colSpan={COLS} />
+              <td colSpan={cols} />
             </tr>
           ) : null}
           {rows}
           {v.padBottom > 0 ? (
             <tr className="virtual-pad" aria-hidden="true" style={{ height: v.padBottom }}>
-              <td colSpan={COLS} />
+              <td colSpan={cols} />
             </tr>
           ) : null}
         </tbody>

@@ -8,6 +8,7 @@ import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refRead
 import { criPinning, type CriPinning } from '../../shared/versions';
 import { compareText, sortByText } from '../../shared/compareText';
 import type { RefNeed } from '../../shared/needVerdict';
+import { imagePeers, type PeerServing } from '../../shared/embeddedRegistry';
 
 export interface RefView {
   name: string;
@@ -26,6 +27,8 @@ export interface RefView {
   fate: RefFateKind;
   reason: string;
   archive: string | null;
+  /** Whether peers can pull this reference from the node (k3s's embedded registry); absent: no verdict. */
+  peers?: PeerServing;
 }
 
 /**
@@ -77,6 +80,8 @@ export interface ImageGroup {
   archive: string | null;
   /** What the site's need makes of the image (shared/needs, as the core judged it); null when unknown. */
   need: RefNeed | null;
+  /** Whether peers can pull the image from the node (shared/embeddedRegistry imagePeers); null: no verdict. */
+  peers: PeerServing | null;
 }
 
 const KIND_ORDER: Record<RefView['kind'], number> = { tag: 0, digest: 1, id: 2 };
@@ -85,11 +90,12 @@ const PIN_BIT: Record<PinState, number> = { durable: 1, k3s: 2, none: 4 };
 
 /**
  * References grouped into images by image id, each with kubelet's verdict from the one protection
- * model under the node's containerd rule `mode` (criModeOf the node's info).
+ * model under the node's containerd rule `mode` (criModeOf the node's info); `who` names the node's
+ * distro in the verdicts' reasons (shared/distro distroDisplayName).
  */
-export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unknown'): ImageGroup[] {
+export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unknown', who = 'k3s'): ImageGroup[] {
   const byKey = refsByImage(images);
-  const protection = protectionOfImages(byKey, mode);
+  const protection = protectionOfImages(byKey, mode, who);
   const groups: ImageGroup[] = [];
   // One pass over each image's references (usually two: a tag and its digest reference) instead
   // of a map/filter/sort per field: with 5,000 images the small arrays were most of the time
@@ -121,6 +127,7 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
         fate: shown?.inherited ? INHERITED_FATE[shown.outcome] : refFate(i, p),
         reason: i.reason,
         archive: i.archive,
+        ...(i.peers ? { peers: i.peers } : {}),
       });
       if (isImageIdRef(i)) idRecords++;
       else pinBits |= PIN_BIT[i.pin];
@@ -157,6 +164,7 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
       reason: p.reason,
       archive: refs.find((r) => r.archive)?.archive ?? null,
       need,
+      peers: imagePeers(refs),
     });
   }
   // The name order, once per grouping (one pass of the collator): every later sort compares integers.
@@ -260,19 +268,26 @@ export function sortGroups(groups: readonly ImageGroup[], key: SortKey, dir: Sor
   });
 }
 
-/** A per-list, per-CRI-rule memo (the rule only changes when a node reports other versions). */
-function memo<T>(compute: (items: readonly ImageRef[], mode: CriPinning) => T) {
-  const cache = new WeakMap<readonly ImageRef[], Map<CriPinning, T>>();
-  return (items: readonly ImageRef[], mode: CriPinning = 'unknown'): T => {
+/**
+ * A per-list, per-CRI-rule, per-distro memo (the rule and the distro only change when a node
+ * reports other versions).
+ */
+function memo<T>(compute: (items: readonly ImageRef[], mode: CriPinning, who: string) => T) {
+  const cache = new WeakMap<readonly ImageRef[], Map<string, T>>();
+  return (items: readonly ImageRef[], mode: CriPinning = 'unknown', who = 'k3s'): T => {
     let byMode = cache.get(items);
     if (!byMode) cache.set(items, (byMode = new Map()));
-    if (!byMode.has(mode)) byMode.set(mode, compute(items, mode));
-    return byMode.get(mode)!;
+    const key = `${mode}\n${who}`;
+    if (!byMode.has(key)) byMode.set(key, compute(items, mode, who));
+    return byMode.get(key)!;
   };
 }
 
-/** groupImages, memoised per reference list and CRI rule: the tab counts, the table and the fleet share one grouping. */
-export const groupsOfRefs = memo((items, mode) => groupImages(items, mode));
+/**
+ * groupImages, memoised per reference list, CRI rule and distro name (`who`, for the reasons): the
+ * tab counts, the table and the fleet share one grouping.
+ */
+export const groupsOfRefs = memo((items, mode, who) => groupImages(items, mode, who));
 
 /** Image counts of one node's reference list, memoised (the fleet overview renders often). */
-export const countsOfRefs = memo((items, mode) => countByPin(groupsOfRefs(items, mode)));
+export const countsOfRefs = memo((items, mode, who) => countByPin(groupsOfRefs(items, mode, who)));

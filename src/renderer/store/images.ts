@@ -37,7 +37,7 @@ export function createImagesSlice(ctx: StoreContext): Pick<
       const env = await api.getImagesReport({ node: name });
       if (imagesSeq.get(name) !== seq) return;
       if (!env.ok) setImages(name, { ...prev, state: 'error', error: env.error });
-      else setImages(name, { state: 'ready', items: env.result.images, needs: env.result.needs ?? null, loadedAt: Date.now() });
+      else setImages(name, { state: 'ready', items: env.result.images, needs: env.result.needs ?? null, embeddedRegistry: env.result.embeddedRegistry ?? null, loadedAt: Date.now() });
     },
     loadLostPins: async (name) => {
       // An older bridge without the operation: nothing to show.

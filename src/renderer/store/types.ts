@@ -7,6 +7,7 @@ import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import type { DiskPicture } from '../../shared/diskPicture';
 import type { PrunePlan, PruneResult } from '../../shared/prunePlan';
 import type { NeedsReport } from '../../shared/needs';
+import type { EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
 import type {
   ArchiveInfo,
   AuditEntry,
@@ -38,6 +39,8 @@ export interface ListState<T> {
  */
 export interface ImagesState extends ListState<ImageRef> {
   needs?: NeedsReport | null;
+  /** k3s's embedded registry as the node's config says (each reference then carries `peers`). */
+  embeddedRegistry?: EmbeddedRegistryConfig | null;
 }
 export type ArchivesState = ListState<ArchiveInfo>;
 export type AuditState = ListState<AuditEntry>;
