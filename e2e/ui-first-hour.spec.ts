@@ -50,9 +50,9 @@ test('import wizard: a refused archive says why in one clause (all of it on requ
   const broken = chosen(page, 'broken.tar.gz');
   await expect(broken.getByTestId('chosen-reason').locator('summary')).toHaveText('Refused · truncated: the gzip stream ends before the end of the archive');
   const notes = chosen(page, 'notes.tar.xz');
-  await expect(notes.getByTestId('chosen-reason').locator('summary')).toHaveText('Refused · does not end in a suffix k3s imports');
+  await expect(notes.getByTestId('chosen-reason').locator('summary')).toHaveText('Refused · does not end in a suffix k3s/RKE2 imports');
   // The long form: on hover (the whole message and what to do) ...
-  await expect(notes.getByTestId('chosen-reason').locator('summary')).toHaveAttribute('title', /notes\.tar\.xz does not end in a suffix k3s imports \(\.tar .*case-sensitive\) Recompress it/);
+  await expect(notes.getByTestId('chosen-reason').locator('summary')).toHaveAttribute('title', /notes\.tar\.xz does not end in a suffix k3s\/RKE2 imports \(\.tar .*case-sensitive\) Recompress it/);
   // ... and opened from the keyboard.
   await expect(broken.getByTestId('chosen-reason-long')).toBeHidden();
   await broken.getByTestId('chosen-reason').locator('summary').focus();

@@ -639,7 +639,7 @@ test('import wizard (browser): typed paths, review with refused archives, per-no
   await expect(broken).toHaveAttribute('data-state', 'refused');
   await expect(broken.getByTestId('refused-reason')).toContainText('truncated: the gzip stream ends before the end of the archive');
   await expect(broken.getByTestId('excluded')).toBeVisible();
-  await expect(reviewCard(page, 'notes.tar.xz').getByTestId('refused-reason')).toContainText('does not end in a suffix k3s imports');
+  await expect(reviewCard(page, 'notes.tar.xz').getByTestId('refused-reason')).toContainText('does not end in a suffix k3s/RKE2 imports');
   await expect(wizard(page).getByTestId('review-summary')).toHaveText('1 to import, 2 excluded');
   if (shots) await page.screenshot({ path: path.join(shots, 'wizard-2-review.png'), fullPage: true });
 

@@ -1,6 +1,6 @@
 // The lost pins of a node as text: `holdfast images` lists one node's, `holdfast inspect` every node's.
 import type { LostPin } from '../shared/domain';
-import { LOST_PIN_KIND_TEXT, pinnedByText } from '../shared/lostPins';
+import { lostPinKindText, pinnedByText } from '../shared/lostPins';
 import { plural } from '../shared/wording';
 import { imageName } from '../shared/reference';
 import { terminalSafe as safe } from './format';
@@ -9,14 +9,15 @@ import { Screen } from './screen';
 /**
  * The lost pins of one node as text: which pin, when Holdfast made it, why it is likely gone, what
  * to do. On a terminal (`screen`), one entry per image (its references' pins went together) with
- * what to do, fitted to it; what the loss means and its likely causes only with `why`.
+ * what to do, fitted to it; what the loss means and its likely causes only with `why`. `who`: the
+ * node's distro as the text names it (shared/distro distroDisplayName).
  */
-export function lostPinsText(lost: readonly LostPin[], indent = '  ', screen: Screen = Screen.plain, why = true): string {
+export function lostPinsText(lost: readonly LostPin[], indent = '  ', screen: Screen = Screen.plain, why = true, who = 'k3s'): string {
   const out: string[] = [];
   if (!screen.terminal) {
     for (const l of lost) {
       // Names, paths and causes come from the node: each shown on its own line, harmless.
-      out.push(`${indent}${safe(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (${safe(pinnedByText(l))})`);
+      out.push(`${indent}${safe(l.ref)} — ${lostPinKindText(l.kind, who)} (${safe(pinnedByText(l))})`);
       out.push(`${indent}  ${safe(l.summary)}`);
       out.push(`${indent}  likely: ${l.causes.map((c) => safe(c)).join(`\n${indent}          `)}`);
       out.push(`${indent}  remedy: ${safe(l.remedy.text)}${l.remedy.command ? `\n${indent}          ${safe(l.remedy.command)}` : ''}`);
@@ -33,7 +34,7 @@ export function lostPinsText(lost: readonly LostPin[], indent = '  ', screen: Sc
     const name = imageName(group.map((l) => l.ref), key);
     const l = group.find((x) => x.ref === name) ?? group[0]!;
     const others = group.length > 1 ? ` (+${plural(group.length - 1, 'reference')})` : '';
-    const kind = ` — ${LOST_PIN_KIND_TEXT[l.kind]}`;
+    const kind = ` — ${lostPinKindText(l.kind, who)}`;
     out.push(screen.text(`${indent}${screen.ref(l.ref, indent.length + others.length + kind.length)}${others}${kind} (${safe(pinnedByText(l))})`));
     if (why) {
       for (const x of group) {

@@ -41,8 +41,10 @@ export function nodeRow(node: string, p: NodePatch): Row {
       return p.message === 'renaming' ? row('renaming', 'moving it into place…', { busy: true }) : row('verifying', 'verifying (sha256 on the node)…', { busy: true });
     case 'importing': {
       if (p.message?.startsWith('unpacking')) return row('importing', `${p.message}…`, { busy: true });
-      const m = /^k3s imported (\d+) of (\d+)/.exec(p.message ?? '');
-      return row('importing', m ? `waiting for k3s to import (${m[1]} of ${plural(Number(m[2]), 'image')} so far)…` : 'waiting for k3s to import the archive…', { busy: true });
+      // "<distro> imported 1 of 3 images" (core/usecases/import/run.ts): the node's distro, k3s or RKE2.
+      const m = /^(\S+) imported (\d+) of (\d+)/.exec(p.message ?? '');
+      if (m) return row('importing', `waiting for ${m[1]} to import (${m[2]} of ${plural(Number(m[3]), 'image')} so far)…`, { busy: true });
+      return row('importing', p.message?.startsWith('waiting for ') ? `${p.message}…` : 'waiting for k3s to import the archive…', { busy: true });
     }
     case 'pinning':
       return row('pinning', `${p.message || 'making the pins durable'}…`, { busy: true });

@@ -2,13 +2,14 @@
 // into the tag of the same image on that node), columns are nodes. Works on partial results
 // (nodes that have not answered yet are "pending") so the matrix fills in as fleet.node events
 // arrive. No React, no DOM — unit-tested in test/unit/renderer.
-import type { ErrorInfo, ImageRef, NodeWarning, PinState } from '../shared/domain';
+import type { Distro, ErrorInfo, ImageRef, NodeWarning, PinState } from '../shared/domain';
 import type { FleetNodeResult, FleetReport } from '../shared/fleet';
 import { nodeWarnings } from '../shared/nodeWarnings';
 import { imageProtection, losesPin, losingOf, protectionKey, type ImageProtection } from '../shared/protection';
 import { criPinning } from '../shared/versions';
 import { foldRefs, isDrift, isDriftRow, isPinnedNow, strongestPin } from '../shared/drift';
 import { compareText } from '../shared/compareText';
+import { distroDisplayName } from '../shared/distro';
 import { atRiskOf, satisfies, type AtRiskImage } from '../shared/needs';
 
 export { foldRefs };
@@ -45,6 +46,8 @@ export interface MatrixColumn {
   /** null while unknown (no report yet, or no disk figures). */
   lowDisk: boolean | null;
   freeBytes: number | null;
+  /** The node's distro ('unknown' until its versions are read): its texts name it (shared/distro distroDisplayName). */
+  distro: Distro;
 }
 
 export interface MatrixRow {
@@ -118,7 +121,8 @@ export function buildMatrix(
   const columns: MatrixColumn[] = nodes.map((node) => {
     const r = results[node];
     const status = !r ? 'pending' : r.reachable ? 'ok' : 'unreachable';
-    const protection = imageProtection(r?.images ?? [], criPinning(r?.versions?.containerdVersion));
+    const distro = r?.versions?.distro ?? 'unknown';
+    const protection = imageProtection(r?.images ?? [], criPinning(r?.versions?.containerdVersion), distroDisplayName(distro));
     if (r?.reachable && r.images) {
       folded.set(node, foldRefs(r.images));
       protections.set(node, protection);
@@ -135,6 +139,7 @@ export function buildMatrix(
       warnings: r ? (r.warnings ?? nodeWarnings(r.versions)) : [],
       lowDisk: opts.report ? (lowDisk.get(node) ?? false) : null,
       freeBytes: r?.disk?.freeBytes ?? null,
+      distro,
     };
   });
   const names = new Set<string>();

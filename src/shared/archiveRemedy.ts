@@ -21,12 +21,12 @@ export function archiveRemedy(check: Pick<RemovalCheck, 'node' | 'path' | 'image
  * Whether a file in the images dir can go, in one short clause (its `reason` is the sentence):
  * what blocks the removal, by the first thing that does. Pure.
  */
-export function archiveBrief(a: Pick<ArchiveInfo, 'kind' | 'error' | 'imported' | 'safeToRemove' | 'remedy'>): string {
+export function archiveBrief(a: Pick<ArchiveInfo, 'kind' | 'error' | 'imported' | 'safeToRemove' | 'remedy'>, who = 'k3s'): string {
   if (a.safeToRemove) return 'safe to remove: removing it loses nothing';
   if (a.kind === 'prepull') return 'a pre-pull list, not an archive: removed only with --force';
-  if (a.kind === 'ignored') return 'k3s ignores this file: removed only with --force';
+  if (a.kind === 'ignored') return `${who} ignores this file: removed only with --force`;
   if (a.error) return 'its index cannot be read';
-  if (!a.imported) return 'k3s has not imported all it brings: it holds the only copy';
+  if (!a.imported) return `${who} has not imported all it brings: it holds the only copy`;
   if (a.remedy) return 'its images are not durably pinned yet';
   return 'removing it would lose an image or its pin';
 }

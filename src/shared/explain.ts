@@ -81,6 +81,8 @@ export interface ExplainInput {
   lost: readonly LostPin[];
   archives: readonly ArchiveInfo[];
   mode: CriPinning;
+  /** The node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName); k3s when not given. */
+  who?: string;
 }
 
 const plainNeed = (m: MissingNeed) => ({
@@ -99,6 +101,7 @@ const plainNeed = (m: MissingNeed) => ({
  */
 export function explainReference(input: ExplainInput): ReferenceExplanation | null {
   const { node, images, needs, mode } = input;
+  const who = input.who ?? 'k3s';
   const needsFrom = { sources: needs.sources.map((s) => s.label), ...(needs.noSource !== undefined ? { noSource: needs.noSource } : {}) };
   const self = images.find((i) => i.name === input.ref);
   if (!self) {
@@ -107,7 +110,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
     const archives = input.archives.filter((a) => a.images.includes(missing.ref));
     const advice: Advice[] = [
       archives.length
-        ? { text: `${archives.map((a) => a.path).join(', ')} in the images dir holds it, but k3s has not imported it: restart k3s, or import it with Holdfast.` }
+        ? { text: `${archives.map((a) => a.path).join(', ')} in the images dir holds it, but ${who} has not imported it: restart ${who}, or import it with Holdfast.` }
         : { text: 'Bring it to the node from an air-gap archive that holds it, and make its pins durable.', command: `holdfast import ${node} ARCHIVE --pin` },
     ];
     return {
@@ -117,7 +120,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
       image: null,
       need: plainNeed(missing),
       needsFrom,
-      archives: archives.map((a) => archiveFacts(a)),
+      archives: archives.map((a) => archiveFacts(a, who)),
       lostPins: input.lost.filter((l) => l.ref === input.ref),
       heldBy: missing.heldBy,
       advice,
@@ -126,7 +129,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
   const key = protectionKey(self);
   const byImage = refsByImage(images);
   const siblings = byImage.get(key) ?? [self];
-  const p = imageProtection(siblings, mode).get(key)!;
+  const p = imageProtection(siblings, mode, who).get(key)!;
   const shown = refReading(self, siblings, p);
   const names = new Set(siblings.map((r) => r.name));
   const lostPins = input.lost.filter((l) => names.has(l.ref) || (self.imageId !== null && l.imageId === self.imageId));
@@ -145,48 +148,48 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
       platforms: self.platforms,
       refs: ordered.map((r) => {
         const read = refReading(r, siblings, p);
-        return { name: r.name, pin: read.pin, inherited: read.inherited, afterRestart: r.afterRestart, reason: r.reason, brief: fateBrief(r), archive: r.archive };
+        return { name: r.name, pin: read.pin, inherited: read.inherited, afterRestart: r.afterRestart, reason: r.reason, brief: fateBrief(r, who), archive: r.archive };
       }),
       labels: self.labels,
       shown,
-      protection: { now: p.now, afterRestart: p.afterRestart, losesPin: losesPin(p), reason: p.reason, brief: protectionBrief(p, siblings, mode) },
+      protection: { now: p.now, afterRestart: p.afterRestart, losesPin: losesPin(p), reason: p.reason, brief: protectionBrief(p, siblings, mode, who) },
     },
     need: need
       ? { verdict: need.verdict, text: NEED_VERDICT_TEXT[need.verdict], atRisk: need.atRisk, needed: need.needed, neededBecause: need.neededBecause, because: need.because, workloads: need.workloads }
       : { verdict: p.now || p.afterRestart ? 'reclaimable' : 'unneeded', text: NEED_VERDICT_TEXT[p.now || p.afterRestart ? 'reclaimable' : 'unneeded'], atRisk: false, needed: false, neededBecause: null, because: 'not judged', workloads: [] },
     needsFrom,
-    archives: archives.map((a) => archiveFacts(a)),
+    archives: archives.map((a) => archiveFacts(a, who)),
     lostPins,
     heldBy: [],
     advice: [],
   };
-  explained.advice = adviceFor(explained, { atRiskPinnable: atRisk?.pinnable ?? false, mode, tag: imageName(siblings.map((r) => r.name), key) });
+  explained.advice = adviceFor(explained, { atRiskPinnable: atRisk?.pinnable ?? false, mode, tag: imageName(siblings.map((r) => r.name), key), who });
   return explained;
 }
 
-function archiveFacts(a: ArchiveInfo): ReferenceExplanation['archives'][number] {
-  return { path: a.path, safeToRemove: a.safeToRemove, reason: a.reason, brief: archiveBrief(a), ...(a.remedy ? { command: a.remedy.command } : {}) };
+function archiveFacts(a: ArchiveInfo, who: string): ReferenceExplanation['archives'][number] {
+  return { path: a.path, safeToRemove: a.safeToRemove, reason: a.reason, brief: archiveBrief(a, who), ...(a.remedy ? { command: a.remedy.command } : {}) };
 }
 
 /** What to do about a reference on the node, most urgent first (at least one step). */
-function adviceFor(e: ReferenceExplanation, o: { atRiskPinnable: boolean; mode: CriPinning; tag: string }): Advice[] {
+function adviceFor(e: ReferenceExplanation, o: { atRiskPinnable: boolean; mode: CriPinning; tag: string; who: string }): Advice[] {
   const out: Advice[] = [];
   const img = e.image!;
   for (const l of e.lostPins.slice(0, 1)) out.push({ text: l.remedy.text, ...(l.remedy.command ? { command: l.remedy.command } : {}) });
   if (o.mode === 'none') {
-    out.push({ text: "This containerd has no CRI image pinning (before 1.7.3): kubelet's GC may delete the image whatever its labels say. Keep an archive that brings it in the images dir, so that the next k3s start brings it back." });
+    out.push({ text: `This containerd has no CRI image pinning (before 1.7.3): kubelet's GC may delete the image whatever its labels say. Keep an archive that brings it in the images dir, so that the next ${o.who} start brings it back.` });
     return out;
   }
   const notDurable = img.refs.some((r) => r.pin !== 'durable' && !isImageIdRecord(r.name));
   if (e.need.atRisk) {
-    if (o.atRiskPinnable) out.push({ text: 'The site needs it: make its pins durable before the next k3s start.', command: `holdfast pin ${e.node} --needed` });
+    if (o.atRiskPinnable) out.push({ text: `The site needs it: make its pins durable before the next ${o.who} start.`, command: `holdfast pin ${e.node} --needed` });
     else if (!out.length) out.push({ text: `Its pins are durable, but kubelet does not see them on this containerd: pin every reference of it, and keep its archive in the images dir.`, command: `holdfast pin ${e.node} ${o.tag}` });
   } else if (img.protection.losesPin) {
-    out.push({ text: 'It loses its pin at the next k3s start: if it is still wanted, make it durable.', command: `holdfast pin ${e.node} ${o.tag}` });
+    out.push({ text: `It loses its pin at the next ${o.who} start: if it is still wanted, make it durable.`, command: `holdfast pin ${e.node} ${o.tag}` });
   }
   const k3sArchive = e.archives.find((a) => !a.safeToRemove && a.command);
   if (k3sArchive && notDurable && !out.some((a) => a.command?.includes('holdfast pin'))) {
-    out.push({ text: `${k3sArchive.path} pins it again at every k3s start; to remove that archive one day, make its pins durable first.`, command: k3sArchive.command! });
+    out.push({ text: `${k3sArchive.path} pins it again at every ${o.who} start; to remove that archive one day, make its pins durable first.`, command: k3sArchive.command! });
   }
   if (e.need.verdict === 'reclaimable' && !out.length) {
     out.push(

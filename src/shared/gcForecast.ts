@@ -88,7 +88,7 @@ export function gcCandidates(images: StoreImage[]): StoreImage[] {
 }
 
 /** Why each candidate is needed (rollback, archive, a container kubelet does not see, a pin kubelet ignores). */
-export function neededFlags(images: StoreImage[], keepVersions = DEFAULT_KEEP_VERSIONS): Map<string, NeededFlag[]> {
+export function neededFlags(images: StoreImage[], keepVersions = DEFAULT_KEEP_VERSIONS, who = 'k3s'): Map<string, NeededFlag[]> {
   const keeps = rollbackKeeps(images.map((i) => ({ ...i, inUse: i.usedBy.length > 0 })), keepVersions);
   const out = new Map<string, NeededFlag[]>();
   for (const i of images) {
@@ -103,8 +103,8 @@ export function neededFlags(images: StoreImage[], keepVersions = DEFAULT_KEEP_VE
       flags.push({
         kind: 'archive',
         text: i.archive.endsWith('.txt')
-          ? `The pre-pull list ${i.archive} in the images dir names it: k3s would try to pull it at its next start, which fails without a registry.`
-          : `The archive ${i.archive} in the images dir brings it: until k3s imports it again, no pod can start from it.`,
+          ? `The pre-pull list ${i.archive} in the images dir names it: ${who} would try to pull it at its next start, which fails without a registry.`
+          : `The archive ${i.archive} in the images dir brings it: until ${who} imports it again, no pod can start from it.`,
       });
     }
     const outside = i.usedBy.filter((u) => !u.kubelet);
@@ -127,10 +127,10 @@ export function neededFlags(images: StoreImage[], keepVersions = DEFAULT_KEEP_VE
   return out;
 }
 
-export function forecastGc(input: { images: StoreImage[]; index: BlobIndex; imagefs: FsStats | null; policy: GcPolicy; keepVersions?: number }): GcForecast {
+export function forecastGc(input: { images: StoreImage[]; index: BlobIndex; imagefs: FsStats | null; policy: GcPolicy; keepVersions?: number; /** the node's distro, as the text names it */ who?: string }): GcForecast {
   const { images, index, imagefs, policy } = input;
   const candidates = gcCandidates(images);
-  const needed = neededFlags(images, input.keepVersions);
+  const needed = neededFlags(images, input.keepVersions, input.who);
   const frees = freedInOrder(
     index,
     candidates.map((c) => c.key),

@@ -69,15 +69,18 @@ export function importCacheHealth(input: CacheHealthInput): ImportCacheHealth {
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** One short line for `holdfast archives`; null when there is nothing to say (a healthy cache). */
-export function importCacheBrief(h: ImportCacheHealth): string | null {
+/**
+ * One short line for `holdfast archives`; null when there is nothing to say (a healthy cache).
+ * `who`: the node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName).
+ */
+export function importCacheBrief(h: ImportCacheHealth, who = 'k3s'): string | null {
   switch (h.state) {
     case 'absent':
-      return 'no .cache.json: every k3s start re-imports every archive (slow starts on a large images dir)';
+      return `no .cache.json: every ${who} start re-imports every archive (slow starts on a large images dir)`;
     case 'ignored':
       return null;
     case 'unreadable':
-      return '.cache.json cannot be read: Holdfast assumes k3s skips every archive without re-pinning';
+      return `.cache.json cannot be read: Holdfast assumes ${who} skips every archive without re-pinning`;
     case 'on': {
       const parts = [
         ...(h.withoutImages.length ? [`${count(h.withoutImages.length, 'entry', 'entries')} without images (pins lost at the next start)`] : []),
@@ -88,30 +91,30 @@ export function importCacheBrief(h: ImportCacheHealth): string | null {
   }
 }
 
-/** Every finding in full, one sentence each (--why, the app's details). */
-export function importCacheReasons(h: ImportCacheHealth, node = 'NODE'): string[] {
+/** Every finding in full, one sentence each (--why, the app's details); `who` as for importCacheBrief. */
+export function importCacheReasons(h: ImportCacheHealth, node = 'NODE', who = 'k3s'): string[] {
   switch (h.state) {
     case 'absent': {
-      const slow = 'The images dir has no .cache.json, so every k3s start re-imports every archive in it, which delays kubelet by minutes on a large images dir (k3s #12243).';
-      if (h.repins === 'yes') return [`${slow} k3s keeps the cache only if the file exists: an empty .cache.json turns it on.`];
+      const slow = `The images dir has no .cache.json, so every ${who} start re-imports every archive in it, which delays kubelet by minutes on a large images dir (k3s #12243).`;
+      if (h.repins === 'yes') return [`${slow} ${who} keeps the cache only if the file exists: an empty .cache.json turns it on.`];
       return [
-        `${slow} Do not create one on this release: without k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)} and later${h.repins === 'unknown' ? '; this release is not known to have it' : ''}) the cache makes k3s skip unchanged archives at start without pinning their images again, so their pins are lost. Make the pins durable first (holdfast pin ${node} --needed), or upgrade.`,
+        `${slow} Do not create one on this release: without k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)} and later${h.repins === 'unknown' ? '; this release is not known to have it' : ''}) the cache makes ${who} skip unchanged archives at start without pinning their images again, so their pins are lost. Make the pins durable first (holdfast pin ${node} --needed), or upgrade.`,
       ];
     }
     case 'ignored':
-      return ["This k3s release predates the import cache (k3s PR #12237): it re-imports every archive at every start, whatever .cache.json says."];
+      return [`This ${who} release predates the import cache (k3s PR #12237): it re-imports every archive at every start, whatever .cache.json says.`];
     case 'unreadable':
-      return ['.cache.json is not a JSON object Holdfast can read; k3s starts over with an empty cache, but until it does Holdfast assumes it skips every archive without re-pinning what it brought.'];
+      return [`.cache.json is not a JSON object Holdfast can read; ${who} starts over with an empty cache, but until it does Holdfast assumes it skips every archive without re-pinning what it brought.`];
     case 'on':
       return [
         ...h.withoutImages.map(
           (p) =>
-            `The entry for ${p} records no images (written before k3s PR #14266): while ${p} is unchanged k3s skips it at start and has no names to pin again, so the pins it brought are lost at the next start although the archive is still there. Make them durable (holdfast pin ${node} --archive ${p}), or move the file out of the images dir and back in while k3s runs (its watcher imports a file renamed into place).`,
+            `The entry for ${p} records no images (written before k3s PR #14266): while ${p} is unchanged ${who} skips it at start and has no names to pin again, so the pins it brought are lost at the next start although the archive is still there. Make them durable (holdfast pin ${node} --archive ${p}), or move the file out of the images dir and back in while ${who} runs (its watcher imports a file renamed into place).`,
         ),
         ...h.stale.map((s) =>
           s.why === 'gone'
-            ? `The entry for ${s.path}: ${s.path} is no longer in the images dir (k3s drops the entry at its next start).`
-            : `The entry for ${s.path} records another size or modification time than the file has now: k3s imports it again at start when its size changed (or, with k3s #14284, its mtime is newer), else skips it.`,
+            ? `The entry for ${s.path}: ${s.path} is no longer in the images dir (${who} drops the entry at its next start).`
+            : `The entry for ${s.path} records another size or modification time than the file has now: ${who} imports it again at start when its size changed (or, with k3s #14284, its mtime is newer), else skips it.`,
         ),
       ];
   }

@@ -27,8 +27,8 @@ export function listTrapBrief(t: ListTrap): string {
 }
 
 /** The heading of the references a node's lists take over. */
-export function listTrapHeading(n: number): string {
-  return `${n === 1 ? '1 durable pin' : `${n} durable pins`} k3s takes over at its next start (a .txt list names another tag of ${n === 1 ? 'its image' : 'their images'}):`;
+export function listTrapHeading(n: number, who = 'k3s'): string {
+  return `${n === 1 ? '1 durable pin' : `${n} durable pins`} ${who} takes over at its next start (a .txt list names another tag of ${n === 1 ? 'its image' : 'their images'}):`;
 }
 
 /** What a .txt list takes over, as `holdfast archives` and the Archives tab say it beside the list. */
@@ -38,11 +38,11 @@ export function listTakeoverBrief(takes: readonly { ref: string; listed: string 
 }
 
 /** The long form for the list. */
-export function listTakeoverReason(list: string, takes: readonly { ref: string; listed: string }[]): string {
+export function listTakeoverReason(list: string, takes: readonly { ref: string; listed: string }[], who = 'k3s'): string {
   return (
-    `k3s pins every tag of an image ${list} names at each start, so ${takes.map((t) => `${t.ref} (same image as ${t.listed})`).join(', ')} ` +
-    `${takes.length === 1 ? 'becomes' : 'become'} k3s-managed, and once ${list} is gone the start after that strips ${takes.length === 1 ? 'its pin' : 'their pins'}. ` +
-    `Remove ${list} before the next k3s start to keep ${takes.length === 1 ? 'that pin' : 'those pins'} durable.`
+    `${who} pins every tag of an image ${list} names at each start, so ${takes.map((t) => `${t.ref} (same image as ${t.listed})`).join(', ')} ` +
+    `${takes.length === 1 ? 'becomes' : 'become'} ${who}-managed, and once ${list} is gone the start after that strips ${takes.length === 1 ? 'its pin' : 'their pins'}. ` +
+    `Remove ${list} before the next ${who} start to keep ${takes.length === 1 ? 'that pin' : 'those pins'} durable.`
   );
 }
 

@@ -79,7 +79,7 @@ export interface LostPinInput {
   /** The files in the node's images dir (archives and pre-pull lists), for the remedy. */
   imagesDir?: readonly ImagesDirFile[];
   /** What the node runs: on containerd without CRI pinning kubelet's GC is a likely cause too. */
-  info?: Pick<NodeInfo, 'containerdVersion'> | null;
+  info?: (Pick<NodeInfo, 'containerdVersion'> & Partial<Pick<NodeInfo, 'distro'>>) | null;
 }
 
 const code = (s: string) => `\`${s}\``;
@@ -145,8 +145,11 @@ interface Ctx {
   siblings: CurrentRef[];
   via: string | null;
   bringing: ImagesDirFile[];
-  info: Pick<NodeInfo, 'containerdVersion'> | null;
+  info: (Pick<NodeInfo, 'containerdVersion'> & Partial<Pick<NodeInfo, 'distro'>>) | null;
 }
+
+/** The distro whose pin label the reference carries again, as the text names it. */
+const managedBy = (c: Ctx): string => distroDisplayName(distroOfPinLabels(c.sameName?.labels ?? {}));
 
 function summaryOf(kind: LostPinKind, c: Ctx): string {
   const { ref } = c.p;
@@ -155,7 +158,7 @@ function summaryOf(kind: LostPinKind, c: Ctx): string {
     case 'label-removed':
       return `The durable pin on ${ref} is gone: its ${LABEL_CRI_PINNED} label was removed; ${protectedNow}.`;
     case 'k3s-managed-again': {
-      const label = distroDisplayName(distroOfPinLabels(c.sameName?.labels ?? {}));
+      const label = managedBy(c);
       const archive = c.bringing.find((f) => f.kind === 'archive');
       return (
         `${ref} is ${label}-managed again: it carries the ${label} pin label, so the next ${label} start strips its pin` +
@@ -190,11 +193,12 @@ function causesOf(kind: LostPinKind, c: Ctx): string[] {
       return out;
     }
     case 'k3s-managed-again': {
+      const label = managedBy(c);
       for (const f of c.bringing) {
-        if (f.kind === 'archive') out.push(`${f.path} in the images dir brings it: k3s imported it again (at its last start, or its watcher when the file appeared) and put its pin label back.`);
-        else out.push(`The pre-pull list ${f.path} names it: k3s pins the images a .txt list names at every start.`);
+        if (f.kind === 'archive') out.push(`${f.path} in the images dir brings it: ${label} imported it again (at its last start, or its watcher when the file appeared) and put its pin label back.`);
+        else out.push(`The pre-pull list ${f.path} names it: ${label} pins the images a .txt list names at every start.`);
       }
-      if (!out.length) out.push('An archive that brings it was put into the images dir and k3s imported it; that file has gone since.');
+      if (!out.length) out.push(`An archive that brings it was put into the images dir and ${label} imported it; that file has gone since.`);
       return out;
     }
     case 'ref-deleted':
@@ -216,12 +220,13 @@ function causesOf(kind: LostPinKind, c: Ctx): string[] {
 function restoreFrom(c: Ctx): LostPinRemedy | null {
   const archive = c.bringing.find((f) => f.kind === 'archive');
   if (!archive) return null;
+  const who = distroDisplayName(c.info?.distro ?? 'unknown');
   const how =
     archive.cachedByK3s === true
-      ? `k3s skips it at start while .cache.json lists it unchanged, so move the file out of the images dir and back in (the watcher imports a file renamed into place)`
+      ? `${who} skips it at start while .cache.json lists it unchanged, so move the file out of the images dir and back in (the watcher imports a file renamed into place)`
       : archive.cachedByK3s === false
-        ? `restart k3s to import it again (or move the file out of the images dir and back in: the watcher imports a file renamed into place)`
-        : `restart k3s to import it again, or move the file out of the images dir and back in (the watcher imports a file renamed into place; needed when .cache.json lists it unchanged)`;
+        ? `restart ${who} to import it again (or move the file out of the images dir and back in: the watcher imports a file renamed into place)`
+        : `restart ${who} to import it again, or move the file out of the images dir and back in (the watcher imports a file renamed into place; needed when .cache.json lists it unchanged)`;
   return {
     kind: 'restore-from-archive',
     text: `${archive.path} in the images dir brings it back: ${how}, then make its pins durable again.`,
@@ -245,8 +250,8 @@ function remedyOf(kind: LostPinKind, c: Ctx): LostPinRemedy {
     case 'k3s-managed-again': {
       const archive = c.bringing.find((f) => f.kind === 'archive');
       return archive
-        ? repin(ref, `Make it durable again, then remove ${archive.path} safely (holdfast rm-archive ${c.node} ${archive.path}), or the next k3s start hands the pin back to k3s.`, archive.path)
-        : repin(ref, `Make it durable again before k3s restarts.`);
+        ? repin(ref, `Make it durable again, then remove ${archive.path} safely (holdfast rm-archive ${c.node} ${archive.path}), or the next ${managedBy(c)} start hands the pin back to ${managedBy(c)}.`, archive.path)
+        : repin(ref, `Make it durable again before ${managedBy(c)} restarts.`);
     }
     case 'ref-deleted': {
       const other = c.siblings[0]!.name;
@@ -270,10 +275,16 @@ export function pinnedByText(l: Pick<LostPin, 'pinnedAt' | 'pinnedBy'>): string 
   return `made durable by ${l.pinnedBy} at ${l.pinnedAt}`;
 }
 
-/** A short label per kind for tables, badges and CSV. */
+/** A short label per kind for tables, badges and CSV (k3s's wording: lostPinKindText names the node's distro). */
 export const LOST_PIN_KIND_TEXT: Record<LostPinKind, string> = {
   'label-removed': 'pin label removed',
   'ref-deleted': 'reference deleted',
   'image-deleted': 'image deleted',
   'k3s-managed-again': 'k3s-managed again',
 };
+
+/**
+ * A kind's short label naming the node's distro where it is known (`who`: "k3s", "RKE2", shared/distro
+ * distroDisplayName): "RKE2-managed again". The kind keeps its data name, k3s-managed-again.
+ */
+export const lostPinKindText = (kind: LostPinKind, who = 'k3s'): string => (kind === 'k3s-managed-again' ? `${who}-managed again` : LOST_PIN_KIND_TEXT[kind]);

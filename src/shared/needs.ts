@@ -107,13 +107,13 @@ export function satisfies(need: string, ref: Pick<NeedsRef, 'name' | 'digest'>):
 }
 
 /** The references of one image by which k3s (or Holdfast) shows it came from an air-gap archive. */
-function provenance(refs: readonly NeedsRef[], auditPinned: ReadonlySet<string>, sourced: ReadonlySet<string>): string | null {
+function provenance(refs: readonly NeedsRef[], auditPinned: ReadonlySet<string>, sourced: ReadonlySet<string>, who: string): string | null {
   const archive = refs.find((r) => r.archive);
   if (archive) return `${archive.archive} in the images dir brings it`;
-  if (refs.some((r) => r.pin === 'k3s')) return 'k3s imported it from an air-gap archive';
+  if (refs.some((r) => r.pin === 'k3s')) return `${who} imported it from an air-gap archive`;
   const digestRef = refs.find((r) => !isImageIdRecord(r.name) && r.name.includes('@sha256:'));
-  if (digestRef) return `k3s's digest reference ${digestRef.name.replace(/@sha256:([0-9a-f]{12})[0-9a-f]+$/, '@sha256:$1…')} shows it came from an air-gap archive`;
-  if (refs.some((r) => sourced.has(r.digest))) return "its content carries k3s's containerd.io/distribution.source labels from an air-gap import";
+  if (digestRef) return `${who}'s digest reference ${digestRef.name.replace(/@sha256:([0-9a-f]{12})[0-9a-f]+$/, '@sha256:$1…')} shows it came from an air-gap archive`;
+  if (refs.some((r) => sourced.has(r.digest))) return `its content carries ${who}'s containerd.io/distribution.source labels from an air-gap import`;
   const pinned = refs.find((r) => auditPinned.has(r.name));
   if (pinned) return `Holdfast pinned ${pinned.name} (audit log)`;
   return null;
@@ -134,14 +134,15 @@ function verdictOf(p: Pick<ImageProtection, 'now' | 'afterRestart'> | undefined,
   return p.now || p.afterRestart ? 'reclaimable' : 'unneeded';
 }
 
-const PROTECTION_CLAUSE: Record<NeedVerdict, string> = {
+/** The verdict's clause; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */
+const protectionClause = (who: string): Record<NeedVerdict, string> => ({
   missing: 'not on this node',
   unprotected: 'not pinned: kubelet may delete it',
-  losing: 'loses its pin at the next k3s start',
+  losing: `loses its pin at the next ${who} start`,
   protected: 'kept',
   reclaimable: 'pinned, and nothing at the site needs it',
   unneeded: 'not pinned',
-};
+});
 
 /** What, beside the references themselves, shows that an image came from an air-gap archive. */
 export interface ProvenanceEvidence {
@@ -149,6 +150,8 @@ export interface ProvenanceEvidence {
   auditPinned?: ReadonlySet<string>;
   /** Target digests whose blob carries a `containerd.io/distribution.source.*` label (k3s PR #13221). */
   distributionSourced?: ReadonlySet<string>;
+  /** The node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName); k3s when not given. */
+  who?: string;
 }
 
 /**
@@ -163,6 +166,8 @@ export function judgeNeeds(
 ): NeedsJudgement {
   const auditPinned = opts.auditPinned ?? new Set<string>();
   const sourced = opts.distributionSourced ?? new Set<string>();
+  const who = opts.who ?? 'k3s';
+  const clause = protectionClause(who);
   const known = needsKnown(needs);
   const listLabel = needs?.sources.find((s) => s.kind === 'list')?.label ?? null;
 
@@ -195,7 +200,7 @@ export function judgeNeeds(
       }
     }
   }
-  for (const m of missing) m.because = `${neededBecause(SOURCE_BASIS[m.source], m.workloads, listLabel)}; ${PROTECTION_CLAUSE.missing}`;
+  for (const m of missing) m.because = `${neededBecause(SOURCE_BASIS[m.source], m.workloads, listLabel)}; ${clause.missing}`;
 
   const byImage = new Map<string, ImageNeed>();
   let atRisk = missing.length;
@@ -206,7 +211,7 @@ export function judgeNeeds(
     let because: string;
     if (need) because = neededBecause(need.basis, need.workloads, listLabel);
     else if (!known) {
-      const from = provenance(list, auditPinned, sourced);
+      const from = provenance(list, auditPinned, sourced, who);
       if (from) {
         basis = 'provenance';
         because = from;
@@ -230,7 +235,7 @@ export function judgeNeeds(
       basis,
       workloads: need?.workloads ?? [],
       neededBecause: needed ? because : null,
-      because: needed ? `${because}; ${ignored ? 'pinned, but kubelet does not see the pin on this containerd: it may delete it' : PROTECTION_CLAUSE[verdict]}` : verdict === 'reclaimable' ? `${PROTECTION_CLAUSE.reclaimable}` : because,
+      because: needed ? `${because}; ${ignored ? 'pinned, but kubelet does not see the pin on this containerd: it may delete it' : clause[verdict]}` : verdict === 'reclaimable' ? `${clause.reclaimable}` : because,
     });
   }
   missing.sort((a, b) => compareText(a.ref, b.ref));

@@ -5,7 +5,7 @@ import { distroDisplayName } from './distro';
 import type { NodeInfo, NodeWarning } from './domain';
 import { criPinning, DISTRO_PINS_FROM, distroPinsImports } from './versions';
 
-const distroName = (info: Pick<NodeInfo, 'distro'>) => distroDisplayName(info.distro);
+const distroName = (info: Partial<Pick<NodeInfo, 'distro'>>) => distroDisplayName(info.distro ?? 'unknown');
 
 /** "v1.29.1, v1.28.6, v1.27.10, v1.26.13": the first releases that pin imports, newest line first. */
 function firstPinningReleases(): string {
@@ -26,7 +26,7 @@ export function nodeWarnings(info: Pick<NodeInfo, 'containerdVersion' | 'distro'
   if (criPinning(info.containerdVersion) === 'none') {
     out.push({
       kind: 'no-cri-pinning',
-      message: `containerd ${info.containerdVersion} has no CRI image pinning (needs 1.7.3+; k3s bundles 1.7/2.x) — kubelet's image GC may delete any image, pinned or not.`,
+      message: `containerd ${info.containerdVersion} has no CRI image pinning (needs 1.7.3+; ${distroName(info)} bundles 1.7/2.x) — kubelet's image GC may delete any image, pinned or not.`,
     });
   }
   if (info.distroVersion && distroPinsImports(info.distroVersion) === 'no') {
@@ -45,10 +45,10 @@ export function nodeWarnings(info: Pick<NodeInfo, 'containerdVersion' | 'distro'
  * cannot honour any pin; null where pins work. Pinning stays allowed: the label is harmless
  * and takes effect once the node runs a containerd with CRI pinning.
  */
-export function pinNotHonoured(node: string, info: Pick<NodeInfo, 'containerdVersion'> | null | undefined): string | null {
+export function pinNotHonoured(node: string, info: (Pick<NodeInfo, 'containerdVersion'> & Partial<Pick<NodeInfo, 'distro'>>) | null | undefined): string | null {
   if (!info || criPinning(info.containerdVersion) !== 'none') return null;
   return (
-    `kubelet on ${node} will not honour this pin: containerd ${info.containerdVersion} has no CRI image pinning (needs 1.7.3+; k3s bundles 1.7/2.x). ` +
+    `kubelet on ${node} will not honour this pin: containerd ${info.containerdVersion} has no CRI image pinning (needs 1.7.3+; ${distroName(info)} bundles 1.7/2.x). ` +
     `The label is set anyway (harmless) and counts once the node runs containerd 1.7.3 or later.`
   );
 }

@@ -97,7 +97,7 @@ function names(refs: readonly ProtectionRef[]): string {
  * (for the 'any' rule), or a reason that says what to do (for 'first-loaded'). Other references
  * are returned unchanged. Pure.
  */
-export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: CriPinning): T[] {
+export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: CriPinning, who = 'k3s'): T[] {
   const byImage = new Map<string, T[]>();
   for (const r of refs) {
     if (r.imageId === null) continue;
@@ -125,7 +125,7 @@ export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: C
       afterRestart: pinned ? 'pinned' : 'unpinned',
       reason: pinned
         ? `CRI's own record of the image of ${names(siblings)}: kubelet sees the image as pinned through ${names(keep)}.`
-        : `CRI's own record of the image of ${names(siblings)}, which ${siblings.some((s) => s.pin !== 'none') ? 'loses its pin at the next k3s start' : 'is not pinned'}.`,
+        : `CRI's own record of the image of ${names(siblings)}, which ${siblings.some((s) => s.pin !== 'none') ? `loses its pin at the next ${who} start` : 'is not pinned'}.`,
     };
   });
 }
@@ -197,7 +197,7 @@ function verdict(base: Pick<ImageProtection, 'key' | 'imageId' | 'refs'>, now: b
 }
 
 /** The verdict for one image's references under one CRI rule. Pure. */
-function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriPinning): ImageProtection {
+function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriPinning, who: string): ImageProtection {
   const base = { key, imageId: refs[0]?.imageId ?? null, refs: refs.map((r) => r.name) };
   if (mode === 'none') {
     return verdict(
@@ -220,8 +220,8 @@ function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriP
       afterRestart,
       afterRestart ? base.refs : missing.map((r) => r.name),
       afterRestart
-        ? `Every reference (${names(refs)}) keeps io.cri-containerd.pinned at the next k3s start, which this containerd (1.7.3–1.7.9) needs: it takes an image's pin from whichever reference CRI loaded first.`
-        : `This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, which Holdfast cannot know, and ${names(missing)} ${plural(missing.length, 'is', 'are')} not pinned after the next k3s start: kubelet may treat the image as unpinned. Make every reference durable.`,
+        ? `Every reference (${names(refs)}) keeps io.cri-containerd.pinned at the next ${who} start, which this containerd (1.7.3–1.7.9) needs: it takes an image's pin from whichever reference CRI loaded first.`
+        : `This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, which Holdfast cannot know, and ${names(missing)} ${plural(missing.length, 'is', 'are')} not pinned after the next ${who} start: kubelet may treat the image as unpinned. Make every reference durable.`,
     );
   }
   // ≥ 1.7.10, 2.x (and an unreadable version): pinned when ANY reference carries the label.
@@ -244,7 +244,7 @@ function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriP
       now,
       true,
       keepers.length === refs.length ? base.refs : keepers.map((r) => r.name),
-      `kubelet keeps the image after the next k3s start through ${names(keepers)}.${quote(keepers)}` +
+      `kubelet keeps the image after the next ${who} start through ${names(keepers)}.${quote(keepers)}` +
         (dropping.length
           ? ` ${names(dropping)} ${plural(dropping.length, 'loses its', 'lose their')} own pin then, which does not matter: CRI pins an image if any of its references is pinned.`
           : ''),
@@ -269,7 +269,7 @@ function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriP
     false,
     losing.map((r) => r.name),
     now
-      ? `No reference keeps its pin at the next k3s start, so kubelet may then delete the image.${quote(losing)}`
+      ? `No reference keeps its pin at the next ${who} start, so kubelet may then delete the image.${quote(losing)}`
       : `No reference of the image is pinned: kubelet's image garbage collector may delete it when no container uses it.${losing.length ? quote(losing) : ''}`,
   );
 }
@@ -279,8 +279,8 @@ function protectOne(key: string, refs: readonly ImageProtectionRef[], mode: CriP
  * it now and after the next k3s start, by the node's containerd rule (shared/versions
  * criPinning; 'unknown' is read as 'any'). In the order the images first appear. Pure.
  */
-export function imageProtection<T extends ImageProtectionRef>(refs: readonly T[], mode: CriPinning): Map<string, ImageProtection> {
-  return protectionOfImages(refsByImage(refs), mode);
+export function imageProtection<T extends ImageProtectionRef>(refs: readonly T[], mode: CriPinning, who = 'k3s'): Map<string, ImageProtection> {
+  return protectionOfImages(refsByImage(refs), mode, who);
 }
 
 /** `refs` grouped into images by protectionKey (as CRI merges them), in the order the images first appear. Pure. */
@@ -296,15 +296,15 @@ export function refsByImage<T extends Pick<ImageProtectionRef, 'imageId' | 'dige
 }
 
 /** imageProtection of references already grouped by refsByImage (a caller that needs the groups too groups once). */
-export function protectionOfImages(byKey: ReadonlyMap<string, readonly ImageProtectionRef[]>, mode: CriPinning): Map<string, ImageProtection> {
+export function protectionOfImages(byKey: ReadonlyMap<string, readonly ImageProtectionRef[]>, mode: CriPinning, who = 'k3s'): Map<string, ImageProtection> {
   const out = new Map<string, ImageProtection>();
-  for (const [k, list] of byKey) out.set(k, protectOne(k, list, mode));
+  for (const [k, list] of byKey) out.set(k, protectOne(k, list, mode, who));
   return out;
 }
 
 /** The images kubelet sees pinned now that lose that at the next k3s start (the at-risk case). */
-export function losingImages(refs: readonly ImageProtectionRef[], mode: CriPinning): ImageProtection[] {
-  return losingOf(imageProtection(refs, mode));
+export function losingImages(refs: readonly ImageProtectionRef[], mode: CriPinning, who = 'k3s'): ImageProtection[] {
+  return losingOf(imageProtection(refs, mode, who));
 }
 
 /** Loses its pin: kubelet sees the image pinned now and unpinned after the next k3s start. */
@@ -318,18 +318,18 @@ export const losingOf = (protection: ReadonlyMap<string, ImageProtection>): Imag
  * k3s restarted): only durable pins count, since k3s strips every pin it manages and never
  * touches a durable one. What rm-archive and import decide removal with. Pure.
  */
-export function durableProtection(refs: readonly ImageProtectionRef[], mode: CriPinning): ImageProtection {
+export function durableProtection(refs: readonly ImageProtectionRef[], mode: CriPinning, who = 'k3s'): ImageProtection {
   const asDurable = refs.map((r) => {
     const g = gcBound(r.labels);
     if (g) return { ...r, afterRestart: 'unpinned' as Fate, reason: gcBoundReason(r.name, g) };
     return {
       ...r,
       afterRestart: (r.pin === 'durable' ? 'pinned' : 'unpinned') as Fate,
-      reason: r.pin === 'k3s' ? 'pinned by k3s only, which strips the pin at its next start' : r.pin === 'none' ? 'not pinned' : 'durable pin',
+      reason: r.pin === 'k3s' ? `pinned by ${who} only, which strips the pin at its next start` : r.pin === 'none' ? 'not pinned' : 'durable pin',
     };
   });
   const k = refs[0] ? protectionKey(refs[0]) : '';
-  return protectOne(k, asDurable, mode);
+  return protectOne(k, asDurable, mode, who);
 }
 
 /**
@@ -385,13 +385,13 @@ export type FateBriefRef = Pick<ImageProtectionRef, 'pin' | 'afterRestart'> & { 
  * A reference's fate at the next k3s start in one short clause, beside the sentence core/fate
  * writes (`reason`): "durable pin", "k3s strips its pin; no archive brings it back". Pure.
  */
-export function fateBrief(r: FateBriefRef): string {
+export function fateBrief(r: FateBriefRef, who = 'k3s'): string {
   const g = gcBound(r.labels);
   if (g) return gcBoundBrief(g);
-  if (r.listTrap && r.afterRestart === 'pinned') return `k3s takes it over: ${listTrapBrief(r.listTrap)}`;
+  if (r.listTrap && r.afterRestart === 'pinned') return `${who} takes it over: ${listTrapBrief(r.listTrap)}`;
   if (r.afterRestart === 'pinned') return r.pin === 'durable' ? 'durable pin' : r.archive ? `${r.archive} pins it again` : 'stays pinned';
-  if (r.pin === 'k3s') return r.archive ? `k3s strips its pin; ${r.archive} will not pin it again` : 'k3s strips its pin; no archive brings it back';
-  return r.pin === 'durable' ? 'its pin does not last the next k3s start' : 'not pinned';
+  if (r.pin === 'k3s') return r.archive ? `${who} strips its pin; ${r.archive} will not pin it again` : `${who} strips its pin; no archive brings it back`;
+  return r.pin === 'durable' ? `its pin does not last the next ${who} start` : 'not pinned';
 }
 
 /**
@@ -399,11 +399,11 @@ export function fateBrief(r: FateBriefRef): string {
  * it or not after the next k3s start, by the deciding reference's fate and the node's
  * containerd rule. Pure.
  */
-export function protectionBrief(p: Pick<ImageProtection, 'afterRestart' | 'deciding'>, refs: readonly (ImageProtectionRef & { archive: string | null })[], mode: CriPinning): string {
+export function protectionBrief(p: Pick<ImageProtection, 'afterRestart' | 'deciding'>, refs: readonly (ImageProtectionRef & { archive: string | null })[], mode: CriPinning, who = 'k3s'): string {
   if (mode === 'none') return 'no CRI image pinning on this containerd (before 1.7.3)';
   if (mode === 'first-loaded' && !p.afterRestart) return 'not every reference keeps its pin, which containerd 1.7.3–1.7.9 needs';
   const deciding = refs.filter((r) => p.deciding.includes(r.name));
   const r = deciding.find((x) => !isImageIdRef(x)) ?? deciding[0];
   if (!r) return p.afterRestart ? 'kept' : 'not pinned';
-  return fateBrief(r);
+  return fateBrief(r, who);
 }

@@ -76,7 +76,7 @@ export const PRUNE_KEEP_BRIEF: Record<PruneKeepReason, string> = {
   unresolved: 'Holdfast cannot tell which image it is',
 };
 
-function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps>, peers: ReadonlyMap<string, string>): { reason: PruneKeepReason; text: string } | null {
+function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps>, peers: ReadonlyMap<string, string>, who: string): { reason: PruneKeepReason; text: string } | null {
   if (i.usedBy.length) {
     const ids = i.usedBy.map((u) => u.id);
     return { reason: 'in-use', text: `In use by ${ids.length === 1 ? 'container' : 'containers'} ${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ` and ${ids.length - 3} more` : ''}.` };
@@ -94,8 +94,8 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
     return {
       reason: 'pinned',
       text: i.archive
-        ? `Pinned by k3s: ${i.archive} in the images dir brings it. Prune never unpins; remove the archive first if the image is obsolete.`
-        : 'Pinned by k3s (until its next start strips the pin); prune never unpins.',
+        ? `Pinned by ${who}: ${i.archive} in the images dir brings it. Prune never unpins; remove the archive first if the image is obsolete.`
+        : `Pinned by ${who} (until its next start strips the pin); prune never unpins.`,
     };
   }
   if (i.lostPin) {
@@ -109,8 +109,8 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
     return {
       reason: 'archive',
       text: i.archive.endsWith('.txt')
-        ? `The pre-pull list ${i.archive} in the images dir names it: k3s would try to pull it again at its next start.`
-        : `The archive ${i.archive} in the images dir brings it: k3s would import it again. Remove the archive first if the image is obsolete.`,
+        ? `The pre-pull list ${i.archive} in the images dir names it: ${who} would try to pull it again at its next start.`
+        : `The archive ${i.archive} in the images dir brings it: ${who} would import it again. Remove the archive first if the image is obsolete.`,
     };
   }
   // k3s's embedded registry serves it to other nodes (shared/embeddedRegistry peerKeepText).
@@ -134,13 +134,15 @@ export function planPrune(
   index: BlobIndex,
   opts: PruneOptions = { keepVersions: DEFAULT_KEEP_VERSIONS },
   peers: ReadonlyMap<string, string> = new Map(),
+  /** The node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
+  who = 'k3s',
 ): PrunePlan {
   const keepVersions = Math.max(1, Math.min(MAX_KEEP_VERSIONS, Math.floor(opts.keepVersions)));
   const keeps = rollbackKeeps(images.map((i) => ({ ...i, inUse: i.usedBy.length > 0 })), keepVersions);
   const kept: PruneKept[] = [];
   const removable = new Set<string>();
   for (const i of images) {
-    const w = why(node, i, keeps, peers);
+    const w = why(node, i, keeps, peers, who);
     if (w) kept.push({ key: i.key, refs: i.refs, ...w });
     else removable.add(i.key);
   }

@@ -119,7 +119,7 @@ describe('holdfast images', () => {
     expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+AFTER RESTART\s+SITE NEED\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
     expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable\s+pinned\s+needed, kept/);
     // the 3 sha256:<id> records CRI keeps carry no label of their own
-    expect(r.stdout).toContain('9 references of 3 images: 2 durable, 2 k3s-pinned, 5 unpinned');
+    expect(r.stdout).toContain(`9 references of 3 images: 2 durable, 2 ${D.name}-pinned, 5 unpinned`);
     // No cluster here: what came from the images dir counts as needed, and the footer says so
     // (a k3s node here has no k3s binary at all; an RKE2 node has RKE2's kubectl, as its agents do).
     expect(r.stdout).toContain(
@@ -129,5 +129,20 @@ describe('holdfast images', () => {
     );
     expect(r.stdout).toMatch(/docker\.io\/library\/app-b:1\.0: apps\.tar\.gz in the images dir brings it; not pinned/);
     expect(r.stdout).toContain('holdfast pin edge1 --needed');
+  });
+
+  it("names the node's distro where it means it (the next RKE2 start on an RKE2 node), never the other distro", async () => {
+    const other = D.distro === 'k3s' ? 'RKE2' : 'k3s';
+    const images = await runCli(['images', 'edge1', '--why'], { HOLDFAST_HOME: home });
+    expect(images.code).toBe(0);
+    expect(images.stdout).toContain(`${D.name}-pinned`);
+    // multi:2.0's archive is in a subfolder, which a node of unknown release may not walk: it is at risk at restart.
+    expect(images.stdout).toContain(`loses its pin at the next ${D.name} start`);
+    expect(images.stdout).not.toMatch(new RegExp(`\\b${other}[ -](start|pinned)`));
+    // multi:2.0 has a digest reference and CRI's record beside its tag: each with its fate at the next start.
+    const e = await runCli(['explain', 'edge1', 'registry.local/tools/multi:2.0'], { HOLDFAST_HOME: home });
+    expect(e.code).toBe(0);
+    expect(e.stdout).toContain(`after the next ${D.name} start`);
+    expect(e.stdout).not.toContain(`${other} start`);
   });
 });

@@ -168,7 +168,7 @@ describe('holdfast import', () => {
     writeFileSync(xz, 'x');
     const u = await runCli(['upload', 'i1', xz], { HOLDFAST_HOME: home });
     expect(u.code).toBe(3);
-    expect(u.stderr).toContain('does not end in a suffix k3s imports');
+    expect(u.stderr).toContain('does not end in a suffix k3s/RKE2 imports');
   });
 
   it('reports a node where k3s does not import, keeps the others\' work, and resumes on a re-run', async () => {

@@ -13,16 +13,17 @@ import { formatPercent } from '../../shared/format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { imageName } from '../../shared/reference';
+import { distroDisplayName } from '../../shared/distro';
 
 // One percentage format everywhere (shared/format), as the app's Disk tab shows them.
 const pct = (n: number | null) => formatPercent(n, '-');
-const STATE_TEXT = { 'in-use': 'in use', durable: 'durable pin', k3s: 'k3s pin', unprotected: 'unprotected' } as const;
+const stateWords = (who: string) => ({ 'in-use': 'in use', durable: 'durable pin', k3s: `${who} pin`, unprotected: 'unprotected' }) as const;
 /**
  * An image's state, and for a pin the next k3s start strips (the Images tab's verdict,
  * shared/protection, carried as pinnedAfterRestart) that it is lost then.
  */
-const stateText = (i: StoreImage): string =>
-  i.state !== 'in-use' && i.pinnedForKubelet && !i.pinnedAfterRestart ? `${STATE_TEXT[i.state]}, lost at restart` : STATE_TEXT[i.state];
+const stateText = (i: StoreImage, who: string): string =>
+  i.state !== 'in-use' && i.pinnedForKubelet && !i.pinnedAfterRestart ? `${stateWords(who)[i.state]}, lost at restart` : stateWords(who)[i.state];
 
 /** How the disk tables give way on a narrow terminal: paths and names are elided, details hidden. */
 const FS_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 20, want: 48 }, { kind: 'text', min: 12 }, { hide: 1, extra: true }, {}, {}];
@@ -33,7 +34,7 @@ const STORE_COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 30, want: 40 },
  * On a terminal (`screen`), fitted to it, and each needed flag and the order note one short
  * clause (their sentences with `why`).
  */
-export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = false): string {
+export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = false, who = 'k3s'): string {
   const brief = screen.terminal && !why;
   const out: string[] = [];
   out.push(
@@ -61,19 +62,19 @@ export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = fa
   const s = p.summary;
   const losing = p.images.filter((i) => i.state !== 'in-use' && i.pinnedForKubelet && !i.pinnedAfterRestart).length;
   out.push(
-    `\nImage store: ${s.images} images, ${humanSize(s.storeBytes)} of content — ${s.inUse} in use, ${s.durable} pinned durably, ${s.k3s} pinned by k3s` +
-      `${losing ? ` (${losing} lose${losing === 1 ? 's' : ''} the pin at the next k3s start)` : ''}, ${s.unprotected} unprotected (removing them would free ${humanSize(s.unprotectedBytes)}).`,
+    `\nImage store: ${s.images} images, ${humanSize(s.storeBytes)} of content — ${s.inUse} in use, ${s.durable} pinned durably, ${s.k3s} pinned by ${who}` +
+      `${losing ? ` (${losing} lose${losing === 1 ? 's' : ''} the pin at the next ${who} start)` : ''}, ${s.unprotected} unprotected (removing them would free ${humanSize(s.unprotectedBytes)}).`,
   );
   out.push(
     screen.table(
       ['IMAGE', 'ID', 'STATE', 'CRI SIZE', 'FREES ALONE', 'LAST CHANGED'],
-      p.images.map((i) => [imageName(i.refs, i.key), shortDigest(i.imageId), stateText(i), humanSize(i.criSize), humanSize(i.exclusiveBytes), i.lastChangedAt ?? '-']),
+      p.images.map((i) => [imageName(i.refs, i.key), shortDigest(i.imageId), stateText(i, who), humanSize(i.criSize), humanSize(i.exclusiveBytes), i.lastChangedAt ?? '-']),
       STORE_COLUMNS,
     ),
   );
   const f = p.forecast;
   out.push(`\nGC forecast — when the image file system reaches ${f.highPercent} %, kubelet deletes (oldest first):`);
-  if (f.steps.length === 0) out.push(`  nothing: every image is in use or pinned for kubelet${losing ? ` (${losing} only until the next k3s start)` : ''}.`);
+  if (f.steps.length === 0) out.push(`  nothing: every image is in use or pinned for kubelet${losing ? ` (${losing} only until the next ${who} start)` : ''}.`);
   f.steps.forEach((st, n) => {
     const mark = st.deleted ? `${n + 1}.` : ' -';
     const name = screen.ref(imageName(st.refs, st.key), mark.length + 40);
@@ -124,6 +125,8 @@ export function registerDiskCommand(program: Command, cli: Cli): void {
     .action(async (name: string, o) => {
       const p = await cli.call('disk.picture', { node: name });
       if (o.json) return cli.io.out(JSON.stringify(p, null, 2));
-      cli.io.out(diskText(p, cli.screen(), o.why === true));
+      // The node's distro names who pins and strips (the picture probed it already: no second probe).
+      const who = await cli.call('nodes.info', { node: name }).then((i) => distroDisplayName(i.distro), () => distroDisplayName('unknown'));
+      cli.io.out(diskText(p, cli.screen(), o.why === true, who));
     });
 }

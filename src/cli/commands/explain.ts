@@ -3,10 +3,12 @@
 // `prune` print on a terminal. The facts and the advice are shared/explain's.
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
+import { distroDisplayName } from '../../shared/distro';
 import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PROVENANCE, type ImageRef } from '../../shared/domain';
 import { explainReference, type ReferenceExplanation } from '../../shared/explain';
 import { normalizeReference } from '../../shared/imageReference';
-import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../shared/lostPins';
+import { lostPinKindText, pinnedByText } from '../../shared/lostPins';
+import { pinStateText } from '../pinText';
 import { workloadName, type NeedsReport } from '../../shared/needs';
 import { isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
@@ -123,8 +125,8 @@ class Fields {
 
 const yes = (b: boolean, y: string, n: string) => (b ? y : n);
 
-/** The explanation as people read it: every fact on its line, every reason whole. */
-export function explainText(e: ReferenceExplanation, screen: Screen): string {
+/** The explanation as people read it: every fact on its line, every reason whole (`who`: the node's distro, shared/distro distroDisplayName). */
+export function explainText(e: ReferenceExplanation, screen: Screen, who = 'k3s'): string {
   const f = new Fields(screen);
   f.line(`${e.ref} on ${e.node}`).blank();
   const img = e.image;
@@ -133,11 +135,11 @@ export function explainText(e: ReferenceExplanation, screen: Screen): string {
   } else {
     const self = img.refs[0]!;
     f.add('Image', img.imageId ? screen.ref(img.imageId, COL) : `unknown id (target ${screen.ref(img.key, COL + 20)})`, `${humanSize(img.size)}, ${img.platforms.join(', ') || 'no platform known'}`);
-    if (isImageIdRecord(e.ref)) f.add('', "This is CRI's own record of the image (sha256:<id>): k3s never labels it, and kubelet sees only the image.");
+    if (isImageIdRecord(e.ref)) f.add('', `This is CRI's own record of the image (sha256:<id>): ${who} never labels it, and kubelet sees only the image.`);
     const labels = PIN_LABELS.filter((k) => img.labels[k] !== undefined).map((k) => `${k}=${img.labels[k]}`);
     f.add(
       'Pin now',
-      img.shown.inherited ? `${img.shown.pin} (its image's: this record carries no pin label of its own)` : img.shown.pin,
+      img.shown.inherited ? `${pinStateText(img.shown.pin, who)} (its image's: this record carries no pin label of its own)` : pinStateText(img.shown.pin, who),
       labels.length ? `labels: ${labels.join(', ')}` : 'no pin labels',
       yes(img.protection.now, 'kubelet sees the image as pinned now', 'kubelet does not see the image as pinned now: its GC may delete it when no container uses it'),
     );
@@ -153,7 +155,7 @@ export function explainText(e: ReferenceExplanation, screen: Screen): string {
         'References',
         ...img.refs
           .slice(1)
-          .map((r) => (r.inherited ? `${name(r.name)}: ${r.pin} — CRI's own record: it shares its image's pin and fate` : `${name(r.name)}: ${r.pin}, ${r.afterRestart} after the next k3s start — ${r.brief}`)),
+          .map((r) => (r.inherited ? `${name(r.name)}: ${pinStateText(r.pin, who)} — CRI's own record: it shares its image's pin and fate` : `${name(r.name)}: ${pinStateText(r.pin, who)}, ${r.afterRestart} after the next ${who} start — ${r.brief}`)),
       );
     }
   }
@@ -168,7 +170,7 @@ export function explainText(e: ReferenceExplanation, screen: Screen): string {
   }
   if (e.lostPins.length) {
     f.blank();
-    for (const [n, l] of e.lostPins.entries()) f.add(n === 0 ? 'Lost pins' : '', `${l.ref}: ${LOST_PIN_KIND_TEXT[l.kind]} (${pinnedByText(l)})`, `  ${l.summary}`, ...l.causes.map((c) => `  likely: ${c}`));
+    for (const [n, l] of e.lostPins.entries()) f.add(n === 0 ? 'Lost pins' : '', `${l.ref}: ${lostPinKindText(l.kind, who)} (${pinnedByText(l)})`, `  ${l.summary}`, ...l.causes.map((c) => `  likely: ${c}`));
   }
   f.blank();
   for (const [n, a] of e.advice.entries()) {
@@ -208,8 +210,9 @@ export function registerExplainCommand(program: Command, cli: Cli): void {
     .action(async (name: string, query: string, o) => {
       const [{ images, lost, info, needs }, archives] = await Promise.all([cli.call('images.report', { node: name }), cli.call('archives.list', { node: name })]);
       const ref = resolveReference(query, images, needs, name);
-      const e = explainReference({ node: name, ref, images, needs, lost, archives, mode: criPinning(info.containerdVersion) })!;
+      const who = distroDisplayName(info.distro);
+      const e = explainReference({ node: name, ref, images, needs, lost, archives, mode: criPinning(info.containerdVersion), who })!;
       if (o.json) return cli.io.out(JSON.stringify(e, null, 2));
-      cli.io.out(explainText(e, cli.screen()));
+      cli.io.out(explainText(e, cli.screen(), who));
     });
 }

@@ -2,12 +2,14 @@
 // site needs and the durable pins that are gone.
 import type { Command } from 'commander';
 import type { ImageRef } from '../../shared/domain';
+import { pinStateText } from '../pinText';
+import { distroDisplayName } from '../../shared/distro';
 import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
 import { gcBound, gcBoundBrief, imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
 import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
-import { embeddedRegistryBrief, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
+import { embeddedRegistryBrief, peersColumnApplies, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
 import { imageName, isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
@@ -126,7 +128,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
           'holdfast images lab1-n1 --json | jq -r \'.[] | select(.pin == "none") | .name\'',
         ],
         [
-          'PIN: durable (io.cri-containerd.pinned, which no k3s start touches), k3s (the label of k3s: its next start removes it unless it imports the image again) or none.',
+          'PIN: durable (io.cri-containerd.pinned, which no k3s/RKE2 start touches), k3s or RKE2 (the distro\'s label: its next start removes it unless it imports the image again; --json says k3s on both) or none.',
           '--json is an array of references (one whose pin is lost carries lostPin; peers: whether other nodes can pull it from this one through k3s\'s embedded registry, and why not); with --lost, an array of lost pins.',
           'PEERS (while the embedded registry is on): yes, or why peers cannot pull the reference from this node.',
           FITTED_NOTE,
@@ -138,13 +140,15 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
       // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
       const { images, lost, info, needs, embeddedRegistry } = await cli.call('images.report', { node: name });
-      const peersOn = embeddedRegistry?.enabled === 'on' || embeddedRegistry?.enabled === 'agent';
+      const peersOn = peersColumnApplies(embeddedRegistry);
+      // The node's distro, as the sentences name who pins and strips ("k3s", "RKE2").
+      const who = distroDisplayName(info.distro);
       const screen = cli.screen();
       const why = o.why === true;
       const out = (s: string) => cli.io.out(screen.text(s));
       if (o.lost) {
         if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
-        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', screen, why)}` : `no durable pin Holdfast made on ${name} is lost`);
+        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', screen, why, who)}` : `no durable pin Holdfast made on ${name} is lost`);
       }
       if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
       // What the node runs may make every pin moot: said once, before the table.
@@ -153,13 +157,13 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
         cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
         if (printNeeds(cli, name, images, needs, screen, why)) out(whyHint(name));
-        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
+        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why, who)}`);
         return;
       }
       // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
       const mode = criPinning(info.containerdVersion);
       const byImage = refsByImage(images);
-      const protection = imageProtection(images, mode);
+      const protection = imageProtection(images, mode, who);
       // On a terminal each image's references are together (tags, digest references, CRI's record),
       // CRI's record showing its image's pin; a pipe gets the node's order and each record's own labels.
       const rows = screen.terminal ? [...byImage.values()].flatMap((refs) => [...refs].sort((a, b) => refRank(a.name) - refRank(b.name))) : images;
@@ -178,8 +182,8 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
               i.name,
               // (fitted, PIN LOST goes on a line of its own, so the column stays narrow)
               screen.width !== null
-                ? [`${shown.pin}${shown.inherited ? INHERITED : ''}`, ...(i.lostPin ? ['PIN LOST'] : [])]
-                : `${shown.pin}${shown.inherited ? INHERITED : ''}${i.lostPin ? ' (PIN LOST)' : ''}`,
+                ? [`${pinStateText(shown.pin, who)}${shown.inherited ? INHERITED : ''}`, ...(i.lostPin ? ['PIN LOST'] : [])]
+                : `${pinStateText(shown.pin, who)}${shown.inherited ? INHERITED : ''}${i.lostPin ? ' (PIN LOST)' : ''}`,
               OUTCOME[shown.outcome],
               i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
               shortDigest(i.imageId),
@@ -192,24 +196,24 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         ),
       );
       if (inherited) out(INHERITED_NOTE);
-      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned`);
+      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} ${who}-pinned, ${counts.none} unpinned`);
       // Said only where the node takes part (on, or an agent following its servers): most nodes stay as they were.
       const peersShort = peersOn && printPeers(cli, images, embeddedRegistry!, screen, why);
       let short = printNeeds(cli, name, images, needs, screen, why) || peersShort;
       const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
       if (atRisk.length) {
-        out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
+        out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next ${who} start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
         for (const p of atRisk) {
           if (!screen.terminal) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
           else {
             const refs = byImage.get(p.key)!;
-            out(`  - ${screen.ref(imageName(p.refs, p.key), 6)}: ${safe(why ? p.reason : protectionBrief(p, refs, mode))}`);
+            out(`  - ${screen.ref(imageName(p.refs, p.key), 6)}: ${safe(why ? p.reason : protectionBrief(p, refs, mode, who))}`);
             short ||= !why;
           }
         }
         out(`Make them durable with: holdfast pin ${name} --all-k3s`);
       }
-      // Pins that hold on paper only: a .txt list hands them to k3s, or containerd's own GC removes the reference.
+      // Pins that hold on paper only: a .txt list hands them to the distro, or containerd's own GC removes the reference.
       const noted = (refs: ImageRef[], heading: string, brief: (r: ImageRef) => string) => {
         if (!refs.length) return;
         out(heading);
@@ -221,7 +225,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
           }
         }
       };
-      noted(images.filter((r) => r.listTrap), listTrapHeading(images.filter((r) => r.listTrap).length), (r) => listTrapBrief(r.listTrap!));
+      noted(images.filter((r) => r.listTrap), listTrapHeading(images.filter((r) => r.listTrap).length, who), (r) => listTrapBrief(r.listTrap!));
       const bound = images.filter((r) => gcBound(r.labels) && r.pin !== 'none');
       noted(
         bound,
@@ -229,7 +233,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         (r) => gcBoundBrief(gcBound(r.labels)!),
       );
       if (lost.length) {
-        cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why)}`);
+        cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why, who)}`);
         short ||= screen.terminal && !why;
       }
       if (short) out(whyHint(name));

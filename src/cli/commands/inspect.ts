@@ -18,7 +18,7 @@ import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
 import { mapLimit } from '../../shared/mapLimit';
 import { metricsDisk } from './metrics';
-import { distroDisplayName } from '../../shared/distro';
+import { distroDisplayName, distrosDisplayName } from '../../shared/distro';
 
 /** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
 const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
@@ -85,10 +85,11 @@ function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDi
   }
   if (r.losingImages?.length) {
     const mode = criPinning(n?.versions?.containerdVersion);
-    head(`${plural(r.losingImages.length, 'image')} ${word(r.losingImages.length, 'loses')} ${word(r.losingImages.length, 'its')} pin at the next k3s start:`);
+    const who = distroDisplayName(n?.versions?.distro ?? 'unknown');
+    head(`${plural(r.losingImages.length, 'image')} ${word(r.losingImages.length, 'loses')} ${word(r.losingImages.length, 'its')} pin at the next ${who} start:`);
     for (const p of r.losingImages) {
       const refs = (n?.images ?? []).filter((i) => p.refs.includes(i.name));
-      item(imageName(p.refs, p.imageId ?? ''), why ? p.reason : protectionBrief({ afterRestart: false, deciding: p.deciding }, refs, mode));
+      item(imageName(p.refs, p.imageId ?? ''), why ? p.reason : protectionBrief({ afterRestart: false, deciding: p.deciding }, refs, mode, who));
     }
   }
   if (n && isLowDisk(n, rule) && n.disk) head(`low disk: ${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at ${safe(n.disk.path)}`);
@@ -139,7 +140,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   );
   const s = report.summary;
   out.push(
-    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next k3s start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
+    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next ${distrosDisplayName(report.nodes.flatMap((n) => (n.versions ? [n.versions.distro] : [])))} start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
   // Which nodes Holdfast could not read needs for: their verdicts rest on provenance alone.
   const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');
@@ -183,7 +184,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   const lost = report.nodes.filter((n) => n.lostPins?.length);
   if (lost.length) {
     out.push("\nPins lost behind Holdfast's back:");
-    for (const n of lost) out.push(`  ${n.node}:\n${lostPinsText(n.lostPins!, '    ', screen, why)}`);
+    for (const n of lost) out.push(`  ${n.node}:\n${lostPinsText(n.lostPins!, '    ', screen, why, distroDisplayName(n.versions?.distro ?? 'unknown'))}`);
     shortened ||= screen.terminal && !why;
   }
   if (shortened) out.push(whyHint('NODE'));

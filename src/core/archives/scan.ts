@@ -54,6 +54,8 @@ export interface ScanOptions {
   walk?: StartupWalk | 'unknown';
   /** The images dir's listing (`FileAccess.listFiles(root)`), when it was started earlier. */
   listing?: Promise<ListedFile[]>;
+  /** The node's distro as the notes name it ("k3s", "RKE2": shared/distro distroDisplayName); k3s when not given. */
+  who?: string;
   cache?: IndexCache;
   /** Called for each archive whose index had to be streamed from the node. */
   onRead?: (file: string) => void;
@@ -62,10 +64,10 @@ export interface ScanOptions {
 const WALK_SINCE = firstReleases({ fromMinor: K3S_RELEASES.importCache.fromMinor, backports: K3S_RELEASES.importCache.backports });
 
 /** Why the given walk skips a file the other walk takes. */
-function walkNote(rel: string, walk: StartupWalk): string {
+function walkNote(rel: string, walk: StartupWalk, who: string): string {
   return walk === 'top-level-case-insensitive'
-    ? `This k3s release reads only the top level of the images dir (subfolders from ${WALK_SINCE} on), so it never imports ${rel}.`
-    : `k3s matches extensions case-sensitively since ${WALK_SINCE}, so it never imports ${rel}.`;
+    ? `This ${who} release reads only the top level of the images dir (subfolders from ${WALK_SINCE} on), so it never imports ${rel}.`
+    : `${who} matches extensions case-sensitively since ${WALK_SINCE}, so it never imports ${rel}.`;
 }
 
 /** Lists the images dir; a missing dir is an empty list (k3s creates it lazily). */
@@ -74,6 +76,7 @@ export async function walkImagesDir(
   root: string,
   walk: StartupWalk | 'unknown' = 'recursive-case-sensitive',
   listing?: Promise<ListedFile[]>,
+  who = 'k3s',
 ): Promise<Omit<ScannedFile, 'index'>[]> {
   const base = root.replace(/\/+$/, '');
   return (await (listing ?? files.listFiles(base))).map((f) => {
@@ -93,7 +96,7 @@ export async function walkImagesDir(
       mtime: f.mtime,
       ...(f.changeId ? { changeId: f.changeId } : {}),
       walked: walk === 'unknown' && !agree ? ('unknown' as const) : ('yes' as const),
-      ...(walk !== 'unknown' && c.kind === 'ignored' && other.kind !== 'ignored' ? { note: walkNote(f.path, walk) } : {}),
+      ...(walk !== 'unknown' && c.kind === 'ignored' && other.kind !== 'ignored' ? { note: walkNote(f.path, walk, who) } : {}),
     };
   });
 }
@@ -121,7 +124,7 @@ async function versionKeys(access: FileAccess, files: Omit<ScannedFile, 'index'>
 }
 
 export async function scanImagesDir(access: FileAccess, root: string, opts: ScanOptions): Promise<ScannedFile[]> {
-  const files = await walkImagesDir(access, root, opts.walk, opts.listing);
+  const files = await walkImagesDir(access, root, opts.walk, opts.listing, opts.who);
   const versions = opts.cache ? await versionKeys(access, files) : new Map<string, string | null>();
   const out: ScannedFile[] = [];
   for (const f of files) {

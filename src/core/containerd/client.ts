@@ -350,7 +350,7 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
     switch (err.code) {
       case grpc.status.UNAVAILABLE:
         return new HoldfastError('CONTAINERD_UNAVAILABLE', `containerd is not answering on ${this.describe} (${err.details || 'unavailable'})`, {
-          hint: 'Check that k3s (or containerd) is running on the node and that the socket path is right.',
+          hint: 'Check that k3s or RKE2 (or containerd) is running on the node and that the socket path is right.',
           cause: err,
         });
       case grpc.status.DEADLINE_EXCEEDED:

@@ -91,7 +91,7 @@ export function planPins(
       if (archive) after[PROVENANCE.from] = archive;
     } else {
       if (r.pin === 'k3s') {
-        unchanged.push({ ref: r.name, reason: 'pinned by k3s, which manages this pin itself' });
+        unchanged.push({ ref: r.name, reason: `pinned by ${who}, which manages this pin itself` });
         continue;
       }
       if (r.pin === 'none') {

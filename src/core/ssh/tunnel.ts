@@ -279,8 +279,8 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
   if (code === PROBE_NO_SOCKET) {
     throw new HoldfastError('CONTAINERD_UNAVAILABLE', `There is no unix socket at ${remoteSocketPath} on the node${sudo ? '' : ' (or this user may not see it)'}.`, {
       hint: sudo
-        ? 'Check that k3s (containerd) is running on the node and the socket path is right.'
-        : 'Check that k3s (containerd) is running and the socket path is right; a non-root user needs the node\'s sudo option (holdfast node add … --sudo).',
+        ? 'Check that k3s or RKE2 (its containerd) is running on the node and the socket path is right.'
+        : 'Check that k3s or RKE2 (its containerd) is running and the socket path is right; a non-root user needs the node\'s sudo option (holdfast node add … --sudo).',
     });
   }
   if (code === PROBE_NO_ACCESS) {

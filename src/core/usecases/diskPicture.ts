@@ -1,6 +1,7 @@
 // One node's disk picture (shared/diskPicture): file systems, kubelet's GC thresholds, the image
 // store image by image and the GC forecast. Read fresh on every call; nothing changes on the node.
 import type { DiskPicture, FsUsage } from '../../shared/diskPicture';
+import { distroDisplayName } from '../../shared/distro';
 import { forecastGc } from '../../shared/gcForecast';
 import { resolveGcPolicy, type GcPolicy } from '../../shared/gcPolicy';
 import { summariseStore, type BlobIndex, type StoreImage } from '../../shared/imageStore';
@@ -46,7 +47,7 @@ export async function diskPicture(session: NodeSession, ctx: OpsContext, opts: {
   const notes: string[] = [];
   const dirs = await storeDirs(session.containerd, info);
   if (dirs.from === 'k3s-layout') {
-    notes.push(`containerd did not say where it keeps its content and snapshots, so k3s's layout is assumed (${dirs.content}).`);
+    notes.push(`containerd did not say where it keeps its content and snapshots, so ${distroDisplayName(info.distro)}'s layout is assumed (${dirs.content}).`);
   }
   const [fileSystems, policy] = await Promise.all([
     measureFileSystems({ ssh: session.ssh, files: session.files, sudo: session.def.sudo === true }, [
@@ -79,7 +80,7 @@ export async function diskPicture(session: NodeSession, ctx: OpsContext, opts: {
     ...base,
     images: store.images,
     summary: summariseStore(store.images, store.index),
-    forecast: forecastGc({ images: store.images, index: store.index, imagefs, policy, keepVersions: DEFAULT_KEEP_VERSIONS }),
+    forecast: forecastGc({ images: store.images, index: store.index, imagefs, policy, keepVersions: DEFAULT_KEEP_VERSIONS, who: distroDisplayName(info.distro) }),
     containers: store.containers.length,
   };
 }

@@ -88,6 +88,7 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
     scanImagesDir(session.files, root, {
       nodeKey: `${session.def.host}:${session.def.port}`,
       walk: startupWalk(info.distroVersion), // the node's release decides what k3s walks
+      who: distroDisplayName(info.distro),
       listing,
       ...(opts.indexCache ? { cache: opts.indexCache } : {}),
     }),
@@ -116,13 +117,15 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
 
   const fates = predictFates(baseRefs, fateArchives, info, prepull);
   const mode = criPinning(info.containerdVersion);
+  const who = distroDisplayName(info.distro);
   // CRI's image-id records share their image's fate (kubelet sees images, not references).
   const perRef = applyImageProtection(
     baseRefs.map((r) => ({ ...r, ...fates.get(r.name)! })),
     mode,
+    who,
   );
   // Each reference also carries its image's verdict (the one model), for scripts reading JSON.
-  const protection = imageProtection(perRef, mode);
+  const protection = imageProtection(perRef, mode, who);
   const pinnedRefs: ImageRef[] = perRef.map((r) => {
     const p = protection.get(protectionKey(r))!;
     return { ...r, imagePinnedNow: p.now, imagePinnedAfterRestart: p.afterRestart };
@@ -137,7 +140,7 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
   // Without a source of needs, provenance decides: k3s's distribution.source labels on the
   // content of unpinned images are one more sign of an air-gap import (read only then).
   const distributionSourced = needsKnown(nodeNeeds) ? new Set<string>() : await distributionSourcedTargets(session, pinnedRefs);
-  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced });
+  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced, who });
   return { info, platform, images: judged.refs, files, fateArchives, prepull, importCache, needs: judged.report, cluster };
 }
 
@@ -269,7 +272,7 @@ export async function removalCheckFor(
     }
     const c = await complete(ref);
     const siblings = ref.imageId === null ? [ref] : refs.filter((r) => r.imageId === ref.imageId);
-    const kept = durableProtection(siblings, mode);
+    const kept = durableProtection(siblings, mode, who);
     images.push({
       name: label,
       present: true,

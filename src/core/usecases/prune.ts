@@ -6,6 +6,7 @@
 // it to do so before answering (sync), so the bytes reported freed are measured, not assumed.
 import type { PrunedRecord } from '../../shared/domain';
 import { pinState } from '../../shared/pinState';
+import { distroDisplayName } from '../../shared/distro';
 import { planPrune, type PruneOptions, type PrunePlan, type PruneRemoval, type PruneResult } from '../../shared/prunePlan';
 import { localUser } from '../audit/log';
 import type { ContainerdClient } from '../containerd/client';
@@ -18,8 +19,11 @@ import { peerKeeps } from '../node/embeddedRegistry';
 
 export async function planPruneOnNode(session: NodeSession, ctx: OpsContext, opts: PruneOptions): Promise<PrunePlan> {
   const store = await readNodeStore(session, ctx);
-  return planPrune(session.def.name, store.images, store.index, opts, await peerKeeps(session, store.images));
+  return planPrune(session.def.name, store.images, store.index, opts, await peerKeeps(session, store.images), await distroNameOf(session));
 }
+
+/** The node's distro as the texts name it (k3s when it cannot be read: the rules assumed are k3s's). */
+const distroNameOf = (session: NodeSession): Promise<string> => session.info().then((i) => distroDisplayName(i.distro), () => distroDisplayName('unknown'));
 
 const pinnedLabels = (labels: Record<string, string>) => pinState(labels) !== 'none';
 
@@ -46,7 +50,7 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
   const node = session.def.name;
   const store = await readNodeStore(session, ctx);
   // Images peers pull from this node through k3s's embedded registry are kept (shared/embeddedRegistry).
-  const plan = planPrune(node, store.images, store.index, opts, await peerKeeps(session, store.images));
+  const plan = planPrune(node, store.images, store.index, opts, await peerKeeps(session, store.images), await distroNameOf(session));
   const refused: PruneResult['refused'] = [];
   let todo = plan.remove;
   if (opts.expect) {

@@ -13,19 +13,21 @@ import { protectionChange, type ProtectionChange } from '../../shared/protection
 import { useApp } from '../context';
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
-import { diskOf } from '../store';
+import { diskOf, statusOf } from '../store';
+import { distroDisplayName } from '../../shared/distro';
 import { DiskChart } from './DiskChart';
 import { ErrorCallout } from './ErrorCallout';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, SlashIcon, TrashIcon } from './icons';
 import { imageName } from '../../shared/reference';
 
-export const STATE_TEXT: Record<ImageState, { label: string; title: string }> = {
+/** Each state's badge and its title; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */
+export const stateText = (who: string): Record<ImageState, { label: string; title: string }> => ({
   'in-use': { label: 'In use', title: 'A container record names it: kubelet and prune leave it.' },
-  durable: { label: 'Durable pin', title: 'Pinned for kubelet with no k3s label: kubelet never deletes it; k3s never strips it.' },
-  k3s: { label: 'k3s pin', title: 'Pinned by k3s: kubelet leaves it until the next k3s start strips the pin (unless an archive brings it back).' },
+  durable: { label: 'Durable pin', title: `Pinned for kubelet with no ${who} label: kubelet never deletes it; ${who} never strips it.` },
+  k3s: { label: `${who} pin`, title: `Pinned by ${who}: kubelet leaves it until the next ${who} start strips the pin (unless an archive brings it back).` },
   unprotected: { label: 'Unprotected', title: "Neither used nor pinned: kubelet's GC deletes it when the disk fills." },
-};
+});
 
 const STATE_CLASS: Record<ImageState, string> = { 'in-use': 'pin-inuse', durable: 'pin-durable', k3s: 'pin-k3s', unprotected: 'pin-none' };
 
@@ -39,26 +41,27 @@ export const storeFate = (i: Pick<StoreImage, 'pinnedForKubelet' | 'pinnedAfterR
 /** A pinned image the next k3s start leaves unprotected (not in use: a container keeps it anyway). */
 const losesPinAtStart = (i: StoreImage) => i.state !== 'in-use' && i.state !== 'unprotected' && storeFate(i) === 'lose';
 
-const LOSES_PIN_TITLE = 'Pinned now, but no reference keeps its pin at the next k3s start (nothing in the images dir pins it again): kubelet may then delete it.';
-const K3S_KEPT_TITLE = 'Pinned by k3s, and what is in the images dir pins it again at every k3s start: kubelet keeps it.';
+const losesPinTitle = (who: string) => `Pinned now, but no reference keeps its pin at the next ${who} start (nothing in the images dir pins it again): kubelet may then delete it.`;
+const keptTitle = (who: string) => `Pinned by ${who}, and what is in the images dir pins it again at every ${who} start: kubelet keeps it.`;
 
-export function StateBadge({ image }: { image: StoreImage }) {
+export function StateBadge({ image, who = 'k3s' }: { image: StoreImage; who?: string }) {
   const state = image.state;
+  const text = stateText(who)[state];
   const Icon = state === 'in-use' ? BoxIcon : state === 'durable' ? ShieldIcon : state === 'k3s' ? ClockIcon : SlashIcon;
   const loses = losesPinAtStart(image);
   return (
     <span className="pin-stack">
       <span
         className={`pin ${STATE_CLASS[state]}`}
-        title={loses ? LOSES_PIN_TITLE : state === 'k3s' && storeFate(image) === 'kept' ? K3S_KEPT_TITLE : STATE_TEXT[state].title}
+        title={loses ? losesPinTitle(who) : state === 'k3s' && storeFate(image) === 'kept' ? keptTitle(who) : text.title}
         data-testid="store-state"
         data-state={state}
         data-fate={storeFate(image)}
       >
         <Icon />
-        {STATE_TEXT[state].label}
+        {text.label}
       </span>
-      {loses ? <FateBadge fate="lose" reason={LOSES_PIN_TITLE} /> : null}
+      {loses ? <FateBadge fate="lose" reason={losesPinTitle(who)} /> : null}
     </span>
   );
 }
@@ -67,7 +70,7 @@ export function StateBadge({ image }: { image: StoreImage }) {
  * The store in one line. "Pinned" counts only what kubelet keeps after the next k3s start (as the
  * Images tab judges it); a pin that start strips is counted apart, never as protection.
  */
-export function storeSummaryText(sum: StoreSummary, images: StoreImage[]): string {
+export function storeSummaryText(sum: StoreSummary, images: StoreImage[], who = 'k3s'): string {
   const pinned = images.filter((i) => i.state === 'durable' || i.state === 'k3s');
   const losing = pinned.filter(losesPinAtStart).length;
   const kept = pinned.filter((i) => storeFate(i) === 'kept').length;
@@ -78,7 +81,7 @@ export function storeSummaryText(sum: StoreSummary, images: StoreImage[]): strin
     `${formatBytes(sum.storeBytes)} of content`,
     `${sum.inUse} in use`,
     `${kept} pinned`,
-    ...(losing ? [`${losing} ${losing === 1 ? 'loses its pin' : 'lose their pin'} at the next k3s start`] : []),
+    ...(losing ? [`${losing} ${losing === 1 ? 'loses its pin' : 'lose their pin'} at the next ${who} start`] : []),
     ...(ignored ? [`${ignored} pinned but not for kubelet`] : []),
     `${sum.unprotected} unprotected (${formatBytes(sum.unprotectedBytes)})`,
   ].join(' · ');
@@ -115,7 +118,7 @@ function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
   );
 }
 
-function Forecast({ f, node, images }: { f: GcForecast; node: string; images: StoreImage[] | null }) {
+function Forecast({ f, node, images, who }: { f: GcForecast; node: string; images: StoreImage[] | null; who: string }) {
   // Pinned for kubelet now, but not after the next k3s start: kubelet spares them only until then.
   const losing = images?.filter(losesPinAtStart).length ?? 0;
   const deleted = f.steps.filter((s) => s.deleted);
@@ -144,7 +147,7 @@ function Forecast({ f, node, images }: { f: GcForecast; node: string; images: St
       {f.steps.length === 0 ? (
         <p className="muted" data-testid="forecast-empty">
           Nothing: every image is in use or pinned for kubelet
-          {losing ? ` (${losing} of them only until the next k3s start, which strips ${losing === 1 ? 'its pin' : 'their pins'})` : ''}.
+          {losing ? ` (${losing} of them only until the next ${who} start, which strips ${losing === 1 ? 'its pin' : 'their pins'})` : ''}.
         </p>
       ) : (
         <>
@@ -211,7 +214,7 @@ function Thresholds({ p }: { p: DiskPicture }) {
   );
 }
 
-function StoreTable({ images }: { images: StoreImage[] }) {
+function StoreTable({ images, who }: { images: StoreImage[]; who: string }) {
   return (
     <div className="table-wrap">
       <table className="image-table store-table" data-testid="store-table">
@@ -244,7 +247,7 @@ function StoreTable({ images }: { images: StoreImage[] }) {
                   </span>
                 </td>
                 <td>
-                  <StateBadge image={i} />
+                  <StateBadge image={i} who={who} />
                 </td>
                 <td className="num nowrap">{formatBytes(i.criSize)}</td>
                 <td className="num nowrap">{formatBytes(i.exclusiveBytes)}</td>
@@ -261,6 +264,8 @@ function StoreTable({ images }: { images: StoreImage[] }) {
 export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void }) {
   const disk = useApp((s) => diskOf(s, node.name));
   const loadDisk = useApp((s) => s.loadDisk);
+  // The node's distro names who pins and strips (k3s until the node was probed).
+  const who = distroDisplayName(useApp((s) => statusOf(s, node.name).info?.distro) ?? 'unknown');
   useEffect(() => {
     if (disk.state === 'idle' || (disk.state === 'ready' && !disk.full)) void loadDisk(node.name);
   }, [disk.state, disk.full, loadDisk, node.name]);
@@ -273,7 +278,7 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
         <h2 id="disk-title" className="visually-hidden">Disk</h2>
         {p?.summary ? (
           <span className="muted small disk-summary" data-testid="disk-summary">
-            {storeSummaryText(p.summary, p.images ?? [])}
+            {storeSummaryText(p.summary, p.images ?? [], who)}
           </span>
         ) : null}
         <div className="spacer" />
@@ -356,11 +361,11 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
               </p>
             ))}
           </section>
-          {p.forecast ? <Forecast f={p.forecast} node={node.name} images={p.images} /> : null}
+          {p.forecast ? <Forecast f={p.forecast} node={node.name} images={p.images} who={who} /> : null}
           {p.images ? (
             <section className="disk-section" aria-labelledby="store-title">
               <h3 id="store-title">Image store, by image</h3>
-              <StoreTable images={p.images} />
+              <StoreTable images={p.images} who={who} />
             </section>
           ) : null}
         </div>

@@ -2,7 +2,7 @@
 // state and, highlighted, the pins the next k3s start removes. Follows live events: a node's
 // row updates when its images change, without a refresh. (A fleet-wide matrix comes later.)
 import { useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
-import type { ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
+import type { Distro, ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { pictureNearGc } from '../../shared/diskPicture';
 import { usedPercentExact } from '../../shared/gcPolicy';
@@ -17,9 +17,38 @@ import { AlertIcon, ClockIcon, PlusIcon, RefreshIcon, ShieldIcon, SlashIcon } fr
 import { errorCause, useDisplayStatus } from './LiveStatus';
 import { StatusDot } from './Sidebar';
 import { distroLine, distroText } from '../distroText';
+import { DISTRO_ORDER, DISTRO_PROFILES, distroDisplayName, distrosDisplayName } from '../../shared/distro';
+import type { AppState } from '../store/types';
 
-/** What to do next about a node that is not connected, in a few words. */
-export function nextStep(error: ErrorInfo | undefined): string {
+/** Each distro Holdfast knows, for a node whose distro is not read yet: "k3s or RKE2". */
+const ANY_DISTRO = DISTRO_ORDER.map((d) => DISTRO_PROFILES[d].displayName).join(' or ');
+
+/**
+ * The overview's words that name a distro (`who`: the node's, or the fleet's for the totals —
+ * shared/distro distroDisplayName, distrosDisplayName). The pin state keeps its data name, k3s.
+ */
+export const fleetOverviewText = (who: string) => ({
+  atRiskTitle: (n: number) => `${n} ${n === 1 ? 'image loses its pin' : 'images lose their pin'} at the next ${who} start`,
+  fleetAtRisk: (n: number, nodes: number) =>
+    `${n} ${n === 1 ? 'image' : 'images'} on ${nodes} ${nodes === 1 ? 'node' : 'nodes'} will lose ${n === 1 ? 'its' : 'their'} pin at the next ${who} start`,
+  fleetAtRiskAdvice: `Open a highlighted node and make its pins durable before anyone restarts ${who}.`,
+  loading: (nodes: number) =>
+    `Loading the images of ${nodes} connected ${nodes === 1 ? 'node' : 'nodes'}: whether a pin is lost at the next ${who} start is not known until they are in.`,
+  allClear: `No pin on a connected node is lost at the next ${who} start.`,
+  pinColumn: `${who} pin`,
+  atRiskColumnTitle: `Images whose pin the next ${who} start removes (as kubelet sees them)`,
+  neededColumnTitle: `Images the site needs that are missing, not pinned, or lose their pin at the next ${who} start`,
+  marker: { 'no-cri-pinning': 'no CRI pinning', 'distro-pins-nothing': `${who} pins nothing` } as Record<NodeWarning['kind'], string>,
+});
+
+/** A node's versions as the store holds them: its status's, else the live feed's. */
+const infoOf = (s: AppState, node: string) => statusOf(s, node).info ?? liveOf(s, node)?.info;
+
+/**
+ * What to do next about a node that is not connected, in a few words. `distro`: the node's, when
+ * Holdfast read it before; else both distros are named.
+ */
+export function nextStep(error: ErrorInfo | undefined, distro: Distro = 'unknown'): string {
   switch (error?.code) {
     case 'HOST_KEY_UNKNOWN':
       return 'Open it to compare the fingerprint and trust the host.';
@@ -31,7 +60,7 @@ export function nextStep(error: ErrorInfo | undefined): string {
     case 'TIMEOUT':
       return 'Check the address and the network, then Connect all.';
     case 'CONTAINERD_UNAVAILABLE':
-      return 'Check that k3s is running on it, then Connect all.';
+      return `Check that ${distro === 'unknown' ? ANY_DISTRO : distroDisplayName(distro)} is running on it, then Connect all.`;
     default:
       return 'Open it for details.';
   }
@@ -52,10 +81,12 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
   const live = useApp((s) => liveOf(s, n.name));
   const images = useApp((s) => imagesOf(s, n.name));
   const shown = useDisplayStatus(status, live);
-  const counts = images.loadedAt ? countsOfRefs(images.items, criModeOf(status.info ?? live?.info)) : undefined;
+  const info = status.info ?? live?.info;
+  const who = distroDisplayName(info?.distro ?? 'unknown');
+  const text = fleetOverviewText(who);
+  const counts = images.loadedAt ? countsOfRefs(images.items, criModeOf(info), who) : undefined;
   const loading = status.state === 'connecting' || images.state === 'loading';
   const atRisk = counts?.atRisk ?? 0;
-  const info = status.info ?? live?.info;
   const lost = useApp((s) => lostPinsOf(s, n.name).items.length);
   const warnings = nodeWarnings(info);
   const disk = useApp((s) => diskOf(s, n.name).picture);
@@ -100,7 +131,7 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
             {errorCause(status.error).text}
           </span>
         ) : null}
-        {shown.dot === 'error' ? <span className="fleet-next">{nextStep(status.error)}</span> : null}
+        {shown.dot === 'error' ? <span className="fleet-next">{nextStep(status.error, info?.distro)}</span> : null}
         {shown.dot === 'unknown' ? <span className="fleet-next">Use Connect all, or open it.</span> : null}
         {shown.dot === 'reconnecting' && shown.attempt ? <span className="fleet-next">attempt {shown.attempt}; showing the last known images</span> : null}
         {images.state === 'error' ? <span className="fleet-next fleet-next-error">Could not list images: open it to retry.</span> : null}
@@ -137,7 +168,7 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
       </td>
       <td className="num fleet-risk-cell">
         {counts && atRisk > 0 ? (
-          <span className="fleet-risk" data-testid="fleet-atRisk" title={`${atRisk} ${atRisk === 1 ? 'image loses its pin' : 'images lose their pin'} at the next k3s start`}>
+          <span className="fleet-risk" data-testid="fleet-atRisk" title={text.atRiskTitle(atRisk)}>
             <AlertIcon />
             {atRisk}
           </span>
@@ -170,7 +201,7 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
               {distroLine(info)}
             </span>
             <span className="mono">containerd {info.containerdVersion}</span>
-            {warnings.length ? <CapabilityMarker warnings={warnings} /> : null}
+            {warnings.length ? <CapabilityMarker warnings={warnings} who={who} /> : null}
           </>
         ) : (
           '—'
@@ -184,14 +215,13 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
 const noSourceText = (n: number) =>
   `${n} ${n === 1 ? 'node has' : 'nodes have'} no source of site needs (marked under Connection): there, images from air-gap archives count as needed.`;
 
-const MARKER_TEXT: Record<NodeWarning['kind'], string> = { 'no-cri-pinning': 'no CRI pinning', 'distro-pins-nothing': 'k3s pins nothing' };
-
 /** A node whose versions make pins moot: a short marker, the whole sentence on hover and for screen readers. */
-function CapabilityMarker({ warnings }: { warnings: NodeWarning[] }) {
+function CapabilityMarker({ warnings, who }: { warnings: NodeWarning[]; who: string }) {
+  const marker = fleetOverviewText(who).marker;
   return (
     <span className="fleet-capability" data-testid="fleet-capability" title={warnings.map((w) => w.message).join('\n')}>
       <AlertIcon />
-      {warnings.map((w) => MARKER_TEXT[w.kind]).join(' · ')}
+      {warnings.map((w) => marker[w.kind]).join(' · ')}
       <span className="visually-hidden">: {warnings.map((w) => w.message).join(' ')}</span>
     </span>
   );
@@ -225,13 +255,14 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
       const l = lostPinsOf(s, n.name).items.length;
       lost += l;
       if (l) nodesLost++;
-      if (nodeWarnings(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info).length) cannotPin++;
+      const info = infoOf(s, n.name);
+      if (nodeWarnings(info).length) cannotPin++;
       const st = statusOf(s, n.name).state;
       if (st === 'connected') connected++;
       else if (st !== 'connecting') notConnected++;
       const im = imagesOf(s, n.name);
       if (im.loadedAt) {
-        const r = countsOfRefs(im.items, criModeOf(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info)).atRisk;
+        const r = countsOfRefs(im.items, criModeOf(info), distroDisplayName(info?.distro ?? 'unknown')).atRisk;
         atRisk += r;
         if (r) nodesAtRisk++;
         const list = nodeAtRisk(im) ?? [];
@@ -264,8 +295,9 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
       fleetPinVerdict(
         s.nodes.map((n) => {
           const im = imagesOf(s, n.name);
-          const mode = criModeOf(statusOf(s, n.name).info ?? liveOf(s, n.name)?.info);
-          return { connection: statusOf(s, n.name).state, images: im, atRisk: im.loadedAt ? countsOfRefs(im.items, mode).atRisk : 0 };
+          const info = infoOf(s, n.name);
+          const who = distroDisplayName(info?.distro ?? 'unknown');
+          return { connection: statusOf(s, n.name).state, images: im, atRisk: im.loadedAt ? countsOfRefs(im.items, criModeOf(info), who).atRisk : 0 };
         }),
       ),
     ),
@@ -289,6 +321,9 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
       .filter((t) => !t.endsWith(' (0)'))
       .join(', '),
   );
+  // The fleet's distro for its totals: the one the nodes read share, else "k3s/RKE2".
+  const fleetWho = useApp((s) => distrosDisplayName(s.nodes.flatMap((n) => infoOf(s, n.name)?.distro ?? []).filter((d) => d !== 'unknown')));
+  const text = fleetOverviewText(fleetWho);
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
@@ -420,21 +455,17 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                 label="Pins at risk in the fleet"
                 testId="fleet-at-risk"
                 title={
-                  <>
-                    {atRisk} {atRisk === 1 ? 'image' : 'images'} on {nodesAtRisk} {nodesAtRisk === 1 ? 'node' : 'nodes'} will lose{' '}
-                    {atRisk === 1 ? 'its' : 'their'} pin at the next k3s start
-                  </>
+                  <>{text.fleetAtRisk(atRisk, nodesAtRisk)}</>
                 }
               >
                 <span>
-                  Open a highlighted node and make its pins durable before anyone restarts k3s.
+                  {text.fleetAtRiskAdvice}
                   {verdict.kind === 'at-risk' && verdict.pending ? ` The images of ${verdict.pending} more connected ${verdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.` : ''}
                 </span>
               </DangerBanner>
             ) : verdict.kind === 'loading' ? (
               <p className="fleet-ok muted small" aria-live="polite" data-testid="fleet-risk-loading">
-                <span className="spinner spinner-small" aria-hidden="true" /> Loading the images of {verdict.nodes} connected {verdict.nodes === 1 ? 'node' : 'nodes'}: whether a pin
-                is lost at the next k3s start is not known until they are in.
+                <span className="spinner spinner-small" aria-hidden="true" /> {text.loading(verdict.nodes)}
               </p>
             ) : verdict.kind === 'unknown' ? (
               <p className="fleet-ok muted small" data-testid="fleet-risk-unknown">
@@ -443,7 +474,7 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
               </p>
             ) : verdict.kind === 'all-clear' ? (
               <p className="fleet-ok muted small" data-testid="fleet-no-risk">
-                <ShieldIcon /> No pin on a connected node is lost at the next k3s start.
+                <ShieldIcon /> {text.allClear}
               </p>
             ) : null}
             {neededVerdict.kind === 'all-clear' ? (
@@ -465,7 +496,7 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                     </th>
                     <th scope="col" className="num">
                       <span className="pin-head pin-head-k3s">
-                        <ClockIcon /> k3s pin
+                        <ClockIcon /> {text.pinColumn}
                       </span>
                     </th>
                     <th scope="col" className="num">
@@ -473,12 +504,12 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
                         <SlashIcon /> Unpinned
                       </span>
                     </th>
-                    <th scope="col" className="num" title="Images whose pin the next k3s start removes (as kubelet sees them)">
+                    <th scope="col" className="num" title={text.atRiskColumnTitle}>
                       <span className="pin-head pin-head-risk">
                         <AlertIcon /> Pin at risk
                       </span>
                     </th>
-                    <th scope="col" className="num" title="Images the site needs that are missing, not pinned, or lose their pin at the next k3s start">
+                    <th scope="col" className="num" title={text.neededColumnTitle}>
                       <span className="pin-head pin-head-risk">
                         <AlertIcon /> Needed at risk
                       </span>

@@ -7,24 +7,25 @@ import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHe
 import { plural } from '../../shared/wording';
 import { AlertIcon, ClockIcon } from './icons';
 
-export function ImportCacheBanner({ node, cached, health }: { node: string; cached: number; health: ImportCacheHealth | undefined }) {
-  const brief = health ? importCacheBrief(health) : null;
+/** `who`: the node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
+export function ImportCacheBanner({ node, cached, health, who = 'k3s' }: { node: string; cached: number; health: ImportCacheHealth | undefined; who?: string }) {
+  const brief = health ? importCacheBrief(health, who) : null;
   if (!cached && !brief) return null;
   const Icon = brief ? AlertIcon : ClockIcon;
   return (
     <div className="banner banner-warning" data-testid="cache-banner" data-health={health?.state}>
       <Icon className="banner-icon" />
       <div className="banner-text">
-        <strong>{brief ?? "k3s's import cache is on (.cache.json)."}</strong>
+        <strong>{brief ?? `${who}'s import cache is on (.cache.json).`}</strong>
         {cached ? (
           <span data-testid="cache-skips">
-            {brief ? "k3s's import cache is on: " : ''}
-            {plural(cached, 'archive')} {cached === 1 ? 'is' : 'are'} unchanged since the last import, so k3s skips{' '}
+            {brief ? `${who}'s import cache is on: ` : ''}
+            {plural(cached, 'archive')} {cached === 1 ? 'is' : 'are'} unchanged since the last import, so {who} skips{' '}
             {cached === 1 ? 'it' : 'them'} at start — on releases without the fix the pins are cleared and never put back.
           </span>
         ) : null}
         {health && brief
-          ? importCacheReasons(health, node).map((r) => (
+          ? importCacheReasons(health, node, who).map((r) => (
               <span key={r} data-testid="cache-health-reason">
                 {r}
               </span>

@@ -15,6 +15,7 @@ import { CapabilityBanner, LostPinsBanner, NeededAtRiskBanner } from './NodeNoti
 import { PinDialog, type PinRequest } from './PinDialog';
 import { RemoveArchiveDialog } from './RemoveArchiveDialog';
 import { distroText } from '../distroText';
+import { distroDisplayName } from '../../shared/distro';
 import { useDisplayStatus } from './LiveStatus';
 import { StatusDot } from './Sidebar';
 
@@ -85,7 +86,8 @@ function ConnectedBody({ node }: { node: NodeDef }) {
   const images = useApp((s) => imagesOf(s, node.name));
   const archives = useApp((s) => archivesOf(s, node.name));
   const info = useApp((s) => statusOf(s, node.name).info);
-  const atRisk = useMemo(() => countsOfRefs(images.items, criModeOf(info)).atRisk, [images.items, info]);
+  // (with the distro's name, as the Images tab asks: one memoised grouping for both)
+  const atRisk = useMemo(() => countsOfRefs(images.items, criModeOf(info), distroDisplayName(info?.distro ?? 'unknown')).atRisk, [images.items, info]);
   // The tab's count: the needed images at risk when the node's needs are known (shared/needs),
   // else the images whose pin the next k3s start removes.
   const needed = useMemo(() => (images.needs ? nodeAtRisk(images) : null), [images]);

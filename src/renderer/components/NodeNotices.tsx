@@ -4,13 +4,14 @@
 // remedy (one click where re-pinning brings it back).
 import { useMemo, useState } from 'react';
 import type { NodeInfo } from '../../shared/domain';
+import { distroDisplayName } from '../../shared/distro';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { groupLostPins, type LostPinGroup } from '../model/lostPins';
-import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
-import { imagesOf, lostPinsOf, type PinTarget } from '../store';
+import { lostPinKindText } from '../../shared/lostPins';
+import { imagesOf, lostPinsOf, statusOf, type PinTarget } from '../store';
 import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
 import { CopyButton } from './CopyButton';
@@ -23,7 +24,7 @@ export function CapabilityBanner({ info }: { info: Pick<NodeInfo, 'containerdVer
     <div className="banner banner-warning node-notice" role="status" data-testid="capability-banner">
       <AlertIcon className="banner-icon" />
       <div className="banner-text">
-        <strong>{warnings.some((w) => w.kind === 'no-cri-pinning') ? 'Pins on this node do not protect images' : 'This node’s k3s pins nothing it imports'}</strong>
+        <strong>{warnings.some((w) => w.kind === 'no-cri-pinning') ? 'Pins on this node do not protect images' : `This node’s ${distroDisplayName(info?.distro ?? 'unknown')} pins nothing it imports`}</strong>
         {warnings.map((w) => (
           <span key={w.kind} data-testid="capability-warning" data-kind={w.kind}>
             {w.message}
@@ -69,7 +70,7 @@ function Sentence({ text }: { text: string }) {
   return <>{parts.map((p, i) => (i % 2 ? <code key={i}>{p}</code> : p))}</>;
 }
 
-function LostPinItem({ g, onRepin }: { g: LostPinGroup; onRepin(target: PinTarget, subject: string): void }) {
+function LostPinItem({ g, who, onRepin }: { g: LostPinGroup; who: string; onRepin(target: PinTarget, subject: string): void }) {
   const target = g.remedy.kind === 'repin' ? g.remedy.target : undefined;
   return (
     <li className="lost-pin" data-testid="lost-pin" data-kind={g.kind}>
@@ -78,7 +79,7 @@ function LostPinItem({ g, onRepin }: { g: LostPinGroup; onRepin(target: PinTarge
           {displayRef(g.refs[0]!)}
         </code>
         {g.refs.length > 1 ? <span className="muted small">+{g.refs.length - 1} more {g.refs.length === 2 ? 'reference' : 'references'}</span> : null}
-        <span className="tag-lost">{LOST_PIN_KIND_TEXT[g.kind]}</span>
+        <span className="tag-lost">{lostPinKindText(g.kind, who)}</span>
       </div>
       <p className="lost-pin-summary">
         <Sentence text={g.summary} />
@@ -121,6 +122,7 @@ const SHOWN = 3;
 export function LostPinsBanner({ node, onRepin }: { node: string; onRepin(target: PinTarget, subject: string): void }) {
   const lost = useApp((s) => lostPinsOf(s, node).items);
   const groups = useMemo(() => groupLostPins(lost), [lost]);
+  const who = distroDisplayName(useApp((s) => statusOf(s, node).info?.distro) ?? 'unknown');
   const [all, setAll] = useState(false);
   if (!groups.length) return null;
   const n = lost.length;
@@ -134,7 +136,7 @@ export function LostPinsBanner({ node, onRepin }: { node: string; onRepin(target
         <span>Something on the node removed {n === 1 ? 'it' : 'them'} since Holdfast made {n === 1 ? 'it' : 'them'} durable.</span>
         <ul className="lost-pin-list">
           {(all ? groups : groups.slice(0, SHOWN)).map((g) => (
-            <LostPinItem key={g.key} g={g} onRepin={onRepin} />
+            <LostPinItem key={g.key} g={g} who={who} onRepin={onRepin} />
           ))}
         </ul>
         {groups.length > SHOWN ? (

@@ -2,6 +2,7 @@
 // (pins.plan): exactly the references and labels pins.apply will write, nothing guessed here.
 import type { ReactNode } from 'react';
 import type { LabelChange, NodeDef, PinPlan } from '../../shared/domain';
+import { distroDisplayName } from '../../shared/distro';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
 import { statusOf } from '../store';
@@ -112,10 +113,25 @@ export function PlanView({ plan, applied }: { plan: PinPlan; applied?: boolean }
   );
 }
 
+/** What making pins durable does, naming the node's distro (`who`: shared/distro distroDisplayName). */
+export function DurableNote({ who, imagesDir }: { who: string; imagesDir: string }) {
+  return (
+    <p className="note">
+      <InfoIcon />
+      <span>
+        Holdfast removes the {who} label and keeps <code>io.cri-containerd.pinned</code>: {who} never touches that pin
+        again. While an archive that brings these images stays in <code>{imagesDir}</code>, the next {who} start
+        re-imports it and adds the {who} label back — remove the archive safely afterwards.
+      </span>
+    </p>
+  );
+}
+
 export function PinDialog({ node, request, onClose }: { node: NodeDef; request: PinRequest; onClose(): void }) {
   const planPins = useApp((s) => s.planPins);
   const applyPins = useApp((s) => s.applyPins);
   const info = useApp((s) => statusOf(s, node.name).info);
+  const who = distroDisplayName(info?.distro ?? 'unknown');
   const notHonoured = request.action === 'pin' ? pinNotHonoured(node.name, info) : null;
   const { phase, busy, retry, planShown: plan, finished, apply: applyPlan } = usePlanApply<PinPlan, PinPlan>(() => planPins(node.name, request.action, request.target), [node.name, request, planPins]);
   const close = () => {
@@ -144,14 +160,7 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
         <PlanView plan={phase.plan} />
         {phase.plan.changes.length ? (
           request.action === 'pin' ? (
-            <p className="note">
-              <InfoIcon />
-              <span>
-                Holdfast removes the k3s label and keeps <code>io.cri-containerd.pinned</code>: k3s never touches that
-                pin again. While an archive that brings these images stays in <code>{node.imagesDir}</code>, the next k3s
-                start re-imports it and adds the k3s label back — remove the archive safely afterwards.
-              </span>
-            </p>
+            <DurableNote who={who} imagesDir={node.imagesDir} />
           ) : (
             <p className="note note-warning">
               <AlertIcon />

@@ -2,7 +2,7 @@
 // per image and kind of loss, the tag first, the one-click remedy when there is one.
 import type { LostPin } from '../../shared/domain';
 import { refKind } from '../../shared/drift';
-import { LOST_PIN_KIND_TEXT } from '../../shared/lostPins';
+import { lostPinKindText } from '../../shared/lostPins';
 import { compareText } from '../../shared/compareText';
 import { isImageIdRecord } from '../../shared/reference';
 import { displayRef } from './refs';
@@ -46,7 +46,10 @@ export function groupLostPins(lost: readonly LostPin[]): LostPinGroup[] {
   return out.sort((a, b) => Number(a.stillPinnedVia !== null) - Number(b.stillPinnedVia !== null) || compareText(a.refs[0]!, b.refs[0]!));
 }
 
-/** One line for a live alert: "edge-01: nginx:1.27.3 — pin label removed (made durable by tech, 2025-03-01 08:15:02)". */
-export function lostPinLine(l: Pick<LostPin, 'node' | 'ref' | 'kind' | 'pinnedAt' | 'pinnedBy'>): string {
-  return `${l.node}: ${displayRef(l.ref)} — ${LOST_PIN_KIND_TEXT[l.kind]} (made durable by ${l.pinnedBy}, ${formatDateTime(l.pinnedAt)})`;
+/**
+ * One line for a live alert: "edge-01: nginx:1.27.3 — pin label removed (made durable by tech, 2025-03-01 08:15:02)".
+ * `who`: the node's distro as the text names it (shared/distro distroDisplayName).
+ */
+export function lostPinLine(l: Pick<LostPin, 'node' | 'ref' | 'kind' | 'pinnedAt' | 'pinnedBy'>, who = 'k3s'): string {
+  return `${l.node}: ${displayRef(l.ref)} — ${lostPinKindText(l.kind, who)} (made durable by ${l.pinnedBy}, ${formatDateTime(l.pinnedAt)})`;
 }

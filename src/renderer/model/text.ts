@@ -11,20 +11,21 @@ export function formatDate(iso: string | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 }
 
-export const PIN_TEXT: Record<PinState, { label: string; description: string }> = {
+/** Each pin state's badge and its title; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */
+export const pinText = (who: string): Record<PinState, { label: string; description: string }> => ({
   durable: {
     label: 'Durable',
-    description: 'Pinned for the CRI without a distro label: k3s never strips it and kubelet never deletes it.',
+    description: `Pinned for the CRI without a distro label: ${who} never strips it and kubelet never deletes it.`,
   },
   k3s: {
-    label: 'k3s pin',
-    description: 'Pinned by k3s: the pin is removed at the next k3s start unless the archive is re-imported.',
+    label: `${who} pin`,
+    description: `Pinned by ${who}: the pin is removed at the next ${who} start unless the archive is re-imported.`,
   },
   none: {
     label: 'Unpinned',
     description: 'Not pinned: kubelet image garbage collection may delete it.',
   },
-};
+});
 
 export const FATE_TEXT: Record<RefFateKind, { label: string; description: string }> = {
   kept: { label: 'Kept', description: 'Still pinned after the next k3s start.' },

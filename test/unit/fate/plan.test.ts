@@ -81,5 +81,8 @@ describe('planPins', () => {
     expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/db:2']);
     expect(labelDelta(plan.changes[0]!)).toEqual({ 'io.cri-containerd.pinned': null });
     expect(plan.unchanged.map((u) => u.reason)).toContain('pinned by k3s, which manages this pin itself');
+    // on an RKE2 node the reason names RKE2
+    const onRke2 = planPins('n1', 'unpin', refs, { refs: ['docker.io/library/app:1'] }, [], prov, 'RKE2');
+    expect(onRke2.unchanged.map((u) => u.reason)).toContain('pinned by RKE2, which manages this pin itself');
   });
 });

@@ -6,7 +6,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import type { PinPlan } from '../../../src/shared/domain';
 import { listRepinsWarning } from '../../../src/shared/listTrap';
-import { PlanView } from '../../../src/renderer/components/PinDialog';
+import { DurableNote, PlanView } from '../../../src/renderer/components/PinDialog';
 
 const REF = 'docker.io/library/busybox:latest';
 
@@ -56,5 +56,19 @@ describe('pin dialog: the .txt list trap', () => {
     expect(plain).not.toContain('would not stay durable');
     expect(plain).not.toContain('pins again at every');
     expect(plain).toContain('1 reference will change on edge1');
+  });
+});
+
+describe('pin dialog: what a durable pin does, in the node\'s distro', () => {
+  const note = (who: string) =>
+    renderToStaticMarkup(createElement(DurableNote, { who, imagesDir: '/var/lib/rancher/rke2/agent/images' }))
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ');
+  it('names RKE2 on an RKE2 node, and k3s on a k3s node', () => {
+    const rke2 = note('RKE2');
+    expect(rke2).toContain('Holdfast removes the RKE2 label and keeps io.cri-containerd.pinned : RKE2 never touches that pin again.');
+    expect(rke2).toContain('the next RKE2 start re-imports it and adds the RKE2 label back');
+    expect(rke2).not.toMatch(/k3s/);
+    expect(note('k3s')).toContain('the next k3s start re-imports it and adds the k3s label back');
   });
 });

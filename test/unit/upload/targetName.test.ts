@@ -59,3 +59,21 @@ describe('renamedFor', () => {
     expect(renamedFor('x.txt', 'lz4')).toBe('x.tar.lz4');
   });
 });
+
+describe('checkArchiveName on an RKE2 node', () => {
+  const rke2 = { ...modern, who: 'RKE2' };
+  it('names RKE2 in every refusal and its hint, and k3s when no distro is given', () => {
+    const txt = refusal(() => checkArchiveName('x.txt', { ...rke2, compression: 'gzip' }));
+    expect(txt.message).toBe('x.txt is not a name RKE2 imports this archive under: RKE2 reads a .txt file as a list of image references to pull (and pin), not as an archive. Nothing was sent.');
+    const ignored = refusal(() => checkArchiveName('y.tar.xz', rke2));
+    expect(ignored.message).toMatch(/^y\.tar\.xz is not a name RKE2 imports this archive under: RKE2 ignores it \(it imports only \.tar /);
+    expect(ignored.hint).toMatch(/^Name it with a suffix RKE2 imports: \.tar /);
+    expect(refusal(() => checkArchiveName('APP.TAR', rke2)).message).toMatch(/RKE2 matches archive suffixes case-sensitively since v1\.34\.0/);
+    expect(refusal(() => checkArchiveName('sub/a.tar', { walk: 'top-level-case-insensitive', who: 'RKE2' })).message).toMatch(/this RKE2 release reads only the top level/);
+    expect(refusal(() => checkArchiveName('z.tar.gz', { ...rke2, compression: 'none' })).message).toMatch(/: RKE2 would fail to read it\./);
+    expect(checkArchiveName('sub/a.tar', { walk: 'unknown', who: 'RKE2' })).toEqual([
+      'sub/a.tar is in a subfolder: RKE2 releases before v1.34.0, v1.33.1, v1.32.5, v1.31.9, v1.30.13 read only the top level of the images dir, and this node\'s release is unknown.',
+    ]);
+    expect(refusal(() => checkArchiveName('y.tar.xz', modern)).message).toMatch(/not a name k3s imports this archive under: k3s ignores it/);
+  });
+});

@@ -4,6 +4,7 @@
 // reports working. Without a config line: overlayfs when it works (containerd's and k3s's
 // default), else the first working snapshotter. Not assumed: an image unpacked for the wrong
 // snapshotter is unpacked again by kubelet at the first pod start.
+import { distroProfile } from '../../../shared/distro';
 import { HoldfastError } from '../../errors';
 import type { NodeSession } from '../../node/session';
 import { clusterOptions } from '../../needs/cluster';
@@ -41,7 +42,7 @@ export async function criSnapshotter(session: NodeSession): Promise<string> {
   if (configured) {
     if (working.includes(configured)) return configured;
     throw new HoldfastError('REFUSED', `the node's containerd config names the ${configured} snapshotter, but containerd reports it not working`, {
-      hint: `Check \`journalctl -u k3s\` (or containerd's log) for why ${configured} failed; Holdfast unpacks only where CRI will look.`,
+      hint: `Check the node's log (${distroProfile(info.distro).serviceLog}) or containerd's for why ${configured} failed; Holdfast unpacks only where CRI will look.`,
     });
   }
   if (working.includes(DEFAULT_SNAPSHOTTER)) return DEFAULT_SNAPSHOTTER;

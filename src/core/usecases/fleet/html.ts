@@ -4,12 +4,14 @@
 // XSS-safe by construction: markup is built only with the `html` tag, which escapes every
 // interpolated value unless it is itself the result of `html` (already-safe markup). Node names,
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
-import type { ArchiveInfo, ImageRef, LostPin } from '../../../shared/domain';
+import type { ImageRef, LostPin } from '../../../shared/domain';
+import type { ArchiveFile } from '../../../shared/archivesReport';
 import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
 import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../../shared/needs';
 import { protectionKey, refOutcome, type ImageProtection } from '../../../shared/protection';
 import { formatBytes, shortDigest } from '../../../shared/format';
-import { imageNames, isLowDisk, losingImagesOf, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
+import { distrosDisplayName } from '../../../shared/distro';
+import { imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
 
 export class SafeHtml {
@@ -88,19 +90,19 @@ function nodeAnchor(i: number): string {
   return `node-${i + 1}`;
 }
 
-function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection>): SafeHtml {
+function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection>, who: string): SafeHtml {
   if (images.length === 0) return html`<p class="muted">No images in the namespace.</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next k3s start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
+  return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next ${who} start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
     (i) =>
       html`<tr><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono">${shortDigest(i.imageId)}</td><td>${formatBytes(i.size)}</td><td class="mono">${i.archive ?? '—'}</td><td>${i.reason}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
-function archivesTable(archives: ArchiveInfo[]): SafeHtml {
+function archivesTable(archives: ArchiveFile[], who: string): SafeHtml {
   if (archives.length === 0) return html`<p class="muted">The images dir is empty.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Path</th><th>Kind</th><th>Size</th><th>Images</th><th>Imported</th><th>Safe to remove</th><th>Why</th></tr></thead><tbody>${archives.map(
     (a) =>
-      html`<tr><td class="mono">${a.path}${a.cachedByK3s ? html` <span class="tag warn">cached by k3s</span>` : ''}</td><td>${a.kind}</td><td>${formatBytes(a.size)}</td><td class="ref">${a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—'}</td><td>${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? (a.safeToRemove ? html`<span class="tag ok">yes</span>` : html`<span class="tag warn">no</span>`) : '—'}</td><td>${a.kind === 'archive' ? a.reason : ''}</td></tr>`,
+      html`<tr><td class="mono">${a.path}${a.cachedByK3s ? html` <span class="tag warn">cached by ${who}</span>` : ''}</td><td>${a.kind}</td><td>${formatBytes(a.size)}</td><td class="ref">${a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—'}</td><td>${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? (a.safeToRemove ? html`<span class="tag ok">yes</span>` : html`<span class="tag warn">no</span>`) : '—'}</td><td>${a.kind === 'archive' ? a.reason : ''}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -124,14 +126,15 @@ function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport): SafeHt
   const images = n.images ?? [];
   const counts = { durable: 0, k3s: 0, none: 0 };
   for (const img of images) counts[img.pin]++;
+  const who = nodeDistroName(n);
   return html`<article class="node" id="${nodeAnchor(i)}"><h3>${n.node} <span class="tag ok">reachable</span></h3>
 ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}</p>`)}
 <dl class="kv"><dt>Distribution</dt><dd>${v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : `${v.distro} (version unknown)`) : '—'}</dd>
 <dt>containerd</dt><dd>${v ? `${v.containerdVersion} (${v.containerdRevision || 'revision unknown'})` : '—'}</dd>
 <dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
-<dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.k3s} k3s-pinned, ${counts.none} unpinned</dd>
+<dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.k3s} ${who}-pinned, ${counts.none} unpinned</dd>
 <dt>Site needs</dt><dd>${n.needs ? (n.needs.basis === 'known' ? `from ${n.needs.sources.map((x) => x.label).join(', ')}` : `no source (${n.needs.noSource ?? 'none read'}): images from air-gap archives count as needed`) : 'unknown'}</dd></dl>
-<h4>Images</h4>${imagesTable(images, protectionOf(n))}<h4>Images dir</h4>${archivesTable(n.archives ?? [])}</article>`;
+<h4>Images</h4>${imagesTable(images, protectionOf(n), who)}<h4>Images dir</h4>${archivesTable(n.archives ?? [], who)}</article>`;
 }
 
 export function fleetHtml(report: FleetReport): string {
@@ -140,6 +143,8 @@ export function fleetHtml(report: FleetReport): string {
   const lost = report.nodes.flatMap((n) => n.lostPins ?? []);
   const atRisk = report.nodes.flatMap((n) => atRiskOf(n.images, n.needs).map((a) => ({ node: n.node, a })));
   const index = new Map(report.nodes.map((n, i) => [n.node, i]));
+  // The fleet's distro in the totals: the one its nodes share, else "k3s/RKE2".
+  const who = distrosDisplayName(report.nodes.flatMap((n) => (n.versions ? [n.versions.distro] : [])));
   const body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light"><title>Holdfast fleet report ${report.generatedAt}</title><style>${new SafeHtml(CSS)}</style></head>
@@ -147,27 +152,27 @@ export function fleetHtml(report: FleetReport): string {
 <section id="summary"><h2>Summary</h2>
 <div class="cards"><div class="card${s.unreachable ? ' bad' : ''}"><b>${s.reachable}/${s.nodes}</b>reachable</div>
 <div class="card${atRisk.length ? ' bad' : ''}"><b>${atRisk.length}</b>needed images at risk</div>
-<div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>images lose their pin at the next k3s start</div>
+<div class="card${s.losingPins ? ' bad' : ''}"><b>${s.losingPins}</b>images lose their pin at the next ${who} start</div>
 <div class="card${lost.length ? ' bad' : ''}"><b>${lost.length}</b>durable pins lost behind Holdfast's back</div>
 <div class="card${s.lowDisk ? ' warn' : ''}"><b>${s.lowDisk}</b>nodes low on disk</div>
 <div class="card${s.drift ? ' warn' : ''}"><b>${s.drift}</b>images differ across nodes</div></div>
 <h3>Nodes at risk</h3>
 ${s.atRisk.length === 0
-  ? html`<p>No node at risk: every node answered, no durable pin is gone or lost at the next k3s start, every node can pin, and no disk is low.</p>`
+  ? html`<p>No node at risk: every node answered, no durable pin is gone or lost at the next ${who} start, every node can pin, and no disk is low.</p>`
   : html`<div class="scroll"><table><thead><tr><th>Node</th><th>Why</th></tr></thead><tbody>${s.atRisk.map(
       (r) => html`<tr><td><a href="#${nodeAnchor(index.get(r.node) ?? 0)}">${r.node}</a></td><td><ul class="reasons">${r.reasons.map((x) => html`<li>${x}</li>`)}</ul></td></tr>`,
     )}</tbody></table></div>`}
 <h3>Needed images at risk</h3>
 ${atRisk.length === 0
-  ? html`<p>None: every image the sites need is on its nodes and stays protected after the next k3s start.</p>`
-  : html`<p class="muted">A pod that needs one of these may fail to start: the image is missing, not pinned, or loses its pin at the next k3s start.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>Verdict</th><th>Needed by</th><th>Why</th></tr></thead><tbody>${atRisk.map(
+  ? html`<p>None: every image the sites need is on its nodes and stays protected after the next ${who} start.</p>`
+  : html`<p class="muted">A pod that needs one of these may fail to start: the image is missing, not pinned, or loses its pin at the next ${who} start.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>Verdict</th><th>Needed by</th><th>Why</th></tr></thead><tbody>${atRisk.map(
       ({ node, a }) => html`<tr><td>${node}</td><td class="ref">${a.refs.join(', ')}</td><td><span class="tag bad">${NEED_VERDICT_TEXT[a.verdict]}</span></td><td>${a.workloads.length ? workloadsText(a.workloads, 3) : '—'}</td><td>${a.because}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}</td></tr>`,
     )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --needed</span>; bring a missing one back with <span class="mono">holdfast import NODE ARCHIVE</span>.</p>`}
 <h3>Pins lost behind Holdfast's back</h3>
 ${lost.length === 0
   ? html`<p>None: every durable pin Holdfast made on the reachable nodes is still in place.</p>`
   : html`<p class="muted">Pins Holdfast made durable (its audit log) that someone or something removed since.</p>${lostPinsTable(lost)}`}
-<h3>Images that will lose their pin at the next k3s start</h3>
+<h3>Images that will lose their pin at the next ${who} start</h3>
 ${losing.length === 0
   ? html`<p>None.</p>`
   : html`<p class="muted">As kubelet sees them: per image id, by each node's containerd rule.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>References</th><th>Why</th></tr></thead><tbody>${losing.map(
@@ -176,7 +181,7 @@ ${losing.length === 0
 <h3>Drift across nodes</h3>
 ${report.drift.length === 0
   ? html`<p>The reachable nodes agree: every image is on all of them, pinned alike.</p>`
-  : html`<p class="muted">Only images the reachable nodes disagree about. "Pinned" means pinned now (durable or k3s).</p><div class="scroll"><table><thead><tr><th>Image</th><th>Present on</th><th>Missing on</th><th>Pinned on</th><th>Unpinned on</th></tr></thead><tbody>${report.drift.map(
+  : html`<p class="muted">Only images the reachable nodes disagree about. "Pinned" means pinned now (durable or by ${who}).</p><div class="scroll"><table><thead><tr><th>Image</th><th>Present on</th><th>Missing on</th><th>Pinned on</th><th>Unpinned on</th></tr></thead><tbody>${report.drift.map(
       (d) => html`<tr><td class="ref">${d.name}</td><td>${list(d.presentOn)}</td><td>${list(d.missingOn)}</td><td>${list(d.pinnedOn)}</td><td>${list(d.unpinnedOn)}</td></tr>`,
     )}</tbody></table></div>`}
 </section>

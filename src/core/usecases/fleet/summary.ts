@@ -1,6 +1,7 @@
 // Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
 // "Loses its pin" is the image-level verdict of shared/protection (what kubelet sees per image
 // id under the node's containerd rule), the same the app and rm-archive give.
+import { distroDisplayName } from '../../../shared/distro';
 import { formatBytes } from '../../../shared/format';
 import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
 import { nodeWarnings } from '../../../shared/nodeWarnings';
@@ -18,13 +19,16 @@ export interface LowDiskRule {
 /** Low on disk below 1 GiB free or below 5 % of the file system. */
 export const DEFAULT_LOW_DISK: LowDiskRule = { minFreeBytes: 1024 ** 3, minFreeRatio: 0.05 };
 
+/** The node's distro as the text names it ("k3s", "RKE2"; k3s when unreachable or undetected). */
+export const nodeDistroName = (r: Pick<FleetNodeResult, 'versions'>): string => distroDisplayName(r.versions?.distro ?? 'unknown');
+
 /** Every image of a node (by image id) with what kubelet sees now and after the next k3s start. */
 export const protectionOf = (r: Pick<FleetNodeResult, 'images' | 'versions'>): Map<string, ImageProtection> =>
-  imageProtection(r.images ?? [], criPinning(r.versions?.containerdVersion));
+  imageProtection(r.images ?? [], criPinning(r.versions?.containerdVersion), nodeDistroName(r));
 
 /** The images of a node kubelet sees pinned now and unpinned after the next k3s start. */
 export const losingImagesOf = (r: Pick<FleetNodeResult, 'images' | 'versions'>): ImageProtection[] =>
-  losingImages(r.images ?? [], criPinning(r.versions?.containerdVersion));
+  losingImages(r.images ?? [], criPinning(r.versions?.containerdVersion), nodeDistroName(r));
 
 /** "app:3, tools:5 and 2 more": an image by its first reference (a tag before CRI's own record). */
 export function imageNames(images: ImageProtection[], max = 3): string {
@@ -66,7 +70,7 @@ export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DIS
     reasons.push(`${atRisk.length} needed image${atRisk.length === 1 ? '' : 's'} at risk (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may not start): ${atRiskText(atRisk)}`);
   }
   if (losing) {
-    reasons.push(`${losing} image${losing === 1 ? '' : 's'} lose${losing === 1 ? 's' : ''} ${losing === 1 ? 'its' : 'their'} pin at the next k3s start (as kubelet sees ${losing === 1 ? 'it' : 'them'}): ${imageNames(losingImages)}`);
+    reasons.push(`${losing} image${losing === 1 ? '' : 's'} lose${losing === 1 ? 's' : ''} ${losing === 1 ? 'its' : 'their'} pin at the next ${nodeDistroName(r)} start (as kubelet sees ${losing === 1 ? 'it' : 'them'}): ${imageNames(losingImages)}`);
   }
   if (low && r.disk) {
     reasons.push(`low disk: ${formatBytes(r.disk.freeBytes)} free${r.disk.totalBytes !== null ? ` of ${formatBytes(r.disk.totalBytes)}` : ''} at ${r.disk.path}`);

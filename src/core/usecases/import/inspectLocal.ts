@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { LocalArchive } from '../../../shared/domain';
 import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
+import { UNDETECTED_DISTRO_NAME } from '../../../shared/distro';
 import { importWarnings } from '../../archives/importWarnings';
 import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../../archives/format/readIndex';
 import { zstdRecompressHint } from '../../archives/format/zstdFrames';
@@ -58,7 +59,7 @@ export async function inspectLocalArchive(file: string, opts: InspectOptions = {
   });
   const kind = classifyImagesDirPath(abs);
   if (kind.kind !== 'archive') {
-    throw new HoldfastError('REFUSED', `${path.basename(abs)} does not end in a suffix k3s imports (${ARCHIVE_SUFFIXES.join(' ')}; case-sensitive)`, {
+    throw new HoldfastError('REFUSED', `${path.basename(abs)} does not end in a suffix ${UNDETECTED_DISTRO_NAME} imports (${ARCHIVE_SUFFIXES.join(' ')}; case-sensitive)`, {
       hint: 'Recompress it with a supported compression, or rename it if it already is one.',
     });
   }

@@ -8,6 +8,8 @@
 import path from 'node:path';
 import { k3sTakesChange, watcherImports, type FileStamp } from '../../../shared/versions';
 import { ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
+import { distroDisplayName } from '../../../shared/distro';
+import type { Distro } from '../../../shared/domain';
 import type { K3sImportCache, ScannedFile } from '../../archives/scan';
 
 export interface NameChoice {
@@ -24,9 +26,10 @@ export function freshName(base: string, sha256: string): string {
 
 export function chooseRemoteName(
   archive: { path: string; size: number; sha256: string },
-  node: { imagesDir: string; files: Pick<ScannedFile, 'path' | 'size' | 'mtime'>[]; importCache: K3sImportCache; distroVersion: string | null },
+  node: { imagesDir: string; files: Pick<ScannedFile, 'path' | 'size' | 'mtime'>[]; importCache: K3sImportCache; distroVersion: string | null; distro?: Distro },
   now = Date.now() / 1000,
 ): NameChoice {
+  const who = distroDisplayName(node.distro ?? 'unknown');
   const own = path.basename(archive.path);
   const fresh = freshName(own, archive.sha256);
   const stamp: FileStamp = { size: archive.size, mtime: now };
@@ -35,7 +38,7 @@ export function chooseRemoteName(
     const replaced = watcherImports({ size: taken.size, mtime: taken.mtime }, stamp, node.distroVersion);
     return {
       relPath: fresh,
-      renamed: `${own} on the node is another file${replaced === 'yes' ? '' : ', and k3s keeps its record of that name (a replacement might never be imported)'}: uploaded as ${fresh}`,
+      renamed: `${own} on the node is another file${replaced === 'yes' ? '' : `, and ${who} keeps its record of that name (a replacement might never be imported)`}: uploaded as ${fresh}`,
     };
   }
   // Same size: maybe this very archive from an earlier run (the upload compares SHA-256s).
@@ -45,7 +48,7 @@ export function chooseRemoteName(
   if (entry !== undefined) {
     const atStart = entry === null ? 'unknown' : k3sTakesChange({ size: entry.size, mtime: entry.modTime }, stamp, node.distroVersion);
     if (atStart !== 'yes' && watcherImports(null, stamp, node.distroVersion) !== 'yes') {
-      return { relPath: fresh, renamed: `k3s's .cache.json still records an earlier ${own}, which a k3s start would compare this file with: uploaded as ${fresh}` };
+      return { relPath: fresh, renamed: `${who}'s .cache.json still records an earlier ${own}, which the next ${who} start would compare this file with: uploaded as ${fresh}` };
     }
   }
   return { relPath: own };

@@ -56,7 +56,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     const folder = isPermissionDenied(e) && session.files.mode === 'sftp' ? await unwritableFolder(session.ssh, session.def.imagesDir) : null;
     throw folder ? mayNotWriteError({ user: session.def.user, node, folder, imagesDir: session.def.imagesDir }) : e;
   });
-  const choice = chooseRemoteName(archive, { imagesDir: session.def.imagesDir, files: before.files, importCache: before.importCache, distroVersion: before.info.distroVersion });
+  const choice = chooseRemoteName(archive, { imagesDir: session.def.imagesDir, files: before.files, importCache: before.importCache, distroVersion: before.info.distroVersion, distro: before.info.distro });
   // Already done on an earlier run? Every reference of every image durable, and the archive
   // gone: nothing to send again.
   if (opts.pin && opts.removeArchive && !before.files.some((f) => f.path === choice.relPath)) {
@@ -78,7 +78,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     // not import a replacement there anyway. Its own fresh name instead.
     if (!(e instanceof HoldfastError && e.code === 'CONFLICT') || choice.renamed) throw e;
     const fresh = freshName(choice.relPath, archive.sha256);
-    renamed = `${choice.relPath} on the node is another file of the same size, and k3s keeps its record of that name (a replacement might never be imported): uploaded as ${fresh}`;
+    renamed = `${choice.relPath} on the node is another file of the same size, and ${distroDisplayName(before.info.distro)} keeps its record of that name (a replacement might never be imported): uploaded as ${fresh}`;
     up = await upload(session, archive, fresh, opts);
   }
   if (up.sha256 !== archive.sha256) {
@@ -86,17 +86,18 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
   }
   if (!up.alreadyPresent && watcherImports(null, { size: archive.size, mtime: Date.now() / 1000 }, before.info.distroVersion) === 'no') {
     throw new HoldfastError('CONFLICT', `${up.relPath} is in place on ${node}, but ${distroDisplayName(before.info.distro)} ${before.info.distroVersion} imports archives only when it starts (its file watcher came with ${firstReleases(K3S_RELEASES.importWatcher)})`, {
-      hint: 'Restart k3s on the node (it imports the archive at start), then run the same import again to pin and remove it.',
+      hint: `Restart ${distroDisplayName(before.info.distro)} on the node (it imports the archive at start), then run the same import again to pin and remove it.`,
     });
   }
 
-  report('importing', 'waiting for k3s to import the archive');
+  const who = distroDisplayName(before.info.distro);
+  report('importing', `waiting for ${who} to import the archive`);
   await waitForImport(session, archive.index.images, up.relPath, {
     settleMs,
     alreadyThere: up.alreadyPresent,
     ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
-    onCheck: (n, total) => opts.onProgress?.({ message: `k3s imported ${n} of ${plural(total, 'image')}` }),
+    onCheck: (n, total) => opts.onProgress?.({ message: `${who} imported ${n} of ${plural(total, 'image')}` }),
   });
 
   let pinned = 0;

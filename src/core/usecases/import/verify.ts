@@ -5,6 +5,7 @@
 // model). k3s labels and retags with its own timing, so a reference it added or relabelled after
 // the pin gets pinned on the next attempt; after a bounded number of attempts the import fails
 // rather than report a pin it could not verify (issue #16).
+import { distroDisplayName } from '../../../shared/distro';
 import { imageProtection, protectionKey } from '../../../shared/protection';
 import { criPinning } from '../../../shared/versions';
 import type { ArchiveImage } from '../../archives/format/readIndex';
@@ -42,7 +43,7 @@ export async function verifyDurable(session: NodeSession, images: ArchiveImage[]
   for (const f of found) if (!f.ref) problems.push(`${f.label} is not in containerd`);
   for (const [f, list] of refsOfImages(found, refs)) {
     checked += list.length;
-    for (const r of list) if (r.pin !== 'durable') problems.push(`${r.name} is ${r.pin === 'k3s' ? 'pinned by k3s' : 'not pinned'}`);
+    for (const r of list) if (r.pin !== 'durable') problems.push(`${r.name} is ${r.pin === 'k3s' ? `pinned by ${distroDisplayName(info.distro)}` : 'not pinned'}`);
     // The one model's verdict for the image as kubelet sees it now (only the labels matter for `now`).
     const p = imageProtection(list.map((r) => ({ ...r, afterRestart: 'pinned' as const, reason: '' })), mode).get(protectionKey(list[0]!))!;
     if (!p.now && mode !== 'none') problems.push(`${f.label}: ${p.reason}`);

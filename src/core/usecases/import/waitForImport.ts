@@ -58,12 +58,12 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
       if (!ref) waitingFor.push(`${f.label} (not imported)`);
       else if (!imported(ref)) waitingFor.push(`${f.label} (not labelled yet)`);
       // A dropped event stream cannot tell: then the labels (and the settle period) decide.
-      else if (!opts.alreadyThere && watch.healthy() && !watch.seen(ref.name)) waitingFor.push(`${f.label} (k3s has not imported this file yet)`);
+      else if (!opts.alreadyThere && watch.healthy() && !watch.seen(ref.name)) waitingFor.push(`${f.label} (${profile.displayName} has not imported this file yet)`);
       else {
         const c = await checkComplete(cd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, platform);
         const extra = digestRefs ? digestRefFor(ref.name, ref.digest) : null;
         if (!c.complete) waitingFor.push(`${f.label} (incomplete)`);
-        else if (extra && !imported(byName.get(extra))) waitingFor.push(`${extra} (k3s adds it after the labels)`);
+        else if (extra && !imported(byName.get(extra))) waitingFor.push(`${extra} (${profile.displayName} adds it after the labels)`);
       }
     }
     opts.onCheck?.(images.length - waitingFor.filter((w) => !w.endsWith('after the labels)')).length, images.length);

@@ -1,4 +1,4 @@
-// Is this a name k3s imports an archive under? Checked before a byte is sent, for `upload --as`,
+// Is this a name k3s (or RKE2) imports an archive under? Checked before a byte is sent, for `upload --as`,
 // the import's chosen name and the app alike: a suffix k3s takes as an archive (the ONE
 // classification in archives/format/extensions, as the node's release walks the images dir), a
 // compression that matches what the archive really is, and no hidden path segment. Path escapes
@@ -9,6 +9,7 @@ import { firstReleases, K3S_RELEASES, startupWalk, watcherImports, type StartupW
 import type { RemoteStat } from '../../access';
 import { sniffFormat } from '../../archives/format/decompress';
 import { ARCHIVE_SUFFIXES, classifyImagesDirPath, type ArchiveCompression } from '../../../shared/archiveSuffixes';
+import { distroDisplayName } from '../../../shared/distro';
 import { HoldfastError } from '../../errors';
 import { logger } from '../../log';
 import type { NodeSession } from '../../node/session';
@@ -25,6 +26,8 @@ export interface NameContext {
   walk: StartupWalk | 'unknown';
   /** What the archive's bytes are, when known (sniffed or inspected locally). */
   compression?: ArchiveCompression | null;
+  /** The node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName); k3s when not given. */
+  who?: string;
 }
 
 /** `app.tar.gz` → `app.tar` with the suffix that names `compression`: the fix a refusal suggests. */
@@ -42,9 +45,10 @@ export function renamedFor(relPath: string, compression: ArchiveCompression): st
  * `relPath`. Returns warnings for what only the node's (unknown) release decides.
  */
 export function checkArchiveName(relPath: string, ctx: NameContext): string[] {
+  const who = ctx.who ?? 'k3s';
   const refuse = (why: string, better?: string) =>
-    new HoldfastError('REFUSED', `${relPath} is not a name k3s imports this archive under: ${why}. Nothing was sent.`, {
-      hint: better ? `Upload it as ${better} (--as ${better}).` : `Name it with a suffix k3s imports: ${SUFFIXES} (case-sensitive).`,
+    new HoldfastError('REFUSED', `${relPath} is not a name ${who} imports this archive under: ${why}. Nothing was sent.`, {
+      hint: better ? `Upload it as ${better} (--as ${better}).` : `Name it with a suffix ${who} imports: ${SUFFIXES} (case-sensitive).`,
     });
   const segments = relPath.split('/');
   const fix = ctx.compression ? renamedFor(segments[segments.length - 1]!, ctx.compression) : undefined;
@@ -53,22 +57,22 @@ export function checkArchiveName(relPath: string, ctx: NameContext): string[] {
   }
   // The suffix as current releases match it (case-sensitively); an unknown release is held to it too.
   const kind = classifyImagesDirPath(relPath, ctx.walk === 'top-level-case-insensitive' ? ctx.walk : 'recursive-case-sensitive');
-  if (kind.kind === 'prepull') throw refuse('k3s reads a .txt file as a list of image references to pull (and pin), not as an archive', fix);
+  if (kind.kind === 'prepull') throw refuse(`${who} reads a .txt file as a list of image references to pull (and pin), not as an archive`, fix);
   if (kind.kind === 'ignored') {
     if (ctx.walk === 'top-level-case-insensitive' && segments.length > 1) {
-      throw refuse(`this k3s release reads only the top level of the images dir (subfolders from ${WALK_SINCE} on)`, fix);
+      throw refuse(`this ${who} release reads only the top level of the images dir (subfolders from ${WALK_SINCE} on)`, fix);
     }
     const why =
       classifyImagesDirPath(relPath.toLowerCase()).kind === 'archive'
-        ? `k3s matches archive suffixes case-sensitively since ${WALK_SINCE}`
-        : `k3s ignores it (it imports only ${SUFFIXES})`;
+        ? `${who} matches archive suffixes case-sensitively since ${WALK_SINCE}`
+        : `${who} ignores it (it imports only ${SUFFIXES})`;
     throw refuse(why, fix);
   }
   if (ctx.compression && kind.compression !== ctx.compression) {
-    throw refuse(`the name says ${COMPRESSION_NAME[kind.compression]}, but the archive is ${COMPRESSION_NAME[ctx.compression]}: k3s would fail to read it`, fix);
+    throw refuse(`the name says ${COMPRESSION_NAME[kind.compression]}, but the archive is ${COMPRESSION_NAME[ctx.compression]}: ${who} would fail to read it`, fix);
   }
   if (ctx.walk === 'unknown' && segments.length > 1) {
-    return [`${relPath} is in a subfolder: k3s releases before ${WALK_SINCE} read only the top level of the images dir, and this node's release is unknown.`];
+    return [`${relPath} is in a subfolder: ${who} releases before ${WALK_SINCE} read only the top level of the images dir, and this node's release is unknown.`];
   }
   return [];
 }
@@ -79,18 +83,18 @@ export async function checkUploadName(session: NodeSession, fh: FileHandle, relP
   const head = Buffer.alloc(512);
   const { bytesRead } = await fh.read(head, 0, head.length, 0);
   const sniffed = sniffFormat(head.subarray(0, bytesRead));
-  return checkArchiveName(relPath, { walk: startupWalk(info?.distroVersion), compression: sniffed === 'tar' ? 'none' : sniffed });
+  return checkArchiveName(relPath, { walk: startupWalk(info?.distroVersion), compression: sniffed === 'tar' ? 'none' : sniffed, who: distroDisplayName(info?.distro ?? 'unknown') });
 }
 
 /** What k3s would do with a replacement under an existing name (shared/versions watcherImports). */
-const REPLACED_TEXT: Record<Support, string> = {
-  no: 'Even replaced, this k3s release would never import the new file under that name: it keeps its record of the name and re-imports a changed file only if its size changed and its mtime is newer (a same-size replacement is skipped until k3s #14284).',
-  unknown: 'A replacement under that name might never be imported: k3s keeps its record of the name and re-imports a changed file only when its size and mtime say so, which depends on its release.',
-  yes: 'k3s would re-import a replacement, but the images the old archive brought may be in use.',
-};
+const replacedText = (who: string): Record<Support, string> => ({
+  no: `Even replaced, this ${who} release would never import the new file under that name: it keeps its record of the name and re-imports a changed file only if its size changed and its mtime is newer (a same-size replacement is skipped until k3s #14284).`,
+  unknown: `A replacement under that name might never be imported: ${who} keeps its record of the name and re-imports a changed file only when its size and mtime say so, which depends on its release.`,
+  yes: `${who} would re-import a replacement, but the images the old archive brought may be in use.`,
+});
 
 /** Why a new build must not go under an existing archive's name, for the refusal's hint. */
 export async function replacementHint(session: NodeSession, existing: Pick<RemoteStat, 'size' | 'mtime'>, size: number): Promise<string> {
   const info = await session.info().catch(() => null);
-  return REPLACED_TEXT[watcherImports({ size: existing.size, mtime: existing.mtime }, { size, mtime: Date.now() / 1000 }, info?.distroVersion)];
+  return replacedText(distroDisplayName(info?.distro ?? 'unknown'))[watcherImports({ size: existing.size, mtime: existing.mtime }, { size, mtime: Date.now() / 1000 }, info?.distroVersion)];
 }
