@@ -18,6 +18,7 @@ import { judgeNeeds, type NodeNeeds } from '../../../src/shared/needs';
 import { applyImageProtection, durableProtection, fateBrief, imageProtection, protectionBrief } from '../../../src/shared/protection';
 import { lostPinsText } from '../../../src/cli/lostPins';
 import { pinStateText } from '../../../src/cli/pinText';
+import { imageRef } from '../../support/imageRef';
 import type { LostPin } from '../../../src/shared/domain';
 import { peerServing, type EmbeddedRegistryConfig } from '../../../src/shared/embeddedRegistry';
 import { importCacheBrief, importCacheReasons, type ImportCacheHealth } from '../../../src/shared/importCacheHealth';
@@ -30,21 +31,9 @@ const DIGEST = 'sha256:' + 'd'.repeat(64);
 const CRI = { 'io.cri-containerd.pinned': 'pinned' };
 const PINNED = { ...CRI, 'io.cattle.rke2.pinned': 'pinned' };
 
-const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef => ({
-  name,
-  digest: DIGEST,
-  mediaType: 'application/vnd.oci.image.index.v1+json',
-  imageId: ID,
-  size: 2048,
-  platforms: ['linux/amd64'],
-  createdAt: null,
-  labels: {},
-  pin: 'none',
-  afterRestart: 'unpinned',
-  reason: 'Not pinned.',
-  archive: null,
-  ...over,
-});
+/** One reference of the one image these tests share (test support's imageRef, this image's ids). */
+const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef =>
+  imageRef(name, { digest: DIGEST, imageId: ID, mediaType: 'application/vnd.oci.image.index.v1+json', size: 2048, ...over });
 /** Pinned by the distro, and nothing in the images dir pins it again: the next start strips it. */
 const losing = (name: string, over: Partial<ImageRef> = {}) => ref(name, { labels: PINNED, pin: 'k3s', reason: 'RKE2 strips this pin at its next start.', ...over });
 const durable = (name: string) => ref(name, { labels: CRI, pin: 'durable', afterRestart: 'pinned', reason: 'Durable pin.' });
