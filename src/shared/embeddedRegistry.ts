@@ -145,7 +145,7 @@ export function peerServing(
 /** The node's state in one clause, as the images footer and the fleet view say it. */
 export function embeddedRegistryBrief(cfg: EmbeddedRegistryConfig): string {
   if (cfg.enabled === 'unknown') return 'embedded registry: unknown (config not readable)';
-  if (cfg.enabled === 'off') return 'embedded registry: off in this node\'s config';
+  if (cfg.enabled === 'off') return 'embedded registry: off';
   if (cfg.enabled === 'agent') return `embedded registry: as its servers set it (an agent), mirroring ${cfg.mirrors.length === 0 ? 'nothing' : cfg.mirrors.some((m) => WILDCARDS.has(m)) ? 'every registry' : cfg.mirrors.join(', ')}`;
   if (cfg.mirrors.length === 0) return 'embedded registry: on, but registries.yaml mirrors nothing (this node takes no part)';
   return `embedded registry: on, mirroring ${cfg.mirrors.some((m) => WILDCARDS.has(m)) ? 'every registry' : cfg.mirrors.join(', ')}`;

@@ -26,8 +26,8 @@ export function PeersCell({ peers }: { peers: PeerServing | null }) {
 
 /** The node's embedded-registry state in one line: what, which file set it, and the notes. */
 export function EmbeddedRegistrySummary({ cfg }: { cfg: EmbeddedRegistryConfig }) {
-  // Off with nothing mirrored and nothing uncertain is every plain node: nothing worth a line.
-  if (cfg.enabled === 'off' && cfg.mirrors.length === 0 && cfg.notes.length === 0) return null;
+  // Off and mirroring nothing: the embedded registry plays no part here, nor do notes about its files.
+  if (cfg.enabled === 'off' && cfg.mirrors.length === 0) return null;
   return (
     <p className="embedded-registry muted small" data-testid="embedded-registry-summary" data-enabled={cfg.enabled}>
       <span className="embedded-registry-state">{embeddedRegistryBrief(cfg)}</span> · {embeddedRegistryFrom(cfg)}
