@@ -34,17 +34,23 @@ export function rke2ListsAfterRemoval(distro: Distro, files: readonly string[], 
 export const RKE2_LISTS_BRIEF = 'no archive at the top level: RKE2 writes its own image lists here at its next start';
 
 /** What those lists do and what to do about them: the second half of every long form. */
-function consequence(node: string): string {
+function consequence(where: string): string {
   return (
     'naming the images it pulls at start (its runtime; on a server the control plane\'s). ' +
     'Those lists pin the images they name at every start, and a durable pin on any tag of a listed image becomes RKE2-managed (stripped at the first start after the lists are gone). ' +
-    `Keep an archive at the top level of the images dir to stop this, or check which images the lists name, once RKE2 has written them, with \`holdfast images ${node}\`.`
+    `Keep an archive at the top level of the images dir to stop this, or check which images the lists name, once RKE2 has written them, ${where}.`
   );
 }
 
+/**
+ * Where to look at the listed images: `holdfast images NODE` for the CLI and JSON (the default),
+ * the app's own tab in the app.
+ */
+const cliImages = (node: string): string => `with \`holdfast images ${node}\``;
+
 /** The long form for the images dir as it is now. */
-export function rke2ListsReason(node: string): string {
-  return `The top level of the images dir of ${node} holds no archive (no file but .txt lists and .json), so at every start RKE2 writes its own <component>-image.txt lists there, ${consequence(node)}`;
+export function rke2ListsReason(node: string, where = cliImages(node)): string {
+  return `The top level of the images dir of ${node} holds no archive (no file but .txt lists and .json), so at every start RKE2 writes its own <component>-image.txt lists there, ${consequence(where)}`;
 }
 
 /**
@@ -65,6 +71,6 @@ export interface Rke2ListsNotice {
 }
 
 /** The notice for a node's images dir now, or null (k3s, or an archive at the top level). */
-export function rke2ListsNotice(node: string, distro: Distro, files: readonly string[]): Rke2ListsNotice | null {
-  return rke2WritesLists(distro, files) ? { brief: RKE2_LISTS_BRIEF, reason: rke2ListsReason(node) } : null;
+export function rke2ListsNotice(node: string, distro: Distro, files: readonly string[], where = cliImages(node)): Rke2ListsNotice | null {
+  return rke2WritesLists(distro, files) ? { brief: RKE2_LISTS_BRIEF, reason: rke2ListsReason(node, where) } : null;
 }

@@ -65,7 +65,7 @@ function RemovalCell({ a }: { a: ArchiveInfo }) {
 
 /** RKE2 writes its own image lists when no archive is at the top level of its images dir (shared/rke2Lists). */
 export function Rke2ListsBanner({ node, distro, files }: { node: string; distro: Distro; files: readonly string[] }) {
-  const notice = rke2ListsNotice(node, distro, files);
+  const notice = rke2ListsNotice(node, distro, files, 'on the Images tab');
   if (!notice) return null;
   return (
     <div className="banner banner-warning" data-testid="rke2-lists-banner">

@@ -23,7 +23,8 @@ describe('Rke2ListsBanner', () => {
       expect(t).toMatch(/^No archive at the top level: RKE2 writes its own image lists here at its next start\. /);
       expect(t).toContain('so at every start RKE2 writes its own <component>-image.txt lists there');
       expect(t).toContain('Keep an archive at the top level of the images dir');
-      expect(t).toContain('`holdfast images edge1`');
+      expect(t).toContain('once RKE2 has written them, on the Images tab.');
+      expect(t).not.toContain('holdfast images');
     }
   });
 
