@@ -168,6 +168,8 @@ export const channels = {
       group: z.string().min(1).max(64).optional(),
       concurrency: fleetConcurrency.optional(),
       timeout: fleetTimeout.optional(),
+      // Each reached node's disk picture without images too (the metrics series), on its own connection.
+      diskPicture: z.boolean().optional(),
     }),
     result: null as unknown as { runId: string; nodes: string[] },
   },

@@ -6,6 +6,7 @@ import type { NodeRegistries } from './registryMirrors';
 import type { EmbeddedRegistryConfig } from './embeddedRegistry';
 import type { ArchiveFile } from './archivesReport';
 import type { ImportCacheHealth } from './importCacheHealth';
+import type { DiskPicture } from './diskPicture';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
@@ -45,6 +46,13 @@ export interface FleetNodeResult {
   registries?: NodeRegistries | null;
   /** k3s's embedded registry as the node's config says (shared/embeddedRegistry); each image then carries `peers`. */
   embeddedRegistry?: EmbeddedRegistryConfig | null;
+  /**
+   * Only when the run asked for it (fleet.start `diskPicture`, for the metrics series): the
+   * node's image file system and kubelet's GC thresholds, without its images, measured on the
+   * inspection's own connection; null when it could not be measured, with why in `diskPictureError`.
+   */
+  diskPicture?: DiskPicture | null;
+  diskPictureError?: ErrorInfo | null;
 }
 
 /**

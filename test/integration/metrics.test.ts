@@ -159,8 +159,13 @@ describe('holdfast metrics --local on a lab node (containerd 2.x)', () => {
     const add = await runCli(['node', 'add', 'gone', '--host', '127.0.0.1', '--port', '1', '--identity', lab.clientKey, '--known-hosts', lab.knownHosts, '--no-check'], { HOLDFAST_HOME: other }, 60_000);
     expect(add.code, add.stderr).toBe(0);
     const file = path.join(work, 'three.prom');
+    const logins = async (): Promise<number> => ((await n.sshdLog()).match(/Accepted publickey/g) ?? []).length;
+    const before = await logins();
     const r = await runCli(['inspect', '--all', '--openmetrics', file, '--timeout', '20'], { HOLDFAST_HOME: other }, 180_000);
     expect(r.code).toBe(1); // gone is unreachable; the file is still written
+    // One SSH connection per node reached: the disk picture is measured on the inspection's own
+    // (a second connection per node held 2,000 descriptors open at 500 nodes).
+    expect(await logins()).toBe(before + 2);
     const text = readFileSync(file, 'utf8');
     promtoolCheck(text);
     const s = samples(text);

@@ -6,7 +6,6 @@ import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError } from '../../core/errors';
 import { notInspectedStatus, type FleetNodeResult, type FleetReport, type NodeRisk } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/usecases/fleet/defaults';
-import { CONNECTS_PER_FIRST_HOP } from '../../core/usecases/fleet/connectGate';
 import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
 import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf } from '../../shared/needs';
@@ -16,8 +15,6 @@ import { protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
-import { mapLimit } from '../../shared/mapLimit';
-import { metricsDisk } from './metrics';
 import { distroDisplayName, distrosDisplayName } from '../../shared/distro';
 
 /** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
@@ -242,6 +239,7 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
         ...(o.group ? { group: o.group as string } : {}),
         concurrency: o.concurrency,
         timeout: o.timeout,
+        ...(o.openmetrics ? { diskPicture: true } : {}),
       });
       const inRun = new Set(ran);
       const defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
@@ -249,21 +247,18 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
       if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
       if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
       // The same series as `holdfast metrics`, one node label each. The imagefs and GC threshold
-      // series need each reached node's disk picture: the inspection's connection is closed by
-      // then, so one more per node (kept until the command ends), set up no more at once than the
-      // fleet run sets up per first hop — 64 handshakes at once through one bastion would meet
-      // sshd's MaxStartups, and on a busy box outlast the 10 s handshake deadline (seen at 500 nodes).
+      // series come from each reached node's disk picture, measured by the inspection on its own
+      // connection when --openmetrics asked for it (fleet.start diskPicture): no second connection
+      // per node, which at 500 nodes held 2,000 descriptors open until the command ended.
       if (o.openmetrics) {
-        const missed: { node: string; err: unknown }[] = [];
-        const disks = await mapLimit(report.nodes, Math.min(o.concurrency as number, CONNECTS_PER_FIRST_HOP), (result) =>
-          result.reachable ? metricsDisk(cli, result.node, (err) => missed.push({ node: result.node, err })) : Promise.resolve(null),
-        );
+        const missed = report.nodes.filter((n) => n.reachable && !n.diskPicture);
+        const disks = report.nodes.map((n) => n.diskPicture ?? null);
         const text = renderMetrics(report.nodes.map((result, i) => ({ label: result.node, result, disk: disks[i] })), Math.floor(Date.parse(report.generatedAt) / 1000));
         await writeFileAtomic(path.resolve(o.openmetrics), text, 0o644);
         if (missed.length) {
           const first = missed[0]!;
           cli.io.err(
-            `warning: no image file system or GC threshold series for ${plural(missed.length, 'node')} (${short(missed.map((m) => m.node))}): ${first.node}: ${safe(first.err instanceof Error ? first.err.message : String(first.err))}`,
+            `warning: no image file system or GC threshold series for ${plural(missed.length, 'node')} (${short(missed.map((m) => m.node))}): ${first.node}: ${safe(first.diskPictureError?.message ?? 'not measured')}`,
           );
         }
       }

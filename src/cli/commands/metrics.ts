@@ -7,8 +7,6 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError, toErrorInfo } from '../../core/errors';
-import { logger } from '../../core/log';
-import type { DiskPicture } from '../../shared/diskPicture';
 import { renderMetrics } from '../../shared/metrics';
 import type { Cli } from '../context';
 import { runFleet } from '../fleetRun';
@@ -16,21 +14,6 @@ import { helpAfter } from '../help';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { positiveSeconds } from '../options';
 import { terminalSafe as safe } from '../format';
-
-const log = logger('cli');
-
-/**
- * A node's image file system and kubelet's GC policy for its series: the disk picture without its
- * images, or null (the series left out) when it cannot be read. `metrics` and `inspect
- * --openmetrics` both take it here, so both files carry the same series.
- */
-export function metricsDisk(cli: Pick<Cli, 'call'>, node: string, onError?: (err: unknown) => void): Promise<DiskPicture | null> {
-  return cli.call('disk.picture', { node, images: false }).catch((err: unknown) => {
-    log.debug('no disk picture; imagefs series left out', { node, err });
-    onError?.(err);
-    return null;
-  });
-}
 
 export function registerMetricsCommand(program: Command, cli: Cli): void {
   const cmd = program
@@ -75,10 +58,11 @@ export function registerMetricsCommand(program: Command, cli: Cli): void {
           hint: "Point --textfile into node_exporter's --collector.textfile.directory (e.g. /var/lib/prometheus/node-exporter).",
         });
       }
-      const { report } = await runFleet(cli, { nodes: [node], timeout: o.timeout }, { progress: false });
+      // The image file system and kubelet's GC threshold come from the disk picture without its
+      // images, measured on the inspection's own connection (fleet.start diskPicture).
+      const { report } = await runFleet(cli, { nodes: [node], timeout: o.timeout, diskPicture: true }, { progress: false });
       const result = report.nodes[0]!;
-      // The image file system and kubelet's GC threshold: the disk picture, without its images.
-      const disk = result.reachable ? await metricsDisk(cli, node) : null;
+      const disk = result.diskPicture ?? null;
       const text = renderMetrics([{ label: null, result, disk }], Math.floor(Date.now() / 1000));
       if (textfile) await writeFileAtomic(textfile, text, 0o644);
       else cli.io.out(text.trimEnd());

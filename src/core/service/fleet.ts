@@ -16,7 +16,7 @@ const FLEET = 'fleet';
 export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: ServiceParts): HandlersOf<'fleet.start' | 'fleet.cancel' | 'fleet.last' | 'fleet.export'> {
   let lastFleet: FleetReport | null = null;
   return {
-    'fleet.start': async ({ nodes, group, concurrency, timeout }) => {
+    'fleet.start': async ({ nodes, group, concurrency, timeout, diskPicture }) => {
       const sel = selectNodes(await store.list(), { names: nodes, group });
       if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint });
       const defs = sel.nodes;
@@ -33,6 +33,7 @@ export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: Se
               ...(opts.openSession ? { openSession: opts.openSession } : {}),
               ...(concurrency !== undefined ? { concurrency } : {}),
               ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
+              ...(diskPicture ? { diskPicture } : {}),
               onNode: (result) => emit({ type: 'fleet.node', payload: { runId, result } }),
             });
             // Replaced by a newer run, or the service closing: nothing more to say.

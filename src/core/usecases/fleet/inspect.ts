@@ -12,6 +12,7 @@ import { inspectNode } from '../inspect';
 import { inspectOptions, type OpsContext } from '../operations';
 import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../../node/session';
 import { diskOfSession } from './disk';
+import { diskPicture } from '../diskPicture';
 import { nodeRegistries, withMissingPulls } from './registries';
 import { withPeerServing } from '../../node/embeddedRegistry';
 import { registriesFileOf, registriesNotRead } from '../../node/registries';
@@ -59,6 +60,11 @@ export interface FleetOptions {
   probe?: NodeProbe;
   /** Opens each node's session for the SSH inventory (default NodeSession.open; UI tests' fake nodes). */
   openSession?: (def: NodeDef, opts: OpenNodeOptions) => Promise<NodeSession>;
+  /**
+   * Also measure each reached node's disk picture without its images (imagefs, GC thresholds:
+   * what the metrics series need), on the inspection's own connection rather than one more later.
+   */
+  diskPicture?: boolean;
 }
 
 export function unreachableResult(node: string, err: unknown): FleetNodeResult {
@@ -70,6 +76,7 @@ export function sshProbe(
   ctx: OpsContext,
   open: Pick<OpenNodeOptions, 'resolveNode' | 'credentials'> = {},
   openSession: (def: NodeDef, opts: OpenNodeOptions) => Promise<NodeSession> = (def, opts) => NodeSession.open(def, opts),
+  extras: Pick<FleetOptions, 'diskPicture'> = {},
 ): NodeProbe {
   return async (def, signal, timeoutMs, connected) => {
     let session: NodeSession | undefined;
@@ -82,10 +89,16 @@ export function sshProbe(
       const s = session;
       // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
-      const [inv, disk, registries] = await Promise.all([
+      const [inv, disk, registries, picture] = await Promise.all([
         inspectNode(s, inspectOptions(s, ctx)),
         diskOfSession(s).catch((err: unknown) => (log.debug('disk unknown', { node: def.name, err }), null)),
         nodeRegistries(s).catch((err: unknown) => (log.debug('registries.yaml not read', { node: def.name, err }), toErrorInfo(err).message)),
+        extras.diskPicture
+          ? diskPicture(s, ctx, { images: false }).then(
+              (p) => ({ picture: p, error: null }),
+              (err: unknown) => (log.debug('no disk picture', { node: def.name, err }), { picture: null, error: toErrorInfo(err) }),
+            )
+          : null,
       ]);
       // The audit log is read once for the whole run (AuditLog reads only what was appended since).
       const lostPins = await lostPinsFrom(def.name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
@@ -110,6 +123,7 @@ export function sshProbe(
         needs: inv.needs,
         registries: typeof registries === 'string' ? null : withMissingPulls(registries.registries, inv.needs.missing.map((m) => m.ref)),
         embeddedRegistry: served?.embeddedRegistry ?? null,
+        ...(picture ? { diskPicture: picture.picture, diskPictureError: picture.error } : {}),
       };
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
@@ -175,7 +189,7 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
     if (!d) throw new HoldfastError('NOT_FOUND', `no node named "${name}" (a jump host)`, { hint: 'Add the jump host as a node too.' });
     return d;
   };
-  const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open }, opts.openSession);
+  const probe = opts.probe ?? sshProbe(opts.ctx, { resolveNode, ...opts.open }, opts.openSession, { diskPicture: opts.diskPicture });
   // host:port the node's TCP connection goes to: its own, or its outermost jump host's, by the
   // session's own chain rule. A chain it refuses (the session reports why) is keyed by the jump
   // host's name, so the nodes behind it still queue together.
