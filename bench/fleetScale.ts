@@ -14,7 +14,6 @@ import { startFrontedLab } from '../lab/fronts';
 import { emulateK3sStart } from '../lab/k3s';
 import { NodeStore } from '../src/core/config/nodes';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../src/core/usecases/fleet/defaults';
-import { CONNECTS_PER_FIRST_HOP } from '../src/core/usecases/fleet/connectGate';
 import { machineLine, writeBenchSection } from './doc';
 
 export const README = path.resolve(import.meta.dirname, '..', 'README.md');
@@ -163,7 +162,7 @@ export async function runScale(o: ScaleOptions): Promise<void> {
         `${reached < N ? ` (not inspected: ${missedWhy}, with the default ${DEFAULT_NODE_TIMEOUT_MS / 1000} s per node while the lab's sshd shared the box's cores)` : ''}, ` +
         `spending ${(all.cpuMs / 1000).toFixed(0)} s of CPU (${p.cpuMs.toFixed(0)} ms per node) and at most ${mib(all.peakRssKiB).toFixed(0)} MiB of memory ` +
         `(${(p.rssKiB / 1024).toFixed(2)} MiB per node), with at most ${all.peakFds} files open (the connections in flight, ${DEFAULT_FLEET_CONCURRENCY} at a time). ` +
-        `With --openmetrics it held ${withProm.peakFds} open: the connection each node's disk picture takes (${CONNECTS_PER_FIRST_HOP} set up at a time) stays open until the command ends. ` +
+        `With --openmetrics, which measures each node's disk picture on that node's own inspection connection, it took ${(withProm.wallMs / 1000).toFixed(0)} s and held at most ${withProm.peakFds} open. ` +
         `Node raises its soft limit on open files to the hard one (\`ulimit -Hn\`) at start, so that hard limit, not the usual soft 1024, is what bounds a run. ` +
         `At the rates above a ${big}-node run would need about ${((one.cpuMs + p.cpuMs * (big - 1)) / 60_000).toFixed(1)} min of one core and ` +
         `${((one.peakRssKiB + p.rssKiB * (big - 1)) / 1024 / 1024).toFixed(1)} GiB (extrapolated, not measured). ` +
