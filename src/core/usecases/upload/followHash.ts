@@ -62,7 +62,11 @@ export const FOLLOW_HASH_SCRIPT = [
   'else',
   '  echo "@@follow head"',
   '  tail -c +1 -f -- "$f" >"$d/p" 2>/dev/null </dev/null & t=$!',
-  '  ( cat <&3 >/dev/null 2>&1; kill "$t" 2>/dev/null ) >/dev/null 2>&1 </dev/null & w=$!',
+  // Killed before it opened the FIFO, tail would leave head's open of it waiting for a writer
+  // forever (seen under load: 5 runs in 200 hung). So the watcher then opens it as a writer that
+  // writes nothing: that open waits for head's, head sees the end at once. If head had already
+  // ended, the open waits until the `kill` below ends the watcher.
+  '  ( cat <&3 >/dev/null 2>&1; kill "$t" 2>/dev/null; : >"$d/p" ) >/dev/null 2>&1 </dev/null & w=$!',
   '  exec 3<&-',
   '  head -c "$n" <"$d/p" | hash; r=$?',
   'fi',
