@@ -84,13 +84,16 @@ export function distroDisplayName(distro: Distro): string {
   return distroProfile(distro).displayName;
 }
 
-/** The distros of several nodes in one name: the one they share ("RKE2"), else "k3s/RKE2" (a fleet's totals). */
+/**
+ * The distros of several nodes in one name: the one they share ("RKE2"), else "k3s/RKE2" (a
+ * fleet's totals). A node whose distro was not detected says nothing about the others: an RKE2
+ * fleet with one node unreachable is still "RKE2".
+ */
 export function distrosDisplayName(distros: readonly Distro[]): string {
-  const names = new Set(distros.map(distroDisplayName));
+  const names = new Set(distros.filter((d) => d !== 'unknown').map(distroDisplayName));
   if (names.size === 0) return distroDisplayName('unknown');
   return names.size === 1 ? [...names][0]! : UNDETECTED_DISTRO_NAME;
 }
-
 
 /**
  * The distro whose pin label a reference carries: the later in DISTRO_ORDER when it carries both

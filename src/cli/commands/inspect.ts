@@ -6,7 +6,7 @@ import { writeFileAtomic } from '../../core/config/atomic';
 import { HoldfastError } from '../../core/errors';
 import { notInspectedStatus, type FleetNodeResult, type FleetReport, type NodeRisk } from '../../shared/fleet';
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/usecases/fleet/defaults';
-import { isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
+import { fleetDistroName, isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
 import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf } from '../../shared/needs';
 import type { Distro, NodeDef } from '../../shared/domain';
@@ -15,7 +15,7 @@ import { protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
-import { distroDisplayName, distrosDisplayName } from '../../shared/distro';
+import { distroDisplayName } from '../../shared/distro';
 
 /** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
 const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
@@ -137,7 +137,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   );
   const s = report.summary;
   out.push(
-    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next ${distrosDisplayName(report.nodes.flatMap((n) => (n.versions ? [n.versions.distro] : [])))} start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
+    `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next ${fleetDistroName(report.nodes)} start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
   // Which nodes Holdfast could not read needs for: their verdicts rest on provenance alone.
   const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');

@@ -246,7 +246,7 @@ export function FleetMatrix() {
                   </SegButton>
                 ))}
               </div>
-              <Legend who={distrosDisplayName(matrix.columns.map((c) => c.distro).filter((d) => d !== 'unknown'))} />
+              <Legend who={distrosDisplayName(matrix.columns.map((c) => c.distro))} />
             </div>
             <div className="table-wrap matrix-wrap" ref={scrollRef} data-testid="matrix-scroll">
               <table className="matrix-table" data-testid="matrix-table" aria-rowcount={view.rows.length + 1}>

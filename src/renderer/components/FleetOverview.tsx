@@ -322,7 +322,7 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
       .join(', '),
   );
   // The fleet's distro for its totals: the one the nodes read share, else "k3s/RKE2".
-  const fleetWho = useApp((s) => distrosDisplayName(s.nodes.flatMap((n) => infoOf(s, n.name)?.distro ?? []).filter((d) => d !== 'unknown')));
+  const fleetWho = useApp((s) => distrosDisplayName(s.nodes.flatMap((n) => infoOf(s, n.name)?.distro ?? [])));
   const text = fleetOverviewText(fleetWho);
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);

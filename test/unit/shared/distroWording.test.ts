@@ -6,7 +6,7 @@ import { explainText } from '../../../src/cli/commands/explain';
 import { Screen } from '../../../src/cli/screen';
 import { nodeRow } from '../../../src/cli/transferRows';
 import { fleetHtml } from '../../../src/core/usecases/fleet/html';
-import { nodeDistroName, nodeRisk, summarizeFleet } from '../../../src/core/usecases/fleet/summary';
+import { fleetDistroName, nodeDistroName, nodeRisk, summarizeFleet } from '../../../src/core/usecases/fleet/summary';
 import { chooseRemoteName } from '../../../src/core/usecases/import/remoteName';
 import { archiveBrief } from '../../../src/shared/archiveRemedy';
 import { distroDisplayName, distrosDisplayName } from '../../../src/shared/distro';
@@ -196,6 +196,11 @@ describe('archives, .txt lists and the fleet name the node’s distro', () => {
     expect(distrosDisplayName(['rke2', 'rke2'])).toBe('RKE2');
     expect(distrosDisplayName(['rke2', 'k3s'])).toBe('k3s/RKE2');
     expect(distrosDisplayName(['unknown', 'k3s'])).toBe('k3s');
+    // An undetected node (unreachable, no --version) says nothing of the others, in every transport.
+    expect(distrosDisplayName(['rke2', 'unknown'])).toBe('RKE2');
+    const withUnreached = [node('rke2'), { ...node('unknown'), node: 'n3' }];
+    expect(fleetDistroName(withUnreached)).toBe('RKE2');
+    expect(fleetHtml({ generatedAt: 'now', summary: summarizeFleet(withUnreached, []), nodes: withUnreached, drift: [] })).toContain('images lose their pin at the next RKE2 start');
     expect(distrosDisplayName([])).toBe('k3s');
   });
 });

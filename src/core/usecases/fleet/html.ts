@@ -10,8 +10,7 @@ import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
 import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../../shared/needs';
 import { protectionKey, refOutcome, type ImageProtection } from '../../../shared/protection';
 import { formatBytes, shortDigest } from '../../../shared/format';
-import { distrosDisplayName } from '../../../shared/distro';
-import { imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
+import { fleetDistroName, imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
 
 export class SafeHtml {
@@ -144,7 +143,7 @@ export function fleetHtml(report: FleetReport): string {
   const atRisk = report.nodes.flatMap((n) => atRiskOf(n.images, n.needs).map((a) => ({ node: n.node, a })));
   const index = new Map(report.nodes.map((n, i) => [n.node, i]));
   // The fleet's distro in the totals: the one its nodes share, else "k3s/RKE2".
-  const who = distrosDisplayName(report.nodes.flatMap((n) => (n.versions ? [n.versions.distro] : [])));
+  const who = fleetDistroName(report.nodes);
   const body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light"><title>Holdfast fleet report ${report.generatedAt}</title><style>${new SafeHtml(CSS)}</style></head>

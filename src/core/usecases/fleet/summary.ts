@@ -1,7 +1,7 @@
 // Which nodes need attention and why: unreachable, pins lost at the next k3s start, low disk.
 // "Loses its pin" is the image-level verdict of shared/protection (what kubelet sees per image
 // id under the node's containerd rule), the same the app and rm-archive give.
-import { distroDisplayName } from '../../../shared/distro';
+import { distroDisplayName, distrosDisplayName } from '../../../shared/distro';
 import { formatBytes } from '../../../shared/format';
 import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
 import { nodeWarnings } from '../../../shared/nodeWarnings';
@@ -21,6 +21,10 @@ export const DEFAULT_LOW_DISK: LowDiskRule = { minFreeBytes: 1024 ** 3, minFreeR
 
 /** The node's distro as the text names it ("k3s", "RKE2"; k3s when unreachable or undetected). */
 export const nodeDistroName = (r: Pick<FleetNodeResult, 'versions'>): string => distroDisplayName(r.versions?.distro ?? 'unknown');
+
+/** The fleet's distro in its totals: the one its nodes share, else "k3s/RKE2" (shared/distro). */
+export const fleetDistroName = (nodes: readonly Pick<FleetNodeResult, 'versions'>[]): string =>
+  distrosDisplayName(nodes.map((n) => n.versions?.distro ?? 'unknown'));
 
 /** Every image of a node (by image id) with what kubelet sees now and after the next k3s start. */
 export const protectionOf = (r: Pick<FleetNodeResult, 'images' | 'versions'>): Map<string, ImageProtection> =>
