@@ -304,6 +304,8 @@ describe('holdfast prune', () => {
   it('a second run finds nothing to remove; fewer kept versions would take the rollback image', async () => {
     const again = JSON.parse((await cli(['prune', 'gc2', '--json'])).stdout) as { result: PruneResult }[];
     expect(again[0]!.result.removed).toEqual([]);
+    // Said once, as the one line of that node: not also "removed 0 images, 0 B freed".
+    expect((await cli(['prune', 'gc2'])).stdout.trim()).toBe('gc2: nothing to remove');
     const one = JSON.parse((await cli(['prune', 'gc2', '--dry-run', '--json', '--keep-versions', '1'])).stdout) as { plan: PrunePlan }[];
     expect(one[0]!.plan.remove.map((x) => x.refs[0])).toEqual([`${APP}:1.2`]);
   });

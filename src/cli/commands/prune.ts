@@ -11,6 +11,7 @@ import { FITTED_NOTE, helpAfter } from '../help';
 import { mapLimit } from '../../shared/mapLimit';
 import { imageName } from '../../shared/reference';
 import { selectNodes } from '../nodeSelection';
+import { plural } from '../../shared/wording';
 
 function keepVersions(v: string): number {
   const n = Number(v);
@@ -105,7 +106,7 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
         for (const r of outcomes) {
           if (!r.ok) continue;
           const body = r.plan ? planText(r.plan, screen, why) : resultText(r.result!, screen);
-          cli.io.out(`${r.node}:${body ? `\n${body}` : ' nothing to remove'}`);
+          if (body) cli.io.out(`${r.node}:\n${body}`);
         }
         // One line per node, last, so a fleet run reads at a glance.
         for (const r of outcomes) {
@@ -114,7 +115,8 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
           else {
             const x = r.result!;
             const extra = [x.refused.length ? `${x.refused.length} left` : '', x.failed.length ? `${x.failed.length} FAILED` : ''].filter(Boolean).join(', ');
-            cli.io.out(screen.text(`${r.node}: removed ${x.removed.length} images, ${humanSize(x.freedBytes)} freed${extra ? ` (${extra})` : ''}`));
+            const nothing = x.removed.length + x.refused.length + x.failed.length === 0;
+            cli.io.out(screen.text(nothing ? `${r.node}: nothing to remove` : `${r.node}: removed ${plural(x.removed.length, 'image')}, ${humanSize(x.freedBytes)} freed${extra ? ` (${extra})` : ''}`));
           }
         }
       }
