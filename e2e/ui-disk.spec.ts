@@ -108,5 +108,6 @@ test('Prune: plan, typed confirmation, apply, result; the disk, images and log r
   await page.getByTestId('tab-log').click();
   const entry = page.locator('[data-testid=log-entry][data-action=prune]');
   await expect(entry).toContainText('Pruned images');
+  await expect(entry).toContainText('3 images removed');
   await expect(entry.getByTestId('log-pruned-image')).toHaveCount(3);
 });

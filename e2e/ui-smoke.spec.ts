@@ -321,6 +321,24 @@ test('tabs: Images | Archives | Disk | Log, operable with the keyboard', async (
   await expect(archives).toHaveAttribute('tabindex', '-1');
 });
 
+test('log tab: a removal says again what its check warned of; a prune says what it removed', async ({ page }) => {
+  const warning = 'Removing it leaves no archive at the top level of the images dir: at its next start RKE2 writes its own image lists there.';
+  await serveReal({
+    moreAudit: [
+      { time: '2025-03-02T09:00:00Z', user: 'tech', node: 'edge-01', action: 'rm-archive', archive: { path: 'runtime.tar', size: 2048, sha256: 'c'.repeat(64) }, warnings: [warning] },
+      { time: '2025-03-02T10:00:00Z', user: 'tech', node: 'edge-01', action: 'prune', pruned: { keepVersions: 2, plannedBytes: 3 * 1024 * 1024, freedBytes: 3 * 1024 * 1024, images: [{ imageId: 'sha256:' + 'd'.repeat(64), refs: ['docker.io/library/redis:7.2'], digests: [], bytes: 3 * 1024 * 1024 }] } },
+    ],
+  });
+  await openApp(page);
+  await page.getByRole('tab', { name: 'Log' }).click();
+  const prune = page.locator('[data-testid=log-entry][data-action=prune]');
+  await expect(prune).toContainText('1 image removed, 3 MiB freed (kept the 2 newest versions of every repository in use)');
+  await expect(prune.getByTestId('log-pruned-image')).toContainText('redis:7.2');
+  await expect(prune.getByTestId('log-pruned-image')).toContainText('1 reference · 3 MiB');
+  const removal = page.locator('[data-testid=log-entry][data-action=rm-archive]').filter({ hasText: 'runtime.tar' });
+  await expect(removal.getByTestId('log-warning')).toHaveText(warning);
+});
+
 test('archives tab: kind, compression, images, imported, cached by k3s, safe to remove, unreadable', async ({ page }) => {
   await serveReal();
   await openApp(page);

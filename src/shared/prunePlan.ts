@@ -5,7 +5,9 @@
 // brings, and that are not among the versions a repository in use needs for rollback. Releasing
 // a durable pin is always a separate, explicit step (holdfast unpin): prune never unpins.
 // Pure: the dry run, the real run, the CLI and the app plan with this one function.
-import type { AuditEntry } from './domain';
+import type { AuditEntry, PrunedRecord } from './domain';
+import { formatBytes } from './format';
+import { plural } from './wording';
 import { gcCandidates } from './gcForecast';
 import { deletionOrder, freedInOrder, storeBytes, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
@@ -164,4 +166,14 @@ export function planPrune(
     storeBytes: storeBytes(index),
     imagesBefore: images.length,
   };
+}
+
+/** A prune's audit entry in one sentence, as the CLI's log and the app's Log tab say it. */
+export function prunedText(p: PrunedRecord): string {
+  return `${plural(p.images.length, 'image')} removed, ${formatBytes(p.freedBytes)} freed (kept the ${p.keepVersions} newest versions of every repository in use)`;
+}
+
+/** One removed image of that entry: its references and size. */
+export function prunedImageText(i: PrunedRecord['images'][number]): string {
+  return `${plural(i.refs.length, 'reference')} · ${formatBytes(i.bytes)}`;
 }

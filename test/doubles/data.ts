@@ -42,6 +42,8 @@ export interface Scenario {
   oneNode?: boolean;
   /** edge-01's image list answers only once releaseImages() is called (a slow node). */
   holdImages?: boolean;
+  /** Entries after the nodes' history in the audit log (e.g. a removal with its warnings). */
+  moreAudit?: AuditEntry[];
   /** Milliseconds each containerd call of the nodes takes (default 20). */
   latencyMs?: number;
   /**
@@ -249,6 +251,7 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
   const audit = structuredClone(EDGE1_AUDIT);
   // ops made metrics-exporter durable; the image is gone from edge-01 since.
   if (s.lostPins) audit.push({ time: '2025-02-27T10:00:00Z', user: 'ops', node: 'edge-01', action: 'pin', changes: [{ ref: DELETED_REF, imageId: sha('8f'), before: K3S, after: CRI }] });
+  audit.push(...structuredClone(s.moreAudit ?? []));
   for (const e of audit) {
     for (const c of e.changes ?? []) {
       const im = images1.find((i) => i.name === c.ref);

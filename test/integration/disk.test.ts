@@ -19,6 +19,7 @@ import { K3S_IMAGES_DIR, type LabNodeHandle } from '../../lab/node';
 import type { DiskPicture } from '../../src/shared/diskPicture';
 import type { AuditEntry } from '../../src/shared/domain';
 import type { PrunePlan, PruneResult } from '../../src/shared/prunePlan';
+import { formatBytes } from '../../src/shared/format';
 import { createHandlers } from '../../src/core/service';
 import { HoldfastError } from '../../src/core/errors';
 import { runCli, tempHome } from './support';
@@ -299,6 +300,11 @@ describe('holdfast prune', () => {
     expect(entry.pruned!.images.map((i) => i.refs)).toEqual(plan.remove.map((x) => x.refs));
     expect(entry.pruned!.images.map((i) => i.digests)).toEqual(plan.remove.map((x) => x.digests));
     expect(entry.pruned!.freedBytes).toBe(plan.freedBytes);
+    // The text says what was removed, not "prune 0 references" (a prune changes no label).
+    const text = (await cli(['log', 'gc2'])).stdout;
+    expect(text).toContain(`prune: ${plan.remove.length} images removed, ${formatBytes(plan.freedBytes)} freed (kept the ${plan.keepVersions} newest versions`);
+    for (const r of plan.remove) expect(text).toContain(r.refs[0]);
+    expect(text).not.toContain('prune 0 references');
   });
 
   it('a second run finds nothing to remove; fewer kept versions would take the rollback image', async () => {

@@ -68,9 +68,11 @@ describe(`${D.name}'s own image lists`, () => {
         expect(out.replace(/\s+/g, ' ')).toContain('they take over the durable pins of every image they name. Keep an archive at the top level to stop this.');
       }
       expect(entry.warnings?.[0]).toContain(WARNING);
+      expect((await cli(['log', 'lists'])).replace(/\s+/g, ' ')).toContain(`warning: ${WARNING}`);
     } else {
       expect(dry + removed).not.toContain('warning:');
       expect(entry.warnings).toBeUndefined();
+      expect(await cli(['log', 'lists'])).not.toContain('warning:');
     }
 
     // The next start: RKE2 writes its list, which pins what it names (the durable pin becomes RKE2's).

@@ -6,6 +6,8 @@ import { describeChange, type Cli } from '../context';
 import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import { plural } from '../../shared/wording';
+import { prunedImageText, prunedText } from '../../shared/prunePlan';
+import { imageName } from '../../shared/reference';
 
 export function registerLogCommand(program: Command, cli: Cli): void {
   program
@@ -27,10 +29,14 @@ export function registerLogCommand(program: Command, cli: Cli): void {
         const what =
           e.action === 'rm-archive'
             ? `removed ${e.archive?.path} (sha256 ${e.archive?.sha256})${e.forced ? ' FORCED' : ''}`
-            : `${e.action} ${plural(e.changes?.length ?? 0, 'reference')}${e.note ? ` — ${e.note}` : ''}`;
+            : e.pruned
+              ? `prune: ${prunedText(e.pruned)}`
+              : `${e.action} ${plural(e.changes?.length ?? 0, 'reference')}${e.note ? ` — ${e.note}` : ''}`;
         // Paths, references and labels came from nodes: one line each, harmless.
         cli.io.out(screen.text(`${safe(e.time)}  ${safe(e.user)}  ${safe(e.node)}  ${safe(what)}`));
         for (const c of e.changes ?? []) cli.io.out(screen.text(`    ${screen.ref(safe(c.ref), 4)}\n${describeChange(c, '      ')}`));
+        for (const i of e.pruned?.images ?? []) cli.io.out(screen.text(`    ${screen.ref(safe(imageName(i.refs, '')), 4)}  ${prunedImageText(i)}`));
+        for (const w of e.warnings ?? []) cli.io.out(screen.text(`    warning: ${safe(w)}`));
       }
     });
 }

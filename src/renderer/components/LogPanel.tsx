@@ -12,6 +12,7 @@ import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, RefreshIcon, ShieldIcon, TrashIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
 import { imageName } from '../../shared/reference';
+import { prunedImageText, prunedText } from '../../shared/prunePlan';
 
 const labelsTitle = (before: Record<string, string>, after: Record<string, string>) => {
   const fmt = (l: Record<string, string>) => Object.entries(l).map(([k, v]) => `  ${k}=${v}`).join('\n') || '  (none)';
@@ -59,17 +60,13 @@ function Entry({ e }: { e: AuditEntry }) {
       ) : null}
       {e.pruned ? (
         <div className="log-pruned" data-testid="log-pruned">
-          <p className="small">
-            {e.pruned.images.length} {e.pruned.images.length === 1 ? 'image' : 'images'} removed, {formatBytes(e.pruned.freedBytes)} freed (kept the{' '}
-            {e.pruned.keepVersions} newest versions of every repository in use)
+          <p className="small">{prunedText(e.pruned)}
           </p>
           <ul className="log-changes">
             {e.pruned.images.map((i) => (
               <li key={i.imageId ?? i.refs[0]} data-testid="log-pruned-image" title={[...i.refs, ...i.digests].join('\n')}>
                 <code className="change-ref">{displayRef(imageName(i.refs, ''))}</code>{' '}
-                <span className="muted small">
-                  {i.refs.length} {i.refs.length === 1 ? 'reference' : 'references'} · {formatBytes(i.bytes)}
-                </span>
+                <span className="muted small">{prunedImageText(i)}</span>
               </li>
             ))}
           </ul>
@@ -102,6 +99,15 @@ function Entry({ e }: { e: AuditEntry }) {
               </li>
             );
           })}
+        </ul>
+      ) : null}
+      {e.warnings?.length ? (
+        <ul className="log-warnings">
+          {e.warnings.map((w) => (
+            <li key={w} data-testid="log-warning">
+              <AlertIcon /> {w}
+            </li>
+          ))}
         </ul>
       ) : null}
       {e.note ? <p className="log-note">{e.note}</p> : null}
