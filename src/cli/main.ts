@@ -58,7 +58,7 @@ export function commandNamed(args: readonly string[]): string | null {
  */
 export async function buildProgram(io: Io = defaultIo, args?: readonly string[], cli: Cli = createCli(io)): Promise<Command> {
   const program = new Command('holdfast')
-    .description('Durable image pins and safe air-gap imports for k3s nodes, over SSH.')
+    .description('Durable image pins and safe air-gap imports for k3s and RKE2 nodes, over SSH.')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
