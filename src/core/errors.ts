@@ -42,3 +42,23 @@ export function toErrorInfo(err: unknown): ErrorInfo {
   const message = err instanceof Error ? err.message : String(err);
   return { code: 'INTERNAL', message };
 }
+
+const ERRNO_CLAUSES: Record<string, string> = {
+  ENOENT: 'it does not exist',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of its path is not a directory',
+  ELOOP: 'it is a loop of symbolic links',
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is used up',
+  EROFS: 'the file system is read-only',
+  EFBIG: 'the file is too large',
+  EIO: 'an input/output error',
+};
+
+/** A local file operation's failure as one short clause ("it is a directory"), for messages that name the file. */
+export function errnoClause(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return (code && ERRNO_CLAUSES[code]) ?? (err instanceof Error ? err.message : String(err));
+}

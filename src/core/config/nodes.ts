@@ -6,7 +6,7 @@ import path from 'node:path';
 import * as z from 'zod';
 import { nodeInputSchema } from '../../shared/contract';
 import { NODE_DEFAULTS, type ImagesDirDetection, type NodeDef, type NodeInput } from '../../shared/domain';
-import { HoldfastError } from '../errors';
+import { errnoClause, HoldfastError } from '../errors';
 import { writeFileAtomic } from './atomic';
 import { withFileLock } from './lock';
 import { defaultKnownHosts } from './home';
@@ -84,7 +84,10 @@ export class NodeStore {
       text = await fs.readFile(this.file, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
+      throw new HoldfastError('INTERNAL', `cannot read ${this.file}: ${errnoClause(e)}`, {
+        hint: 'Make it a file you can read (or move it away to start a new node list).',
+        cause: e,
+      });
     }
     let data: z.infer<typeof fileSchema>;
     try {
@@ -94,6 +97,17 @@ export class NodeStore {
         hint: 'Fix or remove the file; Holdfast never rewrites a file it cannot read.',
         cause: e,
       });
+    }
+    // Every change finds a node by its name: two entries of one name would make `node rm`
+    // remove both and `node edit` change the first, so such a file is refused like any other.
+    const seen = new Set<string>();
+    for (const n of data.nodes) {
+      if (seen.has(n.name)) {
+        throw new HoldfastError('INTERNAL', `${this.file} names the node "${n.name}" twice`, {
+          hint: 'Edit the file: remove or rename one of the two entries. Holdfast never rewrites a file it cannot read.',
+        });
+      }
+      seen.add(n.name);
     }
     return data.nodes.map((n) => completeNode(n));
   }

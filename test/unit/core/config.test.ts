@@ -73,4 +73,36 @@ describe('NodeStore', () => {
     await expect(store.add({ name: 'a', host: 'h' })).rejects.toMatchObject({ code: 'INTERNAL' });
     expect(await fs.readFile(path.join(home, 'nodes.json'), 'utf8')).toBe('{not json');
   });
+
+  it('refuses a file naming one node twice, naming the file and the name, and changes nothing', async () => {
+    const home = tmp();
+    const file = path.join(home, 'nodes.json');
+    const text = JSON.stringify({ version: 1, nodes: [{ name: 'edge-1', host: 'a' }, { name: 'edge-2', host: 'b' }, { name: 'edge-1', host: 'c' }] });
+    await fs.writeFile(file, text);
+    const store = new NodeStore(home);
+    for (const attempt of [store.list(), store.get('edge-1'), store.remove('edge-1'), store.update('edge-1', { name: 'edge-1', host: 'd' })]) {
+      const err = await attempt.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(HoldfastError);
+      expect((err as HoldfastError).message).toContain(file);
+      expect((err as HoldfastError).message).toContain('"edge-1"');
+      expect((err as HoldfastError).hint).toMatch(/remove or rename one/);
+    }
+    expect(await fs.readFile(file, 'utf8')).toBe(text);
+  });
+
+  it('names the file when nodes.json cannot be read', async () => {
+    const home = tmp();
+    const file = path.join(home, 'nodes.json');
+    await fs.mkdir(file);
+    const err = await new NodeStore(home).list().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(HoldfastError);
+    expect((err as HoldfastError).message).toBe(`cannot read ${file}: it is a directory`);
+    expect((err as HoldfastError).hint).toBeTruthy();
+  });
 });
