@@ -5,9 +5,11 @@
 // on a k3s server node. Labels say what is pinned, not what is needed: kubelet's GC spares only
 // images a running container uses, so an image wanted by a Deployment scaled to zero, a CronJob
 // between runs, an old ReplicaSet kept for rollback, an init or ephemeral container or a pod not
-// yet scheduled is needed all the same. Every such image is named here as CRI resolves a pod's
-// image (shared/imageReference: `nginx` → `docker.io/library/nginx:latest`, a digest wins over a
-// tag), with who needs it and why.
+// yet scheduled is needed all the same. So is the image an image volume mounts
+// (`spec.volumes[].image.reference`, KEP-4639, on by default from Kubernetes 1.35): kubelet pulls
+// it as it pulls a container's (docs/k3s-facts.md, "Which images a site needs"). Every such image
+// is named here as CRI resolves a pod's image (shared/imageReference: `nginx` →
+// `docker.io/library/nginx:latest`, a digest wins over a tag), with who needs it and why.
 //
 // Pure, and defensive: the document comes from a node that may be hostile or broken, so any field
 // may be missing or of the wrong type. An odd item, container or address is skipped, never thrown
@@ -26,7 +28,7 @@ export interface Workload {
   kind: string;
   namespace: string;
   name: string;
-  /** one short clause: why it needs the image, e.g. 'running', 'pending', 'scaled to 0', 'rollback (revision 2)', 'CronJob between runs', 'suspended CronJob', 'init container' */
+  /** one short clause: why it needs the image, e.g. 'running', 'pending', 'scaled to 0', 'rollback (revision 2)', 'CronJob between runs', 'suspended CronJob', 'init container', 'image volume models' */
   why: string;
 }
 
@@ -60,6 +62,8 @@ const SHOWN_IMAGE = 256;
 const MAX_NAME = 253;
 const MAX_KIND = 63;
 const IMAGE_ID = /^sha256:[0-9a-f]{64}$/;
+/** A volume's name is a DNS label (RFC 1123); any other string is not shown. */
+const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const REVISION = /^[0-9]{1,19}$/;
 
 const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
@@ -128,8 +132,8 @@ class Collector {
       this.needs.set(ref, need);
     }
     need.written.add(image);
-    // One entry per workload: the first reason met (main containers come before init and
-    // ephemeral ones) stands.
+    // One entry per workload: the first reason met (main containers come before init
+    // containers, image volumes and ephemeral containers) stands.
     const key = workloadKey(workload);
     if (!need.workloads.has(key)) need.workloads.set(key, workload);
     if (placement === null) need.anyNode = true;
@@ -187,14 +191,31 @@ function addContainers(c: Collector, containers: readonly unknown[], workload: W
   for (const container of containers) c.add(field(container, 'image'), workload, placement);
 }
 
-/** A pod template's containers and init containers (templates have no ephemeral ones). */
+/**
+ * The images a pod spec's image volumes mount (`volumes[].image.reference`), each named with its
+ * volume: kubelet pulls the reference as it pulls a container's image, and CRI stores it under the
+ * same name. A volume of another type has no `image` and brings nothing. `why(volume)` words the
+ * reason from the volume's clause ('image volume models').
+ */
+function addImageVolumes(c: Collector, spec: Obj, base: Omit<Workload, 'why'>, why: (volume: string) => string, placement: Placement): void {
+  for (const volume of arrayAt(spec, 'volumes')) {
+    const image = objAt(volume, 'image');
+    if (!image) continue;
+    const name = stringAt(volume, 'name', 63);
+    const clause = name && VOLUME_NAME.test(name) ? `image volume ${name}` : 'image volume';
+    c.add(field(image, 'reference'), { ...base, why: why(clause) }, placement);
+  }
+}
+
+/** A pod template's containers, init containers and image volumes (templates have no ephemeral containers). */
 function addTemplate(c: Collector, template: Obj | undefined, base: Omit<Workload, 'why'>, why: string, nodes: NodeIndex): void {
   const spec = objAt(template, 'spec');
   if (!spec) return;
   const placement = placementOf(spec, nodes, true);
+  const also = (clause: string): string => (why === 'running' ? clause : `${why}, ${clause}`);
   addContainers(c, arrayAt(spec, 'containers'), { ...base, why }, placement);
-  const initWhy = why === 'running' ? 'init container' : `${why}, init container`;
-  addContainers(c, arrayAt(spec, 'initContainers'), { ...base, why: initWhy }, placement);
+  addContainers(c, arrayAt(spec, 'initContainers'), { ...base, why: also('init container') }, placement);
+  addImageVolumes(c, spec, base, also, placement);
 }
 
 const PHASES: Record<string, string> = { Running: 'running', Pending: 'pending', Succeeded: 'succeeded', Failed: 'failed' };
@@ -269,6 +290,7 @@ export function needsFromKubectl(doc: unknown): ClusterNeeds {
         const placement = placementOf(spec, nodes, pinned);
         addContainers(c, arrayAt(spec, 'containers'), { ...base, why: podWhy(item) }, placement);
         addContainers(c, arrayAt(spec, 'initContainers'), { ...base, why: 'init container' }, placement);
+        if (spec) addImageVolumes(c, spec, base, (clause) => clause, placement);
         addContainers(c, arrayAt(spec, 'ephemeralContainers'), { ...base, why: 'ephemeral container' }, placement);
         break;
       }

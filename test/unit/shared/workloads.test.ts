@@ -239,6 +239,87 @@ describe('needsFromKubectl: rules on made-up objects', () => {
   });
 });
 
+describe('needsFromKubectl: image volumes (KEP-4639)', () => {
+  // Made up, in the shape of the Kubernetes docs' example ("Use an Image Volume With a Pod"): a
+  // volume `image: {reference, pullPolicy}` beside a volume of another type, in the pod template
+  // of each kind (or the pod itself).
+  const volumes = (reference: string) => [
+    { name: 'scratch', emptyDir: {} },
+    { name: 'models', image: { reference, pullPolicy: 'IfNotPresent' } },
+    { name: 'config', configMap: { name: 'app-config' } },
+  ];
+  const podSpec = (reference: string) => ({
+    containers: [{ name: 'app', image: 'app:1', volumeMounts: [{ name: 'models', mountPath: '/models' }, { name: 'scratch', mountPath: '/tmp' }] }],
+    volumes: volumes(reference),
+  });
+  const template = (reference: string) => ({ metadata: { labels: { app: 'app' } }, spec: podSpec(reference) });
+  const meta = { name: 'app', namespace: 'default' };
+  const KINDS: [kind: string, object: (reference: string) => Record<string, unknown>, containerWhy: string, why: string, onNodes?: string[]][] = [
+    ['Deployment', (r) => ({ kind: 'Deployment', metadata: meta, spec: { replicas: 2, template: template(r) } }), 'running', 'image volume models'],
+    ['Deployment', (r) => ({ kind: 'Deployment', metadata: meta, spec: { replicas: 0, template: template(r) } }), 'scaled to 0', 'scaled to 0, image volume models'],
+    ['StatefulSet', (r) => ({ kind: 'StatefulSet', metadata: meta, spec: { replicas: 1, template: template(r) } }), 'running', 'image volume models'],
+    ['DaemonSet', (r) => ({ kind: 'DaemonSet', metadata: meta, spec: { template: template(r) } }), 'running', 'image volume models'],
+    ['Job', (r) => ({ kind: 'Job', metadata: meta, spec: { template: template(r) }, status: { conditions: [{ type: 'Complete', status: 'True' }] } }), 'completed Job', 'completed Job, image volume models'],
+    ['CronJob', (r) => ({ kind: 'CronJob', metadata: meta, spec: { schedule: '0 2 * * *', jobTemplate: { spec: { template: template(r) } } } }), 'CronJob between runs', 'CronJob between runs, image volume models'],
+    ['ReplicaSet', (r) => ({ kind: 'ReplicaSet', metadata: { ...meta, annotations: { 'deployment.kubernetes.io/revision': '1' }, ownerReferences: [{ kind: 'Deployment', name: 'gone' }] }, spec: { replicas: 0, template: template(r) } }), 'rollback (revision 1)', 'rollback (revision 1), image volume models'],
+    ['ReplicationController', (r) => ({ kind: 'ReplicationController', metadata: meta, spec: { replicas: 1, template: template(r) } }), 'running', 'image volume models'],
+    ['Pod', (r) => ({ kind: 'Pod', metadata: meta, spec: { ...podSpec(r), nodeName: 'edge-1' }, status: { phase: 'Pending' } }), 'pending', 'image volume models', ['edge-1']],
+  ];
+  const DIGEST_REF = `registry.local:5000/ml/models:v3@${DIGEST}`;
+
+  it.each(KINDS)('%s: the volume\'s image is needed, named with the volume; a volume of another type brings nothing', (kind, make, containerWhy, why, onNodes) => {
+    const needs = needsFromKubectl(kubectlList(make('models:v3')));
+    expect(needs.images).toEqual([
+      { ref: 'docker.io/library/app:1', written: ['app:1'], workloads: [{ kind, namespace: 'default', name: 'app', why: containerWhy }], ...(onNodes ? { onNodes } : {}) },
+      { ref: 'docker.io/library/models:v3', written: ['models:v3'], workloads: [{ kind, namespace: 'default', name: 'app', why }], ...(onNodes ? { onNodes } : {}) },
+    ]);
+    expect(needs.unreadable).toEqual([]);
+  });
+
+  it.each(KINDS)('%s: a digest reference is needed by digest, as CRI resolves it', (kind, make, _containerWhy, why) => {
+    const needs = needsFromKubectl(kubectlList(make(DIGEST_REF)));
+    expect(needs.images.find((i) => i.ref !== 'docker.io/library/app:1')).toMatchObject({
+      ref: `registry.local:5000/ml/models@${DIGEST}`,
+      written: [DIGEST_REF],
+      workloads: [{ kind, namespace: 'default', name: 'app', why }],
+    });
+  });
+
+  it('a Pod says the volume, not its phase (as for init and ephemeral containers)', () => {
+    const pod = { kind: 'Pod', metadata: meta, spec: podSpec('models:v3'), status: { phase: 'Running' } };
+    expect(needsFromKubectl(kubectlList(pod)).images.map((i) => i.workloads[0]!.why)).toEqual(['running', 'image volume models']);
+  });
+
+  it('an image both a container and an image volume use is listed once per workload, as the container', () => {
+    const needs = needsFromKubectl(kubectlList({ kind: 'Deployment', metadata: meta, spec: { template: template('app:1') } }));
+    expect(needs.images).toEqual([{ ref: 'docker.io/library/app:1', written: ['app:1'], workloads: [{ kind: 'Deployment', namespace: 'default', name: 'app', why: 'running' }] }]);
+  });
+
+  it('a volume with no reference (a controller fills it in later), an unreadable one, odd shapes and names', () => {
+    const spec = {
+      containers: [{ name: 'app', image: 'app:1' }],
+      volumes: [
+        { name: 'empty', image: {} },
+        { name: 'blank', image: { reference: '' } },
+        { name: 'typed', image: { reference: 42 } },
+        { name: 'string', image: 'models:v3' },
+        { name: 'bad', image: { reference: 'Bad:Ref' } },
+        { name: 'Not A Label\u001b[2J', image: { reference: 'odd:1' } },
+        { image: { reference: 'nameless:1' } },
+        null,
+        'models:v3',
+      ],
+    };
+    const needs = needsFromKubectl(kubectlList({ kind: 'Deployment', metadata: meta, spec: { template: { spec } } }, { kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [], volumes: { image: { reference: 'x:1' } } } }));
+    expect(needs.images.map((i) => [i.ref, i.workloads.map((w) => w.why)])).toEqual([
+      ['docker.io/library/app:1', ['running']],
+      ['docker.io/library/nameless:1', ['image volume']],
+      ['docker.io/library/odd:1', ['image volume']],
+    ]);
+    expect(needs.unreadable).toEqual([{ image: 'Bad:Ref', workload: { kind: 'Deployment', namespace: 'default', name: 'app', why: 'image volume bad' } }]);
+  });
+});
+
 describe('needsFromKubectl: hostile input', () => {
   it.each([null, undefined, 42, 'List', [], {}, { kind: 'PodList', items: [] }, { kind: 'List' }, { kind: 'List', items: {} }, { kind: 'List', items: 'x' }])('refuses %j, which is not a kubectl List', (doc) => {
     expect(() => needsFromKubectl(doc)).toThrow(/List with an items array/);
