@@ -16,6 +16,13 @@ export interface PodTemplateDesc {
   /** One container per image, as written in the pod spec (`nginx` stays `nginx`). */
   image: string | string[];
   initImages?: string[];
+  /**
+   * Image volumes (KEP-4639): `spec.volumes[].image`, each mounted into the first container at
+   * `/<name>`. `pullPolicy` is defaulted as the API server does (Always for :latest or no tag,
+   * else IfNotPresent). An emptyDir volume `scratch` is listed first, so that a volume of another
+   * type sits beside them as in a real pod spec.
+   */
+  imageVolumes?: { name: string; reference: string; pullPolicy?: 'Always' | 'IfNotPresent' | 'Never' }[];
 }
 
 export interface NodeDesc {
@@ -177,6 +184,12 @@ function podSpec(d: PodTemplateDesc, restartPolicy: 'Always' | 'OnFailure' | 'Ne
     terminationGracePeriodSeconds: 30,
   };
   if (d.initImages?.length) spec.initContainers = d.initImages.map((img, i) => container(i === 0 ? 'init' : `init-${i + 1}`, img));
+  if (d.imageVolumes?.length) {
+    const volumes = d.imageVolumes.map((v) => ({ image: { pullPolicy: v.pullPolicy ?? pullPolicy(v.reference), reference: v.reference }, name: v.name }));
+    spec.volumes = [{ emptyDir: {}, name: 'scratch' }, ...volumes];
+    const first = (spec.containers as Record<string, unknown>[])[0]!;
+    first.volumeMounts = [{ mountPath: '/scratch', name: 'scratch' }, ...d.imageVolumes.map((v) => ({ mountPath: `/${v.name}`, name: v.name }))];
+  }
   return spec;
 }
 

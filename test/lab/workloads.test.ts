@@ -81,6 +81,30 @@ describe('workloadList', () => {
     expect(debugged.status.ephemeralContainerStatuses[0].image).toBe('docker.io/library/busybox:1.36');
   });
 
+  it('gives a pod template image volumes as the API does: beside a volume of another type, pullPolicy defaulted, mounted in the first container', () => {
+    const withVolumes = workloadList({
+      nodes: [{ name: 'n1' }],
+      deployments: [{ name: 'app', image: 'app:1', imageVolumes: [{ name: 'models', reference: 'models:v3' }, { name: 'latest', reference: 'tools' }] }],
+      pods: [{ name: 'bare', image: 'app:1', imageVolumes: [{ name: 'pinned', reference: `models@sha256:${'b'.repeat(64)}`, pullPolicy: 'Never' }] }],
+    });
+    const spec = byKind(withVolumes.items, 'Deployment')[0]!.spec.template.spec;
+    expect(spec.volumes).toEqual([
+      { emptyDir: {}, name: 'scratch' },
+      { image: { pullPolicy: 'IfNotPresent', reference: 'models:v3' }, name: 'models' },
+      { image: { pullPolicy: 'Always', reference: 'tools' }, name: 'latest' },
+    ]);
+    expect(spec.containers[0].volumeMounts).toEqual([
+      { mountPath: '/scratch', name: 'scratch' },
+      { mountPath: '/models', name: 'models' },
+      { mountPath: '/latest', name: 'latest' },
+    ]);
+    const pods = byKind(withVolumes.items, 'Pod');
+    expect(pods.find((p) => p.metadata.ownerReferences?.[0]?.kind === 'ReplicaSet')!.spec.volumes).toEqual(spec.volumes);
+    expect(pods.find((p) => p.metadata.name === 'bare')!.spec.volumes[1]).toEqual({ image: { pullPolicy: 'Never', reference: `models@sha256:${'b'.repeat(64)}` }, name: 'pinned' });
+    // without image volumes a pod spec has no volumes at all (as before)
+    expect(byKind(list.items, 'Deployment')[0]!.spec.template.spec.volumes).toBeUndefined();
+  });
+
   it('gives Nodes their InternalIP and Hostname addresses, servers their control-plane role', () => {
     const nodes = byKind(list.items, 'Node');
     expect(nodes.map((n) => n.metadata.name)).toEqual(['n1', 'n2']);
