@@ -7,7 +7,13 @@
 // characters count twice, so a fitted line is as wide on screen as it was measured.
 import stringWidth from 'string-width';
 
-export const textWidth = (s: string): number => stringWidth(s);
+/** Calls of textWidth so far: tests check that laying out a table measures each line a bounded number of times. */
+export const widthCalls = { count: 0 };
+
+export const textWidth = (s: string): number => {
+  widthCalls.count++;
+  return stringWidth(s);
+};
 
 const ELLIPSIS = '…';
 

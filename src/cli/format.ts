@@ -1,6 +1,5 @@
 // Human-readable output for the CLI (tables and sizes); JSON output bypasses all of this except
 // terminalSafe, which the terminal sink applies to everything (context.ts defaultIo).
-import Table from 'cli-table3';
 import { formatBytes, shortDigest as shortId } from '../shared/format';
 import { fitFooter, fitTable, GAP, textWidth, wrapText, type ColumnFit } from './fit';
 
@@ -38,55 +37,55 @@ export interface TableFit {
 }
 
 /**
- * The table as the CLI prints it. Without `fit` (a pipe, a file, --wide): every cell whole, laid
- * out by cli-table3 as scripts have always read it. With `fit`: narrowed to the terminal
- * (src/cli/fit.ts), and a line under it says what was left out.
+ * The table as the CLI prints it. Without `fit` (a pipe, a file, --wide): every cell whole, in the
+ * layout cli-table3 gave it (columns as wide as their widest line, four spaces between them), as
+ * scripts have always read it. With `fit`: narrowed to the terminal (src/cli/fit.ts), and a line
+ * under it says what was left out.
  */
 export function table(head: string[], rows: Cell[][], fit?: TableFit): string {
-  if (fit) {
-    // Each cell's lines, with nothing a terminal would act on (measured after escaping).
-    const cells = rows.map((r) => r.map((c) => (Array.isArray(c) ? c.map((l) => terminalSafe(l)) : [terminalSafe(String(c))])));
-    return fittedTable(head.map((h) => terminalSafe(h)), cells, fit);
-  }
-  const t = new Table({
-    head,
-    style: { head: [], border: [], compact: true },
-    chars: {
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
-    },
+  // Each cell's lines, with nothing a terminal would act on (measured after escaping).
+  const cells = rows.map((r) => r.map((c) => (Array.isArray(c) ? c.map((l) => terminalSafe(l)) : [terminalSafe(String(c))])));
+  if (fit) return fittedTable(head.map((h) => terminalSafe(h)), cells, fit);
+  // Laid out here, not by cli-table3: its layout took time cubic in a multi-line cell's lines
+  // (748 s for an archive naming 400 images). Each line is measured once, here.
+  const all = [head.map((h) => [h]), ...cells];
+  const measured = all.map((r) => r.map((c) => c.map((l) => textWidth(l))));
+  const widths: number[] = [];
+  for (const r of measured) r.forEach((c, i) => (widths[i] = c.reduce((m, w) => Math.max(m, w), widths[i] ?? 0)));
+  return layOut(all, measured, widths, PLAIN_GAP).join('\n');
+}
+
+/** Columns between the cells of an unfitted table (cli-table3's padding and its two-space border). */
+const PLAIN_GAP = 4;
+
+/**
+ * The lines of rows whose cells fit their columns: each line of a cell padded to its column's
+ * width (`measured` holds every line's width), `gap` spaces between columns, no trailing blanks.
+ * Linear in the output.
+ */
+function layOut(rows: readonly (readonly (readonly string[])[])[], measured: readonly (readonly number[])[][], widths: readonly number[], gap: number): string[] {
+  const between = ' '.repeat(gap);
+  const lines: string[] = [];
+  rows.forEach((cells, r) => {
+    const height = cells.reduce((h, c) => Math.max(h, c.length), 1);
+    for (let n = 0; n < height; n++) {
+      let line = '';
+      for (let i = 0; i < widths.length; i++) {
+        const l = cells[i]?.[n] ?? '';
+        line += (i === 0 ? '' : between) + l + ' '.repeat(Math.max(0, widths[i]! - (measured[r]![i]?.[n] ?? 0)));
+      }
+      lines.push(line.trimEnd());
+    }
   });
-  // Each cell on one line, with nothing a terminal would act on.
-  for (const r of rows) t.push(r.map((c) => (Array.isArray(c) ? c.map((l) => terminalSafe(l)).join('\n') : terminalSafe(String(c)))));
-  return t
-    .toString()
-    .split('\n')
-    .map((l) => l.replace(/^ /, '').trimEnd())
-    .join('\n');
+  return lines;
 }
 
 /** A fitted table: cells fitted to their columns, GAP spaces between columns, the footer under it. */
 function fittedTable(head: string[], rows: string[][][], fit: TableFit): string {
   const f = fitTable(head, rows, fit.columns ?? [], fit.width);
-  // Every cell already fits its column: the rows are laid out here, each line of a cell padded to
-  // its column's width (cli-table3 would measure them all again, seconds for thousands of rows).
-  const gap = ' '.repeat(GAP);
-  const lines: string[] = [];
-  for (const cells of [f.head.map((h) => h.split('\n')), ...f.rows]) {
-    const height = Math.max(1, ...cells.map((c) => c.length));
-    for (let n = 0; n < height; n++) {
-      lines.push(
-        cells
-          .map((c, i) => {
-            const l = c[n] ?? '';
-            return l + ' '.repeat(Math.max(0, f.widths[i]! - textWidth(l)));
-          })
-          .join(gap)
-          .trimEnd(),
-      );
-    }
-  }
+  // Every cell already fits its column: each line measured once more, to pad it.
+  const all = [f.head.map((h) => h.split('\n')), ...f.rows];
+  const lines = layOut(all, all.map((r) => r.map((c) => c.map((l) => textWidth(l)))), f.widths, GAP);
   const footer = fitFooter(f);
   if (footer) lines.push(wrapText(footer, fit.width));
   return lines.join('\n');

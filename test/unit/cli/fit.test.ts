@@ -2,7 +2,8 @@
 // references keep their registry and their end, prose wraps under its indent, columns hide least
 // important first and say so, and without a width every byte is as scripts have always read it.
 import { describe, expect, it } from 'vitest';
-import { elidePath, elideReference, fitFooter, fitTable, textWidth, wrapLine, wrapWords, type ColumnFit } from '../../../src/cli/fit';
+import Table from 'cli-table3';
+import { elidePath, elideReference, fitFooter, fitTable, textWidth, widthCalls, wrapLine, wrapWords, type ColumnFit } from '../../../src/cli/fit';
 import { table } from '../../../src/cli/format';
 import { Screen } from '../../../src/cli/screen';
 
@@ -150,5 +151,59 @@ describe('table', () => {
     const fitted = new Screen(true, 30).table(['NAME'], [['evil\u001b[2Jname-that-is-quite-long-indeed']], [{ kind: 'ref' }]);
     expect(fitted).not.toContain('\u001b');
     expect(widest(fitted)).toBeLessThanOrEqual(30);
+  });
+
+  // The layout cli-table3 gave unfitted tables (scripts read it): the reference the table must match.
+  const cliTable3 = (h: string[], rs: (string | string[])[][]) => {
+    const t = new Table({
+      head: h,
+      style: { head: [], border: [], compact: true },
+      chars: {
+        top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
+        bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+        left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+      },
+    });
+    for (const r of rs) t.push(r.map((c) => (Array.isArray(c) ? c.join('\n') : c)));
+    return t
+      .toString()
+      .split('\n')
+      .map((l) => l.replace(/^ /, '').trimEnd())
+      .join('\n');
+  };
+
+  it('without a width: byte for byte the layout cli-table3 gave (multi-line, blank, short, long and wide cells)', () => {
+    const h = ['ARCHIVE', 'IMAGES', 'STATE'];
+    const cases: (string | string[])[][][] = [
+      [],
+      [['a.tar', ['x:1', 'longer/name:2'], '']],
+      [[' lead', 'b', 'c'], ['', '', ''], ['only']],
+      [['a', 'b', 'c', 'd']],
+      [['界面.tar', ['镜像:1', 'x'], 'ok'], ['b.tar', [], 'gone']],
+    ];
+    for (const rs of cases) expect(table(h, rs), JSON.stringify(rs)).toBe(cliTable3(h, rs));
+  });
+
+  it('lays out a 400-line cell and 400 rows correctly, measuring each line once (linear, not cubic)', () => {
+    const n = 400;
+    const images = Array.from({ length: n }, (_, i) => `docker.io/library/image-${i}:1.${i}`);
+    const rows = [['big.tar', images, 'ok'], ...Array.from({ length: n }, (_, i) => [`b${i}.tar`, `x/y:${i}`, 'ok'])];
+    const before = widthCalls.count;
+    const out = table(['ARCHIVE', 'IMAGES', 'STATE'], rows).split('\n');
+    // The head, each of its cells and every line of every cell, measured once each.
+    expect(widthCalls.count - before).toBe(3 + (2 + n) + 3 * n);
+    expect(out).toHaveLength(1 + n + n);
+    const imagesAt = 'b399.tar'.length + 4;
+    const stateAt = imagesAt + images[n - 1]!.length + 4;
+    expect(out[0]).toBe(`ARCHIVE${' '.repeat(imagesAt - 7)}IMAGES${' '.repeat(stateAt - imagesAt - 6)}STATE`);
+    expect(out[1]).toBe(`big.tar${' '.repeat(imagesAt - 7)}${images[0]}${' '.repeat(stateAt - imagesAt - images[0]!.length)}ok`);
+    for (let i = 1; i < n; i++) expect(out[1 + i]).toBe(`${' '.repeat(imagesAt)}${images[i]}`);
+    for (let i = 0; i < n; i++) expect(out[1 + n + i]).toBe(`b${i}.tar${' '.repeat(imagesAt - `b${i}.tar`.length)}x/y:${i}${' '.repeat(stateAt - imagesAt - `x/y:${i}`.length)}ok`);
+    // Fitted to a terminal: every line within it, the big cell's lines in order, a bounded number of measurements per line.
+    const fitBefore = widthCalls.count;
+    const fitted = new Screen(true, 60).table(['ARCHIVE', 'IMAGES', 'STATE'], rows, [{ kind: 'ref' }, { kind: 'ref' }, {}]).split('\n');
+    expect(widthCalls.count - fitBefore).toBeLessThanOrEqual(8 * (3 + 4 * n));
+    expect(fitted.slice(0, 1 + 2 * n).every((l) => textWidth(l) <= 60)).toBe(true);
+    expect(fitted.slice(1, 1 + n).map((l) => l.trim().split(/ {2,}/).find((p) => p.includes('image-')))).toEqual(images);
   });
 });
