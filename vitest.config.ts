@@ -23,6 +23,7 @@ const VERSION_MATRIX = [
   'test/integration/fateMatrix.test.ts',
   'test/integration/protection.test.ts',
   'test/integration/needs.test.ts',
+  'test/integration/imageVolumes.test.ts',
   'test/integration/direct.test.ts',
   // direct delivery's docker-save manifests must be byte for byte what each line's importer writes
   'test/integration/directDigest.test.ts',
