@@ -29,13 +29,33 @@ export interface ProtectionRef {
 // (PR #12667) a transfer-service import labels the references it makes for an index name with
 // containerd.io/gc.bref.image=<parent> and containerd.io/gc.expire=<time>, and containerd's
 // metadata GC removes such a reference once its parent is gone, WHATEVER its CRI pin says. A
-// pin on it protects nothing; Holdfast never writes these labels (core/pins/plan asserts it).
+// pin on it protects nothing; Holdfast never writes these labels (gcLabelWriteRefusal below).
 
 export const GC_BACKREF_PREFIX = 'containerd.io/gc.bref.';
 export const GC_EXPIRE = 'containerd.io/gc.expire';
 
+/** containerd 2.3's conditional references (gc.cond.snapshot.<sn>, gc.cond.value-usedat). */
+export const GC_COND_PREFIX = 'containerd.io/gc.cond.';
+
 /** A label containerd's own GC acts on for a reference (never written by Holdfast). */
 export const isGcBindingLabel = (key: string): boolean => key.startsWith(GC_BACKREF_PREFIX) || key === GC_EXPIRE;
+
+/**
+ * A label Holdfast never writes (sets or removes) on an image, a blob or a snapshot: containerd
+ * 2.2's back-references, 2.3's conditional references and the expiry (docs/k3s-facts.md, "Which
+ * containerd k3s ships"). Written by Holdfast they would tie what it pins to containerd's own GC.
+ * (A lease's gc.expire is containerd's ordinary lease expiry and is not an object label.)
+ */
+export const isGcControlLabel = (key: string): boolean => isGcBindingLabel(key) || key.startsWith(GC_COND_PREFIX);
+
+/**
+ * The one guard every label write goes through (core/containerd/client, core/pins/plan): why the
+ * write is refused, or null when none of `keys` is a GC control label.
+ */
+export function gcLabelWriteRefusal(what: string, keys: Iterable<string>): string | null {
+  const gc = [...keys].filter(isGcControlLabel);
+  return gc.length ? `refusing to change ${gc.join(', ')} on ${what}: Holdfast never writes the labels containerd's own garbage collector acts on` : null;
+}
 
 /** What ties a reference to containerd's own GC: the parent it back-references, its expiry. */
 export interface GcBinding {

@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import type { ArchivesReport } from '../../src/shared/archivesReport';
 import type { ImageRef } from '../../src/shared/domain';
-import { addLabNode, runCli, tempHome } from './support';
+import { NodeSession } from '../../src/core/node/session';
+import { applyPinPlan } from '../../src/core/pins/apply';
+import { addLabNode, labNodeDef, runCli, tempHome } from './support';
 
 let lab: Lab;
 let home: string;
@@ -90,6 +92,9 @@ describe('the .txt sibling-tag trap', () => {
   });
 });
 
+/** A blob's bytes that are never read: the write is refused before it starts. */
+async function* nothing(): AsyncIterable<Buffer> {}
+
 describe("containerd 2.3's GC back-references", () => {
   const PARENT = 'registry.local/site/parent:1';
   const CHILD = 'registry.local/site/child:1';
@@ -130,6 +135,40 @@ describe("containerd 2.3's GC back-references", () => {
     const labels = await labelsOf(n, CHILD);
     expect(labels['containerd.io/gc.bref.image']).toBe(PARENT);
     expect(labels['containerd.io/gc.expire']).toBe(expire);
+  });
+
+  it("every write path refuses gc.bref / gc.cond / gc.expire, and the node is left as it was", async () => {
+    // containerd 2.2's back-references, 2.3's conditional references and the expiry: the one guard
+    // (shared/protection gcLabelWriteRefusal) sits in the client's image, blob and snapshot writes
+    // (direct delivery's path, core/usecases/direct/write) and in the pin plan (labelDelta).
+    const d = n.hostImagesDir;
+    await writeImageArchive(path.join(d, 'guard.tar'), { format: 'docker', images: [{ name: 'registry.local/site/guard:1' }] });
+    await emulateK3sStart(n);
+    const s = await NodeSession.open(labNodeDef(lab, n));
+    try {
+      const img = (await s.containerd.getImage('registry.local/site/guard:1'))!;
+      const before = await labelsOf(n, img.name);
+      const refused = /refusing to change containerd\.io\/gc\.(bref|cond|expire)\S* on .*Holdfast never writes the labels containerd's own garbage collector acts on/;
+      const lease = 'holdfast-test-guard';
+      await s.writer!.createLease(lease, { 'containerd.io/gc.expire': new Date(Date.now() + 600_000).toISOString() }); // a lease's expiry is allowed
+      // Direct delivery's writes: a new record, an existing record, a blob's labels, a snapshot.
+      await expect(s.writer!.createImage({ name: 'registry.local/site/guard:copy', labels: { 'containerd.io/gc.bref.image': img.name }, target: img.target }, lease)).rejects.toThrow(refused);
+      await expect(s.writer!.updateImage(img.name, img.target, { 'containerd.io/gc.expire': '2026-12-31T00:00:00Z' }, lease)).rejects.toThrow(refused);
+      await expect(s.writer!.updateContentLabels(img.target.digest, { 'containerd.io/gc.bref.content': img.target.digest }, lease)).rejects.toThrow(refused);
+      await expect(s.writer!.writeBlob({ ref: 'guard', digest: img.target.digest, size: img.target.size, labels: { 'containerd.io/gc.cond.value-usedat': '1' }, read: nothing }, lease)).rejects.toThrow(refused);
+      await expect(s.writer!.prepareSnapshot('overlayfs', 'guard', '', lease, { 'containerd.io/gc.cond.snapshot.overlayfs': 'x' })).rejects.toThrow(refused);
+      // The pin plan's write (applyPinPlan → labelDelta → updateImageLabels), and the client under it.
+      await expect(s.containerd.updateImageLabels(img.name, { 'containerd.io/gc.cond.snapshot.overlayfs': 'x' })).rejects.toThrow(refused);
+      await expect(applyPinPlan(s.containerd, { node: 'g1', action: 'pin', changes: [{ ref: img.name, imageId: null, before, after: { ...before, 'containerd.io/gc.expire': 'soon' } }], unchanged: [] })).rejects.toThrow(refused);
+      await s.writer!.deleteLease(lease);
+      // Nothing reached containerd.
+      expect(await labelsOf(n, img.name)).toEqual(before);
+      expect(await n.ctr(['images', 'ls', '-q'])).not.toContain('registry.local/site/guard:copy');
+      expect(await n.ctr(['content', 'ls'])).not.toMatch(/containerd\.io\/gc\.(bref|cond)/);
+    } finally {
+      await s.close();
+      await rm(path.join(d, 'guard.tar'));
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { HoldfastError } from '../errors';
 import { protoDir } from './protoDir';
 import { codecNamed, loadMethodTables, type Codec, type MethodInfo } from './methods';
 import { writeBlobStream, type BlobWrite } from './contentWrite';
+import { gcLabelWriteRefusal } from '../../shared/protection';
 
 export type { BlobWrite } from './contentWrite';
 
@@ -212,11 +213,22 @@ function toProtoDescriptor(d: Descriptor): Record<string, unknown> {
 }
 
 /** The keys of a label change, each safe as one `labels.<key>` mask path. */
-function checkLabelKeys(changes: Record<string, string | null>): string[] {
+/**
+ * Refuses a write that sets or removes a label containerd's own GC acts on (gc.bref.*, gc.cond.*,
+ * gc.expire: shared/protection isGcControlLabel). Every image, blob and snapshot label write of
+ * this client goes through it, so no path (pin plans, direct delivery) can write one.
+ */
+export function refuseGcControlLabels(what: string, keys: Iterable<string>): void {
+  const refusal = gcLabelWriteRefusal(what, keys);
+  if (refusal) throw new HoldfastError('INTERNAL', refusal);
+}
+
+function checkLabelKeys(changes: Record<string, string | null>, what: string): string[] {
   const keys = Object.keys(changes);
   for (const k of keys) {
     if (!k || k.includes('\n')) throw new Error(`invalid label key ${JSON.stringify(k)}`);
   }
+  refuseGcControlLabels(what, keys);
   return keys;
 }
 
@@ -393,6 +405,7 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
   }
 
   async createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }, lease?: string): Promise<ImageRecord> {
+    refuseGcControlLabels(image.name, Object.keys(image.labels ?? {}));
     const res = await this.unary<{ image: unknown }>(
       'images',
       'Create',
@@ -404,7 +417,7 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
   }
 
   async updateImage(name: string, target: Descriptor, changes: Record<string, string | null>, lease?: string): Promise<ImageRecord> {
-    const keys = checkLabelKeys(changes);
+    const keys = checkLabelKeys(changes, name);
     const labels: Record<string, string> = {};
     for (const k of keys) if (changes[k]) labels[k] = changes[k];
     // The mask names the target and each changed label, never `labels`: other labels stay.
@@ -423,7 +436,7 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
    * `labels.<key>` mask path so labels written concurrently by others are never clobbered.
    */
   async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
-    const keys = checkLabelKeys(changes);
+    const keys = checkLabelKeys(changes, name);
     if (keys.length === 0) throw new Error('updateImageLabels: no label changes given');
     // containerd 1.7.x and 2.x dereference the image's target before they look at the mask: an
     // Update without it panics the whole daemon (on k3s: k3s restarts and strips every k3s pin).
@@ -583,7 +596,8 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
     }
   }
 
-  writeBlob(blob: BlobWrite, lease: string): Promise<number> {
+  async writeBlob(blob: BlobWrite, lease: string): Promise<number> {
+    refuseGcControlLabels(blob.digest, Object.keys(blob.labels));
     return writeBlobStream(this, blob, lease);
   }
 
@@ -593,7 +607,7 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
   }
 
   async updateContentLabels(digest: string, changes: Record<string, string | null>, lease: string): Promise<ContentInfo> {
-    const keys = checkLabelKeys(changes);
+    const keys = checkLabelKeys(changes, digest);
     const labels: Record<string, string> = {};
     for (const k of keys) if (changes[k]) labels[k] = changes[k];
     const res = await this.unary<{ info: { digest: string; size: number; labels: Record<string, string> } }>(
@@ -617,11 +631,13 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
   }
 
   async prepareSnapshot(snapshotter: string, key: string, parent: string, lease: string, labels: Record<string, string> = {}): Promise<Mount[]> {
+    refuseGcControlLabels(`snapshot ${key}`, Object.keys(labels));
     const res = await this.unary<{ mounts: Mount[] }>('snapshots', 'Prepare', { snapshotter, key, parent, labels }, undefined, lease);
     return res.mounts.map((m) => ({ type: m.type, source: m.source, target: m.target, options: [...(m.options ?? [])] }));
   }
 
   async commitSnapshot(snapshotter: string, name: string, key: string, lease: string, labels: Record<string, string> = {}): Promise<void> {
+    refuseGcControlLabels(`snapshot ${name}`, Object.keys(labels));
     await this.unary('snapshots', 'Commit', { snapshotter, name, key, labels }, undefined, lease);
   }
 

@@ -14,7 +14,7 @@ import {
   type PinPlan,
   PROVENANCE,
 } from '../../shared/domain';
-import { isGcBindingLabel } from '../../shared/protection';
+import { gcLabelWriteRefusal } from '../../shared/protection';
 import { listRepinsWarning } from '../../shared/listTrap';
 import { archivesBringing, type FateArchive } from '../fate/predict';
 import { HoldfastError } from '../errors';
@@ -123,16 +123,15 @@ function listWarnings(affected: readonly ImageRef[], who: string): string[] {
 /**
  * The per-key label updates that turn `before` into `after` (null deletes). Every label Holdfast
  * writes goes through here, so this is where it refuses to write (or remove) a label containerd's
- * own GC acts on (containerd.io/gc.bref.*, containerd.io/gc.expire: shared/protection gcBound):
- * a plan only ever carries them over unchanged.
+ * own GC acts on (containerd.io/gc.bref.*, gc.cond.*, gc.expire: shared/protection
+ * gcLabelWriteRefusal, the guard the containerd client applies to every write too): a plan only
+ * ever carries them over unchanged.
  */
 export function labelDelta(change: LabelChange): Record<string, string | null> {
   const delta: Record<string, string | null> = {};
   for (const [k, v] of Object.entries(change.after)) if (change.before[k] !== v) delta[k] = v;
   for (const k of Object.keys(change.before)) if (!(k in change.after)) delta[k] = null;
-  const gc = Object.keys(delta).filter(isGcBindingLabel);
-  if (gc.length) {
-    throw new HoldfastError('INTERNAL', `refusing to change ${gc.join(', ')} on ${change.ref}: Holdfast never writes the labels containerd's own garbage collector acts on`);
-  }
+  const refusal = gcLabelWriteRefusal(change.ref, Object.keys(delta));
+  if (refusal) throw new HoldfastError('INTERNAL', refusal);
   return delta;
 }

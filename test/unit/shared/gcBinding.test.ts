@@ -2,6 +2,7 @@
 // containerd.io/gc.expire is removed by containerd's own GC once its parent is gone, whatever its
 // CRI pin says — the protection model counts no such pin, and Holdfast never writes those labels.
 import { describe, expect, it } from 'vitest';
+import { GrpcContainerdClient } from '../../../src/core/containerd/client';
 import { labelDelta, planPins } from '../../../src/core/pins/plan';
 import type { ImageRef } from '../../../src/shared/domain';
 import {
@@ -9,7 +10,9 @@ import {
   durableProtection,
   fateBrief,
   gcBound,
+  gcLabelWriteRefusal,
   imageProtection,
+  isGcControlLabel,
   protectionKey,
   refOutcome,
 } from '../../../src/shared/protection';
@@ -19,6 +22,8 @@ const ID = 'sha256:' + 'a'.repeat(64);
 const CRI = { 'io.cri-containerd.pinned': 'pinned' };
 const K3S = { ...CRI, 'io.cattle.k3s.pinned': 'pinned' };
 const BREF = { 'containerd.io/gc.bref.image': 'registry.local/app:1', 'containerd.io/gc.expire': '2026-12-12T00:00:00Z' };
+
+async function* nothing(): AsyncIterable<Buffer> {}
 
 const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef => imageRef(name, { imageId: ID, ...over });
 
@@ -74,5 +79,41 @@ describe('the pin plan never writes GC labels', () => {
     const change = { ref: 'x:1', imageId: ID, before: { ...CRI }, after: { ...CRI, 'containerd.io/gc.expire': 'soon' } };
     expect(() => labelDelta(change)).toThrow(/never writes the labels containerd's own garbage collector acts on/);
     expect(() => labelDelta({ ...change, before: { ...BREF }, after: {} })).toThrow(/containerd\.io\/gc\.bref\.image/);
+    // containerd 2.3's conditional references too
+    expect(() => labelDelta({ ...change, after: { ...CRI, 'containerd.io/gc.cond.snapshot.overlayfs': 'sha256:1' } })).toThrow(/containerd\.io\/gc\.cond\.snapshot\.overlayfs on x:1/);
+  });
+});
+
+describe('the one write guard (pin plans and the containerd client alike)', () => {
+  it('names every gc.bref / gc.cond / gc.expire key, and nothing else', () => {
+    for (const k of ['containerd.io/gc.bref.image', 'containerd.io/gc.bref.snapshot.overlayfs', 'containerd.io/gc.cond.snapshot.overlayfs', 'containerd.io/gc.cond.value-usedat', 'containerd.io/gc.expire']) {
+      expect(isGcControlLabel(k), k).toBe(true);
+    }
+    // What Holdfast does write: pins, provenance, the GC references that keep content alive.
+    for (const k of ['io.cri-containerd.pinned', 'io.cattle.k3s.pinned', 'containerd.io/gc.ref.content.config', 'containerd.io/gc.ref.snapshot.overlayfs', 'containerd.io/distribution.source.docker.io', 'containerd.io/gc.expired']) {
+      expect(isGcControlLabel(k), k).toBe(false);
+    }
+    expect(gcLabelWriteRefusal('x:1', ['io.cri-containerd.pinned', 'containerd.io/gc.ref.content.l.0'])).toBeNull();
+    expect(gcLabelWriteRefusal('x:1', ['io.cri-containerd.pinned', 'containerd.io/gc.cond.value-usedat', 'containerd.io/gc.expire'])).toBe(
+      "refusing to change containerd.io/gc.cond.value-usedat, containerd.io/gc.expire on x:1: Holdfast never writes the labels containerd's own garbage collector acts on",
+    );
+  });
+
+  it('refuses before anything is sent: every image, blob and snapshot write of the containerd client', async () => {
+    // No containerd behind the target: a write that got past the guard would fail on the socket instead.
+    const cd = new GrpcContainerdClient({ target: 'unix:/nonexistent/holdfast-guard.sock', namespace: 'k8s.io' });
+    const target = { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: 'sha256:' + 'b'.repeat(64), size: 1, annotations: {} };
+    const refused = /refusing to change containerd\.io\/gc\.\S+ on .*: Holdfast never writes/;
+    try {
+      await expect(cd.createImage({ name: 'x:1', labels: { 'containerd.io/gc.bref.image': 'y:1' }, target })).rejects.toThrow(refused);
+      await expect(cd.updateImage('x:1', target, { 'containerd.io/gc.expire': null })).rejects.toThrow(refused);
+      await expect(cd.updateImageLabels('x:1', { 'containerd.io/gc.cond.value-usedat': '1' })).rejects.toThrow(refused);
+      await expect(cd.updateContentLabels(target.digest, { 'containerd.io/gc.bref.content': target.digest }, 'l')).rejects.toThrow(refused);
+      await expect(cd.writeBlob({ ref: 'r', digest: target.digest, size: 1, labels: { 'containerd.io/gc.expire': 'soon' }, read: nothing }, 'l')).rejects.toThrow(refused);
+      await expect(cd.prepareSnapshot('overlayfs', 'k', '', 'l', { 'containerd.io/gc.cond.snapshot.overlayfs': 'x' })).rejects.toThrow(refused);
+      await expect(cd.commitSnapshot('overlayfs', 'n', 'k', 'l', { 'containerd.io/gc.bref.snapshot.overlayfs': 'x' })).rejects.toThrow(refused);
+    } finally {
+      cd.close();
+    }
   });
 });
