@@ -572,8 +572,13 @@ export class LabNode implements LabNodeHandle {
   }
 
   async ctr(args: string[], opts: { input?: Buffer } = {}): Promise<string> {
-    // ctr's default dial waits 10 s for an absent socket; fail fast when containerd is stopped
-    return run([this.ctrBinary, '--connect-timeout', '2s', '-a', this.hostSocket, '-n', 'k8s.io', ...args], { input: opts.input });
+    // ctr's default dial waits 10 s for an absent socket; fail fast when containerd is stopped.
+    // Callers parse stdout only; 2.2+ warn about cgroup v1 on stderr at every call (docs/k3s-facts.md,
+    // "Which containerd k3s ships"), which would open every CommandError's message: silenced.
+    return run([this.ctrBinary, '--connect-timeout', '2s', '-a', this.hostSocket, '-n', 'k8s.io', ...args], {
+      input: opts.input,
+      env: { ...process.env, CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS: 'true' },
+    });
   }
 
   async containerdVersion(): Promise<string> {
