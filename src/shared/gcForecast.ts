@@ -5,8 +5,8 @@
 // reaches the target (pkg/kubelet/images/image_gc_manager.go freeSpace). containerd does not
 // keep kubelet's last-used time, so the order here is by when the image's records last changed
 // — an approximation — and the real bytes freed follow the shared blobs (shared/imageStore).
-import type { GcPolicy, FsStats } from './gcPolicy';
-import { bytesToFreeAtHigh, evictionAtPercent, kubeletUsagePercent } from './gcPolicy';
+import type { GcPolicy, FsStats, MaxAgeGc } from './gcPolicy';
+import { bytesToFreeAtHigh, evictionAtPercent, formatAge, kubeletUsagePercent } from './gcPolicy';
 import { freedInOrder, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
 import { compareText } from './compareText';
@@ -60,6 +60,43 @@ export interface GcForecast {
   /** How the order is made, in one sentence (always shown). */
   orderNote: string;
   notes: string[];
+  /**
+   * kubelet's max-age GC, when the node sets it: every image in `steps` (not in use, not pinned
+   * for kubelet) goes by age, with no disk pressure at all. null when it is off.
+   */
+  maxAge: MaxAgeForecast | null;
+}
+
+export interface MaxAgeForecast extends MaxAgeGc {
+  /** "7 days". */
+  age: string;
+  /** When, in one clause: "within 7 days after kubelet's last start". */
+  when: string;
+  /** The images it deletes by age (the keys of `steps`, all of them). */
+  keys: string[];
+  /** Needed ones among them. */
+  needed: number;
+  /** The whole sentence. */
+  text: string;
+}
+
+/**
+ * When kubelet's max-age GC takes an unpinned image no container uses: kubelet keeps last-use
+ * times in memory only and waits one full age after it starts before it deletes by age
+ * (pkg/kubelet/images/image_gc_manager.go freeOldImages), so from here the time is "within one
+ * age after kubelet's last start" (later if a container used the image since). Pure.
+ */
+export function maxAgeWhen(m: Pick<MaxAgeGc, 'seconds'>): string {
+  return `within ${formatAge(m.seconds)} after kubelet's last start`;
+}
+
+/** The max-age GC in one sentence (the forecast's, the Disk tab's, inspect's). */
+export function maxAgeSentence(m: MaxAgeGc, count: number): string {
+  const what = count === 0 ? 'no image here (every one is in use or pinned for kubelet)' : `${count === 1 ? 'the 1 image' : `all ${count} images`} below`;
+  return (
+    `kubelet's max-age GC (image-maximum-gc-age=${m.value}, ${m.source}) deletes every unpinned image no container used for ${formatAge(m.seconds)}, whatever the disk usage: ` +
+    `${what}, ${maxAgeWhen(m)} (it does not keep last use across restarts). Pinned images are exempt.`
+  );
 }
 
 export const ORDER_NOTE =
@@ -175,6 +212,16 @@ export function forecastGc(input: { images: StoreImage[]; index: BlobIndex; imag
     );
   }
   notes.push("kubelet spares images it first saw less than 2 minutes ago (image-minimum-gc-age), so a just-imported image is taken on a later run.");
+  const maxAge: MaxAgeForecast | null = policy.maxAge
+    ? {
+        ...policy.maxAge,
+        age: formatAge(policy.maxAge.seconds),
+        when: maxAgeWhen(policy.maxAge),
+        keys: steps.map((st) => st.key),
+        needed: steps.filter((st) => st.needed.length > 0).length,
+        text: maxAgeSentence(policy.maxAge, steps.length),
+      }
+    : null;
   return {
     measured: Boolean(target),
     usedPercent: imagefs ? kubeletUsagePercent(imagefs) : null,
@@ -192,5 +239,6 @@ export function forecastGc(input: { images: StoreImage[]; index: BlobIndex; imag
     eviction: { atPercent: evictionAtPercent(policy.evictionHard.imagefs, imagefs?.totalBytes ?? null), freed },
     orderNote: ORDER_NOTE,
     notes,
+    maxAge,
   };
 }

@@ -18,6 +18,34 @@ export interface GcPolicy {
   sources: { high: string; low: string; evictionHard: string };
   /** What makes the values less than certain (unreadable files, values kubelet would refuse). */
   notes: string[];
+  /**
+   * kubelet's max-age GC (`image-maximum-gc-age`, config `imageMaximumGCAge`; KEP-4210): every
+   * unpinned image no container used for that long goes, with no disk pressure. null: off (not
+   * set, 0, or a kubelet that does not run it). docs/k3s-facts.md, "kubelet's max-age GC".
+   */
+  maxAge?: MaxAgeGc | null;
+  /** kubelet's credential verification of images already on the node (KEP-2535). */
+  credentialVerification?: CredentialVerification;
+}
+
+export interface MaxAgeGc {
+  seconds: number;
+  /** As written ("168h"). */
+  value: string;
+  source: string;
+}
+
+/** KubeletConfiguration `imagePullCredentialsVerificationPolicy` (KEP-2535). */
+export type VerificationPolicy = 'NeverVerify' | 'NeverVerifyPreloadedImages' | 'NeverVerifyAllowlistedImages' | 'AlwaysVerify';
+export const VERIFICATION_POLICIES: readonly VerificationPolicy[] = ['NeverVerify', 'NeverVerifyPreloadedImages', 'NeverVerifyAllowlistedImages', 'AlwaysVerify'];
+
+export interface CredentialVerification {
+  /** null: kubelet does not verify at all (the KubeletEnsureSecretPulledImages gate is off). */
+  policy: VerificationPolicy | null;
+  /** `preloadedImagesVerificationAllowlist` (for NeverVerifyAllowlistedImages). */
+  allowlist: string[];
+  /** Where the policy came from ("kubelet's default for 1.35", a file). */
+  source: string;
 }
 
 export const KUBELET_GC_DEFAULTS = { highPercent: 85, lowPercent: 80 } as const;
@@ -25,7 +53,12 @@ export const K3S_EVICTION_HARD_DEFAULTS = { imagefs: { percent: 5 }, nodefs: { p
 
 /** One kubelet flag as the node sets it (config file entry or command line), in the order applied. */
 export interface KubeletArg {
-  /** Without leading dashes, e.g. image-gc-high-threshold. */
+  /**
+   * Without leading dashes, e.g. image-gc-high-threshold. A kubelet config file's field is given
+   * as its flag (imageMaximumGCAge → image-maximum-gc-age, featureGates → feature-gates=A=true);
+   * a field with no flag keeps its own name (imagePullCredentialsVerificationPolicy,
+   * preloadedImagesVerificationAllowlist: a comma-separated list).
+   */
   flag: string;
   value: string;
   /** Where it was set, in words. */
@@ -89,7 +122,7 @@ export function formatThreshold(t: Threshold | null): string {
  * last setting (kubelet takes the last occurrence of a flag). An `eviction-hard` flag replaces
  * the whole map: a signal it does not name has no hard threshold.
  */
-export function resolveGcPolicy(args: KubeletArg[], notes: string[] = []): GcPolicy {
+export function resolveGcPolicy(args: KubeletArg[], notes: string[] = [], kube: { minor: number | null } = { minor: null }): GcPolicy {
   const last = (flag: string) => [...args].reverse().find((a) => a.flag === flag);
   const out: GcPolicy = {
     highPercent: KUBELET_GC_DEFAULTS.highPercent,
@@ -98,6 +131,9 @@ export function resolveGcPolicy(args: KubeletArg[], notes: string[] = []): GcPol
     sources: { high: "kubelet's default", low: "kubelet's default", evictionHard: "k3s's default" },
     notes: [...notes],
   };
+  const gates = featureGates(args);
+  out.maxAge = resolveMaxAge(last('image-maximum-gc-age'), gates, kube.minor, out.notes);
+  out.credentialVerification = resolveVerification(args, gates, kube.minor, out.notes);
   const percent = (flag: string, key: 'highPercent' | 'lowPercent', src: 'high' | 'low') => {
     const a = last(flag);
     if (!a) return;
@@ -175,4 +211,133 @@ export function nearGcThreshold(fs: FsStats | null, policy: Pick<GcPolicy, 'high
   if (!fs) return false;
   const used = usedPercentExact(fs);
   return used !== null && used >= policy.highPercent - points;
+}
+
+// ---- kubelet's max-age GC and credential verification (docs/k3s-facts.md, "kubelet's max-age GC"
+// and "kubelet's credential verification") ----
+
+const GO_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 'μs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+
+/** Go's time.ParseDuration ("168h", "1h30m", "0"), in seconds; null when kubelet would refuse it. */
+export function parseGoDuration(v: string): number | null {
+  let s = v.trim();
+  let sign = 1;
+  if (s.startsWith('-') || s.startsWith('+')) {
+    sign = s.startsWith('-') ? -1 : 1;
+    s = s.slice(1);
+  }
+  if (s === '0') return 0;
+  if (s === '') return null;
+  let total = 0;
+  const re = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
+  while (s) {
+    const m = re.exec(s);
+    if (!m) return null;
+    total += Number(m[1]) * GO_UNITS[m[2]!]!;
+    s = s.slice(m[0].length);
+  }
+  return sign * total;
+}
+
+/** "7 days", "36 hours", "90 minutes": an age as people say it (whole units where they fit). */
+export function formatAge(seconds: number): string {
+  const n = (x: number, unit: string) => `${Math.round(x * 10) / 10} ${unit}${Math.round(x * 10) / 10 === 1 ? '' : 's'}`;
+  if (seconds >= 86400 && seconds % 86400 === 0) return n(seconds / 86400, 'day');
+  if (seconds >= 3600) return n(seconds / 3600, 'hour');
+  if (seconds >= 60) return n(seconds / 60, 'minute');
+  return n(seconds, 'second');
+}
+
+/** The Kubernetes minor version a k3s/RKE2 version is built on (v1.35.2+k3s1 → 35); null when unknown. */
+export function kubernetesMinor(distroVersion: string | null | undefined): number | null {
+  const m = /^v?1\.(\d+)\./.exec(distroVersion ?? '');
+  return m ? Number(m[1]) : null;
+}
+
+/** Every feature-gates setting, in order (a later one wins per gate, as kubelet merges them). */
+export function featureGates(args: readonly KubeletArg[]): Map<string, { on: boolean; source: string }> {
+  const out = new Map<string, { on: boolean; source: string }>();
+  for (const a of args) {
+    if (a.flag !== 'feature-gates') continue;
+    for (const part of a.value.split(',')) {
+      const m = /^\s*([A-Za-z0-9]+)\s*=\s*(true|false)\s*$/i.exec(part);
+      if (m) out.set(m[1]!, { on: m[2]!.toLowerCase() === 'true', source: a.source });
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a feature gate is on for this kubelet: as set, else its default for the Kubernetes
+ * minor (`betaFrom`: the first minor it is on by default). Before `alphaFrom` the feature does not
+ * exist. Unknown version: on (the setting is taken at its word).
+ */
+function gateOn(gates: ReadonlyMap<string, { on: boolean }>, gate: string, minor: number | null, alphaFrom: number, betaFrom: number): 'on' | 'off' | 'absent' {
+  if (minor !== null && minor < alphaFrom) return 'absent';
+  const set = gates.get(gate);
+  if (set) return set.on ? 'on' : 'off';
+  return minor === null || minor >= betaFrom ? 'on' : 'off';
+}
+
+/** KEP-4210: alpha 1.29 (gate ImageMaximumGCAge off), beta 1.30 (on), GA 1.35. */
+export const MAX_AGE_GATE = { gate: 'ImageMaximumGCAge', alpha: 29, beta: 30, ga: 35 } as const;
+/** KEP-2535: alpha 1.33 (gate KubeletEnsureSecretPulledImages off), beta 1.35 (on; policy NeverVerifyPreloadedImages). */
+export const VERIFY_GATE = { gate: 'KubeletEnsureSecretPulledImages', alpha: 33, beta: 35 } as const;
+
+function resolveMaxAge(a: KubeletArg | undefined, gates: ReadonlyMap<string, { on: boolean }>, minor: number | null, notes: string[]): MaxAgeGc | null {
+  if (!a) return null;
+  const seconds = parseGoDuration(a.value);
+  if (seconds === null || seconds < 0) {
+    notes.push(`image-maximum-gc-age=${a.value} in ${a.source} is not a duration kubelet reads (such as 168h); kubelet would not start with it.`);
+    return null;
+  }
+  if (seconds === 0) return null;
+  const gate = gateOn(gates, MAX_AGE_GATE.gate, minor, MAX_AGE_GATE.alpha, MAX_AGE_GATE.beta);
+  if (gate === 'absent') {
+    notes.push(`image-maximum-gc-age in ${a.source}: kubelet 1.${minor} has no max-age GC (it came in 1.29); kubelet would not start with that flag.`);
+    return null;
+  }
+  if (gate === 'off') {
+    notes.push(`image-maximum-gc-age in ${a.source} has no effect: the ImageMaximumGCAge feature gate is off on this kubelet (1.${minor}).`);
+    return null;
+  }
+  return { seconds, value: a.value.trim(), source: a.source };
+}
+
+function resolveVerification(args: readonly KubeletArg[], gates: ReadonlyMap<string, { on: boolean }>, minor: number | null, notes: string[]): CredentialVerification {
+  const last = (flag: string) => [...args].reverse().find((x) => x.flag === flag);
+  const p = last('imagePullCredentialsVerificationPolicy');
+  const list = last('preloadedImagesVerificationAllowlist');
+  const allowlist = list ? list.value.split(',').map((x) => x.trim()).filter(Boolean) : [];
+  const gate = gateOn(gates, VERIFY_GATE.gate, minor, VERIFY_GATE.alpha, VERIFY_GATE.beta);
+  if (gate !== 'on') {
+    if (p) notes.push(`imagePullCredentialsVerificationPolicy in ${p.source} has no effect: the KubeletEnsureSecretPulledImages feature gate is off on this kubelet${minor !== null ? ` (1.${minor})` : ''}.`);
+    return { policy: null, allowlist, source: minor !== null && minor < VERIFY_GATE.alpha ? `not in kubelet 1.${minor}` : 'the KubeletEnsureSecretPulledImages gate is off' };
+  }
+  if (p) {
+    const v = p.value.trim() as VerificationPolicy;
+    if (VERIFICATION_POLICIES.includes(v)) return { policy: v, allowlist, source: p.source };
+    notes.push(`imagePullCredentialsVerificationPolicy: ${p.value} in ${p.source} is not a policy kubelet knows; kubelet would not start with it.`);
+  }
+  return { policy: 'NeverVerifyPreloadedImages', allowlist, source: `kubelet's default${minor !== null ? ` in 1.${minor}` : ''}` };
+}
+
+/** Does an allow-list pattern (`registry/path`, or `registry/path/*`) cover a repository? */
+export function allowlistCovers(pattern: string, repository: string): boolean {
+  const p = pattern.trim();
+  if (p.endsWith('/*')) return repository.startsWith(p.slice(0, -1));
+  return repository === p;
+}
+
+/**
+ * Whether kubelet makes a pod prove it may pull an image it did not pull itself (an imported one)
+ * before using it — which means a pull, and offline a pod that does not start (KEP-2535,
+ * pkg/kubelet/images/pullmanager: a preloaded image with no pull record must be pulled when the
+ * policy requires verification). Pure.
+ */
+export function verifiesPreloaded(cv: CredentialVerification | undefined, repository: string | null): boolean {
+  if (!cv?.policy) return false;
+  if (cv.policy === 'AlwaysVerify') return true;
+  if (cv.policy === 'NeverVerifyAllowlistedImages') return repository === null || !cv.allowlist.some((p) => allowlistCovers(p, repository));
+  return false;
 }

@@ -3,7 +3,6 @@
 import type { DiskPicture, FsUsage } from '../../shared/diskPicture';
 import { distroDisplayName } from '../../shared/distro';
 import { forecastGc } from '../../shared/gcForecast';
-import { resolveGcPolicy, type GcPolicy } from '../../shared/gcPolicy';
 import { summariseStore, type BlobIndex, type StoreImage } from '../../shared/imageStore';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { criPinning } from '../../shared/versions';
@@ -12,20 +11,10 @@ import type { ContainerRecord } from '../containerd/client';
 import { inventory, type OpsContext } from './operations';
 import type { NodeSession } from '../node/session';
 import { measureFileSystems, storeDirs } from '../disk/fileSystems';
-import { kubeletArgsArgv, parseKubeletArgs } from '../disk/kubeletArgs';
+import { readGcPolicy } from './kubeletSettings';
 import { readStore } from '../disk/store';
 
-/** The node's GC and eviction policy, from its config files and running processes. */
-export async function readGcPolicy(session: NodeSession): Promise<GcPolicy> {
-  const info = await session.info();
-  try {
-    const r = await session.ssh.exec(kubeletArgsArgv(session.def.sudo === true, info.distro), { timeoutMs: 20_000 });
-    const parsed = parseKubeletArgs(r.stdout, info.distro);
-    return resolveGcPolicy(parsed.args, parsed.notes);
-  } catch (e) {
-    return resolveGcPolicy([], [`The node's kubelet settings could not be read (${e instanceof Error ? e.message : String(e)}); defaults are shown.`]);
-  }
-}
+export { readGcPolicy };
 
 export interface NodeStore {
   images: StoreImage[];

@@ -69,3 +69,28 @@ describe('forecastGc', () => {
     expect(f.steps.every((s) => !s.deleted)).toBe(true);
   });
 });
+
+describe("forecastGc: kubelet's max-age GC", () => {
+  it('off: no max-age part', () => {
+    const { images, index } = node();
+    expect(forecastGc({ images, index, imagefs: fs, policy }).maxAge).toBeNull();
+  });
+
+  it('set: every candidate goes by age whatever the disk says, within one age after kubelet starts; pinned and in-use images stay', () => {
+    const { images, index } = node();
+    const aged = resolveGcPolicy([{ flag: 'image-maximum-gc-age', value: '168h', source: '/etc/rancher/k3s/config.yaml' }], [], { minor: 35 });
+    // A nearly empty disk (1 % used): the threshold GC is far off, the max-age GC takes them anyway.
+    const f = forecastGc({ images, index, imagefs: { totalBytes: 1_000_000, freeBytes: 990_000 }, policy: aged });
+    expect(f.triggeredNow).toBe(false);
+    expect(f.maxAge).toMatchObject({ seconds: 604800, age: '7 days', when: "within 7 days after kubelet's last start", keys: ['old', 'ctr', 'v1', 'v2'], needed: 2 });
+    expect(f.maxAge!.text).toBe(
+      "kubelet's max-age GC (image-maximum-gc-age=168h, /etc/rancher/k3s/config.yaml) deletes every unpinned image no container used for 7 days, whatever the disk usage: all 4 images below, within 7 days after kubelet's last start (it does not keep last use across restarts). Pinned images are exempt.",
+    );
+  });
+
+  it('set, nothing to take: says so', () => {
+    const { images, index } = store([{ key: 'p', refs: ['a/b:1'], blobs: [['x', 10]], pin: 'durable' }]);
+    const aged = resolveGcPolicy([{ flag: 'image-maximum-gc-age', value: '24h', source: 's' }], [], { minor: 35 });
+    expect(forecastGc({ images, index, imagefs: fs, policy: aged }).maxAge!.text).toContain('no image here (every one is in use or pinned for kubelet), within 1 day');
+  });
+});
