@@ -57,6 +57,11 @@ export function criPinning(containerdVersion: string | null | undefined): CriPin
 export interface ReleaseBoundary {
   fromMinor: number;
   backports: Readonly<Record<number, number | null>>;
+  /**
+   * Per line, the first patch release that MAY carry a backport not yet confirmed by a tag:
+   * releases from it up to `backports[minor]` (exclusive) read 'unknown', older ones 'no'.
+   */
+  unconfirmedFrom?: Readonly<Record<number, number>>;
 }
 
 export const K3S_RELEASES = {
@@ -75,17 +80,19 @@ export const K3S_RELEASES = {
   /**
    * (b) k3s PR #14266 (June 2026; backports tracked in #14270–#14273, validated 2026-07-22):
    * cache entries record `images`, and archives skipped by the cache have those names re-pinned
-   * once at start. First releases inferred from the July 2026 batch, not confirmed by tags;
-   * v1.36.2 still has the bug; 1.33 unconfirmed; 1.30–1.32 never got it.
+   * once at start. First releases inferred from the July 2026 batch, not confirmed by tags
+   * (the facts sheet: treat v1.36.3, v1.35.7, v1.34.10, v1.33.14 as fixed and the releases just
+   * below as unknown); v1.36.2 still has the bug; 1.30–1.32 never got it. With it, start-up also
+   * re-imports an entry without `images` or with a later mtime (k3s PR #14288; shared/importCache).
    */
-  cacheRepin: { fromMinor: 37, backports: { 33: null, 34: 10, 35: 7, 36: 3 } },
+  cacheRepin: { fromMinor: 37, backports: { 33: 14, 34: 10, 35: 7, 36: 3 }, unconfirmedFrom: { 33: 13, 34: 9, 35: 6 } },
   /**
    * (d) k3s #14284 (fix PR #14288, July 2026; backports #14317–#14320): a file whose size is
    * unchanged but whose mtime is newer is re-imported. Validated on the same release-branch
    * commits as the cache fix (1.34, 1.35, 1.36), hence the same inferred first releases; 1.33 on
    * another commit (unconfirmed); no backport below 1.33.
    */
-  sameSizeReimport: { fromMinor: 37, backports: { 33: null, 34: 10, 35: 7, 36: 3 } },
+  sameSizeReimport: { fromMinor: 37, backports: { 33: 14, 34: 10, 35: 7, 36: 3 }, unconfirmedFrom: { 33: 13, 34: 9, 35: 6 } },
   /** The running agent's file watcher (imports new files ~2 s after they appear). */
   importWatcher: { fromMinor: 33, backports: { 29: 13, 30: 9, 31: 5, 32: 1 } },
   /**
@@ -153,7 +160,9 @@ export function releaseHas(boundary: ReleaseBoundary, distroVersion: string | nu
   if (!(v.minor in boundary.backports)) return 'no';
   const first = boundary.backports[v.minor];
   if (first === null || first === undefined) return 'unknown';
-  return v.patch >= first ? 'yes' : 'no';
+  if (v.patch >= first) return 'yes';
+  const maybe = boundary.unconfirmedFrom?.[v.minor];
+  return maybe !== undefined && v.patch >= maybe ? 'unknown' : 'no';
 }
 
 /** "v1.36.3, v1.35.7, v1.34.10": the first releases of a boundary, newest line first (for sentences). */

@@ -46,11 +46,15 @@ describe('the import cache fix (k3s PR #14266)', () => {
     ['v1.36.3+k3s1', 'yes'],
     ['v1.36.2+k3s1', 'no'], // still has the bug (issue #14270's replication)
     ['v1.35.7+k3s1', 'yes'],
-    ['v1.35.6+k3s1', 'no'],
+    ['v1.35.6+k3s1', 'unknown'], // just below the first fixed release: not confirmed either way
+    ['v1.35.5+k3s1', 'no'],
     ['v1.34.10+k3s1', 'yes'],
-    ['v1.34.9+k3s1', 'no'],
+    ['v1.34.9+k3s1', 'unknown'],
+    ['v1.34.8+k3s1', 'no'],
+    ['v1.33.14+k3s1', 'yes'],
     ['v1.33.13+k3s1', 'unknown'], // backported, first release unconfirmed
-    ['v1.33.1+k3s1', 'unknown'],
+    ['v1.33.7+k3s1', 'no'], // the December 2025 line measured without the fix
+    ['v1.33.1+k3s1', 'no'],
     ['v1.32.9+k3s1', 'no'], // 1.30.13–1.32.x never got it
     ['v1.30.13+k3s1', 'no'],
     [null, 'unknown'],
@@ -58,7 +62,7 @@ describe('the import cache fix (k3s PR #14266)', () => {
     expect(cacheRepinFix(v)).toBe(want);
   });
   it('names the first fixed releases for sentences', () => {
-    expect(firstReleases(K3S_RELEASES.cacheRepin)).toBe('v1.37.0, v1.36.3, v1.35.7, v1.34.10');
+    expect(firstReleases(K3S_RELEASES.cacheRepin)).toBe('v1.37.0, v1.36.3, v1.35.7, v1.34.10, v1.33.14');
   });
 });
 
@@ -123,7 +127,8 @@ describe('watcherImports', () => {
   });
   it('a same-size overwrite is skipped before the fix; unknown version means skipped', () => {
     const same = { size: 100, mtime: rec.mtime + 10 };
-    expect(watcherImports(rec, same, 'v1.34.9+k3s1')).toBe('no');
+    expect(watcherImports(rec, same, 'v1.34.8+k3s1')).toBe('no');
+    expect(watcherImports(rec, same, 'v1.34.9+k3s1')).toBe('unknown');
     expect(watcherImports(rec, same, 'v1.34.10+k3s1')).toBe('yes');
     expect(watcherImports(rec, same, null)).not.toBe('yes');
   });
