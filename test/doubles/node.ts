@@ -459,6 +459,10 @@ export class FakeFiles implements FileAccess {
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([rel, f]) => ({ path: rel, abs: `${base}/${rel}`, size: f.data.length, mtime: f.mtime }));
   }
+  /** The fake keeps whole-second mtimes, as a file extracted from a tar has them. */
+  async subSecondMtimes(root: string): Promise<ReadonlyMap<string, number> | null> {
+    return new Map((await this.listFiles(root)).map((f) => [f.abs, 0]));
+  }
   readStream(p: string): Readable {
     const rel = this.rel(p);
     const f = rel !== null ? this.files.get(rel) : undefined;

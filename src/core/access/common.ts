@@ -87,3 +87,41 @@ export function lastLine(text: string): string {
 }
 
 export const DEFAULT_HASH_TIMEOUT_MS = 30 * 60_000;
+
+/** find's format for FileAccess.subSecondMtimes: mtime (`%T@`, seconds with a fraction) and the path below root. */
+const MTIME_FORMAT = '%T@\\t%P\\0';
+
+/**
+ * `find -L ROOT -mindepth 1 -type f -printf MTIME_FORMAT` output → absolute path → nanoseconds.
+ * The fraction is read as digits, not as a float, so no precision is lost.
+ */
+export function parseSubSecondMtimes(out: string, root: string): Map<string, number> {
+  const base = root.replace(/\/+$/, '');
+  const map = new Map<string, number>();
+  for (const rec of out.split('\0')) {
+    const tab = rec.indexOf('\t');
+    if (tab < 0) continue;
+    const m = /^-?\d+(?:\.(\d+))?$/.exec(rec.slice(0, tab));
+    if (!m) continue;
+    map.set(`${base}/${rec.slice(tab + 1)}`, Number((m[1] ?? '').slice(0, 9).padEnd(9, '0')));
+  }
+  return map;
+}
+
+/** `[sudo -n] find -L root …`: FileAccess.subSecondMtimes over an exec; null when find cannot say. */
+export async function execSubSecondMtimes(ssh: SshConnection, prefix: string[], root: string): Promise<Map<string, number> | null> {
+  const base = root.replace(/\/+$/, '') || '/';
+  try {
+    // -L: a symlinked file's target mtime counts (k3s stats through the link). A loop or an
+    // unreadable entry makes find exit 1 but still print the rest.
+    const r = await ssh.exec([...prefix, 'find', '-L', base, '-mindepth', '1', '-type', 'f', '-printf', MTIME_FORMAT], {
+      timeoutMs: 60_000,
+      outputLimit: 'remote.listingOutputBytes',
+    });
+    if (r.code !== 0 && r.stdout === '') return null;
+    return parseSubSecondMtimes(r.stdout, base);
+  } catch (err) {
+    log.debug('sub-second mtimes not read', { root, err });
+    return null;
+  }
+}

@@ -82,6 +82,15 @@ export class LocalFileAccess implements FileAccess {
     return createReadStream(p, opts.size > 0 ? { start: 0, end: opts.size - 1 } : { start: 0, end: -1 });
   }
 
+  async subSecondMtimes(root: string): Promise<ReadonlyMap<string, number> | null> {
+    const out = new Map<string, number>();
+    for (const f of await this.listFiles(root)) {
+      const st = await fs.stat(f.abs, { bigint: true }).catch(() => null);
+      if (st) out.set(f.abs, Number(st.mtimeNs % 1_000_000_000n));
+    }
+    return out;
+  }
+
   async versionKey(f: ListedFile): Promise<string> {
     if (f.changeId) return `change:${f.changeId}`;
     const st = await fs.stat(f.abs);

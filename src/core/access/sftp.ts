@@ -9,7 +9,7 @@ import { isPermissionDenied, mayNotReadError } from './refusals';
 import { sftpReadStream } from '../sftp/readStream';
 import type { SshConnection } from '../ssh/connect';
 import type { UploadTarget } from './paths';
-import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, readAll, typeFromMode, VERSION_SAMPLE_BYTES } from './common';
+import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, execSubSecondMtimes, readAll, typeFromMode, VERSION_SAMPLE_BYTES } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteStat, UploadArea } from './types';
 import { logger } from '../log';
 import { compareText } from '../../shared/compareText';
@@ -100,6 +100,10 @@ export class SftpFileAccess implements FileAccess {
     };
     await walk(base, '');
     return out;
+  }
+
+  subSecondMtimes(root: string): Promise<ReadonlyMap<string, number> | null> {
+    return execSubSecondMtimes(this.ssh, [], root);
   }
 
   readStream(p: string, opts: { size: number }): Readable {

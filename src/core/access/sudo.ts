@@ -15,7 +15,7 @@ import { HoldfastError } from '../errors';
 import { killChannel, type SshConnection } from '../ssh/connect';
 import { sudoersHint } from '../ssh/tunnel';
 import type { UploadTarget } from './paths';
-import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, lastLine, sortWalkOrder, typeFromMode } from './common';
+import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, execSubSecondMtimes, lastLine, sortWalkOrder, typeFromMode } from './common';
 import type { FileAccess, FreeSpace, ListedFile, RemoteFileType, RemoteStat, UploadArea } from './types';
 import { logger } from '../log';
 
@@ -123,6 +123,10 @@ export class SudoFileAccess implements FileAccess {
       }
     }
     return sortWalkOrder(out);
+  }
+
+  subSecondMtimes(root: string): Promise<ReadonlyMap<string, number> | null> {
+    return execSubSecondMtimes(this.ssh, SUDO, root);
   }
 
   readStream(p: string, opts: { size: number }): Readable {

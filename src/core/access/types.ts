@@ -49,6 +49,13 @@ export interface FileAccess {
    * walk with each directory's names sorted. A missing root is an empty list.
    */
   listFiles(root: string): Promise<ListedFile[]>;
+  /**
+   * The sub-second part (nanoseconds) of each regular file's mtime under root, by absolute path,
+   * following symlinked files as k3s does; null when the node cannot tell (no GNU find). k3s
+   * compares full-precision mtimes with .cache.json's whole seconds (docs/k3s-facts.md, "The
+   * import cache (.cache.json)"), and SFTP shows whole seconds only.
+   */
+  subSecondMtimes(root: string): Promise<ReadonlyMap<string, number> | null>;
   /** The file's bytes [0, size) as a stream (never the whole file in memory). */
   readStream(path: string, opts: { size: number }): Readable;
   /**

@@ -8,7 +8,8 @@
 // reads per archive. Also reads k3s's import cache (.cache.json) and the .txt pre-pull lists,
 // each within its limit (limits.ts remote.*).
 import type { Compression } from '../../shared/domain';
-import { firstReleases, importCacheHonoured, K3S_RELEASES, k3sTakesChange, type StartupWalk } from '../../shared/versions';
+import { firstReleases, K3S_RELEASES, type StartupWalk } from '../../shared/versions';
+import type { K3sCacheEntry, K3sImportCache } from '../../shared/importCache';
 import type { FileAccess, ListedFile } from '../access';
 import { mapLimit } from '../../shared/mapLimit';
 import { readAll } from '../access/common';
@@ -22,6 +23,7 @@ import { logger } from '../log';
 const log = logger('archives');
 
 export { IndexCache, type CachedScan } from './indexCache';
+export type { K3sCacheEntry, K3sImportCache } from '../../shared/importCache';
 
 export interface ScannedFile {
   /** Relative to the images dir, '/'-separated. */
@@ -32,6 +34,8 @@ export interface ScannedFile {
   size: number;
   /** Seconds since the epoch, as SFTP reports it. */
   mtime: number;
+  /** The mtime's sub-second part in nanoseconds, when the node told it (FileAccess.subSecondMtimes). */
+  mtimeNanos?: number | null;
   /** inode:ctime when the listing gave it (see ListedFile). */
   changeId?: string;
   index: ArchiveIndex | null;
@@ -183,22 +187,6 @@ async function readPrepull(access: FileAccess, abs: string, size: number): Promi
 // `modTime` is a metav1.Time: RFC 3339 in whole seconds, UTC (parsing accepts a fraction and an
 // offset). `images` is written only by releases with k3s PR #14266. Archives and .txt lists alike.
 
-export interface K3sCacheEntry {
-  size: number;
-  /** The recorded modTime in whole seconds since the epoch (a recorded fraction is dropped). */
-  modTime: number;
-  /** The names k3s recorded for the file; null when the entry has none (written before PR #14266). */
-  images: string[] | null;
-}
-
-export interface K3sImportCache {
-  enabled: boolean;
-  /** false: the file is there but Holdfast cannot read it (too large, not JSON, not an object). */
-  readable: boolean;
-  /** By absolute in-node path; null marks an entry Holdfast cannot read. */
-  entries: Map<string, K3sCacheEntry | null>;
-}
-
 /** Bigger than any real cache (one short line per file); larger counts as unreadable. */
 export const IMPORT_CACHE_MAX_BYTES = limit('remote.importCacheBytes');
 
@@ -206,6 +194,11 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))
 
 /** RFC 3339 as Go's time.Parse(time.RFC3339) accepts it → whole seconds since the epoch; null if invalid. */
 export function parseRfc3339Seconds(s: string): number | null {
+  return parseRfc3339(s)?.seconds ?? null;
+}
+
+/** RFC 3339 → whole seconds since the epoch and the fraction in nanoseconds (Go keeps it); null if invalid. */
+export function parseRfc3339(s: string): { seconds: number; nanos: number } | null {
   const m = RFC3339.exec(s);
   if (!m) return null;
   const [y, mo, d, h, mi, se] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
@@ -220,18 +213,18 @@ export function parseRfc3339Seconds(s: string): number | null {
     if (oh > 23 || om > 59) return null;
     offset = (m[8]!.startsWith('-') ? -1 : 1) * (oh * 3600 + om * 60);
   }
-  return ms / 1000 - offset;
+  return { seconds: ms / 1000 - offset, nanos: m[7] ? Number(m[7].padEnd(9, '0')) : 0 };
 }
 
 function parseEntry(v: unknown): K3sCacheEntry | null {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
   const e = v as { size?: unknown; modTime?: unknown; images?: unknown };
   if (typeof e.size !== 'number' || !Number.isSafeInteger(e.size) || e.size < 0) return null;
-  const modTime = typeof e.modTime === 'string' ? parseRfc3339Seconds(e.modTime) : null;
+  const modTime = typeof e.modTime === 'string' ? parseRfc3339(e.modTime) : null;
   if (modTime === null) return null;
   // Go decodes a mistyped `images` as absent: then k3s has no names to re-pin.
   const images = Array.isArray(e.images) && e.images.every((i): i is string => typeof i === 'string') ? [...e.images] : null;
-  return { size: e.size, modTime, images };
+  return { size: e.size, modTime: modTime.seconds, modTimeNanos: modTime.nanos, images };
 }
 
 /** The text of a .cache.json file → its entries (pure; see the unit test's recorded samples). */
@@ -256,6 +249,8 @@ export async function readK3sImportCache(access: FileAccess, root: string): Prom
   const file = `${root.replace(/\/+$/, '')}/.cache.json`;
   const st = await access.stat(file).catch((err: unknown) => (log.debug('no .cache.json (k3s import cache off)', { file, err }), null));
   if (!st) return { enabled: false, readable: true, entries: new Map() };
+  // A FIFO or device would block the read (and the node's sftp-server with it): never open one.
+  if (st.type !== 'file') return { enabled: true, readable: false, entries: new Map() };
   if (st.size > IMPORT_CACHE_MAX_BYTES) return { enabled: true, readable: false, entries: new Map() };
   try {
     return { enabled: true, ...parseK3sImportCache((await readBounded(access, file, st.size)).toString('utf8')) };
@@ -263,38 +258,4 @@ export async function readK3sImportCache(access: FileAccess, root: string): Prom
     log.debug('.cache.json not readable', { file, err });
     return { enabled: true, readable: false, entries: new Map() };
   }
-}
-
-/**
- * What k3s's start-up does with one file given its import cache and release:
- * - not skipped: no cache, a release that ignores it, no entry, or a change k3s takes (re-import);
- * - skipped: its entry matches as k3s compares (shared/versions k3sTakesChange), or Holdfast
- *   cannot tell — an unreadable cache or entry, or a change within the recorded second — and
- *   counts it skipped: the reading that can only over-predict lost pins.
- * `images`: the names the entry recorded (re-pinned by releases with k3s PR #14266), or null.
- */
-export type CacheVerdict =
-  | { skipped: false; why: 'off' | 'ignored-by-release' | 'not-listed' | 'changed' }
-  | { skipped: true; images: string[] | null; why: 'unchanged' | 'maybe-unchanged' | 'unreadable' | 'unreadable-entry' };
-
-export function cacheVerdict(cache: K3sImportCache, file: Pick<ScannedFile, 'abs' | 'size' | 'mtime'>, distroVersion: string | null | undefined): CacheVerdict {
-  if (!cache.enabled) return { skipped: false, why: 'off' };
-  // Releases before k3s PR #12237 have no cache: they re-import everything. Unknown: it may apply.
-  if (importCacheHonoured(distroVersion) === 'no') return { skipped: false, why: 'ignored-by-release' };
-  if (!cache.readable) return { skipped: true, images: null, why: 'unreadable' };
-  if (!cache.entries.has(file.abs)) return { skipped: false, why: 'not-listed' };
-  const e = cache.entries.get(file.abs);
-  if (!e) return { skipped: true, images: null, why: 'unreadable-entry' };
-  // SFTP mtimes are whole seconds, and so is what k3s records: compare size exactly, mtime by second.
-  const takes = k3sTakesChange({ size: e.size, mtime: e.modTime }, { size: file.size, mtime: file.mtime }, distroVersion);
-  if (takes === 'yes') return { skipped: false, why: 'changed' };
-  return { skipped: true, images: e.images, why: takes === 'no' ? 'unchanged' : 'maybe-unchanged' };
-}
-
-/**
- * Does k3s skip this file at start because of .cache.json (or might it, as far as Holdfast can
- * tell)? Without the node's release the version rules are unknown, read conservatively.
- */
-export function cachedByK3s(cache: K3sImportCache, file: Pick<ScannedFile, 'abs' | 'size' | 'mtime'>, distroVersion?: string | null): boolean {
-  return cacheVerdict(cache, file, distroVersion).skipped;
 }

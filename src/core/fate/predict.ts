@@ -16,11 +16,11 @@ import {
   type Fate,
 } from '../../shared/domain';
 import { distroProfile } from '../../shared/distro';
-import { cacheRepinFix, distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
+import { distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
 import { isImageIdRecord, repositoryOf } from '../../shared/reference';
 import { listTrapReason, type ListTrap } from '../../shared/listTrap';
 import type { PrepullList } from '../archives/prepull';
-import type { CacheVerdict } from '../archives/scan';
+import type { CacheVerdict } from '../../shared/importCache';
 
 export interface FateRef {
   name: string;
@@ -36,7 +36,7 @@ export interface FateArchive {
   images: { name: string; imageId: string | null }[] | null;
   /** k3s skips it at start because of .cache.json (or may, as far as Holdfast can tell). */
   cachedByK3s: boolean;
-  /** Why, and the names its entry records (archives/scan cacheVerdict); absent: no names recorded. */
+  /** Why, and the names k3s re-pins if it skips the file (shared/importCache cacheVerdict). */
   cache?: CacheVerdict;
   /** 'unknown': the node's release is unknown and only one of k3s's start-up walks takes it. */
   walked?: 'yes' | 'unknown';
@@ -129,17 +129,35 @@ export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: Fate
   const version = ctx.distroVersion ?? 'unknown version';
   const release = `${who} ${version}`;
   const pinsAtAll = distroPinsImports(ctx.distroVersion);
-  const fix = cacheRepinFix(ctx.distroVersion);
   const unreadable = [...archives.filter((a) => a.images === null).map((a) => a.path), ...prepull.filter((p) => 'error' in p.list).map((p) => p.path)];
   const lists = prepull.map((p) => resolveList(p, refs)).filter((l): l is ResolvedList => l !== null);
   const out = new Map<string, RefFate>();
 
   const verdictOf = (f: { cachedByK3s: boolean; cache?: CacheVerdict }): CacheVerdict =>
-    f.cache ?? (f.cachedByK3s ? { skipped: true, images: null, why: 'unchanged' } : { skipped: false, why: 'not-listed' });
+    f.cache ?? (f.cachedByK3s ? { skipped: true, repins: [], recorded: null, why: 'unchanged', rule: 'unknown' } : { skipped: false, why: 'not-listed' });
 
-  /** What the start does for `ref` with one file that brings it, once read (archive or list). */
-  const outcome = (ref: FateRef, path: string, f: { cachedByK3s: boolean; cache?: CacheVerdict; walked?: 'yes' | 'unknown' }, reread: string): Source => {
+  /** Why a file k3s re-reads at start is re-read (one clause). */
+  const rereadWhy = (v: CacheVerdict): string =>
+    v.skipped ? '' : v.why === 'no-images' ? ' (its .cache.json entry records no images)' : v.why === 'sub-second' ? ' (its mtime is later than the whole second .cache.json records)' : v.why === 'newer' || v.why === 'size' ? ' (it changed since .cache.json recorded it)' : '';
+
+  /** Why a file k3s skips at start does not pin `ref` again. */
+  const skipWhy = (ref: FateRef, path: string, v: CacheVerdict & { skipped: true }): string => {
+    if (v.why === 'unreadable') return `.cache.json cannot be read, so Holdfast assumes ${who} skips ${path} without re-pinning it`;
+    if (v.why === 'unreadable-entry') return `the .cache.json entry for ${path} cannot be read, so Holdfast assumes ${who} skips it without re-pinning it`;
+    const unsure = v.why === 'maybe-sub-second' ? `the node did not tell ${path}'s mtime to the nanosecond, so Holdfast assumes ${who} skips it; ` : '';
+    if (v.why === 'maybe-release') return `Holdfast cannot tell whether ${release} has the .cache.json fix (k3s PRs #14266/#14288); without it ${who} skips ${path} (same size) and re-pins nothing, so the pin is assumed lost`;
+    if (v.rule === 'without-fix') {
+      const ignored = v.recorded?.length ? '; the names its entry records are ignored by this release' : '';
+      return `${unsure}${release} skips ${path} (same size in .cache.json) and re-pins nothing it skips (fixed by k3s PR #14266 in ${REPIN_SINCE})${ignored}`;
+    }
+    const what = isDigestRef(ref.name) ? 'not its digest references' : 'not this one';
+    return `${unsure}${who} skips ${path} (unchanged to the second in .cache.json) and re-pins only the names its entry records, ${what}`;
+  };
+
+  /** What the start does for `ref` with one file (archive or list), once read; null when the file has nothing to do with it. */
+  const outcome = (ref: FateRef, path: string, f: { cachedByK3s: boolean; cache?: CacheVerdict; walked?: 'yes' | 'unknown' }, brought: boolean, reread: string): Source | null => {
     if (f.walked === 'unknown') {
+      if (!brought) return null;
       return {
         path,
         repins: false,
@@ -147,27 +165,20 @@ export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: Fate
       };
     }
     const v = verdictOf(f);
-    if (!v.skipped) return { path, repins: true, how: reread };
-    if (v.images?.includes(ref.name)) {
-      return { path, repins: true, how: `${path} is unchanged and .cache.json is on, but ${release} re-pins the names its .cache.json entry records (k3s PR #14266)` };
+    if (!v.skipped) return brought ? { path, repins: true, how: `${reread}${rereadWhy(v)}` } : null;
+    // The recorded names are pinned again whatever the file holds now (k3s trusts its cache).
+    if (v.repins.includes(ref.name)) {
+      return { path, repins: true, how: `${path} is unchanged to the second and .cache.json is on, but ${release} re-pins the names its .cache.json entry records (k3s PR #14266)` };
     }
-    const unsure = v.why === 'maybe-unchanged' ? `${path} changed within the second .cache.json records, so Holdfast assumes ${who} skips it; ` : '';
-    let why: string;
-    if (v.why === 'unreadable') why = `.cache.json cannot be read, so Holdfast assumes ${who} skips ${path} without re-pinning it`;
-    else if (v.why === 'unreadable-entry') why = `the .cache.json entry for ${path} cannot be read, so Holdfast assumes ${who} skips it without re-pinning it`;
-    else if (v.images !== null) why = `${unsure}${who} skips ${path} (unchanged in .cache.json) and re-pins only the names its entry records, not this one`;
-    else if (fix === 'yes') why = `${unsure}${release} re-pins the names .cache.json records, but the entry for ${path} records none (written before k3s PR #14266)`;
-    else if (fix === 'no') why = `${unsure}${release} skips unchanged archives listed in .cache.json without re-pinning them (fixed by k3s PR #14266 in ${REPIN_SINCE})`;
-    else why = `${unsure}Holdfast cannot tell whether ${release} has the .cache.json fix (k3s PR #14266) and the entry for ${path} records no names, so it assumes the pin is lost`;
-    return { path, repins: false, why };
+    return brought ? { path, repins: false, why: skipWhy(ref, path, v) } : null;
   };
 
   for (const ref of refs) {
     const sources: Source[] = [
-      ...archivesBringing(ref, archives).map((a) => outcome(ref, a.path, a, `${who} re-imports ${a.path} at start and pins it again`)),
-      ...lists
-        .filter((l) => brings(ref, l.images))
-        .map((l): Source => {
+      ...archives.map((a) => outcome(ref, a.path, a, brings(ref, a.images ?? []), `${who} re-imports ${a.path} at start and pins it again`)),
+      ...lists.map((l): Source | null => {
+          const brought = brings(ref, l.images);
+          if (!brought) return outcome(ref, l.p.path, l.p, false, '');
           if (l.missing !== null) {
             return {
               path: l.p.path,
@@ -175,12 +186,12 @@ export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: Fate
               why: `${l.p.path} also names ${l.missing}, which is not in containerd: ${who} would pull it, and when that fails (no registry at an air-gapped site) it pins nothing from the list`,
             };
           }
-          const o = outcome(ref, l.p.path, l.p, `${who} re-reads ${l.p.path} at start and pins the images it names again (they are present: no pull needed)`);
+          const o = outcome(ref, l.p.path, l.p, true, `${who} re-reads ${l.p.path} at start and pins the images it names again (they are present: no pull needed)`)!;
           // Not named itself: another tag of its image is (the sibling-tag trap).
           const listed = l.direct.some((d) => d.name === ref.name) ? undefined : l.direct.find((d) => d.imageId !== null && d.imageId === ref.imageId);
           return listed ? { ...o, trap: { list: l.p.path, listed: listed.name } } : o;
         }),
-    ];
+    ].filter((x): x is Source => x !== null);
     // A file that brings the reference by its own name speaks before a list that brings a sibling.
     const repinner = sources.find((s): s is Source & { repins: true } => s.repins && !s.trap) ?? sources.find((s): s is Source & { repins: true } => s.repins);
     const lost = sources.find((s): s is Source & { repins: false } => !s.repins);

@@ -4,31 +4,30 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parsePrepullList } from '../../../src/core/archives/prepull';
-import { cacheVerdict, parseK3sImportCache, parseRfc3339Seconds, type K3sImportCache } from '../../../src/core/archives/scan';
+import { parseK3sImportCache, parseRfc3339, parseRfc3339Seconds } from '../../../src/core/archives/scan';
 
 const FIX = path.join(import.meta.dirname, 'fixtures');
 const sample = (name: string) => readFileSync(path.join(FIX, 'k3s-import-cache', name), 'utf8');
 const DIR = '/var/lib/rancher/k3s/agent/images';
 const sec = (iso: string) => Date.parse(iso) / 1000;
-const enabled = (text: string): K3sImportCache => ({ enabled: true, ...parseK3sImportCache(text) });
 
 describe('parseK3sImportCache on recorded samples', () => {
   it('the facts sheet sample: absolute in-node path, size, RFC 3339 modTime, images', () => {
     const c = parseK3sImportCache(sample('facts-sheet-busybox-tar.json'));
     expect(c.readable).toBe(true);
     expect([...c.entries]).toEqual([
-      [`${DIR}/busybox.tar`, { size: 2245120, modTime: sec('2026-07-22T22:58:25Z'), images: ['docker.io/library/busybox:latest'] }],
+      [`${DIR}/busybox.tar`, { size: 2245120, modTime: sec('2026-07-22T22:58:25Z'), modTimeNanos: 0, images: ['docker.io/library/busybox:latest'] }],
     ]);
   });
 
   it('k3s PR #14266 (a .txt list is cached too, with the names it pinned)', () => {
     const c = parseK3sImportCache(sample('pr14266-busybox-txt.json'));
-    expect(c.entries.get(`${DIR}/busybox.txt`)).toEqual({ size: 33, modTime: sec('2026-06-23T18:05:52Z'), images: ['docker.io/library/busybox:latest'] });
+    expect(c.entries.get(`${DIR}/busybox.txt`)).toEqual({ size: 33, modTime: sec('2026-06-23T18:05:52Z'), modTimeNanos: 0, images: ['docker.io/library/busybox:latest'] });
   });
 
   it('v1.36.2 (issue #14270) writes no images: nothing to re-pin', () => {
     const c = parseK3sImportCache(sample('issue14270-v1.36.2-busybox-txt.json'));
-    expect(c.entries.get(`${DIR}/busybox.txt`)).toEqual({ size: 33, modTime: sec('2026-07-21T23:28:05Z'), images: null });
+    expect(c.entries.get(`${DIR}/busybox.txt`)).toEqual({ size: 33, modTime: sec('2026-07-21T23:28:05Z'), modTimeNanos: 0, images: null });
   });
 
   it('a release-1.34 build with the fix (issue #14272) and a compact v1.36.2 archive entry (issue #14317)', () => {
@@ -38,6 +37,7 @@ describe('parseK3sImportCache on recorded samples', () => {
     expect(parseK3sImportCache(sample('issue14317-v1.36.2-busybox-tar.compact.json')).entries.get(`${DIR}/busybox-latest1.tar`)).toEqual({
       size: 2245120,
       modTime: sec('2026-07-22T22:58:25Z'),
+      modTimeNanos: 0,
       images: null,
     });
   });
@@ -73,7 +73,7 @@ describe('parseK3sImportCache on hostile shapes', () => {
       }),
     );
     expect(c.readable).toBe(true);
-    expect(c.entries.get('/ok')).toEqual({ size: 1, modTime: sec('2026-01-01T00:00:00Z'), images: null });
+    expect(c.entries.get('/ok')).toEqual({ size: 1, modTime: sec('2026-01-01T00:00:00Z'), modTimeNanos: 0, images: null });
     for (const k of ['/nul', '/arr', '/str', '/neg', '/float', '/big', '/strsize', '/nomod', '/badmod', '/nummod']) expect(c.entries.get(k), k).toBeNull();
   });
   it('a mistyped images field counts as no names (Go decodes it as absent)', () => {
@@ -90,7 +90,7 @@ describe('parseK3sImportCache on hostile shapes', () => {
   });
   it('prototype keys are plain keys', () => {
     const c = parseK3sImportCache('{"__proto__": {"size": 1, "modTime": "2026-01-01T00:00:00Z"}, "constructor": 1}');
-    expect(c.entries.get('__proto__')).toEqual({ size: 1, modTime: sec('2026-01-01T00:00:00Z'), images: null });
+    expect(c.entries.get('__proto__')).toEqual({ size: 1, modTime: sec('2026-01-01T00:00:00Z'), modTimeNanos: 0, images: null });
     expect(c.entries.get('constructor')).toBeNull();
     expect(({} as Record<string, unknown>).size).toBeUndefined();
   });
@@ -114,41 +114,14 @@ describe('parseRfc3339Seconds (Go time.RFC3339 parsing, whole seconds)', () => {
   );
 });
 
-describe('cacheVerdict: what k3s does with one file at start', () => {
-  const c = enabled(sample('facts-sheet-busybox-tar.json'));
-  const file = { abs: `${DIR}/busybox.tar`, size: 2245120, mtime: sec('2026-07-22T22:58:25Z') };
-  const fixed = 'v1.36.3+k3s1';
-  const old = 'v1.36.2+k3s1';
-
-  it('unchanged → skipped, with the recorded names (SFTP shows whole seconds, as k3s records them)', () => {
-    expect(cacheVerdict(c, file, fixed)).toEqual({ skipped: true, images: ['docker.io/library/busybox:latest'], why: 'unchanged' });
-  });
-  it('a new size and a newer mtime → re-imported on every release with the cache', () => {
-    expect(cacheVerdict(c, { ...file, size: file.size + 1, mtime: file.mtime + 5 }, old)).toEqual({ skipped: false, why: 'changed' });
-  });
-  it('touched (same size, newer mtime): skipped until k3s #14284 — the old code called it re-imported', () => {
-    const touched = { ...file, mtime: file.mtime + 60 };
-    expect(cacheVerdict(c, touched, old)).toMatchObject({ skipped: true, why: 'unchanged' });
-    expect(cacheVerdict(c, touched, fixed)).toEqual({ skipped: false, why: 'changed' });
-    expect(cacheVerdict(c, touched, null)).toMatchObject({ skipped: true, why: 'maybe-unchanged' });
-  });
-  it('a new size within the recorded second: Holdfast cannot tell, so skipped', () => {
-    expect(cacheVerdict(c, { ...file, size: 1 }, old)).toMatchObject({ skipped: true, why: 'maybe-unchanged' });
-  });
-  it('not listed, or the cache off → re-imported', () => {
-    expect(cacheVerdict(c, { ...file, abs: `${DIR}/other.tar` }, fixed)).toEqual({ skipped: false, why: 'not-listed' });
-    expect(cacheVerdict({ enabled: false, readable: true, entries: new Map() }, file, fixed)).toEqual({ skipped: false, why: 'off' });
-  });
-  it('keys are absolute in-node paths: a relative path does not match', () => {
-    expect(cacheVerdict(c, { ...file, abs: 'busybox.tar' }, fixed).skipped).toBe(false);
-  });
-  it('releases before k3s PR #12237 ignore .cache.json; an unknown release may honour it', () => {
-    expect(cacheVerdict(c, file, 'v1.30.12+k3s1')).toEqual({ skipped: false, why: 'ignored-by-release' });
-    expect(cacheVerdict(c, file, null).skipped).toBe(true);
-  });
-  it('an unreadable cache or entry counts as skipped without names (conservative)', () => {
-    expect(cacheVerdict(enabled('{oops'), file, fixed)).toEqual({ skipped: true, images: null, why: 'unreadable' });
-    expect(cacheVerdict(enabled(JSON.stringify({ [file.abs]: { size: 'x' } })), file, fixed)).toEqual({ skipped: true, images: null, why: 'unreadable-entry' });
+describe('parseRfc3339 keeps the fraction Go keeps (k3s compares full precision)', () => {
+  it.each([
+    ['2026-07-22T22:58:25Z', 0],
+    ['2026-07-22T22:58:25.5Z', 500_000_000],
+    ['2026-07-22T22:58:25.000000001Z', 1],
+    ['2026-07-22T22:58:25.999999999+02:00', 999_999_999],
+  ])('%s', (s, nanos) => {
+    expect(parseRfc3339(s)?.nanos).toBe(nanos);
   });
 });
 

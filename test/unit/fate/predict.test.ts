@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parsePrepullList } from '../../../src/core/archives/prepull';
-import type { CacheVerdict } from '../../../src/core/archives/scan';
+import { cacheVerdict, type CacheVerdict, type K3sCacheEntry } from '../../../src/shared/importCache';
 import { predictFates, type FateArchive, type FateContext, type FatePrepull, type FateRef } from '../../../src/core/fate/predict';
 
 const K3S = { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' };
@@ -15,10 +15,24 @@ const arch = (path: string, names: string[], cachedByK3s = false, imageId: strin
   images: names.map((name) => ({ name, imageId })),
   cachedByK3s,
 });
-/** An archive .cache.json makes k3s skip, its entry recording `images` (null: none recorded). */
-const cached = (path: string, names: string[], images: string[] | null, why: Extract<CacheVerdict, { skipped: true }>['why'] = 'unchanged'): FateArchive => ({
+const DIR = '/var/lib/rancher/k3s/agent/images';
+/** The file now, against an entry recorded at size 100, second 1000 (nanos null: the node did not tell). */
+type Now = { size?: number; mtime?: number; nanos?: number | null };
+/** What the one rule (shared/importCache) says of a file whose entry records `images` (null: none), on `version`. */
+const verdict = (path: string, images: string[] | null, version: string | null, now: Now = {}): CacheVerdict => {
+  const entry: K3sCacheEntry = { size: 100, modTime: 1000, modTimeNanos: 0, images };
+  const cache = { enabled: true, readable: true, entries: new Map([[`${DIR}/${path}`, entry]]) };
+  return cacheVerdict(cache, { abs: `${DIR}/${path}`, size: now.size ?? 100, mtime: now.mtime ?? 1000, mtimeNanos: now.nanos === undefined ? 0 : now.nanos }, version);
+};
+/** An archive bringing `names`, with a .cache.json entry judged for `version`. */
+const recorded = (path: string, names: string[], images: string[] | null, version: string | null, now: Now = {}): FateArchive => {
+  const cache = verdict(path, images, version, now);
+  return { ...arch(path, names, cache.skipped), cache };
+};
+/** An archive with a verdict Holdfast made without the rule (an unreadable cache or entry). */
+const unreadable = (path: string, names: string[], why: 'unreadable' | 'unreadable-entry'): FateArchive => ({
   ...arch(path, names, true),
-  cache: { skipped: true, images, why },
+  cache: { skipped: true, repins: [], recorded: null, why, rule: 'with-fix' },
 });
 const list = (path: string, text: string, extra: Partial<FatePrepull> = {}): FatePrepull => ({ path, list: parsePrepullList(text), cachedByK3s: false, ...extra });
 const k3s = (v: string | null = 'v1.31.6+k3s1') => ({ distro: 'k3s' as const, distroVersion: v });
@@ -74,65 +88,91 @@ describe('predictFates', () => {
   });
 });
 
-describe('the .cache.json trap: the entry is the evidence, the table explains', () => {
+describe('the .cache.json rules as k3s applies them (measured on its own start-up code)', () => {
   const refs = [ref('x/app:1', K3S)];
+  const FIXED = 'v1.37.0+k3s1';
 
-  it('an entry without names is not re-pinned before the fix, nor on an unknown release', () => {
-    const old = fateOf(refs, [cached('a.tar', ['x/app:1'], null)], k3s('v1.32.5+k3s1'));
-    expect(old).toMatchObject({ afterRestart: 'unpinned', archive: 'a.tar' });
-    expect(old.reason).toMatch(/v1\.32\.5\+k3s1 skips unchanged archives listed in .cache.json without re-pinning them \(fixed by k3s PR #14266 in v1\.37\.0, v1\.36\.3/);
-    const unknown = fateOf(refs, [cached('a.tar', ['x/app:1'], null)], k3s(null));
-    expect(unknown.afterRestart).toBe('unpinned');
-    expect(unknown.reason).toMatch(/cannot tell whether k3s unknown version has the .cache.json fix/);
-    expect(fateOf(refs, [cached('a.tar', ['x/app:1'], null)], k3s('v1.33.9+k3s1')).afterRestart).toBe('unpinned'); // 1.33 unconfirmed
+  it('without the fix, a same-size file is skipped and nothing re-pinned, names recorded or not', () => {
+    for (const images of [null, ['x/app:1']]) {
+      for (const v of ['v1.32.5+k3s1', 'v1.33.7+k3s1']) {
+        const f = fateOf(refs, [recorded('a.tar', ['x/app:1'], images, v)], k3s(v));
+        expect(f, `${v} ${String(images)}`).toMatchObject({ afterRestart: 'unpinned', archive: 'a.tar' });
+        expect(f.reason).toMatch(/skips a\.tar \(same size in .cache.json\) and re-pins nothing it skips \(fixed by k3s PR #14266 in v1\.37\.0, v1\.36\.3/);
+      }
+    }
+    // The old forecast called a recorded name re-pinned on this release: k3s ignores the list.
+    expect(fateOf(refs, [recorded('a.tar', ['x/app:1'], ['x/app:1'], 'v1.33.7+k3s1')], k3s('v1.33.7+k3s1')).reason).toMatch(/the names its entry records are ignored by this release/);
   });
 
-  it('a fixed release cannot re-pin from an entry that records no names (the old code said pinned)', () => {
-    const f = fateOf(refs, [cached('a.tar', ['x/app:1'], null)], k3s('v1.37.1+k3s1'));
-    expect(f).toMatchObject({ afterRestart: 'unpinned', archive: 'a.tar' });
-    expect(f.reason).toMatch(/re-pins the names .cache.json records, but the entry for a\.tar records none \(written before k3s PR #14266\)/);
-  });
-
-  it('an entry listing the reference is re-pinned, whatever the table says (the old code said lost)', () => {
-    for (const v of ['v1.36.4+k3s1', 'v1.32.5+k3s1', null]) {
-      const f = fateOf(refs, [cached('a.tar', ['x/app:1'], ['x/app:1'])], k3s(v));
-      expect(f, String(v)).toMatchObject({ afterRestart: 'pinned', archive: 'a.tar' });
-      expect(f.reason).toMatch(/re-pins the names its .cache.json entry records \(k3s PR #14266\)/);
+  it('an unknown release without recorded names: assumed lost, and said why', () => {
+    for (const v of [null, 'v1.33.13+k3s1']) {
+      const f = fateOf(refs, [recorded('a.tar', ['x/app:1'], null, v)], k3s(v));
+      expect(f.afterRestart).toBe('unpinned');
+      expect(f.reason).toMatch(/cannot tell whether k3s .* has the .cache.json fix/);
     }
   });
 
-  it('only the recorded names: a digest reference or a name added since is not re-pinned', () => {
+  it('with the fix, an entry that records no names is re-imported: every pin kept (the old forecast said lost)', () => {
+    const f = fateOf(refs, [recorded('a.tar', ['x/app:1'], null, FIXED)], k3s(FIXED));
+    expect(f).toMatchObject({ afterRestart: 'pinned', archive: 'a.tar' });
+    expect(f.reason).toMatch(/re-imports a\.tar at start and pins it again \(its .cache.json entry records no images\)/);
+  });
+
+  it('with the fix, a sub-second mtime is later than the whole-second record: re-imported, digest reference too', () => {
     const all = [ref('x/app:1', K3S), ref(`x/app@${D}`, K3S)];
-    const fates = predictFates(all, [cached('a.tar', ['x/app:1'], ['x/app:1'])], k3s('v1.37.0+k3s1'));
-    expect(fates.get('x/app:1')!.afterRestart).toBe('pinned');
+    const fates = predictFates(all, [recorded('a.tar', ['x/app:1'], ['x/app:1'], FIXED, { nanos: 250_000_000 })], k3s(FIXED));
+    for (const r of all) expect(fates.get(r.name), r.name).toMatchObject({ afterRestart: 'pinned', archive: 'a.tar' });
+    expect(fates.get('x/app:1')!.reason).toMatch(/later than the whole second .cache.json records/);
+  });
+
+  it('with the fix and a whole-second mtime, only the recorded names: a digest reference is not re-pinned', () => {
+    const all = [ref('x/app:1', K3S), ref(`x/app@${D}`, K3S)];
+    const fates = predictFates(all, [recorded('a.tar', ['x/app:1'], ['x/app:1'], FIXED)], k3s(FIXED));
+    expect(fates.get('x/app:1')!).toMatchObject({ afterRestart: 'pinned' });
+    expect(fates.get('x/app:1')!.reason).toMatch(/re-pins the names its .cache.json entry records \(k3s PR #14266\)/);
     const digest = fates.get(`x/app@${D}`)!;
     expect(digest.afterRestart).toBe('unpinned');
-    expect(digest.reason).toMatch(/re-pins only the names its entry records, not this one/);
+    expect(digest.reason).toMatch(/re-pins only the names its entry records, not its digest references/);
+  });
+
+  it('an unknown release with recorded names: the entry is the evidence of the fix', () => {
+    expect(fateOf(refs, [recorded('a.tar', ['x/app:1'], ['x/app:1'], null)], k3s(null))).toMatchObject({ afterRestart: 'pinned', archive: 'a.tar' });
+  });
+
+  it('a same-size replacement with an older mtime: k3s re-pins the OLD recorded names, not what the file holds now', () => {
+    const oldTag = ref('x/app:1', K3S);
+    const newTag = ref('x/app:2', K3S, ID2);
+    const replaced = recorded('a.tar', ['x/app:2'], ['x/app:1'], FIXED, { mtime: 900 });
+    const fates = predictFates([oldTag, newTag], [{ ...replaced, images: [{ name: 'x/app:2', imageId: ID2 }] }], k3s(FIXED));
+    expect(fates.get('x/app:1')!).toMatchObject({ afterRestart: 'pinned', archive: 'a.tar' });
+    expect(fates.get('x/app:2')!).toMatchObject({ afterRestart: 'unpinned', archive: 'a.tar' });
+    expect(fates.get('x/app:2')!.reason).toMatch(/re-pins only the names its entry records, not this one/);
   });
 
   it('a recorded name makes a durable pin k3s-managed again', () => {
-    const f = fateOf([ref('x/app:1', DURABLE)], [cached('a.tar', ['x/app:1'], ['x/app:1'])], k3s('v1.37.0+k3s1'));
+    const f = fateOf([ref('x/app:1', DURABLE)], [recorded('a.tar', ['x/app:1'], ['x/app:1'], FIXED)], k3s(FIXED));
     expect(f.afterRestart).toBe('pinned');
     expect(f.reason).toMatch(/k3s-managed again/);
   });
 
   it('a durable pin is not taken over by a cached, skipped archive', () => {
-    const f = fateOf([ref('x/app:1', DURABLE)], [cached('a.tar', ['x/app:1'], null)], k3s('v1.32.5+k3s1'));
+    const f = fateOf([ref('x/app:1', DURABLE)], [recorded('a.tar', ['x/app:1'], null, 'v1.32.5+k3s1')], k3s('v1.32.5+k3s1'));
     expect(f.afterRestart).toBe('pinned');
     expect(f.reason).toMatch(/^Durable pin: k3s does not touch it \(a\.tar will not pin it again/);
   });
 
-  it('an unreadable cache, an unreadable entry and a change within the recorded second say so', () => {
-    expect(fateOf(refs, [cached('a.tar', ['x/app:1'], null, 'unreadable')], k3s('v1.37.0+k3s1')).reason).toMatch(/.cache.json cannot be read/);
-    expect(fateOf(refs, [cached('a.tar', ['x/app:1'], null, 'unreadable-entry')], k3s('v1.37.0+k3s1')).reason).toMatch(/entry for a\.tar cannot be read/);
-    const unsure = fateOf(refs, [cached('a.tar', ['x/app:1'], null, 'maybe-unchanged')], k3s('v1.36.2+k3s1'));
+  it('an unreadable cache, an unreadable entry and a change the node could not time to the nanosecond say so', () => {
+    expect(fateOf(refs, [unreadable('a.tar', ['x/app:1'], 'unreadable')], k3s(FIXED)).reason).toMatch(/.cache.json cannot be read/);
+    expect(fateOf(refs, [unreadable('a.tar', ['x/app:1'], 'unreadable-entry')], k3s(FIXED)).reason).toMatch(/entry for a\.tar cannot be read/);
+    const unsure = fateOf(refs, [recorded('a.tar', ['x/app:1'], null, 'v1.36.2+k3s1', { size: 101, nanos: null })], k3s('v1.36.2+k3s1'));
     expect(unsure.afterRestart).toBe('unpinned');
-    expect(unsure.reason).toMatch(/changed within the second .cache.json records/);
+    expect(unsure.reason).toMatch(/the node did not tell a\.tar's mtime to the nanosecond/);
   });
 
-  it('a changed archive is re-imported even with the cache on', () => {
-    const a: FateArchive = { ...arch('a.tar', ['x/app:1']), cache: { skipped: false, why: 'changed' } };
-    expect(fateOf(refs, [a], k3s('v1.32.5+k3s1'))).toMatchObject({ afterRestart: 'pinned', archive: 'a.tar' });
+  it('a changed archive (new size, newer mtime) is re-imported on every release', () => {
+    for (const v of ['v1.32.5+k3s1', FIXED, null]) {
+      expect(fateOf(refs, [recorded('a.tar', ['x/app:1'], null, v, { size: 200, mtime: 2000 })], k3s(v))).toMatchObject({ afterRestart: 'pinned', archive: 'a.tar' });
+    }
   });
 });
 
@@ -189,11 +229,14 @@ describe('.txt pre-pull lists', () => {
   });
 
   it('.cache.json skips an unchanged list too: lost before the fix, re-pinned from its recorded names with it', () => {
-    const skip = (images: string[] | null): Partial<FatePrepull> => ({ cachedByK3s: true, cache: { skipped: true, images, why: 'unchanged' } });
-    const old = fateOf([tag], [], k3s('v1.36.2+k3s1'), [list('busybox.txt', 'busybox\n', skip(null))]);
+    const skip = (images: string[] | null, v: string): Partial<FatePrepull> => {
+      const cache = verdict('busybox.txt', images, v);
+      return { cachedByK3s: cache.skipped, cache };
+    };
+    const old = fateOf([tag], [], k3s('v1.36.2+k3s1'), [list('busybox.txt', 'busybox\n', skip(null, 'v1.36.2+k3s1'))]);
     expect(old.afterRestart).toBe('unpinned');
-    expect(old.reason).toMatch(/skips unchanged archives listed in .cache.json/);
-    const fixed = fateOf([tag], [], k3s('v1.36.3+k3s1'), [list('busybox.txt', 'busybox\n', skip(['docker.io/library/busybox:latest']))]);
+    expect(old.reason).toMatch(/skips busybox\.txt \(same size in .cache.json\) and re-pins nothing it skips/);
+    const fixed = fateOf([tag], [], k3s('v1.36.3+k3s1'), [list('busybox.txt', 'busybox\n', skip(['docker.io/library/busybox:latest'], 'v1.36.3+k3s1'))]);
     expect(fixed).toMatchObject({ afterRestart: 'pinned', archive: 'busybox.txt' });
   });
 

@@ -34,7 +34,7 @@ describe('chooseRemoteName', () => {
   });
 
   it('avoids a name .cache.json still records when no watcher would import the file first', () => {
-    const cache: K3sImportCache = { enabled: true, readable: true, entries: new Map([['/var/lib/rancher/k3s/agent/images/bundle.tar.gz', { size: 1000, modTime: 1, images: null }]]) };
+    const cache: K3sImportCache = { enabled: true, readable: true, entries: new Map([['/var/lib/rancher/k3s/agent/images/bundle.tar.gz', { size: 1000, modTime: 1, modTimeNanos: 0, images: null }]]) };
     // a release with the watcher: renaming into place counts as new, and the watcher updates the record
     expect(chooseRemoteName(archive, node({ importCache: cache })).relPath).toBe('bundle.tar.gz');
     // unknown release: the next start may compare the new file with the old record (same size: skipped before #14284)

@@ -6,7 +6,8 @@
 // compares the new file with that record. Then a fresh name derived from the archive's SHA-256,
 // the same on every run, so a re-run finds what an earlier one uploaded. Pure.
 import path from 'node:path';
-import { k3sTakesChange, watcherImports, type FileStamp } from '../../../shared/versions';
+import { watcherImports, type FileStamp } from '../../../shared/versions';
+import { cacheVerdict } from '../../../shared/importCache';
 import { ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
 import { distroDisplayName } from '../../../shared/distro';
 import type { Distro } from '../../../shared/domain';
@@ -46,8 +47,10 @@ export function chooseRemoteName(
   const abs = `${node.imagesDir.replace(/\/+$/, '')}/${own}`;
   const entry = node.importCache.enabled ? node.importCache.entries.get(abs) : undefined;
   if (entry !== undefined) {
-    const atStart = entry === null ? 'unknown' : k3sTakesChange({ size: entry.size, mtime: entry.modTime }, stamp, node.distroVersion);
-    if (atStart !== 'yes' && watcherImports(null, stamp, node.distroVersion) !== 'yes') {
+    // The new file as the next start compares it with that entry (shared/importCache).
+    const file = { abs, size: archive.size, mtime: Math.floor(now), mtimeNanos: Math.round((now % 1) * 1e9) };
+    const atStart = cacheVerdict(node.importCache, file, node.distroVersion);
+    if (atStart.skipped && watcherImports(null, stamp, node.distroVersion) !== 'yes') {
       return { relPath: fresh, renamed: `${who}'s .cache.json still records an earlier ${own}, which the next ${who} start would compare this file with: uploaded as ${fresh}` };
     }
   }
