@@ -1,6 +1,7 @@
 // Domain types shared by the core, the CLI, main, preload and renderer.
 // Plain data only: everything here crosses IPC / HTTP as JSON.
 import type { ImportCacheHealth } from './importCacheHealth';
+import type { CacheVerdict } from './importCache';
 import type { ListTrap } from './listTrap';
 import type { PeerServing } from './embeddedRegistry';
 import type { ImportOptions, ImportTuning } from './importOptions';
@@ -176,6 +177,8 @@ export interface ArchiveInfo {
   reason: string;
   /** .cache.json is on and lists this archive unchanged: k3s will skip it at start. */
   cachedByK3s: boolean;
+  /** What the next start does with it because of .cache.json, and why (shared/importCache). */
+  cache?: CacheVerdict;
   /** What makes it safe to remove, when pinning does (the CLI prints the command, the app a button). */
   remedy?: ArchiveRemedy;
   /** Set when the archive's index could not be read. */

@@ -4,7 +4,17 @@ import { archivesReport } from '../../src/shared/archivesReport';
 import type { ArchiveInfo } from '../../src/shared/domain';
 import type { ImportCacheHealth } from '../../src/shared/importCacheHealth';
 
-const health: ImportCacheHealth = { state: 'on', repins: 'no', entries: 2, withoutImages: ['a.tar'], stale: [{ path: 'gone.tar', why: 'gone' }] };
+const health: ImportCacheHealth = {
+  state: 'on',
+  repins: 'no',
+  rule: 'without-fix',
+  entries: 2,
+  skippedUnpinned: ['a.tar'],
+  skippedRepinned: [],
+  reimported: [],
+  savesNothing: false,
+  stale: [{ path: 'gone.tar', why: 'gone' }],
+};
 
 const file = (path: string, over: Partial<ArchiveInfo> = {}): ArchiveInfo => ({
   path,
@@ -33,7 +43,7 @@ describe('archivesReport', () => {
       const { importCache: _h, ...rest } = list[i]!;
       expect(a).toEqual(rest);
     }
-    expect(JSON.stringify(r).split('"withoutImages"')).toHaveLength(2);
+    expect(JSON.stringify(r).split('"skippedUnpinned"')).toHaveLength(2);
   });
 
   it('an empty images dir: no files, no health', () => {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { archiveBrief } from '../../shared/archiveRemedy';
 import { archivesReport } from '../../shared/archivesReport';
 import { distroDisplayName } from '../../shared/distro';
-import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
+import { cacheVerdictReason, importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
 import type { Distro } from '../../shared/domain';
 import { rke2ListsNotice } from '../../shared/rke2Lists';
@@ -73,12 +73,19 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       }
       // k3s's import cache: one line for the node (every finding with --why).
       const cache = archives[0]!.importCache;
+      // --why: what the next start does with each file because of the cache, and why.
+      const perFile = why ? archives.map((a) => ({ path: a.path, reason: cacheVerdictReason(a.cache, who) })).filter((x) => x.reason !== null) : [];
       const cacheLine = () => {
         const brief = cache ? importCacheBrief(cache, who) : null;
-        if (!cache || !brief) return;
+        if (cache && brief) {
+          cli.io.out('');
+          if (!why) out(safe(brief));
+          else for (const r of importCacheReasons(cache, name, who)) out(safe(r));
+        }
+        if (!perFile.length) return;
         cli.io.out('');
-        if (!why) out(safe(brief));
-        else for (const r of importCacheReasons(cache, name, who)) out(safe(r));
+        out('.cache.json at the next start, file by file:');
+        for (const x of perFile) out(`  ${safe(x.path)}: ${safe(x.reason!)}`);
       };
       cli.io.out(
         screen.table(

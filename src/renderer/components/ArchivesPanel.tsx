@@ -14,6 +14,7 @@ import { archivesOf, statusOf } from '../store';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
 import { ImportCacheBanner } from './ImportCacheBanner';
+import { cacheVerdictReason } from '../../shared/importCacheHealth';
 import { AlertIcon, CheckIcon, ClockIcon, CrossIcon, RefreshIcon, ShieldIcon, TrashIcon } from './icons';
 
 const MAX_IMAGES = 3;
@@ -166,13 +167,14 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                   <td className="col-path">
                     <code className="path">{breakable(a.path)}</code>
                     {a.cachedByK3s ? (
-                      <span
-                        className="tag tag-warning"
-                        data-testid="cached-badge"
-                        title={`Listed unchanged in .cache.json: ${who} will not re-import it at start.`}
-                      >
+                      <span className="tag tag-warning" data-testid="cached-badge" title={cacheVerdictReason(a.cache, who) ?? `Listed unchanged in .cache.json: ${who} will not re-import it at start.`}>
                         <ClockIcon /> cached by {who}
                       </span>
+                    ) : null}
+                    {cacheVerdictReason(a.cache, who) ? (
+                      <p className="archive-note" data-testid="cache-verdict">
+                        .cache.json: {cacheVerdictReason(a.cache, who)}
+                      </p>
                     ) : null}
                     {a.takesOver?.length ? (
                       <p className="archive-error" data-testid="list-takeover" title={listTakeoverReason(a.path, a.takesOver, who)}>

@@ -1,6 +1,6 @@
 // The one banner the Archives tab gives k3s's import cache (`.cache.json`): that it is on and makes
 // k3s skip the unchanged archives at start, and its health (shared/importCacheHealth: absent,
-// entries without images, stale entries) — said once for the node, in one place, rather than in
+// files skipped without a re-pin, a cache that saves nothing, stale entries) — said once for the node, in one place, rather than in
 // two overlapping banners.
 import type { ImportCacheHealth } from '../../shared/importCacheHealth';
 import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
@@ -21,7 +21,12 @@ export function ImportCacheBanner({ node, cached, health, who = 'k3s' }: { node:
           <span data-testid="cache-skips">
             {brief ? `${who}'s import cache is on: ` : ''}
             {plural(cached, 'archive')} {cached === 1 ? 'is' : 'are'} unchanged since the last import, so {who} skips{' '}
-            {cached === 1 ? 'it' : 'them'} at start — on releases without the fix the pins are cleared and never put back.
+            {cached === 1 ? 'it' : 'them'} at start —{' '}
+            {health?.rule === 'with-fix'
+              ? 'it pins only the names .cache.json records again, not their digest references.'
+              : health?.rule === 'without-fix'
+                ? 'this release pins nothing it skips, so their pins are cleared and never put back.'
+                : 'on releases without the .cache.json fix the pins are cleared and never put back.'}
           </span>
         ) : null}
         {health && brief

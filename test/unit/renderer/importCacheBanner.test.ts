@@ -29,14 +29,14 @@ const text = (html: string): string => html.replace(/<[^>]+>/g, ' ').replace(/&#
 const banners = (html: string): number => html.split('data-testid="cache-banner"').length - 1;
 
 describe('Archives tab: the import cache banner', () => {
-  it('a cache that skips archives and has entries without images: one banner says both', () => {
-    // a.tar's entry was written before k3s PR #14266 (no images); b.tar's records its names
+  it('a cache that skips archives without a re-pin (a release without the fix): one banner says both', () => {
+    // v1.33.2 has no fix: both same-size files are skipped and nothing is re-pinned
     const health = importCacheHealth(
       input({
         entries: new Map([
-          [`${ROOT}/a.tar`, { size: 10, modTime: 100, images: null }],
-          [`${ROOT}/b.tar`, { size: 20, modTime: 200, images: ['docker.io/library/b:1'] }],
-          [`${ROOT}/gone.tar`, { size: 5, modTime: 50, images: null }],
+          [`${ROOT}/a.tar`, { size: 10, modTime: 100, modTimeNanos: 0, images: null }],
+          [`${ROOT}/b.tar`, { size: 20, modTime: 200, modTimeNanos: 0, images: ['docker.io/library/b:1'] }],
+          [`${ROOT}/gone.tar`, { size: 5, modTime: 50, modTimeNanos: 0, images: null }],
         ]),
       }),
     );
@@ -50,11 +50,13 @@ describe('Archives tab: the import cache banner', () => {
   });
 
   it('a healthy cache that skips an archive: the banner says the cache is on', () => {
-    const health = importCacheHealth(input({ entries: new Map([[`${ROOT}/a.tar`, { size: 10, modTime: 100, images: ['docker.io/library/a:1'] }]]) }));
+    const health = importCacheHealth(
+      input({ distroVersion: 'v1.34.10+k3s1', files: [{ ...files[0]!, mtimeNanos: 0 }], entries: new Map([[`${ROOT}/a.tar`, { size: 10, modTime: 100, modTimeNanos: 0, images: ['docker.io/library/a:1'] }]]) }),
+    );
     expect(importCacheBrief(health)).toBeNull();
     const html = markup(1, health);
     expect(banners(html)).toBe(1);
-    expect(text(html)).toContain("k3s's import cache is on (.cache.json). 1 archive is unchanged since the last import, so k3s skips it at start");
+    expect(text(html)).toContain("k3s's import cache is on (.cache.json). 1 archive is unchanged since the last import, so k3s skips it at start — it pins only the names .cache.json records again");
   });
 
   it('no .cache.json: one banner with the health alone; nothing to say: no banner', () => {

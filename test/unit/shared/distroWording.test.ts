@@ -228,7 +228,18 @@ describe('an import through the images dir names the node’s distro', () => {
 });
 
 describe("the import cache's health names the node's distro", () => {
-  const health = (over: Partial<ImportCacheHealth>): ImportCacheHealth => ({ state: 'on', repins: 'yes', entries: 1, withoutImages: [], stale: [], ...over });
+  const health = (over: Partial<ImportCacheHealth>): ImportCacheHealth => ({
+    state: 'on',
+    repins: 'yes',
+    rule: 'with-fix',
+    entries: 1,
+    skippedUnpinned: [],
+    skippedRepinned: [],
+    reimported: [],
+    savesNothing: false,
+    stale: [],
+    ...over,
+  });
 
   it('its short line', () => {
     expect(importCacheBrief(health({ state: 'absent' }), RKE2)).toBe('no .cache.json: every RKE2 start re-imports every archive (slow starts on a large images dir)');
@@ -248,15 +259,19 @@ describe("the import cache's health names the node's distro", () => {
       'This RKE2 release predates the import cache (k3s PR #12237): it re-imports every archive at every start, whatever .cache.json says.',
     ]);
     expect(importCacheReasons(health({ state: 'unreadable' }), 'n1', RKE2)[0]).toMatch(/^\.cache\.json is not a JSON object Holdfast can read; RKE2 starts over with an empty cache,/);
-    const on = importCacheReasons(health({ withoutImages: ['a.tar'], stale: [{ path: 'b.tar', why: 'gone' }, { path: 'c.tar', why: 'changed' }] }), 'n1', RKE2);
-    expect(on[0]).toContain('while a.tar is unchanged RKE2 skips it at start');
+    const on = importCacheReasons(
+      health({ rule: 'without-fix', skippedUnpinned: ['a.tar'], reimported: [{ path: 'c.tar', why: 'sub-second' }], savesNothing: true, stale: [{ path: 'b.tar', why: 'gone' }] }),
+      'n1',
+      RKE2,
+    );
+    expect(on[0]).toContain('so RKE2 skips it at start');
     expect(on[0]).toContain('back in while RKE2 runs (its watcher imports a file renamed into place)');
-    expect(on[1]).toBe('The entry for b.tar: b.tar is no longer in the images dir (RKE2 drops the entry at its next start).');
-    expect(on[2]).toContain(': RKE2 imports it again at start when its size changed');
+    expect(on[1]).toContain('The cache saves nothing: RKE2 re-imports every file at each start');
+    expect(on[2]).toBe('The entry for b.tar: b.tar is no longer in the images dir (RKE2 drops the entry at its next start).');
     for (const t of [absent!, risky!, ...on]) noK3s(t);
     // k3s where no name is given, as before
-    const k3s = importCacheReasons(health({ withoutImages: ['a.tar'], stale: [{ path: 'b.tar', why: 'gone' }, { path: 'c.tar', why: 'changed' }] }), 'n1');
-    expect(k3s[0]).toContain('while a.tar is unchanged k3s skips it at start');
+    const k3s = importCacheReasons(health({ rule: 'without-fix', skippedUnpinned: ['a.tar'], stale: [{ path: 'b.tar', why: 'gone' }] }), 'n1');
+    expect(k3s[0]).toContain('so k3s skips it at start');
     expect(k3s[1]).toBe('The entry for b.tar: b.tar is no longer in the images dir (k3s drops the entry at its next start).');
     expect(importCacheReasons(health({ state: 'absent' }))[0]).toMatch(/every k3s start re-imports .* k3s keeps the cache only if the file exists/);
   });

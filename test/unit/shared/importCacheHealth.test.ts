@@ -32,28 +32,60 @@ describe('importCacheHealth', () => {
     expect(importCacheBrief(old)).toBeNull();
   });
 
-  it('entries without images, for gone files and for changed files', () => {
+  const entry = (size: number, modTime: number, images: string[] | null) => ({ size, modTime, modTimeNanos: 0, images });
+
+  it('without the fix: same-size files skipped without a re-pin; gone files stale', () => {
     const h = importCacheHealth(
       input({
+        distroVersion: 'v1.33.7+k3s1',
         entries: new Map([
-          [`${ROOT}/a.tar`, { size: 10, modTime: 1000, images: null }],
-          [`${ROOT}/sub/b.tar`, { size: 20, modTime: 1999, images: ['x:1'] }],
-          [`${ROOT}/gone.tar`, { size: 1, modTime: 1, images: ['y:1'] }],
+          [`${ROOT}/a.tar`, entry(10, 1000, null)],
+          [`${ROOT}/sub/b.tar`, entry(20, 1999, ['x:1'])],
+          [`${ROOT}/gone.tar`, entry(1, 1, ['y:1'])],
         ]),
       }),
     );
-    expect(h).toEqual({ state: 'on', entries: 3, withoutImages: ['a.tar'], stale: [{ path: 'sub/b.tar', why: 'changed' }, { path: 'gone.tar', why: 'gone' }], repins: 'unknown' });
-    expect(importCacheBrief(h)).toBe('.cache.json: 1 entry without images (pins lost at the next start), 2 stale');
+    expect(h).toMatchObject({ state: 'on', rule: 'without-fix', entries: 3, skippedUnpinned: ['a.tar', 'sub/b.tar'], skippedRepinned: [], reimported: [], savesNothing: false, stale: [{ path: 'gone.tar', why: 'gone' }] });
+    expect(importCacheBrief(h)).toBe('.cache.json: 2 files skipped without a re-pin (pins lost at the next start), 1 stale');
     const long = importCacheReasons(h, 'n1');
     expect(long).toHaveLength(3);
-    expect(long[0]).toContain('written before k3s PR #14266');
+    expect(long[0]).toContain('pins nothing it skips');
     expect(long[0]).toContain('holdfast pin n1 --archive a.tar');
     expect(long[2]).toContain('gone.tar is no longer in the images dir');
   });
 
+  it('with the fix: no images or a sub-second mtime re-import the file; when every file is, the cache saves nothing', () => {
+    const h = importCacheHealth(
+      input({
+        distroVersion: 'v1.34.10+k3s1',
+        files: [
+          { ...files[0]!, mtimeNanos: 0 },
+          { ...files[1]!, mtimeNanos: 123 },
+        ],
+        entries: new Map([
+          [`${ROOT}/a.tar`, entry(10, 1000, null)],
+          [`${ROOT}/sub/b.tar`, entry(20, 2000, ['x:1'])],
+        ]),
+      }),
+    );
+    expect(h).toMatchObject({ rule: 'with-fix', skippedUnpinned: [], skippedRepinned: [], reimported: [{ path: 'a.tar', why: 'no-images' }, { path: 'sub/b.tar', why: 'sub-second' }], savesNothing: true });
+    expect(importCacheBrief(h)).toBe('.cache.json: saves nothing (k3s re-imports every file at each start)');
+    expect(importCacheReasons(h, 'n1')[0]).toMatch(/^The cache saves nothing: k3s re-imports every file at each start \(its entry records no images; its mtime has a sub-second part/);
+  });
+
+  it('with the fix: a whole-second file with names is skipped and re-pinned (healthy)', () => {
+    const h = importCacheHealth(input({ distroVersion: 'v1.34.10+k3s1', files: [{ ...files[0]!, mtimeNanos: 0 }], entries: new Map([[`${ROOT}/a.tar`, entry(10, 1000, ['x:1'])]]) }));
+    expect(h).toMatchObject({ skippedRepinned: ['a.tar'], savesNothing: false });
+    expect(importCacheBrief(h)).toBeNull();
+  });
+
+  it('a cache just turned on (nothing recorded yet) is not said to save nothing', () => {
+    expect(importCacheHealth(input({ distroVersion: 'v1.34.10+k3s1' })).savesNothing).toBe(false);
+  });
+
   it('a healthy cache has nothing to say; an unreadable one does', () => {
-    const ok = importCacheHealth(input({ entries: new Map([[`${ROOT}/a.tar`, { size: 10, modTime: 1000, images: ['x:1'] }]]) }));
-    expect(ok).toMatchObject({ state: 'on', withoutImages: [], stale: [] });
+    const ok = importCacheHealth(input({ distroVersion: 'v1.37.0+k3s1', files: [{ ...files[0]!, mtimeNanos: 0 }], entries: new Map([[`${ROOT}/a.tar`, entry(10, 1000, ['x:1'])]]) }));
+    expect(ok).toMatchObject({ state: 'on', skippedUnpinned: [], stale: [] });
     expect(importCacheBrief(ok)).toBeNull();
     expect(importCacheBrief(importCacheHealth(input({ readable: false })))).toMatch(/cannot be read/);
   });
