@@ -73,9 +73,9 @@ export interface K3sOptions {
    */
   cacheFix?: boolean;
   /**
-   * k3s #14284 (PR #14288): a file whose size is unchanged but whose mtime is newer (in whole
-   * seconds, the precision the cache records) is re-imported. Default: as cacheFix — both fixes
-   * shipped in the same July 2026 builds.
+   * k3s #14284 (PR #14288), for the running watcher: a file whose size is unchanged but whose
+   * mtime is newer is re-imported. Default: as cacheFix — both fixes shipped in the same July
+   * 2026 builds. At start, cacheFix alone decides (the two were measured together).
    */
   sameSizeFix?: boolean;
   walk?: StartupWalk;
@@ -487,15 +487,34 @@ function cacheEntry(st: Stamp, images: string[], opts: K3sOptions): ImportCacheE
 }
 
 /**
- * k3s's own test for a file it has a record of: before k3s #14284
- * `size != last.Size && ModTime().After(last.ModTime)` — full-precision mtime against the
- * record (whole seconds once read back from .cache.json); with the fix, size changed OR newer,
- * compared by whole seconds (the record's precision).
+ * k3s's comparison of a file with its record (full-precision mtime against the record, which is
+ * whole seconds once read back from .cache.json): before the fix (k3s #14284 / PR #14288) only
+ * `size != last.Size && ModTime().After(last.ModTime)`; with it, size changed OR mtime later.
  */
-function k3sTakes(recorded: { size: number; mtimeNs: bigint }, cur: Stamp, opts: K3sOptions): boolean {
-  const sameSizeFix = opts.sameSizeFix ?? opts.cacheFix ?? false;
-  if (sameSizeFix) return cur.size !== recorded.size || cur.mtimeNs / 1_000_000_000n > recorded.mtimeNs / 1_000_000_000n;
-  return cur.size !== recorded.size && cur.mtimeNs > recorded.mtimeNs;
+function changedSince(recorded: { size: number; mtimeNs: bigint }, cur: Stamp, fix: boolean): boolean {
+  const later = cur.mtimeNs > recorded.mtimeNs;
+  return fix ? cur.size !== recorded.size || later : cur.size !== recorded.size && later;
+}
+
+/** The running watcher's test for a file it imported before. */
+const watcherTakes = (recorded: Stamp, cur: Stamp, opts: K3sOptions): boolean => changedSince(recorded, cur, opts.sameSizeFix ?? opts.cacheFix ?? false);
+
+/**
+ * The start-up test against a .cache.json entry (docs/k3s-facts.md, "The import cache
+ * (.cache.json)", measured on k3s's own code): without the fix, re-import only when the size
+ * differs AND the mtime is later (`images` ignored); with k3s PRs #14266 and #14288, re-import
+ * when the entry has no `images`, the size differs, OR the mtime is later than the recorded
+ * whole second — so a file with a sub-second mtime is re-imported at every start.
+ */
+function startReimports(e: ImportCacheEntry, cur: Stamp, opts: K3sOptions): boolean {
+  if (opts.cacheFix && !Array.isArray(e.images)) return true;
+  return changedSince(recordedStamp(e), cur, opts.cacheFix ?? false);
+}
+
+/** An entry kept for a skipped file, as k3s writes it back: modTime in whole seconds, `images` only with the fix. */
+function keptEntry(e: ImportCacheEntry, opts: K3sOptions): ImportCacheEntry {
+  const modTime = Number.isFinite(Date.parse(e.modTime)) ? rfc3339Seconds(recordedStamp(e).mtimeNs) : e.modTime;
+  return { size: e.size, modTime, ...(opts.cacheFix && Array.isArray(e.images) ? { images: e.images } : {}) };
 }
 
 function recordedStamp(e: ImportCacheEntry): { size: number; mtimeNs: bigint } {
@@ -597,10 +616,11 @@ export function emulateK3sStart(node: LabNodeView, opts: K3sOptions = {}): Promi
       const st = await stampOf(file);
       if (!st) continue; // vanished meanwhile
       const recorded = cache?.[nodePath];
-      if (recorded && !k3sTakes(recordedStamp(recorded), st, opts)) {
+      if (recorded && !startReimports(recorded, st, opts)) {
         report.skippedByCache.push(file);
-        nextCache[nodePath] = recorded; // seen: kept as recorded
-        if (opts.cacheFix && Array.isArray(recorded.images)) toRepin.push(...recorded.images);
+        nextCache[nodePath] = keptEntry(recorded, opts); // seen: kept as recorded
+        // With the fix the recorded names are trusted: re-pinned whatever the file holds now.
+        if (opts.cacheFix) toRepin.push(...(recorded.images ?? []));
         continue;
       }
       try {
@@ -683,7 +703,7 @@ export function startK3sWatcher(node: LabNodeView, opts: WatcherOptions = {}): K
         s.handled = true;
         const cur = await stampOf(file);
         const last = lastImport.get(file);
-        if (!cur || (last && !k3sTakes(last, cur, opts))) continue; // k3s skips this change
+        if (!cur || (last && !watcherTakes(last, cur, opts))) continue; // k3s skips this change
         try {
           const images = await withNodeLock(node, () => importArchive(node, file, opts));
           lastImport.set(file, cur);
