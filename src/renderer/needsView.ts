@@ -38,7 +38,7 @@ export function atRiskName(a: Pick<AtRiskImage, 'refs'>): string {
 }
 
 /** Missing first (a pod that needs it cannot start now), then not pinned, then losing its pin; by name within each. */
-const VERDICT_ORDER: Record<AtRiskImage['verdict'], number> = { missing: 0, unprotected: 1, losing: 2 };
+const VERDICT_ORDER: Record<AtRiskImage['verdict'], number> = { missing: 0, unprotected: 1, losing: 2, unverified: 3 };
 
 export function sortAtRisk(list: readonly AtRiskImage[]): AtRiskImage[] {
   return [...list].sort((a, b) => VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] || (atRiskName(a) < atRiskName(b) ? -1 : atRiskName(a) > atRiskName(b) ? 1 : 0));

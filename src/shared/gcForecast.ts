@@ -6,7 +6,9 @@
 // keep kubelet's last-used time, so the order here is by when the image's records last changed
 // — an approximation — and the real bytes freed follow the shared blobs (shared/imageStore).
 import type { GcPolicy, FsStats, MaxAgeGc } from './gcPolicy';
-import { bytesToFreeAtHigh, evictionAtPercent, formatAge, kubeletUsagePercent } from './gcPolicy';
+import { bytesToFreeAtHigh, evictionAtPercent, formatAge, kubeletUsagePercent, maxAgeWhen } from './gcPolicy';
+
+export { maxAgeWhen };
 import { freedInOrder, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
 import { compareText } from './compareText';
@@ -78,16 +80,6 @@ export interface MaxAgeForecast extends MaxAgeGc {
   needed: number;
   /** The whole sentence. */
   text: string;
-}
-
-/**
- * When kubelet's max-age GC takes an unpinned image no container uses: kubelet keeps last-use
- * times in memory only and waits one full age after it starts before it deletes by age
- * (pkg/kubelet/images/image_gc_manager.go freeOldImages), so from here the time is "within one
- * age after kubelet's last start" (later if a container used the image since). Pure.
- */
-export function maxAgeWhen(m: Pick<MaxAgeGc, 'seconds'>): string {
-  return `within ${formatAge(m.seconds)} after kubelet's last start`;
 }
 
 /** The max-age GC in one sentence (the forecast's, the Disk tab's, inspect's). */

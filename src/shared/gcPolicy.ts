@@ -216,7 +216,8 @@ export function nearGcThreshold(fs: FsStats | null, policy: Pick<GcPolicy, 'high
 // ---- kubelet's max-age GC and credential verification (docs/k3s-facts.md, "kubelet's max-age GC"
 // and "kubelet's credential verification") ----
 
-const GO_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 'μs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+// Go also spells microseconds with U+00B5 and U+03BC (escaped: the CLI bundle is ASCII).
+const GO_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, '\u00b5s': 1e-6, '\u03bcs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
 
 /** Go's time.ParseDuration ("168h", "1h30m", "0"), in seconds; null when kubelet would refuse it. */
 export function parseGoDuration(v: string): number | null {
@@ -229,7 +230,7 @@ export function parseGoDuration(v: string): number | null {
   if (s === '0') return 0;
   if (s === '') return null;
   let total = 0;
-  const re = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
+  const re = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/;
   while (s) {
     const m = re.exec(s);
     if (!m) return null;
@@ -246,6 +247,16 @@ export function formatAge(seconds: number): string {
   if (seconds >= 3600) return n(seconds / 3600, 'hour');
   if (seconds >= 60) return n(seconds / 60, 'minute');
   return n(seconds, 'second');
+}
+
+/**
+ * When kubelet's max-age GC takes an unpinned image no container uses: kubelet keeps last-use
+ * times in memory only and waits one full age after it starts before it deletes by age
+ * (pkg/kubelet/images/image_gc_manager.go freeOldImages), so from outside the time is "within one
+ * age after kubelet's last start" (later if a container used the image since). Pure.
+ */
+export function maxAgeWhen(m: Pick<MaxAgeGc, 'seconds'>): string {
+  return `within ${formatAge(m.seconds)} after kubelet's last start`;
 }
 
 /** The Kubernetes minor version a k3s/RKE2 version is built on (v1.35.2+k3s1 → 35); null when unknown. */

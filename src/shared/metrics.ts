@@ -125,6 +125,12 @@ const FAMILIES = (checkedAt: number): Family[] => [
     samples: reached((n) => (n.disk ? one(n.disk.policy.highPercent / 100) : [])),
   },
   {
+    name: 'holdfast_gc_max_age_seconds',
+    help: "kubelet's imageMaximumGCAge in seconds, only where it is on: kubelet deletes every unpinned image unused that long, whatever the disk usage.",
+    type: 'gauge',
+    samples: reached((n) => (n.disk?.policy.maxAge ? one(n.disk.policy.maxAge.seconds) : [])),
+  },
+  {
     name: 'holdfast_check_success',
     help: 'Whether Holdfast could read the node (1) or not (0, with the kind of error).',
     type: 'gauge',

@@ -6,13 +6,16 @@ import type { Workload } from './workloads';
  * missing:     needed, not on the node (a pod that needs it cannot start here);
  * unprotected: needed, on the node, not pinned as kubelet sees it now;
  * losing:      needed, pinned now, unpinned after the next k3s start;
+ * unverified:  needed and kept, but kubelet re-verifies an image it did not pull itself
+ *              (imagePullCredentialsVerificationPolicy, KEP-2535): it pulls it first, and
+ *              offline the pod does not start;
  * protected:   needed and kept;
  * reclaimable: pinned, and nothing at the site needs it (its pin holds disk);
  * unneeded:    not needed (as far as Holdfast can tell) and not pinned.
  */
-export type NeedVerdict = 'missing' | 'unprotected' | 'losing' | 'protected' | 'reclaimable' | 'unneeded';
+export type NeedVerdict = 'missing' | 'unprotected' | 'losing' | 'unverified' | 'protected' | 'reclaimable' | 'unneeded';
 
-export const AT_RISK_VERDICTS: readonly NeedVerdict[] = ['missing', 'unprotected', 'losing'];
+export const AT_RISK_VERDICTS: readonly NeedVerdict[] = ['missing', 'unprotected', 'losing', 'unverified'];
 
 export const isAtRisk = (v: NeedVerdict): boolean => AT_RISK_VERDICTS.includes(v);
 
@@ -21,6 +24,7 @@ export const NEED_VERDICT_TEXT: Record<NeedVerdict, string> = {
   missing: 'missing',
   unprotected: 'at risk',
   losing: 'at risk at restart',
+  unverified: 'at risk: verify pull',
   protected: 'needed, kept',
   reclaimable: 'reclaimable',
   unneeded: 'not needed',

@@ -13,6 +13,7 @@
 // list), an image that came from an air-gap archive counts as needed: k3s's `name@sha256`
 // reference (k3s PR #13221), an archive in the images dir that brings it, a k3s pin on it now, or a
 // pin Holdfast made (its audit log). Nobody carried that image to the site for nothing. Pure.
+import { maxAgeWhen, verifiesPreloaded, type GcPolicy, type VerificationPolicy } from './gcPolicy';
 import type { ImageProtection } from './protection';
 import { protectionKey, refsByImage } from './protection';
 import { isImageIdRecord, parseReference } from './reference';
@@ -70,6 +71,8 @@ export interface NeedsJudgement {
   missing: MissingNeed[];
   /** Images at risk (missing included). */
   atRisk: number;
+  /** Set when kubelet re-verifies imported images that the site needs. */
+  verification?: VerificationRemedy;
 }
 
 /** Whether the needs are known: a cluster or an operator's list answered (the sandbox alone is not). */
@@ -135,14 +138,46 @@ function verdictOf(p: Pick<ImageProtection, 'now' | 'afterRestart'> | undefined,
 }
 
 /** The verdict's clause; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */
-const protectionClause = (who: string): Record<NeedVerdict, string> => ({
+const protectionClause = (who: string, kubelet: NeedsKubelet | undefined): Record<NeedVerdict, string> => ({
   missing: 'not on this node',
-  unprotected: 'not pinned: kubelet may delete it',
-  losing: `loses its pin at the next ${who} start`,
+  unprotected: kubelet?.maxAge ? `not pinned: kubelet's max-age GC deletes it ${maxAgeWhen(kubelet.maxAge)}` : 'not pinned: kubelet may delete it',
+  losing: `loses its pin at the next ${who} start${kubelet?.maxAge ? `; then kubelet's max-age GC deletes it within ${maxAgeWhen(kubelet.maxAge).replace(/^within /, '')}` : ''}`,
+  unverified: VERIFY_CLAUSE,
   protected: 'kept',
   reclaimable: 'pinned, and nothing at the site needs it',
   unneeded: 'not pinned',
 });
+
+/** The verdict's clause when kubelet must pull an image it did not pull itself to verify credentials. */
+export const VERIFY_CLAUSE = 'kubelet will try to pull it to verify credentials; offline the pod will not start';
+
+/** The kubelet settings the verdicts depend on (shared/gcPolicy, read from the node). */
+export type NeedsKubelet = Pick<GcPolicy, 'maxAge' | 'credentialVerification'>;
+
+/**
+ * What to do when kubelet re-verifies imported images (data: the CLI and the app word it). Either
+ * set the policy back to kubelet's default, which exempts images kubelet did not pull, or keep
+ * NeverVerifyAllowlistedImages and list these repositories.
+ */
+export interface VerificationRemedy {
+  policy: VerificationPolicy;
+  /** Where the policy is set. */
+  source: string;
+  field: 'imagePullCredentialsVerificationPolicy';
+  /** The value that exempts imported images. */
+  exemptWith: 'NeverVerifyPreloadedImages';
+  /** Repositories to add to preloadedImagesVerificationAllowlist instead (NeverVerifyAllowlistedImages). */
+  allowlist: string[];
+}
+
+/**
+ * The remedy in words, for every view: what to set where. Plain kubelet settings, no command.
+ * `who` names the distro that runs the kubelet (its restart applies the change).
+ */
+export function verificationRemedyText(v: VerificationRemedy, who = 'k3s'): string {
+  const list = v.allowlist.length ? ` (or keep NeverVerifyAllowlistedImages and add ${v.allowlist.join(', ')} to preloadedImagesVerificationAllowlist)` : '';
+  return `kubelet re-verifies images it did not pull (${v.field}: ${v.policy}, ${v.source}): set it to ${v.exemptWith}${list}, then restart ${who}.`;
+}
 
 /** What, beside the references themselves, shows that an image came from an air-gap archive. */
 export interface ProvenanceEvidence {
@@ -152,6 +187,11 @@ export interface ProvenanceEvidence {
   distributionSourced?: ReadonlySet<string>;
   /** The node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName); k3s when not given. */
   who?: string;
+  /**
+   * The node's kubelet settings (max-age GC, credential verification); absent: not read, and
+   * kubelet's threshold GC alone is assumed.
+   */
+  kubelet?: NeedsKubelet;
 }
 
 /**
@@ -167,14 +207,16 @@ export function judgeNeeds(
   const auditPinned = opts.auditPinned ?? new Set<string>();
   const sourced = opts.distributionSourced ?? new Set<string>();
   const who = opts.who ?? 'k3s';
-  const clause = protectionClause(who);
+  const clause = protectionClause(who, opts.kubelet);
+  const cv = opts.kubelet?.credentialVerification;
+  const verifyRepos = new Set<string>();
   const known = needsKnown(needs);
   const listLabel = needs?.sources.find((s) => s.kind === 'list')?.label ?? null;
 
   const byKey = refsByImage(refs);
 
   // Each needed reference → the images that satisfy it.
-  const neededBy = new Map<string, { basis: NeedBasis; workloads: Workload[] }>();
+  const neededBy = new Map<string, { basis: NeedBasis; workloads: Workload[]; refs: Set<string> }>();
   const missing: MissingNeed[] = [];
   for (const n of needs?.images ?? []) {
     const keys = new Set<string>();
@@ -192,8 +234,9 @@ export function judgeNeeds(
     }
     for (const k of keys) {
       const got = neededBy.get(k);
-      if (!got) neededBy.set(k, { basis, workloads: [...n.workloads] });
+      if (!got) neededBy.set(k, { basis, workloads: [...n.workloads], refs: new Set(n.source === 'sandbox' ? [] : [n.ref]) });
       else {
+        if (n.source !== 'sandbox') got.refs.add(n.ref);
         // A workload outranks a list entry, which outranks the sandbox, as the reason to show.
         if (basis === 'workload' || (basis === 'list' && got.basis === 'sandbox')) got.basis = basis;
         for (const w of n.workloads) if (!got.workloads.some((x) => workloadName(x) === workloadName(w))) got.workloads.push(w);
@@ -222,7 +265,14 @@ export function judgeNeeds(
       } else because = needs?.noSource ? `no source of needs (${needs.noSource}), not from an air-gap archive` : 'not from an air-gap archive, and no source of needs';
     } else because = 'nothing at the site needs it';
     const needed = basis !== null;
-    const verdict = verdictOf(p, needed);
+    let verdict = verdictOf(p, needed);
+    // kubelet re-verifies an image it did not pull itself (every imported one; the sandbox image
+    // is CRI's, not kubelet's): it pulls it first, which offline fails (KEP-2535).
+    const verifying = needed && p !== undefined && basis !== 'sandbox' ? verifyingRepos(need ? [...need.refs] : list.map((r) => r.name), cv) : [];
+    if (verifying.length) {
+      for (const r of verifying) verifyRepos.add(r);
+      if (verdict === 'protected') verdict = 'unverified';
+    }
     if (isAtRisk(verdict)) atRisk++;
     // Pinned, yet unprotected: kubelet does not see the pin on this containerd (none before
     // 1.7.3; on 1.7.3–1.7.9 only if the reference CRI loaded first carries it).
@@ -235,11 +285,31 @@ export function judgeNeeds(
       basis,
       workloads: need?.workloads ?? [],
       neededBecause: needed ? because : null,
-      because: needed ? `${because}; ${ignored ? 'pinned, but kubelet does not see the pin on this containerd: it may delete it' : clause[verdict]}` : verdict === 'reclaimable' ? `${clause.reclaimable}` : because,
+      because: needed
+        ? `${because}; ${ignored ? 'pinned, but kubelet does not see the pin on this containerd: it may delete it' : clause[verdict]}${verifying.length && verdict !== 'unverified' ? `; ${VERIFY_CLAUSE}` : ''}`
+        : verdict === 'reclaimable'
+          ? `${clause.reclaimable}`
+          : because,
     });
   }
   missing.sort((a, b) => compareText(a.ref, b.ref));
-  return { basis: known ? 'known' : 'provenance', byImage, missing, atRisk };
+  const verification: VerificationRemedy | undefined =
+    verifyRepos.size && cv?.policy
+      ? { policy: cv.policy, source: cv.source, field: 'imagePullCredentialsVerificationPolicy', exemptWith: 'NeverVerifyPreloadedImages', allowlist: [...verifyRepos].sort(compareText) }
+      : undefined;
+  return { basis: known ? 'known' : 'provenance', byImage, missing, atRisk, ...(verification ? { verification } : {}) };
+}
+
+/** The repositories (of these references) kubelet re-verifies before it uses an image it did not pull. */
+function verifyingRepos(refs: readonly string[], cv: NeedsKubelet['credentialVerification']): string[] {
+  if (!cv?.policy) return [];
+  const out = new Set<string>();
+  for (const r of refs) {
+    if (isImageIdRecord(r)) continue;
+    const repo = parseReference(r)?.repository ?? null;
+    if (repo && verifiesPreloaded(cv, repo)) out.add(repo);
+  }
+  return [...out];
 }
 
 /** The references (tags first) of the images at risk, for a one-line summary. */
@@ -257,6 +327,8 @@ export interface NeedsReport {
   missing: MissingNeed[];
   /** Needed images at risk on the node, missing ones included. */
   atRisk: number;
+  /** kubelet re-verifies the imported images the site needs: what to change (the views word it). */
+  verification?: VerificationRemedy;
 }
 
 /**
@@ -285,6 +357,7 @@ export function applyNeeds<T extends NeedsRef>(
       notes: needs?.notes ?? [],
       missing,
       atRisk: j.atRisk,
+      ...(j.verification ? { verification: j.verification } : {}),
     },
   };
 }
@@ -293,7 +366,7 @@ export function applyNeeds<T extends NeedsRef>(
 export interface AtRiskImage {
   /** The image's references (a missing one: the reference the site needs). */
   refs: string[];
-  verdict: 'missing' | 'unprotected' | 'losing';
+  verdict: 'missing' | 'unprotected' | 'losing' | 'unverified';
   workloads: Workload[];
   because: string;
   /** Where a missing image can be found (an archive, another node). */

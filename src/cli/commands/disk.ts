@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { DiskPicture } from '../../shared/diskPicture';
 import { FS_ROLE_TEXT } from '../../shared/diskPicture';
 import type { StoreImage } from '../../shared/imageStore';
-import { evictionAtPercent, formatThreshold, kubeletUsagePercent } from '../../shared/gcPolicy';
+import { evictionAtPercent, formatAge, formatThreshold, kubeletUsagePercent } from '../../shared/gcPolicy';
 import { NEEDED_FLAG_BRIEF, ORDER_BRIEF } from '../../shared/gcForecast';
 import { connectsFirstNode, type Cli } from '../context';
 import type { ColumnFit } from '../fit';
@@ -56,6 +56,9 @@ export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = fa
     `\nkubelet's image GC: starts at ${pol.highPercent} % used (${pol.sources.high}), frees down to ${pol.lowPercent} % (${pol.sources.low}); ` +
       `hard eviction at imagefs.available < ${formatThreshold(pol.evictionHard.imagefs)}${ev !== null ? ` (≈ ${Math.round(ev)} % used)` : ''}, nodefs.available < ${formatThreshold(pol.evictionHard.nodefs)} (${pol.sources.evictionHard}).`,
   );
+  if (pol.maxAge) {
+    out.push(`kubelet's max-age GC: deletes every unpinned image no container used for ${formatAge(pol.maxAge.seconds)} (image-maximum-gc-age=${pol.maxAge.value}, ${pol.maxAge.source}), whatever the disk usage.`);
+  }
   out.push(p.imagefs ? `The image file system (snapshots) is at ${pct(kubeletUsagePercent(p.imagefs))} as kubelet counts it.` : 'The image file system could not be measured.');
   for (const n of [...pol.notes, ...p.notes]) out.push(`note: ${n}`);
   if (!p.images || !p.summary || !p.forecast) return screen.text(out.join('\n'));
@@ -73,12 +76,20 @@ export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = fa
     ),
   );
   const f = p.forecast;
+  // Max-age GC first: it needs no disk pressure, so it comes before the threshold ever does.
+  if (f.maxAge) {
+    const ageSiteNeeds = f.steps.some((st) => st.needed.some((n) => n.kind === 'site-need'));
+    out.push(`\nMax-age GC — ${f.maxAge.text}`);
+    if (f.maxAge.needed) {
+      out.push(`  WARNING: ${f.maxAge.needed} needed image${f.maxAge.needed === 1 ? ' is' : 's are'} among them — pin ${f.maxAge.needed === 1 ? 'it' : 'them'} (holdfast pin ${p.node} ${ageSiteNeeds ? '--needed' : 'REF'}) now: the disk need not fill.`);
+    }
+  }
   out.push(`\nGC forecast — when the image file system reaches ${f.highPercent} %, kubelet deletes (oldest first):`);
   if (f.steps.length === 0) out.push(`  nothing: every image is in use or pinned for kubelet${losing ? ` (${losing} only until the next ${who} start)` : ''}.`);
   f.steps.forEach((st, n) => {
     const mark = st.deleted ? `${n + 1}.` : ' -';
     const name = screen.ref(imageName(st.refs, st.key), mark.length + 40);
-    out.push(`  ${mark} ${name}  frees ${humanSize(st.frees)}${st.deleted ? '' : '  (only at eviction)'}${st.needed.length ? '  NEEDED' : ''}`);
+    out.push(`  ${mark} ${name}  frees ${humanSize(st.frees)}${st.deleted ? '' : f.maxAge ? '  (by age; by disk only at eviction)' : '  (only at eviction)'}${st.needed.length ? '  NEEDED' : ''}`);
     for (const nf of st.needed) out.push(`       ! ${brief ? NEEDED_FLAG_BRIEF[nf.kind] : nf.text}`);
   });
   if (f.measured) {
@@ -118,7 +129,8 @@ export function registerDiskCommand(program: Command, cli: Cli): void {
         ],
         [
           FITTED_NOTE,
-          "The GC thresholds are the node's kubelet arguments (its k3s or RKE2 config.yaml, command line), else kubelet's and k3s's defaults (85 % / 80 %, eviction at 5 % free); each says where it came from.",
+          "The GC thresholds are the node's kubelet arguments (its k3s or RKE2 config.yaml, command line, kubelet config files), else kubelet's and k3s's defaults (85 % / 80 %, eviction at 5 % free); each says where it came from.",
+          "With image-maximum-gc-age set, kubelet also deletes every unpinned image unused for that long, whatever the disk usage: the forecast says which, and when.",
         ],
       ),
     )

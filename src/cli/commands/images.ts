@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { ImageRef } from '../../shared/domain';
 import { pinStateText } from '../pinText';
 import { distroDisplayName } from '../../shared/distro';
-import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, type NeedsReport } from '../../shared/needs';
+import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, verificationRemedyText, type NeedsReport } from '../../shared/needs';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
 import { gcBound, gcBoundBrief, imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
@@ -29,7 +29,7 @@ const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${wor
  * command that protects them (shared/needs). On a terminal each image at risk gets one short
  * clause (its whole reason with `why`). Returns whether a short clause stood for a reason.
  */
-function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsReport, screen: Screen = Screen.plain, why = false): boolean {
+function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsReport, screen: Screen = Screen.plain, why = false, who = 'k3s'): boolean {
   const out = (s: string) => cli.io.out(screen.text(s));
   const from = needs.sources.map((s) => s.label).join(', ');
   out(
@@ -51,7 +51,8 @@ function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsRepo
     else out(`  - ${screen.ref(ref, 6)}: ${safe(why ? a.because : atRiskBrief(a, images, needs))}${safe(held)}`);
   }
   if (atRisk.some((a) => a.pinnable)) out(`Make every needed image durable with: holdfast pin ${node} --needed`);
-  else if (atRisk.some((a) => a.verdict !== 'missing')) out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
+  else if (atRisk.some((a) => a.verdict === 'unprotected' || a.verdict === 'losing')) out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
+  if (needs.verification) out(safe(verificationRemedyText(needs.verification, who)));
   if (atRisk.some((a) => a.verdict === 'missing')) out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
   return screen.terminal && !why;
 }
@@ -156,7 +157,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       if (images.length === 0) {
         const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
         cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
-        if (printNeeds(cli, name, images, needs, screen, why)) out(whyHint(name));
+        if (printNeeds(cli, name, images, needs, screen, why, who)) out(whyHint(name));
         if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why, who)}`);
         return;
       }
@@ -199,7 +200,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} ${who}-pinned, ${counts.none} unpinned`);
       // Said only where the node takes part (on, or an agent following its servers): most nodes stay as they were.
       const peersShort = peersOn && printPeers(cli, images, embeddedRegistry!, screen, why);
-      let short = printNeeds(cli, name, images, needs, screen, why) || peersShort;
+      let short = printNeeds(cli, name, images, needs, screen, why, who) || peersShort;
       const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
       if (atRisk.length) {
         out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next ${who} start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);

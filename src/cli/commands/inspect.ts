@@ -8,7 +8,7 @@ import { notInspectedStatus, type FleetNodeResult, type FleetReport, type NodeRi
 import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/usecases/fleet/defaults';
 import { fleetDistroName, isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
 import { formatBytes } from '../../shared/format';
-import { atRiskBrief, atRiskOf } from '../../shared/needs';
+import { atRiskBrief, atRiskOf, verificationRemedyText } from '../../shared/needs';
 import type { Distro, NodeDef } from '../../shared/domain';
 import { plural, word } from '../../shared/wording';
 import { protectionBrief } from '../../shared/protection';
@@ -79,6 +79,7 @@ function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDi
     head(`${plural(atRisk.length, 'needed image')} at risk (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may not start):`);
     for (const a of atRisk) item(a.refs[0] ?? '', `${why ? a.because : atRiskBrief(a, n?.images, n?.needs)}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}`);
     if (atRisk.some((a) => a.pinnable)) out.push(screen.command(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`));
+    if (n?.needs?.verification) out.push(`  ${' '.repeat(r.node.length)}  → ${safe(verificationRemedyText(n.needs.verification, distroDisplayName(n.versions?.distro ?? 'unknown')))}`);
   }
   if (r.losingImages?.length) {
     const mode = criPinning(n?.versions?.containerdVersion);
@@ -176,6 +177,8 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
       // Each needed image at risk: what it is, who needs it, where a copy is.
       for (const a of r.atRisk ?? []) out.push(`${pad}- ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
       if (r.atRisk?.some((a) => a.pinnable)) out.push(`${pad}→ holdfast pin ${r.node} --needed`);
+      const verification = results.get(r.node)?.needs?.verification;
+      if (verification) out.push(`${pad}→ ${safe(verificationRemedyText(verification, distroDisplayName(results.get(r.node)?.versions?.distro ?? 'unknown')))}`);
     }
   }
   const lost = report.nodes.filter((n) => n.lostPins?.length);

@@ -21,6 +21,7 @@ import { mapLimit } from '../../shared/mapLimit';
 import { clusterOptions, readClusterAnswer, type ClusterAnswer } from '../needs/cluster';
 import { nodeNeedsFrom } from '../needs/nodeNeeds';
 import type { NeedsResolver } from '../needs/resolve';
+import { readGcPolicy } from './kubeletSettings';
 
 const log = logger('node');
 
@@ -82,6 +83,8 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
     session.platform(),
     session.listBaseImages(),
   ]);
+  // kubelet's max-age GC and credential verification change the verdicts: read alongside.
+  const kubeletRead = readGcPolicy(session, info).catch(() => undefined);
   // What the cluster needs: one exec, under way while the images dir is scanned.
   const clusterRead = readClusterAnswer(session.ssh, clusterOptions(session.def, info)).catch((err: unknown): ClusterAnswer => (log.debug('cluster needs not read', { node: session.def.name, err }), { kind: 'error', message: `the cluster could not be asked (${err instanceof Error ? err.message : String(err)})`, sandbox: null }));
   const [files, importCache] = await Promise.all([
@@ -140,7 +143,8 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
   // Without a source of needs, provenance decides: k3s's distribution.source labels on the
   // content of unpinned images are one more sign of an air-gap import (read only then).
   const distributionSourced = needsKnown(nodeNeeds) ? new Set<string>() : await distributionSourcedTargets(session, pinnedRefs);
-  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced, who });
+  const kubelet = await kubeletRead;
+  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced, who, ...(kubelet ? { kubelet } : {}) });
   return { info, platform, images: judged.refs, files, fateArchives, prepull, importCache, needs: judged.report, cluster };
 }
 

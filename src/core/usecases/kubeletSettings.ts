@@ -2,13 +2,14 @@
 // imported images (shared/gcPolicy): read with one fixed script (core/disk/kubeletArgs), and a
 // second read only when a flag names a kubelet config file or drop-in dir the first did not read.
 import { distroProfile } from '../../shared/distro';
+import type { NodeInfo } from '../../shared/domain';
 import { kubernetesMinor, resolveGcPolicy, type GcPolicy } from '../../shared/gcPolicy';
 import { kubeletArgsArgv, kubeletFilesArgv, parseKubeletArgs } from '../disk/kubeletArgs';
 import type { NodeSession } from '../node/session';
 
 /** The node's GC, eviction and credential verification policy, from its config files and running processes. */
-export async function readGcPolicy(session: NodeSession): Promise<GcPolicy> {
-  const info = await session.info();
+export async function readGcPolicy(session: NodeSession, known?: NodeInfo): Promise<GcPolicy> {
+  const info = known ?? (await session.info());
   const kube = { minor: kubernetesMinor(info.distroVersion) };
   const sudo = session.def.sudo === true;
   try {

@@ -6,7 +6,7 @@ import type { NodeDef } from '../../shared/domain';
 import { FS_ROLE_TEXT, pictureNearGc, pointsToHigh, type DiskPicture, type StoreSummary } from '../../shared/diskPicture';
 import { plural } from '../../shared/wording';
 import type { ForecastStep, GcForecast } from '../../shared/gcForecast';
-import { evictionAtPercent, formatThreshold, kubeletUsagePercent, usedPercentExact } from '../../shared/gcPolicy';
+import { evictionAtPercent, formatAge, formatThreshold, kubeletUsagePercent, usedPercentExact } from '../../shared/gcPolicy';
 import { formatPercent, formatBytes, shortDigest } from '../../shared/format';
 import type { ImageState, StoreImage } from '../../shared/imageStore';
 import { protectionChange, type ProtectionChange } from '../../shared/protection';
@@ -129,6 +129,19 @@ function Forecast({ f, node, images, who }: { f: GcForecast; node: string; image
       <h3 id="forecast-title">
         If the disk reaches {formatPercent(f.highPercent)}{f.triggeredNow ? ' (it is there now)' : ''}: what kubelet deletes first
       </h3>
+      {f.maxAge ? (
+        <div className={`banner ${f.maxAge.needed ? 'banner-danger' : 'banner-warning'}`} data-testid="forecast-max-age">
+          <ClockIcon className="banner-icon" />
+          <div className="banner-text">
+            <strong>{f.maxAge.text}</strong>
+            {f.maxAge.needed ? (
+              <span>
+                {plural(f.maxAge.needed, 'needed image')} among them: pin {f.maxAge.needed === 1 ? 'it' : 'them'} durably now (Images tab) — the disk need not fill.
+              </span>
+            ) : null}
+          </div>
+        </div>
+      ) : null}
       {needed.length ? (
         <div className="banner banner-danger" role="alert" data-testid="forecast-needed-banner">
           <AlertIcon className="banner-icon" />
@@ -209,6 +222,19 @@ function Thresholds({ p }: { p: DiskPicture }) {
         imagefs.available &lt; {formatThreshold(pol.evictionHard.imagefs)}
         {ev !== null ? ` (${formatPercent(ev)} used)` : ''}, nodefs.available &lt; {formatThreshold(pol.evictionHard.nodefs)}{' '}
         <span className="muted">— {pol.sources.evictionHard}; kubelet then evicts pods and deletes every unused image</span>
+      </dd>
+      <dt>Max-age GC</dt>
+      <dd data-testid="gc-max-age">
+        {pol.maxAge ? (
+          <>
+            <strong>{formatAge(pol.maxAge.seconds)}</strong> unused, whatever the disk usage{' '}
+            <span className="muted">
+              — image-maximum-gc-age={pol.maxAge.value}, {pol.maxAge.source}
+            </span>
+          </>
+        ) : (
+          <span className="muted">off (image-maximum-gc-age not set)</span>
+        )}
       </dd>
     </dl>
   );

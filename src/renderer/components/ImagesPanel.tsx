@@ -257,7 +257,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
         </button>
       </div>
 
-      <NeedsBanner node={node} images={images} onPin={onPin} />
+      <NeedsBanner node={node} images={images} onPin={onPin} who={who} />
       {images.loadedAt && images.embeddedRegistry ? <EmbeddedRegistrySummary cfg={images.embeddedRegistry} /> : null}
       {registries ? <NodeRegistriesDetails r={registries.r} at={registries.at} /> : null}
 

@@ -5,7 +5,7 @@
 // through the one rule's atRiskOf (needsView.ts); nothing here judges an image.
 import { useMemo, useState } from 'react';
 import type { NodeDef } from '../../shared/domain';
-import type { AtRiskImage, NeedVerdict, RefNeed } from '../../shared/needs';
+import { verificationRemedyText, type AtRiskImage, type NeedVerdict, type RefNeed } from '../../shared/needs';
 import type { Workload } from '../../shared/workloads';
 import { atRiskName, isAtRisk, NEED_VERDICT_TEXT, needsNotes, needsSourceText, nodeAtRisk, sortAtRisk, workloadLine, workloadsForDisplay } from '../needsView';
 import type { ImagesState } from '../store';
@@ -104,7 +104,7 @@ const ITEMS_SHOWN = 4;
  * Above the images table: where the node's needs come from, and when needed images are at risk,
  * which (missing ones with where a copy is) and the button that previews pinning all of them.
  */
-export function NeedsBanner({ node, images, onPin }: { node: NodeDef; images: ImagesState; onPin(request: PinRequest): void }) {
+export function NeedsBanner({ node, images, onPin, who = 'k3s' }: { node: NodeDef; images: ImagesState; onPin(request: PinRequest): void; who?: string }) {
   const [all, setAll] = useState(false);
   const report = images.needs;
   const atRisk = useMemo(() => sortAtRisk(nodeAtRisk(images) ?? []), [images]);
@@ -158,6 +158,11 @@ export function NeedsBanner({ node, images, onPin }: { node: NodeDef; images: Im
           <button type="button" className="link-button needs-more" onClick={() => setAll((v) => !v)} data-testid="needs-show-all">
             {all ? 'Show fewer' : `Show all ${atRisk.length}`}
           </button>
+        ) : null}
+        {report.verification ? (
+          <span className="needs-note" data-testid="needs-verification">
+            {verificationRemedyText(report.verification, who)}
+          </span>
         ) : null}
         {noteLines}
       </div>

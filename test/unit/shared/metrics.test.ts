@@ -106,6 +106,8 @@ const HELP = {
   used: "# HELP holdfast_imagefs_used_bytes Used bytes of the file system kubelet's image GC watches (capacity minus what non-root users may use).\n# TYPE holdfast_imagefs_used_bytes gauge",
   capacity: "# HELP holdfast_imagefs_capacity_bytes Capacity in bytes of the file system kubelet's image GC watches.\n# TYPE holdfast_imagefs_capacity_bytes gauge",
   gc: "# HELP holdfast_gc_high_threshold_ratio kubelet's imageGCHighThresholdPercent as a ratio: image GC starts above this use of the image file system.\n# TYPE holdfast_gc_high_threshold_ratio gauge",
+  maxAge:
+    "# HELP holdfast_gc_max_age_seconds kubelet's imageMaximumGCAge in seconds, only where it is on: kubelet deletes every unpinned image unused that long, whatever the disk usage.\n# TYPE holdfast_gc_max_age_seconds gauge",
   success: '# HELP holdfast_check_success Whether Holdfast could read the node (1) or not (0, with the kind of error).\n# TYPE holdfast_check_success gauge',
   stamp: '# HELP holdfast_check_timestamp_seconds When Holdfast last checked the node, in seconds since the epoch.\n# TYPE holdfast_check_timestamp_seconds gauge',
 };
@@ -133,6 +135,8 @@ describe('holdfast metrics text', () => {
         `holdfast_imagefs_capacity_bytes ${100 * GiB}`,
         HELP.gc,
         'holdfast_gc_high_threshold_ratio 0.85',
+        // Max-age GC off (not set): no sample.
+        HELP.maxAge,
         HELP.success,
         'holdfast_check_success 1',
         HELP.stamp,
@@ -162,6 +166,7 @@ describe('holdfast metrics text', () => {
         HELP.used,
         HELP.capacity,
         HELP.gc,
+        HELP.maxAge,
         HELP.success,
         'holdfast_check_success{node="n1"} 1',
         'holdfast_check_success{node="n\\"2",kind="unreachable"} 0',
@@ -171,6 +176,12 @@ describe('holdfast metrics text', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it("kubelet's max-age GC, where it is on: its age in seconds", () => {
+    const aged = { ...disk, policy: resolveGcPolicy([{ flag: 'image-maximum-gc-age', value: '168h', source: 'config.yaml' }], [], { minor: 35 }) };
+    const text = renderMetrics([{ label: 'n1', result: reached(), disk: aged }], 1796479564);
+    expect(text).toContain(`${HELP.maxAge}\nholdfast_gc_max_age_seconds{node="n1"} 604800\n`);
   });
 
   it('image states count images, not references, and a pin containerd GC may drop protects nothing', () => {

@@ -18,7 +18,9 @@ import {
   type NeedsRef,
   type NodeNeededImage,
   type NodeNeeds,
+  type NeedsKubelet,
 } from '../../../src/shared/needs';
+import { resolveGcPolicy, type KubeletArg } from '../../../src/shared/gcPolicy';
 import { imageProtection, type ImageProtectionRef } from '../../../src/shared/protection';
 import type { Workload } from '../../../src/shared/workloads';
 
@@ -71,17 +73,18 @@ const rollback: Workload = { kind: 'ReplicaSet', namespace: 'default', name: 'we
 const needOf = (ref: string, workloads: Workload[] = [], source: NodeNeededImage['source'] = 'cluster'): NodeNeededImage => ({ ref, workloads, source });
 const fromCluster = (...images: NodeNeededImage[]): NodeNeeds => ({ sources: [{ kind: 'cluster', label: 'kubectl on edge1' }], images, notes: [] });
 
-const judge = (refs: readonly Ref[], needs: NodeNeeds | null, opts: { auditPinned?: ReadonlySet<string> } = {}) =>
+const judge = (refs: readonly Ref[], needs: NodeNeeds | null, opts: { auditPinned?: ReadonlySet<string>; kubelet?: NeedsKubelet } = {}) =>
   judgeNeeds(refs, imageProtection(refs, 'any'), needs, opts);
 
 describe('verdict words', () => {
   it('at risk means needed and missing, unprotected now, or unprotected after the next k3s start', () => {
-    expect([...AT_RISK_VERDICTS]).toEqual(['missing', 'unprotected', 'losing']);
-    expect((['missing', 'unprotected', 'losing', 'protected', 'reclaimable', 'unneeded'] as const).filter(isAtRisk)).toEqual(['missing', 'unprotected', 'losing']);
+    expect([...AT_RISK_VERDICTS]).toEqual(['missing', 'unprotected', 'losing', 'unverified']);
+    expect((['missing', 'unprotected', 'losing', 'unverified', 'protected', 'reclaimable', 'unneeded'] as const).filter(isAtRisk)).toEqual(['missing', 'unprotected', 'losing', 'unverified']);
     expect(NEED_VERDICT_TEXT).toEqual({
       missing: 'missing',
       unprotected: 'at risk',
       losing: 'at risk at restart',
+      unverified: 'at risk: verify pull',
       protected: 'needed, kept',
       reclaimable: 'reclaimable',
       unneeded: 'not needed',
@@ -568,5 +571,103 @@ describe('atRiskOf and atRiskText', () => {
     expect(atRiskText(list, 1)).toBe('registry.local/app:3 (at risk) and 2 more');
     // an image with no tag reference is named by its first reference
     expect(atRiskText([{ refs: [`registry.local/app@${APP.digest}`, APP.imageId], verdict: 'unprotected', workloads: [], because: '', pinnable: true }])).toBe(`registry.local/app@${APP.digest} (at risk)`);
+  });
+});
+
+// kubelet's own settings change the verdicts: its max-age GC (KEP-4210) takes an unpinned image
+// with no disk pressure, and its credential verification (KEP-2535) makes it pull an image it did
+// not pull itself (an imported one) before a pod may use it — offline, the pod does not start.
+describe('judgeNeeds: the node’s kubelet settings', () => {
+  const kubelet = (minor: number, ...args: [string, string][]): NeedsKubelet =>
+    resolveGcPolicy(args.map(([flag, value]): KubeletArg => ({ flag, value, source: '/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/50-site.conf' })), [], { minor });
+  const refs = [
+    unpinned('docker.io/library/nginx:1.25', WEB),
+    k3sLosing('registry.local/app:3', APP),
+    durable('docker.io/library/busybox:1.36', TOOL),
+    durable('registry.local/pause:3.10', PAUSE),
+  ];
+  const needs: NodeNeeds = {
+    ...fromCluster(needOf('docker.io/library/nginx:1.25', [web]), needOf('registry.local/app:3', [rollback]), needOf('docker.io/library/busybox:1.36', [backup])),
+    images: [needOf('docker.io/library/nginx:1.25', [web]), needOf('registry.local/app:3', [rollback]), needOf('docker.io/library/busybox:1.36', [backup]), needOf('registry.local/pause:3.10', [], 'sandbox')],
+  };
+  const cases: { name: string; kubelet: NeedsKubelet | undefined; want: Record<string, [string, string]>; allowlist?: string[] }[] = [
+    {
+      name: 'not read: the threshold GC alone',
+      kubelet: undefined,
+      want: {
+        nginx: ['unprotected', 'not pinned: kubelet may delete it'],
+        app: ['losing', 'loses its pin at the next k3s start'],
+        busybox: ['protected', 'kept'],
+        pause: ['protected', 'kept'],
+      },
+    },
+    {
+      name: "1.35's defaults (NeverVerifyPreloadedImages, no max-age): imported images are exempt",
+      kubelet: kubelet(35),
+      want: { nginx: ['unprotected', 'not pinned: kubelet may delete it'], app: ['losing', 'loses its pin at the next k3s start'], busybox: ['protected', 'kept'], pause: ['protected', 'kept'] },
+    },
+    {
+      name: 'max-age set: an unpinned needed image goes within one age after kubelet starts, whatever the disk',
+      kubelet: kubelet(35, ['image-maximum-gc-age', '168h']),
+      want: {
+        nginx: ['unprotected', "not pinned: kubelet's max-age GC deletes it within 7 days after kubelet's last start"],
+        app: ['losing', "loses its pin at the next k3s start; then kubelet's max-age GC deletes it within 7 days after kubelet's last start"],
+        busybox: ['protected', 'kept'],
+        pause: ['protected', 'kept'],
+      },
+    },
+    {
+      name: 'AlwaysVerify: every needed image kubelet did not pull is at risk (the sandbox image is CRI’s, exempt)',
+      kubelet: kubelet(35, ['imagePullCredentialsVerificationPolicy', 'AlwaysVerify']),
+      want: {
+        nginx: ['unprotected', 'not pinned: kubelet may delete it; kubelet will try to pull it to verify credentials; offline the pod will not start'],
+        app: ['losing', 'loses its pin at the next k3s start; kubelet will try to pull it to verify credentials; offline the pod will not start'],
+        busybox: ['unverified', 'kubelet will try to pull it to verify credentials; offline the pod will not start'],
+        pause: ['protected', 'kept'],
+      },
+      allowlist: ['docker.io/library/busybox', 'docker.io/library/nginx', 'registry.local/app'],
+    },
+    {
+      name: 'NeverVerifyAllowlistedImages: only images the allow-list does not cover',
+      kubelet: kubelet(35, ['imagePullCredentialsVerificationPolicy', 'NeverVerifyAllowlistedImages'], ['preloadedImagesVerificationAllowlist', 'docker.io/library/*']),
+      want: {
+        nginx: ['unprotected', 'not pinned: kubelet may delete it'],
+        app: ['losing', 'loses its pin at the next k3s start; kubelet will try to pull it to verify credentials; offline the pod will not start'],
+        busybox: ['protected', 'kept'],
+        pause: ['protected', 'kept'],
+      },
+      allowlist: ['registry.local/app'],
+    },
+    {
+      name: 'AlwaysVerify on 1.34 without the feature gate: no effect',
+      kubelet: kubelet(34, ['imagePullCredentialsVerificationPolicy', 'AlwaysVerify']),
+      want: { nginx: ['unprotected', 'not pinned: kubelet may delete it'], app: ['losing', 'loses its pin at the next k3s start'], busybox: ['protected', 'kept'], pause: ['protected', 'kept'] },
+    },
+  ];
+  const keys: Record<string, Img> = { nginx: WEB, app: APP, busybox: TOOL, pause: PAUSE };
+  for (const c of cases) {
+    it(c.name, () => {
+      const j = judge(refs, needs, c.kubelet ? { kubelet: c.kubelet } : {});
+      const got = Object.fromEntries(Object.entries(keys).map(([k, image]) => {
+        const n = j.byImage.get(image.imageId)!;
+        return [k, [n.verdict, n.because.split('; ').slice(1).join('; ')]];
+      }));
+      expect(got).toEqual(c.want);
+      expect(j.verification?.allowlist).toEqual(c.allowlist);
+      if (c.allowlist) expect(j.verification).toMatchObject({ field: 'imagePullCredentialsVerificationPolicy', exemptWith: 'NeverVerifyPreloadedImages', source: '/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/50-site.conf' });
+      // Every verdict but "kept" is at risk, and atRiskOf lists them for the views.
+      expect(j.atRisk).toBe(Object.values(c.want).filter(([v]) => v !== 'protected').length);
+    });
+  }
+
+  it('the report carries the remedy; atRiskOf lists an unverified image', () => {
+    const k = kubelet(35, ['imagePullCredentialsVerificationPolicy', 'AlwaysVerify']);
+    const r = applyNeeds(refs, imageProtection(refs, 'any'), needs, { kubelet: k });
+    expect(r.report.verification?.policy).toBe('AlwaysVerify');
+    expect(atRiskOf(r.refs, r.report).map((a) => `${a.refs[0]} ${a.verdict}`)).toEqual([
+      'docker.io/library/nginx:1.25 unprotected',
+      'registry.local/app:3 losing',
+      'docker.io/library/busybox:1.36 unverified',
+    ]);
   });
 });
