@@ -165,6 +165,20 @@ export const LIMITS = {
     why: 'real ones are a few KiB',
   },
 
+  // ---- the local audit log ($HOLDFAST_HOME/audit.jsonl, read line by line) ----
+  'audit.lineBytes': {
+    value: 16 * MiB,
+    unit: 'bytes',
+    what: 'one line (one recorded change) of the local audit log',
+    why: 'the largest real entry (10,000 references pinned at once) is a few MiB; a longer line was not written by Holdfast, and the log counts as unreadable',
+  },
+  'audit.listBytes': {
+    value: 4 * MiB,
+    unit: 'bytes',
+    what: "the newest audit entries the log shows (CLI and app), measured as their lines in the file",
+    why: 'about 12,000 changes: a log of years is read line by line and only its newest entries are kept; the output says how many older ones it leaves out',
+  },
+
   // ---- the UI boundary (holdfast serve, Electron IPC) ----
   'http.bodyBytes': {
     value: 1 * MiB,

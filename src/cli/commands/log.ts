@@ -20,7 +20,11 @@ export function registerLogCommand(program: Command, cli: Cli): void {
     .action(async (name: string | undefined, o) => {
       // audit.list reads the local audit log and nothing else: read here, without loading the
       // service (and the core that reaches nodes under it), which would only slow the start.
-      const entries = await new AuditLog(holdfastHome()).list(name);
+      const audit = new AuditLog(holdfastHome());
+      const { entries, omitted } = await audit.recent(name);
+      // Older entries beyond the limit audit.listBytes stay in the file: said on stderr, so --json stays an array.
+      const count = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+      if (omitted) cli.io.err(`note: the newest ${count(entries.length, 'entry', 'entries')} shown; ${count(omitted, 'older one', 'older ones')} only in ${safe(audit.file)}`);
       if (o.json) return cli.io.out(JSON.stringify(entries, null, 2));
       if (entries.length === 0) return cli.io.out('no changes recorded yet');
       // On a terminal, fitted to it: long lines wrapped, references elided in the middle.

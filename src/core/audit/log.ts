@@ -6,6 +6,8 @@ import path from 'node:path';
 import type { AuditEntry } from '../../shared/domain';
 import { applyAuditEntry, type PinRecord } from '../../shared/lostPins';
 import { withFileLock } from '../config/lock';
+import { errnoClause, HoldfastError } from '../errors';
+import { limit, nameLimit } from '../limits';
 import { logger } from '../log';
 
 const log = logger('audit');
@@ -21,7 +23,7 @@ export function localUser(): string {
   return `${user}@${os.hostname()}`;
 }
 
-/** Bytes read from the audit log at a time when following its pins. */
+/** Bytes read from the audit log at a time. */
 const LEDGER_CHUNK = 4 * 1024 * 1024;
 
 /** What durablePins() has read so far: the log is append-only, so only new bytes are read next time. */
@@ -32,17 +34,28 @@ interface PinLedger {
   byNode: Map<string, Map<string, PinRecord>>;
 }
 
+/** What to do about an audit log Holdfast cannot read: the pins it made cannot be followed until then. */
+const UNREADABLE_HINT =
+  'Move it aside (Holdfast then starts a new log) or repair it; until then Holdfast cannot tell which pins it made were lost.';
+
 export class AuditLog {
   readonly file: string;
   private ledger: PinLedger | null = null;
   private ledgerRead: Promise<unknown> = Promise.resolve();
 
   private readonly readChunkBytes: number;
+  private readonly lineBytes: number;
+  private readonly listBytes: number;
 
-  /** readChunkBytes: how much of the log durablePins() reads at a time (default 4 MiB). */
-  constructor(home: string, opts: { readChunkBytes?: number } = {}) {
+  /**
+   * readChunkBytes: how much of the log is read at a time (default 4 MiB); lineBytes, listBytes:
+   * the limits audit.lineBytes and audit.listBytes (tests use small ones).
+   */
+  constructor(home: string, opts: { readChunkBytes?: number; lineBytes?: number; listBytes?: number } = {}) {
     this.file = path.join(home, 'audit.jsonl');
     this.readChunkBytes = Math.max(1, opts.readChunkBytes ?? LEDGER_CHUNK);
+    this.lineBytes = opts.lineBytes ?? limit('audit.lineBytes');
+    this.listBytes = opts.listBytes ?? limit('audit.listBytes');
   }
 
   async append(entry: Omit<AuditEntry, 'time' | 'user'> & Partial<Pick<AuditEntry, 'time' | 'user'>>): Promise<AuditEntry> {
@@ -62,34 +75,60 @@ export class AuditLog {
     return full;
   }
 
-  /** Newest first; lines that do not parse (a torn last line after a crash) are skipped. */
+  /** Newest first, at most audit.listBytes of them (see recent()). */
   async list(node?: string): Promise<AuditEntry[]> {
-    let text: string;
+    return (await this.recent(node)).entries;
+  }
+
+  /**
+   * The newest entries (of `node`, or all), newest first. The log is read line by line and only
+   * its newest audit.listBytes of entries are kept; `omitted` counts the older ones left out.
+   * Lines that do not parse (a torn last line after a crash) are skipped.
+   */
+  async recent(node?: string): Promise<{ entries: AuditEntry[]; omitted: number }> {
+    // The lines kept, not their parsed entries (several times larger): parsed once at the end.
+    let kept: string[] = [];
+    let first = 0; // kept[first…] are kept; the ones before it are dropped
+    let dropped = 0;
+    let bytes = 0;
+    const nodeField = node === undefined ? null : `"node":${JSON.stringify(node)}`;
+    const fh = await this.open();
+    if (!fh) return { entries: [], omitted: 0 };
     try {
-      text = await fs.readFile(this.file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
+      await this.eachLine(fh, 0, (line) => {
+        // Parsed only once kept to the end (a log of years makes a lot of garbage otherwise);
+        // a line naming the node anywhere else is dropped then.
+        if (!line.trim() || (nodeField && !line.includes(nodeField))) return;
+        kept.push(line);
+        bytes += line.length;
+        while (bytes > this.listBytes && first < kept.length - 1) bytes -= kept[first++]!.length;
+        // Dropped entries are let go in batches, so that dropping stays linear.
+        if (first > 1024 && first * 2 > kept.length) {
+          dropped += first;
+          kept = kept.slice(first);
+          first = 0;
+        }
+      });
+    } finally {
+      await fh.close();
     }
-    const out: AuditEntry[] = [];
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
+    const entries: AuditEntry[] = [];
+    for (let i = kept.length - 1; i >= first; i--) {
       try {
-        const e = JSON.parse(line) as AuditEntry;
-        if (!node || e.node === node) out.push(e);
+        const e = JSON.parse(kept[i]!) as AuditEntry;
+        if (!node || e.node === node) entries.push(e);
       } catch (err) {
-        // skip
         log.debug('unparsable audit line skipped', { file: this.file, err });
       }
     }
-    return out.reverse();
+    return { entries, omitted: dropped + first };
   }
 
   /**
    * The durable pins Holdfast made on `node` and has not released (for lost-pin detection).
    * Cheap on every listing: the first call reads the log once, later calls read only the lines
    * appended since (a log that shrank or was replaced is read again from the start). A torn
-   * last line is left for the next call.
+   * last line is left for the next call. A log that cannot be read is an error, never "no pins".
    */
   durablePins(node: string): Promise<PinRecord[]> {
     const run = this.ledgerRead.then(() => this.readLedger());
@@ -114,44 +153,84 @@ export class AuditLog {
   }
 
   private async readLedger(): Promise<Map<string, Map<string, PinRecord>>> {
-    let fh: fs.FileHandle;
-    try {
-      fh = await fs.open(this.file, 'r');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-        this.ledger = null;
-        return new Map();
-      }
-      throw e;
+    const fh = await this.open();
+    if (!fh) {
+      this.ledger = null;
+      return new Map();
     }
     try {
-      const st = await fh.stat();
+      const st = await fh.stat().catch((e: unknown) => Promise.reject(this.unreadable(e)));
       let l = this.ledger;
       if (!l || l.dev !== st.dev || l.ino !== st.ino || st.size < l.offset) {
         l = { dev: st.dev, ino: st.ino, offset: 0, byNode: new Map() };
         this.ledger = l;
       }
-      // In bounded chunks: a log of years is read once without holding it all in memory.
-      const chunk = Buffer.alloc(Math.min(this.readChunkBytes, Math.max(1, st.size - l.offset)));
-      let pending = '';
-      let pos = l.offset;
-      while (pos < st.size) {
-        const { bytesRead } = await fh.read(chunk, 0, Math.min(chunk.length, st.size - pos), pos);
-        if (bytesRead === 0) break;
-        pos += bytesRead;
-        const text = pending + chunk.subarray(0, bytesRead).toString('latin1');
-        const end = text.lastIndexOf('\n');
-        if (end < 0) {
-          pending = text;
-          continue;
-        }
-        pending = text.slice(end + 1);
-        for (const line of text.slice(0, end).split('\n')) this.applyLine(l, Buffer.from(line, 'latin1').toString('utf8'));
-        l.offset = pos - Buffer.byteLength(pending, 'latin1');
-      }
-      return l.byNode;
+      const ledger = l;
+      // Only whole lines count: a torn last line is read again next time.
+      ledger.offset = await this.eachLine(fh, ledger.offset, (line) => this.applyLine(ledger, line));
+      return ledger.byNode;
     } finally {
       await fh.close();
     }
+  }
+
+  /** The log opened for reading; null when there is none yet. */
+  private async open(): Promise<fs.FileHandle | null> {
+    try {
+      return await fs.open(this.file, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw this.unreadable(e);
+    }
+  }
+
+  private unreadable(e: unknown): HoldfastError {
+    return new HoldfastError('INTERNAL', `cannot read the audit log ${this.file}: ${errnoClause(e)}`, { hint: UNREADABLE_HINT, cause: e });
+  }
+
+  /**
+   * Each whole line of the log from byte `from`, in order, read in bounded chunks (a log of years
+   * is never held in memory); returns the byte after the last whole line. A line longer than
+   * audit.lineBytes is an error: that is not a line Holdfast wrote, and skipping it could hide a pin.
+   */
+  private async eachLine(fh: fs.FileHandle, from: number, onLine: (line: string) => void): Promise<number> {
+    const chunk = Buffer.alloc(this.readChunkBytes);
+    let carry: Buffer[] = []; // the start of the line under way, from earlier chunks
+    let carryBytes = 0;
+    let pos = from;
+    let done = from; // the byte after the last whole line
+    for (;;) {
+      let bytesRead: number;
+      try {
+        ({ bytesRead } = await fh.read(chunk, 0, chunk.length, pos));
+      } catch (e) {
+        throw this.unreadable(e);
+      }
+      if (bytesRead === 0) return done;
+      let start = 0;
+      for (let nl = chunk.indexOf(10, 0); nl >= 0 && nl < bytesRead; nl = chunk.indexOf(10, start)) {
+        this.checkLine(done, carryBytes + nl - start);
+        // A line ends at a '\n' byte, which no UTF-8 character contains: each line decodes whole.
+        const line = carry.length ? Buffer.concat([...carry, chunk.subarray(start, nl)]).toString('utf8') : chunk.toString('utf8', start, nl);
+        carry = [];
+        carryBytes = 0;
+        done = pos + nl + 1;
+        start = nl + 1;
+        onLine(line);
+      }
+      if (start < bytesRead) {
+        carryBytes += bytesRead - start;
+        this.checkLine(done, carryBytes);
+        carry.push(Buffer.from(chunk.subarray(start, bytesRead)));
+      }
+      pos += bytesRead;
+    }
+  }
+
+  private checkLine(at: number, bytes: number): void {
+    if (bytes <= this.lineBytes) return;
+    throw new HoldfastError('INTERNAL', `cannot read the audit log ${this.file}: its line at byte ${at.toLocaleString('en-US')} is over ${nameLimit('audit.lineBytes')}`, {
+      hint: `Holdfast writes no line that long: the file was damaged or replaced. ${UNREADABLE_HINT}`,
+    });
   }
 }
