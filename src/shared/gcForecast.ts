@@ -84,7 +84,7 @@ export interface MaxAgeForecast extends MaxAgeGc {
 
 /** The max-age GC in one sentence (the forecast's, the Disk tab's, inspect's). */
 export function maxAgeSentence(m: MaxAgeGc, count: number): string {
-  const what = count === 0 ? 'no image here (every one is in use or pinned for kubelet)' : `${count === 1 ? 'the 1 image' : `all ${count} images`} below`;
+  const what = count === 0 ? 'no image here (every one is in use or pinned for kubelet)' : `${count === 1 ? 'the image' : `all ${count} images`} below`;
   return (
     `kubelet's max-age GC (image-maximum-gc-age=${m.value}, ${m.source}) deletes every unpinned image no container used for ${formatAge(m.seconds)}, whatever the disk usage: ` +
     `${what}, ${maxAgeWhen(m)} (it does not keep last use across restarts). Pinned images are exempt.`

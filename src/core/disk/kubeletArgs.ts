@@ -83,7 +83,8 @@ const KCFG_AWK = [
 ].join('\n');
 
 // Shell functions: kc FILE prints `@@kcfg FILE` and its fields (or @@kunreadable / @@kmissing);
-// kd DIR prints `@@kdir DIR` and kc of each `*.conf` in it, in name order (kubelet's order).
+// kd DIR prints `@@kdir DIR` and kc of each `*.conf` under it, subdirectories too, in path order
+// (kubelet walks the dir; k3s copies a `config-dir=` dir into 20-cli-config-dir/ under its own).
 const KCFG_SHELL = [
   `KA='${KCFG_AWK}'`,
   'kc() {',
@@ -94,9 +95,9 @@ const KCFG_SHELL = [
   '}',
   'kd() {',
   '  echo "@@kdir $1"',
-  '  if [ -d "$1" ] && [ -r "$1" ] && [ -x "$1" ]; then ls -A -- "$1"',
-  '  elif [ "$S" = sudo ]; then sudo -n find "$1" -mindepth 1 -maxdepth 1 ! -type d -printf "%f\\n" 2>/dev/null | sort',
-  '  fi | head -n 200 | while IFS= read -r n; do case "$n" in *.conf) [ -d "$1/$n" ] || kc "$1/$n";; esac; done',
+  '  if [ -d "$1" ] && [ -r "$1" ] && [ -x "$1" ]; then find "$1" -name "*.conf" ! -type d 2>/dev/null',
+  '  elif [ "$S" = sudo ]; then sudo -n find "$1" -name "*.conf" ! -type d 2>/dev/null',
+  '  fi | sort | head -n 200 | while IFS= read -r f; do kc "$f"; done',
   '}',
 ];
 
@@ -403,13 +404,15 @@ export function parseKubeletArgs(stdout: string, distro: Distro, files = ''): Ku
   }
   if (!distroProc && !kubelet) notes.push(`No running ${who} process was found, so only its config files were read (flags given to the service itself are not known).`);
 
-  // kubelet config files: the one `config=` names, then the drop-in dir (the one `config-dir=`
-  // names, else the distro's own). Only their fields Holdfast reads came off the node.
+  // kubelet config files: the one `config=` names, the drop-in dir `config-dir=` names, then the
+  // distro's own drop-in dir. k3s and RKE2 (v1.32+, k3s #2116) copy the first two into their own
+  // (10-cli-config.conf, 20-cli-config-dir/) and pass only that one to kubelet: read last, it
+  // has the final word; on older releases the named ones are what kubelet reads. Only the fields
+  // Holdfast reads came off the node.
   const lastFlag = (flag: string) => flags.findLast((a) => a.flag === flag)?.value.trim() || null;
   const file = lastFlag('config');
   const namedDir = lastFlag('config-dir');
-  const dirs = sections.filter((x) => x.kind === 'kdir').map((x) => x.name);
-  const dir = namedDir ?? dirs[0] ?? null;
+  const ownDir = sections.find((x) => x.kind === 'kdir')?.name ?? null;
   const fileSections = new Map<string, Section>();
   let inDir: string | null = null;
   const dirFiles = new Map<string, string[]>();
@@ -433,7 +436,7 @@ export function parseKubeletArgs(stdout: string, distro: Distro, files = ''): Ku
     }
   };
   if (file && fileSections.has(file)) readFile(file);
-  if (dir && dirFiles.has(dir)) for (const name of dirFiles.get(dir)!) readFile(name);
+  for (const dir of new Set([namedDir, ownDir])) if (dir && dirFiles.has(dir)) for (const name of dirFiles.get(dir)!) readFile(name);
   const unread = { file: file && !fileSections.has(file) ? file : null, dir: namedDir && !dirFiles.has(namedDir) ? namedDir : null };
   return { args: [...fromFiles, ...flags].filter((a) => READ_FLAGS.test(a.flag)), notes, read, unread };
 }

@@ -124,7 +124,7 @@ describe('parseKubeletArgs: max-age and credential verification', () => {
       ],
     },
     {
-      name: 'the config file and dir a flag names (second read), file before dir; the default dir then does not apply',
+      name: 'the config file and dir a flag names (second read), then the distro’s own dir (k3s v1.32+ copies them there and passes only it)',
       out: [
         '@@cfg /etc/rancher/k3s/config.yaml',
         '|kubelet-arg:',
@@ -140,6 +140,7 @@ describe('parseKubeletArgs: max-age and credential verification', () => {
         'imagePullCredentialsVerificationPolicy=NeverVerify@/etc/site/kubelet.yaml',
         'imagePullCredentialsVerificationPolicy=NeverVerifyAllowlistedImages@/etc/site/kubelet.d/10.conf',
         'preloadedImagesVerificationAllowlist=registry.example.com/*@/etc/site/kubelet.d/10.conf',
+        'image-maximum-gc-age=1h@/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/00-k3s-defaults.conf',
       ],
     },
   ];
@@ -171,10 +172,14 @@ describe('parseKubeletArgs: max-age and credential verification', () => {
     writeFileSync(path.join(conf, '20-b.conf'), 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodURLHeader:\n  Authorization: ["Bearer s3cret"]\nimageMaximumGCAge: 168h\n');
     writeFileSync(path.join(conf, '10-a.conf'), 'imagePullCredentialsVerificationPolicy: AlwaysVerify\n');
     writeFileSync(path.join(conf, 'ignored.yaml'), 'imageMaximumGCAge: 1h\n');
+    // k3s copies a config-dir= dir into 20-cli-config-dir/: kubelet walks into it, in path order.
+    mkdirSync(path.join(conf, '20-cli-config-dir'));
+    writeFileSync(path.join(conf, '20-cli-config-dir', 'x.conf'), 'imageMaximumGCAge: 24h\n');
+    writeFileSync(path.join(conf, '30-c.conf'), 'featureGates:\n  ImageMaximumGCAge: true\n');
     const script = KUBELET_ARGS_SCRIPT.replaceAll('/etc/rancher/', `${dir}/none/`);
     const out = execFileSync('sh', ['-c', script, 'holdfast-kubelet-args', '', 'k3s', dir]).toString();
     expect(out).not.toContain('s3cret');
-    expect(parseKubeletArgs(out, 'k3s').args.map((a) => `${a.flag}=${a.value}@${path.basename(a.source)}`)).toEqual(['imagePullCredentialsVerificationPolicy=AlwaysVerify@10-a.conf', 'image-maximum-gc-age=168h@20-b.conf']);
+    expect(parseKubeletArgs(out, 'k3s').args.map((a) => `${a.flag}=${a.value}@${path.basename(a.source)}`)).toEqual(['imagePullCredentialsVerificationPolicy=AlwaysVerify@10-a.conf', 'image-maximum-gc-age=168h@20-b.conf', 'image-maximum-gc-age=24h@x.conf', 'feature-gates=ImageMaximumGCAge=true@30-c.conf']);
     // files mode: a named file and dir, and nothing else.
     const extra = execFileSync('sh', ['-c', script, 'holdfast-kubelet-args', '', 'k3s', '', 'files', `f:${path.join(conf, '20-b.conf')}`, `d:${dir}/missing`]).toString();
     expect(extra.split('\n').filter((l) => l.startsWith('@@'))).toEqual([`@@kcfg ${path.join(conf, '20-b.conf')}`, `@@kdir ${dir}/missing`]);
