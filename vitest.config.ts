@@ -21,6 +21,8 @@ const VERSION_MATRIX = [
   'test/integration/import.test.ts',
   'test/integration/writes.test.ts',
   'test/integration/fateMatrix.test.ts',
+  // the .cache.json rules, forecast against the emulated start
+  'test/integration/cacheRules.test.ts',
   'test/integration/protection.test.ts',
   'test/integration/needs.test.ts',
   'test/integration/imageVolumes.test.ts',

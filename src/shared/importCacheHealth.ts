@@ -116,6 +116,21 @@ export function reimportReason(why: ReimportWhy): string {
   }
 }
 
+/** The files a start skips without a re-pin, said once for all of them. */
+function unpinnedReasons(h: ImportCacheHealth, node: string, who: string): string[] {
+  const files = h.skippedUnpinned;
+  if (!files.length) return [];
+  const one = files.length === 1;
+  const named = files.length <= 3 ? files.join(', ') : `${files.slice(0, 3).join(', ')} and ${files.length - 3} more`;
+  const pin = one ? `holdfast pin ${node} --archive ${files[0]}` : `holdfast pin ${node} --needed`;
+  if (h.rule === 'with-fix') return [`The .cache.json ${one ? 'entry' : 'entries'} of ${named} cannot be read, so Holdfast assumes ${who} skips ${one ? 'it' : 'them'} at start without pinning again. Make the pins durable (${pin}).`];
+  const fix = `k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)})`;
+  const unless = h.rule === 'unknown' ? `unless its release has ${fix}, which Holdfast cannot tell,` : `without ${fix},`;
+  return [
+    `${named} ${one ? 'is' : 'are'} the same size as recorded in .cache.json, so ${who} skips ${one ? 'it' : 'them'} at start and, ${unless} pins nothing it skips: their pins are lost at the next start although the archives are still there. Make them durable (${pin}), or move a file out of the images dir and back in while ${who} runs (its watcher imports a file renamed into place).`,
+  ];
+}
+
 /** Every finding in full, one sentence each (--why, the app's details); `who` as for importCacheBrief. */
 export function importCacheReasons(h: ImportCacheHealth, node = 'NODE', who = 'k3s'): string[] {
   const fixSince = firstReleases(K3S_RELEASES.cacheRepin);
@@ -133,11 +148,7 @@ export function importCacheReasons(h: ImportCacheHealth, node = 'NODE', who = 'k
       return [`.cache.json is not a JSON object Holdfast can read; ${who} starts over with an empty cache, but until it does Holdfast assumes it skips every archive without re-pinning what it brought.`];
     case 'on':
       return [
-        ...h.skippedUnpinned.map((p) =>
-          h.rule === 'with-fix'
-            ? `${p}: its .cache.json entry cannot be read, so Holdfast assumes ${who} skips it at start without pinning it again. Make its pins durable (holdfast pin ${node} --archive ${p}).`
-            : `${p} is the same size as its .cache.json entry, so ${who} skips it at start and, without k3s PR #14266 (${fixSince}), pins nothing it skips: its pins are lost at the next start although the archive is still there. Make them durable (holdfast pin ${node} --archive ${p}), or move the file out of the images dir and back in while ${who} runs (its watcher imports a file renamed into place).`,
-        ),
+        ...unpinnedReasons(h, node, who),
         ...(h.savesNothing
           ? [
               `The cache saves nothing: ${who} re-imports every file at each start (${[...new Set(h.reimported.map((r) => reimportReason(r.why)))].join('; ') || 'no file is recorded'}). A file written normally has a sub-second mtime, which the whole-second record never matches; only files whose mtime is a whole second (extracted from a tar, or touch -d to a second) are skipped.`,

@@ -17,6 +17,8 @@ import {
 
 const K3S = 'io.cattle.k3s.pinned';
 const PINS = { [K3S]: 'pinned', [CRI_PIN_LABEL]: 'pinned' };
+/** A whole-second mtime an hour ago, as a file extracted from a tar has it: the only kind .cache.json can match. */
+const WHOLE_SECOND = new Date((Math.floor(Date.now() / 1000) - 3600) * 1000);
 
 /**
  * The pin labels of a label map. CRI (on, as on k3s) adds io.cri-containerd.image=managed to
@@ -135,6 +137,7 @@ describe('k3s start-up emulation', () => {
       const n = lab.node(nodeName);
       const file = join(n.hostImagesDir, 'app.tar.zst');
       await writeImageArchive(file, { format: 'docker', compression: 'zstd', images: [{ name: 'docker.io/lab/app:1' }] });
+      await utimes(file, WHOLE_SECOND, WHOLE_SECOND); // as extracted from a tar: the cache can skip it
       await writeFile(join(n.hostImagesDir, '.cache.json'), ''); // empty file enables the cache
       const first = await emulateK3sStart(n, { cacheFix });
       expect(first.imported.map((r) => r.archive)).toEqual([file]);
@@ -165,6 +168,53 @@ describe('k3s start-up emulation', () => {
     }
   });
 
+  it('with cacheFix a sub-second mtime is later than the whole-second record: re-imported at every start, digest ref too', async () => {
+    for (const [nodeName, cacheFix] of [['cache', false], ['fix', true]] as const) {
+      const n = lab.node(nodeName);
+      const file = join(n.hostImagesDir, 'app.tar.zst');
+      const digest = (await listImages(n)).find((i) => i.name === 'docker.io/lab/app:1')!.digest;
+      const fraction = new Date(WHOLE_SECOND.getTime() + 250); // same second as recorded, 250 ms into it
+      await utimes(file, fraction, fraction);
+      for (let start = 0; start < 2; start++) {
+        const r = await emulateK3sStart(n, { cacheFix });
+        expect(r.imported.map((x) => x.archive)).toEqual(cacheFix ? [file] : []);
+        expect(await pinLabelsOf(n, 'docker.io/lab/app:1')).toEqual(cacheFix ? PINS : {});
+        expect(await pinLabelsOf(n, `docker.io/lab/app@${digest}`)).toEqual(cacheFix ? PINS : {});
+      }
+      await utimes(file, WHOLE_SECOND, WHOLE_SECOND);
+    }
+  });
+
+  it('with cacheFix an entry without images is re-imported; without the fix it is skipped and its pins lost', async () => {
+    for (const [nodeName, cacheFix] of [['cache', false], ['fix', true]] as const) {
+      const n = lab.node(nodeName);
+      const file = join(n.hostImagesDir, 'app.tar.zst');
+      const cacheFile = join(n.hostImagesDir, '.cache.json');
+      const cache = JSON.parse(await readFile(cacheFile, 'utf8')) as Record<string, { images?: string[] }>;
+      delete cache['/var/lib/rancher/k3s/agent/images/app.tar.zst']!.images;
+      await writeFile(cacheFile, JSON.stringify(cache));
+      const r = await emulateK3sStart(n, { cacheFix });
+      expect(r.imported.map((x) => x.archive)).toEqual(cacheFix ? [file] : []);
+      expect(await pinLabelsOf(n, 'docker.io/lab/app:1')).toEqual(cacheFix ? PINS : {});
+      // rewritten as the release writes it: images again with the fix, none without
+      const back = JSON.parse(await readFile(cacheFile, 'utf8')) as Record<string, { images?: string[] }>;
+      expect(back['/var/lib/rancher/k3s/agent/images/app.tar.zst']!.images).toEqual(cacheFix ? ['docker.io/lab/app:1'] : undefined);
+    }
+  });
+
+  it("without the fix an entry's images are ignored and dropped when k3s rewrites the file", async () => {
+    const n = lab.node('cache');
+    const cacheFile = join(n.hostImagesDir, '.cache.json');
+    const cache = JSON.parse(await readFile(cacheFile, 'utf8')) as Record<string, { images?: string[] }>;
+    cache['/var/lib/rancher/k3s/agent/images/app.tar.zst']!.images = ['docker.io/lab/app:1'];
+    await writeFile(cacheFile, JSON.stringify(cache));
+    const r = await emulateK3sStart(n, { cacheFix: false });
+    expect(r.repinned).toEqual([]);
+    expect(await pinLabelsOf(n, 'docker.io/lab/app:1')).toEqual({});
+    const back = JSON.parse(await readFile(cacheFile, 'utf8')) as Record<string, { images?: string[] }>;
+    expect(back['/var/lib/rancher/k3s/agent/images/app.tar.zst']!.images).toBeUndefined();
+  });
+
   it('k3s compares as its watcher does: a touched archive stays skipped until the same-size fix; a new size re-imports', async () => {
     for (const [nodeName, cacheFix] of [['cache', false], ['fix', true]] as const) {
       const n = lab.node(nodeName);
@@ -190,6 +240,7 @@ describe('k3s start-up emulation', () => {
     const n = lab.node('fix');
     const file = join(n.hostImagesDir, 'pair.tar');
     await writeImageArchive(file, { format: 'docker', images: [{ name: 'docker.io/lab/p1:1' }, { name: 'docker.io/lab/p2:1' }] });
+    await utimes(file, WHOLE_SECOND, WHOLE_SECOND);
     await emulateK3sStart(n, { cacheFix: true });
     await n.ctr(['images', 'rm', 'docker.io/lab/p2:1']);
     const r = await emulateK3sStart(n, { cacheFix: true });
@@ -323,6 +374,7 @@ describe('k3s start-up emulation', () => {
 
     // with the cache on the list is cached too: re-pinned from its recorded names with the fix, lost without
     await writeFile(join(d, 'busybox.txt'), 'docker.io/library/busybox:latest\n');
+    await utimes(join(d, 'busybox.txt'), WHOLE_SECOND, WHOLE_SECOND);
     await writeFile(join(d, '.cache.json'), '');
     await emulateK3sStart(n, { cacheFix: true });
     const cache = JSON.parse(await readFile(join(d, '.cache.json'), 'utf8')) as Record<string, { images?: string[] }>;
