@@ -6,7 +6,7 @@ import type { NodeDef } from '../../shared/domain';
 import { FS_ROLE_TEXT, pictureNearGc, pointsToHigh, type DiskPicture, type StoreSummary } from '../../shared/diskPicture';
 import { plural } from '../../shared/wording';
 import type { ForecastStep, GcForecast } from '../../shared/gcForecast';
-import { evictionAtPercent, formatAge, formatThreshold, kubeletUsagePercent, usedPercentExact } from '../../shared/gcPolicy';
+import { evictionAtPercent, formatAge, formatThreshold, kubeletUsagePercent, maxAgeWhen, usedPercentExact } from '../../shared/gcPolicy';
 import { formatPercent, formatBytes, shortDigest } from '../../shared/format';
 import type { ImageState, StoreImage } from '../../shared/imageStore';
 import { protectionChange, type ProtectionChange } from '../../shared/protection';
@@ -22,11 +22,14 @@ import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, Slash
 import { imageName } from '../../shared/reference';
 
 /** Each state's badge and its title; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */
-export const stateText = (who: string): Record<ImageState, { label: string; title: string }> => ({
+export const stateText = (who: string, maxAge: string | null = null): Record<ImageState, { label: string; title: string }> => ({
   'in-use': { label: 'In use', title: 'A container record names it: kubelet and prune leave it.' },
   durable: { label: 'Durable pin', title: `Pinned for kubelet with no ${who} label: kubelet never deletes it; ${who} never strips it.` },
   k3s: { label: `${who} pin`, title: `Pinned by ${who}: kubelet leaves it until the next ${who} start strips the pin (unless an archive brings it back).` },
-  unprotected: { label: 'Unprotected', title: "Neither used nor pinned: kubelet's GC deletes it when the disk fills." },
+  unprotected: {
+    label: 'Unprotected',
+    title: maxAge ? `Neither used nor pinned: kubelet's max-age GC deletes it ${maxAge}, and its GC when the disk fills.` : "Neither used nor pinned: kubelet's GC deletes it when the disk fills.",
+  },
 });
 
 const STATE_CLASS: Record<ImageState, string> = { 'in-use': 'pin-inuse', durable: 'pin-durable', k3s: 'pin-k3s', unprotected: 'pin-none' };
@@ -44,9 +47,9 @@ const losesPinAtStart = (i: StoreImage) => i.state !== 'in-use' && i.state !== '
 const losesPinTitle = (who: string) => `Pinned now, but no reference keeps its pin at the next ${who} start (nothing in the images dir pins it again): kubelet may then delete it.`;
 const keptTitle = (who: string) => `Pinned by ${who}, and what is in the images dir pins it again at every ${who} start: kubelet keeps it.`;
 
-export function StateBadge({ image, who = 'k3s' }: { image: StoreImage; who?: string }) {
+export function StateBadge({ image, who = 'k3s', maxAge = null }: { image: StoreImage; who?: string; /** maxAgeWhen's clause, when max-age GC is on */ maxAge?: string | null }) {
   const state = image.state;
-  const text = stateText(who)[state];
+  const text = stateText(who, maxAge)[state];
   const Icon = state === 'in-use' ? BoxIcon : state === 'durable' ? ShieldIcon : state === 'k3s' ? ClockIcon : SlashIcon;
   const loses = losesPinAtStart(image);
   return (
@@ -118,7 +121,7 @@ function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
   );
 }
 
-function Forecast({ f, node, images, who }: { f: GcForecast; node: string; images: StoreImage[] | null; who: string }) {
+export function Forecast({ f, node, images, who }: { f: GcForecast; node: string; images: StoreImage[] | null; who: string }) {
   // Pinned for kubelet now, but not after the next k3s start: kubelet spares them only until then.
   const losing = images?.filter(losesPinAtStart).length ?? 0;
   const deleted = f.steps.filter((s) => s.deleted);
@@ -204,7 +207,7 @@ function Forecast({ f, node, images, who }: { f: GcForecast; node: string; image
   );
 }
 
-function Thresholds({ p }: { p: DiskPicture }) {
+export function Thresholds({ p }: { p: Pick<DiskPicture, 'policy' | 'imagefs'> }) {
   const pol = p.policy;
   const ev = evictionAtPercent(pol.evictionHard.imagefs, p.imagefs?.totalBytes ?? null);
   return (
@@ -240,7 +243,7 @@ function Thresholds({ p }: { p: DiskPicture }) {
   );
 }
 
-function StoreTable({ images, who }: { images: StoreImage[]; who: string }) {
+function StoreTable({ images, who, maxAge }: { images: StoreImage[]; who: string; maxAge: string | null }) {
   return (
     <div className="table-wrap">
       <table className="image-table store-table" data-testid="store-table">
@@ -273,7 +276,7 @@ function StoreTable({ images, who }: { images: StoreImage[]; who: string }) {
                   </span>
                 </td>
                 <td>
-                  <StateBadge image={i} who={who} />
+                  <StateBadge image={i} who={who} maxAge={maxAge} />
                 </td>
                 <td className="num nowrap">{formatBytes(i.criSize)}</td>
                 <td className="num nowrap">{formatBytes(i.exclusiveBytes)}</td>
@@ -391,7 +394,7 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
           {p.images ? (
             <section className="disk-section" aria-labelledby="store-title">
               <h3 id="store-title">Image store, by image</h3>
-              <StoreTable images={p.images} who={who} />
+              <StoreTable images={p.images} who={who} maxAge={p.policy.maxAge ? maxAgeWhen(p.policy.maxAge) : null} />
             </section>
           ) : null}
         </div>
