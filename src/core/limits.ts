@@ -172,6 +172,12 @@ export const LIMITS = {
     what: 'one line (one recorded change) of the local audit log',
     why: 'the largest real entry (10,000 references pinned at once) is a few MiB; a longer line was not written by Holdfast, and the log counts as unreadable',
   },
+  'audit.freeBytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: "free space the audit log's disk must have before Holdfast changes a node",
+    why: 'an entry is a few KiB; with less the disk counts as full and nothing is changed, since the change could not be recorded',
+  },
   'audit.listBytes': {
     value: 4 * MiB,
     unit: 'bytes',

@@ -75,6 +75,54 @@ export class AuditLog {
     return full;
   }
 
+  /**
+   * Refuses (REFUSED, nothing changed yet) when an entry could not be appended: the log is not a
+   * regular file (a directory, a device such as /dev/full), cannot be opened for appending, or its
+   * disk has less than audit.freeBytes free. Called before a change to a node, which is never made
+   * when it could not be recorded.
+   */
+  async assertWritable(): Promise<void> {
+    const refuse = (why: string, cause?: unknown) =>
+      new HoldfastError('REFUSED', `nothing was changed: the audit log ${this.file} cannot be written (${why})`, {
+        hint: 'Every change is recorded there. Make it a writable file (move aside what is in its place, free space on its disk), then run the command again.',
+        ...(cause === undefined ? {} : { cause }),
+      });
+    // stat, not open, first: opening a FIFO for writing would wait for a reader.
+    const st = await fs.stat(this.file).catch((e: unknown) => {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null; // absent, or a link to nothing: created below
+      throw refuse(errnoClause(e), e);
+    });
+    if (st && !st.isFile()) throw refuse(st.isDirectory() ? 'it is a directory' : 'it is not a regular file');
+    try {
+      await (await fs.open(this.file, 'a', 0o600)).close();
+    } catch (e) {
+      const target = await fs.readlink(this.file).catch(() => null);
+      throw refuse(target === null ? errnoClause(e) : `it is a link to ${target}, which cannot be created: ${errnoClause(e)}`, e);
+    }
+    const disk = await fs
+      .realpath(this.file)
+      .then((real) => fs.statfs(path.dirname(real)))
+      .catch(() => null);
+    const free = disk ? disk.bavail * disk.bsize : Infinity;
+    if (free < limit('audit.freeBytes')) throw refuse(`its disk is full: ${Math.floor(free / 1024)} KiB free, under ${nameLimit('audit.freeBytes')}`);
+  }
+
+  /**
+   * append() for a change already made on a node: when the entry cannot be written, the error
+   * says the change WAS applied (`done`) and what the log is missing (`missing`), never just the
+   * system's ENOSPC or EISDIR.
+   */
+  async record(entry: Parameters<AuditLog['append']>[0], done: string, missing: string): Promise<AuditEntry> {
+    try {
+      return await this.append(entry);
+    } catch (e) {
+      throw new HoldfastError('INTERNAL', `the change WAS made: ${done}; but the audit log ${this.file} could not record it (${errnoClause(e)})`, {
+        hint: `Not recorded: ${missing}. Make the log writable again (free space on its disk, or move aside what is in its place).`,
+        cause: e,
+      });
+    }
+  }
+
   /** Newest first, at most audit.listBytes of them (see recent()). */
   async list(node?: string): Promise<AuditEntry[]> {
     return (await this.recent(node)).entries;

@@ -57,6 +57,8 @@ export async function removeArchive(
       hint: `Fix the above first; --force removes it anyway and is logged.`,
     });
   }
+  // A removal that could not be recorded (with the archive's SHA-256) is not made.
+  await audit.assertWritable();
   const files = session.files;
   const sha256 = await remoteSha256(session, file.abs);
   // The archive must be the one that was checked: not replaced or grown since.
@@ -67,12 +69,16 @@ export async function removeArchive(
   }
   await files.remove(file.abs);
   if (await files.stat(file.abs, { lstat: true })) throw new HoldfastError('INTERNAL', `${check.path} is still there after removal`);
-  return audit.append({
-    node: session.def.name,
-    action: 'rm-archive',
-    ...(opts.force ? { forced: true } : {}),
-    archive: { path: check.path, size: file.size, sha256 },
-    ...(opts.force && !check.allowed ? { note: `forced despite: ${check.problems.join(' ')}` } : {}),
-    ...(check.warnings?.length ? { warnings: check.warnings } : {}),
-  });
+  return audit.record(
+    {
+      node: session.def.name,
+      action: 'rm-archive',
+      ...(opts.force ? { forced: true } : {}),
+      archive: { path: check.path, size: file.size, sha256 },
+      ...(opts.force && !check.allowed ? { note: `forced despite: ${check.problems.join(' ')}` } : {}),
+      ...(check.warnings?.length ? { warnings: check.warnings } : {}),
+    },
+    `removed ${check.path} from ${session.def.name}`,
+    `its removal and its SHA-256, ${sha256} (${file.size} bytes)`,
+  );
 }
