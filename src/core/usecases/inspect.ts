@@ -4,7 +4,8 @@
 import { logger } from '../log';
 import type { ArchiveInfo, ImageRef, NodeInfo, RemovalCheck } from '../../shared/domain';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
-import { cacheVerdict, readK3sImportCache, scanImagesDir, type IndexCache, type K3sImportCache, type ScannedFile } from '../archives/scan';
+import { readK3sImportCache, scanImagesDir, type IndexCache, type ScannedFile } from '../archives/scan';
+import { cacheVerdict, type CacheVerdict, type K3sImportCache } from '../../shared/importCache';
 import { predictFates, type FateArchive, type FatePrepull } from '../fate/predict';
 import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
@@ -76,18 +77,21 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
   // how the listing is classified does): both are read while the probe is under way.
   const listing = session.files.listFiles(root.replace(/\/+$/, ''));
   const importCacheRead = readK3sImportCache(session.files, root);
+  // k3s compares full-precision mtimes with the cache's whole seconds: read them where it matters.
+  const nanosRead = importCacheRead.then((c) => (c.enabled && c.readable ? session.files.subSecondMtimes(root) : null));
   listing.catch(() => undefined);
-  importCacheRead.catch(() => undefined);
-  const [info, platform, baseRefs] = await Promise.all([
-    opts.info ?? session.detect(),
-    session.platform(),
-    session.listBaseImages(),
-  ]);
+  nanosRead.catch(() => undefined);
+  const infoRead = Promise.resolve(opts.info ?? session.detect());
+  // What the cluster needs: one exec on the same connection, started as soon as the probe names
+  // the distro and its data-dir, so a server's kubectl answers while containerd lists the images
+  // (waiting for the list made `images` on a server node cost a second round of kubectl's time).
+  const clusterRead = infoRead
+    .then((info) => readClusterAnswer(session.ssh, clusterOptions(session.def, info)))
+    .catch((err: unknown): ClusterAnswer => (log.debug('cluster needs not read', { node: session.def.name, err }), { kind: 'error', message: `the cluster could not be asked (${err instanceof Error ? err.message : String(err)})`, sandbox: null }));
   // kubelet's max-age GC and credential verification change the verdicts: read alongside.
-  const kubeletRead = readGcPolicy(session, info).catch(() => undefined);
-  // What the cluster needs: one exec, under way while the images dir is scanned.
-  const clusterRead = readClusterAnswer(session.ssh, clusterOptions(session.def, info)).catch((err: unknown): ClusterAnswer => (log.debug('cluster needs not read', { node: session.def.name, err }), { kind: 'error', message: `the cluster could not be asked (${err instanceof Error ? err.message : String(err)})`, sandbox: null }));
-  const [files, importCache] = await Promise.all([
+  const kubeletRead = infoRead.then((info) => readGcPolicy(session, info)).catch(() => undefined);
+  const [info, platform, baseRefs] = await Promise.all([infoRead, session.platform(), session.listBaseImages()]);
+  const [files, importCache, nanos] = await Promise.all([
     scanImagesDir(session.files, root, {
       nodeKey: `${session.def.host}:${session.def.port}`,
       walk: startupWalk(info.distroVersion), // the node's release decides what k3s walks
@@ -96,8 +100,10 @@ export async function inspectImages(session: NodeSession, opts: InspectOptions =
       ...(opts.indexCache ? { cache: opts.indexCache } : {}),
     }),
     importCacheRead,
+    nanosRead.catch((err: unknown) => (log.debug('sub-second mtimes not read', { node: session.def.name, err }), null)),
   ]);
   log.debug('images dir read', { node: session.def.name, files: files.length });
+  for (const f of files) f.mtimeNanos = nanos?.get(f.abs) ?? null;
 
   const fateArchives: FateArchive[] = [];
   const prepull: FatePrepull[] = [];
@@ -169,9 +175,14 @@ function archiveImageNames(f: ScannedFile, platform: Platform): string[] {
   return f.index ? f.index.images.map((i) => i.name ?? `(unnamed) ${configDigestFor(i, platform) ?? ''}`.trim()) : [];
 }
 
+/** What k3s's import cache makes the next start do with this file (shared/importCache). */
+function cacheOf(inv: ImagesInventory, f: ScannedFile): CacheVerdict | undefined {
+  return inv.fateArchives.find((a) => a.path === f.path)?.cache ?? inv.prepull.find((p) => p.path === f.path)?.cache;
+}
+
 /** Whether k3s's import cache makes it skip this file at the next start. */
 function cachedByK3s(inv: ImagesInventory, f: ScannedFile): boolean {
-  return inv.fateArchives.find((a) => a.path === f.path)?.cachedByK3s ?? inv.prepull.find((p) => p.path === f.path)?.cachedByK3s ?? false;
+  return cacheOf(inv, f)?.skipped ?? false;
 }
 
 /** The images dir as lost-pin detection reads it (shared/lostPins ImagesDirFile). */
@@ -220,6 +231,7 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
       safeToRemove: check.allowed,
       reason: check.allowed ? 'Every image it brings is complete and durably protected from kubelet\'s garbage collector: removing it loses nothing.' : summarise(check.problems),
       cachedByK3s: cachedByK3s(inv, f),
+      ...(cacheOf(inv, f) ? { cache: cacheOf(inv, f)! } : {}),
       ...(remedy ? { remedy } : {}),
       ...(f.error ? { error: f.error } : {}),
       ...(taken.length ? { takesOver: taken } : {}),
