@@ -374,7 +374,8 @@ export interface AtRiskImage {
   /**
    * Making its pins durable changes something: it is on the node and some reference is not
    * durable yet. false for a missing image, and for one whose durable pin kubelet ignores
-   * (containerd before 1.7.3): advice to pin it again would go round in a loop.
+   * (containerd before 1.7.3), or one kubelet re-verifies (`unverified`: a pin does not help):
+   * advice to pin it again would go round in a loop.
    */
   pinnable: boolean;
 }
@@ -395,9 +396,10 @@ export function atRiskOf(images: readonly (NeedsRef & { need?: RefNeed })[] | nu
       out.push(item);
     }
   }
-  // CRI's own sha256:<id> record is never labelled by anyone: only named references count.
+  // CRI's own sha256:<id> record is never labelled by anyone: only named references count. A
+  // pin does not help an image kubelet re-verifies (unverified): the remedy is kubelet's policy.
   for (const r of images ?? []) {
-    if (r.need?.atRisk && r.pin !== 'durable' && !isImageIdRecord(r.name)) byKey.get(protectionKey(r))!.pinnable = true;
+    if (r.need?.atRisk && r.need.verdict !== 'unverified' && r.pin !== 'durable' && !isImageIdRecord(r.name)) byKey.get(protectionKey(r))!.pinnable = true;
   }
   for (const m of report?.missing ?? []) out.push({ refs: [m.ref], verdict: 'missing', workloads: m.workloads, because: m.because, heldBy: m.heldBy, pinnable: false });
   return out;

@@ -664,10 +664,14 @@ describe('judgeNeeds: the node’s kubelet settings', () => {
     const k = kubelet(35, ['imagePullCredentialsVerificationPolicy', 'AlwaysVerify']);
     const r = applyNeeds(refs, imageProtection(refs, 'any'), needs, { kubelet: k });
     expect(r.report.verification?.policy).toBe('AlwaysVerify');
-    expect(atRiskOf(r.refs, r.report).map((a) => `${a.refs[0]} ${a.verdict}`)).toEqual([
-      'docker.io/library/nginx:1.25 unprotected',
-      'registry.local/app:3 losing',
-      'docker.io/library/busybox:1.36 unverified',
+    expect(atRiskOf(r.refs, r.report).map((a) => `${a.refs[0]} ${a.verdict} pinnable=${a.pinnable}`)).toEqual([
+      'docker.io/library/nginx:1.25 unprotected pinnable=true',
+      'registry.local/app:3 losing pinnable=true',
+      'docker.io/library/busybox:1.36 unverified pinnable=false',
     ]);
+    // …and a k3s pin kept by its archive: pinning it durably would not help either.
+    const kept = [k3sKept('docker.io/library/busybox:1.36', TOOL, 'site/busybox.tar')];
+    const k3sOnly = applyNeeds(kept, imageProtection(kept, 'any'), needs, { kubelet: k });
+    expect(atRiskOf(k3sOnly.refs, k3sOnly.report).filter((a) => a.verdict !== 'missing').map((a) => [a.verdict, a.pinnable])).toEqual([['unverified', false]]);
   });
 });
