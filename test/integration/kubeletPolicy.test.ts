@@ -113,6 +113,10 @@ describe("kubelet's max-age GC and credential verification on a v1.35 node", () 
       `kubelet re-verifies images it did not pull (imagePullCredentialsVerificationPolicy: AlwaysVerify, ${DROP_IN}): set it to NeverVerifyPreloadedImages ` +
         '(or keep NeverVerifyAllowlistedImages and add docker.io/library/holdfast-sample, docker.io/library/holdfast-web to preloadedImagesVerificationAllowlist), then restart k3s.',
     );
+    // inspect says the same under the node, with the same remedy
+    const inspect = await cli(['inspect', 'kp1']);
+    expect(inspect).toContain(`- ${SAMPLE}: needed by Deployment default/sample (running) and 2 more;`);
+    expect(inspect).toContain('→ kubelet re-verifies images it did not pull (imagePullCredentialsVerificationPolicy: AlwaysVerify,');
     // JSON carries the verdict for scripts
     const refs = JSON.parse(await cli(['images', 'kp1', '--json'])) as ImageRef[];
     expect(refs.find((r) => r.name === SAMPLE)?.need).toMatchObject({ verdict: honoured ? 'unverified' : 'unprotected', atRisk: true });
