@@ -3,7 +3,7 @@
 // to nowhere — pin and rm-archive refuse before touching the node (exit 3, cause and fix). When
 // the write fails after the change (the log became /dev/full meanwhile: ENOSPC), the error says
 // the change WAS made and what the log is missing: for a removal, the archive's SHA-256.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
@@ -47,6 +47,29 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await lab?.stop();
+});
+
+describe('an audit log that cannot be read', () => {
+  it('images --lost is an error naming the log, never "no durable pin is lost": a directory, a 700 MiB line of NULs', async () => {
+    const cases: [string, () => void, string][] = [
+      ['a directory', () => mkdirSync(logFile), `cannot read the audit log ${logFile}: it is a directory`],
+      [
+        'a sparse line of NULs',
+        () => {
+          writeFileSync(logFile, '');
+          truncateSync(logFile, 700 * 1024 * 1024);
+        },
+        `cannot read the audit log ${logFile}: its line at byte 0 is over the limit audit.lineBytes (16 MiB)`,
+      ],
+    ];
+    for (const [what, make, message] of cases) {
+      const r = await withLogReplaced(make, () => cli(['images', 'aw1', '--lost']));
+      expect(r.code, `${what}: ${r.stdout}${r.stderr}`).toBe(1);
+      expect(r.stderr).toContain(`holdfast: ${message} — `);
+      expect(r.stderr).toContain('Move it aside (Holdfast then starts a new log)');
+      expect(r.stdout).not.toContain('is lost');
+    }
+  });
 });
 
 describe('an audit log that cannot be written', () => {
