@@ -1,8 +1,9 @@
 // Hostile image archives for tests: the crafted files of issue #11, small on disk and enormous
 // (or endless) once naively expanded. Test tooling only, like the rest of lab/.
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { MT } from './fixtures.ts';
-import { packTar } from './tar.ts';
+import { packTar, prng } from './tar.ts';
 
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
@@ -83,4 +84,71 @@ export function zstdRleBomb(blocks: number): Buffer {
   const out: Buffer[] = [header];
   for (let i = 0; i < blocks; i++) out.push(block(i === blocks - 1));
   return Buffer.concat(out);
+}
+
+/**
+ * An image archive with one member no image uses, `junkBytes` of zeros named `name` (issue #51:
+ * a 4 GiB junk member made `import --direct` write 3.8 GiB to local disk before "ok").
+ */
+export async function withJunkMember(imageTar: Buffer, junkBytes: number, name = 'junk.bin'): Promise<Buffer> {
+  const junk = await packTar([{ name, data: Buffer.alloc(junkBytes) }]);
+  // packTar ends a tar with exactly two zero blocks: without them, the image's members follow.
+  return Buffer.concat([junk.subarray(0, junk.length - 1024), imageTar]);
+}
+
+/** A gzip-compressed layer tar holding one file of `bytes` pseudo-random bytes, and its diff ID. */
+function layerOf(seed: string, bytes: number): Promise<{ tar: Buffer; gz: Buffer }> {
+  return packTar([{ name: `hf/${seed}.bin`, data: prng(seed, bytes) }]).then((t) => ({ tar: t, gz: gzipSync(t) }));
+}
+
+/**
+ * One OCI image `name` whose manifest declares its layer `declared` bytes long (default 1 TiB)
+ * while the blob holds a few hundred: a descriptor that lies about its blob's size.
+ */
+export async function ociDeclaredSizeLie(name: string, declared = 2 ** 40): Promise<Buffer> {
+  const layer = await layerOf(`lie-${name}`, 64);
+  const config = JSON.stringify({ os: 'linux', architecture: 'amd64', rootfs: { type: 'layers', diff_ids: [`sha256:${sha(layer.tar)}`] } });
+  const manifest = JSON.stringify({
+    schemaVersion: 2,
+    mediaType: MT.ociManifest,
+    config: { mediaType: MT.ociConfig, digest: `sha256:${sha(config)}`, size: config.length },
+    layers: [{ mediaType: MT.ociLayerGzip, digest: `sha256:${sha(layer.gz)}`, size: declared }],
+  });
+  return packTar([
+    { name: 'oci-layout', data: JSON.stringify({ imageLayoutVersion: '1.0.0' }) },
+    { name: `blobs/sha256/${sha(config)}`, data: config },
+    { name: `blobs/sha256/${sha(layer.gz)}`, data: layer.gz },
+    { name: `blobs/sha256/${sha(manifest)}`, data: manifest },
+    {
+      name: 'index.json',
+      data: JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MT.ociIndex,
+        manifests: [{ mediaType: MT.ociManifest, digest: `sha256:${sha(manifest)}`, size: manifest.length, annotations: { 'io.containerd.image.name': name } }],
+      }),
+    },
+  ]);
+}
+
+/**
+ * Two docker-save archives whose configs name the same diff ID: `good` (tagged `name`), whose
+ * layer is that diff ID's, and `bad` (tagged `badName`), whose layer holds other bytes. On a node
+ * that unpacked `good`, the snapshot `bad`'s config names already exists.
+ */
+export async function dockerDiffIdLie(name: string, badName: string): Promise<{ good: Buffer; bad: Buffer; diffId: string }> {
+  const real = await layerOf(`diffid-${name}`, 4096);
+  const other = await layerOf(`diffid-other-${name}`, 4096);
+  const diffId = `sha256:${sha(real.tar)}`;
+  const save = (tag: string, layer: Buffer, created: string): Promise<Buffer> => {
+    const config = JSON.stringify({ os: 'linux', architecture: 'amd64', created, rootfs: { type: 'layers', diff_ids: [diffId] } });
+    return packTar(
+      [
+        { name: `${sha(config)}.json`, data: config },
+        { name: `${sha(layer)}/layer.tar`, data: layer },
+        { name: 'manifest.json', data: JSON.stringify([{ Config: `${sha(config)}.json`, RepoTags: [tag], Layers: [`${sha(layer)}/layer.tar`] }]) },
+      ],
+      { parentDirs: true },
+    );
+  };
+  return { good: await save(name, real.gz, '2026-01-01T00:00:00Z'), bad: await save(badName, other.gz, '2026-01-02T00:00:00Z'), diffId };
 }

@@ -3,9 +3,10 @@
 // its digest names; docker-save archives get the manifests containerd's importer writes; chunked
 // hauls, unsupported layouts and corrupt or hostile archives are refused and leave nothing behind.
 import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImageArchive } from '../../lab/fixtures.ts';
@@ -13,9 +14,13 @@ import { writeLayeredArchive, type LayeredImage } from '../../lab/layered.ts';
 import { packTar, prng, type TarEntry } from '../../lab/tar.ts';
 import { compressWith, unpackTar } from './archives/helpers.ts';
 import { ArchiveError } from '../../src/core/archives/format/errors.ts';
+import { HoldfastError } from '../../src/core/errors.ts';
 import type { ArchiveCompression } from '../../src/shared/archiveSuffixes.ts';
 import type { BundleImage, BundleIndex, BundleManifest, SpooledBundle } from '../../src/core/usecases/direct/bundle.ts';
-import { spoolBundle } from '../../src/core/usecases/direct/spool.ts';
+import { spoolBundle, spoolsByName } from '../../src/core/usecases/direct/spool.ts';
+import { localDiffId } from '../../src/core/usecases/direct/diffId.ts';
+import { inspectLocalArchive } from '../../src/core/usecases/import/inspectLocal.ts';
+import { ociDeclaredSizeLie, withJunkMember } from '../../lab/hostile.ts';
 
 const COMPRESSIONS: ArchiveCompression[] = ['none', 'gzip', 'zstd', 'bzip2', 'lz4'];
 const SUFFIX: Record<ArchiveCompression, string> = { none: '.tar', gzip: '.tar.gz', zstd: '.tar.zst', bzip2: '.tar.bz2', lz4: '.tar.lz4' };
@@ -65,14 +70,21 @@ async function expectTreeSpooled(b: SpooledBundle, node: BundleManifest | Bundle
   }
 }
 
-/** `p` fails with an ArchiveError of this reason whose message says this. */
+/**
+ * `p` fails as the upload and the import refuse an archive (inspectLocal.ts archiveRefusal): REFUSED
+ * naming the file, "Nothing was sent" in the hint, caused by an ArchiveError of this reason whose
+ * message says this.
+ */
 async function refusal(p: Promise<unknown>, reason: ArchiveError['reason'], message: RegExp): Promise<void> {
   const outcome = await p.then(
     () => 'resolved',
     (err: unknown) => err,
   );
-  expect(outcome).toBeInstanceOf(ArchiveError);
-  expect(outcome).toMatchObject({ reason, message: expect.stringMatching(message) });
+  expect(outcome).toBeInstanceOf(HoldfastError);
+  expect(outcome).toMatchObject({ code: 'REFUSED', message: expect.stringMatching(/^\S+ was refused: /), hint: expect.stringMatching(/^Nothing was sent\./) });
+  const cause = (outcome as HoldfastError).cause;
+  expect(cause).toBeInstanceOf(ArchiveError);
+  expect(cause).toMatchObject({ reason, message: expect.stringMatching(message) });
 }
 
 const byName = (b: SpooledBundle, name: string): BundleImage => {
@@ -475,4 +487,147 @@ describe('progress, cancel, dispose', () => {
     await expect(p).rejects.toThrow('cancelled by test');
     expect(await readdir(s)).toEqual([]);
   });
+});
+
+// ---- issue #51: what reaches the local disk, one verdict for both paths ----------------------
+
+/** Bytes and files in a directory tree, now. */
+function usage(d: string): { bytes: number; files: number } {
+  let bytes = 0;
+  let files = 0;
+  const walk = (p: string): void => {
+    for (const e of readdirSync(p, { withFileTypes: true })) {
+      const full = join(p, e.name);
+      if (e.isDirectory()) walk(full);
+      else {
+        files++;
+        bytes += statSync(full).size;
+      }
+    }
+  };
+  if (existsSync(d)) walk(d);
+  return { bytes, files };
+}
+
+/** Spools `file`, sampling the spool directory's size at every progress step: the most it held. */
+async function spoolPeak(file: string, s: string): Promise<{ bundle: SpooledBundle | null; error: unknown; peakBytes: number; peakFiles: number }> {
+  let peakBytes = 0;
+  let peakFiles = 0;
+  const sample = (): void => {
+    const u = usage(s);
+    peakBytes = Math.max(peakBytes, u.bytes);
+    peakFiles = Math.max(peakFiles, u.files);
+  };
+  return spoolBundle(file, { dir: s, onProgress: sample }).then(
+    (bundle) => (sample(), { bundle, error: null, peakBytes, peakFiles }),
+    (error: unknown) => ({ bundle: null, error, peakBytes, peakFiles }),
+  );
+}
+
+describe('the spool holds only blobs an image uses (#51)', () => {
+  it('spoolsByName: blobs, docker-save layers and small JSON; nothing else', () => {
+    const blob = `blobs/sha256/${'a'.repeat(64)}`;
+    expect(spoolsByName(blob, 5 * 2 ** 30)).toBe(true);
+    expect(spoolsByName(`images/${blob}`, 10)).toBe(true);
+    expect(spoolsByName(`abc/${'b'.repeat(64)}/layer.tar`, 2 ** 30)).toBe(true);
+    expect(spoolsByName(`${'c'.repeat(64)}.tar`, 2 ** 30)).toBe(true);
+    expect(spoolsByName(`${'c'.repeat(64)}.json`, 3000)).toBe(true);
+    expect(spoolsByName('index.json', 300)).toBe(true);
+    expect(spoolsByName('junk.json', 5 * 2 ** 20)).toBe(false); // over archive.jsonMemberBytes: no config
+    expect(spoolsByName('junk.bin', 10)).toBe(false);
+    expect(spoolsByName(`other/${blob}`, 10)).toBe(false);
+    expect(spoolsByName(`blobs/sha256/${'a'.repeat(63)}`, 10)).toBe(false);
+    expect(spoolsByName('components/app.tar', 10)).toBe(false);
+  });
+
+  // Uncompressed, so that each progress step (64 KiB read) is sampled while the member streams
+  // past; compressed junk is measured on a lab node's tmpfs (test/integration/direct.test.ts).
+  for (const [format, compression] of [['docker', 'none'], ['oci', 'none']] as const) {
+    it(`a ${format} archive with a 24 MiB member no image uses: never written`, async () => {
+      const { tar } = await buildImageArchive({ format, images: [{ name: 'docker.io/library/app:1', layerBytes: 8192 }] });
+      const { file, spool: s } = await place(`junk-${format}${SUFFIX[compression]}`, await compressWith(await withJunkMember(tar, 24 * 2 ** 20), compression));
+      const { bundle, error, peakBytes } = await spoolPeak(file, s);
+      expect(error).toBeNull();
+      try {
+        expect(bundle!.images.map((i) => i.names)).toEqual([['docker.io/library/app:1']]);
+        // The image's blobs are a few KiB; today's code wrote the 24 MiB member too.
+        expect(peakBytes).toBeLessThan(64 * 1024);
+        await expectFilesMatchDigests(bundle!);
+      } finally {
+        await bundle?.dispose();
+      }
+    });
+  }
+
+  it('a docker-save layer under a name no blob has is still spooled (read again once the manifest names it)', async () => {
+    const layer = gzipSync(await packTar([{ name: 'hf/odd.bin', data: prng('odd', 3000) }]));
+    const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', rootfs: { type: 'layers', diff_ids: [] } }));
+    const tar = await packTar([
+      { name: 'weird-name', data: layer },
+      { name: 'cfg.json', data: config },
+      { name: 'manifest.json', data: JSON.stringify([{ Config: 'cfg.json', RepoTags: ['odd:1'], Layers: ['weird-name'] }]) },
+    ]);
+    const b = await spool('odd.tar', tar);
+    try {
+      const t = byName(b, 'docker.io/library/odd:1').target as BundleManifest;
+      await expectTreeSpooled(b, t);
+      await expectFilesMatchDigests(b);
+    } finally {
+      await b.dispose();
+    }
+  });
+
+  it('over archive.members: refused with the limit named, and no file was created for the members read', async () => {
+    const entries: TarEntry[] = Array.from({ length: 100_001 }, (_, i) => ({ name: `f${i}`, data: 'x' }));
+    const { file, spool: s } = await place('many.tar', await packTar(entries));
+    const { error, peakFiles } = await spoolPeak(file, s);
+    expect(error).toBeInstanceOf(HoldfastError);
+    expect(error).toMatchObject({ code: 'REFUSED', message: expect.stringMatching(/over the limit archive\.members \(100,000\)/) });
+    // Today's code created a spool file per member before the count ran out.
+    expect(peakFiles).toBe(0);
+    expect(await readdir(s)).toEqual([]);
+  }, 120_000);
+
+  it('the spool directory is 0700 and its files 0600', async () => {
+    const { tar } = await buildImageArchive({ format: 'docker', images: [{ name: 'docker.io/library/app:1', layerBytes: 200_000 }] });
+    const b = await spool('mode.tar', tar);
+    try {
+      const root = dirname(dirname([...b.files.values()][0]!));
+      expect(statSync(root).mode & 0o777).toBe(0o700);
+      for (const f of b.files.values()) expect(statSync(f).mode & 0o777, f).toBe(0o600);
+    } finally {
+      await b.dispose();
+    }
+  });
+});
+
+describe('one verdict for an archive, upload/import or --direct (#51)', () => {
+  const cases: [string, () => Promise<Buffer>, RegExp][] = [
+    ['a layer declared 1 TiB for a small blob', () => ociDeclaredSizeLie('docker.io/library/lie:1'), /corrupt: blob sha256:[a-f0-9]{64} is \d+ bytes, but a descriptor says 1099511627776/],
+    ['a member climbing out', () => packTar([{ name: '../evil', data: 'x' }, { name: 'manifest.json', data: '[]' }]), /climbs out of the archive/],
+    ['a text file', async () => Buffer.from('<html>404 Not Found</html>\n'), /not an image archive/],
+  ];
+  for (const [what, build, message] of cases) {
+    it(`${what}: the same REFUSED error, message and hint from both`, async () => {
+      const { file, spool: s } = await place('verdict.tar', await build());
+      const viaInspect = await inspectLocalArchive(file).then(() => null, (e: unknown) => e);
+      const viaSpool = await spoolBundle(file, { dir: s }).then(() => null, (e: unknown) => e);
+      expect(viaInspect).toBeInstanceOf(HoldfastError);
+      expect(viaSpool).toBeInstanceOf(HoldfastError);
+      const info = (e: unknown) => (e as HoldfastError).toInfo();
+      expect(info(viaSpool)).toEqual(info(viaInspect));
+      expect(info(viaSpool)).toMatchObject({ code: 'REFUSED', message: expect.stringMatching(message), hint: expect.stringMatching(/^Nothing was sent\./) });
+      expect(await readdir(s)).toEqual([]);
+    });
+  }
+});
+
+describe("a layer's diff ID worked out locally", () => {
+  for (const how of ['none', 'gzip', 'zstd'] as const) {
+    it(`${how}: the sha256 of the uncompressed tar`, async () => {
+      const layerTar = await packTar([{ name: 'hf/x.bin', data: prng(`diff-${how}`, 100_000) }]);
+      const { file } = await place(`layer-${how}`, await compressWith(layerTar, how));
+      expect(await localDiffId(file)).toBe(sha(layerTar));
+    });
+  }
 });

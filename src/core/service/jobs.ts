@@ -2,10 +2,10 @@
 // on this machine they send (local.*). The archive is read once before a job starts, so a
 // refusal sends nothing; that reading's progress goes out as local.inspect events.
 import { stat } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { JobNodeProgress, LocalArchive } from '../../shared/domain';
 import { DEFAULT_IMPORT_PARALLEL, importOptionsProblem } from '../../shared/importOptions';
+import { holdfastHome } from '../config/home';
 import { HoldfastError } from '../errors';
 import type { JobHandle } from '../jobs/manager';
 import type { NodeSession } from '../node/session';
@@ -26,6 +26,8 @@ type JobChannels = 'jobs.startImport' | 'jobs.startUpload' | 'jobs.list' | 'jobs
 
 /** How often the local inspection's progress goes out as a local.inspect event. */
 const INSPECT_EVENT_MS = 100;
+/** After an upload's connection dropped: how long a new one may take to say what the node kept. */
+const REOPEN_TIMEOUT_MS = 5_000;
 
 const jobArchive = (a: LocalArchive) => ({ path: a.path, size: a.size, sha256: a.sha256, format: a.format, compression: a.compression, images: a.images.length });
 
@@ -84,8 +86,8 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
     for (const n of nodes.slice(0, parallel ?? DEFAULT_IMPORT_PARALLEL)) void pool.get(n).catch(() => undefined);
     let last = 0;
     const bundle = await spoolBundle(file, {
-      // A spool of its own under here, removed when the job ends (or the reading fails).
-      dir: path.join(os.tmpdir(), 'holdfast-spool'),
+      // A spool of its own (0700) under Holdfast's home, removed when the job ends (or the reading fails).
+      dir: path.join(opts.home ?? holdfastHome(), 'spool'),
       signal: disposing,
       onProgress: (bytesRead, total) => {
         const now = Date.now();
@@ -203,6 +205,8 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
             signal: job.signal,
             onProgress: (u) => job.update(node, { state: 'running', ...uploadJobPatch(u) }),
             onNotice: (notice) => job.update(node, { notice }),
+            // After a drop, one short try on a new connection reads what the node kept.
+            reopen: () => pool.get(node, { fresh: true, timeoutMs: REOPEN_TIMEOUT_MS }),
           });
           const summary = r.alreadyPresent ? `${r.relPath} was already there` : `uploaded ${r.relPath}${r.resumedFrom ? ` (resumed from byte ${r.resumedFrom})` : ''}, sha256 verified on the node`;
           job.update(node, {

@@ -766,7 +766,16 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     verified.set(digest, result);
     return result;
   };
-  const sizeOf = (d: Descriptor): number => col.digests.get(d.digest) ?? (typeof d.size === 'number' ? d.size : 0);
+  // A descriptor's size is the blob's (OCI image spec, "Descriptor": size MUST match): a layer
+  // declared as 1 TiB for a 116-byte blob is corrupt, whichever way the archive is delivered.
+  const sized = (d: Descriptor): Descriptor => {
+    const actual = col.digests.get(d.digest);
+    if (actual !== undefined && typeof d.size === 'number' && d.size !== actual) {
+      throw new ArchiveError('corrupt', `corrupt: blob ${d.digest} is ${actual} bytes, but a descriptor says ${d.size}`);
+    }
+    return d;
+  };
+  const sizeOf = (d: Descriptor): number => col.digests.get(sized(d).digest) ?? (typeof d.size === 'number' ? d.size : 0);
   const needJson = (digest: string, what: string): JsonView | null => {
     const b = blob(digest);
     if (b.state === 'too-large') throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
@@ -788,7 +797,7 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
       };
     }
     const missing: string[] = [];
-    const configDigest = m.config?.digest ?? '';
+    const configDigest = m.config ? sized(m.config).digest : '';
     if (!configDigest) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has no config`);
     if (typeof m.layers === 'number') throw overLimit('archive.layersPerImage', `manifest ${manifestDigest} has ${count(m.layers)} layers`);
     const rawLayers = m.layers ?? [];
@@ -820,7 +829,9 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     }
     if (typeof children === 'number') throw overLimit('archive.indexEntries', `image index ${desc.digest} lists ${count(children)} manifests`);
     for (const child of children ?? []) {
-      if (!child || isAttestation(child)) continue;
+      if (!child) continue;
+      sized(child);
+      if (isAttestation(child)) continue;
       const childIsIndex = child.mediaType ? INDEX_TYPES.has(child.mediaType) : false;
       if (childIsIndex) {
         if (!platformsOf(child, depth + 1, out)) {
@@ -882,6 +893,7 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   for (const entry of manifests) {
     const raw = asDescriptor(entry);
     if (!raw) throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
+    sized(raw);
     if (isAttestation(raw)) continue;
     const refName = raw.annotations?.[ANNOTATION_REF_NAME];
     const name = ociImageName(raw.annotations);

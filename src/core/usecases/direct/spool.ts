@@ -1,19 +1,28 @@
-// Reads an image archive on this machine once and spools every blob to a local file, for direct
-// delivery (bundle.ts says why). One pass through readArchiveIndex, which keeps all its bounds
-// and hostile-archive checks; its member sink writes each regular file as it streams past to
-// `<spool>/tmp/<n>`, then renames it to `<spool>/blobs/<hex>` by the content digest it computed
-// (a blobs/sha256/<hex> member whose bytes hash otherwise fails the read).
+// Reads an image archive on this machine once and spools the blobs its images use to local
+// files, for direct delivery (bundle.ts says why). One pass through readArchiveIndex, which keeps
+// all its bounds and hostile-archive checks; its member sink writes a member to
+// `<spool>/blobs/<hex>` by the content digest it computed (a blobs/sha256/<hex> member whose bytes
+// hash otherwise fails the read).
+//
+// Only members that may be an image's blob are written (spoolsByName): the index or manifest
+// that says which blobs an image uses may come last (docker save writes manifest.json last), so
+// the name decides while the tar streams past, and a member of another name costs no disk. A
+// docker-save layer stored under an unusual name is found by its digest once the manifest is
+// read, and only then spooled, in a second pass. The spool is a fresh 0700 directory, its files
+// 0600; a full disk names it.
 //
 // Sources: docker-save (the manifests containerd's importer would write are synthesised), OCI
 // layouts, Zarf packages (the OCI layout under images/) and single-chunk Hauler hauls.
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { once } from 'node:events';
 import { ArchiveError } from '../../archives/format/errors';
 import { readArchiveIndex, type ArchiveImage, type ArchiveIndex, type MemberSink } from '../../archives/format/readIndex';
 import { sniffFormat, type ArchiveCompression } from '../../archives/format/decompress';
+import { errnoClause, HoldfastError } from '../../errors';
 import { limit } from '../../limits';
+import { archiveRefusal } from '../import/inspectLocal';
 import type { Platform } from '../../../shared/mediaTypes';
 import type { BundleBlob, BundleImage, BundleIndex, BundleKind, BundleManifest, SpooledBundle } from './bundle';
 import { DOCKER_CONFIG, dockerLayerMediaType, dockerManifest } from './dockerManifest';
@@ -21,7 +30,7 @@ import { OciTrees, isObject, rawDescriptor, type BlobSource } from './ociTrees';
 import { IMAGE_CONFIG_TYPES, bundleNames, haulerChunkRefusal, refuseChunkedHaul } from './sources';
 
 export interface SpoolOptions {
-  /** Directory the spool is created in (as a new sub-directory, removed by dispose). */
+  /** Directory the spool is created in (as a new 0700 sub-directory, removed by dispose). */
   dir: string;
   signal?: AbortSignal;
   /** Compressed bytes read from `file` so far, and its size. */
@@ -31,10 +40,31 @@ export interface SpoolOptions {
 const MAX_JSON = limit('archive.jsonMemberBytes');
 /** containerd reads 10 bytes of a layer to tell its compression; 8 are enough for its checks. */
 const HEAD_BYTES = 10;
+/** Members up to this size are kept in memory and written in one call (no stream, no rename). */
+const SMALL_MEMBER = 64 * 1024;
 /** Zarf keeps its images as an OCI layout here. */
 const ZARF_IMAGES = 'images';
+const ROOTS = ['', ZARF_IMAGES] as const;
+const BLOB_PATH = /^blobs\/sha256\/[a-f0-9]{64}$/;
+const HEX_TAR = /^[a-f0-9]{64}\.tar$/;
 
 const hexOf = (digest: string): string => digest.slice('sha256:'.length);
+
+/**
+ * Whether a tar member may be a blob an image uses, from its name and size alone: an OCI blob
+ * (`blobs/sha256/<hex>`, also under a Zarf package's images/), a docker-save layer
+ * (`<id>/layer.tar`, podman's and skopeo's `<hex>.tar`) or a JSON member no larger than
+ * archive.jsonMemberBytes (configs, index.json, manifest.json). Anything else is not written.
+ */
+export function spoolsByName(path: string, size: number): boolean {
+  for (const root of ROOTS) {
+    const rel = root === '' ? path : path.startsWith(root + '/') ? path.slice(root.length + 1) : null;
+    if (rel !== null && BLOB_PATH.test(rel)) return true;
+  }
+  const base = basename(path);
+  if (base === 'layer.tar' || HEX_TAR.test(base)) return true;
+  return base.endsWith('.json') && size <= MAX_JSON;
+}
 
 /** What the member sink learnt while the archive streamed past. */
 interface Spooled {
@@ -47,25 +77,45 @@ interface Spooled {
   heads: Map<string, Buffer>;
   /** member paths seen (regular files) */
   names: Set<string>;
+  /** content digest → path, of the members not spooled */
+  passed: Map<string, string>;
 }
 
-/** Streams `file` once and returns its image trees with every blob spooled under `opts.dir`. */
+/** A write to the spool failed: name the directory (a full disk is the usual cause). */
+function spoolWriteError(root: string, e: unknown): HoldfastError {
+  return new HoldfastError('INTERNAL', `cannot write the spool in ${root}: ${errnoClause(e)}`, {
+    hint: "Direct delivery spools the archive's blobs there before sending them: free space on that disk, or set HOLDFAST_HOME to a directory on a disk with room.",
+    cause: e,
+  });
+}
+
+/** Streams `file` once and returns its image trees with every blob an image uses spooled under `opts.dir`. */
 export async function spoolBundle(file: string, opts: SpoolOptions): Promise<SpooledBundle> {
-  await refuseChunkedHaul(file);
+  await refuseChunkedHaul(file).catch((e: unknown) => {
+    throw archiveRefusal(file, e);
+  });
   const total = (await stat(file)).size;
   const compression = await sniffCompression(file);
-  await mkdir(opts.dir, { recursive: true });
+  await mkdir(opts.dir, { recursive: true, mode: 0o700 });
+  // mkdtemp makes it 0700: the blobs of someone's images are no one else's to read.
   const root = await mkdtemp(join(opts.dir, 'spool-'));
   const dispose = (): Promise<void> => rm(root, { recursive: true, force: true });
   const open = new Set<WriteStream>();
   try {
-    await mkdir(join(root, 'tmp'));
-    await mkdir(join(root, 'blobs'));
-    const sp: Spooled = { root, members: new Map(), sizes: new Map(), heads: new Map(), names: new Set() };
-    const index = await readAndSpool(file, total, compression, sp, open, opts).catch((e: unknown) => {
-      throw haulerChunkRefusal(file, e) ?? e;
+    await mkdir(join(root, 'tmp'), { mode: 0o700 });
+    await mkdir(join(root, 'blobs'), { mode: 0o700 });
+    const sp: Spooled = { root, members: new Map(), sizes: new Map(), heads: new Map(), names: new Set(), passed: new Map() };
+    const read = (wanted: ((path: string, size: number) => boolean) | null): Promise<ArchiveIndex> =>
+      readAndSpool(file, total, compression, sp, open, opts, wanted).catch((e: unknown) => {
+        throw archiveRefusal(file, haulerChunkRefusal(file, e) ?? e);
+      });
+    const index = await read(null);
+    // A docker-save layer or config under a name the first pass did not spool: read it now.
+    const late = lateMembers(index, sp);
+    if (late.size > 0) await read((path) => late.has(path));
+    const bundle = await buildBundle(index, sp, opts.signal).catch((e: unknown) => {
+      throw archiveRefusal(file, e);
     });
-    const bundle = await buildBundle(index, sp, opts.signal);
     await rm(join(root, 'tmp'), { recursive: true, force: true });
     return { ...bundle, dispose };
   } catch (e) {
@@ -73,6 +123,22 @@ export async function spoolBundle(file: string, opts: SpoolOptions): Promise<Spo
     await dispose();
     throw e;
   }
+}
+
+/** Members a docker-save image uses that the first pass left unspooled (their names looked like no blob). */
+function lateMembers(index: ArchiveIndex, sp: Spooled): Set<string> {
+  const out = new Set<string>();
+  if (index.format !== 'docker') return out;
+  for (const img of index.images) {
+    if (!img.name) continue; // untagged: containerd creates no image for it
+    for (const p of img.platforms) {
+      for (const digest of [p.configDigest, ...p.layers.map((l) => l.digest)]) {
+        const path = sp.passed.get(digest);
+        if (path !== undefined && !sp.sizes.has(digest)) out.add(path);
+      }
+    }
+  }
+  return out;
 }
 
 async function sniffCompression(file: string): Promise<ArchiveCompression> {
@@ -88,7 +154,15 @@ async function sniffCompression(file: string): Promise<ArchiveCompression> {
   }
 }
 
-function readAndSpool(file: string, total: number, compression: ArchiveCompression, sp: Spooled, open: Set<WriteStream>, opts: SpoolOptions): Promise<ArchiveIndex> {
+function readAndSpool(
+  file: string,
+  total: number,
+  compression: ArchiveCompression,
+  sp: Spooled,
+  open: Set<WriteStream>,
+  opts: SpoolOptions,
+  wanted: ((path: string, size: number) => boolean) | null,
+): Promise<ArchiveIndex> {
   const source = createReadStream(file);
   let read = 0;
   if (opts.onProgress) {
@@ -100,13 +174,42 @@ function readAndSpool(file: string, total: number, compression: ArchiveCompressi
   }
   let n = 0;
   const memberSink = ({ path, size }: { path: string; size: number }): MemberSink => {
+    sp.names.add(path);
+    const spool = wanted ? wanted(path, size) : spoolsByName(path, size);
+    // Not spooled: only its digest is noted (readArchiveIndex hashes it anyway), so that a
+    // docker-save image using it can have it read in a second pass.
+    if (!spool) {
+      return {
+        write: () => undefined,
+        end: (digest) => {
+          if (!wanted) sp.passed.set(digest, path);
+        },
+      };
+    }
+    const place = (digest: string, head: Buffer): void => {
+      sp.members.set(path, digest);
+      sp.sizes.set(digest, size);
+      sp.heads.set(digest, head);
+    };
+    if (size <= SMALL_MEMBER) {
+      const chunks: Buffer[] = [];
+      return {
+        write: (chunk) => void chunks.push(chunk),
+        async end(digest) {
+          const data = Buffer.concat(chunks);
+          await writeFile(join(sp.root, 'blobs', hexOf(digest)), data, { mode: 0o600 }).catch((e: unknown) => {
+            throw spoolWriteError(sp.root, e);
+          });
+          place(digest, data.subarray(0, HEAD_BYTES));
+        },
+      };
+    }
     const tmp = join(sp.root, 'tmp', String(n++));
-    const ws = createWriteStream(tmp);
+    const ws = createWriteStream(tmp, { mode: 0o600 });
     open.add(ws);
     // A write error (disk full) is kept and thrown from the next write or the end, never left unheard.
     let failed: Error | null = null;
-    ws.on('error', (e) => (failed ??= e));
-    sp.names.add(path);
+    ws.on('error', (e) => (failed ??= spoolWriteError(sp.root, e)));
     let head = Buffer.alloc(0);
     // Writes are chained: the tar may end a member while its last write still drains.
     let chain: Promise<void> = Promise.resolve();
@@ -115,26 +218,31 @@ function readAndSpool(file: string, total: number, compression: ArchiveCompressi
         if (failed) return Promise.reject(failed);
         if (head.length < HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]);
         if (ws.write(chunk)) return;
-        chain = chain.then(() => once(ws, 'drain').then(() => undefined));
+        chain = chain.then(() =>
+          once(ws, 'drain').then(
+            () => undefined,
+            (e: unknown) => {
+              throw failed ?? spoolWriteError(sp.root, e);
+            },
+          ),
+        );
         return chain;
       },
       async end(digest) {
         await chain;
         if (!failed) ws.end();
-        if (!ws.closed) await once(ws, 'close');
+        if (!ws.closed) await once(ws, 'close').catch((e: unknown) => (failed ??= spoolWriteError(sp.root, e)));
         open.delete(ws);
         if (failed) throw failed;
         await rename(tmp, join(sp.root, 'blobs', hexOf(digest)));
-        sp.members.set(path, digest);
-        sp.sizes.set(digest, size);
-        sp.heads.set(digest, head);
+        place(digest, head);
       },
     };
   };
   return readArchiveIndex(source, {
     compression,
     verifyBlobs: true,
-    roots: ['', ZARF_IMAGES],
+    roots: ROOTS,
     memberSink,
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
@@ -234,7 +342,7 @@ async function dockerImages(images: ArchiveImage[], sp: Spooled, files: Map<stri
       continue;
     }
     const file = join(sp.root, 'blobs', hexOf(m.blob.digest));
-    await writeFile(file, m.bytes);
+    await writeFile(file, m.bytes, { mode: 0o600 });
     files.set(m.blob.digest, file);
     const target: BundleManifest = {
       manifest: m.blob,

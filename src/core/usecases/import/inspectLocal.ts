@@ -41,6 +41,24 @@ export interface InspectOptions {
   onRead?: (bytesRead: number, size: number) => void;
 }
 
+/**
+ * The one verdict on an archive that fails its checks, whichever way it is delivered (upload,
+ * import, import --direct): REFUSED (exit 3), naming the file and the fault, with what to do.
+ * Anything that is not an ArchiveError is returned as it is.
+ */
+export function archiveRefusal(file: string, e: unknown): unknown {
+  if (!(e instanceof ArchiveError)) return e;
+  const name = path.basename(file);
+  const fix = e.refusal
+    ? zstdRecompressHint(name, shellWord)
+    : e.reason === 'truncated'
+      ? TRUNCATED_HINT
+      : e.reason === 'not-an-image-archive'
+        ? NOT_AN_ARCHIVE_HINT
+        : 'Rebuild the archive (docker save / skopeo copy) and try again.';
+  return new HoldfastError('REFUSED', `${name} was refused: ${e.message}`, { hint: `Nothing was sent. ${fix}`, cause: e });
+}
+
 export async function inspectLocalArchive(file: string, opts: InspectOptions = {}): Promise<InspectedArchive> {
   const abs = path.resolve(file);
   let st;
@@ -85,17 +103,7 @@ export async function inspectLocalArchive(file: string, opts: InspectOptions = {
     });
   } catch (e) {
     src.destroy();
-    if (e instanceof ArchiveError) {
-      const fix = e.refusal
-        ? zstdRecompressHint(path.basename(abs), shellWord)
-        : e.reason === 'truncated'
-          ? TRUNCATED_HINT
-          : e.reason === 'not-an-image-archive'
-            ? NOT_AN_ARCHIVE_HINT
-            : 'Rebuild the archive (docker save / skopeo copy) and try again.';
-      throw new HoldfastError('REFUSED', `${path.basename(abs)} was refused: ${e.message}`, { hint: `Nothing was sent. ${fix}`, cause: e });
-    }
-    throw e;
+    throw archiveRefusal(abs, e);
   }
   // readArchiveIndex rejects what k3s cannot import unless told to describe it; never send one.
   if (index.format === null) throw new HoldfastError('INTERNAL', `${path.basename(abs)}: the archive index was not read`);
