@@ -9,6 +9,7 @@ import { HoldfastError } from '../errors';
 import type { UploadTarget } from './paths';
 import { isPermissionDenied, mayNotReadError } from './refusals';
 import { sortWalkOrder } from './common';
+import { assertImagesDirPath } from './imagesDirCheck';
 import type { FileAccess, FreeSpace, ListedFile, RemoteFileType, RemoteStat, UploadArea } from './types';
 import { logger } from '../log';
 
@@ -54,6 +55,7 @@ export class LocalFileAccess implements FileAccess {
       try {
         names = await fs.readdir(dir);
       } catch (e) {
+        if (rel === '') await assertImagesDirPath(this, base, this.node); // a broken link, said as such
         if (rel === '' && isMissing(e)) return; // no images dir yet (k3s creates it lazily)
         if (isPermissionDenied(e) || (e as NodeJS.ErrnoException).code === 'EACCES') throw mayNotReadError({ user: this.user, node: this.node, folder: dir, imagesDir: base, cause: e });
         throw e;

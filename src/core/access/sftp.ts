@@ -6,6 +6,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FileEntry, SFTPWrapper, Stats } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { isPermissionDenied, mayNotReadError } from './refusals';
+import { assertImagesDirPath } from './imagesDirCheck';
 import { sftpReadStream } from '../sftp/readStream';
 import type { SshConnection } from '../ssh/connect';
 import type { UploadTarget } from './paths';
@@ -70,6 +71,8 @@ export class SftpFileAccess implements FileAccess {
       try {
         entries = await call<FileEntry[]>((cb) => sftp.readdir(dir, cb));
       } catch (e) {
+        // A broken path (dangling link, loop, link to a file) is said as such, not as missing or denied.
+        if (rel === '') await assertImagesDirPath(this, base, this.node);
         if (rel === '' && isNoSuchFile(e)) return; // no images dir yet (k3s creates it lazily)
         // A root-only (0700) images dir and a login without sudo: who may not read what, not
         // the server's bare "Permission denied".

@@ -13,6 +13,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { ClientChannel, Stats } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { killChannel, type SshConnection } from '../ssh/connect';
+import { assertImagesDirPath } from './imagesDirCheck';
 import { sudoersHint } from '../ssh/tunnel';
 import type { UploadTarget } from './paths';
 import { DEFAULT_HASH_TIMEOUT_MS, execDf, execSha256, execSubSecondMtimes, lastLine, sortWalkOrder, typeFromMode } from './common';
@@ -108,7 +109,11 @@ export class SudoFileAccess implements FileAccess {
       outputLimit: 'remote.listingOutputBytes',
     });
     if (r.code !== 0) {
-      if (r.stdout === '' && NO_SUCH_FILE.test(r.stderr) && !(await this.stat(base))) return [];
+      if (r.stdout === '' && NO_SUCH_FILE.test(r.stderr) && !(await this.stat(base))) {
+        await assertImagesDirPath(this, base);
+        return [];
+      }
+      await assertImagesDirPath(this, base);
       throw this.refused(`Listing ${base}`, r.stderr, r.code);
     }
     const out: ListedFile[] = [];
@@ -122,6 +127,8 @@ export class SudoFileAccess implements FileAccess {
         if (st?.type === 'file') out.push({ path: rec.path, abs, size: st.size, mtime: st.mtime, ...(st.changeId ? { changeId: st.changeId } : {}) });
       }
     }
+    // find lists nothing under a dangling link or a link to a file: say what is wrong with the path.
+    if (out.length === 0) await assertImagesDirPath(this, base);
     return sortWalkOrder(out);
   }
 

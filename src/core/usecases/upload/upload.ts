@@ -65,6 +65,7 @@ import { startFollowHash, type FollowHash } from './followHash';
 import { NativeDropped, NativeUnavailable, nativeUnfit, opensshClient, sendWithOpenssh } from './openssh';
 import { mayNotWriteError } from '../../access/refusals';
 import { unwritableFolder } from './writable';
+import { assertImagesDirPath } from '../../access/imagesDirCheck';
 import { logger } from '../../log';
 
 const log = logger('upload');
@@ -245,6 +246,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     }
     const area = await files.uploadArea(target);
     // Nothing is looked at, created or written through a folder that leads outside the images dir.
+    // A broken images dir path (dangling link, loop, link to a file) is said as such, not as write access.
+    await assertImagesDirPath(files, session.def.imagesDir, node);
     const contain = new Containment(files, session.def.imagesDir, target, node);
     await contain.checkExisting();
     const ctx: Ctx = { session, sftp, files, area, contain, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
