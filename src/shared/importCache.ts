@@ -21,9 +21,19 @@ export interface K3sImportCache {
   enabled: boolean;
   /** false: the file is there but Holdfast cannot read it (too large, not JSON, not a regular file). */
   readable: boolean;
+  /** Why not, in a clause after ".cache.json" ("is not a regular file (a FIFO…)"). */
+  unreadable?: string;
   /** By absolute in-node path; null marks an entry Holdfast cannot read. */
   entries: Map<string, K3sCacheEntry | null>;
 }
+
+const NOT_A_FILE = 'is not a regular file';
+
+/** The clause for a .cache.json that is a FIFO, a socket, a device or a directory. */
+export const notAFileClause = (kind: string): string => `${NOT_A_FILE} (a ${kind})`;
+
+/** Is .cache.json there but not a regular file? Holdfast never opens one, and k3s expects JSON. */
+export const cacheIsNotAFile = (c: Pick<K3sImportCache, 'enabled' | 'unreadable'>): boolean => c.enabled && (c.unreadable?.startsWith(NOT_A_FILE) ?? false);
 
 /** A file as k3s compares it with its entry. */
 export interface CachedFileStamp {

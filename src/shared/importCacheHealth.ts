@@ -8,7 +8,7 @@
 //   for them; when that is every file, say the cache saves nothing at all;
 // - entries of files gone from the images dir (k3s drops them at its next start).
 // Pure: the core reads the file (core/archives/scan readK3sImportCache) and hands it here.
-import { cacheRule, cacheVerdict, type CacheRule, type CacheVerdict, type CachedFileStamp, type K3sImportCache } from './importCache';
+import { cacheIsNotAFile, cacheRule, cacheVerdict, type CacheRule, type CacheVerdict, type CachedFileStamp, type K3sImportCache } from './importCache';
 import { cacheRepinFix, firstReleases, K3S_RELEASES, type Support } from './versions';
 
 /** Why the next start re-imports a file the cache records (shared/importCache CacheVerdict). */
@@ -23,6 +23,8 @@ export interface ImportCacheHealth {
   rule: CacheRule;
   /** Entries in the file. */
   entries: number;
+  /** Why the file cannot be read (state unreadable), in a clause after ".cache.json". */
+  unreadable?: string;
   /** Files the next start skips without pinning again what they bring (relative to the images dir). */
   skippedUnpinned: string[];
   /** Files the next start skips but whose recorded names it pins again. */
@@ -59,7 +61,7 @@ export function importCacheHealth(input: CacheHealthInput): ImportCacheHealth {
   };
   if (!input.enabled) return { state: input.honoured === 'no' ? 'ignored' : 'absent', ...none };
   if (input.honoured === 'no') return { state: 'ignored', ...none };
-  if (!input.readable) return { state: 'unreadable', ...none };
+  if (!input.readable) return { state: 'unreadable', ...none, ...(input.unreadable ? { unreadable: input.unreadable } : {}) };
   const root = input.root.replace(/\/+$/, '');
   const seen = new Set(input.files.map((f) => f.abs));
   const rel = (abs: string) => (abs.startsWith(`${root}/`) ? abs.slice(root.length + 1) : abs);
@@ -88,7 +90,7 @@ export function importCacheBrief(h: ImportCacheHealth, who = 'k3s'): string | nu
     case 'ignored':
       return null;
     case 'unreadable':
-      return `.cache.json cannot be read: Holdfast assumes ${who} skips every archive without re-pinning`;
+      return `.cache.json ${cacheIsNotAFile({ enabled: true, ...(h.unreadable ? { unreadable: h.unreadable } : {}) }) ? 'is not a regular file' : 'cannot be read'}: Holdfast assumes ${who} skips every archive without re-pinning`;
     case 'on': {
       const parts = [
         ...(h.skippedUnpinned.length ? [`${count(h.skippedUnpinned.length, 'file', 'files')} skipped without a re-pin (pins lost at the next start)`] : []),
@@ -145,7 +147,10 @@ export function importCacheReasons(h: ImportCacheHealth, node = 'NODE', who = 'k
     case 'ignored':
       return [`This ${who} release predates the import cache (k3s PR #12237): it re-imports every archive at every start, whatever .cache.json says.`];
     case 'unreadable':
-      return [`.cache.json is not a JSON object Holdfast can read; ${who} starts over with an empty cache, but until it does Holdfast assumes it skips every archive without re-pinning what it brought.`];
+      if (cacheIsNotAFile({ enabled: true, ...(h.unreadable ? { unreadable: h.unreadable } : {}) })) {
+        return [`.cache.json ${h.unreadable}: Holdfast never opens it, and ${who} expects a JSON file there. Replace it with a regular file (an empty one keeps the cache on) or remove it; until then Holdfast assumes ${who} skips every archive without re-pinning what it brought.`];
+      }
+      return [`.cache.json ${h.unreadable ?? 'is not a JSON object Holdfast can read'}; ${who} starts over with an empty cache, but until it does Holdfast assumes it skips every archive without re-pinning what it brought.`];
     case 'on':
       return [
         ...unpinnedReasons(h, node, who),
@@ -168,6 +173,7 @@ export function cacheVerdictReason(v: CacheVerdict | undefined, who = 'k3s'): st
   if (!v.skipped) return v.why === 'off' || v.why === 'ignored-by-release' || v.why === 'not-listed' ? null : `${who} re-imports it at start: ${reimportReason(v.why)}`;
   switch (v.why) {
     case 'unreadable':
+      return `.cache.json cannot be read: Holdfast assumes ${who} skips it without a re-pin`;
     case 'unreadable-entry':
       return `its .cache.json entry cannot be read: Holdfast assumes ${who} skips it without a re-pin`;
     case 'maybe-release':

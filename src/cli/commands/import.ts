@@ -100,10 +100,9 @@ export function registerImportCommand(program: Command, cli: Cli): void {
         }
       }
       if (failed) {
-        throw new HoldfastError(
-          refused === failed ? 'REFUSED' : 'INTERNAL',
-          `${failed} of ${plural(nodes.length, 'node')} failed; the others' work is done and kept. Run the same command again to retry.`,
-        );
+        // A refusal is not cured by a retry alone: what to do first is on each node's line.
+        const next = refused ? 'Do what each failed line says, then run the same command again.' : 'Run the same command again to retry.';
+        throw new HoldfastError(refused === failed ? 'REFUSED' : 'INTERNAL', `${failed} of ${plural(nodes.length, 'node')} failed; the others' work is done and kept. ${next}`);
       }
     });
 }

@@ -9,7 +9,7 @@
 // each within its limit (limits.ts remote.*).
 import type { Compression } from '../../shared/domain';
 import { firstReleases, K3S_RELEASES, type StartupWalk } from '../../shared/versions';
-import type { K3sCacheEntry, K3sImportCache } from '../../shared/importCache';
+import { notAFileClause, type K3sCacheEntry, type K3sImportCache } from '../../shared/importCache';
 import type { FileAccess, ListedFile } from '../access';
 import { mapLimit } from '../../shared/mapLimit';
 import { readAll } from '../access/common';
@@ -228,7 +228,7 @@ function parseEntry(v: unknown): K3sCacheEntry | null {
 }
 
 /** The text of a .cache.json file → its entries (pure; see the unit test's recorded samples). */
-export function parseK3sImportCache(text: string): Pick<K3sImportCache, 'readable' | 'entries'> {
+export function parseK3sImportCache(text: string): Pick<K3sImportCache, 'readable' | 'unreadable' | 'entries'> {
   const entries = new Map<string, K3sCacheEntry | null>();
   // An empty file is how users enable the cache (k3s skips loading it).
   if (text.trim() === '') return { readable: true, entries };
@@ -237,9 +237,9 @@ export function parseK3sImportCache(text: string): Pick<K3sImportCache, 'readabl
     data = JSON.parse(text);
   } catch (err) {
     log.debug("k3s's .cache.json is not JSON; treated as unreadable", { err });
-    return { readable: false, entries };
+    return { readable: false, unreadable: 'is not JSON', entries };
   }
-  if (!data || typeof data !== 'object' || Array.isArray(data)) return { readable: false, entries };
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return { readable: false, unreadable: 'is not a JSON object', entries };
   // A Map, so a hostile key such as "__proto__" is just a key.
   for (const [k, v] of Object.entries(data as Record<string, unknown>)) entries.set(k, parseEntry(v));
   return { readable: true, entries };
@@ -250,12 +250,12 @@ export async function readK3sImportCache(access: FileAccess, root: string): Prom
   const st = await access.stat(file).catch((err: unknown) => (log.debug('no .cache.json (k3s import cache off)', { file, err }), null));
   if (!st) return { enabled: false, readable: true, entries: new Map() };
   // A FIFO or device would block the read (and the node's sftp-server with it): never open one.
-  if (st.type !== 'file') return { enabled: true, readable: false, entries: new Map() };
-  if (st.size > IMPORT_CACHE_MAX_BYTES) return { enabled: true, readable: false, entries: new Map() };
+  if (st.type !== 'file') return { enabled: true, readable: false, unreadable: notAFileClause(st.type === 'dir' ? 'directory' : 'FIFO, socket or device'), entries: new Map() };
+  if (st.size > IMPORT_CACHE_MAX_BYTES) return { enabled: true, readable: false, unreadable: `is larger than ${formatLimit('remote.importCacheBytes')}`, entries: new Map() };
   try {
     return { enabled: true, ...parseK3sImportCache((await readBounded(access, file, st.size)).toString('utf8')) };
   } catch (err) {
     log.debug('.cache.json not readable', { file, err });
-    return { enabled: true, readable: false, entries: new Map() };
+    return { enabled: true, readable: false, unreadable: 'could not be read', entries: new Map() };
   }
 }

@@ -4,6 +4,7 @@
 // raced k3s's retagging). Every step is safe to repeat, so running the whole import again after
 // any failure picks up where it stopped.
 import { distroDisplayName } from '../../../shared/distro';
+import { cacheIsNotAFile } from '../../../shared/importCache';
 import type { ImportPhase, JobNodeProgress } from '../../../shared/domain';
 import { watcherImports, firstReleases, K3S_RELEASES } from '../../../shared/versions';
 import { plural } from '../../../shared/wording';
@@ -56,6 +57,13 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     const folder = isPermissionDenied(e) && session.files.mode === 'sftp' ? await unwritableFolder(session.ssh, session.def.imagesDir) : null;
     throw folder ? mayNotWriteError({ user: session.def.user, node, folder, imagesDir: session.def.imagesDir }) : e;
   });
+  // A FIFO or device named .cache.json: k3s expects its JSON cache there; nothing is added beside it.
+  if (cacheIsNotAFile(before.importCache)) {
+    const who = distroDisplayName(before.info.distro);
+    throw new HoldfastError('REFUSED', `${who}'s import cache, .cache.json in the images dir of ${node}, ${before.importCache.unreadable}: ${who} reads and rewrites that file when it imports, so Holdfast adds no archive beside it`, {
+      hint: 'Replace it with a regular file (an empty one keeps the cache on) or remove it, then run the import again.',
+    });
+  }
   const choice = chooseRemoteName(archive, { imagesDir: session.def.imagesDir, files: before.files, importCache: before.importCache, distroVersion: before.info.distroVersion, distro: before.info.distro });
   // Already done on an earlier run? Every reference of every image durable, and the archive
   // gone: nothing to send again.
