@@ -124,7 +124,7 @@ function unpinnedReasons(h: ImportCacheHealth, node: string, who: string): strin
   if (!files.length) return [];
   const one = files.length === 1;
   const named = files.length <= 3 ? files.join(', ') : `${files.slice(0, 3).join(', ')} and ${files.length - 3} more`;
-  const pin = one ? `holdfast pin ${node} --archive ${files[0]}` : `holdfast pin ${node} --needed`;
+  const pin = one ? `holdfast pin ${node} --archive ${files[0]}` : `holdfast pin ${node} --archive FILE, for each`;
   if (h.rule === 'with-fix') return [`The .cache.json ${one ? 'entry' : 'entries'} of ${named} cannot be read, so Holdfast assumes ${who} skips ${one ? 'it' : 'them'} at start without pinning again. Make the pins durable (${pin}).`];
   const fix = `k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)})`;
   const unless = h.rule === 'unknown' ? `unless its release has ${fix}, which Holdfast cannot tell,` : `without ${fix},`;

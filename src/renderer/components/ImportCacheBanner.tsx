@@ -17,7 +17,8 @@ export function ImportCacheBanner({ node, cached, health, who = 'k3s' }: { node:
       <Icon className="banner-icon" />
       <div className="banner-text">
         <strong>{brief ?? `${who}'s import cache is on (.cache.json).`}</strong>
-        {cached ? (
+        {/* Files skipped without a re-pin are said in full by the reasons below: once is enough. */}
+        {cached && !health?.skippedUnpinned.length ? (
           <span data-testid="cache-skips">
             {brief ? `${who}'s import cache is on: ` : ''}
             {plural(cached, 'archive')} {cached === 1 ? 'is' : 'are'} unchanged since the last import, so {who} skips{' '}

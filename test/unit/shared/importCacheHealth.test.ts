@@ -50,7 +50,7 @@ describe('importCacheHealth', () => {
     const long = importCacheReasons(h, 'n1');
     expect(long).toHaveLength(2);
     expect(long[0]).toMatch(/^a\.tar, sub\/b\.tar are the same size as recorded in .cache.json, so k3s skips them at start .* pins nothing it skips/);
-    expect(long[0]).toContain('holdfast pin n1 --needed');
+    expect(long[0]).toContain('holdfast pin n1 --archive FILE, for each');
     expect(long[1]).toContain('gone.tar is no longer in the images dir');
   });
 
