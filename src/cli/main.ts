@@ -11,7 +11,7 @@
 import { Command, CommanderError } from 'commander';
 import { HoldfastError, toErrorInfo } from '../core/errors';
 import { createCli, defaultIo, type Cli, type Io } from './context';
-import { EXIT, exitCodeFor } from './exit';
+import { EXIT, exitCodeFor, failWhenUnsettled } from './exit';
 import { endQuietlyOnClosedPipe } from './closedPipe';
 import { catchCliCrashes, startCliLog } from './logging';
 import { terminalSafe } from './format';
@@ -98,12 +98,27 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[],
   return program;
 }
 
+let guarded = false;
+let running = 0;
+
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   // The real process (bin/holdfast.mjs) only: a test that passes its own io keeps its runner's handlers.
   if (io === defaultIo) {
     catchCliCrashes(io.err);
     endQuietlyOnClosedPipe();
+    // Never exit 0 with a command still under way (its work waiting on nothing).
+    if (!guarded) failWhenUnsettled(() => running > 0, io.err);
+    guarded = true;
   }
+  running++;
+  try {
+    return await runCommand(argv, io);
+  } finally {
+    running--;
+  }
+}
+
+async function runCommand(argv: string[], io: Io): Promise<number> {
   const cli = createCli(io);
   try {
     const program = await buildProgram(io, argv.slice(2), cli);

@@ -182,7 +182,7 @@ describe('uploadArchive', () => {
     expect(dropped).toBe(true);
     expect(err).toBeInstanceOf(HoldfastError);
     expect((err as HoldfastError).code).toBe('UNREACHABLE');
-    expect((err as HoldfastError).message).toMatch(/^the connection to up1 dropped during the upload; run it again to resume from byte \d+$/);
+    expect((err as HoldfastError).message).toMatch(/^the connection to up1 dropped during the upload; run it again to resume from \d+(\.\d)? [KMG]iB \(byte \d+\)$/);
     const resumeAt = Number(/byte (\d+)/.exec((err as HoldfastError).message)![1]);
     expect(resumeAt).toBeGreaterThan(0.3 * size);
 

@@ -21,6 +21,7 @@ import type { AcceptNewHostKey } from './hostKey';
 import { hostKeyAlgorithmsFor } from './hostKeyAlgorithms';
 import { hostVerifier, newHostKeyState } from './hostKeyCheck';
 import { shellQuote } from './quote';
+import { settlingSftp } from './sftpGuard';
 import { openTunnel as openTunnelOn, type Tunnel, type TunnelOptions } from './tunnel';
 import { logger } from '../log';
 
@@ -445,7 +446,12 @@ export async function connectSsh(target: SshTarget): Promise<SshConnection> {
               sftp.on('close', () => {
                 if (sftpPromise === p) sftpPromise = null;
               });
-              resolve(sftp);
+              // A request made on it once it ended fails at once instead of never (sftpGuard.ts).
+              resolve(
+                settlingSftp(sftp, () =>
+                  isClosed() ? notConnected() : new HoldfastError('UNREACHABLE', `The SFTP channel to ${where} closed (the node's sftp-server ended).`, { hint: 'Run it again: a new channel is opened.' }),
+                ),
+              );
             });
           } catch (err) {
             reject(notConnected(err));

@@ -98,6 +98,12 @@ export interface UploadOptions {
    * carry them (openssh.ts), else SFTP on the ssh2 connection; `sftp` always SFTP.
    */
   transport?: 'auto' | 'sftp';
+  /**
+   * After the connection dropped: a new session to the node (it may fail, the link being down), to
+   * read how much of the file the node kept, so "resume from N" says what the next run will find
+   * rather than the last size this run heard of (which lags, and is 0 early on).
+   */
+  reopen?: () => Promise<NodeSession>;
 }
 
 export interface UploadResult {
@@ -130,6 +136,8 @@ const LOCAL_READ_CHUNK = 1024 * 1024;
 export function isAbortError(err: unknown): err is Error {
   return err instanceof Error && err.name === 'AbortError';
 }
+
+const isUnreachable = (err: unknown): boolean => err instanceof HoldfastError && err.code === 'UNREACHABLE';
 
 function abortError(message: string): Error {
   const e = new Error(message);
@@ -238,6 +246,8 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
 
     const sftp = await session.ssh.sftp();
     const files = session.files;
+    // A broken images dir path (dangling link, loop, link to a file) is said as such, not as write access.
+    await assertImagesDirPath(files, session.def.imagesDir, node);
     // A user who may not write there is told so now, not as a failed transfer (the network, free
     // space) once bytes move. Only an identical archive already in place needs no write.
     const blocked = files.mode === 'sftp' ? await unwritableFolder(session.ssh, target.remoteDir) : null;
@@ -246,12 +256,11 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     }
     const area = await files.uploadArea(target);
     // Nothing is looked at, created or written through a folder that leads outside the images dir.
-    // A broken images dir path (dangling link, loop, link to a file) is said as such, not as write access.
-    await assertImagesDirPath(files, session.def.imagesDir, node);
     const contain = new Containment(files, session.def.imagesDir, target, node);
     await contain.checkExisting();
     const ctx: Ctx = { session, sftp, files, area, contain, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
     if (signal) ctx.signal = signal;
+    if (opts.onNotice) ctx.onNotice = opts.onNotice;
 
     // 1. the final name
     const existing = await files.stat(target.remotePath, { lstat: true });
@@ -375,12 +384,13 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
   } catch (err) {
     // Said from how far this run got: never "a partial file is kept" when none was written.
     if (isAbortError(err)) throw abortError(cancelMessage());
-    const channelGone = err instanceof SftpWriteError && err.kind === 'closed';
+    if (err instanceof HoldfastError && said.has(err)) throw err; // already says what the node kept
+    const channelGone = (err instanceof SftpWriteError && err.kind === 'closed') || (reached.sending && isUnreachable(err));
     if (channelGone || (session.ssh.closed && !(err instanceof HoldfastError && err.code !== 'UNREACHABLE'))) {
-      throw new HoldfastError('UNREACHABLE', `the connection to ${node} dropped during the upload; run it again to resume from byte ${resumePoint}`, {
-        hint: 'Check the network path to the node, then run the same upload again: the bytes already sent are kept on the node.',
-        cause: err,
-      });
+      // What the node holds, read on a new connection where one opens; else what this run last
+      // knew the node held (acknowledged writes, sizes read on the node): never more than it has.
+      const kept = reached.sending ? await keptAfterDrop(opts.reopen, target, node) : null;
+      throw droppedError(node, kept ?? resumePoint, err);
     }
     throw err;
   } finally {
@@ -405,6 +415,7 @@ interface Ctx {
   expected: string | undefined;
   inflight: number;
   signal?: AbortSignal;
+  onNotice?: (text: string) => void;
 }
 
 /** The final name exists: identical → alreadyPresent; anything else → CONFLICT. */
@@ -593,28 +604,33 @@ async function sendNative(ctx: Ctx, localPath: string, onOnNode: (n: number) => 
       },
     });
   } catch (err) {
-    if (err instanceof NativeUnavailable) {
-      log.info('the OpenSSH client could not send; sending over SFTP', { node, why: err.message });
-      return null;
-    }
     if (isAbortError(err)) {
       meter.flush();
       const kept = await settledSize(ctx, area.writePath);
       onOnNode(kept);
       throw abortError(`The upload of ${ctx.target.relPath} to ${node} was cancelled at byte ${kept}; the partial file is kept, run it again to resume.`);
     }
-    if (session.ssh.closed) throw err; // → UNREACHABLE, resuming from the last size seen
+    // The link dropped under both connections: nothing to fall back on (→ UNREACHABLE).
+    if (session.ssh.closed) throw err;
+    if (err instanceof NativeUnavailable) {
+      // A host key other than the one verified is worth a technician's attention: the upload goes
+      // on, over SFTP, on the connection that checked it.
+      if (/host key/i.test(err.message)) {
+        log.warn('the OpenSSH client met a host key other than the one this connection verified; the upload fell back to SFTP', { node, why: err.message });
+        try {
+          ctx.onNotice?.(`the OpenSSH client's connection to ${node} met another host key than the one verified: it sent nothing; the upload goes on over SFTP`);
+        } catch (e) {
+          log.debug('notice listener failed', { node, err: e });
+        }
+      } else log.info('the OpenSSH client could not send; sending over SFTP', { node, why: err.message });
+      return null;
+    }
     // A folder swapped for a link elsewhere while sending is the reason to report, not what the
     // node's script then failed to find.
     await ctx.contain.checkDir('during the upload');
     const kept = await settledSize(ctx, area.writePath);
     onOnNode(kept);
-    if (err instanceof NativeDropped) {
-      throw new HoldfastError('UNREACHABLE', `the connection to ${node} dropped during the upload; run it again to resume from byte ${kept}`, {
-        hint: 'Check the network path to the node, then run the same upload again: the bytes already sent are kept on the node.',
-        cause: err,
-      });
-    }
+    if (err instanceof NativeDropped) throw droppedError(node, kept, err);
     throw new HoldfastError('REFUSED', `Sending ${ctx.target.relPath} to ${node} failed: ${(err as Error).message}; ${formatBytes(kept)} are kept there.`, {
       hint: `Check the node's free space and the network, then run the upload again to resume from byte ${kept}.`,
       cause: err,
@@ -628,6 +644,33 @@ async function sendNative(ctx: Ctx, localPath: string, onOnNode: (n: number) => 
   await call<unknown>((cb) => ctx.sftp.ext_openssh_fsync(handle, cb)).catch((err: unknown) => log.debug('fsync@openssh.com unavailable; renaming unsynced', { node, err }));
   await sftpClose(ctx.sftp, handle);
   return { localHex: hash.digest('hex'), remoteHex: remote.sha256 };
+}
+
+/** The dropped-connection errors made here (the way out passes them on as they are). */
+const said = new WeakSet<HoldfastError>();
+
+/** A dropped connection: resumable from `kept`, the bytes the node holds. */
+function droppedError(node: string, kept: number, cause: unknown): HoldfastError {
+  const from = kept > 0 ? `${formatBytes(kept)} (byte ${kept})` : 'the start (byte 0)';
+  const e = new HoldfastError('UNREACHABLE', `the connection to ${node} dropped during the upload; run it again to resume from ${from}`, {
+    hint: 'Check the network path to the node, then run the same upload again: the bytes already sent are kept on the node.',
+    cause,
+  });
+  said.add(e);
+  return e;
+}
+
+/** After a drop: the size of the file the upload was writing, read on a new session; null when none opens. */
+async function keptAfterDrop(reopen: (() => Promise<NodeSession>) | undefined, target: UploadTarget, node: string): Promise<number | null> {
+  if (!reopen) return null;
+  try {
+    const fresh = await reopen();
+    const area = await fresh.files.uploadArea(target);
+    return await settled(() => area.statWritten().then((st) => (st?.type === 'file' ? st.size : 0)));
+  } catch (err) {
+    log.debug('what the node kept after the drop is unknown (no new connection)', { node, err });
+    return null;
+  }
 }
 
 /**
@@ -659,7 +702,8 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
   try {
     handle = await sftpOpen(sftp, writePath, start > 0 ? 'r+' : 'w');
   } catch (err) {
-    if (ctx.session.ssh.closed) throw err;
+    // The connection or the SFTP channel is gone: a drop, not a refusal.
+    if (ctx.session.ssh.closed || isUnreachable(err)) throw err;
     throw new HoldfastError('REFUSED', `Cannot write ${writePath} on ${node}: ${(err as Error).message}.`, {
       hint: `Holdfast writes as ${ctx.session.def.user}; that user needs write access to ${ctx.area.separateDir ?? ctx.session.def.imagesDir}${ctx.area.separateDir ? '' : ' (or set the node\'s sudo option)'}.`,
       cause: err,

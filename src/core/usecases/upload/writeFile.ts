@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import type { Hash } from 'node:crypto';
 import type { SessionSftp } from '../../node/session';
 import { SFTP_CHUNK } from '../../sftp/readStream';
+import { isChannelEndError } from '../../ssh/sftpGuard';
+import { HoldfastError } from '../../errors';
 
 export interface SftpWriteOptions {
   /** Open local file to read from. */
@@ -117,7 +119,10 @@ export function sftpWriteFromFile(sftp: Pick<SessionSftp, 'write' | 'once' | 're
       free.push(slot.buf);
       if (settled) return;
       if (err) {
-        fail(new SftpWriteError(`writing ${remotePath} over SFTP failed at byte ${slot.pos}: ${err.message}`, ackedTo, 'remote', { cause: err }));
+        // The channel ended under the write (a cut link, the node's sftp-server gone): a dropped
+        // connection, not the node refusing the bytes.
+        const kind = isChannelEndError(err) || (err instanceof HoldfastError && err.code === 'UNREACHABLE') ? 'closed' : 'remote';
+        fail(new SftpWriteError(`writing ${remotePath} over SFTP failed at byte ${slot.pos}: ${err.message}`, ackedTo, kind, { cause: err }));
         return;
       }
       acked.set(slot.pos, slot.pos + slot.len);
