@@ -7,7 +7,7 @@
 // (ctr content ls, CRI's ListImages) and every removal against what is left on the node.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContainerRecord } from '../../lab/containers';
@@ -266,6 +266,26 @@ describe('holdfast prune', () => {
     expect(dryText).toContain('gc2: would remove 3 of 9 images');
     expect(dryText).toMatch(/keep registry\.lab\/tools\/pinned:1\.0: Pinned durably; prune never unpins\. .*holdfast unpin gc2 registry\.lab\/tools\/pinned:1\.0/);
     expect(await lab.node('gc2').ctr(['images', 'ls', '-q'])).toBe(before);
+  });
+
+  it('removes nothing while the audit log could not record it: a link to /dev/full in its place (#51)', async () => {
+    const n = lab.node('gc2');
+    const before = await n.ctr(['images', 'ls', '-q']);
+    const log = path.join(home, 'audit.jsonl');
+    const aside = `${log}.aside`;
+    if (existsSync(log)) renameSync(log, aside);
+    symlinkSync('/dev/full', log);
+    try {
+      const r = await cli(['prune', 'gc2']);
+      // A fleet command: one line per node, exit 1 when any node failed.
+      expect(r.code, r.stderr).toBe(1);
+      // (prune reads the log for the pins Holdfast made before it plans: that read fails first)
+      expect(r.stdout).toContain(`gc2: FAILED — cannot read the audit log ${log}: it is not a regular file`);
+    } finally {
+      rmSync(log, { force: true });
+      if (existsSync(aside)) renameSync(aside, log);
+    }
+    expect(await n.ctr(['images', 'ls', '-q'])).toBe(before);
   });
 
   it('removes exactly what the dry run listed — every reference of each — and nothing else', async () => {

@@ -225,15 +225,19 @@ export class AuditLog {
   /** The log opened for reading; null when there is none yet. */
   private async open(): Promise<fs.FileHandle | null> {
     try {
+      // A regular file only: /dev/full reads as endless zeros, and opening a FIFO waits for a writer.
+      const st = await fs.stat(this.file);
+      if (!st.isFile()) throw this.unreadable(null, st.isDirectory() ? 'it is a directory' : 'it is not a regular file');
       return await fs.open(this.file, 'r');
     } catch (e) {
+      if (e instanceof HoldfastError) throw e;
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw this.unreadable(e);
     }
   }
 
-  private unreadable(e: unknown): HoldfastError {
-    return new HoldfastError('INTERNAL', `cannot read the audit log ${this.file}: ${errnoClause(e)}`, { hint: UNREADABLE_HINT, cause: e });
+  private unreadable(e: unknown, why = errnoClause(e)): HoldfastError {
+    return new HoldfastError('INTERNAL', `cannot read the audit log ${this.file}: ${why}`, { hint: UNREADABLE_HINT, ...(e ? { cause: e } : {}) });
   }
 
   /**

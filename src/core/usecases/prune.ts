@@ -79,6 +79,8 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
     else go.push(r);
   }
 
+  // A removal the audit log could not record is not made.
+  if (go.length) await ctx.audit.assertWritable();
   const removed: PruneRemoval[] = [];
   const failed: PruneResult['failed'] = [];
   const last = go.at(-1);
@@ -122,7 +124,11 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
       ...failed.map((f) => `failed on ${f.refs[0] ?? f.key}: ${f.error}${f.deletedRefs.length ? ` (deleted ${f.deletedRefs.join(', ')})` : ''}`),
       ...refused.map((f) => `left ${f.refs[0] ?? f.key}: ${f.text}`),
     ];
-    audit = await ctx.audit.append({ node, action: 'prune', user: localUser(), pruned, ...(notes.length ? { note: notes.join('; ') } : {}) });
+    audit = await ctx.audit.record(
+      { node, action: 'prune', user: localUser(), pruned, ...(notes.length ? { note: notes.join('; ') } : {}) },
+      `removed ${removed.length} image${removed.length === 1 ? '' : 's'} from ${node}${failed.length ? ` (${failed.length} failed)` : ''}`,
+      `which images the prune removed (${[...removed, ...failed].map((r) => r.refs[0] ?? '?').join(', ')}) and their digests`,
+    );
   }
   return { node, keepVersions: plan.keepVersions, removed, refused, failed, plannedBytes, freedBytes, audit };
 }

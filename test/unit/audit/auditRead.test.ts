@@ -2,7 +2,8 @@
 // names it and says what to do, never "no pins" (lost-pin detection would then say nothing is
 // lost); a line no Holdfast writes is refused at audit.lineBytes instead of filling memory; the
 // log shows only its newest audit.listBytes of entries and says how many it left out.
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, truncateSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,6 +39,19 @@ describe('an audit log that cannot be read', () => {
       expect(err).toBeInstanceOf(HoldfastError);
       expect((err as HoldfastError).message).toBe(`cannot read the audit log ${log.file}: it is a directory`);
       expect((err as HoldfastError).hint).toMatch(/^Move it aside/);
+    }
+  });
+
+  it('a FIFO or a link to /dev/full in its place: refused as not a regular file, never waited on or read', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hf-audit-read-'));
+    const log = new AuditLog(dir);
+    for (const make of [() => execFileSync('mkfifo', [log.file]), () => symlinkSync('/dev/full', log.file)]) {
+      make();
+      for (const attempt of [() => log.durablePins('n1'), () => log.list()]) {
+        const err = await failure(attempt);
+        expect((err as HoldfastError).message).toBe(`cannot read the audit log ${log.file}: it is not a regular file`);
+      }
+      rmSync(log.file);
     }
   });
 
