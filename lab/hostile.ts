@@ -152,3 +152,20 @@ export async function dockerDiffIdLie(name: string, badName: string): Promise<{ 
   };
   return { good: await save(name, real.gz, '2026-01-01T00:00:00Z'), bad: await save(badName, other.gz, '2026-01-02T00:00:00Z'), diffId };
 }
+
+/**
+ * A tar whose one member's header declares `declared` bytes (base-256, as GNU tar writes sizes
+ * over 8 GiB; default 500 GiB) while the file ends after a few: a cut-off or lying archive.
+ */
+export async function tarHeaderClaiming(declared = 500 * 2 ** 30, name = 'manifest.json'): Promise<Buffer> {
+  const tar = Buffer.from(await packTar([{ name, data: '[]' }]));
+  const size = Buffer.alloc(12);
+  size[0] = 0x80;
+  size.writeBigUInt64BE(BigInt(declared), 4);
+  size.copy(tar, 124);
+  tar.fill(0x20, 148, 156);
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += tar[i]!;
+  tar.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 'latin1');
+  return tar;
+}

@@ -20,7 +20,7 @@ import type { BundleImage, BundleIndex, BundleManifest, SpooledBundle } from '..
 import { spoolBundle, spoolsByName } from '../../src/core/usecases/direct/spool.ts';
 import { localDiffId } from '../../src/core/usecases/direct/diffId.ts';
 import { inspectLocalArchive } from '../../src/core/usecases/import/inspectLocal.ts';
-import { ociDeclaredSizeLie, withJunkMember } from '../../lab/hostile.ts';
+import { ociDeclaredSizeLie, tarHeaderClaiming, withJunkMember } from '../../lab/hostile.ts';
 
 const COMPRESSIONS: ArchiveCompression[] = ['none', 'gzip', 'zstd', 'bzip2', 'lz4'];
 const SUFFIX: Record<ArchiveCompression, string> = { none: '.tar', gzip: '.tar.gz', zstd: '.tar.zst', bzip2: '.tar.bz2', lz4: '.tar.lz4' };
@@ -606,6 +606,7 @@ describe('one verdict for an archive, upload/import or --direct (#51)', () => {
     ['a layer declared 1 TiB for a small blob', () => ociDeclaredSizeLie('docker.io/library/lie:1'), /corrupt: blob sha256:[a-f0-9]{64} is \d+ bytes, but a descriptor says 1099511627776/],
     ['a member climbing out', () => packTar([{ name: '../evil', data: 'x' }, { name: 'manifest.json', data: '[]' }]), /climbs out of the archive/],
     ['a text file', async () => Buffer.from('<html>404 Not Found</html>\n'), /not an image archive/],
+    ['a tar header declaring 500 GiB', () => tarHeaderClaiming(), /truncated: the tar archive ends in the middle of member manifest\.json/],
   ];
   for (const [what, build, message] of cases) {
     it(`${what}: the same REFUSED error, message and hint from both`, async () => {
