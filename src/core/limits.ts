@@ -138,6 +138,12 @@ export const LIMITS = {
     what: "k3s's .cache.json read from a node",
     why: 'one short line per file; larger counts as unreadable',
   },
+  'remote.importCacheDepth': {
+    value: 64,
+    unit: 'levels',
+    what: "nesting of objects and arrays in k3s's .cache.json",
+    why: 'k3s writes 3 levels; checked before parsing (a few MiB of brackets would cost hundreds of MiB), deeper counts as unreadable',
+  },
   'remote.prepullListBytes': {
     value: 1 * MiB,
     unit: 'bytes',

@@ -19,6 +19,7 @@ import { ARCHIVE_INDEX_VERSION, ArchiveError, readArchiveIndex, type ArchiveInde
 import type { IndexCache } from './indexCache';
 import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';
 import { logger } from '../log';
+import { jsonNestingDepth } from '../../shared/jsonDepth';
 
 const log = logger('archives');
 
@@ -189,6 +190,7 @@ async function readPrepull(access: FileAccess, abs: string, size: number): Promi
 
 /** Bigger than any real cache (one short line per file); larger counts as unreadable. */
 export const IMPORT_CACHE_MAX_BYTES = limit('remote.importCacheBytes');
+const IMPORT_CACHE_MAX_DEPTH = limit('remote.importCacheDepth');
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-](\d{2}):(\d{2}))$/;
 
@@ -232,6 +234,10 @@ export function parseK3sImportCache(text: string): Pick<K3sImportCache, 'readabl
   const entries = new Map<string, K3sCacheEntry | null>();
   // An empty file is how users enable the cache (k3s skips loading it).
   if (text.trim() === '') return { readable: true, entries };
+  // Parsing a deeply nested text costs memory out of all proportion to its size: count first.
+  if (jsonNestingDepth(text, IMPORT_CACHE_MAX_DEPTH) > IMPORT_CACHE_MAX_DEPTH) {
+    return { readable: false, unreadable: `nests deeper than ${formatLimit('remote.importCacheDepth')} levels`, entries };
+  }
   let data: unknown;
   try {
     data = JSON.parse(text);

@@ -88,6 +88,23 @@ describe('parseK3sImportCache on hostile shapes', () => {
     expect(c.entries.get('/b')?.images).toBeNull();
     expect(c.entries.get('/c')?.images).toEqual([]);
   });
+  it('a 3.8 MiB object nested a million deep is unreadable, refused before it is parsed (it cost 316 MiB)', () => {
+    const n = 1_000_000;
+    const text = '{"a":'.repeat(n) + '{}' + '}'.repeat(n);
+    expect(text.length).toBeGreaterThan(3.8 * 1024 * 1024);
+    const r = parseK3sImportCache(text);
+    expect(r).toMatchObject({ readable: false, unreadable: 'nests deeper than 64 levels' });
+    expect(r.entries.size).toBe(0);
+  });
+
+  it('k3s\'s own depth, and more up to the bound, is read', () => {
+    const entry = { size: 1, modTime: '2025-06-01T10:00:00Z', images: ['docker.io/library/nginx:1'] };
+    expect(parseK3sImportCache(JSON.stringify({ '/a.tar': entry })).readable).toBe(true);
+    // 64 levels: the file's object and 63 inside it, an unreadable entry but a readable file.
+    expect(parseK3sImportCache('{"x":' + '['.repeat(63) + ']'.repeat(63) + '}').readable).toBe(true);
+    expect(parseK3sImportCache('{"x":' + '['.repeat(64) + ']'.repeat(64) + '}').readable).toBe(false);
+  });
+
   it('prototype keys are plain keys', () => {
     const c = parseK3sImportCache('{"__proto__": {"size": 1, "modTime": "2026-01-01T00:00:00Z"}, "constructor": 1}');
     expect(c.entries.get('__proto__')).toEqual({ size: 1, modTime: sec('2026-01-01T00:00:00Z'), modTimeNanos: 0, images: null });
