@@ -278,7 +278,7 @@ test('fate markers: kept, will lose pin, stays unpinned, pinned at start; reason
   await klipper.getByRole('button', { name: /Details of/ }).click();
   await expect(klipper.getByRole('button', { name: /Details of/ })).toHaveAttribute('aria-expanded', 'true');
   const details = page.getByTestId('image-details');
-  await expect(details.getByTestId('fate-reason')).toContainText('skips unchanged archives listed in .cache.json without re-pinning them');
+  await expect(details.getByTestId('fate-reason')).toContainText('skips apps/apps.tar.gz (same size in .cache.json) and re-pins nothing it skips');
   await expect(details.getByTestId('image-archive')).toContainText('apps/apps.tar.gz');
   await coredns.getByRole('button', { name: /Details of/ }).click();
   await expect(page.getByTestId('image-details').nth(1).getByTestId('image-archive')).toContainText('No archive');
@@ -345,12 +345,16 @@ test('archives tab: kind, compression, images, imported, cached by k3s, safe to 
   await page.getByRole('tab', { name: /Archives/ }).click();
   const arow = (p: string) => page.locator(`[data-testid="archive-row"][data-path="${p}"]`);
   await expect(page.getByTestId('archives-summary')).toContainText('8 files');
-  await expect(page.getByTestId('cache-banner')).toContainText('import cache is on');
+  // k3s v1.31.6 has no .cache.json fix: the cached archive is skipped and nothing re-pins it.
+  await expect(page.getByTestId('cache-banner')).toContainText('.cache.json: 1 file skipped without a re-pin (pins lost at the next start)');
+  await expect(page.getByTestId('cache-banner')).toContainText('although the archive is still there');
 
   const apps = arow('apps/apps.tar.gz');
   await expect(apps.getByTestId('archive-kind')).toHaveText('Archive');
   await expect(apps.getByTestId('archive-compression')).toHaveText('gzip');
   await expect(apps.getByTestId('cached-badge')).toBeVisible();
+  // Which .cache.json rule applies to the file, and why (k3s v1.31.6: no fix).
+  await expect(apps.getByTestId('cache-verdict')).toHaveText('.cache.json: k3s skips it (same size as recorded) and pins nothing it skips');
   await expect(apps).toContainText('klipper-helm');
   await expect(apps.getByTestId('archive-imported')).toHaveText('Imported');
   await expect(apps.getByTestId('safe-to-remove')).toHaveText('Not safe to remove');

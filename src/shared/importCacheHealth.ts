@@ -129,7 +129,7 @@ function unpinnedReasons(h: ImportCacheHealth, node: string, who: string): strin
   const fix = `k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)})`;
   const unless = h.rule === 'unknown' ? `unless its release has ${fix}, which Holdfast cannot tell,` : `without ${fix},`;
   return [
-    `${named} ${one ? 'is' : 'are'} the same size as recorded in .cache.json, so ${who} skips ${one ? 'it' : 'them'} at start and, ${unless} pins nothing it skips: their pins are lost at the next start although the archives are still there. Make them durable (${pin}), or move a file out of the images dir and back in while ${who} runs (its watcher imports a file renamed into place).`,
+    `${named} ${one ? 'is' : 'are'} the same size as recorded in .cache.json, so ${who} skips ${one ? 'it' : 'them'} at start and, ${unless} pins nothing it skips: ${one ? 'its pins are lost at the next start although the archive is' : 'their pins are lost at the next start although the archives are'} still there. Make them durable (${pin}), or move ${one ? 'the' : 'a'} file out of the images dir and back in while ${who} runs (its watcher imports a file renamed into place).`,
   ];
 }
 
