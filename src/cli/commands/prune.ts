@@ -5,6 +5,8 @@ import { HoldfastError } from '../../core/errors';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, PRUNE_KEEP_BRIEF, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import type { Cli } from '../context';
+import { EXIT, exitCodeFor } from '../exit';
+import type { ErrorCode } from '../../shared/domain';
 import { humanSize, shortDigest } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
@@ -88,14 +90,14 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
         if (plan.remove.length === 0) return { node, keepVersions: keep, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null };
         return cli.call('prune.apply', { node, keepVersions: keep, images: plan.remove.map((r) => r.key), confirm: node });
       };
-      type Outcome = { node: string; ok: true; plan?: PrunePlan; result?: PruneResult } | { node: string; ok: false; error: { code: string; message: string; hint?: string } };
+      type Outcome = { node: string; ok: true; plan?: PrunePlan; result?: PruneResult } | { node: string; ok: false; error: { code: ErrorCode; message: string; hint?: string } };
       const outcomes = await mapLimit(defs, 4, async (d): Promise<Outcome> => {
         try {
           return o.dryRun
             ? { node: d.name, ok: true, plan: await cli.call('prune.plan', { node: d.name, keepVersions: keep }) }
             : { node: d.name, ok: true, result: await apply(d.name) };
         } catch (e) {
-          const err = e instanceof HoldfastError ? { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
+          const err = e instanceof HoldfastError ? { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { code: 'INTERNAL' as const, message: e instanceof Error ? e.message : String(e) };
           return { node: d.name, ok: false, error: err };
         }
       });
@@ -122,6 +124,9 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
       }
       if (!o.json && screen.terminal && !why && outcomes.some((r) => r.ok && r.plan?.kept.length)) cli.io.out(whyHint());
       const bad = outcomes.filter((r) => !r.ok || (r.result && r.result.failed.length > 0));
-      if (bad.length) throw new HoldfastError('INTERNAL', `prune failed on ${bad.map((b) => b.node).join(', ')}`);
+      // Refused on every failed node (a changed or unknown host key, a safety check): exit 3, as
+      // every command says a refusal; any other failure among them: 1.
+      const refused = bad.filter((r) => !r.ok && exitCodeFor(r.error.code) === EXIT.REFUSED);
+      if (bad.length) throw new HoldfastError(refused.length === bad.length ? 'REFUSED' : 'INTERNAL', `prune failed on ${bad.map((b) => b.node).join(', ')}`);
     });
 }

@@ -2,12 +2,12 @@
 // key, the argv it runs (no shell, the host after `--`), when it declines, and the remote
 // script — run here with the real sh and the real openssl / sha256sum (recorded outputs below).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { knownHostsLine, LIFELINE_SCRIPT, nativeUnfit, OPENSSH_WRITE_SCRIPT, opensshArgv, opensshWriteCommand, parseWriteResult } from '../../../src/core/usecases/upload/openssh';
+import { knownHostsDir, knownHostsLine, LIFELINE_SCRIPT, nativeUnfit, OPENSSH_WRITE_SCRIPT, opensshArgv, opensshWriteCommand, parseWriteResult } from '../../../src/core/usecases/upload/openssh';
 
 // A real ed25519 host key (`ssh-keygen -t ed25519`, /etc/ssh/ssh_host_ed25519_key.pub).
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKRP92kMRtlDPBM6dxumz5XywDVnuoSdkhm0bcABdZkV root@vm';
@@ -53,6 +53,35 @@ describe('opensshArgv', () => {
     const a = opensshArgv({ ...ssh, nativeAuth: { agent: '/run/user/1000/agent.sock' } }, '/tmp/kh', 'CMD');
     expect(a).toContain('IdentityAgent=/run/user/1000/agent.sock');
     expect(a).not.toContain('-i');
+  });
+});
+
+describe('the known_hosts folder (issue #51: a killed upload left /tmp/holdfast-ssh-*/known_hosts)', () => {
+  it("is under Holdfast's home, 0700, and the folders of processes that are gone are removed first", () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'hf-kh-home-'));
+    // A pid that is surely gone: a process that ran and ended.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    const stale = path.join(home, 'ssh', `run-${gone}-AbC123`);
+    const live = path.join(home, 'ssh', `run-${process.ppid}-XyZ789`); // the runner's parent: alive
+    for (const d of [stale, live]) {
+      mkdirSync(d, { recursive: true });
+      writeFileSync(path.join(d, 'known_hosts'), 'x');
+    }
+    const dir = knownHostsDir(home);
+    expect(path.dirname(dir)).toBe(path.join(home, 'ssh'));
+    expect(path.basename(dir)).toMatch(new RegExp(`^run-${process.pid}-`));
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(readdirSync(path.join(home, 'ssh')).sort()).toEqual([path.basename(dir), path.basename(live)].sort());
+  });
+  it('a home path ssh_config cannot carry falls back to the temp dir', () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'hf-kh-"quoted"-'));
+    expect(path.dirname(knownHostsDir(home))).toBe(os.tmpdir());
+  });
+  it('a path with a space is quoted for ssh (one file, not two)', () => {
+    const a = opensshArgv(ssh, '/home/t/Library/Application Support/Holdfast/ssh/run-1-x/known_hosts', 'CMD');
+    expect(a).toContain('UserKnownHostsFile="/home/t/Library/Application Support/Holdfast/ssh/run-1-x/known_hosts"');
   });
 });
 

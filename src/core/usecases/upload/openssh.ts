@@ -9,7 +9,8 @@
 //
 // The rules this keeps:
 //  - Host key: the native client may only talk to the key the ssh2 connection verified. It gets
-//    a known_hosts file of one line (that key, under a fixed alias, in a fresh 0700 folder),
+//    a known_hosts file of one line (that key, under a fixed alias, in a fresh 0700 folder under
+//    Holdfast's home — knownHostsDir: one a killed Holdfast left is removed by the next upload),
 //    StrictHostKeyChecking=yes, no global known_hosts and -F /dev/null (no user ssh_config: the
 //    host, port, user and key are the ones Holdfast resolved). Any other key: ssh refuses before
 //    authenticating, and the upload goes on over SFTP.
@@ -33,7 +34,7 @@
 // the caller falls back to SFTP. Once bytes are written, a failure is the upload's failure
 // (resumable over SFTP).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Writable } from 'node:stream';
 import path from 'node:path';
@@ -42,6 +43,7 @@ import { shellQuote } from '../../ssh/quote';
 import { findOnPath, isExecutable } from '../../localTools';
 import { logger } from '../../log';
 import { opensshSetting } from '../../env';
+import { holdfastHome } from '../../config/home';
 
 const log = logger('upload');
 
@@ -136,6 +138,54 @@ const ALIAS = 'holdfast-verified-node';
 /** A path as ssh_config reads it: `%` starts a token there (`%d`, `%h`, …), `%%` is a literal `%`. */
 const literal = (p: string) => p.replace(/%/g, '%%');
 
+/** A path as an ssh_config value: quoted where it has a space (macOS homes: "Application Support"). */
+const configPath = (p: string) => (/\s/.test(p) ? `"${literal(p)}"` : literal(p));
+
+/** Whether a process with this pid exists (EPERM: it does, another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the known_hosts folders (knownHostsDir) of processes that no longer exist. */
+export function removeStaleKnownHostsDirs(home: string = holdfastHome()): void {
+  const base = path.join(home, 'ssh');
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return; // none yet
+  }
+  for (const name of names) {
+    const pid = Number(/^run-(\d+)-/.exec(name)?.[1] ?? NaN);
+    if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) rmSync(path.join(base, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * A fresh 0700 folder for the one-line known_hosts: `<home>/ssh/run-<pid>-XXXXXX`. Removed when the
+ * upload ends; a Holdfast killed mid-upload (SIGKILL, a crash) cannot remove its own, so the
+ * folders of processes that no longer exist are removed here first. A home whose path ssh_config
+ * cannot carry (quotes, backslashes) or that cannot be written: the system's temp dir, as before.
+ */
+export function knownHostsDir(home: string = holdfastHome()): string {
+  const base = path.join(home, 'ssh');
+  if (!/["'\\\n\r]/.test(base)) {
+    try {
+      mkdirSync(base, { recursive: true, mode: 0o700 });
+      removeStaleKnownHostsDirs(home);
+      return mkdtempSync(path.join(base, `run-${process.pid}-`));
+    } catch (err) {
+      log.debug('no folder for the known_hosts file under Holdfast\'s home; using the temp dir', { base, err });
+    }
+  }
+  return mkdtempSync(path.join(os.tmpdir(), 'holdfast-ssh-'));
+}
+
 /** The argv for ssh (after the program), with the remote command last. */
 export function opensshArgv(t: NativeTarget['ssh'], knownHostsFile: string, command: string): string[] {
   const typeLen = t.hostKey.readUInt32BE(0);
@@ -145,7 +195,7 @@ export function opensshArgv(t: NativeTarget['ssh'], knownHostsFile: string, comm
     '-F', process.platform === 'win32' ? 'NUL' : '/dev/null',
     '-o', 'BatchMode=yes',
     '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${literal(knownHostsFile)}`,
+    '-o', `UserKnownHostsFile=${configPath(knownHostsFile)}`,
     '-o', `GlobalKnownHostsFile=${process.platform === 'win32' ? 'NUL' : '/dev/null'}`,
     '-o', `HostKeyAlias=${ALIAS}`,
     '-o', `HostKeyAlgorithms=${keyType === 'ssh-rsa' ? 'rsa-sha2-512,rsa-sha2-256' : keyType}`,
@@ -210,7 +260,7 @@ export interface NativeSendOptions {
 
 /** Sends the whole local file into remotePath; resolves with the node's digest and file size. */
 export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: string; size: number }> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-ssh-'));
+  const dir = knownHostsDir();
   const knownHosts = path.join(dir, 'known_hosts');
   writeFileSync(knownHosts, knownHostsLine(ALIAS, o.target.ssh.hostKey), { mode: 0o600 });
   const fd = openSync(o.localPath, 'r');

@@ -62,7 +62,7 @@ import { checkUploadName, replacementHint } from './targetName';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
 import { startFollowHash, type FollowHash } from './followHash';
-import { NativeDropped, NativeUnavailable, nativeUnfit, opensshClient, sendWithOpenssh } from './openssh';
+import { NativeDropped, NativeUnavailable, nativeUnfit, opensshClient, removeStaleKnownHostsDirs, sendWithOpenssh } from './openssh';
 import { mayNotWriteError } from '../../access/refusals';
 import { unwritableFolder } from './writable';
 import { assertImagesDirPath } from '../../access/imagesDirCheck';
@@ -204,6 +204,13 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
   const target = uploadTarget(session.def.imagesDir, opts.remoteName ?? path.basename(localPath));
   const expected = opts.expectedSha256 !== undefined ? normaliseSha256(opts.expectedSha256) : undefined;
   const { signal } = opts;
+
+  // What an upload killed mid-way (SIGKILL) left for the OpenSSH client goes now, whatever carries this one.
+  try {
+    removeStaleKnownHostsDirs();
+  } catch (err) {
+    log.debug('stale known_hosts folders not removed', { err });
+  }
 
   let fh: FileHandle;
   try {
