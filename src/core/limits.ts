@@ -101,6 +101,14 @@ export const LIMITS = {
     why: "k3s's own limit (klauspost/compress WithDecoderMaxMemory(1 << 25)): k3s imports nothing from such an archive",
   },
 
+  // ---- direct delivery's local spool ($HOLDFAST_HOME/spool) ----
+  'direct.spoolFreeBytes': {
+    value: 64 * MiB,
+    unit: 'bytes',
+    what: "free space the spool's disk keeps while `import --direct` spools an archive's blobs",
+    why: 'a blob that would leave less is refused before it is written: an archive never fills the disk this machine works on',
+  },
+
   // ---- what a node sends back ----
   'remote.commandOutputBytes': {
     value: 1 * MiB,

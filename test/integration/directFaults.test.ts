@@ -1,10 +1,11 @@
 // Issue #51 items 5 and 7 on real lab nodes: `import --direct` writes to local disk only the
 // blobs an image uses (a junk member, compressed past the expansion-ratio check, fits a home on a
-// 24 MiB tmpfs), a full disk names the spool; and one archive gets one verdict — a descriptor
+// small tmpfs), and never takes that disk under direct.spoolFreeBytes, naming the spool; and one archive gets one verdict — a descriptor
 // lying about its blob's size is refused alike by upload, import and --direct, and a docker-save
 // layer that does not match its config's diff ID is refused on a node that already holds the
 // config's snapshot as on a fresh one, never called verified.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,8 +110,9 @@ describe('one verdict for one archive (#51 item 7)', () => {
 });
 
 describe('local disk bounded by what the images use (#51 item 5)', () => {
-  it('a .tar.lz4 with a 192 MiB junk member (under the 1000:1 ratio check) fits a home on a 24 MiB tmpfs', async () => {
-    const h = await homeOnTmpfs(24 * MiB);
+  it('a .tar.lz4 with a 192 MiB junk member (under the 1000:1 ratio check) fits a home on a 160 MiB tmpfs', async () => {
+    // 160 MiB: room for the image's blobs above direct.spoolFreeBytes (64 MiB), not for the junk.
+    const h = await homeOnTmpfs(160 * MiB);
     const { tar } = await buildImageArchive({ format: 'docker', images: [{ name: 'docker.io/library/junk-carrier:1', layerBytes: 256 * 1024 }] });
     const file = path.join(work, 'junk.tar.lz4');
     writeFileSync(file, execFileSync('lz4', ['-q', '-c'], { input: await withJunkMember(tar, 192 * MiB), maxBuffer: 64 * MiB }));
@@ -121,11 +123,12 @@ describe('local disk bounded by what the images use (#51 item 5)', () => {
     expect(spoolLeft(h)).toEqual([]);
   });
 
-  it('a full disk names the spool directory, and nothing reaches the node', async () => {
-    const h = await homeOnTmpfs(2 * MiB);
+  it('a disk short of room: refused before the blob is written, naming the spool and the limit; nothing reaches the node', async () => {
+    const h = await homeOnTmpfs(66 * MiB);
     // An image whose layer (incompressible) is larger than the disk the spool is on.
-    const layer = prng('full-disk', 6 * MiB);
-    const config = JSON.stringify({ os: 'linux', architecture: 'amd64', rootfs: { type: 'layers', diff_ids: [] } });
+    const layer = await packTar([{ name: 'hf/big.bin', data: prng('full-disk', 6 * MiB) }]);
+    const diffId = 'sha256:' + createHash('sha256').update(layer).digest('hex');
+    const config = JSON.stringify({ os: 'linux', architecture: 'amd64', rootfs: { type: 'layers', diff_ids: [diffId] } });
     const file = path.join(work, 'full.tar');
     writeFileSync(
       file,
@@ -136,9 +139,9 @@ describe('local disk bounded by what the images use (#51 item 5)', () => {
       ]),
     );
     const r = await cliOn(['import', 'f1', file, '--direct'], h);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`cannot write the spool in ${path.join(h, 'spool')}/spool-`);
-    expect(r.stderr).toMatch(/the disk is full/);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(new RegExp(`spooling l/layer\\.tar \\([\\d.]+ MiB\\) in ${path.join(h, 'spool')}/spool-\\w+ would leave under the limit direct\\.spoolFreeBytes \\(64 MiB\\) free on its disk`));
+    expect(r.stderr).toMatch(/set HOLDFAST_HOME to a directory on a disk with room/);
     expect(spoolLeft(h)).toEqual([]);
     expect(await images(fresh)).not.toContain('too-big');
   });

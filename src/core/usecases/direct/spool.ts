@@ -9,11 +9,11 @@
 // the name decides while the tar streams past, and a member of another name costs no disk. A
 // docker-save layer stored under an unusual name is found by its digest once the manifest is
 // read, and only then spooled, in a second pass. The spool is a fresh 0700 directory, its files
-// 0600; a full disk names it.
+// 0600; it never takes its disk under direct.spoolFreeBytes, and a full disk names it.
 //
 // Sources: docker-save (the manifests containerd's importer would write are synthesised), OCI
 // layouts, Zarf packages (the OCI layout under images/) and single-chunk Hauler hauls.
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statfsSync, type WriteStream } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { once } from 'node:events';
@@ -21,7 +21,8 @@ import { ArchiveError } from '../../archives/format/errors';
 import { readArchiveIndex, type ArchiveImage, type ArchiveIndex, type MemberSink } from '../../archives/format/readIndex';
 import { sniffFormat, type ArchiveCompression } from '../../archives/format/decompress';
 import { errnoClause, HoldfastError } from '../../errors';
-import { limit } from '../../limits';
+import { formatBytes } from '../../../shared/format';
+import { limit, nameLimit } from '../../limits';
 import { archiveRefusal } from '../import/inspectLocal';
 import type { Platform } from '../../../shared/mediaTypes';
 import type { BundleBlob, BundleImage, BundleIndex, BundleKind, BundleManifest, SpooledBundle } from './bundle';
@@ -38,6 +39,7 @@ export interface SpoolOptions {
 }
 
 const MAX_JSON = limit('archive.jsonMemberBytes');
+const FREE_FLOOR = limit('direct.spoolFreeBytes');
 /** containerd reads 10 bytes of a layer to tell its compression; 8 are enough for its checks. */
 const HEAD_BYTES = 10;
 /** Members up to this size are kept in memory and written in one call (no stream, no rename). */
@@ -79,6 +81,29 @@ interface Spooled {
   names: Set<string>;
   /** content digest → path, of the members not spooled */
   passed: Map<string, string>;
+  /** Free bytes on the spool's disk as last measured, less what was spooled since. */
+  free: number;
+}
+
+/** Free bytes for this user on the disk holding `dir`. */
+const freeOn = (dir: string): number => {
+  const st = statfsSync(dir);
+  return st.bavail * st.bsize;
+};
+
+/**
+ * Refuses a member that would leave the spool's disk under direct.spoolFreeBytes (measured again
+ * before refusing: the estimate only counts down), else counts it as taken.
+ */
+function roomFor(sp: Spooled, path: string, size: number): HoldfastError | null {
+  if (sp.free - size < FREE_FLOOR) sp.free = freeOn(sp.root);
+  if (sp.free - size < FREE_FLOOR) {
+    return new HoldfastError('REFUSED', `spooling ${path} (${formatBytes(size)}) in ${sp.root} would leave under ${nameLimit('direct.spoolFreeBytes')} free on its disk (${formatBytes(sp.free)} free)`, {
+      hint: "Direct delivery spools the blobs the archive's images use before sending them: free space on that disk, or set HOLDFAST_HOME to a directory on a disk with room. Nothing was sent.",
+    });
+  }
+  sp.free -= size;
+  return null;
 }
 
 /** A write to the spool failed: name the directory (a full disk is the usual cause). */
@@ -104,7 +129,7 @@ export async function spoolBundle(file: string, opts: SpoolOptions): Promise<Spo
   try {
     await mkdir(join(root, 'tmp'), { mode: 0o700 });
     await mkdir(join(root, 'blobs'), { mode: 0o700 });
-    const sp: Spooled = { root, members: new Map(), sizes: new Map(), heads: new Map(), names: new Set(), passed: new Map() };
+    const sp: Spooled = { root, members: new Map(), sizes: new Map(), heads: new Map(), names: new Set(), passed: new Map(), free: freeOn(root) };
     const read = (wanted: ((path: string, size: number) => boolean) | null): Promise<ArchiveIndex> =>
       readAndSpool(file, total, compression, sp, open, opts, wanted).catch((e: unknown) => {
         throw archiveRefusal(file, haulerChunkRefusal(file, e) ?? e);
@@ -186,6 +211,8 @@ function readAndSpool(
         },
       };
     }
+    const full = roomFor(sp, path, size);
+    if (full) return { write: () => Promise.reject(full), end: () => Promise.reject(full) };
     const place = (digest: string, head: Buffer): void => {
       sp.members.set(path, digest);
       sp.sizes.set(digest, size);
