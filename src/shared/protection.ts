@@ -389,13 +389,39 @@ export interface RefReading {
  * someone labelled (holdfast pin labels it too) shows its own. Pure.
  */
 export function refReading(r: ImageProtectionRef, imageRefs: readonly ImageProtectionRef[], image: Pick<ImageProtection, 'now' | 'afterRestart'>): RefReading {
+  const shown = pinReading(r, imageRefs);
+  if (!shown.inherited) return { pin: r.pin, outcome: refOutcome(r, image), inherited: false };
+  return { pin: shown.pin, outcome: losesPin(image) ? 'loses-pin' : image.afterRestart ? 'pinned' : 'unpinned', inherited: true };
+}
+
+/** The fields the pin reading looks at. */
+type PinReadingRef = Pick<ImageProtectionRef, 'name' | 'imageId' | 'labels' | 'pin'>;
+
+/**
+ * The pin a reference counts and shows as, in every view (the images table on a terminal and
+ * through a pipe, inspect's columns, the HTML and CSV reports, the app): its own, except CRI's
+ * unlabelled `sha256:<id>` record of an image with other references, which reads as its image's
+ * (the strongest pin among them; kubelet sees only the image). Pure.
+ */
+export function pinReading(r: PinReadingRef, imageRefs: readonly PinReadingRef[]): { pin: ImageProtectionRef['pin']; inherited: boolean } {
   const others = isImageIdRef(r) && r.pin === 'none' && !criLabelled(r) ? imageRefs.filter((s) => s !== r && !isImageIdRef(s)) : [];
-  if (others.length === 0) return { pin: r.pin, outcome: refOutcome(r, image), inherited: false };
+  if (others.length === 0) return { pin: r.pin, inherited: false };
   // A pin containerd's own GC overrides (gcBound) is no pin of the image's.
   const pin = others
     .filter((s) => !gcBound(s.labels))
     .reduce<ImageProtectionRef['pin']>((best, s) => (PIN_STRENGTH[s.pin] > PIN_STRENGTH[best] ? s.pin : best), 'none');
-  return { pin, outcome: losesPin(image) ? 'loses-pin' : image.afterRestart ? 'pinned' : 'unpinned', inherited: true };
+  return { pin, inherited: true };
+}
+
+/**
+ * A node's references counted by pin, each as pinReading reads it: the one count of "N durable,
+ * N k3s-pinned, N unpinned" every view prints. Pure.
+ */
+export function pinCounts(refs: readonly (PinReadingRef & Pick<ImageProtectionRef, 'digest'>)[]): Record<ImageProtectionRef['pin'], number> {
+  const counts = { durable: 0, k3s: 0, none: 0 };
+  const byImage = refsByImage(refs);
+  for (const r of refs) counts[pinReading(r, byImage.get(protectionKey(r))!).pin]++;
+  return counts;
 }
 
 /** Fields of a reference its fate's short clause reads (an ImageRef satisfies it). */

@@ -12,6 +12,7 @@ import { freePort } from '../../lab/node';
 import type { FleetReport } from '../../src/core/usecases/fleet';
 import type { ArchivesReport } from '../../src/shared/archivesReport';
 import type { ImageRef } from '../../src/shared/domain';
+import { pinReading, protectionKey } from '../../src/shared/protection';
 import { runCli, tempHome } from './support';
 
 let lab: Lab;
@@ -182,8 +183,10 @@ describe('holdfast inspect over a fleet', () => {
     const f1 = report.nodes[0]!.images!;
     for (const i of f1) {
       const image = i.imagePinnedAfterRestart ? 'pinned' : 'unpinned';
+      // (pin as every view reads it: CRI's sha256:<id> record with its image's, shared/protection)
+      const pin = pinReading(i, f1.filter((x) => protectionKey(x) === protectionKey(i))).pin;
       expect(body).toContainEqual([
-        'f1', 'true', i.name, i.digest, i.imageId ?? '', i.pin, i.afterRestart, i.reason, i.archive ?? '', image, expect.stringMatching(/./),
+        'f1', 'true', i.name, i.digest, i.imageId ?? '', pin, i.afterRestart, i.reason, i.archive ?? '', image, expect.stringMatching(/./),
         i.need!.verdict, String(i.need!.atRisk), expect.any(String),
       ]);
     }

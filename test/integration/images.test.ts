@@ -118,8 +118,10 @@ describe('holdfast images', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/REFERENCE\s+PIN\s+AFTER RESTART\s+SITE NEED\s+IMAGE ID\s+SIZE\s+PLATFORMS/);
     expect(r.stdout).toMatch(/docker\.io\/library\/app-a:1\.0\s+durable\s+pinned\s+needed, kept/);
-    // the 3 sha256:<id> records CRI keeps carry no label of their own
-    expect(r.stdout).toContain(`9 references of 3 images: 2 durable, 2 ${D.name}-pinned, 5 unpinned`);
+    // the 3 sha256:<id> records CRI keeps carry no label of their own: each counts with its image,
+    // piped as on a terminal and in every other view (shared/protection pinCounts)
+    expect(r.stdout).toContain(`9 references of 3 images: 3 durable, 3 ${D.name}-pinned, 3 unpinned`);
+    expect(r.stdout).toMatch(new RegExp(`${written[0]!.configDigest}\\s+durable\\*`));
     // No cluster here: what came from the images dir counts as needed, and the footer says so
     // (a k3s node here has no k3s binary at all; an RKE2 node has RKE2's kubectl, as its agents do).
     expect(r.stdout).toContain(

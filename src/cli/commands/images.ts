@@ -7,7 +7,7 @@ import { distroDisplayName } from '../../shared/distro';
 import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, verificationRemedyText, type NeedsReport } from '../../shared/needs';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
-import { gcBound, gcBoundBrief, imageProtection, losingOf, protectionBrief, protectionKey, refOutcome, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
+import { gcBound, gcBoundBrief, imageProtection, losingOf, pinCounts, protectionBrief, protectionKey, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
 import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
 import { embeddedRegistryBrief, peersColumnApplies, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
 import { imageName, isImageIdRecord } from '../../shared/reference';
@@ -165,20 +165,19 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       const mode = criPinning(info.containerdVersion);
       const byImage = refsByImage(images);
       const protection = imageProtection(images, mode, who);
-      // On a terminal each image's references are together (tags, digest references, CRI's record),
-      // CRI's record showing its image's pin; a pipe gets the node's order and each record's own labels.
+      // On a terminal each image's references are together (tags, digest references, CRI's record);
+      // a pipe gets the node's order. CRI's record shows its image's pin on both (shared/protection pinReading).
       const rows = screen.terminal ? [...byImage.values()].flatMap((refs) => [...refs].sort((a, b) => refRank(a.name) - refRank(b.name))) : images;
       let inherited = false;
-      // The footer counts pins as the PIN column reads them (a CRI record counted by its image's pin).
-      const counts = { durable: 0, k3s: 0, none: 0 };
+      // The footer counts pins as the PIN column reads them, and as every other view counts them.
+      const counts = pinCounts(images);
       cli.io.out(
         screen.table(
           ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS', ...(peersOn ? ['PEERS'] : [])],
           rows.map((i) => {
             const p = protection.get(protectionKey(i))!;
-            const shown = screen.terminal ? refReading(i, byImage.get(protectionKey(i))!, p) : { pin: i.pin, outcome: refOutcome(i, p), inherited: false };
+            const shown = refReading(i, byImage.get(protectionKey(i))!, p);
             inherited ||= shown.inherited;
-            counts[shown.pin]++;
             return [
               i.name,
               // (fitted, PIN LOST goes on a line of its own, so the column stays narrow)

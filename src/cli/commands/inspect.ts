@@ -11,7 +11,7 @@ import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf, verificationRemedyText } from '../../shared/needs';
 import type { Distro, NodeDef } from '../../shared/domain';
 import { plural, word } from '../../shared/wording';
-import { protectionBrief } from '../../shared/protection';
+import { pinCounts, protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
@@ -112,8 +112,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
           return [n.node, group.get(n.node) || '-', notInspectedStatus(n.error?.code).toUpperCase(), '-', '-', '-', '-', '-', '-', '-', '-', '-', '-'];
         }
         const imgs = n.images ?? [];
-        const c = { durable: 0, k3s: 0, none: 0 };
-        for (const i of imgs) c[i.pin]++;
+        const c = pinCounts(imgs);
         const v = n.versions;
         const archives = (n.archives ?? []).filter((a) => a.kind === 'archive').length;
         const disk = n.disk ? `${formatBytes(n.disk.freeBytes)}${isLowDisk(n, rule) ? ' LOW' : ''}` : '?';

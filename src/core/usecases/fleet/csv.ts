@@ -7,7 +7,7 @@ import { parse } from 'csv-parse/sync';
 import type { FleetReport } from '../../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../../shared/lostPins';
 import type { LostPin } from '../../../shared/domain';
-import { protectionKey } from '../../../shared/protection';
+import { pinReading, protectionKey, refsByImage } from '../../../shared/protection';
 import { workloadName } from '../../../shared/needs';
 import { protectionOf, warningsOf } from './summary';
 
@@ -53,13 +53,14 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
     if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '', '', '', '', '', '']);
     const lost = new Map((n.lostPins ?? []).map((l) => [l.ref, l]));
     const protection = protectionOf(n);
+    const byImage = refsByImage(n.images);
     for (const i of n.images) {
       const l = lost.get(i.name);
       lost.delete(i.name);
       const p = protection.get(protectionKey(i));
       const image = p ? (p.afterRestart ? 'pinned' : 'unpinned') : '';
       out += csvLine([
-        n.node, true, i.name, i.digest, i.imageId, i.pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '',
+        n.node, true, i.name, i.digest, i.imageId, pinReading(i, byImage.get(protectionKey(i))!).pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '',
         i.need?.verdict ?? '', i.need ? i.need.atRisk : '', i.need ? (i.need.workloads.map(workloadName).join('; ') || i.need.neededBecause) : '',
       ]);
     }

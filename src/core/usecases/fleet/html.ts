@@ -8,7 +8,7 @@ import type { ImageRef, LostPin } from '../../../shared/domain';
 import type { ArchiveFile } from '../../../shared/archivesReport';
 import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
 import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../../shared/needs';
-import { protectionKey, refOutcome, type ImageProtection } from '../../../shared/protection';
+import { pinCounts, protectionKey, refOutcome, type ImageProtection } from '../../../shared/protection';
 import { formatBytes, shortDigest } from '../../../shared/format';
 import { fleetDistroName, imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
@@ -123,8 +123,7 @@ function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport): SafeHt
   }
   const v = n.versions;
   const images = n.images ?? [];
-  const counts = { durable: 0, k3s: 0, none: 0 };
-  for (const img of images) counts[img.pin]++;
+  const counts = pinCounts(images);
   const who = nodeDistroName(n);
   return html`<article class="node" id="${nodeAnchor(i)}"><h3>${n.node} <span class="tag ok">reachable</span></h3>
 ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}</p>`)}
