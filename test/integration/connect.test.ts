@@ -131,6 +131,8 @@ describe('connect', () => {
       expect(err?.code).toBe('CONTAINERD_UNAVAILABLE');
       expect(err?.message).toContain('/run/k3s/containerd/containerd.sock');
       expect(err?.hint).toMatch(/k3s/);
+      // grpc-js's own words stay out of what a person reads (issue #49)
+      expect(`${err?.message} ${err?.hint}`).not.toMatch(/Resolution note|No connection established|Last error/);
       const home = tempHome();
       const r = await runCli(
         ['node', 'add', 'c1', '--host', node.host, '--port', String(node.port), '--identity', lab.clientKey, '--known-hosts', lab.knownHosts],
@@ -139,11 +141,31 @@ describe('connect', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('/run/k3s/containerd/containerd.sock');
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/Resolution note|No connection established|Last error/);
     } finally {
       await node.startContainerd();
     }
     const s = await NodeSession.open(labNodeDef(lab, node));
     await s.listBaseImages();
     await s.close();
+  });
+
+  it("says so in plain words when containerd stops during a session, never grpc-js's text (#49)", async () => {
+    const node = lab.node('c1');
+    const s = await NodeSession.open(labNodeDef(lab, node));
+    try {
+      await s.listBaseImages();
+      await node.stopContainerd();
+      const err = await s.listBaseImages().then(
+        () => null,
+        (e: unknown) => e as HoldfastError,
+      );
+      expect(err?.code).toBe('CONTAINERD_UNAVAILABLE');
+      expect(err?.message).toMatch(/^containerd on c1 \(\/run\/k3s\/containerd\/containerd\.sock\) stopped answering through the SSH tunnel: /);
+      expect(`${err?.message} ${err?.hint}`).not.toMatch(/Resolution note|No connection established|Last error/);
+    } finally {
+      await s.close();
+      await node.startContainerd();
+    }
   });
 });

@@ -6,6 +6,7 @@ import { HoldfastError } from '../errors';
 import { protoDir } from './protoDir';
 import { codecNamed, loadMethodTables, type Codec, type MethodInfo } from './methods';
 import { writeBlobStream, type BlobWrite } from './contentWrite';
+import { containerdUnavailableText } from './unavailable';
 import { gcLabelWriteRefusal } from '../../shared/protection';
 
 export type { BlobWrite } from './contentWrite';
@@ -248,6 +249,8 @@ export interface ContainerdClientOptions {
   namespace: string;
   /** Shown in errors so the user knows which node and socket failed. */
   describe?: string;
+  /** The target is Holdfast's SSH tunnel to the node's socket (errors say so). */
+  overSsh?: boolean;
   callTimeoutMs?: number;
 }
 
@@ -321,6 +324,7 @@ export interface ContainerdWriter {
 export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter {
   readonly namespace: string;
   private readonly describe: string;
+  private readonly overSsh: boolean;
   private readonly timeoutMs: number;
   private readonly channel: grpc.Channel;
   private readonly clients: Record<string, ServiceClient> = {};
@@ -328,6 +332,7 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
   constructor(opts: ContainerdClientOptions) {
     this.namespace = opts.namespace;
     this.describe = opts.describe ?? opts.target;
+    this.overSsh = opts.overSsh ?? false;
     this.timeoutMs = opts.callTimeoutMs ?? 20_000;
     this.channel = new grpc.Channel(opts.target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
     for (const [key, svc] of Object.entries(SERVICES)) {
@@ -360,11 +365,11 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
   /** Turns gRPC status codes into errors a technician can act on. */
   mapError(err: grpc.ServiceError, what: string): HoldfastError {
     switch (err.code) {
-      case grpc.status.UNAVAILABLE:
-        return new HoldfastError('CONTAINERD_UNAVAILABLE', `containerd is not answering on ${this.describe} (${err.details || 'unavailable'})`, {
-          hint: 'Check that k3s or RKE2 (or containerd) is running on the node and that the socket path is right.',
-          cause: err,
-        });
+      case grpc.status.UNAVAILABLE: {
+        // grpc-js's own words ("No connection established. Last error: …") stay in the cause.
+        const { message, hint } = containerdUnavailableText(err.details ?? '', this.describe, this.overSsh);
+        return new HoldfastError('CONTAINERD_UNAVAILABLE', message, { hint, cause: err });
+      }
       case grpc.status.DEADLINE_EXCEEDED:
         return new HoldfastError('TIMEOUT', `containerd did not answer ${what} within ${Math.round(this.timeoutMs / 1000)} s on ${this.describe}`, { cause: err });
       case grpc.status.NOT_FOUND:

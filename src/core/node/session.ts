@@ -272,6 +272,7 @@ export class SshNodeSession implements NodeSession {
         target: `unix:${tunnel.localPath}`,
         namespace: def.namespace,
         describe: `${def.name} (${def.socket})`,
+        overSsh: true,
       });
     } catch (e) {
       // (Also when the client cannot be made, e.g. no .proto files: the connection must not outlive it.)
