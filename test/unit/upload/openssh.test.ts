@@ -2,7 +2,7 @@
 // key, the argv it runs (no shell, the host after `--`), when it declines, and the remote
 // script — run here with the real sh and the real openssl / sha256sum (recorded outputs below).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,10 +74,18 @@ describe('the known_hosts folder (issue #51: a killed upload left /tmp/holdfast-
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(live)).toBe(true);
     expect(readdirSync(path.join(home, 'ssh')).sort()).toEqual([path.basename(dir), path.basename(live)].sort());
+    rmSync(home, { recursive: true });
   });
-  it('a home path ssh_config cannot carry falls back to the temp dir', () => {
+  it('a home path ssh_config cannot carry, or no home yet, falls back to the temp dir', () => {
     const home = mkdtempSync(path.join(os.tmpdir(), 'hf-kh-"quoted"-'));
-    expect(path.dirname(knownHostsDir(home))).toBe(os.tmpdir());
+    const none = path.join(home, 'not-yet');
+    for (const h of [home, none]) {
+      const dir = knownHostsDir(h);
+      rmSync(dir, { recursive: true });
+      expect(path.dirname(dir)).toBe(os.tmpdir());
+    }
+    expect(existsSync(none)).toBe(false);
+    rmSync(home, { recursive: true });
   });
   it('a path with a space is quoted for ssh (one file, not two)', () => {
     const a = opensshArgv(ssh, '/home/t/Library/Application Support/Holdfast/ssh/run-1-x/known_hosts', 'CMD');

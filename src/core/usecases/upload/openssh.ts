@@ -34,7 +34,7 @@
 // the caller falls back to SFTP. Once bytes are written, a failure is the upload's failure
 // (resumable over SFTP).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Writable } from 'node:stream';
 import path from 'node:path';
@@ -169,12 +169,13 @@ export function removeStaleKnownHostsDirs(home: string = holdfastHome()): void {
 /**
  * A fresh 0700 folder for the one-line known_hosts: `<home>/ssh/run-<pid>-XXXXXX`. Removed when the
  * upload ends; a Holdfast killed mid-upload (SIGKILL, a crash) cannot remove its own, so the
- * folders of processes that no longer exist are removed here first. A home whose path ssh_config
- * cannot carry (quotes, backslashes) or that cannot be written: the system's temp dir, as before.
+ * folders of processes that no longer exist are removed here first. No home yet (core used
+ * without the CLI or the app), a home whose path ssh_config cannot carry (quotes, backslashes)
+ * or that cannot be written: the system's temp dir, as before.
  */
 export function knownHostsDir(home: string = holdfastHome()): string {
   const base = path.join(home, 'ssh');
-  if (!/["'\\\n\r]/.test(base)) {
+  if (existsSync(home) && !/["'\\\n\r]/.test(base)) {
     try {
       mkdirSync(base, { recursive: true, mode: 0o700 });
       removeStaleKnownHostsDirs(home);
