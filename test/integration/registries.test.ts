@@ -15,7 +15,8 @@ import { textWidth } from '../../src/cli/fit';
 import { etcRancher, labNodeDef, onTerminal, runCli, tempHome } from './support';
 
 const SUDOER = labUserName('hfreg');
-const SECRETS = ['alice-registry-user', 'TopSecretPassw0rd-91', 'bearer-tok3n-77', 'bob-mirror-user', 'hunter2-inline', 'misplaced-auth-55', 'flow-secret-66', 'client-key-file-88.key'];
+// Issue #49 item 17: passwords holding `@` (their tail once showed after `<redacted>@`).
+const SECRETS = ['alice-registry-user', 'TopSecretPassw0rd-91', 'bearer-tok3n-77', 'bob-mirror-user', 'hunter2', 'inline-at-17', 'ss-SECRET-b17', 'misplaced-auth-55', 'flow-secret-66', 'client-key-file-88.key'];
 const MISSING = 'docker.io/library/holdfast-reg-missing:1.0';
 
 const REGISTRIES = `# the site's mirrors
@@ -23,14 +24,14 @@ mirrors:
   docker.io:
     endpoint:
       - "https://registry.example.com:5000"
-      - https://bob-mirror-user:hunter2-inline@mirror2.example.com # password hunter2-inline
+      - https://bob-mirror-user:hunter2@inline-at-17@mirror2.example.com # password hunter2@inline-at-17
     rewrite:
       "^library/(.*)": "mirror/library/$1"
     auth:
       password: misplaced-auth-55
   quay.io: {endpoint: ["https://q.example.com"], password: flow-secret-66}
   "registry.local:5000":
-    endpoint: ["http://registry.local:5000"]
+    endpoint: ["http://registry.local:5000", "https://reg:p@ss-SECRET-b17@[fd00::17]:5443"]
 configs:
   "registry.example.com:5000":
     auth:
@@ -99,7 +100,7 @@ describe('holdfast inspect: registries.yaml mirrors and rewrites', () => {
           endpoints: ['https://registry.example.com:5000', 'https://<redacted>@mirror2.example.com'],
           rewrites: [{ pattern: '^library/(.*)', replacement: 'mirror/library/$1' }],
         },
-        { registry: 'registry.local:5000', endpoints: ['http://registry.local:5000'], rewrites: [] },
+        { registry: 'registry.local:5000', endpoints: ['http://registry.local:5000', 'https://<redacted>@[fd00::17]:5443'], rewrites: [] },
       ],
       configs: 2,
       notes: [
@@ -133,7 +134,7 @@ describe('holdfast inspect: registries.yaml mirrors and rewrites', () => {
       '  reg1: /etc/rancher/k3s/registries.yaml: 2 mirrors, configs: 2 (credentials stay on the node)',
       '    docker.io → https://registry.example.com:5000, https://<redacted>@mirror2.example.com',
       '      rewrite ^library/(.*) → mirror/library/$1',
-      '    registry.local:5000 → http://registry.local:5000',
+      '    registry.local:5000 → http://registry.local:5000, https://<redacted>@[fd00::17]:5443',
       '    note: a key other than endpoint/rewrite: ignored, as k3s does; its value stayed on the node',
       '    note: mirror quay.io is written in flow style ({…}): not read',
       '    1 needed image it lacks would be pulled from:',
@@ -169,6 +170,12 @@ describe('holdfast inspect: registries.yaml mirrors and rewrites', () => {
     } finally {
       await ssh.close();
     }
+  });
+
+  it('images and inspect --json, with --verbose logs: no credential in them either', async () => {
+    await cli(['images', 'reg1', '--verbose']);
+    const { stdout } = await cli(['inspect', 'reg1', '--json', '--verbose']);
+    expect(stdout).toContain('https://<redacted>@[fd00::17]:5443');
   });
 
   it('no credential from the file shows up in any output, log or file of Holdfast', () => {

@@ -7,7 +7,9 @@
 // Credentials never leave the node: the file's `configs:` block (auth: username, password, token;
 // tls: key and cert paths) is only COUNTED on the node, never printed. Of the `mirrors:` block the
 // node prints the registry names and, under each, only the `endpoint` and `rewrite` keys with what
-// they hold (comments dropped, user:password@ in a URL replaced); any other key is replaced by a
+// they hold (comments dropped, a URL's user:password@ replaced up to the last `@` of its authority,
+// as URL parsers split it (docs/k3s-facts.md, "Which images a site needs"), so a password holding
+// `@` shows nothing); any other key is replaced by a
 // `@@dropped` marker and a flow-style value it cannot filter by a `@@inline` one. So whatever the
 // file holds and however it is laid out, only those values are sent.
 import path from 'node:path';
@@ -39,7 +41,28 @@ function splitkey(s,   r, c, e) {
 }
 function unq(k,   c) { c = substr(k, 1, 1); if ((c == "\"" || c == q) && length(k) > 1) return substr(k, 2, length(k) - 2); return k }
 function out(s) { if (++pn <= 4000) print "| " s; else many = 1 }
-function clean(s) { sub(/[ \t]+#.*$/, "", s); gsub(/\/\/[^\/@ \t"]*@/, "//<redacted>@", s); return s }
+function lastat(s,   i, j) { j = 0; while ((i = index(substr(s, j + 1), "@")) > 0) j += i; return j }
+function hide(t,   a, j) {
+  a = match(t, /[\/?#\\]/) ? RSTART - 1 : length(t)
+  j = lastat(substr(t, 1, a)); if (j == 0) j = lastat(t)
+  return j ? "<redacted>" substr(t, j) : t
+}
+function url(t,   r, i, p) {
+  if (ep && index(t, "@")) {
+    r = ""; while (t != "" && index("[]-\"" q, substr(t, 1, 1))) { r = r substr(t, 1, 1); t = substr(t, 2) }
+    i = index(t, "//"); p = i ? substr(t, 1, i - 1) : t
+    if (p !~ /^[A-Za-z][A-Za-z0-9+.-]*:$/) return r hide(t)
+    t = r t
+  }
+  r = ""
+  while ((i = index(t, "//")) > 0) { r = r substr(t, 1, i + 1); t = hide(substr(t, i + 2)); if (t ~ /^<redacted>/) { r = r "<redacted>"; t = substr(t, 11) } }
+  return r t
+}
+function clean(s,   r, a, n) {
+  sub(/[ \t]+#.*$/, "", s); r = ""
+  while (match(s, /[^ \t]+/)) { a = RSTART; n = RLENGTH; r = r substr(s, 1, a - 1) url(substr(s, a, n)); s = substr(s, a + n) }
+  return r s
+}
 { b += length($0) + 1; if (b > max) { trunc = 1; exit } sub(/\r$/, "") }
 /^[ \t]*$/ || /^[ \t]*#/ { next }
 /^[^ \t]/ {
@@ -63,8 +86,8 @@ blk == "m" {
   if (l2 < 0) l2 = d
   if (d <= l2) {
     if ($0 ~ /^ *-([ \t]|$)/) { if (keep) out(clean($0)); next }
-    keep = 0
-    if (splitkey($0)) { k = unq(K); if (k == "endpoint" || k == "rewrite") keep = 1 }
+    keep = 0; ep = 0
+    if (splitkey($0)) { k = unq(K); if (k == "endpoint" || k == "rewrite") keep = 1; ep = k == "endpoint" }
     if (keep) out(clean($0)); else out(substr($0, 1, d) "@@dropped")
     next
   }

@@ -117,3 +117,39 @@ describe('the registries script', () => {
     expect(registriesFileOf('unknown')).toBe('/etc/rancher/k3s/registries.yaml');
   });
 });
+
+// Issue #49 item 17: a URL's userinfo runs to the LAST `@` of its authority (the authority ends at
+// the first `/`, `?` or `#`), as WHATWG URL and Go's net/url (k3s's parser) split it. A password
+// holding `@` once showed its tail: `https://<redacted>@ssw0rd-SECRET@mirror…`.
+describe('endpoint credentials: redacted up to the last @ of the authority', () => {
+  const cases: [string, string][] = [
+    ['https://u:p@ssw0rd-SECRET@mirror.example.com', 'https://<redacted>@mirror.example.com'],
+    ['"https://u@SECRET:p@ss@mirror.example.com:5000/v2"', 'https://<redacted>@mirror.example.com:5000/v2'],
+    ['https://u:p:ss-SECRET@mirror.example.com', 'https://<redacted>@mirror.example.com'],
+    ['https://u:p%40ss-SECRET@mirror.example.com/v2/', 'https://<redacted>@mirror.example.com/v2/'],
+    // A raw `/`, `?` or `#` ends the authority: no parser accepts this URL, and nothing of it is shown.
+    ['https://u:pa/ss-SECRET@mirror.example.com', 'https://<redacted>@mirror.example.com'],
+    ['https://u:p?ss-SECRET@mirror.example.com', 'https://<redacted>@mirror.example.com'],
+    ['https://u:p#ss-SECRET@mirror.example.com', 'https://<redacted>@mirror.example.com'],
+    ['https://u:p@ss-SECRET@[fd00::1]:5000', 'https://<redacted>@[fd00::1]:5000'],
+    ['http://u:p@SECRET@[::1]', 'http://<redacted>@[::1]'],
+    // No scheme (containerd defaults to https): the userinfo still starts the value.
+    ['u:p@ss-SECRET@mirror.example.com:5000', '<redacted>@mirror.example.com:5000'],
+    ["'u:p@ss-SECRET@mirror.example.com'", '<redacted>@mirror.example.com'],
+    ['https://mirror.example.com:5000/v2', 'https://mirror.example.com:5000/v2'],
+    ['https://[fd00::1]:5000', 'https://[fd00::1]:5000'],
+  ];
+  it.each(cases)('%s → %s', (endpoint, shown) => {
+    const out = run(`mirrors:\n  docker.io:\n    endpoint:\n      - ${endpoint}\n`, 'at.yaml');
+    expect(out).not.toContain('SECRET');
+    expect(out).not.toContain('ss-');
+    const { registries } = parseRegistriesAnswer(out, false, '/etc/rancher/k3s/registries.yaml');
+    expect(registries.mirrors[0]?.endpoints).toEqual([shown]);
+  });
+
+  it('a flow list, with and without spaces: each URL redacted on its own', () => {
+    const out = run(`mirrors:\n  docker.io:\n    endpoint: [https://a.example.com, "https://u:p@SECRET@b.example.com",https://u:p@x@SECRET@c.example.com]\n`, 'flow.yaml');
+    expect(out).not.toContain('SECRET');
+    expect(out).toContain('[https://a.example.com, "https://<redacted>@b.example.com",https://<redacted>@c.example.com]');
+  });
+});
