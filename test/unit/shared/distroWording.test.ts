@@ -189,7 +189,7 @@ describe('archives, .txt lists and the fleet name the node’s distro', () => {
     const rke2 = fleetHtml({ generatedAt: 'now', summary: summarizeFleet([node('rke2')], []), nodes: [node('rke2')], drift: [] });
     expect(rke2).toContain('images lose their pin at the next RKE2 start');
     expect(rke2).toContain('<th>After next RKE2 start</th>');
-    expect(rke2).toContain('0 durable, 2 RKE2-pinned, 1 unpinned');
+    expect(rke2).toContain('0 durable, 3 RKE2-pinned, 0 unpinned'); // (CRI's record counts with its image: shared/protection pinCounts)
     expect(rke2).not.toMatch(/next k3s start|k3s-pinned/);
     const mixed = fleetHtml({ generatedAt: 'now', summary: summarizeFleet([node('rke2'), { ...node('k3s'), node: 'n2' }], []), nodes: [node('rke2'), { ...node('k3s'), node: 'n2' }], drift: [] });
     expect(mixed).toContain('images lose their pin at the next k3s/RKE2 start');
