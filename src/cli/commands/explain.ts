@@ -6,11 +6,10 @@ import { HoldfastError } from '../../core/errors';
 import { distroDisplayName } from '../../shared/distro';
 import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PROVENANCE, type ImageRef } from '../../shared/domain';
 import { explainReference, type ReferenceExplanation } from '../../shared/explain';
-import { normalizeReference } from '../../shared/imageReference';
 import { lostPinKindText, pinnedByText } from '../../shared/lostPins';
 import { pinStateText } from '../pinText';
 import { workloadName, type NeedsReport } from '../../shared/needs';
-import { isImageIdRecord } from '../../shared/reference';
+import { findReference, isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
 import { wrapWords } from '../fit';
@@ -22,57 +21,13 @@ import type { Screen } from '../screen';
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
 
 /**
- * The one name on the node `query` stands for: the name itself; a name shortened with `…` (as a
- * fitted table shows it: its pieces in order); an image id or its first digits (as IMAGE ID shows
- * it: the image's tag, else CRI's record); a Docker-style short name (nginx:1.27). A needed
- * image the node lacks counts by its name too.
+ * The one name on the node `query` stands for (shared/reference findReference, as pin and unpin
+ * resolve it). A needed image the node lacks counts by its name too.
  */
 export function resolveReference(query: string, images: readonly Pick<ImageRef, 'name' | 'imageId'>[], needs: Pick<NeedsReport, 'missing'>, node: string): string {
-  const names = [...images.map((i) => i.name), ...needs.missing.map((m) => m.ref)];
-  if (names.includes(query)) return query;
-  const one = (found: string[], how: string): string | null => {
-    const unique = [...new Set(found)];
-    if (unique.length === 1) return unique[0]!;
-    if (unique.length > 1) {
-      throw new HoldfastError('INVALID_INPUT', `"${query}" ${how} ${unique.length} references on ${node}: ${unique.slice(0, 5).join(', ')}${unique.length > 5 ? ', …' : ''}`, {
-        hint: 'Give more of the name (holdfast images --wide lists them whole).',
-      });
-    }
-    return null;
-  };
-  // (… as an escape: the CLI bundle must stay ASCII, and esbuild leaves regular expressions as written.)
-  const pieces = query.split(/\u2026|\.\.\./);
-  if (pieces.length > 1) {
-    const found = names.filter((n) => {
-      if (!n.startsWith(pieces[0]!) || !n.endsWith(pieces[pieces.length - 1]!)) return false;
-      let at = pieces[0]!.length;
-      for (const p of pieces.slice(1, -1)) {
-        const i = n.indexOf(p, at);
-        if (i < 0) return false;
-        at = i + p.length;
-      }
-      return at <= n.length - pieces[pieces.length - 1]!.length;
-    });
-    const hit = one(found, 'matches');
-    if (hit) return hit;
-  }
-  const hex = /^(?:sha256:)?([0-9a-f]{6,64})$/.exec(query)?.[1];
-  if (hex) {
-    const ids = new Set(images.filter((i) => i.imageId?.startsWith(`sha256:${hex}`)).map((i) => i.imageId!));
-    // One image: its tag stands for it (else its first reference).
-    const found = [...ids].map((id) => {
-      const refs = images.filter((i) => i.imageId === id).map((i) => i.name);
-      return refs.find((r) => !isImageIdRecord(r) && !r.includes('@')) ?? refs.find((r) => !isImageIdRecord(r)) ?? refs[0]!;
-    });
-    const hit = one(found, 'is the id of');
-    if (hit) return hit;
-  }
-  try {
-    const full = normalizeReference(query);
-    if (names.includes(full)) return full;
-  } catch {
-    // not a reference at all: said below
-  }
+  const hit = findReference(query, images, node, needs.missing.map((m) => m.ref));
+  if (hit.found !== null) return hit.found;
+  if (hit.ambiguous !== null) throw new HoldfastError('INVALID_INPUT', hit.ambiguous, { hint: 'Give more of the name (holdfast images --wide lists them whole).' });
   throw new HoldfastError('NOT_FOUND', `no reference "${query}" on ${node}, and the site needs none by that name`, {
     hint: `holdfast images ${node} lists every reference (a name, a name shortened with …, or an IMAGE ID works).`,
   });

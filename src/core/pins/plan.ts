@@ -15,6 +15,7 @@ import {
   PROVENANCE,
 } from '../../shared/domain';
 import { gcLabelWriteRefusal } from '../../shared/protection';
+import { findReference } from '../../shared/reference';
 import { listRepinsWarning } from '../../shared/listTrap';
 import { archivesBringing, type FateArchive } from '../fate/predict';
 import { HoldfastError } from '../errors';
@@ -27,15 +28,25 @@ export interface Provenance {
   time: string;
 }
 
-/** The references a target selects (before expanding to whole images). */
-export function selectRefs(refs: ImageRef[], target: PinTarget, archives: FateArchive[]): { selected: ImageRef[]; notFound: string[]; archive: string | null } {
+/**
+ * The references a target selects (before expanding to whole images). A named reference is found
+ * as every command finds one (shared/reference findReference: short names as CRI resolves them);
+ * one that names nothing on the node refuses the whole plan, so a typo never passes as done.
+ */
+export function selectRefs(node: string, refs: ImageRef[], target: PinTarget, archives: FateArchive[]): { selected: ImageRef[]; notFound: string[]; archive: string | null } {
   if ('refs' in target) {
     const byName = new Map(refs.map((r) => [r.name, r]));
-    return {
-      selected: target.refs.flatMap((n) => (byName.has(n) ? [byName.get(n)!] : [])),
-      notFound: target.refs.filter((n) => !byName.has(n)),
-      archive: null,
-    };
+    const found = target.refs.map((q) => ({ q, hit: findReference(q, refs, node) }));
+    for (const { hit } of found) {
+      if (hit.found === null && hit.ambiguous !== null) throw new HoldfastError('INVALID_INPUT', hit.ambiguous, { hint: 'Nothing was changed. Give more of the name.' });
+    }
+    const missing = found.filter((f) => f.hit.found === null).map((f) => `"${f.q}"`);
+    if (missing.length) {
+      throw new HoldfastError('NOT_FOUND', `no reference ${missing.join(', ')} on ${node}`, {
+        hint: "Nothing was changed. Name a reference as the node's image list shows it (a short name such as nginx:1.27, a name shortened with …, or an image id works).",
+      });
+    }
+    return { selected: [...new Set(found.map((f) => byName.get(f.hit.found!)!))], notFound: [], archive: null };
   }
   if ('archive' in target) {
     const archive = archives.find((a) => a.path === target.archive);
@@ -71,7 +82,7 @@ export function planPins(
   /** The distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
   who = 'k3s',
 ): PinPlan {
-  const { selected, notFound, archive } = selectRefs(refs, target, archives);
+  const { selected, notFound, archive } = selectRefs(node, refs, target, archives);
   const affected = expandToImages(refs, selected);
   const changes: LabelChange[] = [];
   const unchanged: PinPlan['unchanged'] = notFound.map((ref) => ({ ref, reason: 'not present in containerd on this node' }));

@@ -55,13 +55,23 @@ describe('planPins', () => {
     expect(labelDelta(idChange)).toMatchObject({ 'io.cri-containerd.pinned': 'pinned' });
   });
 
-  it('leaves already durable references alone and reports unknown names', () => {
-    const plan = planPins('n1', 'pin', refs, { refs: ['docker.io/library/db:2', 'nope:1'] }, [], prov);
+  it('leaves already durable references alone', () => {
+    const plan = planPins('n1', 'pin', refs, { refs: ['docker.io/library/db:2'] }, [], prov);
     expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/db:latest']);
-    expect(plan.unchanged).toEqual([
-      { ref: 'nope:1', reason: 'not present in containerd on this node' },
-      { ref: 'docker.io/library/db:2', reason: 'already durably pinned' },
-    ]);
+    expect(plan.unchanged).toEqual([{ ref: 'docker.io/library/db:2', reason: 'already durably pinned' }]);
+  });
+
+  it('refuses the whole plan when a named reference is not on the node (NOT_FOUND), naming it', () => {
+    expect(() => planPins('n1', 'pin', refs, { refs: ['docker.io/library/db:2', 'nope:1'] }, [], prov)).toThrow(
+      expect.objectContaining({ code: 'NOT_FOUND', message: 'no reference "nope:1" on n1' }),
+    );
+    expect(() => planPins('n1', 'unpin', refs, { refs: ['nope:1'] }, [], prov)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+  });
+
+  it('finds short names as explain does (CRI normalisation), for pin and unpin', () => {
+    expect(planPins('n1', 'pin', refs, { refs: ['app:1'] }, [], prov).changes.map((c) => c.ref)).toEqual(['docker.io/library/app:1', `docker.io/library/app@sha256:${'d'.repeat(64)}`]);
+    // db (no tag) is docker.io/library/db:latest, the image db:2 is a tag of
+    expect(planPins('n1', 'unpin', refs, { refs: ['db'] }, [], prov).changes.map((c) => c.ref)).toEqual(['docker.io/library/db:2']);
   });
 
   it('selects an archive\'s images and records it as provenance', () => {
