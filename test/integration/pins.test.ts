@@ -191,28 +191,34 @@ describe('the .cache.json trap, on the real format', () => {
     for (const a of (await archives('cache')).filter((x) => x.kind === 'archive')) expect({ path: a.path, cached: a.cachedByK3s }).toEqual({ path: a.path, cached: true });
     let refs = await images('cache');
     for (const r of refs.filter((x) => !isImageIdRef(x))) {
-      expect(r.reason).toMatch(new RegExp(`${esc(D.release('v1.32.5+k3s1'))} skips unchanged archives listed in .cache.json without re-pinning them`));
+      expect(r.reason).toMatch(new RegExp(`${esc(D.release('v1.32.5+k3s1'))} skips \\S+ \\(same size in .cache.json\\) and re-pins nothing it skips`));
     }
     refs = await predictThenRestart(n, { cacheFix: false });
     for (const r of refs) expect(r.afterRestart).toBe('unpinned');
   });
 
-  it('a fixed release re-imports the touched archive (#14284), but cannot re-pin an entry written without names', async () => {
+  it('a fixed release re-imports what an entry without names records (the old forecast said lost), then records the names', async () => {
     const n = lab.node('cache');
     await release(n, 'v1.37.0+k3s1');
     const refs = await predictThenRestart(n, { cacheFix: true });
     for (const r of tagsOf(refs, 'docker.io/library/cached')) expect(r).toMatchObject({ afterRestart: 'pinned', archive: 'cached.tar.bz2' });
     for (const r of tagsOf(refs, 'docker.io/library/steady')) {
-      expect(r).toMatchObject({ afterRestart: 'unpinned', archive: 'steady.tar' });
-      expect(r.reason).toMatch(/the entry for steady\.tar records none \(written before k3s PR #14266\)/);
+      expect(r).toMatchObject({ afterRestart: 'pinned', archive: 'steady.tar' });
+      expect(r.reason).toMatch(/re-imports steady\.tar at start and pins it again \(its .cache.json entry records no images\)/);
     }
     const cache = JSON.parse(readFileSync(path.join(n.hostImagesDir, '.cache.json'), 'utf8')) as Record<string, { images?: string[] }>;
     expect(cache[D.cacheKey('cached.tar.bz2')]?.images).toEqual(['docker.io/library/cached:1']);
-    expect(cache[D.cacheKey('steady.tar')]?.images).toBeUndefined();
+    expect(cache[D.cacheKey('steady.tar')]?.images).toEqual(['docker.io/library/steady:1']);
   });
 
-  it('an entry with names re-pins exactly those, on any release: the entry is the evidence', async () => {
+  it('a whole-second file with names: those names re-pinned, not the digest references; an unknown release trusts the entry', async () => {
     const n = lab.node('cache');
+    // Written normally, the files have sub-second mtimes, which a fixed release re-imports at
+    // every start; cut to the whole second the entries record, they are skipped.
+    for (const f of ['cached.tar.bz2', 'steady.tar']) {
+      const whole = Math.floor(statSync(path.join(n.hostImagesDir, f)).mtimeMs / 1000);
+      utimesSync(path.join(n.hostImagesDir, f), whole, whole);
+    }
     const refs = await predictThenRestart(n, { cacheFix: true });
     for (const r of tagsOf(refs, 'docker.io/library/cached')) {
       expect(r).toMatchObject({ afterRestart: 'pinned', archive: 'cached.tar.bz2' });
@@ -220,8 +226,13 @@ describe('the .cache.json trap, on the real format', () => {
     }
     for (const r of digestRefsOf(refs, 'docker.io/library/cached')) {
       expect(r.afterRestart).toBe('unpinned');
-      expect(r.reason).toMatch(/re-pins only the names its entry records, not this one/);
+      expect(r.reason).toMatch(/re-pins only the names its entry records, not its digest references/);
     }
+    // Without the release, an entry with names is evidence of the fix; one without is not.
+    const file = path.join(n.hostImagesDir, '.cache.json');
+    const cache = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { images?: string[] }>;
+    delete cache[D.cacheKey('steady.tar')]!.images;
+    writeFileSync(file, JSON.stringify(cache));
     await release(n, null);
     const unknown = await images('cache');
     for (const r of tagsOf(unknown, 'docker.io/library/cached')) expect(r.afterRestart).toBe('pinned');
@@ -310,7 +321,7 @@ describe('.txt pre-pull lists', () => {
     const refs = await predictThenRestart(n, { cacheFix: false });
     for (const r of refs.filter((x) => !isImageIdRef(x))) {
       expect(r).toMatchObject({ afterRestart: 'unpinned', archive: 'busybox.txt' });
-      expect(r.reason).toMatch(/skips unchanged archives listed in .cache.json/);
+      expect(r.reason).toMatch(/skips busybox\.txt \(same size in .cache.json\) and re-pins nothing it skips/);
     }
   });
 });
