@@ -1,5 +1,7 @@
 // bench/list: listing 1,000 image references on a lab node — Holdfast vs what an operator
 // does by hand (`ssh node ctr -n k8s.io images ls`, and its `-q` form that prints names only).
+// Then the same node as a k3s server (issue #46): `holdfast images` also reads the cluster's
+// workloads there, against `ssh node 'ctr -n k8s.io images ls -q; k3s kubectl get pods -A -o json'`.
 // Every run starts a new `holdfast` process (new SSH connection) for each way Holdfast ships:
 // the npm bundle (out/cli, built here), the standalone executable (out/exe, built here), and
 // the TypeScript sources through tsx (the old start-up, for reference); plus their cold
@@ -13,6 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeImageArchive } from '../lab/fixtures';
 import { emulateK3sStart } from '../lab/k3s';
+import { workloadList } from '../lab/workloads';
 import { startLab } from '../lab/lab';
 import { GrpcContainerdClient } from '../src/core/containerd/client';
 import { NodeStore } from '../src/core/config/nodes';
@@ -144,6 +147,41 @@ try {
   }
   await session.close();
 
+  // The node as a k3s server: its kubectl answers a cluster of SERVER_DEPLOYMENTS Deployments, two
+  // pods each, each Deployment with an image of its own (imported as an operator's `ctr images
+  // import` does: each its own image id, as on a real site). `holdfast images` then reads the
+  // workloads too, on the same SSH connection, while containerd lists; a technician asks for both
+  // in one SSH command. Each run also times `holdfast images` on the same node without k3s (no
+  // cluster to read), so what the workloads read adds is measured in the same runs.
+  const SERVER_DEPLOYMENTS = 50;
+  const services = Array.from({ length: SERVER_DEPLOYMENTS }, (_, i) => `registry.local/bench/svc-${i}:1`);
+  const servicesTar = path.join(lab.dir, 'bench-services.tar');
+  await writeImageArchive(servicesTar, { format: 'docker', images: services.map((name) => ({ name })) });
+  await n.ctr(['images', 'import', ...(n.containerdLine === '2' ? ['--local'] : []), servicesTar]);
+  const asServer = () =>
+    n.installDistroBinary('k3s', 'v1.34.10+k3s1', {
+      workloads: workloadList({
+        nodes: [{ name: 'bench', role: 'server', addresses: ['127.0.0.1'] }],
+        deployments: services.map((image, i) => ({ name: `svc-${i}`, image, replicas: 2, node: 'bench' })),
+      }),
+    });
+  const serverByHand = [...sshArgv, 'ctr -a /run/k3s/containerd/containerd.sock -n k8s.io images ls -q; k3s kubectl get pods -A -o json'];
+  const serverByHandMs: number[] = [];
+  const serverImagesMs: number[] = [];
+  const plainImagesMs: number[] = [];
+  await asServer();
+  const serverOut = JSON.parse((await cli('bundle', ['images', 'bench', '--json'])).out) as { need?: { workloads: unknown[] } }[]; // untimed, as above
+  const serverRefs = serverOut.length;
+  if (serverOut.filter((r) => (r.need?.workloads.length ?? 0) > 0).length < SERVER_DEPLOYMENTS) throw new Error('bench: holdfast images on the server node did not find every Deployment\'s image needed: the workloads were not read');
+  if (!(await timeCmd(serverByHand)).out.includes('"kind": "List"')) throw new Error('bench: the by-hand command printed no kubectl List');
+  for (let r = 0; r < RUNS; r++) {
+    await asServer();
+    serverByHandMs.push((await timeCmd(serverByHand)).ms);
+    serverImagesMs.push((await cli('bundle', ['images', 'bench', '--json'])).ms);
+    await n.installDistroBinary('k3s', null);
+    plainImagesMs.push((await cli('bundle', ['images', 'bench', '--json'])).ms);
+  }
+
   const med = (xs: number[]) => Math.round(median(xs));
   const perWay = (m: Record<Way, number[]>) => ({ bundle: med(m.bundle), exe: med(m.exe), tsx: med(m.tsx) });
   const result = {
@@ -163,16 +201,24 @@ try {
       sshTrue: med(sshTrue),
       nodeSsh2True: med(ssh2True),
       holdfastDataPathNamesOnly: med(namesOnly),
+      serverSshCtrAndKubectl: med(serverByHandMs),
+      serverHoldfastImagesCold: med(serverImagesMs),
+      serverSameNodeWithoutK3s: med(plainImagesMs),
     },
     pageTouchMicros: Math.round(median(pageTouch) * 100) / 100,
   };
   const m = result.medianMs;
   const x = (byHandMs: number, ms: number) => `${(byHandMs / ms).toFixed(2)}×`;
+  const signed = (ms: number) => (ms < 0 ? `−${-ms}` : `+${ms}`);
   console.log(JSON.stringify(result, null, 2));
   const table = [
     `| ${count} references, median of ${RUNS} | \`ssh node ctr images ls -q\` | \`ssh node ctr images ls\` | \`holdfast images --json\`, npm bundle | standalone file | sources via tsx | the app, connected (refresh) |`,
     '|---|---|---|---|---|---|---|',
     `| new process, new SSH connection | ${m.sshCtrImagesLsQuiet} ms | ${m.sshCtrImagesLs} ms | ${m.holdfastImagesCold.bundle} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.bundle)} of \`-q\`'s speed) | ${m.holdfastImagesCold.exe} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.exe)}) | ${m.holdfastImagesCold.tsx} ms (${x(m.sshCtrImagesLsQuiet, m.holdfastImagesCold.tsx)}) | ${m.holdfastWarmList} ms |`,
+    '',
+    `| a k3s server node (${serverRefs} references, ${SERVER_DEPLOYMENTS} Deployments), median of ${RUNS} | \`ssh node 'ctr images ls -q; k3s kubectl get pods -A -o json'\` | \`holdfast images --json\`, npm bundle | against by hand (target ≤ 1.0×) | the same node without k3s |`,
+    '|---|---|---|---|---|',
+    `| new process, new SSH connection | ${m.serverSshCtrAndKubectl} ms | ${m.serverHoldfastImagesCold} ms | ${(m.serverHoldfastImagesCold / m.serverSshCtrAndKubectl).toFixed(2)}× the time | ${m.serverSameNodeWithoutK3s} ms (difference: ${signed(m.serverHoldfastImagesCold - m.serverSameNodeWithoutK3s)} ms) |`,
     '',
     `| cold start, median of ${RUNS} | npm bundle | standalone file | sources via tsx |`,
     '|---|---|---|---|',

@@ -292,7 +292,12 @@ describe('a site whose server node tells what it needs (n1 server, n2 agent, n3 
   });
 
   it('images n1 as text: the SITE NEED column, the AT RISK footer and the one command that fixes it', async () => {
+    // One SSH login serves the inventory (containerd through the tunnel) and the workloads (kubectl
+    // over an exec), read together (issue #46: no second connection; speed is bench:list's).
+    const logins = async (): Promise<number> => ((await n1.sshdLog()).match(/Accepted publickey/g) ?? []).length;
+    const before = await logins();
     const r = await cli.run<{ stdout: string; stderr: string }>(['images', 'n1'], 0, { COLUMNS: '100' });
+    expect(await logins()).toBe(before + 1);
     expect(r.stdout).toContain('SITE NEED');
     expect(r.stdout).toContain('Site needs from: kubectl on n1');
     expect(r.stdout).toMatch(/^docker\.io\/library\/holdfast-sample:1\.0 .* AT RISK /m);
