@@ -185,3 +185,34 @@ describe('config files only root can read', () => {
     }
   });
 });
+
+// Issue #49 item 18: the probe once sent a JSON object's first line, so a one-line JSON
+// config.yaml (as Rancher writes its files) left the node whole, join token included.
+describe('a one-line JSON config.yaml', () => {
+  const JSON_TOKEN = 'K10-json-join-token-S3cret-49::server:fedcba';
+  beforeAll(async () => {
+    await etcRancher(lab.node('dk3s'), {
+      'k3s/config.yaml': `${JSON.stringify({ token: JSON_TOKEN, 'agent-token': JSON_TOKEN, 'data-dir': '/var/lib/rancher/k3s-json', 'node-label': ['data-dir=x'] })}\n`,
+    });
+  });
+
+  it('the probe sends only its data-dir: the token never leaves the node', async () => {
+    const ssh = await connectNode(labNodeDef(lab, lab.node('dk3s')));
+    try {
+      const r = await ssh.exec(probeArgv(false), { timeoutMs: 15_000 });
+      expect(r.stdout).not.toContain('S3cret-49');
+      expect(r.stdout).toContain('|"data-dir":"/var/lib/rancher/k3s-json"');
+      expect(parseProbe(r.stdout).imagesDir).toMatchObject({ dataDir: '/var/lib/rancher/k3s-json', from: 'config', file: '/etc/rancher/k3s/config.yaml' });
+    } finally {
+      await ssh.close();
+    }
+  });
+
+  it('node add, inspect --json and images, with --verbose logs: no token in any output', async () => {
+    const add = await cli([...addArgs('djson', lab.node('dk3s')), '--verbose']);
+    expect(add.stdout).toContain('data-dir /var/lib/rancher/k3s-json from /etc/rancher/k3s/config.yaml');
+    const runs = [add, await cli(['inspect', 'djson', '--json', '--verbose']), await cli(['images', 'djson', '--verbose'])];
+    expect(runs.some((r) => r.stderr.length > 0)).toBe(true); // the --verbose log was there to look at
+    for (const r of runs) expect(r.stdout + r.stderr).not.toContain('S3cret-49');
+  });
+});

@@ -19,6 +19,32 @@ export function parseDistroVersion(distro: Exclude<Distro, 'unknown'>, output: s
 }
 
 /**
+ * awk over one config file: only what can set data-dir (`d` is its short name) leaves the node,
+ * never another key's value (config files hold join tokens). YAML: a top-level `data-dir:` / `d:`
+ * line, quoted or not. JSON (the first non-blank line starts with `{`; one line or many): `{`,
+ * then each `"data-dir": <string or plain scalar>` member on its own line, as distroConfig.ts reads
+ * one member a line; a value that is neither (an object, an array) is cut off after the colon, so
+ * it reads as unreadable. A key cannot match inside a JSON string: there every `"` is escaped.
+ */
+export const DATA_DIR_AWK = [
+  '{ L[NR] = $0 }',
+  'END {',
+  '  first = ""',
+  '  for (i = 1; i <= NR; i++) if (L[i] ~ /[^ \\t\\r]/) { first = L[i]; break }',
+  '  if (first ~ /^[ \\t]*[{]/) {',
+  '    s = ""; for (i = 1; i <= NR; i++) s = s L[i] " "',
+  '    print "{"',
+  '    while (match(s, /"(data-dir|d)[+]?"[ \\t\\r]*:[ \\t\\r]*("([^"\\\\]|\\\\.)*"|[A-Za-z0-9.+-]*)/)) { print substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH) }',
+  '    exit',
+  '  }',
+  '  for (i = 1; i <= NR; i++) if (L[i] ~ /^["\\047]?(data-dir|d)["\\047]?[+]?[ \\t]*:/) print L[i]',
+  '}',
+].join('\n');
+
+/** The pipeline stage each config file's text goes through on the node: what of it is sent. */
+export const DATA_DIR_FILTER = `awk '${DATA_DIR_AWK}' | head -n 64 | sed "s/^/|/"`;
+
+/**
  * One fixed script, one round trip: `uname -m`; `@@k3s` or `@@rke2` and that binary's
  * `--version` output; then the distro's config files (config.yaml, then config.yaml.d/*.yaml|yml
  * in byte order, as k3s merges them), each as `@@cfg PATH` followed by only the lines that can
@@ -41,10 +67,8 @@ export const PROBE_SCRIPT = [
   // tens of ms per fork), only one that exists is run.
   '  if command -v "$p" >/dev/null 2>&1 && out=$("$p" --version 2>/dev/null); then echo "@@$b"; echo "$out"; d=$b; break 2; fi',
   'done; done',
-  // data-dir keys (YAML or JSON, quoted or not, `d` is its short name) and a JSON object's first line
-  `PAT="data-dir|^[[:space:]]*[\\"']?d[\\"']?[+]?[[:space:]]*:|^[[:space:]]*[{]"`,
   // `$d` is empty when no binary answered: the assumed distro's config is read.
-  ...configFilesShell('d', 'grep -E "$PAT" | head -n 64 | sed "s/^/|/"', { reportUnreadableDir: true }),
+  ...configFilesShell('d', DATA_DIR_FILTER, { reportUnreadableDir: true }),
   'exit 0',
 ].join('\n');
 

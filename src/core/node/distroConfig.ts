@@ -32,7 +32,7 @@ export interface ConfigFileLines {
 type Found = { value: string } | { unreadable: true };
 
 const YAML_KEY = /^(?:data-dir|d|"data-dir"|"d"|'data-dir'|'d')\+?[ \t]*:(?:[ \t]+(.*))?$/;
-const JSON_LINE = /^\s*"(?:data-dir|d)\+?"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?\s*$/;
+const JSON_LINE = /^\s*"(?:data-dir|d)\+?"\s*:\s*("(?:[^"\\]|\\.)*"|null)\s*,?\s*$/;
 const NULLS = new Set(['', '~', 'null', 'Null', 'NULL']);
 
 /** A YAML scalar at the end of a line: its value, or undefined when it is not a simple one. */
@@ -82,7 +82,7 @@ function settingsIn(lines: string[]): Found[] {
     for (const l of clean) {
       if (!/"(?:data-dir|d)\+?"\s*:/.test(l)) continue;
       const m = JSON_LINE.exec(l);
-      out.push(m ? { value: JSON.parse(m[1]!) as string } : { unreadable: true });
+      out.push(m ? { value: (JSON.parse(m[1]!) as string | null) ?? '' } : { unreadable: true });
     }
     return out;
   }

@@ -118,3 +118,41 @@ describe('parseProbe', () => {
     expect(probe()).toMatchObject({ distro: 'rke2', distroVersion: 'v1.31.6+rke2r1' });
   });
 });
+
+// Issue #49 item 18: config files hold join tokens. The probe once sent every line holding
+// "data-dir" and a JSON object's first line, so a one-line JSON config.yaml left the node whole.
+describe('the probe sends only what can set data-dir', () => {
+  const TOKEN = 'K10join-token-SECRET::server:c0ffee';
+  async function sent(text: string): Promise<string> {
+    const { DATA_DIR_FILTER } = await import('../../../src/core/node/detect');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { execFileSync } = await import('node:child_process');
+    const file = `${mkdtempSync('/tmp/hf-probe-cfg-')}/config.yaml`;
+    writeFileSync(file, text);
+    return execFileSync('sh', ['-c', `{ ${DATA_DIR_FILTER}; } < "$1"`, 'probe', file], { encoding: 'utf8' });
+  }
+  async function dataDirOf(text: string) {
+    const { parseProbe } = await import('../../../src/core/node/detect');
+    return parseProbe(`x86_64\n@@k3s\n${K3S_OUT}@@cfg /etc/rancher/k3s/config.yaml\n${await sent(text)}`).imagesDir;
+  }
+
+  it.each([
+    ['one-line JSON', `{"token":"${TOKEN}","data-dir":"/data/k3s","node-label":["data-dir=x"]}\n`],
+    ['JSON, a member a line', `{\n  "token": "${TOKEN}",\n  "data-dir": "/data/k3s"\n}\n`],
+    ['JSON, escaped quotes in the token', `{"token": "a\\"d\\": \\"${TOKEN}", "d": "/data/k3s"}`],
+    ['YAML', `token: ${TOKEN}\nagent-token: data-dir-${TOKEN}\ndata-dir: /data/k3s # bigger disk\n`],
+    ['YAML, CRLF', `token: "${TOKEN}"\r\n"data-dir": '/data/k3s'\r\n`],
+  ])('%s: no token sent, data-dir still read', async (_, text) => {
+    const out = await sent(text);
+    expect(out).not.toContain('SECRET');
+    expect(out).not.toContain('token');
+    expect(await dataDirOf(text)).toMatchObject({ dataDir: '/data/k3s', from: 'config' });
+  });
+
+  it('a data-dir that is no plain value is unreadable, and what it holds stays on the node', async () => {
+    const text = `{"data-dir": {"token": "${TOKEN}"}}`;
+    expect(await sent(text)).not.toContain('SECRET');
+    expect(await dataDirOf(text)).toMatchObject({ from: 'default', notes: [expect.stringContaining('not a plain value')] });
+    expect(await dataDirOf('{"d": null, "token": "x"}')).toMatchObject({ dataDir: '/var/lib/rancher/k3s', from: 'default', notes: [] });
+  });
+});

@@ -1,14 +1,14 @@
 // Where the images dir is: <data-dir>/agent/images, data-dir from /etc/rancher/<distro>/config.yaml
 // and config.yaml.d/*.yaml merged as k3s merges them. Parsed from the sample files in
 // fixtures/distro-config (sources in its README), each both as a whole file and as the probe's
-// own line filter (detect.ts PROBE_SCRIPT's grep) sends it.
+// own filter (detect.ts DATA_DIR_FILTER) sends it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeImagesDir, resolveImagesDir, type ConfigFileLines } from '../../../src/core/node/distroConfig';
-import { PROBE_SCRIPT } from '../../../src/core/node/detect';
+import { DATA_DIR_FILTER, PROBE_SCRIPT } from '../../../src/core/node/detect';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'distro-config');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'hf-distrocfg-'));
@@ -16,10 +16,9 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** The probe's filter, run by a real shell on the file, exactly as the node runs it. */
 function probeFiltered(file: string): string[] {
-  const pat = PROBE_SCRIPT.split('\n').find((l) => l.startsWith('PAT='));
-  if (!pat) throw new Error('PROBE_SCRIPT has no PAT= line');
-  const out = execFileSync('sh', ['-c', `${pat}\ngrep -E "$PAT" -- "$1" || true`, 'sh', file]).toString();
-  return out === '' ? [] : out.replace(/\n$/, '').split('\n');
+  expect(PROBE_SCRIPT).toContain(DATA_DIR_FILTER);
+  const out = execFileSync('sh', ['-c', `{ ${DATA_DIR_FILTER}; } < "$1"`, 'sh', file]).toString();
+  return out === '' ? [] : out.replace(/\n$/, '').split('\n').map((l) => l.replace(/^\|/, ''));
 }
 
 const whole = (file: string): string[] => readFileSync(file, 'utf8').split('\n');
@@ -104,7 +103,11 @@ describe('resolveImagesDir: the documented samples', () => {
 
   it('the probe never sends the join tokens of these files', () => {
     const sent = probeFiltered(path.join(FIXTURES, 'rancher-50-rancher.json.yaml')).join('\n');
-    expect(sent).toBe('{\n  "data-dir": "/opt/rancher/rke2",');
+    expect(sent).toBe('{\n"data-dir": "/opt/rancher/rke2"');
+    // One-line JSON (#49 item 18): once sent whole, token and all.
+    const one = path.join(tmp, 'one-line.json.yaml');
+    writeFileSync(one, '{"token":"K10-one-line-S3cret","server":"https://k3s:6443","data-dir":"/srv/k3s"}\n');
+    expect(probeFiltered(one)).toEqual(['{', '"data-dir":"/srv/k3s"']);
     expect(probeFiltered(path.join(FIXTURES, 'k3s-docs-multi.config.yaml'))).toEqual([]);
   });
 });
