@@ -109,6 +109,13 @@ export const LIMITS = {
     why: 'a blob that would leave less is refused before it is written: an archive never fills the disk this machine works on',
   },
 
+  'direct.heldBlobBytes': {
+    value: 64 * MiB,
+    unit: 'bytes',
+    what: 'small blobs (64 KiB or less each) held in memory while `import --direct` reads an archive, so that only those an image uses are written',
+    why: "an image's configs and manifests are a few KiB each; past it, small blobs are written to the spool at once",
+  },
+
   // ---- what a node sends back ----
   'remote.commandOutputBytes': {
     value: 1 * MiB,

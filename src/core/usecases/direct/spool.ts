@@ -42,8 +42,12 @@ const MAX_JSON = limit('archive.jsonMemberBytes');
 const FREE_FLOOR = limit('direct.spoolFreeBytes');
 /** containerd reads 10 bytes of a layer to tell its compression; 8 are enough for its checks. */
 const HEAD_BYTES = 10;
-/** Members up to this size are kept in memory and written in one call (no stream, no rename). */
+/**
+ * Members up to this size are held in memory (up to direct.heldBlobBytes in all) and written at
+ * the end only if an image uses them; past the budget, in one call (no stream, no rename).
+ */
 const SMALL_MEMBER = 64 * 1024;
+const HELD_MAX = limit('direct.heldBlobBytes');
 /** Zarf keeps its images as an OCI layout here. */
 const ZARF_IMAGES = 'images';
 const ROOTS = ['', ZARF_IMAGES] as const;
@@ -83,6 +87,9 @@ interface Spooled {
   passed: Map<string, string>;
   /** Free bytes on the spool's disk as last measured, less what was spooled since. */
   free: number;
+  /** content digest → bytes, of small blobs not written yet */
+  held: Map<string, Buffer>;
+  heldBytes: number;
 }
 
 /** Free bytes for this user on the disk holding `dir`. */
@@ -129,7 +136,7 @@ export async function spoolBundle(file: string, opts: SpoolOptions): Promise<Spo
   try {
     await mkdir(join(root, 'tmp'), { mode: 0o700 });
     await mkdir(join(root, 'blobs'), { mode: 0o700 });
-    const sp: Spooled = { root, members: new Map(), sizes: new Map(), heads: new Map(), names: new Set(), passed: new Map(), free: freeOn(root) };
+    const sp: Spooled = { root, members: new Map(), sizes: new Map(), heads: new Map(), names: new Set(), passed: new Map(), free: freeOn(root), held: new Map(), heldBytes: 0 };
     const read = (wanted: ((path: string, size: number) => boolean) | null): Promise<ArchiveIndex> =>
       readAndSpool(file, total, compression, sp, open, opts, wanted).catch((e: unknown) => {
         throw archiveRefusal(file, haulerChunkRefusal(file, e) ?? e);
@@ -224,9 +231,16 @@ function readAndSpool(
         write: (chunk) => void chunks.push(chunk),
         async end(digest) {
           const data = Buffer.concat(chunks);
-          await writeFile(join(sp.root, 'blobs', hexOf(digest)), data, { mode: 0o600 }).catch((e: unknown) => {
-            throw spoolWriteError(sp.root, e);
-          });
+          if (sp.held.has(digest)) {
+            // the same bytes again
+          } else if (sp.heldBytes + data.length <= HELD_MAX) {
+            sp.held.set(digest, data);
+            sp.heldBytes += data.length;
+          } else {
+            await writeFile(join(sp.root, 'blobs', hexOf(digest)), data, { mode: 0o600 }).catch((e: unknown) => {
+              throw spoolWriteError(sp.root, e);
+            });
+          }
           place(digest, data.subarray(0, HEAD_BYTES));
         },
       };
@@ -302,6 +316,15 @@ async function buildBundle(index: ArchiveIndex, sp: Spooled, signal: AbortSignal
   }
   images = lastNameWins(images);
   await dropUnreferenced(images, files);
+  // The small blobs an image uses, written now; the others never reach the disk.
+  for (const [digest, path] of files) {
+    const data = sp.held.get(digest);
+    if (!data) continue;
+    await writeFile(path, data, { mode: 0o600 }).catch((e: unknown) => {
+      throw spoolWriteError(sp.root, e);
+    });
+  }
+  sp.held.clear();
   return { kind, images, files };
 }
 
@@ -333,7 +356,7 @@ function blobSource(sp: Spooled): BlobSource {
           const size = sp.sizes.get(digest);
           if (size === undefined) return null;
           if (size > MAX_JSON) throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
-          const text = await readFile(join(sp.root, 'blobs', hexOf(digest)), 'utf8');
+          const text = (sp.held.get(digest) ?? (await readFile(join(sp.root, 'blobs', hexOf(digest))))).toString('utf8');
           try {
             return JSON.parse(text) as unknown;
           } catch (e) {
