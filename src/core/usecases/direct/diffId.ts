@@ -6,7 +6,7 @@
 // fresh one. Hashing the layer here gives both nodes one verdict.
 //
 // containerd's unpack decompresses gzip and zstd layers and reads anything else as a plain tar
-// (archive/compression.DecompressStream): the same here.
+// (docs/k3s-facts.md, "containerd's API, as Holdfast uses it"): the same here.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';

@@ -8,7 +8,9 @@
 // that says which blobs an image uses may come last (docker save writes manifest.json last), so
 // the name decides while the tar streams past, and a member of another name costs no disk. A
 // docker-save layer stored under an unusual name is found by its digest once the manifest is
-// read, and only then spooled, in a second pass. The spool is a fresh 0700 directory, its files
+// read, and only then spooled, in a second pass. Small blobs (configs, manifests) are held in
+// memory up to direct.heldBlobBytes and written at the end only if an image uses them, so an
+// archive of 100,000 tiny members costs no file each. The spool is a fresh 0700 directory, its files
 // 0600; it never takes its disk under direct.spoolFreeBytes, and a full disk names it.
 //
 // Sources: docker-save (the manifests containerd's importer would write are synthesised), OCI
