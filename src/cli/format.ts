@@ -1,6 +1,7 @@
 // Human-readable output for the CLI (tables and sizes); JSON output bypasses all of this except
 // terminalSafe, which the terminal sink applies to everything (context.ts defaultIo).
 import { formatBytes, shortDigest as shortId } from '../shared/format';
+import { visibleControls } from '../shared/visibleControls';
 import { fitFooter, fitTable, GAP, textWidth, wrapText, type ColumnFit } from './fit';
 
 /** Binary units, as the reports print them. */
@@ -9,22 +10,14 @@ export const humanSize = (bytes: number): string => formatBytes(bytes, '-');
 /** The 12 hex digits docker and crictl print, '-' when unknown. */
 export const shortDigest = (d: string | null | undefined): string => shortId(d, '-');
 
-// C0 controls (ESC, BEL, CR, backspace…), DEL, C1 controls (U+0080–U+009F: 8-bit CSI/OSC) and the
-// Unicode bidirectional overrides/isolates, which can make a line read differently than it is.
-// oxlint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-// oxlint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE_KEEP_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
 /**
- * Text from a node (image names, file names, labels, error output) made harmless for a terminal:
- * every control character becomes a visible `\uXXXX`, so an escape sequence can neither recolour,
- * move the cursor, retitle the window nor hide text, and a name cannot fake extra lines. Written as
- * a JSON escape, the result is still valid (and equal) JSON when applied to JSON output.
- * `keepLines` keeps line feeds and tabs (for whole blocks of output that Holdfast laid out).
+ * Text from a node made harmless for a terminal (shared/visibleControls: the one rule for every
+ * output): no escape sequence can recolour, move the cursor, retitle the window or hide text, and
+ * a name cannot fake extra lines. `keepLines` keeps line feeds and tabs (for whole blocks of
+ * output that Holdfast laid out).
  */
 export function terminalSafe(s: string, opts: { keepLines?: boolean } = {}): string {
-  return s.replace(opts.keepLines ? UNSAFE_KEEP_LINES : UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return visibleControls(s, opts);
 }
 
 /** A table cell: text, a number, or lines (one per element, e.g. the images an archive brings). */

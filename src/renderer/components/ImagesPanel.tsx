@@ -4,6 +4,7 @@ import { useApp } from '../context';
 import { atRiskGroups, countsOfRefs, criModeOf, filterGroups, groupsOfRefs, sortGroups, type ImageGroup, type PinFilter, type SortDir, type SortKey } from '../model/images';
 import { FATE_TEXT, formatDate, formatDateTime } from '../model/text';
 import { displayRef } from '../model/refs';
+import { visibleControls } from '../../shared/visibleControls';
 import { formatBytes, shortDigest } from '../../shared/format';
 import { imagesOf, statusOf } from '../store';
 import { FateBadge } from './FateBadge';
@@ -122,7 +123,7 @@ function Details({ g, node, peersOn, who }: { g: ImageGroup; node: NodeDef; peer
           {g.refs.map((r) => (
             <tr key={r.name}>
               <td>
-                <code title={r.name}>{displayRef(r.name)}</code>
+                <code title={visibleControls(r.name)}>{displayRef(r.name)}</code>
               </td>
               <td>
                 <PinBadge pin={r.shownPin} who={who} />
@@ -410,13 +411,13 @@ const ImageRow = memo(function ImageRow(props: {
             <li
               key={r.name}
               className={`ref ref-${r.kind}`}
-              title={g.mixedPins ? `${r.name} — ${r.pin === 'none' ? 'unpinned' : `${r.pin} pin`}` : r.name}
+              title={visibleControls(g.mixedPins ? `${r.name} — ${r.pin === 'none' ? 'unpinned' : `${r.pin} pin`}` : r.name)}
               data-testid="image-ref"
             >
               {r.kind === 'tag' ? <TagIcon label="tag" /> : <HashIcon label={r.kind === 'digest' ? 'digest reference' : "CRI's image id record"} />}
               <RefText name={r.name} />
               {k === shownRefs.length - 1 && more > 0 ? (
-                <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => x.name).join('\n')}>
+                <span className="more" title={g.refs.slice(REFS_IN_ROW).map((x) => visibleControls(x.name)).join('\n')}>
                   +{more}
                   <span className="visually-hidden"> more references, in the details</span>
                 </span>

@@ -8,6 +8,7 @@ import { useApp } from '../context';
 import { statusOf } from '../store';
 import { diffLabels } from '../model/labels';
 import { displayRef } from '../model/refs';
+import { visibleControls } from '../../shared/visibleControls';
 import { pinState } from '../../shared/pinState';
 import { shortDigest } from '../../shared/format';
 import type { PinAction, PinTarget } from '../store';
@@ -103,7 +104,7 @@ export function PlanView({ plan, applied }: { plan: PinPlan; applied?: boolean }
           <ul>
             {plan.unchanged.map((u) => (
               <li key={u.ref} data-testid="plan-unchanged">
-                <code title={u.ref}>{displayRef(u.ref)}</code> <span className="muted">— {u.reason}</span>
+                <code title={visibleControls(u.ref)}>{displayRef(u.ref)}</code> <span className="muted">— {u.reason}</span>
               </li>
             ))}
           </ul>

@@ -10,6 +10,7 @@ import { statusOf } from '../store';
 import { plural } from '../../shared/wording';
 import { appText } from '../appText';
 import { displayRef } from '../model/refs';
+import { visibleControls } from '../../shared/visibleControls';
 import { formatBytes } from '../../shared/format';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
@@ -186,7 +187,7 @@ export function RemoveArchiveDialog(props: {
                   {c.images.map((i) => (
                     <tr key={i.name} data-testid="removal-image">
                       <td>
-                        <code title={i.name}>{breakable(displayRef(i.name))}</code>
+                        <code title={visibleControls(i.name)}>{breakable(displayRef(i.name))}</code>
                         {i.missing.length ? (
                           <span className="missing" title={i.missing.join('\n')}>
                             missing {plural(i.missing.length, 'blob')}

@@ -1,9 +1,15 @@
 // Image references shortened or split for display: the digest part cut to 12 hex digits (the full
 // value goes in a title), and a reference split where a narrow cell may cut it.
 import { repositoryOf } from '../../shared/reference';
+import { visibleControls } from '../../shared/visibleControls';
 
-/** Shorten the digest part of a digest reference for display; the full value goes in a title. */
-export function displayRef(name: string): string {
+/**
+ * Shorten the digest part of a digest reference for display; the full value goes in a title.
+ * A reference comes from a node: its control and bidi characters are shown as `\uXXXX`
+ * (shared/visibleControls), so U+202E cannot turn `x.exe:1` around or a line feed split it.
+ */
+export function displayRef(ref: string): string {
+  const name = visibleControls(ref);
   const at = name.lastIndexOf('@sha256:');
   if (at < 0) return name;
   return `${name.slice(0, at)}@sha256:${name.slice(at + 8, at + 8 + 12)}…`;

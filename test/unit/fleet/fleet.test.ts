@@ -209,8 +209,11 @@ describe('fleetCsv', () => {
     const text = fleetCsv(r);
     const rows = parseCsv(text).slice(1);
     // Every text cell that started like a formula now starts with the quote; nothing else changed.
-    expect(rows.map((x) => x[7])).toEqual([...formulas.map((f) => `'${f}`), `'=cmd|"/c calc"!A1`]);
-    expect(rows.map((x) => x[8])).toEqual([...formulas.map((f) => `'${f}`), '']);
+    // A leading tab or CR is shown as `\u0009` / `\u000d` (#49 item 19): no formula starts with that.
+    const safe = formulas.map((f) => (f[0] === '\t' ? `\\u0009${f.slice(1)}` : f[0] === '\r' ? `\\u000d${f.slice(1)}` : `'${f}`));
+    expect(safe.slice(4)).toEqual(['\\u0009=1+1', '\\u000d=1+1']);
+    expect(rows.map((x) => x[7])).toEqual([...safe, `'=cmd|"/c calc"!A1`]);
+    expect(rows.map((x) => x[8])).toEqual([...safe, '']);
     expect(rows.map((x) => x[0])).toEqual([...formulas.map(() => `'=node`), `'@down`]);
     // No cell of the file starts with a formula character (quoted cells start with a double quote).
     for (const row of text.split('\r\n')) for (const cell of row.split(',')) expect(cell).not.toMatch(/^[=+\-@\t]/);

@@ -1,5 +1,6 @@
 // CSV (RFC 4180): comma-separated, CRLF line ends, fields with `,` `"` CR or LF double-quoted
-// and inner quotes doubled. One row per node × reference.
+// and inner quotes doubled. One row per node × reference. Control and bidi characters in text
+// are shown as `\uXXXX` (shared/visibleControls), so no field holds a line break.
 // Spreadsheets run a cell that starts with = + - @ (or tab/CR before one) as a formula, and much
 // of a row comes from nodes (names, file names, error output): such text cells get a leading `'`
 // (OWASP "CSV injection"), which spreadsheets show as text and never evaluate.
@@ -9,6 +10,7 @@ import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../../shared/lostPins';
 import type { LostPin } from '../../../shared/domain';
 import { pinReading, protectionKey, refsByImage } from '../../../shared/protection';
 import { workloadName } from '../../../shared/needs';
+import { visibleControls } from '../../../shared/visibleControls';
 import { protectionOf, warningsOf } from './summary';
 
 /**
@@ -20,7 +22,9 @@ export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'i
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 export function csvField(v: string | number | boolean | null | undefined): string {
-  let s = v === null || v === undefined ? '' : String(v);
+  // Text may come from a node: its control and bidi characters shown as `\uXXXX` (a `cat` of the
+  // file runs no escape sequence, a name is one line), then no formula can start it either.
+  let s = v === null || v === undefined ? '' : typeof v === 'string' ? visibleControls(v) : String(v);
   // Numbers and booleans are Holdfast's own values; only text can smuggle in a formula.
   if (typeof v === 'string' && FORMULA_START.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;

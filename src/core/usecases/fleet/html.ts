@@ -10,6 +10,7 @@ import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
 import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../../shared/needs';
 import { pinCounts, protectionKey, refOutcome, type ImageProtection } from '../../../shared/protection';
 import { formatBytes, shortDigest } from '../../../shared/format';
+import { visibleControls } from '../../../shared/visibleControls';
 import { fleetDistroName, imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
 
@@ -30,7 +31,8 @@ function render(v: Part): string {
   if (v === null || v === undefined || v === false) return '';
   if (v instanceof SafeHtml) return v.value;
   if (Array.isArray(v)) return v.map(render).join('');
-  return escapeHtml(String(v));
+  // Text may come from a node: control and bidi characters shown as `\uXXXX` (shared/visibleControls).
+  return escapeHtml(typeof v === 'string' ? visibleControls(v) : String(v));
 }
 
 export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml {
