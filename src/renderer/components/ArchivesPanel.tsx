@@ -16,6 +16,7 @@ import { ErrorCallout } from './ErrorCallout';
 import { ImportCacheBanner } from './ImportCacheBanner';
 import { cacheVerdictReason } from '../../shared/importCacheHealth';
 import { AlertIcon, CheckIcon, ClockIcon, CrossIcon, RefreshIcon, ShieldIcon, TrashIcon } from './icons';
+import { visibleControls } from '../../shared/visibleControls';
 
 const MAX_IMAGES = 3;
 
@@ -183,7 +184,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                     ) : null}
                     {a.error ? (
                       <p className="archive-error" data-testid="archive-error">
-                        <AlertIcon /> Unreadable: {a.error}
+                        <AlertIcon /> Unreadable: {visibleControls(a.error)}
                       </p>
                     ) : null}
                   </td>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { ErrorInfo, NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
-import { ErrorNote } from './ErrorCallout';
+import { ErrorNote, nodeMessage } from './ErrorCallout';
 import { AlertIcon, KeyIcon } from './icons';
 
 function Fingerprint({ label, value, testId }: { label: string; value: string | undefined; testId: string }) {
@@ -69,7 +69,7 @@ export function ConnectionPanel({ node, error, onCancel }: { node: NodeDef; erro
         </div>
         <div className="panel-body">
           <h2 id="hkc-title">Host key changed — connection blocked</h2>
-          <p>{error.message}</p>
+          <p>{nodeMessage(error.message)}</p>
           <p>
             The key <strong>{where}</strong> presented differs from the one on record. This can mean the node was
             reinstalled — or that someone is intercepting the connection. Holdfast will not connect.
@@ -94,7 +94,7 @@ export function ConnectionPanel({ node, error, onCancel }: { node: NodeDef; erro
       </div>
       <div className="panel-body">
         <h2 id="ce-title">Could not connect to {node.name}</h2>
-        <p className="error-message">{error.message}</p>
+        <p className="error-message">{nodeMessage(error.message)}</p>
         {error.hint ? <p className="hint">{error.hint}</p> : null}
         <p className="error-code">
           Error code <code>{error.code}</code>

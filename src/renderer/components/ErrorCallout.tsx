@@ -1,5 +1,12 @@
 import type { ReactNode } from 'react';
 import type { ErrorInfo } from '../../shared/domain';
+import { visibleControls } from '../../shared/visibleControls';
+
+/**
+ * An error's text may quote a node (its stderr, a name): control and bidi characters shown as
+ * `\uXXXX` (shared/visibleControls); line feeds kept, as the message laid them out.
+ */
+export const nodeMessage = (s: string): string => visibleControls(s, { keepLines: true });
 
 /** An error from an envelope: message, the hint when there is one, and the code for support. */
 export function ErrorCallout({ error, title, children, testId }: { error: ErrorInfo; title?: string; children?: ReactNode; testId?: string }) {
@@ -7,9 +14,9 @@ export function ErrorCallout({ error, title, children, testId }: { error: ErrorI
     <div className="callout callout-error" role="alert" data-testid={testId ?? 'error-callout'}>
       <strong>
         {title ? `${title}: ` : ''}
-        {error.message}
+        {nodeMessage(error.message)}
       </strong>
-      {error.hint ? <p>{error.hint}</p> : null}
+      {error.hint ? <p>{nodeMessage(error.hint)}</p> : null}
       <p className="error-code">
         Error code <code>{error.code}</code>
       </p>
@@ -23,8 +30,8 @@ export function ErrorNote({ error }: { error: ErrorInfo | null }) {
   if (!error) return null;
   return (
     <div className="callout callout-error" role="alert">
-      <strong>{error.message}</strong>
-      {error.hint ? <p>{error.hint}</p> : null}
+      <strong>{nodeMessage(error.message)}</strong>
+      {error.hint ? <p>{nodeMessage(error.hint)}</p> : null}
     </div>
   );
 }

@@ -5,6 +5,8 @@ import { formatDuration, formatBytes } from '../../shared/format';
 import { humanRate, JOB_STATE_TEXT, nodeProgress, nodesToRetry, percent, phasesFor, phaseText } from '../model/jobs';
 import { isJobFinished } from '../../shared/jobState';
 import { AlertIcon, CheckIcon, CrossIcon, SlashIcon } from './icons';
+import { visibleControls } from '../../shared/visibleControls';
+import { nodeMessage } from './ErrorCallout';
 
 export function ProgressBar({ value, label, tone }: { value: number; label: string; tone?: 'ok' | 'failed' | 'cancelled' }) {
   const v = Math.round(Math.min(1, Math.max(0, value)) * 100);
@@ -81,13 +83,13 @@ export function NodeProgressRow({ job, n, onOpenNode }: { job: Job; n: JobNodePr
       ) : null}
       {n.message && n.message.toLowerCase() !== phase.toLowerCase() && !(n.error && n.message === n.error.message) ? (
         <p className="job-node-message" data-testid="job-node-message">
-          {n.message}
+          {nodeMessage(n.message)}
         </p>
       ) : null}
       {n.error ? (
         <div className="job-node-error" role="alert" data-testid="job-node-error">
           <strong>
-            <AlertIcon /> {n.error.message}
+            <AlertIcon /> {nodeMessage(n.error.message)}
           </strong>
           {n.error.hint ? <p>{n.error.hint}</p> : null}
           <p className="error-code">
@@ -115,7 +117,7 @@ export function JobCard(props: {
         <div className="job-title">
           <H className="job-name">{job.title}</H>
           <p className="muted small">
-            <code title={job.archive.path}>{basename(job.archive.path)}</code> · {formatBytes(job.archive.size)} · started{' '}
+            <code title={visibleControls(job.archive.path)}>{visibleControls(basename(job.archive.path))}</code> · {formatBytes(job.archive.size)} · started{' '}
             {formatDateTime(job.createdAt)}
             {job.options.direct ? ' · straight into containerd' : ''}
             {job.options.pin ? ' · durable pins' : ''}

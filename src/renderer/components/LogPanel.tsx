@@ -13,6 +13,7 @@ import { AlertIcon, ArrowRightIcon, RefreshIcon, ShieldIcon, TrashIcon, UnlockIc
 import { PinBadge } from './PinBadge';
 import { imageName } from '../../shared/reference';
 import { prunedImageText, prunedText } from '../../shared/prunePlan';
+import { visibleControls } from '../../shared/visibleControls';
 
 const labelsTitle = (before: Record<string, string>, after: Record<string, string>) => {
   const fmt = (l: Record<string, string>) => Object.entries(l).map(([k, v]) => `  ${k}=${v}`).join('\n') || '  (none)';
@@ -48,7 +49,7 @@ function Entry({ e }: { e: AuditEntry }) {
         <dl className="kv log-archive">
           <dt>Archive</dt>
           <dd>
-            <code>{e.archive.path}</code> <span className="muted">({formatBytes(e.archive.size)})</span>
+            <code>{visibleControls(e.archive.path)}</code> <span className="muted">({formatBytes(e.archive.size)})</span>
           </dd>
           <dt>sha256</dt>
           <dd>

@@ -16,6 +16,7 @@ import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
 import { CopyButton } from './CopyButton';
 import { AlertIcon } from './icons';
+import { nodeMessage } from './ErrorCallout';
 
 export function CapabilityBanner({ info }: { info: Pick<NodeInfo, 'containerdVersion' | 'distro' | 'distroVersion'> | undefined }) {
   const warnings = nodeWarnings(info);
@@ -27,7 +28,7 @@ export function CapabilityBanner({ info }: { info: Pick<NodeInfo, 'containerdVer
         <strong>{warnings.some((w) => w.kind === 'no-cri-pinning') ? 'Pins on this node do not protect images' : `This node’s ${distroDisplayName(info?.distro ?? 'unknown')} pins nothing it imports`}</strong>
         {warnings.map((w) => (
           <span key={w.kind} data-testid="capability-warning" data-kind={w.kind}>
-            {w.message}
+            {nodeMessage(w.message)}
           </span>
         ))}
       </div>

@@ -116,7 +116,7 @@ export function RemoveArchiveDialog(props: {
               <dl className="kv">
                 <dt>File</dt>
                 <dd>
-                  <code>{phase.entry.archive.path}</code> ({formatBytes(phase.entry.archive.size)})
+                  <code>{visibleControls(phase.entry.archive.path)}</code> ({formatBytes(phase.entry.archive.size)})
                 </dd>
                 <dt>sha256</dt>
                 <dd>

@@ -10,6 +10,7 @@ import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type Fleet
 import type { ImageRef } from '../../../src/shared/domain';
 import { RefText } from '../../../src/renderer/components/RefText';
 import { breakable } from '../../../src/renderer/components/Breakable';
+import { ErrorCallout } from '../../../src/renderer/components/ErrorCallout';
 
 const ESC = '\u001b';
 /** Each hostile piece, and how it must show. */
@@ -113,5 +114,11 @@ describe('every output', () => {
       expect(path).not.toMatch(RAW);
       expect(path.replace(/<[^>]+>/g, '')).toBe(`images/x${shown}.tar`);
     }
+    // An error quoting a node's stderr: escapes shown, the message's own line feed kept.
+    const error = { code: 'UNREACHABLE' as const, message: `ctr failed:\n${HOSTILE.slice(0, 6).map(([raw]) => raw).join(' ')}`, hint: `see ${BIDI_NAME}` };
+    const callout = renderToStaticMarkup(createElement(ErrorCallout, { error }));
+    expect(callout).not.toMatch(RAW);
+    expect(callout).toContain(`ctr failed:\n${HOSTILE.slice(0, 6).map(([, shown]) => shown).join(' ')}`);
+    expect(callout).toContain(`see ${BIDI_SHOWN}`);
   });
 });
