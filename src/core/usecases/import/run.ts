@@ -9,7 +9,8 @@ import type { ImportPhase, JobNodeProgress } from '../../../shared/domain';
 import { watcherImports, firstReleases, K3S_RELEASES } from '../../../shared/versions';
 import { plural } from '../../../shared/wording';
 import { HoldfastError } from '../../errors';
-import { inventory, removeArchiveSafely, type OpsContext } from '../operations';
+import { imagesInventory, inventory, removeArchiveSafely, type OpsContext } from '../operations';
+import { isImageIdRecord } from '../../../shared/reference';
 import type { NodeSession } from '../../node/session';
 import { uploadArchive, type UploadResult } from '../upload';
 import { isPermissionDenied, mayNotWriteError } from '../../access/refusals';
@@ -43,6 +44,8 @@ export interface NodeImportResult {
   renamed?: string;
   /** What the node makes of the result (e.g. a containerd that ignores every pin). */
   warnings?: string[];
+  /** With --pin and the archive left in the images dir: its pins' fate at the next start (core/fate's sentence). */
+  kept?: string[];
 }
 
 export async function importToNode(session: NodeSession, ctx: OpsContext, archive: InspectedArchive, opts: ImportOptions): Promise<NodeImportResult> {
@@ -111,6 +114,9 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
   let pinned = 0;
   let verified: NodeImportResult['verified'];
   const warnings: string[] = [];
+  // The archive stays with --pin alone: the references a start re-imports it for (k3s-pinned now,
+  // and pinned again after the next start, core/fate) get their pins taken back by that start.
+  const repinned = opts.pin && !opts.removeArchive ? await repinnedBy(session, ctx, up.relPath) : null;
   if (opts.pin) {
     report('pinning', 'making the pins durable and verifying every reference');
     const v = await pinAndVerify(session, ctx, up.relPath, archive.index.images, { settleMs, ...(opts.signal ? { signal: opts.signal } : {}) });
@@ -119,10 +125,16 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     if (v.notHonoured) warnings.push(v.notHonoured);
   }
   let removed = false;
+  let kept: string[] = [];
   if (opts.removeArchive) {
     report('removing', 'removing the archive safely');
     await removeArchiveSafely(session, ctx, up.relPath);
     removed = true;
+  } else if (repinned?.size) {
+    // What those pins become at the next start, in the words images --why and inspect give
+    // (core/fate: the pin becomes k3s-managed again until the archive leaves the images dir).
+    const after = await imagesInventory(session, ctx);
+    kept = [...new Set(after.images.filter((r) => repinned.has(r.name) && r.pin === 'durable').map((r) => r.reason))];
   }
   const result: NodeImportResult = {
     node,
@@ -135,9 +147,16 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     ...(verified ? { verified } : {}),
     ...(renamed ? { renamed } : {}),
     ...(warnings.length ? { warnings } : {}),
+    ...(kept.length ? { kept } : {}),
   };
   report('done', summary(result), { state: 'succeeded' });
   return result;
+}
+
+/** The names `relPath` pins again at the next start (k3s-pinned now, and pinned after it by that file). */
+async function repinnedBy(session: NodeSession, ctx: OpsContext, relPath: string): Promise<Set<string>> {
+  const now = await imagesInventory(session, ctx);
+  return new Set(now.images.filter((r) => r.pin === 'k3s' && r.afterRestart === 'pinned' && r.archive === relPath && !isImageIdRecord(r.name)).map((r) => r.name));
 }
 
 function upload(session: NodeSession, archive: InspectedArchive, remoteName: string, opts: ImportOptions): Promise<UploadResult> {
@@ -150,14 +169,19 @@ function upload(session: NodeSession, archive: InspectedArchive, remoteName: str
   });
 }
 
-/** "uploaded and imported, 4 references pinned durably and verified (2 images, 6 references), archive removed" */
-export function summary(r: Pick<NodeImportResult, 'pinned' | 'removed' | 'uploaded' | 'verified' | 'renamed' | 'relPath' | 'warnings'>): string {
+/**
+ * "uploaded and imported, 4 references pinned durably and verified (2 images, 6 references), archive removed";
+ * with the archive kept, "… pinned and verified (…). Still pinned, but k3s re-imports …": its pins'
+ * fate at the next start ends the sentence, not "durably".
+ */
+export function summary(r: Pick<NodeImportResult, 'pinned' | 'removed' | 'uploaded' | 'verified' | 'renamed' | 'relPath' | 'warnings' | 'kept'>): string {
   const parts = [r.uploaded ? 'uploaded and imported' : 'imported (archive was already there)'];
   if (r.renamed) parts[0] += ` as ${r.relPath}`;
+  const durably = r.kept?.length ? '' : ' durably';
   if (r.verified) {
     const what = `(${plural(r.verified.images, 'image')}, ${plural(r.verified.refs, 'reference')})`;
-    parts.push(r.pinned ? `${plural(r.pinned, 'reference')} pinned durably and verified ${what}` : `pins verified durable ${what}`);
-  } else if (r.pinned) parts.push(`${plural(r.pinned, 'reference')} pinned durably`);
+    parts.push(r.pinned ? `${plural(r.pinned, 'reference')} pinned${durably} and verified ${what}` : `pins verified${durably ? ' durable' : ''} ${what}`);
+  } else if (r.pinned) parts.push(`${plural(r.pinned, 'reference')} pinned${durably}`);
   if (r.removed) parts.push('archive removed');
-  return parts.join(', ');
+  return parts.join(', ') + (r.kept?.length ? `. ${r.kept.join(' ')}` : '');
 }
