@@ -8,7 +8,6 @@
 // Every case is bounded in count and time and prints one line with its figures.
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +25,7 @@ import { PROVENANCE } from '../../src/shared/domain';
 import { createHandlers } from '../../src/core/service';
 import { uploadArchive } from '../../src/core/usecases/upload';
 import { addLabNode, labNodeDef, runCli, sha256File, tempHome, type CliResult } from './support';
+import { cuttingProxy } from './cuttingProxy';
 
 const MiB = 1024 * 1024;
 const CRI = 'io.cri-containerd.pinned';
@@ -45,51 +45,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * A loopback TCP proxy to a node's sshd that closes a connection (both sides, at once, as a
- * dropped link does) once `cutAfter` bytes went from the client to the server.
- */
-async function cuttingProxy(target: number): Promise<{ port: number; cutAfter: number | null; cuts: number; close(): Promise<void> }> {
-  const state = { port: 0, cutAfter: null as number | null, cuts: 0, close: async (): Promise<void> => undefined };
-  const live = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: '127.0.0.1', port: target });
-    live.add(client);
-    live.add(upstream);
-    const limit = state.cutAfter;
-    let sent = 0;
-    const cut = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('data', (d: Buffer) => {
-      sent += d.length;
-      if (limit !== null && sent >= limit) {
-        state.cuts++;
-        return cut();
-      }
-      if (!upstream.write(d)) client.pause();
-    });
-    upstream.on('drain', () => client.resume());
-    upstream.pipe(client);
-    for (const s of [client, upstream]) {
-      s.on('error', cut);
-      s.on('close', () => {
-        live.delete(s);
-        cut();
-      });
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  state.port = (server.address() as net.AddressInfo).port;
-  state.close = () =>
-    new Promise<void>((r) => {
-      for (const s of live) s.destroy();
-      server.close(() => r());
-    });
-  return state;
-}
 
 /** Every file under dir whose name k3s would import (a supported archive, a .txt list), with its size. */
 function importableFiles(dir: string): Map<string, number> {

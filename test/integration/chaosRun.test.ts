@@ -13,12 +13,12 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { runCli, sha256File, tempHome, type CliResult } from './support';
+import { cuttingProxy, type CuttingProxy } from './cuttingProxy';
 
 const MiB = 1024 * 1024;
 const CRI = 'io.cri-containerd.pinned';
@@ -48,48 +48,7 @@ let home: string;
 let local: string;
 let bundle: string;
 let bundleSha: string;
-let proxy: { port: number; cutAfter: number | null; cuts: number; close(): Promise<void> };
-
-/** A loopback TCP proxy to the node's sshd that drops a connection once `cutAfter` bytes went to the node. */
-async function cuttingProxy(target: number): Promise<typeof proxy> {
-  const state = { port: 0, cutAfter: null as number | null, cuts: 0, close: async (): Promise<void> => undefined };
-  const live = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: '127.0.0.1', port: target });
-    const limit = state.cutAfter;
-    let sent = 0;
-    const cut = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    for (const s of [client, upstream]) {
-      live.add(s);
-      s.on('error', cut);
-      s.on('close', () => {
-        live.delete(s);
-        cut();
-      });
-    }
-    client.on('data', (d: Buffer) => {
-      sent += d.length;
-      if (limit !== null && sent >= limit) {
-        state.cuts++;
-        return cut();
-      }
-      if (!upstream.write(d)) client.pause();
-    });
-    upstream.on('drain', () => client.resume());
-    upstream.pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  state.port = (server.address() as net.AddressInfo).port;
-  state.close = () =>
-    new Promise<void>((r) => {
-      for (const s of live) s.destroy();
-      server.close(() => r());
-    });
-  return state;
-}
+let proxy: CuttingProxy;
 
 /** Every process below the node's sshd listener: its live sessions and what they run. */
 function sessionsOnNode(): string[] {
