@@ -20,17 +20,12 @@
 import { distroDisplayName, distroProfile } from '../../shared/distro';
 import type { Distro } from '../../shared/domain';
 import type { KubeletArg } from '../../shared/gcPolicy';
-import { configFilesShell, DISTRO_WORDS, knownDistroShell } from '../node/distroShell';
+import { AWK_CONFIG_OPENING, configFilesShell, DISTRO_WORDS, knownDistroShell } from '../node/distroShell';
 
 // awk: a YAML file's kubelet-arg blocks (key line and what follows until the next top-level key),
 // or, for a JSON file, each "kubelet-arg": [...] member on one line.
 const CONFIG_AWK = [
-  '{ L[NR] = $0 }',
-  'END {',
-  '  first = ""',
-  '  for (i = 1; i <= NR; i++) if (L[i] ~ /[^ \\t\\r]/) { first = L[i]; break }',
-  '  if (first ~ /^[ \\t]*[{]/) {',
-  '    s = ""; for (i = 1; i <= NR; i++) s = s L[i] " "',
+  ...AWK_CONFIG_OPENING,
   '    print "@@json"',
   '    while (match(s, /"kubelet-arg[+]?"[ \\t]*:[ \\t]*\\[[^]]*\\]/)) { print "|" substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH) }',
   '    exit',

@@ -4,7 +4,7 @@
 import { DISTRO_ORDER, DISTRO_PROFILES } from '../../shared/distro';
 import type { Distro, ImagesDirDetection, NodeInfo } from '../../shared/domain';
 import { resolveImagesDir, type ConfigFileLines } from './distroConfig';
-import { configFilesShell, DISTRO_WORDS } from './distroShell';
+import { AWK_CONFIG_OPENING, configFilesShell, DISTRO_WORDS } from './distroShell';
 
 /**
  * `k3s --version` prints e.g.
@@ -27,12 +27,7 @@ export function parseDistroVersion(distro: Exclude<Distro, 'unknown'>, output: s
  * it reads as unreadable. A key cannot match inside a JSON string: there every `"` is escaped.
  */
 export const DATA_DIR_AWK = [
-  '{ L[NR] = $0 }',
-  'END {',
-  '  first = ""',
-  '  for (i = 1; i <= NR; i++) if (L[i] ~ /[^ \\t\\r]/) { first = L[i]; break }',
-  '  if (first ~ /^[ \\t]*[{]/) {',
-  '    s = ""; for (i = 1; i <= NR; i++) s = s L[i] " "',
+  ...AWK_CONFIG_OPENING,
   '    print "{"',
   '    while (match(s, /"(data-dir|d)[+]?"[ \\t\\r]*:[ \\t\\r]*("([^"\\\\]|\\\\.)*"|[A-Za-z0-9.+-]*)/)) { print substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH) }',
   '    exit',

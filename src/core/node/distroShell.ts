@@ -25,6 +25,20 @@ export function distroCase(v: string, arm: (p: DistroProfile) => string): string
 /** The distro binaries, in the order the probe tries them, as shell words. */
 export const DISTRO_WORDS: readonly KnownDistro[] = DISTRO_ORDER.map(word) as KnownDistro[];
 
+/**
+ * The opening of an awk program over one config file that sends only some keys: every line kept
+ * in L[], and — for a JSON file (its first non-blank line starts with `{`) — the lines joined
+ * into s, inside an open `END {` and `if (json) {` the caller goes on with.
+ */
+export const AWK_CONFIG_OPENING: readonly string[] = [
+  '{ L[NR] = $0 }',
+  'END {',
+  '  first = ""',
+  '  for (i = 1; i <= NR; i++) if (L[i] ~ /[^ \\t\\r]/) { first = L[i]; break }',
+  '  if (first ~ /^[ \\t]*[{]/) {',
+  '    s = ""; for (i = 1; i <= NR; i++) s = s L[i] " "',
+];
+
 /** Makes `$<v>` a distro word: any other word (or none) becomes the assumed distro's. */
 export function knownDistroShell(v: string): string {
   return `case "$${v}" in ${DISTRO_WORDS.join('|')}) ;; *) ${v}=${word(ASSUMED_DISTRO)};; esac`;
