@@ -13,6 +13,7 @@ import { workloadList } from '../../lab/workloads';
 import { textWidth } from '../../src/cli/fit';
 import { shellQuote } from '../../src/core/ssh/quote';
 import type { ImageRef } from '../../src/shared/domain';
+import { pinReading } from '../../src/shared/protection';
 import { repoRoot, runCli, tempHome } from './support';
 
 const K3S_RELEASE = 'v1.33.7+k3s1';
@@ -199,9 +200,14 @@ describe('--wide and a pipe', () => {
     const rows = lines.slice(1, 1 + refs.length);
     expect(rows.map((l) => l.slice(0, starts[1]).trimEnd())).toEqual(refs.map((r) => r.name));
     for (const l of rows) for (const s of starts.slice(1)) expect(l.slice(s - 4, s), l).toBe('    ');
-    // CRI's record with its own labels (none), as before; no footer, no marker, no hint.
-    for (const r of refs.filter((x) => x.name.startsWith('sha256:'))) expect(rows.find((l) => l.startsWith(r.name))!.slice(starts[1], starts[2]).trim()).toBe(r.pin);
-    expect(out).not.toMatch(/…|--wide also shows|\(--why|CRI's sha256:<id> record/);
+    // CRI's record reads as its image, marked and explained, as on a terminal (one counting rule:
+    // #49 item 6); nothing fitted, no hint.
+    for (const r of refs.filter((x) => x.name.startsWith('sha256:'))) {
+      const shown = pinReading(r, refs.filter((x) => x.imageId === r.imageId));
+      expect(rows.find((l) => l.startsWith(r.name))!.slice(starts[1], starts[2]).trim()).toBe(shown.inherited ? `${shown.pin}*` : r.pin);
+    }
+    expect(out).not.toMatch(/…|--wide also shows|\(--why/);
+    expect(out).toContain("* CRI's sha256:<id> record: no labels of its own, it shows its image's pin.");
     // Reasons in full, as they always were.
     const sample = refs.find((r) => r.name === SEED_SAMPLE_IMAGE)!;
     expect(out).toContain(`  ${SEED_SAMPLE_IMAGE}: ${sample.need!.because}`);
