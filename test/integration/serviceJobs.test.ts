@@ -153,7 +153,7 @@ describe('jobs.startImport', () => {
     const done = await finished(job.id);
     expect(done.state).toBe('failed');
     const [one, two] = done.nodes;
-    expect(one).toMatchObject({ node: 'sj1', state: 'succeeded', result: { relPath: 'imp.tar', uploaded: true, summary: expect.stringMatching(/^uploaded and imported, \d+ references? pinned durably/) } });
+    expect(one).toMatchObject({ node: 'sj1', state: 'succeeded', result: { relPath: 'imp.tar', uploaded: true, summary: expect.stringMatching(/^uploaded and imported, \d+ references? pinned and verified .* so the pin becomes k3s-managed again/) } });
     expect(two).toMatchObject({ node: 'sj2', state: 'failed', error: { code: 'TIMEOUT', message: expect.stringMatching(/k3s did not import imp\.tar on sj2 within 10 s/) } });
     expect(two?.result).toBeUndefined();
   }, 120_000);
