@@ -80,8 +80,10 @@ describe('NodeStore', () => {
     const text = JSON.stringify({ version: 1, nodes: [{ name: 'edge-1', host: 'a' }, { name: 'edge-2', host: 'b' }, { name: 'edge-1', host: 'c' }] });
     await fs.writeFile(file, text);
     const store = new NodeStore(home);
-    for (const attempt of [store.list(), store.get('edge-1'), store.remove('edge-1'), store.update('edge-1', { name: 'edge-1', host: 'd' })]) {
-      const err = await attempt.then(
+    // One call at a time: a call started before the last is awaited could reject unhandled.
+    const attempts = [() => store.list(), () => store.get('edge-1'), () => store.remove('edge-1'), () => store.update('edge-1', { name: 'edge-1', host: 'd' })];
+    for (const attempt of attempts) {
+      const err = await attempt().then(
         () => null,
         (e: unknown) => e,
       );
