@@ -193,13 +193,16 @@ export function evictionAtPercent(t: Threshold | null, totalBytes: number | null
  * What kubelet sets out to free when its GC runs on this file system: if usage is already at or
  * above the high threshold, from the available space now; otherwise from the moment usage
  * reaches the high threshold. `capacity × (100 − low) / 100 − available`, as kubelet computes it.
+ * That moment's available bytes are rounded up: rounded down, a capacity the percentage does not
+ * divide reads as one point more in kubelet's own usage (⌊14.99…⌋ free → 86 % at 85 %), and a
+ * forecast deleting nothing would then say the disk ends higher than it starts.
  */
 export function bytesToFreeAtHigh(fs: FsStats, policy: Pick<GcPolicy, 'highPercent' | 'lowPercent'>): { bytes: number; availableAtStart: number; now: boolean } | null {
   const usage = kubeletUsagePercent(fs);
   if (usage === null || !fs.totalBytes) return null;
   const cap = fs.totalBytes;
   const now = usage >= policy.highPercent;
-  const availableAtStart = now ? Math.min(fs.freeBytes, cap) : Math.floor((cap * (100 - policy.highPercent)) / 100);
+  const availableAtStart = now ? Math.min(fs.freeBytes, cap) : Math.ceil((cap * (100 - policy.highPercent)) / 100);
   return { bytes: Math.max(0, Math.floor((cap * (100 - policy.lowPercent)) / 100) - availableAtStart), availableAtStart, now };
 }
 

@@ -197,7 +197,7 @@ describe('holdfast disk', () => {
     const names = f.steps.map((s) => s.refs[0]);
     expect(names).toEqual([`${APP}:1.0`, `${APP}:1.2`, 'registry.lab/tools/old:0.1', `${APP}:1.1`, 'registry.lab/tools/debug:1.0', 'registry.lab/tools/brought:1.0']);
     // 5 % of 16 MiB to free; app 1.0 and 1.2 are each ~0.5 MiB as kubelet counts them
-    expect(f.bytesToFree).toBe(Math.floor((16 * MiB * 20) / 100) - Math.floor((16 * MiB * 15) / 100));
+    expect(f.bytesToFree).toBe(Math.floor((16 * MiB * 20) / 100) - Math.ceil((16 * MiB * 15) / 100));
     expect(f.steps.filter((s) => s.deleted).map((s) => s.refs[0])).toEqual([`${APP}:1.0`, `${APP}:1.2`]);
     const needed = Object.fromEntries(f.steps.map((s) => [s.refs[0], s.needed.map((x) => x.kind)]));
     expect(needed).toEqual({
@@ -435,7 +435,7 @@ describe("the node's own GC thresholds", () => {
       sources: { high: 'the k3s server command line', low: '/etc/rancher/k3s/config.yaml', evictionHard: '/etc/rancher/k3s/config.yaml' },
     });
     // the forecast follows them: 20 % of the file system to free from 90 %
-    expect(p.forecast!.bytesToFree).toBe(Math.floor((16 * MiB * 30) / 100) - Math.floor((16 * MiB * 10) / 100));
+    expect(p.forecast!.bytesToFree).toBe(Math.floor((16 * MiB * 30) / 100) - Math.ceil((16 * MiB * 10) / 100));
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   });
 });

@@ -62,6 +62,19 @@ describe('forecastGc', () => {
     expect(f.steps[0]!.needed.map((n) => n.kind)).toEqual(['pin-ignored']);
   });
 
+  it('deleting nothing, the disk ends where GC starts: at the high threshold, on a capacity 85 % does not divide', () => {
+    // Every image pinned: kubelet may delete none of them.
+    const { images, index } = store([{ key: 'p', refs: ['a/b:1'], blobs: [['x', 10]], pin: 'durable' }]);
+    const f = forecastGc({ images, index, imagefs: { totalBytes: 16 * 1024 * 1024, freeBytes: 8 * 1024 * 1024 }, policy });
+    expect(f.deletedCount).toBe(0);
+    expect(f.realFreed).toBe(0);
+    expect(f.usageAfterPercent).toBe(85);
+    // already above it: ends where it is now
+    const full = forecastGc({ images, index, imagefs: { totalBytes: 16 * 1024 * 1024, freeBytes: 1_000_003 }, policy });
+    expect(full.triggeredNow).toBe(true);
+    expect(full.usageAfterPercent).toBe(full.usedPercent);
+  });
+
   it('without a measured file system keeps the order but deletes nothing', () => {
     const { images, index } = node();
     const f = forecastGc({ images, index, imagefs: null, policy });

@@ -47,6 +47,15 @@ describe('kubelet arithmetic', () => {
     expect(bytesToFreeAtHigh({ totalBytes: 1000, freeBytes: 100 }, policy)).toEqual({ bytes: 100, availableAtStart: 100, now: true });
   });
 
+  it('the high mark it starts from reads as the high threshold in kubelet’s own usage, whatever the capacity', () => {
+    const policy = { highPercent: 85, lowPercent: 80 };
+    // 16 MiB × 15 % = 2,516,582.4 bytes: rounded down, kubelet would read 86 %
+    for (const totalBytes of [16 * 1024 * 1024, 1000, 999_999_937, 107_374_182_400 + 7]) {
+      const start = bytesToFreeAtHigh({ totalBytes, freeBytes: totalBytes }, policy)!;
+      expect(kubeletUsagePercent({ totalBytes, freeBytes: start.availableAtStart })).toBe(85);
+    }
+  });
+
   it('flags a file system within 5 points of the high threshold', () => {
     expect(nearGcThreshold({ totalBytes: 1000, freeBytes: 200 }, { highPercent: 85 })).toBe(true);
     expect(nearGcThreshold({ totalBytes: 1000, freeBytes: 201 }, { highPercent: 85 })).toBe(false);
