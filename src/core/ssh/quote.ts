@@ -1,12 +1,10 @@
 // Strict POSIX shell quoting for commands sent over an SSH exec channel.
 //
 // The SSH server hands the command string to the remote user's login shell (`$SHELL -c`), so
-// every argument is wrapped in single quotes, always: inside single quotes a POSIX shell
-// (sh, dash, bash, ash, zsh) interprets nothing, not `$`, backquotes, `\`, `;`, globs or
-// newlines. The only character that cannot appear inside them is `'` itself, which is written
-// as `'\''` (close quote, escaped quote, reopen). Even "safe-looking" words are quoted so that
-// e.g. `FOO=bar` can never turn into an assignment and `~` never expands.
+// every argument is single-quoted, always, by the one rule in src/shared/shellQuote.ts. This
+// adds what only a command that runs needs: arguments are strings, and none holds a NUL byte.
 // Non-POSIX login shells (fish, csh) would need other rules: Holdfast assumes sh-compatible.
+import { shellQuoteArg as quoteArg } from '../../shared/shellQuote';
 import { HoldfastError } from '../errors';
 
 /** Quote one argument for a POSIX shell. */
@@ -18,7 +16,7 @@ export function shellQuoteArg(arg: string): string {
     // A NUL byte cannot be part of an argv entry; a shell would silently cut the word there.
     throw new HoldfastError('INVALID_INPUT', 'Command arguments cannot contain NUL bytes.');
   }
-  return `'${arg.replace(/'/g, `'\\''`)}'`;
+  return quoteArg(arg);
 }
 
 /** Join argv into one command line for a POSIX shell; each argument arrives literally. */

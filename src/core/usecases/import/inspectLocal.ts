@@ -14,7 +14,7 @@ import { importWarnings } from '../../archives/importWarnings';
 import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../../archives/format/readIndex';
 import { zstdRecompressHint } from '../../archives/format/zstdFrames';
 import { HoldfastError } from '../../errors';
-import { shellQuoteArg } from '../../ssh/quote';
+import { shellWord } from '../../../shared/shellQuote';
 
 /**
  * A file that ends early was usually copied only in part; and `ctr images export` through
@@ -27,9 +27,6 @@ const TRUNCATED_HINT =
 /** Text or another kind of file under an archive's name: usually the wrong file, or a download that saved an error page. */
 const NOT_AN_ARCHIVE_HINT =
   'Check that this is the file you meant (a failed download can leave an error page under the archive\'s name); an image archive comes from docker save, skopeo copy or ctr images export.';
-
-/** A file name as a shell word, quoted only when it needs to be (it is shown, never run). */
-const shellWord = (s: string): string => (/^[A-Za-z0-9._+/-]+$/.test(s) ? s : shellQuoteArg(s));
 
 export interface InspectedArchive extends LocalArchive {
   index: ArchiveIndex;
@@ -107,11 +104,15 @@ export async function inspectLocalArchive(file: string, opts: InspectOptions = {
   }
   // readArchiveIndex rejects what k3s cannot import unless told to describe it; never send one.
   if (index.format === null) throw new HoldfastError('INTERNAL', `${path.basename(abs)}: the archive index was not read`);
-  const images = index.images.map((i) => ({
-    name: i.name,
-    platforms: i.platforms.filter((p) => p.missing.length === 0).map((p) => p.platform),
-    configDigest: i.platforms.find((p) => p.missing.length === 0)?.configDigest ?? null,
-  }));
+  const images = index.images.map((i) => {
+    const complete = i.platforms.filter((p) => p.missing.length === 0);
+    return {
+      name: i.name,
+      platforms: complete.map((p) => p.platform),
+      configDigest: complete[0]?.configDigest ?? null,
+      configDigests: complete.map((p) => p.configDigest).filter((d) => d !== ''),
+    };
+  });
   if (images.length === 0) throw new HoldfastError('REFUSED', `${path.basename(abs)} holds no images`);
   return {
     path: abs,
