@@ -295,3 +295,13 @@ describe('Node versions in the docs', () => {
     }
   });
 });
+
+describe('docs/cli.md: what it lists is what the code writes (issue #49, item 14)', () => {
+  it("the --csv column list is the fleet CSV's header, in order", async () => {
+    const { FLEET_CSV_COLUMNS } = await import('../../src/core/usecases/fleet/csv');
+    const cli = read('docs/cli.md');
+    const listed = cli.match(/`--csv FILE` writes one RFC 4180 row per node × reference:\n\s*`([^`]+)`/)?.[1];
+    expect(listed, 'docs/cli.md lists the --csv columns').toBeDefined();
+    expect(listed!.split(',')).toEqual([...FLEET_CSV_COLUMNS]);
+  });
+});
