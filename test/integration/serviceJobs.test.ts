@@ -115,7 +115,7 @@ describe('jobs.startUpload', () => {
     expect(cancelled.state).toBe('cancelled');
     // Bytes were on the node: the partial file is kept, and the node's message says so.
     expect(cancelled.nodes[0]!.state).toBe('cancelled');
-    expect(cancelled.nodes[0]!.message).toMatch(/^The upload of big\.tar to sj2 was cancelled at byte [1-9]\d*; the partial file is kept, run it again to resume\.$/);
+    expect(cancelled.nodes[0]!.message).toMatch(/^The upload of big\.tar to sj2 was cancelled after [1-9][\d.]* [KMG]?i?B of [\d.]+ [KMG]iB; the partial file is kept, run it again to resume\.$/);
     expect(existsSync(path.join(lab.node('sj2').hostImagesDir, '.big.tar.holdfast-partial'))).toBe(true);
     expect(existsSync(path.join(lab.node('sj2').hostImagesDir, 'big.tar'))).toBe(false);
     const again = await finished((await ok<Job>('jobs.startUpload', { node: 'sj2', path: file })).id);

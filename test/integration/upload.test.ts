@@ -220,9 +220,9 @@ describe('uploadArchive', () => {
       (e: unknown) => e,
     );
     expect(isAbortError(err)).toBe(true);
-    expect((err as Error).message).toMatch(/cancelled at byte \d+; the partial file is kept/);
+    expect((err as Error).message).toMatch(/cancelled after \d+(\.\d)? [KMG]?i?B of \d+(\.\d)? [KMG]iB; the partial file is kept/);
     const partial = (await stat(path.join(node.hostImagesDir, `.cancel-${transport}.tar.holdfast-partial`))).size;
-    expect((err as Error).message).toContain(`cancelled at byte ${partial};`);
+    expect((err as Error).message).toContain(`cancelled after ${formatBytes(partial)} of ${formatBytes(size)};`);
     expect(partial).toBeGreaterThan(0);
     expect(partial).toBeLessThan(size);
     expect(s.isClosed).toBe(false); // a cancel does not hurt the session

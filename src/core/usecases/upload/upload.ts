@@ -58,6 +58,7 @@ import {
   type UploadTarget,
 } from '../../access/paths';
 import { ProgressMeter, type UploadProgress } from './progress';
+import { cancelledWhileSending } from '../../../shared/uploadText';
 import { checkUploadName, replacementHint } from './targetName';
 import { sftpWriteFromFile, SftpWriteError } from './writeFile';
 import { Containment } from './contain';
@@ -229,10 +230,12 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
   // How far this run got, for what a cancellation says: the resume check done (and the bytes an
   // earlier run left that it would resume from), bytes on their way, all of them sent.
   const reached = { checked: false, resumable: 0, sending: false, sent: false };
+  // The local file's size, once read: what a cancellation measures the kept bytes against.
+  let total = 0;
   const cancelMessage = (): string => {
     const what = `The upload of ${target.relPath} to ${node} was cancelled`;
     if (reached.sent) return `${what} after all of it was sent; the partial file is kept, run it again to finish (nothing is sent again).`;
-    if (reached.sending && resumePoint > 0) return `${what} at byte ${resumePoint}; the partial file is kept, run it again to resume.`;
+    if (reached.sending && resumePoint > 0) return cancelledWhileSending(target.relPath, node, resumePoint, total);
     if (reached.resumable > 0) return `${what} before anything was sent; the partial upload an earlier run left (${formatBytes(reached.resumable)}) is kept, run it again to resume.`;
     return `${what} before any byte of it was written on ${node}${reached.checked && !reached.sending ? '; there is no partial file' : ''}.`;
   };
@@ -242,6 +245,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     const st = await fh.stat();
     if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${localPath} is not a regular file.`);
     const size = st.size;
+    total = size;
     // A name k3s imports this archive under, with a suffix that matches its bytes: else refused here.
     for (const w of await checkUploadName(session, fh, target.relPath)) opts.onNotice?.(w);
     const meter = new ProgressMeter({ bytesTotal: size, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
@@ -615,7 +619,7 @@ async function sendNative(ctx: Ctx, localPath: string, onOnNode: (n: number) => 
       meter.flush();
       const kept = await settledSize(ctx, area.writePath);
       onOnNode(kept);
-      throw abortError(`The upload of ${ctx.target.relPath} to ${node} was cancelled at byte ${kept}; the partial file is kept, run it again to resume.`);
+      throw abortError(cancelledWhileSending(ctx.target.relPath, node, kept, size));
     }
     // The link dropped under both connections: nothing to fall back on (→ UNREACHABLE).
     if (session.ssh.closed) throw err;
@@ -639,7 +643,7 @@ async function sendNative(ctx: Ctx, localPath: string, onOnNode: (n: number) => 
     onOnNode(kept);
     if (err instanceof NativeDropped) throw droppedError(node, kept, err);
     throw new HoldfastError('REFUSED', `Sending ${ctx.target.relPath} to ${node} failed: ${(err as Error).message}; ${formatBytes(kept)} are kept there.`, {
-      hint: `Check the node's free space and the network, then run the upload again to resume from byte ${kept}.`,
+      hint: `Check the node's free space and the network, then run the upload again to resume after the ${formatBytes(kept)} kept.`,
       cause: err,
     });
   }
@@ -739,7 +743,7 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
       if (err.kind === 'closed' || ctx.session.ssh.closed) throw err; // → UNREACHABLE in uploadArchive
       if (err.kind === 'local') throw new HoldfastError('INVALID_INPUT', `Uploading ${target.relPath} to ${node}: ${err.message}.`, { cause: err });
       throw new HoldfastError('REFUSED', `${node} refused a write to ${writePath}: ${(err.cause as Error)?.message ?? err.message}; ${formatBytes(err.ackedTo)} are kept there.`, {
-        hint: `Check the node's free space and permissions, then run the upload again to resume from byte ${err.ackedTo}.`,
+        hint: `Check the node's free space and permissions, then run the upload again to resume after the ${formatBytes(err.ackedTo)} kept.`,
         cause: err,
       });
     }
@@ -749,7 +753,7 @@ async function send(ctx: Ctx, start: number, hash: Hash, onAcked: (n: number) =>
     onAcked(result.ackedTo); // what the cancellation's message says is kept
     await sftpClose(sftp, handle).catch((err: unknown) => log.debug('remote handle not closed after cancel', { node: ctx.node, err }));
     meter.flush();
-    throw abortError(`The upload of ${target.relPath} to ${node} was cancelled at byte ${result.ackedTo}; the partial file is kept, run it again to resume.`);
+    throw abortError(cancelledWhileSending(target.relPath, node, result.ackedTo, size));
   }
   meter.update(result.ackedTo);
   meter.flush();
