@@ -57,7 +57,8 @@ describe(`${D.name}'s own image lists`, () => {
     await cli(['pin', 'lists', '--archive', 'runtime.tar']);
     expect((await images()).find((r) => r.name === RUNTIME)).toMatchObject({ pin: 'durable' });
     const dry = await cli(['rm-archive', 'lists', 'runtime.tar', '--dry-run']);
-    expect(dry).toContain('runtime.tar can be removed safely');
+    // The verdict's tone follows the warning (shared/removalVerdict): never "safely" beside it.
+    expect(dry).toContain(RKE2 ? 'runtime.tar can be removed, but read the warning first' : 'runtime.tar can be removed safely');
     const removed = await cli(['rm-archive', 'lists', 'runtime.tar']);
     expect(removed).toMatch(/^removed runtime\.tar /);
     const log = JSON.parse(await cli(['log', 'lists', '--json'])) as AuditEntry[];

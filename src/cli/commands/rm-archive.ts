@@ -5,6 +5,7 @@ import { HoldfastError } from '../../core/errors';
 import { connectsFirstNode, type Cli } from '../context';
 import { humanSize, terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
+import { removalVerdict } from '../../shared/removalVerdict';
 
 export function registerRmArchiveCommand(program: Command, cli: Cli): void {
   program
@@ -37,7 +38,9 @@ export function registerRmArchiveCommand(program: Command, cli: Cli): void {
       const p = given.startsWith('/') ? inImagesDir((await cli.store().get(name)).imagesDir, given, name) : given;
       if (o.dryRun) {
         const check = await cli.call('archives.check', { node: name, path: p });
-        cli.io.out(cli.screen().text(check.allowed ? `${safe(p)} can be removed safely` : `${safe(p)} cannot be removed safely:\n  ${check.problems.map((x) => safe(x)).join('\n  ')}`));
+        // The verdict's words and tone are the app's (shared/removalVerdict): never "safely" beside a warning.
+        const verdict = removalVerdict(check);
+        cli.io.out(cli.screen().text(`${safe(p)} ${verdict.clause}${check.allowed ? '' : `:\n  ${check.problems.map((x) => safe(x)).join('\n  ')}`}`));
         warn(check.warnings);
         if (!check.allowed) throw new HoldfastError('REFUSED', `${p} is not safe to remove`);
         return;

@@ -9,7 +9,8 @@ import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
 import { distroDisplayName } from '../../shared/distro';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
-import { rke2ListsNotice } from '../../shared/rke2Lists';
+import { rke2ListsAfterRemoval, rke2ListsNotice, rke2ListsRemovalWarning } from '../../shared/rke2Lists';
+import { removalVerdict } from '../../shared/removalVerdict';
 import { archivesOf, statusOf } from '../store';
 import { breakable } from './Breakable';
 import { ErrorCallout } from './ErrorCallout';
@@ -49,16 +50,27 @@ function ImagesCell({ images }: { images: string[] }) {
   );
 }
 
-function RemovalCell({ a }: { a: ArchiveInfo }) {
+/**
+ * Whether the file can go, in the tone of shared/removalVerdict: `warning` is what removing it
+ * sets off without blocking it (RKE2 writing its own lists: shared/rke2Lists), said as the check does.
+ */
+export function RemovalCell({ a, warning }: { a: ArchiveInfo; warning?: string | null }) {
+  const verdict = removalVerdict({ allowed: a.safeToRemove, warnings: warning ? [warning] : [] });
   return (
     <div className="removal">
-      <span className={a.safeToRemove ? 'yn yn-yes' : 'yn yn-warn'} data-testid="safe-to-remove" data-safe={a.safeToRemove}>
-        {a.safeToRemove ? <CheckIcon /> : <AlertIcon />}
-        {a.safeToRemove ? 'Safe to remove' : 'Not safe to remove'}
+      <span
+        className={verdict.tone === 'safe' ? 'yn yn-yes' : 'yn yn-warn'}
+        data-testid="safe-to-remove"
+        data-safe={a.safeToRemove}
+        data-tone={verdict.tone}
+      >
+        {verdict.tone === 'safe' ? <CheckIcon /> : <AlertIcon />}
+        {verdict.heading}
       </span>
-      {a.reason ? (
+      {/* With a warning standing, the warning is the reason ("loses nothing" would not be the whole story). */}
+      {verdict.tone === 'caution' || a.reason ? (
         <span className="removal-reason" data-testid="removal-reason">
-          {appText(a.reason, a.remedy, 'use Make durable on this row')}
+          {verdict.tone === 'caution' ? warning : appText(a.reason, a.remedy, 'use Make durable on this row')}
         </span>
       ) : null}
     </div>
@@ -89,6 +101,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
   const loadArchives = useApp((s) => s.loadArchives);
   const items = useMemo(() => sortArchives(archives.items), [archives.items]);
   const cached = items.filter((a) => a.cachedByK3s).length;
+  const paths = useMemo(() => items.map((a) => a.path), [items]);
   // k3s's import cache health is the node's, carried by every file (shared/importCacheHealth).
   const cacheHealth = items[0]?.importCache;
 
@@ -118,7 +131,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
       <ImportCacheBanner node={node.name} cached={cached} health={cacheHealth} who={who} />
 
       {/* Once the listing is read, an empty images dir included. */}
-      {archives.loadedAt ? <Rke2ListsBanner node={node.name} distro={distro} files={items.map((a) => a.path)} /> : null}
+      {archives.loadedAt ? <Rke2ListsBanner node={node.name} distro={distro} files={paths} /> : null}
 
       {archives.state === 'error' && archives.error ? (
         <ErrorCallout error={archives.error} title="Could not list archives" testId="archives-error">
@@ -214,7 +227,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                     ) : null}
                   </td>
                   <td className="col-removal">
-                    <RemovalCell a={a} />
+                    <RemovalCell a={a} warning={rke2ListsAfterRemoval(distro, paths, a.path) ? rke2ListsRemovalWarning(node.name, a.path) : null} />
                   </td>
                   <td className="col-actions">
                     <div className="row-actions">

@@ -5,6 +5,7 @@ import { useEffect, useId, useState } from 'react';
 import type { AuditEntry, ErrorInfo, NodeDef, RemovalCheck } from '../../shared/domain';
 import { useApp } from '../context';
 import { archiveRemedy } from '../../shared/archiveRemedy';
+import { removalVerdict } from '../../shared/removalVerdict';
 import { distroDisplayName } from '../../shared/distro';
 import { statusOf } from '../store';
 import { plural } from '../../shared/wording';
@@ -42,6 +43,51 @@ export function forcedLosses(check: RemovalCheck, who = 'k3s'): string[] {
     else if (!i.durable) out.push(`${i.name} loses its pin at the next ${who} start; kubelet may then delete it.`);
   }
   return out;
+}
+
+/**
+ * The check's verdict and what the removal sets off: one rule decides the tone (shared/removalVerdict),
+ * so a warning never stands beside a green "safe… loses nothing".
+ */
+export function RemovalVerdictView({ check: c, busy, onMakeDurable }: { check: RemovalCheck; busy: boolean; onMakeDurable(): void }) {
+  const verdict = removalVerdict(c);
+  return (
+    <>
+      {verdict.tone === 'refused' ? (
+        <div className="callout callout-warning" data-testid="removal-blocked">
+          <strong>
+            <AlertIcon /> Removing this archive now would lose pins
+          </strong>
+          <ul className="problems" data-testid="removal-problems">
+            {c.problems.map((p) => (
+              <li key={p}>{appText(p, archiveRemedy(c), 'the button below does that')}</li>
+            ))}
+          </ul>
+          <p>
+            <strong>What to do:</strong> make its pins durable first, then check again.
+          </p>
+          <button type="button" className="btn btn-small btn-primary" onClick={onMakeDurable} disabled={busy}>
+            <ShieldIcon /> Make its pins durable first
+          </button>
+        </div>
+      ) : (
+        <div className={verdict.tone === 'safe' ? 'callout callout-success' : 'callout callout-warning'} data-testid="removal-allowed" data-tone={verdict.tone}>
+          <strong>
+            {verdict.tone === 'safe' ? <ShieldIcon /> : <AlertIcon />} {verdict.heading}
+          </strong>
+          <p>{verdict.detail}</p>
+        </div>
+      )}
+      {/* What the removal sets off without blocking it (shared/rke2Lists). */}
+      {c.warnings?.map((w) => (
+        <div key={w} className="callout callout-warning" data-testid="removal-warning">
+          <p>
+            <AlertIcon /> {w}
+          </p>
+        </div>
+      ))}
+    </>
+  );
 }
 
 export function RemoveArchiveDialog(props: {
@@ -132,45 +178,7 @@ export function RemoveArchiveDialog(props: {
 
         {c ? (
           <>
-            {c.allowed ? (
-              <div className="callout callout-success" data-testid="removal-allowed">
-                <strong>
-                  <ShieldIcon /> Safe to remove
-                </strong>
-                <p>Every image it brings is in containerd, complete and durably pinned: removing the file loses nothing.</p>
-              </div>
-            ) : (
-              <div className="callout callout-warning" data-testid="removal-blocked">
-                <strong>
-                  <AlertIcon /> Removing this archive now would lose pins
-                </strong>
-                <ul className="problems" data-testid="removal-problems">
-                  {c.problems.map((p) => (
-                    <li key={p}>{appText(p, archiveRemedy(c), 'the button below does that')}</li>
-                  ))}
-                </ul>
-                <p>
-                  <strong>What to do:</strong> make its pins durable first, then check again.
-                </p>
-                <button
-                  type="button"
-                  className="btn btn-small btn-primary"
-                  onClick={() => props.onMakeDurable(path)}
-                  disabled={busy}
-                >
-                  <ShieldIcon /> Make its pins durable first
-                </button>
-              </div>
-            )}
-
-            {/* What the removal sets off without blocking it (shared/rke2Lists). */}
-            {c.warnings?.map((w) => (
-              <div key={w} className="callout callout-warning" data-testid="removal-warning">
-                <p>
-                  <AlertIcon /> {w}
-                </p>
-              </div>
-            ))}
+            <RemovalVerdictView check={c} busy={busy} onMakeDurable={() => props.onMakeDurable(path)} />
 
             {c.images.length ? (
               <table className="mini-table" data-testid="removal-images">
