@@ -294,8 +294,11 @@ export interface LocalArchive {
   sha256: string;
   format: 'docker' | 'oci';
   compression: Compression;
-  /** What k3s will import: every image with its platforms. */
-  images: { name: string | null; platforms: string[]; configDigest: string | null }[];
+  /**
+   * What k3s will import: every image with its platforms, the config digest (image id) of the
+   * first complete one, and of every complete one (which nodes hold it: shared/archiveHoldings).
+   */
+  images: { name: string | null; platforms: string[]; configDigest: string | null; configDigests: string[] }[];
   uncompressedBytes: number;
   /**
    * What k3s imports but the person should know, one sentence each: platforms listed without

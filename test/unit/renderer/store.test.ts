@@ -24,7 +24,7 @@ const local = (path: string): LocalArchive => ({
   sha256: 'ab'.repeat(32),
   format: 'docker',
   compression: 'gzip',
-  images: [{ name: 'x/app:1', platforms: ['linux/amd64'], configDigest: null }],
+  images: [{ name: 'x/app:1', platforms: ['linux/amd64'], configDigest: null, configDigests: [] }],
   uncompressedBytes: 20,
   warnings: [],
 });
