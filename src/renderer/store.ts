@@ -43,7 +43,7 @@ export type {
 } from './store/types';
 export { archivesOf, auditOf, diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from './store/selectors';
 export { IDLE_FLEET_RUN } from './store/fleet';
-export { emptyWizard } from './store/wizard';
+export { emptyWizard, importHoldings, wizardNodes } from './store/wizard';
 
 export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
   return createStore<AppState>()((set, get) => {

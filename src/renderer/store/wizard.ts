@@ -1,6 +1,7 @@
 // The import wizard: its step, the archives chosen and what inspecting them found, the target
 // nodes and options, and starting one import job per archive. It lives in the store so it keeps
 // its step while the user looks at a node.
+import { holdingsOf, holdsEverything, type Holdings, type NodeImageKey } from '../../shared/archiveHoldings';
 import { consistentImportOptions } from '../../shared/importOptions';
 import type { StoreContext } from './context';
 import type { AppState, DraftArchive, ImportWizardState } from './types';
@@ -15,6 +16,33 @@ export function emptyWizard(): ImportWizardState {
  */
 export function eligibleNodes(s: Pick<AppState, 'nodes' | 'statuses'>): string[] {
   return s.nodes.filter((n) => s.statuses[n.name]?.state !== 'error').map((n) => n.name);
+}
+
+/**
+ * A node's images as last read: its images view's list, else the last fleet inspection's; null
+ * when neither ever read them.
+ */
+function knownImages(s: Pick<AppState, 'images' | 'fleetRun'>, name: string): readonly NodeImageKey[] | null {
+  const listed = s.images[name];
+  if (listed?.loadedAt !== undefined) return listed.items;
+  return s.fleetRun.results[name]?.images ?? s.fleetRun.report?.nodes.find((n) => n.node === name)?.images ?? null;
+}
+
+/** What each node holds of the wizard's readable archives' images (shared/archiveHoldings). */
+export function importHoldings(s: Pick<AppState, 'nodes' | 'images' | 'fleetRun' | 'wizard'>): Record<string, Holdings> {
+  const images = s.wizard.archives.flatMap((a) => (a.state === 'ok' && a.archive ? a.archive.images : []));
+  return Object.fromEntries(s.nodes.map((n) => [n.name, holdingsOf(images, knownImages(s, n.name))]));
+}
+
+/**
+ * The nodes the import goes to: the user's choice once made; before that, every node that can
+ * take the import and lacks one of the archives' images (or whose images were never read). It
+ * follows the inventories as they arrive until the user ticks or unticks a node.
+ */
+export function wizardNodes(s: Pick<AppState, 'nodes' | 'statuses' | 'images' | 'fleetRun' | 'wizard'>): string[] {
+  if (s.wizard.nodesChosen) return s.wizard.nodes;
+  const held = importHoldings(s);
+  return eligibleNodes(s).filter((n) => !holdsEverything(held[n] ?? { known: false }));
 }
 
 /** The pin / remove choices a patch makes itself (they win over the defaults it would restore). */
@@ -55,8 +83,9 @@ export function createWizardSlice(ctx: StoreContext): Pick<
       set((s) => {
         const next = { ...s.wizard, ...patch };
         if (patch.nodes) next.nodesChosen = true;
-        // Reaching the nodes step before choosing any: every node that can take the import is ticked.
-        else if (patch.step === 'nodes' && !s.wizard.nodesChosen) next.nodes = eligibleNodes(s);
+        // Reaching the nodes step before choosing any: every node that can take the import and
+        // lacks something is ticked (wizardNodes, which the step keeps following until a choice).
+        else if (patch.step === 'nodes' && !s.wizard.nodesChosen) next.nodes = wizardNodes(s);
         // Back from a direct delivery (which forced pin on, removal off): the images dir's defaults.
         if (patch.direct === false && s.wizard.direct) Object.assign(next, { pin: true, removeArchive: true }, pickOptions(patch));
         // Removing the archive is only safe once its pins are durable, never one without the
@@ -94,7 +123,7 @@ export function createWizardSlice(ctx: StoreContext): Pick<
       const w = get().wizard;
       if (w.starting) return;
       const known = new Set(get().nodes.map((n) => n.name));
-      const nodes = w.nodes.filter((n) => known.has(n));
+      const nodes = wizardNodes(get()).filter((n) => known.has(n));
       const ready = w.archives.filter((a) => a.state === 'ok');
       if (nodes.length === 0 || ready.length === 0) return;
       set((s) => ({ wizard: { ...s.wizard, starting: true, startErrors: [] } }));

@@ -1,9 +1,12 @@
 // Step 3 of the import wizard: the target nodes (with their connection status), how the images
 // reach them (through the images dir, or straight into containerd) and the options (durable pins,
-// remove the archive once safely pinned), what will happen, then start the imports.
-import { useEffect, useId, useRef } from 'react';
+// remove the archive once safely pinned), what will happen, then start the imports. Each node
+// says what it already holds of the archives' images; only nodes that lack one start ticked.
+import { useEffect, useId, useMemo, useRef } from 'react';
+import { holdingsText, holdsEverything } from '../../../shared/archiveHoldings';
 import { consistentImportOptions } from '../../../shared/importOptions';
 import { useApp } from '../../context';
+import { importHoldings, wizardNodes } from '../../store';
 import { importStepsText } from '../../model/jobs';
 import { AlertIcon, CheckIcon, UploadIcon } from '../icons';
 import { StatusDot, statusText } from '../Sidebar';
@@ -13,10 +16,18 @@ export function NodesStep({ onBack }: { onBack(): void }) {
   const nodes = useApp((s) => s.nodes);
   const wizard = useApp((s) => s.wizard);
   const statuses = useApp((s) => s.statuses);
+  const images = useApp((s) => s.images);
+  const fleetRun = useApp((s) => s.fleetRun);
   const setWizard = useApp((s) => s.setWizard);
   const startImports = useApp((s) => s.startImports);
+  const loadImages = useApp((s) => s.loadImages);
   const allRef = useRef<HTMLInputElement>(null);
-  const chosen = new Set(wizard.nodes.filter((n) => nodes.some((d) => d.name === n)));
+  // What each node holds (its images as last read), and the ticks: the user's, else every
+  // reachable node that lacks something (store/wizard.ts wizardNodes), following the
+  // inventories as they arrive.
+  const held = useMemo(() => importHoldings({ nodes, images, fleetRun, wizard }), [nodes, images, fleetRun, wizard]);
+  const picked = useMemo(() => wizardNodes({ nodes, statuses, images, fleetRun, wizard }), [nodes, statuses, images, fleetRun, wizard]);
+  const chosen = new Set(picked.filter((n) => nodes.some((d) => d.name === n)));
   const all = nodes.length > 0 && chosen.size === nodes.length;
   const some = chosen.size > 0 && !all;
   const ready = wizard.archives.filter((a) => a.state === 'ok').length;
@@ -26,6 +37,15 @@ export function NodesStep({ onBack }: { onBack(): void }) {
   const options = consistentImportOptions(wizard);
   // Nodes whose connection failed start unticked (store/wizard.ts eligibleNodes): say so.
   const leftOut = nodes.filter((n) => statuses[n.name]?.state === 'error' && !chosen.has(n.name)).map((n) => n.name);
+  // Nodes that hold every image start unticked too: say so.
+  const holdAll = wizard.nodesChosen
+    ? []
+    : nodes.filter((n) => statuses[n.name]?.state !== 'error' && !chosen.has(n.name) && holdsEverything(held[n.name] ?? { known: false })).map((n) => n.name);
+
+  // Read the images of connected nodes never read, so each can say what it holds.
+  useEffect(() => {
+    for (const n of nodes) if (statuses[n.name]?.state === 'connected' && !images[n.name]) void loadImages(n.name);
+  }, [nodes, statuses, images, loadImages]);
 
   useEffect(() => {
     if (allRef.current) allRef.current.indeterminate = some;
@@ -47,6 +67,7 @@ export function NodesStep({ onBack }: { onBack(): void }) {
         <ul className="node-checks">
           {nodes.map((n) => {
             const status = statuses[n.name] ?? { name: n.name, state: 'unknown' as const };
+            const h = held[n.name] ?? { known: false as const };
             return (
               <li key={n.name}>
                 <label className="check node-check" data-testid={`pick-node-${n.name}`}>
@@ -57,6 +78,11 @@ export function NodesStep({ onBack }: { onBack(): void }) {
                       {n.user}@{n.host}
                       {n.port !== 22 ? `:${n.port}` : ''}
                     </span>
+                    {ready ? (
+                      <span className="small muted node-holds" data-testid="node-holds" data-lacking={h.known ? h.lacking.length : undefined}>
+                        {holdingsText(h)}
+                      </span>
+                    ) : null}
                   </span>
                   <span className={`node-check-status state-${status.state}`}>
                     <StatusDot state={status.state} /> {statusText(status)}
@@ -71,6 +97,12 @@ export function NodesStep({ onBack }: { onBack(): void }) {
           <p className="muted small" data-testid="nodes-left-out">
             Not ticked: {leftOut.join(', ')} ({leftOut.length === 1 ? 'its connection' : 'their connections'} failed). Tick{' '}
             {leftOut.length === 1 ? 'it' : 'them'} to try anyway.
+          </p>
+        ) : null}
+        {holdAll.length ? (
+          <p className="muted small" data-testid="nodes-hold-all">
+            Not ticked: {holdAll.join(', ')} ({holdAll.length === 1 ? 'it holds' : 'they hold'} every image already). Tick{' '}
+            {holdAll.length === 1 ? 'it' : 'them'} to import anyway.
           </p>
         ) : null}
       </fieldset>
