@@ -3,8 +3,9 @@
 // command line is no help: this says what to click instead, or leaves the command out.
 import type { ArchiveRemedy } from '../shared/archiveRemedy';
 
-// A parenthesised CLI command, "(holdfast …)", and an option such as "with --force".
-const CLI_COMMAND = /\s*\((?:run\s+)?holdfast [^()]*\)/g;
+// A parenthesised CLI command, "(holdfast …)". Its words are quoted by shared/shellQuote
+// ('…', and ' written as '\''), so a quoted word may hold parentheses of its own.
+const CLI_COMMAND = /\s*\((?:run\s+)?holdfast (?:'[^']*'|\\'|[^()'\\])*\)/g;
 
 /**
  * `text` for the app: the remedy's command becomes `click` (what to press, e.g. "use Make durable

@@ -1,11 +1,12 @@
 // What fixes an archive that is not safe to remove, as data: the CLI prints the command, the app
 // names the button (src/renderer/appText.ts). Core's reason sentences quote the same command.
 import type { ArchiveInfo, ArchiveRemedy, RemovalCheck } from './domain';
+import { commandLine } from './shellQuote';
 
 export type { ArchiveRemedy };
 
 /** The command core quotes in an archive's reasons (src/core/usecases/inspect.ts). */
-export const pinArchiveCommand = (node: string, archive: string): string => `holdfast pin ${node} --archive ${archive}`;
+export const pinArchiveCommand = (node: string, archive: string): string => commandLine(['pin', node, '--archive', archive]);
 
 /**
  * The remedy for a removal check: present images without durable protection, some reference of

@@ -8,6 +8,7 @@
 // label k3s puts on its content (PR #13221): without them spegel does not advertise it (k3s #13222).
 // Pure: the core reads the node's config and content labels, every view shows these words.
 import { isImageIdRecord, parseReference } from './reference';
+import { shellLine } from './shellQuote';
 
 /** What the node's own files say about the embedded registry (read in core/node/embeddedRegistry.ts). */
 export interface EmbeddedRegistryConfig {
@@ -90,7 +91,7 @@ function longForm(block: PeerBlock | 'servable', ref: string, registry: string, 
         ? `${dir}/registries.yaml lists no registry under mirrors, so this node takes no part in the embedded registry. List ${registry} (or "*" for every registry) under mirrors and restart ${who}.`
         : `${registry} is not under mirrors in ${dir}/registries.yaml (${cfg.mirrors.join(', ')}), so the embedded registry does not serve it. Add ${registry} (or "*") and restart ${who}.`;
     case 'no-digest-ref':
-      return `${digestRef} is missing: the embedded registry advertises an image only with its digest reference, so peers cannot pull ${ref} from this node. Import its archive again (${who} adds the reference at import), or recreate it: ctr -n k8s.io images tag ${ref} ${digestRef}.`;
+      return `${digestRef} is missing: the embedded registry advertises an image only with its digest reference, so peers cannot pull ${ref} from this node. Import its archive again (${who} adds the reference at import), or recreate it: ${shellLine(['ctr', '-n', 'k8s.io', 'images', 'tag', ref, digestRef])}.`;
     case 'no-source-label':
       return `The image's content has no containerd.io/distribution.source.${registry} label, which the embedded registry needs to serve it from ${registry}: peers cannot pull ${ref} from this node. Import its archive again (${who} sets the label at import).`;
   }

@@ -12,6 +12,7 @@ import { fateBrief, imageProtection, losesPin, protectionBrief, protectionKey, r
 import { imageName, isImageIdRecord } from './reference';
 import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
+import { commandLine } from './shellQuote';
 
 /** One reference of the image, as the explanation lists them. */
 export interface ExplainedRef {
@@ -111,7 +112,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
     const advice: Advice[] = [
       archives.length
         ? { text: `${archives.map((a) => a.path).join(', ')} in the images dir holds it, but ${who} has not imported it: restart ${who}, or import it with Holdfast.` }
-        : { text: 'Bring it to the node from an air-gap archive that holds it, and make its pins durable.', command: `holdfast import ${node} ARCHIVE --pin` },
+        : { text: 'Bring it to the node from an air-gap archive that holds it, and make its pins durable.', command: commandLine(['import', node, 'ARCHIVE', '--pin']) },
     ];
     return {
       node,
@@ -182,24 +183,24 @@ function adviceFor(e: ReferenceExplanation, o: { atRiskPinnable: boolean; mode: 
   }
   const notDurable = img.refs.some((r) => r.pin !== 'durable' && !isImageIdRecord(r.name));
   if (e.need.atRisk) {
-    if (o.atRiskPinnable) out.push({ text: `The site needs it: make its pins durable before the next ${o.who} start.`, command: `holdfast pin ${e.node} --needed` });
-    else if (!out.length) out.push({ text: `Its pins are durable, but kubelet does not see them on this containerd: pin every reference of it, and keep its archive in the images dir.`, command: `holdfast pin ${e.node} ${o.tag}` });
+    if (o.atRiskPinnable) out.push({ text: `The site needs it: make its pins durable before the next ${o.who} start.`, command: commandLine(['pin', e.node, '--needed']) });
+    else if (!out.length) out.push({ text: `Its pins are durable, but kubelet does not see them on this containerd: pin every reference of it, and keep its archive in the images dir.`, command: commandLine(['pin', e.node, o.tag]) });
   } else if (img.protection.losesPin) {
-    out.push({ text: `It loses its pin at the next ${o.who} start: if it is still wanted, make it durable.`, command: `holdfast pin ${e.node} ${o.tag}` });
+    out.push({ text: `It loses its pin at the next ${o.who} start: if it is still wanted, make it durable.`, command: commandLine(['pin', e.node, o.tag]) });
   }
   const k3sArchive = e.archives.find((a) => !a.safeToRemove && a.command);
-  if (k3sArchive && notDurable && !out.some((a) => a.command?.includes('holdfast pin'))) {
+  if (k3sArchive && notDurable && !out.some((a) => a.command?.startsWith(`${commandLine(['pin'])} `))) {
     out.push({ text: `${k3sArchive.path} pins it again at every ${o.who} start; to remove that archive one day, make its pins durable first.`, command: k3sArchive.command! });
   }
   if (e.need.verdict === 'reclaimable' && !out.length) {
     out.push(
       img.refs.some((r) => r.pin === 'durable' && !r.inherited)
-        ? { text: 'Pinned durably, and nothing at the site needs it: if it is obsolete, release its pin (then prune may remove it).', command: `holdfast unpin ${e.node} ${o.tag}` }
+        ? { text: 'Pinned durably, and nothing at the site needs it: if it is obsolete, release its pin (then prune may remove it).', command: commandLine(['unpin', e.node, o.tag]) }
         : { text: 'Pinned, and nothing at the site needs it: if it is obsolete, remove what pins it (the archive that brings it); prune never unpins.' },
     );
   }
   if (e.need.verdict === 'unneeded' && !out.length) {
-    out.push({ text: "Nothing pins it and nothing at the site needs it: kubelet's GC may delete it, and prune may remove it.", command: `holdfast prune ${e.node} --dry-run` });
+    out.push({ text: "Nothing pins it and nothing at the site needs it: kubelet's GC may delete it, and prune may remove it.", command: commandLine(['prune', e.node, '--dry-run']) });
   }
   if (!out.length) out.push({ text: e.need.needed ? 'Nothing to do: the site needs it and kubelet keeps it.' : 'Nothing to do: kubelet keeps it.' });
   return out;

@@ -10,6 +10,7 @@
 // Pure: the core reads the file (core/archives/scan readK3sImportCache) and hands it here.
 import { cacheIsNotAFile, cacheRule, cacheVerdict, type CacheRule, type CacheVerdict, type CachedFileStamp, type K3sImportCache } from './importCache';
 import { cacheRepinFix, firstReleases, K3S_RELEASES, type Support } from './versions';
+import { commandLine } from './shellQuote';
 
 /** Why the next start re-imports a file the cache records (shared/importCache CacheVerdict). */
 export type ReimportWhy = Extract<CacheVerdict, { skipped: false }>['why'];
@@ -124,7 +125,7 @@ function unpinnedReasons(h: ImportCacheHealth, node: string, who: string): strin
   if (!files.length) return [];
   const one = files.length === 1;
   const named = files.length <= 3 ? files.join(', ') : `${files.slice(0, 3).join(', ')} and ${files.length - 3} more`;
-  const pin = one ? `holdfast pin ${node} --archive ${files[0]}` : `holdfast pin ${node} --archive FILE, for each`;
+  const pin = `${commandLine(['pin', node, '--archive', one ? files[0]! : 'FILE'])}${one ? '' : ', for each'}`;
   if (h.rule === 'with-fix') return [`The .cache.json ${one ? 'entry' : 'entries'} of ${named} cannot be read, so Holdfast assumes ${who} skips ${one ? 'it' : 'them'} at start without pinning again. Make the pins durable (${pin}).`];
   const fix = `k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)})`;
   const unless = h.rule === 'unknown' ? `unless its release has ${fix}, which Holdfast cannot tell,` : `without ${fix},`;
@@ -141,7 +142,7 @@ export function importCacheReasons(h: ImportCacheHealth, node = 'NODE', who = 'k
       const slow = `The images dir has no .cache.json, so every ${who} start re-imports every archive in it, which delays kubelet by minutes on a large images dir (k3s #12243).`;
       if (h.repins === 'yes') return [`${slow} ${who} keeps the cache only if the file exists: an empty .cache.json turns it on.`];
       return [
-        `${slow} Do not create one on this release: without k3s PR #14266 (${fixSince} and later${h.repins === 'unknown' ? '; this release is not known to have it' : ''}) the cache makes ${who} skip unchanged archives at start without pinning their images again, so their pins are lost. Make the pins durable first (holdfast pin ${node} --needed), or upgrade.`,
+        `${slow} Do not create one on this release: without k3s PR #14266 (${fixSince} and later${h.repins === 'unknown' ? '; this release is not known to have it' : ''}) the cache makes ${who} skip unchanged archives at start without pinning their images again, so their pins are lost. Make the pins durable first (${commandLine(['pin', node, '--needed'])}), or upgrade.`,
       ];
     }
     case 'ignored':

@@ -22,6 +22,7 @@ import {
   type NodeInfo,
 } from './domain';
 import { criPinning } from './versions';
+import { commandLine, shellLine } from './shellQuote';
 
 /** A durable pin Holdfast made and has not released: the latest audit 'pin' for the reference. */
 export interface PinRecord {
@@ -181,14 +182,14 @@ function causesOf(kind: LostPinKind, c: Ctx): string[] {
       const recreated = c.sameName?.createdAt && Date.parse(c.sameName.createdAt) > Date.parse(c.p.pinnedAt);
       if (recreated) out.push(`The reference was deleted and created again after Holdfast pinned it (created ${c.sameName!.createdAt}), e.g. ${code('ctr images rm')} followed by an import.`);
       if (hasHoldfastLabels(labels)) {
-        out.push(`Someone removed just that label (${code(`ctr -n k8s.io images label ${ref} ${LABEL_CRI_PINNED}=`)} or a script doing the same): Holdfast's own io.holdfast.* labels are still there.`);
+        out.push(`Someone removed just that label (${code(shellLine(['ctr', '-n', 'k8s.io', 'images', 'label', ref, `${LABEL_CRI_PINNED}=`]))} or a script doing the same): Holdfast's own io.holdfast.* labels are still there.`);
         out.push(`${code('ctr images import --label …')} re-imported the image with labels of its own.`);
       } else {
         out.push(
           `${code('k3s ctr images import')} on containerd 2.x without ${code('--local')} re-imported the image: the transfer service replaces an existing image's whole label map (Holdfast's io.holdfast.* labels went with the pin).`,
         );
         out.push(`${code('ctr images import --label …')} re-imported the image with only the labels it was given.`);
-        out.push(`Someone removed the label by hand (${code(`ctr -n k8s.io images label ${ref} ${LABEL_CRI_PINNED}=`)}).`);
+        out.push(`Someone removed the label by hand (${code(shellLine(['ctr', '-n', 'k8s.io', 'images', 'label', ref, `${LABEL_CRI_PINNED}=`]))}).`);
       }
       return out;
     }
@@ -203,7 +204,7 @@ function causesOf(kind: LostPinKind, c: Ctx): string[] {
     }
     case 'ref-deleted':
       if (c.now) out.push(`${ref} was re-tagged: the name now points to another image (id ${shortId(c.now.imageId)}).`);
-      out.push(`The reference was deleted (${code(`ctr -n k8s.io images rm ${ref}`)}, ${code('nerdctl rmi')} or ${code('crictl rmi')}): deleting a reference ignores pins.`);
+      out.push(`The reference was deleted (${code(shellLine(['ctr', '-n', 'k8s.io', 'images', 'rm', ref]))}, ${code('nerdctl rmi')} or ${code('crictl rmi')}): deleting a reference ignores pins.`);
       return out;
     case 'image-deleted':
       if (c.now) out.push(`An image imported under the same name replaced ${ref}, and nothing kept the old image.`);
@@ -230,7 +231,7 @@ function restoreFrom(c: Ctx): LostPinRemedy | null {
   return {
     kind: 'restore-from-archive',
     text: `${archive.path} in the images dir brings it back: ${how}, then make its pins durable again.`,
-    command: `holdfast pin ${c.node} --archive ${archive.path}`,
+    command: commandLine(['pin', c.node, '--archive', archive.path]),
     archive: archive.path,
   };
 }
@@ -240,7 +241,7 @@ function remedyOf(kind: LostPinKind, c: Ctx): LostPinRemedy {
   const repin = (target: string, text: string, archive?: string): LostPinRemedy => ({
     kind: 'repin',
     text,
-    command: `holdfast pin ${c.node} ${target}`,
+    command: commandLine(['pin', c.node, target]),
     target: { refs: [target] },
     ...(archive ? { archive } : {}),
   });
@@ -250,21 +251,21 @@ function remedyOf(kind: LostPinKind, c: Ctx): LostPinRemedy {
     case 'k3s-managed-again': {
       const archive = c.bringing.find((f) => f.kind === 'archive');
       return archive
-        ? repin(ref, `Make it durable again, then remove ${archive.path} safely (holdfast rm-archive ${c.node} ${archive.path}), or the next ${managedBy(c)} start hands the pin back to ${managedBy(c)}.`, archive.path)
+        ? repin(ref, `Make it durable again, then remove ${archive.path} safely (${commandLine(['rm-archive', c.node, archive.path])}), or the next ${managedBy(c)} start hands the pin back to ${managedBy(c)}.`, archive.path)
         : repin(ref, `Make it durable again before ${managedBy(c)} restarts.`);
     }
     case 'ref-deleted': {
       const other = c.siblings[0]!.name;
-      const retag = `bring the name back with ${code(`ctr -n k8s.io images tag ${other} ${ref}`)} (then pin it) or by re-importing its archive`;
+      const retag = `bring the name back with ${code(shellLine(['ctr', '-n', 'k8s.io', 'images', 'tag', other, ref]))} (then pin it) or by re-importing its archive`;
       if (!c.via) return repin(other, `The image is still there as ${other}: make it durable again now, then ${retag}.`);
-      return restoreFrom(c) ?? { kind: 'reimport', text: `The image is still pinned through ${c.via}; ${retag}.`, command: `holdfast import ${c.node} FILE --pin` };
+      return restoreFrom(c) ?? { kind: 'reimport', text: `The image is still pinned through ${c.via}; ${retag}.`, command: commandLine(['import', c.node, 'FILE', '--pin']) };
     }
     case 'image-deleted':
       return (
         restoreFrom(c) ?? {
           kind: 'reimport',
           text: `No file in the images dir brings it: import it again from its archive, with durable pins.`,
-          command: `holdfast import ${c.node} FILE --pin`,
+          command: commandLine(['import', c.node, 'FILE', '--pin']),
         }
       );
   }

@@ -12,6 +12,7 @@ import { LABEL_CRI_PINNED, PINNED, type Fate } from './domain';
 import type { CriPinning } from './versions';
 import { isImageIdRecord } from './reference';
 import { listTrapBrief, type ListTrap } from './listTrap';
+import { commandLine, shellLine } from './shellQuote';
 
 /** Fields of a reference this rule reads (an ImageRef satisfies it). */
 export interface ProtectionRef {
@@ -85,7 +86,7 @@ export function gcBoundReason(name: string, g: GcBinding): string {
   return (
     `Not protected: containerd's own garbage collector removes ${name} ${when}, whatever its pin says ` +
     `(containerd 2.3 labels the references its transfer-service import makes this way). ` +
-    `Keep the image under a name without those labels: tag it (ctr -n k8s.io images tag ${name} NAME) and pin that name.`
+    `Keep the image under a name without those labels: tag it (${shellLine(['ctr', '-n', 'k8s.io', 'images', 'tag', name, 'NAME'])}) and pin that name.`
   );
 }
 
@@ -135,7 +136,7 @@ export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: C
       return {
         ...r,
         reason: keep.length
-          ? `CRI's own record of the image of ${names(siblings)}. This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, so this unlabelled record can leave the image unpinned: pin every reference (holdfast pin NODE ${siblings[0]!.name}).`
+          ? `CRI's own record of the image of ${names(siblings)}. This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, so this unlabelled record can leave the image unpinned: pin every reference (${commandLine(['pin', 'NODE', siblings[0]!.name])}).`
           : `CRI's own record of the image of ${names(siblings)}, which is not pinned.`,
       };
     }

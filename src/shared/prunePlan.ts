@@ -12,6 +12,7 @@ import { gcCandidates } from './gcForecast';
 import { deletionOrder, freedInOrder, storeBytes, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
 import { compareText } from './compareText';
+import { commandLine } from './shellQuote';
 
 export interface PruneOptions {
   /** Newest versions of every repository in use kept for rollback (≥ 1). */
@@ -85,12 +86,12 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
   }
   if (i.need) {
     // Never removed while the site may still need it: at an air-gapped site nobody pulls it again.
-    const pin = i.pinnedForKubelet || i.pin === 'durable' ? '' : ` Make it durable: holdfast pin ${node} --needed`;
+    const pin = i.pinnedForKubelet || i.pin === 'durable' ? '' : ` Make it durable: ${commandLine(['pin', node, '--needed'])}`;
     return { reason: 'needed', text: `The site needs it (${i.need.because}).${pin}` };
   }
   if (i.pin === 'durable') {
     const ref = i.refs[0] ?? i.key;
-    return { reason: 'pinned', text: `Pinned durably; prune never unpins. If this version is obsolete, release its pin first: holdfast unpin ${node} ${ref}` };
+    return { reason: 'pinned', text: `Pinned durably; prune never unpins. If this version is obsolete, release its pin first: ${commandLine(['unpin', node, ref])}` };
   }
   if (i.pin === 'k3s') {
     return {
@@ -104,7 +105,7 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
     const ref = i.refs[0] ?? i.key;
     return {
       reason: 'pinned',
-      text: `Holdfast made its pin durable and that pin is gone (removed behind Holdfast's back): pin it again (holdfast pin ${node} ${ref}), or release it for good (holdfast unpin ${node} ${ref}) before pruning it.`,
+      text: `Holdfast made its pin durable and that pin is gone (removed behind Holdfast's back): pin it again (${commandLine(['pin', node, ref])}), or release it for good (${commandLine(['unpin', node, ref])}) before pruning it.`,
     };
   }
   if (i.archive) {

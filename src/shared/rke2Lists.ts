@@ -9,6 +9,7 @@
 // symlinked folder, which RKE2 would count, cannot stop the prediction, so at worst it warns.
 import { distroProfile } from './distro';
 import type { Distro } from './domain';
+import { commandLine } from './shellQuote';
 
 /** Whether RKE2's check takes this top-level name for an archive (anything but a list or JSON). */
 function preloads(name: string): boolean {
@@ -46,7 +47,7 @@ function consequence(where: string): string {
  * Where to look at the listed images: `holdfast images NODE` for the CLI and JSON (the default),
  * the app's own tab in the app.
  */
-const cliImages = (node: string): string => `with \`holdfast images ${node}\``;
+const cliImages = (node: string): string => `with \`${commandLine(['images', node])}\``;
 
 /** The long form for the images dir as it is now. */
 export function rke2ListsReason(node: string, where = cliImages(node)): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { archiveRemedy, pinArchiveCommand } from '../../../src/shared/archiveRemedy';
 import { appText } from '../../../src/renderer/appText';
+import { commandLine } from '../../../src/shared/shellQuote';
 
 describe('core sentences in the app', () => {
   const check = {
@@ -27,6 +28,14 @@ describe('core sentences in the app', () => {
       "CRI's own record can leave the image unpinned: pin every reference.",
     );
     expect(appText('Every image it brings is complete and durably pinned.')).toBe('Every image it brings is complete and durably pinned.');
+  });
+
+  it('leaves out a command whose quoted words hold parentheses and quotes', () => {
+    const hostile = { ...check, node: "it's (n)", path: 'a(b);c.tar' };
+    const remedy = archiveRemedy(hostile)!;
+    const sentence = `app:1 is pinned by k3s only: make its pins durable first (${remedy.command}).`;
+    expect(appText(sentence, remedy, 'use Make durable on this row')).toBe('app:1 is pinned by k3s only: make its pins durable first — use Make durable on this row.');
+    expect(appText(`Pin it again (${commandLine(['pin', "it's (n)", 'x(1)'])}), or release it.`)).toBe('Pin it again, or release it.');
   });
 
   it('has no remedy when nothing present lacks a durable pin', () => {
