@@ -24,6 +24,7 @@ import { nodeInputSchema } from '../../shared/contract';
 import { HoldfastError } from '../errors';
 import type { NodeDef, NodeInput } from '../../shared/domain';
 import { logger } from '../log';
+import { commandLine } from '../../shared/shellQuote';
 
 const log = logger('config');
 
@@ -341,7 +342,7 @@ export function planSshImport(parsed: ParsedSshConfig, env: SshConfigEnv, opts: 
   const pending = new Map<string, { input: NodeInput; jumpVia: string | null }>();
   for (const { alias } of candidates) {
     if (existing.has(alias)) {
-      plan.skipped.push({ alias, reason: `a node named "${alias}" is already configured (change it with \`holdfast node edit ${alias}\`)` });
+      plan.skipped.push({ alias, reason: `a node named "${alias}" is already configured (change it with \`${commandLine(['node', 'edit', alias])}\`)` });
       continue;
     }
     const r = resolveSshHost(parsed, alias, env);

@@ -22,6 +22,7 @@ import {
   lookupHostKeys,
   type KnownHostEntry,
 } from './knownHosts';
+import { shellLine } from '../../shared/shellQuote';
 
 /** The key an unknown host presented, as a person is asked to confirm it. */
 export interface PresentedHostKey {
@@ -158,7 +159,7 @@ export async function verifyHostKey(input: VerifyHostKeyInput): Promise<HostKeyV
           hint:
             `This can mean someone is intercepting the connection, or the node was reinstalled. ` +
             `Confirm the new fingerprint on the node itself (ssh-keygen -lf /etc/ssh/ssh_host_${keyType.replace(/^ssh-|-.*$/g, '')}_key.pub); ` +
-            `only then remove the old entry at ${knownHostsFile} line ${lines} (ssh-keygen -R '${formatHostForHint(host, port)}' -f ${knownHostsFile}) and connect again.`,
+            `only then remove the old entry at ${knownHostsFile} line ${lines} (${shellLine(['ssh-keygen', '-R', formatHostForHint(host, port), '-f', knownHostsFile])}) and connect again.`,
         },
       );
     }

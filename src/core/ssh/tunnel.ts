@@ -12,10 +12,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
+import { shellLine } from '../../shared/shellQuote';
 import type { ClientChannel } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { shellQuote } from './quote';
 import { logger } from '../log';
+import { commandLine } from '../../shared/shellQuote';
 
 const log = logger('tunnel');
 
@@ -136,6 +138,24 @@ export function probeOutcome(status: number | null, stdout: string): { code: num
   const code = status ?? (verdict !== undefined && /^\d+$/.test(verdict.slice(PROBE_VERDICT.length)) ? Number(verdict.slice(PROBE_VERDICT.length)) : null);
   const found = lines.filter((l) => l && !l.startsWith(PROBE_VERDICT)).join(' ').split(/\s+/).filter(Boolean);
   return { code, found };
+}
+
+/**
+ * Why the probe never ran, when the login's shell refused it: sshd runs every command through
+ * the user's login shell (`$SHELL -c`), and nologin prints "This account is currently not
+ * available." (false prints nothing) and exits 1 without running it. The probe prints a verdict
+ * on every path, so no verdict and that answer mean the script never started. sshd's "Could not
+ * chdir to home directory" (a home that does not exist, as for system users) is only a warning,
+ * never the cause. Null when the probe ran, or its end says nothing of the kind.
+ */
+export function loginShellRefusal(status: number | null, stdout: string, stderr: string): { said: string | null; home: string | null } | null {
+  if (stdout.includes(PROBE_VERDICT)) return null;
+  const home = /Could not chdir to home directory ([^:\n]+)/.exec(stderr)?.[1] ?? null;
+  const lines = `${stdout}\n${stderr}`.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('Could not chdir to home directory'));
+  const said = lines.find((l) => /account is (currently )?not available/i.test(l)) ?? null;
+  if (said !== null) return { said, home };
+  // false, or another shell that refuses quietly: exit 1 and not a word.
+  return status === 1 && lines.length === 0 ? { said: null, home } : null;
 }
 
 // One round trip finds out everything exec mode needs: is sudo there and does it work without a
@@ -260,6 +280,16 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
   const { code, found } = probeOutcome(status, stdout);
   const detail = stderr.trim().split('\n').pop() ?? '';
   const sudoers = sudoersHint(user);
+  const refusal = loginShellRefusal(status, stdout, stderr);
+  if (refusal) {
+    const who = user ?? 'the SSH user';
+    const said = refusal.said ? `nologin: "${refusal.said}"` : `it exited ${status} and printed nothing`;
+    throw new HoldfastError('REFUSED', `The login shell of ${who} on ${node ?? 'the node'} refuses to run commands (${said}), and sshd runs every command through it.`, {
+      hint:
+        `Give ${who} a shell that runs commands (on the node: ${shellLine(['usermod', '-s', '/bin/sh', user ?? 'USER'])}), or log in as another user.` +
+        (refusal.home ? ` Its home directory ${refusal.home} is missing too (harmless by itself).` : ''),
+    });
+  }
   if (code === 0) {
     const bridge = chooseBridge(found, remoteSocketPath);
     if (bridge) return bridge;
@@ -289,7 +319,7 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
     const who = user ?? 'the SSH user';
     const why = ls ? `it is there (${ls[1]} ${ls[2]}:${ls[3]}), but only ${ls[2]} and the group ${ls[3]} may connect` : `it is there, but ${who} may not connect`;
     throw new HoldfastError('REFUSED', `${who} may not open the containerd socket ${remoteSocketPath} on ${node ?? 'the node'}: ${why}`, {
-      hint: `Reach containerd through sudo: the node's sudo option (holdfast node edit ${node ?? '<node>'} --sudo; the user needs password-less sudo), and the tunnel then opens the socket as root. Or connect as root.`,
+      hint: `Reach containerd through sudo: the node's sudo option (${commandLine(['node', 'edit', node ?? 'NODE', '--sudo'])}; the user needs password-less sudo), and the tunnel then opens the socket as root. Or connect as root.`,
     });
   }
   if (code === PROBE_NO_SUDO) {

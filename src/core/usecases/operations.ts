@@ -14,6 +14,7 @@ import { planPins, type PinTarget } from '../pins/plan';
 import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NodeInventory } from './inspect';
 import type { NeedsResolver } from '../needs/resolve';
 import type { NodeSession } from '../node/session';
+import { commandLine } from '../../shared/shellQuote';
 
 export interface OpsContext {
   audit: AuditLog;
@@ -91,7 +92,7 @@ export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: 
   const file = inv.files.find((f) => f.path === path);
   if (!file) {
     throw new HoldfastError('NOT_FOUND', `no file ${path} in ${session.def.imagesDir} on ${session.def.name}`, {
-      hint: `List the images dir with \`holdfast archives ${session.def.name}\`.`,
+      hint: `List the images dir with \`${commandLine(['archives', session.def.name])}\`.`,
     });
   }
   const check = await removalCheckFor(session.def.name, file, inv.images, inv.platform, (ref) =>
