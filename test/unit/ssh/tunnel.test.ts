@@ -8,7 +8,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { BRIDGE_PROBE_SCRIPT, openTunnel, probeOutcome, type TunnelChannel, type TunnelClient } from '../../../src/core/ssh/tunnel';
+import { BRIDGE_PROBE_SCRIPT, loginShellRefusal, openTunnel, probeOutcome, type TunnelChannel, type TunnelClient } from '../../../src/core/ssh/tunnel';
 
 /** A channel-like duplex that echoes what is written to it. */
 class EchoChannel extends PassThrough implements TunnelChannel {
@@ -230,6 +230,22 @@ describe('openTunnel', () => {
     await expect(openTunnel(client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
     client.probeExit = 68;
     await expect(openTunnel(client, '/run/x.sock', { sudo: true, user: 'ops' })).rejects.toMatchObject({ code: 'REFUSED', hint: expect.stringContaining('ops ALL=(root) NOPASSWD: ALL') });
+  });
+
+  it('tells a login shell that refuses commands (nologin, false) from a probe that ran; a missing home is only noted (#49)', () => {
+    const chdir = 'Could not chdir to home directory /nonexistent: No such file or directory\n';
+    // nologin, as sshd runs it for a system user: its answer on stdout, sshd's warning on stderr.
+    expect(loginShellRefusal(1, 'This account is currently not available.\n', chdir)).toEqual({ said: 'This account is currently not available.', home: '/nonexistent' });
+    // The exit status lost (sshd closes the channel without it now and then): the answer decides.
+    expect(loginShellRefusal(null, 'This account is currently not available.\n', '')).toEqual({ said: 'This account is currently not available.', home: null });
+    // false: exit 1 and not a word.
+    expect(loginShellRefusal(1, '', chdir)).toEqual({ said: null, home: '/nonexistent' });
+    // The probe ran (its verdict is there): never the shell, whatever else was printed.
+    expect(loginShellRefusal(66, 'holdfast-probe-exit:66\n', chdir)).toBeNull();
+    expect(loginShellRefusal(1, 'This account is currently not available.\nholdfast-probe-exit:69\n', '')).toBeNull();
+    // Killed, or another failure with words of its own: not claimed as the shell.
+    expect(loginShellRefusal(null, '', '')).toBeNull();
+    expect(loginShellRefusal(1, '', 'sh: 1: socat: not found\n')).toBeNull();
   });
 
   it('maps a closed client (synchronous "Not connected") to UNREACHABLE', async () => {
