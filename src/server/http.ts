@@ -14,6 +14,7 @@ import { isChannel, type Envelope, type LiveEvent } from '../shared/contract';
 import type { ErrorInfo } from '../shared/domain';
 import type { Handlers } from '../shared/handlers';
 import { TOKEN_HEADER } from '../shared/serveProtocol';
+import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS, staticContentType } from '../shared/webSecurity';
 import { packEnvelope } from '../shared/wirePack';
 import { dispatch } from './dispatch';
 import { limit, nameLimit } from '../core/limits';
@@ -23,10 +24,8 @@ const log = logger('serve');
 
 export type { Handlers } from '../shared/handlers';
 
-export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
-
+// The policy, the headers and the content types are the desktop app's too (src/shared/webSecurity.ts).
+export { CONTENT_SECURITY_POLICY };
 export { TOKEN_HEADER };
 export const DEFAULT_MAX_BODY_BYTES = limit('http.bodyBytes');
 
@@ -56,29 +55,6 @@ export interface RunningServer {
   token: string;
   close(): Promise<void>;
 }
-
-const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};
-
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.map': 'application/json; charset=utf-8',
-  '.txt': 'text/plain; charset=utf-8',
-};
 
 /** Constant-time token comparison (hashing first makes lengths equal and leaks nothing). */
 export function tokensMatch(given: string | undefined, expected: string): boolean {
@@ -264,8 +240,7 @@ async function handleStatic(req: http.IncomingMessage, res: http.ServerResponse,
     const stat = await fs.stat(real);
     if (!stat.isFile()) return notFound();
     const body = await fs.readFile(real);
-    const type = MIME[path.extname(real).toLowerCase()] ?? 'application/octet-stream';
-    send(res, 200, body, type);
+    send(res, 200, body, staticContentType(real));
   } catch (err) {
     log.debug('static file not served', { path: pathname, err });
     notFound();
