@@ -5,22 +5,39 @@ import { defineConfig } from 'electron-vite';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
+import { META_CONTENT_SECURITY_POLICY } from './src/shared/webSecurity';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const r = (p: string) => resolve(root, p);
 
+/** Where index.html wants the CSP <meta>: after the charset, before anything it governs. */
+const CSP_PLACEHOLDER = '<!-- holdfast:csp-meta -->';
+
 /**
- * The dev server's React refresh preamble is an inline script and HMR needs a websocket; the
- * strict CSP in index.html forbids both. Relax it for `electron-vite dev` only — builds keep it.
+ * index.html's CSP <meta>, from the one policy (src/shared/webSecurity.ts); the servers send the
+ * full policy as a header (`holdfast serve`, the app's app:// protocol), the tag covers the page
+ * wherever it is opened. The dev server's React refresh preamble is an inline script and HMR
+ * needs a websocket, which the policy forbids: `electron-vite dev` relaxes it, builds never.
  */
-function devCsp(): Plugin {
+function cspMeta(): Plugin {
+  let dev = false;
   return {
-    name: 'holdfast:dev-csp',
-    apply: 'serve',
-    transformIndexHtml(html) {
-      return html
-        .replace("script-src 'self'", "script-src 'self' 'unsafe-inline'")
-        .replace("connect-src 'self'", "connect-src 'self' ws://localhost:* ws://127.0.0.1:*");
+    name: 'holdfast:csp-meta',
+    configResolved(config) {
+      dev = config.command === 'serve';
+    },
+    transformIndexHtml: {
+      order: 'pre',
+      handler(html) {
+        if (!html.includes(CSP_PLACEHOLDER)) throw new Error(`index.html lacks ${CSP_PLACEHOLDER}: the page would have no CSP <meta>`);
+        const policy = dev
+          ? META_CONTENT_SECURITY_POLICY.replace("script-src 'self'", "script-src 'self' 'unsafe-inline'").replace(
+              "connect-src 'self'",
+              "connect-src 'self' ws://localhost:* ws://127.0.0.1:*",
+            )
+          : META_CONTENT_SECURITY_POLICY;
+        return html.replace(CSP_PLACEHOLDER, `<meta http-equiv="Content-Security-Policy" content="${policy}" />`);
+      },
     },
   };
 }
@@ -46,9 +63,9 @@ export default defineConfig({
   },
   renderer: {
     root: r('src/renderer'),
-    // Relative asset URLs: works from file:// in Electron and from / under `holdfast serve`.
+    // Relative asset URLs: work under app://holdfast/ in Electron and from / under `holdfast serve`.
     base: './',
-    plugins: [react(), devCsp()],
+    plugins: [react(), cspMeta()],
     build: {
       outDir: r('out/renderer'),
       emptyOutDir: true,
