@@ -1,6 +1,6 @@
 // Counted nouns and a few names, worded once for the CLI and the app, so neither ever prints
-// "1 images" or a compression called "none".
-import type { Compression } from './domain';
+// "1 images", a compression called "none", or k3s's pin on an RKE2 node.
+import type { Compression, PinState } from './domain';
 
 // Nouns whose plural is not noun + "s"; anything else takes an "s".
 const IRREGULAR: Record<string, string> = {
@@ -26,4 +26,21 @@ export function plural(n: number, singular: string, pluralForm?: string): string
 /** A compression as people say it: no compression is "uncompressed", not "none". */
 export function compressionName(c: Compression): string {
   return c === 'none' ? 'uncompressed' : c;
+}
+
+/**
+ * A pin state's name and what it means on a node whose distro is `who` ("k3s", "RKE2": ./distro
+ * distroDisplayName). `who` is required: a view that forgot it once called an RKE2 pin "k3s pin".
+ * The app's pin badges (Images tab, pin preview, log) read it; the CLI's PIN column prints the
+ * short form (src/cli/pinText).
+ */
+export function pinStateWords(pin: PinState, who: string): { label: string; description: string } {
+  switch (pin) {
+    case 'durable':
+      return { label: 'Durable', description: `Pinned for the CRI without a distro label: ${who} never strips it and kubelet never deletes it.` };
+    case 'k3s':
+      return { label: `${who} pin`, description: `Pinned by ${who}: the pin is removed at the next ${who} start unless the archive is re-imported.` };
+    case 'none':
+      return { label: 'Unpinned', description: 'Not pinned: kubelet image garbage collection may delete it.' };
+  }
 }

@@ -64,7 +64,7 @@ export function StateBadge({ image, who = 'k3s', maxAge = null }: { image: Store
         <Icon />
         {text.label}
       </span>
-      {loses ? <FateBadge fate="lose" reason={losesPinTitle(who)} /> : null}
+      {loses ? <FateBadge fate="lose" reason={losesPinTitle(who)} who={who} /> : null}
     </span>
   );
 }

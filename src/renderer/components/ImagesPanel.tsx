@@ -2,7 +2,7 @@ import { Fragment, memo, useCallback, useDeferredValue, useEffect, useMemo, useR
 import type { NodeDef } from '../../shared/domain';
 import { useApp } from '../context';
 import { atRiskGroups, countsOfRefs, criModeOf, filterGroups, groupsOfRefs, sortGroups, type ImageGroup, type PinFilter, type SortDir, type SortKey } from '../model/images';
-import { FATE_TEXT, formatDate, formatDateTime } from '../model/text';
+import { fateText, formatDate, formatDateTime } from '../model/text';
 import { displayRef } from '../model/refs';
 import { visibleControls } from '../../shared/visibleControls';
 import { formatBytes, shortDigest } from '../../shared/format';
@@ -83,8 +83,8 @@ function Details({ g, node, peersOn, who }: { g: ImageGroup; node: NodeDef; peer
       <NeedDetails need={g.need} />
       {peersOn ? <PeersDetails peers={g.peers} /> : null}
       <div className={`details-fate details-fate-${g.fate}`}>
-        <FateBadge fate={g.fate} reason={g.reason} />
-        <p data-testid="fate-reason">{g.reason || FATE_TEXT[g.fate].description}</p>
+        <FateBadge fate={g.fate} reason={g.reason} who={who} />
+        <p data-testid="fate-reason">{g.reason || fateText(who)[g.fate].description}</p>
       </div>
       <dl className="kv">
         <dt>Archive</dt>
@@ -135,7 +135,7 @@ function Details({ g, node, peersOn, who }: { g: ImageGroup; node: NodeDef; peer
                 ) : null}
               </td>
               <td>
-                <FateBadge fate={r.fate} reason={r.reason} />
+                <FateBadge fate={r.fate} reason={r.reason} who={who} />
               </td>
             </tr>
           ))}
@@ -431,7 +431,7 @@ const ImageRow = memo(function ImageRow(props: {
         <PinBadge pin={g.pin} mixed={g.mixedPins} who={props.who} />
       </td>
       <td className="col-fate">
-        <FateBadge fate={g.fate} reason={g.reason} />
+        <FateBadge fate={g.fate} reason={g.reason} who={props.who} />
       </td>
       <td className="col-id">
         <code title={g.imageId ?? 'No config for this node’s platform'}>{shortDigest(g.imageId)}</code>

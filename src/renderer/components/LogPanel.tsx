@@ -7,7 +7,8 @@ import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
 import { pinState } from '../../shared/pinState';
-import { auditOf } from '../store';
+import { auditOf, statusOf } from '../store';
+import { distroDisplayName } from '../../shared/distro';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, RefreshIcon, ShieldIcon, TrashIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
@@ -24,7 +25,8 @@ function ActionIcon({ action }: { action: AuditEntry['action'] }) {
   return action === 'pin' ? <ShieldIcon /> : action === 'unpin' ? <UnlockIcon /> : <TrashIcon />;
 }
 
-function Entry({ e }: { e: AuditEntry }) {
+/** One entry; `who` names the node's distro in its pin badges (shared/distro distroDisplayName). */
+function Entry({ e, who }: { e: AuditEntry; who: string }) {
   return (
     <li className={`log-entry${e.forced ? ' log-forced' : ''}`} data-testid="log-entry" data-action={e.action}>
       <div className="log-head">
@@ -83,9 +85,9 @@ function Entry({ e }: { e: AuditEntry }) {
                   {displayRef(c.ref)}
                 </code>
                 <span className="change-pins">
-                  <PinBadge pin={pinState(c.before)} />
+                  <PinBadge pin={pinState(c.before)} who={who} />
                   <ArrowRightIcon className="change-arrow" />
-                  <PinBadge pin={pinState(c.after)} />
+                  <PinBadge pin={pinState(c.after)} who={who} />
                 </span>
                 {diffs.length ? (
                   <span className="log-diff">
@@ -119,6 +121,7 @@ function Entry({ e }: { e: AuditEntry }) {
 export function LogPanel({ node }: { node: NodeDef }) {
   const audit = useApp((s) => auditOf(s, node.name));
   const loadAudit = useApp((s) => s.loadAudit);
+  const who = useApp((s) => distroDisplayName(statusOf(s, node.name).info?.distro ?? 'unknown'));
   const entries = useMemo(() => sortAudit(audit.items), [audit.items]);
 
   useEffect(() => {
@@ -161,7 +164,7 @@ export function LogPanel({ node }: { node: NodeDef }) {
       ) : audit.loadedAt ? (
         <ol className="log" data-testid="log-list">
           {entries.map((e, i) => (
-            <Entry key={`${e.time}-${i}`} e={e} />
+            <Entry key={`${e.time}-${i}`} e={e} who={who} />
           ))}
         </ol>
       ) : null}

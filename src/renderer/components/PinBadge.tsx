@@ -1,15 +1,16 @@
 import type { PinState } from '../../shared/domain';
-import { pinText } from '../model/text';
+import { pinStateWords } from '../../shared/wording';
 import { ClockIcon, ShieldIcon, SlashIcon } from './icons';
 
 /**
  * Pin state as colour + icon + text (never colour alone). "mixed" (the image's references do not
  * all carry the same pin) goes on a line under the pill, so the pill never outgrows its column.
- * `who` names the node's distro in the distro's pin ("RKE2 pin"); k3s when not given.
+ * `who` names the node's distro in the distro's pin ("RKE2 pin"): required, so no view says
+ * "k3s pin" on an RKE2 node by default (shared/wording pinStateWords).
  */
-export function PinBadge({ pin, mixed, who = 'k3s' }: { pin: PinState; mixed?: boolean; who?: string }) {
+export function PinBadge({ pin, mixed, who }: { pin: PinState; mixed?: boolean; who: string }) {
   const Icon = pin === 'durable' ? ShieldIcon : pin === 'k3s' ? ClockIcon : SlashIcon;
-  const text = pinText(who)[pin];
+  const text = pinStateWords(pin, who);
   const title = mixed ? `${text.description} Its references do not all carry the same pin.` : text.description;
   const pill = (
     <span className={`pin pin-${pin}`} title={title} data-testid="pin-badge" data-pin={pin}>

@@ -27,7 +27,7 @@ export interface PinRequest {
   subject: string;
 }
 
-function ChangeRow({ change }: { change: LabelChange }) {
+function ChangeRow({ change, who }: { change: LabelChange; who: string }) {
   const before = pinState(change.before);
   const after = pinState(change.after);
   const diffs = diffLabels(change.before, change.after);
@@ -38,9 +38,9 @@ function ChangeRow({ change }: { change: LabelChange }) {
           {displayRef(change.ref)}
         </code>
         <span className="change-pins" aria-label={`pin ${before} to ${after}`}>
-          <PinBadge pin={before} />
+          <PinBadge pin={before} who={who} />
           <ArrowRightIcon className="change-arrow" />
-          <PinBadge pin={after} />
+          <PinBadge pin={after} who={who} />
         </span>
       </div>
       {diffs.length ? (
@@ -64,7 +64,8 @@ function ChangeRow({ change }: { change: LabelChange }) {
   );
 }
 
-export function PlanView({ plan, applied }: { plan: PinPlan; applied?: boolean }) {
+/** The plan's changes, each reference's pin before and after named for the node's distro (`who`: shared/distro distroDisplayName). */
+export function PlanView({ plan, applied, who }: { plan: PinPlan; applied?: boolean; who: string }) {
   const n = plan.changes.length;
   return (
     <div className="plan" data-testid={applied ? 'plan-result' : 'plan-preview'}>
@@ -78,7 +79,7 @@ export function PlanView({ plan, applied }: { plan: PinPlan; applied?: boolean }
       {n ? (
         <ul className="changes">
           {plan.changes.map((c) => (
-            <ChangeRow key={c.ref} change={c} />
+            <ChangeRow key={c.ref} change={c} who={who} />
           ))}
         </ul>
       ) : null}
@@ -152,13 +153,13 @@ export function PinDialog({ node, request, onClose }: { node: NodeDef; request: 
           </strong>
           <p>The images list has been refreshed from the node.</p>
         </div>
-        <PlanView plan={phase.result} applied />
+        <PlanView plan={phase.result} applied who={who} />
       </>
     );
   } else {
     body = (
       <>
-        <PlanView plan={phase.plan} />
+        <PlanView plan={phase.plan} who={who} />
         {phase.plan.changes.length ? (
           request.action === 'pin' ? (
             <DurableNote who={who} imagesDir={node.imagesDir} />

@@ -21,6 +21,7 @@ import { store } from '../disk/helpers';
 import { fleetOverviewText, nextStep } from '../../../src/renderer/components/FleetOverview';
 import { imagesPanelText } from '../../../src/renderer/components/ImagesPanel';
 import { PinBadge } from '../../../src/renderer/components/PinBadge';
+import { FateBadge } from '../../../src/renderer/components/FateBadge';
 import { countsOfRefs, groupImages, groupsOfRefs } from '../../../src/renderer/model/images';
 import { lostPinLine } from '../../../src/renderer/model/lostPins';
 import type { ImageRef } from '../../../src/shared/domain';
@@ -173,7 +174,16 @@ describe('the Images tab and the fleet overview name the node’s distro', () =>
     expect(rke2).toContain('title="Pinned by RKE2: the pin is removed at the next RKE2 start unless the archive is re-imported."');
     expect(rke2).toContain('data-pin="k3s"');
     expect(renderToStaticMarkup(createElement(PinBadge, { pin: 'durable', who: 'RKE2' }))).toContain('RKE2 never strips it');
-    expect(text(createElement(PinBadge, { pin: 'k3s' })).trim()).toBe('k3s pin');
+    expect(text(createElement(PinBadge, { pin: 'k3s', who: 'k3s' })).trim()).toBe('k3s pin');
+  });
+
+  it("the fate badge: whose next start, when no reason is given", () => {
+    for (const fate of ['kept', 'lose', 'gain', 'none', 'drops'] as const) {
+      const rke2 = renderToStaticMarkup(createElement(FateBadge, { fate, who: 'RKE2' }));
+      expect(rke2).toContain('next RKE2 start');
+      expect(rke2).not.toMatch(/k3s/);
+    }
+    expect(renderToStaticMarkup(createElement(FateBadge, { fate: 'lose', who: 'k3s' }))).toContain('title="Pinned now, but the next k3s start removes the pin');
   });
 
   it("the image's verdict, grouped for the table (and memoised per distro)", () => {

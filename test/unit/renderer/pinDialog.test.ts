@@ -26,8 +26,8 @@ const plan = (warnings?: string[]): PinPlan => ({
 });
 
 /** The view's text as a person reads it (tags dropped, entities decoded, one space between words). */
-const text = (p: PinPlan, applied = false): string =>
-  renderToStaticMarkup(createElement(PlanView, { plan: p, applied }))
+const text = (p: PinPlan, applied = false, who = 'k3s'): string =>
+  renderToStaticMarkup(createElement(PlanView, { plan: p, applied, who }))
     .replace(/<[^>]+>/g, ' ')
     .replace(/&#x27;/g, "'")
     .replace(/&quot;/g, '"')
@@ -70,5 +70,34 @@ describe('pin dialog: what a durable pin does, in the node\'s distro', () => {
     expect(rke2).toContain('the next RKE2 start re-imports it and adds the RKE2 label back');
     expect(rke2).not.toMatch(/k3s/);
     expect(note('k3s')).toContain('the next k3s start re-imports it and adds the k3s label back');
+  });
+});
+
+describe("pin dialog: each reference's pin, in the node's distro", () => {
+  // What an RKE2 node's reference carries before the pin is made durable, and after.
+  const rke2Plan: PinPlan = {
+    ...plan(),
+    changes: [
+      {
+        ref: REF,
+        imageId: null,
+        before: { 'io.cattle.rke2.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' },
+        after: { 'io.cri-containerd.pinned': 'pinned' },
+      },
+    ],
+  };
+  it('the preview says "RKE2 pin → Durable" on an RKE2 node, never k3s', () => {
+    const shown = text(rke2Plan, false, 'RKE2');
+    expect(shown).toMatch(/RKE2 pin +Durable/);
+    expect(shown).not.toMatch(/k3s/);
+    // the badge's title too
+    const html = renderToStaticMarkup(createElement(PlanView, { plan: rke2Plan, who: 'RKE2' }));
+    expect(html).toContain('title="Pinned by RKE2: the pin is removed at the next RKE2 start unless the archive is re-imported."');
+    expect(html).toContain('RKE2 never strips it');
+    expect(text(rke2Plan, true, 'RKE2')).toMatch(/RKE2 pin +Durable/);
+  });
+
+  it('and "k3s pin → Durable" on a k3s node', () => {
+    expect(text(plan(), false, 'k3s')).toMatch(/k3s pin +Durable/);
   });
 });
