@@ -1,9 +1,9 @@
 // The shared Playwright fixtures every spec imports `test` from.
 //
 // 1. offlineGuard (auto, every test): records every request the browser context makes and
-//    fails the test if any leaves the loopback (only http://127.0.0.1:*, http://localhost:*,
-//    data: and blob: are allowed). Holdfast works on air-gapped sites: no remote font, icon or
-//    script, no telemetry, no update check.
+//    fails the test if any leaves the loopback (only http://127.0.0.1:*, http://localhost:*, the
+//    desktop app's app://holdfast, data: and blob: are allowed). Holdfast works on air-gapped
+//    sites: no remote font, icon or script, no telemetry, no update check.
 // 2. holdfast: opens the UI the same way whatever the transport. In the `chromium` project it
 //    serves the built renderer with the given handlers over loopback HTTP (the browser UI of
 //    `holdfast serve`) and opens it; in the `electron` project it launches the desktop app
@@ -28,7 +28,7 @@ export function isLocalUrl(url: string): boolean {
   if (url.startsWith('data:') || url.startsWith('blob:') || url === 'about:blank') return true;
   try {
     const u = new URL(url);
-    if (u.protocol === 'file:') return true; // the Electron app loads its own files
+    if (u.protocol === 'app:' && u.host === 'holdfast') return true; // the desktop app's own files (src/main/appProtocol.ts)
     return (u.protocol === 'http:' || u.protocol === 'ws:') && (u.hostname === '127.0.0.1' || u.hostname === 'localhost');
   } catch {
     return false;

@@ -1,10 +1,11 @@
 // Thin Electron shell: one sandboxed window, one IPC handler per contract channel, nothing else.
 // All node work happens in the core behind `createHandlers()`.
-import { app, BrowserWindow, dialog, ipcMain, Menu, screen, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, screen, session, shell } from 'electron';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { logger } from '../core/log';
 import { createHandlers } from '../core/service';
+import { APP_ENTRY_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isAppEntryUrl, serveAppRequest } from './appProtocol';
 import { forwardEvents } from './events';
 import { registerIpc, type IpcInvokeEventLike } from './ipc';
 import { catchProcessErrors, startFileLog } from './logging';
@@ -14,7 +15,7 @@ import { loadWindowState, restoreBounds, saveWindowState } from './windowState';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const preloadPath = path.join(here, '../preload/index.cjs');
-const rendererFile = path.join(here, '../renderer/index.html');
+const rendererDir = path.join(here, '../renderer');
 const devUrl = !app.isPackaged ? process.env['ELECTRON_RENDERER_URL'] : undefined;
 
 // The log file first, so even a failure while starting up is written down (see src/main/logging.ts).
@@ -23,6 +24,8 @@ const devUrl = !app.isPackaged ? process.env['ELECTRON_RENDERER_URL'] : undefine
 app.setAppLogsPath();
 const logFile = startFileLog({ dir: app.getPath('logs'), console: !app.isPackaged });
 const log = logger('main');
+// Before 'ready', as Electron requires: the renderer's own origin, app://holdfast (src/main/appProtocol.ts).
+protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES]);
 catchProcessErrors((err) => {
   if (!app.isReady()) return;
   dialog.showErrorBox('Holdfast: unexpected error', `${err instanceof Error ? err.message : String(err)}\n\nDetails are in ${logFile}.`);
@@ -33,7 +36,7 @@ function isTrustedRendererUrl(url: string): boolean {
   try {
     const u = new URL(url);
     if (devUrl) return u.origin === new URL(devUrl).origin;
-    return u.protocol === 'file:' && u.pathname === pathToFileURL(rendererFile).pathname;
+    return isAppEntryUrl(url);
   } catch (err) {
     log.debug('refused an IPC call from an unparsable URL', { url, err });
     return false;
@@ -66,7 +69,7 @@ async function createWindow(events: Parameters<typeof forwardEvents>[0]): Promis
     screen.getAllDisplays().map((d) => d.workArea),
   );
   // Its web contents get guardContents from the app-wide 'web-contents-created' hook below.
-  const win = new BrowserWindow(windowOptions(preloadPath, restored.bounds));
+  const win = new BrowserWindow(windowOptions(preloadPath, { packaged: app.isPackaged, bounds: restored.bounds }));
   win.once('ready-to-show', () => {
     if (restored.maximized) win.maximize();
     win.show();
@@ -92,7 +95,7 @@ async function createWindow(events: Parameters<typeof forwardEvents>[0]): Promis
     mainWindow = null;
   });
   if (devUrl) void win.loadURL(devUrl);
-  else void win.loadFile(rendererFile);
+  else void win.loadURL(APP_ENTRY_URL);
   return win;
 }
 
@@ -118,6 +121,11 @@ if (!app.requestSingleInstanceLock()) {
     // The app needs no camera, notifications, geolocation, …: deny every permission request.
     session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
     session.defaultSession.setPermissionCheckHandler(() => false);
+    // out/renderer, and nothing else, under the CSP header (src/shared/webSecurity.ts).
+    protocol.handle(APP_SCHEME, async (request) => {
+      const r = await serveAppRequest(rendererDir, request);
+      return new Response(r.body ?? null, { status: r.status, headers: r.headers });
+    });
 
     Menu.setApplicationMenu(
       Menu.buildFromTemplate(menuTemplate({ appName: app.name, isMac: process.platform === 'darwin', isDev: !app.isPackaged })),

@@ -5,11 +5,14 @@ import { logger } from '../core/log';
 
 const log = logger('main');
 
+export interface WindowOptionsInput {
+  /** app.isPackaged: a packaged app has no DevTools (nor the menu item, src/main/menu.ts). */
+  packaged: boolean;
+  bounds?: { x?: number; y?: number; width: number; height: number };
+}
+
 /** The one place the renderer's security posture is decided. */
-export function windowOptions(
-  preloadPath: string,
-  bounds: { x?: number; y?: number; width: number; height: number } = { width: 1280, height: 820 },
-): BrowserWindowConstructorOptions {
+export function windowOptions(preloadPath: string, { packaged, bounds = { width: 1280, height: 820 } }: WindowOptionsInput): BrowserWindowConstructorOptions {
   return {
     ...bounds,
     minWidth: 900,
@@ -31,7 +34,7 @@ export function windowOptions(
       experimentalFeatures: false,
       navigateOnDragDrop: false,
       spellcheck: false,
-      devTools: true,
+      devTools: !packaged,
     },
   };
 }

@@ -3,7 +3,7 @@ import { guardContents, isSafeExternalUrl, windowOptions } from '../../../src/ma
 import { menuTemplate } from '../../../src/main/menu';
 
 describe('windowOptions', () => {
-  const prefs = windowOptions('/app/out/preload/index.cjs').webPreferences!;
+  const prefs = windowOptions('/app/out/preload/index.cjs', { packaged: true }).webPreferences!;
 
   it('isolates and sandboxes the renderer', () => {
     expect(prefs.contextIsolation).toBe(true);
@@ -18,6 +18,16 @@ describe('windowOptions', () => {
 
   it('uses the given preload', () => {
     expect(prefs.preload).toBe('/app/out/preload/index.cjs');
+  });
+
+  it('has DevTools only when not packaged', () => {
+    expect(prefs.devTools).toBe(false);
+    expect(windowOptions('/p', { packaged: false }).webPreferences?.devTools).toBe(true);
+  });
+
+  it('keeps the given bounds, or opens at 1280×820', () => {
+    expect(windowOptions('/p', { packaged: true, bounds: { x: 5, y: 6, width: 1000, height: 700 } })).toMatchObject({ x: 5, y: 6, width: 1000, height: 700 });
+    expect(windowOptions('/p', { packaged: true })).toMatchObject({ width: 1280, height: 820 });
   });
 });
 
@@ -85,5 +95,17 @@ describe('main process wiring (static checks: index.ts needs the Electron runtim
     expect(src).toContain('forwardEvents(');
     expect(src).not.toMatch(/webContents\.send\(/); // only through forwardEvents' fixed channel
     expect(src).not.toMatch(/autoUpdater|crashReporter/); // no update checks, no telemetry
+  });
+
+  it('serves the renderer from app:// with DevTools off when packaged', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const src = await readFile(new URL('../../../src/main/index.ts', import.meta.url), 'utf8');
+    expect(src).toContain('windowOptions(preloadPath, { packaged: app.isPackaged');
+    expect(src).toContain('protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES])');
+    expect(src).toContain('protocol.handle(APP_SCHEME,');
+    expect(src).toContain('win.loadURL(APP_ENTRY_URL)');
+    expect(src).not.toMatch(/loadFile\(|pathToFileURL/); // no renderer page on file://
+    // Registered before 'ready' (Electron ignores it after), i.e. outside the whenReady callback.
+    expect(src.indexOf('protocol.registerSchemesAsPrivileged(')).toBeLessThan(src.indexOf('app.whenReady()'));
   });
 });
