@@ -97,6 +97,22 @@ const config: Configuration = {
   asar: true,
   asarUnpack: [],
 
+  // Electron's fuses, flipped in the packaged binary before signing (docs/app.md, "Security").
+  // The app never runs Electron as Node: the shipped CLI runs under the system's node, and
+  // nothing forks the main process. So no ELECTRON_RUN_AS_NODE, NODE_OPTIONS (or
+  // NODE_EXTRA_CA_CERTS) and no --inspect/SIGUSR1 debugger; the app's code is only the signed
+  // app.asar (its integrity checked on macOS and Windows); file:// pages get no extra powers, as
+  // the renderer is served from app:// (src/main/appProtocol.ts).
+  electronFuses: {
+    runAsNode: false,
+    enableNodeOptionsEnvironmentVariable: false,
+    enableNodeCliInspectArguments: false,
+    enableEmbeddedAsarIntegrityValidation: true,
+    onlyLoadAppFromAsar: true,
+    enableCookieEncryption: true,
+    grantFileProtocolExtraPrivileges: false,
+  },
+
   extraResources: [
     // containerd's service definitions; src/core/containerd/protoDir.ts looks in
     // process.resourcesPath/proto when packaged.

@@ -2,12 +2,13 @@
 //
 // Why this route: electron-builder cannot run without an Electron distribution to copy, and none
 // can be downloaded here. Its `electronDist` option takes a local unpacked Electron, so the test
-// hands it a stand-in (an `electron` placeholder file, a locales dir) through
+// hands it a stand-in (an `electron` placeholder file with a fuse wire, a locales dir) through
 // HOLDFAST_ELECTRON_DIST — the same path electronDist() in the config takes for a real one. Every
 // step that decides what the package CONTAINS is electron-builder's own and runs for real: the
 // config file, the `files` globs, its production-dependency collector, npmRebuild: false, asar
 // packing and extraResources. Only the Electron runtime (which the app directory merely sits
-// beside) is fake, so the test checks the app directory and never the executable. Building the
+// beside) is fake, so the test checks the app directory and, of the executable, only the fuse
+// wire electron-builder flips in it (electronFuses). Building the
 // file set by hand with the same globs would test a copy of electron-builder, not electron-builder.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { builtinModules, createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { META_CONTENT_SECURITY_POLICY } from '../../src/shared/webSecurity';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
@@ -25,9 +27,16 @@ const asar = createRequire(createRequire(path.join(root, 'package.json')).resolv
   extractFile(archive: string, file: string): Buffer;
   extractAll(archive: string, dest: string): void;
 };
+// @electron/fuses, the copy electron-builder flips the fuses with, and the sentinel it looks for.
+const fusesRequire = createRequire(createRequire(createRequire(path.join(root, 'package.json')).resolve('app-builder-lib/package.json')).resolve('@electron/fuses'));
+const fuses = fusesRequire('@electron/fuses') as { getCurrentFuseWire(binary: string): Promise<Record<string, string | number>> };
+const { SENTINEL } = fusesRequire('./constants.js') as { SENTINEL: string };
+/** Electron 45's fuse wire as released: version 1, nine fuses (1 on, 0 off), the last WasmTrapHandlers. */
+const RELEASED_WIRE = [1, 9, ...'101100011'].map((c) => (typeof c === 'number' ? c : c.charCodeAt(0)));
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'hf-pack-'));
 let appDir: string; // dist/linux-unpacked (the directory AppImage and deb are made from)
+let binary: string; // the stand-in Electron, renamed to the launcher's name
 let archive: string;
 let files: Set<string>; // paths inside app.asar, without the leading slash
 
@@ -58,7 +67,9 @@ beforeAll(() => {
   const standIn = path.join(work, 'electron-standin');
   mkdirSync(path.join(standIn, 'locales'), { recursive: true });
   mkdirSync(path.join(standIn, 'resources'));
-  writeFileSync(path.join(standIn, 'electron'), '#!/bin/sh\necho "stand-in for the Electron binary (package test)" >&2\nexit 1\n');
+  // A real Electron carries its fuse wire after a sentinel; electron-builder flips it (electronFuses).
+  const script = '#!/bin/sh\necho "stand-in for the Electron binary (package test)" >&2\nexit 1\n';
+  writeFileSync(path.join(standIn, 'electron'), Buffer.concat([Buffer.from(script), Buffer.from(SENTINEL), Buffer.from(RELEASED_WIRE)]));
   chmodSync(path.join(standIn, 'electron'), 0o755);
   writeFileSync(path.join(standIn, 'locales', 'en-US.pak'), '');
   writeFileSync(path.join(standIn, 'LICENSE'), '');
@@ -70,6 +81,7 @@ beforeAll(() => {
   const unpacked = readdirSync(out).find((d) => /^linux(-[a-z0-9]+)?-unpacked$/.test(d));
   expect(unpacked).toBeDefined();
   appDir = path.join(out, unpacked!);
+  binary = path.join(appDir, 'holdfast-desktop');
   archive = path.join(appDir, 'resources', 'app.asar');
   files = new Set(asar.listPackage(archive).map((f) => f.replace(/^[\\/]/, '').split(path.sep).join('/')));
 
@@ -111,6 +123,31 @@ describe('the packed app directory', () => {
     expect(pkg).toMatchObject({ main: 'out/main/index.js', type: 'module' });
     // Nothing but the app and its dependencies: no sources, tests, lab, configs.
     expect([...files].filter((f) => !/^(out|node_modules)(\/|$)/.test(f))).toEqual(['package.json']);
+  });
+
+  it("has Electron's fuses flipped as electron-builder.ts says, the rest as Electron ships them", async () => {
+    const wire = await fuses.getCurrentFuseWire(binary);
+    const [on, off] = ['1'.charCodeAt(0), '0'.charCodeAt(0)];
+    expect(wire).toEqual({
+      version: '1',
+      0: off, // RunAsNode
+      1: on, // EnableCookieEncryption
+      2: off, // EnableNodeOptionsEnvironmentVariable
+      3: off, // EnableNodeCliInspectArguments
+      4: on, // EnableEmbeddedAsarIntegrityValidation
+      5: on, // OnlyLoadAppFromAsar
+      6: off, // LoadBrowserProcessSpecificV8Snapshot (not set: as released)
+      7: off, // GrantFileProtocolExtraPrivileges
+      8: on, // WasmTrapHandlers (not set: as released)
+    });
+  });
+
+  it('has the CSP <meta> in the packed index.html, written by the build from the one policy', () => {
+    const html = asar.extractFile(archive, 'out/renderer/index.html').toString('utf8');
+    const metas = [...html.matchAll(/<meta http-equiv="Content-Security-Policy" content="([^"]*)"/g)].map((m) => m[1]);
+    expect(metas).toEqual([META_CONTENT_SECURITY_POLICY]);
+    // Before any script or stylesheet it governs.
+    expect(html.indexOf('Content-Security-Policy')).toBeLessThan(Math.min(html.indexOf('<script'), html.indexOf('<link')));
   });
 
   it('ships the .proto files and their descriptors.json beside app.asar, where protoDir() looks when packaged', () => {

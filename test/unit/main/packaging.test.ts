@@ -37,6 +37,20 @@ describe('desktop package configuration', () => {
     expect(config.extraResources).toEqual(expect.arrayContaining([expect.objectContaining({ from: 'proto', to: 'proto' }), expect.objectContaining({ from: 'out/cli', to: 'cli' })]));
   });
 
+  it("flips Electron's fuses: no run-as-node, NODE_OPTIONS or inspector; the app only from an integrity-checked asar", () => {
+    expect(config.electronFuses).toEqual({
+      runAsNode: false,
+      enableNodeOptionsEnvironmentVariable: false,
+      enableNodeCliInspectArguments: false,
+      enableEmbeddedAsarIntegrityValidation: true,
+      onlyLoadAppFromAsar: true,
+      enableCookieEncryption: true,
+      grantFileProtocolExtraPrivileges: false,
+    });
+    // onlyLoadAppFromAsar needs an app.asar to load.
+    expect(config.asar).toBe(true);
+  });
+
   it('signs macOS with the hardened runtime and no network server entitlement', () => {
     expect(config.mac).toMatchObject({ hardenedRuntime: true, entitlements: 'build/entitlements.mac.plist', entitlementsInherit: 'build/entitlements.mac.plist' });
     const plist = readFileSync(build('entitlements.mac.plist'), 'utf8').replace(/<!--[\s\S]*?-->/g, '');
