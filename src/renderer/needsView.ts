@@ -51,7 +51,15 @@ export function needsSourceText(report: NeedsReport): { known: boolean; text: st
   }
   const why = report.noSource ?? 'no cluster or operator’s list answered';
   const sandbox = report.sources.some((s) => s.kind === 'sandbox') ? '; the sandbox image from containerd’s CRI config' : '';
-  return { known: false, text: `No source of site needs (${why}): images from air-gap archives count as needed${sandbox}` };
+  return { known: false, text: `No source of site needs (${why}): images from air-gap archives count as needed${sandbox}${unmatchedHint(report)}` };
+}
+
+/** A cluster answered without this node among its Nodes: where to map it (shared/kubeNode). */
+function unmatchedHint(report: NeedsReport): string {
+  const u = report.unmatched;
+  if (!u) return '';
+  const more = u.total > u.nodes.length ? ` and ${u.total - u.nodes.length} more` : '';
+  return `. If it is one of the cluster’s Nodes (${u.nodes.join(', ')}${more}), set its Kubernetes Node name: Edit, then Advanced`;
 }
 
 /** The report's notes, without the one that only repeats why there is no source. */

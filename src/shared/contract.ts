@@ -47,6 +47,13 @@ export const nodeInputSchema = z.strictObject({
   sudo: z.boolean().optional(),
   jump: name.optional(),
   auth: z.enum(['publickey', 'password', 'keyboard-interactive']).optional(),
+  // A Kubernetes Node name: a DNS subdomain (RFC 1123), as the API server validates it.
+  k8sNode: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/, 'a Kubernetes Node name (lower-case letters, digits, "-" and ".")')
+    .optional(),
 });
 
 /** A path relative to the node's images dir: no absolute paths, no `..`, no NUL. */

@@ -53,6 +53,11 @@ export interface NodeDef {
   jump?: string;
   /** How to authenticate: a key (identity file or ssh-agent; the default), or ask for a password. */
   auth?: 'publickey' | 'password' | 'keyboard-interactive';
+  /**
+   * The node's Kubernetes Node name, when it differs from `name` and the cluster lists none of
+   * its addresses (shared/kubeNode): how the needs bound to one Node find it.
+   */
+  k8sNode?: string;
 }
 
 export type NodeInput = Omit<NodeDef, 'port' | 'user' | 'socket' | 'imagesDir' | 'namespace'> &

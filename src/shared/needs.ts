@@ -18,6 +18,7 @@ import type { ImageProtection } from './protection';
 import { protectionKey, refsByImage } from './protection';
 import { isImageIdRecord, parseReference } from './reference';
 import type { Workload } from './workloads';
+import type { KubeNodeUnmatched } from './kubeNode';
 import { compareText } from './compareText';
 import { AT_RISK_VERDICTS, isAtRisk, NEED_VERDICT_TEXT, type ImageNeed, type NeedBasis, type NeedVerdict, type RefNeed } from './needVerdict';
 
@@ -50,6 +51,11 @@ export interface NodeNeeds {
    * clause. Then an image's provenance (an air-gap archive) decides whether it is needed.
    */
   noSource?: string;
+  /**
+   * Set when a cluster answered but none of its Nodes is this node (by its name, its address or
+   * the Node it is mapped to): the views offer the mapping (shared/kubeNode).
+   */
+  unmatched?: KubeNodeUnmatched;
   /** What went wrong reading a source, one clause each (the others still count). */
   notes: string[];
 }
@@ -323,6 +329,8 @@ export interface NeedsReport {
   basis: NeedsJudgement['basis'];
   sources: NeedSource[];
   noSource?: string;
+  /** A cluster answered, but none of its Nodes is this node (NodeNeeds.unmatched). */
+  unmatched?: KubeNodeUnmatched;
   notes: string[];
   missing: MissingNeed[];
   /** Needed images at risk on the node, missing ones included. */
@@ -354,6 +362,7 @@ export function applyNeeds<T extends NeedsRef>(
       basis: j.basis,
       sources: needs?.sources ?? [],
       ...(needs?.noSource !== undefined ? { noSource: needs.noSource } : needs === null ? { noSource: 'Holdfast could not read what the site needs' } : {}),
+      ...(needs?.unmatched ? { unmatched: needs.unmatched } : {}),
       notes: needs?.notes ?? [],
       missing,
       atRisk: j.atRisk,

@@ -20,6 +20,7 @@ import { humanSize, shortDigest, terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { lostPinsText } from '../lostPins';
+import { kubeNodeHint } from '../kubeNodeText';
 
 const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
 
@@ -38,6 +39,7 @@ function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsRepo
       : `No source of site needs (${safe(needs.noSource ?? 'none read')}): images from air-gap archives count as needed.${from ? ` Also read: ${safe(from)}.` : ''}`,
   );
   for (const n of needs.notes) cli.io.err(`note: ${node}: ${safe(n)}`);
+  if (needs.unmatched) out(kubeNodeHint(node, needs.unmatched));
   const atRisk = atRiskOf(images, needs);
   if (atRisk.length === 0) {
     out('No needed image is at risk: every pod the site needs can start here.');

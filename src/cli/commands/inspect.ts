@@ -28,6 +28,7 @@ import { terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { lostPinsText } from '../lostPins';
+import { kubeNodeHint } from '../kubeNodeText';
 import { registriesSection } from '../registriesText';
 import { peersSection } from '../peersText';
 
@@ -143,7 +144,10 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');
   if (blind.length) {
     out.push(`No source of site needs on ${blind.length === report.nodes.length ? 'any node' : short(blind.map((n) => n.node))}: images from air-gap archives count as needed there.`);
-    for (const n of blind.slice(0, 8)) out.push(`  ${n.node}: ${safe(n.needs!.noSource ?? 'none read')}`);
+    for (const n of blind.slice(0, 8)) {
+      out.push(`  ${n.node}: ${safe(n.needs!.noSource ?? 'none read')}`);
+      if (n.needs!.unmatched) out.push(`  ${' '.repeat(n.node.length)}  → ${kubeNodeHint(n.node, n.needs!.unmatched)}`);
+    }
   }
   if (report.drift.length) {
     out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);

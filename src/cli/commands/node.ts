@@ -24,6 +24,9 @@ function imagesDirLine(def: Pick<NodeDef, 'imagesDir' | 'imagesDirSource'>, info
 /** What --accept-new-host-key does in full (node add and node edit). */
 const HOST_KEY_NOTE =
   '--accept-new-host-key=SHA256:FINGERPRINT records the key of a host not yet in known_hosts only if it has that fingerprint (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the node prints it); give it once per new host of a --jump chain. Bare, it shows each new fingerprint and asks (on a terminal only). A key that changed is refused whatever the flag says.';
+/** What --k8s-node does (node add and node edit). */
+const K8S_NODE_NOTE =
+  "--k8s-node: the node's name in `kubectl get nodes`, when it is not the name given here and the cluster lists none of its addresses; needs bound to one Node (its pods, a DaemonSet's) then count on it.";
 /** What --auth and --sudo do in full (node add and node edit). */
 const LOGIN_NOTE =
   '--auth password or keyboard-interactive: the answers are asked on the terminal when Holdfast connects, never stored. --sudo: log in as a non-root --user and reach containerd and the images dir through `sudo -n` (passwordless sudo for them).';
@@ -73,6 +76,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--sudo', 'reach containerd as root via `sudo -n`')
     .option('--jump <node>', 'reach it through another configured node')
     .option('--auth <method>', 'publickey, password or keyboard-interactive')
+    .option('--k8s-node <name>', 'its Kubernetes Node name, if not NAME (for the needs bound to it)')
     .option('--no-check', 'save without connecting')
     .addHelpText(
       'after',
@@ -95,6 +99,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
           HOST_KEY_NOTE,
           LOGIN_NOTE,
           '--jump names a configured node, which may have its own --jump.',
+          K8S_NODE_NOTE,
         ],
       ),
     )
@@ -113,6 +118,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         ...(o.sudo ? { sudo: true } : {}),
         ...(o.jump ? { jump: o.jump } : {}),
         ...(o.auth ? { auth: o.auth } : {}),
+        ...(o.k8sNode ? { k8sNode: o.k8sNode } : {}),
       };
       // The check connects to a node that is not saved yet, accepting the host keys the flags
       // name: the service connects saved nodes only (nodes.connect; nodes.trustHostKey takes the
@@ -187,6 +193,8 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
     .option('--jump <node>', 'reach it through another configured node')
     .option('--no-jump', 'connect directly')
     .option('--auth <method>', 'publickey, password or keyboard-interactive')
+    .option('--k8s-node <name>', 'its Kubernetes Node name, if not NAME')
+    .option('--no-k8s-node', 'match its Kubernetes Node by name and address again')
     .option('--no-check', 'save without connecting')
     .addHelpText(
       'after',
@@ -198,11 +206,14 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
           'holdfast node edit lab1-n2 --no-images-dir',
           '# Regroup without connecting',
           'holdfast node edit lab1-n3 --group lab2 --no-check',
+          '# Its Kubernetes Node has another name (kubectl get nodes)',
+          'holdfast node edit lab1-n3 --k8s-node ip-10-20-0-13',
         ],
         [
           "--no-images-dir reads the node's distro and data-dir now (with --no-check: at the next connection).",
           HOST_KEY_NOTE,
           LOGIN_NOTE,
+          K8S_NODE_NOTE,
         ],
       ),
     )
@@ -227,13 +238,16 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       if (typeof o.jump === 'string') input.jump = o.jump;
       else if (o.jump === false) delete input.jump;
       if (typeof o.auth === 'string') input.auth = o.auth;
+      if (typeof o.k8sNode === 'string') input.k8sNode = o.k8sNode;
+      else if (o.k8sNode === false) delete input.k8sNode;
       const { completeNode } = await nodes();
       let after = completeNode(input);
-      const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'imagesDirSource', 'namespace', 'group', 'sudo', 'jump', 'auth'] as const;
+      const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'imagesDirSource', 'namespace', 'group', 'sudo', 'jump', 'auth', 'k8sNode'] as const;
       const changedBy = (d: NodeDef) => keys.filter((k) => before[k] !== d[k]);
       const detect = o.imagesDir === false && o.check;
       if (changedBy(after).length === 0 && !detect) return cli.io.out(`${name}: nothing to change`);
-      const reach = detect || changedBy(after).some((k) => !['imagesDir', 'imagesDirSource', 'group'].includes(k));
+      // What only Holdfast reads (not how it reaches the node) is saved without connecting.
+      const reach = detect || changedBy(after).some((k) => !['imagesDir', 'imagesDirSource', 'group', 'k8sNode'].includes(k));
       let info: NodeInfo | undefined;
       if (o.check && reach) {
         info = await withSession(after, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey));

@@ -38,6 +38,7 @@ export function completeNode(input: NodeInput, env: NodeJS.ProcessEnv = process.
     def.jump = parsed.jump;
   }
   if (parsed.auth && parsed.auth !== 'publickey') def.auth = parsed.auth;
+  if (parsed.k8sNode) def.k8sNode = parsed.k8sNode;
   return def;
 }
 

@@ -5,7 +5,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { NodeDef } from '../../shared/domain';
 import type { NeedSource, NodeNeededImage, NodeNeeds } from '../../shared/needs';
-import { normalizeNeededImage, type ClusterNeeds, type KubeNode } from '../../shared/workloads';
+import { kubeNodeFor, kubeNodeUnmatched, kubeNodeUnmatchedText } from '../../shared/kubeNode';
+import { normalizeNeededImage, type ClusterNeeds } from '../../shared/workloads';
 import { limit } from '../limits';
 import type { ClusterAnswer } from './cluster';
 
@@ -67,16 +68,8 @@ export async function readOperatorList(home: string, def: Pick<NodeDef, 'name' |
   return { source: { kind: 'list', label: labels.join(', ') }, images, notes };
 }
 
-/**
- * The cluster Node a configured node is: the same name, else the only Node with the node's host
- * among its addresses. null: not a node of that cluster (as far as kubectl tells).
- */
-export function kubeNodeFor(def: Pick<NodeDef, 'name' | 'host'>, nodes: readonly KubeNode[]): string | null {
-  const byName = nodes.find((n) => n.name === def.name);
-  if (byName) return byName.name;
-  const byAddress = nodes.filter((n) => n.addresses.includes(def.host));
-  return byAddress.length === 1 ? byAddress[0]!.name : null;
-}
+/** The cluster Node a configured node is (the rule: shared/kubeNode). */
+export { kubeNodeFor };
 
 /** The cluster needs that apply on one of its Nodes (a need limited to other Nodes does not). */
 export function clusterNeedsOn(cluster: ClusterNeeds, kubeNode: string | null): NodeNeededImage[] {
@@ -91,17 +84,29 @@ export interface ClusterServer {
   cluster: ClusterNeeds;
 }
 
-/** Puts a node's sources together. Pure. */
-export function nodeNeedsFrom(def: Pick<NodeDef, 'name' | 'host'>, own: ClusterAnswer | null, server: ClusterServer | null, list: OperatorList | null): NodeNeeds {
+/**
+ * Puts a node's sources together. `server`: the configured server node whose cluster lists this
+ * (agent) node, else one that answered without listing it (then no Node matched: said so). Pure.
+ */
+export function nodeNeedsFrom(def: Pick<NodeDef, 'name' | 'host' | 'k8sNode'>, own: ClusterAnswer | null, server: ClusterServer | null, list: OperatorList | null): NodeNeeds {
   const sources: NeedSource[] = [];
   const images: NodeNeededImage[] = [];
   const notes: string[] = [];
-  const cluster: ClusterServer | null = own?.kind === 'server' ? { node: def.name, cluster: own.cluster } : server;
+  let unmatched: NodeNeeds['unmatched'];
+  let unmatchedWhy: string | undefined;
+  // An agent's cluster counts only if it lists the agent: a server that answered without it is a
+  // cluster this node may not belong to at all.
+  const asked: ClusterServer | null = own?.kind === 'server' ? { node: def.name, cluster: own.cluster } : server;
+  const kubeNode = asked ? kubeNodeFor(def, asked.cluster.nodes) : null;
+  if (asked && kubeNode === null) {
+    unmatched = kubeNodeUnmatched(def, asked.node, asked.cluster.nodes);
+    unmatchedWhy = kubeNodeUnmatchedText(def, unmatched, asked.cluster.nodes);
+  }
+  const cluster = own?.kind === 'server' || kubeNode !== null ? asked : null;
   if (cluster) {
     sources.push({ kind: 'cluster', label: `kubectl on ${cluster.node}` });
-    const kubeNode = kubeNodeFor(def, cluster.cluster.nodes);
     images.push(...clusterNeedsOn(cluster.cluster, kubeNode));
-    if (kubeNode === null) notes.push(`the cluster lists no Node named ${def.name} or with the address ${def.host}: needs bound to one Node are not counted here`);
+    if (unmatchedWhy) notes.push(`${unmatchedWhy}: needs bound to one Node are not counted here`);
     const bad = cluster.cluster.unreadable.length;
     if (bad) notes.push(`${bad} image name${bad === 1 ? '' : 's'} in the cluster's workloads could not be read (e.g. "${cluster.cluster.unreadable[0]!.image.slice(0, 80)}")`);
   }
@@ -117,16 +122,18 @@ export function nodeNeedsFrom(def: Pick<NodeDef, 'name' | 'host'>, own: ClusterA
   const known = cluster !== null || (list !== null && list.images.length > 0);
   // A failed kubectl is the reason there is no source when nothing else answered: said once.
   if (own && own.kind === 'error' && known) notes.push(own.message);
+  // An operator's list answered for an agent no cluster Node matched: why the cluster did not count.
+  if (unmatchedWhy && !cluster && known) notes.push(unmatchedWhy);
   const noSource = known
     ? undefined
     : own === null
       ? 'the node was not asked'
       : own.kind === 'agent'
-        ? 'an agent node, and no configured server node of its cluster answered'
+        ? (unmatchedWhy ?? 'an agent node, and no configured server node of its cluster answered')
         : own.kind === 'none'
           ? 'no k3s or RKE2 kubectl on the node, and no operator\'s list'
           : own.kind === 'error'
             ? own.message
             : 'the cluster did not say which Node this is';
-  return { sources, images, ...(noSource !== undefined ? { noSource } : {}), notes };
+  return { sources, images, ...(noSource !== undefined ? { noSource } : {}), ...(unmatched ? { unmatched } : {}), notes };
 }

@@ -51,6 +51,10 @@ export function createNeedsResolver(deps: ResolverDeps): NeedsResolver {
     return answer;
   };
 
+  /**
+   * The configured server node whose cluster lists the node, else the first that answered
+   * without listing it (nodeNeedsFrom then says that no Node matched), else null.
+   */
   const serverFor = async (def: NodeDef): Promise<ClusterServer | null> => {
     const all = await deps.nodes();
     const candidates = all.filter((n) => n.name !== def.name && (n.group ?? null) === (def.group ?? null)).slice(0, MAX_SERVER_CANDIDATES);
@@ -59,15 +63,17 @@ export function createNeedsResolver(deps: ResolverDeps): NeedsResolver {
     // No new candidate is asked once one answered (a CLI closes its connections as soon as the
     // command is done, and a connection opened after that would keep it running).
     let found = false;
+    let unlisted: ClusterServer | null = null;
     return new Promise<ClusterServer | null>((resolve) => {
       void mapLimit(candidates, 4, async (c) => {
         if (found) return;
         const a = await answerOf(c.name);
-        if (!found && a.kind === 'server' && kubeNodeFor(def, a.cluster.nodes) !== null) {
+        if (found || a.kind !== 'server') return;
+        if (kubeNodeFor(def, a.cluster.nodes) !== null) {
           found = true;
           resolve({ node: c.name, cluster: a.cluster });
-        }
-      }).then(() => resolve(null));
+        } else unlisted ??= { node: c.name, cluster: a.cluster };
+      }).then(() => resolve(unlisted));
     });
   };
 

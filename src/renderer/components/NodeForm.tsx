@@ -5,7 +5,7 @@ import { ErrorNote } from './ErrorCallout';
 import { Modal } from './Modal';
 
 type Fields = Record<
-  'name' | 'host' | 'port' | 'user' | 'identity' | 'knownHosts' | 'socket' | 'imagesDir' | 'namespace' | 'group' | 'jump' | 'auth' | 'sudo',
+  'name' | 'host' | 'port' | 'user' | 'identity' | 'knownHosts' | 'socket' | 'imagesDir' | 'namespace' | 'group' | 'jump' | 'auth' | 'sudo' | 'k8sNode',
   string
 >;
 
@@ -33,6 +33,7 @@ const EMPTY: Fields = {
   jump: '',
   auth: 'publickey',
   sudo: '',
+  k8sNode: '',
 };
 
 function fromNode(n: NodeDef): Fields {
@@ -50,6 +51,7 @@ function fromNode(n: NodeDef): Fields {
     jump: n.jump ?? '',
     auth: n.auth ?? 'publickey',
     sudo: n.sudo ? 'true' : '',
+    k8sNode: n.k8sNode ?? '',
   };
 }
 
@@ -58,7 +60,7 @@ export function toNodeInput(f: Fields): unknown {
   const out: Record<string, unknown> = { name: f.name.trim(), host: f.host.trim() };
   const port = f.port.trim();
   if (port) out['port'] = /^\d+$/.test(port) ? Number(port) : port;
-  for (const key of ['user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace', 'group', 'jump'] as const) {
+  for (const key of ['user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'namespace', 'group', 'jump', 'k8sNode'] as const) {
     const v = (f[key] ?? '').trim();
     if (v) out[key] = v;
   }
@@ -86,7 +88,8 @@ export function NodeForm(props: {
         props.initial.imagesDir !== NODE_DEFAULTS.imagesDir ||
         props.initial.namespace !== NODE_DEFAULTS.namespace ||
         props.initial.sudo ||
-        props.initial.jump),
+        props.initial.jump ||
+        props.initial.k8sNode),
   );
   const jumpChoices = (props.nodes ?? []).filter((n) => n.name !== props.initial?.name && n.name !== fields.name.trim());
   const groupChoices = [...new Set((props.nodes ?? []).map((n) => n.group).filter((g): g is string => Boolean(g)))].sort();
@@ -213,6 +216,11 @@ export function NodeForm(props: {
             {field('socket', 'containerd socket', { placeholder: NODE_DEFAULTS.socket, mono: true })}
             {field('imagesDir', 'Images directory', { placeholder: NODE_DEFAULTS.imagesDir, mono: true })}
             {field('namespace', 'Namespace', { placeholder: NODE_DEFAULTS.namespace, mono: true })}
+            {field('k8sNode', 'Kubernetes Node name', {
+              placeholder: fields.name.trim() || 'as in kubectl get nodes',
+              help: 'Only when the cluster names this node otherwise and lists none of its addresses: the needs bound to that Node then count here.',
+              mono: true,
+            })}
             <div className="field field-jump">
               <label htmlFor={`${formId}-jump`}>Jump host</label>
               <select

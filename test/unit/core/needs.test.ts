@@ -793,15 +793,32 @@ describe('createNeedsResolver', () => {
     expect(calls.filter((c) => c === 's1')).toEqual(['s1', 's1']);
   });
 
-  it("an agent not listed among the server's Nodes gets no server", async () => {
+  it("an agent not listed among the server's Nodes gets no server: the reason says the server answered, and which Nodes it lists", async () => {
     const { resolve, calls } = resolver();
     expect(await resolve(stray, agentAnswer)).toEqual({
       sources: [{ kind: 'sandbox', label: "containerd's CRI config" }],
       images: [{ ref: PAUSE, workloads: [], source: 'sandbox' }],
-      noSource: 'an agent node, and no configured server node of its cluster answered',
+      noSource: "kubectl on s1 answered, but no Node of its cluster has this node's name (stray) or address (10.0.0.4)",
+      unmatched: { server: 's1', nodes: ['a1', 'k3s-a2', 's1'], total: 3 },
       notes: [],
     });
     expect(calls.sort()).toEqual(['a1', 'a2', 's1']);
+  });
+
+  it('mapped to its Kubernetes Node (k8sNode), the same agent gets the server’s needs, those bound to that Node included', async () => {
+    const { resolve } = resolver();
+    expect(await resolve({ ...stray, k8sNode: 'k3s-a2' }, agentAnswer)).toEqual({
+      sources: [
+        { kind: 'cluster', label: 'kubectl on s1' },
+        { kind: 'sandbox', label: "containerd's CRI config" },
+      ],
+      images: [
+        { ref: 'docker.io/library/nginx:1.25', workloads: [web], source: 'cluster' },
+        { ref: 'docker.io/library/busybox:1.36', workloads: [probe], source: 'cluster' },
+        { ref: PAUSE, workloads: [], source: 'sandbox' },
+      ],
+      notes: [],
+    });
   });
 
   it('an unreachable candidate is an answer like any other: the others still count', async () => {
