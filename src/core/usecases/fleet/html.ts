@@ -54,8 +54,9 @@ h3{font-size:1.05em;margin:20px 0 6px}.muted{color:var(--muted)}
 table{border-collapse:collapse;width:100%;margin:4px 0 12px;font-size:.92em}
 th,td{text-align:left;vertical-align:top;padding:5px 8px;border-bottom:1px solid var(--line)}
 th{background:var(--soft);font-weight:600;white-space:nowrap}
-td.ref{min-width:22ch}
-td.ref,td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em;word-break:break-all}
+td{overflow-wrap:anywhere}td.ref{min-width:26ch}td.path{min-width:16ch}td.why{min-width:24ch}td.nowrap{white-space:nowrap}
+td.ref,td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em}
+.digest{text-decoration:underline dotted;cursor:help;white-space:nowrap}
 .tag{display:inline-block;padding:0 6px;border-radius:10px;font-size:.85em;white-space:nowrap;border:1px solid var(--line)}
 .tag.bad{color:var(--bad);background:var(--badbg);border-color:var(--bad)}.tag.warn{color:var(--warn);background:var(--warnbg);border-color:var(--warn)}
 .tag.ok{color:var(--ok);background:var(--okbg);border-color:var(--ok)}
@@ -69,6 +70,21 @@ nav.toc a{margin-right:10px;white-space:nowrap}
 article.node{break-before:page;border:none;padding:0}tr,.card{break-inside:avoid}thead{display:table-header-group}
 a{color:inherit;text-decoration:none}@page{margin:12mm}}
 `;
+
+const DIGEST = /(sha256:[0-9a-f]{64})/;
+
+/**
+ * Text that may hold digests (references, paths, reasons): each 64-digit digest shortened to the
+ * digits IMAGE ID shows and its last 4, `sha256:80d331785726…e551`, the whole digest in its
+ * title, so that a cell keeps a line or two, not six lines of hex; a name wraps after a `/` (or
+ * before `@sha256:`) before it wraps anywhere else.
+ */
+const withDigests = (text: string): SafeHtml =>
+  html`${text.split(DIGEST).map((p, i) =>
+    i % 2
+      ? html`<span class="digest" title="${p}">${`sha256:${shortDigest(p)}…${p.slice(-4)}`}</span>`
+      : p.split(/(?<=\/)|(?=@$)/).map((part, j) => (j ? html`<wbr>${part}` : part)),
+  )}`;
 
 const pinTag = (i: ImageRef): SafeHtml =>
   i.lostPin ? html`${pinTagOf(i)} <span class="tag bad">durable pin lost</span>` : pinTagOf(i);
@@ -95,7 +111,7 @@ function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection
   if (images.length === 0) return html`<p class="muted">No images in the namespace.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next ${who} start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
     (i) =>
-      html`<tr><td class="ref">${i.name}</td><td>${pinTag(i)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono">${shortDigest(i.imageId)}</td><td>${formatBytes(i.size)}</td><td class="mono">${i.archive ?? '—'}</td><td>${i.reason}</td></tr>`,
+      html`<tr><td class="ref">${withDigests(i.name)}</td><td>${pinTag(i)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono nowrap">${shortDigest(i.imageId)}</td><td class="nowrap">${formatBytes(i.size)}</td><td class="mono path">${withDigests(i.archive ?? '—')}</td><td class="why">${withDigests(i.reason)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -103,7 +119,7 @@ function archivesTable(archives: ArchiveFile[], who: string): SafeHtml {
   if (archives.length === 0) return html`<p class="muted">The images dir is empty.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Path</th><th>Kind</th><th>Size</th><th>Images</th><th>Imported</th><th>Safe to remove</th><th>Why</th></tr></thead><tbody>${archives.map(
     (a) =>
-      html`<tr><td class="mono">${a.path}${a.cachedByK3s ? html` <span class="tag warn">cached by ${who}</span>` : ''}</td><td>${a.kind}</td><td>${formatBytes(a.size)}</td><td class="ref">${a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—'}</td><td>${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? (a.safeToRemove ? html`<span class="tag ok">yes</span>` : html`<span class="tag warn">no</span>`) : '—'}</td><td>${a.kind === 'archive' ? a.reason : ''}</td></tr>`,
+      html`<tr><td class="mono path">${withDigests(a.path)}${a.cachedByK3s ? html` <span class="tag warn">cached by ${who}</span>` : ''}</td><td class="nowrap">${a.kind}</td><td class="nowrap">${formatBytes(a.size)}</td><td class="ref">${withDigests(a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—')}</td><td class="nowrap">${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? (a.safeToRemove ? html`<span class="tag ok">yes</span>` : html`<span class="tag warn">no</span>`) : '—'}</td><td class="why">${a.kind === 'archive' ? withDigests(a.reason) : ''}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -113,7 +129,7 @@ const withCode = (text: string): SafeHtml => html`${text.split(/`([^`]+)`/).map(
 function lostPinsTable(lost: LostPin[]): SafeHtml {
   return html`<div class="scroll"><table><thead><tr><th>Node</th><th>Reference</th><th>What happened</th><th>Made durable</th><th>Likely causes</th><th>Remedy</th></tr></thead><tbody>${lost.map(
     (l) =>
-      html`<tr><td>${l.node}</td><td class="ref">${l.ref}</td><td><span class="tag bad">${LOST_PIN_KIND_TEXT[l.kind]}</span> ${l.summary}</td><td>${l.pinnedAt}<br><span class="muted">by ${l.pinnedBy}</span></td><td><ul class="reasons">${l.causes.map((c) => html`<li>${withCode(c)}</li>`)}</ul></td><td>${withCode(l.remedy.text)}${l.remedy.command ? html`<br><span class="mono">${l.remedy.command}</span>` : ''}</td></tr>`,
+      html`<tr><td>${l.node}</td><td class="ref">${withDigests(l.ref)}</td><td><span class="tag bad">${LOST_PIN_KIND_TEXT[l.kind]}</span> ${l.summary}</td><td>${l.pinnedAt}<br><span class="muted">by ${l.pinnedBy}</span></td><td><ul class="reasons">${l.causes.map((c) => html`<li>${withCode(c)}</li>`)}</ul></td><td>${withCode(l.remedy.text)}${l.remedy.command ? html`<br><span class="mono">${l.remedy.command}</span>` : ''}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -160,13 +176,13 @@ export function fleetHtml(report: FleetReport): string {
 ${s.atRisk.length === 0
   ? html`<p>No node at risk: every node answered, no durable pin is gone or lost at the next ${who} start, every node can pin, and no disk is low.</p>`
   : html`<div class="scroll"><table><thead><tr><th>Node</th><th>Why</th></tr></thead><tbody>${s.atRisk.map(
-      (r) => html`<tr><td><a href="#${nodeAnchor(index.get(r.node) ?? 0)}">${r.node}</a></td><td><ul class="reasons">${r.reasons.map((x) => html`<li>${x}</li>`)}</ul></td></tr>`,
+      (r) => html`<tr><td><a href="#${nodeAnchor(index.get(r.node) ?? 0)}">${r.node}</a></td><td class="why"><ul class="reasons">${r.reasons.map((x) => html`<li>${withDigests(x)}</li>`)}</ul></td></tr>`,
     )}</tbody></table></div>`}
 <h3>Needed images at risk</h3>
 ${atRisk.length === 0
   ? html`<p>None: every image the sites need is on its nodes and stays protected after the next ${who} start.</p>`
   : html`<p class="muted">A pod that needs one of these may fail to start: the image is missing, not pinned, or loses its pin at the next ${who} start.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>Verdict</th><th>Needed by</th><th>Why</th></tr></thead><tbody>${atRisk.map(
-      ({ node, a }) => html`<tr><td>${node}</td><td class="ref">${a.refs.join(', ')}</td><td><span class="tag bad">${NEED_VERDICT_TEXT[a.verdict]}</span></td><td>${a.workloads.length ? workloadsText(a.workloads, 3) : '—'}</td><td>${a.because}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}</td></tr>`,
+      ({ node, a }) => html`<tr><td>${node}</td><td class="ref">${withDigests(a.refs.join(', '))}</td><td><span class="tag bad">${NEED_VERDICT_TEXT[a.verdict]}</span></td><td>${a.workloads.length ? workloadsText(a.workloads, 3) : '—'}</td><td class="why">${withDigests(`${a.because}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}`)}</td></tr>`,
     )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --needed</span>; bring a missing one back with <span class="mono">holdfast import NODE ARCHIVE</span>.</p>`}
 <h3>Pins lost behind Holdfast's back</h3>
 ${lost.length === 0
@@ -176,13 +192,13 @@ ${lost.length === 0
 ${losing.length === 0
   ? html`<p>None.</p>`
   : html`<p class="muted">As kubelet sees them: per image id, by each node's containerd rule.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>References</th><th>Why</th></tr></thead><tbody>${losing.map(
-      ({ node, p }) => html`<tr><td>${node}</td><td class="ref">${imageNames([p], 1)}</td><td class="ref">${p.refs.join(', ')}</td><td>${p.reason}</td></tr>`,
+      ({ node, p }) => html`<tr><td>${node}</td><td class="ref">${withDigests(imageNames([p], 1))}</td><td class="ref">${withDigests(p.refs.join(', '))}</td><td class="why">${withDigests(p.reason)}</td></tr>`,
     )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --all-k3s</span> before removing any archive.</p>`}
 <h3>Drift across nodes</h3>
 ${report.drift.length === 0
   ? html`<p>The reachable nodes agree: every image is on all of them, pinned alike.</p>`
   : html`<p class="muted">Only images the reachable nodes disagree about. "Pinned" means pinned now (durable or by ${who}).</p><div class="scroll"><table><thead><tr><th>Image</th><th>Present on</th><th>Missing on</th><th>Pinned on</th><th>Unpinned on</th></tr></thead><tbody>${report.drift.map(
-      (d) => html`<tr><td class="ref">${d.name}</td><td>${list(d.presentOn)}</td><td>${list(d.missingOn)}</td><td>${list(d.pinnedOn)}</td><td>${list(d.unpinnedOn)}</td></tr>`,
+      (d) => html`<tr><td class="ref">${withDigests(d.name)}</td><td>${list(d.presentOn)}</td><td>${list(d.missingOn)}</td><td>${list(d.pinnedOn)}</td><td>${list(d.unpinnedOn)}</td></tr>`,
     )}</tbody></table></div>`}
 </section>
 <section id="details"><h2>Nodes</h2>
