@@ -69,14 +69,15 @@ export function ConnectionPanel({ node, error, onCancel }: { node: NodeDef; erro
         </div>
         <div className="panel-body">
           <h2 id="hkc-title">Host key changed — connection blocked</h2>
-          <p>{nodeMessage(error.message)}</p>
+          {/* Each thing once: the two fingerprints in their rows (the error's message says them
+              too), what it can mean and what to do in the hint; the message only when there is
+              no hint (a key that changed during a session). */}
           <p>
-            The key <strong>{where}</strong> presented differs from the one on record. This can mean the node was
-            reinstalled — or that someone is intercepting the connection. Holdfast will not connect.
+            The key <strong>{where}</strong> presented differs from the one on record. Holdfast will not connect.
           </p>
           <Fingerprint label="On record" value={error.expectedFingerprint} testId="expected-fingerprint" />
           <Fingerprint label="Presented now" value={error.fingerprint} testId="fingerprint" />
-          {error.hint ? <p className="hint">{error.hint}</p> : null}
+          <p className="hint">{nodeMessage(error.hint ?? error.message)}</p>
           <div className="panel-actions">
             <button type="button" className="btn" onClick={() => void connect(node.name)}>
               Retry
