@@ -2,12 +2,13 @@
 // or a pipe, a file, a test (no width: every line as scripts have always read it).
 import { elideReference, textWidth, wrapText, type ColumnFit } from './fit';
 import { table, terminalSafe, type Cell } from './format';
+import { commandLine } from '../shared/shellQuote';
 
 /**
  * The line after output whose reasons were cut to one short clause: where their whole text is.
  * `node`: the node `holdfast explain` asks about (NODE when the output covers several).
  */
-export const whyHint = (node?: string): string => `(--why: reasons in full${node === undefined ? '' : `; holdfast explain ${node} REF: one reference in full`})`;
+export const whyHint = (node?: string): string => `(--why: reasons in full${node === undefined ? '' : `; ${commandLine(['explain', node, 'REF'])}: one reference in full`})`;
 
 /** The narrowest an elided reference gets in a line of text, whatever else the line holds. */
 const MIN_REF = 24;

@@ -14,6 +14,7 @@ import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { imageName } from '../../shared/reference';
 import { distroDisplayName } from '../../shared/distro';
+import { commandLine } from '../../shared/shellQuote';
 
 // One percentage format everywhere (shared/format), as the app's Disk tab shows them.
 const pct = (n: number | null) => formatPercent(n, '-');
@@ -81,7 +82,7 @@ export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = fa
     const ageSiteNeeds = f.steps.some((st) => st.needed.some((n) => n.kind === 'site-need'));
     out.push(`\nMax-age GC — ${f.maxAge.text}`);
     if (f.maxAge.needed) {
-      out.push(`  WARNING: ${f.maxAge.needed} needed image${f.maxAge.needed === 1 ? ' is' : 's are'} among them — pin ${f.maxAge.needed === 1 ? 'it' : 'them'} (holdfast pin ${p.node} ${ageSiteNeeds ? '--needed' : 'REF'}) now: the disk need not fill.`);
+      out.push(`  WARNING: ${f.maxAge.needed} needed image${f.maxAge.needed === 1 ? ' is' : 's are'} among them — pin ${f.maxAge.needed === 1 ? 'it' : 'them'} (${commandLine(['pin', p.node, ageSiteNeeds ? '--needed' : 'REF'])}) now: the disk need not fill.`);
     }
   }
   out.push(`\nGC forecast — when the image file system reaches ${f.highPercent} %, kubelet deletes (oldest first):`);
@@ -100,7 +101,7 @@ export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = fa
   }
   // Images the site needs are pinned in one go; other needed ones (rollback, archive) by name.
   const siteNeeds = f.steps.some((st) => st.deleted && st.needed.some((n) => n.kind === 'site-need'));
-  if (f.neededDeleted) out.push(`  WARNING: ${f.neededDeleted} needed image${f.neededDeleted === 1 ? ' is' : 's are'} among them — pin ${f.neededDeleted === 1 ? 'it' : 'them'} (holdfast pin ${p.node} ${siteNeeds ? '--needed' : 'REF'}) before the disk fills.`);
+  if (f.neededDeleted) out.push(`  WARNING: ${f.neededDeleted} needed image${f.neededDeleted === 1 ? ' is' : 's are'} among them — pin ${f.neededDeleted === 1 ? 'it' : 'them'} (${commandLine(['pin', p.node, siteNeeds ? '--needed' : 'REF'])}) before the disk fills.`);
   out.push(`  Order: ${brief ? ORDER_BRIEF : f.orderNote}`);
   for (const n of f.notes) out.push(`  note: ${n}`);
   if (brief) out.push(whyHint());

@@ -16,6 +16,7 @@ import { wrapWords } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import type { Screen } from '../screen';
+import { commandLine } from '../../shared/shellQuote';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
@@ -29,7 +30,7 @@ export function resolveReference(query: string, images: readonly Pick<ImageRef, 
   if (hit.found !== null) return hit.found;
   if (hit.ambiguous !== null) throw new HoldfastError('INVALID_INPUT', hit.ambiguous, { hint: 'Give more of the name (holdfast images --wide lists them whole).' });
   throw new HoldfastError('NOT_FOUND', `no reference "${query}" on ${node}, and the site needs none by that name`, {
-    hint: `holdfast images ${node} lists every reference (a name, a name shortened with …, or an IMAGE ID works).`,
+    hint: `${commandLine(['images', node])} lists every reference (a name, a name shortened with …, or an IMAGE ID works).`,
   });
 }
 

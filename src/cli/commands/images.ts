@@ -12,6 +12,7 @@ import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
 import { embeddedRegistryBrief, peersColumnApplies, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
 import { imageName, isImageIdRecord } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
+import { commandLine } from '../../shared/shellQuote';
 import { connectsFirstNode, type Cli } from '../context';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { HoldfastError } from '../../core/errors';
@@ -52,10 +53,10 @@ function printNeeds(cli: Cli, node: string, images: ImageRef[], needs: NeedsRepo
     if (!screen.terminal) cli.io.out(`  ${safe(ref)}: ${safe(a.because)}${safe(held)}`);
     else out(`  - ${screen.ref(ref, 6)}: ${safe(why ? a.because : atRiskBrief(a, images, needs))}${safe(held)}`);
   }
-  if (atRisk.some((a) => a.pinnable)) out(`Make every needed image durable with: holdfast pin ${node} --needed`);
+  if (atRisk.some((a) => a.pinnable)) out(`Make every needed image durable with: ${commandLine(['pin', node, '--needed'])}`);
   else if (atRisk.some((a) => a.verdict === 'unprotected' || a.verdict === 'losing')) out("Their pins are durable, but kubelet does not see them on this containerd: keep their archives in the images dir.");
   if (needs.verification) out(safe(verificationRemedyText(needs.verification, who)));
-  if (atRisk.some((a) => a.verdict === 'missing')) out(`Bring a missing image back with: holdfast import ${node} ARCHIVE`);
+  if (atRisk.some((a) => a.verdict === 'missing')) out(`Bring a missing image back with: ${commandLine(['import', node, 'ARCHIVE'])}`);
   return screen.terminal && !why;
 }
 
@@ -213,7 +214,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
             short ||= !why;
           }
         }
-        out(`Make them durable with: holdfast pin ${name} --all-k3s`);
+        out(`Make them durable with: ${commandLine(['pin', name, '--all-k3s'])}`);
       }
       // Pins that hold on paper only: a .txt list hands them to the distro, or containerd's own GC removes the reference.
       const noted = (refs: ImageRef[], heading: string, brief: (r: ImageRef) => string) => {

@@ -17,6 +17,7 @@ import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
 import { distroDisplayName } from '../../shared/distro';
 
+import { commandLine } from '../../shared/shellQuote';
 /** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
 const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
 import type { Cli } from '../context';
@@ -79,7 +80,7 @@ function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDi
   if (atRisk.length) {
     head(`${plural(atRisk.length, 'needed image')} at risk (a pod that needs ${atRisk.length === 1 ? 'it' : 'them'} may not start):`);
     for (const a of atRisk) item(a.refs[0] ?? '', `${why ? a.because : atRiskBrief(a, n?.images, n?.needs)}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}`);
-    if (atRisk.some((a) => a.pinnable)) out.push(screen.command(`  ${' '.repeat(r.node.length)}  → holdfast pin ${r.node} --needed`));
+    if (atRisk.some((a) => a.pinnable)) out.push(screen.command(`  ${' '.repeat(r.node.length)}  → ${commandLine(['pin', r.node, '--needed'])}`));
     if (n?.needs?.verification) out.push(`  ${' '.repeat(r.node.length)}  → ${safe(verificationRemedyText(n.needs.verification, distroDisplayName(n.versions?.distro ?? 'unknown')))}`);
   }
   if (r.losingImages?.length) {
@@ -179,7 +180,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
       if (screen.terminal) continue;
       // Each needed image at risk: what it is, who needs it, where a copy is.
       for (const a of r.atRisk ?? []) out.push(`${pad}- ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
-      if (r.atRisk?.some((a) => a.pinnable)) out.push(`${pad}→ holdfast pin ${r.node} --needed`);
+      if (r.atRisk?.some((a) => a.pinnable)) out.push(`${pad}→ ${commandLine(['pin', r.node, '--needed'])}`);
       const verification = results.get(r.node)?.needs?.verification;
       if (verification) out.push(`${pad}→ ${safe(verificationRemedyText(verification, distroDisplayName(results.get(r.node)?.versions?.distro ?? 'unknown')))}`);
     }

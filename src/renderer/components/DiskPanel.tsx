@@ -20,6 +20,7 @@ import { ErrorCallout } from './ErrorCallout';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, SlashIcon, TrashIcon } from './icons';
 import { imageName } from '../../shared/reference';
+import { commandLine } from '../../shared/shellQuote';
 
 /** Each state's badge and its title; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */
 export const stateText = (who: string, maxAge: string | null = null): Record<ImageState, { label: string; title: string }> => ({
@@ -154,7 +155,7 @@ export function Forecast({ f, node, images, who }: { f: GcForecast; node: string
               {needed.map((s) => displayRef(imageName(s.refs, s.key))).join(', ')}
             </strong>
             <span>
-              Pin {needed.length === 1 ? 'it' : 'them'} durably before the disk fills (Images tab, or <code>holdfast pin {node} REF</code>), or
+              Pin {needed.length === 1 ? 'it' : 'them'} durably before the disk fills (Images tab, or <code>{commandLine(['pin', node, 'REF'])}</code>), or
               free space with Prune, which never takes them.
             </span>
           </div>

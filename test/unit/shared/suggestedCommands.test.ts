@@ -3,6 +3,7 @@
 // parses back to the intended argv, in a real sh, and nothing in it runs (issue #49, item 20).
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { whyHint } from '../../../src/cli/screen';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
 import { HoldfastError } from '../../../src/core/errors';
@@ -188,5 +189,9 @@ describe('suggested commands with hostile names', () => {
       hint = e instanceof HoldfastError ? e.hint : undefined;
     }
     expectCommand(hint, ['holdfast', 'archives', NODE]);
+  });
+
+  it("the CLI's pointer to explain (its REF placeholder runs into the prose's colon)", () => {
+    expectCommand(whyHint(NODE), ['holdfast', 'explain', NODE]);
   });
 });

@@ -9,6 +9,7 @@ import { plural, word } from '../../../shared/wording';
 import type { Cli } from '../../context';
 import type { ColumnFit } from '../../fit';
 import { helpAfter } from '../../help';
+import { commandLine } from '../../../shared/shellQuote';
 
 /** How the tables of nodes to add give way: names stay whole, the key file's path is elided, the user hidden last. */
 const NODE_IMPORT_COLUMNS: readonly ColumnFit[] = [{}, { kind: 'ref', min: 15 }, { hide: 1 }, { kind: 'ref', min: 20 }, { kind: 'text', min: 8 }, { kind: 'text', min: 8 }];
@@ -73,7 +74,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       const what = plural(plan.nodes.length, 'node');
       const text = (line: string) => cli.io.out(cli.screen().text(line));
       if (o.dryRun) text(`dry run: would import ${what} from ${file}; nothing changed`);
-      else if (added.length) text(`imported ${what} from ${file} (not checked: run \`holdfast inspect${o.group ? ` --group ${o.group}` : ''}\`)`);
+      else if (added.length) text(`imported ${what} from ${file} (not checked: run \`${commandLine(['inspect', ...(o.group ? ['--group', o.group] : [])])}\`)`);
       else text(`nothing to import from ${file}`);
     });
 
