@@ -11,6 +11,7 @@ import { checkLabPrerequisites, startLab, type Lab } from './lab.ts';
 import { emulateK3sStart, listImages, startK3sWatcher, type FailedImport, type K3sStartReport, type K3sWatcher } from './k3s.ts';
 import { writeImageArchive } from './fixtures.ts';
 import { attachLabNode } from './attach.ts';
+import { BANNER_WIDTH, labBanner } from './banner.ts';
 import { workloadList } from './workloads.ts';
 import { seedWorkloads, writeSeedArchive } from './seed.ts';
 import { claimLabPrefix, storedNodeNames, type LabPrefix } from './names.ts';
@@ -145,7 +146,6 @@ async function main(): Promise<void> {
   const distro: LabDistro = given;
   const k3s = parseRelease(values.k3s ?? DEFAULT_K3S, distro);
   if (!k3s) fail(`--k3s wants a k3s release such as ${DEFAULT_K3S} (or v1.33.7)\n${USAGE}`);
-  const distroName = distro === 'k3s' ? 'k3s' : 'RKE2';
   const count = values.nodes === undefined ? 3 : Number(values.nodes);
   if (!Number.isInteger(count) || count < 1 || count > 50) fail(`--nodes wants a whole number from 1 to 50\n${USAGE}`);
 
@@ -218,35 +218,32 @@ async function main(): Promise<void> {
   const digests = Object.fromEntries((await listImages(server).catch(() => [])).map((i) => [i.name, i.digest]));
   const fixture = workloadList(seedWorkloads(lab.nodes.map((n) => n.name), k3s, `containerd://${version}`, digests, Boolean(values.seed)));
   for (const node of lab.nodes) await node.installDistroBinary(distro, k3s, node === server ? { workloads: fixture } : {});
-  // Its kubectl on a server, as Holdfast runs it (docs/k3s-facts.md).
-  const kubectl = distro === 'k3s' ? 'k3s kubectl' : '/var/lib/rancher/rke2/bin/kubectl --kubeconfig /etc/rancher/rke2/rke2.yaml';
-
-  const out: string[] = [];
-  out.push(`Holdfast lab: ${lab.nodes.length} ${distroName} node(s) up in ${startedMs} ms on containerd ${version} (CRI plugin on)`);
-  out.push(`  lab dir:       ${lab.dir}`);
-  out.push(`  identity file: ${lab.clientKey}`);
-  out.push(`  known_hosts:   ${lab.knownHosts}`);
-  for (const n of lab.nodes) {
-    out.push('');
-    out.push(`${n.name}: ${n.user}@${n.host} port ${n.port}`);
-    out.push(`  ${`${distro}:`.padEnd(13)}${k3s}, ${n === server ? `server: \`${kubectl} get … -o json\` answers` : `agent: \`${distro === 'k3s' ? kubectl : 'kubectl'}\` has no kubeconfig`}`);
-    if (n === server) out.push(`  workloads:   ${values.seed ? 'Deployment default/sample, CronJob default/nightly-report, ' : ''}${lab.nodes.length} Node(s)`);
-    out.push(`  host key:    ${n.hostKeyFingerprint}`);
-    out.push(`  socket:      /run/k3s/containerd/containerd.sock (host side ${n.hostSocket})`);
-    out.push(`  images dir:  /var/lib/rancher/${distro}/agent/images (host side ${n.hostImagesDir})`);
-    out.push(`  ctr:         ${n.ctrBinary} -a ${n.hostSocket} -n k8s.io images ls`);
-    out.push(
-      // bin/holdfast.mjs, not npx: npx's own package resolution adds about 2 s to every command.
-      `  bin/holdfast.mjs node add ${n.name} --host ${n.host} --port ${n.port} --identity ${lab.clientKey} --known-hosts ${lab.knownHosts}`,
-    );
-    out.push(`  ssh -i ${lab.clientKey} -p ${n.port} -o UserKnownHostsFile=${lab.knownHosts} ${n.user}@${n.host}`);
-  }
-  out.push('');
-  out.push(`${distroName} watchers are running: drop archives into an images dir to import and pin them.`);
-  out.push(`Emulate ${distro === 'k3s' ? 'a k3s' : 'an RKE2'} (re)start on a node, from another terminal:`);
-  out.push(`  npm run lab -- k3s-start ${lab.nodes[0]!.name} --dir ${lab.dir}`);
-  out.push('Ctrl-C stops everything.');
-  process.stdout.write(out.join('\n') + '\n');
+  const banner = labBanner(
+    {
+      distro,
+      release: k3s,
+      containerdVersion: version,
+      startedMs,
+      dir: lab.dir,
+      clientKey: lab.clientKey,
+      knownHosts: lab.knownHosts,
+      seed: Boolean(values.seed),
+      nodes: lab.nodes.map((n) => ({
+        name: n.name,
+        user: n.user,
+        host: n.host,
+        port: n.port,
+        hostKeyFingerprint: n.hostKeyFingerprint,
+        hostSocket: n.hostSocket,
+        hostImagesDir: n.hostImagesDir,
+        ctrBinary: n.ctrBinary,
+        server: n === server,
+      })),
+    },
+    // A terminal's width; anywhere else (a log, a test) what a terminal usually has.
+    process.stdout.isTTY ? process.stdout.columns || 80 : BANNER_WIDTH,
+  );
+  process.stdout.write(banner + '\n');
   // keep the event loop alive until a signal arrives
   setInterval(() => undefined, 1 << 30);
 }

@@ -83,6 +83,8 @@ export interface Cli extends LazyService {
   wide: boolean;
   /** How this command's output is laid out: for a terminal of some width, or as it always was. */
   screen(): Screen;
+  /** The same for what it writes to stderr (notes, warnings), which may go elsewhere than stdout. */
+  errScreen(): Screen;
 }
 
 export function createCli(io: Io): Cli {
@@ -93,6 +95,10 @@ export function createCli(io: Io): Cli {
     wide: false,
     screen() {
       const columns = io.columns?.() ?? null;
+      return columns === null ? Screen.plain : new Screen(true, this.wide ? null : columns);
+    },
+    errScreen() {
+      const columns = io.errColumns?.() ?? null;
       return columns === null ? Screen.plain : new Screen(true, this.wide ? null : columns);
     },
     call: (channel, args) => service.call(channel, args),

@@ -7,6 +7,8 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { HoldfastError } from '../core/errors';
 import { acceptFlagFor, isFingerprint, normalizeFingerprint, unknownHost, type AcceptNewHostKey, type PresentedHostKey } from '../core/ssh/hostKey';
+import { hostKeyFingerprint } from '../core/ssh/knownHosts';
+import type { SshConnection } from '../core/ssh/connect';
 import { readLine, type PromptStreams } from './prompt';
 import { terminalSafe } from './format';
 import { logger } from '../core/log';
@@ -50,7 +52,7 @@ export function acceptNewHostKeyOption(): Option {
  * only about hosts not yet on record, and says on stderr which host (which hop) each key it
  * accepts belongs to.
  */
-export function hostKeyAcceptance(o: HostKeyAcceptance | undefined, io: PromptStreams = { input: process.stdin, output: process.stderr }): AcceptNewHostKey | undefined {
+export function hostKeyAcceptance(o: HostKeyAcceptance | undefined, io: PromptStreams = { input: process.stdin, output: process.stderr }): ((key: PresentedHostKey) => Promise<boolean>) | undefined {
   if (!o) return undefined;
   const listed = new Set(o.fingerprints);
   return async (key) => {
@@ -80,4 +82,42 @@ async function confirmOnTerminal(key: PresentedHostKey, io: PromptStreams): Prom
   );
   const answer = await readLine('Record this key and connect? [y/N] ', { echo: true }, io).catch((err: unknown) => (log.debug('no answer to the host key question: refused', { err }), ''));
   return /^(y|yes)$/i.test(answer.trim());
+}
+
+/**
+ * The acceptance of hostKeyAcceptance, and afterwards the fingerprints it recorded: node edit
+ * says whether the flag trusted a key or found it on record already.
+ */
+export function trackedAcceptance(o: HostKeyAcceptance | undefined, io?: PromptStreams): { accept: AcceptNewHostKey | undefined; recorded: string[] } {
+  const recorded: string[] = [];
+  const accept = hostKeyAcceptance(o, io);
+  if (!accept) return { accept, recorded };
+  return {
+    recorded,
+    accept: async (key) => {
+      const yes = await accept(key);
+      if (yes) recorded.push(key.fingerprint);
+      return yes;
+    },
+  };
+}
+
+/** The host keys a connection verified: the node's, then each jump host's on its way. */
+export function verifiedKeys(ssh: Pick<SshConnection, 'hostKey' | 'via'>): string[] {
+  const keys = [hostKeyFingerprint(ssh.hostKey)];
+  for (let hop = ssh.via; hop; hop = hop.via) keys.push(hop.hostKeyFingerprint);
+  return keys;
+}
+
+/**
+ * --accept-new-host-key=FP where every key was on record already: FP must be one of them, or the
+ * key the person checked is not the one the node offers (nothing is saved then).
+ */
+export function refuseUnmatched(o: HostKeyAcceptance, node: string, keys: readonly string[], recorded: readonly string[]): void {
+  if (recorded.length > 0 || o.fingerprints.length === 0 || o.fingerprints.some((fp) => keys.includes(fp))) return;
+  const given = o.fingerprints.join(', ');
+  throw new HoldfastError('REFUSED', `${node} offers host key ${keys[0]}, already on record, not ${o.fingerprints.length === 1 ? 'the fingerprint' : 'any of the fingerprints'} you gave (${given}): nothing was recorded or saved.`, {
+    fingerprint: keys[0]!,
+    hint: `Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub): if it is ${keys[0]}, the key on record is the node's and there is nothing to trust.`,
+  });
 }

@@ -17,6 +17,7 @@ import { catchCliCrashes, startCliLog } from './logging';
 import { terminalSafe } from './format';
 import { wrapLine } from './fit';
 import { HELP_CONFIG, helpAfter } from './help';
+import { savedNodeHint } from './accessText';
 
 type Register = (program: Command, cli: Cli) => void;
 
@@ -131,7 +132,9 @@ async function runCommand(argv: string[], io: Io): Promise<number> {
     }
     const info = toErrorInfo(e);
     let line = `holdfast: ${info.message}`;
-    if (info.hint) line += ` — ${info.hint}`;
+    // A remedy the node's refusal carries as data, worded as the command that works from here.
+    const hint = savedNodeHint(info);
+    if (hint) line += ` — ${hint}`;
     // One line, whatever the message quotes (a node's file name, its stderr): nothing a terminal
     // acts on. On a terminal (not --wide) it wraps to its width; a log keeps it on one line.
     const width = cli.wide ? null : (io.errColumns?.() ?? null);

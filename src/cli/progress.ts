@@ -11,8 +11,10 @@
 // Anywhere else (a log file, CI): plain lines, one when a row changes phase and at most one per
 // row every few seconds otherwise. Never a carriage return, never an escape sequence.
 //
-// note() prints a lasting line above the live rows; close() erases the live rows, so whatever
-// comes next (a result, an error, the Ctrl-C message) starts on a clean line of its own.
+// note() prints a lasting line above the live rows (wrapped at words on a terminal); close()
+// erases the live rows, so whatever comes next (a result, an error, the Ctrl-C message) starts on
+// a clean line of its own.
+import { wrapLine } from './fit';
 import { terminalSafe } from './format';
 
 export interface ProgressStream {
@@ -146,7 +148,8 @@ export class ProgressBoard {
       this.out.write(`${safe}\n`);
       return;
     }
-    this.out.write(this.erase() + `${safe}\n`);
+    // A lasting line is wrapped at words to the terminal (a live row is cut instead: see draw).
+    this.out.write(this.erase() + `${wrapLine(safe, Math.max(20, this.out.columns || 80))}\n`);
     this.drawn = 0;
     if (!this.suspended) this.draw();
   }

@@ -81,8 +81,10 @@ export function lazyService(): LazyService {
       const { service, dispatch } = await load();
       const answer = await dispatch(service, channel, args);
       if (answer.ok) return answer.result as ResultOf<typeof channel>;
-      const { code, message, ...extra } = answer.error;
-      throw new HoldfastError(code, message, extra);
+      const { code, message, access, ...extra } = answer.error;
+      const e = new HoldfastError(code, message, extra);
+      if (access) e.access = access;
+      throw e;
     },
     async subscribe(cb) {
       const { service } = await load();

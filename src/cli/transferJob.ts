@@ -1,9 +1,11 @@
 // What `holdfast upload` and `holdfast import` show of their job: each node's row as it changes,
-// and a failed node's error as the service reported it.
+// a failed node's error as the service reported it, and each node's line at the end.
 import { HoldfastError } from '../core/errors';
-import type { Job, JobNodeProgress } from '../shared/domain';
+import type { ErrorInfo, Job, JobNodeProgress, JobNodeResult } from '../shared/domain';
+import { humanSize, terminalSafe } from './format';
 import { nodePatch } from './jobs';
 import { ProgressBoard } from './progress';
+import type { Screen } from './screen';
 import { NodeRows } from './transferRows';
 
 /** Shows a job's node rows as they change: a failed or cancelled node gets its FAILED row. */
@@ -30,4 +32,23 @@ export function nodeError(n: JobNodeProgress): HoldfastError {
   if (!n.error) return new HoldfastError('INTERNAL', n.message || `${n.node} failed`);
   const { code, message, ...extra } = n.error;
   return new HoldfastError(code, message, extra);
+}
+
+/**
+ * A node's line at the end of an import: `NODE: ok — what was done`, or `NODE: FAILED — the error
+ * (its hint)`. On a terminal it wraps at words to its width, the next lines indented.
+ */
+export function importResultLine(screen: Screen, node: string, outcome: { result: JobNodeResult } | { failed: Pick<ErrorInfo, 'message' | 'hint'> }): string {
+  if ('result' in outcome) return screen.text(`${node}: ok — ${outcome.result.summary}`);
+  const { message, hint } = outcome.failed;
+  return screen.text(`${node}: FAILED — ${terminalSafe(message)}${hint ? ` (${terminalSafe(hint)})` : ''}`);
+}
+
+/** An upload's line at the end: what went where, its size and SHA-256; wrapped at words on a terminal. */
+export function uploadResultLine(screen: Screen, node: string, r: JobNodeResult, size: number): string {
+  return screen.text(
+    !r.uploaded
+      ? `${node}: ${r.relPath} is already there (sha256 ${r.sha256})`
+      : `${node}: uploaded ${r.relPath} (${humanSize(size)}${r.resumedFrom ? `, resumed from ${humanSize(r.resumedFrom)}` : ''}, sha256 ${r.sha256} verified on the node)`,
+  );
 }

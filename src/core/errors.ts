@@ -4,6 +4,8 @@ import type { ErrorCode, ErrorInfo } from '../shared/domain';
 
 export class HoldfastError extends Error {
   readonly code: ErrorCode;
+  /** How to get in (data, see AccessRemedy); set by whoever knows the node (NodeSession.open). */
+  access?: import('../shared/domain').AccessRemedy;
   readonly hint?: string;
   readonly fingerprint?: string;
   readonly expectedFingerprint?: string;
@@ -26,6 +28,7 @@ export class HoldfastError extends Error {
     if (this.hint) info.hint = this.hint;
     if (this.fingerprint) info.fingerprint = this.fingerprint;
     if (this.expectedFingerprint) info.expectedFingerprint = this.expectedFingerprint;
+    if (this.access) info.access = this.access;
     return info;
   }
 }

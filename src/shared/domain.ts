@@ -277,9 +277,19 @@ export interface ErrorInfo {
   message: string;
   /** What the user can do about it. */
   hint?: string;
+/**
+ * What lets Holdfast in when a node refuses it, as data (the CLI words it as the command that
+ * works where it is read, the app as its own control): trust-host-key: accept the key with
+ * `fingerprint` for the configured `node` (the jump host's, for a hop) once it is checked on the
+ * node; sudo: reach containerd and the images dir through the node's sudo option.
+ */
+export type AccessRemedy = { kind: 'trust-host-key'; node: string; fingerprint: string } | { kind: 'sudo'; node: string };
+
   /** SHA256:… fingerprint of the key the host presented (host key errors). */
   fingerprint?: string;
   /** SHA256:… fingerprint on record (changed host key). */
+  /** How to get in, when the node refused Holdfast (see AccessRemedy). */
+  access?: AccessRemedy;
   expectedFingerprint?: string;
 }
 

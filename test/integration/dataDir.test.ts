@@ -89,7 +89,7 @@ describe('holdfast node add without --images-dir', () => {
     const r = await cli(addArgs('drke2', n));
     expect(r.stdout).toContain('RKE2 v1.31.6+rke2r1\n');
     expect(r.stdout).toContain(
-      '  images dir: /var/lib/rancher/rke2/agent/images (RKE2\'s default data-dir (no data-dir in /etc/rancher/rke2/config.yaml or /etc/rancher/rke2/config.yaml.d/))',
+      '  images dir: /var/lib/rancher/rke2/agent/images (RKE2\'s default data-dir: none set in /etc/rancher/rke2/config.yaml or config.yaml.d/)',
     );
     expect((await nodeLs()).find((d) => d.name === 'drke2')).toMatchObject({ imagesDir: '/var/lib/rancher/rke2/agent/images', imagesDirSource: 'detected' });
     expect((await archives('drke2')).map((a) => a.path)).toEqual(['system.tar']);

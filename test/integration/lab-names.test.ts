@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { bannerCommands } from '../../lab/banner.ts';
 import { repoRoot, runCli, tempHome } from './support';
 
 const home = tempHome();
@@ -38,9 +39,7 @@ function startByHand(extra: string[] = []): Promise<StartedLab | { code: number 
     child.stdout!.on('data', (d) => {
       out += d;
       if (out.includes('Ctrl-C stops everything.')) {
-        const addLines = out
-          .split('\n')
-          .map((l) => l.trim())
+        const addLines = bannerCommands(out)
           .filter((l) => l.startsWith('bin/holdfast.mjs node add '))
           .map((l) => l.split(/\s+/).slice(1));
         resolve({ child, banner: out, addLines });

@@ -13,7 +13,7 @@ import { humanSize, terminalSafe } from '../format';
 import { helpAfter } from '../help';
 import { followJob } from '../jobs';
 import { ProgressBoard } from '../progress';
-import { jobRows, nodeError } from '../transferJob';
+import { importResultLine, jobRows, nodeError } from '../transferJob';
 
 // It runs as the service's job (jobs.startImport), in this process: the
 // service inspects the archive (refusing what k3s would not import before anything is sent),
@@ -86,17 +86,19 @@ export function registerImportCommand(program: Command, cli: Cli): void {
       }
       let failed = 0;
       let refused = 0;
+      const screen = cli.screen();
+      const errScreen = cli.errScreen();
       for (const n of job.nodes) {
         if (n.state === 'succeeded' && n.result) {
-          cli.io.out(`${n.node}: ok — ${n.result.summary}`);
-          // Node-derived sentences (names, versions): one line each on stderr, harmless.
-          if (n.result.renamed) cli.io.err(`note: ${n.node}: ${terminalSafe(n.result.renamed)}`);
-          for (const w of n.result.warnings ?? []) cli.io.err(`warning: ${n.node}: ${terminalSafe(w)}`);
+          cli.io.out(importResultLine(screen, n.node, { result: n.result }));
+          // Node-derived sentences (names, versions): one each on stderr, harmless.
+          if (n.result.renamed) cli.io.err(errScreen.text(`note: ${n.node}: ${terminalSafe(n.result.renamed)}`));
+          for (const w of n.result.warnings ?? []) cli.io.err(errScreen.text(`warning: ${n.node}: ${terminalSafe(w)}`));
         } else {
           failed++;
           const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: n.message || 'cancelled', hint: undefined } : nodeError(n);
           if (exitCodeFor(info.code) === EXIT.REFUSED) refused++;
-          cli.io.out(`${n.node}: FAILED — ${terminalSafe(info.message)}${info.hint ? ` (${terminalSafe(info.hint)})` : ''}`);
+          cli.io.out(importResultLine(screen, n.node, { failed: info }));
         }
       }
       if (failed) {

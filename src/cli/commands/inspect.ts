@@ -70,10 +70,8 @@ function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDi
   const out: string[] = [];
   const head = (s: string) => out.push(`  ${r.node}: ${s}`);
   const item = (ref: string, clause: string) => out.push(`  ${' '.repeat(r.node.length)}  - ${screen.ref(ref, r.node.length + 8)}: ${safe(clause)}`);
-  if (r.unreachable) {
-    head(`${notInspectedStatus(n?.error?.code).toUpperCase()}: ${safe(n?.error?.message ?? 'unknown error')}`);
-    if (n?.error?.hint) out.push(`  ${' '.repeat(r.node.length)}  ${safe(n.error.hint)}`);
-  }
+  // (its error's hint follows, once, as on every output: fleetText)
+  if (r.unreachable) head(`${notInspectedStatus(n?.error?.code).toUpperCase()}: ${safe(n?.error?.message ?? 'unknown error')}`);
   for (const w of n ? warningsOf(n) : []) head(safe(w.message));
   if (r.lostPins) head(`${plural(r.lostPins, 'durable pin')} Holdfast made ${word(r.lostPins, 'is')} gone (below)`);
   const atRisk = r.atRisk ?? [];

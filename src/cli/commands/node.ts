@@ -1,6 +1,7 @@
 // holdfast node add | ls | edit | rm — the inventory of nodes (import-ssh-config and add-bulk:
 // commands/node/bulk.ts).
 import type { Command } from 'commander';
+import { checkError, givenArgs } from '../accessText';
 import { HoldfastError } from '../../core/errors';
 import { describeImagesDir } from '../../core/node/distroConfig';
 import { ASSUMED_DISTRO, distroDisplayName } from '../../shared/distro';
@@ -8,7 +9,7 @@ import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
 import { parsePort, withSession, type Cli } from '../context';
 import type { ColumnFit } from '../fit';
 import { helpAfter } from '../help';
-import { acceptNewHostKeyOption, hostKeyAcceptance } from '../hostKeys';
+import { acceptNewHostKeyOption, hostKeyAcceptance, refuseUnmatched, trackedAcceptance, verifiedKeys, type HostKeyAcceptance } from '../hostKeys';
 import { registerNodeImportCommands } from './node/bulk';
 
 // Validating a node (zod) loads when a command that adds or changes one runs.
@@ -103,7 +104,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         ],
       ),
     )
-    .action(async (name: string, o) => {
+    .action(async (name: string, o, cmd: Command) => {
       const input: NodeInput = {
         name,
         host: o.host,
@@ -131,16 +132,18 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       const { completeNode } = await nodes();
       const def = completeNode(input);
       if (o.check) {
-        const info = await withSession(def, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey));
+        const info = await withSession(def, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey)).catch((e: unknown) => {
+          throw checkError(e, def, givenArgs(cmd));
+        });
         // Without --images-dir, the one the node's distro uses (its data-dir), from the same probe.
         if (!o.imagesDir && info.imagesDir) Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
         const added = await cli.call('nodes.add', { node: input });
-        cli.io.out(`added ${name}: containerd ${info.containerdVersion}` + (info.distroVersion ? `, ${distroDisplayName(info.distro)} ${info.distroVersion}` : ''));
-        cli.io.out(imagesDirLine(added, info));
+        // Lines for a person: wrapped at words to the terminal (a long data-dir path, a long name).
+        const versions = `containerd ${info.containerdVersion}` + (info.distroVersion ? `, ${distroDisplayName(info.distro)} ${info.distroVersion}` : '');
+        cli.io.out(cli.screen().text(`added ${name}: ${versions}\n${imagesDirLine(added, info)}`));
       } else {
         const added = await cli.call('nodes.add', { node: input });
-        cli.io.out(`added ${name} (not checked)`);
-        cli.io.out(imagesDirLine(added));
+        cli.io.out(cli.screen().text(`added ${name} (not checked)\n${imagesDirLine(added)}`));
       }
     });
 
@@ -217,7 +220,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         ],
       ),
     )
-    .action(async (name: string, o) => {
+    .action(async (name: string, o, cmd: Command) => {
       const s = cli.store();
       const before = await s.get(name);
       const input: NodeInput = { ...before };
@@ -245,25 +248,41 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       const keys = ['host', 'port', 'user', 'identity', 'knownHosts', 'socket', 'imagesDir', 'imagesDirSource', 'namespace', 'group', 'sudo', 'jump', 'auth', 'k8sNode'] as const;
       const changedBy = (d: NodeDef) => keys.filter((k) => before[k] !== d[k]);
       const detect = o.imagesDir === false && o.check;
-      if (changedBy(after).length === 0 && !detect) return cli.io.out(`${name}: nothing to change`);
+      // --accept-new-host-key: connect, compare the key the node offers and record it, even when
+      // nothing else changes (the same acceptance as node add's and the app's Trust this host).
+      const trust: HostKeyAcceptance | undefined = o.acceptNewHostKey;
+      if (trust && !o.check) {
+        throw new HoldfastError('INVALID_INPUT', '--accept-new-host-key connects to compare the host key, and --no-check says not to connect.', { hint: 'Drop --no-check.' });
+      }
+      if (changedBy(after).length === 0 && !detect && !trust) return cli.io.out(`${name}: nothing to change`);
       // What only Holdfast reads (not how it reaches the node) is saved without connecting.
       const reach = detect || changedBy(after).some((k) => !['imagesDir', 'imagesDirSource', 'group', 'k8sNode'].includes(k));
       let info: NodeInfo | undefined;
-      if (o.check && reach) {
-        info = await withSession(after, (sess) => sess.detect(), hostKeyAcceptance(o.acceptNewHostKey));
+      let keyNote = '';
+      const checked = o.check && (reach || trust !== undefined);
+      if (checked) {
+        const acceptance = trackedAcceptance(trust);
+        const seen = await withSession(after, async (sess) => ({ info: await sess.detect(), keys: verifiedKeys(sess.ssh) }), acceptance.accept).catch((e: unknown) => {
+          throw checkError(e, after, givenArgs(cmd));
+        });
+        info = seen.info;
+        if (trust) {
+          refuseUnmatched(trust, name, seen.keys, acceptance.recorded);
+          keyNote = acceptance.recorded.length > 0 ? 'host key recorded' : `host key ${seen.keys[0]} already on record`;
+        }
         if (detect && info.imagesDir) {
           Object.assign(input, { imagesDir: info.imagesDir.imagesDir, imagesDirSource: 'detected' });
           after = completeNode(input);
         }
       }
       const changed = changedBy(after);
-      if (changed.length === 0) return cli.io.out(`${name}: nothing to change${o.check && reach ? ' (checked)' : ''}`);
+      if (changed.length === 0) return cli.io.out(`${name}: ${keyNote ? `${keyNote}; nothing else to change` : 'nothing to change'}${checked ? ' (checked)' : ''}`);
       // Saved only if nobody changed the node since it was read above (else CONFLICT, nothing saved).
       // The check above stays here: it connects to the changed node before it is saved (see node add).
       await cli.call('nodes.update', { name, node: input, expect: before });
-      cli.io.out(`updated ${name}${o.check && reach ? ' (checked)' : ''}:`);
-      for (const k of changed) cli.io.out(`  ${k}: ${before[k] ?? '(none)'} → ${after[k] ?? '(none)'}`);
-      if (changed.includes('imagesDir') || changed.includes('imagesDirSource')) cli.io.out(imagesDirLine(after, info));
+      const lines = [`updated ${name}${o.check && reach ? ' (checked)' : ''}:`, ...changed.map((k) => `  ${k}: ${before[k] ?? '(none)'} → ${after[k] ?? '(none)'}`)];
+      if (changed.includes('imagesDir') || changed.includes('imagesDirSource')) lines.push(imagesDirLine(after, info));
+      cli.io.out(cli.screen().text(lines.join('\n')));
     });
 
   registerNodeImportCommands(node, cli);

@@ -5,11 +5,10 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Job, JobNodeProgress } from '../../shared/domain';
 import type { Cli } from '../context';
-import { humanSize } from '../format';
 import { helpAfter } from '../help';
 import { cancelledError, followJob } from '../jobs';
 import { ProgressBoard } from '../progress';
-import { jobRows, nodeError } from '../transferJob';
+import { jobRows, nodeError, uploadResultLine } from '../transferJob';
 import { cancelledWhileSending } from '../../shared/uploadText';
 
 // It runs as the service's job (jobs.startUpload), in this process, as the app's upload does. The
@@ -62,11 +61,6 @@ export function registerUploadCommand(program: Command, cli: Cli): void {
       const n = job.nodes[0]!;
       if (n.state === 'cancelled') throw cancelledError(cancelledUpload(n, path.basename(abs)));
       if (n.state !== 'succeeded' || !n.result) throw nodeError(n);
-      const r = n.result;
-      cli.io.out(
-        !r.uploaded
-          ? `${name}: ${r.relPath} is already there (sha256 ${r.sha256})`
-          : `${name}: uploaded ${r.relPath} (${humanSize(job.archive.size)}${r.resumedFrom ? `, resumed from ${humanSize(r.resumedFrom)}` : ''}, sha256 ${r.sha256} verified on the node)`,
-      );
+      cli.io.out(uploadResultLine(cli.screen(), name, n.result, job.archive.size));
     });
 }

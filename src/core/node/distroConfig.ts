@@ -146,11 +146,11 @@ export function resolveImagesDir(distro: Distro, files: ConfigFileLines[]): Imag
   return { imagesDir: imagesDirOf(dataDir), dataDir, from: 'config', file: last.file, notes };
 }
 
-/** "data-dir /data/k3s from /etc/rancher/k3s/config.yaml" / "RKE2's default data-dir …". */
+/** "data-dir /data/k3s from /etc/rancher/k3s/config.yaml" / "RKE2's default data-dir: none set in …" (each path once). */
 export function describeImagesDir(distro: Distro, det: ImagesDirDetection): string {
   const why =
     det.from === 'config'
       ? `data-dir ${det.dataDir} from ${det.file}`
-      : `${distroDisplayName(distro)}'s default data-dir (no data-dir in ${configFileOf(distro)} or ${configFileOf(distro)}.d/)`;
+      : `${distroDisplayName(distro)}'s default data-dir: none set in ${configFileOf(distro)} or ${path.posix.basename(configFileOf(distro))}.d/`;
   return [why, ...det.notes].join(' ');
 }

@@ -89,15 +89,28 @@ function sshTargetFor(def: NodeDef, opts: OpenNodeOptions, acceptNew: AcceptNewH
   };
 }
 
-/** Prefixes a hop's failure with which hop it was, keeping code, hint and fingerprints. */
+/**
+ * A refused host key names the configured node whose key it is (`access`): how to trust it is
+ * worded where it is read. Not a key that changed during the session: that is never trusted.
+ */
+function trustFor(e: unknown, node: string): unknown {
+  const refused = e instanceof HoldfastError && e.fingerprint !== undefined && (e.code === 'HOST_KEY_UNKNOWN' || (e.code === 'HOST_KEY_CHANGED' && e.hint !== undefined));
+  if (refused) e.access = { kind: 'trust-host-key', node, fingerprint: e.fingerprint! };
+  return e;
+}
+
+/** Prefixes a hop's failure with which hop it was, keeping code, hint, fingerprints and access. */
 function viaHop(e: unknown, hop: NodeDef): unknown {
   if (!(e instanceof HoldfastError)) return e;
-  return new HoldfastError(e.code, `Jump host ${hop.name}: ${e.message}`, {
-    ...(e.hint !== undefined ? { hint: e.hint.replace(/(--accept-new-host-key=SHA256:[A-Za-z0-9+/]+)\.?$/, `$1 for ${hop.name} (one such flag per new host of the chain; repeat the flag)`) } : {}),
-    ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
-    ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
-    cause: e,
-  });
+  return trustFor(
+    new HoldfastError(e.code, `Jump host ${hop.name}: ${e.message}`, {
+      ...(e.hint !== undefined ? { hint: e.hint } : {}),
+      ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
+      ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
+      cause: e,
+    }),
+    hop.name,
+  );
 }
 
 /**
@@ -126,7 +139,9 @@ export async function connectNode(def: NodeDef, opts: OpenNodeOptions = {}): Pro
       target.sock = await via.forwardOut(def.host, def.port);
       target.via = via;
     }
-    return await connectSsh(target);
+    return await connectSsh(target).catch((e: unknown) => {
+      throw trustFor(e, def.name);
+    });
   } catch (e) {
     await via?.close().catch((err: unknown) => log.debug('jump host connection not closed after a failed hop', { err }));
     throw e;
@@ -291,7 +306,8 @@ export class SshNodeSession implements NodeSession {
   /** containerd version through the API; k3s/RKE2 version from their binaries, if present. */
   async detect(): Promise<NodeInfo> {
     const [cv, probe] = await Promise.all([this.containerd.version(), this.probe()]);
-    return nodeInfoOf(cv, probe);
+    // The verified host key names the machine: two entries for one machine share it.
+    return { ...nodeInfoOf(cv, probe), hostKey: this.ssh.hostKeyFingerprint };
   }
 
   /**

@@ -78,6 +78,12 @@ export function isFingerprint(s: string): boolean {
   return /^(SHA256:)?[A-Za-z0-9+/]{43}=?$/i.test(s.trim());
 }
 
+/**
+ * The hint of a host key refused as unknown. How to trust it is the caller's to say, where it is
+ * read (the CLI's command, the app's button): the error's fingerprint and `access` carry it.
+ */
+export const CHECK_BEFORE_TRUST = 'Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub) before you trust it.';
+
 /** The exact flag that accepts this key, as the CLI takes it. */
 export function acceptFlagFor(fingerprint: string): string {
   return `${ACCEPT_NEW_HINT_FLAG}=${fingerprint}`;
@@ -159,7 +165,7 @@ export async function verifyHostKey(input: VerifyHostKeyInput): Promise<HostKeyV
           hint:
             `This can mean someone is intercepting the connection, or the node was reinstalled. ` +
             `Confirm the new fingerprint on the node itself (ssh-keygen -lf /etc/ssh/ssh_host_${keyType.replace(/^ssh-|-.*$/g, '')}_key.pub); ` +
-            `only then remove the old entry at ${knownHostsFile} line ${lines} (${shellLine(['ssh-keygen', '-R', formatHostForHint(host, port), '-f', knownHostsFile])}) and connect again.`,
+            `only then remove the old entry at ${knownHostsFile} line ${lines} (${shellLine(['ssh-keygen', '-R', formatHostForHint(host, port), '-f', knownHostsFile])}) and trust the new key.`,
         },
       );
     }
@@ -177,7 +183,7 @@ export async function verifyHostKey(input: VerifyHostKeyInput): Promise<HostKeyV
     if (!(await v.ask(v.presented))) {
       throw new HoldfastError('HOST_KEY_UNKNOWN', `${describe(v.presented)} presented host key ${keyType} ${fingerprint}, which was not accepted.`, {
         fingerprint,
-        hint: `Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub); to accept it, re-run with ${acceptFlagFor(fingerprint)}.`,
+        hint: CHECK_BEFORE_TRUST,
       });
     }
     return verifyHostKey({ ...input, acceptNew: [fingerprint] });
@@ -204,12 +210,12 @@ export function unknownHost(k: PresentedHostKey, given: readonly string[]): Hold
       fingerprint,
       hint:
         `If you meant ${given.length === 1 ? 'it' : 'one of them'} for this host, do not connect: its key is another. ` +
-        `If not (another host of a jump chain), check this host's fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub), then add ${acceptFlagFor(fingerprint)}.`,
+        `If not (another host of a jump chain), check this host's fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub) before you trust it too.`,
     });
   }
   return new HoldfastError('HOST_KEY_UNKNOWN', `${describe(k)} is not in ${knownHostsFile}; it presented host key ${keyType} ${fingerprint}.`, {
     fingerprint,
-    hint: `Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub), then re-run with ${acceptFlagFor(fingerprint)}.`,
+    hint: CHECK_BEFORE_TRUST,
   });
 }
 

@@ -318,9 +318,12 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
     const ls = /^(s[rwxsStT-]{9})\S*\s+\d+\s+(\S+)\s+(\S+)/.exec(detail);
     const who = user ?? 'the SSH user';
     const why = ls ? `it is there (${ls[1]} ${ls[2]}:${ls[3]}), but only ${ls[2]} and the group ${ls[3]} may connect` : `it is there, but ${who} may not connect`;
-    throw new HoldfastError('REFUSED', `${who} may not open the containerd socket ${remoteSocketPath} on ${node ?? 'the node'}: ${why}`, {
+    const refused = new HoldfastError('REFUSED', `${who} may not open the containerd socket ${remoteSocketPath} on ${node ?? 'the node'}: ${why}`, {
       hint: `Reach containerd through sudo: the node's sudo option (${commandLine(['node', 'edit', node ?? 'NODE', '--sudo'])}; the user needs password-less sudo), and the tunnel then opens the socket as root. Or connect as root.`,
     });
+    // node add words it as the add again with --sudo: a node not saved yet has nothing to edit.
+    if (node !== undefined) refused.access = { kind: 'sudo', node };
+    throw refused;
   }
   if (code === PROBE_NO_SUDO) {
     throw new HoldfastError('CONTAINERD_UNAVAILABLE', 'The node is set to use sudo, but sudo is not installed there.', {

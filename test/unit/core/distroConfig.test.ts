@@ -85,7 +85,7 @@ describe('resolveImagesDir: the documented samples', () => {
   it.each(both([{ fixture: 'rke2-docs-basic.yaml', at: RKE2 }]))("RKE2 docs example (%s): RKE2's default", (_, files) => {
     const det = resolveImagesDir('rke2', files);
     expect(det).toMatchObject({ imagesDir: '/var/lib/rancher/rke2/agent/images', dataDir: '/var/lib/rancher/rke2', from: 'default' });
-    expect(describeImagesDir('rke2', det)).toBe(`RKE2's default data-dir (no data-dir in ${RKE2} or ${RKE2}.d/)`);
+    expect(describeImagesDir('rke2', det)).toBe(`RKE2's default data-dir: none set in ${RKE2} or config.yaml.d/`);
   });
 
   it.each(

@@ -1,0 +1,75 @@
+// How to get into a node that refused Holdfast (shared/domain AccessRemedy), worded as the
+// command that works where the error is read. Core hands the data, never the command: a node not
+// saved yet (node add) has nothing for node edit to change, and `images` takes no host key flag.
+import type { Command } from 'commander';
+import { HoldfastError } from '../core/errors';
+import type { HostKeyAcceptance } from './hostKeys';
+import type { AccessRemedy, ErrorInfo, NodeDef } from '../shared/domain';
+import { commandLine } from '../shared/shellQuote';
+
+const ACCEPT_FLAG = '--accept-new-host-key';
+
+/** The hint of an error read after any command on saved nodes: its remedy as a node edit. */
+export function savedNodeHint(info: Pick<ErrorInfo, 'hint' | 'access'>): string | undefined {
+  const a = info.access;
+  if (a?.kind !== 'trust-host-key') return info.hint;
+  return `${info.hint ?? ''} To trust it: ${commandLine(['node', 'edit', a.node, `${ACCEPT_FLAG}=${a.fingerprint}`])}`.trim();
+}
+
+/**
+ * The arguments a subcommand (`node add`) was given, in order: its path, its operands, then each
+ * option set on the command line (not a default) as its flag and value. --accept-new-host-key
+ * (a list of fingerprints, or bare: ask) is written as it is taken.
+ */
+export function givenArgs(cmd: Command): string[] {
+  const out = [...(cmd.parent?.parent ? [cmd.parent.name()] : []), cmd.name(), ...cmd.args];
+  const done = new Set<string>();
+  for (const o of cmd.options) {
+    const key = o.attributeName();
+    if (done.has(key) || cmd.getOptionValueSource(key) !== 'cli') continue;
+    const v: unknown = cmd.getOptionValue(key);
+    if (key === 'acceptNewHostKey' && typeof v === 'object' && v !== null && 'fingerprints' in v) {
+      const acc = v as HostKeyAcceptance;
+      out.push(...acc.fingerprints.map((fp) => `${ACCEPT_FLAG}=${fp}`), ...(acc.ask ? [ACCEPT_FLAG] : []));
+    } else if (typeof v === 'boolean') {
+      // --sudo and --no-sudo set the same value: the flag that says this one.
+      const flag = cmd.options.find((x) => x.attributeName() === key && x.negate === !v && !x.required && !x.optional);
+      if (flag) out.push(flag.long!);
+    } else if (typeof v === 'string' || typeof v === 'number') {
+      out.push(o.negate ? cmd.options.find((x) => x.attributeName() === key && !x.negate)!.long! : o.long!, String(v));
+    } else continue;
+    done.add(key);
+  }
+  return out;
+}
+
+/**
+ * The hint of an error met by node add or node edit while they check `def` (not saved yet, or
+ * saved otherwise): the same command again with the flag it lacks. `argv`: the arguments the
+ * command was given (givenArgs).
+ */
+export function checkHint(info: Pick<ErrorInfo, 'hint' | 'access'>, def: Pick<NodeDef, 'name'>, argv: readonly string[]): string | undefined {
+  const a: AccessRemedy | undefined = info.access;
+  if (a?.kind === 'trust-host-key') {
+    // A jump host of the chain: one flag per new host, the node's own and each hop's.
+    const hop = a.node === def.name ? '' : ` for ${a.node} (one such flag per new host of the chain; repeat the flag)`;
+    return `${info.hint ?? ''} To trust it, re-run with ${ACCEPT_FLAG}=${a.fingerprint}${hop}.`.trim();
+  }
+  if (a?.kind === 'sudo' && a.node === def.name) {
+    const again = commandLine([...argv.filter((a) => a !== '--no-sudo' && a !== '--sudo'), '--sudo']);
+    return `Reach containerd through sudo (the user needs password-less sudo): ${again} — or log in as root.`;
+  }
+  return info.hint;
+}
+
+/** A failed check of node add or node edit, its hint worded by checkHint (the error as it is when it has no access remedy). */
+export function checkError(e: unknown, def: Pick<NodeDef, 'name'>, argv: readonly string[]): unknown {
+  if (!(e instanceof HoldfastError) || !e.access) return e;
+  const hint = checkHint(e, def, argv);
+  return new HoldfastError(e.code, e.message, {
+    ...(hint !== undefined ? { hint } : {}),
+    ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
+    ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
+    cause: e,
+  });
+}
