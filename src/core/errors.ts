@@ -1,6 +1,6 @@
 // One error type for everything the core reports to a user. `code` drives exit codes and UI
 // treatment; `message` is one clear sentence; `hint` says what to do next.
-import type { ErrorCode, ErrorInfo } from '../shared/domain';
+import type { ErrorCode, ErrorInfo, ErrorRemedy } from '../shared/domain';
 
 export class HoldfastError extends Error {
   readonly code: ErrorCode;
@@ -9,11 +9,13 @@ export class HoldfastError extends Error {
   readonly hint?: string;
   readonly fingerprint?: string;
   readonly expectedFingerprint?: string;
+  /** What helps when the same command again would not (data: the CLI and the app word it). */
+  readonly remedy?: ErrorRemedy;
 
   constructor(
     code: ErrorCode,
     message: string,
-    extra: { hint?: string; fingerprint?: string; expectedFingerprint?: string; cause?: unknown } = {},
+    extra: { hint?: string; fingerprint?: string; expectedFingerprint?: string; remedy?: ErrorRemedy; cause?: unknown } = {},
   ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'HoldfastError';
@@ -21,6 +23,7 @@ export class HoldfastError extends Error {
     if (extra.hint !== undefined) this.hint = extra.hint;
     if (extra.fingerprint !== undefined) this.fingerprint = extra.fingerprint;
     if (extra.expectedFingerprint !== undefined) this.expectedFingerprint = extra.expectedFingerprint;
+    if (extra.remedy !== undefined) this.remedy = extra.remedy;
   }
 
   toInfo(): ErrorInfo {
@@ -29,6 +32,7 @@ export class HoldfastError extends Error {
     if (this.fingerprint) info.fingerprint = this.fingerprint;
     if (this.expectedFingerprint) info.expectedFingerprint = this.expectedFingerprint;
     if (this.access) info.access = this.access;
+    if (this.remedy) info.remedy = this.remedy;
     return info;
   }
 }

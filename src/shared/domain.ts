@@ -291,6 +291,19 @@ export type AccessRemedy = { kind: 'trust-host-key'; node: string; fingerprint: 
   /** How to get in, when the node refused Holdfast (see AccessRemedy). */
   access?: AccessRemedy;
   expectedFingerprint?: string;
+  /** What helps when running the same command again would not; each view words it. */
+  remedy?: ErrorRemedy;
+}
+
+/**
+ * k3s-start-or-direct: k3s's watcher will not import `archive` (relative to the images dir of
+ * `node`) again by itself; a start of the node's `distro` imports it, or a direct delivery.
+ */
+export interface ErrorRemedy {
+  kind: 'k3s-start-or-direct';
+  node: string;
+  archive: string;
+  distro: Distro;
 }
 
 export type NodeConnState = 'unknown' | 'connecting' | 'connected' | 'error';

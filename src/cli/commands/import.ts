@@ -11,6 +11,7 @@ import { positiveInt, positiveSeconds } from '../options';
 import { EXIT, exitCodeFor } from '../exit';
 import { humanSize, terminalSafe } from '../format';
 import { helpAfter } from '../help';
+import { withRemedyHint } from '../remedyText';
 import { followJob } from '../jobs';
 import { ProgressBoard } from '../progress';
 import { importResultLine, jobRows, nodeError } from '../transferJob';
@@ -96,14 +97,14 @@ export function registerImportCommand(program: Command, cli: Cli): void {
           for (const w of n.result.warnings ?? []) cli.io.err(errScreen.text(`warning: ${n.node}: ${terminalSafe(w)}`));
         } else {
           failed++;
-          const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: n.message || 'cancelled', hint: undefined } : nodeError(n);
+          const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: n.message || 'cancelled', hint: undefined } : withRemedyHint(nodeError(n), file);
           if (exitCodeFor(info.code) === EXIT.REFUSED) refused++;
           cli.io.out(importResultLine(screen, n.node, { failed: info }));
         }
       }
       if (failed) {
         // A refusal is not cured by a retry alone: what to do first is on each node's line.
-        const next = refused ? 'Do what each failed line says, then run the same command again.' : 'Run the same command again to retry.';
+        const next = refused || job.nodes.some((n) => n.error?.remedy) ? 'Do what each failed line says, then run the same command again.' : 'Run the same command again to retry.';
         throw new HoldfastError(refused === failed ? 'REFUSED' : 'INTERNAL', `${failed} of ${plural(nodes.length, 'node')} failed; the others' work is done and kept. ${next}`);
       }
     });

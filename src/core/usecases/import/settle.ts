@@ -15,6 +15,8 @@ export interface ImageWatch {
   seen(name: string): boolean;
   /** false once the event stream failed (then only polling is left). */
   healthy(): boolean;
+  /** Events about the images since the watch began (k3s at work on them, or anyone else). */
+  events(): number;
   /** Resolves after `ms`, or a moment after the next event about the images, or on abort. */
   wait(ms: number, signal?: AbortSignal): Promise<void>;
   stop(): void;
@@ -26,6 +28,7 @@ const BURST_MS = 100;
 export function watchImages(session: NodeSession, concerns: (name: string) => boolean): ImageWatch {
   let last = Date.now();
   let ok = true;
+  let count = 0;
   const names = new Set<string>();
   let wake: (() => void) | null = null;
   const sub = session.containerd.subscribe([`namespace=="${session.def.namespace}",topic~="/images/"`]);
@@ -33,6 +36,7 @@ export function watchImages(session: NodeSession, concerns: (name: string) => bo
     // An event whose payload could not be decoded may concern the images: count it.
     if (e.image && !concerns(e.image.name)) return;
     if (e.image) names.add(e.image.name);
+    count++;
     last = Date.now();
     wake?.();
   });
@@ -44,6 +48,7 @@ export function watchImages(session: NodeSession, concerns: (name: string) => bo
     sinceLast: () => Date.now() - last,
     seen: (name) => names.has(name),
     healthy: () => ok,
+    events: () => count,
     wait(ms, signal) {
       return new Promise<void>((resolve) => {
         let burst: NodeJS.Timeout | undefined;

@@ -7,10 +7,12 @@
 // extra-registry references, and a slow node retags seconds after labelling; issue #16).
 // Follows containerd's event stream (/images/create, /images/update, /images/delete) so it reacts
 // at once, with a slow poll as a safety net for a dropped stream; bounded by a timeout with a
-// message that says what to check.
+// message that says what to check — or, when k3s's watcher is done with an unchanged archive
+// (shared/watcherChance), that running the import again will not help, and what will.
 import { distroProfile } from '../../../shared/distro';
 import { DEFAULT_IMPORT_TIMEOUT, type ImportTuning } from '../../../shared/importOptions';
 import { addsDigestRefs, firstReleases, K3S_RELEASES } from '../../../shared/versions';
+import { watcherDoneWith } from '../../../shared/watcherChance';
 import { configDigestFor, type ArchiveImage } from '../../archives/format/readIndex';
 import { HoldfastError } from '../../errors';
 import { checkComplete } from '../../images/completeness';
@@ -72,6 +74,7 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
 
   const started = Date.now();
   let last = { done: false, waitingFor: [] as string[] };
+  let chance = { watchedMs: 0, streamHealthy: false, events: 0 };
   try {
     for (;;) {
       if (opts.signal?.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
@@ -92,12 +95,29 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
       await watch.wait(Math.min(left, 1_000), opts.signal);
     }
   } finally {
+    // Read before stop(): a cancelled stream no longer says whether it stayed up.
+    chance = { watchedMs: Date.now() - started, streamHealthy: watch.healthy(), events: watch.events() };
     watch.stop();
   }
   const noDigestYet = last.waitingFor.every((w) => w.endsWith('after the labels)'));
+  const within = `within ${Math.round(timeoutMs / 1000)} s`;
+  // Nothing happened to an archive that was there before this run: k3s's watcher tried it once
+  // (an import cut by a containerd restart is not retried) or never will (docs/k3s-facts.md,
+  // "The file watcher"). Another run would wait the same way.
+  if (!noDigestYet && watcherDoneWith({ unchangedFromBefore: opts.alreadyThere === true, ...chance })) {
+    const who = profile.displayName;
+    throw new HoldfastError(
+      'TIMEOUT',
+      `${who} will not import ${archiveRel} on ${session.def.name} by itself: it was there before this run, unchanged, and nothing touched its images ${within} (${who}'s watcher tries a file once and never retries a failed import, e.g. one cut by a containerd restart)`,
+      {
+        hint: `A ${who} start imports every archive in the images dir; a direct delivery needs no ${who}. Running the same import again does not help.`,
+        remedy: { kind: 'k3s-start-or-direct', node: session.def.name, archive: archiveRel, distro: info.distro },
+      },
+    );
+  }
   throw new HoldfastError(
     'TIMEOUT',
-    `${profile.displayName} did not import ${archiveRel} on ${session.def.name} within ${Math.round(timeoutMs / 1000)} s: still waiting for ${last.waitingFor.join(', ')}`,
+    `${profile.displayName} did not import ${archiveRel} on ${session.def.name} ${within}: still waiting for ${last.waitingFor.join(', ')}`,
     {
       hint: noDigestYet
         ? `${profile.displayName} releases from ${firstReleases(K3S_RELEASES.digestRefs)} add these references after labelling; the archive stays in the images dir, run the import again to resume.`
