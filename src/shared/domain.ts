@@ -96,6 +96,11 @@ export interface NodeInfo {
   distroVersion: string | null;
   /** The images dir the node's distro uses; absent when the probe did not run. */
   imagesDir?: ImagesDirDetection;
+  /**
+   * SHA256 fingerprint of the host key the node's sshd presented (and Holdfast verified): what
+   * tells two configured nodes that are one machine (shared/sameMachine). Absent without SSH.
+   */
+  hostKey?: string;
 }
 
 export interface ImageRef {

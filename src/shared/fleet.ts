@@ -7,6 +7,7 @@ import type { EmbeddedRegistryConfig } from './embeddedRegistry';
 import type { ArchiveFile } from './archivesReport';
 import type { ImportCacheHealth } from './importCacheHealth';
 import type { DiskPicture } from './diskPicture';
+import type { SameMachine } from './sameMachine';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
@@ -92,10 +93,13 @@ export interface NodeRisk {
   /** Node capability warnings (e.g. a containerd without CRI pinning). */
   warnings?: number;
   lowDisk: boolean;
+  /** Set when this node is a machine the report already has under another name (the same host key): not in the totals. */
+  sameMachine?: SameMachine;
   reasons: string[];
 }
 
 export interface FleetSummary {
+  /** Machines: configured nodes that are one machine (the same host key, shared/sameMachine) count once, in every total. */
   nodes: number;
   reachable: number;
   unreachable: number;
@@ -112,6 +116,8 @@ export interface FleetSummary {
   /** The low-disk rule used: below this many free bytes, or this fraction of the total. */
   lowDiskRule: { minFreeBytes: number; minFreeRatio: number };
   durationMs: number;
+  /** Configured nodes that are one machine (the same SSH host key); the first of each is the one counted. */
+  sameMachine?: SameMachine[];
 }
 
 export interface FleetReport {

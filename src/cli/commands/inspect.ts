@@ -15,6 +15,7 @@ import { pinCounts, protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/reference';
 import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
+import { sameMachineText } from '../../shared/sameMachine';
 import { distroDisplayName } from '../../shared/distro';
 
 import { commandLine } from '../../shared/shellQuote';
@@ -72,6 +73,7 @@ function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDi
   const item = (ref: string, clause: string) => out.push(`  ${' '.repeat(r.node.length)}  - ${screen.ref(ref, r.node.length + 8)}: ${safe(clause)}`);
   // (its error's hint follows, once, as on every output: fleetText)
   if (r.unreachable) head(`${notInspectedStatus(n?.error?.code).toUpperCase()}: ${safe(n?.error?.message ?? 'unknown error')}`);
+  if (r.sameMachine) head(`${safe(sameMachineText(r.sameMachine))}: counted once in the totals`);
   for (const w of n ? warningsOf(n) : []) head(safe(w.message));
   if (r.lostPins) head(`${plural(r.lostPins, 'durable pin')} Holdfast made ${word(r.lostPins, 'is')} gone (below)`);
   const atRisk = r.atRisk ?? [];
@@ -139,6 +141,8 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   out.push(
     `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next ${fleetDistroName(report.nodes)} start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
+  // One machine configured twice: its first entry stands for it in the totals above.
+  for (const g of s.sameMachine ?? []) out.push(`Same machine: ${safe(sameMachineText(g))}: counted once in these totals.`);
   // Which nodes Holdfast could not read needs for: their verdicts rest on provenance alone.
   const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');
   if (blind.length) {

@@ -169,6 +169,11 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
           NODE_COLUMNS,
         ),
       );
+      // One machine configured twice (the same host key on record for both): said, with the way out.
+      const [{ recordedHostKeys }, { sameMachines, sameMachineText }] = await Promise.all([import('../../core/ssh/machineKeys'), import('../../shared/sameMachine')]);
+      for (const g of sameMachines(await recordedHostKeys(nodes))) {
+        cli.io.out(cli.screen().text(`warning: ${sameMachineText(g)}: inspect counts it once; to keep one entry: holdfast node rm ${g.nodes.at(-1)}`));
+      }
     });
 
   node

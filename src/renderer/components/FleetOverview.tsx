@@ -19,6 +19,7 @@ import { StatusDot } from './Sidebar';
 import { distroLine, distroText } from '../distroText';
 import { DISTRO_ORDER, DISTRO_PROFILES, distroDisplayName, distrosDisplayName } from '../../shared/distro';
 import type { AppState } from '../store/types';
+import { repeatedMachines, sameMachines, sameMachineText, type SameMachine } from '../../shared/sameMachine';
 
 /** Each distro Holdfast knows, for a node whose distro is not read yet: "k3s or RKE2". */
 const ANY_DISTRO = DISTRO_ORDER.map((d) => DISTRO_PROFILES[d].displayName).join(' or ');
@@ -43,6 +44,10 @@ export const fleetOverviewText = (who: string) => ({
 
 /** A node's versions as the store holds them: its status's, else the live feed's. */
 const infoOf = (s: AppState, node: string) => statusOf(s, node).info ?? liveOf(s, node)?.info;
+
+/** Configured nodes that are one machine, by the host key each connected node presented (shared/sameMachine). */
+const sameMachinesIn = (s: AppState): SameMachine[] =>
+  sameMachines(s.nodes.map((n) => ({ node: n.name, hostKeys: infoOf(s, n.name)?.hostKey ? [infoOf(s, n.name)!.hostKey!] : [] })));
 
 /**
  * What to do next about a node that is not connected, in a few words. `distro`: the node's, when
@@ -249,7 +254,10 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
     let nodesNeeded = 0;
     let noSource = 0;
     let pinnable = 0;
+    // One machine configured twice counts once: its first entry stands for it.
+    const repeated = repeatedMachines(sameMachinesIn(s));
     for (const n of s.nodes) {
+      if (repeated.has(n.name)) continue;
       const pic = diskOf(s, n.name).picture;
       if (pic && pictureNearGc(pic)) nearGc++;
       const l = lostPinsOf(s, n.name).items.length;
@@ -324,6 +332,8 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
   // The fleet's distro for its totals: the one the nodes read share, else "k3s/RKE2".
   const fleetWho = useApp((s) => distrosDisplayName(s.nodes.flatMap((n) => infoOf(s, n.name)?.distro ?? [])));
   const text = fleetOverviewText(fleetWho);
+  const sameMachine = JSON.parse(useApp((s) => JSON.stringify(sameMachinesIn(s)))) as SameMachine[];
+  const machines = nodes.length - repeatedMachines(sameMachine).size;
   const [focusIdx, setFocusIdx] = useState(0);
   const [busy, setBusy] = useState(false);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
@@ -354,11 +364,16 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
             <h1 id="fleet-title">Fleet overview</h1>
             <p className="muted small" data-testid="fleet-summary">
               {nodesState === 'ready'
-                ? `${nodes.length} ${nodes.length === 1 ? 'node' : 'nodes'} · ${connected} connected${notConnected ? ` · ${notConnected} not connected` : ''}${
+                ? `${machines} ${machines === 1 ? 'node' : 'nodes'} · ${connected} connected${notConnected ? ` · ${notConnected} not connected` : ''}${
                     needed ? ` · ${needed} needed ${needed === 1 ? 'image' : 'images'} at risk` : ''
                   }`
                 : 'Loading nodes…'}
             </p>
+            {sameMachine.map((g) => (
+              <p key={g.nodes.join(' ')} className="small fleet-same-machine" data-testid="fleet-same-machine">
+                <AlertIcon /> {sameMachineText(g)}: counted once in these totals.
+              </p>
+            ))}
           </div>
         </div>
         <div className="detail-actions">

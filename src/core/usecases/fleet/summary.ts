@@ -10,6 +10,7 @@ import { criPinning } from '../../../shared/versions';
 import { notInspectedStatus, type DriftEntry, type FleetNodeResult, type FleetSummary, type NodeRisk } from '../../../shared/fleet';
 import { imageName } from '../../../shared/reference';
 import { atRiskOf, atRiskText } from '../../../shared/needs';
+import { repeatedMachines, sameMachines, sameMachineText, type SameMachine } from '../../../shared/sameMachine';
 
 export interface LowDiskRule {
   minFreeBytes: number;
@@ -59,7 +60,12 @@ function lostReason(r: FleetNodeResult): string | null {
   return `${lost.length} durable pin${lost.length === 1 ? '' : 's'} Holdfast made ${lost.length === 1 ? 'is' : 'are'} gone: ${shown.join(', ')}${more}`;
 }
 
-export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DISK): NodeRisk {
+/** Which configured nodes of a run are one machine: by the host key each presented (shared/sameMachine). */
+export const sameMachinesOf = (nodes: readonly Pick<FleetNodeResult, 'node' | 'versions'>[]): SameMachine[] =>
+  sameMachines(nodes.map((n) => ({ node: n.node, hostKeys: n.versions?.hostKey ? [n.versions.hostKey] : [] })));
+
+/** `sameMachine`: the group when this node repeats a machine counted under another name. */
+export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DISK, sameMachine?: SameMachine): NodeRisk {
   const losingImages = losingImagesOf(r);
   const losing = losingImages.length;
   const low = isLowDisk(r, rule);
@@ -67,6 +73,7 @@ export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DIS
   const lost = lostReason(r);
   const reasons: string[] = [];
   if (!r.reachable) reasons.push(`${notInspectedStatus(r.error?.code)}: ${r.error?.message ?? 'unknown error'}`);
+  if (sameMachine) reasons.push(`${sameMachineText(sameMachine)}: counted once in the totals`);
   for (const w of warnings) reasons.push(w.message);
   if (lost) reasons.push(lost);
   const atRisk = atRiskOf(r.images, r.needs);
@@ -88,23 +95,30 @@ export function nodeRisk(r: FleetNodeResult, rule: LowDiskRule = DEFAULT_LOW_DIS
     atRisk,
     warnings: warnings.length,
     lowDisk: low,
+    ...(sameMachine ? { sameMachine } : {}),
     reasons,
   };
 }
 
 export function summarizeFleet(nodes: FleetNodeResult[], drift: DriftEntry[], rule: LowDiskRule = DEFAULT_LOW_DISK, durationMs = 0): FleetSummary {
-  const risks = nodes.map((n) => nodeRisk(n, rule));
+  // One machine configured twice counts once: its first entry in the report stands for it.
+  const same = sameMachinesOf(nodes);
+  const repeated = repeatedMachines(same);
+  const risks = nodes.map((n) => nodeRisk(n, rule, repeated.has(n.node) ? same.find((g) => g.nodes.includes(n.node)) : undefined));
+  const machines = nodes.filter((n) => !repeated.has(n.node));
+  const counted = risks.filter((r) => !repeated.has(r.node));
   return {
-    nodes: nodes.length,
-    reachable: nodes.filter((n) => n.reachable).length,
-    unreachable: nodes.filter((n) => !n.reachable).length,
-    losingPins: risks.reduce((s, r) => s + r.losingPins, 0),
-    lostPins: risks.reduce((s, r) => s + (r.lostPins ?? 0), 0),
-    lowDisk: risks.filter((r) => r.lowDisk).length,
+    nodes: machines.length,
+    reachable: machines.filter((n) => n.reachable).length,
+    unreachable: machines.filter((n) => !n.reachable).length,
+    losingPins: counted.reduce((s, r) => s + r.losingPins, 0),
+    lostPins: counted.reduce((s, r) => s + (r.lostPins ?? 0), 0),
+    lowDisk: counted.filter((r) => r.lowDisk).length,
     drift: drift.length,
     atRisk: risks.filter((r) => r.reasons.length > 0),
-    atRiskImages: risks.reduce((s, r) => s + (r.atRisk?.length ?? 0), 0),
+    atRiskImages: counted.reduce((s, r) => s + (r.atRisk?.length ?? 0), 0),
     lowDiskRule: { ...rule },
     durationMs: Math.round(durationMs),
+    ...(same.length ? { sameMachine: same } : {}),
   };
 }
