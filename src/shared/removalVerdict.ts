@@ -24,7 +24,7 @@ export function removalVerdict(check: Pick<RemovalCheck, 'allowed' | 'warnings'>
     return {
       tone: 'caution',
       heading: 'Removable, with a warning',
-      detail: 'Every image it brings is in containerd, complete and durably pinned now, but removing the file sets off what the warning below says.',
+      detail: 'Every image it brings is in containerd, complete and durably pinned now. But:',
       clause: 'can be removed, but read the warning first',
     };
   }

@@ -242,3 +242,58 @@ describe('host key algorithms follow known_hosts', () => {
     await ed.close();
   });
 });
+
+describe('a node whose host key changed, trusted again from the CLI (#49)', () => {
+  it('every hint names a command that works; node edit --accept-new-host-key compares and records the key', async () => {
+    const [n, other] = [lab.node('hk1'), lab.node('hk2')];
+    const { home, kh } = emptyKnownHosts();
+    // On record for hk1's address: another key (the node was reinstalled, say).
+    writeFileSync(kh, `[127.0.0.1]:${n.port} ${other.knownHostsLine.split(' ').slice(1).join(' ')}\n`);
+    expect((await runCli(addArgs('hk1', n, kh, ['--no-check']), { HOLDFAST_HOME: home })).code).toBe(0);
+    const cli = (args: string[]) => runCli(args, { HOLDFAST_HOME: home });
+    const trustCommand = (stderr: string) => /holdfast (node edit \S+ --accept-new-host-key=\S+?)\.?(?:\s|$)/.exec(stderr)?.[1]?.split(' ');
+
+    // Changed: refused, naming the entry to remove and then the command that trusts the new key.
+    const changed = await cli(['images', 'hk1']);
+    expect(changed.code).toBe(3);
+    expect(changed.stderr).toContain(`has changed: it now presents ssh-ed25519 ${n.hostKeyFingerprint}`);
+    expect(trustCommand(changed.stderr)).toEqual(['node', 'edit', 'hk1', `--accept-new-host-key=${n.hostKeyFingerprint}`]);
+    // The flag does not override a changed key: the old entry goes first, as the hint says.
+    const early = await cli(['node', 'edit', 'hk1', `--accept-new-host-key=${n.hostKeyFingerprint}`]);
+    expect(early.code).toBe(3);
+    expect(early.stderr).toContain('has changed');
+    expect(early.stderr).not.toContain('nothing to change');
+    const removal = /\((ssh-keygen -R [^)]+)\)/.exec(changed.stderr)![1]!;
+    await promisify(execFile)('sh', ['-c', removal]);
+    expect(readFileSync(kh, 'utf8')).not.toContain(`:${n.port}]`);
+
+    // Unknown now: `images` takes no --accept-new-host-key, so its hint names node edit.
+    const unknown = await cli(['images', 'hk1']);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).not.toMatch(/re-run with|--accept-new-host-key=\S+ for/);
+    const command = trustCommand(unknown.stderr)!;
+    expect(command).toEqual(['node', 'edit', 'hk1', `--accept-new-host-key=${n.hostKeyFingerprint}`]);
+
+    // Another fingerprint than the node offers: refused, nothing recorded.
+    const wrong = await cli(['node', 'edit', 'hk1', `--accept-new-host-key=${other.hostKeyFingerprint}`]);
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr).toContain(n.hostKeyFingerprint);
+    expect(readFileSync(kh, 'utf8')).not.toContain(`:${n.port}]`);
+
+    // The command of the hint, as printed: connects, compares, records.
+    const ok = await cli(command);
+    expect(ok.stderr).toBe(`recording host key ssh-ed25519 ${n.hostKeyFingerprint} of 127.0.0.1:${n.port} in ${kh}\n`);
+    expect(ok.stdout.trim()).toBe('hk1: host key recorded; nothing else to change (checked)');
+    expect(ok.code).toBe(0);
+    expect(readFileSync(kh, 'utf8')).toContain(n.knownHostsLine);
+    expect((await cli(['images', 'hk1'])).code).toBe(0);
+
+    // On record now: the right fingerprint says so; another one is refused, nothing saved.
+    const again = await cli(command);
+    expect(again.stdout.trim()).toBe(`hk1: host key ${n.hostKeyFingerprint} already on record; nothing else to change (checked)`);
+    const mismatch = await cli(['node', 'edit', 'hk1', '--group', 'g', `--accept-new-host-key=${other.hostKeyFingerprint}`]);
+    expect(mismatch.code).toBe(3);
+    expect(mismatch.stderr).toContain(`hk1 offers host key ${n.hostKeyFingerprint}, already on record, not the fingerprint you gave`);
+    expect((JSON.parse((await cli(['node', 'ls', '--json'])).stdout) as { group?: string }[])[0]!.group).toBeUndefined();
+  });
+});

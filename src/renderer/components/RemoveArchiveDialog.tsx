@@ -76,16 +76,23 @@ export function RemovalVerdictView({ check: c, busy, onMakeDurable }: { check: R
             {verdict.tone === 'safe' ? <ShieldIcon /> : <AlertIcon />} {verdict.heading}
           </strong>
           <p>{verdict.detail}</p>
+          {/* What the removal sets off without blocking it (shared/rke2Lists), in the verdict's own box: said once. */}
+          {c.warnings?.map((w) => (
+            <p key={w} data-testid="removal-warning">
+              {w}
+            </p>
+          ))}
         </div>
       )}
-      {/* What the removal sets off without blocking it (shared/rke2Lists). */}
-      {c.warnings?.map((w) => (
-        <div key={w} className="callout callout-warning" data-testid="removal-warning">
-          <p>
-            <AlertIcon /> {w}
-          </p>
-        </div>
-      ))}
+      {verdict.tone === 'refused'
+        ? c.warnings?.map((w) => (
+            <div key={w} className="callout callout-warning" data-testid="removal-warning">
+              <p>
+                <AlertIcon /> {w}
+              </p>
+            </div>
+          ))
+        : null}
     </>
   );
 }

@@ -37,6 +37,9 @@ describe('the remove dialog: its verdict', () => {
     expect(t).toContain('Removable, with a warning');
     expect(t).toContain(WARNING);
     expect(t).not.toMatch(/Safe to remove|loses nothing/);
+    // said once, in the verdict's own box
+    expect(t.split(WARNING)).toHaveLength(2);
+    expect(html).toMatch(/data-tone="caution">.*data-testid="removal-warning"/);
   });
 
   it('allowed, nothing set off: green and safe', () => {
