@@ -3,6 +3,7 @@
 // parses back to the intended argv, in a real sh, and nothing in it runs (issue #49, item 20).
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { kubeNodeHint } from '../../../src/cli/kubeNodeText';
 import { whyHint } from '../../../src/cli/screen';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
@@ -193,5 +194,9 @@ describe('suggested commands with hostile names', () => {
 
   it("the CLI's pointer to explain (its REF placeholder runs into the prose's colon)", () => {
     expectCommand(whyHint(NODE), ['holdfast', 'explain', NODE]);
+  });
+
+  it("the CLI's way to map a node to its Kubernetes Node", () => {
+    expectCommand(kubeNodeHint(NODE, { server: 'n1', nodes: ['a'], total: 1 }), ['holdfast', 'node', 'edit', NODE, '--k8s-node', 'NODE']);
   });
 });
