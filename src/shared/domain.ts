@@ -277,11 +277,6 @@ export type ErrorCode =
   | 'REFUSED'
   | 'INTERNAL';
 
-export interface ErrorInfo {
-  code: ErrorCode;
-  message: string;
-  /** What the user can do about it. */
-  hint?: string;
 /**
  * What lets Holdfast in when a node refuses it, as data (the CLI words it as the command that
  * works where it is read, the app as its own control): trust-host-key: accept the key with
@@ -290,11 +285,16 @@ export interface ErrorInfo {
  */
 export type AccessRemedy = { kind: 'trust-host-key'; node: string; fingerprint: string } | { kind: 'sudo'; node: string };
 
+export interface ErrorInfo {
+  code: ErrorCode;
+  message: string;
+  /** How to get in, when the node refused Holdfast (see AccessRemedy). */
+  access?: AccessRemedy;
+  /** What the user can do about it. */
+  hint?: string;
   /** SHA256:… fingerprint of the key the host presented (host key errors). */
   fingerprint?: string;
   /** SHA256:… fingerprint on record (changed host key). */
-  /** How to get in, when the node refused Holdfast (see AccessRemedy). */
-  access?: AccessRemedy;
   expectedFingerprint?: string;
   /** What helps when running the same command again would not; each view words it. */
   remedy?: ErrorRemedy;
