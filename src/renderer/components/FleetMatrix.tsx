@@ -6,6 +6,7 @@ import { useMemo, useRef, useState } from 'react';
 import type { ArgsOf } from '../../shared/contract';
 import type { ErrorInfo } from '../../shared/domain';
 import { useApp } from '../context';
+import { statusOf } from '../store';
 import { buildMatrix, filterMatrix, summarizeMatrix, type CellPin, type MatrixCell, type ProblemFilter } from '../fleetMatrix';
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
@@ -109,6 +110,8 @@ export function FleetMatrix() {
   const run = useApp((s) => s.fleetRun);
   const startFleet = useApp((s) => s.startFleet);
   const select = useApp((s) => s.select);
+  // The distro the empty state names: the connected nodes' ("RKE2"), k3s/RKE2 when they differ.
+  const fleetWho = useApp((s) => distrosDisplayName(s.nodes.map((n) => statusOf(s, n.name).info?.distro ?? 'unknown')));
   const [group, setGroup] = useState('');
   const [problem, setProblem] = useState<ProblemFilter>('all');
   const [query, setQuery] = useState('');
@@ -199,7 +202,7 @@ export function FleetMatrix() {
           <div className="empty" data-testid="matrix-empty">
             <p className="empty-title">No fleet report yet</p>
             <p className="muted">
-              Inspect the fleet to see every image on every node, which pins the next k3s start removes, and where the nodes disagree.
+              Inspect the fleet to see every image on every node, which pins the next {fleetWho} start removes, and where the nodes disagree.
             </p>
           </div>
         ) : null}

@@ -22,9 +22,14 @@ import { fleetOverviewText, nextStep } from '../../../src/renderer/components/Fl
 import { imagesPanelText } from '../../../src/renderer/components/ImagesPanel';
 import { PinBadge } from '../../../src/renderer/components/PinBadge';
 import { FateBadge } from '../../../src/renderer/components/FateBadge';
+import { FleetMatrix } from '../../../src/renderer/components/FleetMatrix';
+import { StoreProvider } from '../../../src/renderer/context';
+import { createAppStore, type AppState } from '../../../src/renderer/store';
+import { createStore } from 'zustand/vanilla';
+import { fakeApi } from '../../doubles/api';
 import { countsOfRefs, groupImages, groupsOfRefs } from '../../../src/renderer/model/images';
 import { lostPinLine } from '../../../src/renderer/model/lostPins';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef, NodeStatus } from '../../../src/shared/domain';
 
 const text = (el: Parameters<typeof renderToStaticMarkup>[0]): string =>
   renderToStaticMarkup(el)
@@ -175,6 +180,21 @@ describe('the Images tab and the fleet overview name the node’s distro', () =>
     expect(rke2).toContain('data-pin="k3s"');
     expect(renderToStaticMarkup(createElement(PinBadge, { pin: 'durable', who: 'RKE2' }))).toContain('RKE2 never strips it');
     expect(text(createElement(PinBadge, { pin: 'k3s', who: 'k3s' })).trim()).toBe('k3s pin');
+  });
+
+  it("the fleet matrix's empty state: the connected nodes' distro", () => {
+    const empty = (distros: ('k3s' | 'rke2')[]) => {
+      const nodes = distros.map((_, i) => ({ name: `n${i}`, host: `n${i}.lan`, port: 22, user: 'root', socket: '/run/k3s/containerd/containerd.sock', imagesDir: '/x', namespace: 'k8s.io' }));
+      const statuses = Object.fromEntries(
+        distros.map((distro, i): [string, NodeStatus] => [`n${i}`, { name: `n${i}`, state: 'connected', info: { containerdVersion: '2.0.5', containerdRevision: 'x', distro, distroVersion: null } }]),
+      );
+      // A server render reads a zustand store's initial state: a store that starts with these nodes.
+      const state: AppState = { ...createAppStore(fakeApi({})).getState(), nodes, statuses };
+      return text(createElement(StoreProvider, { store: createStore<AppState>()(() => state), children: createElement(FleetMatrix) }));
+    };
+    expect(empty(['rke2', 'rke2'])).toContain('which pins the next RKE2 start removes');
+    expect(empty(['rke2', 'k3s'])).toContain('which pins the next k3s/RKE2 start removes');
+    expect(empty(['k3s'])).toContain('which pins the next k3s start removes');
   });
 
   it("the fate badge: whose next start, when no reason is given", () => {
