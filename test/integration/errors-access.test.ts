@@ -3,13 +3,16 @@
 // read of the images dir (archives, images' archive lookup, inspect, prune); a login without sudo
 // that may not open containerd's root-only socket read "containerd is not answering". Each now
 // names who may not do what, where, and the way past it — and that way is shown to work.
+import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labUserName, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { runCli, tempHome, type CliResult } from './support';
 
 const NOSUDO = labUserName('hfeanos');
 const SUDOER = labUserName('hfeasu');
+const NOLOGIN = labUserName('hfeanl');
 const IMAGES_DIR = '/var/lib/rancher/k3s/agent/images';
 const SOCKET = '/run/k3s/containerd/containerd.sock';
 
@@ -22,11 +25,16 @@ async function cli(args: string[], expectCode = 0): Promise<CliResult> {
   return r;
 }
 
+const nodeNames = async () => (JSON.parse((await cli(['node', 'ls', '--json'])).stdout) as { name: string }[]).map((n) => n.name);
+
+/** A command line as sh splits it into words (quotes undone), for running a suggested command as printed. */
+const shellWords = (line: string): string[] => execFileSync('sh', ['-c', `printf '%s\\0' ${line}`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+
 const addArgs = (name: string, n: LabNodeHandle, extra: string[] = []) => ['node', 'add', name, '--host', n.host, '--port', String(n.port), '--known-hosts', lab.knownHosts, '--identity', lab.clientKey, ...extra];
 
 beforeAll(async () => {
   // With users, every node's images dir is root-only (0700), as on a real k3s node.
-  lab = await startLab({ nodes: ['ea1', 'ea2'], users: [{ name: NOSUDO }, { name: SUDOER, sudo: 'nopasswd' }] });
+  lab = await startLab({ nodes: ['ea1', 'ea2'], users: [{ name: NOSUDO }, { name: SUDOER, sudo: 'nopasswd' }, { name: NOLOGIN, sudo: 'nopasswd' }] });
   home = tempHome();
 });
 
@@ -42,20 +50,53 @@ describe('a containerd socket the login may not open', () => {
     expect(await ea1.statInNode(SOCKET)).toBe('srw-rw---- root root');
 
     const r = await cli(addArgs('ea1ns', ea1, ['--user', NOSUDO]), 3);
+    // ea1ns was never saved: the way past it is the same node add with --sudo, not node edit (#49).
     expect(r.stderr).toContain(
-      `holdfast: ${NOSUDO} may not open the containerd socket ${SOCKET} on ea1ns: it is there (srw-rw---- root:root), but only root and the group root may connect — Reach containerd through sudo: the node's sudo option (holdfast node edit ea1ns --sudo;`,
+      `holdfast: ${NOSUDO} may not open the containerd socket ${SOCKET} on ea1ns: it is there (srw-rw---- root:root), but only root and the group root may connect — Reach containerd through sudo (the user needs password-less sudo): holdfast node add ea1ns --host 127.0.0.1 --port ${ea1.port} --user ${NOSUDO} --identity ${lab.clientKey} --known-hosts ${lab.knownHosts} --sudo — or log in as root.`,
     );
-    expect(r.stderr).not.toMatch(/not answering|no unix socket/);
+    expect(r.stderr).not.toMatch(/not answering|no unix socket|node edit/);
+    expect(await nodeNames()).toEqual([]);
 
     // No socket at all: containerd is not running there (or the path is wrong), said as such.
     const missing = await cli(addArgs('ea1gone', ea1, ['--user', NOSUDO, '--socket', '/run/k3s/containerd/gone.sock']), 1);
     expect(missing.stderr).toContain('holdfast: There is no unix socket at /run/k3s/containerd/gone.sock on the node (or this user may not see it)');
     expect(missing.stderr).not.toContain('may not open');
 
-    // The way out the hint names: sudo for the node. The tunnel runs through sudo and containerd answers.
-    await cli(addArgs('ea1su', ea1, ['--user', SUDOER, '--sudo']));
+    // The way out the hint names, run as printed (every value quoted as a shell reads it): the
+    // same arguments plus --sudo. The tunnel runs through sudo and containerd answers.
+    const refused = await cli(addArgs('ea1su', ea1, ['--user', SUDOER, '--group', 'site a']), 3);
+    const again = /: holdfast (node add .* --sudo) — or log in as root\./.exec(refused.stderr)?.[1];
+    expect(again).toContain(`--group 'site a' --sudo`);
+    await cli(shellWords(again!));
+    expect(await nodeNames()).toEqual(['ea1su']);
     const images = await cli(['images', 'ea1su']);
     expect(images.stderr).not.toMatch(/may not|not answering/);
+  });
+});
+
+describe('a login whose shell refuses commands', () => {
+  it('names the nologin shell and the fix, not "probe exited with a signal: Could not chdir" (#49)', async () => {
+    const ea1 = lab.node('ea1');
+    // As a system account often is: nologin, and a home directory that does not exist.
+    const usermod = (args: string[]) => promisify(execFile)('usermod', [...args, NOLOGIN]);
+    await usermod(['--shell', '/usr/sbin/nologin', '--home', '/nonexistent']);
+    try {
+      expect(await ea1.statInNode(SOCKET)).toBe('srw-rw---- root root');
+      for (const extra of [[], ['--sudo']]) {
+        const r = await cli(addArgs('ea1nl', ea1, ['--user', NOLOGIN, ...extra]), 3);
+        expect(r.stderr.trim()).toBe(
+          `holdfast: The login shell of ${NOLOGIN} on ea1nl refuses to run commands (nologin: "This account is currently not available."), and sshd runs every command through it. — ` +
+            `Give ${NOLOGIN} a shell that runs commands (on the node: usermod -s /bin/sh ${NOLOGIN}), or log in as another user. Its home directory /nonexistent is missing too (harmless by itself).`,
+        );
+      }
+      expect(await nodeNames()).not.toContain('ea1nl');
+      // The fix the hint names works: with a shell (and its home back), the same login gets in.
+      await usermod(['--shell', '/bin/sh', '--home', `/home/${NOLOGIN}`]);
+      await cli(addArgs('ea1nl', ea1, ['--user', NOLOGIN, '--sudo']));
+    } finally {
+      // stop() removes the user and its home: give it back the home the lab made.
+      await usermod(['--shell', '/bin/sh', '--home', `/home/${NOLOGIN}`]);
+    }
   });
 });
 
