@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, listImages, startK3sWatcher, startLab, writeImageArchive, type K3sWatcher, type Lab } from '../../lab';
+import { commandLine } from '../../src/shared/shellQuote';
 import { addLabNode, runCli, tempHome } from './support';
 
 let lab: Lab;
@@ -60,7 +61,7 @@ describe('an import whose archive k3s\'s watcher gave up on', () => {
     const said = `${again.stdout}${again.stderr}`;
     expect(again.code, said).not.toBe(0);
     expect(again.stdout).toContain('wd1: FAILED — k3s will not import cut.tar on wd1 by itself: it was there before this run, unchanged');
-    expect(again.stdout).toContain(`restart k3s on wd1, whose start imports cut.tar, then run this import again; or, without k3s: holdfast import wd1 '${file}' --direct, then holdfast rm-archive wd1 'cut.tar'`);
+    expect(again.stdout).toContain(`restart k3s on wd1, whose start imports cut.tar, then run this import again; or, without k3s: ${commandLine(['import', 'wd1', file, '--direct'])}, then holdfast rm-archive wd1 cut.tar`);
     expect(said).not.toMatch(/run the import again to resume|Run the same command again to retry/);
     expect(said).toContain('Do what each failed line says');
     expect((await listImages(n)).filter((i) => i.name.startsWith('docker.io/site/cut'))).toEqual([]);

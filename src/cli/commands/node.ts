@@ -6,6 +6,7 @@ import { HoldfastError } from '../../core/errors';
 import { describeImagesDir } from '../../core/node/distroConfig';
 import { ASSUMED_DISTRO, distroDisplayName } from '../../shared/distro';
 import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
+import { commandLine } from '../../shared/shellQuote';
 import { parsePort, withSession, type Cli } from '../context';
 import type { ColumnFit } from '../fit';
 import { helpAfter } from '../help';
@@ -172,7 +173,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       // One machine configured twice (the same host key on record for both): said, with the way out.
       const [{ recordedHostKeys }, { sameMachines, sameMachineText }] = await Promise.all([import('../../core/ssh/machineKeys'), import('../../shared/sameMachine')]);
       for (const g of sameMachines(await recordedHostKeys(nodes))) {
-        cli.io.out(cli.screen().text(`warning: ${sameMachineText(g)}: inspect counts it once; to keep one entry: holdfast node rm ${g.nodes.at(-1)}`));
+        cli.io.out(cli.screen().text(`warning: ${sameMachineText(g)}: inspect counts it once; to keep one entry: ${commandLine(['node', 'rm', g.nodes.at(-1)!])}`));
       }
     });
 
