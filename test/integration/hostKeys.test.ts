@@ -273,6 +273,11 @@ describe('a node whose host key changed, trusted again from the CLI (#49)', () =
     expect(unknown.stderr).not.toMatch(/re-run with|--accept-new-host-key=\S+ for/);
     const command = trustCommand(unknown.stderr)!;
     expect(command).toEqual(['node', 'edit', 'hk1', `--accept-new-host-key=${n.hostKeyFingerprint}`]);
+    // The fleet commands name it too, on the node's line.
+    for (const args of [['inspect', 'hk1'], ['prune', 'hk1', '--dry-run']]) {
+      const r = await cli(args);
+      expect(`${r.stdout}${r.stderr}`.replace(/\s+/g, ' '), args[0]).toContain(`To trust it: holdfast node edit hk1 --accept-new-host-key=${n.hostKeyFingerprint}`);
+    }
 
     // Another fingerprint than the node offers: refused, nothing recorded.
     const wrong = await cli(['node', 'edit', 'hk1', `--accept-new-host-key=${other.hostKeyFingerprint}`]);

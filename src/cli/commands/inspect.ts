@@ -23,6 +23,7 @@ import { commandLine } from '../../shared/shellQuote';
 const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
 import type { Cli } from '../context';
 import { positiveInt, positiveSeconds } from '../options';
+import { savedNodeHint } from '../accessText';
 import { runFleet } from '../fleetRun';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import type { ColumnFit } from '../fit';
@@ -166,7 +167,8 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   out.push(...peersSection(report.nodes, defs));
   if (s.atRisk.length) {
     out.push('\nNeeds attention:');
-    const hints = new Map(report.nodes.map((n) => [n.node, n.error?.hint]));
+    // A refusal's remedy (a host key to trust) worded as the command that works here.
+    const hints = new Map(report.nodes.map((n) => [n.node, n.error ? savedNodeHint(n.error) : undefined]));
     const results = new Map(report.nodes.map((n) => [n.node, n]));
     for (const r of s.atRisk) {
       const pad = `  ${' '.repeat(r.node.length)}  `;

@@ -5,6 +5,7 @@ import { HoldfastError } from '../../core/errors';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, PRUNE_KEEP_BRIEF, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import type { Cli } from '../context';
+import { savedNodeHint } from '../accessText';
 import { EXIT, exitCodeFor } from '../exit';
 import type { ErrorCode } from '../../shared/domain';
 import { humanSize, shortDigest } from '../format';
@@ -97,7 +98,9 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
             ? { node: d.name, ok: true, plan: await cli.call('prune.plan', { node: d.name, keepVersions: keep }) }
             : { node: d.name, ok: true, result: await apply(d.name) };
         } catch (e) {
-          const err = e instanceof HoldfastError ? { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { code: 'INTERNAL' as const, message: e instanceof Error ? e.message : String(e) };
+          // A refusal's remedy (a host key to trust) worded as the command that works here.
+          const hint = e instanceof HoldfastError ? savedNodeHint(e) : undefined;
+          const err = e instanceof HoldfastError ? { code: e.code, message: e.message, ...(hint ? { hint } : {}) } : { code: 'INTERNAL' as const, message: e instanceof Error ? e.message : String(e) };
           return { node: d.name, ok: false, error: err };
         }
       });
