@@ -25,7 +25,7 @@ function imagesDirLine(def: Pick<NodeDef, 'imagesDir' | 'imagesDirSource'>, info
 
 /** What --accept-new-host-key does in full (node add and node edit). */
 const HOST_KEY_NOTE =
-  '--accept-new-host-key=SHA256:FINGERPRINT records the key of a host not yet in known_hosts only if it has that fingerprint (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the node prints it); give it once per new host of a --jump chain. Bare, it shows each new fingerprint and asks (on a terminal only). A key that changed is refused whatever the flag says.';
+  '--accept-new-host-key=SHA256:FINGERPRINT records the key of a host not yet in known_hosts only if it has that fingerprint (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the node prints it); give it once per new host of a --jump chain. Bare, it shows each new fingerprint and asks (on a terminal only). A key that changed is refused whatever the flag says: remove its old entry first (ssh-keygen -R), then `holdfast node edit NAME --accept-new-host-key=SHA256:…` trusts the new one.';
 /** What --k8s-node does (node add and node edit). */
 const K8S_NODE_NOTE =
   "--k8s-node: the node's name in `kubectl get nodes`, when it is not the name given here and the cluster lists none of its addresses; needs bound to one Node (its pods, a DaemonSet's) then count on it.";

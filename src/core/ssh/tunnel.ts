@@ -146,7 +146,8 @@ export function probeOutcome(status: number | null, stdout: string): { code: num
  * available." (false prints nothing) and exits 1 without running it. The probe prints a verdict
  * on every path, so no verdict and that answer mean the script never started. sshd's "Could not
  * chdir to home directory" (a home that does not exist, as for system users) is only a warning,
- * never the cause. Null when the probe ran, or its end says nothing of the kind.
+ * never the cause (docs/k3s-facts.md, "SSH, the tunnel and uploads"). Null when the probe ran,
+ * or its end says nothing of the kind.
  */
 export function loginShellRefusal(status: number | null, stdout: string, stderr: string): { said: string | null; home: string | null } | null {
   if (stdout.includes(PROBE_VERDICT)) return null;
