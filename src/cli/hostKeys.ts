@@ -11,6 +11,7 @@ import { hostKeyFingerprint } from '../core/ssh/knownHosts';
 import type { SshConnection } from '../core/ssh/connect';
 import { readLine, type PromptStreams } from './prompt';
 import { terminalSafe } from './format';
+import { wrapLine } from './fit';
 import { logger } from '../core/log';
 
 const log = logger('cli');
@@ -58,9 +59,15 @@ export function hostKeyAcceptance(o: HostKeyAcceptance | undefined, io: PromptSt
   return async (key) => {
     const yes = listed.has(key.fingerprint) || (o.ask ? await confirmOnTerminal(key, io) : false);
     if (!yes && !o.ask) throw unknownHost(key, o.fingerprints);
-    if (yes) io.output.write(`recording host key ${key.keyType} ${key.fingerprint} of ${terminalSafe(key.label ?? `${key.host}:${key.port}`)} in ${key.knownHostsFile}\n`);
+    if (yes) io.output.write(`${fitted(io, `recording host key ${key.keyType} ${key.fingerprint} of ${terminalSafe(key.label ?? `${key.host}:${key.port}`)} in ${key.knownHostsFile}`)}\n`);
     return yes;
   };
+}
+
+/** A line for stderr: wrapped at words on a terminal (its width), as it is elsewhere (a log). */
+function fitted(io: PromptStreams, line: string): string {
+  const columns = (io.output as NodeJS.WritableStream & { isTTY?: boolean; columns?: number }).columns;
+  return typeof columns === 'number' && columns > 0 ? wrapLine(line, columns) : line;
 }
 
 function terminal(io: PromptStreams): boolean {

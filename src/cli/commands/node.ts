@@ -282,7 +282,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
         }
       }
       const changed = changedBy(after);
-      if (changed.length === 0) return cli.io.out(`${name}: ${keyNote ? `${keyNote}; nothing else to change` : 'nothing to change'}${checked ? ' (checked)' : ''}`);
+      if (changed.length === 0) return cli.io.out(cli.screen().text(`${name}: ${keyNote ? `${keyNote}; nothing else to change` : 'nothing to change'}${checked ? ' (checked)' : ''}`));
       // Saved only if nobody changed the node since it was read above (else CONFLICT, nothing saved).
       // The check above stays here: it connects to the changed node before it is saved (see node add).
       await cli.call('nodes.update', { name, node: input, expect: before });
