@@ -3,6 +3,7 @@
 import { HoldfastError } from '../core/errors';
 import type { ErrorInfo, Job, JobNodeProgress, JobNodeResult } from '../shared/domain';
 import { humanSize, terminalSafe } from './format';
+import { savedNodeHint } from './accessText';
 import { nodePatch } from './jobs';
 import { ProgressBoard } from './progress';
 import type { Screen } from './screen';
@@ -30,17 +31,21 @@ export function jobRows(board: ProgressBoard, opts: { queued: boolean; done: boo
 /** A failed node's error as the service reported it (code, hint, fingerprints kept). */
 export function nodeError(n: JobNodeProgress): HoldfastError {
   if (!n.error) return new HoldfastError('INTERNAL', n.message || `${n.node} failed`);
-  const { code, message, ...extra } = n.error;
-  return new HoldfastError(code, message, extra);
+  const { code, message, access, ...extra } = n.error;
+  const e = new HoldfastError(code, message, extra);
+  if (access) e.access = access;
+  return e;
 }
 
 /**
  * A node's line at the end of an import: `NODE: ok — what was done`, or `NODE: FAILED — the error
  * (its hint)`. On a terminal it wraps at words to its width, the next lines indented.
  */
-export function importResultLine(screen: Screen, node: string, outcome: { result: JobNodeResult } | { failed: Pick<ErrorInfo, 'message' | 'hint'> }): string {
+export function importResultLine(screen: Screen, node: string, outcome: { result: JobNodeResult } | { failed: Pick<ErrorInfo, 'message' | 'hint' | 'access'> }): string {
   if ('result' in outcome) return screen.text(`${node}: ok — ${outcome.result.summary}`);
-  const { message, hint } = outcome.failed;
+  // A refusal's remedy (a host key to trust) worded as the command that works here.
+  const { message } = outcome.failed;
+  const hint = savedNodeHint(outcome.failed);
   return screen.text(`${node}: FAILED — ${terminalSafe(message)}${hint ? ` (${terminalSafe(hint)})` : ''}`);
 }
 

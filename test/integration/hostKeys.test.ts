@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLab, type Lab, type LabNodeHandle } from '../../lab';
+import { startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { NodeSession } from '../../src/core/node/session';
 import { shellQuote } from '../../src/core/ssh/quote';
 import { labNodeDef, repoRoot, runCli, tempHome, type CliResult } from './support';
@@ -274,7 +274,9 @@ describe('a node whose host key changed, trusted again from the CLI (#49)', () =
     const command = trustCommand(unknown.stderr)!;
     expect(command).toEqual(['node', 'edit', 'hk1', `--accept-new-host-key=${n.hostKeyFingerprint}`]);
     // The fleet commands name it too, on the node's line.
-    for (const args of [['inspect', 'hk1'], ['prune', 'hk1', '--dry-run']]) {
+    const archive = path.join(home, 'app.tar');
+    await writeImageArchive(archive, { format: 'oci', images: [{ name: 'docker.io/library/hk-app:1.0' }] });
+    for (const args of [['inspect', 'hk1'], ['prune', 'hk1', '--dry-run'], ['import', 'hk1', archive]]) {
       const r = await cli(args);
       expect(`${r.stdout}${r.stderr}`.replace(/\s+/g, ' '), args[0]).toContain(`To trust it: holdfast node edit hk1 --accept-new-host-key=${n.hostKeyFingerprint}`);
     }
