@@ -70,8 +70,9 @@ test('import an archive by typed path: upload, k3s imports, durable pins, archiv
   for (const img of written) await expect(card).toContainText(img.name);
   await expect(card.getByTestId('review-sha256')).toHaveAttribute('data-full', /^[0-9a-f]{64}$/);
 
-  // 3. nodes: edge1 preselected, both options on.
+  // 3. nodes: edge1 lacks both images, so it is preselected; both options on.
   await wizard(page).getByRole('button', { name: /Next: choose nodes/ }).click();
+  await expect(wizard(page).getByTestId('pick-node-edge1').getByTestId('node-holds')).toHaveText(/^lacks 2 of 2 images: /, { timeout: 20_000 });
   await expect(wizard(page).getByTestId('pick-node-edge1').getByRole('checkbox')).toBeChecked();
   await expect(wizard(page).getByTestId('pick-node-edge1')).toContainText('Connected');
   await expect(wizard(page).getByRole('checkbox', { name: /Make pins durable/ })).toBeChecked();
@@ -113,5 +114,22 @@ test('import an archive by typed path: upload, k3s imports, durable pins, archiv
   // The jobs panel lists the finished job.
   await page.getByTestId('jobs-indicator').click();
   await expect(page.getByTestId('jobs-panel').getByTestId('job')).toHaveAttribute('data-state', 'succeeded');
+
+  // The same archive again: edge1 now holds both images, so it is not ticked; the user may tick it.
+  await page.getByTestId('jobs-panel').getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByTestId('jobs-panel')).toBeHidden();
+  await page.getByRole('button', { name: 'Import archives' }).click();
+  await wizard(page).getByRole('button', { name: 'Import more archives' }).click();
+  await wizard(page).getByLabel('Archive path').fill(file);
+  await wizard(page).getByLabel('Archive path').press('Enter');
+  await expect(wizard(page).getByTestId('chosen-archive')).toContainText('docker · gzip', { timeout: 20_000 });
+  await wizard(page).getByRole('button', { name: /Next: review contents/ }).click();
+  await wizard(page).getByRole('button', { name: /Next: choose nodes/ }).click();
+  const again = wizard(page).getByTestId('pick-node-edge1');
+  await expect(again.getByTestId('node-holds')).toHaveText('has all 2 images', { timeout: 20_000 });
+  await expect(again.getByRole('checkbox')).not.toBeChecked();
+  await expect(wizard(page).getByTestId('nodes-hold-all')).toContainText('Not ticked: edge1 (it holds every image already)');
+  await again.getByRole('checkbox').check();
+  await expect(wizard(page).getByRole('button', { name: 'Import 1 archive to 1 node' })).toBeEnabled();
   expect(errors).toEqual([]);
 });
