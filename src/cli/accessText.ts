@@ -12,8 +12,9 @@ const ACCEPT_FLAG = '--accept-new-host-key';
 /** The hint of an error read after any command on saved nodes: its remedy as a node edit. */
 export function savedNodeHint(info: Pick<ErrorInfo, 'hint' | 'access'>): string | undefined {
   const a = info.access;
-  if (a?.kind !== 'trust-host-key') return info.hint;
-  return `${info.hint ?? ''} To trust it: ${commandLine(['node', 'edit', a.node, `${ACCEPT_FLAG}=${a.fingerprint}`])}`.trim();
+  if (a?.kind === 'trust-host-key') return `${info.hint ?? ''} To trust it: ${commandLine(['node', 'edit', a.node, `${ACCEPT_FLAG}=${a.fingerprint}`])}`.trim();
+  if (a?.kind === 'sudo') return `${info.hint ?? ''} To use sudo: ${commandLine(['node', 'edit', a.node, '--sudo'])}`.trim();
+  return info.hint;
 }
 
 /**
@@ -56,8 +57,7 @@ export function checkHint(info: Pick<ErrorInfo, 'hint' | 'access'>, def: Pick<No
     return `${info.hint ?? ''} To trust it, re-run with ${ACCEPT_FLAG}=${a.fingerprint}${hop}.`.trim();
   }
   if (a?.kind === 'sudo' && a.node === def.name) {
-    const again = commandLine([...argv.filter((a) => a !== '--no-sudo' && a !== '--sudo'), '--sudo']);
-    return `Reach containerd through sudo (the user needs password-less sudo): ${again} — or log in as root.`;
+    return `${info.hint ?? ''} To use sudo: ${commandLine([...argv.filter((a) => a !== '--no-sudo' && a !== '--sudo'), '--sudo'])}`.trim();
   }
   return info.hint;
 }

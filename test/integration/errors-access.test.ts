@@ -52,7 +52,7 @@ describe('a containerd socket the login may not open', () => {
     const r = await cli(addArgs('ea1ns', ea1, ['--user', NOSUDO]), 3);
     // ea1ns was never saved: the way past it is the same node add with --sudo, not node edit (#49).
     expect(r.stderr).toContain(
-      `holdfast: ${NOSUDO} may not open the containerd socket ${SOCKET} on ea1ns: it is there (srw-rw---- root:root), but only root and the group root may connect — Reach containerd through sudo (the user needs password-less sudo): holdfast node add ea1ns --host 127.0.0.1 --port ${ea1.port} --user ${NOSUDO} --identity ${lab.clientKey} --known-hosts ${lab.knownHosts} --sudo — or log in as root.`,
+      `holdfast: ${NOSUDO} may not open the containerd socket ${SOCKET} on ea1ns: it is there (srw-rw---- root:root), but only root and the group root may connect — Reach containerd through the node's sudo option (the user needs password-less sudo), which opens the socket as root, or connect as root. To use sudo: holdfast node add ea1ns --host 127.0.0.1 --port ${ea1.port} --user ${NOSUDO} --identity ${lab.clientKey} --known-hosts ${lab.knownHosts} --sudo`,
     );
     expect(r.stderr).not.toMatch(/not answering|no unix socket|node edit/);
     expect(await nodeNames()).toEqual([]);
@@ -61,14 +61,21 @@ describe('a containerd socket the login may not open', () => {
     const missing = await cli(addArgs('ea1gone', ea1, ['--user', NOSUDO, '--socket', '/run/k3s/containerd/gone.sock']), 1);
     expect(missing.stderr).toContain('holdfast: There is no unix socket at /run/k3s/containerd/gone.sock on the node (or this user may not see it)');
     expect(missing.stderr).not.toContain('may not open');
+    expect(missing.stderr).toContain("a non-root user needs the node's sudo option. To use sudo: holdfast node add ea1gone ");
 
     // The way out the hint names, run as printed (every value quoted as a shell reads it): the
     // same arguments plus --sudo. The tunnel runs through sudo and containerd answers.
     const refused = await cli(addArgs('ea1su', ea1, ['--user', SUDOER, '--group', 'site a']), 3);
-    const again = /: holdfast (node add .* --sudo) — or log in as root\./.exec(refused.stderr)?.[1];
+    const again = /To use sudo: holdfast (node add .* --sudo)$/m.exec(refused.stderr)?.[1];
     expect(again).toContain(`--group 'site a' --sudo`);
     await cli(shellWords(again!));
     expect(await nodeNames()).toEqual(['ea1su']);
+
+    // Saved (unchecked), the same refusal after any command names node edit.
+    await cli(addArgs('ea1ns', ea1, ['--user', NOSUDO, '--no-check']));
+    const saved = await cli(['images', 'ea1ns'], 3);
+    expect(saved.stderr).toContain(`may connect — Reach containerd through the node's sudo option`);
+    expect(saved.stderr.trim()).toMatch(/ To use sudo: holdfast node edit ea1ns --sudo$/);
     const images = await cli(['images', 'ea1su']);
     expect(images.stderr).not.toMatch(/may not|not answering/);
   });

@@ -17,7 +17,6 @@ import type { ClientChannel } from 'ssh2';
 import { HoldfastError } from '../errors';
 import { shellQuote } from './quote';
 import { logger } from '../log';
-import { commandLine } from '../../shared/shellQuote';
 
 const log = logger('tunnel');
 
@@ -308,23 +307,29 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
     );
   }
   if (code === PROBE_NO_SOCKET) {
-    throw new HoldfastError('CONTAINERD_UNAVAILABLE', `There is no unix socket at ${remoteSocketPath} on the node${sudo ? '' : ' (or this user may not see it)'}.`, {
-      hint: sudo
-        ? 'Check that k3s or RKE2 (its containerd) is running on the node and the socket path is right.'
-        : 'Check that k3s or RKE2 (its containerd) is running and the socket path is right; a non-root user needs the node\'s sudo option (holdfast node add … --sudo).',
-    });
+    throw viaSudo(
+      new HoldfastError('CONTAINERD_UNAVAILABLE', `There is no unix socket at ${remoteSocketPath} on the node${sudo ? '' : ' (or this user may not see it)'}.`, {
+        hint: sudo
+          ? 'Check that k3s or RKE2 (its containerd) is running on the node and the socket path is right.'
+          : "Check that k3s or RKE2 (its containerd) is running and the socket path is right; a non-root user needs the node's sudo option.",
+      }),
+    );
   }
   if (code === PROBE_NO_ACCESS) {
     // Not "containerd is not answering": it is there, only closed to this login.
     const ls = /^(s[rwxsStT-]{9})\S*\s+\d+\s+(\S+)\s+(\S+)/.exec(detail);
+  // The sudo option as data (access): the CLI words the command that sets it where it is read.
+  const viaSudo = (e: HoldfastError): HoldfastError => {
+    if (node !== undefined && !sudo && user !== 'root') e.access = { kind: 'sudo', node };
+    return e;
+  };
     const who = user ?? 'the SSH user';
     const why = ls ? `it is there (${ls[1]} ${ls[2]}:${ls[3]}), but only ${ls[2]} and the group ${ls[3]} may connect` : `it is there, but ${who} may not connect`;
-    const refused = new HoldfastError('REFUSED', `${who} may not open the containerd socket ${remoteSocketPath} on ${node ?? 'the node'}: ${why}`, {
-      hint: `Reach containerd through sudo: the node's sudo option (${commandLine(['node', 'edit', node ?? 'NODE', '--sudo'])}; the user needs password-less sudo), and the tunnel then opens the socket as root. Or connect as root.`,
-    });
-    // node add words it as the add again with --sudo: a node not saved yet has nothing to edit.
-    if (node !== undefined) refused.access = { kind: 'sudo', node };
-    throw refused;
+    throw viaSudo(
+      new HoldfastError('REFUSED', `${who} may not open the containerd socket ${remoteSocketPath} on ${node ?? 'the node'}: ${why}`, {
+        hint: "Reach containerd through the node's sudo option (the user needs password-less sudo), which opens the socket as root, or connect as root.",
+      }),
+    );
   }
   if (code === PROBE_NO_SUDO) {
     throw new HoldfastError('CONTAINERD_UNAVAILABLE', 'The node is set to use sudo, but sudo is not installed there.', {
