@@ -280,6 +280,11 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
   const { code, found } = probeOutcome(status, stdout);
   const detail = stderr.trim().split('\n').pop() ?? '';
   const sudoers = sudoersHint(user);
+  // The sudo option as data (access): the CLI words the command that sets it where it is read.
+  const viaSudo = (e: HoldfastError): HoldfastError => {
+    if (node !== undefined && !sudo && user !== 'root') e.access = { kind: 'sudo', node };
+    return e;
+  };
   const refusal = loginShellRefusal(status, stdout, stderr);
   if (refusal) {
     const who = user ?? 'the SSH user';
@@ -318,11 +323,6 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
   if (code === PROBE_NO_ACCESS) {
     // Not "containerd is not answering": it is there, only closed to this login.
     const ls = /^(s[rwxsStT-]{9})\S*\s+\d+\s+(\S+)\s+(\S+)/.exec(detail);
-  // The sudo option as data (access): the CLI words the command that sets it where it is read.
-  const viaSudo = (e: HoldfastError): HoldfastError => {
-    if (node !== undefined && !sudo && user !== 'root') e.access = { kind: 'sudo', node };
-    return e;
-  };
     const who = user ?? 'the SSH user';
     const why = ls ? `it is there (${ls[1]} ${ls[2]}:${ls[3]}), but only ${ls[2]} and the group ${ls[3]} may connect` : `it is there, but ${who} may not connect`;
     throw viaSudo(
