@@ -6,7 +6,7 @@
 // A key that is on record is verified as always; a changed key is refused whatever the flag says.
 import { InvalidArgumentError, Option } from 'commander';
 import { HoldfastError } from '../core/errors';
-import { acceptFlagFor, isFingerprint, normalizeFingerprint, unknownHost, type AcceptNewHostKey, type PresentedHostKey } from '../core/ssh/hostKey';
+import { CHECK_BEFORE_TRUST, isFingerprint, normalizeFingerprint, unknownHost, type AcceptNewHostKey, type PresentedHostKey } from '../core/ssh/hostKey';
 import { hostKeyFingerprint } from '../core/ssh/knownHosts';
 import type { SshConnection } from '../core/ssh/connect';
 import { readLine, type PromptStreams } from './prompt';
@@ -79,7 +79,8 @@ async function confirmOnTerminal(key: PresentedHostKey, io: PromptStreams): Prom
   if (!terminal(io)) {
     throw new HoldfastError('HOST_KEY_UNKNOWN', `${who} is not in ${key.knownHostsFile}; it presented host key ${key.keyType} ${key.fingerprint}, and there is no terminal to confirm it on.`, {
       fingerprint: key.fingerprint,
-      hint: `Check the fingerprint on the node (ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub), then re-run with ${acceptFlagFor(key.fingerprint)}.`,
+      // The flag to re-run with is added where the error is read (accessText), as for any unknown key.
+      hint: CHECK_BEFORE_TRUST,
     });
   }
   io.output.write(
