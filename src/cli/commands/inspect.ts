@@ -17,10 +17,7 @@ import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
 import { sameMachineText } from '../../shared/sameMachine';
 import { distroDisplayName } from '../../shared/distro';
-
 import { commandLine } from '../../shared/shellQuote';
-/** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
-const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
 import type { Cli } from '../context';
 import { positiveInt, positiveSeconds } from '../options';
 import { savedNodeHint } from '../accessText';
@@ -34,6 +31,9 @@ import { lostPinsText } from '../lostPins';
 import { kubeNodeHint } from '../kubeNodeText';
 import { registriesSection } from '../registriesText';
 import { peersSection } from '../peersText';
+
+/** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
+const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
 
 // `inspect` is the service's fleet run (fleet.start with --concurrency and --timeout), followed
 // through its fleet.node and fleet.done events in process; Ctrl-C is fleet.cancel, which still
