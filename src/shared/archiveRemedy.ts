@@ -22,7 +22,9 @@ export function archiveRemedy(check: Pick<RemovalCheck, 'node' | 'path' | 'image
  * Whether a file in the images dir can go, in one short clause (its `reason` is the sentence):
  * what blocks the removal, by the first thing that does. Pure.
  */
-export function archiveBrief(a: Pick<ArchiveInfo, 'kind' | 'error' | 'imported' | 'safeToRemove' | 'remedy'>, who = 'k3s'): string {
+export function archiveBrief(a: Pick<ArchiveInfo, 'kind' | 'error' | 'imported' | 'safeToRemove' | 'remedy' | 'removalWarnings'>, who = 'k3s'): string {
+  // Allowed, but what the removal sets off is the story (shared/removalVerdict: never "loses nothing" beside it).
+  if (a.safeToRemove && a.removalWarnings?.length) return `removable, but ${a.removalWarnings[0]!.brief}`;
   if (a.safeToRemove) return 'safe to remove: removing it loses nothing';
   if (a.kind === 'prepull') return 'a pre-pull list, not an archive: removed only with --force';
   if (a.kind === 'ignored') return `${who} ignores this file: removed only with --force`;

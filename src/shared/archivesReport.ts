@@ -3,11 +3,17 @@
 // tab reads it from the list it has), which made the JSON repeat it for every file; the report
 // lifts it out, and each file keeps every other field as before. The fleet report (shared/fleet)
 // carries each node's files and health the same way.
+// Each file also says its removal's tone (shared/removalVerdict: safe, caution or refused), beside
+// `safeToRemove` (still true when a warning stands: the removal is allowed).
 import type { ArchiveInfo } from './domain';
 import type { ImportCacheHealth } from './importCacheHealth';
+import { archiveVerdict, type RemovalTone } from './removalVerdict';
 
-/** One file of the images dir, as `archives --json` gives it: an ArchiveInfo without the node's cache health. */
-export type ArchiveFile = Omit<ArchiveInfo, 'importCache'>;
+/**
+ * One file of the images dir, as `archives --json` gives it: an ArchiveInfo without the node's
+ * cache health, with its removal's tone.
+ */
+export type ArchiveFile = Omit<ArchiveInfo, 'importCache'> & { removalTone: RemovalTone };
 
 export interface ArchivesReport {
   node: string;
@@ -20,6 +26,6 @@ export function archivesReport(node: string, list: readonly ArchiveInfo[]): Arch
   return {
     node,
     importCache: list.find((a) => a.importCache)?.importCache ?? null,
-    archives: list.map(({ importCache: _health, ...file }) => file),
+    archives: list.map(({ importCache: _health, ...file }) => ({ ...file, removalTone: archiveVerdict(file).tone })),
   };
 }

@@ -169,6 +169,12 @@ export interface ArchiveRemedy {
   command: string;
 }
 
+/** What a removal sets off without blocking it: one short clause, and the warning in full. */
+export interface RemovalWarning {
+  brief: string;
+  reason: string;
+}
+
 /** One file in a node's images dir. */
 export interface ArchiveInfo {
   /** Relative to the images dir, '/'-separated. */
@@ -191,6 +197,11 @@ export interface ArchiveInfo {
   cache?: CacheVerdict;
   /** What makes it safe to remove, when pinning does (the CLI prints the command, the app a button). */
   remedy?: ArchiveRemedy;
+  /**
+   * What removing it sets off without blocking it (RKE2 writing its own image lists), as
+   * `archives.check` warns of it (shared/removalVerdict removalWarnings); absent when nothing.
+   */
+  removalWarnings?: RemovalWarning[];
   /** Set when the archive's index could not be read. */
   error?: string;
   /** A .txt list: the durable references it hands to k3s through another tag of their image (shared/listTrap). */

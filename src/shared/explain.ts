@@ -13,6 +13,7 @@ import { imageName, isImageIdRecord } from './reference';
 import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
 import { commandLine } from './shellQuote';
+import { archiveVerdict, type RemovalTone } from './removalVerdict';
 
 /** One reference of the image, as the explanation lists them. */
 export interface ExplainedRef {
@@ -65,7 +66,7 @@ export interface ReferenceExplanation {
   /** Where the needs came from (or why nothing told them). */
   needsFrom: { sources: string[]; noSource?: string };
   /** The files in the images dir that bring the image (or, for a missing one, that hold it). */
-  archives: { path: string; safeToRemove: boolean; reason: string; brief: string; command?: string }[];
+  archives: { path: string; safeToRemove: boolean; removalTone: RemovalTone; reason: string; brief: string; command?: string }[];
   /** Durable pins Holdfast made on the image's references that are gone. */
   lostPins: LostPin[];
   /** Where a missing image can be found (an archive, another node). */
@@ -169,7 +170,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
 }
 
 function archiveFacts(a: ArchiveInfo, who: string): ReferenceExplanation['archives'][number] {
-  return { path: a.path, safeToRemove: a.safeToRemove, reason: a.reason, brief: archiveBrief(a, who), ...(a.remedy ? { command: a.remedy.command } : {}) };
+  return { path: a.path, safeToRemove: a.safeToRemove, removalTone: archiveVerdict(a).tone, reason: a.reason, brief: archiveBrief(a, who), ...(a.remedy ? { command: a.remedy.command } : {}) };
 }
 
 /** What to do about a reference on the node, most urgent first (at least one step). */

@@ -65,6 +65,9 @@ export function rke2ListsRemovalWarning(node: string, removed: string): string {
   );
 }
 
+/** One short clause for the same warning, beside the file (a table's row; the long form above with --why). */
+export const RKE2_LISTS_REMOVAL_BRIEF = 'the last top-level archive: RKE2 writes its own lists without it';
+
 /** The notice on an RKE2 node's images dir as `archives --json` gives it (null: none). */
 export interface Rke2ListsNotice {
   brief: string;

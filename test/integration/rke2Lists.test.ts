@@ -56,6 +56,28 @@ describe(`${D.name}'s own image lists`, () => {
 
     await cli(['pin', 'lists', '--archive', 'runtime.tar']);
     expect((await images()).find((r) => r.name === RUNTIME)).toMatchObject({ pin: 'durable' });
+    // Every view of the images dir says the removal's verdict (shared/removalVerdict), before it is made.
+    const before = (await archives()).archives.find((a) => a.path === 'runtime.tar')!;
+    const table = (await onTerminal(['archives', 'lists'], 100, { HOLDFAST_HOME: home })).join('\n');
+    const piped = await cli(['archives', 'lists']);
+    const row = (text: string) => text.split('\n').find((l) => /^runtime\.tar\s/.test(l)) ?? '';
+    expect(before).toMatchObject({ safeToRemove: true, removalTone: RKE2 ? 'caution' : 'safe' });
+    for (const t of [table, piped]) expect(row(t)).toMatch(RKE2 ? /\syes, but\s*$/ : /\syes\s*$/);
+    if (RKE2) {
+      expect(before.removalWarnings).toEqual([{ brief: 'the last top-level archive: RKE2 writes its own lists without it', reason: expect.stringContaining(WARNING) }]);
+      expect(before.reason).toContain(WARNING);
+      expect(before.reason).not.toContain('loses nothing');
+      // The short clause on a terminal, the warning in full piped and with --why.
+      expect(table).toContain('runtime.tar: removable, but the last top-level archive: RKE2 writes its own lists without it');
+      expect(table).toContain('(--why');
+      for (const t of [piped, await cli(['archives', 'lists', '--why'])]) expect(t.replace(/\s+/g, ' ')).toContain(`runtime.tar: ${WARNING}`);
+      const explained = await cli(['explain', 'lists', RUNTIME]);
+      expect(explained.replace(/\s+/g, ' ')).toContain('runtime.tar: removable, with a warning — ');
+    } else {
+      expect(before.removalWarnings).toBeUndefined();
+      expect(before.reason).toContain('loses nothing');
+      expect(table + piped).not.toContain('yes, but');
+    }
     const dry = await cli(['rm-archive', 'lists', 'runtime.tar', '--dry-run']);
     // The verdict's tone follows the warning (shared/removalVerdict): never "safely" beside it.
     expect(dry).toContain(RKE2 ? 'runtime.tar can be removed, but read the warning first' : 'runtime.tar can be removed safely');

@@ -41,7 +41,8 @@ describe('archivesReport', () => {
     for (const [i, a] of r.archives.entries()) {
       expect(Object.keys(a)).not.toContain('importCache');
       const { importCache: _h, ...rest } = list[i]!;
-      expect(a).toEqual(rest);
+      // every other field kept, with the removal's tone added (shared/removalVerdict)
+      expect(a).toEqual({ ...rest, removalTone: 'refused' });
     }
     expect(JSON.stringify(r).split('"skippedUnpinned"')).toHaveLength(2);
   });

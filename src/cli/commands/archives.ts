@@ -7,6 +7,7 @@ import { cacheVerdictReason, importCacheBrief, importCacheReasons } from '../../
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
 import type { Distro } from '../../shared/domain';
 import { rke2ListsNotice } from '../../shared/rke2Lists';
+import { archiveVerdict } from '../../shared/removalVerdict';
 import { connectsFirstNode, type Cli } from '../context';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { HoldfastError } from '../../core/errors';
@@ -97,7 +98,8 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
             humanSize(a.size),
             a.error ? `unreadable: ${a.error}` : a.images.length ? a.images : '-',
             a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '-',
-            a.kind === 'archive' ? (a.safeToRemove ? 'yes' : 'no') : '-',
+            // The removal's verdict (shared/removalVerdict): "yes, but" while a warning stands, said below.
+            a.kind === 'archive' ? archiveVerdict(a).cell : '-',
           ]),
           ARCHIVE_COLUMNS,
         ),
@@ -120,6 +122,15 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
         if (why) for (const x of problems[n]!) out(`  - ${safe(x)}`);
         else if (a.remedy) cli.io.out(screen.command(`  → ${a.remedy.command}`));
       }
+      // Removable, but what the removal sets off (RKE2's own lists): a short clause on a terminal, in full with --why and piped.
+      const cautioned = archives.filter((x) => x.kind === 'archive' && archiveVerdict(x).tone === 'caution');
+      for (const a of cautioned) {
+        cli.io.out('');
+        if (screen.terminal && !why) {
+          const brief = archiveBrief(a, who);
+          out(`${screen.ref(a.path, brief.length + 2)}: ${brief}`);
+        } else for (const w of a.removalWarnings!) out(`${safe(a.path)}: ${safe(w.reason)}`);
+      }
       // .txt lists that hand a durable pin to k3s through another tag of its image.
       for (const a of archives.filter((x) => x.takesOver?.length)) {
         cli.io.out('');
@@ -127,7 +138,7 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       }
       rke2Line();
       cacheLine();
-      const hinted = blocked.length || archives.some((x) => x.takesOver?.length) || (cache && importCacheBrief(cache, who)) || rke2Lists;
+      const hinted = blocked.length || cautioned.length || archives.some((x) => x.takesOver?.length) || (cache && importCacheBrief(cache, who)) || rke2Lists;
       if (screen.terminal && !why && hinted) out(`\n${whyHint()}`);
     });
 }

@@ -17,6 +17,7 @@ import { humanSize, terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import type { Screen } from '../screen';
 import { commandLine } from '../../shared/shellQuote';
+import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
@@ -122,7 +123,8 @@ export function explainText(e: ReferenceExplanation, screen: Screen, who = 'k3s'
   f.blank();
   if (e.archives.length === 0) f.add('Archives', e.present ? 'no file in the images dir brings it: nothing brings it back once it is gone' : 'no file in the images dir holds it');
   for (const [n, a] of e.archives.entries()) {
-    f.add(n === 0 ? 'Archives' : '', `${screen.ref(a.path, COL + 20)}: ${a.safeToRemove ? 'safe to remove' : 'not safe to remove'} — ${a.reason}`);
+    // In the removal verdict's words (shared/removalVerdict): never "safe" beside a warning.
+    f.add(n === 0 ? 'Archives' : '', `${screen.ref(a.path, COL + 20)}: ${REMOVAL_TONE_TEXT[a.removalTone]} — ${a.reason}`);
   }
   if (e.lostPins.length) {
     f.blank();

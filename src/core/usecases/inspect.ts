@@ -15,6 +15,7 @@ import { criPinning, importCacheHonoured, startupWalk, type CriPinning } from '.
 import { distroDisplayName } from '../../shared/distro';
 import { importCacheHealth } from '../../shared/importCacheHealth';
 import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
+import { removalWarnings } from '../../shared/removalVerdict';
 import type { NodeSession } from '../node/session';
 import type { ImagesDirFile } from '../../shared/lostPins';
 import { applyNeeds, needsKnown, type NeedsReport } from '../../shared/needs';
@@ -214,12 +215,15 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
   const takesOver = (path: string) => images.filter((r) => r.listTrap?.list === path).map((r) => ({ ref: r.name, listed: r.listTrap!.listed }));
   // Every file's removal check at once (their completeness reads overlap), results in order.
   const checks = await Promise.all(files.map((f) => removalCheckFor(session.def.name, f, images, platform, complete, criPinning(info.containerdVersion), distroDisplayName(info.distro))));
+  const paths = files.map((f) => f.path);
   const archives: ArchiveInfo[] = [];
   for (const [i, f] of files.entries()) {
     const check = checks[i]!;
     // Without CRI pinning no pin makes removal safe: pinning is no remedy there.
     const remedy = check.allowed || criPinning(info.containerdVersion) === 'none' ? undefined : archiveRemedy(check);
     const taken = f.kind === 'prepull' ? takesOver(f.path) : [];
+    // What removing it sets off, as the removal check warns (shared/removalVerdict): the tone of every view.
+    const warnings = removalWarnings(session.def.name, info.distro, paths, f.path);
     archives.push({
       path: f.path,
       kind: f.kind,
@@ -229,10 +233,16 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
       images: archiveImageNames(f, platform),
       imported: f.kind === 'archive' && !!f.index && check.images.every((i) => i.present),
       safeToRemove: check.allowed,
-      reason: check.allowed ? 'Every image it brings is complete and durably protected from kubelet\'s garbage collector: removing it loses nothing.' : summarise(check.problems),
+      // With a warning standing, "loses nothing" is not the whole story: the warning is.
+      reason: !check.allowed
+        ? summarise(check.problems)
+        : warnings.length
+          ? `Every image it brings is complete and durably protected from kubelet's garbage collector now. ${warnings.map((w) => w.reason).join(' ')}`
+          : 'Every image it brings is complete and durably protected from kubelet\'s garbage collector: removing it loses nothing.',
       cachedByK3s: cachedByK3s(inv, f),
       ...(cacheOf(inv, f) ? { cache: cacheOf(inv, f)! } : {}),
       ...(remedy ? { remedy } : {}),
+      ...(warnings.length ? { removalWarnings: warnings } : {}),
       ...(f.error ? { error: f.error } : {}),
       ...(taken.length ? { takesOver: taken } : {}),
       importCache,

@@ -8,7 +8,7 @@ import { HoldfastError } from '../errors';
 import { checkComplete } from '../images/completeness';
 import { criPinning } from '../../shared/versions';
 import { distroDisplayName } from '../../shared/distro';
-import { rke2ListsAfterRemoval, rke2ListsRemovalWarning } from '../../shared/rke2Lists';
+import { removalWarnings } from '../../shared/removalVerdict';
 import { applyPinPlan } from '../pins/apply';
 import { planPins, type PinTarget } from '../pins/plan';
 import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NodeInventory } from './inspect';
@@ -101,10 +101,9 @@ export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: 
     distroDisplayName(inv.info.distro),
   );
   // Not a problem of the file itself, so it never blocks: RKE2 writes its own image lists once no
-  // archive is left at the top level of its images dir (shared/rke2Lists).
-  if (rke2ListsAfterRemoval(inv.info.distro, inv.files.map((f) => f.path), file.path)) {
-    check.warnings = [rke2ListsRemovalWarning(session.def.name, file.path)];
-  }
+  // archive is left at the top level of its images dir (shared/rke2Lists), as the listing says.
+  const warnings = removalWarnings(session.def.name, inv.info.distro, inv.files.map((f) => f.path), file.path);
+  if (warnings.length) check.warnings = warnings.map((w) => w.reason);
   return { inv, check };
 }
 

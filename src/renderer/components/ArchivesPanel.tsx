@@ -9,7 +9,7 @@ import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
 import { distroDisplayName } from '../../shared/distro';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
-import { rke2ListsAfterRemoval, rke2ListsNotice, rke2ListsRemovalWarning } from '../../shared/rke2Lists';
+import { rke2ListsNotice } from '../../shared/rke2Lists';
 import { removalVerdict } from '../../shared/removalVerdict';
 import { archivesOf, statusOf } from '../store';
 import { breakable } from './Breakable';
@@ -51,10 +51,11 @@ function ImagesCell({ images }: { images: string[] }) {
 }
 
 /**
- * Whether the file can go, in the tone of shared/removalVerdict: `warning` is what removing it
- * sets off without blocking it (RKE2 writing its own lists: shared/rke2Lists), said as the check does.
+ * Whether the file can go, in the tone of shared/removalVerdict: the warning is what removing it
+ * sets off without blocking it (RKE2 writing its own lists: shared/rke2Lists), as the listing
+ * carries it (`removalWarnings`, the removal check's own words) unless given.
  */
-export function RemovalCell({ a, warning }: { a: ArchiveInfo; warning?: string | null }) {
+export function RemovalCell({ a, warning = a.removalWarnings?.[0]?.reason ?? null }: { a: ArchiveInfo; warning?: string | null }) {
   const verdict = removalVerdict({ allowed: a.safeToRemove, warnings: warning ? [warning] : [] });
   return (
     <div className="removal">
@@ -227,7 +228,7 @@ export function ArchivesPanel(props: { node: NodeDef; onMakeDurable(path: string
                     ) : null}
                   </td>
                   <td className="col-removal">
-                    <RemovalCell a={a} warning={rke2ListsAfterRemoval(distro, paths, a.path) ? rke2ListsRemovalWarning(node.name, a.path) : null} />
+                    <RemovalCell a={a} />
                   </td>
                   <td className="col-actions">
                     <div className="row-actions">

@@ -146,7 +146,7 @@ function hostileReport(): FleetReport {
     { ...down('b'), error: { code: 'UNREACHABLE' as const, message: '<b>bold</b> & "quoted"', hint: '<i>hint</i>' } },
     ok('c', []),
   ];
-  nodes[0]!.archives = [{ path: `${hostileName}.tar`, kind: 'archive', compression: 'none', size: 1, mtime: '2026-01-01T00:00:00.000Z', images: [hostileName], imported: true, safeToRemove: false, reason: '<u>x</u>', cachedByK3s: true }];
+  nodes[0]!.archives = [{ path: `${hostileName}.tar`, kind: 'archive', compression: 'none', size: 1, mtime: '2026-01-01T00:00:00.000Z', images: [hostileName], imported: true, safeToRemove: false, reason: '<u>x</u>', cachedByK3s: true, removalTone: 'refused' }];
   const drift = computeDrift(nodes);
   return { generatedAt: '2026-01-01T00:00:00.000Z', summary: summarizeFleet(nodes, drift), nodes, drift };
 }

@@ -74,6 +74,10 @@ describe('the Archives tab and the CLI: the same verdict', () => {
     const warned = renderToStaticMarkup(createElement(RemovalCell, { a: archive, warning: WARNING }));
     expect(warned).toContain('class="yn yn-warn"');
     expect(text(warned)).toBe(`Removable, with a warning ${WARNING}`);
+    // The listing carries the warning the removal check gives (shared/removalVerdict removalWarnings).
+    const listed = renderToStaticMarkup(createElement(RemovalCell, { a: { ...archive, removalWarnings: [{ brief: 'b', reason: WARNING }] } }));
+    expect(listed).toContain('data-tone="caution"');
+    expect(text(listed)).toBe(`Removable, with a warning ${WARNING}`);
     const plain = renderToStaticMarkup(createElement(RemovalCell, { a: archive }));
     expect(plain).toContain('class="yn yn-yes"');
     expect(text(plain)).toBe(`Safe to remove ${archive.reason}`);

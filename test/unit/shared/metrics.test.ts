@@ -3,6 +3,7 @@
 // with each value traced to the rule it comes from (protection, needs, the archive check).
 import { describe, expect, it } from 'vitest';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
+import type { ArchiveFile } from '../../../src/shared/archivesReport';
 import type { ArchiveInfo, ImageRef, LostPin } from '../../../src/shared/domain';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { escapeLabelValue, imageStates, renderMetrics } from '../../../src/shared/metrics';
@@ -31,7 +32,7 @@ const NEEDS: NodeNeeds = {
   notes: [],
 };
 
-const archive = (path: string, safeToRemove: boolean, kind: ArchiveInfo['kind'] = 'archive'): ArchiveInfo => ({
+const archive = (path: string, safeToRemove: boolean, kind: ArchiveInfo['kind'] = 'archive'): ArchiveFile => ({
   path,
   kind,
   compression: null,
@@ -42,6 +43,7 @@ const archive = (path: string, safeToRemove: boolean, kind: ArchiveInfo['kind'] 
   safeToRemove,
   reason: 'r',
   cachedByK3s: false,
+  removalTone: safeToRemove ? 'safe' : 'refused',
 });
 
 const lost: LostPin = {

@@ -6,6 +6,7 @@
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
 import type { ImageRef, LostPin } from '../../../shared/domain';
 import type { ArchiveFile } from '../../../shared/archivesReport';
+import { archiveVerdict } from '../../../shared/removalVerdict';
 import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';
 import { atRiskOf, NEED_VERDICT_TEXT, workloadsText } from '../../../shared/needs';
 import { pinCounts, protectionKey, refOutcome, type ImageProtection } from '../../../shared/protection';
@@ -115,11 +116,17 @@ function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection
   )}</tbody></table></div>`;
 }
 
+/** The removal's verdict (shared/removalVerdict): "yes, but" in the warning's colour while a warning stands. */
+function removalTag(a: ArchiveFile): SafeHtml {
+  const v = archiveVerdict(a);
+  return html`<span class="tag ${v.tone === 'safe' ? 'ok' : 'warn'}" data-tone="${v.tone}">${v.cell}</span>`;
+}
+
 function archivesTable(archives: ArchiveFile[], who: string): SafeHtml {
   if (archives.length === 0) return html`<p class="muted">The images dir is empty.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Path</th><th>Kind</th><th>Size</th><th>Images</th><th>Imported</th><th>Safe to remove</th><th>Why</th></tr></thead><tbody>${archives.map(
     (a) =>
-      html`<tr><td class="mono path">${withDigests(a.path)}${a.cachedByK3s ? html` <span class="tag warn">cached by ${who}</span>` : ''}</td><td class="nowrap">${a.kind}</td><td class="nowrap">${formatBytes(a.size)}</td><td class="ref">${withDigests(a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—')}</td><td class="nowrap">${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? (a.safeToRemove ? html`<span class="tag ok">yes</span>` : html`<span class="tag warn">no</span>`) : '—'}</td><td class="why">${a.kind === 'archive' ? withDigests(a.reason) : ''}</td></tr>`,
+      html`<tr><td class="mono path">${withDigests(a.path)}${a.cachedByK3s ? html` <span class="tag warn">cached by ${who}</span>` : ''}</td><td class="nowrap">${a.kind}</td><td class="nowrap">${formatBytes(a.size)}</td><td class="ref">${withDigests(a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—')}</td><td class="nowrap">${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? removalTag(a) : '—'}</td><td class="why">${a.kind === 'archive' ? withDigests(a.reason) : ''}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
