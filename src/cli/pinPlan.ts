@@ -1,10 +1,7 @@
 // What `holdfast pin` and `holdfast unpin` print of a pin plan, previewed (--dry-run) or applied.
-import type { ArgsOf } from '../shared/contract';
 import type { PinPlan } from '../shared/domain';
 import { describeChange, type Cli } from './context';
 import { terminalSafe as safe } from './format';
-
-export type PinTarget = ArgsOf<'pins.plan'>['target'];
 
 export function printPlan(cli: Cli, plan: PinPlan, applied: boolean): void {
   // On a terminal, fitted to it: references elided in the middle, long lines wrapped.

@@ -36,7 +36,6 @@ export type {
   LostPinsState,
   PinAction,
   PinAlert,
-  PinTarget,
   StoreEnv,
   View,
   WizardStep,

@@ -10,7 +10,7 @@ import * as z from 'zod';
 import type { DiskPicture } from './diskPicture';
 import type { FleetReport } from './fleet';
 import type { PrunePlan, PruneResult } from './prunePlan';
-import type { ArchiveInfo, CredentialRequest, AuditEntry, ImageRef, Job, LocalArchive, LostPin, NodeDef, NodeInfo, NodeStatus, PinPlan, RemovalCheck } from './domain';
+import type { ArchiveInfo, CredentialRequest, AuditEntry, ImageRef, Job, LocalArchive, LostPin, NodeDef, NodeInfo, NodeStatus, PinPlan, PinTarget, RemovalCheck } from './domain';
 import { operations, type Envelope, type Operation } from './channels';
 
 export * from './channels';
@@ -65,7 +65,8 @@ const archivePath = z
 const imageRefName = z.string().min(1).max(4096).refine((r) => !/[\s\0]/.test(r), 'an image reference');
 
 /** What a pin operation applies to: named references, the images of one archive, or every k3s pin. */
-export const pinTargetSchema = z.union([
+/** domain PinTarget, checked: the annotation makes the schema and the type one definition. */
+export const pinTargetSchema: z.ZodType<PinTarget> = z.union([
   z.strictObject({ refs: z.array(imageRefName).min(1).max(10_000) }),
   z.strictObject({ archive: archivePath }),
   z.strictObject({ allK3s: z.literal(true) }),

@@ -217,6 +217,13 @@ export interface LabelChange {
   after: Record<string, string>;
 }
 
+/**
+ * What a pin or unpin acts on (the `pins.plan` / `pins.apply` target): named references, the
+ * images an archive brings, every image the distro pinned (`allK3s`, RKE2's too), or every image
+ * the site needs that is on the node (`needed`: shared/needs). The contract's schema checks it.
+ */
+export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true } | { needed: true };
+
 /** Exactly what a pin/unpin operation will change, shown before it is applied. */
 export interface PinPlan {
   node: string;

@@ -6,7 +6,8 @@ import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { connectsFirstNode, type Cli } from '../context';
 import { helpAfter } from '../help';
 import { logger } from '../../core/log';
-import { printPlan, type PinTarget } from '../pinPlan';
+import type { PinTarget } from '../../shared/domain';
+import { printPlan } from '../pinPlan';
 
 const log = logger('cli');
 

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { connectsFirstNode, type Cli } from '../context';
 import { helpAfter } from '../help';
-import { printPlan, type PinTarget } from '../pinPlan';
+import type { PinTarget } from '../../shared/domain';
+import { printPlan } from '../pinPlan';
 
 export function registerUnpinCommand(program: Command, cli: Cli): void {
   program

@@ -12,6 +12,7 @@ import {
   type ImageRef,
   type LabelChange,
   type PinPlan,
+  type PinTarget,
   PROVENANCE,
 } from '../../shared/domain';
 import { gcLabelWriteRefusal } from '../../shared/protection';
@@ -19,9 +20,6 @@ import { findReference } from '../../shared/reference';
 import { listRepinsWarning } from '../../shared/listTrap';
 import { archivesBringing, type FateArchive } from '../fate/predict';
 import { HoldfastError } from '../errors';
-
-/** needed: every image the site needs (shared/needs) that is on the node. */
-export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true } | { needed: true };
 
 export interface Provenance {
   user: string;

@@ -1,6 +1,6 @@
 // The changes Holdfast makes to a node, each planned from a fresh inventory, applied,
 // verified and written to the audit log. Shared by the app (core/service/) and the CLI.
-import type { AuditEntry, LabelChange, PinPlan, RemovalCheck } from '../../shared/domain';
+import type { AuditEntry, LabelChange, PinPlan, PinTarget, RemovalCheck } from '../../shared/domain';
 import { removeArchive } from './removeArchive';
 import type { IndexCache } from '../archives/scan';
 import { localUser, type AuditLog } from '../audit/log';
@@ -10,7 +10,7 @@ import { criPinning } from '../../shared/versions';
 import { distroDisplayName } from '../../shared/distro';
 import { removalWarnings } from '../../shared/removalVerdict';
 import { applyPinPlan } from '../pins/apply';
-import { planPins, type PinTarget } from '../pins/plan';
+import { planPins } from '../pins/plan';
 import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NodeInventory } from './inspect';
 import type { NeedsResolver } from '../needs/resolve';
 import type { NodeSession } from '../node/session';

@@ -3,7 +3,7 @@
 // durable pins Holdfast made that are gone, with when and by whom, the likely causes and the
 // remedy (one click where re-pinning brings it back).
 import { useMemo, useState } from 'react';
-import type { NodeInfo } from '../../shared/domain';
+import type { NodeInfo, PinTarget } from '../../shared/domain';
 import { distroDisplayName } from '../../shared/distro';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
@@ -11,7 +11,7 @@ import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { groupLostPins, type LostPinGroup } from '../model/lostPins';
 import { lostPinKindText } from '../../shared/lostPins';
-import { imagesOf, lostPinsOf, statusOf, type PinTarget } from '../store';
+import { imagesOf, lostPinsOf, statusOf } from '../store';
 import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
 import { CopyButton } from './CopyButton';

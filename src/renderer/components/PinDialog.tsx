@@ -1,7 +1,7 @@
 // Preview → Apply → Result for a pin or unpin. The preview is the backend's own plan
 // (pins.plan): exactly the references and labels pins.apply will write, nothing guessed here.
 import type { ReactNode } from 'react';
-import type { LabelChange, NodeDef, PinPlan } from '../../shared/domain';
+import type { LabelChange, NodeDef, PinPlan, PinTarget } from '../../shared/domain';
 import { distroDisplayName } from '../../shared/distro';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { useApp } from '../context';
@@ -11,7 +11,7 @@ import { displayRef } from '../model/refs';
 import { visibleControls } from '../../shared/visibleControls';
 import { pinState } from '../../shared/pinState';
 import { shortDigest } from '../../shared/format';
-import type { PinAction, PinTarget } from '../store';
+import type { PinAction } from '../store';
 import { AlertIcon, ArrowRightIcon, CheckIcon, InfoIcon } from './icons';
 import { Modal } from './Modal';
 import { PinBadge } from './PinBadge';

@@ -21,6 +21,7 @@ import type {
   NodeInput,
   NodeStatus,
   PinPlan,
+  PinTarget,
   RemovalCheck,
 } from '../../shared/domain';
 
@@ -65,7 +66,6 @@ export interface PinAlert {
 }
 
 export type PinAction = 'pin' | 'unpin';
-export type PinTarget = ArgsOf<'pins.plan'>['target'];
 
 /** One archive chosen in the import wizard, and what inspecting it on this machine found. */
 export interface DraftArchive {
