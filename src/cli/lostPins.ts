@@ -2,7 +2,7 @@
 import type { LostPin } from '../shared/domain';
 import { lostPinKindText, pinnedByText } from '../shared/lostPins';
 import { plural } from '../shared/wording';
-import { imageName } from '../shared/reference';
+import { imageName } from '../shared/imageReference';
 import { terminalSafe as safe } from './format';
 import { Screen } from './screen';
 

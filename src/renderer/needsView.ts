@@ -5,7 +5,7 @@
 import type { ImageRef } from '../shared/domain';
 import { atRiskOf, isAtRisk, NEED_VERDICT_TEXT, workloadName, type AtRiskImage, type NeedsReport } from '../shared/needs';
 import type { Workload } from '../shared/workloads';
-import { isImageIdRecord } from '../shared/reference';
+import { isImageIdRecord } from '../shared/imageReference';
 
 export { isAtRisk, NEED_VERDICT_TEXT, workloadName };
 

@@ -6,8 +6,7 @@
 // config digest CRI groups references by (docs/k3s-facts.md, "How kubelet honours a pin"). The
 // same name on another image id is an older image the import would replace: not held. An image
 // the archive leaves unnamed is not counted: k3s imports its content but creates no image.
-import { normalizeReference } from './imageReference';
-import { isImageIdRecord } from './reference';
+import { isImageIdRecord, normalizeReference } from './imageReference';
 import { plural } from './wording';
 
 /** One image of an archive: its name (null: unnamed) and the config digest of each platform it carries. */

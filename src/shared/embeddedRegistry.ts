@@ -7,7 +7,7 @@
 // only with its `name@sha256:<digest>` reference and the `containerd.io/distribution.source.<registry>`
 // label k3s puts on its content (PR #13221): without them spegel does not advertise it (k3s #13222).
 // Pure: the core reads the node's config and content labels, every view shows these words.
-import { isImageIdRecord, parseReference } from './reference';
+import { isImageIdRecord, splitReference } from './imageReference';
 import { shellLine } from './shellQuote';
 
 /** What the node's own files say about the embedded registry (read in core/node/embeddedRegistry.ts). */
@@ -56,7 +56,7 @@ export function mirrors(cfg: Pick<EmbeddedRegistryConfig, 'mirrors'>, registry: 
 
 /** A reference's registry: the host of a containerd name (`docker.io/library/x:1` → docker.io). */
 export function registryOf(name: string): string | null {
-  const p = parseReference(name);
+  const p = splitReference(name);
   if (!p) return null;
   const slash = p.repository.indexOf('/');
   return slash > 0 ? p.repository.slice(0, slash) : null;
@@ -116,7 +116,7 @@ export function peerServing(
   for (const r of refs) {
     if (isImageIdRecord(r.name)) continue;
     const registry = registryOf(r.name);
-    const p = parseReference(r.name);
+    const p = splitReference(r.name);
     if (!registry || !p) continue;
     const digestRef = `${p.repository}@${r.digest}`;
     const labels = sourceLabels.get(r.digest) ?? {};
@@ -185,7 +185,7 @@ export interface PeerSource {
 function isImage(need: string, ref: PeerRef): boolean {
   if (need === ref.name) return true;
   const at = need.indexOf('@');
-  return at > 0 && need.slice(at + 1) === ref.digest && parseReference(ref.name)?.repository === need.slice(0, at);
+  return at > 0 && need.slice(at + 1) === ref.digest && splitReference(ref.name)?.repository === need.slice(0, at);
 }
 
 /**

@@ -9,7 +9,7 @@ import { archiveBrief } from './archiveRemedy';
 import type { ArchiveInfo, ImageRef, LostPin, PinState } from './domain';
 import { atRiskOf, NEED_VERDICT_TEXT, type MissingNeed, type NeedsReport, type NeedVerdict } from './needs';
 import { fateBrief, imageProtection, losesPin, protectionBrief, protectionKey, refReading, refsByImage, type RefOutcome } from './protection';
-import { imageName, isImageIdRecord } from './reference';
+import { imageName, isImageIdRecord } from './imageReference';
 import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
 import { commandLine } from './shellQuote';

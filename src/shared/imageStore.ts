@@ -5,7 +5,7 @@
 // it. Pure: the core fills it from containerd, the forecast and the planner read it.
 import type { PinState } from './domain';
 import { compareText } from './compareText';
-import { isImageIdRecord } from './reference';
+import { isImageIdRecord } from './imageReference';
 
 /** A container record that names one of the node's images. */
 export interface ContainerUse {

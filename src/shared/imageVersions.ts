@@ -4,7 +4,7 @@
 // (the config's `created`), else by when they reached the node. Pure, so the GC forecast, the
 // prune planner, the CLI and the app keep the same images for rollback.
 import { compareText } from './compareText';
-import { parseReference, type ParsedReference } from './reference';
+import { type ReferenceParts, splitReference } from './imageReference';
 
 export interface Version {
   numbers: number[];
@@ -47,7 +47,7 @@ export interface VersionedImage {
 function versionIn(img: VersionedImage, repository: string): Version | null {
   let best: Version | null = null;
   for (const r of img.refs) {
-    const p = parseReference(r);
+    const p = splitReference(r);
     if (!p || p.repository !== repository || p.tag === null) continue;
     const v = parseVersion(p.tag);
     if (v && (!best || compareVersions(v, best) > 0)) best = v;
@@ -59,7 +59,7 @@ const time = (s: string | null): number => (s ? Date.parse(s) || 0 : 0);
 
 /** The repositories an image belongs to: those of its tags and digest references. */
 export function repositoriesOf(img: Pick<VersionedImage, 'refs'>): string[] {
-  return [...new Set(img.refs.map(parseReference).filter((p): p is ParsedReference => p !== null).map((p) => p.repository))].sort();
+  return [...new Set(img.refs.map(splitReference).filter((p): p is ReferenceParts => p !== null).map((p) => p.repository))].sort();
 }
 
 /**
@@ -110,7 +110,7 @@ export function rollbackKeeps<T extends VersionedImage & { inUse: boolean }>(ima
     });
     order.forEach((img, i) => {
       if (!img.inUse) return;
-      const ref = img.refs.find((r) => parseReference(r)?.repository === repo && parseReference(r)?.tag) ?? img.refs[0] ?? img.key;
+      const ref = img.refs.find((r) => splitReference(r)?.repository === repo && splitReference(r)?.tag) ?? img.refs[0] ?? img.key;
       for (const older of order.slice(i + 1, i + keep)) {
         set(older, { repository: repo, why: 'rollback', below: ref, text: `the version to roll back to from ${ref}, which a container uses` });
       }

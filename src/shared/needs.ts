@@ -16,7 +16,7 @@
 import { maxAgeWhen, verifiesPreloaded, type GcPolicy, type VerificationPolicy } from './gcPolicy';
 import type { ImageProtection } from './protection';
 import { protectionKey, refsByImage } from './protection';
-import { isImageIdRecord, parseReference } from './reference';
+import { isImageIdRecord, splitReference } from './imageReference';
 import type { Workload } from './workloads';
 import type { KubeNodeUnmatched } from './kubeNode';
 import { compareText } from './compareText';
@@ -112,7 +112,7 @@ export function satisfies(need: string, ref: Pick<NeedsRef, 'name' | 'digest'>):
   if (at < 0) return false;
   const digest = need.slice(at + 1);
   if (ref.digest !== digest) return false;
-  return parseReference(ref.name)?.repository === need.slice(0, at);
+  return splitReference(ref.name)?.repository === need.slice(0, at);
 }
 
 /** The references of one image by which k3s (or Holdfast) shows it came from an air-gap archive. */
@@ -312,7 +312,7 @@ function verifyingRepos(refs: readonly string[], cv: NeedsKubelet['credentialVer
   const out = new Set<string>();
   for (const r of refs) {
     if (isImageIdRecord(r)) continue;
-    const repo = parseReference(r)?.repository ?? null;
+    const repo = splitReference(r)?.repository ?? null;
     if (repo && verifiesPreloaded(cv, repo)) out.add(repo);
   }
   return [...out];

@@ -10,7 +10,7 @@
 // unpinned; what matters is the image it names. This module gives such records the image's fate.
 import { LABEL_CRI_PINNED, PINNED, type Fate } from './domain';
 import type { CriPinning } from './versions';
-import { isImageIdRecord } from './reference';
+import { isImageIdRecord } from './imageReference';
 import { listTrapBrief, type ListTrap } from './listTrap';
 import { commandLine, shellLine } from './shellQuote';
 

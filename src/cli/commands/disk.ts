@@ -12,7 +12,7 @@ import { humanSize, shortDigest } from '../format';
 import { formatPercent } from '../../shared/format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
-import { imageName } from '../../shared/reference';
+import { imageName } from '../../shared/imageReference';
 import { distroDisplayName } from '../../shared/distro';
 import { commandLine } from '../../shared/shellQuote';
 

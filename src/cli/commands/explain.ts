@@ -9,7 +9,7 @@ import { explainReference, type ReferenceExplanation } from '../../shared/explai
 import { lostPinKindText, pinnedByText } from '../../shared/lostPins';
 import { pinStateText } from '../pinText';
 import { workloadName, type NeedsReport } from '../../shared/needs';
-import { findReference, isImageIdRecord } from '../../shared/reference';
+import { findReference, isImageIdRecord } from '../../shared/imageReference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
 import { wrapWords } from '../fit';
@@ -23,7 +23,7 @@ import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
 
 /**
- * The one name on the node `query` stands for (shared/reference findReference, as pin and unpin
+ * The one name on the node `query` stands for (shared/imageReference findReference, as pin and unpin
  * resolve it). A needed image the node lacks counts by its name too.
  */
 export function resolveReference(query: string, images: readonly Pick<ImageRef, 'name' | 'imageId'>[], needs: Pick<NeedsReport, 'missing'>, node: string): string {

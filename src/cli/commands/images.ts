@@ -10,7 +10,7 @@ import { plural, word } from '../../shared/wording';
 import { gcBound, gcBoundBrief, imageProtection, losingOf, pinCounts, protectionBrief, protectionKey, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
 import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
 import { embeddedRegistryBrief, peersColumnApplies, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
-import { imageName, isImageIdRecord } from '../../shared/reference';
+import { imageName, isImageIdRecord } from '../../shared/imageReference';
 import { criPinning } from '../../shared/versions';
 import { commandLine } from '../../shared/shellQuote';
 import { connectsFirstNode, type Cli } from '../context';

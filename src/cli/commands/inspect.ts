@@ -12,7 +12,7 @@ import { atRiskBrief, atRiskOf, verificationRemedyText } from '../../shared/need
 import type { Distro, NodeDef } from '../../shared/domain';
 import { plural, word } from '../../shared/wording';
 import { pinCounts, protectionBrief } from '../../shared/protection';
-import { imageName } from '../../shared/reference';
+import { imageName } from '../../shared/imageReference';
 import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
 import { sameMachineText } from '../../shared/sameMachine';

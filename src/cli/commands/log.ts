@@ -7,7 +7,7 @@ import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import { plural } from '../../shared/wording';
 import { prunedImageText, prunedText } from '../../shared/prunePlan';
-import { imageName } from '../../shared/reference';
+import { imageName } from '../../shared/imageReference';
 
 export function registerLogCommand(program: Command, cli: Cli): void {
   program

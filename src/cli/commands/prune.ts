@@ -12,7 +12,7 @@ import { humanSize, shortDigest } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { mapLimit } from '../../shared/mapLimit';
-import { imageName } from '../../shared/reference';
+import { imageName } from '../../shared/imageReference';
 import { selectNodes } from '../nodeSelection';
 import { plural } from '../../shared/wording';
 

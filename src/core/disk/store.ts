@@ -8,13 +8,12 @@ import { deletionOrder, exclusiveBytes, imageState, type BlobIndex, type Contain
 import { protectionKey, protectionOfImages, refsByImage } from '../../shared/protection';
 import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain';
 import type { CriPinning } from '../../shared/versions';
-import { normalizeReference } from '../../shared/imageReference';
 import type { ContainerRecord, ContainerdClient, ImageRecord } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { INDEX_TYPES, platformMatches, type Platform } from '../../shared/mediaTypes';
 import { mapLimit } from '../../shared/mapLimit';
 import { compareText } from '../../shared/compareText';
-import { isImageIdRecord } from '../../shared/reference';
+import { isImageIdRecord, normalizeReference } from '../../shared/imageReference';
 import { workloadName } from '../../shared/needs';
 
 /** CRI labels the containers and sandboxes it creates; kubelet sees only those. */

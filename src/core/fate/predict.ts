@@ -17,7 +17,7 @@ import {
 } from '../../shared/domain';
 import { distroProfile } from '../../shared/distro';
 import { distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
-import { isImageIdRecord, repositoryOf } from '../../shared/reference';
+import { isImageIdRecord, repositoryOf } from '../../shared/imageReference';
 import { listTrapReason, type ListTrap } from '../../shared/listTrap';
 import type { PrepullList } from '../archives/prepull';
 import type { CacheVerdict } from '../../shared/importCache';

@@ -16,7 +16,7 @@ import {
   PROVENANCE,
 } from '../../shared/domain';
 import { gcLabelWriteRefusal } from '../../shared/protection';
-import { findReference } from '../../shared/reference';
+import { findReference } from '../../shared/imageReference';
 import { listRepinsWarning } from '../../shared/listTrap';
 import { archivesBringing, type FateArchive } from '../fate/predict';
 import { HoldfastError } from '../errors';
@@ -28,7 +28,7 @@ export interface Provenance {
 
 /**
  * The references a target selects (before expanding to whole images). A named reference is found
- * as every command finds one (shared/reference findReference: short names as CRI resolves them);
+ * as every command finds one (shared/imageReference findReference: short names as CRI resolves them);
  * one that names nothing on the node refuses the whole plan, so a typo never passes as done.
  */
 export function selectRefs(node: string, refs: ImageRef[], target: PinTarget, archives: FateArchive[]): { selected: ImageRef[]; notFound: string[]; archive: string | null } {

@@ -19,7 +19,7 @@ import { DiskChart } from './DiskChart';
 import { ErrorCallout } from './ErrorCallout';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, SlashIcon, TrashIcon } from './icons';
-import { imageName } from '../../shared/reference';
+import { imageName } from '../../shared/imageReference';
 import { commandLine } from '../../shared/shellQuote';
 
 /** Each state's badge and its title; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */

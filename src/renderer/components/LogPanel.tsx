@@ -12,7 +12,7 @@ import { distroDisplayName } from '../../shared/distro';
 import { ErrorCallout } from './ErrorCallout';
 import { AlertIcon, ArrowRightIcon, RefreshIcon, ShieldIcon, TrashIcon, UnlockIcon } from './icons';
 import { PinBadge } from './PinBadge';
-import { imageName } from '../../shared/reference';
+import { imageName } from '../../shared/imageReference';
 import { prunedImageText, prunedText } from '../../shared/prunePlan';
 import { visibleControls } from '../../shared/visibleControls';
 

@@ -8,7 +8,7 @@ import { MAX_KEEP_VERSIONS, type PruneKeepReason, type PrunePlan, type PruneResu
 import { useApp } from '../context';
 import { displayRef } from '../model/refs';
 import { formatBytes, shortDigest } from '../../shared/format';
-import { imageName } from '../../shared/reference';
+import { imageName } from '../../shared/imageReference';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
 import { ApplyError, PlanPending, PreviewApplyActions } from './PreviewApplyActions';

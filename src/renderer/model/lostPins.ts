@@ -4,7 +4,7 @@ import type { LostPin } from '../../shared/domain';
 import { refKind } from '../../shared/drift';
 import { lostPinKindText } from '../../shared/lostPins';
 import { compareText } from '../../shared/compareText';
-import { isImageIdRecord } from '../../shared/reference';
+import { isImageIdRecord } from '../../shared/imageReference';
 import { displayRef } from './refs';
 import { formatDateTime } from './text';
 

@@ -1,6 +1,6 @@
 // Image references shortened or split for display: the digest part cut to 12 hex digits (the full
 // value goes in a title), and a reference split where a narrow cell may cut it.
-import { repositoryOf } from '../../shared/reference';
+import { repositoryOf } from '../../shared/imageReference';
 import { visibleControls } from '../../shared/visibleControls';
 
 /**

@@ -8,7 +8,7 @@ import { nodeWarnings } from '../../../shared/nodeWarnings';
 import { imageProtection, losingImages, type ImageProtection } from '../../../shared/protection';
 import { criPinning } from '../../../shared/versions';
 import { notInspectedStatus, type DriftEntry, type FleetNodeResult, type FleetSummary, type NodeRisk } from '../../../shared/fleet';
-import { imageName } from '../../../shared/reference';
+import { imageName } from '../../../shared/imageReference';
 import { atRiskOf, atRiskText } from '../../../shared/needs';
 import { repeatedMachines, sameMachines, sameMachineText, type SameMachine } from '../../../shared/sameMachine';
 

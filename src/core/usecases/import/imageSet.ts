@@ -5,7 +5,7 @@
 // which Holdfast does not read) and CRI's own `sha256:<id>` record. Pure.
 import type { ArchiveImage } from '../../archives/format/readIndex';
 import { configDigestFor } from '../../archives/format/readIndex';
-import { repositoryOf } from '../../../shared/reference';
+import { repositoryOf } from '../../../shared/imageReference';
 import type { BaseImageRef } from '../../images/list';
 import type { Platform } from '../../../shared/mediaTypes';
 

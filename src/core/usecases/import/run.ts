@@ -10,7 +10,7 @@ import { watcherImports, firstReleases, K3S_RELEASES } from '../../../shared/ver
 import { plural } from '../../../shared/wording';
 import { HoldfastError } from '../../errors';
 import { imagesInventory, inventory, removeArchiveSafely, type OpsContext } from '../operations';
-import { isImageIdRecord } from '../../../shared/reference';
+import { isImageIdRecord } from '../../../shared/imageReference';
 import type { NodeSession } from '../../node/session';
 import { uploadArchive, type UploadResult } from '../upload';
 import { isPermissionDenied, mayNotWriteError } from '../../access/refusals';
