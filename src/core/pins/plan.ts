@@ -70,7 +70,11 @@ export function expandToImages(refs: ImageRef[], selected: ImageRef[]): ImageRef
   return refs.filter((r) => names.has(r.name) || (r.imageId !== null && ids.has(r.imageId)));
 }
 
-export function planPins(
+/**
+ * The plan for `target` on one node's inventory (pure). The use case planPinChange reads the node
+ * and calls it: what the `pins.plan` operation answers and `pins.apply` writes.
+ */
+export function buildPinPlan(
   node: string,
   action: 'pin' | 'unpin',
   refs: ImageRef[],

@@ -10,7 +10,7 @@ import { criPinning } from '../../shared/versions';
 import { distroDisplayName } from '../../shared/distro';
 import { removalWarnings } from '../../shared/removalVerdict';
 import { applyPinPlan } from '../pins/apply';
-import { planPins } from '../pins/plan';
+import { buildPinPlan } from '../pins/plan';
 import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NodeInventory } from './inspect';
 import type { NeedsResolver } from '../needs/resolve';
 import type { NodeSession } from '../node/session';
@@ -48,7 +48,7 @@ export async function imagesInventory(session: NodeSession, ctx: OpsContext): Pr
 
 export async function planPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {
   const inv = await inventory(session, ctx);
-  const plan = planPins(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() }, distroDisplayName(inv.info.distro));
+  const plan = buildPinPlan(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() }, distroDisplayName(inv.info.distro));
   // A needed image the node lacks cannot be pinned: the plan says so, and where a copy is.
   if ('needed' in target) {
     for (const m of inv.needs.missing) {

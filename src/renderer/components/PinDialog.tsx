@@ -130,16 +130,16 @@ export function DurableNote({ who, imagesDir }: { who: string; imagesDir: string
 }
 
 export function PinDialog({ node, request, onClose }: { node: NodeDef; request: PinRequest; onClose(): void }) {
-  const planPins = useApp((s) => s.planPins);
-  const applyPins = useApp((s) => s.applyPins);
+  const requestPinPlan = useApp((s) => s.requestPinPlan);
+  const applyPinsAndRefresh = useApp((s) => s.applyPinsAndRefresh);
   const info = useApp((s) => statusOf(s, node.name).info);
   const who = distroDisplayName(info?.distro ?? 'unknown');
   const notHonoured = request.action === 'pin' ? pinNotHonoured(node.name, info) : null;
-  const { phase, busy, retry, planShown: plan, finished, apply: applyPlan } = usePlanApply<PinPlan, PinPlan>(() => planPins(node.name, request.action, request.target), [node.name, request, planPins]);
+  const { phase, busy, retry, planShown: plan, finished, apply: applyPlan } = usePlanApply<PinPlan, PinPlan>(() => requestPinPlan(node.name, request.action, request.target), [node.name, request, requestPinPlan]);
   const close = () => {
     if (!busy) onClose();
   };
-  const apply = (plan: PinPlan) => applyPlan(plan, () => applyPins(node.name, request.action, request.target));
+  const apply = (plan: PinPlan) => applyPlan(plan, () => applyPinsAndRefresh(node.name, request.action, request.target));
 
   let body: ReactNode;
   if (phase.kind === 'planning' || phase.kind === 'failed') {

@@ -14,8 +14,8 @@ export function createImagesSlice(ctx: StoreContext): Pick<
   | 'loadLostPins'
   | 'dismissPinAlert'
   | 'refreshNode'
-  | 'planPins'
-  | 'applyPins'
+  | 'requestPinPlan'
+  | 'applyPinsAndRefresh'
 > {
   const { api, set, get, next, loadList } = ctx;
   const imagesSeq = ctx.seq.images;
@@ -56,8 +56,8 @@ export function createImagesSlice(ctx: StoreContext): Pick<
         diskOf(s, name).state !== 'idle' ? s.loadDisk(name, { images: diskOf(s, name).full }) : undefined,
       ]);
     },
-    planPins: (node, action, target) => api.planPins({ node, action, target }),
-    async applyPins(node, action, target) {
+    requestPinPlan: (node, action, target) => api.planPins({ node, action, target }),
+    async applyPinsAndRefresh(node, action, target) {
       const env = await api.applyPins({ node, action, target });
       // Refresh even on failure: a partial apply may have changed some labels.
       await get().refreshNode(node);

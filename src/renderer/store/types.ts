@@ -204,11 +204,11 @@ export interface AppState {
   dismissPinAlert(id: number): void;
   /** After a change on the node: reload images, and archives and log if they were shown. */
   refreshNode(name: string): Promise<void>;
-  /** Previews (nothing changes on the node). */
-  planPins(node: string, action: PinAction, target: PinTarget): Promise<Envelope<PinPlan>>;
+  /** Previews (nothing changes on the node). requestPinPlan asks the planPins operation ('pins.plan'). */
+  requestPinPlan(node: string, action: PinAction, target: PinTarget): Promise<Envelope<PinPlan>>;
   checkArchiveRemoval(node: string, path: string): Promise<Envelope<RemovalCheck>>;
   /** Changes; each refreshes the node's views afterwards, whatever the outcome. */
-  applyPins(node: string, action: PinAction, target: PinTarget): Promise<Envelope<PinPlan>>;
+  applyPinsAndRefresh(node: string, action: PinAction, target: PinTarget): Promise<Envelope<PinPlan>>;
   removeArchive(node: string, path: string, force?: { confirm: string }): Promise<Envelope<AuditEntry>>;
   addNode(input: NodeInput): Promise<ErrorInfo | null>;
   updateNode(name: string, input: NodeInput): Promise<ErrorInfo | null>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { labelDelta, planPins } from '../../../src/core/pins/plan';
+import { labelDelta, buildPinPlan } from '../../../src/core/pins/plan';
 import { PROVENANCE } from '../../../src/shared/domain';
 import type { ImageRef } from '../../../src/shared/domain';
 import { pinState } from '../../../src/core/images/pinState';
@@ -30,9 +30,9 @@ const refs = [
   mk('docker.io/library/db:latest', ID2, {}),
 ];
 
-describe('planPins', () => {
+describe('buildPinPlan', () => {
   it('pins every reference of the selected image, removing only the distro label', () => {
-    const plan = planPins('n1', 'pin', refs, { refs: ['docker.io/library/app:1'] }, [], prov);
+    const plan = buildPinPlan('n1', 'pin', refs, { refs: ['docker.io/library/app:1'] }, [], prov);
     expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/app:1', `docker.io/library/app@sha256:${'d'.repeat(64)}`]);
     for (const c of plan.changes) {
       expect(c.after['io.cattle.k3s.pinned']).toBeUndefined();
@@ -49,33 +49,33 @@ describe('planPins', () => {
 
   it("puts the CRI label on CRI's own sha256:<id> record too (containerd 1.7.3–1.7.9 may have loaded it first)", () => {
     const withId = [...refs, mk(ID1, ID1, { 'io.cri-containerd.image': 'managed' })];
-    const plan = planPins('n1', 'pin', withId, { archive: 'apps.tar' }, [{ path: 'apps.tar', images: [{ name: 'docker.io/library/app:1', imageId: ID1 }], cachedByK3s: false }], prov);
+    const plan = buildPinPlan('n1', 'pin', withId, { archive: 'apps.tar' }, [{ path: 'apps.tar', images: [{ name: 'docker.io/library/app:1', imageId: ID1 }], cachedByK3s: false }], prov);
     expect(plan.changes.map((c) => c.ref).sort()).toEqual([ID1, 'docker.io/library/app:1', `docker.io/library/app@sha256:${'d'.repeat(64)}`].sort());
     const idChange = plan.changes.find((c) => c.ref === ID1)!;
     expect(labelDelta(idChange)).toMatchObject({ 'io.cri-containerd.pinned': 'pinned' });
   });
 
   it('leaves already durable references alone', () => {
-    const plan = planPins('n1', 'pin', refs, { refs: ['docker.io/library/db:2'] }, [], prov);
+    const plan = buildPinPlan('n1', 'pin', refs, { refs: ['docker.io/library/db:2'] }, [], prov);
     expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/db:latest']);
     expect(plan.unchanged).toEqual([{ ref: 'docker.io/library/db:2', reason: 'already durably pinned' }]);
   });
 
   it('refuses the whole plan when a named reference is not on the node (NOT_FOUND), naming it', () => {
-    expect(() => planPins('n1', 'pin', refs, { refs: ['docker.io/library/db:2', 'nope:1'] }, [], prov)).toThrow(
+    expect(() => buildPinPlan('n1', 'pin', refs, { refs: ['docker.io/library/db:2', 'nope:1'] }, [], prov)).toThrow(
       expect.objectContaining({ code: 'NOT_FOUND', message: 'no reference "nope:1" on n1' }),
     );
-    expect(() => planPins('n1', 'unpin', refs, { refs: ['nope:1'] }, [], prov)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+    expect(() => buildPinPlan('n1', 'unpin', refs, { refs: ['nope:1'] }, [], prov)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
   });
 
   it('finds short names as explain does (CRI normalisation), for pin and unpin', () => {
-    expect(planPins('n1', 'pin', refs, { refs: ['app:1'] }, [], prov).changes.map((c) => c.ref)).toEqual(['docker.io/library/app:1', `docker.io/library/app@sha256:${'d'.repeat(64)}`]);
+    expect(buildPinPlan('n1', 'pin', refs, { refs: ['app:1'] }, [], prov).changes.map((c) => c.ref)).toEqual(['docker.io/library/app:1', `docker.io/library/app@sha256:${'d'.repeat(64)}`]);
     // db (no tag) is docker.io/library/db:latest, the image db:2 is a tag of
-    expect(planPins('n1', 'unpin', refs, { refs: ['db'] }, [], prov).changes.map((c) => c.ref)).toEqual(['docker.io/library/db:2']);
+    expect(buildPinPlan('n1', 'unpin', refs, { refs: ['db'] }, [], prov).changes.map((c) => c.ref)).toEqual(['docker.io/library/db:2']);
   });
 
   it('selects an archive\'s images and records it as provenance', () => {
-    const plan = planPins('n1', 'pin', refs, { archive: 'sub/apps.tar.zst' }, [
+    const plan = buildPinPlan('n1', 'pin', refs, { archive: 'sub/apps.tar.zst' }, [
       { path: 'sub/apps.tar.zst', images: [{ name: 'docker.io/library/app:1', imageId: ID1 }], cachedByK3s: false },
     ], prov);
     expect(plan.changes).toHaveLength(2);
@@ -83,16 +83,16 @@ describe('planPins', () => {
   });
 
   it('selects all k3s pins', () => {
-    expect(planPins('n1', 'pin', refs, { allK3s: true }, [], prov).changes).toHaveLength(2);
+    expect(buildPinPlan('n1', 'pin', refs, { allK3s: true }, [], prov).changes).toHaveLength(2);
   });
 
   it('unpins durable references only', () => {
-    const plan = planPins('n1', 'unpin', refs, { refs: ['docker.io/library/db:2', 'docker.io/library/app:1'] }, [], prov);
+    const plan = buildPinPlan('n1', 'unpin', refs, { refs: ['docker.io/library/db:2', 'docker.io/library/app:1'] }, [], prov);
     expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/db:2']);
     expect(labelDelta(plan.changes[0]!)).toEqual({ 'io.cri-containerd.pinned': null });
     expect(plan.unchanged.map((u) => u.reason)).toContain('pinned by k3s, which manages this pin itself');
     // on an RKE2 node the reason names RKE2
-    const onRke2 = planPins('n1', 'unpin', refs, { refs: ['docker.io/library/app:1'] }, [], prov, 'RKE2');
+    const onRke2 = buildPinPlan('n1', 'unpin', refs, { refs: ['docker.io/library/app:1'] }, [], prov, 'RKE2');
     expect(onRke2.unchanged.map((u) => u.reason)).toContain('pinned by RKE2, which manages this pin itself');
   });
 });

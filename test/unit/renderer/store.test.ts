@@ -205,7 +205,7 @@ describe('archives, audit and changes', () => {
     expect(api.listArchives).toHaveBeenCalledWith({ node: 'a' });
 
     const images = (api.getImagesReport as ReturnType<typeof vi.fn>).mock.calls.length;
-    const env = await store.getState().applyPins('a', 'pin', { archive: 'apps.tar' });
+    const env = await store.getState().applyPinsAndRefresh('a', 'pin', { archive: 'apps.tar' });
     expect(env.ok).toBe(true);
     expect(api.applyPins).toHaveBeenCalledWith({ node: 'a', action: 'pin', target: { archive: 'apps.tar' } });
     expect((api.getImagesReport as ReturnType<typeof vi.fn>).mock.calls.length).toBe(images + 1);

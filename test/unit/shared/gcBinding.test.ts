@@ -3,7 +3,7 @@
 // CRI pin says — the protection model counts no such pin, and Holdfast never writes those labels.
 import { describe, expect, it } from 'vitest';
 import { GrpcContainerdClient } from '../../../src/core/containerd/client';
-import { labelDelta, planPins } from '../../../src/core/pins/plan';
+import { labelDelta, buildPinPlan } from '../../../src/core/pins/plan';
 import type { ImageRef } from '../../../src/shared/domain';
 import {
   applyImageProtection,
@@ -70,7 +70,7 @@ describe('the pin plan never writes GC labels', () => {
   it('carries them over unchanged when it pins the image', () => {
     const k3s = ref('registry.local/app:1', { labels: K3S, pin: 'k3s' });
     const bound = ref('registry.local/app:1-amd64', { labels: { ...K3S, ...BREF }, pin: 'k3s' });
-    const plan = planPins('n1', 'pin', [k3s, bound], { refs: [k3s.name] }, [], { user: 'u', time: 't' });
+    const plan = buildPinPlan('n1', 'pin', [k3s, bound], { refs: [k3s.name] }, [], { user: 'u', time: 't' });
     expect(plan.changes.map((c) => c.ref)).toEqual([k3s.name, bound.name]);
     for (const c of plan.changes) expect(Object.keys(labelDelta(c)).filter((k) => k.startsWith('containerd.io/gc.'))).toEqual([]);
   });

@@ -1,6 +1,6 @@
 // The words of the .txt sibling-tag trap (issue #37, item 1): one short clause, one long form.
 import { describe, expect, it } from 'vitest';
-import { planPins } from '../../../src/core/pins/plan';
+import { buildPinPlan } from '../../../src/core/pins/plan';
 import { fateBrief } from '../../../src/shared/protection';
 import { listRepinsWarning, listTakeoverBrief, listTakeoverReason, listTrapBrief, listTrapHeading, listTrapReason } from '../../../src/shared/listTrap';
 
@@ -41,20 +41,20 @@ describe('the pin plan warns when a .txt list would take the pins back', () => {
   const prov = { user: 'u', time: 't' };
 
   it('names the list and every reference it re-pins, durable ones included', () => {
-    const plan = planPins('n1', 'pin', [listed, sibling], { refs: [listed.name] }, [], prov);
+    const plan = buildPinPlan('n1', 'pin', [listed, sibling], { refs: [listed.name] }, [], prov);
     expect(plan.warnings).toEqual([listRepinsWarning('busybox.txt', [listed.name, sibling.name])]);
   });
 
   it('on RKE2, names RKE2 as the one that takes the pins back', () => {
-    const plan = planPins('n1', 'pin', [listed, sibling], { refs: [listed.name] }, [], prov, 'RKE2');
+    const plan = buildPinPlan('n1', 'pin', [listed, sibling], { refs: [listed.name] }, [], prov, 'RKE2');
     expect(plan.warnings).toHaveLength(1);
     expect(plan.warnings![0]).toContain('again at every RKE2 start (RKE2 pins every tag of an image a .txt list names), so they become RKE2-managed');
     expect(plan.warnings![0]).not.toContain('k3s');
   });
 
   it('says nothing for an archive, or when unpinning', () => {
-    expect(planPins('n1', 'pin', [{ ...listed, archive: 'b.tar' }], { refs: [listed.name] }, [], prov).warnings).toBeUndefined();
-    expect(planPins('n1', 'unpin', [listed, sibling], { refs: [sibling.name] }, [], prov).warnings).toBeUndefined();
+    expect(buildPinPlan('n1', 'pin', [{ ...listed, archive: 'b.tar' }], { refs: [listed.name] }, [], prov).warnings).toBeUndefined();
+    expect(buildPinPlan('n1', 'unpin', [listed, sibling], { refs: [sibling.name] }, [], prov).warnings).toBeUndefined();
   });
 });
 
