@@ -1,11 +1,11 @@
-// bench/fleet: inspecting a fleet of lab nodes — Holdfast `inspect` (in-process inspectFleet and
+// bench/fleet: inspecting a fleet of lab nodes — Holdfast `inspect` (in-process surveyFleet and
 // the CLI end to end, every node's pins, fates, archives and disk) vs what an operator does by
 // hand: a sequential loop of `ssh node ctr images ls` (image names and labels only).
 // Medians of --runs, the ratio, and a markdown table line for docs/benchmarks.md.
 //
 // Holdfast's own CPU (process.cpuUsage) and memory per node are reported apart from the rest of
 // the box's CPU (/proc/stat minus Holdfast's: the lab nodes' sshd and containerd, the proxy, other
-// jobs), so a run shows whether the lab or Holdfast is the limit. It also times inspectFleet at
+// jobs), so a run shows whether the lab or Holdfast is the limit. It also times surveyFleet at
 // --before-concurrency (16) beside the default in the same run, and writes its row into the
 // bench:fleet section of docs/benchmarks.md (one row per nodes × images × RTT, others kept).
 //
@@ -27,7 +27,7 @@ import { startLab } from '../lab/lab';
 import { IndexCache } from '../src/core/archives/scan';
 import { AuditLog } from '../src/core/audit/log';
 import { NodeStore } from '../src/core/config/nodes';
-import { DEFAULT_FLEET_CONCURRENCY, inspectFleet } from '../src/core/usecases/fleet';
+import { DEFAULT_FLEET_CONCURRENCY, surveyFleet } from '../src/core/usecases/fleet';
 
 const { values } = parseArgs({
   options: { nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '3' }, images: { type: 'string', default: '3' }, 'rtt-ms': { type: 'string', default: '0' }, 'before-concurrency': { type: 'string', default: '16' }, singles: { type: 'string', default: '0' }, 'no-by-hand': { type: 'boolean', default: false }, scale: { type: 'string' }, containerds: { type: 'string', default: '4' } },
@@ -96,7 +96,7 @@ try {
   const cli: number[] = [];
   // Holdfast's own CPU per node: on real nodes only this competes for the laptop's cores.
   const cpuPerNode: number[] = [];
-  // The rest of the box during inspectFleet: share of all cores busy with anything but Holdfast.
+  // The rest of the box during surveyFleet: share of all cores busy with anything but Holdfast.
   const restShare: number[] = [];
   const before: number[] = [];
   const unreachable: number[] = [];
@@ -113,7 +113,7 @@ try {
     byHand.push(performance.now() - h0);
 
     const b0 = performance.now();
-    const old = await inspectFleet(defs, { ctx, concurrency: BEFORE });
+    const old = await surveyFleet(defs, { ctx, concurrency: BEFORE });
     before.push(performance.now() - b0);
     if (old.summary.unreachable) {
       unreachableBefore.push(old.summary.unreachable);
@@ -123,7 +123,7 @@ try {
     const p0 = performance.now();
     const cpu0 = process.cpuUsage();
     const m0 = machineCpu();
-    const rep = await inspectFleet(defs, { ctx, onNode: () => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)) });
+    const rep = await surveyFleet(defs, { ctx, onNode: () => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)) });
     inProcess.push(performance.now() - p0);
     const cpu = process.cpuUsage(cpu0);
     const m1 = machineCpu();
@@ -146,7 +146,7 @@ try {
   const step = SINGLES > 0 ? Math.max(1, Math.floor(defs.length / SINGLES)) : 1;
   for (const d of defs.filter((_, i) => i % step === 0)) {
     const s0 = performance.now();
-    await inspectFleet([d], { ctx });
+    await surveyFleet([d], { ctx });
     single.push(performance.now() - s0);
   }
 
@@ -179,7 +179,7 @@ try {
     `${result.medianMs.holdfastInspectInProcess} ms (${(result.medianMs.holdfastInspectInProcess / slow).toFixed(2)}× slowest${unreachable.length ? `; ${Math.max(...unreachable)} nodes missed the deadline` : ''}) | ` +
     `${slow} ms${step > 1 ? ` (of ${single.length} sampled)` : ''} | ${result.holdfastCpuMsPerNode} ms, ${(result.holdfastRssKiBPerNode / 1024).toFixed(1)} MiB | ${Math.round(result.restOfBoxCpuShare * 100)} % |`;
   const header = [
-    `| median of ${RUNS} run(s) | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | inspectFleet, --concurrency ${BEFORE} (before) | inspectFleet, default ${DEFAULT_FLEET_CONCURRENCY} (after) | slowest single node | Holdfast's CPU and RSS growth per node | rest of the box busy (lab nodes, proxy, other jobs) |`,
+    `| median of ${RUNS} run(s) | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | surveyFleet, --concurrency ${BEFORE} (before) | surveyFleet, default ${DEFAULT_FLEET_CONCURRENCY} (after) | slowest single node | Holdfast's CPU and RSS growth per node | rest of the box busy (lab nodes, proxy, other jobs) |`,
     '|---|---|---|---|---|---|---|---|',
   ];
   // Keep the rows of other configurations already in the section; this one's row is replaced.
@@ -189,7 +189,7 @@ try {
   const machines = sec.split('\n').filter((l) => l.startsWith('- ') && !l.includes(`${key}:`));
   writeBenchSection('fleet', [...header, ...rows, '', ...machines, `- ${key}: ${machineLine()}`].join('\n'));
   console.log(
-    `\n| ${NODES} nodes, ${IMAGES} images each${RTT ? `, ${RTT} ms RTT` : ''} | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | inspectFleet in process | slowest single node |\n|---|---|---|---|---|\n| median of ${RUNS} | ${result.medianMs.sshCtrImagesLsLoop} ms | ${result.medianMs.holdfastInspectCli} ms (${rCli.toFixed(2)}x) | ${result.medianMs.holdfastInspectInProcess} ms (${rIn.toFixed(2)}x) | ${result.medianMs.slowestSingleNodeInProcess} ms |`,
+    `\n| ${NODES} nodes, ${IMAGES} images each${RTT ? `, ${RTT} ms RTT` : ''} | sequential \`ssh node ctr images ls\` | \`holdfast inspect --json\` (new process) | surveyFleet in process | slowest single node |\n|---|---|---|---|---|\n| median of ${RUNS} | ${result.medianMs.sshCtrImagesLsLoop} ms | ${result.medianMs.holdfastInspectCli} ms (${rCli.toFixed(2)}x) | ${result.medianMs.holdfastInspectInProcess} ms (${rIn.toFixed(2)}x) | ${result.medianMs.slowestSingleNodeInProcess} ms |`,
   );
 } finally {
   proxy?.kill();

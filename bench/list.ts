@@ -20,7 +20,7 @@ import { startLab } from '../lab/lab';
 import { GrpcContainerdClient } from '../src/core/containerd/client';
 import { NodeStore } from '../src/core/config/nodes';
 import { NodeSession } from '../src/core/node/session';
-import { inspectNode } from '../src/core/usecases/inspect';
+import { readInventory } from '../src/core/usecases/inventory';
 import { IndexCache } from '../src/core/archives/scan';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -136,7 +136,7 @@ try {
   // What the app does on refresh: every reference with its pin and fate at the next start
   // (images dir scanned over SFTP, archive indexes from the local cache).
   const indexCache = new IndexCache(path.join(home, 'cache', 'archive-index'));
-  const list = () => inspectNode(session, { indexCache });
+  const list = () => readInventory(session, { indexCache });
   const coldInProcess = performance.now();
   await list();
   const coldMs = performance.now() - coldInProcess;

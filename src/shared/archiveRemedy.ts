@@ -5,7 +5,7 @@ import { commandLine } from './shellQuote';
 
 export type { ArchiveRemedy };
 
-/** The command core quotes in an archive's reasons (src/core/usecases/inspect.ts). */
+/** The command core quotes in an archive's reasons (src/core/usecases/inventory.ts). */
 export const pinArchiveCommand = (node: string, archive: string): string => commandLine(['pin', node, '--archive', archive]);
 
 /**

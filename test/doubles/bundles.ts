@@ -1,5 +1,5 @@
 // The technician's local archives for the import tests: real files in a throwaway folder, so the
-// real service inspects them (core/usecases/import/inspectLocal), uploads them to the fake nodes
+// real service inspects them (core/usecases/import/localArchive), uploads them to the fake nodes
 // (core/upload over test/doubles/node.ts's SFTP) and the nodes' fake k3s imports what is in them.
 //   telemetry-2.5.tar.gz          docker save, gzip: telemetry-agent:2.5.0 and telemetry-sidecar:1.3
 //   site-apps-2.4.tar.gz          docker save, gzip: site-apps:2.4

@@ -13,7 +13,7 @@ import { emulateK3sStart, labelsOf, labUserName, startLab, writeImageArchive, ty
 import { IndexCache } from '../../src/core/archives/scan';
 import { AuditLog } from '../../src/core/audit/log';
 import { HoldfastError } from '../../src/core/errors';
-import { inspectNode } from '../../src/core/usecases/inspect';
+import { readInventory } from '../../src/core/usecases/inventory';
 import { removeArchiveSafely, type OpsContext } from '../../src/core/usecases/operations';
 import { SessionPool } from '../../src/core/node/pool';
 import { NodeSession, type OpenNodeOptions } from '../../src/core/node/session';
@@ -125,7 +125,7 @@ describe('a non-root user with sudo', () => {
       await writeImageArchive(other, { format: 'docker', compression: 'gzip', images: [{ name: 'docker.io/library/other:1' }] });
       await expect(uploadArchive(s, other, { remoteName: 'apps/web.tar.gz' })).rejects.toMatchObject({ code: 'CONFLICT' });
       expect(sha256File(path.join(sa.hostImagesDir, 'apps', 'web.tar.gz'))).toBe(up.sha256);
-      const inv = await inspectNode(s);
+      const inv = await readInventory(s);
       expect(inv.archives.map((a) => a.path).sort()).toEqual(['app.tar.zst', 'apps/web.tar.gz']);
     } finally {
       await s.close();
@@ -173,7 +173,7 @@ describe('a non-root user with sudo', () => {
     try {
       const up = await uploadArchive(s, local, { remoteName: `odd dir;$(touch x)/${name}` });
       expect(existsSync(path.join(sa.hostImagesDir, 'odd dir;$(touch x)', name))).toBe(true);
-      const inv = await inspectNode(s);
+      const inv = await readInventory(s);
       const f = inv.archives.find((a) => a.path === `odd dir;$(touch x)/${name}`);
       expect(f).toMatchObject({ images: ['docker.io/library/odd:1'] }); // read through sudo cat
       await removeArchiveSafely(s, ctx(), up.relPath, { force: true });

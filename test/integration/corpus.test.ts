@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { emulateK3sStart, labelsOf, startK3sWatcher, startLab, type FailedImport, type ImportedArchive, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
 import { criImageStatus, criPinned } from '../../lab/cri';
-import { inspectLocalArchive } from '../../src/core/usecases/import/inspectLocal';
+import { readLocalArchive } from '../../src/core/usecases/import/localArchive';
 import type { ImageRef, PinPlan } from '../../src/shared/domain';
 import { addCtrExports, buildCorpus, type Corpus, type CorpusArchive } from '../corpus/build';
 import { runCli, tempHome } from './support';
@@ -130,7 +130,7 @@ async function throughHoldfast(expect: ExpectStatic, node: LabNodeHandle, a: Cor
   rows.set(a.id, row);
 
   // 1. local inspection: the images, platforms and names as k3s will name them, and what to know
-  const ins = await step('inspect', () => inspectLocalArchive(a.file));
+  const ins = await step('inspect', () => readLocalArchive(a.file));
   expect.soft(ins.images.map((i) => i.name), `${base}: names`).toEqual(a.images.map((i) => i.name));
   expect.soft(ins.images.map((i) => i.configDigest), `${base}: image ids`).toEqual(a.images.map((i) => i.imageId));
   expect.soft(ins.images.map((i) => i.platforms), `${base}: platforms`).toEqual(a.images.map((i) => i.platforms));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criPinned, emulateK3sStart, labelsOf, listImages, repositoryOf, startK3sWatcher, startLab, writeImageArchive, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
 import { AuditLog } from '../../src/core/audit/log';
-import { inspectLocalArchive } from '../../src/core/usecases/import/inspectLocal';
+import { readLocalArchive } from '../../src/core/usecases/import/localArchive';
 import { importToNode } from '../../src/core/usecases/import/run';
 import { NodeSession } from '../../src/core/node/session';
 import type { AuditEntry } from '../../src/shared/domain';
@@ -142,7 +142,7 @@ describe('holdfast import', () => {
     })();
     const s = await NodeSession.open(labNodeDef(lab, n));
     try {
-      const result = await importToNode(s, { audit: new AuditLog(home) }, await inspectLocalArchive(file), { pin: true, removeArchive: false, settleMs: 4000 });
+      const result = await importToNode(s, { audit: new AuditLog(home) }, await readLocalArchive(file), { pin: true, removeArchive: false, settleMs: 4000 });
       await k3sAgain;
       expect(relabelled).toBe(true);
       expect(result.verified).toEqual({ images: 1, refs: 3 });

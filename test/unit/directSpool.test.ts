@@ -19,7 +19,7 @@ import type { ArchiveCompression } from '../../src/shared/archiveSuffixes.ts';
 import type { BundleImage, BundleIndex, BundleManifest, SpooledBundle } from '../../src/core/usecases/direct/bundle.ts';
 import { spoolBundle, spoolsByName } from '../../src/core/usecases/direct/spool.ts';
 import { localDiffId } from '../../src/core/usecases/direct/diffId.ts';
-import { inspectLocalArchive } from '../../src/core/usecases/import/inspectLocal.ts';
+import { readLocalArchive } from '../../src/core/usecases/import/localArchive.ts';
 import { ociDeclaredSizeLie, tarHeaderClaiming, withJunkMember } from '../../lab/hostile.ts';
 
 const COMPRESSIONS: ArchiveCompression[] = ['none', 'gzip', 'zstd', 'bzip2', 'lz4'];
@@ -71,7 +71,7 @@ async function expectTreeSpooled(b: SpooledBundle, node: BundleManifest | Bundle
 }
 
 /**
- * `p` fails as the upload and the import refuse an archive (inspectLocal.ts archiveRefusal): REFUSED
+ * `p` fails as the upload and the import refuse an archive (localArchive.ts archiveRefusal): REFUSED
  * naming the file, "Nothing was sent" in the hint, caused by an ArchiveError of this reason whose
  * message says this.
  */
@@ -616,7 +616,7 @@ describe('one verdict for an archive, upload/import or --direct (#51)', () => {
   for (const [what, build, message] of cases) {
     it(`${what}: the same REFUSED error, message and hint from both`, async () => {
       const { file, spool: s } = await place('verdict.tar', await build());
-      const viaInspect = await inspectLocalArchive(file).then(() => null, (e: unknown) => e);
+      const viaInspect = await readLocalArchive(file).then(() => null, (e: unknown) => e);
       const viaSpool = await spoolBundle(file, { dir: s }).then(() => null, (e: unknown) => e);
       expect(viaInspect).toBeInstanceOf(HoldfastError);
       expect(viaSpool).toBeInstanceOf(HoldfastError);

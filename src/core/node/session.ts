@@ -217,7 +217,7 @@ export interface NodeSession {
   /** The node's SHA-256 programs. */
   hashTools(): Promise<HashTools>;
   resolver(): Promise<TargetResolver>;
-  /** Every reference as containerd has it (no fate prediction: see inspectNode). */
+  /** Every reference as containerd has it (no fate prediction: see readInventory). */
   listBaseImages(): Promise<BaseImageRef[]>;
   close(): Promise<void>;
 }
@@ -337,7 +337,7 @@ export class SshNodeSession implements NodeSession {
     return this.resolverCache;
   }
 
-  /** Every reference as containerd has it (no fate prediction: see inspectNode). */
+  /** Every reference as containerd has it (no fate prediction: see readInventory). */
   async listBaseImages(): Promise<BaseImageRef[]> {
     // The list itself needs no platform (resolving targets does): it runs during the probe.
     const [records, resolver] = await Promise.all([

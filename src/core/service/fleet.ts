@@ -6,7 +6,7 @@ import type { FleetReport } from '../../shared/fleet';
 import { selectNodes } from '../../shared/nodeSelection';
 import { HoldfastError } from '../errors';
 import { logger } from '../log';
-import { fleetCsv, fleetHtml, inspectFleet } from '../usecases/fleet';
+import { fleetCsv, fleetHtml, surveyFleet } from '../usecases/fleet';
 import type { HandlersOf, ServiceParts } from './parts';
 
 const log = logger('service');
@@ -25,7 +25,7 @@ export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: Se
         async (task) => {
           const runId = task.id;
           try {
-            const report = await inspectFleet(defs, {
+            const report = await surveyFleet(defs, {
               ctx,
               signal: task.signal,
               // In the app a node that needs a secret asks for it; the dialog queues several prompts.

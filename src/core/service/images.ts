@@ -3,7 +3,7 @@
 // to the lost-pin watch (PinChanges) so Holdfast's own unpin is never reported as a loss.
 import { lostPinsFrom, lostPinsOnNode, withLostPins } from '../audit/lostPins';
 import { HoldfastError } from '../errors';
-import { imagesDirFiles } from '../usecases/inspect';
+import { imagesDirFiles } from '../usecases/inventory';
 import { applyPinChange, checkRemoval, imagesInventory, inventory, planPinChange, removeArchiveSafely } from '../usecases/operations';
 import type { HandlersOf, ServiceParts } from './parts';
 import { withPeerServing } from '../node/embeddedRegistry';

@@ -12,7 +12,7 @@ import type { NodeSession } from '../node/session';
 import { deliverToNodes, directSummary } from '../usecases/direct/fleet';
 import { spoolBundle } from '../usecases/direct/spool';
 import { importToNodes } from '../usecases/import/fleet';
-import { inspectLocalArchive } from '../usecases/import/inspectLocal';
+import { readLocalArchive } from '../usecases/import/localArchive';
 import { summary as importSummary } from '../usecases/import/run';
 import { uploadArchive } from '../usecases/upload';
 import { uploadJobPatch } from '../usecases/upload/progress';
@@ -32,9 +32,9 @@ const REOPEN_TIMEOUT_MS = 5_000;
 const jobArchive = (a: LocalArchive) => ({ path: a.path, size: a.size, sha256: a.sha256, format: a.format, compression: a.compression, images: a.images.length });
 
 export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: ServiceParts): HandlersOf<JobChannels> {
-  const inspectArchive = (p: string) => {
+  const readArchive = (p: string) => {
     let last = 0;
-    return inspectLocalArchive(p, {
+    return readLocalArchive(p, {
       signal: disposing,
       onRead: (bytesRead, size) => {
         const now = Date.now();
@@ -139,7 +139,7 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
       return { paths: await opts.pickArchives() };
     },
     'local.inspect': async ({ path: p }) => {
-      const { index: _index, ...archive } = await inspectLocalArchive(p);
+      const { index: _index, ...archive } = await readLocalArchive(p);
       return archive;
     },
     'jobs.startImport': async ({ nodes, path: p, pin, removeArchive, parallel, timeout, direct }) => {
@@ -151,7 +151,7 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
         });
       }
       if (direct) return startDirect(nodes, p, parallel);
-      const archive = await inspectArchive(p);
+      const archive = await readArchive(p);
       // The job's options and the core's are the same names (shared/importOptions.ts).
       const options = { pin, removeArchive, ...(parallel !== undefined ? { parallel } : {}), ...(timeout !== undefined ? { timeout } : {}) };
       return jobs.start(
@@ -182,7 +182,7 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
     },
     'jobs.startUpload': async ({ node, path: p, as }) => {
       await knownNodes([node]);
-      const archive = await inspectArchive(p);
+      const archive = await readArchive(p);
       // `as` is the user's choice of the name in the images dir; the core calls it remoteName
       // because the import chooses one too (usecases/import/remoteName.ts).
       const remoteName = as ?? path.basename(archive.path);

@@ -11,7 +11,7 @@ import { distroDisplayName } from '../../shared/distro';
 import { removalWarnings } from '../../shared/removalVerdict';
 import { applyPinPlan } from '../pins/apply';
 import { buildPinPlan } from '../pins/plan';
-import { inspectImages, inspectNode, removalCheckFor, type ImagesInventory, type InspectOptions, type NodeInventory } from './inspect';
+import { readImagesInventory, readInventory, removalCheckFor, type ImagesInventory, type InventoryOptions, type NodeInventory } from './inventory';
 import type { NeedsResolver } from '../needs/resolve';
 import type { NodeSession } from '../node/session';
 import { commandLine } from '../../shared/shellQuote';
@@ -24,7 +24,7 @@ export interface OpsContext {
 }
 
 /** What every inventory is read with: the caches, the needs resolver, the pins Holdfast made there. */
-export function inspectOptions(session: NodeSession, ctx: OpsContext): InspectOptions {
+export function inventoryOptions(session: NodeSession, ctx: OpsContext): InventoryOptions {
   return {
     info: session.info(),
     ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
@@ -38,12 +38,12 @@ export function inspectOptions(session: NodeSession, ctx: OpsContext): InspectOp
 
 export async function inventory(session: NodeSession, ctx: OpsContext): Promise<NodeInventory> {
   // The info's probe is still under way when the inventory starts what does not depend on it.
-  return inspectNode(session, inspectOptions(session, ctx));
+  return readInventory(session, inventoryOptions(session, ctx));
 }
 
 /** inventory() without the archives' removal checks: for what shows images only (their completeness reads are a third of a listing's round trips). */
 export async function imagesInventory(session: NodeSession, ctx: OpsContext): Promise<ImagesInventory> {
-  return inspectImages(session, inspectOptions(session, ctx));
+  return readImagesInventory(session, inventoryOptions(session, ctx));
 }
 
 export async function planPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {

@@ -8,7 +8,7 @@ import { distroDisplayName } from '../../shared/distro';
 import type { AuditEntry, RemovalCheck } from '../../shared/domain';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
-import type { NodeInventory } from './inspect';
+import type { NodeInventory } from './inventory';
 import type { NodeSession } from '../node/session';
 
 /** k3s's import cache, at the top of the images dir. */

@@ -13,7 +13,7 @@ import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/forma
 import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts';
 import { Lz4FrameDecoder } from '../../../src/core/archives/format/lz4.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
+import { readLocalArchive } from '../../../src/core/usecases/import/localArchive.ts';
 import { chunked, compressWith, packTar } from './helpers.ts';
 
 const MiB = 1024 * 1024;
@@ -65,11 +65,11 @@ const read = (data: Buffer, compression: ArchiveCompression = 'none', extra: { e
   readArchiveIndex(chunked(data, 1 << 20), { compression, ...extra });
 
 describe('a file that ends early', () => {
-  it('through inspectLocalArchive: REFUSED as truncated, saying how to get a whole file (ctr export --local)', async () => {
+  it('through readLocalArchive: REFUSED as truncated, saying how to get a whole file (ctr export --local)', async () => {
     const whole = await packTar([{ name: 'a.json', data: '{}' }, { name: 'b.bin', data: Buffer.alloc(4000, 1) }]);
     const file = join(dir, 'cut.tar');
     await writeFile(file, whole.subarray(0, 1500));
-    const e = await inspectLocalArchive(file).catch((x: unknown) => x);
+    const e = await readLocalArchive(file).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(HoldfastError);
     expect((e as HoldfastError).code).toBe('REFUSED');
     expect((e as HoldfastError).message).toMatch(/^cut\.tar was refused: truncated: /);
@@ -78,11 +78,11 @@ describe('a file that ends early', () => {
 });
 
 describe('zstd: the decoder never allocates a window past the limit, and bombs stop', () => {
-  it('the 806-byte ~2 GB-window frame: refused through inspectLocalArchive at once, no window allocated', async () => {
+  it('the 806-byte ~2 GB-window frame: refused through readLocalArchive at once, no window allocated', async () => {
     const file = join(dir, 'window.tar.zst');
     await writeFile(file, zstdWindowBomb());
     const mem = watchMemory();
-    const e = await inspectLocalArchive(file).catch((x: unknown) => x);
+    const e = await readLocalArchive(file).catch((x: unknown) => x);
     expect(mem.stop()).toBeLessThan(128 * MiB); // the declared window is ~2 GB
     expect(e).toBeInstanceOf(HoldfastError);
     expect((e as HoldfastError).message).toContain('window.tar.zst was refused: unsupported: k3s cannot import it: its zstd frame declares a 1.9 GiB window');
@@ -155,10 +155,10 @@ describe('docker-save: 40,000 RepoTags × 40,000 Layers in a ~0.5 MB archive', (
     expect(e.message).toMatch(/^too large: the images manifest\.json lists expand to more than 250,000 platform and layer records/);
   });
 
-  it('through inspectLocalArchive (CLI upload, app import, POST /api/local.inspect): REFUSED naming the limit', async () => {
+  it('through readLocalArchive (CLI upload, app import, POST /api/local.inspect): REFUSED naming the limit', async () => {
     const file = join(dir, 'tags.tar');
     await writeFile(file, await dockerTagBomb(40_000, 40_000));
-    const e = await inspectLocalArchive(file).catch((x: unknown) => x);
+    const e = await readLocalArchive(file).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(HoldfastError);
     expect((e as HoldfastError).code).toBe('REFUSED');
     expect((e as HoldfastError).message).toContain('tags.tar was refused: too large: manifest.json names more than 10,000 images');

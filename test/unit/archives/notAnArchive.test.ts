@@ -10,7 +10,7 @@ import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts'
 import { textStart } from '../../../src/core/archives/format/decompress.ts';
 import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
+import { readLocalArchive } from '../../../src/core/usecases/import/localArchive.ts';
 import { chunked, compressWith, noise, packTar } from './helpers.ts';
 
 const SUFFIX: Record<ArchiveCompression, string> = { none: '.tar', gzip: '.tar.gz', zstd: '.tar.zst', bzip2: '.tar.bz2', lz4: '.tar.lz4' };
@@ -31,12 +31,12 @@ afterAll(async () => {
 async function refusal(name: string, data: Buffer | string): Promise<HoldfastError> {
   const file = join(dir, name);
   await writeFile(file, data);
-  const e = await inspectLocalArchive(file).catch((x: unknown) => x);
+  const e = await readLocalArchive(file).catch((x: unknown) => x);
   expect(e, `${name} must be refused`).toBeInstanceOf(HoldfastError);
   return e as HoldfastError;
 }
 
-describe('a text file named like an archive, through inspectLocalArchive (upload, import, the app)', () => {
+describe('a text file named like an archive, through readLocalArchive (upload, import, the app)', () => {
   it.each(COMPRESSIONS)('x%s: short text is "not an image archive … starts with text", not "truncated … copy it again"', async (c) => {
     const name = `x${SUFFIX[c]}`;
     const e = await refusal(name, SHORT);

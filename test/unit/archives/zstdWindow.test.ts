@@ -14,7 +14,7 @@ import { runBuffer } from '../../../lab/exec.ts';
 import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
 import { K3S_ZSTD_MAX_WINDOW, ZstdFrameWalker, type ZstdFrameHeader } from '../../../src/core/archives/format/zstdFrames.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
+import { readLocalArchive } from '../../../src/core/usecases/import/localArchive.ts';
 import { chunked, noise, packTar } from './helpers.ts';
 
 const MiB = 1024 * 1024;
@@ -176,11 +176,11 @@ describe('a hostile header declaring a ~2 GB window', () => {
   });
 });
 
-describe('inspectLocalArchive (CLI upload/import, the import wizard) refuses before anything is sent', () => {
+describe('readLocalArchive (CLI upload/import, the import wizard) refuses before anything is sent', () => {
   it('names the limit, what the archive declares, and a recompress line that works', async () => {
     const file = path.join(dir, 'web app.tar.zst');
     writeFileSync(file, await zstdPipe(image, '--long=27'));
-    const e = await inspectLocalArchive(file).catch((x: unknown) => x);
+    const e = await readLocalArchive(file).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(HoldfastError);
     const err = e as HoldfastError;
     expect(err.code).toBe('REFUSED');
@@ -192,14 +192,14 @@ describe('inspectLocalArchive (CLI upload/import, the import wizard) refuses bef
     // The hinted command, run as a technician would paste it, gives an archive that passes.
     const line = /`([^`]+)`/.exec(err.hint!)![1]!;
     execFileSync('sh', ['-c', line], { cwd: dir, stdio: 'ignore' });
-    const fixed = await inspectLocalArchive(path.join(dir, 'web app.w25.tar.zst'));
+    const fixed = await readLocalArchive(path.join(dir, 'web app.w25.tar.zst'));
     expect(fixed.images.map((i) => i.name)).toEqual(['docker.io/library/web:1']);
   });
 
   it('refuses the 806-byte hostile file the same way', async () => {
     const file = path.join(dir, 'hostile.tar.zst');
     writeFileSync(file, hostile);
-    const e = (await inspectLocalArchive(file).catch((x: unknown) => x)) as HoldfastError;
+    const e = (await readLocalArchive(file).catch((x: unknown) => x)) as HoldfastError;
     expect(e.code).toBe('REFUSED');
     expect(e.message).toContain('declares a 1.9 GiB window');
     expect(e.hint).toContain('zstd -d -c --long=31 hostile.tar.zst | zstd -T0 -19 --long=25 -o hostile.w25.tar.zst');

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { completeNode } from '../../../src/core/config/nodes';
 import { NEEDS_SCRIPT_NAME } from '../../../src/core/needs/cluster';
-import { inspectImages } from '../../../src/core/usecases/inspect';
+import { readImagesInventory } from '../../../src/core/usecases/inventory';
 import { serverAnswer } from '../../doubles/cluster';
 import { FakeNode, FakeSession } from '../../doubles/node';
 
@@ -48,7 +48,7 @@ function serverSession() {
 describe('the needs read on a server node', () => {
   it('starts with the inventory, on the same session, and its answer reaches the verdicts', async () => {
     const { session, events } = serverSession();
-    const inv = await inspectImages(session);
+    const inv = await readImagesInventory(session);
     expect(events).toEqual(['needs exec started', 'image list answered']);
     expect(inv.cluster.kind).toBe('server');
     expect(inv.needs.basis).toBe('known');

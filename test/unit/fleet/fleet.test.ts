@@ -6,7 +6,7 @@ import {
   DriftAccumulator,
   fleetCsv,
   fleetHtml,
-  inspectFleet,
+  surveyFleet,
   parseCsv,
   parseDf,
   parseNodeCsv,
@@ -247,7 +247,7 @@ describe('parseNodeCsv (add-bulk)', () => {
   });
 });
 
-describe('inspectFleet', () => {
+describe('surveyFleet', () => {
   const ctx = {} as OpsContext;
   const defs = Array.from({ length: 10 }, (_, i) => completeNode({ name: `n${i}`, host: `10.0.0.${i}`, knownHosts: '/kh' }));
   const sleep = (ms: number, signal?: AbortSignal) =>
@@ -278,7 +278,7 @@ describe('inspectFleet', () => {
       }
     };
     const seen: string[] = [];
-    const r = await inspectFleet(defs, { ctx, probe, concurrency: 3, onNode: (n) => seen.push(n.node) });
+    const r = await surveyFleet(defs, { ctx, probe, concurrency: 3, onNode: (n) => seen.push(n.node) });
     expect(peak).toBe(3);
     expect(seen[seen.length - 1]).toBe('n0'); // the slow one arrives last…
     expect(r.nodes.map((n) => n.node)).toEqual(defs.map((d) => d.name)); // …but the report keeps input order
@@ -297,7 +297,7 @@ describe('inspectFleet', () => {
       return ok(def.name, []);
     };
     // A probe that never settles: only the per-node deadline can end this call.
-    const r = await inspectFleet(defs.slice(0, 4), { ctx, probe, timeoutMs: 150 });
+    const r = await surveyFleet(defs.slice(0, 4), { ctx, probe, timeoutMs: 150 });
     expect(stopped).toBe(true);
     expect(r.nodes[1]).toMatchObject({ node: 'n1', reachable: false, error: { code: 'TIMEOUT' }, images: null });
     expect(r.nodes[1]!.error!.message).toMatch(/did not answer within 0.15 s/);
@@ -311,14 +311,14 @@ describe('inspectFleet', () => {
       await sleep(def.name === 'n0' ? 5 : 10_000, signal);
       return ok(def.name, []);
     };
-    const p = inspectFleet(defs.slice(0, 5), { ctx, probe, concurrency: 2, signal: ac.signal, onNode: () => ac.abort() });
+    const p = surveyFleet(defs.slice(0, 5), { ctx, probe, concurrency: 2, signal: ac.signal, onNode: () => ac.abort() });
     const r = await p;
     expect(r.nodes[0]!.reachable).toBe(true);
     for (const n of r.nodes.slice(1)) expect(n.error?.message).toMatch(/cancelled/);
   });
 });
 
-describe('inspectFleet through one bastion (its sshd drops set-ups beyond MaxStartups)', () => {
+describe('surveyFleet through one bastion (its sshd drops set-ups beyond MaxStartups)', () => {
   afterEach(() => void vi.useRealTimers());
   const ctx = {} as OpsContext;
   const bastion = completeNode({ name: 'bastion', host: '192.0.2.1', knownHosts: '/kh' });
@@ -347,7 +347,7 @@ describe('inspectFleet through one bastion (its sshd drops set-ups beyond MaxSta
     const started: string[] = [];
     // Every wave takes 100 ms of the clock; the third starts 200 ms after the run did, beyond the
     // 150 ms deadline: only a deadline that starts at the node's own connection lets it answer.
-    const run = inspectFleet([bastion, ...behind, ...direct], { ctx, probe, timeoutMs: 150, onStart: (n) => started.push(n) });
+    const run = surveyFleet([bastion, ...behind, ...direct], { ctx, probe, timeoutMs: 150, onStart: (n) => started.push(n) });
     await vi.advanceTimersByTimeAsync(0);
     expect(started.filter((n) => n.startsWith('direct-'))).toHaveLength(5);
     for (let wave = 0; waves.length > 0 || connecting.size > 0; wave++) {
@@ -369,7 +369,7 @@ describe('inspectFleet through one bastion (its sshd drops set-ups beyond MaxSta
       await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
       return ok(def.name, []);
     };
-    const run = inspectFleet(behind, { ctx: {} as OpsContext, probe, signal: ac.signal, open: {} });
+    const run = surveyFleet(behind, { ctx: {} as OpsContext, probe, signal: ac.signal, open: {} });
     await new Promise((r) => setImmediate(r));
     expect(calls).toHaveLength(8);
     ac.abort();

@@ -2,7 +2,7 @@
 // and compression — bit flips, cuts, splices and oversize fields in the compressed bytes and in
 // the tar, random JSON shapes in manifest.json / index.json / blobs, broken links, plus the crafted
 // bombs — through readArchiveIndex (what every archive in a node's images dir goes through) and
-// inspectLocalArchive (before an upload). 0 crashes: every outcome is an index or an
+// readLocalArchive (before an upload). 0 crashes: every outcome is an index or an
 // ArchiveError / HoldfastError, never a TypeError, a RangeError, a hang or a runaway allocation.
 // Memory stays under a stated ceiling. Fixed seed and count; one line of figures is printed.
 import { createHash } from 'node:crypto';
@@ -17,7 +17,7 @@ import type { ArchiveCompression } from '../../../src/shared/archiveSuffixes.ts'
 import { ArchiveError, readArchiveIndex } from '../../../src/core/archives/format/readIndex.ts';
 import { xxh32 } from '../../../src/core/archives/format/xxh32.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
-import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
+import { readLocalArchive } from '../../../src/core/usecases/import/localArchive.ts';
 import { limit } from '../../../src/core/limits.ts';
 import { chunked, compressWith, packTar, unpackTar, type TarEntry } from '../archives/helpers.ts';
 import { mutateBytes, randomJson, Rng } from './random.ts';
@@ -228,7 +228,7 @@ describe('fuzz: archive readers', () => {
         if (viaFile) {
           const file = join(dir, `case-${i}${SUFFIX[compression]}`);
           await writeFile(file, data);
-          const a = await inspectLocalArchive(file);
+          const a = await readLocalArchive(file);
           expect(a.images.length).toBeGreaterThan(0);
           await rm(file);
         } else {

@@ -1,4 +1,4 @@
-// The import wizard's holdings over a real archive: inspectLocalArchive names the config digest
+// The import wizard's holdings over a real archive: readLocalArchive names the config digest
 // of every complete platform, so a node holds a multi-platform image whatever its platform is
 // (shared/archiveHoldings compares them with the image id the node's reference carries).
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeImageArchive, type WrittenImage } from '../../../lab/fixtures.ts';
 import { holdingsOf } from '../../../src/shared/archiveHoldings.ts';
-import { inspectLocalArchive } from '../../../src/core/usecases/import/inspectLocal.ts';
+import { readLocalArchive } from '../../../src/core/usecases/import/localArchive.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -25,7 +25,7 @@ describe('what a node holds of a real archive', () => {
       images: [{ name: 'registry.local/tools/probe:1', platforms: ['linux/amd64', 'linux/arm64'] }, { name: 'docker.io/library/web:2' }],
     });
     const [probe, web] = images as [WrittenImage, WrittenImage];
-    const archive = await inspectLocalArchive(file);
+    const archive = await readLocalArchive(file);
     expect(archive.images.map((i) => i.configDigests)).toEqual([probe.platforms.map((p) => p.configDigest), [web.configDigest]]);
 
     const arm = probe.platforms.find((p) => p.platform === 'linux/arm64')!.configDigest;

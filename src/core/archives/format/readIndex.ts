@@ -539,7 +539,7 @@ function resolveIndex(col: Collected): ArchiveIndex {
   }
   // An OCI archive writes its blobs first and index.json, manifest.json and oci-layout last: blobs
   // without them is such an archive cut short at a member boundary (a copy that stopped, or
-  // ctr's transfer-service export: see inspectLocal's TRUNCATED_HINT), not some other kind of file.
+  // ctr's transfer-service export: see localArchive's TRUNCATED_HINT), not some other kind of file.
   if ([...col.files.keys()].some((f) => BLOB_PATH.test(f))) {
     throw new ArchiveError('truncated', 'truncated: the archive has blobs but neither manifest.json nor index.json, as an OCI archive cut short before its last members');
   }

@@ -25,7 +25,7 @@ import { sniffFormat, type ArchiveCompression } from '../../archives/format/deco
 import { errnoClause, HoldfastError } from '../../errors';
 import { formatBytes } from '../../../shared/format';
 import { limit, nameLimit } from '../../limits';
-import { archiveRefusal } from '../import/inspectLocal';
+import { archiveRefusal } from '../import/localArchive';
 import type { Platform } from '../../../shared/mediaTypes';
 import type { BundleBlob, BundleImage, BundleIndex, BundleKind, BundleManifest, SpooledBundle } from './bundle';
 import { DOCKER_CONFIG, dockerLayerMediaType, dockerManifest } from './dockerManifest';

@@ -1,6 +1,6 @@
 // Fleet inspection: many nodes side by side, drift between them, HTML/CSV reports.
 export * from '../../../shared/fleet';
-export { inspectFleet, sshProbe, unreachableResult, DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS, type FleetOptions, type NodeProbe } from './inspect';
+export { surveyFleet, sshProbe, unreachableResult, DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS, type FleetOptions, type NodeProbe } from './survey';
 export { computeDrift, DriftAccumulator, isPinnedNow } from './drift';
 export { summarizeFleet, nodeRisk, isLowDisk, losingImagesOf, protectionOf, warningsOf, DEFAULT_LOW_DISK, type LowDiskRule } from './summary';
 export { formatBytes } from '../../../shared/format';

@@ -5,7 +5,7 @@ import type { OpsContext } from '../operations';
 import type { NodeSession } from '../../node/session';
 import { DEFAULT_IMPORT_PARALLEL, type ImportOptions, type ImportTuning } from '../../../shared/importOptions';
 import { mapLimit } from '../../../shared/mapLimit';
-import type { InspectedArchive } from './inspectLocal';
+import type { InspectedArchive } from './localArchive';
 import { importToNode, type NodeImportResult } from './run';
 
 export interface FleetImportOptions extends ImportOptions, ImportTuning {

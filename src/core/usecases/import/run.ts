@@ -16,7 +16,7 @@ import { uploadArchive, type UploadResult } from '../upload';
 import { isPermissionDenied, mayNotWriteError } from '../../access/refusals';
 import { uploadJobPatch } from '../upload/progress';
 import { unwritableFolder } from '../upload/writable';
-import type { InspectedArchive } from './inspectLocal';
+import type { InspectedArchive } from './localArchive';
 import { chooseRemoteName, freshName } from './remoteName';
 import type { ImportOptions as ChosenImportOptions, ImportTuning } from '../../../shared/importOptions';
 import { pinAndVerify, verifyDurable } from './verify';

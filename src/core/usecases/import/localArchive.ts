@@ -1,4 +1,4 @@
-// Looks inside a local archive before any byte leaves the laptop: format, compression, the
+// readLocalArchive looks inside a local archive before any byte leaves the laptop: format, compression, the
 // images and platforms it holds, and its SHA-256 — all in one streaming pass. Anything k3s
 // would choke on (corrupt, truncated, not an image archive, unsupported compression, unsafe
 // member paths, missing blobs, a zstd window over k3s's 32 MiB) is refused here with a reason.
@@ -32,7 +32,7 @@ export interface InspectedArchive extends LocalArchive {
   index: ArchiveIndex;
 }
 
-export interface InspectOptions {
+export interface ReadArchiveOptions {
   signal?: AbortSignal;
   /** The bytes of the file read so far, after each chunk of the one pass (for a progress line). */
   onRead?: (bytesRead: number, size: number) => void;
@@ -56,7 +56,7 @@ export function archiveRefusal(file: string, e: unknown): unknown {
   return new HoldfastError('REFUSED', `${name} was refused: ${e.message}`, { hint: `Nothing was sent. ${fix}`, cause: e });
 }
 
-export async function inspectLocalArchive(file: string, opts: InspectOptions = {}): Promise<InspectedArchive> {
+export async function readLocalArchive(file: string, opts: ReadArchiveOptions = {}): Promise<InspectedArchive> {
   const abs = path.resolve(file);
   let st;
   try {

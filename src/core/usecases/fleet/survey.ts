@@ -1,15 +1,16 @@
-// Inspect many nodes at once: bounded parallelism, at most CONNECTS_PER_FIRST_HOP connections
-// being set up through the same first hop (a bastion's MaxStartups), one deadline per node
-// covering connect and inventory that starts when the node's connection does (not while it waits
-// for its bastion), each node on its own (one failing never spoils the others), results streamed
-// to onNode as nodes answer so a UI can fill its matrix while slow nodes are still connecting.
+// surveyFleet: the fleet report (`holdfast inspect`, the app's fleet view), many nodes at once.
+// Bounded parallelism; at most CONNECTS_PER_FIRST_HOP connections set up through the same first
+// hop (a bastion's MaxStartups); one deadline per node, covering connect and inventory, started
+// when the node's connection is (not while it waits for its bastion); each node on its own (one
+// failing never spoils the others); results streamed to onNode as nodes answer, so a UI can fill
+// its matrix while slow nodes are still connecting.
 import type { NodeDef } from '../../../shared/domain';
 import { nodeWarnings } from '../../../shared/nodeWarnings';
 import { archivesReport } from '../../../shared/archivesReport';
 import { lostPinsFrom, withLostPins } from '../../audit/lostPins';
 import { HoldfastError, toErrorInfo } from '../../errors';
-import { inspectNode } from '../inspect';
-import { inspectOptions, type OpsContext } from '../operations';
+import { readInventory } from '../inventory';
+import { inventoryOptions, type OpsContext } from '../operations';
 import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../../node/session';
 import { diskOfSession } from './disk';
 import { diskPicture } from '../diskPicture';
@@ -87,10 +88,10 @@ export function sshProbe(
       if (signal.aborted) throw signal.reason;
       connected?.();
       const s = session;
-      // inspectNode (what `inventory` runs) detects versions in parallel with the listing when
+      // readInventory (what `inventory` runs) detects versions in parallel with the listing when
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
       const [inv, disk, registries, picture] = await Promise.all([
-        inspectNode(s, inspectOptions(s, ctx)),
+        readInventory(s, inventoryOptions(s, ctx)),
         diskOfSession(s).catch((err: unknown) => (log.debug('disk unknown', { node: def.name, err }), null)),
         nodeRegistries(s).catch((err: unknown) => (log.debug('registries.yaml not read', { node: def.name, err }), toErrorInfo(err).message)),
         extras.diskPicture
@@ -136,7 +137,7 @@ function cancelledError(def: NodeDef): HoldfastError {
   return new HoldfastError('INTERNAL', `inspection of ${def.name} was cancelled before it answered`);
 }
 
-async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, parent: AbortSignal | undefined, connected: () => void): Promise<FleetNodeResult> {
+async function surveyNode(def: NodeDef, probe: NodeProbe, timeoutMs: number, parent: AbortSignal | undefined, connected: () => void): Promise<FleetNodeResult> {
   const ac = new AbortController();
   const seconds = Number((timeoutMs / 1000).toFixed(3));
   const timer = setTimeout(
@@ -176,7 +177,7 @@ async function inspectOne(def: NodeDef, probe: NodeProbe, timeoutMs: number, par
  * for a node's failure: that node is reported unreachable with its error. The report keeps the
  * nodes in the order of `defs`; drift is computed over the reachable ones.
  */
-export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise<FleetReport> {
+export async function surveyFleet(defs: NodeDef[], opts: FleetOptions): Promise<FleetReport> {
   const started = performance.now();
   const generatedAt = new Date().toISOString();
   const seen = new Set<string>();
@@ -223,7 +224,7 @@ export async function inspectFleet(defs: NodeDef[], opts: FleetOptions): Promise
     if (!release) r = unreachableResult(def.name, cancelledError(def));
     else {
       tell('onStart', def.name, () => opts.onStart?.(def.name));
-      r = await inspectOne(def, probe, timeoutMs, run.signal, release);
+      r = await surveyNode(def, probe, timeoutMs, run.signal, release);
     }
     drift.add(r);
     tell('onNode', def.name, () => opts.onNode?.(r));

@@ -1,4 +1,4 @@
-// Everything Holdfast knows about one node at one moment: its images with pin state and
+// readInventory: everything Holdfast knows about one node at one moment: its images with pin state and
 // fate at the next k3s start, and the files in its images dir with what they bring and
 // whether they can be removed safely. Computed together so the views always agree.
 import { logger } from '../log';
@@ -43,7 +43,7 @@ export interface ImagesInventory {
 }
 
 
-export interface InspectOptions {
+export interface InventoryOptions {
   indexCache?: IndexCache;
   info?: NodeInfo | Promise<NodeInfo>;
   needs?: NeedsResolver;
@@ -62,17 +62,17 @@ function refsForArchiveImage<R extends BaseImageRef>(refs: R[], img: ArchiveImag
   return { wantId, ref };
 }
 
-export async function inspectNode(session: NodeSession, opts: InspectOptions = {}): Promise<NodeInventory> {
-  const inv = await inspectImages(session, opts);
+export async function readInventory(session: NodeSession, opts: InventoryOptions = {}): Promise<NodeInventory> {
+  const inv = await readImagesInventory(session, opts);
   return { ...inv, archives: await archiveInfos(session, inv) };
 }
 
 /**
- * The images half of inspectNode: what every reference's pin and fate need (the listing, the
+ * The images half of readInventory: what every reference's pin and fate need (the listing, the
  * images dir with its archives' indexes, k3s's import cache), without the completeness reads
  * that only the archives' removal checks use — what `images` and its lost pins show.
  */
-export async function inspectImages(session: NodeSession, opts: InspectOptions = {}): Promise<ImagesInventory> {
+export async function readImagesInventory(session: NodeSession, opts: InventoryOptions = {}): Promise<ImagesInventory> {
   const root = session.def.imagesDir;
   // The images dir's listing and k3s's .cache.json do not depend on what the probe finds (only
   // how the listing is classified does): both are read while the probe is under way.
