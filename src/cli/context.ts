@@ -9,6 +9,7 @@ import type { NodeSession } from '../core/node/session';
 import type { AcceptNewHostKey } from '../core/ssh/hostKey';
 import type { LabelChange, NodeDef } from '../shared/domain';
 import { terminalSafe } from './format';
+import type { OutputFormat } from './output';
 import { Screen } from './screen';
 import { lazyNodeStore, type Store } from './nodeStore';
 import { lazyService, type LazyService } from './service';
@@ -79,8 +80,10 @@ export const connectsFirstNode =
 export interface Cli extends LazyService {
   io: Io;
   store(): Store;
-  /** --wide: nothing is fitted to the terminal (set by the program before a command runs). */
-  wide: boolean;
+  /** -o (or --json, --wide): how results print (set by the program before a command runs, src/cli/output.ts). */
+  output: OutputFormat;
+  /** -o wide (--wide): nothing is fitted to the terminal. */
+  readonly wide: boolean;
   /** How this command's output is laid out: for a terminal of some width, or as it always was. */
   screen(): Screen;
   /** The same for what it writes to stderr (notes, warnings), which may go elsewhere than stdout. */
@@ -92,7 +95,10 @@ export function createCli(io: Io): Cli {
   const service = lazyService();
   return {
     io,
-    wide: false,
+    output: 'table',
+    get wide() {
+      return this.output === 'wide';
+    },
     screen() {
       const columns = io.columns?.() ?? null;
       return columns === null ? Screen.plain : new Screen(true, this.wide ? null : columns);

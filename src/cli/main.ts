@@ -8,7 +8,7 @@
 // file of the command being run is imported, and the commands import the core that reaches a
 // node (ssh2, grpc-js, protobufjs, archive readers) only inside their actions: `--help`, a typo
 // or `node ls` never load it.
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { HoldfastError, toErrorInfo } from '../core/errors';
 import { createCli, defaultIo, type Cli, type Io } from './context';
 import { EXIT, exitCodeFor, failWhenUnsettled } from './exit';
@@ -18,6 +18,7 @@ import { terminalSafe } from './format';
 import { wrapLine } from './fit';
 import { HELP_CONFIG, helpAfter } from './help';
 import { savedNodeHint } from './accessText';
+import { OUTPUT_FORMATS, outputFormat, type OutputFormat } from './output';
 
 type Register = (program: Command, cli: Cli) => void;
 
@@ -47,8 +48,8 @@ export const COMMANDS: readonly { name: string; load: () => Promise<Register> }[
 
 /** The top-level command argv names (`holdfast help X` names X), or null for none. */
 export function commandNamed(args: readonly string[]): string | null {
-  // The program itself has no option taking a value, so the first non-option is the command.
-  const i = args.findIndex((a) => !a.startsWith('-'));
+  // The program's one option taking a value is -o/--output: the first other non-option is the command.
+  const i = args.findIndex((a, k) => !a.startsWith('-') && (k === 0 || (args[k - 1] !== '-o' && args[k - 1] !== '--output')));
   if (i < 0) return null;
   return args[i] === 'help' ? (args.slice(i + 1).find((a) => !a.startsWith('-')) ?? null) : args[i]!;
 }
@@ -67,7 +68,8 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[],
     .configureHelp(HELP_CONFIG)
     .option('--verbose', 'log what Holdfast does to stderr (no secrets)')
     // Notes below: on a terminal only (a pipe or file always gets them whole).
-    .option('--wide', 'print tables whole, not fitted to the terminal')
+    .addOption(new Option('-o, --output <format>', 'table, wide (tables whole) or json (the commands with --json)').choices(OUTPUT_FORMATS))
+    .option('--wide', 'print tables whole, not fitted to the terminal (-o wide)')
     .addHelpText(
       'after',
       helpAfter(
@@ -82,21 +84,31 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[],
           'holdfast help pin',
         ],
         [
-          '--verbose and --wide work with every command (holdfast images lab1-n1 --wide). --verbose logs as HOLDFAST_LOG=debug does; secrets are never logged. --wide matters on a terminal only: a pipe or a file always gets tables and lines whole.',
+          '--verbose and -o work with every command (holdfast images lab1-n1 -o wide). --verbose logs as HOLDFAST_LOG=debug does; secrets are never logged. -o wide (--wide) matters on a terminal only: a pipe or a file always gets tables and lines whole. -o json (--json) works on the commands whose help lists --json.',
           'Exit codes: 0 done, 1 failed, 2 usage error, 3 refused by a safety check (unknown or changed host key, an archive not safe to remove).',
         ],
       ),
     )
     // Before any command runs: its connections, retries and skipped errors are what --verbose shows.
-    .hook('preAction', (self) => {
+    .hook('preAction', (self, command) => {
       startCliLog({ verbose: self.opts().verbose === true, err: io.err });
-      // Tables and lines fit the terminal unless --wide (src/cli/screen.ts).
-      cli.wide = self.opts().wide === true;
+      // The output, decided once (src/cli/output.ts); tables and lines fit the terminal unless wide (src/cli/screen.ts).
+      cli.output = outputOf(self, command);
     });
   const named = args ? commandNamed(args) : null;
   const one = named ? COMMANDS.find((c) => c.name === named) : undefined;
   for (const register of await Promise.all((one ? [one] : COMMANDS).map((c) => c.load()))) register(program, cli);
   return program;
+}
+
+/** The output the flags ask for; a usage error (exit 2) for flags that disagree or JSON a command lacks. */
+function outputOf(program: Command, command: Command): OutputFormat {
+  const { output, wide } = program.opts<{ output?: OutputFormat; wide?: boolean }>();
+  const hasJson = command.options.some((o) => o.long === '--json');
+  const asked = outputFormat({ output, wide, json: hasJson && command.opts<{ json?: boolean }>().json === true });
+  if ('error' in asked) command.error(`error: ${asked.error}`, { exitCode: EXIT.USAGE, code: 'holdfast.output' });
+  if (asked.format === 'json' && !hasJson) command.error(`error: ${command.name()} has no JSON output (-o json): its output is for people`, { exitCode: EXIT.USAGE, code: 'holdfast.output' });
+  return asked.format;
 }
 
 let guarded = false;

@@ -1,12 +1,12 @@
 // holdfast archives — the files in a node's images dir, what each brings, and whether it can go.
 import type { Command } from 'commander';
 import { archiveBrief } from '../../shared/archiveRemedy';
-import { archivesReport } from '../../shared/archivesReport';
+import { archivesReport, type ArchivesReport } from '../../shared/archivesReport';
 import { distroDisplayName } from '../../shared/distro';
 import { cacheVerdictReason, importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
-import type { Distro } from '../../shared/domain';
-import { rke2ListsNotice } from '../../shared/rke2Lists';
+import type { ArchiveInfo, Distro } from '../../shared/domain';
+import { rke2ListsNotice, type Rke2ListsNotice } from '../../shared/rke2Lists';
 import { archiveVerdict } from '../../shared/removalVerdict';
 import { connectsFirstNode, type Cli } from '../context';
 import { localNodeOf, withLocalOptions } from '../localNode';
@@ -14,6 +14,7 @@ import { HoldfastError } from '../../core/errors';
 import type { ColumnFit } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { whyHint } from '../screen';
+import { printedAsJson } from '../output';
 import { FITTED_NOTE, helpAfter } from '../help';
 
 /** How the archives table gives way: KIND goes first, then SIZE and IMPORTED, then PATH and IMAGES are elided. */
@@ -57,7 +58,7 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       // RKE2 writes its own image lists when no archive is at the top level (shared/rke2Lists).
       const rke2Lists = rke2ListsNotice(name, distro, archives.map((a) => a.path));
       // the node's import cache health once, beside its files (shared/archivesReport)
-      if (o.json) return cli.io.out(JSON.stringify({ ...archivesReport(name, archives), rke2Lists }, null, 2));
+      if (printedAsJson(cli, archivesJson(name, archives, rke2Lists))) return;
       const screen = cli.screen();
       const why = o.why === true;
       const out = (s: string) => cli.io.out(screen.text(s));
@@ -141,4 +142,9 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       const hinted = blocked.length || cautioned.length || archives.some((x) => x.takesOver?.length) || (cache && importCacheBrief(cache, who)) || rke2Lists;
       if (screen.terminal && !why && hinted) out(`\n${whyHint()}`);
     });
+}
+
+/** `archives --json`: the node's report (its files, the import cache's health) and RKE2's lists notice. */
+export function archivesJson(node: string, archives: readonly ArchiveInfo[], rke2Lists: Rke2ListsNotice | null): ArchivesReport & { rke2Lists: Rke2ListsNotice | null } {
+  return { ...archivesReport(node, archives), rke2Lists };
 }

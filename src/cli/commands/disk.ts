@@ -7,6 +7,7 @@ import type { StoreImage } from '../../shared/imageStore';
 import { evictionAtPercent, formatAge, formatThreshold, kubeletUsagePercent } from '../../shared/gcPolicy';
 import { NEEDED_FLAG_BRIEF, ORDER_BRIEF } from '../../shared/gcForecast';
 import { connectsFirstNode, type Cli } from '../context';
+import { printedAsJson } from '../output';
 import type { ColumnFit } from '../fit';
 import { humanSize, shortDigest } from '../format';
 import { formatPercent } from '../../shared/format';
@@ -137,7 +138,7 @@ export function registerDiskCommand(program: Command, cli: Cli): void {
     )
     .action(async (name: string, o) => {
       const p = await cli.call('disk.picture', { node: name });
-      if (o.json) return cli.io.out(JSON.stringify(p, null, 2));
+      if (printedAsJson(cli, p)) return;
       // The node's distro names who pins and strips (the picture probed it already: no second probe).
       const who = await cli.call('nodes.info', { node: name }).then((i) => distroDisplayName(i.distro), () => distroDisplayName('unknown'));
       cli.io.out(diskText(p, cli.screen(), o.why === true, who));

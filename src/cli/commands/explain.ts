@@ -12,6 +12,7 @@ import { workloadName, type NeedsReport } from '../../shared/needs';
 import { findReference, isImageIdRecord } from '../../shared/imageReference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
+import { printedAsJson } from '../output';
 import { wrapWords } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
@@ -165,12 +166,12 @@ export function registerExplainCommand(program: Command, cli: Cli): void {
         ],
       ),
     )
-    .action(async (name: string, query: string, o) => {
+    .action(async (name: string, query: string) => {
       const [{ images, lost, info, needs }, archives] = await Promise.all([cli.call('images.report', { node: name }), cli.call('archives.list', { node: name })]);
       const ref = resolveReference(query, images, needs, name);
       const who = distroDisplayName(info.distro);
       const e = explainReference({ node: name, ref, images, needs, lost, archives, mode: criPinning(info.containerdVersion), who })!;
-      if (o.json) return cli.io.out(JSON.stringify(e, null, 2));
+      if (printedAsJson(cli, e)) return;
       cli.io.out(explainText(e, cli.screen(), who));
     });
 }

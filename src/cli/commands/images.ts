@@ -14,6 +14,7 @@ import { imageName, isImageIdRecord } from '../../shared/imageReference';
 import { criPinning } from '../../shared/versions';
 import { commandLine } from '../../shared/shellQuote';
 import { connectsFirstNode, type Cli } from '../context';
+import { printedAsJson } from '../output';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { HoldfastError } from '../../core/errors';
 import type { ColumnFit } from '../fit';
@@ -151,10 +152,10 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       const why = o.why === true;
       const out = (s: string) => cli.io.out(screen.text(s));
       if (o.lost) {
-        if (o.json) return cli.io.out(JSON.stringify(lost, null, 2));
+        if (printedAsJson(cli, lost)) return;
         return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', screen, why, who)}` : `no durable pin Holdfast made on ${name} is lost`);
       }
-      if (o.json) return cli.io.out(JSON.stringify(images, null, 2));
+      if (printedAsJson(cli, images)) return;
       // What the node runs may make every pin moot: said once, before the table.
       for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
       if (images.length === 0) {

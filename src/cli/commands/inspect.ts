@@ -19,6 +19,7 @@ import { sameMachineText } from '../../shared/sameMachine';
 import { distroDisplayName } from '../../shared/distro';
 import { commandLine } from '../../shared/shellQuote';
 import type { Cli } from '../context';
+import { printedAsJson } from '../output';
 import { positiveInt, positiveSeconds } from '../options';
 import { savedNodeHint } from '../accessText';
 import { runFleet } from '../fleetRun';
@@ -273,8 +274,7 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
           );
         }
       }
-      if (o.json) cli.io.out(JSON.stringify(report, null, 2));
-      else {
+      if (!printedAsJson(cli, report)) {
         cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));
         if (o.html) cli.io.out(`wrote ${o.html}`);
         if (o.csv) cli.io.out(`wrote ${o.csv}`);

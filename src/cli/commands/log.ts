@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { AuditLog } from '../../core/audit/log';
 import { holdfastHome } from '../../core/config/home';
 import { describeChange, type Cli } from '../context';
+import { printedAsJson } from '../output';
 import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import { plural } from '../../shared/wording';
@@ -17,7 +18,7 @@ export function registerLogCommand(program: Command, cli: Cli): void {
     .argument('[node]', 'only the changes made on this node')
     .option('--json', 'machine-readable output')
     .addHelpText('after', helpAfter(['holdfast log', 'holdfast log lab1-n1', "holdfast log lab1-n1 --json | jq '.[0]'"]))
-    .action(async (name: string | undefined, o) => {
+    .action(async (name: string | undefined) => {
       // audit.list reads the local audit log and nothing else: read here, without loading the
       // service (and the core that reaches nodes under it), which would only slow the start.
       const audit = new AuditLog(holdfastHome());
@@ -25,7 +26,7 @@ export function registerLogCommand(program: Command, cli: Cli): void {
       // Older entries beyond the limit audit.listBytes stay in the file: said on stderr, so --json stays an array.
       const count = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
       if (omitted) cli.io.err(`note: the newest ${count(entries.length, 'entry', 'entries')} shown; ${count(omitted, 'older one', 'older ones')} only in ${safe(audit.file)}`);
-      if (o.json) return cli.io.out(JSON.stringify(entries, null, 2));
+      if (printedAsJson(cli, entries)) return;
       if (entries.length === 0) return cli.io.out('no changes recorded yet');
       // On a terminal, fitted to it: long lines wrapped, references elided in the middle.
       const screen = cli.screen();

@@ -8,6 +8,7 @@ import { ASSUMED_DISTRO, distroDisplayName } from '../../shared/distro';
 import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
 import { commandLine } from '../../shared/shellQuote';
 import { parsePort, withSession, type Cli } from '../context';
+import { printedAsJson } from '../output';
 import type { ColumnFit } from '../fit';
 import { helpAfter } from '../help';
 import { acceptNewHostKeyOption, hostKeyAcceptance, refuseUnmatched, trackedAcceptance, verifiedKeys, type HostKeyAcceptance } from '../hostKeys';
@@ -159,7 +160,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
       // (and the core that reaches nodes under it), so the command run in loops starts fast.
       const all = await cli.store().list();
       const nodes = o.group ? all.filter((n) => n.group === o.group) : all;
-      if (o.json) return cli.io.out(JSON.stringify(nodes, null, 2));
+      if (printedAsJson(cli, nodes)) return;
       if (nodes.length === 0) {
         return cli.io.out(o.group && all.length ? `no node in group "${o.group}"` : 'no nodes yet: add one with `holdfast node add NAME --host HOST`');
       }

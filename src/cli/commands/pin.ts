@@ -4,6 +4,7 @@ import { inImagesDir } from '../../core/archives/imagesDirPath';
 import { HoldfastError } from '../../core/errors';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { connectsFirstNode, type Cli } from '../context';
+import { printedAsJson } from '../output';
 import { helpAfter } from '../help';
 import { logger } from '../../core/log';
 import type { PinTarget } from '../../shared/domain';
@@ -56,7 +57,7 @@ export function registerPinCommand(program: Command, cli: Cli): void {
       // Allowed (the label is harmless), but the technician must know kubelet ignores it there.
       const ignored = pinNotHonoured(name, info);
       if (ignored) cli.io.err(`warning: ${ignored}`);
-      if (o.json) return cli.io.out(JSON.stringify(plan, null, 2));
+      if (printedAsJson(cli, plan)) return;
       printPlan(cli, plan, !o.dryRun);
     });
 }

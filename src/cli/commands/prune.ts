@@ -5,6 +5,7 @@ import { HoldfastError } from '../../core/errors';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, PRUNE_KEEP_BRIEF, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import type { Cli } from '../context';
+import { printedAsJson } from '../output';
 import { savedNodeHint } from '../accessText';
 import { EXIT, exitCodeFor } from '../exit';
 import type { ErrorCode } from '../../shared/domain';
@@ -106,8 +107,7 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
       });
       const screen = cli.screen();
       const why = o.why === true;
-      if (o.json) cli.io.out(JSON.stringify(outcomes, null, 2));
-      else {
+      if (!printedAsJson(cli, outcomes)) {
         for (const r of outcomes) {
           if (!r.ok) continue;
           const body = r.plan ? planText(r.plan, screen, why) : resultText(r.result!, screen);
@@ -125,7 +125,7 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
           }
         }
       }
-      if (!o.json && screen.terminal && !why && outcomes.some((r) => r.ok && r.plan?.kept.length)) cli.io.out(whyHint());
+      if (cli.output !== 'json' && screen.terminal && !why && outcomes.some((r) => r.ok && r.plan?.kept.length)) cli.io.out(whyHint());
       const bad = outcomes.filter((r) => !r.ok || (r.result && r.result.failed.length > 0));
       // Refused on every failed node (a changed or unknown host key, a safety check): exit 3, as
       // every command says a refusal; any other failure among them: 1.

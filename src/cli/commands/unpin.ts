@@ -1,6 +1,7 @@
 // holdfast unpin — release durable pins, previewed with --dry-run.
 import type { Command } from 'commander';
 import { connectsFirstNode, type Cli } from '../context';
+import { printedAsJson } from '../output';
 import { helpAfter } from '../help';
 import type { PinTarget } from '../../shared/domain';
 import { printPlan } from '../pinPlan';
@@ -19,7 +20,7 @@ export function registerUnpinCommand(program: Command, cli: Cli): void {
     .action(async (name: string, refs: string[], o) => {
       const target: PinTarget = { refs };
       const plan = await cli.call(o.dryRun ? 'pins.plan' : 'pins.apply', { node: name, action: 'unpin', target });
-      if (o.json) return cli.io.out(JSON.stringify(plan, null, 2));
+      if (printedAsJson(cli, plan)) return;
       printPlan(cli, plan, !o.dryRun);
     });
 }

@@ -7,6 +7,9 @@ import type { Command } from 'commander';
 import { HoldfastError } from '../../../core/errors';
 import { plural, word } from '../../../shared/wording';
 import type { Cli } from '../../context';
+import type { SshImportPlan } from '../../../core/config/sshConfig';
+import type { NodeDef, NodeInput } from '../../../shared/domain';
+import { printedAsJson } from '../../output';
 import type { ColumnFit } from '../../fit';
 import { helpAfter } from '../../help';
 import { commandLine } from '../../../shared/shellQuote';
@@ -59,7 +62,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
         ...(o.knownHosts ? { knownHosts: path.resolve(o.knownHosts) } : {}),
       });
       const added = o.dryRun ? [] : await store.addMany(plan.nodes);
-      if (o.json) return cli.io.out(JSON.stringify({ dryRun: Boolean(o.dryRun), nodes: o.dryRun ? plan.nodes : added, skipped: plan.skipped, notes: plan.notes }, null, 2));
+      if (printedAsJson(cli, sshImportJson(Boolean(o.dryRun), plan, added))) return;
       if (plan.nodes.length) {
         cli.io.out(
           cli.screen().table(
@@ -129,4 +132,9 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
       );
       cli.io.out(cli.screen().text(o.dryRun ? `dry run: ${plural(nodes.length, 'node')} ${word(nodes.length, 'is')} valid; nothing changed` : `added ${plural(nodes.length, 'node')} (not checked: run \`holdfast inspect\`)`));
     });
+}
+
+/** `node import-ssh-config --json`: the nodes added (or, with --dry-run, that would be), and what was skipped. */
+export function sshImportJson(dryRun: boolean, plan: SshImportPlan, added: readonly NodeDef[]): { dryRun: boolean; nodes: readonly (NodeDef | NodeInput)[]; skipped: SshImportPlan['skipped']; notes: string[] } {
+  return { dryRun, nodes: dryRun ? plan.nodes : added, skipped: plan.skipped, notes: plan.notes };
 }
