@@ -2,7 +2,11 @@
 // `-o table|wide|json` or its aliases `--wide` and `--json`; flags that disagree are a usage error.
 // A command hands its result here: JSON is printed the same way for every command (2-space,
 // stdout only; the sink ends the line), a table by the command's own printer.
-import type { Io } from './context';
+
+/** Where JSON goes: stdout (context.ts's Io; declared here so that context can import this module). */
+interface Stdout {
+  out: (s: string) => void;
+}
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -26,7 +30,7 @@ export function outputFormat(f: OutputFlags): { format: OutputFormat } | { error
 }
 
 /** The JSON every command prints: stable, 2-space indented, on stdout. */
-export function printJson(io: Io, result: unknown): void {
+export function printJson(io: Stdout, result: unknown): void {
   io.out(JSON.stringify(result, null, 2));
 }
 
@@ -34,7 +38,7 @@ export function printJson(io: Io, result: unknown): void {
  * Prints `result` as JSON if that is the output asked for, and says whether it did (a command
  * then prints nothing else on stdout; its table printer runs otherwise).
  */
-export function printedAsJson(cli: { io: Io; output: OutputFormat }, result: unknown): boolean {
+export function printedAsJson(cli: { io: Stdout; output: OutputFormat }, result: unknown): boolean {
   if (cli.output !== 'json') return false;
   printJson(cli.io, result);
   return true;
