@@ -17,6 +17,9 @@ import { imageName } from '../../shared/imageReference';
 import { selectNodes } from '../nodeSelection';
 import { plural } from '../../shared/wording';
 
+/** One node's part of `prune` (and of `prune --json`, an array of them). */
+export type PruneOutcome = { node: string; ok: true; plan?: PrunePlan; result?: PruneResult } | { node: string; ok: false; error: { code: ErrorCode; message: string; hint?: string } };
+
 function keepVersions(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > MAX_KEEP_VERSIONS) throw new HoldfastError('INVALID_INPUT', `--keep-versions: "${v}" is not a whole number from 1 to ${MAX_KEEP_VERSIONS}`);
@@ -92,8 +95,7 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
         if (plan.remove.length === 0) return { node, keepVersions: keep, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null };
         return cli.call('prune.apply', { node, keepVersions: keep, images: plan.remove.map((r) => r.key), confirm: node });
       };
-      type Outcome = { node: string; ok: true; plan?: PrunePlan; result?: PruneResult } | { node: string; ok: false; error: { code: ErrorCode; message: string; hint?: string } };
-      const outcomes = await mapLimit(defs, 4, async (d): Promise<Outcome> => {
+      const outcomes = await mapLimit(defs, 4, async (d): Promise<PruneOutcome> => {
         try {
           return o.dryRun
             ? { node: d.name, ok: true, plan: await cli.call('prune.plan', { node: d.name, keepVersions: keep }) }
