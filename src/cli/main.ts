@@ -68,7 +68,7 @@ export async function buildProgram(io: Io = defaultIo, args?: readonly string[],
     .configureHelp(HELP_CONFIG)
     .option('--verbose', 'log what Holdfast does to stderr (no secrets)')
     // Notes below: on a terminal only (a pipe or file always gets them whole).
-    .addOption(new Option('-o, --output <format>', 'table, wide (tables whole) or json (the commands with --json)').choices(OUTPUT_FORMATS))
+    .addOption(new Option('-o, --output <format>', 'how results print: wide is --wide, json is --json').choices(OUTPUT_FORMATS))
     .option('--wide', 'print tables whole, not fitted to the terminal (-o wide)')
     .addHelpText(
       'after',

@@ -11,6 +11,9 @@ interface Stdout {
 export const OUTPUT_FORMATS = ['table', 'wide', 'json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
+/** What every command's --json says in its help. */
+export const JSON_HELP = 'the result as JSON on stdout (same as -o json)';
+
 /** The output flags as commander parsed them: the program's -o and --wide, the command's --json. */
 export interface OutputFlags {
   output?: OutputFormat | undefined;

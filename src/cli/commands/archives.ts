@@ -14,7 +14,7 @@ import { HoldfastError } from '../../core/errors';
 import type { ColumnFit } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { whyHint } from '../screen';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { FITTED_NOTE, helpAfter } from '../help';
 
 /** How the archives table gives way: KIND goes first, then SIZE and IMPORTED, then PATH and IMAGES are elided. */
@@ -35,7 +35,7 @@ export function registerArchivesCommand(program: Command, cli: Cli): void {
       .description("The files in a node's images dir: what each archive brings, whether k3s imported it, and whether it can be removed safely.")
       .argument('[node]', 'the node whose images dir to list (none with --local)')
       .hook('preAction', connectsFirstNode(cli))
-      .option('--json', 'machine-readable output')
+      .option('--json', JSON_HELP)
       .option('--why', 'every reason in full (all that keeps each archive)')
   )
     .addHelpText(

@@ -7,7 +7,7 @@ import type { StoreImage } from '../../shared/imageStore';
 import { evictionAtPercent, formatAge, formatThreshold, kubeletUsagePercent } from '../../shared/gcPolicy';
 import { NEEDED_FLAG_BRIEF, ORDER_BRIEF } from '../../shared/gcForecast';
 import { connectsFirstNode, type Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import type { ColumnFit } from '../fit';
 import { humanSize, shortDigest } from '../format';
 import { formatPercent } from '../../shared/format';
@@ -117,7 +117,7 @@ export function registerDiskCommand(program: Command, cli: Cli): void {
     .description("A node's disk: its file systems, kubelet's image GC thresholds, the image store by image, and what GC would delete first when the disk fills.")
     .argument('<node>', 'the node to look at')
     .hook('preAction', connectsFirstNode(cli))
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .option('--why', 'every reason in full, not one short clause')
     .addHelpText(
       'after',

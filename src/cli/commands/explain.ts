@@ -12,7 +12,7 @@ import { workloadName, type NeedsReport } from '../../shared/needs';
 import { findReference, isImageIdRecord } from '../../shared/imageReference';
 import { criPinning } from '../../shared/versions';
 import { connectsFirstNode, type Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { wrapWords } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
@@ -149,7 +149,7 @@ export function registerExplainCommand(program: Command, cli: Cli): void {
     .argument('<node>', 'the node that has the reference (or needs it)')
     .argument('<ref>', 'the reference, a short name or an image id')
     .hook('preAction', connectsFirstNode(cli))
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .addHelpText(
       'after',
       helpAfter(

@@ -14,7 +14,7 @@ import { imageName, isImageIdRecord } from '../../shared/imageReference';
 import { criPinning } from '../../shared/versions';
 import { commandLine } from '../../shared/shellQuote';
 import { connectsFirstNode, type Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { HoldfastError } from '../../core/errors';
 import type { ColumnFit } from '../fit';
@@ -116,7 +116,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
       )
       .argument('[node]', 'the node to list (none with --local)')
       .hook('preAction', connectsFirstNode(cli))
-      .option('--json', 'machine-readable output')
+      .option('--json', JSON_HELP)
       .option('--lost', 'only the durable pins Holdfast made that are gone')
       .option('--why', 'every reason in full, not one short clause')
   )

@@ -19,7 +19,7 @@ import { sameMachineText } from '../../shared/sameMachine';
 import { distroDisplayName } from '../../shared/distro';
 import { commandLine } from '../../shared/shellQuote';
 import type { Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { positiveInt, positiveSeconds } from '../options';
 import { savedNodeHint } from '../accessText';
 import { runFleet } from '../fleetRun';
@@ -211,7 +211,7 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
     .argument('[nodes...]', 'nodes to inspect (default: every node)')
     .option('--all', 'every configured node (the default)')
     .option('--group <group>', 'the nodes of one group (site)')
-    .option('--json', 'the report as JSON on stdout')
+    .option('--json', JSON_HELP)
     .option('--why', 'every reason in full, not one short clause')
     .option('--html <file>', 'also write the report as one HTML file')
     .option('--csv <file>', 'also write one CSV row per node and reference')

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { AuditLog } from '../../core/audit/log';
 import { holdfastHome } from '../../core/config/home';
 import { describeChange, type Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import { plural } from '../../shared/wording';
@@ -16,7 +16,7 @@ export function registerLogCommand(program: Command, cli: Cli): void {
     .summary("the audit log of Holdfast's changes, newest first")
     .description('The audit log of every change Holdfast made (pins, unpins, archives removed, prunes), newest first.')
     .argument('[node]', 'only the changes made on this node')
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .addHelpText('after', helpAfter(['holdfast log', 'holdfast log lab1-n1', "holdfast log lab1-n1 --json | jq '.[0]'"]))
     .action(async (name: string | undefined) => {
       // audit.list reads the local audit log and nothing else: read here, without loading the

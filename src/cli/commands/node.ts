@@ -8,7 +8,7 @@ import { ASSUMED_DISTRO, distroDisplayName } from '../../shared/distro';
 import type { NodeDef, NodeInfo, NodeInput } from '../../shared/domain';
 import { commandLine } from '../../shared/shellQuote';
 import { parsePort, withSession, type Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import type { ColumnFit } from '../fit';
 import { helpAfter } from '../help';
 import { acceptNewHostKeyOption, hostKeyAcceptance, refuseUnmatched, trackedAcceptance, verifiedKeys, type HostKeyAcceptance } from '../hostKeys';
@@ -152,7 +152,7 @@ export function registerNodeCommands(program: Command, cli: Cli): void {
   node
     .command('ls')
     .description('list configured nodes')
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .option('--group <group>', 'only the nodes of this group')
     .addHelpText('after', helpAfter(['holdfast node ls', 'holdfast node ls --group lab1', "holdfast node ls --json | jq -r '.[].name'"]))
     .action(async (o) => {

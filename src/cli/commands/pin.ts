@@ -4,7 +4,7 @@ import { inImagesDir } from '../../core/archives/imagesDirPath';
 import { HoldfastError } from '../../core/errors';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { connectsFirstNode, type Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { helpAfter } from '../help';
 import { logger } from '../../core/log';
 import type { PinTarget } from '../../shared/domain';
@@ -26,7 +26,7 @@ export function registerPinCommand(program: Command, cli: Cli): void {
     .option('--all-k3s', 'every image k3s has pinned')
     .option('--needed', 'every image the site needs that is on the node')
     .option('--dry-run', 'show what would change, change nothing')
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .addHelpText(
       'after',
       helpAfter(

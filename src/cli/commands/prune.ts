@@ -5,7 +5,7 @@ import { HoldfastError } from '../../core/errors';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, PRUNE_KEEP_BRIEF, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import type { Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { savedNodeHint } from '../accessText';
 import { EXIT, exitCodeFor } from '../exit';
 import type { ErrorCode } from '../../shared/domain';
@@ -75,7 +75,7 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
     .option('--group <group>', 'the nodes of one group')
     .option('--keep-versions <n>', 'newest versions kept per repository in use', keepVersions, DEFAULT_KEEP_VERSIONS)
     .option('--dry-run', 'show exactly what would be removed, remove nothing')
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .option('--why', 'why each image is kept, in full')
     .addHelpText(
       'after',

@@ -1,7 +1,7 @@
 // holdfast unpin — release durable pins, previewed with --dry-run.
 import type { Command } from 'commander';
 import { connectsFirstNode, type Cli } from '../context';
-import { printedAsJson } from '../output';
+import { JSON_HELP, printedAsJson } from '../output';
 import { helpAfter } from '../help';
 import type { PinTarget } from '../../shared/domain';
 import { printPlan } from '../pinPlan';
@@ -15,7 +15,7 @@ export function registerUnpinCommand(program: Command, cli: Cli): void {
     .argument('<refs...>', 'image references to release')
     .hook('preAction', connectsFirstNode(cli))
     .option('--dry-run', 'show what would change, change nothing')
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .addHelpText('after', helpAfter(['holdfast unpin lab1-n1 docker.io/library/nginx:1.25 --dry-run', 'holdfast unpin lab1-n1 docker.io/library/nginx:1.25']))
     .action(async (name: string, refs: string[], o) => {
       const target: PinTarget = { refs };

@@ -9,7 +9,7 @@ import { plural, word } from '../../../shared/wording';
 import type { Cli } from '../../context';
 import type { SshImportPlan } from '../../../core/config/sshConfig';
 import type { NodeDef, NodeInput } from '../../../shared/domain';
-import { printedAsJson } from '../../output';
+import { JSON_HELP, printedAsJson } from '../../output';
 import type { ColumnFit } from '../../fit';
 import { helpAfter } from '../../help';
 import { commandLine } from '../../../shared/shellQuote';
@@ -27,7 +27,7 @@ export function registerNodeImportCommands(node: Command, cli: Cli): void {
     .option('--group <group>', 'put every imported node in this group')
     .option('--known-hosts <file>', 'known_hosts file for every imported node')
     .option('--dry-run', 'show what would be imported, change nothing')
-    .option('--json', 'machine-readable output')
+    .option('--json', JSON_HELP)
     .addHelpText(
       'after',
       helpAfter(
