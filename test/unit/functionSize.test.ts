@@ -46,7 +46,6 @@ const OVER_BUDGET: Record<string, number> = {
   'src/core/containerd/contentWrite.ts: writeBlobStream': 107,
   'src/core/disk/kubeletArgs.ts: parseKubeletArgs': 97,
   'src/core/fate/predict.ts: predictFates': 140,
-  'src/core/service/jobs.ts: jobHandlers': 195,
   'src/core/sftp/readStream.ts: sftpReadStream': 91,
   'src/core/ssh/tunnel.ts: probeExec': 92,
   'src/core/ssh/tunnel.ts: openTunnel': 152,

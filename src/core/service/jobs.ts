@@ -31,106 +31,12 @@ const REOPEN_TIMEOUT_MS = 5_000;
 
 const jobArchive = (a: LocalArchive) => ({ path: a.path, size: a.size, sha256: a.sha256, format: a.format, compression: a.compression, images: a.images.length });
 
-export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: ServiceParts): HandlersOf<JobChannels> {
-  const readArchive = (p: string) => {
-    let last = 0;
-    return readLocalArchive(p, {
-      signal: disposing,
-      onRead: (bytesRead, size) => {
-        const now = Date.now();
-        if (bytesRead < size && now - last < INSPECT_EVENT_MS) return;
-        last = now;
-        emit({ type: 'local.inspect', payload: { path: p, bytesRead, size } });
-      },
-    });
-  };
-  const knownNodes = async (nodes: string[]) => {
-    for (const n of nodes) await store.get(n);
-  };
+type Handlers = HandlersOf<JobChannels>;
+type ImportRequest = Parameters<Handlers['jobs.startImport']>[0];
+type UploadRequest = Parameters<Handlers['jobs.startUpload']>[0];
 
-  /**
-   * An import or a direct delivery on its nodes, as one job: `deliver` runs each node through the
-   * pool (a node that fails shows so at once, while the others carry on) and reports progress on
-   * the node's row; then each node's outcome goes there, a failure as its error, a success as
-   * `done` says.
-   */
-  const runOnNodes = async <R>(
-    job: JobHandle,
-    deliver: (withSession: WithSession, onNode: (node: string, patch: NodePatch) => void) => Promise<Outcome<R>[]>,
-    done: (result: R) => NodePatch,
-  ): Promise<void> => {
-    const outcomes = await deliver(
-      (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
-      (n, patch) => job.update(n, patch),
-    );
-    for (const o of outcomes) {
-      if (o.ok) job.update(o.node, done(o.result));
-      else job.fail(o.node, o.error);
-    }
-  };
-
-  /**
-   * Direct delivery: the archive is read into a spool on this machine first (a bad archive is
-   * refused before any node is touched; its progress goes out as local.inspect events), then
-   * each node gets what it lacks. The spool goes when the job ends.
-   */
-  const startDirect = async (nodes: string[], p: string, parallel: number | undefined) => {
-    const file = path.resolve(p);
-    const size = await stat(file).then(
-      (st) => st.size,
-      (e: NodeJS.ErrnoException) => {
-        throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, { hint: 'Check the path of the archive.' });
-      },
-    );
-    // The first nodes' connections (SSH handshake, tunnel) are made while the archive is read.
-    for (const n of nodes.slice(0, parallel ?? DEFAULT_IMPORT_PARALLEL)) void pool.get(n).catch(() => undefined);
-    let last = 0;
-    const bundle = await spoolBundle(file, {
-      // A spool of its own (0700) under Holdfast's home, removed when the job ends (or the reading fails).
-      dir: path.join(opts.home ?? holdfastHome(), 'spool'),
-      signal: disposing,
-      onProgress: (bytesRead, total) => {
-        const now = Date.now();
-        if (bytesRead < total && now - last < INSPECT_EVENT_MS) return;
-        last = now;
-        emit({ type: 'local.inspect', payload: { path: file, bytesRead, size: total } });
-      },
-    });
-    const options = { pin: true, removeArchive: false, direct: true, ...(parallel !== undefined ? { parallel } : {}) };
-    return jobs.start(
-      {
-        kind: 'import',
-        title: `Deliver ${path.basename(file)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
-        nodes,
-        archive: { path: file, size, sha256: null, format: bundle.kind === 'docker' ? 'docker' : 'oci', images: bundle.images.length },
-        options,
-      },
-      async (job) => {
-        try {
-          await runOnNodes(
-            job,
-            (withSession, onNode) => deliverToNodes(nodes, withSession, ctx, bundle, { ...options, signal: job.signal, onNode }),
-            (r) => ({
-              state: 'succeeded',
-              phase: 'done',
-              message: directSummary(r),
-              result: {
-                relPath: '',
-                sha256: '',
-                uploaded: r.blobsSent > 0,
-                resumedFrom: 0,
-                summary: directSummary(r),
-                ...(r.skipped.length ? { warnings: r.skipped } : {}),
-              },
-            }),
-          );
-        } finally {
-          await bundle.dispose();
-        }
-      },
-    );
-  };
-
+export function jobHandlers(parts: ServiceParts): Handlers {
+  const { opts, jobs } = parts;
   return {
     'local.pickArchives': async () => {
       if (!opts.pickArchives) {
@@ -142,82 +48,8 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
       const { index: _index, ...archive } = await readLocalArchive(p);
       return archive;
     },
-    'jobs.startImport': async ({ nodes, path: p, pin, removeArchive, parallel, timeout, direct }) => {
-      await knownNodes(nodes);
-      const problem = importOptionsProblem({ pin, removeArchive, direct });
-      if (problem) {
-        throw new HoldfastError('INVALID_INPUT', problem, {
-          hint: direct ? 'Leave out --remove-archive: with --direct nothing lands in the images dir.' : 'Make the pins durable too ("make pins durable" in the app, --pin on the command line).',
-        });
-      }
-      if (direct) return startDirect(nodes, p, parallel);
-      const archive = await readArchive(p);
-      // The job's options and the core's are the same names (shared/importOptions.ts).
-      const options = { pin, removeArchive, ...(parallel !== undefined ? { parallel } : {}), ...(timeout !== undefined ? { timeout } : {}) };
-      return jobs.start(
-        {
-          kind: 'import',
-          title: `Import ${path.basename(archive.path)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
-          nodes,
-          archive: jobArchive(archive),
-          options,
-        },
-        async (job) =>
-          runOnNodes(
-            job,
-            (withSession, onNode) => importToNodes(nodes, withSession, ctx, archive, { ...options, signal: job.signal, onNode }),
-            (r) => ({
-              result: {
-                relPath: r.relPath,
-                sha256: r.sha256,
-                uploaded: r.uploaded,
-                resumedFrom: r.resumedFrom,
-                summary: r.skipped ?? importSummary(r),
-                ...(r.renamed ? { renamed: r.renamed } : {}),
-                ...(r.warnings?.length ? { warnings: r.warnings } : {}),
-              },
-            }),
-          ),
-      );
-    },
-    'jobs.startUpload': async ({ node, path: p, as }) => {
-      await knownNodes([node]);
-      const archive = await readArchive(p);
-      // `as` is the user's choice of the name in the images dir; the core calls it remoteName
-      // because the import chooses one too (usecases/import/remoteName.ts).
-      const remoteName = as ?? path.basename(archive.path);
-      return jobs.start(
-        {
-          kind: 'upload',
-          title: `Upload ${path.basename(archive.path)} to ${node}`,
-          nodes: [node],
-          archive: jobArchive(archive),
-          options: { pin: false, removeArchive: false, ...(as !== undefined ? { as } : {}) },
-        },
-        async (job) => {
-          job.update(node, { state: 'running', phase: 'checking', message: 'connecting' });
-          // No second try on a fresh session when the link drops: the upload fails saying so, and
-          // the same request resumes from what the node kept.
-          const session = await pool.get(node);
-          const r = await uploadArchive(session, archive.path, {
-            remoteName,
-            expectedSha256: archive.sha256,
-            signal: job.signal,
-            onProgress: (u) => job.update(node, { state: 'running', ...uploadJobPatch(u) }),
-            onNotice: (notice) => job.update(node, { notice }),
-            // After a drop, one short try on a new connection reads what the node kept.
-            reopen: () => pool.get(node, { fresh: true, timeoutMs: REOPEN_TIMEOUT_MS }),
-          });
-          const summary = r.alreadyPresent ? `${r.relPath} was already there` : `uploaded ${r.relPath}${r.resumedFrom ? ` (resumed from byte ${r.resumedFrom})` : ''}, sha256 verified on the node`;
-          job.update(node, {
-            state: 'succeeded',
-            phase: 'done',
-            message: summary,
-            result: { relPath: r.relPath, sha256: r.sha256, uploaded: !r.alreadyPresent, resumedFrom: r.resumedFrom, summary },
-          });
-        },
-      );
-    },
+    'jobs.startImport': (req) => startImport(parts, req),
+    'jobs.startUpload': (req) => startUpload(parts, req),
     'jobs.list': async () => jobs.list(),
     'jobs.cancel': async ({ id }) => {
       const job = jobs.cancel(id);
@@ -225,4 +57,183 @@ export function jobHandlers({ opts, store, pool, ctx, jobs, emit, disposing }: S
       return job;
     },
   };
+}
+
+/** The archive on this machine, read once; the reading's progress goes out as local.inspect events. */
+function readArchive({ disposing, emit }: ServiceParts, p: string): ReturnType<typeof readLocalArchive> {
+  let last = 0;
+  return readLocalArchive(p, {
+    signal: disposing,
+    onRead: (bytesRead, size) => {
+      const now = Date.now();
+      if (bytesRead < size && now - last < INSPECT_EVENT_MS) return;
+      last = now;
+      emit({ type: 'local.inspect', payload: { path: p, bytesRead, size } });
+    },
+  });
+}
+
+/** NOT_FOUND for a node that is not configured, before anything is read or sent. */
+async function knownNodes({ store }: ServiceParts, nodes: string[]): Promise<void> {
+  for (const n of nodes) await store.get(n);
+}
+
+/**
+ * An import or a direct delivery on its nodes, as one job: `deliver` runs each node through the
+ * pool (a node that fails shows so at once, while the others carry on) and reports progress on
+ * the node's row; then each node's outcome goes there, a failure as its error, a success as
+ * `done` says.
+ */
+async function runOnNodes<R>(
+  { pool }: ServiceParts,
+  job: JobHandle,
+  deliver: (withSession: WithSession, onNode: (node: string, patch: NodePatch) => void) => Promise<Outcome<R>[]>,
+  done: (result: R) => NodePatch,
+): Promise<void> {
+  const outcomes = await deliver(
+    (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
+    (n, patch) => job.update(n, patch),
+  );
+  for (const o of outcomes) {
+    if (o.ok) job.update(o.node, done(o.result));
+    else job.fail(o.node, o.error);
+  }
+}
+
+// Validate (the nodes are known, the options agree) → complete (the archive read) → run (the job).
+async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArchive, parallel, timeout, direct }: ImportRequest) {
+  await knownNodes(parts, nodes);
+  const problem = importOptionsProblem({ pin, removeArchive, direct });
+  if (problem) {
+    throw new HoldfastError('INVALID_INPUT', problem, {
+      hint: direct ? 'Leave out --remove-archive: with --direct nothing lands in the images dir.' : 'Make the pins durable too ("make pins durable" in the app, --pin on the command line).',
+    });
+  }
+  if (direct) return startDirect(parts, nodes, p, parallel);
+  const archive = await readArchive(parts, p);
+  // The job's options and the core's are the same names (shared/importOptions.ts).
+  const options = { pin, removeArchive, ...(parallel !== undefined ? { parallel } : {}), ...(timeout !== undefined ? { timeout } : {}) };
+  return parts.jobs.start(
+    {
+      kind: 'import',
+      title: `Import ${path.basename(archive.path)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
+      nodes,
+      archive: jobArchive(archive),
+      options,
+    },
+    async (job) =>
+      runOnNodes(
+        parts,
+        job,
+        (withSession, onNode) => importToNodes(nodes, withSession, parts.ctx, archive, { ...options, signal: job.signal, onNode }),
+        (r) => ({
+          result: {
+            relPath: r.relPath,
+            sha256: r.sha256,
+            uploaded: r.uploaded,
+            resumedFrom: r.resumedFrom,
+            summary: r.skipped ?? importSummary(r),
+            ...(r.renamed ? { renamed: r.renamed } : {}),
+            ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+          },
+        }),
+      ),
+  );
+}
+
+/**
+ * Direct delivery: the archive is read into a spool on this machine first (a bad archive is
+ * refused before any node is touched; its progress goes out as local.inspect events), then
+ * each node gets what it lacks. The spool goes when the job ends.
+ */
+async function startDirect(parts: ServiceParts, nodes: string[], p: string, parallel: number | undefined) {
+  const { opts, pool, disposing, emit } = parts;
+  const file = path.resolve(p);
+  const size = await stat(file).then(
+    (st) => st.size,
+    (e: NodeJS.ErrnoException) => {
+      throw new HoldfastError('NOT_FOUND', `cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, { hint: 'Check the path of the archive.' });
+    },
+  );
+  // The first nodes' connections (SSH handshake, tunnel) are made while the archive is read.
+  for (const n of nodes.slice(0, parallel ?? DEFAULT_IMPORT_PARALLEL)) void pool.get(n).catch(() => undefined);
+  let last = 0;
+  const bundle = await spoolBundle(file, {
+    // A spool of its own (0700) under Holdfast's home, removed when the job ends (or the reading fails).
+    dir: path.join(opts.home ?? holdfastHome(), 'spool'),
+    signal: disposing,
+    onProgress: (bytesRead, total) => {
+      const now = Date.now();
+      if (bytesRead < total && now - last < INSPECT_EVENT_MS) return;
+      last = now;
+      emit({ type: 'local.inspect', payload: { path: file, bytesRead, size: total } });
+    },
+  });
+  const options = { pin: true, removeArchive: false, direct: true, ...(parallel !== undefined ? { parallel } : {}) };
+  return parts.jobs.start(
+    {
+      kind: 'import',
+      title: `Deliver ${path.basename(file)} to ${nodes.length === 1 ? nodes[0] : `${nodes.length} nodes`}`,
+      nodes,
+      archive: { path: file, size, sha256: null, format: bundle.kind === 'docker' ? 'docker' : 'oci', images: bundle.images.length },
+      options,
+    },
+    async (job) => {
+      try {
+        await runOnNodes(
+          parts,
+          job,
+          (withSession, onNode) => deliverToNodes(nodes, withSession, parts.ctx, bundle, { ...options, signal: job.signal, onNode }),
+          (r) => ({
+            state: 'succeeded',
+            phase: 'done',
+            message: directSummary(r),
+            result: { relPath: '', sha256: '', uploaded: r.blobsSent > 0, resumedFrom: 0, summary: directSummary(r), ...(r.skipped.length ? { warnings: r.skipped } : {}) },
+          }),
+        );
+      } finally {
+        await bundle.dispose();
+      }
+    },
+  );
+}
+
+async function startUpload(parts: ServiceParts, { node, path: p, as }: UploadRequest) {
+  const { pool } = parts;
+  await knownNodes(parts, [node]);
+  const archive = await readArchive(parts, p);
+  // `as` is the user's choice of the name in the images dir; the core calls it remoteName
+  // because the import chooses one too (usecases/import/remoteName.ts).
+  const remoteName = as ?? path.basename(archive.path);
+  return parts.jobs.start(
+    {
+      kind: 'upload',
+      title: `Upload ${path.basename(archive.path)} to ${node}`,
+      nodes: [node],
+      archive: jobArchive(archive),
+      options: { pin: false, removeArchive: false, ...(as !== undefined ? { as } : {}) },
+    },
+    async (job) => {
+      job.update(node, { state: 'running', phase: 'checking', message: 'connecting' });
+      // No second try on a fresh session when the link drops: the upload fails saying so, and
+      // the same request resumes from what the node kept.
+      const session = await pool.get(node);
+      const r = await uploadArchive(session, archive.path, {
+        remoteName,
+        expectedSha256: archive.sha256,
+        signal: job.signal,
+        onProgress: (u) => job.update(node, { state: 'running', ...uploadJobPatch(u) }),
+        onNotice: (notice) => job.update(node, { notice }),
+        // After a drop, one short try on a new connection reads what the node kept.
+        reopen: () => pool.get(node, { fresh: true, timeoutMs: REOPEN_TIMEOUT_MS }),
+      });
+      const summary = r.alreadyPresent ? `${r.relPath} was already there` : `uploaded ${r.relPath}${r.resumedFrom ? ` (resumed from byte ${r.resumedFrom})` : ''}, sha256 verified on the node`;
+      job.update(node, {
+        state: 'succeeded',
+        phase: 'done',
+        message: summary,
+        result: { relPath: r.relPath, sha256: r.sha256, uploaded: !r.alreadyPresent, resumedFrom: r.resumedFrom, summary },
+      });
+    },
+  );
 }
