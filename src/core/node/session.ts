@@ -153,12 +153,16 @@ const containerdModule = () => import('../containerd/client');
 
 type Probed = Omit<ProbeResult, 'imagesDir'> & Partial<Pick<ProbeResult, 'imagesDir'>>;
 
-/** The probe round trip (see NodeSession.probe); a failure means "distro unknown", never an error. */
-function probeNode(ssh: SshConnection, def: NodeDef): Promise<Probed> {
+/**
+ * The probe round trip (see NodeSession.probe); a failure means "distro unknown", never an error.
+ * `answered` runs once the node's shell ran the probe to its end (exit 0).
+ */
+function probeNode(ssh: SshConnection, def: NodeDef, answered?: () => void): Promise<Probed> {
   return ssh
     .exec(probeArgv(def.sudo === true), { timeoutMs: 15_000 })
     .then((r) => {
       const probed = parseProbe(r.stdout);
+      if (r.code === 0) answered?.();
       log.debug('node probe answered', { node: def.name, distro: probed.distro, distroVersion: probed.distroVersion });
       return probed;
     })
@@ -272,11 +276,13 @@ export class SshNodeSession implements NodeSession {
       },
     });
     // Every session asks what the node runs (detect) and nearly every one reads the images dir:
-    // the probe, the longest round trip, is under way and the node starts its sftp-server while
-    // the tunnel opens and the service definitions load. A refused SFTP stays with the channel
-    // for the first read to report; the probe never fails (distro unknown).
-    const probing = probeNode(ssh, def);
-    ssh.sftp().catch(() => undefined);
+    // the probe, the longest round trip, is under way while the tunnel opens and the service
+    // definitions load, and once it answered the node starts its sftp-server. Not before: sshd
+    // starts sftp-server through the login's shell too, and a shell that refuses commands
+    // (nologin) prints its words where ssh2 expects SFTP packets, on which ssh2 may drop the
+    // whole connection before the tunnel can say why. A refused SFTP stays with the channel for
+    // the first read to report; the probe never fails (distro unknown).
+    const probing = probeNode(ssh, def, () => void ssh.sftp().catch(() => undefined));
     let tunnel: Tunnel;
     let containerd: GrpcContainerdClient;
     try {
