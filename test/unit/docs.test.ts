@@ -3,7 +3,8 @@
 // CONTRIBUTING.md and lab/README.md leads to a file and heading that exist, no comment in the code
 // or the tooling cites a Markdown file the repository does not hold (the team's facts sheet lived
 // outside it; docs/k3s-facts.md is its home now), and what the docs say about Node versions is
-// what package.json and the installed packages' `engines` say.
+// what package.json and the installed packages' `engines` say. docs/architecture.md and
+// docs/concepts.md keep sentences short for people in a hurry (issue #47, item 6).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -303,5 +304,47 @@ describe('docs/cli.md: what it lists is what the code writes (issue #49, item 14
     const listed = cli.match(/`--csv FILE` writes one RFC 4180 row per node × reference:\n\s*`([^`]+)`/)?.[1];
     expect(listed, 'docs/cli.md lists the --csv columns').toBeDefined();
     expect(listed!.split(',')).toEqual([...FLEET_CSV_COLUMNS]);
+  });
+});
+
+/** Words per sentence of a Markdown text's prose: no code blocks, tables, headings or inline code. */
+function sentenceLengths(text: string): number[] {
+  const blocks: string[] = [];
+  let current: string[] = [];
+  const end = () => {
+    if (current.length) blocks.push(current.join(' '));
+    current = [];
+  };
+  for (const { line } of prose(text)) {
+    if (!line.trim() || /^\s*(\||#{1,6}\s|<)/.test(line)) end();
+    else {
+      if (/^\s*([-*+]|\d+\.)\s/.test(line)) end(); // a list item starts a new thought
+      current.push(line.replace(/^\s*([-*+>]|\d+\.)\s+/, ''));
+    }
+  }
+  end();
+  return blocks.flatMap((block) =>
+    block
+      .replace(/`[^`]*`/g, 'code') // inline code reads as one word
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1') // a link reads as its text
+      .split(/[.!?](?=\s|$)/)
+      .map((s) => s.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length)
+      .filter((n) => n > 0),
+  );
+}
+const mean = (ns: number[]) => ns.reduce((a, b) => a + b, 0) / ns.length;
+
+describe('prose for people in a hurry (issue #47, item 6)', () => {
+  for (const file of ['docs/architecture.md', 'docs/concepts.md']) {
+    it(`${file}: a sentence has under 20 words on average`, () => {
+      const lengths = sentenceLengths(read(file));
+      expect(lengths.length).toBeGreaterThan(20);
+      expect(mean(lengths)).toBeLessThan(20);
+    });
+  }
+
+  it('the measure counts sentences, and leaves code blocks and tables out', () => {
+    const text = ['One two three. Four five!', '', '```', 'a b c d e f g. h', '```', '| x y z | w v |', '- Six `seven eight` [nine](x.md)', '  ten.'].join('\n');
+    expect(sentenceLengths(text)).toEqual([3, 2, 4]);
   });
 });
