@@ -1,0 +1,127 @@
+// File headers a reader can take in at a glance (issue #47): the comment lines a .ts/.tsx file
+// under src/ opens with (before its first import or code) number at most 8 — the why, not the
+// history. Generated files (the protobuf codecs) are skipped.
+// The headers over the budget today are listed in OVER_BUDGET with their length; the list may only
+// shrink: a listed header that grew, is now within the budget, or whose file is gone fails here.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const rel = (f: string) => path.relative(root, f).split(path.sep).join('/');
+const BUDGET = 8;
+
+/** Headers still over the budget: file → comment lines today. Only ever remove a line or lower its count. */
+const OVER_BUDGET: Record<string, number> = {
+  'src/cli/codeCache.ts': 10,
+  'src/cli/main.ts': 10,
+  'src/cli/progress.ts': 16,
+  'src/cli/service.ts': 11,
+  'src/core/access/sudo.ts': 9,
+  'src/core/archives/format/decompress.ts': 13,
+  'src/core/archives/format/lz4.ts': 24,
+  'src/core/archives/format/readIndex.ts': 21,
+  'src/core/archives/format/zstdFrames.ts': 17,
+  'src/core/archives/importWarnings.ts': 9,
+  'src/core/archives/scan.ts': 9,
+  'src/core/config/lock.ts': 12,
+  'src/core/config/sshConfig.ts': 17,
+  'src/core/disk/kubeletArgs.ts': 19,
+  'src/core/fate/predict.ts': 11,
+  'src/core/node/distroConfig.ts': 18,
+  'src/core/node/registries.ts': 14,
+  'src/core/ssh/connect.ts': 9,
+  'src/core/ssh/hostKey.ts': 14,
+  'src/core/ssh/knownHosts.ts': 9,
+  'src/core/ssh/tunnel.ts': 9,
+  'src/core/usecases/direct/diffId.ts': 9,
+  'src/core/usecases/direct/plan.ts': 14,
+  'src/core/usecases/direct/sources.ts': 11,
+  'src/core/usecases/direct/spool.ts': 17,
+  'src/core/usecases/direct/write.ts': 14,
+  'src/core/usecases/fleet/bulk.ts': 11,
+  'src/core/usecases/import/waitForImport.ts': 11,
+  'src/core/usecases/upload/followHash.ts': 32,
+  'src/core/usecases/upload/openssh.ts': 35,
+  'src/core/usecases/upload/upload.ts': 45,
+  'src/core/usecases/upload/writable.ts': 9,
+  'src/main/logging.ts': 9,
+  'src/renderer/store.ts': 9,
+  'src/shared/compareText.ts': 13,
+  'src/shared/embeddedRegistry.ts': 9,
+  'src/shared/imageReference.ts': 11,
+  'src/shared/importCacheHealth.ts': 10,
+  'src/shared/lostPins.ts': 9,
+  'src/shared/needs.ts': 15,
+  'src/shared/protection.ts': 10,
+  'src/shared/registryMirrors.ts': 25,
+  'src/shared/rke2Lists.ts': 9,
+  'src/shared/visibleControls.ts': 9,
+  'src/shared/watcherChance.ts': 10,
+  'src/shared/wirePack.ts': 16,
+  'src/shared/workloads.ts': 23,
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = path.join(dir, n);
+    if (statSync(p).isDirectory()) return sourceFiles(p);
+    return /\.tsx?$/.test(n) && !/\.(d|generated)\.ts$/.test(n) ? [p] : [];
+  });
+}
+
+/** Comment lines before the first code line: leading // lines and /* … *\/ blocks, blank lines not counted. */
+function headerLength(text: string): number {
+  const lines = text.split('\n');
+  let n = 0;
+  let inBlock = false;
+  for (const [i, line] of lines.entries()) {
+    const t = line.trim();
+    if (i === 0 && t.startsWith('#!')) continue;
+    if (inBlock) {
+      n++;
+      if (t.includes('*/')) inBlock = false;
+      continue;
+    }
+    if (t === '') continue;
+    if (t.startsWith('//')) {
+      n++;
+      continue;
+    }
+    if (t.startsWith('/*')) {
+      n++;
+      inBlock = !t.slice(2).includes('*/');
+      continue;
+    }
+    break;
+  }
+  return n;
+}
+
+const lengths = new Map(sourceFiles(path.join(root, 'src')).map((f) => [rel(f), headerLength(readFileSync(f, 'utf8'))]));
+
+describe('file header comments', () => {
+  it('measures // lines and /* */ blocks before the first code, blank lines aside', () => {
+    expect(headerLength('#!/usr/bin/env node\n// a\n// b\n\nimport x from "y";\n// later\n')).toBe(2);
+    expect(headerLength('/**\n * a\n * b\n */\n// c\nexport const x = 1;\n')).toBe(5);
+    expect(headerLength('/* one */\nconst x = 1;\n')).toBe(1);
+    expect(headerLength('import x from "y";\n// not a header\n')).toBe(0);
+  });
+
+  it(`no file under src opens with more than ${BUDGET} comment lines, except those listed`, () => {
+    const over = [...lengths].filter(([f, n]) => n > BUDGET && !(f in OVER_BUDGET)).map(([f, n]) => `${f}: ${n}`);
+    expect(over).toEqual([]);
+  });
+
+  it('the list of headers over the budget only shrinks', () => {
+    const stale = Object.entries(OVER_BUDGET).flatMap(([f, was]) => {
+      const now = lengths.get(f);
+      if (now === undefined) return [`${f}: gone, remove it from OVER_BUDGET`];
+      if (now > was) return [`${f}: grew from ${was} to ${now} lines`];
+      if (now <= BUDGET) return [`${f}: now ${now} lines, remove it from OVER_BUDGET`];
+      if (now < was) return [`${f}: shrank to ${now} lines, lower its count`];
+      return [];
+    });
+    expect(stale).toEqual([]);
+  });
+});
