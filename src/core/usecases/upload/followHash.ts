@@ -1,35 +1,9 @@
 // The node's SHA-256 of an upload's staging file, computed while the file is being written, so
-// the verification costs no pass of its own after the transfer (it used to: `sha256sum` at
-// ~200 MB/s after sending at ~230 MB/s nearly halved the throughput).
-//
-// On the node, one exec channel runs a fixed script: `tail -c +1 -f` follows the staging file
-// from byte 0 (for a resume: the prefix already there, then the appended bytes, in one pass) into
-// a FIFO that the fastest hasher the probe found (`openssl dgst -sha256`, else `sha256sum`) reads.
-// What is hashed is what the node reads back from its own file — the same bytes a `sha256sum`
-// after the transfer would read — and the digest is compared with the laptop's before the rename.
-// The script then prints the file's size, so a file that is not exactly SIZE bytes is not taken
-// as verified.
-//
-// How the follow ends, in the one of two modes the script picks (its first output line says which):
-//  - pid (GNU tail): `tail --pid=W` follows until the watcher W ends — W ends when the channel's
-//    stdin does, which the laptop ends once every write is acknowledged (sent()) — then reads what
-//    is left and exits. No process sits between tail and the hasher: measured on the lab's 2-core
-//    box, a `head` in the pipe cost as much CPU as the hasher itself (≈ 0.75 s per 512 MiB, on
-//    the cores that sshd and sftp-server need while sending).
-//  - head (any other tail, e.g. busybox): `head -c SIZE` takes exactly SIZE bytes from the FIFO
-//    into the hasher and stdin stays open until the digest is in; ending stdin here means "give up".
-// Cleanup never depends on a signal reaching the node: on stdin EOF the watcher ends (pid mode:
-// tail follows it; head mode: the watcher kills tail). The laptop ends stdin after sending, on any
-// failure or cancel, and a dropped connection closes it too; nothing outlives the upload on the node.
-// A failure of this path (no digest, wrong size line) is not a verdict: the caller falls back to
-// hashing the complete file afterwards.
-//
-// In pid mode the script also writes the staging file back while it arrives (`sync -d` on it
-// every quarter second, where `sync` takes a file): the laptop's fsync before the rename then has
-// little left to flush (350 ms → 15 ms for 512 MiB on the lab; far more on an eMMC or SD card).
-//
-// Nothing user-supplied is part of the script: the path, the size, the hasher's name (one of two
-// fixed words) and the mode wanted ("auto" or "head", fixed words too) are positional arguments.
+// the verification costs no pass of its own after the transfer (`sha256sum` at ~200 MB/s after
+// sending at ~230 MB/s nearly halves the throughput). What is hashed is what the node reads back
+// from its own file, and the digest is compared with the laptop's before the rename. A failure of
+// this path (no digest, wrong size line) is not a verdict: the caller falls back to hashing the
+// complete file afterwards. How the script follows the file and ends is on FOLLOW_HASH_SCRIPT.
 import type { ClientChannel } from 'ssh2';
 import type { SessionSsh } from '../../node/session';
 import type { HashTools } from '../../node/detect';
@@ -37,6 +11,32 @@ import { logger } from '../../log';
 
 const log = logger('upload');
 
+/**
+ * On the node, one exec channel runs this fixed script: `tail -c +1 -f` follows the staging file
+ * from byte 0 (for a resume: the prefix already there, then the appended bytes, in one pass) into
+ * a FIFO that the fastest hasher the probe found (`openssl dgst -sha256`, else `sha256sum`) reads.
+ * The script then prints the file's size, so a file that is not exactly SIZE bytes is not taken
+ * as verified.
+ *
+ * How the follow ends, in the one of two modes the script picks (its first output line says which):
+ *  - pid (GNU tail): `tail --pid=W` follows until the watcher W ends — W ends when the channel's
+ *    stdin does, which the laptop ends once every write is acknowledged (sent()) — then reads what
+ *    is left and exits. No process sits between tail and the hasher: measured on the lab's 2-core
+ *    box, a `head` in the pipe cost as much CPU as the hasher itself (≈ 0.75 s per 512 MiB, on
+ *    the cores that sshd and sftp-server need while sending).
+ *  - head (any other tail, e.g. busybox): `head -c SIZE` takes exactly SIZE bytes from the FIFO
+ *    into the hasher and stdin stays open until the digest is in; ending stdin here means "give up".
+ * Cleanup never depends on a signal reaching the node: on stdin EOF the watcher ends (pid mode:
+ * tail follows it; head mode: the watcher kills tail). The laptop ends stdin after sending, on any
+ * failure or cancel, and a dropped connection closes it too; nothing outlives the upload on the node.
+ *
+ * In pid mode the script also writes the staging file back while it arrives (`sync -d` on it
+ * every quarter second, where `sync` takes a file): the laptop's fsync before the rename then has
+ * little left to flush (350 ms → 15 ms for 512 MiB on the lab; far more on an eMMC or SD card).
+ *
+ * Nothing user-supplied is part of the script: the path, the size, the hasher's name (one of two
+ * fixed words) and the mode wanted ("auto" or "head", fixed words too) are positional arguments.
+ */
 export const FOLLOW_HASH_SCRIPT = [
   'f=$1; n=$2; h=$3; m=$4',
   'd=$(mktemp -d) || exit 3',
@@ -76,7 +76,7 @@ export const FOLLOW_HASH_SCRIPT = [
   'echo "@@size $(wc -c <"$f")"',
 ].join('\n');
 
-/** How the follow ends (see the opening comment); 'head' forces the mode any tail supports. */
+/** How the follow ends (see FOLLOW_HASH_SCRIPT); 'head' forces the mode any tail supports. */
 export type FollowMode = 'auto' | 'head';
 
 export function followHashArgv(path: string, size: number, hasher: NonNullable<HashTools['hasher']>, mode: FollowMode = 'auto'): string[] {

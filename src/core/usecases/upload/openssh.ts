@@ -1,38 +1,11 @@
 // The bulk bytes of an upload through the machine's own OpenSSH client, when there is one.
-//
 // Why: ssh2 frames, encrypts and MACs every 32 KiB packet in JavaScript; for a large archive
 // that costs ~5 s of laptop CPU per GiB and held verified uploads at ~0.67× plain `scp`
 // (bench/upload). The OpenSSH client does the same work natively. Everything else — the checks
 // before, containment, fsync, the comparison of digests and the rename — stays on the ssh2
 // connection that is already open and verified; only bytes [0, size) of a fresh staging file go
 // this way. A resumed upload (start > 0) keeps the SFTP path: it needs a write at an offset.
-//
-// The rules this keeps:
-//  - Host key: the native client may only talk to the key the ssh2 connection verified. It gets
-//    a known_hosts file of one line (that key, under a fixed alias, in a fresh 0700 folder under
-//    Holdfast's home — knownHostsDir: one a killed Holdfast left is removed by the next upload),
-//    StrictHostKeyChecking=yes, no global known_hosts and -F /dev/null (no user ssh_config: the
-//    host, port, user and key are the ones Holdfast resolved). Any other key: ssh refuses before
-//    authenticating, and the upload goes on over SFTP.
-//  - No prompt, no secret: BatchMode=yes; only an unencrypted identity file or the agent
-//    (connect.ts nativeAuth) — a passphrase never leaves this process.
-//  - Nothing user-supplied in a shell: ssh is spawned with an argv (no local shell); the remote
-//    command is a fixed script whose path and hasher arrive as single-quoted positional
-//    arguments (quote.ts), as every exec channel of Holdfast does.
-//  - Memory: ssh reads the local file itself (its stdin is the open file); this process only
-//    hashes the file alongside, 1 MiB at a time.
-//  - Nothing outlives Holdfast: ssh runs under a small /bin/sh watcher (LIFELINE_SCRIPT) that
-//    stops it when a pipe only this process holds closes — on cancel, or when Holdfast is killed.
-//
-// On the node the script writes stdin into the staging file, flushes it (`sync -d FILE` where
-// coreutils has it) while the probe's hasher reads it back, and prints the digest and size; the
-// laptop compares that digest with its own before the rename, as with every path.
-//
-// When it cannot run (no `ssh` on PATH, HOLDFAST_OPENSSH=off, no /bin/sh as on Windows, a jump
-// host, sudo, a password, an encrypted key, a host name ssh would read as an option), or ssh
-// fails before the node has a byte of the file (exit 255: connect, host key or authentication),
-// the caller falls back to SFTP. Once bytes are written, a failure is the upload's failure
-// (resumable over SFTP).
+// The rules this keeps (host key, no prompt, no shell, memory, no orphans) are on sendWithOpenssh.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -259,7 +232,36 @@ export interface NativeSendOptions {
   onProgress?: (bytesOnNode: number) => void;
 }
 
-/** Sends the whole local file into remotePath; resolves with the node's digest and file size. */
+/**
+ * Sends the whole local file into remotePath; resolves with the node's digest and file size.
+ *
+ * The rules this keeps:
+ *  - Host key: the native client may only talk to the key the ssh2 connection verified. It gets
+ *    a known_hosts file of one line (that key, under a fixed alias, in a fresh 0700 folder under
+ *    Holdfast's home — knownHostsDir: one a killed Holdfast left is removed by the next upload),
+ *    StrictHostKeyChecking=yes, no global known_hosts and -F /dev/null (no user ssh_config: the
+ *    host, port, user and key are the ones Holdfast resolved). Any other key: ssh refuses before
+ *    authenticating, and the upload goes on over SFTP.
+ *  - No prompt, no secret: BatchMode=yes; only an unencrypted identity file or the agent
+ *    (connect.ts nativeAuth) — a passphrase never leaves this process.
+ *  - Nothing user-supplied in a shell: ssh is spawned with an argv (no local shell); the remote
+ *    command is a fixed script whose path and hasher arrive as single-quoted positional
+ *    arguments (quote.ts), as every exec channel of Holdfast does.
+ *  - Memory: ssh reads the local file itself (its stdin is the open file); this process only
+ *    hashes the file alongside, 1 MiB at a time.
+ *  - Nothing outlives Holdfast: ssh runs under a small /bin/sh watcher (LIFELINE_SCRIPT) that
+ *    stops it when a pipe only this process holds closes — on cancel, or when Holdfast is killed.
+ *
+ * On the node the script writes stdin into the staging file, flushes it (`sync -d FILE` where
+ * coreutils has it) while the probe's hasher reads it back, and prints the digest and size; the
+ * laptop compares that digest with its own before the rename, as with every path.
+ *
+ * When it cannot run (no `ssh` on PATH, HOLDFAST_OPENSSH=off, no /bin/sh as on Windows, a jump
+ * host, sudo, a password, an encrypted key, a host name ssh would read as an option), or ssh
+ * fails before the node has a byte of the file (exit 255: connect, host key or authentication),
+ * the caller falls back to SFTP. Once bytes are written, a failure is the upload's failure
+ * (resumable over SFTP).
+ */
 export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: string; size: number }> {
   const dir = knownHostsDir();
   const knownHosts = path.join(dir, 'known_hosts');

@@ -1,48 +1,9 @@
-// Upload an image archive into a node's images dir so that k3s only ever sees it complete.
-//
-// The order, and why:
-//  1. checking — write access (writable.ts): a user who may not write where the file goes is
-//     refused (REFUSED) before anything else, unless the archive is already in place.
-//     The final name: absent → go on; same size and SHA-256 → nothing to do
-//     (alreadyPresent); anything else → CONFLICT: an archive on a node is never overwritten
-//     (k3s would re-import it, and the images it brought may be in use).
-//     The staging file `.<name>.holdfast-partial` (a name k3s ignores) from an earlier run:
-//     its SHA-256 on the node must equal the local hash of the same prefix → resume after it;
-//     otherwise start again from byte 0.
-//     Free space: refuse (REFUSED) before a byte is written if the file system cannot take the
-//     rest of the file plus a safety margin.
-//  2. uploading — pipelined SFTP writes into the staging file; the local SHA-256 is computed from
-//     the very chunks that are sent (no second pass). fsync@openssh.com before close when offered,
-//     so a power cut cannot leave a renamed-but-empty archive behind.
-//  3. verifying — the node's SHA-256 of the staging file must equal the local digest. As root
-//     (SFTP), the node hashes the file while it is being written (followHash.ts: from byte 0, so
-//     a resumed file is hashed prefix and appended bytes in one pass) with the fastest hasher the
-//     probe found (openssl, else sha256sum); the digest is ready about when the last write is
-//     acknowledged, while the fsync runs.
-//     If that path fails, `sha256sum -- <staging>` after the transfer, as before.
-//  4. renaming — posix-rename@openssh.com onto the final name, after checking once more that the
-//     name is still free. k3s's watcher sees one complete file appear.
-//
-// Every node file operation goes through session.files (core/access): for a root SSH user the
-// steps above over SFTP; for a non-root user with sudo, the bytes go over SFTP into the user's own
-// ~/.holdfast-staging (resumable the same way), then `sudo -n install -o root -g root -m 0644`
-// puts them under the staging name, `sudo -n sha256sum` verifies that root-owned copy and
-// `sudo -n mv -n -T` moves it onto the final name without ever overwriting.
-//
-// Containment (contain.ts): the folder written into must resolve, on the node, inside the images
-// dir's realpath — checked before anything is looked at, just before the open, and before the
-// rename (and, under sudo, before the root-owned install): a symlinked subfolder cannot carry a
-// write elsewhere (REFUSED).
-//
-// Errors: HoldfastError throughout, except cancellation (AbortSignal), which rejects with an
-// Error whose `name` is 'AbortError' (the DOM convention `fetch` and `stream.pipeline` use);
-// the staging file is kept, so the next call resumes. A dropped connection is UNREACHABLE
-// with the byte the next run will resume from.
-//
-// Not handled: two uploads of the same name to the same node at the same time (they would share
-// the staging file; the final verification catches the mix-up, but one of them fails). Between
-// the last "is the name free" check and the rename there is a window of one round trip in which
-// another writer could create the final name; posix-rename would then replace it.
+// Upload an image archive into a node's images dir so that k3s only ever sees it complete: the
+// bytes go into a staging file k3s ignores (`.<name>.holdfast-partial`), are verified by SHA-256 on
+// the node, and only then renamed onto the final name, so k3s's watcher sees one complete file.
+// An archive already on a node is never overwritten (k3s would re-import it, and the images it
+// brought may be in use). Writes stay inside the images dir's realpath (contain.ts). The steps,
+// the sudo path and the known gaps are on uploadArchive.
 import { createHash, type Hash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -200,6 +161,49 @@ async function hashLocalRange(fh: FileHandle, start: number, end: number, hash: 
 
 // --- the upload ----------------------------------------------------------------------------------
 
+/**
+ * The order, and why:
+ *  1. checking — write access (writable.ts): a user who may not write where the file goes is
+ *     refused (REFUSED) before anything else, unless the archive is already in place.
+ *     The final name: absent → go on; same size and SHA-256 → nothing to do
+ *     (alreadyPresent); anything else → CONFLICT.
+ *     The staging file from an earlier run: its SHA-256 on the node must equal the local hash of
+ *     the same prefix → resume after it; otherwise start again from byte 0.
+ *     Free space: refuse (REFUSED) before a byte is written if the file system cannot take the
+ *     rest of the file plus a safety margin.
+ *  2. uploading — pipelined SFTP writes into the staging file; the local SHA-256 is computed from
+ *     the very chunks that are sent (no second pass). fsync@openssh.com before close when offered,
+ *     so a power cut cannot leave a renamed-but-empty archive behind.
+ *  3. verifying — the node's SHA-256 of the staging file must equal the local digest. As root
+ *     (SFTP), the node hashes the file while it is being written (followHash.ts: from byte 0, so
+ *     a resumed file is hashed prefix and appended bytes in one pass) with the fastest hasher the
+ *     probe found (openssl, else sha256sum); the digest is ready about when the last write is
+ *     acknowledged, while the fsync runs. If that path fails, `sha256sum -- <staging>` after the
+ *     transfer.
+ *  4. renaming — posix-rename@openssh.com onto the final name, after checking once more that the
+ *     name is still free.
+ *
+ * Every node file operation goes through session.files (core/access): for a root SSH user the
+ * steps above over SFTP; for a non-root user with sudo, the bytes go over SFTP into the user's own
+ * ~/.holdfast-staging (resumable the same way), then `sudo -n install -o root -g root -m 0644`
+ * puts them under the staging name, `sudo -n sha256sum` verifies that root-owned copy and
+ * `sudo -n mv -n -T` moves it onto the final name without ever overwriting.
+ *
+ * Containment (contain.ts): the folder written into must resolve, on the node, inside the images
+ * dir's realpath — checked before anything is looked at, just before the open, and before the
+ * rename (and, under sudo, before the root-owned install): a symlinked subfolder cannot carry a
+ * write elsewhere (REFUSED).
+ *
+ * Errors: HoldfastError throughout, except cancellation (AbortSignal), which rejects with an
+ * Error whose `name` is 'AbortError' (the DOM convention `fetch` and `stream.pipeline` use);
+ * the staging file is kept, so the next call resumes. A dropped connection is UNREACHABLE
+ * with the byte the next run will resume from.
+ *
+ * Not handled: two uploads of the same name to the same node at the same time (they would share
+ * the staging file; the final verification catches the mix-up, but one of them fails). Between
+ * the last "is the name free" check and the rename there is a window of one round trip in which
+ * another writer could create the final name; posix-rename would then replace it.
+ */
 export async function uploadArchive(session: NodeSession, localPath: string, opts: UploadOptions = {}): Promise<UploadResult> {
   const node = session.def.name;
   const target = uploadTarget(session.def.imagesDir, opts.remoteName ?? path.basename(localPath));
