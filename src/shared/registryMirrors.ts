@@ -1,28 +1,9 @@
 // A node's registry mirrors and rewrites (`mirrors:` of /etc/rancher/<distro>/registries.yaml) and
 // what they mean for a pull. Pure: the node side (core/node/registries.ts) sends only the `mirrors:`
 // block, never `configs:` (auth and TLS); this reads that block and applies its rewrites.
-//
-// The semantics, from k3s and its containerd fork (sources named so they can be checked again):
-// - registries.yaml is read by rancher/wharfie pkg/registries (gopkg.in/yaml.v2 into
-//   `mirrors: <registry>: {endpoint: [URL…], rewrite: {REGEX: REPLACEMENT}}`); unknown keys are
-//   ignored. `"*"` is the mirror of every registry that has no entry of its own (docs.k3s.io,
-//   "Private Registry Configuration", Wildcard Support).
-// - k3s writes one hosts.toml per registry (k3s pkg/agent/containerd/config.go getHostConfigs):
-//   the mirror endpoints in order, then the registry's default endpoint (https://<registry>/v2,
-//   docker.io: https://registry-1.docker.io/v2) unless --disable-default-registry-endpoint. An
-//   endpoint without a scheme is https (http for localhost on a port other than 443); a path of
-//   "", "/" or "/v2" is /v2. The rewrites are copied onto every mirror endpoint but never onto the
-//   default endpoint or the embedded registry's.
-// - containerd (k3s-io/containerd core/remotes/docker/resolver.go withRewritesFromHost) applies
-//   them to the repository path (the name without registry, tag or digest: `library/nginx`):
-//   each pattern is compiled with Go's regexp and the FIRST whose ReplaceAllString changes the
-//   path is used — in Go's map order, which is random, so two patterns that both change a path
-//   make the pulled name a coin toss. A pattern Go cannot compile is skipped with a warning.
-// - The image is still STORED under the name the pod spec gives (docs: "images will still be
-//   stored under the original name … crictl image ls will show docker.io/rancher/mirrored-pause:3.6").
-//   So rewrites never change which reference a node must hold for a workload
-//   (shared/workloads normalizeNeededImage stays as it is); they change what a mirror must hold
-//   for the node to pull a missing image, which is what pullSources() tells.
+// Rewrites change what a mirror must hold for a node to pull a missing image, never the name the
+// image is stored under. The semantics, with the k3s and containerd sources they come from, are on
+// pullSources.
 import { parseReference } from './imageReference';
 import { plural } from './wording';
 
@@ -510,6 +491,28 @@ export function mirrorFor(registry: string, mirrors: readonly RegistryMirror[]):
  * Where a node's containerd would pull `ref` from (a normalised reference: docker.io/library/x:1),
  * in order: each mirror endpoint with the rewritten repository path, then the registry itself.
  * null: no mirror applies (the registry itself only) or `ref` is not a reference.
+ *
+ * The semantics, from k3s and its containerd fork (sources named so they can be checked again):
+ * - registries.yaml is read by rancher/wharfie pkg/registries (gopkg.in/yaml.v2 into
+ *   `mirrors: <registry>: {endpoint: [URL…], rewrite: {REGEX: REPLACEMENT}}`); unknown keys are
+ *   ignored. `"*"` is the mirror of every registry that has no entry of its own (docs.k3s.io,
+ *   "Private Registry Configuration", Wildcard Support).
+ * - k3s writes one hosts.toml per registry (k3s pkg/agent/containerd/config.go getHostConfigs):
+ *   the mirror endpoints in order, then the registry's default endpoint (https://<registry>/v2,
+ *   docker.io: https://registry-1.docker.io/v2) unless --disable-default-registry-endpoint. An
+ *   endpoint without a scheme is https (http for localhost on a port other than 443); a path of
+ *   "", "/" or "/v2" is /v2. The rewrites are copied onto every mirror endpoint but never onto the
+ *   default endpoint or the embedded registry's.
+ * - containerd (k3s-io/containerd core/remotes/docker/resolver.go withRewritesFromHost) applies
+ *   them to the repository path (the name without registry, tag or digest: `library/nginx`):
+ *   each pattern is compiled with Go's regexp and the FIRST whose ReplaceAllString changes the
+ *   path is used — in Go's map order, which is random, so two patterns that both change a path
+ *   make the pulled name a coin toss. A pattern Go cannot compile is skipped with a warning.
+ * - The image is still STORED under the name the pod spec gives (docs: "images will still be
+ *   stored under the original name … crictl image ls will show docker.io/rancher/mirrored-pause:3.6").
+ *   So rewrites never change which reference a node must hold for a workload
+ *   (shared/workloads normalizeNeededImage stays as it is); they change what a mirror must hold
+ *   for the node to pull a missing image, which is what this tells.
  */
 export function pullSources(ref: string, mirrors: readonly RegistryMirror[]): PullSource[] | null {
   let p;

@@ -1,26 +1,10 @@
 // Which images a site needs, read from what its cluster runs (docs/k3s-facts.md, "Which images a
-// site needs"): the output of
-//   kubectl get pods,deployments,replicasets,statefulsets,daemonsets,jobs,cronjobs,
-//               replicationcontrollers,nodes --all-namespaces -o json
-// on a k3s server node. Labels say what is pinned, not what is needed: kubelet's GC spares only
-// images a running container uses, so an image wanted by a Deployment scaled to zero, a CronJob
-// between runs, an old ReplicaSet kept for rollback, an init or ephemeral container or a pod not
-// yet scheduled is needed all the same. So is the image an image volume mounts
-// (`spec.volumes[].image.reference`, KEP-4639, on by default from Kubernetes 1.35): kubelet pulls
-// it as it pulls a container's (docs/k3s-facts.md, "Which images a site needs"). Every such image
-// is named here as CRI resolves a pod's image (shared/imageReference: `nginx` →
-// `docker.io/library/nginx:latest`, a digest wins over a tag), with who needs it and why.
-//
-// Pure, and defensive: the document comes from a node that may be hostile or broken, so any field
-// may be missing or of the wrong type. An odd item, container or address is skipped, never thrown
-// on; only a document that is not a kubectl List at all is an error. The work is linear in the
-// document (the caller bounds its size), and every string this keeps is short.
-//
-// Not covered here: the sandbox (pause) image every pod needs comes from containerd's CRI config;
-// the caller adds it. A node's registries.yaml rewrites (`mirrors.*.rewrite`) change only the name
-// an image is pulled as from a mirror, never the name it is stored under (docs.k3s.io, "Private
-// Registry Configuration", Rewrites): the reference here is what the node must hold either way.
-// Where a mirror would serve it is shared/registryMirrors pullSources.
+// site needs"): `kubectl get … -o json` on a k3s server node (the kinds are on needsFromKubectl).
+// Labels say what is pinned, not what is needed: kubelet's GC spares only images a running
+// container uses, so an image wanted by a Deployment scaled to zero, a CronJob between runs, an
+// old ReplicaSet, an init or ephemeral container, an image volume or an unscheduled pod is needed
+// all the same. Pure, and defensive: the document comes from a node that may be hostile or broken,
+// so an odd item, container or address is skipped, never thrown on.
 import { compareText } from './compareText';
 import { normalizeReference } from './imageReference';
 
@@ -252,6 +236,24 @@ function jobWhy(item: Obj): string {
  * What the workloads of a cluster need, from `kubectl get … -o json` (a List of Pods,
  * Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, ReplicationControllers and
  * Nodes). Other kinds are ignored. Throws only when doc is not a kubectl List.
+ *
+ * The command: kubectl get pods,deployments,replicasets,statefulsets,daemonsets,jobs,cronjobs,
+ *   replicationcontrollers,nodes --all-namespaces -o json
+ * An image volume's image (`spec.volumes[].image.reference`, KEP-4639, on by default from
+ * Kubernetes 1.35) counts: kubelet pulls it as it pulls a container's (docs/k3s-facts.md, "Which
+ * images a site needs"). Every image is named as CRI resolves a pod's image
+ * (shared/imageReference: `nginx` → `docker.io/library/nginx:latest`, a digest wins over a tag),
+ * with who needs it and why.
+ *
+ * Any field may be missing or of the wrong type; only a document that is not a kubectl List at
+ * all is an error. The work is linear in the document (the caller bounds its size), and every
+ * string kept is short.
+ *
+ * Not covered here: the sandbox (pause) image every pod needs comes from containerd's CRI config;
+ * the caller adds it. A node's registries.yaml rewrites (`mirrors.*.rewrite`) change only the name
+ * an image is pulled as from a mirror, never the name it is stored under (docs.k3s.io, "Private
+ * Registry Configuration", Rewrites): the reference here is what the node must hold either way.
+ * Where a mirror would serve it is shared/registryMirrors pullSources.
  */
 export function needsFromKubectl(doc: unknown): ClusterNeeds {
   if (!isObj(doc) || field(doc, 'kind') !== 'List' || !Array.isArray(field(doc, 'items'))) {

@@ -1,27 +1,9 @@
 // Streaming decoder for the LZ4 *frame* format (what `lz4 -z` writes, and what k3s reads for
-// `.tar.lz4`), written from the LZ4 frame and block format specifications.
-//
-// Layout of a stream (all integers little-endian):
-//
-//   frame   := magic(0x184D2204) descriptor block* endMark(u32 0) contentChecksum?(u32)
-//   descriptor := FLG(u8) BD(u8) contentSize?(u64) dictId?(u32) HC(u8)
-//     FLG bits: 7-6 version (must be 01), 5 block independence, 4 block checksum,
-//               3 content size present, 2 content checksum, 1 reserved (0), 0 dict id present
-//     BD bits:  6-4 block max size (4=64 KiB, 5=256 KiB, 6=1 MiB, 7=4 MiB), others reserved (0)
-//     HC:       second byte of xxh32(FLG..end of dictId)
-//   block   := size(u32; high bit set = stored uncompressed; 0 = end mark) data blockChecksum?(u32)
-//
-// A stream may hold several frames back to back, plus skippable frames (magic 0x184D2A50..5F,
-// u32 length, payload) and legacy frames (magic 0x184C2102, `lz4 -l`: u32 size + block, each block
-// independent and up to 8 MiB decoded; a legacy frame ends at end of input or at the next magic).
-//
-// Blocks of a frame without the independence flag (`lz4 -BD`) may copy from up to 64 KiB of
-// output of the previous blocks, so the decoder keeps a 64 KiB history window. Memory use is
-// bounded by one block (≤ 4 MiB compressed + 4 MiB decoded + 64 KiB history), whatever the
-// stream size.
-//
-// Checksums: all of them are verified (header HC, block checksums, content checksum) with the
-// xxh32 in ./xxh32.ts, so a damaged archive is reported as corrupt instead of decoding garbage.
+// `.tar.lz4`), written from the LZ4 frame and block format specifications. Memory use is bounded
+// by one block (≤ 4 MiB compressed + 4 MiB decoded + 64 KiB history), whatever the stream size.
+// Every checksum is verified (header HC, block checksums, content checksum) with the xxh32 in
+// ./xxh32.ts, so a damaged archive is reported as corrupt instead of decoding garbage. The stream
+// layout is on Lz4FrameDecoder.
 import { ArchiveError } from './errors';
 import { Xxh32, xxh32 } from './xxh32';
 
@@ -199,7 +181,26 @@ const S_CONTENT_CHECKSUM = 6;
 const S_LEGACY_SIZE = 7;
 const S_LEGACY_BLOCK = 8;
 
-/** Synchronous, push-driven LZ4 frame decoder. `out` receives decoded bytes it may keep. */
+/**
+ * Synchronous, push-driven LZ4 frame decoder. `out` receives decoded bytes it may keep.
+ *
+ * Layout of a stream (all integers little-endian):
+ *
+ *   frame   := magic(0x184D2204) descriptor block* endMark(u32 0) contentChecksum?(u32)
+ *   descriptor := FLG(u8) BD(u8) contentSize?(u64) dictId?(u32) HC(u8)
+ *     FLG bits: 7-6 version (must be 01), 5 block independence, 4 block checksum,
+ *               3 content size present, 2 content checksum, 1 reserved (0), 0 dict id present
+ *     BD bits:  6-4 block max size (4=64 KiB, 5=256 KiB, 6=1 MiB, 7=4 MiB), others reserved (0)
+ *     HC:       second byte of xxh32(FLG..end of dictId)
+ *   block   := size(u32; high bit set = stored uncompressed; 0 = end mark) data blockChecksum?(u32)
+ *
+ * A stream may hold several frames back to back, plus skippable frames (magic 0x184D2A50..5F,
+ * u32 length, payload) and legacy frames (magic 0x184C2102, `lz4 -l`: u32 size + block, each block
+ * independent and up to 8 MiB decoded; a legacy frame ends at end of input or at the next magic).
+ *
+ * Blocks of a frame without the independence flag (`lz4 -BD`) may copy from up to 64 KiB of
+ * output of the previous blocks, so the decoder keeps a 64 KiB history window.
+ */
 export class Lz4FrameDecoder {
   private readonly q = new ByteQueue();
   private state = S_MAGIC;

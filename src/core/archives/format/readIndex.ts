@@ -1,24 +1,10 @@
 // Reads what an image archive would give containerd (k3s imports archives with containerd's
 // importer: `ImportIndex` + `client.Import(all platforms, skip missing blobs)`), in one streaming
 // pass over a possibly multi-GiB, possibly compressed tar:
-//
 //   source ─▶ decompressor ─▶ tar extract ─▶ per member: keep (small metadata) or drain
-//
-// Only members that can be metadata are kept in memory: manifest.json, index.json, oci-layout,
-// repositories, *.json and JSON-looking blobs/sha256/* no larger than `maxJsonBytes`. Everything
-// else is drained, counting bytes. Metadata may come after the big blobs (docker save writes
-// manifest.json last), so nothing is resolved until the tar has ended.
-//
-// Digests: members named `blobs/sha256/<hex>` are taken at their name (as the OCI layout
-// promises; `verifyBlobs: true` hashes and checks them too). Every other regular file is hashed
-// while it streams past, because containerd digests docker-save members by content and the
-// directory name of a classic `<id>/layer.tar` is not its digest.
-//
 // The archive may be hostile (anything in a node's images dir is read with this): every count,
 // size, nesting level and the decompression ratio is bounded (src/core/limits.ts, 'archive.*'),
-// and going over one is an ArchiveError 'over-limit' naming it. The work stays linear in the
-// input: tags of one docker-save entry share one platform list, configs are hashed once, and the
-// expansion of shared manifests and nested indexes is counted against archive.expandedEntries.
+// and going over one is an ArchiveError 'over-limit' naming it. Details are on readArchiveIndex.
 import { createHash } from 'node:crypto';
 import { finished, type Readable } from 'node:stream';
 import tar from 'tar-stream';
@@ -223,7 +209,23 @@ function looksLikeJson(chunk: Buffer): boolean | null {
 
 // ---- main entry -----------------------------------------------------------------------------
 
-/** Streams an image archive once and describes the images containerd would import from it. */
+/**
+ * Streams an image archive once and describes the images containerd would import from it.
+ *
+ * Only members that can be metadata are kept in memory: manifest.json, index.json, oci-layout,
+ * repositories, *.json and JSON-looking blobs/sha256/* no larger than `maxJsonBytes`. Everything
+ * else is drained, counting bytes. Metadata may come after the big blobs (docker save writes
+ * manifest.json last), so nothing is resolved until the tar has ended.
+ *
+ * Digests: members named `blobs/sha256/<hex>` are taken at their name (as the OCI layout
+ * promises; `verifyBlobs: true` hashes and checks them too). Every other regular file is hashed
+ * while it streams past, because containerd digests docker-save members by content and the
+ * directory name of a classic `<id>/layer.tar` is not its digest.
+ *
+ * The work stays linear in the input: tags of one docker-save entry share one platform list,
+ * configs are hashed once, and the expansion of shared manifests and nested indexes is counted
+ * against archive.expandedEntries.
+ */
 export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions): Promise<ArchiveIndex> {
   const maxJson = opts.maxJsonBytes ?? DEFAULT_MAX_JSON;
   const maxMeta = opts.maxMetadataBytes ?? DEFAULT_MAX_METADATA;

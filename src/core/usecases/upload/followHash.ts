@@ -51,7 +51,7 @@ export const FOLLOW_HASH_SCRIPT = [
   '  exec 3<&-',
   '  tail -s 0.1 --pid="$w" -c +1 -f -- "$f" >"$d/p" 2>/dev/null </dev/null & t=$!',
   // Write back what has arrived, a quarter second at a time, while sending: the laptop's fsync
-  // after the last write then has little left to flush (see the opening comment). Only a `sync`
+  // after the last write then has little left to flush (see the comment above). Only a `sync`
   // that takes a file (coreutils 8.24+, says --data); an older one would flush every file system.
   '  s=; if sync --help 2>/dev/null | grep -q -e --data; then',
   '    ( while kill -0 "$w" 2>/dev/null; do sleep 0.25; sync -d -- "$f" 2>/dev/null || exit 0; done ) >/dev/null 2>&1 </dev/null & s=$!',
