@@ -1,20 +1,8 @@
 // A small reader for OpenSSH client configuration (~/.ssh/config), enough to import the hosts a
-// technician already reaches with `ssh ALIAS` as Holdfast nodes.
-//
-// Supported, as ssh_config(5) defines them:
-// - `Keyword value` and `Keyword=value`, keywords case-insensitive, "double-quoted" arguments,
-//   `#` comments (whole lines, and an unquoted word starting with `#` ends the line).
-// - `Host` blocks with `*` / `?` wildcards and `!negated` patterns; lines before the first
-//   `Host` apply to every host. For each setting the FIRST value obtained wins (IdentityFile
-//   accumulates), exactly as ssh resolves it.
-// - `Include` (globs, `~`, relative to ~/.ssh, nested up to 16 deep, missing files ignored); an
-//   Include inside a Host block applies to that block only. Bounded (limits.ts 'sshConfig.*'):
-//   nesting past sshConfig.includeDepth is skipped with a note, as before; more files than
-//   sshConfig.files (an Include loop fanning out is exponential) or a file larger than
-//   sshConfig.fileBytes is an INVALID_INPUT naming the limit.
-// - Tokens in HostName (%h %%), IdentityFile and UserKnownHostsFile (%h %n %p %r %u %d %l %%),
-//   and `~/` in paths.
-// Not evaluated: `Match` blocks (their lines are skipped and reported in the notes).
+// technician already reaches with `ssh ALIAS` as Holdfast nodes. It follows ssh_config(5): for
+// each setting the FIRST value obtained wins (IdentityFile accumulates), exactly as ssh resolves
+// it. What is supported is on parseSshConfig; `Match` blocks are not evaluated (their lines are
+// skipped and reported in the notes).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { formatLimit, limit, limitError } from '../limits';
 import os from 'node:os';
@@ -156,6 +144,19 @@ function includePaths(arg: string, env: SshConfigEnv): string[] {
 /**
  * Parses config text (and what it Includes, read from disk). Problems with the content become
  * notes; only going over a limit throws (INVALID_INPUT naming it).
+ *
+ * Supported, as ssh_config(5) defines them:
+ * - `Keyword value` and `Keyword=value`, keywords case-insensitive, "double-quoted" arguments,
+ *   `#` comments (whole lines, and an unquoted word starting with `#` ends the line).
+ * - `Host` blocks with `*` / `?` wildcards and `!negated` patterns; lines before the first
+ *   `Host` apply to every host.
+ * - `Include` (globs, `~`, relative to ~/.ssh, nested up to 16 deep, missing files ignored); an
+ *   Include inside a Host block applies to that block only. Bounded (limits.ts 'sshConfig.*'):
+ *   nesting past sshConfig.includeDepth is skipped with a note; more files than
+ *   sshConfig.files (an Include loop fanning out is exponential) or a file larger than
+ *   sshConfig.fileBytes is an INVALID_INPUT naming the limit.
+ * - Tokens in HostName (%h %%), IdentityFile and UserKnownHostsFile (%h %n %p %r %u %d %l %%),
+ *   and `~/` in paths.
  */
 export function parseSshConfig(text: string, file: string, env: SshConfigEnv): ParsedSshConfig {
   const out: ParsedSshConfig = { directives: [], aliases: [], notes: [] };

@@ -1,22 +1,9 @@
-// The kubelet settings a node runs with for image GC, eviction and credential verification, from
-// where k3s takes them:
-//   1. /etc/rancher/<distro>/config.yaml, then config.yaml.d/*.yaml|yml in byte order
-//      (`kubelet-arg:` replaces what earlier files set, `kubelet-arg+:` appends);
-//   2. the running k3s/RKE2 process's command line (`--kubelet-arg=…`; k3s execs its
-//      k3s-server with the original argv, so /proc/<pid>/cmdline is what the unit started);
-//   3. a separate kubelet process (RKE2 runs one) with the flags themselves;
-//   4. kubelet config files: the one `config=` names, and the drop-in dir's `*.conf` files in
-//      name order (`config-dir=`, else `<data-dir>/agent/etc/kubelet.conf.d`, which k3s and RKE2
-//      pass as --config-dir). docs/k3s-facts.md, "kubelet's max-age GC".
-// kubelet applies its config file, then the drop-ins, then its flags (the last occurrence of a
-// flag wins): the args come out in that order.
-//
-// One fixed script reads them in one round trip (a second only for a config file or dir a flag
-// names); nothing user-supplied goes into its text ($1 is "sudo" or "", $2 the detected distro,
-// both fixed words; the data dir and named paths are quoted arguments). The config files hold
-// join tokens and command lines may too, so only `kubelet-arg` entries, the arguments Holdfast
-// reads and those kubelet config fields leave the node. Parsing is pure (tested against
-// recorded output).
+// The kubelet settings a node runs with for image GC, eviction and credential verification, read
+// from where k3s takes them (config.yaml and its drop-ins, the process command lines, kubelet
+// config files: docs/k3s-facts.md, "kubelet's max-age GC"; the order is on KUBELET_ARGS_SCRIPT).
+// The config files hold join tokens and command lines may too, so only `kubelet-arg` entries,
+// the arguments Holdfast reads and those kubelet config fields leave the node. Parsing is pure
+// (tested against recorded output).
 import { distroDisplayName, distroProfile } from '../../shared/distro';
 import type { Distro } from '../../shared/domain';
 import type { KubeletArg } from '../../shared/gcPolicy';
@@ -96,6 +83,23 @@ const KCFG_SHELL = [
   '}',
 ];
 
+/**
+ * Reads the kubelet args, from where k3s takes them:
+ *   1. /etc/rancher/<distro>/config.yaml, then config.yaml.d/*.yaml|yml in byte order
+ *      (`kubelet-arg:` replaces what earlier files set, `kubelet-arg+:` appends);
+ *   2. the running k3s/RKE2 process's command line (`--kubelet-arg=…`; k3s execs its
+ *      k3s-server with the original argv, so /proc/<pid>/cmdline is what the unit started);
+ *   3. a separate kubelet process (RKE2 runs one) with the flags themselves;
+ *   4. kubelet config files: the one `config=` names, and the drop-in dir's `*.conf` files in
+ *      name order (`config-dir=`, else `<data-dir>/agent/etc/kubelet.conf.d`, which k3s and RKE2
+ *      pass as --config-dir). docs/k3s-facts.md, "kubelet's max-age GC".
+ * kubelet applies its config file, then the drop-ins, then its flags (the last occurrence of a
+ * flag wins): the args come out in that order.
+ *
+ * One round trip (a second only for a config file or dir a flag names); nothing user-supplied
+ * goes into its text ($1 is "sudo" or "", $2 the detected distro, both fixed words; the data dir
+ * and named paths are quoted arguments).
+ */
 export const KUBELET_ARGS_SCRIPT = [
   'S=$1; D=$2; R=$3; LC_ALL=C; export LC_ALL',
   // An unknown word reads as the assumed distro (k3s), for the config files and the processes alike.

@@ -1,21 +1,10 @@
 // Where a node's images dir is: `<data-dir>/agent/images`, data-dir from the distro's config
 // files if they set it, else the distro's default (k3s /var/lib/rancher/k3s, RKE2
 // /var/lib/rancher/rke2). The containerd socket does not follow data-dir.
-//
-// k3s and RKE2 read /etc/rancher/<distro>/config.yaml, then every `*.yaml` / `*.yml` (any case)
-// in config.yaml.d in byte order of their names; for a key set more than once the last value
-// wins (k3s pkg/configfilearg; docs "Multiple Config Files"). `data-dir` is also spelled by its
-// short flag name `d`. A `+` suffix (append) on a string flag still ends with the appended value
-// winning, so it is read as a plain setting.
-//
 // Only the top-level data-dir key is read, by a line parser — there is no YAML library among
 // the dependencies, and nothing else in these files matters here (they hold join tokens: the
-// probe sends only the lines that can be data-dir, see detect.ts). YAML: a key at column 0 with
-// a plain, 'single' or "double" quoted scalar and an optional # comment. JSON (Rancher writes its
-// drop-ins as JSON): a one-line object, or one "key": "value" per line as MarshalIndent writes.
-// Anything else (block scalars, anchors, flow values) is reported as unreadable, never guessed.
-// Not read: --data-dir / K3S_DATA_DIR given to the service itself, and --config / K3S_CONFIG_FILE
-// pointing at another file.
+// probe sends only the lines that can be data-dir, see detect.ts). The files' order and the
+// syntax read are on resolveImagesDir and settingsIn.
 import path from 'node:path';
 import { distroDisplayName, distroProfile } from '../../shared/distro';
 import { IMAGES_SUBDIR, type Distro, type ImagesDirDetection } from '../../shared/domain';
@@ -59,7 +48,14 @@ function yamlScalar(raw: string): string | undefined {
   return NULLS.has(plain) ? '' : plain;
 }
 
-/** The data-dir settings in one file, in order. */
+/**
+ * The data-dir settings in one file, in order. `data-dir` is also spelled by its short flag name
+ * `d`. A `+` suffix (append) on a string flag still ends with the appended value winning, so it is
+ * read as a plain setting. YAML: a key at column 0 with a plain, 'single' or "double" quoted
+ * scalar and an optional # comment. JSON (Rancher writes its drop-ins as JSON): a one-line object,
+ * or one "key": "value" per line as MarshalIndent writes. Anything else (block scalars, anchors,
+ * flow values) is reported as unreadable, never guessed.
+ */
 function settingsIn(lines: string[]): Found[] {
   const clean = lines.map((l) => l.replace(/\r$/, ''));
   const first = clean.find((l) => l.trim() !== '')?.trim() ?? '';
@@ -105,7 +101,14 @@ export function imagesDirOf(dataDir: string): string {
   return path.posix.join(dataDir, IMAGES_SUBDIR);
 }
 
-/** The images dir k3s/RKE2 uses on a node, from its config files (as read, in k3s's order). */
+/**
+ * The images dir k3s/RKE2 uses on a node, from its config files (as read, in k3s's order).
+ * k3s and RKE2 read /etc/rancher/<distro>/config.yaml, then every `*.yaml` / `*.yml` (any case)
+ * in config.yaml.d in byte order of their names; for a key set more than once the last value
+ * wins (k3s pkg/configfilearg; docs "Multiple Config Files"). Not read: --data-dir /
+ * K3S_DATA_DIR given to the service itself, and --config / K3S_CONFIG_FILE pointing at another
+ * file.
+ */
 export function resolveImagesDir(distro: Distro, files: ConfigFileLines[]): ImagesDirDetection {
   const dataDirDefault = distroProfile(distro).dataDirDefault;
   const notes: string[] = [];

@@ -1,20 +1,10 @@
 // zstd frame headers, read as the compressed bytes stream past — never decoded — so the window a
-// frame asks for is known before any decoder allocates it.
-//
-// Why: k3s decodes .tar.zst / .tzst with klauspost/compress and `zstd.WithDecoderMaxMemory(1 << 25)`
-// (k3s pkg/untar MaxDecoderMemory; the default max window of 512 MiB is capped to it). A frame is
-// refused when it needs more than 32 MiB of window:
-//   - a frame with a Window_Descriptor: Window_Size > 32 MiB (ErrWindowSizeExceeded). This is what
-//     `zstd --long=26` or more writes when it compresses from a pipe (no content size known);
-//   - a Single_Segment frame has no descriptor; its window is its Frame_Content_Size (at least
-//     1 KiB), refused when larger than 32 MiB (ErrDecoderSizeExceeded). This is what
-//     `zstd --long=26 file.tar` writes for a tar between 32 and 64 MiB.
-// k3s then imports nothing from the archive. Exactly 32 MiB (`--long=25`) is accepted.
-//
-// Our own decoder (fzstd) allocates the declared window up front and shifts all of it for every
-// block, so an 806-byte file declaring a 2 GB window used to cost 2 GB and many seconds before it
-// failed. The walker below reads only frame and block headers (a few bytes each, skipping the
-// block bodies), so the check costs nothing and its memory is bounded by one frame header.
+// frame asks for is known before any decoder allocates it. Why: k3s refuses a frame whose window
+// is over 32 MiB (k3s pkg/untar MaxDecoderMemory; the cases are on k3sZstdRefusal), and our own
+// decoder (fzstd) allocates the declared window up front and shifts all of it for every block, so
+// an 806-byte file declaring a 2 GB window would cost 2 GB and many seconds before it failed.
+// The walker reads only frame and block headers (a few bytes each, skipping the block bodies), so
+// the check costs nothing and its memory is bounded by one frame header.
 import { formatBytes } from '../../../shared/format';
 import { limit } from '../../limits';
 import type { K3sImportRefusal } from './errors';
@@ -187,7 +177,18 @@ export class ZstdFrameWalker {
   }
 }
 
-/** Why k3s would refuse this frame, or null when it decodes it. */
+/**
+ * Why k3s would refuse this frame, or null when it decodes it.
+ * k3s decodes .tar.zst / .tzst with klauspost/compress and `zstd.WithDecoderMaxMemory(1 << 25)`
+ * (k3s pkg/untar MaxDecoderMemory; the default max window of 512 MiB is capped to it). A frame is
+ * refused when it needs more than 32 MiB of window:
+ *   - a frame with a Window_Descriptor: Window_Size > 32 MiB (ErrWindowSizeExceeded). This is what
+ *     `zstd --long=26` or more writes when it compresses from a pipe (no content size known);
+ *   - a Single_Segment frame has no descriptor; its window is its Frame_Content_Size (at least
+ *     1 KiB), refused when larger than 32 MiB (ErrDecoderSizeExceeded). This is what
+ *     `zstd --long=26 file.tar` writes for a tar between 32 and 64 MiB.
+ * k3s then imports nothing from the archive. Exactly 32 MiB (`--long=25`) is accepted.
+ */
 export function k3sZstdRefusal(h: ZstdFrameHeader): K3sImportRefusal | null {
   if (h.windowBytes <= K3S_ZSTD_MAX_WINDOW) return null;
   const where = h.frame === 1 ? 'its zstd frame' : `its zstd frame ${h.frame} (at byte ${h.offset})`;

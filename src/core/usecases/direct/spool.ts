@@ -2,19 +2,9 @@
 // files, for direct delivery (bundle.ts says why). One pass through readArchiveIndex, which keeps
 // all its bounds and hostile-archive checks; its member sink writes a member to
 // `<spool>/blobs/<hex>` by the content digest it computed (a blobs/sha256/<hex> member whose bytes
-// hash otherwise fails the read).
-//
-// Only members that may be an image's blob are written (spoolsByName): the index or manifest
-// that says which blobs an image uses may come last (docker save writes manifest.json last), so
-// the name decides while the tar streams past, and a member of another name costs no disk. A
-// docker-save layer stored under an unusual name is found by its digest once the manifest is
-// read, and only then spooled, in a second pass. Small blobs (configs, manifests) are held in
-// memory up to direct.heldBlobBytes and written at the end only if an image uses them, so an
-// archive of 100,000 tiny members costs no file each. The spool is a fresh 0700 directory, its files
-// 0600; it never takes its disk under direct.spoolFreeBytes, and a full disk names it.
-//
-// Sources: docker-save (the manifests containerd's importer would write are synthesised), OCI
-// layouts, Zarf packages (the OCI layout under images/) and single-chunk Hauler hauls.
+// hash otherwise fails the read). The spool is a fresh 0700 directory, its files 0600; it never
+// takes its disk under direct.spoolFreeBytes, and a full disk names it. Which members are written,
+// and when, is on spoolBundle.
 import { createReadStream, createWriteStream, statfsSync, type WriteStream } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -123,7 +113,20 @@ function spoolWriteError(root: string, e: unknown): HoldfastError {
   });
 }
 
-/** Streams `file` once and returns its image trees with every blob an image uses spooled under `opts.dir`. */
+/**
+ * Streams `file` once and returns its image trees with every blob an image uses spooled under `opts.dir`.
+ *
+ * Only members that may be an image's blob are written (spoolsByName): the index or manifest
+ * that says which blobs an image uses may come last (docker save writes manifest.json last), so
+ * the name decides while the tar streams past, and a member of another name costs no disk. A
+ * docker-save layer stored under an unusual name is found by its digest once the manifest is
+ * read, and only then spooled, in a second pass. Small blobs (configs, manifests) are held in
+ * memory up to direct.heldBlobBytes and written at the end only if an image uses them, so an
+ * archive of 100,000 tiny members costs no file each.
+ *
+ * Sources: docker-save (the manifests containerd's importer would write are synthesised), OCI
+ * layouts, Zarf packages (the OCI layout under images/) and single-chunk Hauler hauls.
+ */
 export async function spoolBundle(file: string, opts: SpoolOptions): Promise<SpooledBundle> {
   await refuseChunkedHaul(file).catch((e: unknown) => {
     throw archiveRefusal(file, e);
