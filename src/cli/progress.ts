@@ -1,19 +1,7 @@
 // Live progress on stderr for work that takes a while (inspecting an archive, uploading to and
-// importing on many nodes at once).
-//
-// On a terminal: one line per row (a node, or the local inspection), redrawn in place — the
-// cursor goes back up over the rows drawn last time and each line is rewritten — with a spinner
-// on rows that wait without a byte count (hashing on the node, waiting for k3s). Rows are cut to
-// the terminal's width, because a line that wraps would throw off the count of lines to go back
-// over. A few ANSI sequences do all of it, so no library: cursor up (CSI n A), erase line (CSI 2 K)
-// and erase to the end of the screen (CSI J), which every terminal emulator since the VT100 has.
-//
-// Anywhere else (a log file, CI): plain lines, one when a row changes phase and at most one per
-// row every few seconds otherwise. Never a carriage return, never an escape sequence.
-//
-// note() prints a lasting line above the live rows (wrapped at words on a terminal); close()
-// erases the live rows, so whatever comes next (a result, an error, the Ctrl-C message) starts on
-// a clean line of its own.
+// importing on many nodes at once). On a terminal: one line per row, redrawn in place with a few
+// ANSI sequences (no library); anywhere else (a log file, CI): plain lines, never a carriage
+// return or an escape sequence. How each is drawn is on ProgressBoard.
 import { wrapLine } from './fit';
 import { terminalSafe } from './format';
 
@@ -76,6 +64,21 @@ interface Shown extends Row {
   printedText: string | null;
 }
 
+/**
+ * On a terminal: one line per row (a node, or the local inspection), redrawn in place — the
+ * cursor goes back up over the rows drawn last time and each line is rewritten — with a spinner
+ * on rows that wait without a byte count (hashing on the node, waiting for k3s). Rows are cut to
+ * the terminal's width, because a line that wraps would throw off the count of lines to go back
+ * over. A few ANSI sequences do all of it, so no library: cursor up (CSI n A), erase line (CSI 2 K)
+ * and erase to the end of the screen (CSI J), which every terminal emulator since the VT100 has.
+ *
+ * Anywhere else (a log file, CI): plain lines, one when a row changes phase and at most one per
+ * row every few seconds otherwise. Never a carriage return, never an escape sequence.
+ *
+ * note() prints a lasting line above the live rows (wrapped at words on a terminal); close()
+ * erases the live rows, so whatever comes next (a result, an error, the Ctrl-C message) starts on
+ * a clean line of its own.
+ */
 export class ProgressBoard {
   private readonly rows = new Map<string, Shown>();
   private readonly tty: boolean;

@@ -1,18 +1,10 @@
 // What the site needs, judged against what protects it: the ONE rule that answers "will a pod at
 // this site fail?" for the CLI (images, inspect, reports, prune), the server and the app.
-//
 // Labels say what is pinned, not what is needed (docs: k3s facts, "Which images a site needs"):
-// kubelet's garbage collector spares images a running container uses, and deletes every other
-// unpinned image — a Deployment scaled to zero, a CronJob between runs, an old ReplicaSet kept for
-// rollback, a pod not yet scheduled. At an air-gapped site nobody can pull such an image again.
-// So each image on a node gets a verdict from need × protection (shared/protection, the image as
-// kubelet sees it), and "at risk" means a needed image that is missing, unprotected now, or
-// unprotected after the next k3s start.
-//
-// Where no source of needs answers (an agent node whose server is not reachable, no operator's
-// list), an image that came from an air-gap archive counts as needed: k3s's `name@sha256`
-// reference (k3s PR #13221), an archive in the images dir that brings it, a k3s pin on it now, or a
-// pin Holdfast made (its audit log). Nobody carried that image to the site for nothing. Pure.
+// kubelet's garbage collector deletes every unpinned image no running container uses, and at an
+// air-gapped site nobody can pull such an image again. So each image on a node gets a verdict from
+// need × protection (shared/protection); "at risk" means a needed image that is missing,
+// unprotected now, or unprotected after the next k3s start. Pure; the details are on judgeNeeds.
 import { maxAgeWhen, verifiesPreloaded, type GcPolicy, type VerificationPolicy } from './gcPolicy';
 import type { ImageProtection } from './protection';
 import { protectionKey, refsByImage } from './protection';
@@ -203,6 +195,15 @@ export interface ProvenanceEvidence {
 /**
  * Every image on the node (grouped as `protection` groups them) with its verdict, and the needed
  * images the node lacks. `needs` null: Holdfast could not read any source (provenance decides).
+ *
+ * Needed all the same though no container runs it: an image of a Deployment scaled to zero, a
+ * CronJob between runs, an old ReplicaSet kept for rollback, a pod not yet scheduled. Protection
+ * is of the image as kubelet sees it.
+ *
+ * Where no source of needs answers (an agent node whose server is not reachable, no operator's
+ * list), an image that came from an air-gap archive counts as needed: k3s's `name@sha256`
+ * reference (k3s PR #13221), an archive in the images dir that brings it, a k3s pin on it now, or a
+ * pin Holdfast made (its audit log). Nobody carried that image to the site for nothing.
  */
 export function judgeNeeds(
   refs: readonly NeedsRef[],

@@ -1,18 +1,10 @@
 // The compact wire form of long record lists between the process that owns the nodes and the
-// renderer (IPC and `holdfast serve`'s HTTP): the lists the UI draws at once, 10,000 references
-// on one node, would otherwise cross as one JSON object per record. Measured (#13, bench/ui):
-// images.list with 10,000 references was 6.6 MB of JSON; parsing it built ~80,000 strings and
-// 30,000 objects in a fresh heap, which on a VM with slow first page touches was most of the time
-// between the answer and the first rows. Packed, every distinct value is sent once and each record
-// is a row of integers into that table: the tag and digest reference of an image share their
-// digest, image id and dates, every reference shares the same few label sets, platforms, media
-// types and reasons, and the renderer rebuilds the same records with those values shared.
-// Hand-written (about 60 lines): the packers on npm (compress-json, jsonh, msgpack) either encode
-// references as strings the decoder parses again or decode more slowly than JSON.parse in V8;
-// this form is plain JSON whose bulk is an integer array, the fastest thing JSON.parse reads.
-//
-// Shared values (label maps, platform lists) are frozen: a record's labels must not be changed in
-// place, as they are the same object for every record that has them.
+// renderer (IPC and `holdfast serve`'s HTTP): 10,000 references on one node would otherwise cross
+// as one JSON object per record (6.6 MB, ~80,000 strings to build; bench/ui). Packed, every
+// distinct value is sent once and each record is a row of integers into that table. Hand-written:
+// the packers on npm (compress-json, jsonh, msgpack) either encode references as strings the
+// decoder parses again or decode more slowly than JSON.parse in V8. Shared values (label maps,
+// platform lists) are frozen: they are the same object for every record that has them.
 
 /** The marker of a packed list; no record list or result object of the contract has this key. */
 export const PACKED = 'holdfast.packed/1';
@@ -36,6 +28,14 @@ export function isPacked(v: unknown): v is PackedRecords {
 /**
  * A list of records in packed form; anything else (an empty list, a list of non-records) as it
  * is. Every list, however short: one path for all, so every test through a transport runs it.
+ *
+ * Measured (bench/ui): images.list with 10,000 references was 6.6 MB of JSON; parsing it built
+ * ~80,000 strings and 30,000 objects in a fresh heap, which on a VM with slow first page touches
+ * was most of the time between the answer and the first rows. The tag and digest reference of an
+ * image share their digest, image id and dates, every reference shares the same few label sets,
+ * platforms, media types and reasons, and the renderer rebuilds the same records with those
+ * values shared. The form is plain JSON whose bulk is an integer array, the fastest thing
+ * JSON.parse reads.
  */
 export function packRecords(list: unknown): unknown {
   if (!Array.isArray(list) || list.length === 0 || !list.every(isRecord)) return list;

@@ -15,7 +15,6 @@ const BUDGET = 8;
 const OVER_BUDGET: Record<string, number> = {
   'src/cli/codeCache.ts': 10,
   'src/cli/main.ts': 10,
-  'src/cli/progress.ts': 16,
   'src/cli/service.ts': 11,
   'src/core/access/sudo.ts': 9,
   'src/core/archives/format/decompress.ts': 13,
@@ -23,31 +22,25 @@ const OVER_BUDGET: Record<string, number> = {
   'src/core/archives/scan.ts': 9,
   'src/core/config/lock.ts': 12,
   'src/core/fate/predict.ts': 11,
-  'src/core/node/registries.ts': 14,
   'src/core/ssh/connect.ts': 9,
-  'src/core/ssh/hostKey.ts': 14,
   'src/core/ssh/knownHosts.ts': 9,
   'src/core/ssh/tunnel.ts': 9,
   'src/core/usecases/direct/diffId.ts': 9,
-  'src/core/usecases/direct/plan.ts': 14,
   'src/core/usecases/direct/sources.ts': 11,
-  'src/core/usecases/direct/write.ts': 14,
   'src/core/usecases/fleet/bulk.ts': 11,
   'src/core/usecases/import/waitForImport.ts': 11,
   'src/core/usecases/upload/writable.ts': 9,
   'src/main/logging.ts': 9,
   'src/renderer/store.ts': 9,
-  'src/shared/compareText.ts': 13,
+  'src/shared/compareText.ts': 12,
   'src/shared/embeddedRegistry.ts': 9,
   'src/shared/imageReference.ts': 11,
   'src/shared/importCacheHealth.ts': 10,
   'src/shared/lostPins.ts': 9,
-  'src/shared/needs.ts': 15,
   'src/shared/protection.ts': 10,
   'src/shared/rke2Lists.ts': 9,
   'src/shared/visibleControls.ts': 9,
-  'src/shared/watcherChance.ts': 10,
-  'src/shared/wirePack.ts': 16,
+  'src/shared/watcherChance.ts': 9,
 };
 
 function sourceFiles(dir: string): string[] {
@@ -58,7 +51,10 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Comment lines before the first code line: leading // lines and /* … *\/ blocks, blank lines not counted. */
+/**
+ * Comment lines before the first code line: // lines and /* … *\/ blocks, blank lines not
+ * counted. A /** block after them is the first declaration's own doc comment, not the header.
+ */
 function headerLength(text: string): number {
   const lines = text.split('\n');
   let n = 0;
@@ -76,6 +72,7 @@ function headerLength(text: string): number {
       n++;
       continue;
     }
+    if (t.startsWith('/**') && n > 0) break; // the first declaration's own doc comment
     if (t.startsWith('/*')) {
       n++;
       inBlock = !t.slice(2).includes('*/');
@@ -94,6 +91,7 @@ describe('file header comments', () => {
     expect(headerLength('/**\n * a\n * b\n */\n// c\nexport const x = 1;\n')).toBe(5);
     expect(headerLength('/* one */\nconst x = 1;\n')).toBe(1);
     expect(headerLength('import x from "y";\n// not a header\n')).toBe(0);
+    expect(headerLength('// a\n\n/** The first export. */\nexport const x = 1;\n')).toBe(1);
   });
 
   it(`no file under src opens with more than ${BUDGET} comment lines, except those listed`, () => {

@@ -3,15 +3,8 @@
 // /etc/rancher/rke2/registries.yaml, beside each one's config.yaml). One fixed script, argv-quoted,
 // bounded; its answer is read by the pure rule in shared/registryMirrors.ts. It is the node's one
 // reading of the file: the embedded registry's mirror names come from it too (RegistriesRead).
-//
-// Credentials never leave the node: the file's `configs:` block (auth: username, password, token;
-// tls: key and cert paths) is only COUNTED on the node, never printed. Of the `mirrors:` block the
-// node prints the registry names and, under each, only the `endpoint` and `rewrite` keys with what
-// they hold (comments dropped, a URL's user:password@ replaced up to the last `@` of its authority,
-// as URL parsers split it (docs/k3s-facts.md, "Which images a site needs"), so a password holding
-// `@` shows nothing); any other key is replaced by a
-// `@@dropped` marker and a flow-style value it cannot filter by a `@@inline` one. So whatever the
-// file holds and however it is laid out, only those values are sent.
+// Credentials never leave the node: only the mirrors' `endpoint` and `rewrite` values are sent
+// (how the script filters is on REGISTRIES_SCRIPT).
 import path from 'node:path';
 import { distroDisplayName, distroProfile } from '../../shared/distro';
 import type { Distro, NodeDef, NodeInfo } from '../../shared/domain';
@@ -108,6 +101,14 @@ END { if (trunc) print "@@truncated"; if (many) print "@@many"; print "@@configs
  * `$1` "sudo" for a non-root user (registries.yaml is often root-only: it holds credentials), `$2`
  * the file. Prints `@@file PATH`, then `@@absent`, `@@unreadable`, or the filtered mirrors block
  * (each line after "| ") and `@@configs N` (`?` for a flow-style configs).
+ *
+ * The file's `configs:` block (auth: username, password, token; tls: key and cert paths) is only
+ * COUNTED on the node, never printed. Of the `mirrors:` block the node prints the registry names
+ * and, under each, only the `endpoint` and `rewrite` keys with what they hold (comments dropped, a
+ * URL's user:password@ replaced up to the last `@` of its authority, as URL parsers split it
+ * (docs/k3s-facts.md, "Which images a site needs"), so a password holding `@` shows nothing); any
+ * other key is replaced by a `@@dropped` marker and a flow-style value it cannot filter by a
+ * `@@inline` one. So whatever the file holds and however it is laid out, only those values are sent.
  */
 export const REGISTRIES_SCRIPT = [
   'S=$1; F=$2; LC_ALL=C; export LC_ALL',

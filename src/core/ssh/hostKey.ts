@@ -1,17 +1,9 @@
-// Host key verification policy (what ssh does with StrictHostKeyChecking=yes, plus an explicit,
-// fingerprint-bound "accept new" step):
-//   - key on record for this host            -> ok
-//   - key on record as @revoked              -> refused (REFUSED), whatever acceptNew says
-//   - host on record with any other key      -> refused (HOST_KEY_CHANGED), whatever acceptNew says
-//   - host not on record                     -> refused (HOST_KEY_UNKNOWN) unless acceptNew says
-//                                               yes for this very key: one of the fingerprints the
-//                                               user checked, or a person confirmed it when asked;
-//                                               then the key is appended to the known_hosts file.
-// OpenSSH itself only calls it "changed" when a recorded key has the presented type; when only
-// keys of other types are on record it offers to add the new one. Holdfast is stricter: a host
-// that is on record but presents a key we have never seen is treated as changed. That is safe
-// because the connection offers the recorded key types first (hostKeyAlgorithms.ts), as OpenSSH
-// does, so a server holding the recorded key presents it.
+// Host key verification policy: what ssh does with StrictHostKeyChecking=yes, plus an explicit,
+// fingerprint-bound "accept new" step (the cases are on verifyHostKey). Holdfast is stricter than
+// OpenSSH, which offers to add a key of a type not yet on record: a host on record that presents a
+// key we have never seen is treated as changed. That is safe because the connection offers the
+// recorded key types first (hostKeyAlgorithms.ts), as OpenSSH does, so a server holding the
+// recorded key presents it.
 import { promises as fsp } from 'node:fs';
 import { HoldfastError } from '../errors';
 import {
@@ -123,6 +115,15 @@ function where(host: string, port: number): string {
   return port === 22 ? host : `${host}:${port}`;
 }
 
+/**
+ *   - key on record for this host            -> ok
+ *   - key on record as @revoked              -> refused (REFUSED), whatever acceptNew says
+ *   - host on record with any other key      -> refused (HOST_KEY_CHANGED), whatever acceptNew says
+ *   - host not on record                     -> refused (HOST_KEY_UNKNOWN) unless acceptNew says
+ *                                               yes for this very key: one of the fingerprints the
+ *                                               user checked, or a person confirmed it when asked;
+ *                                               then the key is appended to the known_hosts file.
+ */
 export async function verifyHostKey(input: VerifyHostKeyInput): Promise<HostKeyVerdict> {
   const { knownHostsFile, host, port, keyBlob, acceptNew } = input;
   const fingerprint = hostKeyFingerprint(keyBlob);

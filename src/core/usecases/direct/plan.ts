@@ -1,23 +1,25 @@
 // What direct delivery writes for a node, worked out before any byte is sent: the blobs of each
 // image for the node's platform (children before parents), the labels containerd's own importer
 // leaves on them, the image records, and the layers to unpack. Pure: the writer (write.ts)
-// compares it with what the node holds and sends only the difference.
-//
-// The labels, as containerd's client sets them (docs/k3s-facts.md, "containerd's API, as
-// Holdfast uses it"; measured on the lab's `ctr images import`):
-// - an index: `containerd.io/gc.ref.content.m.<i>` for each entry, in the index's order;
-// - a manifest: `containerd.io/gc.ref.content.config` and `containerd.io/gc.ref.content.l.<i>`;
-// - a config: `containerd.io/gc.ref.snapshot.<snapshotter>` = the top layer's chain ID, so the
-//   unpacked layers live as long as the image;
-// - a layer: `containerd.io/uncompressed` = its diff ID;
-// - every blob of an image: `containerd.io/distribution.source.<registry>` = its repositories
-//   (comma-separated), which k3s's embedded registry needs to serve the image to peers (#13222).
+// compares it with what the node holds and sends only the difference. The labels, with their
+// source (docs/k3s-facts.md, "containerd's API, as Holdfast uses it"), are on GC_CONTENT.
 import { createHash } from 'node:crypto';
 import { formatPlatform, platformMatches, type Platform } from '../../../shared/mediaTypes';
 import { parseReference } from '../../../shared/imageReference';
 import type { Descriptor } from '../../containerd/client';
 import type { BundleBlob, BundleImage, BundleIndex, BundleManifest } from './bundle';
 
+/**
+ * The labels, as containerd's client sets them (docs/k3s-facts.md, "containerd's API, as
+ * Holdfast uses it"; measured on the lab's `ctr images import`):
+ * - an index: `containerd.io/gc.ref.content.m.<i>` for each entry, in the index's order;
+ * - a manifest: `containerd.io/gc.ref.content.config` and `containerd.io/gc.ref.content.l.<i>`;
+ * - a config: `containerd.io/gc.ref.snapshot.<snapshotter>` = the top layer's chain ID, so the
+ *   unpacked layers live as long as the image;
+ * - a layer: `containerd.io/uncompressed` = its diff ID;
+ * - every blob of an image: `containerd.io/distribution.source.<registry>` = its repositories
+ *   (comma-separated), which k3s's embedded registry needs to serve the image to peers (#13222).
+ */
 export const GC_CONTENT = 'containerd.io/gc.ref.content';
 export const GC_SNAPSHOT = 'containerd.io/gc.ref.snapshot';
 export const UNCOMPRESSED = 'containerd.io/uncompressed';

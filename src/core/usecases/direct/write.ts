@@ -1,17 +1,8 @@
-// Direct delivery to one node (issue #35): the images of a spooled archive written straight into
-// the node's containerd over the tunnel, as containerd's own client imports (see plan.ts for the
-// labels), sending only the blobs the node lacks. Nothing lands in the images dir, so no k3s
-// watcher is involved and it works the same on RKE2 and through sudo's containerd bridge.
-//
-//   plan ─▶ ask the content store what it holds ─▶ lease ─▶ write what is missing (resumable)
-//        ─▶ labels on what was there ─▶ unpack for CRI's snapshotter ─▶ image records, pinned
-//        durably at creation ─▶ pin every reference (the one pin rule) ─▶ release the lease ─▶ verify
-//
-// The lease (with containerd's 24 h expiry label) keeps what was written from the garbage
-// collector until the labels and records that keep it for good are in place. A failed or
-// cancelled run leaves its lease to expire instead of deleting it: the blobs it committed stay
-// for the next run, which sends only what is still missing, and resumes a half-sent blob from
-// where containerd's ingest stopped (the ingest ref is the digest's, the same on every run).
+// Direct delivery to one node: the images of a spooled archive written straight into the node's
+// containerd over the tunnel, as containerd's own client imports (see plan.ts for the labels),
+// sending only the blobs the node lacks. Nothing lands in the images dir, so no k3s watcher is
+// involved and it works the same on RKE2 and through sudo's containerd bridge. The steps and
+// what a failed run leaves are on deliverDirect.
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { LABEL_CRI_PINNED, PINNED } from '../../../shared/domain';
@@ -116,6 +107,17 @@ function asArchiveImages(plan: DeliveryPlan, platform: string): ArchiveImage[] {
   });
 }
 
+/**
+ *   plan ─▶ ask the content store what it holds ─▶ lease ─▶ write what is missing (resumable)
+ *        ─▶ labels on what was there ─▶ unpack for CRI's snapshotter ─▶ image records, pinned
+ *        durably at creation ─▶ pin every reference (the one pin rule) ─▶ release the lease ─▶ verify
+ *
+ * The lease (with containerd's 24 h expiry label) keeps what was written from the garbage
+ * collector until the labels and records that keep it for good are in place. A failed or
+ * cancelled run leaves its lease to expire instead of deleting it: the blobs it committed stay
+ * for the next run, which sends only what is still missing, and resumes a half-sent blob from
+ * where containerd's ingest stopped (the ingest ref is the digest's, the same on every run).
+ */
 export async function deliverDirect(session: NodeSession, ctx: OpsContext, bundle: SpooledBundle, opts: DirectOptions = {}): Promise<DirectNodeResult> {
   const node = session.def.name;
   const writer = session.writer;
