@@ -1,13 +1,11 @@
 // Runs the CLI bundle (one CommonJS file) with a V8 code cache, so a start deserializes the
 // bytecode of the code it runs instead of parsing and compiling ~1.7 MB of JavaScript again.
-// Node 22 has module.enableCompileCache() for this; Node 20 only has vm.Script's cachedData,
-// which is what this uses. One cache per command (the first word of argv): V8 deserializes a
-// whole cache at start, so `--help` must not pay for what `images` compiled. A command's cache
-// is written after its first run (when it was missing, or V8 rejected it: other source, V8
-// version or flags), then left alone. HOLDFAST_CODE_CACHE=off skips it all.
-//
-// A cache is code this process runs: it is read only from a file owned by this user or by the
-// bundle's owner, in a directory next to the bundle (or the user's own Holdfast home).
+// Node 20 has only vm.Script's cachedData (module.enableCompileCache() is Node 22). One cache per
+// command (the first word of argv): V8 deserializes a whole cache at start, so `--help` must not
+// pay for what `images` compiled. Written after a command's first run (missing, or rejected by V8),
+// then left alone; HOLDFAST_CODE_CACHE=off skips it. A cache is code this process runs: it is read
+// only from a file owned by this user or by the bundle's owner, in a directory next to the bundle
+// (or the user's own Holdfast home).
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';

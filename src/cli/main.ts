@@ -1,13 +1,10 @@
 // `holdfast` — the command line on the same service as the app: commands call its operations
-// in process (src/cli/service.ts, the handlers Electron main and `holdfast serve` run) and keep
-// the presentation. Each top-level command lives in a file of its own, src/cli/commands/NAME.ts
-// (helpers several commands share sit in src/cli); this file wires them and maps errors to exit
-// codes.
-//
-// Start-up time matters (technicians run one command at a time, often in loops), so only the
-// file of the command being run is imported, and the commands import the core that reaches a
-// node (ssh2, grpc-js, protobufjs, archive readers) only inside their actions: `--help`, a typo
-// or `node ls` never load it.
+// in process (src/cli/service.ts) and keep the presentation. Each top-level command lives in
+// src/cli/commands/NAME.ts; this file wires them and maps errors to exit codes. Start-up time
+// matters (technicians run one command at a time, often in loops), so only the file of the
+// command being run is imported, and the commands import the core that reaches a node (ssh2,
+// grpc-js, protobufjs, archive readers) only inside their actions: `--help`, a typo or `node ls`
+// never load it.
 import { Command, CommanderError, Option } from 'commander';
 import { HoldfastError, toErrorInfo } from '../core/errors';
 import { createCli, defaultIo, type Cli, type Io } from './context';

@@ -1,12 +1,8 @@
 // The CLI's way into the application service: the same handlers (src/core/service/) that
 // Electron main calls over IPC and `holdfast serve` over HTTP, run in this process through the
-// same validate → run → envelope step (dispatch), so every rule the service holds (argument
-// schemas, forced removal and prune confirmations, lost pins, adopting a detected images dir)
-// applies to the CLI as it does to the app. The CLI keeps only the presentation. Long work —
-// `upload` and `import` (jobs.startUpload / jobs.startImport), `inspect` (fleet.start) — runs
-// as the service's jobs and fleet runs; the CLI follows their live events in process (subscribe)
-// and cancels them through the service (jobs.cancel, fleet.cancel) on Ctrl-C.
-//
+// same validate → run → envelope step (dispatch), so every rule the service holds applies to the
+// CLI as it does to the app; the CLI keeps only the presentation. Long work (upload, import,
+// inspect) runs as the service's jobs and fleet runs, followed in process and cancelled on Ctrl-C.
 // Loaded when a command first calls an operation: `--help`, a typo and commands that never
 // call one start without the service (nor ssh2, grpc-js, protobufjs under it).
 import { HoldfastError } from '../core/errors';
@@ -47,6 +43,13 @@ export interface LazyService extends CliService {
 
 type Loaded = { service: Service; dispatch: (h: Service, channel: string, raw: unknown) => Promise<Envelope<unknown>> };
 
+/**
+ * The rules the service holds (argument schemas, forced removal and prune confirmations, lost
+ * pins, adopting a detected images dir) hold here too. Long work — `upload` and `import`
+ * (jobs.startUpload / jobs.startImport), `inspect` (fleet.start) — runs as the service's jobs and
+ * fleet runs; the CLI follows their live events in process (subscribe) and cancels them through
+ * the service (jobs.cancel, fleet.cancel) on Ctrl-C.
+ */
 export function lazyService(): LazyService {
   let loaded: Promise<Loaded> | undefined;
   let closing: Promise<void> | undefined;

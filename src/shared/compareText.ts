@@ -1,15 +1,11 @@
 // The one text order every list uses (image names, paths, keys): English collation
-// (Intl.Collator('en')), the same on every machine whatever its locale, so a technician's
-// Danish laptop and the CI sort `holdfast images` alike.
-//
-// Hand-written fast path, and why: setting up ICU collation costs ~5 ms of a cold CLI start
-// (Node) that otherwise never touches ICU, and most of what we sort — image references,
-// digests, archive paths — is printable ASCII without capitals. For those characters English
-// collation is plain lexicographic order over the ranks in ASCII_ORDER (each has its own
-// primary weight, no contractions, no ignorables), so comparing ranks gives the collator's
-// answer exactly (test/unit/shared/compareText.test.ts checks every pair and random strings
-// against Intl.Collator). Anything else (capitals, which tie with lower case at the first
-// level; non-ASCII) goes to the collator, made on first need.
+// (Intl.Collator('en')), the same on every machine whatever its locale. Hand-written fast path,
+// because ICU collation costs ~5 ms of a cold CLI start: for printable ASCII without capitals
+// (most image references, digests, paths) English collation is plain lexicographic order over the
+// ranks in ASCII_ORDER (each its own primary weight, no contractions, no ignorables), so comparing
+// ranks gives the collator's answer exactly (test/unit/shared/compareText.test.ts checks it).
+// Anything else (capitals, which tie with lower case at the first level; non-ASCII) goes to the
+// collator, made on first need.
 
 /** Printable ASCII without A–Z, in English collation order (read off Intl.Collator('en')). */
 export const ASCII_ORDER = ' _-,;:!?.\'"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz';

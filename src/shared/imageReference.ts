@@ -1,12 +1,8 @@
 // Image references, the one module for them. Two readings:
 // - a name a person or an archive gives (`app:1`), parsed and normalised by the grammar of the
-//   distribution reference library that containerd uses, so it comes out as containerd stores it:
-//     app:1.0                   → docker.io/library/app:1.0
-//     user/app:1                → docker.io/user/app:1
-//     registry.local:5000/x/y:2 → unchanged
-//     app                       → docker.io/library/app:latest
-//     app:1@sha256:…            → docker.io/library/app@sha256:…   (a digest wins over a tag)
-//   CRI resolves a pod spec's image the same way, so the workload reading (shared/workloads) uses it.
+//   distribution reference library that containerd uses, so it comes out as containerd stores it
+//   (`app` → docker.io/library/app:latest; a digest wins over a tag). CRI resolves a pod spec's
+//   image the same way, so the workload reading (shared/workloads) uses it.
 // - a reference containerd already stores (`repository[:tag][@digest]`), split the same way for
 //   the fate rules, the version rules, the import's event filter and the renderer (splitReference).
 
@@ -87,7 +83,12 @@ export function parseReference(ref: string): ParsedReference {
 
 /**
  * The name containerd stores for a docker-save RepoTag (ParseDockerRef semantics): full domain
- * and path, `:latest` when there is neither tag nor digest, and a digest drops the tag.
+ * and path, `:latest` when there is neither tag nor digest, and a digest drops the tag:
+ *     app:1.0                   → docker.io/library/app:1.0
+ *     user/app:1                → docker.io/user/app:1
+ *     registry.local:5000/x/y:2 → unchanged
+ *     app                       → docker.io/library/app:latest
+ *     app:1@sha256:…            → docker.io/library/app@sha256:…   (a digest wins over a tag)
  */
 export function normalizeReference(ref: string): string {
   const p = parseReference(ref);

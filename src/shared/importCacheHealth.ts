@@ -1,13 +1,8 @@
 // The health of k3s's import cache, `<images dir>/.cache.json` (docs/k3s-facts.md, "The import
 // cache (.cache.json)"), as `holdfast archives` and the Archives tab show it. Each file's fate at
-// the next start comes from the one rule (shared/importCache cacheVerdict); this sums it up:
-// - absent: every start re-imports every archive (slow starts, k3s #12243); create it only where
-//   the release re-pins what the cache skips (k3s PR #14266), else it loses pins;
-// - files skipped without a re-pin: their pins are lost at the next start, archive or not;
-// - files re-imported anyway (sub-second mtime, no `images`, changed): the cache saves nothing
-//   for them; when that is every file, say the cache saves nothing at all;
-// - entries of files gone from the images dir (k3s drops them at its next start).
-// Pure: the core reads the file (core/archives/scan readK3sImportCache) and hands it here.
+// the next start comes from the one rule (shared/importCache cacheVerdict); this sums it up (the
+// cases, with their k3s sources, are on importCacheHealth). Pure: the core reads the file
+// (core/archives/scan readK3sImportCache) and hands it here.
 import { cacheIsNotAFile, cacheRule, cacheVerdict, type CacheRule, type CacheVerdict, type CachedFileStamp, type K3sImportCache } from './importCache';
 import { cacheRepinFix, firstReleases, K3S_RELEASES, type Support } from './versions';
 import { commandLine } from './shellQuote';
@@ -49,6 +44,14 @@ export interface CacheHealthInput extends K3sImportCache {
   files: readonly (CachedFileStamp & { path: string })[];
 }
 
+/**
+ * - absent: every start re-imports every archive (slow starts, k3s #12243); create it only where
+ *   the release re-pins what the cache skips (k3s PR #14266), else it loses pins;
+ * - files skipped without a re-pin: their pins are lost at the next start, archive or not;
+ * - files re-imported anyway (sub-second mtime, no `images`, changed): the cache saves nothing
+ *   for them; when that is every file, say the cache saves nothing at all;
+ * - entries of files gone from the images dir (k3s drops them at its next start).
+ */
 export function importCacheHealth(input: CacheHealthInput): ImportCacheHealth {
   const none = {
     entries: input.entries.size,

@@ -1,15 +1,10 @@
 // One writer at a time for a file in $HOLDFAST_HOME: the CLI, the desktop app and `holdfast serve`
 // may all change nodes.json (or append to the audit log) at once, and a read-modify-write without
-// a lock loses the other writers' changes.
-//
-// Across processes: proper-lockfile, which takes `<file>.lock` with mkdir (atomic on local and
-// network file systems), refreshes its mtime while held and treats a lock whose mtime is older
-// than `stale` as left by a crashed process; it also removes its locks when the process exits
-// on a signal. Within a process, callers queue on a promise chain first, so they do not poll the
-// lock directory against each other.
-//
-// Critical sections are a re-read, a check and one atomic write (milliseconds): never hold the
-// lock across a network operation.
+// a lock loses the other writers' changes. Across processes: proper-lockfile (`<file>.lock` by
+// mkdir, atomic on local and network file systems; a lock whose mtime is older than `stale` was
+// left by a crashed process; removed on exit by signal). Within a process, callers queue on a
+// promise chain first, so they do not poll the lock directory against each other. Critical
+// sections are a re-read, a check and one atomic write: never hold the lock across the network.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';

@@ -1,11 +1,6 @@
-// The fate of every image reference at the next k3s (or RKE2) start, by the rules of the
+// The fate of every image reference at the next k3s (or RKE2) start, by the rules of
 // docs/k3s-facts.md ("What k3s does to images at every start", "The import cache (.cache.json)")
-// and the release table (shared/versions.ts):
-//   1. k3s strips its own pin label AND the CRI pin from every image carrying its label
-//      (releases that pin at all: k3s PR #8781);
-//   2. it re-imports every archive its start-up walk takes and re-reads every .txt list — unless
-//      .cache.json says the file is unchanged — and pins what they bring again; for a file the
-//      cache skips, releases with k3s PR #14266 re-pin the names its entry records.
+// and the release table (shared/versions.ts); the rules, with their k3s PRs, are on predictFates.
 // Evidence on the node (the entry's `images`) wins over the version table; when neither tells,
 // the pin is assumed lost and the reason says why. Pure: the same inputs give the same
 // prediction, so it is unit-tested exhaustively and checked against the lab's emulated restart.
@@ -122,6 +117,13 @@ function resolveList(p: FatePrepull, refs: FateRef[]): ResolvedList | null {
   return { p, images: [...direct, ...tags], direct, missing };
 }
 
+/**
+ *   1. k3s strips its own pin label AND the CRI pin from every image carrying its label
+ *      (releases that pin at all: k3s PR #8781);
+ *   2. it re-imports every archive its start-up walk takes and re-reads every .txt list — unless
+ *      .cache.json says the file is unchanged — and pins what they bring again; for a file the
+ *      cache skips, releases with k3s PR #14266 re-pin the names its entry records.
+ */
 export function predictFates(refs: FateRef[], archives: FateArchive[], ctx: FateContext, prepull: FatePrepull[] = []): Map<string, RefFate> {
   const profile = distroProfile(ctx.distro);
   const stripLabel = profile.pinLabel;

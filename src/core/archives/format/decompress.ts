@@ -1,16 +1,8 @@
-// Streaming decompressors for the compressions k3s accepts, as plain byte Transforms.
-//
-// Every failure surfaces as a stream error carrying an ArchiveError whose message names the
-// compression: reason 'truncated' when the input ends before the compressed stream does,
-// 'corrupt' otherwise (with a hint when the data is in fact another format).
-//
-// zstd (fzstd), bzip2 (unbzip2-stream) and lz4 (./lz4.ts) are synchronous push decoders driven
-// from one Transform; gzip wraps Node's zlib, which works off-thread. Back-pressure: a Transform
-// does not ask for more input while its readable side is above the high-water mark — but one
-// input chunk (up to 1 MiB) of zstd RLE blocks alone decodes to 32 GiB. So the synchronous
-// decoders are fed small slices of each chunk (SLICE_BYTES), and between slices the Transform
-// waits while its output is unread: memory stays bounded by one slice's worth of output (a few
-// MiB) whatever the compression ratio.
+// Streaming decompressors for the compressions k3s accepts, as plain byte Transforms. Every
+// failure surfaces as a stream error carrying an ArchiveError whose message names the
+// compression: 'truncated' when the input ends before the compressed stream does, 'corrupt'
+// otherwise (with a hint when the data is in fact another format). Memory stays bounded by one
+// slice's worth of output (a few MiB) whatever the compression ratio: how is on decompressor.
 import { PassThrough, Transform, type TransformCallback } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
@@ -492,7 +484,16 @@ export class Bzip2ProcessDecompressor extends Transform {
 
 // ---- entry point -----------------------------------------------------------------------------
 
-/** A byte Transform that decompresses `compression` ('none' passes bytes through). */
+/**
+ * A byte Transform that decompresses `compression` ('none' passes bytes through).
+ *
+ * zstd (fzstd), bzip2 (unbzip2-stream) and lz4 (./lz4.ts) are synchronous push decoders driven
+ * from one Transform; gzip wraps Node's zlib, which works off-thread. Back-pressure: a Transform
+ * does not ask for more input while its readable side is above the high-water mark — but one
+ * input chunk (up to 1 MiB) of zstd RLE blocks alone decodes to 32 GiB. So the synchronous
+ * decoders are fed small slices of each chunk (SLICE_BYTES), and between slices the Transform
+ * waits while its output is unread.
+ */
 export function decompressor(compression: ArchiveCompression): Transform {
   switch (compression) {
     case 'none':

@@ -1,14 +1,5 @@
-// What each kind of bundle names its images, and the refusal of a chunked Hauler haul.
-//
-// - OCI layout: as k3s's import names them (readIndex.ts ociImageName: io.containerd.image.name,
-//   else org.opencontainers.image.ref.name, verbatim).
-// - Zarf package: each index.json entry's org.opencontainers.image.base.name (the reference the
-//   package was built from), normalised. Cosign signatures, attestations and SBOMs Zarf keeps
-//   beside the images (tags `sha256-<hex>.sig|.att|.sbom`) are no images to run: left out.
-// - Hauler haul: entries of kind image or imageIndex (`kind` annotation, dev.hauler/… or the
-//   older dev.cosignproject.cosign/…), named by io.containerd.image.name (else ref.name),
-//   normalised. Hauler gives its signature, attestation, SBOM, file and chart entries the
-//   subject image's name too, so the kind decides, not the name.
+// What each kind of bundle names its images (OCI layout, Zarf package, Hauler haul: the rules are
+// on bundleNames), and the refusal of a chunked Hauler haul.
 import { readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { ArchiveError } from '../../archives/format/errors';
@@ -35,7 +26,18 @@ function normalized(kind: BundleKind, ref: string): string {
   }
 }
 
-/** The names the image of an index.json entry gets on a node; empty: the entry is no image to deliver. */
+/**
+ * The names the image of an index.json entry gets on a node; empty: the entry is no image to deliver.
+ * - OCI layout: as k3s's import names them (readIndex.ts ociImageName: io.containerd.image.name,
+ *   else org.opencontainers.image.ref.name, verbatim).
+ * - Zarf package: each index.json entry's org.opencontainers.image.base.name (the reference the
+ *   package was built from), normalised. Cosign signatures, attestations and SBOMs Zarf keeps
+ *   beside the images (tags `sha256-<hex>.sig|.att|.sbom`) are no images to run: left out.
+ * - Hauler haul: entries of kind image or imageIndex (`kind` annotation, dev.hauler/… or the
+ *   older dev.cosignproject.cosign/…), named by io.containerd.image.name (else ref.name),
+ *   normalised. Hauler gives its signature, attestation, SBOM, file and chart entries the
+ *   subject image's name too, so the kind decides, not the name.
+ */
 export function bundleNames(kind: BundleKind, d: RawDescriptor): string[] {
   if (isAttestation(d)) return [];
   const ann = d.annotations ?? {};

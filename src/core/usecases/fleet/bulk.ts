@@ -1,14 +1,6 @@
-// `holdfast node add-bulk FILE`: nodes from a CSV file (RFC 4180).
-//
-//   name,host,port,user,identity,group
-//   edge-01,10.0.1.1,22,root,~/.ssh/edge,site-a
-//   edge-02,10.0.1.2,,,,site-a
-//
-// The header row is required and names the columns (any order; only name and host are
-// required columns). Empty cells take the defaults (port 22, user root, ssh-agent, no group).
-// Fields are RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks.
-// Blank lines and lines starting with `#` are ignored. Every row is validated before anything
-// is written; problems are reported with their line numbers.
+// `holdfast node add-bulk FILE`: nodes from a CSV file (RFC 4180), every row validated before
+// anything is written; problems are reported with their line numbers. The format is on
+// parseNodeCsv.
 import os from 'node:os';
 import path from 'node:path';
 import { nodeInputSchema } from '../../../shared/contract';
@@ -27,6 +19,16 @@ export interface BulkParse {
   problems: string[];
 }
 
+/**
+ *   name,host,port,user,identity,group
+ *   edge-01,10.0.1.1,22,root,~/.ssh/edge,site-a
+ *   edge-02,10.0.1.2,,,,site-a
+ *
+ * The header row is required and names the columns (any order; only name and host are
+ * required columns). Empty cells take the defaults (port 22, user root, ssh-agent, no group).
+ * Fields are RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks.
+ * Blank lines and lines starting with `#` are ignored.
+ */
 export function parseNodeCsv(text: string, opts: { home?: string; knownHosts?: string } = {}): BulkParse {
   const home = opts.home ?? os.homedir();
   const problems: string[] = [];

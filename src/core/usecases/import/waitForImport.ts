@@ -1,14 +1,9 @@
-// Waits until k3s has finished importing an archive — not only until its names appear: every
-// image present, labelled by k3s (for an archive just put in place: labelled after it arrived, as
-// containerd's events say — an image k3s pinned before looks done already), complete in the
-// content store, the
-// `<repository>@sha256:<digest>` references k3s adds AFTER labelling (k3s PR #13221, on the
-// releases that have it), and then no event about these images for a settle period (k3s makes
-// extra-registry references, and a slow node retags seconds after labelling; issue #16).
-// Follows containerd's event stream (/images/create, /images/update, /images/delete) so it reacts
-// at once, with a slow poll as a safety net for a dropped stream; bounded by a timeout with a
-// message that says what to check — or, when k3s's watcher is done with an unchanged archive
-// (shared/watcherChance), that running the import again will not help, and what will.
+// Waits until k3s has finished importing an archive — not only until its names appear: the
+// conditions (with the k3s PR they come from) are on waitForImport. Follows containerd's event
+// stream (/images/create, /images/update, /images/delete) so it reacts at once, with a slow poll
+// as a safety net for a dropped stream; bounded by a timeout with a message that says what to
+// check — or, when k3s's watcher is done with an unchanged archive (shared/watcherChance), that
+// running the import again will not help, and what will.
 import { distroProfile } from '../../../shared/distro';
 import { DEFAULT_IMPORT_TIMEOUT, type ImportTuning } from '../../../shared/importOptions';
 import { addsDigestRefs, firstReleases, K3S_RELEASES } from '../../../shared/versions';
@@ -37,6 +32,14 @@ export interface WaitOptions extends Pick<ImportTuning, 'timeout'> {
 
 export const DEFAULT_SETTLE_MS = 2_000;
 
+/**
+ * Done when every image is present, labelled by k3s (for an archive just put in place: labelled
+ * after it arrived, as containerd's events say — an image k3s pinned before looks done already),
+ * complete in the content store, has the `<repository>@sha256:<digest>` references k3s adds
+ * AFTER labelling (k3s PR #13221, on the releases that have it), and then no event about these
+ * images came for a settle period (k3s makes extra-registry references, and a slow node retags
+ * seconds after labelling).
+ */
 export async function waitForImport(session: NodeSession, images: ArchiveImage[], archiveRel: string, opts: WaitOptions = {}): Promise<void> {
   const timeoutMs = (opts.timeout ?? DEFAULT_IMPORT_TIMEOUT) * 1000;
   const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
