@@ -1,6 +1,6 @@
-// File headers a reader can take in at a glance (issue #47): the comment lines a .ts/.tsx file
-// under src/ opens with (before its first import or code) number at most 8 — the why, not the
-// history. Generated files (the protobuf codecs) are skipped.
+// File headers a reader can take in at a glance (issue #47): the comment block a .ts/.tsx file
+// under src/ opens with (up to its first blank line, import or code) is at most 8 lines — the
+// why, not the history. Generated files (the protobuf codecs) are skipped.
 // The headers over the budget today are listed in OVER_BUDGET with their length; the list may only
 // shrink: a listed header that grew, is now within the budget, or whose file is gone fails here.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -27,7 +27,6 @@ const OVER_BUDGET: Record<string, number> = {
   'src/shared/lostPins.ts': 9,
   'src/shared/protection.ts': 10,
   'src/shared/rke2Lists.ts': 9,
-  'src/shared/visibleControls.ts': 9,
   'src/shared/watcherChance.ts': 9,
 };
 
@@ -40,8 +39,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 /**
- * Comment lines before the first code line: // lines and /* … *\/ blocks, blank lines not
- * counted. A /** block after them is the first declaration's own doc comment, not the header.
+ * The opening comment block: // lines and /* … *\/ blocks up to the first blank line or code.
+ * A /** block after // lines is the first declaration's own doc comment, not the header.
  */
 function headerLength(text: string): number {
   const lines = text.split('\n');
@@ -55,7 +54,10 @@ function headerLength(text: string): number {
       if (t.includes('*/')) inBlock = false;
       continue;
     }
-    if (t === '') continue;
+    if (t === '') {
+      if (n > 0) break; // a blank line ends the header
+      continue;
+    }
     if (t.startsWith('//')) {
       n++;
       continue;
@@ -74,12 +76,13 @@ function headerLength(text: string): number {
 const lengths = new Map(sourceFiles(path.join(root, 'src')).map((f) => [rel(f), headerLength(readFileSync(f, 'utf8'))]));
 
 describe('file header comments', () => {
-  it('measures // lines and /* */ blocks before the first code, blank lines aside', () => {
+  it('measures the // lines and /* */ blocks a file opens with', () => {
     expect(headerLength('#!/usr/bin/env node\n// a\n// b\n\nimport x from "y";\n// later\n')).toBe(2);
     expect(headerLength('/**\n * a\n * b\n */\n// c\nexport const x = 1;\n')).toBe(5);
     expect(headerLength('/* one */\nconst x = 1;\n')).toBe(1);
     expect(headerLength('import x from "y";\n// not a header\n')).toBe(0);
-    expect(headerLength('// a\n\n/** The first export. */\nexport const x = 1;\n')).toBe(1);
+    expect(headerLength('// a\n/** The first export. */\nexport const x = 1;\n')).toBe(1);
+    expect(headerLength('\n// a\n// b\n\n// the next declaration\'s comment\nconst x = 1;\n')).toBe(2);
   });
 
   it(`no file under src opens with more than ${BUDGET} comment lines, except those listed`, () => {
