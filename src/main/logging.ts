@@ -1,11 +1,9 @@
 // The desktop app's log: every core record (already redacted by src/core/log.ts) goes to a
-// rotating file in the app's logs dir, written by electron-log's file transport.
-//
-// electron-log/node rather than electron-log/main: the main flavour registers an IPC listener
-// and handler (__ELECTRON_LOG__) on import, for renderers to log through. Holdfast's renderer is
-// sandboxed and reaches main only through the contract's channels, and nothing it says belongs in
-// this file; the Node flavour has no IPC at all. The path is the one the main flavour would pick:
-// app.getPath('logs') — ~/.config/holdfast/logs on Linux, ~/Library/Logs/holdfast on macOS,
+// rotating file in the app's logs dir, written by electron-log's file transport. electron-log/node
+// rather than electron-log/main: the main flavour registers an IPC listener and handler
+// (__ELECTRON_LOG__) on import, for renderers to log through, and Holdfast's sandboxed renderer
+// reaches main only through the contract's channels. The path is the one the main flavour would
+// pick: app.getPath('logs') — ~/.config/holdfast/logs on Linux, ~/Library/Logs/holdfast on macOS,
 // %APPDATA%\holdfast\logs on Windows. No electron runtime import here, so tests run it in Node.
 import log from 'electron-log/node';
 import path from 'node:path';

@@ -1,12 +1,10 @@
 // Application state (zustand, vanilla store so it is testable without React). All node
 // access goes through the HoldfastApi passed in; every failure is kept as an ErrorInfo.
-//
-// One store made of slices, one per concern, in store/: nodes (list and connections), images
-// (images and pins), archives (archives and audit log), disk (disk picture and prune), jobs,
-// wizard (import wizard), live (the event stream), fleet (the fleet matrix) and credentials (the
-// credential dialogs). They share store/context.ts and read each other only through get(); the
-// state's shape is store/types.ts, the read helpers store/selectors.ts. This file combines them
-// and is what the rest of the renderer imports.
+// One store made of slices, one per concern, in store/: nodes, images (and pins), archives (and
+// audit log), disk (and prune), jobs, wizard (import wizard), live (the event stream), fleet (the
+// fleet matrix) and credentials (the credential dialogs). They share store/context.ts and read
+// each other only through get(); the state's shape is store/types.ts, the read helpers
+// store/selectors.ts. This file combines them and is what the rest of the renderer imports.
 import { createStore } from 'zustand/vanilla';
 import type { ClientApi } from './api';
 import { createArchivesSlice } from './store/archives';

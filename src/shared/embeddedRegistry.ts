@@ -1,12 +1,11 @@
 // k3s's embedded registry mirror (spegel; RKE2 the same): which images a node can serve to its
 // peers, and why not (docs: k3s facts, "Which images a site needs"; docs.k3s.io "Embedded
-// Registry Mirror"). It is on when a server starts with `embedded-registry: true` (config.yaml or
-// config.yaml.d/*.yaml; a server flag that enables it cluster-wide, agents follow their servers),
-// and a node takes part only for the registries its own registries.yaml lists under `mirrors`
-// (`"*"` or `_default`: every registry); with none listed it serves nothing. An image is shared
-// only with its `name@sha256:<digest>` reference and the `containerd.io/distribution.source.<registry>`
-// label k3s puts on its content (PR #13221): without them spegel does not advertise it (k3s #13222).
-// Pure: the core reads the node's config and content labels, every view shows these words.
+// Registry Mirror"). On when a server starts with `embedded-registry: true` (config.yaml or .d/*.yaml;
+// a server flag that enables it cluster-wide); a node takes part only for the registries its own
+// registries.yaml lists under `mirrors` (`"*"` or `_default`: every registry; none: it serves
+// nothing). An image is shared only with its `name@sha256:<digest>` reference and the
+// `containerd.io/distribution.source.<registry>` label k3s puts on its content (PR #13221): without
+// them spegel does not advertise it (k3s #13222). Pure: the core reads config and labels.
 import { isImageIdRecord, splitReference } from './imageReference';
 import { shellLine } from './shellQuote';
 

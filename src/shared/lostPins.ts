@@ -1,12 +1,10 @@
-// Pins lost behind Holdfast's back. Holdfast's audit log says which pins it made durable on a
-// node (and which it released); the node's references say what is left of them. Pure, so the
-// CLI, the reports, the server, Electron main and the renderer tell the same story.
-//
-// What removes a durable pin without Holdfast (docs/k3s-facts.md, "What removes a durable pin
-// behind Holdfast's back"): `k3s ctr images import` on containerd 2.x without --local (the
-// transfer service replaces the whole label map), `ctr images import --label`, `ctr images
-// prune --all` / nerdctl prune (ignore pins), crictl rmi / CRI RemoveImage, and an archive (or
-// a .txt pre-pull list) for the same image in the images dir (k3s-managed again).
+// Pins lost behind Holdfast's back: the audit log says which pins Holdfast made durable on a node
+// (and released); the node's references say what is left of them. Pure, so the CLI, the reports,
+// the server, Electron main and the renderer tell the same story. What removes a durable pin
+// (docs/k3s-facts.md, "What removes a durable pin behind Holdfast's back"): `k3s ctr images import`
+// on containerd 2.x without --local (the transfer service replaces the whole label map), `ctr
+// images import --label`, `ctr images prune --all` / nerdctl prune (ignore pins), crictl rmi / CRI
+// RemoveImage, and an archive (or a .txt pre-pull list) for the same image in the images dir.
 import { distroDisplayName, distroOfPinLabels } from './distro';
 import { shortDigest } from './format';
 import { pinState } from './pinState';

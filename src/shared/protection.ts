@@ -1,13 +1,11 @@
 // Image-level protection as kubelet sees it through CRI (docs/k3s-facts.md, "How kubelet honours
-// a pin").
-// CRI merges every reference with the same image id into one image; on containerd ≥ 1.7.10 and
-// 2.x it is pinned when ANY of its references carries io.cri-containerd.pinned=pinned; on
+// a pin"). CRI merges every reference with the same image id into one image; on containerd ≥ 1.7.10
+// and 2.x it is pinned when ANY of its references carries io.cri-containerd.pinned=pinned; on
 // 1.7.3–1.7.9 the reference CRI loaded first decides (so every reference must carry it); before
-// 1.7.3 nothing is pinned at all.
-//
-// CRI also records each image under its id (`sha256:<config digest>`, labelled
-// io.cri-containerd.image=managed). k3s never labels that record, so taken alone it always looks
-// unpinned; what matters is the image it names. This module gives such records the image's fate.
+// 1.7.3 nothing is pinned at all. CRI also records each image under its id (`sha256:<config
+// digest>`, labelled io.cri-containerd.image=managed). k3s never labels that record, so taken
+// alone it always looks unpinned; what matters is the image it names: this module gives such
+// records the image's fate.
 import { LABEL_CRI_PINNED, PINNED, type Fate } from './domain';
 import type { CriPinning } from './versions';
 import { isImageIdRecord } from './imageReference';

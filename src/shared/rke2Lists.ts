@@ -1,12 +1,11 @@
 // RKE2's own image lists (docs/k3s-facts.md, "Where things live on a node"): at every start, when
 // the top level of its images dir holds no file but `.txt` and `.json` files, RKE2 writes one
 // `<component>-image.txt` per image it pulls at start there (its runtime; on a server the control
-// plane's). Its check (rke2 pkg/images checkPreloadedImages) takes any top-level file whose name
-// does not end in `.txt` or `.json` (case-sensitively) as an archive, and skips subfolders. The
-// lists it writes then pin the images they name at every start, and by the .txt sibling-tag trap
-// (./listTrap) a durable tag sharing an image with a listed one becomes RKE2-managed. k3s writes
-// no such lists. Holdfast sees regular files (and symlinks to them) only: a dangling symlink or a
-// symlinked folder, which RKE2 would count, cannot stop the prediction, so at worst it warns.
+// plane's). Its check (rke2 pkg/images checkPreloadedImages) takes any top-level file not ending in
+// `.txt` or `.json` (case-sensitively) as an archive, and skips subfolders. The lists then pin their
+// images at every start, and by the .txt sibling-tag trap (./listTrap) a durable tag sharing an
+// image with a listed one becomes RKE2-managed. k3s writes no such lists. Holdfast sees regular
+// files (and symlinks to them) only: a dangling symlink or symlinked folder at worst makes it warn.
 import { distroProfile } from './distro';
 import type { Distro } from './domain';
 import { commandLine } from './shellQuote';

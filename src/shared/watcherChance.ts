@@ -1,12 +1,11 @@
 // Whether k3s's running watcher will still import an archive whose images an import waited for
 // in vain (docs/k3s-facts.md, "The file watcher"). The watcher takes a file about 2 s after an
-// event about it, and records the file's size and mtime BEFORE importing it: an import that
-// fails (containerd restarting under it, or down when the watcher tried) is logged, not retried,
-// and the unchanged file never counts as changed again. Only a k3s start (its walk imports every
-// archive in the images dir) or a delivery without k3s brings such an archive in.
-// So an import run that found the archive already in place and left it untouched, watched longer
-// than the watcher's delay and saw no event about the archive's images, cannot be helped by
-// running it again. Pure: the one home of this rule.
+// event about it and records its size and mtime BEFORE importing it: an import that fails
+// (containerd restarting under it, or down when the watcher tried) is logged, not retried, and the
+// unchanged file never counts as changed again; only a k3s start (its walk imports every archive
+// in the images dir) or a delivery without k3s brings it in. So an import run that found the
+// archive in place and left it untouched, watched longer than the watcher's delay and saw no event
+// about its images, cannot be helped by running it again. Pure: the one home of this rule.
 
 /** k3s's watcher queues a file this long after an event about it (watcher.go: AddAfter 2 s). */
 export const WATCHER_DELAY_MS = 2_000;

@@ -1,12 +1,10 @@
 // FileAccess for a non-root SSH user with password-less sudo: each operation is one
 // `sudo -n <program> [options] -- <path>` exec (argv-quoted, never a shell string built from
 // names), so a node's sudoers may also list just these programs: find, stat, cat, sha256sum,
-// rm, mkdir, df, install, mv, realpath.
-//
-// Uploads: SFTP into ~/.holdfast-staging (the user's own, 0700; resumable as always), then
-// `install -o root -g root -m 0644` next to the final name under the staging name k3s ignores,
-// `sha256sum` of that copy as root, and `mv -n -T` onto the final name (never overwriting; the
-// staged copy still being there afterwards means the name was taken meanwhile).
+// rm, mkdir, df, install, mv, realpath. Uploads: SFTP into ~/.holdfast-staging (the user's own,
+// 0700; resumable), then `install -o root -g root -m 0644` next to the final name under the
+// staging name k3s ignores, `sha256sum` of that copy as root, and `mv -n -T` onto the final name
+// (never overwriting; the staged copy still there afterwards means the name was taken meanwhile).
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';

@@ -1,12 +1,11 @@
 // What k3s will do with an archive that the person sending it should know before it goes: the
 // archive is importable, but not everything in it ends up usable and pinned on the node. Pure:
-// derived from the archive's index alone (readArchiveIndex), one sentence per finding.
-//   - a platform the archive lists without its blobs (a partial export such as `ctr images
-//     export` without --all-platforms): k3s skips it (it imports with skip-missing);
+// derived from the archive's index alone (readArchiveIndex), one sentence per finding:
+//   - a platform listed without its blobs (`ctr images export` without --all-platforms): k3s
+//     skips it (it imports with skip-missing);
 //   - an image without a name: k3s imports its content but creates no image for it;
-//   - a name that is only a tag (`oci-archive:x.tar:1.0`, umoci): k3s stores the image under
-//     that bare name, which no pod can reference, and logs the import as failed (it cannot
-//     retag it) although the pins hold.
+//   - a name that is only a tag (`oci-archive:x.tar:1.0`, umoci): k3s stores it under that bare
+//     name, which no pod can reference, and logs the import as failed although the pins hold.
 import { parseReference } from '../../shared/imageReference';
 import type { ArchiveImage, ArchiveIndex } from './format/readIndex';
 

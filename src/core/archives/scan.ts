@@ -1,12 +1,10 @@
 // Walks a node's images dir (through its FileAccess: SFTP as root, or sudo -n) the way the node's
 // k3s release walks it at start (shared/versions: recursively and case-sensitively since k3s PR
 // #12237, else the top level, case-insensitively), and reads each archive's index by streaming
-// it — never the whole archive in memory. Indexes are cached locally by node + path + size +
-// mtime + the file's version key (FileAccess.versionKey: inode and ctime, or a hash of both ends
-// over SFTP, so a same-size replacement with the mtime kept is read again), and so are failures
-// on the content: a re-scan of unchanged archives costs one listing and, over SFTP, two 64 KiB
-// reads per archive. Also reads k3s's import cache (.cache.json) and the .txt pre-pull lists,
-// each within its limit (limits.ts remote.*).
+// it — never the whole archive in memory. Indexes (and failures on the content) are cached
+// locally by node + path + size + mtime + FileAccess.versionKey, so a re-scan of unchanged
+// archives costs one listing and, over SFTP, two 64 KiB reads per archive. Also reads k3s's
+// import cache (.cache.json) and the .txt pre-pull lists, each within its limit (limits.ts remote.*).
 import type { Compression } from '../../shared/domain';
 import { firstReleases, K3S_RELEASES, type StartupWalk } from '../../shared/versions';
 import { notAFileClause, type K3sCacheEntry, type K3sImportCache } from '../../shared/importCache';

@@ -1,5 +1,4 @@
 // One authenticated, host-key-verified SSH connection to a node, with exec, SFTP and tunnels.
-//
 // - The host key is always checked by verifyHostKey (ssh2 accepts ANY key without hostVerifier).
 // - We open the TCP socket ourselves (net.connect + setNoDelay: ssh2 never sets TCP_NODELAY).
 // - One deadline (default 10 s) covers TCP connect, SSH handshake and authentication.

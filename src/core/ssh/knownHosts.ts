@@ -1,6 +1,5 @@
-// OpenSSH known_hosts: parsing, host lookup, fingerprints, appending.
-//
-// Format (sshd(8) "SSH_KNOWN_HOSTS FILE FORMAT"), one entry per line:
+// OpenSSH known_hosts: parsing, host lookup, fingerprints, appending. Format (sshd(8)
+// "SSH_KNOWN_HOSTS FILE FORMAT"), one entry per line:
 //   [@revoked|@cert-authority] hostpatterns keytype base64-key [comment]
 // hostpatterns is a comma list of names/addresses, `[host]:port` for ports other than 22,
 // `*` / `?` wildcards and `!` negation (a matching negated pattern makes the whole line not

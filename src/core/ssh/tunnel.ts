@@ -1,5 +1,4 @@
 // A local unix socket that reaches a unix socket on the node, through one SSH connection.
-//
 // grpc-js cannot run over a caller-supplied stream, so it dials `unix:<localPath>`: a net.Server
 // in a fresh 0700 directory (the directory, not the socket's mode, keeps other local users out).
 // Each accepted connection gets its own SSH channel: `direct-streamlocal@openssh.com`

@@ -1,10 +1,8 @@
 // A spooled layer's diff ID (the sha256 of its uncompressed tar), worked out on this machine.
-// Direct delivery skips unpacking a layer whose snapshot the node already holds (the snapshot is
-// named by the chain ID the image's config gives); containerd would then never compare the
-// layer's content with the config's diff ID, and an archive whose layer does not match its own
-// config would be called verified on a node that happened to hold the snapshot, and refused on a
-// fresh one. Hashing the layer here gives both nodes one verdict.
-//
+// Direct delivery skips unpacking a layer whose snapshot the node already holds (named by the
+// config's chain ID), so containerd would never compare the layer with the config's diff ID: an
+// archive whose layer does not match its own config would pass on a node that happened to hold
+// the snapshot and fail on a fresh one. Hashing the layer here gives both nodes one verdict.
 // containerd's unpack decompresses gzip and zstd layers and reads anything else as a plain tar
 // (docs/k3s-facts.md, "containerd's API, as Holdfast uses it"): the same here.
 import { createHash } from 'node:crypto';

@@ -1,12 +1,11 @@
-// May the SSH user write where an upload goes? Asked on the node before a byte is sent: without
-// it, a non-root user without sudo (or a root-only images dir) only failed once the bytes were
-// under way, worded as a network or free-space problem.
-//
-// One exec of a fixed script (`test -w`: access(2), so modes, ACLs and a read-only mount all
-// count) over the folders from the target's own up to `/`: the deepest one that exists must be
-// writable, since mkdirp creates the rest below it. A folder the user may not even look into
-// (a 0700 images dir) counts as missing, so its parent — or itself — is the one reported.
-// Under sudo the bytes go to the user's own staging dir and are installed as root: nothing to ask.
+// May the SSH user write where an upload goes? Asked on the node before a byte is sent, so a
+// non-root user without sudo (or a root-only images dir) is told so, not a network or free-space
+// problem once the bytes are under way. One exec of a fixed script (`test -w`: access(2), so
+// modes, ACLs and a read-only mount all count) over the folders from the target's own up to `/`:
+// the deepest one that exists must be writable, since mkdirp creates the rest below it. A folder
+// the user may not even look into (a 0700 images dir) counts as missing, so its parent — or
+// itself — is the one reported. Under sudo the bytes go to the user's own staging dir and are
+// installed as root: nothing to ask.
 import path from 'node:path';
 import { HoldfastError } from '../../errors';
 import type { SshConnection } from '../../ssh/connect';
