@@ -97,6 +97,109 @@ export function RemovalVerdictView({ check: c, busy, onMakeDurable }: { check: R
   );
 }
 
+/** What was removed, once the removal went through: the file, its size and its digest. */
+function RemovedSummary({ entry }: { entry: AuditEntry }) {
+  return (
+    <div className="callout callout-success" role="status" data-testid="remove-done">
+      <strong>
+        <CheckIcon /> {entry.forced ? 'Archive removed (forced).' : 'Archive removed.'}
+      </strong>
+      {entry.archive ? (
+        <dl className="kv">
+          <dt>File</dt>
+          <dd>
+            <code>{visibleControls(entry.archive.path)}</code> ({formatBytes(entry.archive.size)})
+          </dd>
+          <dt>sha256</dt>
+          <dd>
+            <code className="hash" data-testid="removed-sha256">
+              {entry.archive.sha256}
+            </code>
+          </dd>
+        </dl>
+      ) : null}
+      <p>Recorded in the node's log. The archives and images lists have been refreshed.</p>
+    </div>
+  );
+}
+
+/** Each image the archive brings: in containerd, complete, durably pinned. */
+function RemovalImagesTable({ images }: { images: RemovalCheck['images'] }) {
+  return images.length ? (
+    <table className="mini-table" data-testid="removal-images">
+      <caption className="visually-hidden">Images the archive brings</caption>
+      <thead>
+        <tr>
+          <th scope="col">Image</th>
+          <th scope="col">In containerd</th>
+          <th scope="col">Complete</th>
+          <th scope="col">Durable pin</th>
+        </tr>
+      </thead>
+      <tbody>
+        {images.map((i) => (
+          <tr key={i.name} data-testid="removal-image">
+            <td>
+              <code title={visibleControls(i.name)}>{breakable(displayRef(i.name))}</code>
+              {i.missing.length ? (
+                <span className="missing" title={i.missing.join('\n')}>
+                  missing {plural(i.missing.length, 'blob')}
+                </span>
+              ) : null}
+            </td>
+            <td>
+              <YesNo value={i.present} yes="Present" no="Absent" />
+            </td>
+            <td>
+              <YesNo value={i.complete} yes="Complete" no="Incomplete" />
+            </td>
+            <td>
+              <YesNo value={i.durable} yes="Durable" no="Not durable" />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  ) : (
+    <p className="muted">The archive brings no images Holdfast could read.</p>
+  );
+}
+
+/** "Force remove…" opened: what is lost, and the archive's path to type before the button unlocks. */
+function ForceRemoveSection(props: { path: string; losses: string[]; typed: string; onType(typed: string): void; busy: boolean }) {
+  const { path, losses, typed, onType, busy } = props;
+  const confirmId = useId();
+  return (
+    <div className="force" data-testid="force-section">
+      <p className="force-title">
+        <AlertIcon /> Force removal — this loses pins
+      </p>
+      {losses.length ? (
+        <ul className="problems">
+          {losses.map((l) => (
+            <li key={l}>{l}</li>
+          ))}
+        </ul>
+      ) : null}
+      <p>A pod that needs one of these images at an air-gapped site may not start again.</p>
+      <label htmlFor={confirmId}>
+        Type the archive's path <code>{path}</code> to confirm
+      </label>
+      <input
+        id={confirmId}
+        className="mono"
+        value={typed}
+        onChange={(e) => onType(e.target.value)}
+        autoComplete="off"
+        spellCheck={false}
+        autoFocus
+        disabled={busy}
+        data-testid="force-confirm"
+      />
+    </div>
+  );
+}
+
 export function RemoveArchiveDialog(props: {
   node: NodeDef;
   path: string;
@@ -112,7 +215,6 @@ export function RemoveArchiveDialog(props: {
   const [attempt, setAttempt] = useState(0);
   const [forceOpen, setForceOpen] = useState(false);
   const [typed, setTyped] = useState('');
-  const confirmId = useId();
 
   useEffect(() => {
     let live = true;
@@ -160,101 +262,15 @@ export function RemoveArchiveDialog(props: {
           </ErrorCallout>
         ) : null}
 
-        {phase.kind === 'done' ? (
-          <div className="callout callout-success" role="status" data-testid="remove-done">
-            <strong>
-              <CheckIcon /> {phase.entry.forced ? 'Archive removed (forced).' : 'Archive removed.'}
-            </strong>
-            {phase.entry.archive ? (
-              <dl className="kv">
-                <dt>File</dt>
-                <dd>
-                  <code>{visibleControls(phase.entry.archive.path)}</code> ({formatBytes(phase.entry.archive.size)})
-                </dd>
-                <dt>sha256</dt>
-                <dd>
-                  <code className="hash" data-testid="removed-sha256">
-                    {phase.entry.archive.sha256}
-                  </code>
-                </dd>
-              </dl>
-            ) : null}
-            <p>Recorded in the node's log. The archives and images lists have been refreshed.</p>
-          </div>
-        ) : null}
+        {phase.kind === 'done' ? <RemovedSummary entry={phase.entry} /> : null}
 
         {c ? (
           <>
             <RemovalVerdictView check={c} busy={busy} onMakeDurable={() => props.onMakeDurable(path)} />
 
-            {c.images.length ? (
-              <table className="mini-table" data-testid="removal-images">
-                <caption className="visually-hidden">Images the archive brings</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Image</th>
-                    <th scope="col">In containerd</th>
-                    <th scope="col">Complete</th>
-                    <th scope="col">Durable pin</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.images.map((i) => (
-                    <tr key={i.name} data-testid="removal-image">
-                      <td>
-                        <code title={visibleControls(i.name)}>{breakable(displayRef(i.name))}</code>
-                        {i.missing.length ? (
-                          <span className="missing" title={i.missing.join('\n')}>
-                            missing {plural(i.missing.length, 'blob')}
-                          </span>
-                        ) : null}
-                      </td>
-                      <td>
-                        <YesNo value={i.present} yes="Present" no="Absent" />
-                      </td>
-                      <td>
-                        <YesNo value={i.complete} yes="Complete" no="Incomplete" />
-                      </td>
-                      <td>
-                        <YesNo value={i.durable} yes="Durable" no="Not durable" />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            ) : (
-              <p className="muted">The archive brings no images Holdfast could read.</p>
-            )}
+            <RemovalImagesTable images={c.images} />
 
-            {!c.allowed && forceOpen ? (
-              <div className="force" data-testid="force-section">
-                <p className="force-title">
-                  <AlertIcon /> Force removal — this loses pins
-                </p>
-                {losses.length ? (
-                  <ul className="problems">
-                    {losses.map((l) => (
-                      <li key={l}>{l}</li>
-                    ))}
-                  </ul>
-                ) : null}
-                <p>A pod that needs one of these images at an air-gapped site may not start again.</p>
-                <label htmlFor={confirmId}>
-                  Type the archive's path <code>{path}</code> to confirm
-                </label>
-                <input
-                  id={confirmId}
-                  className="mono"
-                  value={typed}
-                  onChange={(e) => setTyped(e.target.value)}
-                  autoComplete="off"
-                  spellCheck={false}
-                  autoFocus
-                  disabled={busy}
-                  data-testid="force-confirm"
-                />
-              </div>
-            ) : null}
+            {!c.allowed && forceOpen ? <ForceRemoveSection path={path} losses={losses} typed={typed} onType={setTyped} busy={busy} /> : null}
 
             {phase.kind === 'preview' && phase.error ? <ErrorCallout error={phase.error} title="Not removed" /> : null}
           </>
