@@ -232,71 +232,76 @@ function CapabilityMarker({ warnings, who }: { warnings: NodeWarning[]; who: str
   );
 }
 
-export function FleetOverview({ onAdd }: { onAdd(): void }) {
-  const nodes = useApp((s) => s.nodes);
-  const nodesState = useApp((s) => s.nodesState);
-  const nodesError = useApp((s) => s.nodesError);
-  const init = useApp((s) => s.init);
-  const select = useApp((s) => s.select);
-  const connectAll = useApp((s) => s.connectAll);
-  const refreshNode = useApp((s) => s.refreshNode);
-  // Totals over the fleet (cheap: counts are memoised per node's list).
-  const totals = useApp((s) => {
-    let connected = 0;
-    let atRisk = 0;
-    let nodesAtRisk = 0;
-    let notConnected = 0;
-    let lost = 0;
-    let nodesLost = 0;
-    let cannotPin = 0;
-    let nearGc = 0;
-    let needed = 0;
-    let nodesNeeded = 0;
-    let noSource = 0;
-    let pinnable = 0;
-    // One machine configured twice counts once: its first entry stands for it.
-    const repeated = repeatedMachines(sameMachinesIn(s));
-    for (const n of s.nodes) {
-      if (repeated.has(n.name)) continue;
-      const pic = diskOf(s, n.name).picture;
-      if (pic && pictureNearGc(pic)) nearGc++;
-      const l = lostPinsOf(s, n.name).items.length;
-      lost += l;
-      if (l) nodesLost++;
-      const info = infoOf(s, n.name);
-      if (nodeWarnings(info).length) cannotPin++;
-      const st = statusOf(s, n.name).state;
-      if (st === 'connected') connected++;
-      else if (st !== 'connecting') notConnected++;
-      const im = imagesOf(s, n.name);
-      if (im.loadedAt) {
-        const r = countsOfRefs(im.items, criModeOf(info), distroDisplayName(info?.distro ?? 'unknown')).atRisk;
-        atRisk += r;
-        if (r) nodesAtRisk++;
-        const list = nodeAtRisk(im) ?? [];
-        const nd = list.length;
-        pinnable += list.filter((a) => a.pinnable).length;
-        needed += nd;
-        if (nd) nodesNeeded++;
-        if (im.needs && im.needs.basis !== 'known') noSource++;
-      }
+/** Totals over the fleet (cheap: counts are memoised per node's list); one machine configured twice counts once. */
+interface FleetTotals {
+  connected: number;
+  atRisk: number;
+  nodesAtRisk: number;
+  notConnected: number;
+  lost: number;
+  nodesLost: number;
+  cannotPin: number;
+  nearGc: number;
+  needed: number;
+  nodesNeeded: number;
+  noSource: number;
+  pinnable: number;
+}
+
+const TOTAL_KEYS = ['connected', 'atRisk', 'nodesAtRisk', 'notConnected', 'lost', 'nodesLost', 'cannotPin', 'nearGc', 'needed', 'nodesNeeded', 'noSource', 'pinnable'] as const;
+
+const zeroTotals = (): FleetTotals => ({ connected: 0, atRisk: 0, nodesAtRisk: 0, notConnected: 0, lost: 0, nodesLost: 0, cannotPin: 0, nearGc: 0, needed: 0, nodesNeeded: 0, noSource: 0, pinnable: 0 });
+
+function totalsOf(s: AppState): FleetTotals {
+  const t = zeroTotals();
+  // One machine configured twice counts once: its first entry stands for it.
+  const repeated = repeatedMachines(sameMachinesIn(s));
+  for (const n of s.nodes) {
+    if (repeated.has(n.name)) continue;
+    const pic = diskOf(s, n.name).picture;
+    if (pic && pictureNearGc(pic)) t.nearGc++;
+    const l = lostPinsOf(s, n.name).items.length;
+    t.lost += l;
+    if (l) t.nodesLost++;
+    const info = infoOf(s, n.name);
+    if (nodeWarnings(info).length) t.cannotPin++;
+    const st = statusOf(s, n.name).state;
+    if (st === 'connected') t.connected++;
+    else if (st !== 'connecting') t.notConnected++;
+    const im = imagesOf(s, n.name);
+    if (im.loadedAt) {
+      const r = countsOfRefs(im.items, criModeOf(info), distroDisplayName(info?.distro ?? 'unknown')).atRisk;
+      t.atRisk += r;
+      if (r) t.nodesAtRisk++;
+      const list = nodeAtRisk(im) ?? [];
+      const nd = list.length;
+      t.pinnable += list.filter((a) => a.pinnable).length;
+      t.needed += nd;
+      if (nd) t.nodesNeeded++;
+      if (im.needs && im.needs.basis !== 'known') t.noSource++;
     }
-    return `${connected}|${atRisk}|${nodesAtRisk}|${notConnected}|${lost}|${nodesLost}|${cannotPin}|${nearGc}|${needed}|${nodesNeeded}|${noSource}|${pinnable}`;
+  }
+  return t;
+}
+
+/** The fleet's totals, selected as one string so the view re-renders only when a count changes. */
+function useFleetTotals(): FleetTotals {
+  const joined = useApp((s) => {
+    const t = totalsOf(s);
+    return TOTAL_KEYS.map((k) => t[k]).join('|');
   });
-  const [connected, atRisk, nodesAtRisk, notConnected, lost, nodesLost, cannotPin, nearGc, needed, nodesNeeded, noSource, pinnable] = totals.split('|').map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const values = joined.split('|').map(Number);
+  const t = zeroTotals();
+  TOTAL_KEYS.forEach((k, i) => {
+    t[k] = values[i] ?? 0;
+  });
+  return t;
+}
+
+type FleetVerdict = ReturnType<typeof fleetPinVerdict>;
+
+/** The fleet's pin verdict and its needs verdict (never "nothing at risk" while a node's images are not in). */
+function useFleetVerdicts(): { verdict: FleetVerdict; neededVerdict: FleetVerdict } {
   // The banner's verdict (shared/protection counts, and whether every connected node's are in).
   const pinVerdict = useApp((s) =>
     JSON.stringify(
@@ -310,7 +315,6 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
       ),
     ),
   );
-  const verdict = JSON.parse(pinVerdict) as ReturnType<typeof fleetPinVerdict>;
   // The same verdict for the site's needs: never "nothing at risk" while a node's images are not in.
   const neededVerdictJson = useApp((s) =>
     JSON.stringify(
@@ -322,30 +326,17 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
       ),
     ),
   );
-  const neededVerdict = JSON.parse(neededVerdictJson) as ReturnType<typeof fleetPinVerdict>;
-  const neededNodes = useApp((s) =>
-    s.nodes
-      .map((n) => `${n.name} (${nodeAtRisk(imagesOf(s, n.name))?.length ?? 0})`)
-      .filter((t) => !t.endsWith(' (0)'))
-      .join(', '),
-  );
-  // The fleet's distro for its totals: the one the nodes read share, else "k3s/RKE2".
-  const fleetWho = useApp((s) => distrosDisplayName(s.nodes.flatMap((n) => infoOf(s, n.name)?.distro ?? [])));
-  const text = fleetOverviewText(fleetWho);
-  const sameMachine = JSON.parse(useApp((s) => JSON.stringify(sameMachinesIn(s)))) as SameMachine[];
-  const machines = nodes.length - repeatedMachines(sameMachine).size;
-  const [focusIdx, setFocusIdx] = useState(0);
-  const [busy, setBusy] = useState(false);
-  const bodyRef = useRef<HTMLTableSectionElement>(null);
+  return { verdict: JSON.parse(pinVerdict) as FleetVerdict, neededVerdict: JSON.parse(neededVerdictJson) as FleetVerdict };
+}
 
-  const onKey = (e: KeyboardEvent<HTMLTableSectionElement>) => {
-    if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(e.key)) return;
-    e.preventDefault();
-    const last = nodes.length - 1;
-    const j = e.key === 'Home' ? 0 : e.key === 'End' ? last : Math.min(last, Math.max(0, focusIdx + (e.key === 'ArrowDown' ? 1 : -1)));
-    setFocusIdx(j);
-    bodyRef.current?.querySelectorAll<HTMLElement>('button.fleet-open')[j]?.focus();
-  };
+/** The title, the fleet's one-line summary, same-machine notes, and Reload / Connect all. */
+function FleetHeader({ totals, machines, sameMachine }: { totals: FleetTotals; machines: number; sameMachine: SameMachine[] }) {
+  const nodes = useApp((s) => s.nodes);
+  const nodesState = useApp((s) => s.nodesState);
+  const connectAll = useApp((s) => s.connectAll);
+  const refreshNode = useApp((s) => s.refreshNode);
+  const [busy, setBusy] = useState(false);
+  const { connected, notConnected, needed } = totals;
 
   const onConnectAll = async () => {
     setBusy(true);
@@ -357,195 +348,267 @@ export function FleetOverview({ onAdd }: { onAdd(): void }) {
   };
 
   return (
-    <main className="detail fleet" aria-labelledby="fleet-title" data-testid="fleet-overview">
-      <header className="detail-head">
-        <div className="detail-title">
-          <div>
-            <h1 id="fleet-title">Fleet overview</h1>
-            <p className="muted small" data-testid="fleet-summary">
-              {nodesState === 'ready'
-                ? `${machines} ${machines === 1 ? 'node' : 'nodes'} · ${connected} connected${notConnected ? ` · ${notConnected} not connected` : ''}${
-                    needed ? ` · ${needed} needed ${needed === 1 ? 'image' : 'images'} at risk` : ''
-                  }`
-                : 'Loading nodes…'}
+    <header className="detail-head">
+      <div className="detail-title">
+        <div>
+          <h1 id="fleet-title">Fleet overview</h1>
+          <p className="muted small" data-testid="fleet-summary">
+            {nodesState === 'ready'
+              ? `${machines} ${machines === 1 ? 'node' : 'nodes'} · ${connected} connected${notConnected ? ` · ${notConnected} not connected` : ''}${
+                  needed ? ` · ${needed} needed ${needed === 1 ? 'image' : 'images'} at risk` : ''
+                }`
+              : 'Loading nodes…'}
+          </p>
+          {sameMachine.map((g) => (
+            <p key={g.nodes.join(' ')} className="small fleet-same-machine" data-testid="fleet-same-machine">
+              <AlertIcon /> {sameMachineText(g)}: counted once in these totals.
             </p>
-            {sameMachine.map((g) => (
-              <p key={g.nodes.join(' ')} className="small fleet-same-machine" data-testid="fleet-same-machine">
-                <AlertIcon /> {sameMachineText(g)}: counted once in these totals.
-              </p>
-            ))}
-          </div>
+          ))}
         </div>
-        <div className="detail-actions">
-          <button
-            type="button"
-            className="btn"
-            onClick={() => {
-              for (const n of nodes) void refreshNode(n.name);
-            }}
-            disabled={connected === 0}
-            title="Reload every connected node's images (they also update live)"
-          >
-            <RefreshIcon /> Reload
-          </button>
-          <button type="button" className="btn btn-primary" onClick={() => void onConnectAll()} disabled={busy || notConnected === 0} data-testid="connect-all">
-            {busy ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
-            Connect all
-          </button>
-        </div>
-      </header>
+      </div>
+      <div className="detail-actions">
+        <button
+          type="button"
+          className="btn"
+          onClick={() => {
+            for (const n of nodes) void refreshNode(n.name);
+          }}
+          disabled={connected === 0}
+          title="Reload every connected node's images (they also update live)"
+        >
+          <RefreshIcon /> Reload
+        </button>
+        <button type="button" className="btn btn-primary" onClick={() => void onConnectAll()} disabled={busy || notConnected === 0} data-testid="connect-all">
+          {busy ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
+          Connect all
+        </button>
+      </div>
+    </header>
+  );
+}
+
+/** The node list while it is not there to show: loading, failed to load, or empty. */
+function NodeListState({ onAdd }: { onAdd(): void }) {
+  const nodesState = useApp((s) => s.nodesState);
+  const nodesError = useApp((s) => s.nodesError);
+  const init = useApp((s) => s.init);
+  if (nodesState === 'loading')
+    return (
+      <div className="empty" aria-live="polite" data-testid="fleet-loading">
+        <span className="spinner" aria-hidden="true" />
+        <p>Loading the node list…</p>
+      </div>
+    );
+  if (nodesState === 'error')
+    return (
+      <div className="callout callout-error" role="alert" data-testid="fleet-error">
+        <strong>Could not load the node list: {nodesError?.message}</strong>
+        <p>{nodesError?.hint ?? 'Check that Holdfast is still running, then retry.'}</p>
+        <button type="button" className="btn btn-small" onClick={() => void init()}>
+          Retry
+        </button>
+      </div>
+    );
+  return (
+    <div className="empty" data-testid="fleet-empty">
+      <p className="empty-title">No nodes yet</p>
+      <p className="muted">Add the nodes you look after by their SSH address; Holdfast then shows every node's pins here.</p>
+      <button type="button" className="btn btn-primary" onClick={onAdd}>
+        <PlusIcon /> Add node
+      </button>
+    </div>
+  );
+}
+
+/** The fleet's needed images at risk: how many, on which nodes, and what to do. */
+function NeededBanner({ totals, neededVerdict }: { totals: FleetTotals; neededVerdict: FleetVerdict }) {
+  const { needed, nodesNeeded, pinnable, noSource } = totals;
+  const neededNodes = useApp((s) =>
+    s.nodes
+      .map((n) => `${n.name} (${nodeAtRisk(imagesOf(s, n.name))?.length ?? 0})`)
+      .filter((t) => !t.endsWith(' (0)'))
+      .join(', '),
+  );
+  return (
+    <DangerBanner
+      label="Needed images at risk in the fleet"
+      testId="fleet-needed-banner"
+      title={
+        <>
+          {needed} needed {needed === 1 ? 'image' : 'images'} at risk on {nodesNeeded} {nodesNeeded === 1 ? 'node' : 'nodes'}: a pod that needs{' '}
+          {needed === 1 ? 'it' : 'one'} may not start
+        </>
+      }
+    >
+      <span data-testid="fleet-needed-nodes">
+        {neededNodes}.{' '}
+        {pinnable
+          ? 'Open a highlighted node: its Images tab lists them and makes every needed image durable in one step.'
+          : 'Open a highlighted node: its Images tab lists them and where a copy of a missing one is, to import it.'}
+        {noSource ? ` ${noSourceText(noSource)}` : ''}
+        {neededVerdict.kind === 'at-risk' && neededVerdict.pending
+          ? ` The images of ${neededVerdict.pending} more connected ${neededVerdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.`
+          : ''}
+      </span>
+    </DangerBanner>
+  );
+}
+
+/** Pins the next distro start removes, fleet-wide; else whether that is still loading, unknown or all clear. */
+function PinRiskSummary({ totals, verdict, text }: { totals: FleetTotals; verdict: FleetVerdict; text: ReturnType<typeof fleetOverviewText> }) {
+  if (totals.atRisk > 0)
+    return (
+      <DangerBanner label="Pins at risk in the fleet" testId="fleet-at-risk" title={<>{text.fleetAtRisk(totals.atRisk, totals.nodesAtRisk)}</>}>
+        <span>
+          {text.fleetAtRiskAdvice}
+          {verdict.kind === 'at-risk' && verdict.pending ? ` The images of ${verdict.pending} more connected ${verdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.` : ''}
+        </span>
+      </DangerBanner>
+    );
+  if (verdict.kind === 'loading')
+    return (
+      <p className="fleet-ok muted small" aria-live="polite" data-testid="fleet-risk-loading">
+        <span className="spinner spinner-small" aria-hidden="true" /> {text.loading(verdict.nodes)}
+      </p>
+    );
+  if (verdict.kind === 'unknown')
+    return (
+      <p className="fleet-ok muted small" data-testid="fleet-risk-unknown">
+        <AlertIcon /> The images of {verdict.nodes} connected {verdict.nodes === 1 ? 'node' : 'nodes'} could not be listed: whether a pin is lost there is not
+        known (open {verdict.nodes === 1 ? 'it' : 'them'} to retry).
+      </p>
+    );
+  if (verdict.kind === 'all-clear')
+    return (
+      <p className="fleet-ok muted small" data-testid="fleet-no-risk">
+        <ShieldIcon /> {text.allClear}
+      </p>
+    );
+  return null;
+}
+
+/** Every fleet-wide warning above the table, the most urgent first; then the all-clear notes. */
+function FleetWarnings({ totals, text }: { totals: FleetTotals; text: ReturnType<typeof fleetOverviewText> }) {
+  const { verdict, neededVerdict } = useFleetVerdicts();
+  const { needed, lost, nodesLost, nearGc, cannotPin, noSource } = totals;
+  return (
+    <>
+      {needed > 0 ? <NeededBanner totals={totals} neededVerdict={neededVerdict} /> : null}
+      {lost > 0 ? (
+        <DangerBanner
+          label="Pins lost behind Holdfast’s back"
+          testId="fleet-lost-banner"
+          title={
+            <>
+              {lost} durable {lost === 1 ? 'pin' : 'pins'} Holdfast made {lost === 1 ? 'is' : 'are'} gone on {nodesLost} {nodesLost === 1 ? 'node' : 'nodes'}
+            </>
+          }
+        >
+          <span>Open a node marked “pins gone” to see which, when Holdfast made them, the likely causes and how to get them back.</span>
+        </DangerBanner>
+      ) : null}
+      {nearGc > 0 ? (
+        <p className="fleet-capability-note small" data-testid="fleet-near-gc-note">
+          <AlertIcon /> {nearGc} {nearGc === 1 ? 'node is' : 'nodes are'} within 5 points of kubelet's image GC threshold (marked “disk … · GC at …”): open{' '}
+          {nearGc === 1 ? 'it' : 'them'} and see the Disk tab for what GC would delete, or prune safely.
+        </p>
+      ) : null}
+      {cannotPin > 0 ? (
+        <p className="fleet-capability-note small" data-testid="fleet-capability-note">
+          <AlertIcon /> {cannotPin} {cannotPin === 1 ? 'node runs' : 'nodes run'} versions on which pins do not work as they should (marked under Versions): open {cannotPin === 1 ? 'it' : 'them'} for what that means.
+        </p>
+      ) : null}
+      <PinRiskSummary totals={totals} verdict={verdict} text={text} />
+      {neededVerdict.kind === 'all-clear' ? (
+        <p className="fleet-ok muted small" data-testid="fleet-needs-ok">
+          <ShieldIcon /> Every image the connected nodes need is on them and stays kept.{noSource ? ` ${noSourceText(noSource)}` : ''}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+/** The node table: one row per node; arrow keys, Home and End move between nodes, Enter opens one. */
+function FleetTable({ nodes, text }: { nodes: NodeDef[]; text: ReturnType<typeof fleetOverviewText> }) {
+  const select = useApp((s) => s.select);
+  const [focusIdx, setFocusIdx] = useState(0);
+  const bodyRef = useRef<HTMLTableSectionElement>(null);
+
+  const onKey = (e: KeyboardEvent<HTMLTableSectionElement>) => {
+    if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(e.key)) return;
+    e.preventDefault();
+    const last = nodes.length - 1;
+    const j = e.key === 'Home' ? 0 : e.key === 'End' ? last : Math.min(last, Math.max(0, focusIdx + (e.key === 'ArrowDown' ? 1 : -1)));
+    setFocusIdx(j);
+    bodyRef.current?.querySelectorAll<HTMLElement>('button.fleet-open')[j]?.focus();
+  };
+
+  return (
+    <div className="table-wrap fleet-wrap">
+      <table className="fleet-table" data-testid="fleet-table">
+        <caption className="visually-hidden">Every node: connection, images by pin state, pins at risk, needed images at risk. Arrow keys move between nodes; Enter opens one.</caption>
+        <thead>
+          <tr>
+            <th scope="col">Node</th>
+            <th scope="col">Connection</th>
+            <th scope="col" className="num">
+              <span className="pin-head pin-head-durable">
+                <ShieldIcon /> Durable
+              </span>
+            </th>
+            <th scope="col" className="num">
+              <span className="pin-head pin-head-k3s">
+                <ClockIcon /> {text.pinColumn}
+              </span>
+            </th>
+            <th scope="col" className="num">
+              <span className="pin-head pin-head-none">
+                <SlashIcon /> Unpinned
+              </span>
+            </th>
+            <th scope="col" className="num" title={text.atRiskColumnTitle}>
+              <span className="pin-head pin-head-risk">
+                <AlertIcon /> Pin at risk
+              </span>
+            </th>
+            <th scope="col" className="num" title={text.neededColumnTitle}>
+              <span className="pin-head pin-head-risk">
+                <AlertIcon /> Needed at risk
+              </span>
+            </th>
+            <th scope="col">Versions</th>
+          </tr>
+        </thead>
+        <tbody ref={bodyRef} onKeyDown={onKey}>
+          {nodes.map((n, i) => (
+            <FleetRow key={n.name} node={n} index={i} focused={i === Math.min(focusIdx, nodes.length - 1)} onFocusRow={setFocusIdx} onOpen={() => select(n.name)} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function FleetOverview({ onAdd }: { onAdd(): void }) {
+  const nodes = useApp((s) => s.nodes);
+  const nodesState = useApp((s) => s.nodesState);
+  const totals = useFleetTotals();
+  // The fleet's distro for its totals: the one the nodes read share, else "k3s/RKE2".
+  const fleetWho = useApp((s) => distrosDisplayName(s.nodes.flatMap((n) => infoOf(s, n.name)?.distro ?? [])));
+  const text = fleetOverviewText(fleetWho);
+  const sameMachine = JSON.parse(useApp((s) => JSON.stringify(sameMachinesIn(s)))) as SameMachine[];
+  const machines = nodes.length - repeatedMachines(sameMachine).size;
+
+  return (
+    <main className="detail fleet" aria-labelledby="fleet-title" data-testid="fleet-overview">
+      <FleetHeader totals={totals} machines={machines} sameMachine={sameMachine} />
       <div className="detail-body">
-        {nodesState === 'loading' ? (
-          <div className="empty" aria-live="polite" data-testid="fleet-loading">
-            <span className="spinner" aria-hidden="true" />
-            <p>Loading the node list…</p>
-          </div>
-        ) : nodesState === 'error' ? (
-          <div className="callout callout-error" role="alert" data-testid="fleet-error">
-            <strong>Could not load the node list: {nodesError?.message}</strong>
-            <p>{nodesError?.hint ?? 'Check that Holdfast is still running, then retry.'}</p>
-            <button type="button" className="btn btn-small" onClick={() => void init()}>
-              Retry
-            </button>
-          </div>
-        ) : nodes.length === 0 ? (
-          <div className="empty" data-testid="fleet-empty">
-            <p className="empty-title">No nodes yet</p>
-            <p className="muted">Add the nodes you look after by their SSH address; Holdfast then shows every node's pins here.</p>
-            <button type="button" className="btn btn-primary" onClick={onAdd}>
-              <PlusIcon /> Add node
-            </button>
-          </div>
+        {nodesState === 'loading' || nodesState === 'error' || nodes.length === 0 ? (
+          <NodeListState onAdd={onAdd} />
         ) : (
           <>
-            {needed > 0 ? (
-              <DangerBanner
-                label="Needed images at risk in the fleet"
-                testId="fleet-needed-banner"
-                title={
-                  <>
-                    {needed} needed {needed === 1 ? 'image' : 'images'} at risk on {nodesNeeded} {nodesNeeded === 1 ? 'node' : 'nodes'}: a pod that needs{' '}
-                    {needed === 1 ? 'it' : 'one'} may not start
-                  </>
-                }
-              >
-                <span data-testid="fleet-needed-nodes">
-                  {neededNodes}.{' '}
-                  {pinnable
-                    ? 'Open a highlighted node: its Images tab lists them and makes every needed image durable in one step.'
-                    : 'Open a highlighted node: its Images tab lists them and where a copy of a missing one is, to import it.'}
-                  {noSource ? ` ${noSourceText(noSource)}` : ''}
-                  {neededVerdict.kind === 'at-risk' && neededVerdict.pending
-                    ? ` The images of ${neededVerdict.pending} more connected ${neededVerdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.`
-                    : ''}
-                </span>
-              </DangerBanner>
-            ) : null}
-            {lost > 0 ? (
-              <DangerBanner
-                label="Pins lost behind Holdfast’s back"
-                testId="fleet-lost-banner"
-                title={
-                  <>
-                    {lost} durable {lost === 1 ? 'pin' : 'pins'} Holdfast made {lost === 1 ? 'is' : 'are'} gone on {nodesLost} {nodesLost === 1 ? 'node' : 'nodes'}
-                  </>
-                }
-              >
-                <span>Open a node marked “pins gone” to see which, when Holdfast made them, the likely causes and how to get them back.</span>
-              </DangerBanner>
-            ) : null}
-            {nearGc > 0 ? (
-              <p className="fleet-capability-note small" data-testid="fleet-near-gc-note">
-                <AlertIcon /> {nearGc} {nearGc === 1 ? 'node is' : 'nodes are'} within 5 points of kubelet's image GC threshold (marked “disk … · GC at …”): open{' '}
-                {nearGc === 1 ? 'it' : 'them'} and see the Disk tab for what GC would delete, or prune safely.
-              </p>
-            ) : null}
-            {cannotPin > 0 ? (
-              <p className="fleet-capability-note small" data-testid="fleet-capability-note">
-                <AlertIcon /> {cannotPin} {cannotPin === 1 ? 'node runs' : 'nodes run'} versions on which pins do not work as they should (marked under Versions): open {cannotPin === 1 ? 'it' : 'them'} for what that means.
-              </p>
-            ) : null}
-            {atRisk > 0 ? (
-              <DangerBanner
-                label="Pins at risk in the fleet"
-                testId="fleet-at-risk"
-                title={
-                  <>{text.fleetAtRisk(atRisk, nodesAtRisk)}</>
-                }
-              >
-                <span>
-                  {text.fleetAtRiskAdvice}
-                  {verdict.kind === 'at-risk' && verdict.pending ? ` The images of ${verdict.pending} more connected ${verdict.pending === 1 ? 'node are' : 'nodes are'} not in yet.` : ''}
-                </span>
-              </DangerBanner>
-            ) : verdict.kind === 'loading' ? (
-              <p className="fleet-ok muted small" aria-live="polite" data-testid="fleet-risk-loading">
-                <span className="spinner spinner-small" aria-hidden="true" /> {text.loading(verdict.nodes)}
-              </p>
-            ) : verdict.kind === 'unknown' ? (
-              <p className="fleet-ok muted small" data-testid="fleet-risk-unknown">
-                <AlertIcon /> The images of {verdict.nodes} connected {verdict.nodes === 1 ? 'node' : 'nodes'} could not be listed: whether a pin is lost there is not
-                known (open {verdict.nodes === 1 ? 'it' : 'them'} to retry).
-              </p>
-            ) : verdict.kind === 'all-clear' ? (
-              <p className="fleet-ok muted small" data-testid="fleet-no-risk">
-                <ShieldIcon /> {text.allClear}
-              </p>
-            ) : null}
-            {neededVerdict.kind === 'all-clear' ? (
-              <p className="fleet-ok muted small" data-testid="fleet-needs-ok">
-                <ShieldIcon /> Every image the connected nodes need is on them and stays kept.{noSource ? ` ${noSourceText(noSource)}` : ''}
-              </p>
-            ) : null}
-            <div className="table-wrap fleet-wrap">
-              <table className="fleet-table" data-testid="fleet-table">
-                <caption className="visually-hidden">Every node: connection, images by pin state, pins at risk, needed images at risk. Arrow keys move between nodes; Enter opens one.</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Node</th>
-                    <th scope="col">Connection</th>
-                    <th scope="col" className="num">
-                      <span className="pin-head pin-head-durable">
-                        <ShieldIcon /> Durable
-                      </span>
-                    </th>
-                    <th scope="col" className="num">
-                      <span className="pin-head pin-head-k3s">
-                        <ClockIcon /> {text.pinColumn}
-                      </span>
-                    </th>
-                    <th scope="col" className="num">
-                      <span className="pin-head pin-head-none">
-                        <SlashIcon /> Unpinned
-                      </span>
-                    </th>
-                    <th scope="col" className="num" title={text.atRiskColumnTitle}>
-                      <span className="pin-head pin-head-risk">
-                        <AlertIcon /> Pin at risk
-                      </span>
-                    </th>
-                    <th scope="col" className="num" title={text.neededColumnTitle}>
-                      <span className="pin-head pin-head-risk">
-                        <AlertIcon /> Needed at risk
-                      </span>
-                    </th>
-                    <th scope="col">Versions</th>
-                  </tr>
-                </thead>
-                <tbody ref={bodyRef} onKeyDown={onKey}>
-                  {nodes.map((n, i) => (
-                    <FleetRow
-                      key={n.name}
-                      node={n}
-                      index={i}
-                      focused={i === Math.min(focusIdx, nodes.length - 1)}
-                      onFocusRow={setFocusIdx}
-                      onOpen={() => select(n.name)}
-                    />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <FleetWarnings totals={totals} text={text} />
+            <FleetTable nodes={nodes} text={text} />
             <p className="muted small fleet-foot">Image counts group references by image id, as kubelet does. They update live as images change on a node.</p>
           </>
         )}
