@@ -7,7 +7,19 @@ import type { ArgsOf } from '../../shared/contract';
 import type { ErrorInfo } from '../../shared/domain';
 import { useApp } from '../context';
 import { statusOf } from '../store';
-import { buildMatrix, filterMatrix, summarizeMatrix, type CellPin, type MatrixCell, type ProblemFilter } from '../fleetMatrix';
+import {
+  buildMatrix,
+  filterMatrix,
+  summarizeMatrix,
+  type CellPin,
+  type FleetMatrix as Matrix,
+  type MatrixCell,
+  type MatrixColumn,
+  type MatrixRow as MatrixRowData,
+  type MatrixSummary,
+  type ProblemFilter,
+} from '../fleetMatrix';
+import type { FleetRunState } from '../store/types';
 import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { formatBytes } from '../../shared/format';
@@ -104,19 +116,181 @@ function download(file: { filename: string; mime: string; content: string }) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-export function FleetMatrix() {
+
+/** The title with what the report is, the group to inspect, and Inspect. */
+function MatrixHeader(props: { run: FleetRunState; summary: MatrixSummary; groups: string[]; group: string; onGroup(group: string): void; running: boolean }) {
+  const { run, summary, groups, group, onGroup, running } = props;
+  const nodes = useApp((s) => s.nodes);
+  const startFleet = useApp((s) => s.startFleet);
+  return (
+    <header className="detail-head">
+      <div className="detail-title">
+        <GridIcon className="detail-icon" />
+        <div>
+          <h1 id="matrix-title">Fleet matrix</h1>
+          <p className="muted small" data-testid="matrix-subtitle">
+            {running
+              ? `Inspecting… ${summary.answered} of ${summary.total} nodes answered`
+              : run.state === 'done' && run.report
+                ? `Report of ${formatDateTime(run.report.generatedAt)} · ${run.report.summary.nodes} nodes${run.group ? ` in ${run.group}` : ''}`
+                : 'Every image on every node, side by side'}
+          </p>
+        </div>
+      </div>
+      <div className="detail-actions">
+        {groups.length > 0 ? (
+          <label className="inline-select">
+            <span className="visually-hidden">Nodes to inspect</span>
+            <select value={group} onChange={(e) => onGroup(e.target.value)} data-testid="matrix-group" disabled={running}>
+              <option value="">All nodes</option>
+              {groups.map((g) => (
+                <option key={g} value={g}>
+                  Group {g}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        <button type="button" className="btn btn-primary" onClick={() => void startFleet(group)} disabled={running || nodes.length === 0} data-testid="inspect-fleet">
+          {running ? <span className="spinner spinner-small" aria-hidden="true" /> : <RefreshIcon />}
+          {running ? 'Inspecting…' : group ? `Inspect ${group}` : 'Inspect fleet'}
+        </button>
+      </div>
+    </header>
+  );
+}
+
+/** The report's counts in a bar, and its export to HTML, CSV or JSON once complete. */
+function MatrixSummaryBar({ summary, run }: { summary: MatrixSummary; run: FleetRunState }) {
   const exportReport = useApp((s) => s.exportFleetReport);
+  const [exportError, setExportError] = useState<ErrorInfo | null>(null);
+  const [exporting, setExporting] = useState<string | null>(null);
+  const onExport = async (format: ArgsOf<'fleet.export'>['format']) => {
+    setExportError(null);
+    setExporting(format);
+    const env = await exportReport(format);
+    setExporting(null);
+    if (!env.ok) setExportError(env.error);
+    else download(env.result);
+  };
+  return (
+    <>
+      <div className="matrix-summary" data-testid="matrix-summary">
+        <SummaryItem label="nodes at risk" value={summary.nodesAtRisk} alert={summary.nodesAtRisk > 0} testId="sum-nodes-at-risk" />
+        <SummaryItem label="needed images at risk" value={summary.neededAtRisk} alert={summary.neededAtRisk > 0} testId="sum-needed" />
+        <SummaryItem label="images losing their pin" value={summary.losingPins} alert={summary.losingPins > 0} testId="sum-losing" />
+        {summary.lostPins > 0 ? <SummaryItem label="durable pins gone" value={summary.lostPins} alert testId="sum-lost" /> : null}
+        <SummaryItem label="images drift" value={summary.drift} alert={summary.drift > 0} warn testId="sum-drift" />
+        <SummaryItem label="low on disk" value={summary.lowDisk} alert={(summary.lowDisk ?? 0) > 0} warn testId="sum-low-disk" />
+        <SummaryItem label="unreachable" value={summary.unreachable} alert={summary.unreachable > 0} testId="sum-unreachable" />
+        <div className="spacer" />
+        <div className="matrix-export" role="group" aria-label="Export the report">
+          <span className="muted small">Export</span>
+          {(['html', 'csv', 'json'] as const).map((f) => (
+            <button
+              key={f}
+              type="button"
+              className="btn btn-small"
+              onClick={() => void onExport(f)}
+              disabled={run.state !== 'done' || exporting !== null}
+              title={run.state !== 'done' ? 'Available once the inspection is complete' : `Download the report as ${f.toUpperCase()}`}
+              data-testid={`export-${f}`}
+            >
+              {f.toUpperCase()}
+            </button>
+          ))}
+        </div>
+      </div>
+      {exportError ? (
+        <div className="callout callout-error" role="alert">
+          <strong>Export failed: {exportError.message}</strong>
+          {exportError.hint ? <p>{exportError.hint}</p> : null}
+        </div>
+      ) : null}
+    </>
+  );
+}
+
+/** A node's column header: opens the node; says whether it answered and what is at risk there. */
+function NodeColumnHead({ column: c }: { column: MatrixColumn }) {
+  const select = useApp((s) => s.select);
+  return (
+    <th
+      scope="col"
+      className={`mx-col mx-col-${c.status}`}
+      data-testid={`mx-col-${c.node}`}
+      data-status={c.status}
+      title={c.status === 'unreachable' ? `${c.error?.message ?? 'Unreachable'}${c.error?.hint ? `\n${c.error.hint}` : ''}` : undefined}
+    >
+      <button type="button" className="mx-col-open" onClick={() => select(c.node)} data-testid="mx-col-open">
+        <span className="mx-col-name">{c.node}</span>
+      </button>
+      <span className="mx-col-meta">
+        {c.status === 'pending' ? (
+          <span className="muted">waiting…</span>
+        ) : c.status === 'unreachable' ? (
+          <span className="mx-col-error" data-testid="mx-col-error">
+            Unreachable
+          </span>
+        ) : c.neededAtRisk > 0 || c.losingPins > 0 ? (
+          <>
+            {c.neededAtRisk > 0 ? (
+              <span className="mx-col-needed" data-testid="mx-col-needed" title={`Needed images at risk on this node: missing, not pinned, or losing their pin at the next ${distroDisplayName(c.distro)} start`}>
+                {c.neededAtRisk} needed at risk
+              </span>
+            ) : null}
+            {c.losingPins > 0 ? <span className="mx-col-risk">{c.losingPins} lose pin</span> : null}
+          </>
+        ) : (
+          <span className="muted">ok</span>
+        )}
+        {c.lowDisk ? <span className="mx-col-disk" title={c.freeBytes !== null ? `${formatBytes(c.freeBytes)} free` : undefined}>low disk</span> : null}
+        {c.lostPins > 0 ? (
+          <span className="mx-col-lost" data-testid="mx-col-lost" title="Durable pins Holdfast made that are gone: open the node for causes and remedy">
+            {c.lostPins} pins gone
+          </span>
+        ) : null}
+        {c.warnings.length ? (
+          <span className="mx-col-capability" data-testid="mx-col-capability" title={c.warnings.map((w) => w.message).join('\n')}>
+            {c.warnings.some((w) => w.kind === 'no-cri-pinning') ? 'no CRI pinning' : `${distroDisplayName(c.distro)} pins nothing`}
+          </span>
+        ) : null}
+      </span>
+    </th>
+  );
+}
+
+/** One image across the nodes: its name, a drift mark when they disagree, a cell per node. */
+function ImageRow({ row: r, columns, matrix }: { row: MatrixRowData; columns: number[]; matrix: Matrix }) {
+  return (
+    <tr className={`mx-row${r.drift ? ' mx-drift' : ''}${r.atRisk ? ' mx-row-risk' : ''}`} data-testid="mx-row" data-name={r.name} data-drift={r.drift || undefined}>
+      <th scope="row" className="mx-name" title={r.name}>
+        <span className="mx-name-line">
+          {r.drift ? (
+            <span className="mx-drift-mark" title="The nodes disagree about this image (missing or pinned differently)" data-testid="mx-drift">
+              drift
+            </span>
+          ) : null}
+          <span className="mx-name-text">
+            <RefText name={r.name} />
+          </span>
+        </span>
+      </th>
+      {columns.map((ci) => (
+        <Cell key={ci} cell={r.cells[ci]!} node={matrix.columns[ci]!.node} who={distroDisplayName(matrix.columns[ci]!.distro)} />
+      ))}
+    </tr>
+  );
+}
+
+export function FleetMatrix() {
   const nodes = useApp((s) => s.nodes);
   const run = useApp((s) => s.fleetRun);
-  const startFleet = useApp((s) => s.startFleet);
-  const select = useApp((s) => s.select);
   // The distro the empty state names: the connected nodes' ("RKE2"), k3s/RKE2 when they differ.
   const fleetWho = useApp((s) => distrosDisplayName(s.nodes.map((n) => statusOf(s, n.name).info?.distro ?? 'unknown')));
   const [group, setGroup] = useState('');
   const [problem, setProblem] = useState<ProblemFilter>('all');
   const [query, setQuery] = useState('');
-  const [exportError, setExportError] = useState<ErrorInfo | null>(null);
-  const [exporting, setExporting] = useState<string | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const headRef = useRef<HTMLTableSectionElement>(null);
 
@@ -138,51 +312,10 @@ export function FleetMatrix() {
 
   const running = run.state === 'running' || run.state === 'starting';
   const hasData = run.nodes.length > 0;
-  const onExport = async (format: ArgsOf<'fleet.export'>['format']) => {
-    setExportError(null);
-    setExporting(format);
-    const env = await exportReport(format);
-    setExporting(null);
-    if (!env.ok) setExportError(env.error);
-    else download(env.result);
-  };
 
   return (
     <main className="detail matrix" aria-labelledby="matrix-title" data-testid="fleet-matrix">
-      <header className="detail-head">
-        <div className="detail-title">
-          <GridIcon className="detail-icon" />
-          <div>
-            <h1 id="matrix-title">Fleet matrix</h1>
-            <p className="muted small" data-testid="matrix-subtitle">
-              {running
-                ? `Inspecting… ${summary.answered} of ${summary.total} nodes answered`
-                : run.state === 'done' && run.report
-                  ? `Report of ${formatDateTime(run.report.generatedAt)} · ${run.report.summary.nodes} nodes${run.group ? ` in ${run.group}` : ''}`
-                  : 'Every image on every node, side by side'}
-            </p>
-          </div>
-        </div>
-        <div className="detail-actions">
-          {groups.length > 0 ? (
-            <label className="inline-select">
-              <span className="visually-hidden">Nodes to inspect</span>
-              <select value={group} onChange={(e) => setGroup(e.target.value)} data-testid="matrix-group" disabled={running}>
-                <option value="">All nodes</option>
-                {groups.map((g) => (
-                  <option key={g} value={g}>
-                    Group {g}
-                  </option>
-                ))}
-              </select>
-            </label>
-          ) : null}
-          <button type="button" className="btn btn-primary" onClick={() => void startFleet(group)} disabled={running || nodes.length === 0} data-testid="inspect-fleet">
-            {running ? <span className="spinner spinner-small" aria-hidden="true" /> : <RefreshIcon />}
-            {running ? 'Inspecting…' : group ? `Inspect ${group}` : 'Inspect fleet'}
-          </button>
-        </div>
-      </header>
+      <MatrixHeader run={run} summary={summary} groups={groups} group={group} onGroup={setGroup} running={running} />
       <div className="detail-body matrix-body">
         {run.state === 'error' && run.error ? (
           <div className="callout callout-error" role="alert" data-testid="matrix-error">
@@ -208,38 +341,7 @@ export function FleetMatrix() {
         ) : null}
         {hasData ? (
           <>
-            <div className="matrix-summary" data-testid="matrix-summary">
-              <SummaryItem label="nodes at risk" value={summary.nodesAtRisk} alert={summary.nodesAtRisk > 0} testId="sum-nodes-at-risk" />
-              <SummaryItem label="needed images at risk" value={summary.neededAtRisk} alert={summary.neededAtRisk > 0} testId="sum-needed" />
-              <SummaryItem label="images losing their pin" value={summary.losingPins} alert={summary.losingPins > 0} testId="sum-losing" />
-              {summary.lostPins > 0 ? <SummaryItem label="durable pins gone" value={summary.lostPins} alert testId="sum-lost" /> : null}
-              <SummaryItem label="images drift" value={summary.drift} alert={summary.drift > 0} warn testId="sum-drift" />
-              <SummaryItem label="low on disk" value={summary.lowDisk} alert={(summary.lowDisk ?? 0) > 0} warn testId="sum-low-disk" />
-              <SummaryItem label="unreachable" value={summary.unreachable} alert={summary.unreachable > 0} testId="sum-unreachable" />
-              <div className="spacer" />
-              <div className="matrix-export" role="group" aria-label="Export the report">
-                <span className="muted small">Export</span>
-                {(['html', 'csv', 'json'] as const).map((f) => (
-                  <button
-                    key={f}
-                    type="button"
-                    className="btn btn-small"
-                    onClick={() => void onExport(f)}
-                    disabled={run.state !== 'done' || exporting !== null}
-                    title={run.state !== 'done' ? 'Available once the inspection is complete' : `Download the report as ${f.toUpperCase()}`}
-                    data-testid={`export-${f}`}
-                  >
-                    {f.toUpperCase()}
-                  </button>
-                ))}
-              </div>
-            </div>
-            {exportError ? (
-              <div className="callout callout-error" role="alert">
-                <strong>Export failed: {exportError.message}</strong>
-                {exportError.hint ? <p>{exportError.hint}</p> : null}
-              </div>
-            ) : null}
+            <MatrixSummaryBar summary={summary} run={run} />
             <div className="toolbar">
               <SearchField id="matrix-search" label="Search images" placeholder="Search image name" value={query} onChange={setQuery} testId="matrix-search" />
               <div className="segmented" role="group" aria-label="Show problems">
@@ -259,54 +361,9 @@ export function FleetMatrix() {
                     <th scope="col" className="mx-name-head">
                       Image <span className="muted">({view.rows.length})</span>
                     </th>
-                    {view.columns.map((ci) => {
-                      const c = matrix.columns[ci]!;
-                      return (
-                        <th
-                          key={c.node}
-                          scope="col"
-                          className={`mx-col mx-col-${c.status}`}
-                          data-testid={`mx-col-${c.node}`}
-                          data-status={c.status}
-                          title={c.status === 'unreachable' ? `${c.error?.message ?? 'Unreachable'}${c.error?.hint ? `\n${c.error.hint}` : ''}` : undefined}
-                        >
-                          <button type="button" className="mx-col-open" onClick={() => select(c.node)} data-testid="mx-col-open">
-                            <span className="mx-col-name">{c.node}</span>
-                          </button>
-                          <span className="mx-col-meta">
-                            {c.status === 'pending' ? (
-                              <span className="muted">waiting…</span>
-                            ) : c.status === 'unreachable' ? (
-                              <span className="mx-col-error" data-testid="mx-col-error">
-                                Unreachable
-                              </span>
-                            ) : c.neededAtRisk > 0 || c.losingPins > 0 ? (
-                              <>
-                                {c.neededAtRisk > 0 ? (
-                                  <span className="mx-col-needed" data-testid="mx-col-needed" title={`Needed images at risk on this node: missing, not pinned, or losing their pin at the next ${distroDisplayName(c.distro)} start`}>
-                                    {c.neededAtRisk} needed at risk
-                                  </span>
-                                ) : null}
-                                {c.losingPins > 0 ? <span className="mx-col-risk">{c.losingPins} lose pin</span> : null}
-                              </>
-                            ) : (
-                              <span className="muted">ok</span>
-                            )}
-                            {c.lowDisk ? <span className="mx-col-disk" title={c.freeBytes !== null ? `${formatBytes(c.freeBytes)} free` : undefined}>low disk</span> : null}
-                            {c.lostPins > 0 ? (
-                              <span className="mx-col-lost" data-testid="mx-col-lost" title="Durable pins Holdfast made that are gone: open the node for causes and remedy">
-                                {c.lostPins} pins gone
-                              </span>
-                            ) : null}
-                            {c.warnings.length ? (
-                              <span className="mx-col-capability" data-testid="mx-col-capability" title={c.warnings.map((w) => w.message).join('\n')}>
-                                {c.warnings.some((w) => w.kind === 'no-cri-pinning') ? 'no CRI pinning' : `${distroDisplayName(c.distro)} pins nothing`}
-                              </span>
-                            ) : null}
-                          </span>
-                        </th>
-                      );
-                    })}
+                    {view.columns.map((ci) => (
+                      <NodeColumnHead key={matrix.columns[ci]!.node} column={matrix.columns[ci]!} />
+                    ))}
                   </tr>
                 </thead>
                 <tbody>
@@ -316,23 +373,7 @@ export function FleetMatrix() {
                     </tr>
                   ) : null}
                   {view.rows.slice(rows.start, rows.end).map((r) => (
-                    <tr key={r.name} className={`mx-row${r.drift ? ' mx-drift' : ''}${r.atRisk ? ' mx-row-risk' : ''}`} data-testid="mx-row" data-name={r.name} data-drift={r.drift || undefined}>
-                      <th scope="row" className="mx-name" title={r.name}>
-                        <span className="mx-name-line">
-                          {r.drift ? (
-                            <span className="mx-drift-mark" title="The nodes disagree about this image (missing or pinned differently)" data-testid="mx-drift">
-                              drift
-                            </span>
-                          ) : null}
-                          <span className="mx-name-text">
-                            <RefText name={r.name} />
-                          </span>
-                        </span>
-                      </th>
-                      {view.columns.map((ci) => (
-                        <Cell key={ci} cell={r.cells[ci]!} node={matrix.columns[ci]!.node} who={distroDisplayName(matrix.columns[ci]!.distro)} />
-                      ))}
-                    </tr>
+                    <ImageRow key={r.name} row={r} columns={view.columns} matrix={matrix} />
                   ))}
                   {rows.padBottom > 0 ? (
                     <tr aria-hidden="true" className="spacer-row">
