@@ -19,7 +19,7 @@ import { xxh32 } from '../../../src/core/archives/format/xxh32.ts';
 import { HoldfastError } from '../../../src/core/errors.ts';
 import { readLocalArchive } from '../../../src/core/usecases/import/localArchive.ts';
 import { limit } from '../../../src/core/limits.ts';
-import { chunked, compressWith, packTar, unpackTar, type TarEntry } from '../archives/helpers.ts';
+import { chunked, compressWith, packTar, unpackTar, type TarEntry } from '../../support/archives.ts';
 import { mutateBytes, randomJson, Rng } from './random.ts';
 
 const SEED = 0x5eed11;

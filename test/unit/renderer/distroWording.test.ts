@@ -17,7 +17,7 @@ import { summariseStore } from '../../../src/shared/imageStore';
 import { activeDurablePins, findLostPins } from '../../../src/shared/lostPins';
 import { nodeWarnings, pinNotHonoured } from '../../../src/shared/nodeWarnings';
 import { planPrune } from '../../../src/shared/prunePlan';
-import { store } from '../disk/helpers';
+import { store } from '../../support/diskStore';
 import { fleetOverviewText, nextStep } from '../../../src/renderer/components/FleetOverview';
 import { imagesPanelText } from '../../../src/renderer/components/ImagesPanel';
 import { PinBadge } from '../../../src/renderer/components/PinBadge';

@@ -13,7 +13,7 @@ import { forecastGc } from '../../../src/shared/gcForecast';
 import { maxAgeWhen, resolveGcPolicy, type KubeletArg } from '../../../src/shared/gcPolicy';
 import { applyNeeds } from '../../../src/shared/needs';
 import { imageProtection } from '../../../src/shared/protection';
-import { store } from '../disk/helpers';
+import { store } from '../../support/diskStore';
 
 const text = (el: Parameters<typeof renderToStaticMarkup>[0]): string =>
   renderToStaticMarkup(el)

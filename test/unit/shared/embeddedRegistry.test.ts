@@ -12,7 +12,7 @@ import { parseRegistriesAnswer, readRegistries, registriesArgv, REGISTRIES_SCRIP
 import type { ExecResult, SshConnection } from '../../../src/core/ssh/connect';
 import { embeddedRegistryBrief, fleetPeerSources, peerKeepText, peerServing, registryOf, type EmbeddedRegistryConfig } from '../../../src/shared/embeddedRegistry';
 import { planPrune } from '../../../src/shared/prunePlan';
-import { store } from '../disk/helpers';
+import { store } from '../../support/diskStore';
 
 const D = 'sha256:' + 'd'.repeat(64);
 const TAG = 'docker.io/library/nginx:1.27';

@@ -17,7 +17,7 @@ import { activeDurablePins, findLostPins, type CurrentRef } from '../../../src/s
 import { applyImageProtection, gcBoundReason } from '../../../src/shared/protection';
 import { planPrune } from '../../../src/shared/prunePlan';
 import { rke2ListsReason } from '../../../src/shared/rke2Lists';
-import { id, store } from '../disk/helpers';
+import { id, store } from '../../support/diskStore';
 
 const NODE = "edge $(touch pwned) it's";
 const ARCHIVE = 'x;touch${IFS}pwned;.tar.gz';
