@@ -1,6 +1,6 @@
 // Every HOLDFAST_* environment variable Holdfast reads, with its meaning and default, and the one
 // place they are read from: a file elsewhere in src/ that reads process.env.HOLDFAST_* fails
-// test/unit/core/env.test.ts, which also checks each one here is in docs/cli.md's Environment table.
+// test/unit/core/env.test.ts, which also checks each one is in docs/cli.md's Environment table.
 // The accessors take the environment as a parameter (default: the process's) so a test can pass
 // its own. No imports: the CLI loads this at start, before anything else is needed.
 
