@@ -3,14 +3,10 @@
 // notes, `inspect`'s "Needs attention" (an unreachable node's hint once), and the banner of
 // `npm run lab` (its commands continued with ` \`, still runnable when pasted). Long names and
 // paths as real sites have them; a line wraps at a word, never inside one.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bannerCommands, labBanner } from '../../../lab/banner';
 import { fleetText } from '../../../src/cli/commands/inspect';
 import { textWidth } from '../../../src/cli/fit';
-import { main } from '../../../src/cli/main';
 import { ProgressBoard } from '../../../src/cli/progress';
 import { Screen } from '../../../src/cli/screen';
 import { importResultLine, uploadResultLine } from '../../../src/cli/transferJob';
@@ -18,6 +14,7 @@ import { completeNode } from '../../../src/core/config/nodes';
 import { computeDrift, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/usecases/fleet';
 import { summary } from '../../../src/core/usecases/import/run';
 import type { JobNodeResult } from '../../../src/shared/domain';
+import { runCli, useTempHome } from '../../support/cliInProcess';
 import { Screen as Terminal } from '../../support/screen';
 
 const COLS = 100;
@@ -36,25 +33,12 @@ function fitsWhole(fitted: string, plain: string): void {
 }
 
 describe('node add and node edit on a terminal 100 columns wide', () => {
-  let home: string;
-  let saved: string | undefined;
-  beforeEach(() => {
-    home = mkdtempSync(path.join(os.tmpdir(), 'hf-fits-'));
-    saved = process.env.HOLDFAST_HOME;
-    process.env.HOLDFAST_HOME = home;
-  });
-  afterEach(() => {
-    if (saved === undefined) delete process.env.HOLDFAST_HOME;
-    else process.env.HOLDFAST_HOME = saved;
-    rmSync(home, { recursive: true, force: true });
-  });
+  useTempHome('hf-fits-');
 
   async function run(columns: number | null, ...args: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await main(['node', 'holdfast', ...args], { out: (s) => out.push(s), err: (s) => err.push(s), columns: () => columns, errColumns: () => columns });
-    expect(code, err.join('\n')).toBe(0);
-    return out.join('\n');
+    const r = await runCli(args, { columns: () => columns, errColumns: () => columns });
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout;
   }
 
   it("the images dir line wraps at words: the distro's default, and a deep dir given by hand", async () => {

@@ -1,32 +1,13 @@
 // One output path (#47 item 3): -o table|wide|json, with --wide and --json as its aliases. The
 // format is decided once, before the command runs; a bad value or flags that disagree are a usage
 // error (exit 2) that names the choices.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandNamed, main } from '../../../src/cli/main';
+import { describe, expect, it } from 'vitest';
+import { commandNamed } from '../../../src/cli/main';
 import { outputFormat } from '../../../src/cli/output';
+import { runCli, useTempHome } from '../../support/cliInProcess';
 
-let home: string;
-let saved: string | undefined;
-beforeEach(() => {
-  home = mkdtempSync(path.join(os.tmpdir(), 'hf-cli-output-'));
-  saved = process.env.HOLDFAST_HOME;
-  process.env.HOLDFAST_HOME = home;
-});
-afterEach(() => {
-  if (saved === undefined) delete process.env.HOLDFAST_HOME;
-  else process.env.HOLDFAST_HOME = saved;
-  rmSync(home, { recursive: true, force: true });
-});
-
-async function run(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['node', 'holdfast', ...args], { out: (s) => out.push(s), err: (s) => err.push(s) });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+useTempHome('hf-cli-output-');
+const run = (...args: string[]) => runCli(args);
 
 describe('-o and its aliases', () => {
   it('-o json is --json, before or after the command', async () => {

@@ -1,33 +1,13 @@
 // The CLI runs the app's service in process (src/cli/service.ts): its arguments meet the
 // contract's schemas, its errors come back through the envelope with their code (the exit code)
 // and hint, and its node changes are the service's.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli/main';
+import { describe, expect, it } from 'vitest';
 import { createHandlers } from '../../../src/core/service';
 import { dispatch } from '../../../src/server/dispatch';
+import { runCli, useTempHome } from '../../support/cliInProcess';
 
-let home: string;
-let saved: string | undefined;
-beforeEach(() => {
-  home = mkdtempSync(path.join(os.tmpdir(), 'hf-cli-service-'));
-  saved = process.env.HOLDFAST_HOME;
-  process.env.HOLDFAST_HOME = home;
-});
-afterEach(() => {
-  if (saved === undefined) delete process.env.HOLDFAST_HOME;
-  else process.env.HOLDFAST_HOME = saved;
-  rmSync(home, { recursive: true, force: true });
-});
-
-async function run(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['node', 'holdfast', ...args], { out: (s) => out.push(s), err: (s) => err.push(s) });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const home = useTempHome('hf-cli-service-');
+const run = (...args: string[]) => runCli(args);
 
 describe('the CLI through the service', () => {
   it('checks arguments with the contract before anything: a path out of the images dir is a usage error (2)', async () => {
@@ -62,7 +42,7 @@ describe('the CLI through the service', () => {
     const edit = await run('node', 'edit', 'edge', '--group', 'site-a', '--no-check');
     expect(edit).toEqual({ code: 0, stdout: 'updated edge:\n  group: (none) → site-a', stderr: '' });
 
-    const svc = createHandlers({ home });
+    const svc = createHandlers({ home: home() });
     try {
       const read = (await svc['nodes.list']({}))[0]!;
       expect(read.group).toBe('site-a');
