@@ -6,41 +6,23 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it, vi } from 'vitest';
 import { createStore } from 'zustand/vanilla';
 import type { Envelope, ResultOf } from '../../../src/shared/contract';
-import type { ImageRef, LocalArchive, NodeDef, NodeStatus } from '../../../src/shared/domain';
+import type { ImageRef, LocalArchive, NodeStatus } from '../../../src/shared/domain';
 import { NodesStep } from '../../../src/renderer/components/importWizard/NodesStep';
 import { StoreProvider } from '../../../src/renderer/context';
 import { createAppStore, type AppState, type AppStore } from '../../../src/renderer/store';
 import { fakeApi, imagesReport, job } from '../../doubles/api';
+import { nodeDef } from '../../support/nodeDef';
+import { imageRef } from '../../support/imageRef';
 
 const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
 const id = (c: string) => `sha256:${c.repeat(64)}`;
 const WEB = 'docker.io/library/site-web:2.4';
 const WORKER = 'docker.io/library/site-worker:2.4';
 
-const node = (name: string): NodeDef => ({
-  name,
-  host: `${name}.lan`,
-  port: 22,
-  user: 'root',
-  socket: '/run/k3s/containerd/containerd.sock',
-  imagesDir: '/var/lib/rancher/k3s/agent/images',
-  namespace: 'k8s.io',
-});
+const node = nodeDef;
 
-const ref = (name: string, imageId: string): ImageRef => ({
-  name,
-  digest: id('f'),
-  mediaType: 'application/vnd.docker.distribution.manifest.v2+json',
-  imageId,
-  size: 1,
-  platforms: ['linux/amd64'],
-  createdAt: null,
-  labels: {},
-  pin: 'none',
-  afterRestart: 'unpinned',
-  reason: '',
-  archive: null,
-});
+const ref = (name: string, imageId: string): ImageRef =>
+  imageRef(name, { digest: id('f'), mediaType: 'application/vnd.docker.distribution.manifest.v2+json', imageId, reason: '' });
 
 // The archive as the wizard's inspection reads it: a docker save naming the images by short name.
 const archive = (path: string): LocalArchive => ({

@@ -1,18 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Envelope, HoldfastApi } from '../../../src/shared/contract';
-import type { Job, JobNodeProgress, LocalArchive, NodeDef, NodeStatus } from '../../../src/shared/domain';
+import type { Job, JobNodeProgress, LocalArchive, NodeStatus } from '../../../src/shared/domain';
 import { createAppStore, imagesOf, statusOf } from '../../../src/renderer/store';
 import type { NeedsReport } from '../../../src/shared/needs';
+import { nodeDef } from '../../support/nodeDef';
 
-const node = (name: string): NodeDef => ({
-  name,
-  host: `${name}.lan`,
-  port: 22,
-  user: 'root',
-  socket: '/run/k3s/containerd/containerd.sock',
-  imagesDir: '/var/lib/rancher/k3s/agent/images',
-  namespace: 'k8s.io',
-});
+const node = nodeDef;
 const ok = <T>(result: T): Envelope<T> => ({ ok: true, result });
 const INFO = { containerdVersion: '2.0.4', containerdRevision: 'r', distro: 'k3s' as const, distroVersion: 'v1.31.9+k3s1' };
 const NEEDS: NeedsReport = { basis: 'known', sources: [{ kind: 'cluster', label: 'kubectl on a' }], notes: [], missing: [], atRisk: 0 };

@@ -18,6 +18,7 @@ import { applyImageProtection, gcBoundReason } from '../../../src/shared/protect
 import { planPrune } from '../../../src/shared/prunePlan';
 import { rke2ListsReason } from '../../../src/shared/rke2Lists';
 import { id, store } from '../../support/diskStore';
+import { imageRef } from '../../support/imageRef';
 
 const NODE = "edge $(touch pwned) it's";
 const ARCHIVE = 'x;touch${IFS}pwned;.tar.gz';
@@ -76,21 +77,8 @@ function expectCommand(text: string | undefined, want: readonly string[]): void 
   expect(argvSeenBySh(span)).toEqual(want);
 }
 
-const image = (name: string, over: Partial<ImageRef> = {}): ImageRef => ({
-  name,
-  digest: 'sha256:' + 'd'.repeat(64),
-  mediaType: 'application/vnd.oci.image.index.v1+json',
-  imageId: id('a'),
-  size: 2048,
-  platforms: ['linux/amd64'],
-  createdAt: null,
-  labels: {},
-  pin: 'none',
-  afterRestart: 'unpinned',
-  reason: 'Not pinned.',
-  archive: null,
-  ...over,
-});
+const image = (name: string, over: Partial<ImageRef> = {}): ImageRef =>
+  imageRef(name, { mediaType: 'application/vnd.oci.image.index.v1+json', imageId: id('a'), size: 2048, ...over });
 
 describe('suggested commands with hostile names', () => {
   it('the quoting helper reads them back itself (control: the parser and sh agree)', () => {
