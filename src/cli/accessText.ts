@@ -4,7 +4,8 @@
 import type { Command } from 'commander';
 import { HoldfastError } from '../core/errors';
 import type { HostKeyAcceptance } from './hostKeys';
-import type { AccessRemedy, ErrorInfo, NodeDef } from '../shared/domain';
+import type { AccessRemedy, ErrorInfo } from '../shared/domain/errors';
+import type { NodeDef } from '../shared/domain/nodes';
 import { commandLine } from '../shared/shellQuote';
 
 const ACCEPT_FLAG = '--accept-new-host-key';

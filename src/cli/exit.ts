@@ -1,5 +1,5 @@
 // Exit codes: 0 success, 1 failure, 2 usage error, 3 refused by a safety check.
-import type { ErrorCode } from '../shared/domain';
+import type { ErrorCode } from '../shared/domain/errors';
 
 export const EXIT = { OK: 0, FAILURE: 1, USAGE: 2, REFUSED: 3 } as const;
 

@@ -8,7 +8,7 @@
 // and definition (adopt), and one nobody adopted is closed with the command.
 import type { NodeSession, OpenNodeOptions } from '../core/node/session';
 import type { CredentialsProvider } from '../core/ssh/credentials';
-import type { NodeDef } from '../shared/domain';
+import type { NodeDef } from '../shared/domain/nodes';
 import { logger } from '../core/log';
 
 const log = logger('cli');

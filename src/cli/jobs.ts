@@ -4,7 +4,7 @@
 // service: jobs.cancel once the job exists, before that the service is closed, which stops the
 // inspection (nothing was sent yet).
 import path from 'node:path';
-import type { Job, JobNodeProgress, JobState } from '../shared/domain';
+import type { Job, JobNodeProgress, JobState } from '../shared/domain/jobs';
 import type { CliService } from './service';
 import type { ProgressBoard } from './progress';
 import { inspectionRow, type NodePatch } from './transferRows';

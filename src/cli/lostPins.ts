@@ -1,5 +1,5 @@
 // The lost pins of a node as text: `holdfast images` lists one node's, `holdfast inspect` every node's.
-import type { LostPin } from '../shared/domain';
+import type { LostPin } from '../shared/domain/lostPins';
 import { lostPinKindText, pinnedByText } from '../shared/lostPins';
 import { plural } from '../shared/wording';
 import { imageName } from '../shared/imageReference';

@@ -1,7 +1,7 @@
 // The nodes a command names (`holdfast inspect`, `holdfast prune`): NODE..., --group G or --all.
 import { HoldfastError } from '../core/errors';
 import { selectNodes as pickNodes } from '../shared/nodeSelection';
-import type { NodeDef } from '../shared/domain';
+import type { NodeDef } from '../shared/domain/nodes';
 import type { Cli } from './context';
 
 /** The nodes a command names: NODE..., --group G, or (--all / nothing) every node. */

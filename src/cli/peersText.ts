@@ -1,7 +1,7 @@
 // The "Embedded registry" part of `holdfast inspect`: per node whether k3s's embedded registry
 // (spegel) is on and what it mirrors, then each needed image with the nodes that can serve it to
 // their peers and the nodes that lack it (shared/embeddedRegistry). Said only when a node has it on.
-import type { NodeDef } from '../shared/domain';
+import type { NodeDef } from '../shared/domain/nodes';
 import { describePeerSource, embeddedRegistryBrief, fleetPeersApply, fleetPeerSourcesOf, type EmbeddedRegistryConfig } from '../shared/embeddedRegistry';
 import type { FleetNodeResult } from '../shared/fleet';
 import { terminalSafe as safe } from './format';

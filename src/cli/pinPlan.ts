@@ -1,5 +1,5 @@
 // What `holdfast pin` and `holdfast unpin` print of a pin plan, previewed (--dry-run) or applied.
-import type { PinPlan } from '../shared/domain';
+import type { PinPlan } from '../shared/domain/pins';
 import { describeChange, type Cli } from './context';
 import { terminalSafe as safe } from './format';
 

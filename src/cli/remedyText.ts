@@ -2,7 +2,7 @@
 // command line; the CLI words it with the command that helps here.
 import { HoldfastError } from '../core/errors';
 import { distroDisplayName } from '../shared/distro';
-import type { ErrorRemedy } from '../shared/domain';
+import type { ErrorRemedy } from '../shared/domain/errors';
 import { commandLine } from '../shared/shellQuote';
 
 /**

@@ -10,7 +10,7 @@ import type { Service } from '../core/service';
 import type { CredentialsProvider } from '../core/ssh/credentials';
 import { HeadStart, openHeadStart } from './headStart';
 import type { ArgsOf, Channel, Envelope, LiveEvent, ResultOf } from '../shared/contract';
-import type { NodeDef } from '../shared/domain';
+import type { NodeDef } from '../shared/domain/nodes';
 import type { LocalNodeOptions } from '../core/node/localSession';
 
 export interface CliService {

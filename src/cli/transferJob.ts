@@ -1,7 +1,8 @@
 // What `holdfast upload` and `holdfast import` show of their job: each node's row as it changes,
 // a failed node's error as the service reported it, and each node's line at the end.
 import { HoldfastError } from '../core/errors';
-import type { ErrorInfo, Job, JobNodeProgress, JobNodeResult } from '../shared/domain';
+import type { ErrorInfo } from '../shared/domain/errors';
+import type { Job, JobNodeProgress, JobNodeResult } from '../shared/domain/jobs';
 import { humanSize, terminalSafe } from './format';
 import { savedNodeHint } from './accessText';
 import { nodePatch } from './jobs';

@@ -1,6 +1,6 @@
 // What `holdfast upload` and `holdfast import` show per node while they run: the progress core
 // reports (src/core/import, src/core/upload), worded as one short row for the progress board.
-import type { JobNodeProgress } from '../shared/domain';
+import type { JobNodeProgress } from '../shared/domain/jobs';
 import { plural } from '../shared/wording';
 import { formatDuration } from '../shared/format';
 import { humanSize } from './format';

@@ -1,11 +1,11 @@
 // One error type for everything the core reports to a user. `code` drives exit codes and UI
 // treatment; `message` is one clear sentence; `hint` says what to do next.
-import type { ErrorCode, ErrorInfo, ErrorRemedy } from '../shared/domain';
+import type { AccessRemedy, ErrorCode, ErrorInfo, ErrorRemedy } from '../shared/domain/errors';
 
 export class HoldfastError extends Error {
   readonly code: ErrorCode;
   /** How to get in (data, see AccessRemedy); set by whoever knows the node (NodeSession.open). */
-  access?: import('../shared/domain').AccessRemedy;
+  access?: AccessRemedy;
   readonly hint?: string;
   readonly fingerprint?: string;
   readonly expectedFingerprint?: string;

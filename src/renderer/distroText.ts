@@ -1,7 +1,7 @@
 // How the app names a node's k3s/RKE2 — and says what it means when none answered, rather than a
 // bare "unknown".
 import { distroDisplayName, UNDETECTED_DISTRO_NAME } from '../shared/distro';
-import type { NodeInfo } from '../shared/domain';
+import type { NodeInfo } from '../shared/domain/nodes';
 
 /** What Holdfast asked the node (src/core/node/detect.ts): the binaries on PATH and in /usr/local/bin. */
 export const DISTRO_NOT_DETECTED_WHY = 'no k3s or rke2 binary answered --version';

@@ -2,7 +2,10 @@
 // into the tag of the same image on that node), columns are nodes. Works on partial results
 // (nodes that have not answered yet are "pending") so the matrix fills in as fleet.node events
 // arrive. No React, no DOM — unit-tested in test/unit/renderer.
-import type { Distro, ErrorInfo, ImageRef, NodeWarning, PinState } from '../shared/domain';
+import type { ErrorInfo } from '../shared/domain/errors';
+import type { ImageRef } from '../shared/domain/images';
+import type { Distro, NodeWarning } from '../shared/domain/nodes';
+import type { PinState } from '../shared/domain/pins';
 import type { FleetNodeResult, FleetReport } from '../shared/fleet';
 import { nodeWarnings } from '../shared/nodeWarnings';
 import { imageProtection, losesPin, losingOf, protectionKey, type ImageProtection } from '../shared/protection';

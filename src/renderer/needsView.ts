@@ -2,7 +2,7 @@
 // a second copy of it. Which images are needed and at risk is the core's verdict (ImageRef.need,
 // NeedsReport.missing) read through atRiskOf; here only how it is said and counted for display.
 // Pure — unit-tested in test/unit/renderer.
-import type { ImageRef } from '../shared/domain';
+import type { ImageRef } from '../shared/domain/images';
 import { atRiskOf, isAtRisk, NEED_VERDICT_TEXT, workloadName, type AtRiskImage, type NeedsReport } from '../shared/needs';
 import type { Workload } from '../shared/workloads';
 import { isImageIdRecord } from '../shared/imageReference';

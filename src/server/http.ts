@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { isChannel, type Envelope, type LiveEvent } from '../shared/contract';
-import type { ErrorInfo } from '../shared/domain';
+import type { ErrorInfo } from '../shared/domain/errors';
 import type { Handlers } from '../shared/handlers';
 import { TOKEN_HEADER } from '../shared/serveProtocol';
 import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS, staticContentType } from '../shared/webSecurity';

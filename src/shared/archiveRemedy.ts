@@ -1,6 +1,6 @@
 // What fixes an archive that is not safe to remove, as data: the CLI prints the command, the app
 // names the button (src/renderer/appText.ts). Core's reason sentences quote the same command.
-import type { ArchiveInfo, ArchiveRemedy, RemovalCheck } from './domain';
+import type { ArchiveInfo, ArchiveRemedy, RemovalCheck } from './domain/archives';
 import { commandLine } from './shellQuote';
 
 export type { ArchiveRemedy };

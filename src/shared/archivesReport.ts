@@ -5,7 +5,7 @@
 // carries each node's files and health the same way.
 // Each file also says its removal's tone (shared/removalVerdict: safe, caution or refused), beside
 // `safeToRemove` (still true when a warning stands: the removal is allowed).
-import type { ArchiveInfo } from './domain';
+import type { ArchiveInfo } from './domain/archives';
 import type { ImportCacheHealth } from './importCacheHealth';
 import { archiveVerdict, type RemovalTone } from './removalVerdict';
 

@@ -4,7 +4,11 @@
 // bundle carries no zod; the argument schemas and ArgsOf/ResultOf live in ./contract, which
 // re-exports all of this and checks that every operation names a channel it has a schema for.
 import type { FleetNodeResult, FleetReport } from './fleet';
-import type { CredentialRequest, ErrorInfo, Job, LostPin, NodeInfo } from './domain';
+import type { CredentialRequest } from './domain/connection';
+import type { ErrorInfo } from './domain/errors';
+import type { Job } from './domain/jobs';
+import type { LostPin } from './domain/lostPins';
+import type { NodeInfo } from './domain/nodes';
 
 export type Envelope<T> = { ok: true; result: T } | { ok: false; error: ErrorInfo };
 

@@ -10,7 +10,14 @@ import * as z from 'zod';
 import type { DiskPicture } from './diskPicture';
 import type { FleetReport } from './fleet';
 import type { PrunePlan, PruneResult } from './prunePlan';
-import type { ArchiveInfo, CredentialRequest, AuditEntry, ImageRef, Job, LocalArchive, LostPin, NodeDef, NodeInfo, NodeStatus, PinPlan, PinTarget, RemovalCheck } from './domain';
+import type { ArchiveInfo, LocalArchive, RemovalCheck } from './domain/archives';
+import type { AuditEntry } from './domain/audit';
+import type { CredentialRequest, NodeStatus } from './domain/connection';
+import type { ImageRef } from './domain/images';
+import type { Job } from './domain/jobs';
+import type { LostPin } from './domain/lostPins';
+import type { NodeDef, NodeInfo } from './domain/nodes';
+import type { PinPlan, PinTarget } from './domain/pins';
 import { operations, type Envelope, type Operation } from './channels';
 
 export * from './channels';

@@ -4,7 +4,7 @@
 // ipc.payloadBytes/ipc.payloadDepth and how a thrown error becomes an ErrorInfo) comes in as
 // DispatchGuards — src/core/payload.ts has the ones both transports use.
 import { isChannel, parseArgs, type Channel, type Envelope } from './contract';
-import type { ErrorInfo } from './domain';
+import type { ErrorInfo } from './domain/errors';
 import type { Handlers } from './handlers';
 
 export interface DispatchGuards {

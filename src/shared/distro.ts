@@ -4,7 +4,8 @@
 // per-release rules are the same for both (RKE2 carries k3s's agent code on the same Kubernetes
 // lines: versions.ts K3S_RELEASES). Pure data: the shell that reads these paths on a node is built
 // from it in src/core (core/node/distroShell.ts).
-import { DATA_DIR_DEFAULTS, LABEL_K3S_PINNED, LABEL_RKE2_PINNED, NODE_DEFAULTS, type Distro } from './domain';
+import { LABEL_K3S_PINNED, LABEL_RKE2_PINNED } from './domain/labels';
+import { DATA_DIR_DEFAULTS, NODE_DEFAULTS, type Distro } from './domain/nodes';
 
 export type KnownDistro = Exclude<Distro, 'unknown'>;
 

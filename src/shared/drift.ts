@@ -5,7 +5,8 @@
 // deploys: folded into their tag when there is one, never a drift row of their own.
 // A row drifts when it is missing on some reachable node, or pinned now on some and not on
 // others. Used by the fleet report (core/fleet: JSON, HTML, CSV, CLI) and the app's matrix.
-import type { ImageRef, PinState } from './domain';
+import type { ImageRef } from './domain/images';
+import type { PinState } from './domain/pins';
 import type { DriftEntry, FleetNodeResult } from './fleet';
 import { isImageIdRef } from './protection';
 

@@ -6,7 +6,10 @@
 // checks); the advice is decided here, once. Pure: `holdfast explain` prints it, and a view of
 // one image in the app can show the same.
 import { archiveBrief } from './archiveRemedy';
-import type { ArchiveInfo, ImageRef, LostPin, PinState } from './domain';
+import type { ArchiveInfo } from './domain/archives';
+import type { ImageRef } from './domain/images';
+import type { LostPin } from './domain/lostPins';
+import type { PinState } from './domain/pins';
 import { atRiskOf, NEED_VERDICT_TEXT, type MissingNeed, type NeedsReport, type NeedVerdict } from './needs';
 import { fateBrief, imageProtection, losesPin, protectionBrief, protectionKey, refReading, refsByImage, type RefOutcome } from './protection';
 import { imageName, isImageIdRecord } from './imageReference';

@@ -1,6 +1,9 @@
 // The fleet report: every node's inventory side by side, and where the nodes disagree.
 // Plain JSON data, the same for `holdfast inspect --json`, the HTML/CSV reports and a UI.
-import type { ErrorCode, ErrorInfo, ImageRef, LostPin, NodeInfo, NodeWarning } from './domain';
+import type { ErrorCode, ErrorInfo } from './domain/errors';
+import type { ImageRef } from './domain/images';
+import type { LostPin } from './domain/lostPins';
+import type { NodeInfo, NodeWarning } from './domain/nodes';
 import type { AtRiskImage, NeedsReport } from './needs';
 import type { NodeRegistries } from './registryMirrors';
 import type { EmbeddedRegistryConfig } from './embeddedRegistry';

@@ -3,7 +3,7 @@
 // frees: content is shared between images (a base layer, a config), and containerd removes a
 // blob only when no image left references it, so a blob counts once, for the last image holding
 // it. Pure: the core fills it from containerd, the forecast and the planner read it.
-import type { PinState } from './domain';
+import type { PinState } from './domain/pins';
 import { compareText } from './compareText';
 import { isImageIdRecord } from './imageReference';
 

@@ -2,7 +2,7 @@
 // the operator mapped it to (`k8sNode` in its config), else the Node of the same name, else the
 // only Node with the node's host among its addresses. Needs bound to one Node (a pod scheduled
 // there, a DaemonSet's pod) apply on the node only through this match (core/needs). Pure.
-import type { NodeDef } from './domain';
+import type { NodeDef } from './domain/nodes';
 import type { KubeNode } from './workloads';
 
 /** The fields of a configured node the match reads. */

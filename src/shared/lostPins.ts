@@ -8,17 +8,12 @@
 import { distroDisplayName, distroOfPinLabels } from './distro';
 import { shortDigest } from './format';
 import { pinState } from './pinState';
-import {
-  LABEL_CRI_PINNED,
-  PINNED,
-  type ArchiveInfo,
-  type AuditEntry,
-  type ImageRef,
-  type LostPin,
-  type LostPinKind,
-  type LostPinRemedy,
-  type NodeInfo,
-} from './domain';
+import type { ArchiveInfo } from './domain/archives';
+import type { AuditEntry } from './domain/audit';
+import type { ImageRef } from './domain/images';
+import { LABEL_CRI_PINNED, PINNED } from './domain/labels';
+import type { LostPin, LostPinKind, LostPinRemedy } from './domain/lostPins';
+import type { NodeInfo } from './domain/nodes';
 import { criPinning } from './versions';
 import { commandLine, shellLine } from './shellQuote';
 

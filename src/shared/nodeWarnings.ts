@@ -2,7 +2,7 @@
 // rules themselves live in ./versions.ts; this turns their answers into sentences a technician
 // can act on, once, for the CLI, the reports, the server and the app alike.
 import { distroDisplayName } from './distro';
-import type { NodeInfo, NodeWarning } from './domain';
+import type { NodeInfo, NodeWarning } from './domain/nodes';
 import { criPinning, DISTRO_PINS_FROM, distroPinsImports } from './versions';
 
 const distroName = (info: Partial<Pick<NodeInfo, 'distro'>>) => distroDisplayName(info.distro ?? 'unknown');

@@ -6,7 +6,8 @@
 // digest>`, labelled io.cri-containerd.image=managed). k3s never labels that record, so taken
 // alone it always looks unpinned; what matters is the image it names: this module gives such
 // records the image's fate.
-import { LABEL_CRI_PINNED, PINNED, type Fate } from './domain';
+import { LABEL_CRI_PINNED, PINNED } from './domain/labels';
+import type { Fate } from './domain/pins';
 import type { CriPinning } from './versions';
 import { isImageIdRecord } from './imageReference';
 import { listTrapBrief, type ListTrap } from './listTrap';

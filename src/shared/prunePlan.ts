@@ -5,7 +5,7 @@
 // brings, and that are not among the versions a repository in use needs for rollback. Releasing
 // a durable pin is always a separate, explicit step (holdfast unpin): prune never unpins.
 // Pure: the dry run, the real run, the CLI and the app plan with this one function.
-import type { AuditEntry, PrunedRecord } from './domain';
+import type { AuditEntry, PrunedRecord } from './domain/audit';
 import { formatBytes } from './format';
 import { plural } from './wording';
 import { gcCandidates } from './gcForecast';

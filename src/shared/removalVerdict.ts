@@ -3,7 +3,8 @@
 // own image lists: ./rke2Lists) decides the tone once. A removal with a warning standing is never
 // "safe… loses nothing": the app's dialog and Archives tab, the CLI's `archives` table (and its
 // JSON), `rm-archive --dry-run`, `explain` and the fleet's HTML report read the same verdict.
-import type { ArchiveInfo, Distro, RemovalCheck, RemovalWarning } from './domain';
+import type { ArchiveInfo, RemovalCheck, RemovalWarning } from './domain/archives';
+import type { Distro } from './domain/nodes';
 import { RKE2_LISTS_REMOVAL_BRIEF, rke2ListsAfterRemoval, rke2ListsRemovalWarning } from './rke2Lists';
 
 /** safe: nothing lost, nothing set off; caution: allowed, but a warning stands; refused: it would lose pins. */

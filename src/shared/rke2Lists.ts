@@ -7,7 +7,7 @@
 // image with a listed one becomes RKE2-managed. k3s writes no such lists. Holdfast sees regular
 // files (and symlinks to them) only: a dangling symlink or symlinked folder at worst makes it warn.
 import { distroProfile } from './distro';
-import type { Distro } from './domain';
+import type { Distro } from './domain/nodes';
 import { commandLine } from './shellQuote';
 
 /** Whether RKE2's check takes this top-level name for an archive (anything but a list or JSON). */

@@ -1,6 +1,7 @@
 // Counted nouns and a few names, worded once for the CLI and the app, so neither ever prints
 // "1 images", a compression called "none", or k3s's pin on an RKE2 node.
-import type { Compression, PinState } from './domain';
+import type { Compression } from './domain/archives';
+import type { PinState } from './domain/pins';
 
 // Nouns whose plural is not noun + "s"; anything else takes an "s".
 const IRREGULAR: Record<string, string> = {

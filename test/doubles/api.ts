@@ -4,7 +4,7 @@
 // whole interface without casting.
 import { operations } from '../../src/shared/channels';
 import type { HoldfastApi, LiveApi, ResultOf } from '../../src/shared/contract';
-import type { Job } from '../../src/shared/domain';
+import type { Job } from '../../src/shared/domain/jobs';
 
 // src/renderer/api's ClientApi and DesktopBridge, spelled from the contract: that module needs the
 // DOM, and this file is also type-checked with Node's types only (tsconfig.node.json).

@@ -6,7 +6,9 @@
 // afterRestart, reason, archive, safeToRemove, imported) only describe the intended story and are
 // ignored there: the real service derives its own.
 import { createHash } from 'node:crypto';
-import type { ArchiveInfo, AuditEntry, ImageRef } from '../../src/shared/domain';
+import type { ArchiveInfo } from '../../src/shared/domain/archives';
+import type { AuditEntry } from '../../src/shared/domain/audit';
+import type { ImageRef } from '../../src/shared/domain/images';
 
 export const FINGERPRINT = 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8';
 export const OLD_FINGERPRINT = 'SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s';

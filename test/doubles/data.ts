@@ -5,8 +5,10 @@
 // unreadable file), an audit log and edge-02's host-key story. Scenario flags vary it.
 import { gzipSync } from 'node:zlib';
 import { HoldfastError } from '../../src/core/errors';
-import type { AuditEntry, ImageRef, NodeDef, NodeInfo, NodeInput } from '../../src/shared/domain';
-import { NODE_DEFAULTS } from '../../src/shared/domain';
+import type { AuditEntry } from '../../src/shared/domain/audit';
+import type { ImageRef } from '../../src/shared/domain/images';
+import type { NodeDef, NodeInfo, NodeInput } from '../../src/shared/domain/nodes';
+import { NODE_DEFAULTS } from '../../src/shared/domain/nodes';
 import { diskExtraImages, fakeContainers, UPDATED } from './disk';
 import { CRI, DELETED_REF, edge3Images, EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES, EDGE2_IMAGES, FAKE_PASSWORD, FINGERPRINT, generateRefs, img, K3S, OLD_FINGERPRINT, sha } from './catalog';
 import { edge1Workloads, edge2Workloads, emptyWorkloads, REPORT_IMAGE, serverAnswer, SUDO_REFUSES_KUBECTL } from './cluster';

@@ -3,7 +3,7 @@
 // node, at 82 % of its image file system — near kubelet's 85 %; the Disk tab is the real
 // service's picture of that node).
 import type { ContainerRecord } from '../../src/core/containerd/client';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 
 const sha = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 

@@ -19,7 +19,7 @@ import { SessionPool } from '../../src/core/node/pool';
 import { NodeSession, type OpenNodeOptions } from '../../src/core/node/session';
 import type { CredentialsProvider } from '../../src/core/ssh/credentials';
 import { uploadArchive } from '../../src/core/usecases/upload';
-import type { NodeDef, NodeInput } from '../../src/shared/domain';
+import type { NodeDef, NodeInput } from '../../src/shared/domain/nodes';
 import { labNodeDef, runCli, tempHome } from './support';
 
 const USER = labUserName('hfop');

@@ -11,7 +11,7 @@ import { readFileSync, renameSync, statSync, utimesSync, writeFileSync, mkdirSyn
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, importArchive, listImages, startLab, writeImageArchive, type Lab } from '../../lab';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import { isImageIdRef } from '../../src/shared/protection';
 import { addLabNode, runCli, tempHome } from './support';
 

@@ -21,7 +21,7 @@ import { NodeStore } from '../../src/core/config/nodes';
 import { GrpcContainerdClient } from '../../src/core/containerd/client';
 import { HoldfastError } from '../../src/core/errors';
 import { NodeSession } from '../../src/core/node/session';
-import { PROVENANCE } from '../../src/shared/domain';
+import { PROVENANCE } from '../../src/shared/domain/labels';
 import { createHandlers } from '../../src/core/service';
 import { uploadArchive } from '../../src/core/usecases/upload';
 import { addLabNode, labNodeDef, runCli, sha256File, tempHome, type CliResult } from './support';

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { emulateK3sStart, labelsOf, startK3sWatcher, startLab, type FailedImport, type ImportedArchive, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
 import { criImageStatus, criPinned } from '../../lab/cri';
 import { readLocalArchive } from '../../src/core/usecases/import/localArchive';
-import type { ImageRef, PinPlan } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
+import type { PinPlan } from '../../src/shared/domain/pins';
 import { addCtrExports, buildCorpus, type Corpus, type CorpusArchive } from '../corpus/build';
 import { runCli, tempHome } from './support';
 

@@ -12,7 +12,8 @@ import { parseProbe, probeArgv } from '../../src/core/node/detect';
 import { connectNode } from '../../src/core/node/session';
 import { createHandlers, type Service } from '../../src/core/service';
 import type { ArchiveFile, ArchivesReport } from '../../src/shared/archivesReport';
-import type { NodeDef, NodeStatus } from '../../src/shared/domain';
+import type { NodeStatus } from '../../src/shared/domain/connection';
+import type { NodeDef } from '../../src/shared/domain/nodes';
 import { etcRancher, labNodeDef, runCli, tempHome } from './support';
 
 const TOKEN = 'K10-join-token-S3cret::server:abcdef';

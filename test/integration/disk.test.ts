@@ -17,7 +17,7 @@ import { writeLayeredArchive, type LayeredImage } from '../../lab/layered';
 import { startLab, type Lab } from '../../lab/lab';
 import { K3S_IMAGES_DIR, type LabNodeHandle } from '../../lab/node';
 import type { DiskPicture } from '../../src/shared/diskPicture';
-import type { AuditEntry } from '../../src/shared/domain';
+import type { AuditEntry } from '../../src/shared/domain/audit';
 import type { PrunePlan, PruneResult } from '../../src/shared/prunePlan';
 import { formatBytes } from '../../src/shared/format';
 import { createHandlers } from '../../src/core/service';

@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, listImages, startLab, workloadList, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import type { PrunePlan } from '../../src/shared/prunePlan';
 import { addLabNode, etcRancher, onTerminal as onTerminalIn, runCli, tempHome } from './support';
 

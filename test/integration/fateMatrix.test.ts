@@ -21,7 +21,7 @@ import {
   type Distro,
   type Lab,
 } from '../../lab';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import { isImageIdRef } from '../../src/shared/protection';
 import { criPinsHonoured, labDistro, runCli, tempHome } from './support';
 

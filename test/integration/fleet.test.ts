@@ -11,7 +11,7 @@ import { emulateK3sStart, startLab, writeImageArchive, type Lab, type LabNodeHan
 import { freePort } from '../../lab/node';
 import type { FleetReport } from '../../src/core/usecases/fleet';
 import type { ArchivesReport } from '../../src/shared/archivesReport';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import { pinReading, protectionKey } from '../../src/shared/protection';
 import { runCli, tempHome } from './support';
 

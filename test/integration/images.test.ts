@@ -6,7 +6,7 @@ import { criImages } from '../../lab/cri';
 import { emulateK3sStart, repositoryOf } from '../../lab/k3s';
 import { writeImageArchive, type WrittenImage } from '../../lab/fixtures';
 import { startLab, type Lab } from '../../lab/lab';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import { addLabNode, labDistro, parseCtrImages, runCli, tempHome } from './support';
 
 // The node's distro ($HOLDFAST_LAB_DISTRO: k3s, or RKE2 in the integration-rke2 project).

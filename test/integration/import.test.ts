@@ -10,7 +10,7 @@ import { AuditLog } from '../../src/core/audit/log';
 import { readLocalArchive } from '../../src/core/usecases/import/localArchive';
 import { importToNode } from '../../src/core/usecases/import/run';
 import { NodeSession } from '../../src/core/node/session';
-import type { AuditEntry } from '../../src/shared/domain';
+import type { AuditEntry } from '../../src/shared/domain/audit';
 import { labDistro, labNodeDef, runCli, tempHome } from './support';
 
 // The nodes' distro ($HOLDFAST_LAB_DISTRO: k3s, or RKE2 in the integration-rke2 project).

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, startLab, type Lab, type LabNodeHandle } from '../../lab';
 import { workloadList } from '../../lab/workloads';
 import type { FleetReport } from '../../src/shared/fleet';
-import type { NodeDef } from '../../src/shared/domain';
+import type { NodeDef } from '../../src/shared/domain/nodes';
 import { addLabNode, runCli, tempHome } from './support';
 
 const K3S_RELEASE = 'v1.33.7+k3s1';

@@ -15,7 +15,7 @@ import { emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, typ
 import { criImageStatus, criPinned } from '../../lab/cri';
 import { workloadList } from '../../lab/workloads';
 import type { DiskPicture } from '../../src/shared/diskPicture';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import { addLabNode, criPinsHonoured, etcRancher, runCli, tempHome } from './support';
 
 const K3S_RELEASE = 'v1.35.1+k3s1';

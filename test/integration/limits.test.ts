@@ -14,7 +14,7 @@ import { dockerTagBomb, ociIndexBomb, zstdWindowBomb } from '../../lab/hostile';
 import { IndexCache, scanImagesDir, type ScannedFile } from '../../src/core/archives/scan';
 import { HoldfastError } from '../../src/core/errors';
 import { NodeSession } from '../../src/core/node/session';
-import type { NodeDef } from '../../src/shared/domain';
+import type { NodeDef } from '../../src/shared/domain/nodes';
 import { labNodeDef, runCli, tempHome } from './support';
 
 const USER = labUserName('hflim');

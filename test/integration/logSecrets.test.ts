@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labUserName, startLab, type Lab } from '../../lab';
 import { formatRecord, setLogSink } from '../../src/core/log';
 import { NodeSession } from '../../src/core/node/session';
-import type { NodeDef } from '../../src/shared/domain';
+import type { NodeDef } from '../../src/shared/domain/nodes';
 import { unpackEnvelope } from '../../src/shared/wirePack';
 import { labNodeDef, repoRoot, tempHome } from './support';
 

@@ -14,7 +14,9 @@ import { criPinned, emulateK3sStart, labelsOf, startLab, writeImageArchive, type
 import { parseCsv, type FleetReport } from '../../src/core/usecases/fleet';
 import { createHandlers, type Service } from '../../src/core/service';
 import type { LiveEvent } from '../../src/shared/contract';
-import type { AuditEntry, ImageRef, LostPin } from '../../src/shared/domain';
+import type { AuditEntry } from '../../src/shared/domain/audit';
+import type { ImageRef } from '../../src/shared/domain/images';
+import type { LostPin } from '../../src/shared/domain/lostPins';
 import { addLabNode, runCli, tempHome } from './support';
 
 const CRI = 'io.cri-containerd.pinned';

@@ -15,7 +15,8 @@ import { emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, typ
 import { criImageStatus, criPinned } from '../../lab/cri';
 import { workloadList } from '../../lab/workloads';
 import type { DiskPicture } from '../../src/shared/diskPicture';
-import type { ImageRef, PinPlan } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
+import type { PinPlan } from '../../src/shared/domain/pins';
 import type { FleetNodeResult, FleetReport } from '../../src/shared/fleet';
 import type { AtRiskImage } from '../../src/shared/needs';
 import type { PrunePlan, PruneResult } from '../../src/shared/prunePlan';

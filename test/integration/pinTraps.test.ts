@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import type { ArchivesReport } from '../../src/shared/archivesReport';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import { NodeSession } from '../../src/core/node/session';
 import { applyPinPlan } from '../../src/core/pins/apply';
 import { addLabNode, labNodeDef, runCli, tempHome } from './support';

@@ -8,7 +8,9 @@ import { emulateK3sStart, hostImagesDirOf, labelsOf, listImages, writeImageArchi
 import { startLab } from '../../lab';
 import { criPinned } from '../../lab/cri';
 import type { ArchivesReport } from '../../src/shared/archivesReport';
-import type { AuditEntry, ImageRef, PinPlan } from '../../src/shared/domain';
+import type { AuditEntry } from '../../src/shared/domain/audit';
+import type { ImageRef } from '../../src/shared/domain/images';
+import type { PinPlan } from '../../src/shared/domain/pins';
 import { isImageIdRef } from '../../src/shared/protection';
 import { addLabNode, criPinsHonoured, labDistro, runCli, sha256File, tempHome } from './support';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criPinned, emulateK3sStart, labelsOf, repositoryOf, startLab, writeImageArchive, type Lab, type LabNodeHandle, type WrittenImage } from '../../lab';
 import { buildMatrix } from '../../src/renderer/fleetMatrix';
 import { criModeOf, groupImages } from '../../src/renderer/model/images';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import type { FleetReport } from '../../src/shared/fleet';
 import { runCli, tempHome } from './support';
 

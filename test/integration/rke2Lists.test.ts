@@ -8,7 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, startLab, writeImageArchive, type Lab } from '../../lab';
 import type { ArchivesReport } from '../../src/shared/archivesReport';
-import type { AuditEntry, ImageRef } from '../../src/shared/domain';
+import type { AuditEntry } from '../../src/shared/domain/audit';
+import type { ImageRef } from '../../src/shared/domain/images';
 import type { Rke2ListsNotice } from '../../src/shared/rke2Lists';
 import { addLabNode, labDistro, onTerminal, runCli, tempHome } from './support';
 

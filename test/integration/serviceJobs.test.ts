@@ -11,7 +11,7 @@ import { startK3sWatcher, startLab, writeImageArchive, type K3sWatcher, type Lab
 import { createHandlers, type Service } from '../../src/core/service';
 import { dispatch } from '../../src/server/dispatch';
 import type { Envelope, LiveEvent } from '../../src/shared/contract';
-import type { Job } from '../../src/shared/domain';
+import type { Job } from '../../src/shared/domain/jobs';
 import type { FleetReport } from '../../src/shared/fleet';
 import { tempHome } from './support';
 

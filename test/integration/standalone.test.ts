@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab } from '../../lab';
-import type { ImageRef, PinPlan } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
+import type { PinPlan } from '../../src/shared/domain/pins';
 import { TOKEN_HEADER } from '../../src/server/http';
 import { unpackEnvelope } from '../../src/shared/wirePack';
 // @ts-expect-error -- plain JavaScript build script, no declarations

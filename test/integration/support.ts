@@ -7,7 +7,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { defaultLabDistro, type Lab, type LabDistro, type LabNodeHandle } from '../../lab';
 import { completeNode } from '../../src/core/config/nodes';
-import type { NodeDef, NodeInput } from '../../src/shared/domain';
+import type { NodeDef, NodeInput } from '../../src/shared/domain/nodes';
 import { criPinning } from '../../src/shared/versions';
 import { shellQuote } from '../../src/core/ssh/quote';
 

@@ -12,7 +12,7 @@ import { SEED_ARCHIVE, SEED_REPORT_IMAGE, SEED_SAMPLE_IMAGE, seedWorkloads, writ
 import { workloadList } from '../../lab/workloads';
 import { textWidth } from '../../src/cli/fit';
 import { shellQuote } from '../../src/core/ssh/quote';
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 import { pinReading } from '../../src/shared/protection';
 import { repoRoot, runCli, tempHome } from './support';
 

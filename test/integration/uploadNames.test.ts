@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImageArchive, labelsOf, startK3sWatcher, startLab, writeImageArchive, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
-import type { AuditEntry } from '../../src/shared/domain';
+import type { AuditEntry } from '../../src/shared/domain/audit';
 import { runCli, tempHome } from './support';
 
 let lab: Lab;

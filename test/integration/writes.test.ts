@@ -24,7 +24,8 @@ import {
   type WrittenImage,
 } from '../../lab';
 import { createHandlers, type Service } from '../../src/core/service';
-import type { ImageRef, PinPlan } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
+import type { PinPlan } from '../../src/shared/domain/pins';
 import { criPinning, type CriPinning } from '../../src/shared/versions';
 import { runCli, tempHome } from './support';
 

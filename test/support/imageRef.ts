@@ -1,6 +1,6 @@
 // One ImageRef for unit tests: every field a reference always has, filled with plain values, and
 // the ones a test is about given. The shape lives here once, so a new field is added in one place.
-import type { ImageRef } from '../../src/shared/domain';
+import type { ImageRef } from '../../src/shared/domain/images';
 
 /** `id`: one hex digit repeated into the manifest digest (and, first digit `c`, the image id). */
 export function imageRef(name: string, over: Partial<ImageRef> = {}, id = 'd'): ImageRef {

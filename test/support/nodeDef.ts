@@ -1,5 +1,5 @@
 // One NodeDef for unit tests: a k3s node at `<name>.lan` with k3s's default socket and images dir.
-import type { NodeDef } from '../../src/shared/domain';
+import type { NodeDef } from '../../src/shared/domain/nodes';
 
 export const nodeDef = (name: string): NodeDef => ({
   name,

@@ -5,7 +5,8 @@ import { archivesReport, type ArchivesReport } from '../../shared/archivesReport
 import { distroDisplayName } from '../../shared/distro';
 import { cacheVerdictReason, importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { listTakeoverBrief, listTakeoverReason } from '../../shared/listTrap';
-import type { ArchiveInfo, Distro } from '../../shared/domain';
+import type { ArchiveInfo } from '../../shared/domain/archives';
+import type { Distro } from '../../shared/domain/nodes';
 import { rke2ListsNotice, type Rke2ListsNotice } from '../../shared/rke2Lists';
 import { archiveVerdict } from '../../shared/removalVerdict';
 import { connectsFirstNode, type Cli } from '../context';

@@ -4,7 +4,8 @@
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
 import { distroDisplayName } from '../../shared/distro';
-import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PROVENANCE, type ImageRef } from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
+import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PROVENANCE } from '../../shared/domain/labels';
 import { explainReference, type ReferenceExplanation } from '../../shared/explain';
 import { lostPinKindText, pinnedByText } from '../../shared/lostPins';
 import { pinStateText } from '../pinText';

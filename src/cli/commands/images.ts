@@ -1,7 +1,7 @@
 // holdfast images — each image on a node, its pins and its fate at the next k3s start, what the
 // site needs and the durable pins that are gone.
 import type { Command } from 'commander';
-import type { ImageRef } from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
 import { pinStateText } from '../pinText';
 import { distroDisplayName } from '../../shared/distro';
 import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, verificationRemedyText, type NeedsReport } from '../../shared/needs';

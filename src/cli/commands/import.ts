@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
-import type { Job } from '../../shared/domain';
+import type { Job } from '../../shared/domain/jobs';
 import { DEFAULT_IMPORT_PARALLEL, DEFAULT_IMPORT_TIMEOUT } from '../../shared/importOptions';
 import { compressionName, plural } from '../../shared/wording';
 import type { Cli } from '../context';

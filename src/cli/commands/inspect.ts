@@ -9,7 +9,7 @@ import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/u
 import { fleetDistroName, isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
 import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf, verificationRemedyText } from '../../shared/needs';
-import type { Distro, NodeDef } from '../../shared/domain';
+import type { Distro, NodeDef } from '../../shared/domain/nodes';
 import { plural, word } from '../../shared/wording';
 import { pinCounts, protectionBrief } from '../../shared/protection';
 import { imageName } from '../../shared/imageReference';

@@ -7,7 +7,7 @@ import { connectsFirstNode, type Cli } from '../context';
 import { JSON_HELP, printedAsJson } from '../output';
 import { helpAfter } from '../help';
 import { logger } from '../../core/log';
-import type { PinTarget } from '../../shared/domain';
+import type { PinTarget } from '../../shared/domain/pins';
 import { printPlan } from '../pinPlan';
 
 const log = logger('cli');

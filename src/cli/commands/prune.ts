@@ -8,7 +8,7 @@ import type { Cli } from '../context';
 import { JSON_HELP, printedAsJson } from '../output';
 import { savedNodeHint } from '../accessText';
 import { EXIT, exitCodeFor } from '../exit';
-import type { ErrorCode } from '../../shared/domain';
+import type { ErrorCode } from '../../shared/domain/errors';
 import { humanSize, shortDigest } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';

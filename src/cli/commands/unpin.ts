@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { connectsFirstNode, type Cli } from '../context';
 import { JSON_HELP, printedAsJson } from '../output';
 import { helpAfter } from '../help';
-import type { PinTarget } from '../../shared/domain';
+import type { PinTarget } from '../../shared/domain/pins';
 import { printPlan } from '../pinPlan';
 
 export function registerUnpinCommand(program: Command, cli: Cli): void {

@@ -3,7 +3,7 @@
 // terminal, plain lines in logs and CI.
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Job, JobNodeProgress } from '../../shared/domain';
+import type { Job, JobNodeProgress } from '../../shared/domain/jobs';
 import type { Cli } from '../context';
 import { helpAfter } from '../help';
 import { cancelledError, followJob } from '../jobs';

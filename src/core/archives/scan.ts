@@ -5,7 +5,7 @@
 // locally by node + path + size + mtime + FileAccess.versionKey, so a re-scan of unchanged
 // archives costs one listing and, over SFTP, two 64 KiB reads per archive. Also reads k3s's
 // import cache (.cache.json) and the .txt pre-pull lists, each within its limit (limits.ts remote.*).
-import type { Compression } from '../../shared/domain';
+import type { Compression } from '../../shared/domain/archives';
 import { firstReleases, K3S_RELEASES, type StartupWalk } from '../../shared/versions';
 import { notAFileClause, type K3sCacheEntry, type K3sImportCache } from '../../shared/importCache';
 import type { FileAccess, ListedFile } from '../access';

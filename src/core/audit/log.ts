@@ -3,7 +3,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AuditEntry } from '../../shared/domain';
+import type { AuditEntry } from '../../shared/domain/audit';
 import { applyAuditEntry, type PinRecord } from '../../shared/lostPins';
 import { withFileLock } from '../config/lock';
 import { errnoClause, HoldfastError } from '../errors';

@@ -1,6 +1,8 @@
 // Lost pins on a live node: the audit log's durable pins (read incrementally, see AuditLog)
 // against the node's references now, through the one pure rule in shared/lostPins.ts.
-import type { ImageRef, LostPin, NodeInfo } from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
+import type { LostPin } from '../../shared/domain/lostPins';
+import type { NodeInfo } from '../../shared/domain/nodes';
 import { findLostPins, type CurrentRef, type ImagesDirFile } from '../../shared/lostPins';
 import { scanImagesDir, type IndexCache } from '../archives/scan';
 import type { NodeSession } from '../node/session';

@@ -1,7 +1,7 @@
 // A node list given by the caller instead of the home's nodes.json: `--local` runs on the node
 // itself, whose one node is this machine (core/node/localSession.ts). Lookups answer from the
 // list; nothing is ever added, changed or removed (the user's nodes.json is not touched).
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { HoldfastError } from '../errors';
 import { NodeStore } from './nodes';
 

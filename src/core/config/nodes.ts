@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import { nodeInputSchema } from '../../shared/contract';
-import { NODE_DEFAULTS, type ImagesDirDetection, type NodeDef, type NodeInput } from '../../shared/domain';
+import { NODE_DEFAULTS, type ImagesDirDetection, type NodeDef, type NodeInput } from '../../shared/domain/nodes';
 import { errnoClause, HoldfastError } from '../errors';
 import { writeFileAtomic } from './atomic';
 import { withFileLock } from './lock';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { hostPatternListMatches, wildcardMatch } from '../../shared/hostPatterns';
 import { nodeInputSchema } from '../../shared/contract';
 import { HoldfastError } from '../errors';
-import type { NodeDef, NodeInput } from '../../shared/domain';
+import type { NodeDef, NodeInput } from '../../shared/domain/nodes';
 import { logger } from '../log';
 import { commandLine } from '../../shared/shellQuote';
 

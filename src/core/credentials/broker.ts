@@ -4,7 +4,7 @@
 // sent back to the renderer or put into an error. Unanswered requests time out.
 import { randomUUID } from 'node:crypto';
 import { HoldfastError } from '../errors';
-import type { CredentialRequest } from '../../shared/domain';
+import type { CredentialRequest } from '../../shared/domain/connection';
 import type { CredentialsProvider } from '../ssh/credentials';
 
 export type { CredentialRequest };

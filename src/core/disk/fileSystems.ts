@@ -8,7 +8,7 @@
 // system are reported once.
 import path from 'node:path';
 import { distroProfile } from '../../shared/distro';
-import type { NodeInfo } from '../../shared/domain';
+import type { NodeInfo } from '../../shared/domain/nodes';
 import type { FsRole, FsUsage } from '../../shared/diskPicture';
 import type { ContainerdClient } from '../containerd/client';
 import type { FileAccess } from '../access';

@@ -5,7 +5,7 @@
 // the arguments Holdfast reads and those kubelet config fields leave the node. Parsing is pure
 // (tested against recorded output).
 import { distroDisplayName, distroProfile } from '../../shared/distro';
-import type { Distro } from '../../shared/domain';
+import type { Distro } from '../../shared/domain/nodes';
 import type { KubeletArg } from '../../shared/gcPolicy';
 import { AWK_CONFIG_OPENING, configFilesShell, DISTRO_WORDS, knownDistroShell } from '../node/distroShell';
 

@@ -3,10 +3,10 @@
 // found as containerd's GC follows them — target, an index's manifests, each manifest's config
 // and layers — and only those present in the content store (k3s imports all platforms but skips
 // missing blobs) are counted, with the sizes Content.Info reports.
-import type { ImageRef } from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
 import { deletionOrder, exclusiveBytes, imageState, type BlobIndex, type ContainerUse, type StoreImage } from '../../shared/imageStore';
 import { protectionKey, protectionOfImages, refsByImage } from '../../shared/protection';
-import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain';
+import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain/labels';
 import type { CriPinning } from '../../shared/versions';
 import type { ContainerRecord, ContainerdClient, ImageRecord } from '../containerd/client';
 import { HoldfastError } from '../errors';

@@ -4,12 +4,9 @@
 // Evidence on the node (the entry's `images`) wins over the version table; when neither tells,
 // the pin is assumed lost and the reason says why. Pure: the same inputs give the same
 // prediction, so it is unit-tested exhaustively and checked against the lab's emulated restart.
-import {
-  LABEL_CRI_PINNED,
-  PINNED,
-  type Distro,
-  type Fate,
-} from '../../shared/domain';
+import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain/labels';
+import type { Distro } from '../../shared/domain/nodes';
+import type { Fate } from '../../shared/domain/pins';
 import { distroProfile } from '../../shared/distro';
 import { distroPinsImports, firstReleases, K3S_RELEASES } from '../../shared/versions';
 import { isImageIdRecord, repositoryOf } from '../../shared/imageReference';

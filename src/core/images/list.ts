@@ -1,5 +1,5 @@
 // Every image reference of a namespace, as the Images view and `holdfast images` show it.
-import type { ImageRef } from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
 
 /** A reference as containerd has it, before its fate at the next k3s start is predicted. */
 export type BaseImageRef = Omit<ImageRef, 'afterRestart' | 'reason' | 'archive'>;

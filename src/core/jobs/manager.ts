@@ -3,7 +3,7 @@
 // switch, and outlives the UI (or the CLI's progress board) that started it. A job runs as a task
 // of the service's one TaskRunner (./tasks.ts), which fleet runs share.
 import { randomUUID } from 'node:crypto';
-import type { Job, JobNodeProgress } from '../../shared/domain';
+import type { Job, JobNodeProgress } from '../../shared/domain/jobs';
 import { isJobFinished as isFinished } from '../../shared/jobState';
 import { toErrorInfo } from '../errors';
 import { TaskRunner, type Task } from './tasks';

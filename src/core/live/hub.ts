@@ -6,7 +6,8 @@
 // Watchers run only while something listens (a window, an SSE client); the last listener
 // leaving stops them all, and a new listener starts them again.
 import type { LiveEvent, NodeLiveStatus } from '../../shared/contract';
-import type { ErrorInfo, Job } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
+import type { Job } from '../../shared/domain/jobs';
 import type { EventEnvelope, EventSubscription } from '../containerd/client';
 import { toErrorInfo } from '../errors';
 import { logger } from '../log';

@@ -4,7 +4,7 @@
 // import or a prune is a burst; Holdfast's own unpin writes its audit entry right after its
 // label updates) the node's lost pins are computed afresh with the one rule (shared/lostPins)
 // and the new ones among the suspects are reported, once each.
-import type { LostPin } from '../../shared/domain';
+import type { LostPin } from '../../shared/domain/lostPins';
 import { pinState } from '../../shared/pinState';
 import type { PinRecord } from '../../shared/lostPins';
 import type { EventEnvelope } from '../containerd/client';

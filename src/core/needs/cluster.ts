@@ -5,7 +5,7 @@
 // bounded (limits.ts remote.workloadsBytes / remote.workloadsSeconds) and parsed by the pure
 // rule in shared/workloads.ts.
 import { distroProfile, type DistroProfile } from '../../shared/distro';
-import type { Distro, NodeDef, NodeInfo } from '../../shared/domain';
+import type { Distro, NodeDef, NodeInfo } from '../../shared/domain/nodes';
 import { needsFromKubectl, normalizeNeededImage, type ClusterNeeds } from '../../shared/workloads';
 import { HoldfastError } from '../errors';
 import { limit } from '../limits';

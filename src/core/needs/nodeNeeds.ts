@@ -3,7 +3,7 @@
 // image of its containerd config. Which nodes have no source of needs is said, never guessed.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import type { NeedSource, NodeNeededImage, NodeNeeds } from '../../shared/needs';
 import { kubeNodeFor, kubeNodeUnmatched, kubeNodeUnmatchedText } from '../../shared/kubeNode';
 import { normalizeNeededImage, type ClusterNeeds } from '../../shared/workloads';

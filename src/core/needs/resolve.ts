@@ -2,7 +2,7 @@
 // config and — for an agent node, which has no kubeconfig — the cluster of a configured server
 // node that lists it among its Nodes (same group; ungrouped nodes ask ungrouped ones). Servers'
 // answers are kept a short while, so a fleet of agents asks its server once.
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import type { NodeNeeds } from '../../shared/needs';
 import { mapLimit } from '../../shared/mapLimit';
 import { logger } from '../log';

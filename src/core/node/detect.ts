@@ -2,7 +2,7 @@
 // `k3s --version` / `rke2 --version` output, and where its images dir is (the data-dir of its
 // config files). Parsing is pure, so it is tested against recorded real output.
 import { DISTRO_ORDER, DISTRO_PROFILES } from '../../shared/distro';
-import type { Distro, ImagesDirDetection, NodeInfo } from '../../shared/domain';
+import type { Distro, ImagesDirDetection, NodeInfo } from '../../shared/domain/nodes';
 import { resolveImagesDir, type ConfigFileLines } from './distroConfig';
 import { AWK_CONFIG_OPENING, configFilesShell, DISTRO_WORDS } from './distroShell';
 

@@ -7,7 +7,7 @@
 // syntax read are on resolveImagesDir and settingsIn.
 import path from 'node:path';
 import { distroDisplayName, distroProfile } from '../../shared/distro';
-import { IMAGES_SUBDIR, type Distro, type ImagesDirDetection } from '../../shared/domain';
+import { IMAGES_SUBDIR, type Distro, type ImagesDirDetection } from '../../shared/domain/nodes';
 import { logger } from '../log';
 
 const log = logger('node');

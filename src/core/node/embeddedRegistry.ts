@@ -6,7 +6,8 @@
 // (core/node/registries.ts, which never sends its credentials), handed in when the caller has it.
 import path from 'node:path';
 import { distroDisplayName, distroProfile } from '../../shared/distro';
-import type { Distro, ImageRef, NodeDef, NodeInfo } from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
+import type { Distro, NodeDef, NodeInfo } from '../../shared/domain/nodes';
 import { DISTRIBUTION_SOURCE_PREFIX, peerKeepText, peerServing, type EmbeddedRegistryConfig, type PeerRef, type PeerServing } from '../../shared/embeddedRegistry';
 import { mapLimit } from '../../shared/mapLimit';
 import { HoldfastError } from '../errors';

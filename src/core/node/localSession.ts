@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { constants as fsConstants, promises as fs, close as fsClose, fsync, open as fsOpen, stat as fsStat, statfs, write as fsWrite } from 'node:fs';
 import os from 'node:os';
 import { distroProfile } from '../../shared/distro';
-import { NODE_DEFAULTS, type NodeDef, type NodeInfo } from '../../shared/domain';
+import { NODE_DEFAULTS, type NodeDef, type NodeInfo } from '../../shared/domain/nodes';
 import { platformFromUname, type Platform } from '../../shared/mediaTypes';
 import { LocalFileAccess } from '../access/local';
 import type { FileAccess } from '../access';

@@ -1,5 +1,5 @@
 // Keeps at most one live NodeSession per node and replaces sessions that have closed.
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { NodeSession, type OpenNodeOptions } from './session';
 import { logger } from '../log';
 import { HoldfastError } from '../errors';

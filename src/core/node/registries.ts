@@ -7,7 +7,7 @@
 // (how the script filters is on REGISTRIES_SCRIPT).
 import path from 'node:path';
 import { distroDisplayName, distroProfile } from '../../shared/distro';
-import type { Distro, NodeDef, NodeInfo } from '../../shared/domain';
+import type { Distro, NodeDef, NodeInfo } from '../../shared/domain/nodes';
 import { parseMirrorsBlock, type NodeRegistries } from '../../shared/registryMirrors';
 import { HoldfastError } from '../errors';
 import type { SshConnection } from '../ssh/connect';

@@ -1,6 +1,6 @@
 // One live connection to a node: SSH, the tunnel to its containerd socket, and the gRPC
 // client over it. Everything Holdfast does to a node goes through a NodeSession.
-import type { NodeDef, NodeInfo } from '../../shared/domain';
+import type { NodeDef, NodeInfo } from '../../shared/domain/nodes';
 import { createFileAccess, type FileAccess } from '../access';
 import type { ContainerdClient, ContainerdWriter, GrpcContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';

@@ -2,7 +2,7 @@
 // keys that change (labels.<key>), so labels written concurrently by k3s, CRI or anyone else
 // are never clobbered; setting the CRI pin and removing the distro label happen in the same
 // update, so no moment exists with neither. Then every reference is read back and verified.
-import type { LabelChange, PinPlan } from '../../shared/domain';
+import type { LabelChange, PinPlan } from '../../shared/domain/pins';
 import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { labelDelta } from './plan';

@@ -5,16 +5,9 @@
 //        reference of the same image id (CRI merges references by image id), plus provenance.
 // unpin: the CRI pin and Holdfast's provenance removed from every reference of a durably
 //        pinned image; k3s-managed pins are left to k3s.
-import {
-  DISTRO_PIN_LABELS,
-  LABEL_CRI_PINNED,
-  PINNED,
-  type ImageRef,
-  type LabelChange,
-  type PinPlan,
-  type PinTarget,
-  PROVENANCE,
-} from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
+import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, PROVENANCE } from '../../shared/domain/labels';
+import type { LabelChange, PinPlan, PinTarget } from '../../shared/domain/pins';
 import { gcLabelWriteRefusal } from '../../shared/protection';
 import { findReference } from '../../shared/imageReference';
 import { listRepinsWarning } from '../../shared/listTrap';

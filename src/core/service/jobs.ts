@@ -3,7 +3,8 @@
 // refusal sends nothing; that reading's progress goes out as local.inspect events.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobNodeProgress, LocalArchive } from '../../shared/domain';
+import type { LocalArchive } from '../../shared/domain/archives';
+import type { JobNodeProgress } from '../../shared/domain/jobs';
 import { DEFAULT_IMPORT_PARALLEL, importOptionsProblem } from '../../shared/importOptions';
 import { holdfastHome } from '../config/home';
 import { HoldfastError } from '../errors';

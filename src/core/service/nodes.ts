@@ -1,7 +1,8 @@
 // The node inventory and connections (nodes.*) and the secrets asked for while connecting
 // (credentials.*). Changing or removing a node drops its session and stops its watcher, so
 // nothing keeps talking to the node as it was.
-import type { NodeDef, NodeStatus } from '../../shared/domain';
+import type { NodeStatus } from '../../shared/domain/connection';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { toErrorInfo } from '../errors';
 import type { HandlersOf, ServiceParts } from './parts';
 

@@ -2,7 +2,7 @@
 // to each concern's handlers (./nodes.ts, ./images.ts, ./jobs.ts, ./fleet.ts, ./disk.ts), plus
 // the types the service's callers import (Service, ServiceOptions).
 import type { LiveEvent } from '../../shared/contract';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import type { Handlers } from '../../shared/handlers';
 import type { IndexCache } from '../archives/scan';
 import type { AuditLog } from '../audit/log';

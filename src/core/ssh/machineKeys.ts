@@ -2,7 +2,7 @@
 // machine configured twice (shared/sameMachine) without connecting. A key recorded under a
 // wildcard pattern (`*.site`) is left out: one key for many names says nothing of one machine.
 import { promises as fsp } from 'node:fs';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import type { MachineIdentity } from '../../shared/sameMachine';
 import { hostKeyFingerprint, lookupHostKeys } from './knownHosts';
 

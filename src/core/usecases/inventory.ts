@@ -2,7 +2,9 @@
 // fate at the next k3s start, and the files in its images dir with what they bring and
 // whether they can be removed safely. Computed together so the views always agree.
 import { logger } from '../log';
-import type { ArchiveInfo, ImageRef, NodeInfo, RemovalCheck } from '../../shared/domain';
+import type { ArchiveInfo, RemovalCheck } from '../../shared/domain/archives';
+import type { ImageRef } from '../../shared/domain/images';
+import type { NodeInfo } from '../../shared/domain/nodes';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
 import { readK3sImportCache, scanImagesDir, type IndexCache, type ScannedFile } from '../archives/scan';
 import { cacheVerdict, type CacheVerdict, type K3sImportCache } from '../../shared/importCache';

@@ -2,7 +2,7 @@
 // imported images (shared/gcPolicy): read with one fixed script (core/disk/kubeletArgs), and a
 // second read only when a flag names a kubelet config file or drop-in dir the first did not read.
 import { distroProfile } from '../../shared/distro';
-import type { NodeInfo } from '../../shared/domain';
+import type { NodeInfo } from '../../shared/domain/nodes';
 import { kubernetesMinor, resolveGcPolicy, type GcPolicy } from '../../shared/gcPolicy';
 import { kubeletArgsArgv, kubeletFilesArgv, parseKubeletArgs } from '../disk/kubeletArgs';
 import type { NodeSession } from '../node/session';

@@ -1,6 +1,8 @@
 // The changes Holdfast makes to a node, each planned from a fresh inventory, applied,
 // verified and written to the audit log. Shared by the app (core/service/) and the CLI.
-import type { AuditEntry, LabelChange, PinPlan, PinTarget, RemovalCheck } from '../../shared/domain';
+import type { RemovalCheck } from '../../shared/domain/archives';
+import type { AuditEntry } from '../../shared/domain/audit';
+import type { LabelChange, PinPlan, PinTarget } from '../../shared/domain/pins';
 import { removeArchive } from './removeArchive';
 import type { IndexCache } from '../archives/scan';
 import { localUser, type AuditLog } from '../audit/log';

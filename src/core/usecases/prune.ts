@@ -4,7 +4,7 @@
 // verify the references are gone, measure which blobs went, and log it all in the audit log.
 // containerd collects unreferenced blobs itself after a delete; the run's very last delete asks
 // it to do so before answering (sync), so the bytes reported freed are measured, not assumed.
-import type { PrunedRecord } from '../../shared/domain';
+import type { PrunedRecord } from '../../shared/domain/audit';
 import { pinState } from '../../shared/pinState';
 import { distroDisplayName } from '../../shared/distro';
 import { planPrune, type PruneOptions, type PrunePlan, type PruneRemoval, type PruneResult } from '../../shared/prunePlan';

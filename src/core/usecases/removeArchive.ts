@@ -5,7 +5,8 @@
 // with --force, logged the same way: Holdfast can take back whatever it put there. k3s's own
 // import cache is never removed.
 import { distroDisplayName } from '../../shared/distro';
-import type { AuditEntry, RemovalCheck } from '../../shared/domain';
+import type { RemovalCheck } from '../../shared/domain/archives';
+import type { AuditEntry } from '../../shared/domain/audit';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
 import type { NodeInventory } from './inventory';

@@ -1,5 +1,6 @@
 import { useEffect, useMemo } from 'react';
-import type { ArchiveInfo, Distro, NodeDef } from '../../shared/domain';
+import type { ArchiveInfo } from '../../shared/domain/archives';
+import type { Distro, NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
 import { compressionName, plural } from '../../shared/wording';
 import { appText } from '../appText';

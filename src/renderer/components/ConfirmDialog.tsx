@@ -1,5 +1,5 @@
 import { useState, type ReactNode } from 'react';
-import type { ErrorInfo } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
 import { ErrorNote } from './ErrorCallout';
 import { Modal } from './Modal';
 

@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import type { ErrorInfo, NodeDef } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
 import { ErrorNote, nodeMessage } from './ErrorCallout';
 import { AlertIcon, KeyIcon } from './icons';

@@ -3,7 +3,7 @@
 // or Cancel they are sent once and cleared at once — never put in the store, logged or shown.
 // Several open requests queue: the oldest is asked first.
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
-import type { CredentialRequest } from '../../shared/domain';
+import type { CredentialRequest } from '../../shared/domain/connection';
 import { useApp } from '../context';
 import { KeyIcon } from './icons';
 import { Modal } from './Modal';

@@ -2,7 +2,7 @@
 // kubelet would delete first when the disk fills, with the images the site needs flagged), the
 // image store image by image, and the way to free space safely (Prune…).
 import { useEffect } from 'react';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { FS_ROLE_TEXT, pictureNearGc, pointsToHigh, type DiskPicture, type StoreSummary } from '../../shared/diskPicture';
 import { plural } from '../../shared/wording';
 import type { ForecastStep, GcForecast } from '../../shared/gcForecast';

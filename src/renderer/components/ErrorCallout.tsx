@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { ErrorInfo } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
 import { visibleControls } from '../../shared/visibleControls';
 
 /**

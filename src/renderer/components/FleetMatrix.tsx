@@ -4,7 +4,7 @@
 // nodes × a few hundred images stay smooth.
 import { useMemo, useRef, useState } from 'react';
 import type { ArgsOf } from '../../shared/contract';
-import type { ErrorInfo } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
 import { useApp } from '../context';
 import { statusOf } from '../store';
 import {

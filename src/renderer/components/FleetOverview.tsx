@@ -2,7 +2,8 @@
 // state and, highlighted, the pins the next k3s start removes. Follows live events: a node's
 // row updates when its images change, without a refresh. (A fleet-wide matrix comes later.)
 import { useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
-import type { Distro, ErrorInfo, NodeDef, NodeWarning } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
+import type { Distro, NodeDef, NodeWarning } from '../../shared/domain/nodes';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { pictureNearGc } from '../../shared/diskPicture';
 import { usedPercentExact } from '../../shared/gcPolicy';

@@ -1,5 +1,5 @@
 import { Fragment, memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactElement } from 'react';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
 import { atRiskGroups, countsOfRefs, criModeOf, filterGroups, groupsOfRefs, sortGroups, type ImageGroup, type PinFilter, type SortDir, type SortKey } from '../model/images';
 import { fateText, formatDate, formatDateTime } from '../model/text';

@@ -1,4 +1,4 @@
-import type { Job, JobNodeProgress } from '../../shared/domain';
+import type { Job, JobNodeProgress } from '../../shared/domain/jobs';
 import { basename } from '../model/paths';
 import { formatDateTime } from '../model/text';
 import { formatDuration, formatBytes } from '../../shared/format';

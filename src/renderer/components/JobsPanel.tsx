@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'react';
-import type { ErrorInfo } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
 import { useApp } from '../context';
 import { jobsSummary, percent, sortJobs } from '../model/jobs';
 import { ErrorCallout } from './ErrorCallout';

@@ -1,7 +1,8 @@
 // Connection state as the user should see it: the connect outcome, overridden by the live
 // watcher while it reconnects ("Reconnecting in 4 s…"), with a ticking countdown.
 import { useEffect, useState } from 'react';
-import type { ErrorCode, ErrorInfo, NodeConnState, NodeStatus } from '../../shared/domain';
+import type { NodeConnState, NodeStatus } from '../../shared/domain/connection';
+import type { ErrorCode, ErrorInfo } from '../../shared/domain/errors';
 import type { LiveView } from '../store';
 
 export const STATE_TEXT: Record<NodeConnState, string> = {

@@ -1,5 +1,6 @@
 import { useEffect, useMemo } from 'react';
-import type { AuditEntry, NodeDef } from '../../shared/domain';
+import type { AuditEntry } from '../../shared/domain/audit';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
 import { AUDIT_ACTION_TEXT, sortAudit } from '../model/audit';
 import { diffLabels } from '../model/labels';

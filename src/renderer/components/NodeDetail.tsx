@@ -1,5 +1,6 @@
 import { useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
-import type { NodeDef, NodeStatus } from '../../shared/domain';
+import type { NodeStatus } from '../../shared/domain/connection';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
 import { countsOfRefs, criModeOf } from '../model/images';
 import { nodeAtRisk } from '../needsView';

@@ -1,6 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { nodeInputSchema } from '../../shared/contract';
-import { NODE_DEFAULTS, type ErrorInfo, type NodeDef, type NodeInput } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
+import { NODE_DEFAULTS, type NodeDef, type NodeInput } from '../../shared/domain/nodes';
 import { ErrorNote } from './ErrorCallout';
 import { Modal } from './Modal';
 

@@ -3,7 +3,8 @@
 // durable pins Holdfast made that are gone, with when and by whom, the likely causes and the
 // remedy (one click where re-pinning brings it back).
 import { useMemo, useState } from 'react';
-import type { NodeInfo, PinTarget } from '../../shared/domain';
+import type { NodeInfo } from '../../shared/domain/nodes';
+import type { PinTarget } from '../../shared/domain/pins';
 import { distroDisplayName } from '../../shared/distro';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { useApp } from '../context';

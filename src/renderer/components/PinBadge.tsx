@@ -1,4 +1,4 @@
-import type { PinState } from '../../shared/domain';
+import type { PinState } from '../../shared/domain/pins';
 import { pinStateWords } from '../../shared/wording';
 import { ClockIcon, ShieldIcon, SlashIcon } from './icons';
 

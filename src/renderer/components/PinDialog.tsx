@@ -1,7 +1,8 @@
 // Preview → Apply → Result for a pin or unpin. The preview is the backend's own plan
 // (pins.plan): exactly the references and labels pins.apply will write, nothing guessed here.
 import type { ReactNode } from 'react';
-import type { LabelChange, NodeDef, PinPlan, PinTarget } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
+import type { LabelChange, PinPlan, PinTarget } from '../../shared/domain/pins';
 import { distroDisplayName } from '../../shared/distro';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { useApp } from '../context';

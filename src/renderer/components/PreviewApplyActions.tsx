@@ -3,7 +3,7 @@
 // while there is something to decide, one Close once it is done or failed. One home, so both
 // dialogs announce, retry, disable and label the same way.
 import type { ReactNode } from 'react';
-import type { ErrorInfo } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
 import { ErrorCallout } from './ErrorCallout';
 import type { PlanApplyPhase } from './usePlanApply';
 

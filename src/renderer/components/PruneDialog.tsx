@@ -2,7 +2,7 @@
 // (prune.plan); apply sends exactly the previewed images, and the backend removes only those a
 // fresh plan still allows, saying why for any it leaves.
 import { useId, useState, type ReactNode } from 'react';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { MAX_KEEP_VERSIONS, type PruneKeepReason, type PrunePlan, type PruneResult } from '../../shared/prunePlan';
 import { useApp } from '../context';

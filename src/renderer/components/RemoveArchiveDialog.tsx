@@ -2,7 +2,10 @@
 // present, complete and durably pinned?), then an explicit Remove. When the check refuses, the
 // only way on is "Force remove…", which needs the path typed exactly and says what is lost.
 import { useEffect, useId, useState } from 'react';
-import type { AuditEntry, ErrorInfo, NodeDef, RemovalCheck } from '../../shared/domain';
+import type { RemovalCheck } from '../../shared/domain/archives';
+import type { AuditEntry } from '../../shared/domain/audit';
+import type { ErrorInfo } from '../../shared/domain/errors';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
 import { archiveRemedy } from '../../shared/archiveRemedy';
 import { removalVerdict } from '../../shared/removalVerdict';

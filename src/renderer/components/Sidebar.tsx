@@ -1,5 +1,5 @@
 import type { KeyboardEvent, ReactNode } from 'react';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
 import { liveOf, statusOf } from '../store';
 import { GridIcon, ListIcon, LogoIcon, PlusIcon, UploadIcon } from './icons';

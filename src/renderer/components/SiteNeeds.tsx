@@ -4,7 +4,7 @@
 // every needed image durable. The verdicts are the core's (ImageRef.need, NeedsReport), read
 // through the one rule's atRiskOf (needsView.ts); nothing here judges an image.
 import { useMemo, useState } from 'react';
-import type { NodeDef } from '../../shared/domain';
+import type { NodeDef } from '../../shared/domain/nodes';
 import { verificationRemedyText, type AtRiskImage, type NeedVerdict, type RefNeed } from '../../shared/needs';
 import type { Workload } from '../../shared/workloads';
 import { atRiskName, isAtRisk, NEED_VERDICT_TEXT, needsNotes, needsSourceText, nodeAtRisk, sortAtRisk, workloadLine, workloadsForDisplay } from '../needsView';

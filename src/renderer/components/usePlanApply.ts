@@ -3,7 +3,7 @@
 // One hook, so both dialogs move through the same phases and drop a plan that answers after
 // the dialog changed its question.
 import { useEffect, useState, type DependencyList } from 'react';
-import type { ErrorInfo } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
 import type { Envelope } from '../../shared/channels';
 
 export type PlanApplyPhase<P, R> =

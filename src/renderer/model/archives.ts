@@ -1,5 +1,5 @@
 // The archives panel: what each kind of file in the images dir is, and their order.
-import type { ArchiveInfo } from '../../shared/domain';
+import type { ArchiveInfo } from '../../shared/domain/archives';
 import { compareText } from '../../shared/compareText';
 
 export const ARCHIVE_KIND_TEXT: Record<ArchiveInfo['kind'], { label: string; description: string }> = {

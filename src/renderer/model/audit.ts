@@ -1,5 +1,5 @@
 // The log panel: audit entries newest first, and what each action reads as.
-import type { AuditEntry } from '../../shared/domain';
+import type { AuditEntry } from '../../shared/domain/audit';
 
 /**
  * Newest first. The log is append-only, so among equal (or unreadable) times the later entry is

@@ -2,7 +2,9 @@
 // verdict from the one protection model, shared/protection), the pin counts and the at-risk list,
 // search, the pin filter and the sort, and the per-list memo the tab counts, the table and the
 // fleet share. No React, no DOM — unit-tested in test/unit/renderer.
-import { LABEL_CRI_PINNED, PINNED, type Fate, type ImageRef, type PinState } from '../../shared/domain';
+import type { ImageRef } from '../../shared/domain/images';
+import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain/labels';
+import type { Fate, PinState } from '../../shared/domain/pins';
 import { refKind, strongestPin } from '../../shared/drift';
 import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refReading, refsByImage, type ImageProtection, type ProtectionChange } from '../../shared/protection';
 import { criPinning, type CriPinning } from '../../shared/versions';

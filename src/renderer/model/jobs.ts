@@ -1,6 +1,6 @@
 // Import jobs for the wizard and the jobs panel: phases, order, progress, rate, and the nodes to
 // run again. Whether a job is finished is the shared rule (shared/jobState).
-import type { ImportPhase, Job, JobNodeProgress, JobState } from '../../shared/domain';
+import type { ImportPhase, Job, JobNodeProgress, JobState } from '../../shared/domain/jobs';
 import { formatBytes } from '../../shared/format';
 import { isJobFinished } from '../../shared/jobState';
 

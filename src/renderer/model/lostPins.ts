@@ -1,6 +1,6 @@
 // Pins lost behind Holdfast's back (shared/lostPins.ts), as the node view shows them: one entry
 // per image and kind of loss, the tag first, the one-click remedy when there is one.
-import type { LostPin } from '../../shared/domain';
+import type { LostPin } from '../../shared/domain/lostPins';
 import { refKind } from '../../shared/drift';
 import { lostPinKindText } from '../../shared/lostPins';
 import { compareText } from '../../shared/compareText';

@@ -1,7 +1,7 @@
 // The configured nodes and their connections: loading the list, selecting one, the fleet
 // overview, connecting (one or all), trusting a host key, and adding, editing, removing nodes.
 import type { Envelope } from '../../shared/contract';
-import type { ErrorInfo } from '../../shared/domain';
+import type { ErrorInfo } from '../../shared/domain/errors';
 import { withoutNodeData, type StoreContext } from './context';
 import { diskOf, imagesOf, statusOf } from './selectors';
 import type { AppState, View } from './types';

@@ -1,7 +1,7 @@
 // Reading the store: a node's list, disk picture, status or live watcher, with the empty value
 // when it was never loaded. Pure functions of the state (no actions), shared by components and
 // by the slices, so they live apart from both.
-import type { NodeStatus } from '../../shared/domain';
+import type { NodeStatus } from '../../shared/domain/connection';
 import type { AppState, ArchivesState, AuditState, DiskState, ImagesState, LiveView, LostPinsState } from './types';
 
 const EMPTY_IMAGES: ImagesState = { state: 'idle', items: [] };

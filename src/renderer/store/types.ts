@@ -8,22 +8,15 @@ import type { DiskPicture } from '../../shared/diskPicture';
 import type { PrunePlan, PruneResult } from '../../shared/prunePlan';
 import type { NeedsReport } from '../../shared/needs';
 import type { EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
-import type {
-  ArchiveInfo,
-  AuditEntry,
-  CredentialRequest,
-  ErrorInfo,
-  ImageRef,
-  Job,
-  LocalArchive,
-  LostPin,
-  NodeDef,
-  NodeInput,
-  NodeStatus,
-  PinPlan,
-  PinTarget,
-  RemovalCheck,
-} from '../../shared/domain';
+import type { ArchiveInfo, LocalArchive, RemovalCheck } from '../../shared/domain/archives';
+import type { AuditEntry } from '../../shared/domain/audit';
+import type { CredentialRequest, NodeStatus } from '../../shared/domain/connection';
+import type { ErrorInfo } from '../../shared/domain/errors';
+import type { ImageRef } from '../../shared/domain/images';
+import type { Job } from '../../shared/domain/jobs';
+import type { LostPin } from '../../shared/domain/lostPins';
+import type { NodeDef, NodeInput } from '../../shared/domain/nodes';
+import type { PinPlan, PinTarget } from '../../shared/domain/pins';
 
 /** One per-node list loaded from the node: images, archives or the audit log. */
 export interface ListState<T> {

@@ -13,7 +13,7 @@ import { importResultLine, uploadResultLine } from '../../../src/cli/transferJob
 import { completeNode } from '../../../src/core/config/nodes';
 import { computeDrift, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/usecases/fleet';
 import { summary } from '../../../src/core/usecases/import/run';
-import type { JobNodeResult } from '../../../src/shared/domain';
+import type { JobNodeResult } from '../../../src/shared/domain/jobs';
 import { runCli, useTempHome } from '../../support/cliInProcess';
 import { Screen as Terminal } from '../../support/screen';
 

@@ -6,7 +6,7 @@ import { followJob } from '../../../src/cli/jobs';
 import { ProgressBoard } from '../../../src/cli/progress';
 import type { CliService } from '../../../src/cli/service';
 import type { LiveEvent } from '../../../src/shared/contract';
-import type { Job, JobState } from '../../../src/shared/domain';
+import type { Job, JobState } from '../../../src/shared/domain/jobs';
 
 function job(id: string, state: JobState, phase: Job['nodes'][number]['phase']): Job {
   return {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { remedyText, withRemedyHint } from '../../../src/cli/remedyText';
 import { HoldfastError } from '../../../src/core/errors';
-import type { ErrorRemedy } from '../../../src/shared/domain';
+import type { ErrorRemedy } from '../../../src/shared/domain/errors';
 
 const remedy: ErrorRemedy = { kind: 'k3s-start-or-direct', node: 'n1', archive: "site's app.tar", distro: 'rke2' };
 

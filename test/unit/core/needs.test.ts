@@ -23,7 +23,7 @@ import {
 import { CLUSTER_ANSWER_TTL_MS, MAX_SERVER_CANDIDATES, askCluster, createNeedsResolver } from '../../../src/core/needs/resolve';
 import { limit } from '../../../src/core/limits';
 import type { NodeSession } from '../../../src/core/node/session';
-import type { Distro, NodeDef } from '../../../src/shared/domain';
+import type { Distro, NodeDef } from '../../../src/shared/domain/nodes';
 import { needsFromKubectl, type ClusterNeeds, type Workload } from '../../../src/shared/workloads';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures/needs');

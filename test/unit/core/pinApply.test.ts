@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContainerdClient, ImageRecord } from '../../../src/core/containerd/client';
 import { HoldfastError } from '../../../src/core/errors';
 import { applyPinPlan } from '../../../src/core/pins/apply';
-import type { LabelChange, PinPlan } from '../../../src/shared/domain';
+import type { LabelChange, PinPlan } from '../../../src/shared/domain/pins';
 
 const K3S = { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' };
 const DURABLE = { 'io.cri-containerd.pinned': 'pinned' };

@@ -4,7 +4,7 @@ import { IPC_CHANNELS, registerIpc, type IpcInvokeEventLike } from '../../../src
 import { HoldfastError } from '../../../src/core/errors';
 import { channels } from '../../../src/shared/contract';
 import type { Handlers } from '../../../src/shared/handlers';
-import type { NodeInfo } from '../../../src/shared/domain';
+import type { NodeInfo } from '../../../src/shared/domain/nodes';
 import { isPacked, unpackEnvelope } from '../../../src/shared/wirePack';
 import { generateRefs } from '../../doubles/catalog';
 

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { generateRefs } from '../../doubles/catalog';
 import { createHttpApi, takeToken, TOKEN_STORAGE_KEY, unpackingBridge, type DesktopBridge } from '../../../src/renderer/api';
 import { operations, type Envelope } from '../../../src/shared/contract';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import { isPacked, packEnvelope } from '../../../src/shared/wirePack';
 import type { NeedsReport } from '../../../src/shared/needs';
 import { fakeBridge } from '../../doubles/api';

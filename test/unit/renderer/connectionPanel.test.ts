@@ -4,7 +4,8 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { ErrorInfo, NodeDef } from '../../../src/shared/domain';
+import type { ErrorInfo } from '../../../src/shared/domain/errors';
+import type { NodeDef } from '../../../src/shared/domain/nodes';
 import { ConnectionPanel } from '../../../src/renderer/components/ConnectionPanel';
 import { StoreProvider } from '../../../src/renderer/context';
 import { createAppStore } from '../../../src/renderer/store';

@@ -10,7 +10,7 @@ import { StateBadge, storeSummaryText } from '../../../src/renderer/components/D
 import { ImportCacheBanner } from '../../../src/renderer/components/ImportCacheBanner';
 import { forcedLosses } from '../../../src/renderer/components/RemoveArchiveDialog';
 import type { DiskPicture } from '../../../src/shared/diskPicture';
-import type { AuditEntry } from '../../../src/shared/domain';
+import type { AuditEntry } from '../../../src/shared/domain/audit';
 import { forecastGc, neededFlags } from '../../../src/shared/gcForecast';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { summariseStore } from '../../../src/shared/imageStore';
@@ -29,7 +29,8 @@ import { createStore } from 'zustand/vanilla';
 import { fakeApi } from '../../doubles/api';
 import { countsOfRefs, groupImages, groupsOfRefs } from '../../../src/renderer/model/images';
 import { lostPinLine } from '../../../src/renderer/model/lostPins';
-import type { ImageRef, NodeStatus } from '../../../src/shared/domain';
+import type { NodeStatus } from '../../../src/shared/domain/connection';
+import type { ImageRef } from '../../../src/shared/domain/images';
 
 const text = (el: Parameters<typeof renderToStaticMarkup>[0]): string =>
   renderToStaticMarkup(el)

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { buildMatrix, filterMatrix, foldRefs, summarizeMatrix } from '../../../src/renderer/fleetMatrix';
 import { createAppStore } from '../../../src/renderer/store';

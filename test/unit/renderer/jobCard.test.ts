@@ -3,7 +3,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { Job, JobNodeProgress } from '../../../src/shared/domain';
+import type { Job, JobNodeProgress } from '../../../src/shared/domain/jobs';
 import { JobCard } from '../../../src/renderer/components/JobCard';
 
 const node = (patch: Partial<JobNodeProgress>): JobNodeProgress => ({

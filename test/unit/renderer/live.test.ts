@@ -7,7 +7,9 @@ import { indexAt, rowOffsets, visibleRange, windowAfterScroll } from '../../../s
 import { countsOfRefs, groupsOfRefs } from '../../../src/renderer/model/images';
 import { createAppStore, imagesOf } from '../../../src/renderer/store';
 import type { Envelope, LiveEvent } from '../../../src/shared/contract';
-import type { ImageRef, Job, NodeDef } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
+import type { Job } from '../../../src/shared/domain/jobs';
+import type { NodeDef } from '../../../src/shared/domain/nodes';
 import { fakeApi, job, imagesReport } from '../../doubles/api';
 
 const node = (name: string): NodeDef => ({ name, host: `${name}.lan`, port: 22, user: 'root', socket: '/s', imagesDir: '/i', namespace: 'k8s.io' });

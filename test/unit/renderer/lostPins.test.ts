@@ -7,7 +7,10 @@ import { buildMatrix, summarizeMatrix } from '../../../src/renderer/fleetMatrix'
 import { groupLostPins, lostPinLine } from '../../../src/renderer/model/lostPins';
 import { createAppStore, lostPinsOf } from '../../../src/renderer/store';
 import type { Envelope, LiveEvent } from '../../../src/shared/contract';
-import type { AuditEntry, ImageRef, LostPin, NodeDef } from '../../../src/shared/domain';
+import type { AuditEntry } from '../../../src/shared/domain/audit';
+import type { ImageRef } from '../../../src/shared/domain/images';
+import type { LostPin } from '../../../src/shared/domain/lostPins';
+import type { NodeDef } from '../../../src/shared/domain/nodes';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { activeDurablePins, findLostPins } from '../../../src/shared/lostPins';
 import { fakeApi, imagesReport } from '../../doubles/api';

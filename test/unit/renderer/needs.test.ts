@@ -2,7 +2,7 @@
 // rule, shared/needs atRiskOf, never a copy), the words around it, each image group's verdict,
 // and the fleet matrix's flagged cells and rows of missing needed images.
 import { describe, expect, it } from 'vitest';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import type { NeedsReport, RefNeed } from '../../../src/shared/needs';
 import { atRiskOf } from '../../../src/shared/needs';

@@ -4,7 +4,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { PinPlan } from '../../../src/shared/domain';
+import type { PinPlan } from '../../../src/shared/domain/pins';
 import { listRepinsWarning } from '../../../src/shared/listTrap';
 import { DurableNote, PlanView } from '../../../src/renderer/components/PinDialog';
 

@@ -7,7 +7,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { RemovalCell } from '../../../src/renderer/components/ArchivesPanel';
 import { RemovalVerdictView } from '../../../src/renderer/components/RemoveArchiveDialog';
-import type { ArchiveInfo, RemovalCheck } from '../../../src/shared/domain';
+import type { ArchiveInfo, RemovalCheck } from '../../../src/shared/domain/archives';
 import { removalVerdict } from '../../../src/shared/removalVerdict';
 import { rke2ListsRemovalWarning } from '../../../src/shared/rke2Lists';
 

@@ -5,7 +5,7 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { Rke2ListsBanner } from '../../../src/renderer/components/ArchivesPanel';
-import type { Distro } from '../../../src/shared/domain';
+import type { Distro } from '../../../src/shared/domain/nodes';
 
 const text = (distro: Distro, files: string[]): string =>
   renderToStaticMarkup(createElement(Rke2ListsBanner, { node: 'edge1', distro, files }))

@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Envelope, HoldfastApi } from '../../../src/shared/contract';
-import type { Job, JobNodeProgress, LocalArchive, NodeStatus } from '../../../src/shared/domain';
+import type { LocalArchive } from '../../../src/shared/domain/archives';
+import type { NodeStatus } from '../../../src/shared/domain/connection';
+import type { Job, JobNodeProgress } from '../../../src/shared/domain/jobs';
 import { createAppStore, imagesOf, statusOf } from '../../../src/renderer/store';
 import type { NeedsReport } from '../../../src/shared/needs';
 import { nodeDef } from '../../support/nodeDef';

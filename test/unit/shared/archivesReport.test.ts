@@ -1,7 +1,7 @@
 // `holdfast archives NODE --json` says the node's .cache.json health once, not on every file.
 import { describe, expect, it } from 'vitest';
 import { archivesReport } from '../../../src/shared/archivesReport';
-import type { ArchiveInfo } from '../../../src/shared/domain';
+import type { ArchiveInfo } from '../../../src/shared/domain/archives';
 import type { ImportCacheHealth } from '../../../src/shared/importCacheHealth';
 
 const health: ImportCacheHealth = {

@@ -13,7 +13,7 @@ import {
   distroProfile,
   UNDETECTED_DISTRO_NAME,
 } from '../../../src/shared/distro';
-import { NODE_DEFAULTS } from '../../../src/shared/domain';
+import { NODE_DEFAULTS } from '../../../src/shared/domain/nodes';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 const facts = readFileSync(path.join(root, 'docs/k3s-facts.md'), 'utf8');

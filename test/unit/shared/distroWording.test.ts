@@ -10,7 +10,8 @@ import { fleetDistroName, nodeDistroName, nodeRisk, summarizeFleet } from '../..
 import { chooseRemoteName } from '../../../src/core/usecases/import/remoteName';
 import { archiveBrief } from '../../../src/shared/archiveRemedy';
 import { distroDisplayName, distrosDisplayName } from '../../../src/shared/distro';
-import type { ArchiveInfo, ImageRef } from '../../../src/shared/domain';
+import type { ArchiveInfo } from '../../../src/shared/domain/archives';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import { explainReference } from '../../../src/shared/explain';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { listTakeoverReason, listTrapHeading } from '../../../src/shared/listTrap';
@@ -19,7 +20,7 @@ import { applyImageProtection, durableProtection, fateBrief, imageProtection, pr
 import { lostPinsText } from '../../../src/cli/lostPins';
 import { pinStateText } from '../../../src/cli/pinText';
 import { imageRef } from '../../support/imageRef';
-import type { LostPin } from '../../../src/shared/domain';
+import type { LostPin } from '../../../src/shared/domain/lostPins';
 import { peerServing, type EmbeddedRegistryConfig } from '../../../src/shared/embeddedRegistry';
 import { importCacheBrief, importCacheReasons, type ImportCacheHealth } from '../../../src/shared/importCacheHealth';
 import { LOST_PIN_KIND_TEXT, lostPinKindText } from '../../../src/shared/lostPins';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ImageRef, PinState } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
+import type { PinState } from '../../../src/shared/domain/pins';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { computeDrift, foldRefs, isDrift, refKind } from '../../../src/shared/drift';
 import { computeDrift as reportDrift } from '../../../src/core/usecases/fleet';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { GrpcContainerdClient } from '../../../src/core/containerd/client';
 import { labelDelta, buildPinPlan } from '../../../src/core/pins/plan';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import {
   applyImageProtection,
   durableProtection,

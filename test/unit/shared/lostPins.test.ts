@@ -1,7 +1,9 @@
 // The pure lost-pin rule (shared/lostPins.ts): each kind of loss, an unpin by Holdfast is not a
 // loss, a re-pin resets the record, and the remedy names what brings the pin back.
 import { describe, expect, it } from 'vitest';
-import type { AuditEntry, ImageRef, PinState } from '../../../src/shared/domain';
+import type { AuditEntry } from '../../../src/shared/domain/audit';
+import type { ImageRef } from '../../../src/shared/domain/images';
+import type { PinState } from '../../../src/shared/domain/pins';
 import { activeDurablePins, findLostPins, type CurrentRef, type ImagesDirFile } from '../../../src/shared/lostPins';
 
 const CRI = 'io.cri-containerd.pinned';

@@ -4,7 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import type { ArchiveFile } from '../../../src/shared/archivesReport';
-import type { ArchiveInfo, ImageRef, LostPin } from '../../../src/shared/domain';
+import type { ArchiveInfo } from '../../../src/shared/domain/archives';
+import type { ImageRef } from '../../../src/shared/domain/images';
+import type { LostPin } from '../../../src/shared/domain/lostPins';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { escapeLabelValue, imageStates, renderMetrics } from '../../../src/shared/metrics';
 import { applyNeeds, type NodeNeeds } from '../../../src/shared/needs';

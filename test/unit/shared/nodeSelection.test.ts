@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { selectNodes } from '../../../src/shared/nodeSelection';
 import { selectNodes as cliSelect } from '../../../src/cli/nodeSelection';
-import type { NodeDef } from '../../../src/shared/domain';
+import type { NodeDef } from '../../../src/shared/domain/nodes';
 
 const def = (name: string, group?: string) => ({ name, ...(group ? { group } : {}) }) as NodeDef;
 const all = [def('a', 'north'), def('b', 'south'), def('c', 'north')];

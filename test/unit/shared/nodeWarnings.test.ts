@@ -3,7 +3,7 @@
 // Debian 12's containerd ("1.6.20~ds1"), k3s's bundled one ("v1.7.23-k3s2", "2.0.5-k3s1.32"),
 // Debian's newer suites ("1.7.24~ds1", "2.1.9+unknown"), `k3s --version` ("v1.28.5+k3s1").
 import { describe, expect, it } from 'vitest';
-import type { NodeInfo } from '../../../src/shared/domain';
+import type { NodeInfo } from '../../../src/shared/domain/nodes';
 import { nodeWarnings, pinNotHonoured } from '../../../src/shared/nodeWarnings';
 
 const info = (containerdVersion: string, distroVersion: string | null = 'v1.31.6+k3s1', distro: NodeInfo['distro'] = 'k3s') => ({ containerdVersion, distro, distroVersion });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { pinState } from '../../../src/shared/pinState';
 import { imageProtection, losesPin, losingOf } from '../../../src/shared/protection';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { computeDrift, fleetHtml, summarizeFleet, type FleetNodeResult } from '../../../src/core/usecases/fleet';
 import { archiveBrief } from '../../../src/shared/archiveRemedy';
 import { archivesReport } from '../../../src/shared/archivesReport';
-import type { ArchiveInfo } from '../../../src/shared/domain';
+import type { ArchiveInfo } from '../../../src/shared/domain/archives';
 import { archiveVerdict, REMOVAL_TONE_TEXT, removalVerdict, removalWarnings } from '../../../src/shared/removalVerdict';
 import { RKE2_LISTS_REMOVAL_BRIEF, rke2ListsRemovalWarning } from '../../../src/shared/rke2Lists';
 

@@ -4,7 +4,8 @@
 // `holdfast explain` gives.
 import { describe, expect, it } from 'vitest';
 import { archiveBrief } from '../../../src/shared/archiveRemedy';
-import type { ArchiveInfo, ImageRef } from '../../../src/shared/domain';
+import type { ArchiveInfo } from '../../../src/shared/domain/archives';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import { explainReference } from '../../../src/shared/explain';
 import { NEEDED_FLAG_BRIEF } from '../../../src/shared/gcForecast';
 import { applyNeeds, atRiskBrief, atRiskOf, neededByBrief, type NodeNeeds } from '../../../src/shared/needs';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { visibleControls } from '../../../src/shared/visibleControls';
 import { table, terminalSafe } from '../../../src/cli/format';
 import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../src/core/usecases/fleet';
-import type { ImageRef } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
 import { RefText } from '../../../src/renderer/components/RefText';
 import { breakable } from '../../../src/renderer/components/Breakable';
 import { ErrorCallout } from '../../../src/renderer/components/ErrorCallout';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateRefs } from '../../doubles/catalog';
-import type { ImageRef, LostPin } from '../../../src/shared/domain';
+import type { ImageRef } from '../../../src/shared/domain/images';
+import type { LostPin } from '../../../src/shared/domain/lostPins';
 import { isPacked, packEnvelope, packRecords, packResult, PACKED, unpackEnvelope, unpackRecords, unpackResult } from '../../../src/shared/wirePack';
 
 /** What a transport does to a packed answer: JSON (HTTP) or a structured clone (IPC). */

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { checkError, givenArgs } from '../../accessText';
 import { HoldfastError } from '../../../core/errors';
 import { distroDisplayName } from '../../../shared/distro';
-import type { NodeInput } from '../../../shared/domain';
+import type { NodeInput } from '../../../shared/domain/nodes';
 import { parsePort, withSession, type Cli } from '../../context';
 import { helpAfter } from '../../help';
 import { acceptNewHostKeyOption, hostKeyAcceptance, type HostKeyAcceptance } from '../../hostKeys';

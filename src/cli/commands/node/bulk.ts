@@ -8,7 +8,7 @@ import { HoldfastError } from '../../../core/errors';
 import { plural, word } from '../../../shared/wording';
 import type { Cli } from '../../context';
 import type { SshImportPlan } from '../../../core/config/sshConfig';
-import type { NodeDef, NodeInput } from '../../../shared/domain';
+import type { NodeDef, NodeInput } from '../../../shared/domain/nodes';
 import { JSON_HELP, printedAsJson } from '../../output';
 import type { ColumnFit } from '../../fit';
 import { helpAfter } from '../../help';

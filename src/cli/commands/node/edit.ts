@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { checkError, givenArgs } from '../../accessText';
 import { HoldfastError } from '../../../core/errors';
-import type { NodeDef, NodeInfo, NodeInput } from '../../../shared/domain';
+import type { NodeDef, NodeInfo, NodeInput } from '../../../shared/domain/nodes';
 import { parsePort, withSession, type Cli } from '../../context';
 import { helpAfter } from '../../help';
 import { acceptNewHostKeyOption, refuseUnmatched, trackedAcceptance, verifiedKeys, type HostKeyAcceptance } from '../../hostKeys';

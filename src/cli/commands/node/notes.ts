@@ -1,7 +1,7 @@
 // What node add and node edit share: the long help notes, the images dir line, the lazy validator.
 import { describeImagesDir } from '../../../core/node/distroConfig';
 import { ASSUMED_DISTRO, distroDisplayName } from '../../../shared/distro';
-import type { NodeDef, NodeInfo } from '../../../shared/domain';
+import type { NodeDef, NodeInfo } from '../../../shared/domain/nodes';
 
 // Validating a node (zod) loads when a command that adds or changes one runs.
 export const nodes = () => import('../../../core/config/nodes');

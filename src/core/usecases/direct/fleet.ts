@@ -1,7 +1,7 @@
 // Direct delivery across many nodes: the archive is spooled once on this machine, then each
 // node (a bounded number at a time) is sent only the blobs it lacks. A node that fails leaves
 // the others' work intact and reported; running the same command again resumes it.
-import type { JobNodeProgress, ImportPhase } from '../../../shared/domain';
+import type { JobNodeProgress, ImportPhase } from '../../../shared/domain/jobs';
 import { DEFAULT_IMPORT_PARALLEL } from '../../../shared/importOptions';
 import { mapLimit } from '../../../shared/mapLimit';
 import { formatBytes } from '../../../shared/format';

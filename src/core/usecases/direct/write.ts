@@ -5,7 +5,7 @@
 // what a failed run leaves are on deliverDirect.
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { LABEL_CRI_PINNED, PINNED } from '../../../shared/domain';
+import { LABEL_CRI_PINNED, PINNED } from '../../../shared/domain/labels';
 import { formatPlatform } from '../../../shared/mediaTypes';
 import { mapLimit } from '../../../shared/mapLimit';
 import type { Descriptor } from '../../containerd/client';

@@ -4,7 +4,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { nodeInputSchema } from '../../../shared/contract';
-import type { NodeInput } from '../../../shared/domain';
+import type { NodeInput } from '../../../shared/domain/nodes';
 import { formatBytes } from '../../../shared/format';
 import { readCsvRecords, type CsvRecord } from './csv';
 

@@ -7,7 +7,7 @@
 import { parse } from 'csv-parse/sync';
 import type { FleetReport } from '../../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../../shared/lostPins';
-import type { LostPin } from '../../../shared/domain';
+import type { LostPin } from '../../../shared/domain/lostPins';
 import { pinReading, protectionKey, refsByImage } from '../../../shared/protection';
 import { workloadName } from '../../../shared/needs';
 import { visibleControls } from '../../../shared/visibleControls';

@@ -4,7 +4,8 @@
 // XSS-safe by construction: markup is built only with the `html` tag, which escapes every
 // interpolated value unless it is itself the result of `html` (already-safe markup). Node names,
 // references, labels, reasons and error messages all go through it; attributes are always quoted.
-import type { ImageRef, LostPin } from '../../../shared/domain';
+import type { ImageRef } from '../../../shared/domain/images';
+import type { LostPin } from '../../../shared/domain/lostPins';
 import type { ArchiveFile } from '../../../shared/archivesReport';
 import { archiveVerdict } from '../../../shared/removalVerdict';
 import { LOST_PIN_KIND_TEXT } from '../../../shared/lostPins';

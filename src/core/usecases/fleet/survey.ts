@@ -4,7 +4,7 @@
 // when the node's connection is (not while it waits for its bastion); each node on its own (one
 // failing never spoils the others); results streamed to onNode as nodes answer, so a UI can fill
 // its matrix while slow nodes are still connecting.
-import type { NodeDef } from '../../../shared/domain';
+import type { NodeDef } from '../../../shared/domain/nodes';
 import { nodeWarnings } from '../../../shared/nodeWarnings';
 import { archivesReport } from '../../../shared/archivesReport';
 import { lostPinsFrom, withLostPins } from '../../audit/lostPins';

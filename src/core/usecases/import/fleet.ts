@@ -1,6 +1,6 @@
 // The import across many nodes: in parallel (bounded), each node on its own — a failure on
 // one leaves the others' work intact and reported.
-import type { JobNodeProgress } from '../../../shared/domain';
+import type { JobNodeProgress } from '../../../shared/domain/jobs';
 import type { OpsContext } from '../operations';
 import type { NodeSession } from '../../node/session';
 import { DEFAULT_IMPORT_PARALLEL, type ImportOptions, type ImportTuning } from '../../../shared/importOptions';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { constants as fsConstants, createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { LocalArchive } from '../../../shared/domain';
+import type { LocalArchive } from '../../../shared/domain/archives';
 import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
 import { UNDETECTED_DISTRO_NAME } from '../../../shared/distro';
 import { importWarnings } from '../../archives/importWarnings';

@@ -10,7 +10,7 @@ import { watcherImports, type FileStamp } from '../../../shared/versions';
 import { cacheVerdict } from '../../../shared/importCache';
 import { ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
 import { distroDisplayName } from '../../../shared/distro';
-import type { Distro } from '../../../shared/domain';
+import type { Distro } from '../../../shared/domain/nodes';
 import type { K3sImportCache, ScannedFile } from '../../archives/scan';
 
 export interface NameChoice {

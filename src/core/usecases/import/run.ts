@@ -5,7 +5,7 @@
 // any failure picks up where it stopped.
 import { distroDisplayName } from '../../../shared/distro';
 import { cacheIsNotAFile } from '../../../shared/importCache';
-import type { ImportPhase, JobNodeProgress } from '../../../shared/domain';
+import type { ImportPhase, JobNodeProgress } from '../../../shared/domain/jobs';
 import { watcherImports, firstReleases, K3S_RELEASES } from '../../../shared/versions';
 import { plural } from '../../../shared/wording';
 import { HoldfastError } from '../../errors';

@@ -1,7 +1,7 @@
 // Step 1 of the import wizard: choose archives on this machine (typed or pasted paths, the native
 // file dialog or a drop on the desktop), each inspected locally before any byte is sent.
 import { useId, useRef, useState, type ClipboardEvent, type DragEvent } from 'react';
-import type { ErrorInfo } from '../../../shared/domain';
+import type { ErrorInfo } from '../../../shared/domain/errors';
 import { compressionName, plural } from '../../../shared/wording';
 import { useApp } from '../../context';
 import { formatBytes } from '../../../shared/format';

@@ -1,7 +1,7 @@
 // Step 4 of the import wizard: the running import jobs, one card per archive, cancellable; the
 // user may leave and follow them in the jobs panel.
 import { useState } from 'react';
-import type { ErrorInfo } from '../../../shared/domain';
+import type { ErrorInfo } from '../../../shared/domain/errors';
 import { useApp } from '../../context';
 import { consistentImportOptions } from '../../../shared/importOptions';
 import { isJobFinished } from '../../../shared/jobState';

@@ -1,7 +1,7 @@
 // Step 5 of the import wizard: what succeeded and failed per node and archive, running an
 // archive again on the nodes that failed, and starting over.
 import { useState } from 'react';
-import type { ErrorInfo } from '../../../shared/domain';
+import type { ErrorInfo } from '../../../shared/domain/errors';
 import { useApp } from '../../context';
 import { basename } from '../../model/paths';
 import { nodesToRetry } from '../../model/jobs';

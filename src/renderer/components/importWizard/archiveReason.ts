@@ -2,7 +2,7 @@
 // one short clause there, the whole message and what to do on request. The core writes the
 // reason for a person reading it alone ("broken.tar.gz was refused: truncated: the gzip stream
 // ends …"); next to the file's own path, its name and the parenthesised detail are repeats.
-import type { ErrorInfo } from '../../../shared/domain';
+import type { ErrorInfo } from '../../../shared/domain/errors';
 import { basename } from '../../model/paths';
 
 export interface ArchiveReason {

@@ -1,7 +1,7 @@
 // The jobs the wizard started, in the wizard's order (undefined until the jobs list has one),
 // shared by the run and summary steps.
 import { useMemo } from 'react';
-import type { Job } from '../../../shared/domain';
+import type { Job } from '../../../shared/domain/jobs';
 import { useApp } from '../../context';
 
 export function useWizardJobs(): (Job | undefined)[] {

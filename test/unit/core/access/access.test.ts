@@ -4,7 +4,7 @@ import { parseFindOutput, parseStatLine } from '../../../../src/core/access';
 import { sortWalkOrder } from '../../../../src/core/access/common';
 import { resolveJumpChain } from '../../../../src/core/node/session';
 import { completeNode } from '../../../../src/core/config/nodes';
-import type { NodeDef } from '../../../../src/shared/domain';
+import type { NodeDef } from '../../../../src/shared/domain/nodes';
 
 describe('sudo find output', () => {
   it('keeps names with tabs, newlines, quotes and $(…) whole', () => {

@@ -11,7 +11,7 @@ import { AuditLog } from '../../../../src/core/audit/log';
 import { lostPinsFrom } from '../../../../src/core/audit/lostPins';
 import { HoldfastError } from '../../../../src/core/errors';
 import { limit } from '../../../../src/core/limits';
-import type { LabelChange } from '../../../../src/shared/domain';
+import type { LabelChange } from '../../../../src/shared/domain/pins';
 
 const ID = 'sha256:' + 'a'.repeat(64);
 const pinChange = (ref: string): LabelChange => ({ ref, imageId: ID, before: { 'io.cattle.k3s.pinned': 'pinned' }, after: { 'io.cri-containerd.pinned': 'pinned' } });

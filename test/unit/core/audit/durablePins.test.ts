@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../../src/core/audit/log';
-import type { LabelChange } from '../../../../src/shared/domain';
+import type { LabelChange } from '../../../../src/shared/domain/pins';
 
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';

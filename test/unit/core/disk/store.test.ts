@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildStore, imageOfContainer, type TargetFacts } from '../../../../src/core/disk/store';
 import { parseDfLines } from '../../../../src/core/disk/fileSystems';
-import type { ImageRef } from '../../../../src/shared/domain';
+import type { ImageRef } from '../../../../src/shared/domain/images';
 
 const h = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef => ({

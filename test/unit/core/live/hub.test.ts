@@ -3,7 +3,7 @@ import type { LiveEvent } from '../../../../src/shared/contract';
 import type { EventEnvelope, EventSubscription } from '../../../../src/core/containerd/client';
 import { HoldfastError } from '../../../../src/core/errors';
 import { backoffDelay, LiveHub, type LiveConnection } from '../../../../src/core/live/hub';
-import type { Job } from '../../../../src/shared/domain';
+import type { Job } from '../../../../src/shared/domain/jobs';
 import { job as jobOf } from '../../../doubles/api';
 
 /** A fake node connection whose event stream the test drives. */

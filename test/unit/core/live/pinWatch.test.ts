@@ -5,7 +5,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { EventEnvelope } from '../../../../src/core/containerd/client';
 import { PinWatch } from '../../../../src/core/live/pinWatch';
-import type { LostPin } from '../../../../src/shared/domain';
+import type { LostPin } from '../../../../src/shared/domain/lostPins';
 import type { PinRecord } from '../../../../src/shared/lostPins';
 
 const pin = (ref: string): PinRecord => ({ ref, imageId: 'sha256:1', pinnedAt: '2026-03-01T00:00:00.000Z', pinnedBy: 'tech' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { labelDelta, buildPinPlan } from '../../../../src/core/pins/plan';
-import { PROVENANCE } from '../../../../src/shared/domain';
-import type { ImageRef } from '../../../../src/shared/domain';
+import { PROVENANCE } from '../../../../src/shared/domain/labels';
+import type { ImageRef } from '../../../../src/shared/domain/images';
 import { pinState } from '../../../../src/core/images/pinState';
 
 const ID1 = 'sha256:' + '1'.repeat(64);

@@ -1,7 +1,7 @@
 // The images table's view model (src/renderer/model/images.ts): grouping, counts, search,
 // filter, sort and each image's fate at the next k3s start.
 import { describe, expect, it } from 'vitest';
-import type { ImageRef } from '../../../../src/shared/domain';
+import type { ImageRef } from '../../../../src/shared/domain/images';
 import { atRiskGroups, countByPin, filterGroups, groupImages, matchesQuery, sortGroups, sortPlatforms } from '../../../../src/renderer/model/images';
 
 const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;

@@ -2,7 +2,7 @@
 // verdict — servable when one of its references is (shared/embeddedRegistry imagePeers) — and
 // each reference its own, as the core judged them.
 import { describe, expect, it } from 'vitest';
-import type { ImageRef } from '../../../../src/shared/domain';
+import type { ImageRef } from '../../../../src/shared/domain/images';
 import { peerServing, type EmbeddedRegistryConfig } from '../../../../src/shared/embeddedRegistry';
 import { groupImages } from '../../../../src/renderer/model/images';
 import { imageRef } from '../../../support/imageRef';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Job } from '../../../../src/shared/domain';
+import type { Job } from '../../../../src/shared/domain/jobs';
 import { humanRate, importStepsText, jobsSummary, nodeProgress, phasesFor, phaseText, sortJobs } from '../../../../src/renderer/model/jobs';
 
 describe('import jobs', () => {

@@ -17,7 +17,8 @@ import {
   type NodeProbe,
 } from '../../../../../src/core/usecases/fleet';
 import type { OpsContext } from '../../../../../src/core/usecases/operations';
-import type { ImageRef, PinState } from '../../../../../src/shared/domain';
+import type { ImageRef } from '../../../../../src/shared/domain/images';
+import type { PinState } from '../../../../../src/shared/domain/pins';
 
 const img = (name: string, pin: PinState, afterRestart: 'pinned' | 'unpinned' = pin === 'none' ? 'unpinned' : 'pinned', extra: Partial<ImageRef> = {}): ImageRef => ({
   name,

@@ -2,7 +2,8 @@
 // commands set as code). Lost pins come from the shared rule, as the probe computes them.
 import { describe, expect, it } from 'vitest';
 import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult, type FleetReport } from '../../../../../src/core/usecases/fleet';
-import type { AuditEntry, ImageRef } from '../../../../../src/shared/domain';
+import type { AuditEntry } from '../../../../../src/shared/domain/audit';
+import type { ImageRef } from '../../../../../src/shared/domain/images';
 import { activeDurablePins, findLostPins } from '../../../../../src/shared/lostPins';
 import { imageRef } from '../../../../support/imageRef';
 

@@ -2,7 +2,7 @@
 // at risk per node with the workloads that need them, and the needed images a node lacks.
 import { describe, expect, it } from 'vitest';
 import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult } from '../../../../../src/core/usecases/fleet';
-import type { ImageRef } from '../../../../../src/shared/domain';
+import type { ImageRef } from '../../../../../src/shared/domain/images';
 import { applyNeeds, type NodeNeeds } from '../../../../../src/shared/needs';
 import { imageProtection } from '../../../../../src/shared/protection';
 import { criPinning } from '../../../../../src/shared/versions';

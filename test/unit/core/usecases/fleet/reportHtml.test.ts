@@ -4,7 +4,7 @@
 // past its Why column; the image id and size never wrap.
 import { describe, expect, it } from 'vitest';
 import { computeDrift, fleetHtml, summarizeFleet, type FleetNodeResult } from '../../../../../src/core/usecases/fleet';
-import type { ImageRef } from '../../../../../src/shared/domain';
+import type { ImageRef } from '../../../../../src/shared/domain/images';
 
 const HEX = '5ad44c7d16e3b2f0c9a8e1d4f7b6a5c3e2d1f0a9b8c7d6e5f4a3b2c1d0e91e8d';
 const ID = '80d331785726a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6e551';

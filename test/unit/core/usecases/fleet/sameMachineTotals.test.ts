@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeFleet, type FleetNodeResult } from '../../../../../src/core/usecases/fleet';
 import { fleetText } from '../../../../../src/cli/commands/inspect';
-import type { ImageRef } from '../../../../../src/shared/domain';
+import type { ImageRef } from '../../../../../src/shared/domain/images';
 
 const KEY = 'SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s';
 const OTHER = 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU';

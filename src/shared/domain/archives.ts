@@ -1,0 +1,102 @@
+// Files in a node's images dir, local archives, and whether removing one is safe.
+import type { CacheVerdict } from '../importCache';
+import type { ImportCacheHealth } from '../importCacheHealth';
+import type { PinState } from './pins';
+
+export type Compression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
+
+/**
+ * What fixes an archive that is not safe to remove (./archiveRemedy builds it): its images need
+ * durable pins first — `holdfast pin NODE --archive PATH`, or Make durable in the app.
+ */
+export interface ArchiveRemedy {
+  kind: 'pin-archive';
+  archive: string;
+  /** The CLI command, exactly as the reason sentences quote it. */
+  command: string;
+}
+
+/** What a removal sets off without blocking it: one short clause, and the warning in full. */
+export interface RemovalWarning {
+  brief: string;
+  reason: string;
+}
+
+/** One file in a node's images dir. */
+export interface ArchiveInfo {
+  /** Relative to the images dir, '/'-separated. */
+  path: string;
+  /** archive: k3s imports it; prepull: a .txt list of references; ignored: k3s skips it. */
+  kind: 'archive' | 'prepull' | 'ignored';
+  compression: Compression | null;
+  size: number;
+  mtime: string;
+  /** References the archive brings (as containerd names them). */
+  images: string[];
+  /** Every image of the archive is present in containerd. */
+  imported: boolean;
+  /** Removing it now loses nothing: every image is complete and durably pinned. */
+  safeToRemove: boolean;
+  reason: string;
+  /** .cache.json is on and lists this archive unchanged: k3s will skip it at start. */
+  cachedByK3s: boolean;
+  /** What the next start does with it because of .cache.json, and why (shared/importCache). */
+  cache?: CacheVerdict;
+  /** What makes it safe to remove, when pinning does (the CLI prints the command, the app a button). */
+  remedy?: ArchiveRemedy;
+  /**
+   * What removing it sets off without blocking it (RKE2 writing its own image lists), as
+   * `archives.check` warns of it (shared/removalVerdict removalWarnings); absent when nothing.
+   */
+  removalWarnings?: RemovalWarning[];
+  /** Set when the archive's index could not be read. */
+  error?: string;
+  /** A .txt list: the durable references it hands to k3s through another tag of their image (shared/listTrap). */
+  takesOver?: { ref: string; listed: string }[];
+  /** The health of k3s's import cache on the node (the same for every file; shared/importCacheHealth). */
+  importCache?: ImportCacheHealth;
+}
+
+export interface RemovalCheck {
+  node: string;
+  path: string;
+  allowed: boolean;
+  /** What blocks the removal, one sentence each (empty when allowed). */
+  problems: string[];
+  /** What the removal sets off without blocking it, one long form each (shared/rke2Lists). */
+  warnings?: string[];
+  /**
+   * Per image the archive brings. `durable`: kubelet keeps the image with no archive re-pinning it
+   * (shared/protection durableProtection, under the node's containerd rule); `refs` and
+   * `protection` are the detail underneath — every reference of the image with its pin, and why.
+   */
+  images: {
+    name: string;
+    present: boolean;
+    complete: boolean;
+    durable: boolean;
+    missing: string[];
+    refs?: { name: string; pin: PinState }[];
+    protection?: string;
+  }[];
+}
+
+/** A local archive, inspected before any byte leaves the laptop. */
+export interface LocalArchive {
+  path: string;
+  size: number;
+  sha256: string;
+  format: 'docker' | 'oci';
+  compression: Compression;
+  /**
+   * What k3s will import: every image with its platforms, the config digest (image id) of the
+   * first complete one, and of every complete one (which nodes hold it: shared/archiveHoldings).
+   */
+  images: { name: string | null; platforms: string[]; configDigest: string | null; configDigests: string[] }[];
+  uncompressedBytes: number;
+  /**
+   * What k3s imports but the person should know, one sentence each: platforms listed without
+   * their blobs (skipped), images without a name (not kept), bare-tag names (not usable by pods).
+   */
+  warnings: string[];
+}
