@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { decompress as unzstd } from 'fzstd';
-import type { ContainerRecord, ContainerdClient, ContentInfo, EventEnvelope, EventSubscription, ImageRecord, PluginInfo } from '../../src/core/containerd/client';
+import type { ContainerRecord, ContainerdClient, ContentInfo, EventEnvelope, EventSubscription, ContainerdImage, PluginInfo } from '../../src/core/containerd/client';
 import type { FileAccess, ListedFile, RemoteStat, UploadArea } from '../../src/core/access';
 import { HoldfastError } from '../../src/core/errors';
 import { NEEDS_SCRIPT_NAME } from '../../src/core/needs/cluster';
@@ -122,7 +122,7 @@ class Emitter implements EventSubscription {
 
 /** containerd of one fake node: what Holdfast's ContainerdClient is asked, answered from memory. */
 export class FakeContainerd implements ContainerdClient {
-  readonly records = new Map<string, ImageRecord>();
+  readonly records = new Map<string, ContainerdImage>();
   readonly blobs = new Map<string, Buffer | number>();
   readonly subscriptions = new Set<Emitter>();
   containers: ContainerRecord[] = [];
@@ -144,7 +144,7 @@ export class FakeContainerd implements ContainerdClient {
   }
 
   /** Adds an image: index (one manifest per platform) or a manifest, config and layers. */
-  addImage(spec: FakeImageSpec, shared: { prefix: string; size: number }[] = []): ImageRecord {
+  addImage(spec: FakeImageSpec, shared: { prefix: string; size: number }[] = []): ContainerdImage {
     const platforms = spec.platforms.length ? spec.platforms : ['linux/amd64'];
     const config = configBody(spec);
     const configDigest = hash(config);
@@ -187,7 +187,7 @@ export class FakeContainerd implements ContainerdClient {
     }
     const digest = hash(target);
     this.blobs.set(digest, target);
-    const record: ImageRecord = {
+    const record: ContainerdImage = {
       name: spec.name,
       labels: { ...spec.labels },
       target: { mediaType, digest, size: target.length, annotations: {} },
@@ -230,20 +230,20 @@ export class FakeContainerd implements ContainerdClient {
   /** While set, the image list is answered only once it resolves (a slow node). */
   hold: Promise<void> | null = null;
 
-  async listImages(): Promise<ImageRecord[]> {
+  async listImages(): Promise<ContainerdImage[]> {
     await this.tick();
     if (this.hold) await this.hold;
     return [...this.records.values()].map((r) => structuredClone(r));
   }
-  async getImage(name: string): Promise<ImageRecord | null> {
+  async getImage(name: string): Promise<ContainerdImage | null> {
     await this.tick();
     const r = this.records.get(name);
     return r ? structuredClone(r) : null;
   }
-  async createImage(image: { name: string; labels?: Record<string, string>; target: ImageRecord['target'] }): Promise<ImageRecord> {
+  async createImage(image: { name: string; labels?: Record<string, string>; target: ContainerdImage['target'] }): Promise<ContainerdImage> {
     await this.tick();
     const now = new Date();
-    const r: ImageRecord = { name: image.name, labels: { ...(image.labels ?? {}) }, target: image.target, createdAt: now, updatedAt: now };
+    const r: ContainerdImage = { name: image.name, labels: { ...(image.labels ?? {}) }, target: image.target, createdAt: now, updatedAt: now };
     this.records.set(image.name, r);
     this.publish('/images/create', image.name);
     const answer = structuredClone(r);
@@ -283,7 +283,7 @@ export class FakeContainerd implements ContainerdClient {
     const config = json.config?.digest;
     return config && this.blobs.has(config) ? config : null;
   }
-  async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
+  async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ContainerdImage> {
     await this.tick();
     if (this.failUpdates) throw this.failUpdates;
     const r = this.records.get(name);
@@ -605,7 +605,7 @@ export class FakeNode {
     if (!tar) throw new Error(`the fake k3s reads no ${kind.compression} archives`);
     const members = untar(tar);
     const cd = this.containerd;
-    const images: { name: string; target: ImageRecord['target'] }[] = [];
+    const images: { name: string; target: ContainerdImage['target'] }[] = [];
     if (members.has('index.json')) {
       for (const [p, b] of members) {
         const m = /^blobs\/sha256\/([0-9a-f]{64})$/.exec(p);

@@ -11,7 +11,7 @@ import { buildImageArchive, writeImageArchive, type WriteImageArchiveOptions, ty
 import { emulateK3sStart, repositoryOf } from '../../lab/k3s';
 import { startLab, type Lab } from '../../lab/lab';
 import { completeNode } from '../../src/core/config/nodes';
-import type { ContainerdClient, GrpcContainerdClient, ImageRecord } from '../../src/core/containerd/client';
+import type { ContainerdClient, GrpcContainerdClient, ContainerdImage } from '../../src/core/containerd/client';
 import { NodeSession, type SessionSftp } from '../../src/core/node/session';
 import { diskOf } from '../../src/core/usecases/fleet/disk';
 import { FakeNode } from '../doubles/node';
@@ -81,7 +81,7 @@ async function fakeSide(): Promise<Side> {
 const written = (side: Side, name: string): WrittenImage => side.images.find((i) => i.name === name)!;
 /** The image id CRI gives an image: its linux/amd64 config digest (the lab and the fake run amd64). */
 const imageIdOf = (w: WrittenImage): string => w.platforms.find((p) => p.platform === 'linux/amd64')!.configDigest;
-const byName = (records: ImageRecord[]) => new Map(records.map((r) => [r.name, r]));
+const byName = (records: ContainerdImage[]) => new Map(records.map((r) => [r.name, r]));
 const readAll = async (s: Readable): Promise<Buffer> => {
   const chunks: Buffer[] = [];
   for await (const c of s) chunks.push(Buffer.from(c as Buffer));

@@ -18,7 +18,8 @@ export interface Descriptor {
   annotations: Record<string, string>;
 }
 
-export interface ImageRecord {
+/** An image as containerd's images API returns it (its target not yet resolved for a platform). */
+export interface ContainerdImage {
   name: string;
   labels: Record<string, string>;
   target: Descriptor;
@@ -101,7 +102,7 @@ const TO_OBJECT = { longs: Number, enums: String, defaults: true, oneofs: true }
 
 /**
  * Responses read as protobufjs decodes them, without the plain-object copy: the image list, 1,000
- * references and more, which its reader (imageRecord) copies field by field anyway. A decoded
+ * references and more, which its reader (containerdImage) copies field by field anyway. A decoded
  * message has the same fields, with their defaults, but int64 as Long (int64() reads both).
  */
 const AS_DECODED = new Set(['containerd.services.images.v1.Images/List']);
@@ -233,7 +234,7 @@ function checkLabelKeys(changes: Record<string, string | null>, what: string): s
   return keys;
 }
 
-function imageRecord(i: any): ImageRecord {
+function containerdImage(i: any): ContainerdImage {
   return {
     name: i.name,
     labels: { ...(i.labels ?? {}) },
@@ -261,10 +262,10 @@ export interface ContainerdClientOptions {
  */
 export interface ContainerdClient {
   version(): Promise<{ version: string; revision: string }>;
-  listImages(): Promise<ImageRecord[]>;
-  getImage(name: string): Promise<ImageRecord | null>;
+  listImages(): Promise<ContainerdImage[]>;
+  getImage(name: string): Promise<ContainerdImage | null>;
   /** Sets (string) or deletes (null) individual labels; other labels stay as they are. */
-  updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord>;
+  updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ContainerdImage>;
   /** sync: wait for containerd's garbage collection (the blobs gone) before answering. */
   deleteImage(name: string, sync?: boolean): Promise<void>;
   /** Blob metadata, or null when the blob is absent from the namespace's content store. */
@@ -315,9 +316,9 @@ export interface ContainerdWriter {
   removeSnapshot(snapshotter: string, key: string, lease: string): Promise<void>;
   /** Extracts a layer onto mounts; returns the uncompressed blob's descriptor (its digest is the diff ID). */
   applyDiff(layer: Descriptor, mounts: Mount[], lease: string): Promise<Descriptor>;
-  createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }, lease?: string): Promise<ImageRecord>;
+  createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }, lease?: string): Promise<ContainerdImage>;
   /** Points an existing image at target and sets or deletes the labels given; other labels stay. */
-  updateImage(name: string, target: Descriptor, changes: Record<string, string | null>, lease?: string): Promise<ImageRecord>;
+  updateImage(name: string, target: Descriptor, changes: Record<string, string | null>, lease?: string): Promise<ContainerdImage>;
 }
 
 /** ContainerdClient over gRPC on a unix socket (the local end of a session's SSH tunnel). */
@@ -394,22 +395,22 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
     return res.namespaces.map((n) => n.name);
   }
 
-  async listImages(filters: string[] = []): Promise<ImageRecord[]> {
+  async listImages(filters: string[] = []): Promise<ContainerdImage[]> {
     const res = await this.unary<{ images: unknown[] }>('images', 'List', { filters });
-    return res.images.map(imageRecord);
+    return res.images.map(containerdImage);
   }
 
-  async getImage(name: string): Promise<ImageRecord | null> {
+  async getImage(name: string): Promise<ContainerdImage | null> {
     try {
       const res = await this.unary<{ image: unknown }>('images', 'Get', { name });
-      return imageRecord(res.image);
+      return containerdImage(res.image);
     } catch (e) {
       if (e instanceof HoldfastError && e.code === 'NOT_FOUND') return null;
       throw e;
     }
   }
 
-  async createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }, lease?: string): Promise<ImageRecord> {
+  async createImage(image: { name: string; labels?: Record<string, string>; target: Descriptor }, lease?: string): Promise<ContainerdImage> {
     refuseGcControlLabels(image.name, Object.keys(image.labels ?? {}));
     const res = await this.unary<{ image: unknown }>(
       'images',
@@ -418,10 +419,10 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
       undefined,
       lease,
     );
-    return imageRecord(res.image);
+    return containerdImage(res.image);
   }
 
-  async updateImage(name: string, target: Descriptor, changes: Record<string, string | null>, lease?: string): Promise<ImageRecord> {
+  async updateImage(name: string, target: Descriptor, changes: Record<string, string | null>, lease?: string): Promise<ContainerdImage> {
     const keys = checkLabelKeys(changes, name);
     const labels: Record<string, string> = {};
     for (const k of keys) if (changes[k]) labels[k] = changes[k];
@@ -433,14 +434,14 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
       undefined,
       lease,
     );
-    return imageRecord(res.image);
+    return containerdImage(res.image);
   }
 
   /**
    * Sets (string) or deletes (null) individual labels. Each key gets its own
    * `labels.<key>` mask path so labels written concurrently by others are never clobbered.
    */
-  async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ImageRecord> {
+  async updateImageLabels(name: string, changes: Record<string, string | null>): Promise<ContainerdImage> {
     const keys = checkLabelKeys(changes, name);
     if (keys.length === 0) throw new Error('updateImageLabels: no label changes given');
     // containerd 1.7.x and 2.x dereference the image's target before they look at the mask: an
@@ -462,7 +463,7 @@ export class GrpcContainerdClient implements ContainerdClient, ContainerdWriter 
       image: { name, labels, target: toProtoDescriptor(current.target) },
       update_mask: { paths: keys.map((k) => `labels.${k}`) },
     });
-    return imageRecord(res.image);
+    return containerdImage(res.image);
   }
 
   async deleteImage(name: string, sync = false): Promise<void> {

@@ -8,7 +8,7 @@ import { deletionOrder, exclusiveBytes, imageState, type BlobIndex, type Contain
 import { protectionKey, protectionOfImages, refsByImage } from '../../shared/protection';
 import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain/labels';
 import type { CriPinning } from '../../shared/versions';
-import type { ContainerRecord, ContainerdClient, ImageRecord } from '../containerd/client';
+import type { ContainerRecord, ContainerdClient, ContainerdImage } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import { INDEX_TYPES, platformMatches, type Platform } from '../../shared/mediaTypes';
 import { mapLimit } from '../../shared/mapLimit';
@@ -123,7 +123,7 @@ export interface StoreInput {
   /** The inventory's references (pin, fate, archive, image id). */
   refs: ImageRef[];
   /** containerd's image records (for when each last changed). */
-  records: ImageRecord[];
+  records: ContainerdImage[];
   containers: ContainerRecord[];
   criPinning: CriPinning;
 }

@@ -1,17 +1,17 @@
 // Every image reference of a namespace, as the Images view and `holdfast images` show it.
-import type { ImageRef } from '../../shared/domain/images';
+import type { ImageRecord, PinVerdict } from '../../shared/domain/images';
 
-/** A reference as containerd has it, before its fate at the next k3s start is predicted. */
-export type BaseImageRef = Omit<ImageRef, 'afterRestart' | 'reason' | 'archive'>;
-import type { ImageRecord } from '../containerd/client';
+/** A reference as containerd has it, with its pin: before any other verdict about it. */
+export type BaseImageRef = ImageRecord & PinVerdict;
+import type { ContainerdImage } from '../containerd/client';
 import type { Platform } from '../../shared/mediaTypes';
-import { pinState } from './pinState';
+import { pinState } from '../../shared/pinState';
 import { TargetResolver } from './resolve';
 import { mapLimit } from '../../shared/mapLimit';
 import { sortByText } from '../../shared/compareText';
 
 /** The references of `records` (containerd's image list), their targets resolved for the node's platform. */
-export async function listImageRefs(records: ImageRecord[], resolver: TargetResolver): Promise<BaseImageRef[]> {
+export async function listImageRefs(records: ContainerdImage[], resolver: TargetResolver): Promise<BaseImageRef[]> {
   // Many references share a target (tag + digest ref): resolve each digest once.
   const unique = [...new Map(records.map((r) => [r.target.digest, r.target])).values()];
   const resolved = new Map<string, Awaited<ReturnType<TargetResolver['resolve']>>>();

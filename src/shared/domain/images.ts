@@ -1,12 +1,14 @@
-// One image reference on a node: containerd's record, and the view that shows its verdicts.
+// One image reference on a node: containerd's record apart from each verdict about it; a view
+// (ImageRef) composes the record with the verdicts it shows. Each verdict has one named function.
 import type { PeerServing } from '../embeddedRegistry';
 import type { ListTrap } from '../listTrap';
 import type { RefNeed } from '../needVerdict';
 import type { LostPin } from './lostPins';
 import type { Fate, PinState } from './pins';
 
-export interface ImageRef {
-  /** The containerd image record's name: a tag or a name@sha256 digest reference. */
+/** containerd's image record, for the node's platform: what the node holds, nothing judged. */
+export interface ImageRecord {
+  /** The record's name: a tag or a name@sha256 digest reference. */
   name: string;
   /** Digest of the record's target (manifest or index). */
   digest: string;
@@ -19,39 +21,63 @@ export interface ImageRef {
   platforms: string[];
   createdAt: string | null;
   labels: Record<string, string>;
+}
+
+/** What the labels make of the reference now (shared/pinState pinState). */
+export interface PinVerdict {
   pin: PinState;
-  /** Whether the reference is still pinned after k3s's next start (see core/fate). */
+}
+
+/** Whether the reference is still pinned after the distro's next start (shared/fate predictFates). */
+export interface FateVerdict {
   afterRestart: Fate;
   /** One sentence a technician understands: why that fate. */
   reason: string;
   /** Path (relative to the images dir) of the archive that brings this reference, or null. */
   archive: string | null;
-  /**
-   * The verdict for the reference's whole image (every reference with its image id) as kubelet
-   * sees it under the node's containerd rule — shared/protection, the one model every view uses.
-   * Set by the node inventory; absent in data built elsewhere.
-   */
+}
+
+/**
+ * The reference's whole image (every reference with its image id) as kubelet sees it under the
+ * node's containerd rule (shared/protection imageProtection). Set by the node inventory.
+ */
+export interface ProtectionVerdict {
   imagePinnedNow?: boolean;
   imagePinnedAfterRestart?: boolean;
-  /**
-   * Set when Holdfast made this reference's pin durable and it is gone now (label removed or
-   * k3s-managed again); references that are gone entirely are only in the lost-pin list.
-   */
+}
+
+/**
+ * A durable pin Holdfast made that is gone now (label removed or distro-managed again;
+ * shared/lostPins findLostPins). References gone entirely are only in the lost-pin list.
+ */
+export interface LostPinVerdict {
   lostPin?: LostPin;
-  /**
-   * What the site's need makes of the image (shared/needs, need × protection): at risk when
-   * needed and missing, unprotected now, or unprotected after the next k3s start; with the
-   * workloads that need it. Set by the node inventory.
-   */
+}
+
+/**
+ * What the site's need makes of the image (shared/needs judgeNeeds, need × protection): at risk
+ * when needed and unprotected now or after the next start; with the workloads that need it.
+ */
+export interface NeedVerdict {
   need?: RefNeed;
-  /**
-   * Set when a .txt list in the images dir names another tag of this durable reference's image:
-   * k3s takes the pin over at its next start (shared/listTrap).
-   */
+}
+
+/** A .txt list names another tag of this durable reference's image: k3s takes the pin over (shared/listTrap). */
+export interface ListTrapVerdict {
   listTrap?: ListTrap;
-  /**
-   * Whether peer nodes can pull this reference from this node through k3s's embedded registry
-   * (shared/embeddedRegistry), and why not. Set by `images.report`; absent on CRI's id records.
-   */
+}
+
+/** Whether peers can pull this reference through k3s's embedded registry, and why not (shared/embeddedRegistry). */
+export interface PeersVerdict {
   peers?: PeerServing;
 }
+
+/** One reference as the views show it: the record and every verdict about it. */
+export type ImageRef = ImageRecord &
+  PinVerdict &
+  FateVerdict &
+  ProtectionVerdict &
+  LostPinVerdict &
+  NeedVerdict &
+  ListTrapVerdict &
+  PeersVerdict;

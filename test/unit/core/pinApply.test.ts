@@ -3,7 +3,7 @@
 // containerd stopped right after it wrote the labels — is hit at random by the chaos suite
 // (test/integration/chaos.test.ts); this pins the rule down for each kind of failure.
 import { describe, expect, it } from 'vitest';
-import type { ContainerdClient, ImageRecord } from '../../../src/core/containerd/client';
+import type { ContainerdClient, ContainerdImage } from '../../../src/core/containerd/client';
 import { HoldfastError } from '../../../src/core/errors';
 import { applyPinPlan } from '../../../src/core/pins/apply';
 import type { LabelChange, PinPlan } from '../../../src/shared/domain/pins';
@@ -16,7 +16,7 @@ const plan = (...refs: string[]): PinPlan => ({ node: 'n1', action: 'pin', chang
 /** The two calls applyPinPlan makes; the second reference's update fails with `failure`. */
 function containerdFailingOn(ref: string, failure: Error): Pick<ContainerdClient, 'getImage' | 'updateImageLabels'> {
   const labels = new Map<string, Record<string, string>>();
-  const record = (name: string): ImageRecord => ({ name, labels: labels.get(name) ?? K3S, target: { mediaType: '', digest: '', size: 0, annotations: {} }, createdAt: null, updatedAt: null });
+  const record = (name: string): ContainerdImage => ({ name, labels: labels.get(name) ?? K3S, target: { mediaType: '', digest: '', size: 0, annotations: {} }, createdAt: null, updatedAt: null });
   return {
     async updateImageLabels(name: string) {
       if (name === ref) throw failure;

@@ -15,7 +15,7 @@ const ref = (name: string, p: Partial<ImageRef> = {}): ImageRef => ({
   size: 1,
   platforms: [],
   createdAt: null,
-  // the labels the pin state is read from (core/images/pinState)
+  // the labels the pin state is read from (shared/pinState)
   labels: (p.pin ?? 'durable') === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : p.pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
   pin: 'durable',
   afterRestart: 'pinned',

@@ -3,14 +3,13 @@ import type { ImageRef } from '../../../src/shared/domain/images';
 import type { FleetNodeResult } from '../../../src/shared/fleet';
 import { pinState } from '../../../src/shared/pinState';
 import { imageProtection, losesPin, losingOf } from '../../../src/shared/protection';
-import { pinState as corePinState } from '../../../src/core/images/pinState';
 import { losingImagesOf } from '../../../src/core/usecases/fleet/summary';
 import { buildMatrix } from '../../../src/renderer/fleetMatrix';
 
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 
-describe('pin rules from shared, the same in the core and the app (issue #14)', () => {
+describe('pin rules from shared, one home for the core and the app (issue #14)', () => {
   it.each([
     [{}, 'none'],
     [{ [CRI]: 'pinned' }, 'durable'],
@@ -19,7 +18,6 @@ describe('pin rules from shared, the same in the core and the app (issue #14)', 
     [{ [CRI]: 'true' }, 'none'],
   ] as const)('%j -> %s', (labels, pin) => {
     expect(pinState(labels)).toBe(pin);
-    expect(corePinState(labels)).toBe(pin);
   });
 
   it('"loses its pin" counts the same in the report and the matrix', () => {

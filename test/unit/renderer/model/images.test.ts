@@ -6,7 +6,7 @@ import { atRiskGroups, countByPin, filterGroups, groupImages, matchesQuery, sort
 
 const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 const CRI = { 'io.cri-containerd.pinned': 'pinned' };
-/** A reference whose labels say what its pin state says (as core/images/pinState reads them). */
+/** A reference whose labels say what its pin state says (as shared/pinState reads them). */
 function ref(p: Partial<ImageRef> & Pick<ImageRef, 'name'>): ImageRef {
   const pin = p.pin ?? 'none';
   return {

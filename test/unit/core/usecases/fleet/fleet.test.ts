@@ -28,7 +28,7 @@ const img = (name: string, pin: PinState, afterRestart: 'pinned' | 'unpinned' = 
   size: 1234,
   platforms: ['linux/amd64'],
   createdAt: null,
-  // the labels the pin state is read from (core/images/pinState)
+  // the labels the pin state is read from (shared/pinState)
   labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
   pin,
   afterRestart,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pinState } from '../../../src/core/images/pinState';
+import { pinState } from '../../../src/shared/pinState';
 
 describe('pinState', () => {
   it('is durable with only the CRI pin', () => {
