@@ -81,7 +81,7 @@ test('Disk tab on n2: the k3s pin its archive no longer backs counts as lost at 
 
   await page.getByTestId('tab-disk').click();
   const storeRow = page.locator(`[data-testid=store-row][data-ref="${SEED_SAMPLE_IMAGE}"]`);
-  await expect(storeRow.getByTestId('store-state')).toHaveAttribute('data-state', 'k3s');
+  await expect(storeRow.getByTestId('store-state')).toHaveAttribute('data-state', 'distro');
   await expect(storeRow.getByTestId('store-state')).toHaveAttribute('data-fate', 'lose');
   await expect(storeRow.getByTestId('fate')).toHaveText('Will lose pin');
   await expect(page.getByTestId('disk-summary')).toContainText('0 pinned · 1 loses its pin at the next k3s start');

@@ -36,9 +36,9 @@ test('the fleet overview updates live when k3s imports an archive on a node, the
   const edge2 = suite.node('edge2');
 
   await expect(page.getByTestId('fleet-overview')).toBeVisible({ timeout: 20_000 });
-  await expect(fleetRow(page, 'edge1').getByTestId('fleet-k3s')).toHaveText('2', { timeout: 20_000 });
+  await expect(fleetRow(page, 'edge1').getByTestId('fleet-distro')).toHaveText('2', { timeout: 20_000 });
   await expect(fleetRow(page, 'edge1').getByTestId('fleet-atRisk')).toHaveText('0');
-  await expect(fleetRow(page, 'edge2').getByTestId('fleet-k3s')).toHaveText('0', { timeout: 20_000 });
+  await expect(fleetRow(page, 'edge2').getByTestId('fleet-distro')).toHaveText('0', { timeout: 20_000 });
   await expect(fleetRow(page, 'edge2').getByTestId('fleet-status')).toHaveText('Connected');
   // The service watches both nodes' event streams once the page listens.
   await page.waitForTimeout(1000);
@@ -52,7 +52,7 @@ test('the fleet overview updates live when k3s imports an archive on a node, the
   });
   await expect.poll(() => watcher!.imported.length, { timeout: 20_000 }).toBe(1);
   // No click: the row follows containerd's events.
-  await expect(fleetRow(page, 'edge2').getByTestId('fleet-k3s')).toHaveText('1', { timeout: 15_000 });
+  await expect(fleetRow(page, 'edge2').getByTestId('fleet-distro')).toHaveText('1', { timeout: 15_000 });
   if (holdfast.transport === 'http') {
     // (the desktop app runs its own service: these counters only see the served UI's calls)
     expect(suite.reports).toBeGreaterThan(listsBefore); // reloaded because of the push…
@@ -71,13 +71,13 @@ test('the fleet overview updates live when k3s imports an archive on a node, the
 
   await edge2.startContainerd();
   await expect(status).toHaveText('Connected', { timeout: 40_000 });
-  await expect(fleetRow(page, 'edge2').getByTestId('fleet-k3s')).toHaveText('1');
+  await expect(fleetRow(page, 'edge2').getByTestId('fleet-distro')).toHaveText('1');
 
   // And live again after the reconnect: another import shows up by itself.
   await writeImageArchive(path.join(edge2.hostImagesDir, 'site-more.tar'), {
     format: 'docker',
     images: [{ name: 'docker.io/library/site-more:1.0' }],
   });
-  await expect(fleetRow(page, 'edge2').getByTestId('fleet-k3s')).toHaveText('2', { timeout: 20_000 });
+  await expect(fleetRow(page, 'edge2').getByTestId('fleet-distro')).toHaveText('2', { timeout: 20_000 });
   expect(errors).toEqual([]);
 });

@@ -170,7 +170,7 @@ test('Disk tab: a k3s pin the next start strips is not counted as protection, as
   // The Disk tab says the same of them: a k3s pin, lost at the next start.
   for (const name of losing) {
     const row = page.locator(`[data-testid=store-row][data-ref="${name}"]`);
-    await expect(row.getByTestId('store-state')).toHaveAttribute('data-state', 'k3s');
+    await expect(row.getByTestId('store-state')).toHaveAttribute('data-state', 'distro');
     await expect(row.getByTestId('store-state')).toHaveAttribute('data-fate', 'lose');
     await expect(row.getByTestId('fate')).toHaveText('Will lose pin');
   }

@@ -55,7 +55,7 @@ test('several nodes: lands on the fleet overview with counts by pin state and at
   const edge1 = fleetRow(page, 'edge-01');
   // edge-01: 8 images — 2 durable, 4 k3s, 2 unpinned; 3 lose their pin at the next start.
   await expect(edge1.getByTestId('fleet-durable')).toHaveText('2');
-  await expect(edge1.getByTestId('fleet-k3s')).toHaveText('4');
+  await expect(edge1.getByTestId('fleet-distro')).toHaveText('4');
   await expect(edge1.getByTestId('fleet-none')).toHaveText('2');
   await expect(edge1.getByTestId('fleet-atRisk')).toHaveText('3');
   await expect(edge1).toHaveClass(/row-at-risk/);

@@ -4,4 +4,4 @@
 import type { PinState } from '../shared/domain/pins';
 
 /** `who`: the node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
-export const pinStateText = (pin: PinState, who = 'k3s'): string => (pin === 'k3s' ? who : pin);
+export const pinStateText = (pin: PinState, who = 'k3s'): string => (pin === 'distro' ? who : pin);

@@ -35,7 +35,7 @@ function isDigestRef(name: string): boolean {
 /** Pinned now: kubelet's image GC skips it today (durable or k3s pin). */
 export const isPinnedNow = (i: Pick<ImageRef, 'pin'>) => i.pin !== 'none';
 
-const PIN_RANK: Record<PinState, number> = { durable: 2, k3s: 1, none: 0 };
+const PIN_RANK: Record<PinState, number> = { durable: 2, distro: 1, none: 0 };
 
 /** The strongest pin label among references (durable > k3s > none). */
 export function strongestPin(refs: readonly Pick<ImageRef, 'pin'>[]): PinState {

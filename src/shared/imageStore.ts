@@ -21,7 +21,7 @@ export interface ContainerUse {
 }
 
 /** in-use, then pinned durably, then pinned by k3s/RKE2, else nothing protects it. */
-export type ImageState = 'in-use' | 'durable' | 'k3s' | 'unprotected';
+export type ImageState = 'in-use' | 'durable' | 'distro' | 'unprotected';
 
 export interface StoreImage {
   /** The image id (config digest of the node's platform), or the target digest when unknown. */
@@ -84,7 +84,7 @@ export interface BlobIndex {
 export function imageState(i: Pick<StoreImage, 'usedBy' | 'pin'>): ImageState {
   if (i.usedBy.length > 0) return 'in-use';
   if (i.pin === 'durable') return 'durable';
-  if (i.pin === 'k3s') return 'k3s';
+  if (i.pin === 'distro') return 'distro';
   return 'unprotected';
 }
 
@@ -142,7 +142,7 @@ export interface StoreSummary {
   images: number;
   inUse: number;
   durable: number;
-  k3s: number;
+  distro: number;
   unprotected: number;
   /** Every blob the images reference, once. */
   storeBytes: number;
@@ -158,7 +158,7 @@ export function summariseStore(images: StoreImage[], index: BlobIndex): StoreSum
     images: images.length,
     inUse: count('in-use'),
     durable: count('durable'),
-    k3s: count('k3s'),
+    distro: count('distro'),
     unprotected: count('unprotected'),
     storeBytes: storeBytes(index),
     unprotectedBytes: storeBytes(index) - storeBytes(rest),

@@ -101,7 +101,7 @@ export function findLostPins(input: LostPinInput): LostPin[] {
     const sameName = now && (p.imageId === null || now.imageId === null || now.imageId === p.imageId) ? now : undefined;
     if (sameName?.pin === 'durable') continue;
     const siblings = (p.imageId ? (byImage.get(p.imageId) ?? []) : []).filter((r) => r.name !== p.ref);
-    const kind: LostPinKind = sameName ? (sameName.pin === 'k3s' ? 'k3s-managed-again' : 'label-removed') : siblings.length ? 'ref-deleted' : 'image-deleted';
+    const kind: LostPinKind = sameName ? (sameName.pin === 'distro' ? 'k3s-managed-again' : 'label-removed') : siblings.length ? 'ref-deleted' : 'image-deleted';
     const names = new Set([p.ref, ...(p.imageId ? [...(pinnedNames.get(p.imageId) ?? [])] : []), ...siblings.map((s) => s.name)]);
     const bringing = files.filter((f) => f.kind !== 'ignored' && f.images.some((n) => names.has(n)));
     // CRI pins an image if ANY reference carries the label (≥ 1.7.10; shared/protection); a

@@ -6,6 +6,7 @@
 import type { FsUsage } from './diskPicture';
 import type { FleetNodeResult } from './fleet';
 import type { GcPolicy } from './gcPolicy';
+import type { PinState } from './domain/pins';
 import { atRiskOf } from './needs';
 import { gcBound, imageProtection, losingImages, refsByImage } from './protection';
 import { criPinning } from './versions';
@@ -22,7 +23,7 @@ export interface NodeMetricsInput {
 export type ImageState = 'durable' | 'k3s' | 'unpinned';
 export const IMAGE_STATES: readonly ImageState[] = ['durable', 'k3s', 'unpinned'];
 
-const PIN_RANK = { none: 0, k3s: 1, durable: 2 } as const;
+const PIN_RANK: Record<PinState, number> = { none: 0, distro: 1, durable: 2 };
 
 /**
  * Images (by image id, as kubelet counts them) by the pin that protects them now: unpinned when
@@ -38,7 +39,8 @@ export function imageStates(result: Pick<FleetNodeResult, 'images' | 'versions'>
       counts.unpinned++;
       continue;
     }
-    const best = refs.filter((r) => !gcBound(r.labels)).reduce<'none' | 'k3s' | 'durable'>((b, r) => (PIN_RANK[r.pin] > PIN_RANK[b] ? r.pin : b), 'none');
+    const best = refs.filter((r) => !gcBound(r.labels)).reduce<PinState>((b, r) => (PIN_RANK[r.pin] > PIN_RANK[b] ? r.pin : b), 'none');
+    // The metric's label says k3s for a distro pin (RKE2's too): dashboards and alerts key on it.
     counts[best === 'durable' ? 'durable' : 'k3s']++;
   }
   return counts;

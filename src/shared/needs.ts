@@ -5,6 +5,7 @@
 // air-gapped site nobody can pull such an image again. So each image on a node gets a verdict from
 // need × protection (shared/protection); "at risk" means a needed image that is missing,
 // unprotected now, or unprotected after the next k3s start. Pure; the details are on judgeNeeds.
+import type { PinState } from './domain/pins';
 import { maxAgeWhen, verifiesPreloaded, type GcPolicy, type VerificationPolicy } from './gcPolicy';
 import type { ImageProtection } from './protection';
 import { protectionKey, refsByImage } from './protection';
@@ -81,7 +82,7 @@ export interface NeedsRef {
   name: string;
   digest: string;
   imageId: string | null;
-  pin: 'durable' | 'k3s' | 'none';
+  pin: PinState;
   archive: string | null;
 }
 
@@ -111,7 +112,7 @@ export function satisfies(need: string, ref: Pick<NeedsRef, 'name' | 'digest'>):
 function provenance(refs: readonly NeedsRef[], auditPinned: ReadonlySet<string>, sourced: ReadonlySet<string>, who: string): string | null {
   const archive = refs.find((r) => r.archive);
   if (archive) return `${archive.archive} in the images dir brings it`;
-  if (refs.some((r) => r.pin === 'k3s')) return `${who} imported it from an air-gap archive`;
+  if (refs.some((r) => r.pin === 'distro')) return `${who} imported it from an air-gap archive`;
   const digestRef = refs.find((r) => !isImageIdRecord(r.name) && r.name.includes('@sha256:'));
   if (digestRef) return `${who}'s digest reference ${digestRef.name.replace(/@sha256:([0-9a-f]{12})[0-9a-f]+$/, '@sha256:$1…')} shows it came from an air-gap archive`;
   if (refs.some((r) => sourced.has(r.digest))) return `its content carries ${who}'s containerd.io/distribution.source labels from an air-gap import`;

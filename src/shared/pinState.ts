@@ -7,7 +7,7 @@ import type { PinState } from './domain/pins';
 export function pinState(labels: Readonly<Record<string, string>>): PinState {
   // A distro label means k3s/RKE2 manages the pin and strips it at its next start, whatever
   // the CRI label says.
-  if (DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined)) return 'k3s';
+  if (DISTRO_PIN_LABELS.some((k) => labels[k] !== undefined)) return 'distro';
   if (labels[LABEL_CRI_PINNED] === PINNED) return 'durable';
   return 'none';
 }

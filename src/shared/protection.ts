@@ -7,7 +7,7 @@
 // alone it always looks unpinned; what matters is the image it names: this module gives such
 // records the image's fate.
 import { LABEL_CRI_PINNED, PINNED } from './domain/labels';
-import type { Fate } from './domain/pins';
+import type { Fate, PinState } from './domain/pins';
 import type { CriPinning } from './versions';
 import { isImageIdRecord } from './imageReference';
 import { listTrapBrief, type ListTrap } from './listTrap';
@@ -17,7 +17,7 @@ import { commandLine, shellLine } from './shellQuote';
 export interface ProtectionRef {
   name: string;
   imageId: string | null;
-  pin: 'durable' | 'k3s' | 'none';
+  pin: PinState;
   afterRestart: Fate;
   reason: string;
   /** Its labels, when known: a GC back-reference or expiry makes its pin worthless (gcBound). */
@@ -163,7 +163,7 @@ export interface ImageProtectionRef {
   digest: string;
   imageId: string | null;
   labels: Record<string, string>;
-  pin: 'durable' | 'k3s' | 'none';
+  pin: PinState;
   afterRestart: Fate;
   reason: string;
 }
@@ -345,7 +345,7 @@ export function durableProtection(refs: readonly ImageProtectionRef[], mode: Cri
     return {
       ...r,
       afterRestart: (r.pin === 'durable' ? 'pinned' : 'unpinned') as Fate,
-      reason: r.pin === 'k3s' ? `pinned by ${who} only, which strips the pin at its next start` : r.pin === 'none' ? 'not pinned' : 'durable pin',
+      reason: r.pin === 'distro' ? `pinned by ${who} only, which strips the pin at its next start` : r.pin === 'none' ? 'not pinned' : 'durable pin',
     };
   });
   const k = refs[0] ? protectionKey(refs[0]) : '';
@@ -370,7 +370,7 @@ export function refOutcome(r: ImageProtectionRef, image: Pick<ImageProtection, '
 // ---------------------------------------------------------------------------------------------
 // How a list of references reads to a person, and the short clauses beside the long reasons.
 
-const PIN_STRENGTH: Record<ImageProtectionRef['pin'], number> = { none: 0, k3s: 1, durable: 2 };
+const PIN_STRENGTH: Record<PinState, number> = { none: 0, distro: 1, durable: 2 };
 
 /** What a list of references shows for one of them (refReading). */
 export interface RefReading {
@@ -417,8 +417,8 @@ export function pinReading(r: PinReadingRef, imageRefs: readonly PinReadingRef[]
  * A node's references counted by pin, each as pinReading reads it: the one count of "N durable,
  * N k3s-pinned, N unpinned" every view prints. Pure.
  */
-export function pinCounts(refs: readonly (PinReadingRef & Pick<ImageProtectionRef, 'digest'>)[]): Record<ImageProtectionRef['pin'], number> {
-  const counts = { durable: 0, k3s: 0, none: 0 };
+export function pinCounts(refs: readonly (PinReadingRef & Pick<ImageProtectionRef, 'digest'>)[]): Record<PinState, number> {
+  const counts: Record<PinState, number> = { durable: 0, distro: 0, none: 0 };
   const byImage = refsByImage(refs);
   for (const r of refs) counts[pinReading(r, byImage.get(protectionKey(r))!).pin]++;
   return counts;
@@ -436,7 +436,7 @@ export function fateBrief(r: FateBriefRef, who = 'k3s'): string {
   if (g) return gcBoundBrief(g);
   if (r.listTrap && r.afterRestart === 'pinned') return `${who} takes it over: ${listTrapBrief(r.listTrap)}`;
   if (r.afterRestart === 'pinned') return r.pin === 'durable' ? 'durable pin' : r.archive ? `${r.archive} pins it again` : 'stays pinned';
-  if (r.pin === 'k3s') return r.archive ? `${who} strips its pin; ${r.archive} will not pin it again` : `${who} strips its pin; no archive brings it back`;
+  if (r.pin === 'distro') return r.archive ? `${who} strips its pin; ${r.archive} will not pin it again` : `${who} strips its pin; no archive brings it back`;
   return r.pin === 'durable' ? `its pin does not last the next ${who} start` : 'not pinned';
 }
 

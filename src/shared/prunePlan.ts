@@ -93,7 +93,7 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
     const ref = i.refs[0] ?? i.key;
     return { reason: 'pinned', text: `Pinned durably; prune never unpins. If this version is obsolete, release its pin first: ${commandLine(['unpin', node, ref])}` };
   }
-  if (i.pin === 'k3s') {
+  if (i.pin === 'distro') {
     return {
       reason: 'pinned',
       text: i.archive

@@ -39,7 +39,7 @@ export function pinStateWords(pin: PinState, who: string): { label: string; desc
   switch (pin) {
     case 'durable':
       return { label: 'Durable', description: `Pinned for the CRI without a distro label: ${who} never strips it and kubelet never deletes it.` };
-    case 'k3s':
+    case 'distro':
       return { label: `${who} pin`, description: `Pinned by ${who}: the pin is removed at the next ${who} start unless the archive is re-imported.` };
     case 'none':
       return { label: 'Unpinned', description: 'Not pinned: kubelet image garbage collection may delete it.' };

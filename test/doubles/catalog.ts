@@ -57,7 +57,7 @@ export const CRI = { 'io.cri-containerd.pinned': 'pinned', 'io.cri-containerd.im
 export const K3S = { ...CRI, 'io.cattle.k3s.pinned': 'pinned' };
 
 /** Two k3s-pinned images whose archive .cache.json lists unchanged: both lose their pin at the next start. */
-const CACHED_IN_APPS = { labels: K3S, pin: 'k3s', afterRestart: 'unpinned', reason: REASONS.cached(APPS), archive: APPS } as const;
+const CACHED_IN_APPS = { labels: K3S, pin: 'distro', afterRestart: 'unpinned', reason: REASONS.cached(APPS), archive: APPS } as const;
 
 export const EDGE1_IMAGES: ImageRef[] = [
   ...withDigestRef(
@@ -82,7 +82,7 @@ export const EDGE1_IMAGES: ImageRef[] = [
       platforms: ['linux/amd64', 'linux/arm64'],
       createdAt: '2021-08-11T16:06:45Z',
       labels: K3S,
-      pin: 'k3s',
+      pin: 'distro',
       reason: REASONS.reimported(AIRGAP),
       archive: AIRGAP,
     }),
@@ -94,7 +94,7 @@ export const EDGE1_IMAGES: ImageRef[] = [
     size: 20_948_217,
     createdAt: '2024-10-15T11:02:31Z',
     labels: K3S,
-    pin: 'k3s',
+    pin: 'distro',
     afterRestart: 'unpinned',
     reason: REASONS.noArchive,
   }),
@@ -157,7 +157,7 @@ export const EDGE2_IMAGES: ImageRef[] = [
     imageId: sha('2b'),
     size: 41_000_000,
     labels: K3S,
-    pin: 'k3s',
+    pin: 'distro',
     reason: REASONS.reimported('redis.tar'),
     archive: 'redis.tar',
   }),
@@ -335,12 +335,12 @@ export function edge3Images(): ImageRef[] {
 /** `count` references: about two per image (a tag and its digest reference), every pin state and fate. */
 export function generateRefs(count: number): ImageRef[] {
   const out: ImageRef[] = [];
-  const pins: ImageRef['pin'][] = ['durable', 'k3s', 'k3s', 'none'];
+  const pins: ImageRef['pin'][] = ['durable', 'distro', 'distro', 'none'];
   for (let i = 0; out.length < count; i++) {
     const id = createHash('sha256').update(`img-${i}`).digest('hex');
     const digest = createHash('sha256').update(`man-${i}`).digest('hex');
     const pin = pins[i % pins.length]!;
-    const afterRestart = pin === 'durable' || (pin === 'k3s' && i % 3 === 0) ? 'pinned' : 'unpinned';
+    const afterRestart = pin === 'durable' || (pin === 'distro' && i % 3 === 0) ? 'pinned' : 'unpinned';
     const repo = `registry.site.lan/team-${i % 37}/service-${i}`;
     const base: Omit<ImageRef, 'name'> = {
       digest: `sha256:${digest}`,
@@ -349,7 +349,7 @@ export function generateRefs(count: number): ImageRef[] {
       size: 5_000_000 + ((i * 7919) % 400_000_000),
       platforms: i % 5 === 0 ? ['linux/amd64', 'linux/arm64'] : ['linux/amd64'],
       createdAt: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000).toISOString(),
-      labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
+      labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'distro' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
       pin,
       afterRestart,
       reason: afterRestart === 'pinned' ? 'Durable pin: k3s never touches it.' : 'Its archive is gone: the next k3s start removes the pin.',

@@ -183,7 +183,7 @@ describe('holdfast disk', () => {
       'registry.lab/tools/old:0.1': 'unprotected',
       'registry.lab/tools/debug:1.0': 'in-use',
       'registry.lab/tools/pinned:1.0': 'durable',
-      'registry.lab/tools/k3spinned:1.0': 'k3s',
+      'registry.lab/tools/k3spinned:1.0': 'distro',
       'registry.lab/tools/brought:1.0': 'unprotected',
     });
     expect(refsOf(p, `${APP}:1.3`).usedBy).toEqual([{ id: 'app-7d9f', image: `${APP}:1.3`, kubelet: true }]);

@@ -76,8 +76,8 @@ describe('holdfast images', () => {
     expect(pinOf(`docker.io/library/app-a@${a.digest}`)).toBe('durable');
     expect(pinOf('docker.io/library/app-b:1.0')).toBe('none');
     expect(pinOf(`docker.io/library/app-b@${b.digest}`)).toBe('none');
-    expect(pinOf('registry.local/tools/multi:2.0')).toBe('k3s');
-    expect(pinOf(`registry.local/tools/multi@${m.digest}`)).toBe('k3s');
+    expect(pinOf('registry.local/tools/multi:2.0')).toBe('distro');
+    expect(pinOf(`registry.local/tools/multi@${m.digest}`)).toBe('distro');
   });
 
   it('says per image what kubelet sees through CRI: durable and k3s pinned, the unpinned one not', async () => {

@@ -86,7 +86,7 @@ describe('the .txt sibling-tag trap', () => {
     // …and once the list is gone, Holdfast predicts the strip and the next start does it.
     await rm(path.join(d, 'busybox.txt'));
     const after = (await refsOf()).find((r) => r.name === SIBLING)!;
-    expect(after).toMatchObject({ pin: 'k3s', afterRestart: 'unpinned' });
+    expect(after).toMatchObject({ pin: 'distro', afterRestart: 'unpinned' });
     await emulateK3sStart(n);
     expect(await pinsOf(SIBLING)).toEqual({ k3s: null, cri: null });
   });

@@ -93,7 +93,7 @@ describe('the seed scenario (k3s issue #11363), end to end', () => {
     let refs = await images('seed');
     expect(refs).toHaveLength(6); // 2 tags + 2 digest references + CRI's 2 sha256:<id> records
     for (const r of refs.filter((x) => !isImageIdRef(x))) {
-      expect(r).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'site/apps.tar.gz' });
+      expect(r).toMatchObject({ pin: 'distro', afterRestart: 'pinned', archive: 'site/apps.tar.gz' });
     }
     for (const r of refs.filter(isImageIdRef)) {
       expect(r).toMatchObject({ pin: 'none', afterRestart: 'pinned' });
@@ -340,7 +340,7 @@ describe('RKE2', () => {
     let refs = await images('rke');
     for (const r of refs.filter((x) => !isImageIdRef(x))) {
       expect(r.labels['io.cattle.rke2.pinned']).toBe('pinned');
-      expect(r).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'rke.tar.lz4' });
+      expect(r).toMatchObject({ pin: 'distro', afterRestart: 'pinned', archive: 'rke.tar.lz4' });
       expect(r.reason).toMatch(/^RKE2 re-imports/);
     }
     await cli(['pin', 'rke', '--all-k3s']);
@@ -377,7 +377,7 @@ describe("RKE2's own *-image.txt lists", () => {
 
     expect((await archives('rke')).find((a) => a.path === 'runtime-image.txt')).toMatchObject({ kind: 'prepull' });
     const runtime = (await images('rke')).find((r) => r.name === RUNTIME)!;
-    expect(runtime).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'runtime-image.txt' });
+    expect(runtime).toMatchObject({ pin: 'distro', afterRestart: 'pinned', archive: 'runtime-image.txt' });
     // Making it durable again: the plan warns that the list hands it back to RKE2.
     const plan = await cli<PinPlan>(['pin', 'rke', KEPT, '--dry-run', '--json']);
     expect(plan.warnings).toHaveLength(1);

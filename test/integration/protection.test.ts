@@ -64,7 +64,7 @@ describe('one answer per image, the one kubelet will see', () => {
     expect(row).toMatch(honoured ? /unpinned \(image kept\)/ : /\bunpinned\b/);
     const refs = JSON.parse((await cli(['images', 'p1', '--json'])).stdout) as ImageRef[];
     const ofApp = refs.filter((r) => r.imageId === app.configDigest);
-    expect(ofApp.find((r) => r.name === digestRef)).toMatchObject({ pin: 'k3s', afterRestart: 'unpinned' }); // the detail underneath
+    expect(ofApp.find((r) => r.name === digestRef)).toMatchObject({ pin: 'distro', afterRestart: 'unpinned' }); // the detail underneath
     for (const r of ofApp) expect({ ref: r.name, now: r.imagePinnedNow, after: r.imagePinnedAfterRestart }).toEqual({ ref: r.name, now: honoured, after: honoured });
 
     // holdfast inspect: no image loses its pin, the node is not at risk for it.

@@ -108,7 +108,7 @@ describe(`${D.name}'s own image lists`, () => {
     if (RKE2) {
       expect(readFileSync(path.join(dir, 'runtime-image.txt'), 'utf8')).toBe(`${RUNTIME}\n`);
       expect(report.archives.find((a) => a.path === 'runtime-image.txt')).toMatchObject({ kind: 'prepull' });
-      expect(runtime).toMatchObject({ pin: 'k3s', archive: 'runtime-image.txt' });
+      expect(runtime).toMatchObject({ pin: 'distro', archive: 'runtime-image.txt' });
       expect(report.rke2Lists?.brief).toBe(BRIEF);
       expect(report.rke2Lists?.reason).toContain('Keep an archive at the top level of the images dir');
       expect(terminal).toContain(BRIEF);

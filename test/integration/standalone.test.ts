@@ -63,7 +63,7 @@ describe('the standalone holdfast executable', () => {
     const before = holdfast(['images', 'sa1', '--json']);
     expect(before.code).toBe(0);
     const ref = (JSON.parse(before.stdout) as ImageRef[]).find((i) => i.name === REF);
-    expect(ref).toMatchObject({ pin: 'k3s', afterRestart: 'pinned', archive: 'standalone.tar' });
+    expect(ref).toMatchObject({ pin: 'distro', afterRestart: 'pinned', archive: 'standalone.tar' });
 
     const pin = holdfast(['pin', 'sa1', REF, '--json']);
     expect(pin.code).toBe(0);

@@ -217,7 +217,7 @@ describe('--wide and a pipe', () => {
 describe('disk agrees with images', () => {
   it("a k3s pin the next start strips reads as lost at restart, as images says LOSES PIN", async () => {
     const images = JSON.parse(await piped(['images', 'w1', '--json'])) as ImageRef[];
-    expect(images.find((r) => r.name === SEED_SAMPLE_IMAGE)).toMatchObject({ pin: 'k3s', afterRestart: 'unpinned' });
+    expect(images.find((r) => r.name === SEED_SAMPLE_IMAGE)).toMatchObject({ pin: 'distro', afterRestart: 'unpinned' });
     const out = await piped(['disk', 'w1']);
     const row = out.split('\n').find((l) => l.startsWith(SEED_SAMPLE_IMAGE));
     expect(row).toMatch(/ {2}k3s pin, lost at restart {2}/);
@@ -272,7 +272,7 @@ describe('reasons', () => {
     const byId = await piped(['explain', 'w1', sample.imageId!.slice(7, 19), '--json']);
     expect(JSON.parse(byId)).toMatchObject({ ref: SEED_SAMPLE_IMAGE, present: true });
     const elided = `${record.name.slice(0, 19)}…${record.name.slice(-4)}`;
-    expect(JSON.parse(await piped(['explain', 'w1', elided, '--json']))).toMatchObject({ ref: record.name, image: { shown: { pin: 'k3s', inherited: true } } });
+    expect(JSON.parse(await piped(['explain', 'w1', elided, '--json']))).toMatchObject({ ref: record.name, image: { shown: { pin: 'distro', inherited: true } } });
     // A needed image the node lacks: explained too; a name the node neither has nor needs: an error that says what to do.
     expect(JSON.parse(await piped(['explain', 'w1', SEED_REPORT_IMAGE, '--json']))).toMatchObject({ present: false, need: { verdict: 'missing' } });
     const none = await runCli(['explain', 'w1', 'docker.io/library/nothing:1'], { HOLDFAST_HOME: home });

@@ -157,7 +157,7 @@ describe(`writes on containerd ${process.env.HOLDFAST_LAB_CONTAINERD ?? '2'} nev
     await cli(['pin', 'w1', '--all-k3s']);
     await expectDaemonAlive('pin --all-k3s');
     const refs = await refsNow();
-    expect(refs.filter((r) => r.pin === 'k3s')).toEqual([]);
+    expect(refs.filter((r) => r.pin === 'distro')).toEqual([]);
     await expectCriAgrees(refs);
   });
 
@@ -188,7 +188,7 @@ describe(`writes on containerd ${process.env.HOLDFAST_LAB_CONTAINERD ?? '2'} nev
     rmSync(file);
     const refs = await refsNow();
     const ofD = refs.filter((r) => r.imageId === d!.configDigest);
-    expect(ofD.some((r) => r.pin === 'k3s' && r.afterRestart === 'unpinned')).toBe(true);
+    expect(ofD.some((r) => r.pin === 'distro' && r.afterRestart === 'unpinned')).toBe(true);
     for (const r of ofD) expect(r.afterRestart).toBe('unpinned');
     await expectCriAgrees(refs); // pinned for kubelet now (k3s pin), on lines that CRI-pin
     await emulateK3sStart(node);

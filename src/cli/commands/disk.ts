@@ -19,7 +19,7 @@ import { commandLine } from '../../shared/shellQuote';
 
 // One percentage format everywhere (shared/format), as the app's Disk tab shows them.
 const pct = (n: number | null) => formatPercent(n, '-');
-const stateWords = (who: string) => ({ 'in-use': 'in use', durable: 'durable pin', k3s: `${who} pin`, unprotected: 'unprotected' }) as const;
+const stateWords = (who: string) => ({ 'in-use': 'in use', durable: 'durable pin', distro: `${who} pin`, unprotected: 'unprotected' }) as const;
 /**
  * An image's state, and for a pin the next k3s start strips (the Images tab's verdict,
  * shared/protection, carried as pinnedAfterRestart) that it is lost then.
@@ -67,7 +67,7 @@ export function diskText(p: DiskPicture, screen: Screen = Screen.plain, why = fa
   const s = p.summary;
   const losing = p.images.filter((i) => i.state !== 'in-use' && i.pinnedForKubelet && !i.pinnedAfterRestart).length;
   out.push(
-    `\nImage store: ${s.images} images, ${humanSize(s.storeBytes)} of content — ${s.inUse} in use, ${s.durable} pinned durably, ${s.k3s} pinned by ${who}` +
+    `\nImage store: ${s.images} images, ${humanSize(s.storeBytes)} of content — ${s.inUse} in use, ${s.durable} pinned durably, ${s.distro} pinned by ${who}` +
       `${losing ? ` (${losing} lose${losing === 1 ? 's' : ''} the pin at the next ${who} start)` : ''}, ${s.unprotected} unprotected (removing them would free ${humanSize(s.unprotectedBytes)}).`,
   );
   out.push(

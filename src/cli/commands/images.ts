@@ -200,7 +200,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         ),
       );
       if (inherited) out(INHERITED_NOTE);
-      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.k3s} ${who}-pinned, ${counts.none} unpinned`);
+      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.distro} ${who}-pinned, ${counts.none} unpinned`);
       // Said only where the node takes part (on, or an agent following its servers): most nodes stay as they were.
       const peersShort = peersOn && printPeers(cli, images, embeddedRegistry!, screen, why);
       let short = printNeeds(cli, name, images, needs, screen, why, who) || peersShort;

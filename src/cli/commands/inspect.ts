@@ -128,7 +128,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
           v?.containerdVersion ?? '-',
           imgs.length,
           c.durable,
-          c.k3s,
+          c.distro,
           c.none,
           losingImagesOf(n).length,
           atRiskOf(n.images, n.needs).length,

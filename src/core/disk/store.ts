@@ -184,7 +184,7 @@ export function buildStore(input: StoreInput, facts: Map<string, TargetFacts>, s
       createdAt = min(createdAt, c);
       lastChangedAt = max(lastChangedAt, max(c, rec?.updatedAt?.toISOString() ?? null));
     }
-    const pin = refs.some((r) => r.pin === 'k3s') ? 'k3s' : refs.some((r) => r.pin === 'durable') ? 'durable' : 'none';
+    const pin = refs.some((r) => r.pin === 'distro') ? 'distro' : refs.some((r) => r.pin === 'durable') ? 'durable' : 'none';
     const usedBy = uses.get(key) ?? [];
     images.push({
       key,

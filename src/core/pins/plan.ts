@@ -53,7 +53,7 @@ export function selectRefs(node: string, refs: ImageRef[], target: PinTarget, ar
     return { selected, notFound, archive: archive.path };
   }
   if ('needed' in target) return { selected: refs.filter((r) => r.need?.needed === true), notFound: [], archive: null };
-  return { selected: refs.filter((r) => r.pin === 'k3s'), notFound: [], archive: null };
+  return { selected: refs.filter((r) => r.pin === 'distro'), notFound: [], archive: null };
 }
 
 /** Every reference sharing an image id with a selected one (tags and digest references). */
@@ -96,7 +96,7 @@ export function buildPinPlan(
       after[PROVENANCE.at] = prov.time;
       if (archive) after[PROVENANCE.from] = archive;
     } else {
-      if (r.pin === 'k3s') {
+      if (r.pin === 'distro') {
         unchanged.push({ ref: r.name, reason: `pinned by ${who}, which manages this pin itself` });
         continue;
       }

@@ -320,7 +320,7 @@ export async function removalCheckFor(
       );
     } else {
       problems.push(
-        ref.pin === 'k3s'
+        ref.pin === 'distro'
           ? `${label} is pinned by ${who} only: make its pins durable first (${pinCommand}).`
           : `${label} is not durably pinned: make its pins durable first (${pinCommand}).`,
       );

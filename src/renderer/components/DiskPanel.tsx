@@ -26,14 +26,14 @@ import { commandLine } from '../../shared/shellQuote';
 export const stateText = (who: string, maxAge: string | null = null): Record<ImageState, { label: string; title: string }> => ({
   'in-use': { label: 'In use', title: 'A container record names it: kubelet and prune leave it.' },
   durable: { label: 'Durable pin', title: `Pinned for kubelet with no ${who} label: kubelet never deletes it; ${who} never strips it.` },
-  k3s: { label: `${who} pin`, title: `Pinned by ${who}: kubelet leaves it until the next ${who} start strips the pin (unless an archive brings it back).` },
+  distro: { label: `${who} pin`, title: `Pinned by ${who}: kubelet leaves it until the next ${who} start strips the pin (unless an archive brings it back).` },
   unprotected: {
     label: 'Unprotected',
     title: maxAge ? `Neither used nor pinned: kubelet's max-age GC deletes it ${maxAge}, and its GC when the disk fills.` : "Neither used nor pinned: kubelet's GC deletes it when the disk fills.",
   },
 });
 
-const STATE_CLASS: Record<ImageState, string> = { 'in-use': 'pin-inuse', durable: 'pin-durable', k3s: 'pin-k3s', unprotected: 'pin-none' };
+const STATE_CLASS: Record<ImageState, string> = { 'in-use': 'pin-inuse', durable: 'pin-durable', distro: 'pin-distro', unprotected: 'pin-none' };
 
 /**
  * What the next k3s start does to the image as kubelet sees it: shared/protection's verdict, the
@@ -51,13 +51,13 @@ const keptTitle = (who: string) => `Pinned by ${who}, and what is in the images 
 export function StateBadge({ image, who = 'k3s', maxAge = null }: { image: StoreImage; who?: string; /** maxAgeWhen's clause, when max-age GC is on */ maxAge?: string | null }) {
   const state = image.state;
   const text = stateText(who, maxAge)[state];
-  const Icon = state === 'in-use' ? BoxIcon : state === 'durable' ? ShieldIcon : state === 'k3s' ? ClockIcon : SlashIcon;
+  const Icon = state === 'in-use' ? BoxIcon : state === 'durable' ? ShieldIcon : state === 'distro' ? ClockIcon : SlashIcon;
   const loses = losesPinAtStart(image);
   return (
     <span className="pin-stack">
       <span
         className={`pin ${STATE_CLASS[state]}`}
-        title={loses ? losesPinTitle(who) : state === 'k3s' && storeFate(image) === 'kept' ? keptTitle(who) : text.title}
+        title={loses ? losesPinTitle(who) : state === 'distro' && storeFate(image) === 'kept' ? keptTitle(who) : text.title}
         data-testid="store-state"
         data-state={state}
         data-fate={storeFate(image)}
@@ -75,7 +75,7 @@ export function StateBadge({ image, who = 'k3s', maxAge = null }: { image: Store
  * Images tab judges it); a pin that start strips is counted apart, never as protection.
  */
 export function storeSummaryText(sum: StoreSummary, images: StoreImage[], who = 'k3s'): string {
-  const pinned = images.filter((i) => i.state === 'durable' || i.state === 'k3s');
+  const pinned = images.filter((i) => i.state === 'durable' || i.state === 'distro');
   const losing = pinned.filter(losesPinAtStart).length;
   const kept = pinned.filter((i) => storeFate(i) === 'kept').length;
   // Pinned by label but not for kubelet (a containerd without CRI pinning): neither.

@@ -45,11 +45,11 @@ const PROBLEMS: { value: ProblemFilter; label: string }[] = [
 
 /** A cell's pin in words; `who` names the node's distro ("k3s", "RKE2"). */
 const cellText = (pin: CellPin, who: string): string =>
-  ({ durable: 'Durable pin', k3s: `${who} pin`, none: 'Unpinned', missing: 'Missing', unknown: 'Unknown (node not inspected)' })[pin];
+  ({ durable: 'Durable pin', distro: `${who} pin`, none: 'Unpinned', missing: 'Missing', unknown: 'Unknown (node not inspected)' })[pin];
 
 function CellIcon({ pin }: { pin: CellPin }) {
   if (pin === 'durable') return <ShieldIcon />;
-  if (pin === 'k3s') return <ClockIcon />;
+  if (pin === 'distro') return <ClockIcon />;
   if (pin === 'none') return <SlashIcon />;
   if (pin === 'missing') return <CrossIcon />;
   return <span aria-hidden="true">·</span>;
@@ -426,7 +426,7 @@ function SummaryItem(props: { label: string; value: number | null; alert: boolea
 function Legend({ who }: { who: string }) {
   return (
     <div className="mx-legend muted small" aria-hidden="true">
-      {(['durable', 'k3s', 'none', 'missing'] as const).map((p) => (
+      {(['durable', 'distro', 'none', 'missing'] as const).map((p) => (
         <span key={p} className={`mx-legend-item mx-${p}`}>
           <span className="mx-chip">
             <CellIcon pin={p} />

@@ -72,7 +72,7 @@ export function nextStep(error: ErrorInfo | undefined, distro: Distro = 'unknown
   }
 }
 
-function Count({ n, kind, loading }: { n: number | undefined; kind: 'durable' | 'k3s' | 'none' | 'atRisk'; loading: boolean }) {
+function Count({ n, kind, loading }: { n: number | undefined; kind: 'durable' | 'distro' | 'none' | 'atRisk'; loading: boolean }) {
   if (n === undefined) return <span className="muted" aria-label={loading ? 'loading' : 'not known'}>{loading ? '…' : '—'}</span>;
   return (
     <span className={`fleet-count fleet-count-${kind}${n === 0 ? ' zero' : ''}`} data-testid={`fleet-${kind}`}>
@@ -167,7 +167,7 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
         <Count n={counts?.durable} kind="durable" loading={loading} />
       </td>
       <td className="num">
-        <Count n={counts?.k3s} kind="k3s" loading={loading} />
+        <Count n={counts?.distro} kind="distro" loading={loading} />
       </td>
       <td className="num">
         <Count n={counts?.none} kind="none" loading={loading} />
@@ -558,7 +558,7 @@ function FleetTable({ nodes, text }: { nodes: NodeDef[]; text: ReturnType<typeof
               </span>
             </th>
             <th scope="col" className="num">
-              <span className="pin-head pin-head-k3s">
+              <span className="pin-head pin-head-distro">
                 <ClockIcon /> {text.pinColumn}
               </span>
             </th>

@@ -30,7 +30,7 @@ export const imagesPanelText = (who: string) => ({
   filters: [
     { value: 'all', label: 'All' },
     { value: 'durable', label: 'Durable' },
-    { value: 'k3s', label: who },
+    { value: 'distro', label: who },
     { value: 'none', label: 'Unpinned' },
     { value: 'atRisk', label: 'At risk' },
   ] as { value: PinFilter; label: string }[],
@@ -206,7 +206,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const makeAtRiskDurable = () =>
     onPin({
       action: 'pin',
-      target: { refs: atRisk.flatMap((g) => g.refs.filter((r) => r.pin === 'k3s').map((r) => r.name)) },
+      target: { refs: atRisk.flatMap((g) => g.refs.filter((r) => r.pin === 'distro').map((r) => r.name)) },
       title: `Make ${atRisk.length} at-risk ${atRisk.length === 1 ? 'image' : 'images'} durable`,
       subject: `the ${atRisk.length === 1 ? 'image' : `${atRisk.length} images`} that would lose ${atRisk.length === 1 ? 'its' : 'their'} pin`,
     });
@@ -306,7 +306,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
             ))}
           </div>
           <div className="spacer" />
-          {counts.k3s ? (
+          {counts.distro ? (
             <button type="button" className="btn" onClick={makeAllDurable} data-testid="make-all-durable">
               <ShieldIcon /> {text.makeAllDurable}
             </button>

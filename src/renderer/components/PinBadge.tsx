@@ -9,7 +9,7 @@ import { ClockIcon, ShieldIcon, SlashIcon } from './icons';
  * "k3s pin" on an RKE2 node by default (shared/wording pinStateWords).
  */
 export function PinBadge({ pin, mixed, who }: { pin: PinState; mixed?: boolean; who: string }) {
-  const Icon = pin === 'durable' ? ShieldIcon : pin === 'k3s' ? ClockIcon : SlashIcon;
+  const Icon = pin === 'durable' ? ShieldIcon : pin === 'distro' ? ClockIcon : SlashIcon;
   const text = pinStateWords(pin, who);
   const title = mixed ? `${text.description} Its references do not all carry the same pin.` : text.description;
   const pill = (

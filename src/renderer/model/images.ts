@@ -88,7 +88,7 @@ export interface ImageGroup {
 
 const KIND_ORDER: Record<RefView['kind'], number> = { tag: 0, digest: 1, id: 2 };
 /** A bit per pin state: an image's pins are mixed when more than one bit is set (no Set per image). */
-const PIN_BIT: Record<PinState, number> = { durable: 1, k3s: 2, none: 4 };
+const PIN_BIT: Record<PinState, number> = { durable: 1, distro: 2, none: 4 };
 
 /**
  * References grouped into images by image id, each with kubelet's verdict from the one protection
@@ -193,7 +193,7 @@ export function sortPlatforms(platforms: string[]): string[] {
 export type PinFilter = 'all' | PinState | 'atRisk';
 
 export function countByPin(groups: readonly ImageGroup[]): Record<PinFilter, number> {
-  const counts: Record<PinFilter, number> = { all: groups.length, durable: 0, k3s: 0, none: 0, atRisk: 0 };
+  const counts: Record<PinFilter, number> = { all: groups.length, durable: 0, distro: 0, none: 0, atRisk: 0 };
   for (const g of groups) {
     counts[g.pin] += 1;
     if (g.fate === 'lose') counts.atRisk += 1;

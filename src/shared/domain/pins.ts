@@ -5,7 +5,7 @@
  * k3s:     a distro pin label is present; k3s strips it at its next start.
  * none:    kubelet's image GC may delete it.
  */
-export type PinState = 'durable' | 'k3s' | 'none';
+export type PinState = 'durable' | 'distro' | 'none';
 
 export type Fate = 'pinned' | 'unpinned';
 

@@ -53,7 +53,7 @@ describe('the app names RKE2 on an RKE2 node', () => {
   });
 
   it("the Disk tab's states and summary", () => {
-    const { images, index } = store([{ key: 'a', refs: ['app:1'], blobs: [['x', 10]], pin: 'k3s', lastChangedAt: '2025-01-01T00:00:00Z' }]);
+    const { images, index } = store([{ key: 'a', refs: ['app:1'], blobs: [['x', 10]], pin: 'distro', lastChangedAt: '2025-01-01T00:00:00Z' }]);
     expect(storeSummaryText(summariseStore(images, index), images, 'RKE2')).toContain('1 loses its pin at the next RKE2 start');
     const badge = renderToStaticMarkup(createElement(StateBadge, { image: images[0]!, who: 'RKE2' }));
     expect(badge).toContain('RKE2 pin');
@@ -64,7 +64,7 @@ describe('the app names RKE2 on an RKE2 node', () => {
 
 describe('disk, prune and GC texts name RKE2', () => {
   const { images, index } = store([
-    { key: 'a', refs: ['app:1'], blobs: [['x', 10]], pin: 'k3s', archive: 'app.tar', lastChangedAt: '2025-01-01T00:00:00Z' },
+    { key: 'a', refs: ['app:1'], blobs: [['x', 10]], pin: 'distro', archive: 'app.tar', lastChangedAt: '2025-01-01T00:00:00Z' },
     { key: 'b', refs: ['tool:1'], blobs: [['y', 10]], archive: 'tools.txt', lastChangedAt: '2025-01-01T00:00:00Z' },
     { key: 'c', refs: ['lib:1'], blobs: [['z', 10]], archive: 'lib.tar', lastChangedAt: '2025-01-01T00:00:00Z' },
   ]);
@@ -84,7 +84,7 @@ describe('disk, prune and GC texts name RKE2', () => {
 
   it('holdfast disk', () => {
     // only the pin RKE2 strips: nothing for GC to take
-    const one = store([{ key: 'a', refs: ['app:1'], blobs: [['x', 10]], pin: 'k3s', archive: 'app.tar', lastChangedAt: '2025-01-01T00:00:00Z' }]);
+    const one = store([{ key: 'a', refs: ['app:1'], blobs: [['x', 10]], pin: 'distro', archive: 'app.tar', lastChangedAt: '2025-01-01T00:00:00Z' }]);
     const policy = resolveGcPolicy([]);
     const p: DiskPicture = {
       node: 'n1',
@@ -115,7 +115,7 @@ describe('lost pins and node warnings name RKE2', () => {
     findLostPins({
       node: 'n1',
       pins: activeDurablePins([entry], 'n1'),
-      refs: [{ name: 'app:1', imageId: ID, labels: RKE2, pin: 'k3s', createdAt: null }],
+      refs: [{ name: 'app:1', imageId: ID, labels: RKE2, pin: 'distro', createdAt: null }],
       imagesDir,
       info: { containerdVersion: '2.0.5', distro: 'rke2' },
     })[0]!;
@@ -150,7 +150,7 @@ describe('the Images tab and the fleet overview name the node’s distro', () =>
     platforms: ['linux/amd64'],
     createdAt: null,
     labels: PINNED,
-    pin: 'k3s',
+    pin: 'distro',
     afterRestart: 'unpinned',
     reason: 'x',
     archive: null,
@@ -158,7 +158,7 @@ describe('the Images tab and the fleet overview name the node’s distro', () =>
 
   it("the Images tab's words", () => {
     const t = imagesPanelText('RKE2');
-    expect(t.filters.find((f) => f.value === 'k3s')!.label).toBe('RKE2');
+    expect(t.filters.find((f) => f.value === 'distro')!.label).toBe('RKE2');
     expect(t.atRisk(1)).toBe('1 image will lose its pin when RKE2 restarts');
     expect(t.atRisk(3)).toBe('3 images will lose their pin when RKE2 restarts');
     expect(t.makeAllDurable).toBe('Make all RKE2 pins durable');
@@ -175,12 +175,12 @@ describe('the Images tab and the fleet overview name the node’s distro', () =>
   });
 
   it("the pin badge: the distro's pin by its name", () => {
-    const rke2 = renderToStaticMarkup(createElement(PinBadge, { pin: 'k3s', who: 'RKE2' }));
-    expect(text(createElement(PinBadge, { pin: 'k3s', who: 'RKE2' })).trim()).toBe('RKE2 pin');
+    const rke2 = renderToStaticMarkup(createElement(PinBadge, { pin: 'distro', who: 'RKE2' }));
+    expect(text(createElement(PinBadge, { pin: 'distro', who: 'RKE2' })).trim()).toBe('RKE2 pin');
     expect(rke2).toContain('title="Pinned by RKE2: the pin is removed at the next RKE2 start unless the archive is re-imported."');
-    expect(rke2).toContain('data-pin="k3s"');
+    expect(rke2).toContain('data-pin="distro"');
     expect(renderToStaticMarkup(createElement(PinBadge, { pin: 'durable', who: 'RKE2' }))).toContain('RKE2 never strips it');
-    expect(text(createElement(PinBadge, { pin: 'k3s', who: 'k3s' })).trim()).toBe('k3s pin');
+    expect(text(createElement(PinBadge, { pin: 'distro', who: 'k3s' })).trim()).toBe('k3s pin');
   });
 
   it("the fleet matrix's empty state: the connected nodes' distro", () => {
@@ -215,7 +215,7 @@ describe('the Images tab and the fleet overview name the node’s distro', () =>
     expect(groupsOfRefs(refs, 'any', 'RKE2')[0]!.reason).toMatch(/next RKE2 start/);
     expect(groupsOfRefs(refs, 'any')[0]!.reason).toMatch(/next k3s start/);
     expect(groupsOfRefs(refs, 'any', 'RKE2')).toBe(groupsOfRefs(refs, 'any', 'RKE2'));
-    expect(countsOfRefs(refs, 'any', 'RKE2')).toMatchObject({ k3s: 1, atRisk: 1 });
+    expect(countsOfRefs(refs, 'any', 'RKE2')).toMatchObject({ distro: 1, atRisk: 1 });
   });
 
   it("the fleet overview's words", () => {

@@ -16,7 +16,7 @@ const ref = (name: string, p: Partial<ImageRef> = {}): ImageRef => ({
   platforms: [],
   createdAt: null,
   // the labels the pin state is read from (shared/pinState)
-  labels: (p.pin ?? 'durable') === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : p.pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
+  labels: (p.pin ?? 'durable') === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : p.pin === 'distro' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
   pin: 'durable',
   afterRestart: 'pinned',
   reason: '',
@@ -43,13 +43,13 @@ describe('fleet matrix model', () => {
 
   it('marks at-risk cells, drift (missing or pinned differently), unknown columns for unreachable and pending nodes', () => {
     const m = buildMatrix(['n1', 'n2', 'n3', 'n4'], {
-      n1: ok('n1', [ref('a:1', { pin: 'k3s', afterRestart: 'unpinned', imageId: 'sha256:a1' }), ref('b:1'), ref('c:1')]),
+      n1: ok('n1', [ref('a:1', { pin: 'distro', afterRestart: 'unpinned', imageId: 'sha256:a1' }), ref('b:1'), ref('c:1')]),
       n2: ok('n2', [ref('a:1', { imageId: 'sha256:a1' }), ref('c:1', { pin: 'none', afterRestart: 'unpinned', imageId: 'sha256:c1' })]),
       n3: down('n3'),
     });
     expect(m.columns.map((c) => c.status)).toEqual(['ok', 'ok', 'unreachable', 'pending']);
     const a = m.rows.find((r) => r.name === 'a:1')!;
-    expect(a.cells[0]).toMatchObject({ pin: 'k3s', atRisk: true });
+    expect(a.cells[0]).toMatchObject({ pin: 'distro', atRisk: true });
     expect(a.cells[2]!.pin).toBe('unknown');
     expect(a.drift).toBe(false);
     expect(m.rows.find((r) => r.name === 'b:1')).toMatchObject({ drift: true, missing: true });
@@ -65,7 +65,7 @@ describe('fleet matrix model', () => {
 
 describe('fleet matrix: the image verdict of the one protection model (issue #16)', () => {
   // The tag durable, the digest reference k3s added after its labels still k3s-pinned.
-  const raced = [ref('registry.local/app:3'), ref('registry.local/app@sha256:aa', { pin: 'k3s', afterRestart: 'unpinned', reason: 'k3s strips this pin at start' })];
+  const raced = [ref('registry.local/app:3'), ref('registry.local/app@sha256:aa', { pin: 'distro', afterRestart: 'unpinned', reason: 'k3s strips this pin at start' })];
   const on = (containerdVersion: string): FleetNodeResult => ({
     ...ok('n3', raced),
     versions: { containerdVersion, containerdRevision: 'x', distro: 'k3s', distroVersion: 'v1.35.1+k3s1' },

@@ -36,7 +36,7 @@ function ref(name: string, p: Partial<ImageRef> = {}): ImageRef {
     size: 1,
     platforms: ['linux/amd64'],
     createdAt: null,
-    labels: pin === 'durable' ? CRI : pin === 'k3s' ? K3S : {},
+    labels: pin === 'durable' ? CRI : pin === 'distro' ? K3S : {},
     pin,
     afterRestart: pin === 'none' ? 'unpinned' : 'pinned',
     reason: '',
@@ -61,7 +61,7 @@ const KNOWN: NeedsReport = {
 const n1Images: ImageRef[] = [
   ref('docker.io/library/web:1', { digest: D('a'), imageId: D('a1'), need: need('unprotected', [web, webRs, webPod], 'needed by Deployment default/web (running) and 2 more; not pinned: kubelet may delete it') }),
   ref('docker.io/library/web@' + D('a'), { digest: D('a'), imageId: D('a1'), need: need('unprotected', [web, webRs, webPod], 'needed by Deployment default/web (running) and 2 more; not pinned: kubelet may delete it') }),
-  ref('docker.io/rancher/coredns:1.12.0', { digest: D('b'), imageId: D('b1'), pin: 'k3s', afterRestart: 'unpinned', need: need('losing') }),
+  ref('docker.io/rancher/coredns:1.12.0', { digest: D('b'), imageId: D('b1'), pin: 'distro', afterRestart: 'unpinned', need: need('losing') }),
   ref('docker.io/library/nginx:1.27', { digest: D('c'), imageId: D('c1'), pin: 'durable', need: need('protected') }),
   ref('docker.io/library/busybox:1.36', { digest: D('e'), imageId: D('e1'), need: need('unneeded') }),
 ];
@@ -159,7 +159,7 @@ describe('fleet matrix: needed images at risk', () => {
     // web: at risk on n1 (both its references fold into the tag's cell), not needed on n2.
     expect(row('docker.io/library/web:1').cells.map((c) => c.need?.verdict ?? null)).toEqual(['unprotected', null, null]);
     expect(row('docker.io/library/web:1').neededAtRisk).toBe(true);
-    expect(row('docker.io/rancher/coredns:1.12.0').cells[0]).toMatchObject({ pin: 'k3s', atRisk: true, need: { verdict: 'losing' } });
+    expect(row('docker.io/rancher/coredns:1.12.0').cells[0]).toMatchObject({ pin: 'distro', atRisk: true, need: { verdict: 'losing' } });
     expect(row('docker.io/library/nginx:1.27')).toMatchObject({ neededAtRisk: false });
     // The report's image: missing on n1 where it is needed, durable on n2, n3 not inspected.
     const r = row('registry.site.lan/acme/report:1.0');

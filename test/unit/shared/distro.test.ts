@@ -105,7 +105,7 @@ describe('distro profiles', () => {
 /**
  * A comparison of a distro value with a distro literal: `x === 'rke2'` either way round, in
  * TypeScript or in a shell test (`[ "$D" = rke2 ]`), and `=== 'k3s'` on something named for the
- * distro (`'k3s'` is also a pin state, compared with `pin === 'k3s'` by right).
+ * distro (a pin is compared with its own state, `pin === 'distro'`).
  */
 const DISTRO_BRANCH = [
   /[=!]==?\s*(['"`])rke2\1/,
@@ -140,8 +140,8 @@ describe('distro branches', () => {
       expect(distroBranches(l), l).toEqual([l]);
     }
     // Pin states are not distros.
-    expect(distroBranches("if (r.pin === 'k3s') return 'k3s';")).toEqual([]);
-    expect(distroBranches("state === 'k3s' ? ClockIcon : SlashIcon")).toEqual([]);
+    expect(distroBranches("if (r.pin === 'distro') return x;")).toEqual([]);
+    expect(distroBranches("state === 'distro' ? ClockIcon : SlashIcon")).toEqual([]);
   });
 
   it('appear nowhere in src/ but src/shared/distro.ts', () => {

@@ -36,7 +36,7 @@ const PINNED = { ...CRI, 'io.cattle.rke2.pinned': 'pinned' };
 const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef =>
   imageRef(name, { digest: DIGEST, imageId: ID, mediaType: 'application/vnd.oci.image.index.v1+json', size: 2048, ...over });
 /** Pinned by the distro, and nothing in the images dir pins it again: the next start strips it. */
-const losing = (name: string, over: Partial<ImageRef> = {}) => ref(name, { labels: PINNED, pin: 'k3s', reason: 'RKE2 strips this pin at its next start.', ...over });
+const losing = (name: string, over: Partial<ImageRef> = {}) => ref(name, { labels: PINNED, pin: 'distro', reason: 'RKE2 strips this pin at its next start.', ...over });
 const durable = (name: string) => ref(name, { labels: CRI, pin: 'durable', afterRestart: 'pinned', reason: 'Durable pin.' });
 /** The image as the distro leaves it after an import whose archive is gone: tag and digest reference pinned, CRI's record unlabelled. */
 const seed = () => [losing('docker.io/library/app:1.0'), losing(`docker.io/library/app@${DIGEST}`), ref(ID)];
@@ -119,7 +119,7 @@ describe('holdfast explain names the node’s distro', () => {
     expect(text).toMatch(/Pin now +RKE2\b/);
     expect(text).toContain(`sha256:${'a'.repeat(64)}: RKE2 — CRI's own record`);
     noK3s(text);
-    expect(JSON.parse(JSON.stringify(e)).image.shown.pin).toBe('k3s');
+    expect(JSON.parse(JSON.stringify(e)).image.shown.pin).toBe('distro');
     // a k3s node's text as before
     const k3s = explainText(explainReference({ node: 'n1', ref: 'docker.io/library/app:1.0', images: refs, needs: report, lost: [], archives: [], mode: 'any' })!, Screen.plain);
     expect(k3s).toContain(`docker.io/library/app@${DIGEST}: k3s, unpinned after the next k3s start — k3s strips its pin; no archive brings it back`);
@@ -323,8 +323,8 @@ mirrors:
 
 describe("the distro's pin and a pin it manages again, in the CLI's text", () => {
   it("the PIN column's value: the distro's name; the others as they are", () => {
-    expect(pinStateText('k3s', RKE2)).toBe('RKE2');
-    expect(pinStateText('k3s')).toBe('k3s');
+    expect(pinStateText('distro', RKE2)).toBe('RKE2');
+    expect(pinStateText('distro')).toBe('k3s');
     expect(pinStateText('durable', RKE2)).toBe('durable');
     expect(pinStateText('none', RKE2)).toBe('none');
   });

@@ -15,7 +15,7 @@ const ref = (name: string, pin: PinState, image: string, p: Partial<ImageRef> = 
   size: 1,
   platforms: [],
   createdAt: null,
-  labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
+  labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'distro' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
   pin,
   afterRestart: pin === 'none' ? 'unpinned' : 'pinned',
   reason: '',
@@ -41,7 +41,7 @@ describe('drift: one definition for the fleet report and the app matrix (issue #
 
   it('matrix drift equals report drift on a mixed fleet, including lone digests and partial answers', () => {
     const mixed: FleetNodeResult[] = [
-      ok('a', [ref('x:1', 'k3s', 'a'), ref(`x@${D('a')}`, 'none', 'a'), ref(`y@${D('d')}`, 'none', 'd'), ref('z:1', 'none', 'e')]),
+      ok('a', [ref('x:1', 'distro', 'a'), ref(`x@${D('a')}`, 'none', 'a'), ref(`y@${D('d')}`, 'none', 'd'), ref('z:1', 'none', 'e')]),
       ok('b', [ref('x:1', 'none', 'a'), ref(`y@${D('d')}`, 'none', 'd'), ref(D('f'), 'none', 'f', { imageId: D('f') }), ref('z:1', 'durable', 'e')]),
       ok('c', [ref(`x@${D('a')}`, 'durable', 'a'), ref(`y@${D('d')}`, 'none', 'd'), ref('z:1', 'none', 'e')]),
     ];

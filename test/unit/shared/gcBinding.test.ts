@@ -68,8 +68,8 @@ describe('the protection model', () => {
 
 describe('the pin plan never writes GC labels', () => {
   it('carries them over unchanged when it pins the image', () => {
-    const k3s = ref('registry.local/app:1', { labels: K3S, pin: 'k3s' });
-    const bound = ref('registry.local/app:1-amd64', { labels: { ...K3S, ...BREF }, pin: 'k3s' });
+    const k3s = ref('registry.local/app:1', { labels: K3S, pin: 'distro' });
+    const bound = ref('registry.local/app:1-amd64', { labels: { ...K3S, ...BREF }, pin: 'distro' });
     const plan = buildPinPlan('n1', 'pin', [k3s, bound], { refs: [k3s.name] }, [], { user: 'u', time: 't' });
     expect(plan.changes.map((c) => c.ref)).toEqual([k3s.name, bound.name]);
     for (const c of plan.changes) expect(Object.keys(labelDelta(c)).filter((k) => k.startsWith('containerd.io/gc.'))).toEqual([]);

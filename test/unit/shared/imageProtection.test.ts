@@ -20,7 +20,7 @@ const ref = (name: string, over: Partial<ImageProtectionRef> = {}): ImageProtect
 });
 const durable = (name: string, over: Partial<ImageProtectionRef> = {}) => ref(name, { labels: CRI, pin: 'durable', afterRestart: 'pinned', reason: 'Durable pin', ...over });
 const k3sLosing = (name: string, over: Partial<ImageProtectionRef> = {}) =>
-  ref(name, { labels: K3S, pin: 'k3s', afterRestart: 'unpinned', reason: 'k3s strips this pin at start', ...over });
+  ref(name, { labels: K3S, pin: 'distro', afterRestart: 'unpinned', reason: 'k3s strips this pin at start', ...over });
 
 // The state issue #16 found after the import race: the tag durable, the digest reference k3s added
 // after its labels still k3s-pinned (it loses its own pin at the next start).
@@ -43,7 +43,7 @@ describe('imageProtection', () => {
     expect(p.reason).toMatch(/whichever reference CRI loaded first/);
     expect(losingImages(raced, 'first-loaded').map((x) => x.key)).toEqual([ID]);
     // CRI's unlabelled sha256:<id> record makes a freshly imported image uncertain too
-    const fresh = [ref('app:1', { labels: K3S, pin: 'k3s', afterRestart: 'pinned' }), ref(ID)];
+    const fresh = [ref('app:1', { labels: K3S, pin: 'distro', afterRestart: 'pinned' }), ref(ID)];
     expect(imageProtection(fresh, 'first-loaded').get(ID)).toMatchObject({ now: false, afterRestart: false, deciding: [ID] });
     const all = [durable('app:1'), durable(ID)];
     expect(imageProtection(all, 'first-loaded').get(ID)).toMatchObject({ now: true, afterRestart: true });
@@ -68,7 +68,7 @@ describe('imageProtection', () => {
   });
 
   it('counts the CRI label, not the k3s label, as pinned now; an archive re-pinning an unpinned image is a gain', () => {
-    const onlyK3s = [ref('app:1', { labels: { 'io.cattle.k3s.pinned': 'pinned' }, pin: 'k3s', afterRestart: 'pinned' })];
+    const onlyK3s = [ref('app:1', { labels: { 'io.cattle.k3s.pinned': 'pinned' }, pin: 'distro', afterRestart: 'pinned' })];
     expect(protectionChange(imageProtection(onlyK3s, 'any').get(ID)!)).toBe('gain');
   });
 
@@ -86,7 +86,7 @@ describe('durableProtection (what is left once no archive re-pins the image)', (
   });
 
   it('does not count k3s pins an archive would re-apply', () => {
-    const p = durableProtection([ref('app:1', { labels: K3S, pin: 'k3s', afterRestart: 'pinned' })], 'any');
+    const p = durableProtection([ref('app:1', { labels: K3S, pin: 'distro', afterRestart: 'pinned' })], 'any');
     expect(p.afterRestart).toBe(false);
     expect(p.reason).toMatch(/pinned by k3s only/);
   });

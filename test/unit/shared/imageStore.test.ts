@@ -31,6 +31,6 @@ describe('shared blobs', () => {
       { key: 'B', refs: ['r/b:1'], blobs: [['base', 1000], ['b', 20]] },
       { key: 'C', refs: ['r/c:1'], blobs: [['c', 30]], pin: 'durable' },
     ]);
-    expect(summariseStore(s.images, s.index)).toEqual({ images: 3, inUse: 1, durable: 1, k3s: 0, unprotected: 1, storeBytes: 1060, unprotectedBytes: 20 });
+    expect(summariseStore(s.images, s.index)).toEqual({ images: 3, inUse: 1, durable: 1, distro: 0, unprotected: 1, storeBytes: 1060, unprotectedBytes: 20 });
   });
 });

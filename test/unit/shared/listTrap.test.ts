@@ -36,7 +36,7 @@ describe('listRepinsWarning', () => {
 describe('the pin plan warns when a .txt list would take the pins back', () => {
   const ID = 'sha256:' + 'a'.repeat(64);
   const base = { digest: ID, mediaType: 'm', imageId: ID, size: 1, platforms: [], createdAt: null, reason: '' };
-  const listed = { ...base, name: 'docker.io/library/busybox:latest', labels: { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' }, pin: 'k3s' as const, afterRestart: 'pinned' as const, archive: 'busybox.txt' };
+  const listed = { ...base, name: 'docker.io/library/busybox:latest', labels: { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' }, pin: 'distro' as const, afterRestart: 'pinned' as const, archive: 'busybox.txt' };
   const sibling = { ...base, name: 'registry.local/mirror/busybox:1.36', labels: { 'io.cri-containerd.pinned': 'pinned' }, pin: 'durable' as const, afterRestart: 'pinned' as const, archive: 'busybox.txt', listTrap: t };
   const prov = { user: 'u', time: 't' };
 

@@ -160,7 +160,7 @@ describe('findLostPins', () => {
 
   it('k3s-managed-again: the archive is back in the images dir', () => {
     const out = lost(
-      [ref(TAG, 'k3s', { ...k3sPinned, 'io.holdfast.pinned-by': 'tech@laptop' }), ref(DIGEST, 'k3s', k3sPinned), ref(CRI_REF, 'durable', durable)],
+      [ref(TAG, 'distro', { ...k3sPinned, 'io.holdfast.pinned-by': 'tech@laptop' }), ref(DIGEST, 'distro', k3sPinned), ref(CRI_REF, 'durable', durable)],
       [{ path: 'site/app.tar.zst', kind: 'archive', images: [TAG], cachedByK3s: false }],
     );
     expect(out.map((l) => [l.ref, l.kind, l.stillPinnedVia])).toEqual([
@@ -174,7 +174,7 @@ describe('findLostPins', () => {
   });
 
   it('k3s-managed-again through a pre-pull list', () => {
-    const out = lost([ref(TAG, 'k3s', k3sPinned)], [{ path: 'prepull.txt', kind: 'prepull', images: [TAG] }], [pinEntry(PINNED_AT, [TAG])]);
+    const out = lost([ref(TAG, 'distro', k3sPinned)], [{ path: 'prepull.txt', kind: 'prepull', images: [TAG] }], [pinEntry(PINNED_AT, [TAG])]);
     expect(out[0]!.causes).toEqual(['The pre-pull list prepull.txt names it: k3s pins the images a .txt list names at every start.']);
   });
 

@@ -18,7 +18,7 @@ const VERSIONS = { containerdVersion: '2.1.9', containerdRevision: 'r', distro: 
 
 const LABELS: Record<ImageRef['pin'], Record<string, string>> = {
   durable: { 'io.cri-containerd.pinned': 'pinned' },
-  k3s: { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' }, // k3s sets both
+  distro: { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' }, // k3s sets both
   none: {},
 };
 
@@ -66,9 +66,9 @@ function reached(): FleetNodeResult {
     ref('docker.io/library/web:1', 'a', 'none', 'unpinned'), // needed, unpinned: at risk
     ref('docker.io/library/db:2', 'b', 'durable', 'pinned'),
     ref('docker.io/library/old:0', 'd', 'durable', 'pinned'),
-    ref('docker.io/library/app:3', 'e', 'k3s', 'unpinned'), // k3s pin, no archive: lost at the next start
-    ref('docker.io/library/app@sha256:' + 'e'.repeat(64), 'e', 'k3s', 'unpinned'), // same image: counted once
-    ref('docker.io/library/tool:1', 'f', 'k3s', 'pinned'),
+    ref('docker.io/library/app:3', 'e', 'distro', 'unpinned'), // k3s pin, no archive: lost at the next start
+    ref('docker.io/library/app@sha256:' + 'e'.repeat(64), 'e', 'distro', 'unpinned'), // same image: counted once
+    ref('docker.io/library/tool:1', 'f', 'distro', 'pinned'),
   ];
   const judged = applyNeeds(refs, imageProtection(refs, criPinning(VERSIONS.containerdVersion)), NEEDS, { holders: () => [] });
   return {

@@ -59,10 +59,10 @@ const durable = (name: string, image: Img, over: Partial<Ref> = {}) =>
   base(name, image, { labels: CRI, pin: 'durable', afterRestart: 'pinned', reason: 'Durable pin.', ...over });
 /** k3s pinned it, and the archive that brings it is still in the images dir: k3s pins it again at start. */
 const k3sKept = (name: string, image: Img, archive: string, over: Partial<Ref> = {}) =>
-  base(name, image, { labels: K3S, pin: 'k3s', afterRestart: 'pinned', archive, reason: 'k3s pins it again from its archive.', ...over });
+  base(name, image, { labels: K3S, pin: 'distro', afterRestart: 'pinned', archive, reason: 'k3s pins it again from its archive.', ...over });
 /** k3s pinned it, and its archive is gone: the next k3s start strips the pin. */
 const k3sLosing = (name: string, image: Img, over: Partial<Ref> = {}) =>
-  base(name, image, { labels: K3S, pin: 'k3s', afterRestart: 'unpinned', reason: 'k3s strips this pin at its next start.', ...over });
+  base(name, image, { labels: K3S, pin: 'distro', afterRestart: 'unpinned', reason: 'k3s strips this pin at its next start.', ...over });
 /** CRI's own record of an image, named by its id. */
 const criRecord = (image: Img, over: Partial<Ref> = {}) => base(image.imageId, image, over);
 

@@ -12,8 +12,8 @@ import { groupsOfRefs } from '../../../src/renderer/model/images';
 import { imageRef } from '../../support/imageRef';
 
 const K3S = { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' };
-const tag = imageRef('docker.io/library/holdfast-sample:1.0', { labels: K3S, pin: 'k3s', afterRestart: 'pinned' });
-const digestRef = imageRef(`docker.io/library/holdfast-sample@${tag.digest}`, { labels: K3S, pin: 'k3s', afterRestart: 'pinned' });
+const tag = imageRef('docker.io/library/holdfast-sample:1.0', { labels: K3S, pin: 'distro', afterRestart: 'pinned' });
+const digestRef = imageRef(`docker.io/library/holdfast-sample@${tag.digest}`, { labels: K3S, pin: 'distro', afterRestart: 'pinned' });
 // CRI's own record: no labels, so its own pin reads none.
 const record = imageRef(tag.imageId!, { afterRestart: 'pinned' });
 // An image nothing pins, with its record: both count as unpinned.
@@ -33,9 +33,9 @@ const node: FleetNodeResult = {
 
 describe('pinCounts: one rule for every view', () => {
   it("counts CRI's record of a k3s-pinned image as k3s-pinned, and a lone or unpinned record as its own", () => {
-    expect(pinReading(record, [tag, digestRef, record])).toEqual({ pin: 'k3s', inherited: true });
-    expect(pinCounts(refs)).toEqual({ durable: 0, k3s: 3, none: 2 });
-    expect(pinCounts([record])).toEqual({ durable: 0, k3s: 0, none: 1 });
+    expect(pinReading(record, [tag, digestRef, record])).toEqual({ pin: 'distro', inherited: true });
+    expect(pinCounts(refs)).toEqual({ durable: 0, distro: 3, none: 2 });
+    expect(pinCounts([record])).toEqual({ durable: 0, distro: 0, none: 1 });
   });
 
   it("inspect's DURABLE, K3S and NONE columns", () => {
@@ -53,12 +53,12 @@ describe('pinCounts: one rule for every view', () => {
   it("the CSV report's pin column", () => {
     const rows = parseCsv(fleetCsv({ nodes: [node] }));
     const pins = rows.slice(1).filter((r) => r[2]).map((r) => r[5]);
-    expect(pins.filter((p) => p === 'k3s')).toHaveLength(3);
+    expect(pins.filter((p) => p === 'distro')).toHaveLength(3);
     expect(pins.filter((p) => p === 'none')).toHaveLength(2);
   });
 
   it("the app's references read the same", () => {
     const shown = groupsOfRefs(refs, 'any', 'k3s').flatMap((g) => g.refs.map((r) => r.shownPin));
-    expect({ durable: 0, k3s: shown.filter((p) => p === 'k3s').length, none: shown.filter((p) => p === 'none').length }).toEqual(pinCounts(refs));
+    expect({ durable: 0, distro: shown.filter((p) => p === 'distro').length, none: shown.filter((p) => p === 'none').length }).toEqual(pinCounts(refs));
   });
 });

@@ -32,7 +32,7 @@ describe('CRI image-id records', () => {
   });
 
   it('say the image loses its pin when every real reference does', () => {
-    const out = applyImageProtection([ref('app:1', { pin: 'k3s', afterRestart: 'unpinned' }), ref(ID, { afterRestart: 'pinned' })], 'any');
+    const out = applyImageProtection([ref('app:1', { pin: 'distro', afterRestart: 'unpinned' }), ref(ID, { afterRestart: 'pinned' })], 'any');
     expect(out[1]).toMatchObject({ afterRestart: 'unpinned' });
     expect(out[1]!.reason).toMatch(/loses its pin/);
   });

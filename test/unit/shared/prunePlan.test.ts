@@ -20,7 +20,7 @@ function node() {
     v('2.0'),
     { key: 'redis', refs: ['docker.io/library/redis:7.2'], blobs: [['r', 500]] },
     { key: 'pinned', refs: ['docker.io/library/old:1'], blobs: [['o', 70]], pin: 'durable' },
-    { key: 'k3s', refs: ['docker.io/rancher/pause:3.6'], blobs: [['p', 7]], pin: 'k3s', archive: 'airgap.tar.zst' },
+    { key: 'k3s', refs: ['docker.io/rancher/pause:3.6'], blobs: [['p', 7]], pin: 'distro', archive: 'airgap.tar.zst' },
     { key: 'arch', refs: ['docker.io/library/busybox:1.36'], blobs: [['b', 2]], archive: 'tools/busybox.tar' },
     { key: 'lost', refs: ['registry.lan/acme/metrics:0.9'], blobs: [['m', 3]], lostPin: true },
     { key: 'debug', refs: ['docker.io/library/tool:1'], blobs: [['t', 1]], usedBy: [{ id: 'dbg', image: 'docker.io/library/tool:1', kubelet: false }] },

@@ -35,8 +35,8 @@ const ref = (name: string, over: Partial<ImageRef> = {}): ImageRef => ({
 /** The seed's image as k3s leaves it: tag and digest reference k3s-pinned, CRI's record unlabelled. */
 function seeded(fate: Partial<ImageRef>): ImageRef[] {
   const refs = [
-    ref('docker.io/library/app:1.0', { labels: K3S, pin: 'k3s', ...fate }),
-    ref(`docker.io/library/app@sha256:${'d'.repeat(64)}`, { labels: K3S, pin: 'k3s', ...fate }),
+    ref('docker.io/library/app:1.0', { labels: K3S, pin: 'distro', ...fate }),
+    ref(`docker.io/library/app@sha256:${'d'.repeat(64)}`, { labels: K3S, pin: 'distro', ...fate }),
     ref(ID),
   ];
   return applyImageProtection(refs, 'any');
@@ -47,14 +47,14 @@ describe("refReading: CRI's sha256:<id> record reads as its image", () => {
     const refs = seeded({ afterRestart: 'pinned', archive: 'app.tar', reason: 'k3s re-imports app.tar at start and pins it again.' });
     const p = imageProtection(refs, 'any').get(ID)!;
     expect(refs[2]).toMatchObject({ pin: 'none', afterRestart: 'pinned' }); // the contradiction a reader saw
-    expect(refReading(refs[2]!, refs, p)).toEqual({ pin: 'k3s', outcome: 'pinned', inherited: true });
-    expect(refReading(refs[0]!, refs, p)).toEqual({ pin: 'k3s', outcome: 'pinned', inherited: false });
+    expect(refReading(refs[2]!, refs, p)).toEqual({ pin: 'distro', outcome: 'pinned', inherited: true });
+    expect(refReading(refs[0]!, refs, p)).toEqual({ pin: 'distro', outcome: 'pinned', inherited: false });
   });
 
   it('loses its pin with its image', () => {
     const refs = seeded({ afterRestart: 'unpinned', reason: 'k3s strips this pin at start and no archive in the images dir brings it back.' });
     const p = imageProtection(refs, 'any').get(ID)!;
-    expect(refReading(refs[2]!, refs, p)).toEqual({ pin: 'k3s', outcome: 'loses-pin', inherited: true });
+    expect(refReading(refs[2]!, refs, p)).toEqual({ pin: 'distro', outcome: 'loses-pin', inherited: true });
   });
 
   it('a record with a label of its own (holdfast pin labels it too), or alone, shows its own', () => {
@@ -69,9 +69,9 @@ describe("refReading: CRI's sha256:<id> record reads as its image", () => {
 describe('short clauses', () => {
   it('a fate: who strips the pin and what (not) brings it back', () => {
     expect(fateBrief({ pin: 'durable', afterRestart: 'pinned', archive: null })).toBe('durable pin');
-    expect(fateBrief({ pin: 'k3s', afterRestart: 'pinned', archive: 'app.tar' })).toBe('app.tar pins it again');
-    expect(fateBrief({ pin: 'k3s', afterRestart: 'unpinned', archive: null })).toBe('k3s strips its pin; no archive brings it back');
-    expect(fateBrief({ pin: 'k3s', afterRestart: 'unpinned', archive: 'app.tar' })).toBe('k3s strips its pin; app.tar will not pin it again');
+    expect(fateBrief({ pin: 'distro', afterRestart: 'pinned', archive: 'app.tar' })).toBe('app.tar pins it again');
+    expect(fateBrief({ pin: 'distro', afterRestart: 'unpinned', archive: null })).toBe('k3s strips its pin; no archive brings it back');
+    expect(fateBrief({ pin: 'distro', afterRestart: 'unpinned', archive: 'app.tar' })).toBe('k3s strips its pin; app.tar will not pin it again');
     expect(fateBrief({ pin: 'none', afterRestart: 'unpinned', archive: null })).toBe('not pinned');
   });
 
@@ -124,7 +124,7 @@ describe('explainReference', () => {
       need: { verdict: 'losing' as const, atRisk: true, needed: true, basis: 'workload' as const, workloads: [], neededBecause: 'needed by Deployment default/app', because: 'needed by Deployment default/app; loses its pin at the next k3s start' },
     }));
     const e = explainReference({ node: 'n1', ref: ID, images: refs, needs, lost: [], archives: [], mode: 'any' })!;
-    expect(e.image!.shown).toEqual({ pin: 'k3s', outcome: 'loses-pin', inherited: true });
+    expect(e.image!.shown).toEqual({ pin: 'distro', outcome: 'loses-pin', inherited: true });
     expect(e.image!.protection).toMatchObject({ now: true, afterRestart: false, losesPin: true, brief: 'k3s strips its pin; no archive brings it back' });
     expect(e.image!.refs.map((r) => r.name)).toEqual([ID, 'docker.io/library/app:1.0', `docker.io/library/app@sha256:${'d'.repeat(64)}`]);
     expect(e.need).toMatchObject({ verdict: 'losing', atRisk: true });

@@ -99,7 +99,7 @@ describe('suggested commands with hostile names', () => {
     expectCommand(absent.advice[0]!.command, ['holdfast', 'import', NODE, 'ARCHIVE', '--pin']);
 
     const k3s = { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' };
-    const refs = applyImageProtection([image(REF, { labels: k3s, pin: 'k3s' })], 'any');
+    const refs = applyImageProtection([image(REF, { labels: k3s, pin: 'distro' })], 'any');
     const losing = explainReference({ node: NODE, ref: REF, images: refs, needs, lost: [], archives: [], mode: 'any' })!;
     expectCommand(losing.advice.find((a) => a.command)?.command, ['holdfast', 'pin', NODE, REF]);
 
@@ -134,7 +134,7 @@ describe('suggested commands with hostile names', () => {
     });
 
     it('k3s-managed again: the re-pin and the rm-archive in its text', () => {
-      const [l] = lost(pin([REF]), [cur(REF, 'k3s', { ...k3sPinned, 'io.holdfast.pinned-by': 'tech' })], [{ path: ARCHIVE, kind: 'archive', images: [REF] }]);
+      const [l] = lost(pin([REF]), [cur(REF, 'distro', { ...k3sPinned, 'io.holdfast.pinned-by': 'tech' })], [{ path: ARCHIVE, kind: 'archive', images: [REF] }]);
       expectCommand(l!.remedy.command, ['holdfast', 'pin', NODE, REF]);
       expectCommand(l!.remedy.text, ['holdfast', 'rm-archive', NODE, ARCHIVE]);
     });
@@ -154,7 +154,7 @@ describe('suggested commands with hostile names', () => {
     expectCommand(importCacheReasons(health, NODE).join(' '), ['holdfast', 'pin', NODE, '--archive', ARCHIVE]);
     expectCommand(importCacheReasons({ ...health, state: 'absent', skippedUnpinned: [] }, NODE).join(' '), ['holdfast', 'pin', NODE, '--needed']);
     expectCommand(listTrapReason(REF, { list: 'a.txt', listed: REF2 }), ['holdfast', 'pin', 'NODE', REF]);
-    const [record] = applyImageProtection([image(id('a'), { imageId: id('a') }), image(REF, { pin: 'k3s', afterRestart: 'pinned' })], 'first-loaded');
+    const [record] = applyImageProtection([image(id('a'), { imageId: id('a') }), image(REF, { pin: 'distro', afterRestart: 'pinned' })], 'first-loaded');
     expectCommand(record!.reason, ['holdfast', 'pin', 'NODE', REF]);
     expectCommand(gcBoundReason(REF, { parent: null, expires: null }), ['ctr', '-n', 'k8s.io', 'images', 'tag', REF, 'NAME']);
   });

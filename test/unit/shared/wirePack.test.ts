@@ -58,7 +58,7 @@ describe('wirePack: long record lists cross as a value table and rows of indices
     const labelSets = packed.values.filter((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
     expect(labelSets).toHaveLength(3); // CRI label only, both labels, none
     const back = unpackRecords(overJson(packed)) as ImageRef[];
-    const pinnedByK3s = back.filter((r) => r.pin === 'k3s');
+    const pinnedByK3s = back.filter((r) => r.pin === 'distro');
     expect(pinnedByK3s[0]!.labels).toBe(pinnedByK3s[1]!.labels);
     expect(Object.isFrozen(pinnedByK3s[0]!.labels)).toBe(true);
     expect(() => {

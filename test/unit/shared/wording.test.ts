@@ -18,8 +18,8 @@ describe('wording', () => {
   });
 
   it("names each pin state for the node's distro: the distro's pin by its name", () => {
-    expect(pinStateWords('k3s', 'RKE2')).toEqual({ label: 'RKE2 pin', description: 'Pinned by RKE2: the pin is removed at the next RKE2 start unless the archive is re-imported.' });
-    expect(pinStateWords('k3s', 'k3s').label).toBe('k3s pin');
+    expect(pinStateWords('distro', 'RKE2')).toEqual({ label: 'RKE2 pin', description: 'Pinned by RKE2: the pin is removed at the next RKE2 start unless the archive is re-imported.' });
+    expect(pinStateWords('distro', 'k3s').label).toBe('k3s pin');
     expect(pinStateWords('durable', 'RKE2')).toEqual({ label: 'Durable', description: 'Pinned for the CRI without a distro label: RKE2 never strips it and kubelet never deletes it.' });
     expect(pinStateWords('none', 'RKE2').label).toBe('Unpinned');
   });

@@ -92,7 +92,7 @@ const pinTag = (i: ImageRef): SafeHtml =>
   i.lostPin ? html`${pinTagOf(i)} <span class="tag bad">durable pin lost</span>` : pinTagOf(i);
 
 const pinTagOf = (i: ImageRef) =>
-  i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'k3s' ? html`<span class="tag warn">k3s</span>` : html`<span class="tag">none</span>`;
+  i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'distro' ? html`<span class="tag warn">k3s</span>` : html`<span class="tag">none</span>`;
 
 /** A reference's fate, read against its image's (shared/protection): "loses pin" only when kubelet's view of the image does. */
 function fateTag(i: ImageRef, image: ImageProtection | undefined): SafeHtml {
@@ -156,7 +156,7 @@ ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}<
 <dl class="kv"><dt>Distribution</dt><dd>${v ? (v.distroVersion ? `${v.distro} ${v.distroVersion}` : `${v.distro} (version unknown)`) : '—'}</dd>
 <dt>containerd</dt><dd>${v ? `${v.containerdVersion} (${v.containerdRevision || 'revision unknown'})` : '—'}</dd>
 <dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
-<dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.k3s} ${who}-pinned, ${counts.none} unpinned</dd>
+<dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.distro} ${who}-pinned, ${counts.none} unpinned</dd>
 <dt>Site needs</dt><dd>${n.needs ? (n.needs.basis === 'known' ? `from ${n.needs.sources.map((x) => x.label).join(', ')}` : `no source (${n.needs.noSource ?? 'none read'}): images from air-gap archives count as needed`) : 'unknown'}</dd></dl>
 <h4>Images</h4>${imagesTable(images, protectionOf(n), who)}<h4>Images dir</h4>${archivesTable(n.archives ?? [], who)}</article>`;
 }

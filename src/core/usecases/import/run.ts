@@ -156,7 +156,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
 /** The names `relPath` pins again at the next start (k3s-pinned now, and pinned after it by that file). */
 async function repinnedBy(session: NodeSession, ctx: OpsContext, relPath: string): Promise<Set<string>> {
   const now = await imagesInventory(session, ctx);
-  return new Set(now.images.filter((r) => r.pin === 'k3s' && r.afterRestart === 'pinned' && r.archive === relPath && !isImageIdRecord(r.name)).map((r) => r.name));
+  return new Set(now.images.filter((r) => r.pin === 'distro' && r.afterRestart === 'pinned' && r.archive === relPath && !isImageIdRecord(r.name)).map((r) => r.name));
 }
 
 function upload(session: NodeSession, archive: InspectedArchive, remoteName: string, opts: ImportOptions): Promise<UploadResult> {

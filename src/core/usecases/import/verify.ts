@@ -43,7 +43,7 @@ export async function verifyDurable(session: NodeSession, images: ArchiveImage[]
   for (const f of found) if (!f.ref) problems.push(`${f.label} is not in containerd`);
   for (const [f, list] of refsOfImages(found, refs)) {
     checked += list.length;
-    for (const r of list) if (r.pin !== 'durable') problems.push(`${r.name} is ${r.pin === 'k3s' ? `pinned by ${distroDisplayName(info.distro)}` : 'not pinned'}`);
+    for (const r of list) if (r.pin !== 'durable') problems.push(`${r.name} is ${r.pin === 'distro' ? `pinned by ${distroDisplayName(info.distro)}` : 'not pinned'}`);
     // The one model's verdict for the image as kubelet sees it now (only the labels matter for `now`).
     const p = imageProtection(list.map((r) => ({ ...r, afterRestart: 'pinned' as const, reason: '' })), mode).get(protectionKey(list[0]!))!;
     if (!p.now && mode !== 'none') problems.push(`${f.label}: ${p.reason}`);

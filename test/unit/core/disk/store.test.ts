@@ -72,13 +72,13 @@ describe('buildStore', () => {
   it('carries the Images tab’s verdict for the next k3s start: a k3s pin nothing re-pins is pinned now, not after', () => {
     const k3s = { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' };
     const two = [
-      ref('r/lost:1', { labels: k3s, pin: 'k3s', afterRestart: 'unpinned' }),
-      ref('r/kept:1', { digest: h('e'), imageId: h('2'), labels: k3s, pin: 'k3s', afterRestart: 'pinned', archive: 'kept.tar' }),
+      ref('r/lost:1', { labels: k3s, pin: 'distro', afterRestart: 'unpinned' }),
+      ref('r/kept:1', { digest: h('e'), imageId: h('2'), labels: k3s, pin: 'distro', afterRestart: 'pinned', archive: 'kept.tar' }),
     ];
     const { images } = buildStore({ refs: two, records: [], containers: [], criPinning: 'any' }, facts, sizes);
     expect(images.map((i) => [i.refs[0], i.state, i.pinnedForKubelet, i.pinnedAfterRestart])).toEqual([
-      ['r/kept:1', 'k3s', true, true],
-      ['r/lost:1', 'k3s', true, false],
+      ['r/kept:1', 'distro', true, true],
+      ['r/lost:1', 'distro', true, false],
     ]);
   });
 });

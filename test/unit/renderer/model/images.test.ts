@@ -16,7 +16,7 @@ function ref(p: Partial<ImageRef> & Pick<ImageRef, 'name'>): ImageRef {
     size: 100,
     platforms: ['linux/amd64'],
     createdAt: null,
-    labels: pin === 'durable' ? CRI : pin === 'k3s' ? { ...CRI, 'io.cattle.k3s.pinned': 'pinned' } : {},
+    labels: pin === 'durable' ? CRI : pin === 'distro' ? { ...CRI, 'io.cattle.k3s.pinned': 'pinned' } : {},
     pin,
     afterRestart: 'unpinned',
     reason: 'Not pinned.',
@@ -28,7 +28,7 @@ function ref(p: Partial<ImageRef> & Pick<ImageRef, 'name'>): ImageRef {
 const images: ImageRef[] = [
   ref({ name: `docker.io/library/nginx@${D('a')}`, digest: D('a'), imageId: D('4'), size: 500, pin: 'durable', createdAt: '2024-01-02T00:00:00Z' }),
   ref({ name: 'docker.io/library/nginx:1.27', digest: D('a'), imageId: D('4'), size: 500, pin: 'durable', createdAt: '2024-01-02T00:00:00Z' }),
-  ref({ name: 'docker.io/rancher/pause:3.6', digest: D('b'), imageId: D('6'), size: 10, pin: 'k3s', createdAt: '2021-01-01T00:00:00Z' }),
+  ref({ name: 'docker.io/rancher/pause:3.6', digest: D('b'), imageId: D('6'), size: 10, pin: 'distro', createdAt: '2021-01-01T00:00:00Z' }),
   ref({ name: 'acme/agent:2', digest: D('c'), imageId: D('9'), size: 9000, labels: { vendor: 'Acme Field' } }),
   ref({ name: 'broken:1', digest: D('e'), imageId: null, size: 0 }),
 ];
@@ -55,13 +55,13 @@ describe('groupImages', () => {
 
   it('an image is durable if any reference is (CRI semantics), and flags mixed pins', () => {
     const [g] = groupImages([
-      ref({ name: 'x:1', imageId: D('7'), pin: 'k3s' }),
+      ref({ name: 'x:1', imageId: D('7'), pin: 'distro' }),
       ref({ name: 'x:2', imageId: D('7'), pin: 'durable' }),
       ref({ name: 'x:3', imageId: D('7'), pin: 'none' }),
     ]);
     expect(g!.pin).toBe('durable');
     expect(g!.mixedPins).toBe(true);
-    expect(groupImages([ref({ name: 'y:1', pin: 'none' }), ref({ name: 'y:2', pin: 'k3s' })])[0]!.pin).toBe('k3s');
+    expect(groupImages([ref({ name: 'y:1', pin: 'none' }), ref({ name: 'y:2', pin: 'distro' })])[0]!.pin).toBe('distro');
   });
 
   it("CRI's unlabelled id record neither weakens nor mixes the pin; the fields merge over every reference", () => {
@@ -78,13 +78,13 @@ describe('groupImages', () => {
   });
 
   it('counts per pin state', () => {
-    expect(countByPin(groups)).toEqual({ all: 4, durable: 1, k3s: 1, none: 2, atRisk: 2 });
+    expect(countByPin(groups)).toEqual({ all: 4, durable: 1, distro: 1, none: 2, atRisk: 2 });
   });
 });
 
 describe('filterGroups', () => {
   const groups = groupImages(images);
-  const names = (q: string, pin: 'all' | 'durable' | 'k3s' | 'none' = 'all') =>
+  const names = (q: string, pin: 'all' | 'durable' | 'distro' | 'none' = 'all') =>
     filterGroups(groups, q, pin).map((g) => g.primaryName);
 
   it('matches reference names, digests, image ids and labels, case-insensitively', () => {
@@ -97,7 +97,7 @@ describe('filterGroups', () => {
   });
 
   it('combines search and pin filter', () => {
-    expect(names('', 'k3s')).toEqual(['docker.io/rancher/pause:3.6']);
+    expect(names('', 'distro')).toEqual(['docker.io/rancher/pause:3.6']);
     expect(names('nginx', 'none')).toEqual([]);
   });
 });
@@ -155,9 +155,9 @@ describe('platforms', () => {
 describe('fate at the next k3s start (the shared protection model, per image id)', () => {
   it('a group is kept if any reference keeps its pin (containerd ≥ 1.7.10); its reason names the deciding reference', () => {
     const groups = groupImages([
-      ref({ name: 'a:1', imageId: D('a'), pin: 'k3s', afterRestart: 'unpinned', reason: 'lost: no archive' }),
-      ref({ name: `a@${D('f')}`, imageId: D('a'), pin: 'k3s', afterRestart: 'pinned', reason: 'kept: a.tar', archive: 'a.tar' }),
-      ref({ name: 'b:1', imageId: D('b'), pin: 'k3s', afterRestart: 'unpinned', reason: 'lost: cache', archive: 'b.tar' }),
+      ref({ name: 'a:1', imageId: D('a'), pin: 'distro', afterRestart: 'unpinned', reason: 'lost: no archive' }),
+      ref({ name: `a@${D('f')}`, imageId: D('a'), pin: 'distro', afterRestart: 'pinned', reason: 'kept: a.tar', archive: 'a.tar' }),
+      ref({ name: 'b:1', imageId: D('b'), pin: 'distro', afterRestart: 'unpinned', reason: 'lost: cache', archive: 'b.tar' }),
       ref({ name: 'c:1', imageId: D('c'), pin: 'none', afterRestart: 'unpinned', reason: 'never pinned' }),
       ref({ name: 'g:1', imageId: D('9'), pin: 'none', afterRestart: 'pinned', reason: 'g.tar re-pins it' }),
     ]);
@@ -179,7 +179,7 @@ describe('fate at the next k3s start (the shared protection model, per image id)
   // one model, whose answer depends on the node's containerd.
   const raced = [
     ref({ name: 'registry.local/app:3', imageId: D('3'), pin: 'durable', afterRestart: 'pinned', reason: 'Durable pin: k3s never touches it.' }),
-    ref({ name: `registry.local/app@${D('5')}`, imageId: D('3'), pin: 'k3s', afterRestart: 'unpinned', reason: 'k3s strips this pin at start' }),
+    ref({ name: `registry.local/app@${D('5')}`, imageId: D('3'), pin: 'distro', afterRestart: 'unpinned', reason: 'k3s strips this pin at start' }),
   ];
   it('the raced image is kept on containerd ≥ 1.7.10 (its digest reference shows "own pin goes")', () => {
     const [g] = groupImages(raced, 'any');

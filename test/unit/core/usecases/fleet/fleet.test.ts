@@ -29,7 +29,7 @@ const img = (name: string, pin: PinState, afterRestart: 'pinned' | 'unpinned' = 
   platforms: ['linux/amd64'],
   createdAt: null,
   // the labels the pin state is read from (shared/pinState)
-  labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'k3s' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
+  labels: pin === 'durable' ? { 'io.cri-containerd.pinned': 'pinned' } : pin === 'distro' ? { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' } : {},
   pin,
   afterRestart,
   reason: 'because',
@@ -58,8 +58,8 @@ const down = (node: string): FleetNodeResult => ({
 
 describe('computeDrift', () => {
   const nodes = [
-    ok('a', [img('app:1', 'k3s'), img('base:1', 'durable'), img('same:1', 'durable'), img('only-a:1', 'none')]),
-    ok('b', [img('app:1', 'none'), img('base:1', 'durable'), img('same:1', 'k3s')]),
+    ok('a', [img('app:1', 'distro'), img('base:1', 'durable'), img('same:1', 'durable'), img('only-a:1', 'none')]),
+    ok('b', [img('app:1', 'none'), img('base:1', 'durable'), img('same:1', 'distro')]),
     down('c'),
     ok('d', [img('app:1', 'durable'), img('same:1', 'durable')]),
   ];
@@ -84,8 +84,8 @@ describe('computeDrift', () => {
 describe('summary', () => {
   it('flags unreachable, pins lost at the next start and low disk, with reasons', () => {
     const nodes = [
-      ok('a', [img('x', 'k3s', 'unpinned', { imageId: 'sha256:' + 'c'.repeat(64) }), img('y', 'durable'), img('z', 'none')]),
-      ok('b', [img('x', 'k3s')], { path: '/var/lib/rancher', freeBytes: 200 * 1024 ** 2, totalBytes: 10 * 1024 ** 3, via: 'df' }),
+      ok('a', [img('x', 'distro', 'unpinned', { imageId: 'sha256:' + 'c'.repeat(64) }), img('y', 'durable'), img('z', 'none')]),
+      ok('b', [img('x', 'distro')], { path: '/var/lib/rancher', freeBytes: 200 * 1024 ** 2, totalBytes: 10 * 1024 ** 3, via: 'df' }),
       ok('c', []),
       down('d'),
     ];
@@ -101,7 +101,7 @@ describe('summary', () => {
 
 describe('summary: one answer per image (issue #16)', () => {
   // The tag durable, the digest reference k3s added after its labels still k3s-pinned.
-  const raced = [img('registry.local/app:3', 'durable'), img(`registry.local/app@sha256:${'a'.repeat(64)}`, 'k3s', 'unpinned')];
+  const raced = [img('registry.local/app:3', 'durable'), img(`registry.local/app@sha256:${'a'.repeat(64)}`, 'distro', 'unpinned')];
   const on = (containerdVersion: string) => ({ ...ok('n3', raced), versions: { containerdVersion, containerdRevision: 'x', distro: 'k3s' as const, distroVersion: 'v1.35.1+k3s1' } });
 
   it('on containerd ≥ 1.7.10 the image is kept: no pin is lost and the node is not at risk (what the app and rm-archive say)', () => {
@@ -143,7 +143,7 @@ describe('parseDf', () => {
 const hostileName = '<script>alert(1)</script>"\'&`';
 function hostileReport(): FleetReport {
   const nodes = [
-    ok('a', [img(`evil/${hostileName}:1`, 'k3s', 'unpinned', { reason: `Reason <img src=x onerror=alert(1)> "q", comma` }), img('ok:1', 'durable')]),
+    ok('a', [img(`evil/${hostileName}:1`, 'distro', 'unpinned', { reason: `Reason <img src=x onerror=alert(1)> "q", comma` }), img('ok:1', 'durable')]),
     { ...down('b'), error: { code: 'UNREACHABLE' as const, message: '<b>bold</b> & "quoted"', hint: '<i>hint</i>' } },
     ok('c', []),
   ];
@@ -190,7 +190,7 @@ describe('fleetCsv', () => {
     expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy']);
     expect(new Set(rows.map((x) => x.length))).toEqual(new Set([14]));
     expect(rows.slice(1).map((x) => [x[0], x[1], x[2], x[5], x[6]])).toEqual([
-      ['a', 'true', `evil/${hostileName}:1`, 'k3s', 'unpinned'],
+      ['a', 'true', `evil/${hostileName}:1`, 'distro', 'unpinned'],
       ['a', 'true', 'ok:1', 'durable', 'pinned'],
       ['b', 'false', '', '', ''],
       ['c', 'true', '', '', ''],
@@ -204,7 +204,7 @@ describe('fleetCsv', () => {
     const formulas = ['=HYPERLINK("http://x","y")', "+1+cmd|' /C calc'!A0", '-2+3', '@SUM(A1:A2)', '\t=1+1', '\r=1+1'];
     const r: Pick<FleetReport, 'nodes'> = {
       nodes: [
-        ok('=node', formulas.map((f, i) => img(`app${i}:1`, 'k3s', 'unpinned', { reason: f, archive: f }))),
+        ok('=node', formulas.map((f, i) => img(`app${i}:1`, 'distro', 'unpinned', { reason: f, archive: f }))),
         { ...down('@down'), error: { code: 'UNREACHABLE', message: '=cmd|"/c calc"!A1' } },
       ],
     };
@@ -273,7 +273,7 @@ describe('surveyFleet', () => {
           await sleep(20, signal);
           if (++othersDone === defs.length - 1) releaseN0();
         }
-        return ok(def.name, [img('app:1', def.name === 'n3' ? 'none' : 'k3s')]);
+        return ok(def.name, [img('app:1', def.name === 'n3' ? 'none' : 'distro')]);
       } finally {
         running--;
       }

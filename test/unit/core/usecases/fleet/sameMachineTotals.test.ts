@@ -19,7 +19,7 @@ const losing: ImageRef = {
   platforms: ['linux/amd64'],
   createdAt: null,
   labels: { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' },
-  pin: 'k3s',
+  pin: 'distro',
   afterRestart: 'unpinned',
   reason: 'because',
   archive: null,
