@@ -40,7 +40,6 @@ const LAYERS = ['src/core', 'src/shared', 'src/cli'];
  * the function is split) or lower its count (when it shrank); never add one.
  */
 const OVER_BUDGET: Record<string, number> = {
-  'src/core/archives/format/lz4.ts: Lz4FrameDecoder.run': 87,
   'src/core/archives/format/readIndex.ts: readArchiveIndex': 170,
   'src/core/archives/format/readIndex.ts: readArchiveIndex/(anonymous)': 142,
   'src/core/archives/format/readIndex.ts: resolveDocker': 89,

@@ -273,92 +273,117 @@ export class Lz4FrameDecoder {
     return this.q.u32();
   }
 
+  /** Steps the state machine until it needs more input. */
   private run(out: (b: Buffer) => void): void {
-    for (;;) {
-      switch (this.state) {
-        case S_MAGIC: {
-          if (this.q.length < 4) return;
-          this.onMagic(this.u32());
-          break;
-        }
-        case S_SKIP_SIZE:
-          if (this.q.length < 4) return;
-          this.skipLeft = this.u32();
-          this.state = S_SKIP;
-          break;
-        case S_SKIP: {
-          const n = this.q.skip(this.skipLeft);
-          this.offset += n;
-          this.skipLeft -= n;
-          if (this.skipLeft > 0) return;
-          this.framesDone++;
-          this.state = S_MAGIC;
-          break;
-        }
-        case S_DESCRIPTOR:
-          if (!this.readDescriptor()) return;
-          break;
-        case S_BLOCK_SIZE: {
-          if (this.q.length < 4) return;
-          const v = this.u32();
-          if (v === 0) {
-            this.state = this.contentChecksum ? S_CONTENT_CHECKSUM : S_MAGIC;
-            if (!this.contentChecksum) this.finishFrame();
-            break;
-          }
-          this.blockStored = (v & 0x80000000) !== 0;
-          this.blockSize = v & 0x7fffffff;
-          if (this.blockSize > this.blockMax) {
-            throw corrupt(`a block of ${this.blockSize} bytes exceeds the frame's ${this.blockMax}-byte maximum at byte ${this.offset - 4}`);
-          }
-          this.state = S_BLOCK;
-          break;
-        }
-        case S_BLOCK: {
-          const need = this.blockSize + (this.blockChecksum ? 4 : 0);
-          if (this.q.length < need) return;
-          const at = this.offset;
-          const data = this.take(this.blockSize);
-          if (this.blockChecksum) {
-            const want = this.u32();
-            if (xxh32(data) !== want) throw corrupt(`block checksum mismatch at byte ${at}`);
-          }
-          this.emitBlock(data, out);
-          this.state = S_BLOCK_SIZE;
-          break;
-        }
-        case S_CONTENT_CHECKSUM: {
-          if (this.q.length < 4) return;
-          const want = this.u32();
-          if (this.hash!.digest() !== want) throw corrupt('content checksum mismatch: the decoded data is not what was compressed');
-          this.finishFrame();
-          this.state = S_MAGIC;
-          break;
-        }
-        case S_LEGACY_SIZE: {
-          if (this.q.length < 4) return;
-          const v = this.u32();
-          if (isMagic(v)) {
-            this.framesDone++;
-            this.onMagic(v);
-            break;
-          }
-          if (v === 0 || v > LEGACY_MAX_COMPRESSED) throw corrupt(`impossible legacy block size ${v} at byte ${this.offset - 4}`);
-          this.blockSize = v;
-          this.state = S_LEGACY_BLOCK;
-          break;
-        }
-        case S_LEGACY_BLOCK: {
-          if (this.q.length < this.blockSize) return;
-          const data = this.take(this.blockSize);
-          const buf = (this.legacyBuf ??= new Uint8Array(LEGACY_BLOCK));
-          const end = decodeBlock(data, buf, 0, LEGACY_BLOCK, 0);
-          out(Buffer.from(buf.subarray(0, end)));
-          this.state = S_LEGACY_SIZE;
-          break;
-        }
-      }
+    while (this.step(out));
+  }
+
+  /** One step of the state machine; false when it waits for more input. */
+  private step(out: (b: Buffer) => void): boolean {
+    switch (this.state) {
+      case S_MAGIC:
+        if (this.q.length < 4) return false;
+        this.onMagic(this.u32());
+        return true;
+      case S_SKIP_SIZE:
+        if (this.q.length < 4) return false;
+        this.skipLeft = this.u32();
+        this.state = S_SKIP;
+        return true;
+      case S_SKIP:
+        return this.skipFrame();
+      case S_DESCRIPTOR:
+        return this.readDescriptor();
+      case S_BLOCK_SIZE:
+        return this.readBlockSize();
+      case S_BLOCK:
+        return this.readBlock(out);
+      case S_CONTENT_CHECKSUM:
+        return this.readContentChecksum();
+      case S_LEGACY_SIZE:
+        return this.readLegacySize();
+      case S_LEGACY_BLOCK:
+        return this.readLegacyBlock(out);
+      default:
+        return false;
     }
+  }
+
+  private skipFrame(): boolean {
+    const n = this.q.skip(this.skipLeft);
+    this.offset += n;
+    this.skipLeft -= n;
+    if (this.skipLeft > 0) return false;
+    this.framesDone++;
+    this.state = S_MAGIC;
+    return true;
+  }
+
+  /** A block's size field: 0 ends the frame; the high bit marks a stored block. */
+  private readBlockSize(): boolean {
+    if (this.q.length < 4) return false;
+    const v = this.u32();
+    if (v === 0) {
+      this.state = this.contentChecksum ? S_CONTENT_CHECKSUM : S_MAGIC;
+      if (!this.contentChecksum) this.finishFrame();
+      return true;
+    }
+    this.blockStored = (v & 0x80000000) !== 0;
+    this.blockSize = v & 0x7fffffff;
+    if (this.blockSize > this.blockMax) {
+      throw corrupt(`a block of ${this.blockSize} bytes exceeds the frame's ${this.blockMax}-byte maximum at byte ${this.offset - 4}`);
+    }
+    this.state = S_BLOCK;
+    return true;
+  }
+
+  /** A whole block and its checksum, once buffered. */
+  private readBlock(out: (b: Buffer) => void): boolean {
+    const need = this.blockSize + (this.blockChecksum ? 4 : 0);
+    if (this.q.length < need) return false;
+    const at = this.offset;
+    const data = this.take(this.blockSize);
+    if (this.blockChecksum) {
+      const want = this.u32();
+      if (xxh32(data) !== want) throw corrupt(`block checksum mismatch at byte ${at}`);
+    }
+    this.emitBlock(data, out);
+    this.state = S_BLOCK_SIZE;
+    return true;
+  }
+
+  private readContentChecksum(): boolean {
+    if (this.q.length < 4) return false;
+    const want = this.u32();
+    if (this.hash!.digest() !== want) throw corrupt('content checksum mismatch: the decoded data is not what was compressed');
+    this.finishFrame();
+    this.state = S_MAGIC;
+    return true;
+  }
+
+  /** A legacy block's size, or the magic number of the next frame (which ends the legacy one). */
+  private readLegacySize(): boolean {
+    if (this.q.length < 4) return false;
+    const v = this.u32();
+    if (isMagic(v)) {
+      this.framesDone++;
+      this.onMagic(v);
+      return true;
+    }
+    if (v === 0 || v > LEGACY_MAX_COMPRESSED) throw corrupt(`impossible legacy block size ${v} at byte ${this.offset - 4}`);
+    this.blockSize = v;
+    this.state = S_LEGACY_BLOCK;
+    return true;
+  }
+
+  private readLegacyBlock(out: (b: Buffer) => void): boolean {
+    if (this.q.length < this.blockSize) return false;
+    const data = this.take(this.blockSize);
+    const buf = (this.legacyBuf ??= new Uint8Array(LEGACY_BLOCK));
+    const end = decodeBlock(data, buf, 0, LEGACY_BLOCK, 0);
+    out(Buffer.from(buf.subarray(0, end)));
+    this.state = S_LEGACY_SIZE;
+    return true;
   }
 
   private onMagic(v: number): void {
