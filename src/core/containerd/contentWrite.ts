@@ -37,9 +37,33 @@ export const WRITE_CHUNK_BYTES = 1024 * 1024;
 /** A write that hears nothing from containerd for this long is given up (resumable later). */
 export const WRITE_IDLE_MS = 120_000;
 
-export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease: string, idleMs = WRITE_IDLE_MS): Promise<number> {
+/** The duplex call as the write uses it: send with back-pressure, wait for replies, end. */
+interface WriteCall {
+  send(msg: Record<string, unknown>): Promise<void>;
+  /** Waits until `n` replies in all have come (or the call failed). */
+  replyCount(n: number): Promise<Reply>;
+  end(): void;
+  cancel(): void;
+  /** Stops the idle watch and the abort listener. */
+  dispose(): void;
+}
+
+/**
+ * Opens the call and turns its events into what the write waits on: every reply, 'drain',
+ * failure, end, abort and a silence longer than `idleMs` wakes the one waiter.
+ */
+function openWriteCall(t: WriteTransport, blob: BlobWrite, lease: string, idleMs: number): WriteCall {
   const call = t.openWrite(lease);
+  const replies: Reply[] = [];
+  let waiter: (() => void) | null = null;
+  let failure: unknown = null;
+  let ended = false;
   let lastHeard = Date.now();
+  const wake = (): void => {
+    const w = waiter;
+    waiter = null;
+    w?.();
+  };
   const idle = setInterval(() => {
     if (Date.now() - lastHeard <= idleMs) return;
     failure ??= new HoldfastError('TIMEOUT', `containerd stopped answering while ${blob.digest} was written (nothing for ${Math.round(idleMs / 1000)} s)`, {
@@ -48,15 +72,6 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
     call.cancel();
     wake();
   }, Math.min(idleMs, 5000));
-  const replies: Reply[] = [];
-  let waiter: (() => void) | null = null;
-  let failure: unknown = null;
-  let ended = false;
-  const wake = (): void => {
-    const w = waiter;
-    waiter = null;
-    w?.();
-  };
   call.on('data', (m: any) => {
     lastHeard = Date.now();
     replies.push({ action: String(m.action), offset: Number(m.offset ?? 0) });
@@ -82,33 +97,47 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
   blob.signal?.addEventListener('abort', onAbort, { once: true });
 
   const check = (): void => {
-    if (!failure) return;
-    const e = failure as grpc.ServiceError;
-    if (blob.signal?.aborted) throw blob.signal.reason ?? e;
-    if (e instanceof HoldfastError) throw e;
-    if (e.code === grpc.status.ALREADY_EXISTS) throw ALREADY;
-    throw typeof e.code === 'number' ? t.mapError(e, `content.Write of ${blob.digest}`) : e;
+    if (failure) throw writeFailure(t, blob, failure);
   };
-  /** Waits until `n` replies in all have come (or the call failed). */
-  const replyCount = async (n: number): Promise<Reply> => {
-    for (;;) {
+  return {
+    async send(msg) {
       check();
-      if (replies.length >= n) return replies[n - 1]!;
-      if (ended) throw new HoldfastError('INTERNAL', `containerd ended the write of ${blob.digest} early`);
-      await new Promise<void>((r) => (waiter = r));
-    }
+      // Backpressure: wait for 'drain' (or a reply or failure, which wake us too; then the next
+      // write finds the buffer still full and waits again).
+      if (!call.write(msg)) await new Promise<void>((r) => (waiter = r));
+    },
+    async replyCount(n) {
+      for (;;) {
+        check();
+        if (replies.length >= n) return replies[n - 1]!;
+        if (ended) throw new HoldfastError('INTERNAL', `containerd ended the write of ${blob.digest} early`);
+        await new Promise<void>((r) => (waiter = r));
+      }
+    },
+    end: () => call.end(),
+    cancel: () => call.cancel(),
+    dispose() {
+      clearInterval(idle);
+      blob.signal?.removeEventListener('abort', onAbort);
+    },
   };
-  const send = async (msg: Record<string, unknown>): Promise<void> => {
-    check();
-    // Backpressure: wait for 'drain' (or a reply or failure, which wake us too; then the next
-    // write finds the buffer still full and waits again).
-    if (!call.write(msg)) await new Promise<void>((r) => (waiter = r));
-  };
+}
 
+/** What a failed call throws: the abort reason, our own error, ALREADY, or containerd's mapped. */
+function writeFailure(t: WriteTransport, blob: BlobWrite, failure: unknown): unknown {
+  const e = failure as grpc.ServiceError;
+  if (blob.signal?.aborted) return blob.signal.reason ?? e;
+  if (e instanceof HoldfastError) return e;
+  if (e.code === grpc.status.ALREADY_EXISTS) return ALREADY;
+  return typeof e.code === 'number' ? t.mapError(e, `content.Write of ${blob.digest}`) : e;
+}
+
+export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease: string, idleMs = WRITE_IDLE_MS): Promise<number> {
+  const call = openWriteCall(t, blob, lease, idleMs);
   let sent = 0;
   try {
-    await send({ action: 'STAT', ref: blob.ref, total: blob.size, expected: blob.digest });
-    const stat = await replyCount(1);
+    await call.send({ action: 'STAT', ref: blob.ref, total: blob.size, expected: blob.digest });
+    const stat = await call.replyCount(1);
     let offset = stat.offset;
     let requests = 1;
     if (offset > blob.size) {
@@ -121,7 +150,7 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
       for (let at = 0; at < chunk.length; at += WRITE_CHUNK_BYTES) {
         const data = chunk.subarray(at, at + WRITE_CHUNK_BYTES);
         // offset 0 on the first write truncates whatever an older ingest held.
-        await send({ action: 'WRITE', ref: blob.ref, offset: first && offset === 0 ? 0 : offset, data });
+        await call.send({ action: 'WRITE', ref: blob.ref, offset: first && offset === 0 ? 0 : offset, data });
         first = false;
         requests++;
         offset += data.length;
@@ -129,9 +158,9 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
         blob.onProgress?.(offset);
       }
     }
-    await send({ action: 'COMMIT', ref: blob.ref, offset, total: blob.size, expected: blob.digest, labels: blob.labels });
+    await call.send({ action: 'COMMIT', ref: blob.ref, offset, total: blob.size, expected: blob.digest, labels: blob.labels });
     requests++;
-    const done = await replyCount(requests);
+    const done = await call.replyCount(requests);
     if (done.action !== 'COMMIT') throw new HoldfastError('INTERNAL', `containerd did not commit ${blob.digest} (it answered ${done.action})`);
     call.end();
     return sent;
@@ -140,8 +169,7 @@ export async function writeBlobStream(t: WriteTransport, blob: BlobWrite, lease:
     if (e === ALREADY) return sent;
     throw e;
   } finally {
-    clearInterval(idle);
-    blob.signal?.removeEventListener('abort', onAbort);
+    call.dispose();
   }
 }
 
