@@ -338,49 +338,54 @@ export function kubeletConfigFields(lines: readonly string[], json: boolean, sou
   return out;
 }
 
-/**
- * The script's output (and, when the flags named a config file or dir it did not read, the
- * second read's): the kubelet args in the order kubelet applies them.
- */
-export function parseKubeletArgs(stdout: string, distro: Distro, files = ''): KubeletArgsResult {
-  const who = distroDisplayName(distro);
-  type Kind = 'cfg' | 'unreadable' | 'proc' | 'kcfg' | 'kunreadable' | 'kmissing' | 'kdir';
-  type Section = { kind: Kind; name: string; lines: string[]; json: boolean };
+type SectionKind = 'cfg' | 'unreadable' | 'proc' | 'kcfg' | 'kunreadable' | 'kmissing' | 'kdir';
+/** One `@@kind name` block of the output, with its `|` lines. */
+type Section = { kind: SectionKind; name: string; lines: string[]; json: boolean };
+/** What the parse says about itself as it goes: notes for the reader, and the places read. */
+type Reading = { notes: string[]; read: string[] };
+
+function parseSections(output: string): Section[] {
   const sections: Section[] = [];
-  for (const line of `${stdout}\n${files}`.split('\n')) {
+  for (const line of output.split('\n')) {
     const cfg = /^@@(cfg|unreadable|kcfg|kunreadable|kmissing|kdir) (\/.*)$/.exec(line);
     const proc = /^@@proc (.+)$/.exec(line);
-    if (cfg) sections.push({ kind: cfg[1] as Kind, name: cfg[2]!, lines: [], json: false });
+    if (cfg) sections.push({ kind: cfg[1] as SectionKind, name: cfg[2]!, lines: [], json: false });
     else if (proc) sections.push({ kind: 'proc', name: proc[1]!, lines: [], json: false });
     else if (line === '@@json' && sections.length) sections[sections.length - 1]!.json = true;
     else if (line.startsWith('|') && sections.length) sections[sections.length - 1]!.lines.push(line.slice(1));
   }
-  const notes: string[] = [];
-  const read: string[] = [];
-  // Config files: k3s merges kubelet-arg across files (later replaces, `+` appends).
+  return sections;
+}
+
+/** The distro's config files: k3s merges kubelet-arg across files (later replaces, `+` appends). */
+function configFileArgs(sections: Section[], r: Reading): KubeletArg[] {
   let fromConfig: KubeletArg[] = [];
   for (const s of sections.filter((x) => x.kind === 'cfg' || x.kind === 'unreadable')) {
     if (s.kind === 'unreadable') {
-      notes.push(`${s.name} could not be read by the SSH user, so kubelet arguments it may set are not known.`);
+      r.notes.push(`${s.name} could not be read by the SSH user, so kubelet arguments it may set are not known.`);
       continue;
     }
-    read.push(s.name);
+    r.read.push(s.name);
     for (const set of s.json ? jsonSettings(s.lines) : yamlSettings(s.lines)) {
       if (!set.values) {
-        notes.push(`The kubelet-arg value in ${s.name} is not a list Holdfast can read; its GC and eviction settings are not known.`);
+        r.notes.push(`The kubelet-arg value in ${s.name} is not a list Holdfast can read; its GC and eviction settings are not known.`);
         continue;
       }
       const parsed = set.values.map(splitFlag).filter((f): f is { flag: string; value: string } => f !== null).map((f) => ({ ...f, source: s.name }));
       fromConfig = set.append ? [...fromConfig, ...parsed] : parsed;
     }
   }
-  const flags = [...fromConfig];
-  // The running processes: the distro's own --kubelet-arg values, then a separate kubelet's flags.
+  return fromConfig;
+}
+
+/** The running processes: the distro's own --kubelet-arg values, then a separate kubelet's flags. */
+function processArgs(sections: Section[], who: string, r: Reading): KubeletArg[] {
+  const flags: KubeletArg[] = [];
   const procs = sections.filter((x) => x.kind === 'proc');
   const distroProc = procs.find((p) => p.name !== 'kubelet');
   if (distroProc) {
     const where = `the ${distroProc.name} command line`;
-    read.push(where);
+    r.read.push(where);
     for (const l of distroProc.lines) {
       const v = l.replace(/^--?kubelet-arg=/, '');
       const f = splitFlag(v);
@@ -390,7 +395,7 @@ export function parseKubeletArgs(stdout: string, distro: Distro, files = ''): Ku
   const kubelet = procs.find((p) => p.name === 'kubelet');
   if (kubelet) {
     const where = "the kubelet process's command line";
-    read.push(where);
+    r.read.push(where);
     const ls = kubelet.lines;
     for (let i = 0; i < ls.length; i++) {
       const l = ls[i]!;
@@ -401,17 +406,40 @@ export function parseKubeletArgs(stdout: string, distro: Distro, files = ''): Ku
       }
     }
   }
-  if (!distroProc && !kubelet) notes.push(`No running ${who} process was found, so only its config files were read (flags given to the service itself are not known).`);
+  if (!distroProc && !kubelet) r.notes.push(`No running ${who} process was found, so only its config files were read (flags given to the service itself are not known).`);
+  return flags;
+}
 
-  // kubelet config files: the one `config=` names, the drop-in dir `config-dir=` names, then the
-  // distro's own drop-in dir. k3s and RKE2 (v1.32+, k3s #2116) copy the first two into their own
-  // (10-cli-config.conf, 20-cli-config-dir/) and pass only that one to kubelet: read last, it
-  // has the final word; on older releases the named ones are what kubelet reads. Only the fields
-  // Holdfast reads came off the node.
+/**
+ * kubelet config files: the one `config=` names, the drop-in dir `config-dir=` names, then the
+ * distro's own drop-in dir. k3s and RKE2 (v1.32+, k3s #2116) copy the first two into their own
+ * (10-cli-config.conf, 20-cli-config-dir/) and pass only that one to kubelet: read last, it
+ * has the final word; on older releases the named ones are what kubelet reads. Only the fields
+ * Holdfast reads came off the node.
+ */
+function kubeletConfigArgs(sections: Section[], flags: KubeletArg[], r: Reading): { args: KubeletArg[]; unread: KubeletArgsResult['unread'] } {
   const lastFlag = (flag: string) => flags.findLast((a) => a.flag === flag)?.value.trim() || null;
   const file = lastFlag('config');
   const namedDir = lastFlag('config-dir');
   const ownDir = sections.find((x) => x.kind === 'kdir')?.name ?? null;
+  const { fileSections, dirFiles } = kubeletFileSections(sections);
+  const args: KubeletArg[] = [];
+  const readFile = (name: string) => {
+    const s = fileSections.get(name)!;
+    if (s.kind === 'kunreadable') r.notes.push(`The kubelet config file ${name} could not be read by the SSH user, so settings it may hold are not known.`);
+    else if (s.kind === 'kmissing') r.notes.push(`The kubelet config file ${name} that a flag names does not exist.`);
+    else {
+      r.read.push(name);
+      args.push(...kubeletConfigFields(s.lines, s.json, name, r.notes));
+    }
+  };
+  if (file && fileSections.has(file)) readFile(file);
+  for (const dir of new Set([namedDir, ownDir])) if (dir && dirFiles.has(dir)) for (const name of dirFiles.get(dir)!) readFile(name);
+  return { args, unread: { file: file && !fileSections.has(file) ? file : null, dir: namedDir && !dirFiles.has(namedDir) ? namedDir : null } };
+}
+
+/** The kubelet config file sections by name, and the files listed under each drop-in dir. */
+function kubeletFileSections(sections: Section[]): { fileSections: Map<string, Section>; dirFiles: Map<string, string[]> } {
   const fileSections = new Map<string, Section>();
   let inDir: string | null = null;
   const dirFiles = new Map<string, string[]>();
@@ -424,18 +452,17 @@ export function parseKubeletArgs(stdout: string, distro: Distro, files = ''): Ku
       if (inDir && s.name.startsWith(`${inDir}/`)) dirFiles.get(inDir)!.push(s.name);
     } else inDir = null;
   }
-  const fromFiles: KubeletArg[] = [];
-  const readFile = (name: string) => {
-    const s = fileSections.get(name)!;
-    if (s.kind === 'kunreadable') notes.push(`The kubelet config file ${name} could not be read by the SSH user, so settings it may hold are not known.`);
-    else if (s.kind === 'kmissing') notes.push(`The kubelet config file ${name} that a flag names does not exist.`);
-    else {
-      read.push(name);
-      fromFiles.push(...kubeletConfigFields(s.lines, s.json, name, notes));
-    }
-  };
-  if (file && fileSections.has(file)) readFile(file);
-  for (const dir of new Set([namedDir, ownDir])) if (dir && dirFiles.has(dir)) for (const name of dirFiles.get(dir)!) readFile(name);
-  const unread = { file: file && !fileSections.has(file) ? file : null, dir: namedDir && !dirFiles.has(namedDir) ? namedDir : null };
-  return { args: [...fromFiles, ...flags].filter((a) => READ_FLAGS.test(a.flag)), notes, read, unread };
+  return { fileSections, dirFiles };
+}
+
+/**
+ * The script's output (and, when the flags named a config file or dir it did not read, the
+ * second read's): the kubelet args in the order kubelet applies them.
+ */
+export function parseKubeletArgs(stdout: string, distro: Distro, files = ''): KubeletArgsResult {
+  const sections = parseSections(`${stdout}\n${files}`);
+  const r: Reading = { notes: [], read: [] };
+  const flags = [...configFileArgs(sections, r), ...processArgs(sections, distroDisplayName(distro), r)];
+  const fromFiles = kubeletConfigArgs(sections, flags, r);
+  return { args: [...fromFiles.args, ...flags].filter((a) => READ_FLAGS.test(a.flag)), notes: r.notes, read: r.read, unread: fromFiles.unread };
 }
