@@ -24,92 +24,110 @@ export interface SftpReadOptions {
 
 export function sftpReadStream(sftp: SFTPWrapper, path: string, opts: SftpReadOptions): Readable {
   const chunk = Math.min(opts.chunk ?? SFTP_CHUNK, SFTP_CHUNK);
-  const inflight = opts.inflight ?? 16;
-  const end = opts.size;
-  let handle: Buffer | null = null;
-  let nextPos = opts.start ?? 0;
-  const slots: Slot[] = [];
-  let pending = 0;
-  let failed = false;
-  let closing = false;
+  const reads = new ReadPipeline(sftp, path, { chunk, inflight: opts.inflight ?? 16, end: opts.size, start: opts.start ?? 0 });
+  reads.open();
+  return reads.stream;
+}
 
-  const closeHandle = (cb: (err?: Error | null) => void) => {
-    if (!handle || closing) return cb(null);
-    closing = true;
-    const h = handle;
-    handle = null;
-    sftp.close(h, () => cb(null));
-  };
+/** Why a read's answer ends the stream (an error, or EOF before the size we were told); null if it does not. */
+function readFailure(path: string, at: number, end: number, err: Error | null | undefined, bytesRead: number): Error | null {
+  if (err) return new Error(`reading ${path} over SFTP failed at byte ${at}: ${err.message}`);
+  // EOF before the size we were told: the file shrank.
+  if (bytesRead === 0) return new Error(`${path} ended at byte ${at}, before its size of ${end} bytes (was it changed while being read?)`);
+  return null;
+}
 
-  const stream = new Readable({
-    highWaterMark: chunk * 4,
-    read() {
-      pump();
-    },
-    destroy(err, cb) {
-      failed = true;
-      closeHandle(() => cb(err));
-    },
-  });
+/** The reads of one stream: at most `inflight` outstanding, their bytes pushed in file order. */
+class ReadPipeline {
+  readonly stream: Readable;
+  private handle: Buffer | null = null;
+  private nextPos: number;
+  private readonly slots: Slot[] = [];
+  private pending = 0;
+  private failed = false;
+  private closing = false;
 
-  function issue(slot: Slot) {
-    if (!handle || failed) return;
-    pending++;
-    sftp.read(handle, slot.buf, slot.filled, slot.len - slot.filled, slot.pos + slot.filled, (err, bytesRead) => {
-      pending--;
-      if (failed) return;
-      if (err) {
-        failed = true;
-        stream.destroy(new Error(`reading ${path} over SFTP failed at byte ${slot.pos + slot.filled}: ${err.message}`));
-        return;
-      }
-      if (bytesRead === 0) {
-        // EOF before the size we were told: the file shrank.
-        failed = true;
-        stream.destroy(new Error(`${path} ended at byte ${slot.pos + slot.filled}, before its size of ${end} bytes (was it changed while being read?)`));
-        return;
-      }
-      slot.filled += bytesRead;
-      if (slot.filled < slot.len) issue(slot); // short read: ask for the rest
-      else slot.done = true;
-      flush();
+  constructor(
+    private readonly sftp: SFTPWrapper,
+    private readonly path: string,
+    private readonly opts: { chunk: number; inflight: number; end: number; start: number },
+  ) {
+    this.nextPos = opts.start;
+    this.stream = new Readable({
+      highWaterMark: opts.chunk * 4,
+      read: () => this.pump(),
+      destroy: (err, cb) => {
+        this.failed = true;
+        this.closeHandle(() => cb(err));
+      },
     });
   }
 
-  function flush() {
+  open(): void {
+    this.sftp.open(this.path, 'r', (err, h) => {
+      if (err) {
+        this.failed = true;
+        this.stream.destroy(new Error(`cannot open ${this.path} over SFTP: ${err.message}`));
+        return;
+      }
+      this.handle = h;
+      this.pump();
+    });
+  }
+
+  private closeHandle(cb: (err?: Error | null) => void): void {
+    if (!this.handle || this.closing) return cb(null);
+    this.closing = true;
+    const h = this.handle;
+    this.handle = null;
+    this.sftp.close(h, () => cb(null));
+  }
+
+  private issue(slot: Slot): void {
+    if (!this.handle || this.failed) return;
+    this.pending++;
+    this.sftp.read(this.handle, slot.buf, slot.filled, slot.len - slot.filled, slot.pos + slot.filled, (err, bytesRead) => {
+      this.pending--;
+      if (this.failed) return;
+      const failure = readFailure(this.path, slot.pos + slot.filled, this.opts.end, err, bytesRead);
+      if (failure) {
+        this.failed = true;
+        this.stream.destroy(failure);
+        return;
+      }
+      slot.filled += bytesRead;
+      if (slot.filled < slot.len) this.issue(slot); // short read: ask for the rest
+      else slot.done = true;
+      this.flush();
+    });
+  }
+
+  /** Pushes the finished slots at the head, in order; ends the stream after the last. */
+  private flush(): void {
     let pushedAll = true;
-    while (slots.length && slots[0]!.done) {
-      const s = slots.shift()!;
-      pushedAll = stream.push(s.buf);
+    while (this.slots.length && this.slots[0]!.done) {
+      const s = this.slots.shift()!;
+      pushedAll = this.stream.push(s.buf);
       if (!pushedAll) break;
     }
-    if (slots.length === 0 && nextPos >= end && !failed) {
-      closeHandle(() => stream.push(null));
+    if (this.slots.length === 0 && this.nextPos >= this.opts.end && !this.failed) {
+      this.closeHandle(() => this.stream.push(null));
       return;
     }
-    if (pushedAll) pump();
+    if (pushedAll) this.pump();
   }
 
-  function pump() {
-    if (!handle || failed) return;
-    while (slots.length < inflight && nextPos < end) {
-      const len = Math.min(chunk, end - nextPos);
-      const slot: Slot = { pos: nextPos, len, buf: Buffer.allocUnsafe(len), filled: 0, done: false };
-      nextPos += len;
-      slots.push(slot);
-      issue(slot);
+  /** Issues reads until `inflight` are outstanding or the end is reached. */
+  private pump(): void {
+    if (!this.handle || this.failed) return;
+    const { chunk, inflight, end } = this.opts;
+    while (this.slots.length < inflight && this.nextPos < end) {
+      const len = Math.min(chunk, end - this.nextPos);
+      const slot: Slot = { pos: this.nextPos, len, buf: Buffer.allocUnsafe(len), filled: 0, done: false };
+      this.nextPos += len;
+      this.slots.push(slot);
+      this.issue(slot);
     }
-    if (slots.length === 0 && nextPos >= end && pending === 0) closeHandle(() => stream.push(null));
+    if (this.slots.length === 0 && this.nextPos >= end && this.pending === 0) this.closeHandle(() => this.stream.push(null));
   }
-
-  sftp.open(path, 'r', (err, h) => {
-    if (err) {
-      failed = true;
-      stream.destroy(new Error(`cannot open ${path} over SFTP: ${err.message}`));
-      return;
-    }
-    handle = h;
-    pump();
-  });
-  return stream;
 }
