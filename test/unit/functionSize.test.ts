@@ -44,8 +44,6 @@ const OVER_BUDGET: Record<string, number> = {
   'src/core/archives/format/readIndex.ts: readArchiveIndex/(anonymous)': 142,
   'src/core/archives/format/readIndex.ts: resolveDocker': 89,
   'src/core/archives/format/readIndex.ts: resolveOci': 179,
-  'src/core/ssh/tunnel.ts: probeExec': 92,
-  'src/core/ssh/tunnel.ts: openTunnel': 152,
   'src/core/usecases/direct/spool.ts: readAndSpool': 102,
   'src/core/usecases/direct/write.ts: deliverDirect': 160,
   'src/core/usecases/import/run.ts: importToNode': 104,

@@ -253,56 +253,76 @@ function notConnected(err: unknown): HoldfastError {
   return new HoldfastError('UNREACHABLE', 'The SSH connection closed before the tunnel could open.', { cause: err });
 }
 
+/** Who and what the exec-mode probe is about, for what its errors say. */
+interface ProbeContext {
+  remoteSocketPath: string;
+  sudo: boolean;
+  user: string | undefined;
+  node: string | undefined;
+}
+
 /** Run the probe script for exec mode: sudo, the socket, the bridges — one round trip. */
-async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: boolean, user: string | undefined, node: string | undefined): Promise<BridgeKind> {
-  const argv = ['sh', '-c', BRIDGE_PROBE_SCRIPT, 'holdfast-probe', remoteSocketPath, sudo ? 'sudo' : ''];
+async function probeExec(client: TunnelClient, p: ProbeContext): Promise<BridgeKind> {
+  const argv = ['sh', '-c', BRIDGE_PROBE_SCRIPT, 'holdfast-probe', p.remoteSocketPath, p.sudo ? 'sudo' : ''];
   let ch: TunnelChannel;
   try {
     ch = await openExec(client, shellQuote(argv));
   } catch (err) {
     throw notConnected(err);
   }
-  const { code: status, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    let code: number | null = null;
+  const { status, stdout, stderr } = await probeAnswer(ch);
+  const { code, found } = probeOutcome(status, stdout);
+  const refusal = loginShellRefusal(status, stdout, stderr);
+  if (refusal) throw loginShellError(refusal, status, p);
+  if (code === 0) {
+    const bridge = chooseBridge(found, p.remoteSocketPath);
+    if (bridge) return bridge;
+    throw new HoldfastError('INVALID_INPUT', `The socket path "${p.remoteSocketPath}" cannot be bridged with socat (only letters, digits and _ . @ + / - are allowed), and the node has neither python3 nor perl.`, {
+      hint: 'Use a plain socket path, or install python3 on the node.',
+    });
+  }
+  throw probeFailure(code, stderr.trim().split('\n').pop() ?? '', p);
+}
+
+/** The probe's exit status and its output (the first 4 KiB of each stream), once the channel closed. */
+function probeAnswer(ch: TunnelChannel): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    let status: number | null = null;
     let stdout = '';
     let stderr = '';
-    ch.on('exit', (c: number | null) => (code = c));
+    ch.on('exit', (c: number | null) => (status = c));
     ch.stderr.on('data', (d: Buffer) => {
       if (stderr.length < 4096) stderr += d.toString('utf8');
     });
     ch.on('data', (d: Buffer) => {
       if (stdout.length < 4096) stdout += d.toString('utf8');
     });
-    ch.on('close', () => resolve({ code, stdout, stderr }));
+    ch.on('close', () => resolve({ status, stdout, stderr }));
     ch.end();
   });
-  const { code, found } = probeOutcome(status, stdout);
-  const detail = stderr.trim().split('\n').pop() ?? '';
+}
+
+function loginShellError(refusal: { said: string | null; home: string | null }, status: number | null, p: ProbeContext): HoldfastError {
+  const who = p.user ?? 'the SSH user';
+  const said = refusal.said ? `nologin: "${refusal.said}"` : `it exited ${status} and printed nothing`;
+  return new HoldfastError('REFUSED', `The login shell of ${who} on ${p.node ?? 'the node'} refuses to run commands (${said}), and sshd runs every command through it.`, {
+    hint:
+      `Give ${who} a shell that runs commands (on the node: ${shellLine(['usermod', '-s', '/bin/sh', p.user ?? 'USER'])}), or log in as another user.` +
+      (refusal.home ? ` Its home directory ${refusal.home} is missing too (harmless by itself).` : ''),
+  });
+}
+
+/** What a probe that found no way to the socket says, by its exit code; `detail` is its last stderr line. */
+function probeFailure(code: number | null, detail: string, p: ProbeContext): HoldfastError {
+  const { remoteSocketPath, sudo, user, node } = p;
   const sudoers = sudoersHint(user);
   // The sudo option as data (access): the CLI words the command that sets it where it is read.
   const viaSudo = (e: HoldfastError): HoldfastError => {
     if (node !== undefined && !sudo && user !== 'root') e.access = { kind: 'sudo', node };
     return e;
   };
-  const refusal = loginShellRefusal(status, stdout, stderr);
-  if (refusal) {
-    const who = user ?? 'the SSH user';
-    const said = refusal.said ? `nologin: "${refusal.said}"` : `it exited ${status} and printed nothing`;
-    throw new HoldfastError('REFUSED', `The login shell of ${who} on ${node ?? 'the node'} refuses to run commands (${said}), and sshd runs every command through it.`, {
-      hint:
-        `Give ${who} a shell that runs commands (on the node: ${shellLine(['usermod', '-s', '/bin/sh', user ?? 'USER'])}), or log in as another user.` +
-        (refusal.home ? ` Its home directory ${refusal.home} is missing too (harmless by itself).` : ''),
-    });
-  }
-  if (code === 0) {
-    const bridge = chooseBridge(found, remoteSocketPath);
-    if (bridge) return bridge;
-    throw new HoldfastError('INVALID_INPUT', `The socket path "${remoteSocketPath}" cannot be bridged with socat (only letters, digits and _ . @ + / - are allowed), and the node has neither python3 nor perl.`, {
-      hint: 'Use a plain socket path, or install python3 on the node.',
-    });
-  }
   if (code === PROBE_NO_BRIDGE) {
-    throw new HoldfastError(
+    return new HoldfastError(
       'CONTAINERD_UNAVAILABLE',
       sudo
         ? 'The node has no program Holdfast can use to bridge to the containerd socket through sudo: none of socat, python3, perl runs there.'
@@ -311,7 +331,7 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
     );
   }
   if (code === PROBE_NO_SOCKET) {
-    throw viaSudo(
+    return viaSudo(
       new HoldfastError('CONTAINERD_UNAVAILABLE', `There is no unix socket at ${remoteSocketPath} on the node${sudo ? '' : ' (or this user may not see it)'}.`, {
         hint: sudo
           ? 'Check that k3s or RKE2 (its containerd) is running on the node and the socket path is right.'
@@ -324,23 +344,23 @@ async function probeExec(client: TunnelClient, remoteSocketPath: string, sudo: b
     const ls = /^(s[rwxsStT-]{9})\S*\s+\d+\s+(\S+)\s+(\S+)/.exec(detail);
     const who = user ?? 'the SSH user';
     const why = ls ? `it is there (${ls[1]} ${ls[2]}:${ls[3]}), but only ${ls[2]} and the group ${ls[3]} may connect` : `it is there, but ${who} may not connect`;
-    throw viaSudo(
+    return viaSudo(
       new HoldfastError('REFUSED', `${who} may not open the containerd socket ${remoteSocketPath} on ${node ?? 'the node'}: ${why}`, {
         hint: "Reach containerd through the node's sudo option (the user needs password-less sudo), which opens the socket as root, or connect as root.",
       }),
     );
   }
   if (code === PROBE_NO_SUDO) {
-    throw new HoldfastError('CONTAINERD_UNAVAILABLE', 'The node is set to use sudo, but sudo is not installed there.', {
+    return new HoldfastError('CONTAINERD_UNAVAILABLE', 'The node is set to use sudo, but sudo is not installed there.', {
       hint: `Install sudo on the node and allow the SSH user to run it without a password (sudoers: ${sudoers}), or connect as root.`,
     });
   }
   if (code === PROBE_SUDO_REFUSED) {
-    throw new HoldfastError('REFUSED', `sudo refused to run without a password on the node${detail ? ` (${detail})` : ''}.`, {
+    return new HoldfastError('REFUSED', `sudo refused to run without a password on the node${detail ? ` (${detail})` : ''}.`, {
       hint: `Allow the SSH user to use sudo without a password: a file in /etc/sudoers.d with the line "${sudoers}" (edit it with visudo).`,
     });
   }
-  throw new HoldfastError(
+  return new HoldfastError(
     'CONTAINERD_UNAVAILABLE',
     `Could not reach ${remoteSocketPath} on the node (probe exited with ${code ?? 'a signal'}${detail ? `: ${detail}` : ''}).`,
     { hint: sudo ? `Check that the SSH user may run sudo without a password (sudoers: ${sudoers}).` : 'Check the socket path and the SSH user\'s permissions on it.' },
@@ -381,6 +401,117 @@ async function primeServerNoDelay(client: TunnelClient): Promise<void> {
   }
 }
 
+/** The probe's open channel, until a connection takes it (streamlocal) or the tunnel closes. */
+interface SpareChannel {
+  channel: TunnelChannel | undefined;
+}
+
+/**
+ * streamlocal or exec. Probe streamlocal with one real channel: it tells whether forwarding is
+ * allowed and whether something listens on the socket. The channel is then the first
+ * connection's (grpc dials once, right away): one round trip fewer before the first call, 200 ms
+ * on a slow site link.
+ */
+async function chooseMode(client: TunnelClient, remoteSocketPath: string, opts: TunnelOptions, spare: SpareChannel): Promise<TunnelMode> {
+  const wanted = opts.sudo === true ? 'exec' : (opts.mode ?? 'auto');
+  if (wanted === 'exec') return 'exec';
+  try {
+    const ch = await openStreamLocal(client, remoteSocketPath);
+    spare.channel = ch;
+    ch.once('close', () => {
+      if (spare.channel === ch) spare.channel = undefined;
+    });
+    ch.on('error', (err: Error) => {
+      if (spare.channel === ch) log.debug('unused streamlocal channel failed', { err }); // once taken, its connection handles errors
+    });
+    if (opts.primeNoDelay !== false) void primeServerNoDelay(client);
+    return 'streamlocal';
+  } catch (err) {
+    if (!(err instanceof Error) || !/Channel open failure/.test(err.message)) throw notConnected(err);
+    if (wanted === 'streamlocal') {
+      throw new HoldfastError('CONTAINERD_UNAVAILABLE', `The node refused to forward ${remoteSocketPath}: ${err.message.replace(/^\(SSH\) /, '')}.`, {
+        hint: 'The socket may be missing, or sshd forbids it (AllowStreamLocalForwarding).',
+        cause: err,
+      });
+    }
+    return 'exec';
+  }
+}
+
+interface Pair {
+  local: net.Socket;
+  remote?: Duplex;
+}
+
+/** What each accepted connection needs of its tunnel. */
+interface Piping {
+  pairs: Set<Pair>;
+  closed(): boolean;
+  spare: SpareChannel;
+  /** A new channel to the remote socket. */
+  openRemote(): Promise<TunnelChannel>;
+  exec: boolean;
+}
+
+/** Pipes one accepted local connection to its own channel (the spare one, if still there). */
+function pipeConnection(local: net.Socket, t: Piping): void {
+  const pair: Pair = { local };
+  if (t.closed()) {
+    local.destroy();
+    return;
+  }
+  t.pairs.add(pair);
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    t.pairs.delete(pair);
+    local.destroy();
+    pair.remote?.destroy();
+  };
+  local.on('error', finish);
+  local.on('close', finish);
+
+  const taken = t.spare.channel;
+  t.spare.channel = undefined;
+  const opening = taken ? Promise.resolve(taken) : t.openRemote();
+  opening.then(
+    (remote) => {
+      if (done) {
+        remote.destroy();
+        return;
+      }
+      pair.remote = remote;
+      remote.on('error', finish);
+      remote.on('close', finish);
+      if (t.exec) {
+        // socat's complaints go to stderr; drain it so the channel window never stalls.
+        remote.stderr.resume();
+        remote.on('exit', () => remote.end());
+      }
+      local.pipe(remote);
+      remote.pipe(local);
+      local.resume();
+    },
+    () => finish(),
+  );
+}
+
+async function removeSocketDir(dir: string): Promise<void> {
+  await fsp.rm(dir, { recursive: true, force: true });
+  liveDirs.delete(dir);
+}
+
+function listen(server: net.Server, localPath: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(localPath, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+}
+
 /**
  * Open a tunnel to `remoteSocketPath` over an authenticated ssh2 Client (any TunnelClient).
  * Resolves once the mode is known and the remote socket answered (streamlocal) or exists (exec);
@@ -391,97 +522,33 @@ export async function openTunnel(client: TunnelClient, remoteSocketPath: string,
     throw new HoldfastError('INVALID_INPUT', `The remote socket path must be absolute, got "${remoteSocketPath}".`);
   }
   const sudo = opts.sudo === true;
-  let mode: TunnelMode;
-  /** The probe's open channel, until a connection takes it (streamlocal) or the tunnel closes. */
-  let spare: TunnelChannel | undefined;
-  const wanted = sudo ? 'exec' : (opts.mode ?? 'auto');
-  if (wanted === 'exec') {
-    mode = 'exec';
-  } else {
-    // Probe streamlocal with one real channel: it tells whether forwarding is allowed and whether
-    // something listens on the socket. The channel is then the first connection's (grpc dials
-    // once, right away): one round trip fewer before the first call, 200 ms on a slow site link.
-    try {
-      spare = await openStreamLocal(client, remoteSocketPath);
-      const ch = spare;
-      ch.once('close', () => {
-        if (spare === ch) spare = undefined;
-      });
-      ch.on('error', (err: Error) => {
-        if (spare === ch) log.debug('unused streamlocal channel failed', { err }); // once taken, its connection handles errors
-      });
-      mode = 'streamlocal';
-      if (opts.primeNoDelay !== false) void primeServerNoDelay(client);
-    } catch (err) {
-      if (!(err instanceof Error) || !/Channel open failure/.test(err.message)) throw notConnected(err);
-      if (wanted === 'streamlocal') {
-        throw new HoldfastError('CONTAINERD_UNAVAILABLE', `The node refused to forward ${remoteSocketPath}: ${err.message.replace(/^\(SSH\) /, '')}.`, {
-          hint: 'The socket may be missing, or sshd forbids it (AllowStreamLocalForwarding).',
-          cause: err,
-        });
-      }
-      mode = 'exec';
-    }
-  }
+  const spare: SpareChannel = { channel: undefined };
+  const mode = await chooseMode(client, remoteSocketPath, opts, spare);
   let bridge: BridgeKind | undefined;
-  if (mode === 'exec') bridge = await probeExec(client, remoteSocketPath, sudo, opts.user, opts.node);
+  if (mode === 'exec') bridge = await probeExec(client, { remoteSocketPath, sudo, user: opts.user, node: opts.node });
   const bridgeCommand = bridge ? shellQuote(bridgeArgv(bridge, remoteSocketPath, sudo)) : '';
 
   let dir: string;
   try {
     dir = await makeSocketDir();
   } catch (err) {
-    spare?.destroy();
+    spare.channel?.destroy();
     throw err;
   }
   trackDir(dir);
   const localPath = path.join(dir, 'grpc.sock');
-  const pairs = new Set<{ local: net.Socket; remote?: Duplex }>();
+  const pairs = new Set<Pair>();
   let closed = false;
   let closing: Promise<void> | null = null;
-
-  const server = net.createServer({ pauseOnConnect: true }, (local) => {
-    const pair: { local: net.Socket; remote?: Duplex } = { local };
-    if (closed) {
-      local.destroy();
-      return;
-    }
-    pairs.add(pair);
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      pairs.delete(pair);
-      local.destroy();
-      pair.remote?.destroy();
-    };
-    local.on('error', finish);
-    local.on('close', finish);
-
-    const taken = spare;
-    spare = undefined;
-    const opening = taken ? Promise.resolve(taken) : mode === 'streamlocal' ? openStreamLocal(client, remoteSocketPath) : openExec(client, bridgeCommand);
-    opening.then(
-      (remote) => {
-        if (done) {
-          remote.destroy();
-          return;
-        }
-        pair.remote = remote;
-        remote.on('error', finish);
-        remote.on('close', finish);
-        if (mode === 'exec') {
-          // socat's complaints go to stderr; drain it so the channel window never stalls.
-          remote.stderr.resume();
-          remote.on('exit', () => remote.end());
-        }
-        local.pipe(remote);
-        remote.pipe(local);
-        local.resume();
-      },
-      () => finish(),
-    );
-  });
+  const server = net.createServer({ pauseOnConnect: true }, (local) =>
+    pipeConnection(local, {
+      pairs,
+      closed: () => closed,
+      spare,
+      openRemote: () => (mode === 'streamlocal' ? openStreamLocal(client, remoteSocketPath) : openExec(client, bridgeCommand)),
+      exec: mode === 'exec',
+    }),
+  );
 
   const onClientGone = () => void close();
 
@@ -490,30 +557,22 @@ export async function openTunnel(client: TunnelClient, remoteSocketPath: string,
     closed = true;
     closing = (async () => {
       client.removeListener('close', onClientGone);
-      spare?.destroy();
-      spare = undefined;
+      spare.channel?.destroy();
+      spare.channel = undefined;
       for (const p of [...pairs]) {
         p.local.destroy();
         p.remote?.destroy();
       }
       pairs.clear();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await fsp.rm(dir, { recursive: true, force: true });
-      liveDirs.delete(dir);
+      await removeSocketDir(dir);
     })();
     return closing;
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(localPath, () => {
-      server.removeListener('error', reject);
-      resolve();
-    });
-  }).catch(async (err) => {
-    spare?.destroy();
-    await fsp.rm(dir, { recursive: true, force: true });
-    liveDirs.delete(dir);
+  await listen(server, localPath).catch(async (err) => {
+    spare.channel?.destroy();
+    await removeSocketDir(dir);
     throw new HoldfastError('INTERNAL', `Could not listen on the local socket ${localPath}: ${(err as Error).message}.`, { cause: err });
   });
   server.on('error', () => void close());
