@@ -5,9 +5,9 @@
 // The archive may be hostile (anything in a node's images dir is read with this): every count,
 // size, nesting level and the decompression ratio is bounded (src/core/limits.ts, 'archive.*'),
 // and going over one is an ArchiveError 'over-limit' naming it. Details are on readArchiveIndex.
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { finished, type Readable } from 'node:stream';
-import tar from 'tar-stream';
+import tar, { type ExtractEvents, type Header as TarHeader } from 'tar-stream';
 import { formatPlatform, platformMatches, type Platform } from '../../../shared/mediaTypes';
 import { formatLimit, limit } from '../../limits';
 import { normalizeReference, ReferenceError } from '../../../shared/imageReference';
@@ -227,51 +227,30 @@ function looksLikeJson(chunk: Buffer): boolean | null {
  * against archive.expandedEntries.
  */
 export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions): Promise<ArchiveIndex> {
-  const maxJson = opts.maxJsonBytes ?? DEFAULT_MAX_JSON;
-  const maxMeta = opts.maxMetadataBytes ?? DEFAULT_MAX_METADATA;
-  const verify = opts.verifyBlobs ?? false;
-  const grace = opts.expansionGraceBytes ?? RATIO_GRACE;
-  const roots = opts.roots ?? [''];
-  const col: Collected = {
-    files: new Map(),
-    digests: new Map(),
-    kept: new Map(),
-    keptByDigest: new Map(),
-    symlinks: new Map(),
-    members: 0,
-    uncompressedBytes: 0,
-    compressedBytes: 0,
-    nameBytes: 0,
+  const s: MemberSettings = {
+    maxJson: opts.maxJsonBytes ?? DEFAULT_MAX_JSON,
+    maxMeta: opts.maxMetadataBytes ?? DEFAULT_MAX_METADATA,
+    verify: opts.verifyBlobs ?? false,
+    roots: opts.roots ?? [''],
+    memberSink: opts.memberSink,
   };
-  let keptBytes = 0;
-  // The first bytes as read (raw) and after decompression (head), for what a failure says.
-  let raw = Buffer.alloc(0);
-  let rawDone = false;
-  let head = Buffer.alloc(0);
-  let current: string | null = null; // member being read
-
+  const grace = opts.expansionGraceBytes ?? RATIO_GRACE;
+  const st = newReadState();
   const dec = decompressor(opts.compression);
   const extract = tar.extract();
 
   return new Promise<ArchiveIndex>((resolve, reject) => {
     let settled = false;
-    const stopAll = (): void => {
-      source.unpipe(dec);
-      dec.unpipe(extract as unknown as NodeJS.WritableStream);
-      source.destroy();
-      dec.destroy();
-      extract.destroy();
-    };
     const fail = (err: unknown): void => {
       if (settled) return;
       settled = true;
       opts.signal?.removeEventListener('abort', onAbort);
-      stopAll();
+      stopStreams(source, dec, extract);
       if (err instanceof ArchiveError && err.refusal && opts.unimportable === 'describe') {
-        resolve({ format: null, images: [], members: col.members, uncompressedBytes: col.uncompressedBytes, k3sCannotImport: err.refusal });
+        resolve({ format: null, images: [], members: st.col.members, uncompressedBytes: st.col.uncompressedBytes, k3sCannotImport: err.refusal });
         return;
       }
-      reject(textInstead(mapTarError(err, opts.compression, head, current), opts.compression, { raw, rawPartial: !rawDone, head }));
+      reject(textInstead(mapTarError(err, opts.compression, st.head, st.current), opts.compression, { raw: st.raw, rawPartial: !st.rawDone, head: st.head }));
     };
     const onAbort = (): void => fail(opts.signal?.reason ?? new Error('aborted'));
     if (opts.signal?.aborted) {
@@ -280,78 +259,7 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
     }
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
-    extract.on('entry', (header, stream, next) => {
-      col.members++;
-      let path: string;
-      try {
-        if (col.members > MAX_MEMBERS) throw overLimit('archive.members', `the archive has more than ${formatLimit('archive.members')} tar members`);
-        checkName(col, header.name, 'name');
-        if (header.linkname) checkName(col, header.linkname, 'link target');
-        path = safeMemberPath(header.name);
-        if (header.type === 'symlink') col.symlinks.set(path, safeLinkTarget(path, header.linkname ?? '', 'symlink'));
-        // containerd ignores hard links, but one pointing outside is still a hostile archive.
-        if (header.type === 'link') safeLinkTarget(path, header.linkname ?? '', 'hardlink');
-      } catch (e) {
-        fail(e);
-        return;
-      }
-      current = path;
-      const isFile = header.type === 'file' || header.type === 'contiguous-file' || header.type == null;
-      const size = header.size ?? 0;
-      const rels = relativeForms(path, roots);
-      let blob: RegExpExecArray | null = null;
-      for (const r of rels) blob ??= BLOB_PATH.exec(r);
-      const metaName = path.endsWith('.json') || blob !== null || rels.some((r) => META_NAMES.has(r));
-      let chunks: Buffer[] | null = isFile && metaName && size <= maxJson && keptBytes + size <= maxMeta ? [] : null;
-      let sniffed = blob === null; // blobs are kept only if they look like JSON
-      const sink = isFile && opts.memberSink ? opts.memberSink({ path, size }) : null;
-      const hash = isFile && (blob === null || verify || sink) ? createHash('sha256') : null;
-
-      stream.on('data', (chunk: unknown) => {
-        const c = chunk as Buffer;
-        hash?.update(c);
-        if (sink) {
-          const pending = sink.write(c);
-          if (pending) {
-            stream.pause();
-            pending.then(() => stream.resume(), fail);
-          }
-        }
-        if (chunks) {
-          if (!sniffed) {
-            const j = looksLikeJson(c);
-            if (j === false) chunks = null;
-            else if (j === true) sniffed = true;
-          }
-          chunks?.push(c);
-        }
-      });
-      stream.on('error', fail);
-      stream.on('end', () => {
-        current = null;
-        if (isFile) {
-          const hashed = hash ? 'sha256:' + hash.digest('hex') : null;
-          const digest = blob ? 'sha256:' + blob[1]! : hashed!;
-          if (blob && hashed && hashed !== digest) {
-            fail(new ArchiveError('corrupt', `corrupt: blob ${path} does not match its digest (its content hashes to ${hashed})`, { member: path }));
-            return;
-          }
-          col.files.set(path, { size, digest });
-          col.digests.set(digest, size);
-          if (chunks) {
-            const data = Buffer.concat(chunks);
-            keptBytes += data.length;
-            col.kept.set(path, data);
-            col.keptByDigest.set(digest, path);
-          }
-          if (sink) {
-            Promise.resolve(sink.end(hashed!)).then(() => next(), fail);
-            return;
-          }
-        }
-        next();
-      });
-    });
+    extract.on('entry', (header, stream, next) => readMember(st, s, header, stream, next, fail));
     extract.on('error', fail);
     dec.on('error', fail);
     source.on('error', fail);
@@ -363,8 +271,8 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
     extract.on('finish', () => {
       if (settled) return;
       try {
-        if (col.uncompressedBytes === 0) throw new ArchiveError('truncated', 'truncated: the archive is empty');
-        const index = resolveRooted(col, roots);
+        if (st.col.uncompressedBytes === 0) throw new ArchiveError('truncated', 'truncated: the archive is empty');
+        const index = resolveRooted(st.col, s.roots);
         settled = true;
         opts.signal?.removeEventListener('abort', onAbort);
         resolve(index);
@@ -374,27 +282,185 @@ export function readArchiveIndex(source: Readable, opts: ReadArchiveIndexOptions
     });
 
     source.pipe(dec).pipe(extract as unknown as NodeJS.WritableStream);
-    source.on('data', (chunk: unknown) => {
-      const c = chunk as Buffer;
-      col.compressedBytes += c.length;
-      if (raw.length < SNIFF_BYTES) raw = Buffer.concat([raw, c.subarray(0, SNIFF_BYTES - raw.length)]);
-    });
-    source.on('end', () => (rawDone = true));
-    dec.on('data', (chunk: unknown) => {
-      const c = chunk as Buffer;
-      col.uncompressedBytes += c.length;
-      if (head.length < SNIFF_BYTES) head = Buffer.concat([head, c.subarray(0, SNIFF_BYTES - head.length)]);
-      // A bomb: reading on would cost time without end (the decompressor's memory is bounded).
-      if (col.uncompressedBytes > grace && col.uncompressedBytes > MAX_RATIO * col.compressedBytes) {
-        fail(
-          overLimit(
-            'archive.expansionRatio',
-            `the ${opts.compression} stream decompresses to more than ${MAX_RATIO.toLocaleString('en-US')} times its size (${col.uncompressedBytes.toLocaleString('en-US')} bytes from ${col.compressedBytes.toLocaleString('en-US')})`,
-          ),
-        );
-      }
-    });
+    watchBytes(st, source, dec, opts.compression, grace, fail);
   });
+}
+
+/** What one read has seen so far, shared by its stream handlers. */
+interface ReadState {
+  col: Collected;
+  /** Bytes of the members kept in memory. */
+  keptBytes: number;
+  // The first bytes as read (raw) and after decompression (head), for what a failure says.
+  raw: Buffer;
+  rawDone: boolean;
+  head: Buffer;
+  /** The member being read. */
+  current: string | null;
+}
+
+function newReadState(): ReadState {
+  const col: Collected = {
+    files: new Map(),
+    digests: new Map(),
+    kept: new Map(),
+    keptByDigest: new Map(),
+    symlinks: new Map(),
+    members: 0,
+    uncompressedBytes: 0,
+    compressedBytes: 0,
+    nameBytes: 0,
+  };
+  return { col, keptBytes: 0, raw: Buffer.alloc(0), rawDone: false, head: Buffer.alloc(0), current: null };
+}
+
+function stopStreams(source: Readable, dec: ReturnType<typeof decompressor>, extract: tar.Extract): void {
+  source.unpipe(dec);
+  dec.unpipe(extract as unknown as NodeJS.WritableStream);
+  source.destroy();
+  dec.destroy();
+  extract.destroy();
+}
+
+/** Counts the bytes before and after decompression and keeps the first of each; fails a bomb. */
+function watchBytes(st: ReadState, source: Readable, dec: ReturnType<typeof decompressor>, compression: ArchiveCompression, grace: number, fail: (e: unknown) => void): void {
+  source.on('data', (chunk: unknown) => {
+    const c = chunk as Buffer;
+    st.col.compressedBytes += c.length;
+    if (st.raw.length < SNIFF_BYTES) st.raw = Buffer.concat([st.raw, c.subarray(0, SNIFF_BYTES - st.raw.length)]);
+  });
+  source.on('end', () => (st.rawDone = true));
+  dec.on('data', (chunk: unknown) => {
+    const c = chunk as Buffer;
+    st.col.uncompressedBytes += c.length;
+    if (st.head.length < SNIFF_BYTES) st.head = Buffer.concat([st.head, c.subarray(0, SNIFF_BYTES - st.head.length)]);
+    const bomb = expansionError(st.col, grace, compression);
+    if (bomb) fail(bomb);
+  });
+}
+
+/** A bomb: reading on would cost time without end (the decompressor's memory is bounded). */
+function expansionError(col: Collected, grace: number, compression: ArchiveCompression): ArchiveError | null {
+  if (col.uncompressedBytes <= grace || col.uncompressedBytes <= MAX_RATIO * col.compressedBytes) return null;
+  return overLimit(
+    'archive.expansionRatio',
+    `the ${compression} stream decompresses to more than ${MAX_RATIO.toLocaleString('en-US')} times its size (${col.uncompressedBytes.toLocaleString('en-US')} bytes from ${col.compressedBytes.toLocaleString('en-US')})`,
+  );
+}
+
+/** How members are read: what may be kept as metadata, what is hashed, and who else gets the bytes. */
+interface MemberSettings {
+  maxJson: number;
+  maxMeta: number;
+  verify: boolean;
+  roots: readonly string[];
+  memberSink: ReadArchiveIndexOptions['memberSink'];
+}
+
+/** A tar member's byte stream. */
+type TarEntry = ExtractEvents['entry'][1];
+
+/** One member as it streams past. */
+interface Member {
+  path: string;
+  size: number;
+  isFile: boolean;
+  /** The match of a `blobs/sha256/<hex>` name (under one of the roots). */
+  blob: RegExpExecArray | null;
+  /** Its chunks while it may be metadata; null once it cannot be. */
+  chunks: Buffer[] | null;
+  /** Blobs are kept only if they look like JSON: false until their first non-blank byte says. */
+  sniffed: boolean;
+  sink: MemberSink | null;
+  hash: Hash | null;
+}
+
+/** Reads one tar member: checks its header, then keeps, hashes, sinks or drains its bytes. */
+function readMember(st: ReadState, s: MemberSettings, header: TarHeader, stream: TarEntry, next: () => void, fail: (e: unknown) => void): void {
+  st.col.members++;
+  let path: string;
+  try {
+    path = checkedMemberPath(st.col, header);
+  } catch (e) {
+    fail(e);
+    return;
+  }
+  st.current = path;
+  const m = planMember(st, s, header, path);
+  stream.on('data', (chunk: unknown) => takeChunk(m, chunk as Buffer, stream, fail));
+  stream.on('error', fail);
+  stream.on('end', () => endMember(st, m, next, fail));
+}
+
+/** The member's clean path, once its count, name, link target and path are within bounds and safe. */
+function checkedMemberPath(col: Collected, header: TarHeader): string {
+  if (col.members > MAX_MEMBERS) throw overLimit('archive.members', `the archive has more than ${formatLimit('archive.members')} tar members`);
+  checkName(col, header.name, 'name');
+  if (header.linkname) checkName(col, header.linkname, 'link target');
+  const path = safeMemberPath(header.name);
+  if (header.type === 'symlink') col.symlinks.set(path, safeLinkTarget(path, header.linkname ?? '', 'symlink'));
+  // containerd ignores hard links, but one pointing outside is still a hostile archive.
+  if (header.type === 'link') safeLinkTarget(path, header.linkname ?? '', 'hardlink');
+  return path;
+}
+
+function planMember(st: ReadState, s: MemberSettings, header: TarHeader, path: string): Member {
+  const isFile = header.type === 'file' || header.type === 'contiguous-file' || header.type == null;
+  const size = header.size ?? 0;
+  const rels = relativeForms(path, s.roots);
+  let blob: RegExpExecArray | null = null;
+  for (const r of rels) blob ??= BLOB_PATH.exec(r);
+  const metaName = path.endsWith('.json') || blob !== null || rels.some((r) => META_NAMES.has(r));
+  const chunks = isFile && metaName && size <= s.maxJson && st.keptBytes + size <= s.maxMeta ? [] : null;
+  const sink = isFile && s.memberSink ? s.memberSink({ path, size }) : null;
+  const hash = isFile && (blob === null || s.verify || sink) ? createHash('sha256') : null;
+  return { path, size, isFile, blob, chunks, sniffed: blob === null, sink, hash };
+}
+
+/** One chunk of a member: hashed, handed to the sink (pausing the tar while it writes), kept. */
+function takeChunk(m: Member, c: Buffer, stream: TarEntry, fail: (e: unknown) => void): void {
+  m.hash?.update(c);
+  if (m.sink) {
+    const pending = m.sink.write(c);
+    if (pending) {
+      stream.pause();
+      pending.then(() => stream.resume(), fail);
+    }
+  }
+  if (m.chunks) {
+    if (!m.sniffed) {
+      const j = looksLikeJson(c);
+      if (j === false) m.chunks = null;
+      else if (j === true) m.sniffed = true;
+    }
+    m.chunks?.push(c);
+  }
+}
+
+/** The member ended: its digest checked against a blob name, recorded, kept; the sink ended. */
+function endMember(st: ReadState, m: Member, next: () => void, fail: (e: unknown) => void): void {
+  st.current = null;
+  if (m.isFile) {
+    const hashed = m.hash ? 'sha256:' + m.hash.digest('hex') : null;
+    const digest = m.blob ? 'sha256:' + m.blob[1]! : hashed!;
+    if (m.blob && hashed && hashed !== digest) {
+      fail(new ArchiveError('corrupt', `corrupt: blob ${m.path} does not match its digest (its content hashes to ${hashed})`, { member: m.path }));
+      return;
+    }
+    st.col.files.set(m.path, { size: m.size, digest });
+    st.col.digests.set(digest, m.size);
+    if (m.chunks) {
+      const data = Buffer.concat(m.chunks);
+      st.keptBytes += data.length;
+      st.col.kept.set(m.path, data);
+      st.col.keptByDigest.set(digest, m.path);
+    }
+    if (m.sink) {
+      Promise.resolve(m.sink.end(hashed!)).then(() => next(), fail);
+      return;
+    }
+  }
+  next();
 }
 
 /** Bytes kept of the file's start (raw and decompressed): one tar header, which always holds NULs. */
@@ -581,11 +647,12 @@ class ExpansionBudget {
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
-  if (!Array.isArray(manifest)) throw new ArchiveError('corrupt', 'corrupt: manifest.json is not a list of images');
-  if (manifest.length > MAX_REFERENCES) throw overLimit('archive.references', `manifest.json lists ${count(manifest.length)} images`);
-  // containerd resolves each symlink once (`path.Join(dir, linkname)`), to a regular file.
-  const lookup = (p: string): { path: string; info: FileInfo } | null => {
+type DockerConfig = { hex: string; platform: Platform | undefined };
+type DockerLookup = (p: string) => { path: string; info: FileInfo } | null;
+
+/** A manifest.json path as containerd resolves it: each symlink once (`path.Join(dir, linkname)`), to a regular file. */
+function dockerLookup(col: Collected): DockerLookup {
+  return (p) => {
     let clean: string;
     try {
       clean = safeMemberPath(p);
@@ -598,8 +665,61 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
     const viaLink = target !== undefined ? col.files.get(target) : undefined;
     return viaLink ? { path: target!, info: viaLink } : null;
   };
+}
+
+/** An entry's config, hashed (and checked against a digest in its name) and parsed once per path. */
+function dockerConfig(col: Collected, configs: Map<string, DockerConfig>, cfg: { path: string }, config: string, label: string): DockerConfig {
+  const known = configs.get(cfg.path);
+  if (known) return known;
+  const cfgBytes = col.kept.get(cfg.path);
+  if (!cfgBytes) throw new ArchiveError('unsupported', `unsupported: the config ${config} of ${label} is larger than the metadata size limit`);
+  const hex = sha256hex(cfgBytes);
+  const named = /(?:^|\/)([a-f0-9]{64})(?:\.json)?$/.exec(cfg.path)?.[1];
+  if (named && named !== hex) {
+    throw new ArchiveError('corrupt', `corrupt: the config ${config} of ${label} does not match its digest (it hashes to sha256:${hex})`, {
+      member: cfg.path,
+    });
+  }
+  const parsed = { hex, platform: configPlatform(parseJson(cfgBytes, `the config ${config}`)) };
+  configs.set(cfg.path, parsed);
+  return parsed;
+}
+
+function dockerLayers(lookup: DockerLookup, layerPaths: string[], label: string): { digest: string; size: number }[] {
+  return layerPaths.map((lp) => {
+    const l = lookup(lp);
+    if (!l) {
+      // containerd's docker-save importer fails the whole archive on a missing layer
+      // (skip-missing only applies to OCI content of other platforms).
+      throw new ArchiveError('missing-blob', `missing blob: layer ${lp} of ${label} is not in the archive, so containerd rejects the whole archive`);
+    }
+    return { digest: l.info.digest, size: l.info.size };
+  });
+}
+
+/** The names containerd records for an entry's RepoTags: each normalised, or null for none. */
+function dockerNames(tags: string[]): (string | null)[] {
+  const names: (string | null)[] = [];
+  for (const t of tags) {
+    try {
+      names.push(normalizeReference(t));
+    } catch (err) {
+      const why = err instanceof ReferenceError ? err.message : String(err);
+      throw new ArchiveError('corrupt', `corrupt: manifest.json tags an image with an invalid reference (${why}), which containerd rejects`, {
+        cause: err,
+      });
+    }
+  }
+  if (names.length === 0) names.push(null);
+  return names;
+}
+
+function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
+  if (!Array.isArray(manifest)) throw new ArchiveError('corrupt', 'corrupt: manifest.json is not a list of images');
+  if (manifest.length > MAX_REFERENCES) throw overLimit('archive.references', `manifest.json lists ${count(manifest.length)} images`);
+  const lookup = dockerLookup(col);
   // Entries may share a config: hash and parse each once.
-  const configs = new Map<string, { hex: string; platform: Platform | undefined }>();
+  const configs = new Map<string, DockerConfig>();
   const budget = new ExpansionBudget('manifest.json');
   let references = 0;
 
@@ -623,50 +743,14 @@ function resolveDocker(col: Collected, manifest: unknown): ArchiveImage[] {
         `missing blob: the config ${e.Config} of ${label} is not in the archive, so containerd rejects the whole archive`,
       );
     }
-    let parsed = configs.get(cfg.path);
-    if (!parsed) {
-      const cfgBytes = col.kept.get(cfg.path);
-      if (!cfgBytes) throw new ArchiveError('unsupported', `unsupported: the config ${e.Config} of ${label} is larger than the metadata size limit`);
-      const hex = sha256hex(cfgBytes);
-      const named = /(?:^|\/)([a-f0-9]{64})(?:\.json)?$/.exec(cfg.path)?.[1];
-      if (named && named !== hex) {
-        throw new ArchiveError('corrupt', `corrupt: the config ${e.Config} of ${label} does not match its digest (it hashes to sha256:${hex})`, {
-          member: cfg.path,
-        });
-      }
-      parsed = { hex, platform: configPlatform(parseJson(cfgBytes, `the config ${e.Config}`)) };
-      configs.set(cfg.path, parsed);
-    }
-
-    const layers: { digest: string; size: number }[] = [];
-    for (const lp of layerPaths) {
-      const l = lookup(lp);
-      if (!l) {
-        // containerd's docker-save importer fails the whole archive on a missing layer
-        // (skip-missing only applies to OCI content of other platforms).
-        throw new ArchiveError('missing-blob', `missing blob: layer ${lp} of ${label} is not in the archive, so containerd rejects the whole archive`);
-      }
-      layers.push({ digest: l.info.digest, size: l.info.size });
-    }
-
+    const parsed = dockerConfig(col, configs, cfg, e.Config, label);
+    const layers = dockerLayers(lookup, layerPaths, label);
     const platforms: ArchivePlatform[] = [
       { platform: parsed.platform ? formatPlatform(parsed.platform) : 'unknown', manifestDigest: null, configDigest: `sha256:${parsed.hex}`, layers, missing: [] },
     ];
-    const names: (string | null)[] = [];
-    for (const t of tags) {
-      try {
-        names.push(normalizeReference(t));
-      } catch (err) {
-        const why = err instanceof ReferenceError ? err.message : String(err);
-        throw new ArchiveError('corrupt', `corrupt: manifest.json tags an image with an invalid reference (${why}), which containerd rejects`, {
-          cause: err,
-        });
-      }
-    }
-    if (names.length === 0) names.push(null);
     // containerd records one image per RepoTag; the records share one (read-only) platform list,
     // so 40,000 tags of one 40,000-layer entry cost one list, not 1.6 billion layer records.
-    for (const name of names) images.push({ name, targetDigest: null, targetMediaType: null, platforms });
+    for (const name of dockerNames(tags)) images.push({ name, targetDigest: null, targetMediaType: null, platforms });
   }
   return images;
 }
@@ -748,170 +832,14 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
   const manifests = (index as { manifests?: unknown } | null)?.manifests;
   if (!Array.isArray(manifests)) throw new ArchiveError('corrupt', 'corrupt: index.json has no manifests list');
   if (manifests.length > MAX_REFERENCES) throw overLimit('archive.references', `index.json lists ${count(manifests.length)} images`);
-  const verified = new Map<string, BlobLookup>();
-  const budget = new ExpansionBudget('index.json');
-
-  const blob = (digest: string): BlobLookup => {
-    const hit = verified.get(digest);
-    if (hit) return hit;
-    let result: BlobLookup;
-    const path = col.keptByDigest.get(digest);
-    if (path !== undefined) {
-      const data = col.kept.get(path)!;
-      if ('sha256:' + sha256hex(data) !== digest) {
-        throw new ArchiveError('corrupt', `corrupt: blob ${path} does not match its digest`, { member: path });
-      }
-      result = { state: 'ok', view: viewOf(parseJson(data, `blob ${digest}`)) };
-    } else {
-      result = col.digests.has(digest) ? { state: 'too-large' } : { state: 'missing' };
-    }
-    verified.set(digest, result);
-    return result;
-  };
-  // A descriptor's size is the blob's (OCI image spec, "Descriptor": size MUST match): a layer
-  // declared as 1 TiB for a 116-byte blob is corrupt, whichever way the archive is delivered.
-  const sized = (d: Descriptor): Descriptor => {
-    const actual = col.digests.get(d.digest);
-    if (actual !== undefined && typeof d.size === 'number' && d.size !== actual) {
-      throw new ArchiveError('corrupt', `corrupt: blob ${d.digest} is ${actual} bytes, but a descriptor says ${d.size}`);
-    }
-    return d;
-  };
-  const sizeOf = (d: Descriptor): number => col.digests.get(sized(d).digest) ?? (typeof d.size === 'number' ? d.size : 0);
-  const needJson = (digest: string, what: string): JsonView | null => {
-    const b = blob(digest);
-    if (b.state === 'too-large') throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
-    return b.state === 'ok' ? b.view : null;
-  };
-
-  const platformOf = (manifestDigest: string, descPlatform: Platform | undefined): ArchivePlatform => {
-    descPlatform = usablePlatform(descPlatform);
-    const m = needJson(manifestDigest, 'manifest');
-    if (!m?.object) {
-      if (m !== null) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} is not a JSON object`);
-      budget.spend(1);
-      return {
-        platform: descPlatform ? formatPlatform(descPlatform) : 'unknown',
-        manifestDigest,
-        configDigest: '',
-        layers: [],
-        missing: [manifestDigest],
-      };
-    }
-    const missing: string[] = [];
-    const configDigest = m.config ? sized(m.config).digest : '';
-    if (!configDigest) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has no config`);
-    if (typeof m.layers === 'number') throw overLimit('archive.layersPerImage', `manifest ${manifestDigest} has ${count(m.layers)} layers`);
-    const rawLayers = m.layers ?? [];
-    budget.spend(1 + rawLayers.length);
-    let platform = descPlatform;
-    if (!col.digests.has(configDigest)) missing.push(configDigest);
-    else if (!platform) {
-      platform = col.keptByDigest.has(configDigest) ? needJson(configDigest, 'config')?.platform : undefined;
-    }
-    const layers = rawLayers.map((l) => {
-      if (!l) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has a layer without a digest`);
-      if (!col.digests.has(l.digest)) missing.push(l.digest);
-      return { digest: l.digest, size: sizeOf(l) };
-    });
-    return { platform: platform ? formatPlatform(platform) : 'unknown', manifestDigest, configDigest, layers, missing };
-  };
-
-  const platformsOf = (desc: Descriptor, depth: number, out: ArchivePlatform[]): boolean => {
-    const body = needJson(desc.digest, 'index or manifest');
-    const children = body?.manifests ?? null;
-    const isIndex = desc.mediaType ? INDEX_TYPES.has(desc.mediaType) : children !== null;
-    if (!isIndex) {
-      out.push(platformOf(desc.digest, desc.platform));
-      return true;
-    }
-    if (!body) return false;
-    if (depth > MAX_INDEX_DEPTH) {
-      throw overLimit('archive.indexDepth', `image indexes are nested more than ${MAX_INDEX_DEPTH} deep at ${desc.digest}`);
-    }
-    if (typeof children === 'number') throw overLimit('archive.indexEntries', `image index ${desc.digest} lists ${count(children)} manifests`);
-    for (const child of children ?? []) {
-      if (!child) continue;
-      sized(child);
-      if (isAttestation(child)) continue;
-      const childIsIndex = child.mediaType ? INDEX_TYPES.has(child.mediaType) : false;
-      if (childIsIndex) {
-        if (!platformsOf(child, depth + 1, out)) {
-          budget.spend(1);
-          out.push({ platform: 'unknown', manifestDigest: child.digest, configDigest: '', layers: [], missing: [child.digest] });
-        }
-      } else {
-        out.push(platformOf(child.digest, child.platform));
-      }
-    }
-    return true;
-  };
-
-  // Before building anything: how many records would the walk below make? Counted per distinct
-  // blob (memoised), so a few kilobytes of indexes listing each other 40 times over cost 40 × 5
-  // steps to refuse, not the limit's worth of records. Errors are left to the walk itself.
-  const sizes = new Map<string, number>();
-  const recordsOf = (d: Descriptor, isIndex: boolean, depth: number): number => {
-    const known = sizes.get(d.digest);
-    if (known !== undefined) return known;
-    let body: JsonView | null = null;
-    try {
-      body = needJson(d.digest, 'index or manifest');
-    } catch {
-      // reported by the walk
-    }
-    let n = 1;
-    if (!isIndex) {
-      if (body?.object && Array.isArray(body.layers)) n += body.layers.length;
-    } else if (body?.object && Array.isArray(body.manifests) && depth <= MAX_INDEX_DEPTH) {
-      n = 0;
-      for (const child of body.manifests) {
-        if (!child || isAttestation(child)) continue;
-        n += recordsOf(child, child.mediaType ? INDEX_TYPES.has(child.mediaType) : false, depth + 1);
-        if (n > MAX_EXPANDED) break;
-      }
-    }
-    sizes.set(d.digest, n);
-    return n;
-  };
-  let planned = 0;
-  for (const entry of manifests) {
-    const raw = asDescriptor(entry);
-    if (!raw || isAttestation(raw)) continue;
-    let isIndex = raw.mediaType ? INDEX_TYPES.has(raw.mediaType) : false;
-    if (!raw.mediaType) {
-      try {
-        const b = blob(raw.digest);
-        isIndex = b.state === 'ok' && b.view.manifests !== null;
-      } catch {
-        // reported by the walk
-      }
-    }
-    planned += recordsOf(raw, isIndex, 0);
-    if (planned > MAX_EXPANDED) budget.spend(planned);
-  }
-
+  const oci = new OciResolver(col);
+  oci.planRecords(manifests);
   const images: ArchiveImage[] = [];
   for (const entry of manifests) {
-    const raw = asDescriptor(entry);
-    if (!raw) throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
-    sized(raw);
-    if (isAttestation(raw)) continue;
-    const refName = raw.annotations?.[ANNOTATION_REF_NAME];
-    const name = ociImageName(raw.annotations);
-    const platforms: ArchivePlatform[] = [];
-    const img: ArchiveImage = {
-      name,
-      targetDigest: raw.digest,
-      targetMediaType: raw.mediaType ?? null,
-      platforms,
-    };
-    if (refName !== undefined) img.refName = refName;
-    if (!platformsOf(raw, 0, platforms)) img.missing = [raw.digest];
-    images.push(img);
+    const image = oci.image(entry);
+    if (image) images.push(image);
   }
   if (images.length === 0) throw new ArchiveError('not-an-image-archive', 'not an image archive: its index.json lists no images');
-
   const anyComplete = images.some((i) => i.platforms.some((p) => p.missing.length === 0));
   if (!anyComplete) {
     const first = images.find((i) => i.missing?.length) ?? images.find((i) => i.platforms.length > 0)!;
@@ -922,6 +850,186 @@ function resolveOci(col: Collected, index: unknown): ArchiveImage[] {
     );
   }
   return images;
+}
+
+/** Walks an OCI layout's index.json down to its platforms, reading each blob once. */
+class OciResolver {
+  private readonly verified = new Map<string, BlobLookup>();
+  private readonly budget = new ExpansionBudget('index.json');
+  /** Records each descriptor's walk would make, by digest (planRecords). */
+  private readonly sizes = new Map<string, number>();
+
+  constructor(private readonly col: Collected) {}
+
+  /** The image an index.json entry describes; null for an attestation. */
+  image(entry: unknown): ArchiveImage | null {
+    const raw = asDescriptor(entry);
+    if (!raw) throw new ArchiveError('corrupt', 'corrupt: index.json has an entry without a digest');
+    this.sized(raw);
+    if (isAttestation(raw)) return null;
+    const refName = raw.annotations?.[ANNOTATION_REF_NAME];
+    const name = ociImageName(raw.annotations);
+    const platforms: ArchivePlatform[] = [];
+    const img: ArchiveImage = {
+      name,
+      targetDigest: raw.digest,
+      targetMediaType: raw.mediaType ?? null,
+      platforms,
+    };
+    if (refName !== undefined) img.refName = refName;
+    if (!this.platformsOf(raw, 0, platforms)) img.missing = [raw.digest];
+    return img;
+  }
+
+  /**
+   * Before building anything: how many records would the walk make? Counted per distinct blob
+   * (memoised), so a few kilobytes of indexes listing each other 40 times over cost 40 × 5 steps
+   * to refuse, not the limit's worth of records. Errors are left to the walk itself.
+   */
+  planRecords(manifests: unknown[]): void {
+    let planned = 0;
+    for (const entry of manifests) {
+      const raw = asDescriptor(entry);
+      if (!raw || isAttestation(raw)) continue;
+      let isIndex = raw.mediaType ? INDEX_TYPES.has(raw.mediaType) : false;
+      if (!raw.mediaType) {
+        try {
+          const b = this.blob(raw.digest);
+          isIndex = b.state === 'ok' && b.view.manifests !== null;
+        } catch {
+          // reported by the walk
+        }
+      }
+      planned += this.recordsOf(raw, isIndex, 0);
+      if (planned > MAX_EXPANDED) this.budget.spend(planned);
+    }
+  }
+
+  private recordsOf(d: Descriptor, isIndex: boolean, depth: number): number {
+    const known = this.sizes.get(d.digest);
+    if (known !== undefined) return known;
+    let body: JsonView | null = null;
+    try {
+      body = this.needJson(d.digest, 'index or manifest');
+    } catch {
+      // reported by the walk
+    }
+    let n = 1;
+    if (!isIndex) {
+      if (body?.object && Array.isArray(body.layers)) n += body.layers.length;
+    } else if (body?.object && Array.isArray(body.manifests) && depth <= MAX_INDEX_DEPTH) {
+      n = 0;
+      for (const child of body.manifests) {
+        if (!child || isAttestation(child)) continue;
+        n += this.recordsOf(child, child.mediaType ? INDEX_TYPES.has(child.mediaType) : false, depth + 1);
+        if (n > MAX_EXPANDED) break;
+      }
+    }
+    this.sizes.set(d.digest, n);
+    return n;
+  }
+
+  private blob(digest: string): BlobLookup {
+    const hit = this.verified.get(digest);
+    if (hit) return hit;
+    let result: BlobLookup;
+    const path = this.col.keptByDigest.get(digest);
+    if (path !== undefined) {
+      const data = this.col.kept.get(path)!;
+      if ('sha256:' + sha256hex(data) !== digest) {
+        throw new ArchiveError('corrupt', `corrupt: blob ${path} does not match its digest`, { member: path });
+      }
+      result = { state: 'ok', view: viewOf(parseJson(data, `blob ${digest}`)) };
+    } else {
+      result = this.col.digests.has(digest) ? { state: 'too-large' } : { state: 'missing' };
+    }
+    this.verified.set(digest, result);
+    return result;
+  }
+
+  // A descriptor's size is the blob's (OCI image spec, "Descriptor": size MUST match): a layer
+  // declared as 1 TiB for a 116-byte blob is corrupt, whichever way the archive is delivered.
+  private sized(d: Descriptor): Descriptor {
+    const actual = this.col.digests.get(d.digest);
+    if (actual !== undefined && typeof d.size === 'number' && d.size !== actual) {
+      throw new ArchiveError('corrupt', `corrupt: blob ${d.digest} is ${actual} bytes, but a descriptor says ${d.size}`);
+    }
+    return d;
+  }
+
+  private sizeOf(d: Descriptor): number {
+    return this.col.digests.get(this.sized(d).digest) ?? (typeof d.size === 'number' ? d.size : 0);
+  }
+
+  private needJson(digest: string, what: string): JsonView | null {
+    const b = this.blob(digest);
+    if (b.state === 'too-large') throw new ArchiveError('unsupported', `unsupported: the ${what} ${digest} is larger than the metadata size limit`);
+    return b.state === 'ok' ? b.view : null;
+  }
+
+  private platformOf(manifestDigest: string, descPlatform: Platform | undefined): ArchivePlatform {
+    descPlatform = usablePlatform(descPlatform);
+    const m = this.needJson(manifestDigest, 'manifest');
+    if (!m?.object) {
+      if (m !== null) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} is not a JSON object`);
+      this.budget.spend(1);
+      return {
+        platform: descPlatform ? formatPlatform(descPlatform) : 'unknown',
+        manifestDigest,
+        configDigest: '',
+        layers: [],
+        missing: [manifestDigest],
+      };
+    }
+    const missing: string[] = [];
+    const configDigest = m.config ? this.sized(m.config).digest : '';
+    if (!configDigest) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has no config`);
+    if (typeof m.layers === 'number') throw overLimit('archive.layersPerImage', `manifest ${manifestDigest} has ${count(m.layers)} layers`);
+    const rawLayers = m.layers ?? [];
+    this.budget.spend(1 + rawLayers.length);
+    let platform = descPlatform;
+    if (!this.col.digests.has(configDigest)) missing.push(configDigest);
+    else if (!platform) {
+      platform = this.col.keptByDigest.has(configDigest) ? this.needJson(configDigest, 'config')?.platform : undefined;
+    }
+    const layers = rawLayers.map((l) => {
+      if (!l) throw new ArchiveError('corrupt', `corrupt: manifest ${manifestDigest} has a layer without a digest`);
+      if (!this.col.digests.has(l.digest)) missing.push(l.digest);
+      return { digest: l.digest, size: this.sizeOf(l) };
+    });
+    return { platform: platform ? formatPlatform(platform) : 'unknown', manifestDigest, configDigest, layers, missing };
+  }
+
+  /** Adds `desc`'s platforms to `out`; false when it is an index that is not in the archive. */
+  private platformsOf(desc: Descriptor, depth: number, out: ArchivePlatform[]): boolean {
+    const body = this.needJson(desc.digest, 'index or manifest');
+    const children = body?.manifests ?? null;
+    const isIndex = desc.mediaType ? INDEX_TYPES.has(desc.mediaType) : children !== null;
+    if (!isIndex) {
+      out.push(this.platformOf(desc.digest, desc.platform));
+      return true;
+    }
+    if (!body) return false;
+    if (depth > MAX_INDEX_DEPTH) {
+      throw overLimit('archive.indexDepth', `image indexes are nested more than ${MAX_INDEX_DEPTH} deep at ${desc.digest}`);
+    }
+    if (typeof children === 'number') throw overLimit('archive.indexEntries', `image index ${desc.digest} lists ${count(children)} manifests`);
+    for (const child of children ?? []) {
+      if (!child) continue;
+      this.sized(child);
+      if (isAttestation(child)) continue;
+      const childIsIndex = child.mediaType ? INDEX_TYPES.has(child.mediaType) : false;
+      if (childIsIndex) {
+        if (!this.platformsOf(child, depth + 1, out)) {
+          this.budget.spend(1);
+          out.push({ platform: 'unknown', manifestDigest: child.digest, configDigest: '', layers: [], missing: [child.digest] });
+        }
+      } else {
+        out.push(this.platformOf(child.digest, child.platform));
+      }
+    }
+    return true;
+  }
 }
 
 /** Parses `os/arch[/variant]`. */
