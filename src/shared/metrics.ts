@@ -63,8 +63,8 @@ const one = (value: number, labels: Record<string, string> = {}): Sample[] => [{
 /** Series only a reachable node has (an unreachable one's values are unknown, not zero). */
 const reached = (f: (n: NodeMetricsInput, r: FleetNodeResult) => Sample[]) => (n: NodeMetricsInput) => (n.result.reachable ? f(n, n.result) : []);
 
-/** The series, in the order they are written. */
-const FAMILIES = (checkedAt: number): Family[] => [
+/** What the node's images, pins and archives are. */
+const IMAGE_FAMILIES: readonly Family[] = [
   {
     name: 'holdfast_images',
     help: 'Images in containerd (by image id) by the pin kubelet sees now: durable, k3s (removed at the next k3s start unless re-imported) or unpinned.',
@@ -105,6 +105,10 @@ const FAMILIES = (checkedAt: number): Family[] => [
       ];
     }),
   },
+];
+
+/** The image file system and kubelet's image GC settings (from the node's disk picture). */
+const DISK_FAMILIES: readonly Family[] = [
   {
     name: 'holdfast_imagefs_used_bytes',
     help: "Used bytes of the file system kubelet's image GC watches (capacity minus what non-root users may use).",
@@ -132,6 +136,10 @@ const FAMILIES = (checkedAt: number): Family[] => [
     type: 'gauge',
     samples: reached((n) => (n.disk?.policy.maxAge ? one(n.disk.policy.maxAge.seconds) : [])),
   },
+];
+
+/** Whether and when Holdfast read the node. */
+const checkFamilies = (checkedAt: number): Family[] => [
   {
     name: 'holdfast_check_success',
     help: 'Whether Holdfast could read the node (1) or not (0, with the kind of error).',
@@ -145,6 +153,9 @@ const FAMILIES = (checkedAt: number): Family[] => [
     samples: () => one(checkedAt),
   },
 ];
+
+/** The series, in the order they are written. */
+const FAMILIES = (checkedAt: number): Family[] => [...IMAGE_FAMILIES, ...DISK_FAMILIES, ...checkFamilies(checkedAt)];
 
 /** A label value as the exposition format wants it: backslash, double quote and line feed escaped. */
 export const escapeLabelValue = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
