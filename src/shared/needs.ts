@@ -212,19 +212,59 @@ export function judgeNeeds(
   needs: NodeNeeds | null,
   opts: ProvenanceEvidence = {},
 ): NeedsJudgement {
-  const auditPinned = opts.auditPinned ?? new Set<string>();
-  const sourced = opts.distributionSourced ?? new Set<string>();
-  const who = opts.who ?? 'k3s';
-  const clause = protectionClause(who, opts.kubelet);
-  const cv = opts.kubelet?.credentialVerification;
-  const verifyRepos = new Set<string>();
-  const known = needsKnown(needs);
-  const listLabel = needs?.sources.find((s) => s.kind === 'list')?.label ?? null;
+  const ctx: JudgeContext = {
+    auditPinned: opts.auditPinned ?? new Set<string>(),
+    sourced: opts.distributionSourced ?? new Set<string>(),
+    who: opts.who ?? 'k3s',
+    clause: protectionClause(opts.who ?? 'k3s', opts.kubelet),
+    cv: opts.kubelet?.credentialVerification,
+    verifyRepos: new Set<string>(),
+    known: needsKnown(needs),
+    listLabel: needs?.sources.find((s) => s.kind === 'list')?.label ?? null,
+    needs,
+  };
+  const { neededBy, missing } = neededImages(refs, needs);
+  for (const m of missing) m.because = `${neededBecause(SOURCE_BASIS[m.source], m.workloads, ctx.listLabel)}; ${ctx.clause.missing}`;
 
-  const byKey = refsByImage(refs);
+  const byImage = new Map<string, ImageNeed>();
+  let atRisk = missing.length;
+  for (const [key, list] of refsByImage(refs)) {
+    const need = judgeImage(key, list, protection.get(key), neededBy.get(key), ctx);
+    if (need.atRisk) atRisk++;
+    byImage.set(key, need);
+  }
+  missing.sort((a, b) => compareText(a.ref, b.ref));
+  const cv = ctx.cv;
+  const verification: VerificationRemedy | undefined =
+    ctx.verifyRepos.size && cv?.policy
+      ? { policy: cv.policy, source: cv.source, field: 'imagePullCredentialsVerificationPolicy', exemptWith: 'NeverVerifyPreloadedImages', allowlist: [...ctx.verifyRepos].sort(compareText) }
+      : undefined;
+  return { basis: ctx.known ? 'known' : 'provenance', byImage, missing, atRisk, ...(verification ? { verification } : {}) };
+}
 
-  // Each needed reference → the images that satisfy it.
-  const neededBy = new Map<string, { basis: NeedBasis; workloads: Workload[]; refs: Set<string> }>();
+/** What judgeNeeds reads for every image, and the repositories kubelet re-verifies (filled as it goes). */
+interface JudgeContext {
+  auditPinned: ReadonlySet<string>;
+  sourced: ReadonlySet<string>;
+  who: string;
+  clause: Record<NeedVerdict, string>;
+  cv: NeedsKubelet['credentialVerification'];
+  verifyRepos: Set<string>;
+  known: boolean;
+  listLabel: string | null;
+  needs: NodeNeeds | null;
+}
+
+/** Why an image is needed (from the sources, or its provenance), as the verdict's reason. */
+interface NeededBy {
+  basis: NeedBasis;
+  workloads: Workload[];
+  refs: Set<string>;
+}
+
+/** Each needed reference → the images (protection keys) that satisfy it, and the needed references no image satisfies. */
+function neededImages(refs: readonly NeedsRef[], needs: NodeNeeds | null): { neededBy: Map<string, NeededBy>; missing: MissingNeed[] } {
+  const neededBy = new Map<string, NeededBy>();
   const missing: MissingNeed[] = [];
   for (const n of needs?.images ?? []) {
     const keys = new Set<string>();
@@ -235,7 +275,7 @@ export function judgeNeeds(
       if (prev) {
         for (const w of n.workloads) if (!prev.workloads.some((x) => workloadName(x) === workloadName(w))) prev.workloads.push(w);
       } else {
-        // (its `because` is written below, once every workload that needs it is known)
+        // (its `because` is written by judgeNeeds, once every workload that needs it is known)
         missing.push({ ref: n.ref, workloads: [...n.workloads], source: n.source, because: '', heldBy: [] });
       }
       continue;
@@ -251,61 +291,51 @@ export function judgeNeeds(
       }
     }
   }
-  for (const m of missing) m.because = `${neededBecause(SOURCE_BASIS[m.source], m.workloads, listLabel)}; ${clause.missing}`;
+  return { neededBy, missing };
+}
 
-  const byImage = new Map<string, ImageNeed>();
-  let atRisk = missing.length;
-  for (const [key, list] of byKey) {
-    const p = protection.get(key);
-    const need = neededBy.get(key);
-    let basis: NeedBasis | null = need?.basis ?? null;
-    let because: string;
-    if (need) because = neededBecause(need.basis, need.workloads, listLabel);
-    else if (!known) {
-      const from = provenance(list, auditPinned, sourced, who);
-      if (from) {
-        basis = 'provenance';
-        because = from;
-      } else if (p && (p.now || p.afterRestart)) {
-        // Without a source Holdfast cannot call a pin reclaimable: whoever pinned it may need it.
-        basis = 'provenance';
-        because = 'pinned on the node, and no source of needs says otherwise';
-      } else because = needs?.noSource ? `no source of needs (${needs.noSource}), not from an air-gap archive` : 'not from an air-gap archive, and no source of needs';
-    } else because = 'nothing at the site needs it';
-    const needed = basis !== null;
-    let verdict = verdictOf(p, needed);
-    // kubelet re-verifies an image it did not pull itself (every imported one; the sandbox image
-    // is CRI's, not kubelet's): it pulls it first, which offline fails (KEP-2535).
-    const verifying = needed && p !== undefined && basis !== 'sandbox' ? verifyingRepos(need ? [...need.refs] : list.map((r) => r.name), cv) : [];
-    if (verifying.length) {
-      for (const r of verifying) verifyRepos.add(r);
-      if (verdict === 'protected') verdict = 'unverified';
-    }
-    if (isAtRisk(verdict)) atRisk++;
-    // Pinned, yet unprotected: kubelet does not see the pin on this containerd (none before
-    // 1.7.3; on 1.7.3–1.7.9 only if the reference CRI loaded first carries it).
-    const ignored = verdict === 'unprotected' && list.some((r) => r.pin !== 'none');
-    byImage.set(key, {
-      key,
-      verdict,
-      atRisk: isAtRisk(verdict),
-      needed,
-      basis,
-      workloads: need?.workloads ?? [],
-      neededBecause: needed ? because : null,
-      because: needed
-        ? `${because}; ${ignored ? 'pinned, but kubelet does not see the pin on this containerd: it may delete it' : clause[verdict]}${verifying.length && verdict !== 'unverified' ? `; ${VERIFY_CLAUSE}` : ''}`
-        : verdict === 'reclaimable'
-          ? `${clause.reclaimable}`
-          : because,
-    });
+/** Whether an image is needed and why: a source says so, or (no source known) its provenance or its pin. */
+function needBasis(list: readonly NeedsRef[], p: ImageProtection | undefined, need: NeededBy | undefined, ctx: JudgeContext): { basis: NeedBasis | null; because: string } {
+  if (need) return { basis: need.basis, because: neededBecause(need.basis, need.workloads, ctx.listLabel) };
+  if (ctx.known) return { basis: null, because: 'nothing at the site needs it' };
+  const from = provenance(list, ctx.auditPinned, ctx.sourced, ctx.who);
+  if (from) return { basis: 'provenance', because: from };
+  // Without a source Holdfast cannot call a pin reclaimable: whoever pinned it may need it.
+  if (p && (p.now || p.afterRestart)) return { basis: 'provenance', because: 'pinned on the node, and no source of needs says otherwise' };
+  const noSource = ctx.needs?.noSource;
+  return { basis: null, because: noSource ? `no source of needs (${noSource}), not from an air-gap archive` : 'not from an air-gap archive, and no source of needs' };
+}
+
+/** One image's verdict and its reason. */
+function judgeImage(key: string, list: readonly NeedsRef[], p: ImageProtection | undefined, need: NeededBy | undefined, ctx: JudgeContext): ImageNeed {
+  const { basis, because } = needBasis(list, p, need, ctx);
+  const needed = basis !== null;
+  let verdict = verdictOf(p, needed);
+  // kubelet re-verifies an image it did not pull itself (every imported one; the sandbox image
+  // is CRI's, not kubelet's): it pulls it first, which offline fails (KEP-2535).
+  const verifying = needed && p !== undefined && basis !== 'sandbox' ? verifyingRepos(need ? [...need.refs] : list.map((r) => r.name), ctx.cv) : [];
+  if (verifying.length) {
+    for (const r of verifying) ctx.verifyRepos.add(r);
+    if (verdict === 'protected') verdict = 'unverified';
   }
-  missing.sort((a, b) => compareText(a.ref, b.ref));
-  const verification: VerificationRemedy | undefined =
-    verifyRepos.size && cv?.policy
-      ? { policy: cv.policy, source: cv.source, field: 'imagePullCredentialsVerificationPolicy', exemptWith: 'NeverVerifyPreloadedImages', allowlist: [...verifyRepos].sort(compareText) }
-      : undefined;
-  return { basis: known ? 'known' : 'provenance', byImage, missing, atRisk, ...(verification ? { verification } : {}) };
+  // Pinned, yet unprotected: kubelet does not see the pin on this containerd (none before
+  // 1.7.3; on 1.7.3–1.7.9 only if the reference CRI loaded first carries it).
+  const ignored = verdict === 'unprotected' && list.some((r) => r.pin !== 'none');
+  const clause = ctx.clause;
+  return {
+    key,
+    verdict,
+    atRisk: isAtRisk(verdict),
+    needed,
+    basis,
+    workloads: need?.workloads ?? [],
+    neededBecause: needed ? because : null,
+    because: needed
+      ? `${because}; ${ignored ? 'pinned, but kubelet does not see the pin on this containerd: it may delete it' : clause[verdict]}${verifying.length && verdict !== 'unverified' ? `; ${VERIFY_CLAUSE}` : ''}`
+      : verdict === 'reclaimable'
+        ? `${clause.reclaimable}`
+        : because,
+  };
 }
 
 /** The repositories (of these references) kubelet re-verifies before it uses an image it did not pull. */
