@@ -222,98 +222,124 @@ export function compileGoPattern(pattern: string): { re: RegExp } | { problem: s
     flags = [...new Set(lead[1]!)].join('');
     src = src.slice(lead[0].length);
   }
-  let out = '';
-  let inClass = false;
-  let unbounded = 0;
-  // Per open group: does it hold a quantifier or an alternation (a quantified such group can
-  // backtrack exponentially in JS, where Go's RE2 stays linear).
-  const groups: { risky: boolean }[] = [];
-  let lastGroupRisky = false;
-  for (let i = 0; i < src.length; i++) {
-    const c = src[i]!;
-    const afterGroup = lastGroupRisky;
-    lastGroupRisky = false;
-    if (c === '\\') {
-      const n = src[i + 1];
-      if (n === undefined) return { problem: 'ends in a backslash: Go refuses it, containerd skips it' };
-      if (/[1-9]/.test(n)) return { problem: "a backreference: Go's regexp has none, containerd skips it" };
-      if (/[0pPQEC]/.test(n)) return { problem: `\\${n} is not evaluated by Holdfast` };
-      if (n === 'A' && !inClass) out += '(?<![\\s\\S])';
-      else if (n === 'z' && !inClass) out += '$(?![\\s\\S])';
-      else out += c + n;
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === '[' && src[i + 1] === ':') return { problem: 'POSIX classes like [[:alpha:]] are not evaluated by Holdfast' };
-      if (c === ']') inClass = false;
-      out += c;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-      out += c;
-      if (src[i + 1] === '^') {
-        out += '^';
-        i++;
-      }
-      if (src[i + 1] === ']') {
-        out += '\\]'; // Go: a ] first in a class is literal
-        i++;
-      }
-      continue;
-    }
-    if (c === '(') {
-      if (src[i + 1] === '?') {
-        const rest = src.slice(i);
-        if (/^\(\?[=!]|^\(\?<[=!]/.test(rest)) return { problem: "a lookaround: Go's regexp has none, containerd skips it" };
-        const named = /^\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
-        if (named) {
-          out += `(?<${named[1]}>`;
-          i += named[0].length - 1;
-        } else if (rest.startsWith('(?:')) {
-          out += '(?:';
-          i += 2;
-        } else return { problem: 'inline flags inside the pattern are not evaluated by Holdfast' };
-      } else out += c;
-      groups.push({ risky: false });
-      continue;
-    }
-    if (c === ')') {
-      const g = groups.pop();
-      if (!g) return { problem: 'an unmatched ")": Go refuses it, containerd skips it' };
-      if (groups.length && g.risky) groups[groups.length - 1]!.risky = true;
-      lastGroupRisky = g.risky;
-      out += c;
-      continue;
-    }
-    if (c === '|') {
-      if (groups.length) groups[groups.length - 1]!.risky = true;
-      out += c;
-      continue;
-    }
-    const quant = c === '*' || c === '+' ? c : c === '{' ? /^\{(\d+)(,(\d*))?\}/.exec(src.slice(i))?.[0] : undefined;
-    if (quant) {
-      const m = /^\{(\d+)(,(\d*))?\}$/.exec(quant);
-      const isUnbounded = !m || (m[2] !== undefined && m[3] === '');
-      const repeats = !m || m[2] !== undefined ? true : Number(m[1]) > 1;
-      if (m && (Number(m[1]) > 1000 || (m[3] && Number(m[3]) > 1000))) return { problem: 'a repeat count over 1000: Go refuses it, containerd skips it' };
-      if (afterGroup && repeats) return { problem: 'a repeated group that itself repeats or alternates: not evaluated by Holdfast (slow in JS)' };
-      if (isUnbounded && ++unbounded > MAX_UNBOUNDED) return { problem: `more than ${MAX_UNBOUNDED} unbounded repeats: not evaluated by Holdfast` };
-      if (groups.length) groups[groups.length - 1]!.risky = true;
-      out += quant;
-      i += quant.length - 1;
-      continue;
-    }
-    out += c;
+  const t: Translation = { src, i: 0, out: '', inClass: false, unbounded: 0, groups: [], lastGroupRisky: false };
+  for (; t.i < src.length; t.i++) {
+    const problem = translateNext(t);
+    if (problem) return { problem };
   }
-  if (inClass) return { problem: 'an unclosed "[": Go refuses it, containerd skips it' };
-  if (groups.length) return { problem: 'an unclosed "(": Go refuses it, containerd skips it' };
+  if (t.inClass) return { problem: 'an unclosed "[": Go refuses it, containerd skips it' };
+  if (t.groups.length) return { problem: 'an unclosed "(": Go refuses it, containerd skips it' };
   try {
-    return { re: new RegExp(out, `${flags}g`) };
+    return { re: new RegExp(t.out, `${flags}g`) };
   } catch {
     return { problem: 'not a regular expression Holdfast can read' };
   }
+}
+
+/** A Go pattern being translated to JS, one character (or escape, group opening, quantifier) at a time. */
+interface Translation {
+  src: string;
+  /** Where the translation stands in src: each step leaves it on the last character it read. */
+  i: number;
+  out: string;
+  inClass: boolean;
+  unbounded: number;
+  /**
+   * Per open group: does it hold a quantifier or an alternation (a quantified such group can
+   * backtrack exponentially in JS, where Go's RE2 stays linear).
+   */
+  groups: { risky: boolean }[];
+  lastGroupRisky: boolean;
+}
+
+/** Translates what starts at t.i, or says why Holdfast does not evaluate the pattern. */
+function translateNext(t: Translation): string | undefined {
+  const c = t.src[t.i]!;
+  const afterGroup = t.lastGroupRisky;
+  t.lastGroupRisky = false;
+  if (c === '\\') return translateEscape(t);
+  if (t.inClass) {
+    if (c === '[' && t.src[t.i + 1] === ':') return 'POSIX classes like [[:alpha:]] are not evaluated by Holdfast';
+    if (c === ']') t.inClass = false;
+    t.out += c;
+    return undefined;
+  }
+  if (c === '[') {
+    t.inClass = true;
+    t.out += c;
+    if (t.src[t.i + 1] === '^') {
+      t.out += '^';
+      t.i++;
+    }
+    if (t.src[t.i + 1] === ']') {
+      t.out += '\\]'; // Go: a ] first in a class is literal
+      t.i++;
+    }
+    return undefined;
+  }
+  if (c === '(') return openGroup(t);
+  if (c === ')') {
+    const g = t.groups.pop();
+    if (!g) return 'an unmatched ")": Go refuses it, containerd skips it';
+    if (t.groups.length && g.risky) t.groups[t.groups.length - 1]!.risky = true;
+    t.lastGroupRisky = g.risky;
+    t.out += c;
+    return undefined;
+  }
+  if (c === '|') {
+    if (t.groups.length) t.groups[t.groups.length - 1]!.risky = true;
+    t.out += c;
+    return undefined;
+  }
+  const quant = c === '*' || c === '+' ? c : c === '{' ? /^\{(\d+)(,(\d*))?\}/.exec(t.src.slice(t.i))?.[0] : undefined;
+  if (quant) return translateQuantifier(t, quant, afterGroup);
+  t.out += c;
+  return undefined;
+}
+
+/** A backslash and the character after it. */
+function translateEscape(t: Translation): string | undefined {
+  const n = t.src[t.i + 1];
+  if (n === undefined) return 'ends in a backslash: Go refuses it, containerd skips it';
+  if (/[1-9]/.test(n)) return "a backreference: Go's regexp has none, containerd skips it";
+  if (/[0pPQEC]/.test(n)) return `\\${n} is not evaluated by Holdfast`;
+  if (n === 'A' && !t.inClass) t.out += '(?<![\\s\\S])';
+  else if (n === 'z' && !t.inClass) t.out += '$(?![\\s\\S])';
+  else t.out += '\\' + n;
+  t.i++;
+  return undefined;
+}
+
+/** A group's opening: plain, non-capturing or named (Go's (?P<name>) too). */
+function openGroup(t: Translation): string | undefined {
+  if (t.src[t.i + 1] === '?') {
+    const rest = t.src.slice(t.i);
+    if (/^\(\?[=!]|^\(\?<[=!]/.test(rest)) return "a lookaround: Go's regexp has none, containerd skips it";
+    const named = /^\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
+    if (named) {
+      t.out += `(?<${named[1]}>`;
+      t.i += named[0].length - 1;
+    } else if (rest.startsWith('(?:')) {
+      t.out += '(?:';
+      t.i += 2;
+    } else return 'inline flags inside the pattern are not evaluated by Holdfast';
+  } else t.out += '(';
+  t.groups.push({ risky: false });
+  return undefined;
+}
+
+/** A quantifier (*, + or {n,m}): refused where JS could backtrack without bound. */
+function translateQuantifier(t: Translation, quant: string, afterGroup: boolean): string | undefined {
+  const m = /^\{(\d+)(,(\d*))?\}$/.exec(quant);
+  const isUnbounded = !m || (m[2] !== undefined && m[3] === '');
+  const repeats = !m || m[2] !== undefined ? true : Number(m[1]) > 1;
+  if (m && (Number(m[1]) > 1000 || (m[3] && Number(m[3]) > 1000))) return 'a repeat count over 1000: Go refuses it, containerd skips it';
+  if (afterGroup && repeats) return 'a repeated group that itself repeats or alternates: not evaluated by Holdfast (slow in JS)';
+  if (isUnbounded && ++t.unbounded > MAX_UNBOUNDED) return `more than ${MAX_UNBOUNDED} unbounded repeats: not evaluated by Holdfast`;
+  if (t.groups.length) t.groups[t.groups.length - 1]!.risky = true;
+  t.out += quant;
+  t.i += quant.length - 1;
+  return undefined;
 }
 
 /** Go's Regexp.Expand: `$1`, `${1}`, `$name`, `${name}`, `$$`; an unknown group is empty, a malformed `$` literal. */
