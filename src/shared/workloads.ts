@@ -261,77 +261,9 @@ export function needsFromKubectl(doc: unknown): ClusterNeeds {
   }
   const items = (field(doc, 'items') as unknown[]).filter(isObj);
   const nodes = readNodes(items);
-
-  // The revision each Deployment is at: its ReplicaSet of that revision is the current one, not
-  // one kept for rollback (a Deployment scaled to 0 scales its current ReplicaSet to 0 too).
-  const deploymentRevision = new Map<string, string>();
-  for (const item of items) {
-    if (field(item, 'kind') !== 'Deployment') continue;
-    const meta = objAt(item, 'metadata');
-    const name = stringAt(meta, 'name');
-    const revision = revisionOf(meta);
-    if (name && revision) deploymentRevision.set(`${stringAt(meta, 'namespace') ?? ''}\n${name}`, revision);
-  }
-
+  const revisions = deploymentRevisions(items);
   const c = new Collector();
-  for (const item of items) {
-    const kind = stringAt(item, 'kind', MAX_KIND);
-    if (!kind || kind === 'Node') continue;
-    const meta = objAt(item, 'metadata');
-    const name = stringAt(meta, 'name');
-    if (!name) continue;
-    const namespace = stringAt(meta, 'namespace') ?? '';
-    const base = { kind, namespace, name };
-    const spec = objAt(item, 'spec');
-    switch (kind) {
-      case 'Pod': {
-        // A bare pod (or a static pod, mirrored under its Node) stays where it is; a pod some
-        // controller made may be made again anywhere.
-        // (every() of no owners is true: a bare pod)
-        const pinned = ownersOf(meta).every((o) => field(o, 'kind') === 'Node');
-        const placement = placementOf(spec, nodes, pinned);
-        addContainers(c, arrayAt(spec, 'containers'), { ...base, why: podWhy(item) }, placement);
-        addContainers(c, arrayAt(spec, 'initContainers'), { ...base, why: 'init container' }, placement);
-        if (spec) addImageVolumes(c, spec, base, (clause) => clause, placement);
-        addContainers(c, arrayAt(spec, 'ephemeralContainers'), { ...base, why: 'ephemeral container' }, placement);
-        break;
-      }
-      case 'Deployment':
-      case 'StatefulSet':
-      case 'ReplicationController':
-        addTemplate(c, objAt(spec, 'template'), base, replicasOf(item) === 0 ? 'scaled to 0' : 'running', nodes);
-        break;
-      case 'ReplicaSet': {
-        let why = 'running';
-        if (replicasOf(item) === 0) {
-          why = 'scaled to 0';
-          const deployment = ownersOf(meta).find((o) => field(o, 'kind') === 'Deployment');
-          const owner = stringAt(deployment, 'name');
-          if (owner) {
-            const revision = revisionOf(meta);
-            const current = deploymentRevision.get(`${namespace}\n${owner}`);
-            if (revision === undefined) why = 'kept for rollback';
-            else if (revision !== current) why = `rollback (revision ${revision})`;
-          }
-        }
-        addTemplate(c, objAt(spec, 'template'), base, why, nodes);
-        break;
-      }
-      case 'DaemonSet':
-        addTemplate(c, objAt(spec, 'template'), base, 'running', nodes);
-        break;
-      case 'Job':
-        addTemplate(c, objAt(spec, 'template'), base, jobWhy(item), nodes);
-        break;
-      case 'CronJob': {
-        const why = field(spec, 'suspend') === true ? 'suspended CronJob' : 'CronJob between runs';
-        addTemplate(c, objAt(objAt(objAt(spec, 'jobTemplate'), 'spec'), 'template'), base, why, nodes);
-        break;
-      }
-      default:
-        break;
-    }
-  }
+  for (const item of items) addWorkload(c, item, nodes, revisions);
 
   const images: NeededImage[] = [...c.needs.entries()]
     .sort(([a], [b]) => compareText(a, b))
@@ -349,6 +281,89 @@ export function needsFromKubectl(doc: unknown): ClusterNeeds {
     nodes: [...nodes.nodes.values()].sort((a, b) => compareText(a.name, b.name)),
     unreadable: [...c.unreadable.values()].sort((a, b) => compareWorkloads(a.workload, b.workload) || compareText(a.image, b.image)),
   };
+}
+
+/**
+ * The revision each Deployment is at ("namespace\nname" → revision): its ReplicaSet of that
+ * revision is the current one, not one kept for rollback (a Deployment scaled to 0 scales its
+ * current ReplicaSet to 0 too).
+ */
+function deploymentRevisions(items: readonly Obj[]): Map<string, string> {
+  const deploymentRevision = new Map<string, string>();
+  for (const item of items) {
+    if (field(item, 'kind') !== 'Deployment') continue;
+    const meta = objAt(item, 'metadata');
+    const name = stringAt(meta, 'name');
+    const revision = revisionOf(meta);
+    if (name && revision) deploymentRevision.set(`${stringAt(meta, 'namespace') ?? ''}\n${name}`, revision);
+  }
+  return deploymentRevision;
+}
+
+/** One item of the List: the images its kind runs or may run again (other kinds bring nothing). */
+function addWorkload(c: Collector, item: Obj, nodes: NodeIndex, revisions: ReadonlyMap<string, string>): void {
+  const kind = stringAt(item, 'kind', MAX_KIND);
+  if (!kind || kind === 'Node') return;
+  const meta = objAt(item, 'metadata');
+  const name = stringAt(meta, 'name');
+  if (!name) return;
+  const namespace = stringAt(meta, 'namespace') ?? '';
+  const base = { kind, namespace, name };
+  const spec = objAt(item, 'spec');
+  switch (kind) {
+    case 'Pod':
+      addPod(c, item, base, nodes);
+      break;
+    case 'Deployment':
+    case 'StatefulSet':
+    case 'ReplicationController':
+      addTemplate(c, objAt(spec, 'template'), base, replicasOf(item) === 0 ? 'scaled to 0' : 'running', nodes);
+      break;
+    case 'ReplicaSet':
+      addTemplate(c, objAt(spec, 'template'), base, replicaSetWhy(item, namespace, revisions), nodes);
+      break;
+    case 'DaemonSet':
+      addTemplate(c, objAt(spec, 'template'), base, 'running', nodes);
+      break;
+    case 'Job':
+      addTemplate(c, objAt(spec, 'template'), base, jobWhy(item), nodes);
+      break;
+    case 'CronJob': {
+      const why = field(spec, 'suspend') === true ? 'suspended CronJob' : 'CronJob between runs';
+      addTemplate(c, objAt(objAt(objAt(spec, 'jobTemplate'), 'spec'), 'template'), base, why, nodes);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/** A pod's containers, init containers, image volumes and ephemeral containers. */
+function addPod(c: Collector, item: Obj, base: Omit<Workload, 'why'>, nodes: NodeIndex): void {
+  const meta = objAt(item, 'metadata');
+  const spec = objAt(item, 'spec');
+  // A bare pod (or a static pod, mirrored under its Node) stays where it is; a pod some
+  // controller made may be made again anywhere.
+  // (every() of no owners is true: a bare pod)
+  const pinned = ownersOf(meta).every((o) => field(o, 'kind') === 'Node');
+  const placement = placementOf(spec, nodes, pinned);
+  addContainers(c, arrayAt(spec, 'containers'), { ...base, why: podWhy(item) }, placement);
+  addContainers(c, arrayAt(spec, 'initContainers'), { ...base, why: 'init container' }, placement);
+  if (spec) addImageVolumes(c, spec, base, (clause) => clause, placement);
+  addContainers(c, arrayAt(spec, 'ephemeralContainers'), { ...base, why: 'ephemeral container' }, placement);
+}
+
+/** Why a ReplicaSet's images are needed: running, scaled to 0, or kept for its Deployment's rollback. */
+function replicaSetWhy(item: Obj, namespace: string, revisions: ReadonlyMap<string, string>): string {
+  if (replicasOf(item) !== 0) return 'running';
+  const meta = objAt(item, 'metadata');
+  const deployment = ownersOf(meta).find((o) => field(o, 'kind') === 'Deployment');
+  const owner = stringAt(deployment, 'name');
+  if (!owner) return 'scaled to 0';
+  const revision = revisionOf(meta);
+  if (revision === undefined) return 'kept for rollback';
+  if (revision !== revisions.get(`${namespace}\n${owner}`)) return `rollback (revision ${revision})`;
+  return 'scaled to 0';
 }
 
 function compareWorkloads(a: Workload, b: Workload): number {
