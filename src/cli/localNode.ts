@@ -44,3 +44,10 @@ export async function localNodeOf(cli: Cli, o: LocalFlags, names: readonly strin
   });
   return def.name;
 }
+
+/** The node a one-node command reads: the one named, or this machine with --local; neither is refused. */
+export async function namedOrLocalNode(cli: Cli, o: LocalFlags, given: string | undefined): Promise<string> {
+  const name = (await localNodeOf(cli, o, given ? [given] : [])) ?? given;
+  if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
+  return name;
+}
