@@ -1,22 +1,22 @@
 // holdfast images — each image on a node, its pins and its fate at the next k3s start, what the
 // site needs and the durable pins that are gone.
 import type { Command } from 'commander';
+import type { ResultOf } from '../../shared/contract';
 import type { ImageRef } from '../../shared/domain/images';
 import { pinStateText } from '../pinText';
 import { distroDisplayName } from '../../shared/distro';
 import { atRiskBrief, atRiskOf, NEED_VERDICT_TEXT, verificationRemedyText, type NeedsReport } from '../../shared/needs';
 import { nodeWarnings } from '../../shared/nodeWarnings';
 import { plural, word } from '../../shared/wording';
-import { gcBound, gcBoundBrief, imageProtection, losingOf, pinCounts, protectionBrief, protectionKey, refReading, refsByImage, type RefOutcome } from '../../shared/protection';
+import { gcBound, gcBoundBrief, imageProtection, losingOf, pinCounts, protectionBrief, protectionKey, refReading, refsByImage, type ImageProtection, type RefOutcome } from '../../shared/protection';
 import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
 import { embeddedRegistryBrief, peersColumnApplies, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
 import { imageName, isImageIdRecord } from '../../shared/imageReference';
-import { criPinning } from '../../shared/versions';
+import { criPinning, type CriPinning } from '../../shared/versions';
 import { commandLine } from '../../shared/shellQuote';
 import { connectsFirstNode, type Cli } from '../context';
 import { JSON_HELP, printedAsJson } from '../output';
-import { localNodeOf, withLocalOptions } from '../localNode';
-import { HoldfastError } from '../../core/errors';
+import { namedOrLocalNode, withLocalOptions, type LocalFlags } from '../localNode';
 import type { ColumnFit } from '../fit';
 import { humanSize, shortDigest, terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
@@ -140,106 +140,170 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
         ],
       ),
     )
-    .action(async (given: string | undefined, o) => {
-      const name = (await localNodeOf(cli, o, given ? [given] : [])) ?? given;
-      if (!name) throw new HoldfastError('INVALID_INPUT', 'name the node (or --local, on the node itself)', { hint: 'holdfast node ls lists the nodes Holdfast knows.' });
-      // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
-      const { images, lost, info, needs, embeddedRegistry } = await cli.call('images.report', { node: name });
-      const peersOn = peersColumnApplies(embeddedRegistry);
-      // The node's distro, as the sentences name who pins and strips ("k3s", "RKE2").
-      const who = distroDisplayName(info.distro);
-      const screen = cli.screen();
-      const why = o.why === true;
-      const out = (s: string) => cli.io.out(screen.text(s));
-      if (o.lost) {
-        if (printedAsJson(cli, lost)) return;
-        return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', screen, why, who)}` : `no durable pin Holdfast made on ${name} is lost`);
-      }
-      if (printedAsJson(cli, images)) return;
-      // What the node runs may make every pin moot: said once, before the table.
-      for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
-      if (images.length === 0) {
-        const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
-        cli.io.out(`no images in namespace ${def?.namespace ?? 'k8s.io'} on ${name}`);
-        if (printNeeds(cli, name, images, needs, screen, why, who)) out(whyHint(name));
-        if (lost.length) cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why, who)}`);
-        return;
-      }
-      // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
-      const mode = criPinning(info.containerdVersion);
-      const byImage = refsByImage(images);
-      const protection = imageProtection(images, mode, who);
-      // On a terminal each image's references are together (tags, digest references, CRI's record);
-      // a pipe gets the node's order. CRI's record shows its image's pin on both (shared/protection pinReading).
-      const rows = screen.terminal ? [...byImage.values()].flatMap((refs) => [...refs].sort((a, b) => refRank(a.name) - refRank(b.name))) : images;
-      let inherited = false;
-      // The footer counts pins as the PIN column reads them, and as every other view counts them.
-      const counts = pinCounts(images);
-      cli.io.out(
-        screen.table(
-          ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS', ...(peersOn ? ['PEERS'] : [])],
-          rows.map((i) => {
-            const p = protection.get(protectionKey(i))!;
-            const shown = refReading(i, byImage.get(protectionKey(i))!, p);
-            inherited ||= shown.inherited;
-            return [
-              i.name,
-              // (fitted, PIN LOST goes on a line of its own, so the column stays narrow)
-              screen.width !== null
-                ? [`${pinStateText(shown.pin, who)}${shown.inherited ? INHERITED : ''}`, ...(i.lostPin ? ['PIN LOST'] : [])]
-                : `${pinStateText(shown.pin, who)}${shown.inherited ? INHERITED : ''}${i.lostPin ? ' (PIN LOST)' : ''}`,
-              OUTCOME[shown.outcome],
-              i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
-              shortDigest(i.imageId),
-              humanSize(i.size),
-              screen.terminal ? i.platforms.join(', ') || '-' : i.platforms.join(',') || '-',
-              ...(peersOn ? [peersCell(i)] : []),
-            ];
-          }),
-          peersOn ? [...IMAGE_COLUMNS, PEERS_COLUMN] : IMAGE_COLUMNS,
-        ),
-      );
-      if (inherited) out(INHERITED_NOTE);
-      cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.distro} ${who}-pinned, ${counts.none} unpinned`);
-      // Said only where the node takes part (on, or an agent following its servers): most nodes stay as they were.
-      const peersShort = peersOn && printPeers(cli, images, embeddedRegistry!, screen, why);
-      let short = printNeeds(cli, name, images, needs, screen, why, who) || peersShort;
-      const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
-      if (atRisk.length) {
-        out(`${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next ${who} start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
-        for (const p of atRisk) {
-          if (!screen.terminal) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
-          else {
-            const refs = byImage.get(p.key)!;
-            out(`  - ${screen.ref(imageName(p.refs, p.key), 6)}: ${safe(why ? p.reason : protectionBrief(p, refs, mode, who))}`);
-            short ||= !why;
-          }
-        }
-        out(`Make them durable with: ${commandLine(['pin', name, '--all-k3s'])}`);
-      }
-      // Pins that hold on paper only: a .txt list hands them to the distro, or containerd's own GC removes the reference.
-      const noted = (refs: ImageRef[], heading: string, brief: (r: ImageRef) => string) => {
-        if (!refs.length) return;
-        out(heading);
-        for (const r of refs) {
-          if (!screen.terminal) cli.io.out(`  ${safe(r.name)}: ${safe(r.reason)}`);
-          else {
-            out(`  - ${screen.ref(r.name, 6)}: ${safe(why ? r.reason : brief(r))}`);
-            short ||= !why;
-          }
-        }
-      };
-      noted(images.filter((r) => r.listTrap), listTrapHeading(images.filter((r) => r.listTrap).length, who), (r) => listTrapBrief(r.listTrap!));
-      const bound = images.filter((r) => gcBound(r.labels) && r.pin !== 'none');
-      noted(
-        bound,
-        `${plural(bound.length, 'reference')} containerd may remove whatever ${bound.length === 1 ? 'its pin says' : 'their pins say'} (containerd.io/gc.bref / gc.expire labels):`,
-        (r) => gcBoundBrief(gcBound(r.labels)!),
-      );
-      if (lost.length) {
-        cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why, who)}`);
-        short ||= screen.terminal && !why;
-      }
-      if (short) out(whyHint(name));
-    });
+    .action((given: string | undefined, o: ImagesOptions) => listImages(cli, given, o));
+}
+
+/** The options of images, as commander parses them. */
+interface ImagesOptions extends LocalFlags {
+  lost?: boolean;
+  why?: boolean;
+}
+
+/** What the printers share: the node's report, the screen, and whether every reason is given in full. */
+interface ImagesView {
+  cli: Cli;
+  node: string;
+  report: ResultOf<'images.report'>;
+  screen: Screen;
+  why: boolean;
+  /** The node's distro, as the sentences name who pins and strips ("k3s", "RKE2"). */
+  who: string;
+}
+
+/** A line for a person: wrapped to the terminal. */
+const out = (v: ImagesView, s: string) => v.cli.io.out(v.screen.text(s));
+
+// complete (the node: named, or this machine with --local) → run (images.report) → print (JSON,
+// the lost pins with --lost, or the table and what the site needs).
+async function listImages(cli: Cli, given: string | undefined, o: ImagesOptions): Promise<void> {
+  const name = await namedOrLocalNode(cli, o, given);
+  // --json stays an array of references (scripts parse it); a reference whose pin is lost carries `lostPin`.
+  const report = await cli.call('images.report', { node: name });
+  const { images, lost, info } = report;
+  const v: ImagesView = { cli, node: name, report, screen: cli.screen(), why: o.why === true, who: distroDisplayName(info.distro) };
+  if (o.lost) {
+    if (printedAsJson(cli, lost)) return;
+    return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', v.screen, v.why, v.who)}` : `no durable pin Holdfast made on ${name} is lost`);
+  }
+  if (printedAsJson(cli, images)) return;
+  // What the node runs may make every pin moot: said once, before the table.
+  for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
+  if (images.length === 0) {
+    const def = (await cli.call('nodes.list', {})).find((d) => d.name === name);
+    return printNoImages(v, def?.namespace ?? 'k8s.io');
+  }
+  printImages(v);
+}
+
+function printNoImages(v: ImagesView, namespace: string): void {
+  const { cli, node, report, screen, why, who } = v;
+  cli.io.out(`no images in namespace ${namespace} on ${node}`);
+  if (printNeeds(cli, node, report.images, report.needs, screen, why, who)) out(v, whyHint(node));
+  if (report.lost.length) cli.io.out(`\n${lostLine(report.lost.length)}:\n${lostPinsText(report.lost, '  ', screen, why, who)}`);
+}
+
+/** The table, its footer, then what puts an image at risk: needs, lost pins, pins that hold on paper only. */
+function printImages(v: ImagesView): void {
+  const { cli, node, screen, why, who } = v;
+  const { images, lost, needs, embeddedRegistry } = v.report;
+  const peersOn = peersColumnApplies(embeddedRegistry);
+  // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
+  const mode = criPinning(v.report.info.containerdVersion);
+  const byImage = refsByImage(images);
+  const protection = imageProtection(images, mode, who);
+  const inherited = printTable(v, byImage, protection, peersOn);
+  if (inherited) out(v, INHERITED_NOTE);
+  // The footer counts pins as the PIN column reads them, and as every other view counts them.
+  const counts = pinCounts(images);
+  cli.io.out(`\n${images.length} references of ${protection.size} images: ${counts.durable} durable, ${counts.distro} ${who}-pinned, ${counts.none} unpinned`);
+  // Said only where the node takes part (on, or an agent following its servers): most nodes stay as they were.
+  const peersShort = peersOn && printPeers(cli, images, embeddedRegistry!, screen, why);
+  let short = printNeeds(cli, node, images, needs, screen, why, who) || peersShort;
+  const losingShort = printLosing(v, byImage, protection, mode);
+  const paperShort = printPaperPins(v);
+  short = short || losingShort || paperShort;
+  if (lost.length) {
+    cli.io.out(`\n${lostLine(lost.length)}:\n${lostPinsText(lost, '  ', screen, why, who)}`);
+    short ||= screen.terminal && !why;
+  }
+  if (short) out(v, whyHint(node));
+}
+
+/** The images table; returns whether a row shows its image's pin (INHERITED). */
+function printTable(v: ImagesView, byImage: Map<string, ImageRef[]>, protection: Map<string, ImageProtection>, peersOn: boolean): boolean {
+  const { screen, who } = v;
+  const images = v.report.images;
+  // On a terminal each image's references are together (tags, digest references, CRI's record);
+  // a pipe gets the node's order. CRI's record shows its image's pin on both (shared/protection pinReading).
+  const rows = screen.terminal ? [...byImage.values()].flatMap((refs) => [...refs].sort((a, b) => refRank(a.name) - refRank(b.name))) : images;
+  let inherited = false;
+  v.cli.io.out(
+    screen.table(
+      ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS', ...(peersOn ? ['PEERS'] : [])],
+      rows.map((i) => {
+        const p = protection.get(protectionKey(i))!;
+        const shown = refReading(i, byImage.get(protectionKey(i))!, p);
+        inherited ||= shown.inherited;
+        return [
+          i.name,
+          // (fitted, PIN LOST goes on a line of its own, so the column stays narrow)
+          screen.width !== null
+            ? [`${pinStateText(shown.pin, who)}${shown.inherited ? INHERITED : ''}`, ...(i.lostPin ? ['PIN LOST'] : [])]
+            : `${pinStateText(shown.pin, who)}${shown.inherited ? INHERITED : ''}${i.lostPin ? ' (PIN LOST)' : ''}`,
+          OUTCOME[shown.outcome],
+          i.need ? (i.need.atRisk ? NEED_VERDICT_TEXT[i.need.verdict].toUpperCase() : NEED_VERDICT_TEXT[i.need.verdict]) : '-',
+          shortDigest(i.imageId),
+          humanSize(i.size),
+          screen.terminal ? i.platforms.join(', ') || '-' : i.platforms.join(',') || '-',
+          ...(peersOn ? [peersCell(i)] : []),
+        ];
+      }),
+      peersOn ? [...IMAGE_COLUMNS, PEERS_COLUMN] : IMAGE_COLUMNS,
+    ),
+  );
+  return inherited;
+}
+
+/** The images (not already said at risk) that lose their pin at the next start; returns whether a short clause stood for a reason. */
+function printLosing(v: ImagesView, byImage: Map<string, ImageRef[]>, protection: Map<string, ImageProtection>, mode: CriPinning): boolean {
+  const { cli, screen, why, who } = v;
+  const images = v.report.images;
+  const atRisk = losingOf(protection).filter((p) => !images.some((i) => i.need?.atRisk && protectionKey(i) === p.key));
+  if (!atRisk.length) return false;
+  let short = false;
+  out(v, `${atRisk.length} image${atRisk.length === 1 ? '' : 's'} will lose ${atRisk.length === 1 ? 'its' : 'their'} pin at the next ${who} start (as kubelet sees ${atRisk.length === 1 ? 'it' : 'them'}):`);
+  for (const p of atRisk) {
+    if (!screen.terminal) cli.io.out(`  ${safe(p.refs.join(', '))}: ${safe(p.reason)}`);
+    else {
+      const refs = byImage.get(p.key)!;
+      out(v, `  - ${screen.ref(imageName(p.refs, p.key), 6)}: ${safe(why ? p.reason : protectionBrief(p, refs, mode, who))}`);
+      short ||= !why;
+    }
+  }
+  out(v, `Make them durable with: ${commandLine(['pin', v.node, '--all-k3s'])}`);
+  return short;
+}
+
+/**
+ * Pins that hold on paper only: a .txt list hands them to the distro, or containerd's own GC
+ * removes the reference. Returns whether a short clause stood for a reason.
+ */
+function printPaperPins(v: ImagesView): boolean {
+  const images = v.report.images;
+  const trapped = images.filter((r) => r.listTrap);
+  const listShort = printNoted(v, trapped, listTrapHeading(trapped.length, v.who), (r) => listTrapBrief(r.listTrap!));
+  const bound = images.filter((r) => gcBound(r.labels) && r.pin !== 'none');
+  const boundShort = printNoted(
+    v,
+    bound,
+    `${plural(bound.length, 'reference')} containerd may remove whatever ${bound.length === 1 ? 'its pin says' : 'their pins say'} (containerd.io/gc.bref / gc.expire labels):`,
+    (r) => gcBoundBrief(gcBound(r.labels)!),
+  );
+  return listShort || boundShort;
+}
+
+/** A heading, then each reference with its reason (a short clause on a terminal); returns whether a short clause was used. */
+function printNoted(v: ImagesView, refs: ImageRef[], heading: string, brief: (r: ImageRef) => string): boolean {
+  if (!refs.length) return false;
+  const { cli, screen, why } = v;
+  let short = false;
+  out(v, heading);
+  for (const r of refs) {
+    if (!screen.terminal) cli.io.out(`  ${safe(r.name)}: ${safe(r.reason)}`);
+    else {
+      out(v, `  - ${screen.ref(r.name, 6)}: ${safe(why ? r.reason : brief(r))}`);
+      short ||= !why;
+    }
+  }
+  return short;
 }
