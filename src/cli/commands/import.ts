@@ -3,6 +3,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
+import type { ArgsOf } from '../../shared/contract';
 import type { Job } from '../../shared/domain/jobs';
 import { DEFAULT_IMPORT_PARALLEL, DEFAULT_IMPORT_TIMEOUT } from '../../shared/importOptions';
 import { compressionName, plural } from '../../shared/wording';
@@ -55,57 +56,82 @@ export function registerImportCommand(program: Command, cli: Cli): void {
         ],
       ),
     )
-    .action(async (args: string[], o) => {
-      if (args.length < 2) throw new HoldfastError('INVALID_INPUT', 'give at least one node and the archive: holdfast import NODE... FILE');
-      const file = path.resolve(args[args.length - 1]!);
-      const nodes = [...new Set(args.slice(0, -1))];
-      const board = new ProgressBoard(process.stderr);
-      let job: Job;
-      try {
-        job = await followJob(
-          cli,
-          () => cli.call('jobs.startImport', {
-              nodes,
-              path: file,
-              pin: Boolean(o.pin) || Boolean(o.direct),
-              removeArchive: Boolean(o.removeArchive),
-              parallel: o.parallel,
-              timeout: o.timeout,
-              ...(o.direct ? { direct: true } : {}),
-            }),
-          {
-            file,
-            board,
-            err: cli.io.err,
-            onStart: (j) => board.note(j.options.direct ? `${path.basename(j.archive.path)}: ${humanSize(j.archive.size)}, ${plural(j.archive.images ?? 0, 'image')}, sent straight to containerd` : describeArchive(j.archive)),
-            // On a terminal every node has its line from the start; a log gets lines as things happen.
-            onJob: jobRows(board, { queued: board.live, done: true }),
-          },
-        );
-      } finally {
-        board.close();
-      }
-      let failed = 0;
-      let refused = 0;
-      const screen = cli.screen();
-      const errScreen = cli.errScreen();
-      for (const n of job.nodes) {
-        if (n.state === 'succeeded' && n.result) {
-          cli.io.out(importResultLine(screen, n.node, { result: n.result }));
-          // Node-derived sentences (names, versions): one each on stderr, harmless.
-          if (n.result.renamed) cli.io.err(errScreen.text(`note: ${n.node}: ${terminalSafe(n.result.renamed)}`));
-          for (const w of n.result.warnings ?? []) cli.io.err(errScreen.text(`warning: ${n.node}: ${terminalSafe(w)}`));
-        } else {
-          failed++;
-          const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: n.message || 'cancelled', hint: undefined } : withRemedyHint(nodeError(n), file);
-          if (exitCodeFor(info.code) === EXIT.REFUSED) refused++;
-          cli.io.out(importResultLine(screen, n.node, { failed: info }));
-        }
-      }
-      if (failed) {
-        // A refusal is not cured by a retry alone: what to do first is on each node's line.
-        const next = refused || job.nodes.some((n) => n.error?.remedy) ? 'Do what each failed line says, then run the same command again.' : 'Run the same command again to retry.';
-        throw new HoldfastError(refused === failed ? 'REFUSED' : 'INTERNAL', `${failed} of ${plural(nodes.length, 'node')} failed; the others' work is done and kept. ${next}`);
-      }
+    .action((args: string[], o: ImportOptions) => importArchive(cli, args, o));
+}
+
+/** The options of import, as commander parses them. */
+interface ImportOptions {
+  direct?: boolean;
+  pin?: boolean;
+  removeArchive?: boolean;
+  parallel: number;
+  timeout: number;
+}
+
+type ImportRequest = ArgsOf<'jobs.startImport'>;
+
+// complete (nodes and archive from the arguments) → validate (importRequest; the service checks
+// the options and the archive) → run (the service's import job, followed) → print (a line per node).
+async function importArchive(cli: Cli, args: string[], o: ImportOptions): Promise<void> {
+  const request = importRequest(args, o);
+  const job = await runImport(cli, request);
+  const { failed, refused } = printImport(cli, job, request.path);
+  if (failed) {
+    // A refusal is not cured by a retry alone: what to do first is on each node's line.
+    const next = refused || job.nodes.some((n) => n.error?.remedy) ? 'Do what each failed line says, then run the same command again.' : 'Run the same command again to retry.';
+    throw new HoldfastError(refused === failed ? 'REFUSED' : 'INTERNAL', `${failed} of ${plural(request.nodes.length, 'node')} failed; the others' work is done and kept. ${next}`);
+  }
+}
+
+/** The nodes (each once) and the archive (its absolute path) the arguments name, with the options. */
+function importRequest(args: string[], o: ImportOptions): ImportRequest {
+  if (args.length < 2) throw new HoldfastError('INVALID_INPUT', 'give at least one node and the archive: holdfast import NODE... FILE');
+  return {
+    nodes: [...new Set(args.slice(0, -1))],
+    path: path.resolve(args[args.length - 1]!),
+    pin: Boolean(o.pin) || Boolean(o.direct),
+    removeArchive: Boolean(o.removeArchive),
+    parallel: o.parallel,
+    timeout: o.timeout,
+    ...(o.direct ? { direct: true } : {}),
+  };
+}
+
+/** The service's import job, its progress on stderr as it goes; the job as it ended. */
+async function runImport(cli: Cli, request: ImportRequest): Promise<Job> {
+  const board = new ProgressBoard(process.stderr);
+  try {
+    return await followJob(cli, () => cli.call('jobs.startImport', request), {
+      file: request.path,
+      board,
+      err: cli.io.err,
+      onStart: (j) => board.note(j.options.direct ? `${path.basename(j.archive.path)}: ${humanSize(j.archive.size)}, ${plural(j.archive.images ?? 0, 'image')}, sent straight to containerd` : describeArchive(j.archive)),
+      // On a terminal every node has its line from the start; a log gets lines as things happen.
+      onJob: jobRows(board, { queued: board.live, done: true }),
     });
+  } finally {
+    board.close();
+  }
+}
+
+/** Each node's result line (notes and warnings on stderr); how many failed, and how many of those were refused. */
+function printImport(cli: Cli, job: Job, file: string): { failed: number; refused: number } {
+  let failed = 0;
+  let refused = 0;
+  const screen = cli.screen();
+  const errScreen = cli.errScreen();
+  for (const n of job.nodes) {
+    if (n.state === 'succeeded' && n.result) {
+      cli.io.out(importResultLine(screen, n.node, { result: n.result }));
+      // Node-derived sentences (names, versions): one each on stderr, harmless.
+      if (n.result.renamed) cli.io.err(errScreen.text(`note: ${n.node}: ${terminalSafe(n.result.renamed)}`));
+      for (const w of n.result.warnings ?? []) cli.io.err(errScreen.text(`warning: ${n.node}: ${terminalSafe(w)}`));
+    } else {
+      failed++;
+      const info = n.state === 'cancelled' ? { code: 'INTERNAL' as const, message: n.message || 'cancelled', hint: undefined } : withRemedyHint(nodeError(n), file);
+      if (exitCodeFor(info.code) === EXIT.REFUSED) refused++;
+      cli.io.out(importResultLine(screen, n.node, { failed: info }));
+    }
+  }
+  return { failed, refused };
 }
