@@ -9,6 +9,7 @@ import { DEFAULT_FLEET_CONCURRENCY, DEFAULT_NODE_TIMEOUT_MS } from '../../core/u
 import { fleetDistroName, isLowDisk, losingImagesOf, warningsOf, type LowDiskRule } from '../../core/usecases/fleet/summary';
 import { formatBytes } from '../../shared/format';
 import { atRiskBrief, atRiskOf, verificationRemedyText } from '../../shared/needs';
+import type { ArgsOf } from '../../shared/contract';
 import type { Distro, NodeDef } from '../../shared/domain/nodes';
 import { plural, word } from '../../shared/wording';
 import { pinCounts, protectionBrief } from '../../shared/protection';
@@ -23,7 +24,7 @@ import { JSON_HELP, printedAsJson } from '../output';
 import { positiveInt, positiveSeconds } from '../options';
 import { savedNodeHint } from '../accessText';
 import { runFleet } from '../fleetRun';
-import { localNodeOf, withLocalOptions } from '../localNode';
+import { localNodeOf, withLocalOptions, type LocalFlags } from '../localNode';
 import type { ColumnFit } from '../fit';
 import { terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
@@ -104,92 +105,20 @@ function attentionLines(r: NodeRisk, n: FleetNodeResult | undefined, rule: LowDi
  * with `why`).
  */
 export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen = Screen.plain, why = false): string {
-  const group = new Map(defs.map((d) => [d.name, d.group ?? '']));
-  const rule = report.summary.lowDiskRule;
-  const out: string[] = [];
-  let shortened = false;
-  out.push(
-    screen.table(
-      ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'AT RISK', 'ARCHIVES', 'DISK FREE'],
-      report.nodes.map((n) => {
-        if (!n.reachable) {
-          return [n.node, group.get(n.node) || '-', notInspectedStatus(n.error?.code).toUpperCase(), '-', '-', '-', '-', '-', '-', '-', '-', '-', '-'];
-        }
-        const imgs = n.images ?? [];
-        const c = pinCounts(imgs);
-        const v = n.versions;
-        const archives = (n.archives ?? []).filter((a) => a.kind === 'archive').length;
-        const disk = n.disk ? `${formatBytes(n.disk.freeBytes)}${isLowDisk(n, rule) ? ' LOW' : ''}` : '?';
-        return [
-          n.node,
-          group.get(n.node) || '-',
-          'ok',
-          v ? (v.distroVersion ? `${distroName(v.distro)} ${v.distroVersion}` : distroName(v.distro)) : '-',
-          v?.containerdVersion ?? '-',
-          imgs.length,
-          c.durable,
-          c.distro,
-          c.none,
-          losingImagesOf(n).length,
-          atRiskOf(n.images, n.needs).length,
-          archives,
-          disk,
-        ];
-      }),
-      FLEET_COLUMNS,
-    ),
-  );
   const s = report.summary;
+  const out: string[] = [fleetTable(report, defs, screen)];
   out.push(
     `\n${s.reachable} of ${s.nodes} nodes reachable · ${s.atRiskImages ?? 0} needed image${s.atRiskImages === 1 ? '' : 's'} at risk · ${s.losingPins} image${s.losingPins === 1 ? '' : 's'} lose${s.losingPins === 1 ? 's' : ''} ${s.losingPins === 1 ? 'its' : 'their'} pin at the next ${fleetDistroName(report.nodes)} start · ${s.lowDisk} low on disk · ${(s.durationMs / 1000).toFixed(1)} s`,
   );
   // One machine configured twice: its first entry stands for it in the totals above.
   for (const g of s.sameMachine ?? []) out.push(`Same machine: ${safe(sameMachineText(g))}: counted once in these totals.`);
-  // Which nodes Holdfast could not read needs for: their verdicts rest on provenance alone.
-  const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');
-  if (blind.length) {
-    out.push(`No source of site needs on ${blind.length === report.nodes.length ? 'any node' : short(blind.map((n) => n.node))}: images from air-gap archives count as needed there.`);
-    for (const n of blind.slice(0, 8)) {
-      out.push(`  ${n.node}: ${safe(n.needs!.noSource ?? 'none read')}`);
-      if (n.needs!.unmatched) out.push(`  ${' '.repeat(n.node.length)}  → ${kubeNodeHint(n.node, n.needs!.unmatched)}`);
-    }
-  }
-  if (report.drift.length) {
-    out.push(`\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`);
-    out.push(
-      screen.table(
-        ['IMAGE', 'PRESENT', 'MISSING ON', 'UNPINNED ON'],
-        report.drift.map((d) => [d.name, `${d.presentOn.length}/${d.presentOn.length + d.missingOn.length}`, short(d.missingOn), short(d.unpinnedOn)]),
-        DRIFT_COLUMNS,
-      ),
-    );
-  } else if (s.reachable > 1) out.push('\nNo drift: the reachable nodes have the same images, pinned alike.');
+  out.push(...noSourceLines(report));
+  out.push(...driftLines(report, screen));
   out.push(...registriesSection(report.nodes));
   out.push(...peersSection(report.nodes, defs));
-  if (s.atRisk.length) {
-    out.push('\nNeeds attention:');
-    // A refusal's remedy (a host key to trust) worded as the command that works here.
-    const hints = new Map(report.nodes.map((n) => [n.node, n.error ? savedNodeHint(n.error) : undefined]));
-    const results = new Map(report.nodes.map((n) => [n.node, n]));
-    for (const r of s.atRisk) {
-      const pad = `  ${' '.repeat(r.node.length)}  `;
-      if (screen.terminal) {
-        out.push(...attentionLines(r, results.get(r.node), rule, screen, why));
-        shortened ||= !why && (Boolean(r.atRisk?.length) || r.losingPins > 0);
-      } else {
-        // Reasons and hints quote the nodes' own errors: one line each, harmless.
-        for (const why of r.reasons) out.push(`  ${r.node}: ${safe(why)}`);
-      }
-      const hint = hints.get(r.node);
-      if (hint) out.push(`${pad}→ ${safe(hint)}`);
-      if (screen.terminal) continue;
-      // Each needed image at risk: what it is, who needs it, where a copy is.
-      for (const a of r.atRisk ?? []) out.push(`${pad}- ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
-      if (r.atRisk?.some((a) => a.pinnable)) out.push(`${pad}→ ${commandLine(['pin', r.node, '--needed'])}`);
-      const verification = results.get(r.node)?.needs?.verification;
-      if (verification) out.push(`${pad}→ ${safe(verificationRemedyText(verification, distroDisplayName(results.get(r.node)?.versions?.distro ?? 'unknown')))}`);
-    }
-  }
+  const attention = attentionSection(report, screen, why);
+  out.push(...attention.lines);
+  let shortened = attention.shortened;
   const lost = report.nodes.filter((n) => n.lostPins?.length);
   if (lost.length) {
     out.push("\nPins lost behind Holdfast's back:");
@@ -199,6 +128,98 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   if (shortened) out.push(whyHint('NODE'));
   // The tables fit already; the lines around them are wrapped to the terminal.
   return screen.text(out.join('\n'));
+}
+
+/** One row per node: its status, versions, pin counts, what is at risk, its archives and disk. */
+function fleetTable(report: FleetReport, defs: NodeDef[], screen: Screen): string {
+  const group = new Map(defs.map((d) => [d.name, d.group ?? '']));
+  const rule = report.summary.lowDiskRule;
+  return screen.table(
+    ['NODE', 'GROUP', 'STATUS', 'DISTRO', 'CONTAINERD', 'REFS', 'DURABLE', 'K3S', 'NONE', 'LOSE PIN', 'AT RISK', 'ARCHIVES', 'DISK FREE'],
+    report.nodes.map((n) => {
+      if (!n.reachable) {
+        return [n.node, group.get(n.node) || '-', notInspectedStatus(n.error?.code).toUpperCase(), '-', '-', '-', '-', '-', '-', '-', '-', '-', '-'];
+      }
+      const imgs = n.images ?? [];
+      const c = pinCounts(imgs);
+      const v = n.versions;
+      const archives = (n.archives ?? []).filter((a) => a.kind === 'archive').length;
+      const disk = n.disk ? `${formatBytes(n.disk.freeBytes)}${isLowDisk(n, rule) ? ' LOW' : ''}` : '?';
+      return [
+        n.node,
+        group.get(n.node) || '-',
+        'ok',
+        v ? (v.distroVersion ? `${distroName(v.distro)} ${v.distroVersion}` : distroName(v.distro)) : '-',
+        v?.containerdVersion ?? '-',
+        imgs.length,
+        c.durable,
+        c.distro,
+        c.none,
+        losingImagesOf(n).length,
+        atRiskOf(n.images, n.needs).length,
+        archives,
+        disk,
+      ];
+    }),
+    FLEET_COLUMNS,
+  );
+}
+
+/** Which nodes Holdfast could not read needs for: their verdicts rest on provenance alone. */
+function noSourceLines(report: FleetReport): string[] {
+  const blind = report.nodes.filter((n) => n.needs && n.needs.basis === 'provenance');
+  if (!blind.length) return [];
+  const out = [`No source of site needs on ${blind.length === report.nodes.length ? 'any node' : short(blind.map((n) => n.node))}: images from air-gap archives count as needed there.`];
+  for (const n of blind.slice(0, 8)) {
+    out.push(`  ${n.node}: ${safe(n.needs!.noSource ?? 'none read')}`);
+    if (n.needs!.unmatched) out.push(`  ${' '.repeat(n.node.length)}  → ${kubeNodeHint(n.node, n.needs!.unmatched)}`);
+  }
+  return out;
+}
+
+/** The images that differ across the reachable nodes, or that none does. */
+function driftLines(report: FleetReport, screen: Screen): string[] {
+  if (report.drift.length) {
+    return [
+      `\nDrift: ${plural(report.drift.length, 'image')} ${report.drift.length === 1 ? 'differs' : 'differ'} across the reachable nodes (pinned = pinned now)`,
+      screen.table(
+        ['IMAGE', 'PRESENT', 'MISSING ON', 'UNPINNED ON'],
+        report.drift.map((d) => [d.name, `${d.presentOn.length}/${d.presentOn.length + d.missingOn.length}`, short(d.missingOn), short(d.unpinnedOn)]),
+        DRIFT_COLUMNS,
+      ),
+    ];
+  }
+  return report.summary.reachable > 1 ? ['\nNo drift: the reachable nodes have the same images, pinned alike.'] : [];
+}
+
+/** The nodes that need attention, and whether a short clause stood for a reason (on a terminal). */
+function attentionSection(report: FleetReport, screen: Screen, why: boolean): { lines: string[]; shortened: boolean } {
+  const s = report.summary;
+  if (!s.atRisk.length) return { lines: [], shortened: false };
+  const out = ['\nNeeds attention:'];
+  let shortened = false;
+  // A refusal's remedy (a host key to trust) worded as the command that works here.
+  const hints = new Map(report.nodes.map((n) => [n.node, n.error ? savedNodeHint(n.error) : undefined]));
+  const results = new Map(report.nodes.map((n) => [n.node, n]));
+  for (const r of s.atRisk) {
+    const pad = `  ${' '.repeat(r.node.length)}  `;
+    if (screen.terminal) {
+      out.push(...attentionLines(r, results.get(r.node), s.lowDiskRule, screen, why));
+      shortened ||= !why && (Boolean(r.atRisk?.length) || r.losingPins > 0);
+    } else {
+      // Reasons and hints quote the nodes' own errors: one line each, harmless.
+      for (const why of r.reasons) out.push(`  ${r.node}: ${safe(why)}`);
+    }
+    const hint = hints.get(r.node);
+    if (hint) out.push(`${pad}→ ${safe(hint)}`);
+    if (screen.terminal) continue;
+    // Each needed image at risk: what it is, who needs it, where a copy is.
+    for (const a of r.atRisk ?? []) out.push(`${pad}- ${safe(a.refs[0] ?? '')}: ${safe(a.because)}${a.heldBy?.length ? ` (copy: ${safe(a.heldBy.join(', '))})` : ''}`);
+    if (r.atRisk?.some((a) => a.pinnable)) out.push(`${pad}→ ${commandLine(['pin', r.node, '--needed'])}`);
+    const verification = results.get(r.node)?.needs?.verification;
+    if (verification) out.push(`${pad}→ ${safe(verificationRemedyText(verification, distroDisplayName(results.get(r.node)?.versions?.distro ?? 'unknown')))}`);
+  }
+  return { lines: out, shortened };
 }
 
 export function registerInspectCommand(program: Command, cli: Cli): void {
@@ -241,51 +262,77 @@ export function registerInspectCommand(program: Command, cli: Cli): void {
         ],
       ),
     )
-    .action(async (names: string[], o) => {
-      if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
-      if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
-      if (o.local && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', '--local reads this machine: not with --all or --group');
-      const local = await localNodeOf(cli, o, names);
-      const { report, nodes: ran } = await runFleet(cli, {
-        ...(local ? { nodes: [local] } : names.length ? { nodes: names } : {}),
-        ...(o.group ? { group: o.group as string } : {}),
-        concurrency: o.concurrency,
-        timeout: o.timeout,
-        ...(o.openmetrics ? { diskPicture: true } : {}),
-      });
-      const inRun = new Set(ran);
-      const defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
-      const [{ fleetHtml }, { fleetCsv }] = await reports();
-      if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
-      if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
-      // The same series as `holdfast metrics`, one node label each. The imagefs and GC threshold
-      // series come from each reached node's disk picture, measured by the inspection on its own
-      // connection when --openmetrics asked for it (fleet.start diskPicture): no second connection
-      // per node, which at 500 nodes held 2,000 descriptors open until the command ended.
-      if (o.openmetrics) {
-        const missed = report.nodes.filter((n) => n.reachable && !n.diskPicture);
-        const disks = report.nodes.map((n) => n.diskPicture ?? null);
-        const text = renderMetrics(report.nodes.map((result, i) => ({ label: result.node, result, disk: disks[i] })), Math.floor(Date.parse(report.generatedAt) / 1000));
-        await writeFileAtomic(path.resolve(o.openmetrics), text, 0o644);
-        if (missed.length) {
-          const first = missed[0]!;
-          cli.io.err(
-            `warning: no image file system or GC threshold series for ${plural(missed.length, 'node')} (${short(missed.map((m) => m.node))}): ${first.node}: ${safe(first.diskPictureError?.message ?? 'not measured')}`,
-          );
-        }
-      }
-      if (!printedAsJson(cli, report)) {
-        cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));
-        if (o.html) cli.io.out(`wrote ${o.html}`);
-        if (o.csv) cli.io.out(`wrote ${o.csv}`);
-        if (o.openmetrics) cli.io.out(`wrote ${o.openmetrics}`);
-      }
-      const down2 = report.nodes.filter((n) => !n.reachable);
-      if (down2.length) {
-        const why = down2.every((n) => notInspectedStatus(n.error?.code) === 'unreachable') ? 'unreachable' : 'not inspected';
-        throw new HoldfastError('UNREACHABLE', `${down2.length} of ${plural(report.nodes.length, 'node')} ${why}: ${short(down2.map((n) => n.node), 8)}`, {
-          hint: "The report covers the others and gives each such node's error and what to do.",
-        });
-      }
+    .action((names: string[], o: InspectOptions) => inspectFleet(cli, names, o));
+}
+
+/** The options of inspect, as commander parses them. */
+interface InspectOptions extends LocalFlags {
+  all?: boolean;
+  group?: string;
+  why?: boolean;
+  html?: string;
+  csv?: string;
+  openmetrics?: string;
+  concurrency: number;
+  timeout: number;
+}
+
+// validate (nodes named, --all, --group, --local: one way) and complete (--local: this machine)
+// into fleet.start's request → run (the fleet run, followed) → write the files asked for →
+// print (JSON or the text) → exit 1 when a node was not inspected.
+async function inspectFleet(cli: Cli, names: string[], o: InspectOptions): Promise<void> {
+  const { report, nodes: ran } = await runFleet(cli, await fleetRequest(cli, names, o));
+  const inRun = new Set(ran);
+  const defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
+  await writeReports(cli, report, o);
+  if (!printedAsJson(cli, report)) {
+    cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));
+    if (o.html) cli.io.out(`wrote ${o.html}`);
+    if (o.csv) cli.io.out(`wrote ${o.csv}`);
+    if (o.openmetrics) cli.io.out(`wrote ${o.openmetrics}`);
+  }
+  const down2 = report.nodes.filter((n) => !n.reachable);
+  if (down2.length) {
+    const why = down2.every((n) => notInspectedStatus(n.error?.code) === 'unreachable') ? 'unreachable' : 'not inspected';
+    throw new HoldfastError('UNREACHABLE', `${down2.length} of ${plural(report.nodes.length, 'node')} ${why}: ${short(down2.map((n) => n.node), 8)}`, {
+      hint: "The report covers the others and gives each such node's error and what to do.",
     });
+  }
+}
+
+/** The fleet run the arguments ask for: the nodes named, a group, this machine (--local) or every node. */
+async function fleetRequest(cli: Cli, names: string[], o: InspectOptions): Promise<ArgsOf<'fleet.start'>> {
+  if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
+  if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
+  if (o.local && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', '--local reads this machine: not with --all or --group');
+  const local = await localNodeOf(cli, o, names);
+  return {
+    ...(local ? { nodes: [local] } : names.length ? { nodes: names } : {}),
+    ...(o.group ? { group: o.group } : {}),
+    concurrency: o.concurrency,
+    timeout: o.timeout,
+    ...(o.openmetrics ? { diskPicture: true } : {}),
+  };
+}
+
+/** The HTML, CSV and OpenMetrics files asked for. */
+async function writeReports(cli: Cli, report: FleetReport, o: InspectOptions): Promise<void> {
+  const [{ fleetHtml }, { fleetCsv }] = await reports();
+  if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
+  if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
+  // The same series as `holdfast metrics`, one node label each. The imagefs and GC threshold
+  // series come from each reached node's disk picture, measured by the inspection on its own
+  // connection when --openmetrics asked for it (fleet.start diskPicture): no second connection
+  // per node, which at 500 nodes held 2,000 descriptors open until the command ended.
+  if (!o.openmetrics) return;
+  const missed = report.nodes.filter((n) => n.reachable && !n.diskPicture);
+  const disks = report.nodes.map((n) => n.diskPicture ?? null);
+  const text = renderMetrics(report.nodes.map((result, i) => ({ label: result.node, result, disk: disks[i] })), Math.floor(Date.parse(report.generatedAt) / 1000));
+  await writeFileAtomic(path.resolve(o.openmetrics), text, 0o644);
+  if (missed.length) {
+    const first = missed[0]!;
+    cli.io.err(
+      `warning: no image file system or GC threshold series for ${plural(missed.length, 'node')} (${short(missed.map((m) => m.node))}): ${first.node}: ${safe(first.diskPictureError?.message ?? 'not measured')}`,
+    );
+  }
 }
