@@ -50,7 +50,6 @@ const OVER_BUDGET: Record<string, number> = {
   'src/core/usecases/upload/upload.ts: uploadArchive': 209,
   'src/core/usecases/upload/writeFile.ts: sftpWriteFromFile': 131,
   'src/core/usecases/upload/writeFile.ts: sftpWriteFromFile/(anonymous)': 116,
-  'src/cli/commands/node/bulk.ts: registerNodeImportCommands': 116,
 };
 
 const COMPONENT_BUDGET = 200;
