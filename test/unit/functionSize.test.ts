@@ -57,7 +57,6 @@ const RENDERER = 'src/renderer';
 
 /** The components still over their budget, as OVER_BUDGET: only ever remove or lower a line. */
 const COMPONENTS_OVER_BUDGET: Record<string, number> = {
-  'src/renderer/components/NodeForm.tsx: NodeForm': 202,
   'src/renderer/components/importWizard/ChooseStep.tsx: ChooseStep': 203,
 };
 

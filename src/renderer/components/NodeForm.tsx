@@ -94,7 +94,6 @@ export function NodeForm(props: {
   );
   const jumpChoices = (props.nodes ?? []).filter((n) => n.name !== props.initial?.name && n.name !== fields.name.trim());
   const groupChoices = [...new Set((props.nodes ?? []).map((n) => n.group).filter((g): g is string => Boolean(g)))].sort();
-  const auth = AUTH_OPTIONS.find((a) => a.value === fields.auth) ?? AUTH_OPTIONS[0]!;
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -119,49 +118,9 @@ export function NodeForm(props: {
     else props.onClose();
   };
 
-  const field = (
-    key: keyof Fields,
-    label: string,
-    opts: { placeholder?: string; help?: string; required?: boolean; inputMode?: 'numeric'; mono?: boolean; list?: string } = {},
-  ) => {
-    const id = `${formId}-${key}`;
-    const err = fieldErrors[key];
-    const helpId = opts.help ? `${id}-help` : undefined;
-    const errId = err ? `${id}-err` : undefined;
-    return (
-      <div className={`field field-${key}`}>
-        <label htmlFor={id}>
-          {label}
-          {opts.required ? <span className="req" aria-hidden="true"> *</span> : null}
-        </label>
-        <input
-          id={id}
-          name={key}
-          className={opts.mono ? 'mono' : undefined}
-          value={fields[key]}
-          placeholder={opts.placeholder}
-          required={opts.required}
-          inputMode={opts.inputMode}
-          list={opts.list}
-          autoComplete="off"
-          spellCheck={false}
-          aria-invalid={err ? true : undefined}
-          aria-describedby={[helpId, errId].filter(Boolean).join(' ') || undefined}
-          onChange={(e) => setFields((f) => ({ ...f, [key]: e.target.value }))}
-        />
-        {opts.help ? (
-          <p id={helpId} className="help">
-            {opts.help}
-          </p>
-        ) : null}
-        {err ? (
-          <p id={errId} className="field-error">
-            {err}
-          </p>
-        ) : null}
-      </div>
-    );
-  };
+  const field = (key: keyof Fields, label: string, opts: FieldOptions = {}) => (
+    <TextField id={`${formId}-${key}`} name={key} label={label} value={fields[key]} error={fieldErrors[key]} opts={opts} onChange={(v) => setFields((f) => ({ ...f, [key]: v }))} />
+  );
 
   return (
     <Modal title={editing ? `Edit node ${props.initial?.name}` : 'Add node'} onClose={props.onClose} testId="node-form">
@@ -186,25 +145,7 @@ export function NodeForm(props: {
             help: 'Site or group: the sidebar groups nodes by it and the fleet matrix can inspect one group.',
             list: `${formId}-groups`,
           })}
-          <div className="field field-auth">
-            <label htmlFor={`${formId}-auth`}>Authentication</label>
-            <select
-              id={`${formId}-auth`}
-              name="auth"
-              value={fields.auth}
-              aria-describedby={`${formId}-auth-help`}
-              onChange={(e) => setFields((f) => ({ ...f, auth: e.target.value }))}
-            >
-              {AUTH_OPTIONS.map((a) => (
-                <option key={a.value} value={a.value}>
-                  {a.label}
-                </option>
-              ))}
-            </select>
-            <p id={`${formId}-auth-help`} className="help">
-              {auth.help}
-            </p>
-          </div>
+          <AuthField id={`${formId}-auth`} value={fields.auth} onChange={(auth) => setFields((f) => ({ ...f, auth }))} />
         </div>
         <datalist id={`${formId}-groups`}>
           {groupChoices.map((g) => (
@@ -222,41 +163,8 @@ export function NodeForm(props: {
               help: 'Only when the cluster names this node otherwise and lists none of its addresses: the needs bound to that Node then count here.',
               mono: true,
             })}
-            <div className="field field-jump">
-              <label htmlFor={`${formId}-jump`}>Jump host</label>
-              <select
-                id={`${formId}-jump`}
-                name="jump"
-                value={fields.jump}
-                aria-describedby={`${formId}-jump-help`}
-                onChange={(e) => setFields((f) => ({ ...f, jump: e.target.value }))}
-              >
-                <option value="">None (connect directly)</option>
-                {jumpChoices.map((n) => (
-                  <option key={n.name} value={n.name}>
-                    {n.name} ({n.user}@{n.host})
-                  </option>
-                ))}
-              </select>
-              <p id={`${formId}-jump-help`} className="help">
-                Reach this node through another configured node (like ssh -J), e.g. a site gateway.
-              </p>
-            </div>
-            <div className="field field-sudo">
-              <label className="check">
-                <input
-                  type="checkbox"
-                  name="sudo"
-                  checked={fields.sudo === 'true'}
-                  aria-describedby={`${formId}-sudo-help`}
-                  onChange={(e) => setFields((f) => ({ ...f, sudo: e.target.checked ? 'true' : '' }))}
-                />
-                Use sudo
-              </label>
-              <p id={`${formId}-sudo-help`} className="help">
-                For a non-root user: reach containerd and the images dir through sudo -n (needs passwordless sudo for that user).
-              </p>
-            </div>
+            <JumpField id={`${formId}-jump`} value={fields.jump} choices={jumpChoices} onChange={(jump) => setFields((f) => ({ ...f, jump }))} />
+            <SudoField id={`${formId}-sudo`} checked={fields.sudo === 'true'} onChange={(on) => setFields((f) => ({ ...f, sudo: on ? 'true' : '' }))} />
           </div>
         </details>
         <ErrorNote error={error} />
@@ -270,5 +178,108 @@ export function NodeForm(props: {
         </div>
       </form>
     </Modal>
+  );
+}
+
+interface FieldOptions {
+  placeholder?: string;
+  help?: string;
+  required?: boolean;
+  inputMode?: 'numeric';
+  mono?: boolean;
+  list?: string;
+}
+
+/** One text field: its label, its help and its error, tied to the input for screen readers. */
+function TextField(props: { id: string; name: keyof Fields; label: string; value: string; error: string | undefined; opts: FieldOptions; onChange(value: string): void }) {
+  const { id, opts, error: err } = props;
+  const helpId = opts.help ? `${id}-help` : undefined;
+  const errId = err ? `${id}-err` : undefined;
+  return (
+    <div className={`field field-${props.name}`}>
+      <label htmlFor={id}>
+        {props.label}
+        {opts.required ? <span className="req" aria-hidden="true"> *</span> : null}
+      </label>
+      <input
+        id={id}
+        name={props.name}
+        className={opts.mono ? 'mono' : undefined}
+        value={props.value}
+        placeholder={opts.placeholder}
+        required={opts.required}
+        inputMode={opts.inputMode}
+        list={opts.list}
+        autoComplete="off"
+        spellCheck={false}
+        aria-invalid={err ? true : undefined}
+        aria-describedby={[helpId, errId].filter(Boolean).join(' ') || undefined}
+        onChange={(e) => props.onChange(e.target.value)}
+      />
+      {opts.help ? (
+        <p id={helpId} className="help">
+          {opts.help}
+        </p>
+      ) : null}
+      {err ? (
+        <p id={errId} className="field-error">
+          {err}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** How Holdfast logs in, with what the choice means. */
+function AuthField(props: { id: string; value: string; onChange(value: string): void }) {
+  const auth = AUTH_OPTIONS.find((a) => a.value === props.value) ?? AUTH_OPTIONS[0]!;
+  return (
+    <div className="field field-auth">
+      <label htmlFor={props.id}>Authentication</label>
+      <select id={props.id} name="auth" value={props.value} aria-describedby={`${props.id}-help`} onChange={(e) => props.onChange(e.target.value)}>
+        {AUTH_OPTIONS.map((a) => (
+          <option key={a.value} value={a.value}>
+            {a.label}
+          </option>
+        ))}
+      </select>
+      <p id={`${props.id}-help`} className="help">
+        {auth.help}
+      </p>
+    </div>
+  );
+}
+
+/** The configured node to reach this one through, or none. */
+function JumpField(props: { id: string; value: string; choices: readonly NodeDef[]; onChange(value: string): void }) {
+  return (
+    <div className="field field-jump">
+      <label htmlFor={props.id}>Jump host</label>
+      <select id={props.id} name="jump" value={props.value} aria-describedby={`${props.id}-help`} onChange={(e) => props.onChange(e.target.value)}>
+        <option value="">None (connect directly)</option>
+        {props.choices.map((n) => (
+          <option key={n.name} value={n.name}>
+            {n.name} ({n.user}@{n.host})
+          </option>
+        ))}
+      </select>
+      <p id={`${props.id}-help`} className="help">
+        Reach this node through another configured node (like ssh -J), e.g. a site gateway.
+      </p>
+    </div>
+  );
+}
+
+function SudoField(props: { id: string; checked: boolean; onChange(on: boolean): void }) {
+  return (
+    <div className="field field-sudo">
+      <label className="check">
+        <input type="checkbox" name="sudo" checked={props.checked} aria-describedby={`${props.id}-help`} onChange={(e) => props.onChange(e.target.checked)} />
+        Use sudo
+      </label>
+      <p id={`${props.id}-help`} className="help">
+        For a non-root user: reach containerd and the images dir through sudo -n (needs passwordless sudo for that user).
+      </p>
+    </div>
   );
 }
