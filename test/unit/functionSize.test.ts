@@ -56,9 +56,7 @@ const COMPONENT_BUDGET = 200;
 const RENDERER = 'src/renderer';
 
 /** The components still over their budget, as OVER_BUDGET: only ever remove or lower a line. */
-const COMPONENTS_OVER_BUDGET: Record<string, number> = {
-  'src/renderer/components/importWizard/ChooseStep.tsx: ChooseStep': 203,
-};
+const COMPONENTS_OVER_BUDGET: Record<string, number> = {};
 
 interface Fn {
   /** 'src/core/x.ts: outer/inner', anonymous functions named by where they stand. */

@@ -139,26 +139,7 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
         layout). Each one is checked on this machine before any byte is sent.
       </p>
 
-      {desktop ? (
-        <div className={`dropzone${dragging ? ' dragging' : ''}`} data-testid="dropzone">
-          <UploadIcon className="dropzone-icon" />
-          <p>
-            <strong>Drop archives here</strong>
-          </p>
-          <p className="muted small">or</p>
-          <button type="button" className="btn btn-primary" onClick={() => void pick()} disabled={picking}>
-            <FolderIcon /> {picking ? 'Choosing…' : 'Choose files…'}
-          </button>
-        </div>
-      ) : (
-        <div className="note" data-testid="browser-note">
-          <InfoIcon />
-          <span>
-            In the browser there is no file dialog, and a dropped file has no path Holdfast could read. Type or paste the
-            full path of each archive on this machine.
-          </span>
-        </div>
-      )}
+      <DropSource desktop={desktop} dragging={dragging} picking={picking} onPick={() => void pick()} />
       {dialogError ? (
         <ErrorCallout error={dialogError} title="No file dialog" testId="dialog-error">
           <p>Type or paste the path in the field below instead.</p>
@@ -214,28 +195,7 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
         </div>
       </form>
 
-      {archives.length ? (
-        <ul className="chosen" aria-label="Chosen archives" data-testid="chosen-list">
-          {archives.map((a) => (
-            <li key={a.path} className={`chosen-item chosen-${a.state}`} data-testid="chosen-archive" data-path={a.path}>
-              {a.state === 'inspecting' ? (
-                <span className="spinner spinner-inline" aria-hidden="true" />
-              ) : a.state === 'ok' ? (
-                <CheckIcon className="st-icon st-ok" />
-              ) : (
-                <CrossIcon className="st-icon st-failed" />
-              )}
-              <div className="chosen-text">
-                <code className="chosen-path">{breakable(a.path)}</code>
-                {a.state === 'refused' || a.state === 'error' ? <DraftProblem a={a} /> : <span className="chosen-summary small">{draftSummary(a)}</span>}
-              </div>
-              <button type="button" className="btn btn-small btn-quiet" onClick={() => removeArchivePath(a.path)} aria-label={`Remove ${a.path} from the list`}>
-                <TrashIcon />
-              </button>
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <ChosenList archives={archives} onRemove={removeArchivePath} />
 
       <div className="wizard-actions">
         <span className="muted small" data-testid="choose-status">
@@ -252,5 +212,59 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
         </button>
       </div>
     </section>
+  );
+}
+
+/** On the desktop, where archives are dropped or picked in a file dialog; in a browser, why neither works. */
+function DropSource(props: { desktop: boolean; dragging: boolean; picking: boolean; onPick(): void }) {
+  if (!props.desktop) {
+    return (
+      <div className="note" data-testid="browser-note">
+        <InfoIcon />
+        <span>
+          In the browser there is no file dialog, and a dropped file has no path Holdfast could read. Type or paste the
+          full path of each archive on this machine.
+        </span>
+      </div>
+    );
+  }
+  return (
+    <div className={`dropzone${props.dragging ? ' dragging' : ''}`} data-testid="dropzone">
+      <UploadIcon className="dropzone-icon" />
+      <p>
+        <strong>Drop archives here</strong>
+      </p>
+      <p className="muted small">or</p>
+      <button type="button" className="btn btn-primary" onClick={props.onPick} disabled={props.picking}>
+        <FolderIcon /> {props.picking ? 'Choosing…' : 'Choose files…'}
+      </button>
+    </div>
+  );
+}
+
+/** The archives chosen so far, each with its check's verdict and a button to remove it. */
+function ChosenList({ archives, onRemove }: { archives: readonly DraftArchive[]; onRemove(path: string): void }) {
+  if (!archives.length) return null;
+  return (
+    <ul className="chosen" aria-label="Chosen archives" data-testid="chosen-list">
+      {archives.map((a) => (
+        <li key={a.path} className={`chosen-item chosen-${a.state}`} data-testid="chosen-archive" data-path={a.path}>
+          {a.state === 'inspecting' ? (
+            <span className="spinner spinner-inline" aria-hidden="true" />
+          ) : a.state === 'ok' ? (
+            <CheckIcon className="st-icon st-ok" />
+          ) : (
+            <CrossIcon className="st-icon st-failed" />
+          )}
+          <div className="chosen-text">
+            <code className="chosen-path">{breakable(a.path)}</code>
+            {a.state === 'refused' || a.state === 'error' ? <DraftProblem a={a} /> : <span className="chosen-summary small">{draftSummary(a)}</span>}
+          </div>
+          <button type="button" className="btn btn-small btn-quiet" onClick={() => onRemove(a.path)} aria-label={`Remove ${a.path} from the list`}>
+            <TrashIcon />
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }
