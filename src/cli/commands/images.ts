@@ -133,7 +133,7 @@ export function registerImagesCommand(program: Command, cli: Cli): void {
           'holdfast images lab1-n1 --json | jq -r \'.[] | select(.pin == "none") | .name\'',
         ],
         [
-          'PIN: durable (io.cri-containerd.pinned, which no k3s/RKE2 start touches), k3s or RKE2 (the distro\'s label: its next start removes it unless it imports the image again; --json says k3s on both) or none.',
+          'PIN: durable (io.cri-containerd.pinned, which no k3s/RKE2 start touches), k3s or RKE2 (the distro\'s label: its next start removes it unless it imports the image again; --json says distro for both) or none.',
           '--json is an array of references (one whose pin is lost carries lostPin; peers: whether other nodes can pull it from this one through k3s\'s embedded registry, and why not); with --lost, an array of lost pins.',
           'PEERS (while the embedded registry is on): yes, or why peers cannot pull the reference from this node.',
           FITTED_NOTE,
