@@ -1,21 +1,23 @@
-// How to get into a node that refused Holdfast (shared/domain AccessRemedy), worded as the
+// How to get into a node that refused Holdfast (shared/remedy AccessRemedy), worded as the
 // command that works where the error is read. Core hands the data, never the command: a node not
 // saved yet (node add) has nothing for node edit to change, and `images` takes no host key flag.
 import type { Command } from 'commander';
 import { HoldfastError } from '../core/errors';
 import type { HostKeyAcceptance } from './hostKeys';
-import type { AccessRemedy, ErrorInfo } from '../shared/domain/errors';
+import type { ErrorInfo } from '../shared/domain/errors';
 import type { NodeDef } from '../shared/domain/nodes';
+import type { AccessRemedy } from '../shared/remedy';
 import { commandLine } from '../shared/shellQuote';
+import { errorHint, remedyCommand } from './remedyText';
 
 const ACCEPT_FLAG = '--accept-new-host-key';
 
-/** The hint of an error read after any command on saved nodes: its remedy as a node edit. */
-export function savedNodeHint(info: Pick<ErrorInfo, 'hint' | 'access'>): string | undefined {
+/** The hint of an error read after any command on saved nodes: its access remedy as a node edit, else its remedy (./remedyText). */
+export function savedNodeHint(info: Pick<ErrorInfo, 'hint' | 'access' | 'remedy'>): string | undefined {
   const a = info.access;
-  if (a?.kind === 'trust-host-key') return `${info.hint ?? ''} To trust it: ${commandLine(['node', 'edit', a.node, `${ACCEPT_FLAG}=${a.fingerprint}`])}`.trim();
-  if (a?.kind === 'sudo') return `${info.hint ?? ''} To use sudo: ${commandLine(['node', 'edit', a.node, '--sudo'])}`.trim();
-  return info.hint;
+  if (a?.action === 'trust-host-key') return `${info.hint ?? ''} To trust it: ${remedyCommand(a)}`.trim();
+  if (a?.action === 'sudo') return `${info.hint ?? ''} To use sudo: ${remedyCommand(a)}`.trim();
+  return errorHint(info);
 }
 
 /**
@@ -50,17 +52,17 @@ export function givenArgs(cmd: Command): string[] {
  * saved otherwise): the same command again with the flag it lacks. `argv`: the arguments the
  * command was given (givenArgs).
  */
-export function checkHint(info: Pick<ErrorInfo, 'hint' | 'access'>, def: Pick<NodeDef, 'name'>, argv: readonly string[]): string | undefined {
+export function checkHint(info: Pick<ErrorInfo, 'hint' | 'access' | 'remedy'>, def: Pick<NodeDef, 'name'>, argv: readonly string[]): string | undefined {
   const a: AccessRemedy | undefined = info.access;
-  if (a?.kind === 'trust-host-key') {
+  if (a?.action === 'trust-host-key') {
     // A jump host of the chain: one flag per new host, the node's own and each hop's.
     const hop = a.node === def.name ? '' : ` for ${a.node} (one such flag per new host of the chain; repeat the flag)`;
     return `${info.hint ?? ''} To trust it, re-run with ${ACCEPT_FLAG}=${a.fingerprint}${hop}.`.trim();
   }
-  if (a?.kind === 'sudo' && a.node === def.name) {
+  if (a?.action === 'sudo' && a.node === def.name) {
     return `${info.hint ?? ''} To use sudo: ${commandLine([...argv.filter((a) => a !== '--no-sudo' && a !== '--sudo'), '--sudo'])}`.trim();
   }
-  return info.hint;
+  return errorHint(info);
 }
 
 /** A failed check of node add or node edit, its hint worded by checkHint (the error as it is when it has no access remedy). */

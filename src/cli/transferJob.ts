@@ -42,7 +42,7 @@ export function nodeError(n: JobNodeProgress): HoldfastError {
  * A node's line at the end of an import: `NODE: ok — what was done`, or `NODE: FAILED — the error
  * (its hint)`. On a terminal it wraps at words to its width, the next lines indented.
  */
-export function importResultLine(screen: Screen, node: string, outcome: { result: JobNodeResult } | { failed: Pick<ErrorInfo, 'message' | 'hint' | 'access'> }): string {
+export function importResultLine(screen: Screen, node: string, outcome: { result: JobNodeResult } | { failed: Pick<ErrorInfo, 'message' | 'hint' | 'access' | 'remedy'> }): string {
   if ('result' in outcome) return screen.text(`${node}: ok — ${outcome.result.summary}`);
   // A refusal's remedy (a host key to trust) worded as the command that works here.
   const { message } = outcome.failed;

@@ -1,6 +1,8 @@
 // One error type for everything the core reports to a user. `code` drives exit codes and UI
-// treatment; `message` is one clear sentence; `hint` says what to do next.
-import type { AccessRemedy, ErrorCode, ErrorInfo, ErrorRemedy } from '../shared/domain/errors';
+// treatment; `message` is one clear sentence; `hint` says what to do next in plain words, and
+// `remedy` is that as data (no command line in core: the CLI and the app word it).
+import type { ErrorCode, ErrorInfo } from '../shared/domain/errors';
+import type { AccessRemedy, Remedy } from '../shared/remedy';
 
 export class HoldfastError extends Error {
   readonly code: ErrorCode;
@@ -9,13 +11,13 @@ export class HoldfastError extends Error {
   readonly hint?: string;
   readonly fingerprint?: string;
   readonly expectedFingerprint?: string;
-  /** What helps when the same command again would not (data: the CLI and the app word it). */
-  readonly remedy?: ErrorRemedy;
+  /** What helps, as data (shared/remedy): the CLI words it as a command, the app as a sentence. */
+  readonly remedy?: Remedy;
 
   constructor(
     code: ErrorCode,
     message: string,
-    extra: { hint?: string; fingerprint?: string; expectedFingerprint?: string; remedy?: ErrorRemedy; cause?: unknown } = {},
+    extra: { hint?: string; fingerprint?: string; expectedFingerprint?: string; remedy?: Remedy; cause?: unknown } = {},
   ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'HoldfastError';

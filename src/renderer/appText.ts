@@ -1,18 +1,12 @@
-// Core's sentences are written for both the terminal and the app, and name CLI commands
-// ("make its pins durable first (holdfast pin edge-01 --archive apps.tar.gz)"). In the app a
-// command line is no help: this says what to click instead, or leaves the command out.
-import type { ArchiveRemedy } from '../shared/archiveRemedy';
+// A remedy as the app says it (shared/remedy): what to click, never a command line. Core's
+// archive reasons quote their remedy's command for the terminal ("make its pins durable first
+// (holdfast pin edge-01 --archive apps.tar.gz)"); the app says what to press instead, found by
+// the remedy's data, not by reading the sentence for commands.
+import { pinArchiveCommand } from '../shared/archiveRemedy';
+import type { ArchiveRemedy } from '../shared/remedy';
 
-// A parenthesised CLI command, "(holdfast …)". Its words are quoted by shared/shellQuote
-// ('…', and ' written as '\''), so a quoted word may hold parentheses of its own.
-const CLI_COMMAND = /\s*\((?:run\s+)?holdfast (?:'[^']*'|\\'|[^()'\\])*\)/g;
-
-/**
- * `text` for the app: the remedy's command becomes `click` (what to press, e.g. "use Make durable
- * on this row"); any other quoted holdfast command is left out.
- */
-export function appText(text: string, remedy?: ArchiveRemedy, click?: string): string {
-  let out = text;
-  if (remedy) out = out.split(` (${remedy.command})`).join(click ? ` — ${click}` : '');
-  return out.replace(CLI_COMMAND, '');
+/** `text` for the app: the remedy's quoted command becomes `click` (e.g. "use Make durable on this row"). */
+export function appText(text: string, remedy: ArchiveRemedy | undefined, click: string): string {
+  if (!remedy) return text;
+  return text.split(` (${pinArchiveCommand(remedy.node, remedy.archive)})`).join(` — ${click}`);
 }

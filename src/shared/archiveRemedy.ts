@@ -1,9 +1,9 @@
-// What fixes an archive that is not safe to remove, as data: the CLI prints the command, the app
-// names the button (src/renderer/appText.ts). Core's reason sentences quote the same command.
-import type { ArchiveInfo, ArchiveRemedy, RemovalCheck } from './domain/archives';
+// What fixes an archive that is not safe to remove, as data (shared/remedy): the CLI prints the
+// command, the app names the button (src/renderer/appText.ts). Core's reason sentences quote
+// the same command.
+import type { ArchiveInfo, RemovalCheck } from './domain/archives';
+import type { ArchiveRemedy } from './remedy';
 import { commandLine } from './shellQuote';
-
-export type { ArchiveRemedy };
 
 /** The command core quotes in an archive's reasons (src/core/usecases/inventory.ts). */
 export const pinArchiveCommand = (node: string, archive: string): string => commandLine(['pin', node, '--archive', archive]);
@@ -15,7 +15,7 @@ export const pinArchiveCommand = (node: string, archive: string): string => comm
  */
 export function archiveRemedy(check: Pick<RemovalCheck, 'node' | 'path' | 'images'>): ArchiveRemedy | undefined {
   if (!check.images.some((i) => i.present && !i.durable && (i.refs === undefined || i.refs.some((r) => r.pin !== 'durable')))) return undefined;
-  return { kind: 'pin-archive', archive: check.path, command: pinArchiveCommand(check.node, check.path) };
+  return { action: 'pin', node: check.node, archive: check.path };
 }
 
 /**

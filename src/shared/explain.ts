@@ -5,7 +5,7 @@
 // come from the rules that own them (shared/protection, shared/needs, core's fates and archive
 // checks); the advice is decided here, once. Pure: `holdfast explain` prints it, and a view of
 // one image in the app can show the same.
-import { archiveBrief } from './archiveRemedy';
+import { archiveBrief, pinArchiveCommand } from './archiveRemedy';
 import type { ArchiveInfo } from './domain/archives';
 import type { ImageRef } from './domain/images';
 import type { LostPin } from './domain/lostPins';
@@ -173,7 +173,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
 }
 
 function archiveFacts(a: ArchiveInfo, who: string): ReferenceExplanation['archives'][number] {
-  return { path: a.path, safeToRemove: a.safeToRemove, removalTone: archiveVerdict(a).tone, reason: a.reason, brief: archiveBrief(a, who), ...(a.remedy ? { command: a.remedy.command } : {}) };
+  return { path: a.path, safeToRemove: a.safeToRemove, removalTone: archiveVerdict(a).tone, reason: a.reason, brief: archiveBrief(a, who), ...(a.remedy ? { command: pinArchiveCommand(a.remedy.node, a.remedy.archive) } : {}) };
 }
 
 /** What to do about a reference on the node, most urgent first (at least one step). */

@@ -14,6 +14,7 @@ import { namedOrLocalNode, withLocalOptions, type LocalFlags } from '../localNod
 import type { ColumnFit } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { whyHint, type Screen } from '../screen';
+import { remedyCommand } from '../remedyText';
 import { JSON_HELP, printedAsJson } from '../output';
 import { FITTED_NOTE, helpAfter } from '../help';
 
@@ -146,7 +147,7 @@ function printBlocked(v: ArchivesView, blocked: readonly ArchiveInfo[], problems
     const brief = archiveBrief(a, v.who);
     out(v, `${screen.ref(a.path, brief.length + 2)}: ${why ? '' : brief}`.trimEnd());
     if (why) for (const x of problems[n]!) out(v, `  - ${safe(x)}`);
-    else if (a.remedy) cli.io.out(screen.command(`  → ${a.remedy.command}`));
+    else if (a.remedy) cli.io.out(screen.command(`  → ${remedyCommand(a.remedy)}`));
   }
 }
 

@@ -95,7 +95,7 @@ function sshTargetFor(def: NodeDef, opts: OpenNodeOptions, acceptNew: AcceptNewH
  */
 function trustFor(e: unknown, node: string): unknown {
   const refused = e instanceof HoldfastError && e.fingerprint !== undefined && (e.code === 'HOST_KEY_UNKNOWN' || (e.code === 'HOST_KEY_CHANGED' && e.hint !== undefined));
-  if (refused) e.access = { kind: 'trust-host-key', node, fingerprint: e.fingerprint! };
+  if (refused) e.access = { action: 'trust-host-key', node, fingerprint: e.fingerprint! };
   return e;
 }
 

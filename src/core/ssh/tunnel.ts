@@ -318,7 +318,7 @@ function probeFailure(code: number | null, detail: string, p: ProbeContext): Hol
   const sudoers = sudoersHint(user);
   // The sudo option as data (access): the CLI words the command that sets it where it is read.
   const viaSudo = (e: HoldfastError): HoldfastError => {
-    if (node !== undefined && !sudo && user !== 'root') e.access = { kind: 'sudo', node };
+    if (node !== undefined && !sudo && user !== 'root') e.access = { action: 'sudo', node };
     return e;
   };
   if (code === PROBE_NO_BRIDGE) {

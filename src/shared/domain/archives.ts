@@ -1,20 +1,10 @@
 // Files in a node's images dir, local archives, and whether removing one is safe.
 import type { CacheVerdict } from '../importCache';
 import type { ImportCacheHealth } from '../importCacheHealth';
+import type { ArchiveRemedy } from '../remedy';
 import type { PinState } from './pins';
 
 export type Compression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
-
-/**
- * What fixes an archive that is not safe to remove (./archiveRemedy builds it): its images need
- * durable pins first — `holdfast pin NODE --archive PATH`, or Make durable in the app.
- */
-export interface ArchiveRemedy {
-  kind: 'pin-archive';
-  archive: string;
-  /** The CLI command, exactly as the reason sentences quote it. */
-  command: string;
-}
 
 /** What a removal sets off without blocking it: one short clause, and the warning in full. */
 export interface RemovalWarning {
@@ -42,7 +32,7 @@ export interface ArchiveInfo {
   cachedByK3s: boolean;
   /** What the next start does with it because of .cache.json, and why (shared/importCache). */
   cache?: CacheVerdict;
-  /** What makes it safe to remove, when pinning does (the CLI prints the command, the app a button). */
+  /** What makes it safe to remove, when pinning does (shared/archiveRemedy): the CLI prints the command, the app a button. */
   remedy?: ArchiveRemedy;
   /**
    * What removing it sets off without blocking it (RKE2 writing its own image lists), as

@@ -42,15 +42,15 @@ describe('givenArgs', () => {
 describe('checkHint (node add, node edit)', () => {
   it('sudo: the same command plus --sudo, every value quoted so sh reads it back as typed', () => {
     const argv = givenArgs(parsedAdd(['n1', '--host', '10.0.0.1', '--user', 'ops', '--group', "a'b; touch /tmp/x"]));
-    const hint = checkHint({ hint: 'Core says why.', access: { kind: 'sudo', node: 'n1' } }, { name: 'n1' }, argv)!;
+    const hint = checkHint({ hint: 'Core says why.', access: { action: 'sudo', node: 'n1' } }, { name: 'n1' }, argv)!;
     const line = /^Core says why\. To use sudo: (holdfast .*)$/.exec(hint)![1]!;
     expect(line).not.toContain('node edit');
     expect(shWords(line)).toEqual(['holdfast', 'node', 'add', 'n1', '--host', '10.0.0.1', '--user', 'ops', '--group', "a'b; touch /tmp/x", '--sudo']);
   });
 
   it('a host key: re-run with the flag, for the hop when the key is a jump host\'s', () => {
-    expect(checkHint({ hint: 'Check it.', access: { kind: 'trust-host-key', node: 'n1', fingerprint: FP } }, { name: 'n1' }, [])).toBe(`Check it. To trust it, re-run with --accept-new-host-key=${FP}.`);
-    expect(checkHint({ hint: 'Check it.', access: { kind: 'trust-host-key', node: 'bastion', fingerprint: HOP_FP } }, { name: 'n1' }, [])).toBe(
+    expect(checkHint({ hint: 'Check it.', access: { action: 'trust-host-key', node: 'n1', fingerprint: FP } }, { name: 'n1' }, [])).toBe(`Check it. To trust it, re-run with --accept-new-host-key=${FP}.`);
+    expect(checkHint({ hint: 'Check it.', access: { action: 'trust-host-key', node: 'bastion', fingerprint: HOP_FP } }, { name: 'n1' }, [])).toBe(
       `Check it. To trust it, re-run with --accept-new-host-key=${HOP_FP} for bastion (one such flag per new host of the chain; repeat the flag).`,
     );
   });
@@ -58,10 +58,10 @@ describe('checkHint (node add, node edit)', () => {
 
 describe('savedNodeHint (any other command)', () => {
   it('names node edit on the node (whose key it is, or that needs sudo); other hints stay as they are', () => {
-    const hint = savedNodeHint({ hint: 'Check it.', access: { kind: 'trust-host-key', node: "odd name'", fingerprint: FP } })!;
+    const hint = savedNodeHint({ hint: 'Check it.', access: { action: 'trust-host-key', node: "odd name'", fingerprint: FP } })!;
     expect(hint).toMatch(/^Check it\. To trust it: holdfast node edit /);
     expect(shWords(hint.slice('Check it. To trust it: '.length))).toEqual(['holdfast', 'node', 'edit', "odd name'", `--accept-new-host-key=${FP}`]);
-    expect(savedNodeHint({ hint: 'As core says.', access: { kind: 'sudo', node: 'n1' } })).toBe('As core says. To use sudo: holdfast node edit n1 --sudo');
+    expect(savedNodeHint({ hint: 'As core says.', access: { action: 'sudo', node: 'n1' } })).toBe('As core says. To use sudo: holdfast node edit n1 --sudo');
     expect(savedNodeHint({ hint: 'As core says.' })).toBe('As core says.');
   });
 });

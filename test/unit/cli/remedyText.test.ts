@@ -1,10 +1,59 @@
-// cli/remedyText: core's remedy data worded as the commands that help (issue #49, item 3).
+// cli/remedyText: core's remedy data (shared/remedy) worded as the commands that help (issue #49,
+// item 3; #47, item 2): every value a node supplies quoted, so a shell reads back what was meant.
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { remedyText, withRemedyHint } from '../../../src/cli/remedyText';
+import { errorHint, remedyCommand, remedyHint, remedyText, withRemedyHint } from '../../../src/cli/remedyText';
 import { HoldfastError } from '../../../src/core/errors';
-import type { ErrorRemedy } from '../../../src/shared/domain/errors';
+import type { Remedy, RemedyOf } from '../../../src/shared/remedy';
 
-const remedy: ErrorRemedy = { kind: 'k3s-start-or-direct', node: 'n1', archive: "site's app.tar", distro: 'rke2' };
+const remedy: RemedyOf<'k3s-start-or-direct'> = { action: 'k3s-start-or-direct', node: 'n1', archive: "site's app.tar", distro: 'rke2' };
+const NODE = "edge $(touch pwned) it's";
+const ARCHIVE = 'x;touch${IFS}pwned;.tar.gz';
+
+/** The argv a real sh sees for a command line (printf stands in for the command). */
+const argvSeenBySh = (line: string) => execFileSync('sh', ['-c', `printf '%s\\0' ${line}`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+
+describe('remedyCommand', () => {
+  it('quotes a node-supplied archive and node name: sh reads back the intended argv, and nothing runs', () => {
+    const cases: [Remedy, string[]][] = [
+      [{ action: 'pin', node: NODE, archive: ARCHIVE }, ['pin', NODE, '--archive', ARCHIVE]],
+      [{ action: 'import', node: NODE, archive: ARCHIVE }, ['import', NODE, ARCHIVE]],
+      [{ action: 'remove-archive', node: NODE, archive: ARCHIVE }, ['rm-archive', NODE, ARCHIVE]],
+      [{ action: 'archives', node: NODE }, ['archives', NODE]],
+      [{ action: 'sudo', node: NODE }, ['node', 'edit', NODE, '--sudo']],
+      [{ action: 'node-edit', node: NODE, group: ARCHIVE }, ['node', 'edit', NODE, '--group', ARCHIVE]],
+    ];
+    for (const [r, argv] of cases) expect(argvSeenBySh(remedyCommand(r))).toEqual(['holdfast', ...argv]);
+    expect(remedyCommand({ action: 'remove-archive', node: 'edge-01', archive: ARCHIVE })).toBe("holdfast rm-archive edge-01 'x;touch${IFS}pwned;.tar.gz'");
+  });
+
+  it('leaves placeholders bare', () => {
+    expect(remedyCommand({ action: 'pin', node: 'NODE', needed: true })).toBe('holdfast pin NODE --needed');
+    expect(remedyCommand({ action: 'pin', node: 'NODE', allK3s: true })).toBe('holdfast pin NODE --all-k3s');
+    expect(remedyCommand({ action: 'import', node: 'NODE', archive: 'ARCHIVE' })).toBe('holdfast import NODE ARCHIVE');
+    expect(remedyCommand({ action: 'node-add', node: 'NAME', host: 'HOST' })).toBe('holdfast node add NAME --host HOST');
+  });
+});
+
+describe('remedyHint: the hint sentences the CLI has always printed', () => {
+  it('words each remedy core hands out', () => {
+    expect(remedyHint({ action: 'node-list', purpose: 'add' })).toBe('List nodes with `holdfast node ls`; add one with `holdfast node add`.');
+    expect(remedyHint({ action: 'node-list', purpose: 'edit-again' })).toBe('Look at it with `holdfast node ls`, then run the edit again.');
+    expect(remedyHint({ action: 'node-list', purpose: 'fix-jump' })).toBe('Fix the jump setting of one of these nodes (holdfast node ls shows them).');
+    expect(remedyHint({ action: 'node-list' })).toBe('List nodes with `holdfast node ls`.');
+    expect(remedyHint({ action: 'node-add', node: 'bastion', jumpOf: 'n1' })).toBe("Add bastion with `holdfast node add`, or change n1's jump host.");
+    expect(remedyHint({ action: 'node-add', node: 'NAME', host: 'HOST' })).toBe('Add one with `holdfast node add NAME --host HOST`.');
+    expect(remedyHint({ action: 'node-edit', node: 'NAME', group: 'G' })).toBe('No node has a group yet: set one with `holdfast node edit NAME --group G`.');
+    expect(remedyHint({ action: 'run-as-root' })).toBe('Run Holdfast as root on the node (sudo holdfast … --local).');
+    expect(remedyHint({ action: 'archives', node: ARCHIVE })).toBe("List archives with `holdfast archives 'x;touch${IFS}pwned;.tar.gz'`.");
+  });
+
+  it("keeps core's words where the remedy is worded elsewhere (an access remedy, an import's)", () => {
+    expect(errorHint({ hint: 'As core says.', remedy })).toBe('As core says.');
+    expect(errorHint({ hint: 'As core says.' })).toBe('As core says.');
+    expect(errorHint({ hint: 'Run Holdfast as root on the node.', remedy: { action: 'run-as-root' } })).toBe('Run Holdfast as root on the node (sudo holdfast … --local).');
+  });
+});
 
 describe('remedyText', () => {
   it('names the distro start and the direct delivery, every path quoted', () => {

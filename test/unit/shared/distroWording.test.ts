@@ -137,7 +137,7 @@ describe('holdfast explain names the node’s distro', () => {
       images: kept,
       needs: report,
       lost: [],
-      archives: [archive({ remedy: { kind: 'pin-archive', archive: 'app.tar', command: 'holdfast pin n1 --archive app.tar' } })],
+      archives: [archive({ remedy: { action: 'pin', node: 'n1', archive: 'app.tar' } })],
       mode: 'any',
       who: RKE2,
     })!;

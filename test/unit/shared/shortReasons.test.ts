@@ -110,7 +110,7 @@ describe('short clauses', () => {
     const a = (over: Partial<ArchiveInfo>): ArchiveInfo => ({ path: 'app.tar', kind: 'archive', compression: null, size: 1, mtime: '', images: [], imported: true, safeToRemove: false, reason: '', cachedByK3s: false, ...over });
     expect(archiveBrief(a({ safeToRemove: true }))).toBe('safe to remove: removing it loses nothing');
     expect(archiveBrief(a({ imported: false }))).toBe('k3s has not imported all it brings: it holds the only copy');
-    expect(archiveBrief(a({ remedy: { kind: 'pin-archive', archive: 'app.tar', command: 'holdfast pin n1 --archive app.tar' } }))).toBe('its images are not durably pinned yet');
+    expect(archiveBrief(a({ remedy: { action: 'pin', node: 'n1', archive: 'app.tar' } }))).toBe('its images are not durably pinned yet');
     expect(archiveBrief(a({ kind: 'prepull' }))).toMatch(/pre-pull list/);
   });
 });

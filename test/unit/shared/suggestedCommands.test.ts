@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { kubeNodeHint } from '../../../src/cli/kubeNodeText';
+import { remedyCommand } from '../../../src/cli/remedyText';
 import { whyHint } from '../../../src/cli/screen';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
@@ -89,7 +90,7 @@ describe('suggested commands with hostile names', () => {
 
   it("an archive's remedy", () => {
     const r = archiveRemedy({ node: NODE, path: ARCHIVE, images: [{ name: REF, present: true, complete: true, durable: false, missing: [] }] });
-    expectCommand(r?.command, ['holdfast', 'pin', NODE, '--archive', ARCHIVE]);
+    expectCommand(r && remedyCommand(r), ['holdfast', 'pin', NODE, '--archive', ARCHIVE]);
   });
 
   it("explain's advice", () => {

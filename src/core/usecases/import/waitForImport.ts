@@ -114,7 +114,7 @@ export async function waitForImport(session: NodeSession, images: ArchiveImage[]
       `${who} will not import ${archiveRel} on ${session.def.name} by itself: it was there before this run, unchanged, and nothing touched its images ${within} (${who}'s watcher tries a file once and never retries a failed import, e.g. one cut by a containerd restart)`,
       {
         hint: `A ${who} start imports every archive in the images dir; a direct delivery needs no ${who}. Running the same import again does not help.`,
-        remedy: { kind: 'k3s-start-or-direct', node: session.def.name, archive: archiveRel, distro: info.distro },
+        remedy: { action: 'k3s-start-or-direct', node: session.def.name, archive: archiveRel, distro: info.distro },
       },
     );
   }

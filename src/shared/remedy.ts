@@ -1,0 +1,43 @@
+// What fixes something, as data: an action and what it acts on. Core and the shared rules hand
+// it out and never word it; the CLI words it as a command line (src/cli/remedyText.ts, every
+// value through shared/shellQuote), the app as a sentence or a button (src/renderer/appText.ts).
+import type { Distro } from './domain/nodes';
+
+/**
+ * One remedy, by `action`. NODE, NAME, HOST or ARCHIVE stand for a value the reader supplies when
+ * none is known.
+ * - pin: make pins durable; `archive`: the images an archive brings, `needed`: what the site
+ *   needs, `allK3s`: every image the distro pinned.
+ * - import: bring an archive's images back. remove-archive: remove an archive from the images dir.
+ * - node-list: look at the configured nodes; `purpose`: what for (add one, edit again, fix a jump).
+ * - node-add: add a node (`jumpOf`: the node whose jump host it is). node-edit: set a node's group.
+ * - archives: list a node's images dir. run-as-root: run Holdfast as root on the node (--local).
+ * - trust-host-key, sudo: how to get into a node that refused Holdfast (ErrorInfo.access).
+ * - k3s-start-or-direct: the distro's watcher will not import `archive` again by itself.
+ */
+export type Remedy =
+  | { action: 'pin'; node: string; archive?: string; needed?: true; allK3s?: true }
+  | { action: 'import'; node: string; archive: string }
+  | { action: 'remove-archive'; node: string; archive: string }
+  | { action: 'node-list'; purpose?: 'add' | 'edit-again' | 'fix-jump' }
+  | { action: 'node-add'; node?: string; host?: string; jumpOf?: string }
+  | { action: 'node-edit'; node: string; group: string }
+  | { action: 'archives'; node: string }
+  | { action: 'run-as-root' }
+  | { action: 'trust-host-key'; node: string; fingerprint: string }
+  | { action: 'sudo'; node: string }
+  | { action: 'k3s-start-or-direct'; node: string; archive: string; distro: Distro };
+
+export type RemedyAction = Remedy['action'];
+
+/** The remedy of one action. */
+export type RemedyOf<A extends RemedyAction> = Extract<Remedy, { action: A }>;
+
+/** What lets Holdfast in when a node refuses it: trust the key with `fingerprint` of `node` (a jump host's, for a hop), or use the node's sudo option. */
+export type AccessRemedy = RemedyOf<'trust-host-key' | 'sudo'>;
+
+/** What makes an archive safe to remove, when pinning does: pin the images it brings. */
+export type ArchiveRemedy = RemedyOf<'pin'> & { archive: string };
+
+/** A remedy in words for one audience (a command line, a sentence). */
+export type RemedyWording = (r: Remedy) => string;
