@@ -9,6 +9,6 @@ export async function selectNodes(cli: Cli, names: string[], o: { all?: boolean;
   if (names.length && (o.all || o.group)) throw new HoldfastError('INVALID_INPUT', 'name nodes, or use --all or --group, not both');
   if (o.all && o.group) throw new HoldfastError('INVALID_INPUT', '--all and --group exclude each other');
   const sel = pickNodes(await cli.store().list(), { names, group: o.group });
-  if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint });
+  if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint, ...(sel.problem.remedy ? { remedy: sel.problem.remedy } : {}) });
   return sel.nodes;
 }

@@ -34,7 +34,7 @@ export function nodeWarnings(info: Pick<NodeInfo, 'containerdVersion' | 'distro'
       kind: 'distro-pins-nothing',
       message:
         `${distroName(info)} ${info.distroVersion} pins nothing it imports (pins came with ${firstPinningReleases()}) — ` +
-        `its imported images are held only by a lease kubelet's GC ignores: make them durable with holdfast pin, or upgrade ${distroName(info)}.`,
+        `its imported images are held only by a lease kubelet's GC ignores: make their pins durable, or upgrade ${distroName(info)}.`,
     });
   }
   return out;

@@ -163,7 +163,7 @@ describe('holdfast inspect: registries.yaml mirrors and rewrites', () => {
           state: 'unreadable',
           mirrors: [],
           configs: null,
-          notes: ['root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)'],
+          notes: ["root-only: connect as root, or let Holdfast use sudo -n (the node's --sudo option)"],
         },
         mirrorNames: [],
       });

@@ -68,7 +68,10 @@ export function registerMetricsCommand(program: Command, cli: Cli): void {
       else cli.io.out(text.trimEnd());
       if (!result.reachable) {
         const e = result.error ?? toErrorInfo(new Error('unknown error'));
-        throw new HoldfastError(e.code, `${e.message}${o.textfile ? ` (written to ${safe(o.textfile)} as holdfast_check_success 0)` : ''}`, e.hint ? { hint: e.hint } : {});
+        throw new HoldfastError(e.code, `${e.message}${o.textfile ? ` (written to ${safe(o.textfile)} as holdfast_check_success 0)` : ''}`, {
+          ...(e.hint ? { hint: e.hint } : {}),
+          ...(e.remedy ? { remedy: e.remedy } : {}),
+        });
       }
     });
 }

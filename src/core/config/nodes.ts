@@ -116,7 +116,7 @@ export class NodeStore {
   async get(name: string): Promise<NodeDef> {
     const node = (await this.list()).find((n) => n.name === name);
     if (!node) {
-      throw new HoldfastError('NOT_FOUND', `no node named "${name}"`, { hint: 'List nodes with `holdfast node ls`; add one with `holdfast node add`.' });
+      throw new HoldfastError('NOT_FOUND', `no node named "${name}"`, { hint: 'Name one of the configured nodes, or add this one.', remedy: { action: 'node-list', purpose: 'add' } });
     }
     return node;
   }
@@ -168,7 +168,7 @@ export class NodeStore {
     const i = nodes.findIndex((n) => n.name === name);
     if (i < 0) throw new HoldfastError('NOT_FOUND', `no node named "${name}"`);
     if (expect && !sameNode(nodes[i]!, expect)) {
-      throw new HoldfastError('CONFLICT', `node "${name}" was changed by another Holdfast meanwhile; nothing was saved`, { hint: 'Look at it with `holdfast node ls`, then run the edit again.' });
+      throw new HoldfastError('CONFLICT', `node "${name}" was changed by another Holdfast meanwhile; nothing was saved`, { hint: 'Look at the node again, then run the edit again.', remedy: { action: 'node-list', purpose: 'edit-again' } });
     }
     // An edit that leaves the images dir as it was (the app's form sends every field) keeps
     // whether it was detected, so later connections can still follow the node's data-dir.

@@ -89,7 +89,7 @@ export function parseNeedsAnswer(r: { code: number | null; stdout: string; stder
     if (/permission denied/i.test(r.stderr)) {
       return {
         kind: 'error',
-        message: sudo ? `kubectl could not read the kubeconfig even through sudo -n (${err})` : 'the kubeconfig is root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)',
+        message: sudo ? `kubectl could not read the kubeconfig even through sudo -n (${err})` : "the kubeconfig is root-only: connect as root, or let Holdfast use sudo -n (the node's --sudo option)",
         sandbox,
       };
     }

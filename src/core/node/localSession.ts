@@ -154,7 +154,8 @@ async function socketProblem(def: NodeDef): Promise<HoldfastError | null> {
     const st = await fs.stat(def.socket).catch(() => null);
     const how = st ? ` (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}, owner uid ${st.uid}, gid ${st.gid})` : '';
     return new HoldfastError('REFUSED', `${def.user} may not open containerd's socket ${def.socket}${how}.`, {
-      hint: 'Run Holdfast as root on the node (sudo holdfast … --local).',
+      hint: 'Run Holdfast as root on the node.',
+      remedy: { action: 'run-as-root' },
       cause: e,
     });
   }

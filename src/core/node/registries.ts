@@ -169,7 +169,7 @@ function mirrorNamesOf(block: readonly string[]): string[] {
 
 /** Why a file that is there could not be read, by whether sudo -n was tried. */
 export function unreadableWhy(sudo: boolean): string {
-  return sudo ? 'not readable even through sudo -n' : 'root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)';
+  return sudo ? 'not readable even through sudo -n' : "root-only: connect as root, or let Holdfast use sudo -n (the node's --sudo option)";
 }
 
 /** Reads the script's answer. Pure: tested against the script run on real files. */

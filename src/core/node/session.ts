@@ -50,7 +50,8 @@ export async function resolveJumpChain(def: NodeDef, resolveNode?: (name: string
   while (cur.jump) {
     if (seen.includes(cur.jump)) {
       throw new HoldfastError('INVALID_INPUT', `The jump hosts of ${def.name} form a cycle: ${[...seen, cur.jump].join(' → ')}.`, {
-        hint: `Fix the jump setting of one of these nodes (holdfast node ls shows them).`,
+        hint: 'Fix the jump setting of one of these nodes.',
+        remedy: { action: 'node-list', purpose: 'fix-jump' },
       });
     }
     if (chain.length >= MAX_JUMP_HOPS) {
@@ -64,7 +65,8 @@ export async function resolveJumpChain(def: NodeDef, resolveNode?: (name: string
       hop = await resolveNode(cur.jump);
     } catch (e) {
       throw new HoldfastError('NOT_FOUND', `${cur.name} jumps through ${cur.jump}, which is not a configured node.`, {
-        hint: `Add ${cur.jump} with \`holdfast node add\`, or change ${cur.name}'s jump host.`,
+        hint: `Add ${cur.jump} as a node, or change ${cur.name}'s jump host.`,
+        remedy: { action: 'node-add', node: cur.jump, jumpOf: cur.name },
         cause: e,
       });
     }
@@ -99,12 +101,13 @@ function trustFor(e: unknown, node: string): unknown {
   return e;
 }
 
-/** Prefixes a hop's failure with which hop it was, keeping code, hint, fingerprints and access. */
+/** Prefixes a hop's failure with which hop it was, keeping code, hint, remedy, fingerprints and access. */
 function viaHop(e: unknown, hop: NodeDef): unknown {
   if (!(e instanceof HoldfastError)) return e;
   return trustFor(
     new HoldfastError(e.code, `Jump host ${hop.name}: ${e.message}`, {
       ...(e.hint !== undefined ? { hint: e.hint } : {}),
+      ...(e.remedy !== undefined ? { remedy: e.remedy } : {}),
       ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
       ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
       cause: e,

@@ -42,7 +42,7 @@ export function selectRefs(node: string, refs: ImageRef[], target: PinTarget, ar
   if ('archive' in target) {
     const archive = archives.find((a) => a.path === target.archive);
     if (!archive) {
-      throw new HoldfastError('NOT_FOUND', `no archive ${target.archive} in the images dir`, { hint: 'List archives with `holdfast archives NODE`.' });
+      throw new HoldfastError('NOT_FOUND', `no archive ${target.archive} in the images dir`, { hint: 'Name a file of the images dir as the node lists it.', remedy: { action: 'archives', node } });
     }
     if (archive.images === null) {
       throw new HoldfastError('REFUSED', `the index of ${target.archive} could not be read, so Holdfast cannot tell which images it brings`);

@@ -18,7 +18,7 @@ export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: Se
   return {
     'fleet.start': async ({ nodes, group, concurrency, timeout, diskPicture }) => {
       const sel = selectNodes(await store.list(), { names: nodes, group });
-      if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint });
+      if ('problem' in sel) throw new HoldfastError(sel.problem.code, sel.problem.message, { hint: sel.problem.hint, ...(sel.problem.remedy ? { remedy: sel.problem.remedy } : {}) });
       const defs = sel.nodes;
       // Results stream to the UI as nodes answer; the run goes on if the window goes away.
       const run = tasks.start(

@@ -276,7 +276,7 @@ describe('parseNeedsAnswer', () => {
     const a = parseNeedsAnswer({ code: 1, stdout: `${SANDBOX_V2}@@kubectl\n`, stderr: stderrOf('k3s-permission-denied.stderr') }, false);
     expect(a).toEqual({
       kind: 'error',
-      message: 'the kubeconfig is root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)',
+      message: "the kubeconfig is root-only: connect as root, or let Holdfast use sudo -n (the node's --sudo option)",
       sandbox: PAUSE,
     });
     expect(parseNeedsAnswer({ code: 1, stdout: '', stderr: stderrOf('rke2-permission-denied.stderr') }, false)).toMatchObject({ kind: 'error', message: expect.stringMatching(/^the kubeconfig is root-only/) });
@@ -648,7 +648,7 @@ describe('nodeNeedsFrom', () => {
   });
 
   it('kubectl failed: why, as the reason (said once), or as a note when a list still answers', () => {
-    const message = 'the kubeconfig is root-only: connect as root, or let Holdfast use sudo -n (holdfast node edit NODE --sudo)';
+    const message = "the kubeconfig is root-only: connect as root, or let Holdfast use sudo -n (the node's --sudo option)";
     expect(nodeNeedsFrom({ name: 'n', host: 'h' }, { kind: 'error', message, sandbox: PAUSE }, null, null)).toEqual({
       sources: [SANDBOX_SOURCE],
       images: [{ ref: PAUSE, workloads: [], source: 'sandbox' }],
