@@ -13,6 +13,7 @@ import path from 'node:path';
 import { startLab, type Lab, type LabNodeHandle } from '../lab/index.ts';
 import { writeImageArchive, type WrittenImage } from '../lab/fixtures.ts';
 import { emulateK3sStart } from '../lab/k3s.ts';
+import { remedyCommand } from '../src/cli/remedyText';
 import { createHandlers, type Service } from '../src/core/service';
 import { test, type HoldfastFixture, type Page } from './fixtures';
 
@@ -98,7 +99,7 @@ export function labSuite(opts: LabSuiteOptions): LabSuite {
     const setup: LabPrepare = { lab, dir, onStop: (stop) => void stops.push(stop) };
     await opts.prepare?.(setup);
 
-    handlers = createHandlers({ home: path.join(dir, 'home') });
+    handlers = createHandlers({ home: path.join(dir, 'home'), remedyCommand });
     if (opts.addNodes ?? true) {
       // The lab's known_hosts already lists its nodes: first contact is lab-images' story only.
       for (const n of lab.nodes) {

@@ -3,6 +3,7 @@ import { findAppPath } from '../core/appPaths';
 import { rendererDirOverride } from '../core/env';
 import { HoldfastError } from '../core/errors';
 import { createHandlers } from '../core/service';
+import { remedyCommand } from './remedyText';
 import { startServer } from '../server/http';
 
 /** Why 127.0.0.1:PORT could not be listened on, and what to do (else the error as it came). */
@@ -22,7 +23,7 @@ export async function serveCommand(opts: { port?: number; out: (s: string) => vo
   if (!rendererDir) {
     throw new HoldfastError('NOT_FOUND', 'the UI has not been built yet', { hint: 'Run `npm run build` once, then `holdfast serve` again.' });
   }
-  const handlers = createHandlers();
+  const handlers = createHandlers({ remedyCommand });
   // 0 (or no --port): the OS picks a free port; the URL printed carries the one it picked.
   const port = opts.port ?? 0;
   const server = await startServer({ handlers, rendererDir, port }).catch(async (e: unknown) => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logger } from '../core/log';
 import { createHandlers } from '../core/service';
+import { remedyCommand } from '../cli/remedyText';
 import { APP_ENTRY_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isAppEntryUrl, serveAppRequest } from './appProtocol';
 import { forwardEvents } from './events';
 import { registerIpc, type IpcInvokeEventLike } from './ipc';
@@ -102,7 +103,8 @@ async function createWindow(events: Parameters<typeof forwardEvents>[0]): Promis
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  const handlers = createHandlers({ pickArchives });
+  // The HTML report the app exports names the CLI's commands, as `inspect --html` writes it.
+  const handlers = createHandlers({ pickArchives, remedyCommand });
   let unregister: (() => void) | null = null;
 
   app.on('second-instance', () => {

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { remedyCommand } from '../../src/cli/remedyText';
 import { createHandlers, type Service } from '../../src/core/service';
 import type { Handlers } from '../../src/shared/handlers';
 import { channels, type ArgsOf, type Channel, type LiveEvent, type ResultOf } from '../../src/shared/contract';
@@ -44,6 +45,8 @@ export async function fakeService(scenario: Scenario = {}) {
   writeFileSync(path.join(home, 'audit.jsonl'), audit.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
   const service = createHandlers({
     home,
+    // As the app's main process words the HTML report's remedies.
+    remedyCommand,
     openSession: fakeOpener(nodes, elsewhere),
     ...(scenario.dialogPaths ? { pickArchives: async () => [...scenario.dialogPaths!] } : {}),
   });

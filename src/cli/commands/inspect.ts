@@ -28,6 +28,7 @@ import { localNodeOf, withLocalOptions, type LocalFlags } from '../localNode';
 import type { ColumnFit } from '../fit';
 import { terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
+import { remedyCommand } from '../remedyText';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { lostPinsText } from '../lostPins';
 import { kubeNodeHint } from '../kubeNodeText';
@@ -318,7 +319,7 @@ async function fleetRequest(cli: Cli, names: string[], o: InspectOptions): Promi
 /** The HTML, CSV and OpenMetrics files asked for. */
 async function writeReports(cli: Cli, report: FleetReport, o: InspectOptions): Promise<void> {
   const [{ fleetHtml }, { fleetCsv }] = await reports();
-  if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report), 0o644);
+  if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report, remedyCommand), 0o644);
   if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
   // The same series as `holdfast metrics`, one node label each. The imagefs and GC threshold
   // series come from each reached node's disk picture, measured by the inspection on its own

@@ -53,7 +53,7 @@ export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: Se
     'fleet.export': async ({ format }) => {
       if (!lastFleet) throw new HoldfastError('NOT_FOUND', 'no fleet report yet', { hint: 'Inspect the fleet first.' });
       const stamp = lastFleet.generatedAt.replace(/[:.]/g, '-');
-      if (format === 'html') return { filename: `holdfast-fleet-${stamp}.html`, mime: 'text/html', content: fleetHtml(lastFleet) };
+      if (format === 'html') return { filename: `holdfast-fleet-${stamp}.html`, mime: 'text/html', content: fleetHtml(lastFleet, opts.remedyCommand) };
       if (format === 'csv') return { filename: `holdfast-fleet-${stamp}.csv`, mime: 'text/csv', content: fleetCsv(lastFleet) };
       return { filename: `holdfast-fleet-${stamp}.json`, mime: 'application/json', content: JSON.stringify(lastFleet, null, 2) };
     },

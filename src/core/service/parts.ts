@@ -3,6 +3,7 @@
 // the types the service's callers import (Service, ServiceOptions).
 import type { LiveEvent } from '../../shared/contract';
 import type { NodeDef } from '../../shared/domain/nodes';
+import type { RemedyWording } from '../../shared/remedy';
 import type { Handlers } from '../../shared/handlers';
 import type { IndexCache } from '../archives/scan';
 import type { AuditLog } from '../audit/log';
@@ -47,6 +48,11 @@ export interface ServiceOptions {
    * whose one terminal cannot answer many nodes at once. Default: it asks like any connection.
    */
   fleetCredentials?: boolean;
+  /**
+   * How fleet.export's HTML report words a remedy: the CLI's command lines (src/cli/remedyText),
+   * which the app and `serve` pass. Without it the report names no command (core words none).
+   */
+  remedyCommand?: RemedyWording;
 }
 
 /** The handlers of some channels (one concern's share of the contract). */

@@ -15,6 +15,7 @@ import { formatBytes, shortDigest } from '../../../shared/format';
 import { visibleControls } from '../../../shared/visibleControls';
 import { fleetDistroName, imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
+import type { RemedyWording } from '../../../shared/remedy';
 
 export class SafeHtml {
   constructor(readonly value: string) {}
@@ -161,7 +162,11 @@ ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}<
 <h4>Images</h4>${imagesTable(images, protectionOf(n), who)}<h4>Images dir</h4>${archivesTable(n.archives ?? [], who)}</article>`;
 }
 
-export function fleetHtml(report: FleetReport): string {
+/**
+ * The report as one HTML page. `word`: how its remedies are worded (the CLI's command lines,
+ * src/cli/remedyText); without it the page names none. Core words no command itself.
+ */
+export function fleetHtml(report: FleetReport, word?: RemedyWording): string {
   const s = report.summary;
   const losing = report.nodes.flatMap((n) => losingImagesOf(n).map((p) => ({ node: n.node, p })));
   const lost = report.nodes.flatMap((n) => n.lostPins ?? []);
@@ -191,7 +196,7 @@ ${atRisk.length === 0
   ? html`<p>None: every image the sites need is on its nodes and stays protected after the next ${who} start.</p>`
   : html`<p class="muted">A pod that needs one of these may fail to start: the image is missing, not pinned, or loses its pin at the next ${who} start.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>Verdict</th><th>Needed by</th><th>Why</th></tr></thead><tbody>${atRisk.map(
       ({ node, a }) => html`<tr><td>${node}</td><td class="ref">${withDigests(a.refs.join(', '))}</td><td><span class="tag bad">${NEED_VERDICT_TEXT[a.verdict]}</span></td><td>${a.workloads.length ? workloadsText(a.workloads, 3) : '—'}</td><td class="why">${withDigests(`${a.because}${a.heldBy?.length ? ` (copy: ${a.heldBy.join(', ')})` : ''}`)}</td></tr>`,
-    )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --needed</span>; bring a missing one back with <span class="mono">holdfast import NODE ARCHIVE</span>.</p>`}
+    )}</tbody></table></div>${word ? html`<p class="muted">Make them durable with <span class="mono">${word({ action: 'pin', node: 'NODE', needed: true })}</span>; bring a missing one back with <span class="mono">${word({ action: 'import', node: 'NODE', archive: 'ARCHIVE' })}</span>.</p>` : ''}`}
 <h3>Pins lost behind Holdfast's back</h3>
 ${lost.length === 0
   ? html`<p>None: every durable pin Holdfast made on the reachable nodes is still in place.</p>`
@@ -201,7 +206,7 @@ ${losing.length === 0
   ? html`<p>None.</p>`
   : html`<p class="muted">As kubelet sees them: per image id, by each node's containerd rule.</p><div class="scroll"><table><thead><tr><th>Node</th><th>Image</th><th>References</th><th>Why</th></tr></thead><tbody>${losing.map(
       ({ node, p }) => html`<tr><td>${node}</td><td class="ref">${withDigests(imageNames([p], 1))}</td><td class="ref">${withDigests(p.refs.join(', '))}</td><td class="why">${withDigests(p.reason)}</td></tr>`,
-    )}</tbody></table></div><p class="muted">Make them durable with <span class="mono">holdfast pin NODE --all-k3s</span> before removing any archive.</p>`}
+    )}</tbody></table></div>${word ? html`<p class="muted">Make them durable with <span class="mono">${word({ action: 'pin', node: 'NODE', allK3s: true })}</span> before removing any archive.</p>` : ''}`}
 <h3>Drift across nodes</h3>
 ${report.drift.length === 0
   ? html`<p>The reachable nodes agree: every image is on all of them, pinned alike.</p>`

@@ -2,6 +2,7 @@
 // at risk per node with the workloads that need them, and the needed images a node lacks.
 import { describe, expect, it } from 'vitest';
 import { computeDrift, fleetCsv, fleetHtml, parseCsv, summarizeFleet, type FleetNodeResult } from '../../../../../src/core/usecases/fleet';
+import { remedyCommand } from '../../../../../src/cli/remedyText';
 import type { ImageRef } from '../../../../../src/shared/domain/images';
 import { applyNeeds, type NodeNeeds } from '../../../../../src/shared/needs';
 import { imageProtection } from '../../../../../src/shared/protection';
@@ -44,11 +45,13 @@ describe('needed images at risk in the fleet reports', () => {
   });
 
   it('the HTML report has a card and a table naming image, verdict and workload', () => {
-    const page = fleetHtml(report);
+    const page = fleetHtml(report, remedyCommand);
     expect(page).toContain('<b>2</b>needed images at risk');
     expect(page).toContain('Deployment default/web (scaled to 0)');
     expect(page).toContain('CronJob default/nightly (CronJob between runs)');
     expect(page).toContain('holdfast pin NODE --needed');
+    // Core words no command: the page names one only as its caller (the CLI, the app) words it.
+    expect(fleetHtml(report)).not.toContain('holdfast pin');
   });
 
   it('the CSV gives every reference its site need, and a row for each needed image the node lacks', () => {
