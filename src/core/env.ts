@@ -13,7 +13,7 @@ export const HOLDFAST_ENV = {
   HOLDFAST_CODE_CACHE: { meaning: '`off`: the CLI keeps no V8 code cache in out/cli-cache', default: 'the code cache is used' },
   HOLDFAST_OPENSSH: { meaning: '`off`: uploads over SFTP only; or the path of the ssh client to use', default: '`ssh` on PATH' },
   HOLDFAST_PROTO_DIR: { meaning: "the directory holding containerd's .proto files", default: 'the packaged app\'s resources, else proto/ in the checkout' },
-  HOLDFAST_RENDERER_DIR: { meaning: '`holdfast serve`: the directory of the built UI (index.html)', default: 'out/renderer of the app' },
+  HOLDFAST_RENDERER_DIR: { meaning: 'the serve command: the directory of the built UI (index.html)', default: 'out/renderer of the app' },
   HOLDFAST_BZIP2_JS: { meaning: '`1`: decompress bzip2 archives in JavaScript, not with the bzip2 program', default: 'the bzip2 program when on PATH' },
   // Read by bin/entry.mjs (plain JavaScript, before any of src/ loads), listed here to be documented with the others.
   HOLDFAST_CLI: { meaning: '`bundle` or `tsx`: in a checkout, which build bin/holdfast.mjs runs', default: 'the bundle while it is fresh' },

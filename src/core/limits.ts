@@ -210,7 +210,7 @@ export const LIMITS = {
   'http.bodyBytes': {
     value: 1 * MiB,
     unit: 'bytes',
-    what: 'request body of one `holdfast serve` API call',
+    what: "request body of one API call to Holdfast's server (the serve command)",
     why: 'the largest real request (10,000 references to pin) is well under it',
   },
   'ipc.payloadBytes': {

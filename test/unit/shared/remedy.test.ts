@@ -1,0 +1,82 @@
+// Remedies are data (issue #47, item 2): core and the shared rules hand out shared/remedy's Remedy
+// and never word a command, so no string literal in src/core or src/shared holds `holdfast …`
+// command text (comments aside; the quoting helper's bare 'holdfast' is its program name). Read
+// through the TypeScript compiler's parse, as functionSize.test.ts reads functions.
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { API } from 'typescript/unstable/sync';
+import type { Node, SourceFile } from 'typescript/unstable/ast';
+import { isNoSubstitutionTemplateLiteral, isStringLiteral, isTemplateHead, isTemplateMiddle, isTemplateTail } from 'typescript/unstable/ast/is';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+const rel = (f: string) => path.relative(root, f).split(path.sep).join('/');
+const LAYERS = ['src/core', 'src/shared'];
+
+/** Command text: the program's lower-case name (not a path's last part), a space, then a word or a placeholder (…). */
+const COMMAND_TEXT = /(?<![\w/.-])holdfast [a-z…]/;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = path.join(dir, n);
+    if (statSync(p).isDirectory()) return sourceFiles(p);
+    return n.endsWith('.ts') && !/\.(d|generated)\.ts$/.test(n) ? [p] : [];
+  });
+}
+
+interface Literal {
+  where: string;
+  text: string;
+}
+
+/** Every string and template literal of a file (a template's literal parts, its ${…} left out). */
+function literalsOf(sf: SourceFile, file: string): Literal[] {
+  const out: Literal[] = [];
+  const visit = (n: Node) => {
+    if (isStringLiteral(n) || isNoSubstitutionTemplateLiteral(n) || isTemplateHead(n) || isTemplateMiddle(n) || isTemplateTail(n)) {
+      out.push({ where: `${file}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}`, text: n.text });
+    }
+    n.forEachChild((c) => {
+      visit(c);
+      return undefined;
+    });
+  };
+  for (const s of sf.statements) visit(s);
+  return out;
+}
+
+const literals: Literal[] = [];
+let api: API | undefined;
+
+beforeAll(() => {
+  api = new API({ cwd: root });
+  const config = path.join(root, 'tsconfig.node.json');
+  const program = api.updateSnapshot({ openProjects: [config] }).getProject(config)?.program;
+  if (!program) throw new Error('no TypeScript project for tsconfig.node.json');
+  for (const file of LAYERS.flatMap((l) => sourceFiles(path.join(root, l)))) {
+    const sf = program.getSourceFile(file);
+    if (!sf) throw new Error(`${rel(file)} is not in tsconfig.node.json`);
+    literals.push(...literalsOf(sf, rel(file)));
+  }
+}, 120_000);
+
+afterAll(() => api?.close());
+
+describe(`string literals in ${LAYERS.join(' and ')}`, () => {
+  it('are found: the parse sees the literals it reads, template parts included', () => {
+    expect(literals.length).toBeGreaterThan(2000);
+    expect(literals).toContainEqual({ where: expect.stringMatching(/^src\/core\/node\/localSession\.ts:/), text: 'Run Holdfast as root on the node.' });
+    expect(literals.some((l) => l.where.startsWith('src/shared/nodeSelection.ts:') && l.text === 'no node in group "')).toBe(true);
+  });
+
+  it('tell command text from the product and its labels', () => {
+    const planted = ['List nodes with `holdfast node ls`.', 'Run it as root (sudo holdfast … --local).', 'make them durable with holdfast pin, or upgrade'];
+    const fine = ['Run Holdfast as root on the node.', '~/.config/holdfast on Linux', 'holdfast', 'io.holdfast.pinned-by', 'holdfast_check_success', 'holdfast-fleet-'];
+    expect(planted.filter((t) => COMMAND_TEXT.test(t))).toEqual(planted);
+    expect(fine.filter((t) => COMMAND_TEXT.test(t))).toEqual([]);
+  });
+
+  it('hold no holdfast command text: a remedy is data (shared/remedy), worded by the CLI and the app', () => {
+    expect(literals.filter((l) => COMMAND_TEXT.test(l.text)).map((l) => `${l.where}: ${l.text}`)).toEqual([]);
+  });
+});
