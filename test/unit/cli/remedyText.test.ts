@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { errorHint, remedyCommand, remedyHint, remedyText, withRemedyHint } from '../../../src/cli/remedyText';
 import { HoldfastError } from '../../../src/core/errors';
+import { archiveRemedy, pinArchiveCommand } from '../../../src/shared/archiveRemedy';
 import type { Remedy, RemedyOf } from '../../../src/shared/remedy';
 
 const remedy: RemedyOf<'k3s-start-or-direct'> = { action: 'k3s-start-or-direct', node: 'n1', archive: "site's app.tar", distro: 'rke2' };
@@ -25,6 +26,11 @@ describe('remedyCommand', () => {
     ];
     for (const [r, argv] of cases) expect(argvSeenBySh(remedyCommand(r))).toEqual(['holdfast', ...argv]);
     expect(remedyCommand({ action: 'remove-archive', node: 'edge-01', archive: ARCHIVE })).toBe("holdfast rm-archive edge-01 'x;touch${IFS}pwned;.tar.gz'");
+  });
+
+  it("prints an archive's remedy as the command its reasons quote", () => {
+    const r = archiveRemedy({ node: NODE, path: ARCHIVE, images: [{ name: 'app:1', present: true, complete: true, durable: false, missing: [] }] })!;
+    expect(remedyCommand(r)).toBe(pinArchiveCommand(NODE, ARCHIVE));
   });
 
   it('leaves placeholders bare', () => {
