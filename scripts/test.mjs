@@ -32,6 +32,11 @@ function preflight() {
   for (const line of ['1.7', '2']) {
     if (!existsSync(path.join(cache, line, 'containerd'))) problems.push(`containerd ${line} for the lab is missing (run: bash scripts/lab-containerd.sh ${line})`);
   }
+  const signing = process.env.HOLDFAST_SIGNING_CACHE ?? '/var/cache/holdfast-lab/signing';
+  for (const tool of ['cosign', 'oras']) {
+    if (!existsSync(path.join(signing, tool, tool))) problems.push(`${tool} for the signature tests is missing (run: bash scripts/lab-signing-tools.sh)`);
+  }
+  if (!existsSync('/usr/bin/docker-registry')) problems.push('/usr/bin/docker-registry is missing (apt-get install docker-registry — see .ci/run)');
   return problems;
 }
 
