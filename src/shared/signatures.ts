@@ -1,0 +1,77 @@
+// Whether an image's signatures vouch for it: the verdict and the binding rule (#48). A
+// signature counts only if it verifies with a given key AND what it signs is exactly the digest
+// that will be written to the node. Reading and checking signatures is core's; this decides.
+import { compareText } from './compareText';
+
+export type SignatureFormat = 'bundle' | 'legacy';
+
+/** The reasons an image is refused, worded as the CLI and the app show them. */
+export type SignatureRefusal =
+  | { kind: 'no-signature' }
+  | { kind: 'other-key' }
+  | { kind: 'does-not-verify' }
+  | { kind: 'other-image'; signedDigest: string };
+
+export type SignatureVerdict =
+  | {
+      verified: true;
+      /** The given key's fingerprint (SHA-256 of its public key, hex). */
+      by: string;
+      format: SignatureFormat;
+      /** When it was verified (ISO 8601). */
+      at: string;
+      /** The reference a legacy payload names (`docker-reference`), shown, never trusted. */
+      reference?: string;
+    }
+  | { verified: false; refusal: SignatureRefusal; reason: string; at: string };
+
+/** What core found out about one signature of an image. */
+export interface SignatureCheck {
+  format: SignatureFormat;
+  /** The fingerprint of the given key it verifies with; null when it verifies with none. */
+  verifiedBy: string | null;
+  /**
+   * Why a signature that verifies with no given key is tampering rather than another key's: it
+   * is malformed, or it names its signer (a bundle's key hint) and that signer is a given key.
+   */
+  claimsGivenKey: boolean;
+  /** The digests the signed payload names (the in-toto subjects, the simple-signing digest). */
+  signedDigests: string[];
+  reference?: string;
+}
+
+/** One clause per refusal: what `holdfast import` prints after the image's name. */
+export function refusalText(r: SignatureRefusal): string {
+  switch (r.kind) {
+    case 'no-signature':
+      return 'no signature';
+    case 'other-key':
+      return 'signed, but not by any given key';
+    case 'does-not-verify':
+      return 'signature does not verify';
+    case 'other-image':
+      return `signature is for ${r.signedDigest} not for this image`;
+  }
+}
+
+const refuse = (refusal: SignatureRefusal, at: string): SignatureVerdict => ({ verified: false, refusal, reason: refusalText(refusal), at });
+
+/**
+ * The binding rule. Verified when one signature verifies with a given key and signs exactly
+ * `digest` (bundles first, then by fingerprint, so the verdict does not depend on file order).
+ * Otherwise the most telling refusal: a valid signature for another digest, then tampering, then
+ * another key's signature, then none at all.
+ */
+export function bindSignatures(digest: string, checks: readonly SignatureCheck[], at: string): SignatureVerdict {
+  const valid = checks.filter((c) => c.verifiedBy !== null);
+  const bound = valid
+    .filter((c) => c.signedDigests.includes(digest))
+    .sort((a, b) => compareText(a.format, b.format) || compareText(a.verifiedBy!, b.verifiedBy!));
+  const best = bound[0];
+  if (best) return { verified: true, by: best.verifiedBy!, format: best.format, at, ...(best.reference === undefined ? {} : { reference: best.reference }) };
+  const elsewhere = valid.find((c) => c.signedDigests.length > 0);
+  if (elsewhere) return refuse({ kind: 'other-image', signedDigest: elsewhere.signedDigests[0]! }, at);
+  if (valid.length > 0 || checks.some((c) => c.claimsGivenKey)) return refuse({ kind: 'does-not-verify' }, at);
+  if (checks.length > 0) return refuse({ kind: 'other-key' }, at);
+  return refuse({ kind: 'no-signature' }, at);
+}

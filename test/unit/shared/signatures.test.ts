@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { bindSignatures, refusalText, type SignatureCheck } from '../../../src/shared/signatures';
+
+const D = 'sha256:' + 'a'.repeat(64);
+const OTHER = 'sha256:' + 'b'.repeat(64);
+const AT = '2026-12-08T10:00:00.000Z';
+
+const check = (c: Partial<SignatureCheck>): SignatureCheck => ({ format: 'legacy', verifiedBy: null, claimsGivenKey: false, signedDigests: [], ...c });
+const good = (c: Partial<SignatureCheck> = {}): SignatureCheck => check({ verifiedBy: 'k1', claimsGivenKey: true, signedDigests: [D], ...c });
+
+describe('bindSignatures: the binding rule', () => {
+  const cases: { name: string; checks: SignatureCheck[]; want: string }[] = [
+    { name: 'no signature at all', checks: [], want: 'no signature' },
+    { name: 'verifies with a given key and signs this digest', checks: [good()], want: 'verified legacy by k1' },
+    { name: 'a bundle is preferred over a legacy signature', checks: [good(), good({ format: 'bundle', verifiedBy: 'k2' })], want: 'verified bundle by k2' },
+    { name: 'the same keys in any order give the same verdict', checks: [good({ verifiedBy: 'k2' }), good({ verifiedBy: 'k1' })], want: 'verified legacy by k1' },
+    { name: 'verifies, but signs another digest', checks: [good({ signedDigests: [OTHER] })], want: `signature is for ${OTHER} not for this image` },
+    { name: 'one of several subjects is this digest', checks: [good({ signedDigests: [OTHER, D] })], want: 'verified legacy by k1' },
+    { name: 'verifies but names no digest', checks: [good({ signedDigests: [] })], want: 'signature does not verify' },
+    { name: 'fails and claims a given key (tampered)', checks: [check({ claimsGivenKey: true })], want: 'signature does not verify' },
+    { name: 'fails and names no given key', checks: [check({})], want: 'signed, but not by any given key' },
+    { name: 'one good signature outweighs a tampered one', checks: [check({ claimsGivenKey: true }), good()], want: 'verified legacy by k1' },
+    { name: 'a signature for another image outweighs tampering', checks: [check({ claimsGivenKey: true }), good({ signedDigests: [OTHER] })], want: `signature is for ${OTHER} not for this image` },
+    { name: 'tampering outweighs another key', checks: [check({}), check({ claimsGivenKey: true })], want: 'signature does not verify' },
+    { name: 'an unverified signature never binds, whatever it names', checks: [check({ signedDigests: [D] })], want: 'signed, but not by any given key' },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const v = bindSignatures(D, c.checks, AT);
+      expect(v.at).toBe(AT);
+      expect(v.verified ? `verified ${v.format} by ${v.by}` : v.reason).toBe(c.want);
+    });
+  }
+
+  it("keeps a legacy payload's reference on the verdict", () => {
+    expect(bindSignatures(D, [good({ reference: 'reg.example/app' })], AT)).toEqual({ verified: true, by: 'k1', format: 'legacy', at: AT, reference: 'reg.example/app' });
+  });
+});
+
+describe('refusalText', () => {
+  it('words each refusal as the CLI prints it', () => {
+    expect(refusalText({ kind: 'no-signature' })).toBe('no signature');
+    expect(refusalText({ kind: 'other-key' })).toBe('signed, but not by any given key');
+    expect(refusalText({ kind: 'does-not-verify' })).toBe('signature does not verify');
+    expect(refusalText({ kind: 'other-image', signedDigest: OTHER })).toBe(`signature is for ${OTHER} not for this image`);
+  });
+});
