@@ -116,6 +116,20 @@ export const LIMITS = {
     why: "an image's configs and manifests are a few KiB each; past it, small blobs are written to the spool at once",
   },
 
+  // ---- signatures carried with images (#48) ----
+  'signature.bytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: 'one signature file: a Sigstore bundle, a signature manifest, a simple-signing payload, a public key',
+    why: 'real ones are a few KiB; a larger one is refused before it is read',
+  },
+  'signature.manifests': {
+    value: 1_000,
+    unit: 'count',
+    what: 'manifests in one OCI layout read to find the signatures (referrers and `.sig` tags) of its images',
+    why: 'a real layout has a few per image; each costs a read',
+  },
+
   // ---- what a node sends back ----
   'remote.commandOutputBytes': {
     value: 1 * MiB,

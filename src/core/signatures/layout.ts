@@ -1,0 +1,104 @@
+// An OCI image layout directory as `oras copy -r --to-oci-layout` writes it, read for the
+// signatures it carries: every blob is read bounded and checked against its digest, and the
+// manifests read to find referrers are capped (signature.manifests).
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { HoldfastError } from '../errors';
+import { limit, limitError } from '../limits';
+import { readBounded } from './read';
+
+export interface Descriptor {
+  mediaType?: string;
+  digest: string;
+  size: number;
+  artifactType?: string;
+  annotations?: Record<string, string>;
+}
+
+export interface OciManifest {
+  mediaType?: string;
+  artifactType?: string;
+  config?: Descriptor;
+  layers?: Descriptor[];
+  subject?: Descriptor;
+  annotations?: Record<string, string>;
+}
+
+/** A blob whose bytes are not what its digest says: the layout was altered. */
+export class BlobMismatch extends Error {}
+
+export const REF_NAME = 'org.opencontainers.image.ref.name';
+const MANIFEST_TYPES = new Set(['application/vnd.oci.image.manifest.v1+json', 'application/vnd.docker.distribution.manifest.v2+json']);
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+export class SignatureLayout {
+  private referrers?: Map<string, { entry: Descriptor; manifest: OciManifest }[]>;
+
+  private constructor(
+    readonly dir: string,
+    readonly entries: readonly Descriptor[],
+  ) {}
+
+  static async open(dir: string): Promise<SignatureLayout> {
+    const raw = await readBounded(join(dir, 'index.json'), "an OCI layout's index.json", 'archive.jsonMemberBytes');
+    const index = parseJson(raw, join(dir, 'index.json')) as { manifests?: unknown };
+    if (!Array.isArray(index.manifests)) throw new HoldfastError('INVALID_INPUT', `${dir}: index.json has no manifests list; is it an OCI layout?`);
+    if (index.manifests.length > limit('archive.references')) throw limitError('archive.references', `${dir}: index.json lists ${index.manifests.length} entries`);
+    return new SignatureLayout(dir, index.manifests.filter(isDescriptor));
+  }
+
+  /** A blob's bytes, bounded by signature.bytes, checked against its digest. */
+  async blob(desc: Descriptor, what: string): Promise<Buffer> {
+    if (desc.size > limit('signature.bytes')) throw limitError('signature.bytes', `${this.dir}: ${what} ${desc.digest} of ${desc.size.toLocaleString('en-US')} bytes is too large`);
+    const data = await readBounded(join(this.dir, 'blobs', 'sha256', desc.digest.slice('sha256:'.length)), what);
+    if ('sha256:' + createHash('sha256').update(data).digest('hex') !== desc.digest) throw new BlobMismatch(`${what} ${desc.digest} does not match its digest`);
+    return data;
+  }
+
+  async manifest(desc: Descriptor): Promise<OciManifest> {
+    return parseJson(await this.blob(desc, 'a manifest'), desc.digest) as OciManifest;
+  }
+
+  /** Entries named by a tag: `sha256-<hex>.sig`, alone or at the end of a full reference. */
+  tagged(tag: string): Descriptor[] {
+    return this.entries.filter((e) => {
+      const name = e.annotations?.[REF_NAME];
+      return name === tag || (name?.endsWith(':' + tag) ?? false);
+    });
+  }
+
+  /** The manifests whose `subject` is `digest` (OCI 1.1 referrers). Reads unnamed manifests once. */
+  async referrersOf(digest: string): Promise<{ entry: Descriptor; manifest: OciManifest }[]> {
+    this.referrers ??= await this.readReferrers();
+    return this.referrers.get(digest) ?? [];
+  }
+
+  private async readReferrers(): Promise<Map<string, { entry: Descriptor; manifest: OciManifest }[]>> {
+    const candidates = this.entries.filter((e) => MANIFEST_TYPES.has(e.mediaType ?? '') && !e.annotations?.[REF_NAME]);
+    if (candidates.length > limit('signature.manifests')) throw limitError('signature.manifests', `${this.dir}: ${candidates.length.toLocaleString('en-US')} unnamed manifests to read for signatures`);
+    const out = new Map<string, { entry: Descriptor; manifest: OciManifest }[]>();
+    for (const entry of candidates) {
+      const manifest = await this.manifest(entry).catch((e: unknown) => {
+        if (e instanceof BlobMismatch) return null;
+        throw e;
+      });
+      const subject = manifest?.subject?.digest;
+      if (!manifest || !subject) continue;
+      out.set(subject, [...(out.get(subject) ?? []), { entry, manifest }]);
+    }
+    return out;
+  }
+}
+
+export function isDescriptor(v: unknown): v is Descriptor {
+  const d = v as Descriptor | null;
+  return typeof d === 'object' && d !== null && typeof d.digest === 'string' && DIGEST.test(d.digest) && Number.isSafeInteger(d.size) && d.size >= 0;
+}
+
+function parseJson(raw: Buffer, what: string): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new HoldfastError('INVALID_INPUT', `${what}: not valid JSON.`);
+  }
+}

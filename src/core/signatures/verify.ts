@@ -1,0 +1,51 @@
+// One image's signatures, gathered from an OCI layout (legacy `.sig` tags and OCI 1.1
+// referrers) and from detached bundles, and judged by the binding rule (src/shared/signatures.ts).
+// Nothing here touches the network: keys and bundles come from files the technician carries.
+import { bindSignatures, type SignatureCheck, type SignatureVerdict } from '../../shared/signatures';
+import { BUNDLE_MEDIA_TYPE, bundleSubjects, checkBundle } from './bundle';
+import type { GivenKey } from './keys';
+import { BlobMismatch, type SignatureLayout } from './layout';
+import { legacyChecks } from './legacy';
+import { readBounded } from './read';
+
+export interface SignatureSources {
+  /** The OCI layout the image came in, if any. */
+  layout?: SignatureLayout;
+  /** Detached bundles (`cosign sign --bundle` output), each matched by the digest it signs. */
+  bundles?: readonly Buffer[];
+}
+
+/** Reads detached bundle files, each bounded by signature.bytes. */
+export async function readBundleFiles(files: readonly string[]): Promise<Buffer[]> {
+  const out: Buffer[] = [];
+  for (const f of files) out.push(await readBounded(f, 'a Sigstore bundle'));
+  return out;
+}
+
+async function referrerChecks(layout: SignatureLayout, digest: string, keys: readonly GivenKey[]): Promise<SignatureCheck[]> {
+  const checks: SignatureCheck[] = [];
+  for (const { manifest } of await layout.referrersOf(digest)) {
+    for (const layer of manifest.layers ?? []) {
+      if (layer.mediaType !== BUNDLE_MEDIA_TYPE) continue;
+      const raw = await layout.blob(layer, 'a Sigstore bundle').catch((e: unknown) => {
+        if (e instanceof BlobMismatch) return null;
+        throw e;
+      });
+      checks.push(raw ? checkBundle(raw, keys) : { format: 'bundle', verifiedBy: null, claimsGivenKey: true, signedDigests: [] });
+    }
+  }
+  return checks;
+}
+
+/** The verdict for the image (manifest or index) `digest`, verified at `now`. */
+export async function verifyImageSignatures(digest: string, keys: readonly GivenKey[], sources: SignatureSources, now = new Date()): Promise<SignatureVerdict> {
+  const checks: SignatureCheck[] = [];
+  if (sources.layout) {
+    checks.push(...(await legacyChecks(sources.layout, digest, keys)));
+    checks.push(...(await referrerChecks(sources.layout, digest, keys)));
+  }
+  for (const raw of sources.bundles ?? []) {
+    if (bundleSubjects(raw).includes(digest)) checks.push(checkBundle(raw, keys));
+  }
+  return bindSignatures(digest, checks, now.toISOString());
+}

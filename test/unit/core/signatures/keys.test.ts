@@ -1,0 +1,41 @@
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { parsePublicKey, verifyWith, wellFormed } from '../../../../src/core/signatures/keys';
+
+const pairs = {
+  'ECDSA P-256': generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+  'ECDSA P-521': generateKeyPairSync('ec', { namedCurve: 'P-521' }),
+  'RSA 2048': generateKeyPairSync('rsa', { modulusLength: 2048 }),
+  Ed25519: generateKeyPairSync('ed25519'),
+};
+const payload = Buffer.from('{"critical":{}}');
+const pem = (p: (typeof pairs)[keyof typeof pairs]) => p.publicKey.export({ type: 'spki', format: 'pem' });
+
+describe('public keys as technicians carry them', () => {
+  for (const [name, pair] of Object.entries(pairs)) {
+    it(`${name}: a signature verifies, a flipped one does not, another key's does not`, () => {
+      const key = parsePublicKey(pem(pair), 'k.pub');
+      const other = parsePublicKey(pem(name === 'Ed25519' ? pairs['ECDSA P-256'] : pairs.Ed25519), 'o.pub');
+      const sig = sign(key.kind === 'ed25519' ? null : 'sha256', payload, pair.privateKey);
+      expect(wellFormed(sig, key)).toBe(true);
+      expect(verifyWith(key, payload, sig)).toBe(true);
+      const flipped = Buffer.from(sig);
+      flipped[flipped.length - 1] = flipped[flipped.length - 1]! ^ 1;
+      expect(verifyWith(key, payload, flipped)).toBe(false);
+      expect(verifyWith(other, payload, sig)).toBe(false);
+      expect(wellFormed(sig.subarray(1), key)).toBe(false);
+    });
+  }
+
+  it('is named by the SHA-256 of its DER public key, hex and base64 (a bundle hint)', () => {
+    const key = parsePublicKey(pem(pairs['ECDSA P-256']), 'k.pub');
+    expect(key.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(Buffer.from(key.hint, 'base64').toString('hex')).toBe(key.fingerprint);
+  });
+
+  it('refuses what is not a PEM public key, or a kind it does not verify with', () => {
+    expect(() => parsePublicKey('not a key', 'junk.pub')).toThrow(/junk\.pub: not a PEM public key/);
+    const x25519 = generateKeyPairSync('x25519').publicKey.export({ type: 'spki', format: 'pem' });
+    expect(() => parsePublicKey(x25519, 'x.pub')).toThrow(/x\.pub: a x25519 key; Holdfast verifies with ECDSA, RSA and Ed25519 keys/);
+  });
+});
