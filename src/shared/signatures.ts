@@ -5,6 +5,12 @@ import { compareText } from './compareText';
 
 export type SignatureFormat = 'bundle' | 'legacy';
 
+/** cosign's legacy signature tag for an image digest: sha256:abc… → sha256-abc….sig. */
+export const legacySignatureTag = (digest: string): string => digest.replace(':', '-') + '.sig';
+
+/** Whether an OCI ref name is a legacy signature tag (alone or ending a full reference). */
+export const isLegacySignatureTag = (refName: string): boolean => /(?:^|:)sha256-[0-9a-f]{64}\.sig$/.test(refName);
+
 /** The reasons an image is refused, worded as the CLI and the app show them. */
 export type SignatureRefusal =
   | { kind: 'no-signature' }

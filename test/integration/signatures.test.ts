@@ -7,12 +7,13 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../lab/exec';
 import { makeSigningFixtures, type SigningFixtures } from '../../lab/signing';
+import { readArchiveSignatures } from '../../src/core/signatures/archive';
 import { readPublicKey, type GivenKey } from '../../src/core/signatures/keys';
 import { REF_NAME, SignatureLayout, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
-import { legacyTag } from '../../src/core/signatures/legacy';
 import { readBundleFiles, verifyImageSignatures } from '../../src/core/signatures/verify';
-import type { SignatureVerdict } from '../../src/shared/signatures';
+import { legacySignatureTag, type SignatureVerdict } from '../../src/shared/signatures';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-signing-'));
 let fx: SigningFixtures;
@@ -70,7 +71,7 @@ async function verdict(layout: string, digest: string, keys: GivenKey[]): Promis
   return verifyImageSignatures(digest, keys, { layout: await SignatureLayout.open(layout) });
 }
 
-const legacyEntry = (layout: SignatureLayout): Descriptor => layout.tagged(legacyTag(fx.images.legacy.digest))[0]!;
+const legacyEntry = (layout: SignatureLayout): Descriptor => layout.tagged(legacySignatureTag(fx.images.legacy.digest))[0]!;
 
 async function bundleReferrer(layoutDir: string, digest: string): Promise<Descriptor> {
   const refs = await (await SignatureLayout.open(layoutDir)).referrersOf(digest);
@@ -168,7 +169,7 @@ describe('tampered signatures', () => {
   it("a legacy signature moved to another image's tag: \"signature is for sha256:… not for this image\"", async () => {
     const copy = copyLayout();
     const entry = legacyEntry(await SignatureLayout.open(copy));
-    rewriteIndex(copy, (es) => [...es, { ...entry, annotations: { [REF_NAME]: legacyTag(fx.images.unsigned.digest) } }]);
+    rewriteIndex(copy, (es) => [...es, { ...entry, annotations: { [REF_NAME]: legacySignatureTag(fx.images.unsigned.digest) } }]);
     expect(await verdict(copy, fx.images.unsigned.digest, [keyA])).toMatchObject({ verified: false, reason: `signature is for ${fx.images.legacy.digest} not for this image` });
   });
 
@@ -179,4 +180,27 @@ describe('tampered signatures', () => {
     editManifest(copy, entry, (m) => ({ ...m, subject: { ...m.subject!, digest: unsigned } }));
     expect(await verdict(copy, unsigned, [keyA])).toMatchObject({ verified: false, reason: `signature is for ${fx.images.bundle.digest} not for this image` });
   });
+});
+
+describe('the same layout as an archive (a tar of it, compressed or not)', () => {
+  for (const suffix of ['.tar', '.tar.gz']) {
+    it(`${suffix}: the same verdicts, and the signature manifests are known apart from images`, async () => {
+      const file = path.join(dir, `layout${suffix}`);
+      await run(['tar', suffix === '.tar' ? '-cf' : '-czf', file, '-C', fx.layout, '.']);
+      const { index, layout } = await readArchiveSignatures(file);
+      const want = { legacy: 'legacy', bundle: 'bundle', index: 'bundle' } as const;
+      for (const [name, format] of Object.entries(want)) {
+        const img = index.images.find((i) => i.name === name)!;
+        expect(await verifyImageSignatures(img.targetDigest!, [keyA], { layout })).toMatchObject({ verified: true, format });
+      }
+      const unsigned = index.images.find((i) => i.name === 'unsigned')!;
+      expect(await verifyImageSignatures(unsigned.targetDigest!, [keyA], { layout })).toMatchObject({ verified: false, reason: 'no signature' });
+      // Two referrers (of bundle and of index) and one .sig tag; the two unnamed entries left are
+      // the index's platform manifests, which oras lists on their own.
+      const sigs = await layout.signatureManifests();
+      const images = index.images.filter((i) => i.targetDigest && !sigs.has(i.targetDigest));
+      expect(images.map((i) => i.name).sort()).toEqual(['bundle', 'index', 'legacy', 'unsigned', null, null].sort());
+      expect(sigs.size).toBe(3);
+    });
+  }
 });

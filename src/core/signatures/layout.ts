@@ -1,11 +1,23 @@
-// An OCI image layout directory as `oras copy -r --to-oci-layout` writes it, read for the
-// signatures it carries: every blob is read bounded and checked against its digest, and the
-// manifests read to find referrers are capped (signature.manifests).
+// An OCI image layout as `oras copy -r --to-oci-layout` writes it (a directory, or the members
+// of an archive kept while it streamed past), read for the signatures it carries: every blob is
+// read bounded and checked against its digest, and the manifests read to find referrers are
+// capped (signature.manifests).
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { isLegacySignatureTag } from '../../shared/signatures';
 import { HoldfastError } from '../errors';
-import { limit, limitError } from '../limits';
+import { limit, limitError, type LimitName } from '../limits';
 import { readBounded } from './read';
+
+/** The files of a layout, by path inside it ('index.json', 'blobs/sha256/<hex>'). */
+export interface LayoutFiles {
+  /** Names the layout in messages (its directory or archive). */
+  name: string;
+  read(path: string, what: string, limitName: LimitName): Promise<Buffer>;
+}
+
+/** A layout directory on this machine. */
+export const layoutDir = (dir: string): LayoutFiles => ({ name: dir, read: (p, what, l) => readBounded(join(dir, p), what, l) });
 
 export interface Descriptor {
   mediaType?: string;
@@ -35,22 +47,25 @@ export class SignatureLayout {
   private referrers?: Map<string, { entry: Descriptor; manifest: OciManifest }[]>;
 
   private constructor(
-    readonly dir: string,
+    private readonly files: LayoutFiles,
     readonly entries: readonly Descriptor[],
   ) {}
 
-  static async open(dir: string): Promise<SignatureLayout> {
-    const raw = await readBounded(join(dir, 'index.json'), "an OCI layout's index.json", 'archive.jsonMemberBytes');
-    const index = parseJson(raw, join(dir, 'index.json')) as { manifests?: unknown };
+  /** Opens a layout: a directory, or the files an archive kept. */
+  static async open(from: string | LayoutFiles): Promise<SignatureLayout> {
+    const files = typeof from === 'string' ? layoutDir(from) : from;
+    const dir = files.name;
+    const raw = await files.read('index.json', "an OCI layout's index.json", 'archive.jsonMemberBytes');
+    const index = parseJson(raw, `${dir}: index.json`) as { manifests?: unknown };
     if (!Array.isArray(index.manifests)) throw new HoldfastError('INVALID_INPUT', `${dir}: index.json has no manifests list; is it an OCI layout?`);
     if (index.manifests.length > limit('archive.references')) throw limitError('archive.references', `${dir}: index.json lists ${index.manifests.length} entries`);
-    return new SignatureLayout(dir, index.manifests.filter(isDescriptor));
+    return new SignatureLayout(files, index.manifests.filter(isDescriptor));
   }
 
   /** A blob's bytes, bounded by signature.bytes, checked against its digest. */
   async blob(desc: Descriptor, what: string): Promise<Buffer> {
-    if (desc.size > limit('signature.bytes')) throw limitError('signature.bytes', `${this.dir}: ${what} ${desc.digest} of ${desc.size.toLocaleString('en-US')} bytes is too large`);
-    const data = await readBounded(join(this.dir, 'blobs', 'sha256', desc.digest.slice('sha256:'.length)), what);
+    if (desc.size > limit('signature.bytes')) throw limitError('signature.bytes', `${this.files.name}: ${what} ${desc.digest} of ${desc.size.toLocaleString('en-US')} bytes is too large`);
+    const data = await this.files.read(`blobs/sha256/${desc.digest.slice('sha256:'.length)}`, what, 'signature.bytes');
     if ('sha256:' + createHash('sha256').update(data).digest('hex') !== desc.digest) throw new BlobMismatch(`${what} ${desc.digest} does not match its digest`);
     return data;
   }
@@ -67,6 +82,16 @@ export class SignatureLayout {
     });
   }
 
+  /**
+   * The digests of every signature artifact in the layout: legacy `.sig` tags and manifests with
+   * a `subject` (referrers). They are never images to import.
+   */
+  async signatureManifests(): Promise<Set<string>> {
+    this.referrers ??= await this.readReferrers();
+    const tags = this.entries.filter((e) => isLegacySignatureTag(e.annotations?.[REF_NAME] ?? ''));
+    return new Set([...tags, ...[...this.referrers.values()].flat().map((r) => r.entry)].map((e) => e.digest));
+  }
+
   /** The manifests whose `subject` is `digest` (OCI 1.1 referrers). Reads unnamed manifests once. */
   async referrersOf(digest: string): Promise<{ entry: Descriptor; manifest: OciManifest }[]> {
     this.referrers ??= await this.readReferrers();
@@ -75,7 +100,7 @@ export class SignatureLayout {
 
   private async readReferrers(): Promise<Map<string, { entry: Descriptor; manifest: OciManifest }[]>> {
     const candidates = this.entries.filter((e) => MANIFEST_TYPES.has(e.mediaType ?? '') && !e.annotations?.[REF_NAME]);
-    if (candidates.length > limit('signature.manifests')) throw limitError('signature.manifests', `${this.dir}: ${candidates.length.toLocaleString('en-US')} unnamed manifests to read for signatures`);
+    if (candidates.length > limit('signature.manifests')) throw limitError('signature.manifests', `${this.files.name}: ${candidates.length.toLocaleString('en-US')} unnamed manifests to read for signatures`);
     const out = new Map<string, { entry: Descriptor; manifest: OciManifest }[]>();
     for (const entry of candidates) {
       const manifest = await this.manifest(entry).catch((e: unknown) => {

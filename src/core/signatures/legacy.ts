@@ -1,15 +1,12 @@
 // cosign's legacy signatures: a manifest tagged `sha256-<hex>.sig` whose layers are
 // simple-signing payloads, each signed in the layer annotation `dev.cosignproject.cosign/signature`
 // (base64). Verified with Node's crypto; the payload names the digest it signs.
-import type { SignatureCheck } from '../../shared/signatures';
+import { legacySignatureTag, type SignatureCheck } from '../../shared/signatures';
 import { verifyWith, wellFormed, type GivenKey } from './keys';
 import { BlobMismatch, type SignatureLayout } from './layout';
 
 const SIMPLE_SIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
 const SIGNATURE_ANNOTATION = 'dev.cosignproject.cosign/signature';
-
-/** The legacy tag of an image digest: sha256:abc… → sha256-abc….sig. */
-export const legacyTag = (digest: string): string => digest.replace(':', '-') + '.sig';
 
 interface SimpleSigning {
   critical?: { identity?: { 'docker-reference'?: unknown }; image?: { 'docker-manifest-digest'?: unknown } };
@@ -18,7 +15,7 @@ interface SimpleSigning {
 /** One check per signature layer under the image's legacy tag(s). */
 export async function legacyChecks(layout: SignatureLayout, digest: string, keys: readonly GivenKey[]): Promise<SignatureCheck[]> {
   const checks: SignatureCheck[] = [];
-  for (const entry of layout.tagged(legacyTag(digest))) {
+  for (const entry of layout.tagged(legacySignatureTag(digest))) {
     const manifest = await layout.manifest(entry).catch(tampered);
     if (!manifest) {
       checks.push(TAMPERED);

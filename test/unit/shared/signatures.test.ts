@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindSignatures, refusalText, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, isLegacySignatureTag, legacySignatureTag, refusalText, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -44,4 +44,22 @@ describe('refusalText', () => {
     expect(refusalText({ kind: 'does-not-verify' })).toBe('signature does not verify');
     expect(refusalText({ kind: 'other-image', signedDigest: OTHER })).toBe(`signature is for ${OTHER} not for this image`);
   });
+});
+
+describe('legacy signature tags', () => {
+  it('names the tag after the digest', () => {
+    expect(legacySignatureTag(D)).toBe(`sha256-${'a'.repeat(64)}.sig`);
+  });
+
+  const names: [string, boolean][] = [
+    [legacySignatureTag(D), true],
+    [`reg.example/app:${legacySignatureTag(D)}`, true],
+    [`sha256-${'a'.repeat(63)}.sig`, false],
+    [`x${legacySignatureTag(D)}`, false],
+    [`sha256-${'a'.repeat(64)}`, false],
+    [`${legacySignatureTag(D)}.att`, false],
+  ];
+  for (const [name, want] of names) {
+    it(`${name} is ${want ? '' : 'not '}a signature tag`, () => expect(isLegacySignatureTag(name)).toBe(want));
+  }
 });
