@@ -5,7 +5,7 @@
 import { bundleFromJSON, isBundleWithDsseEnvelope, type Bundle } from '@sigstore/bundle';
 import { toSignedEntity, Verifier, type TrustMaterial } from '@sigstore/verify';
 import type { SignatureCheck } from '../../shared/signatures';
-import type { GivenKey } from './keys';
+import { signatureShaped, type GivenKey } from './keys';
 
 export const BUNDLE_MEDIA_TYPE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
 const IN_TOTO = 'application/vnd.in-toto+json';
@@ -63,5 +63,7 @@ export function checkBundle(raw: Buffer, keys: readonly GivenKey[]): SignatureCh
   const by = keys.find((k) => verifiesWith(bundle, k));
   if (by) return { format: 'bundle', verifiedBy: by.fingerprint, claimsGivenKey: true, signedDigests: subjects };
   const hint = bundle.verificationMaterial.content.$case === 'publicKey' ? bundle.verificationMaterial.content.publicKey.hint : undefined;
-  return { format: 'bundle', verifiedBy: null, claimsGivenKey: keys.some((k) => k.hint === hint), signedDigests: [] };
+  const sig = isBundleWithDsseEnvelope(bundle) ? bundle.content.dsseEnvelope.signatures[0]?.sig : undefined;
+  const tampered = keys.some((k) => k.hint === hint) || !sig || !signatureShaped(sig);
+  return { format: 'bundle', verifiedBy: null, claimsGivenKey: tampered, signedDigests: [] };
 }

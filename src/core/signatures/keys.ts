@@ -37,14 +37,13 @@ export async function readPublicKey(file: string): Promise<GivenKey> {
 }
 
 /**
- * Whether `sig` could be a signature by a key of this kind at all: a DER ECDSA signature, 64
- * bytes for Ed25519, the modulus length for RSA. A malformed signature is tampering whatever the
- * key; a well-formed one that fails may be another key's (legacy signatures name no signer).
+ * Whether `sig` has the shape of a signature by any key kind Holdfast verifies with: DER ECDSA,
+ * 64 bytes (Ed25519), or 128 to 1024 bytes (RSA, 1024- to 8192-bit). One that has none is
+ * tampering whatever the keys; one that has a shape and fails may be another key's (a legacy
+ * signature names no signer).
  */
-export function wellFormed(sig: Buffer, key: GivenKey): boolean {
-  if (key.kind === 'ed25519') return sig.length === 64;
-  if (key.kind === 'rsa') return sig.length * 8 === key.key.asymmetricKeyDetails?.modulusLength;
-  return isDerEcdsa(sig);
+export function signatureShaped(sig: Buffer): boolean {
+  return isDerEcdsa(sig) || sig.length === 64 || (sig.length >= 128 && sig.length <= 1024);
 }
 
 /** SEQUENCE { INTEGER r, INTEGER s } with exact lengths (short form, or 0x81 for P-521). */

@@ -2,7 +2,7 @@
 // simple-signing payloads, each signed in the layer annotation `dev.cosignproject.cosign/signature`
 // (base64). Verified with Node's crypto; the payload names the digest it signs.
 import { legacySignatureTag, type SignatureCheck } from '../../shared/signatures';
-import { verifyWith, wellFormed, type GivenKey } from './keys';
+import { signatureShaped, verifyWith, type GivenKey } from './keys';
 import { BlobMismatch, type SignatureLayout } from './layout';
 
 const SIMPLE_SIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
@@ -41,8 +41,7 @@ function tampered(e: unknown): null {
 /** Verifies one simple-signing payload against every key; reads what it names only when it verifies. */
 export function checkPayload(payload: Buffer, sig: Buffer, keys: readonly GivenKey[]): SignatureCheck {
   const by = keys.find((k) => verifyWith(k, payload, sig));
-  const malformed = keys.length > 0 && keys.every((k) => !wellFormed(sig, k));
-  if (!by) return { format: 'legacy', verifiedBy: null, claimsGivenKey: malformed, signedDigests: [] };
+  if (!by) return { format: 'legacy', verifiedBy: null, claimsGivenKey: !signatureShaped(sig), signedDigests: [] };
   let doc: SimpleSigning;
   try {
     doc = JSON.parse(payload.toString('utf8')) as SimpleSigning;

@@ -19,6 +19,11 @@ describe('legacy simple-signing payloads', () => {
     expect(checkPayload(payload, sig, [other])).toEqual({ format: 'legacy', verifiedBy: null, claimsGivenKey: false, signedDigests: [] });
   });
 
+  it("an RSA signature checked with ECDSA keys only is another key's, not tampering", () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    expect(checkPayload(payload, sign('sha256', payload, rsa.privateKey), [key])).toMatchObject({ verifiedBy: null, claimsGivenKey: false });
+  });
+
   it('a malformed signature is tampering whatever the keys', () => {
     expect(checkPayload(payload, Buffer.from('not a signature'), [other])).toMatchObject({ verifiedBy: null, claimsGivenKey: true });
   });
