@@ -3,7 +3,7 @@
 // referrer bundle), copied by `oras copy -r` into an OCI layout as technicians carry them.
 // Everything runs in a private network namespace that has only loopback, so a tool that tried
 // the network (a transparency log, TUF) would fail here. Test tooling only.
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -117,10 +117,26 @@ export interface SignedLabImage {
   digest: string;
 }
 
+/** The keys cosign does not generate but signs with once imported (`cosign import-key-pair`). */
+export type ImportedKind = 'rsa' | 'ed25519';
+const IMPORTED: readonly ImportedKind[] = ['rsa', 'ed25519'];
+
+/** A PEM private key made here, imported into cosign's encrypted format. */
+export async function importKeyPair(reg: Registry, kind: ImportedKind, dir: string): Promise<CosignKey> {
+  await mkdir(dir, { recursive: true });
+  const { privateKey } = kind === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
+  const pem = join(dir, `${kind}.pem`);
+  await writeFile(pem, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  const prefix = join(dir, 'cosign');
+  await reg.exec([signingTools().cosign, 'import-key-pair', '--key', pem, '--output-key-prefix', prefix]);
+  return { key: `${prefix}.key`, pub: `${prefix}.pub` };
+}
+
 export interface SigningFixtures {
   /** The OCI layout `oras copy -r --to-oci-layout` wrote (images, referrers, `.sig` tags). */
   layout: string;
-  keys: { a: CosignKey; b: CosignKey };
+  /** a and b: ECDSA P-256 from `cosign generate-key-pair`; rsa and ed25519: imported. */
+  keys: Record<'a' | 'b' | ImportedKind, CosignKey>;
   images: {
     /** Signed by key a in the legacy format. */
     legacy: SignedLabImage;
@@ -130,47 +146,70 @@ export interface SigningFixtures {
     /** A two-platform index signed (bundle format, key a) as the index digest. */
     index: SignedLabImage;
   };
+  /** One image per imported key and format, signed by that key in that format. */
+  imported: Record<ImportedKind, Record<SignFormat, SignedLabImage>>;
   bundleFile: string;
 }
 
+const FORMATS: readonly SignFormat[] = ['legacy', 'bundle'];
+const importedRepo = (kind: ImportedKind, format: SignFormat): string => `${kind}-${format}`;
+
 /** Builds, pushes, signs and copies the lab's signed images into `dir/layout`. */
 export async function makeSigningFixtures(dir: string): Promise<SigningFixtures> {
-  const { oras } = signingTools();
   const src = join(dir, 'src');
-  const images = await writeSourceLayout(src);
+  const { images, imported } = await writeSourceLayout(src);
+  const all = [...Object.values(images), ...IMPORTED.flatMap((k) => FORMATS.map((f) => imported[k][f]))];
   const reg = await startRegistry(join(dir, 'registry'));
   try {
-    for (const repo of ['legacy', 'bundle', 'unsigned', 'index']) {
+    for (const { repo } of all) {
       await reg.exec(['skopeo', 'copy', '--quiet', '--all', '--insecure-policy', '--dest-tls-verify=false', `oci:${src}:${repo}`, `docker://${reg.addr}/${repo}:1`]);
     }
-    const keys = { a: await generateKeyPair(reg, join(dir, 'key-a')), b: await generateKeyPair(reg, join(dir, 'key-b')) };
+    const keys = {
+      a: await generateKeyPair(reg, join(dir, 'key-a')),
+      b: await generateKeyPair(reg, join(dir, 'key-b')),
+      rsa: await importKeyPair(reg, 'rsa', join(dir, 'key-rsa')),
+      ed25519: await importKeyPair(reg, 'ed25519', join(dir, 'key-ed25519')),
+    };
     const bundleFile = join(dir, 'bundle.sigstore.json');
     await cosignSign(reg, keys.a, 'legacy', images.legacy.digest, 'legacy');
     await cosignSign(reg, keys.a, 'bundle', images.bundle.digest, 'bundle', bundleFile);
     await cosignSign(reg, keys.a, 'index', images.index.digest, 'bundle');
-    const layout = join(dir, 'layout');
-    for (const img of Object.values(images)) {
-      await reg.exec([oras, 'copy', '-r', '--from-plain-http', '--to-oci-layout', `${reg.addr}/${img.repo}:1`, `${layout}:${img.repo}`]);
+    for (const kind of IMPORTED) {
+      for (const f of FORMATS) await cosignSign(reg, keys[kind], imported[kind][f].repo, imported[kind][f].digest, f);
     }
-    const sigTag = `sha256-${images.legacy.digest.slice('sha256:'.length)}.sig`;
-    await reg.exec([oras, 'copy', '--from-plain-http', '--to-oci-layout', `${reg.addr}/legacy:${sigTag}`, `${layout}:${sigTag}`]);
-    return { layout, keys, images, bundleFile };
+    const layout = join(dir, 'layout');
+    await copyToLayout(reg, all, [images.legacy, ...IMPORTED.map((k) => imported[k].legacy)], layout);
+    return { layout, keys, images, imported, bundleFile };
   } finally {
     await reg.stop();
   }
 }
 
-const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
+/** `oras copy -r` of each image (with its referrers), then the legacy `.sig` tags, which are not referrers. */
+async function copyToLayout(reg: Registry, images: readonly SignedLabImage[], legacySigned: readonly SignedLabImage[], layout: string): Promise<void> {
+  const { oras } = signingTools();
+  for (const img of images) {
+    await reg.exec([oras, 'copy', '-r', '--from-plain-http', '--to-oci-layout', `${reg.addr}/${img.repo}:1`, `${layout}:${img.repo}`]);
+  }
+  for (const img of legacySigned) {
+    const tag = `sha256-${img.digest.slice('sha256:'.length)}.sig`;
+    await reg.exec([oras, 'copy', '--from-plain-http', '--to-oci-layout', `${reg.addr}/${img.repo}:${tag}`, `${layout}:${tag}`]);
+  }
+}
 
-/** Three single-manifest images and a two-platform index, tagged by repo name. */
-async function writeSourceLayout(src: string): Promise<SigningFixtures['images']> {
-  const specs = ['legacy', 'bundle', 'unsigned', 'index-amd64', 'index-arm64'].map((repo) => ({ name: `lab.local/${repo}:1`, layers: [{ seed: `signing-${repo}`, bytes: 2048 }] }));
+const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
+const INDEX_PLATFORMS = ['index-amd64', 'index-arm64'];
+
+/** Single-manifest images and a two-platform index, tagged by repo name. */
+async function writeSourceLayout(src: string): Promise<Pick<SigningFixtures, 'images' | 'imported'>> {
+  const single = ['legacy', 'bundle', 'unsigned', ...IMPORTED.flatMap((k) => FORMATS.map((f) => importedRepo(k, f)))];
+  const specs = [...single, ...INDEX_PLATFORMS].map((repo) => ({ name: `lab.local/${repo}:1`, layers: [{ seed: `signing-${repo}`, bytes: 2048 }] }));
   const { entries, images } = await layeredLayout(specs, (img) => ({ 'org.opencontainers.image.ref.name': img.name.slice('lab.local/'.length, -2) }));
   const index = JSON.parse(entries.find((e) => e.name === 'index.json')!.data.toString('utf8')) as { manifests: Record<string, unknown>[] };
-  const platforms = images.slice(3).map((img, i) => ({ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...img.manifest, platform: { architecture: i ? 'arm64' : 'amd64', os: 'linux' } }));
+  const platforms = images.slice(single.length).map((img, i) => ({ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...img.manifest, platform: { architecture: i ? 'arm64' : 'amd64', os: 'linux' } }));
   const indexBlob = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: platforms }));
   index.manifests = [
-    ...index.manifests.slice(0, 3),
+    ...index.manifests.slice(0, single.length),
     { mediaType: 'application/vnd.oci.image.index.v1+json', digest: sha256(indexBlob), size: indexBlob.length, annotations: { 'org.opencontainers.image.ref.name': 'index' } },
   ];
   for (const e of entries) {
@@ -179,11 +218,10 @@ async function writeSourceLayout(src: string): Promise<SigningFixtures['images']
     await writeFile(join(src, e.name), data);
   }
   await writeFile(join(src, 'blobs', 'sha256', sha256(indexBlob).slice(7)), indexBlob);
-  const [legacy, bundle, unsigned] = images.map((img) => img.manifest.digest);
+  const signed = (repo: string): SignedLabImage => ({ repo, digest: images[single.indexOf(repo)]!.manifest.digest });
+  const byFormat = (k: ImportedKind): Record<SignFormat, SignedLabImage> => ({ legacy: signed(importedRepo(k, 'legacy')), bundle: signed(importedRepo(k, 'bundle')) });
   return {
-    legacy: { repo: 'legacy', digest: legacy! },
-    bundle: { repo: 'bundle', digest: bundle! },
-    unsigned: { repo: 'unsigned', digest: unsigned! },
-    index: { repo: 'index', digest: sha256(indexBlob) },
+    images: { legacy: signed('legacy'), bundle: signed('bundle'), unsigned: signed('unsigned'), index: { repo: 'index', digest: sha256(indexBlob) } },
+    imported: { rsa: byFormat('rsa'), ed25519: byFormat('ed25519') },
   };
 }

@@ -89,6 +89,16 @@ describe('signatures cosign 3 made, read from the OCI layout oras wrote', () => 
     expect(keyA.fingerprint).toBe(fp);
   });
 
+  it('an RSA key imported into cosign verifies in both formats, and only with its own key', async () => {
+    const rsa = await readPublicKey(fx.keys.rsa.pub);
+    expect(rsa.kind).toBe('rsa');
+    for (const format of ['legacy', 'bundle'] as const) {
+      const img = fx.imported.rsa[format];
+      expect(await verdict(fx.layout, img.digest, [keyA, rsa])).toMatchObject({ verified: true, by: rsa.fingerprint, format });
+      expect(await verdict(fx.layout, img.digest, [keyA])).toMatchObject({ verified: false, reason: 'signed, but not by any given key' });
+    }
+  });
+
   it("the legacy payload's docker-reference is shown", async () => {
     const v = await verdict(fx.layout, fx.images.legacy.digest, [keyA]);
     expect(v.verified && v.reference).toMatch(/\/legacy$/);
@@ -195,12 +205,13 @@ describe('the same layout as an archive (a tar of it, compressed or not)', () =>
       }
       const unsigned = index.images.find((i) => i.name === 'unsigned')!;
       expect(await verifyImageSignatures(unsigned.targetDigest!, [keyA], { layout })).toMatchObject({ verified: false, reason: 'no signature' });
-      // Two referrers (of bundle and of index) and one .sig tag; the two unnamed entries left are
-      // the index's platform manifests, which oras lists on their own.
+      // Four referrers (bundle, index, two imported-key bundles) and three .sig tags; the two
+      // unnamed entries left are the index's platform manifests, which oras lists on their own.
       const sigs = await layout.signatureManifests();
       const images = index.images.filter((i) => i.targetDigest && !sigs.has(i.targetDigest));
-      expect(images.map((i) => i.name).sort()).toEqual(['bundle', 'index', 'legacy', 'unsigned', null, null].sort());
-      expect(sigs.size).toBe(3);
+      const imported = ['rsa-legacy', 'rsa-bundle', 'ed25519-legacy', 'ed25519-bundle'];
+      expect(images.map((i) => i.name ?? '(unnamed)').sort()).toEqual(['bundle', 'index', 'legacy', 'unsigned', ...imported, '(unnamed)', '(unnamed)'].sort());
+      expect(sigs.size).toBe(7);
     });
   }
 });
