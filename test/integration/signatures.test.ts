@@ -89,15 +89,17 @@ describe('signatures cosign 3 made, read from the OCI layout oras wrote', () => 
     expect(keyA.fingerprint).toBe(fp);
   });
 
-  it('an RSA key imported into cosign verifies in both formats, and only with its own key', async () => {
-    const rsa = await readPublicKey(fx.keys.rsa.pub);
-    expect(rsa.kind).toBe('rsa');
-    for (const format of ['legacy', 'bundle'] as const) {
-      const img = fx.imported.rsa[format];
-      expect(await verdict(fx.layout, img.digest, [keyA, rsa])).toMatchObject({ verified: true, by: rsa.fingerprint, format });
-      expect(await verdict(fx.layout, img.digest, [keyA])).toMatchObject({ verified: false, reason: 'signed, but not by any given key' });
-    }
-  });
+  for (const kind of ['rsa', 'ed25519'] as const) {
+    it(`an ${kind} key imported into cosign verifies in both formats, and only with its own key`, async () => {
+      const key = await readPublicKey(fx.keys[kind].pub);
+      expect(key.kind).toBe(kind);
+      for (const format of ['legacy', 'bundle'] as const) {
+        const img = fx.imported[kind][format];
+        expect(await verdict(fx.layout, img.digest, [keyA, key])).toMatchObject({ verified: true, by: key.fingerprint, format });
+        expect(await verdict(fx.layout, img.digest, [keyA])).toMatchObject({ verified: false, reason: 'signed, but not by any given key' });
+      }
+    });
+  }
 
   it("the legacy payload's docker-reference is shown", async () => {
     const v = await verdict(fx.layout, fx.images.legacy.digest, [keyA]);

@@ -1,11 +1,13 @@
 // Sigstore bundles v0.3 (cosign 3's default: an OCI 1.1 referrer, or `cosign sign --bundle`):
 // a DSSE envelope over an in-toto statement. @sigstore/bundle validates the bundle and
-// @sigstore/verify checks the DSSE signature with a given key as the trusted key material;
-// the statement's subjects name the digests it signs.
+// @sigstore/verify checks the DSSE signature with a given key as the trusted key material (for
+// an Ed25519 key, its signature check is Ed25519ph, as cosign 3 signs); the statement's subjects
+// name the digests it signs.
 import { bundleFromJSON, isBundleWithDsseEnvelope, type Bundle } from '@sigstore/bundle';
-import { toSignedEntity, Verifier, type TrustMaterial } from '@sigstore/verify';
+import { dsse } from '@sigstore/core';
+import { toSignedEntity, Verifier, type SignedEntity, type TrustMaterial } from '@sigstore/verify';
 import type { SignatureCheck } from '../../shared/signatures';
-import { signatureShaped, type GivenKey } from './keys';
+import { signatureShaped, verifyEd25519ph, type GivenKey } from './keys';
 
 export const BUNDLE_MEDIA_TYPE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
 const IN_TOTO = 'application/vnd.in-toto+json';
@@ -41,9 +43,31 @@ function trustIn(key: GivenKey): TrustMaterial {
   };
 }
 
+/**
+ * The bundle as @sigstore/verify checks it. With an Ed25519 key only the signature primitive is
+ * swapped for Ed25519ph over the same DSSE pre-authentication encoding; every other check stays.
+ */
+function entityFor(bundle: Bundle, key: GivenKey): SignedEntity {
+  const entity = toSignedEntity(bundle);
+  if (key.kind !== 'ed25519' || !isBundleWithDsseEnvelope(bundle)) return entity;
+  const env = bundle.content.dsseEnvelope;
+  const pae = dsse.preAuthEncoding(env.payloadType, env.payload);
+  const content = entity.signature;
+  const signature = content.signature;
+  return {
+    ...entity,
+    signature: {
+      signature,
+      compareSignature: (s) => content.compareSignature(s),
+      compareDigest: (d) => content.compareDigest(d),
+      verifySignature: (k) => content.verifySignature(k) || verifyEd25519ph(key, pae, signature),
+    },
+  };
+}
+
 function verifiesWith(bundle: Bundle, key: GivenKey): boolean {
   try {
-    new Verifier(trustIn(key), { tlogThreshold: 0, ctlogThreshold: 0, tsaThreshold: 0 }).verify(toSignedEntity(bundle));
+    new Verifier(trustIn(key), { tlogThreshold: 0, ctlogThreshold: 0, tsaThreshold: 0 }).verify(entityFor(bundle, key));
     return true;
   } catch {
     return false;

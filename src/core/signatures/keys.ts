@@ -1,7 +1,9 @@
 // The public keys a technician gives to verify images with: cosign's ECDSA P-256 PEM (what
 // `cosign generate-key-pair` writes), RSA and Ed25519 PEM keys. A key is named by its
-// fingerprint, the SHA-256 of its DER public key, as the verdict's `by` shows it.
+// fingerprint, the SHA-256 of its DER public key, as the verdict's `by` shows it. cosign 3 signs
+// with Ed25519 keys as Ed25519ph, which Node's crypto lacks: @noble/curves verifies it.
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { ed25519ph } from '@noble/curves/ed25519';
 import { HoldfastError } from '../errors';
 import { readBounded } from './read';
 
@@ -61,11 +63,26 @@ function isDerEcdsa(sig: Buffer): boolean {
   return i === sig.length;
 }
 
-/** Verifies a legacy cosign signature over `payload` (SHA-256; Ed25519 signs the bytes). */
-export function verifyWith(key: GivenKey, payload: Buffer, sig: Buffer): boolean {
+/**
+ * Ed25519ph (RFC 8032, SHA-512 pre-hash, empty context) over `data`: what cosign 3 makes with an
+ * Ed25519 key, for the legacy payload and for a bundle's DSSE envelope alike.
+ */
+export function verifyEd25519ph(key: GivenKey, data: Uint8Array, sig: Uint8Array): boolean {
+  if (key.kind !== 'ed25519' || sig.length !== 64) return false;
   try {
-    return verify(key.kind === 'ed25519' ? null : 'sha256', payload, key.key, sig);
+    // The raw 32-byte key is the end of its DER SubjectPublicKeyInfo.
+    return ed25519ph.verify(sig, data, key.key.export({ type: 'spki', format: 'der' }).subarray(-32));
   } catch {
     return false;
   }
+}
+
+/** Verifies a legacy cosign signature over `payload`: SHA-256 for ECDSA and RSA; Ed25519 pure or ph. */
+export function verifyWith(key: GivenKey, payload: Buffer, sig: Buffer): boolean {
+  try {
+    if (verify(key.kind === 'ed25519' ? null : 'sha256', payload, key.key, sig)) return true;
+  } catch {
+    return false;
+  }
+  return verifyEd25519ph(key, payload, sig);
 }

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
+import { ed25519ph } from '@noble/curves/ed25519';
 import { describe, expect, it } from 'vitest';
-import { parsePublicKey, signatureShaped, verifyWith } from '../../../../src/core/signatures/keys';
+import { parsePublicKey, signatureShaped, verifyEd25519ph, verifyWith } from '../../../../src/core/signatures/keys';
 
 const pairs = {
   'ECDSA P-256': generateKeyPairSync('ec', { namedCurve: 'P-256' }),
@@ -37,6 +38,20 @@ describe('public keys as technicians carry them', () => {
     expect(signatureShaped(Buffer.alloc(100))).toBe(false);
     expect(signatureShaped(Buffer.alloc(256))).toBe(true);
     expect(signatureShaped(Buffer.from('not a signature'))).toBe(false);
+  });
+
+  it('Ed25519ph (how cosign 3 signs with an Ed25519 key) verifies too, and only with its key', () => {
+    const secret = ed25519ph.utils.randomPrivateKey();
+    const pub = Buffer.from(ed25519ph.getPublicKey(secret));
+    // A raw Ed25519 key in a DER SubjectPublicKeyInfo (RFC 8410's fixed 12-byte prefix), as PEM.
+    const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]);
+    const key = parsePublicKey(`-----BEGIN PUBLIC KEY-----\n${spki.toString('base64')}\n-----END PUBLIC KEY-----\n`, 'ed.pub');
+    const sig = Buffer.from(ed25519ph.sign(payload, secret));
+    expect(verifyWith(key, payload, sig)).toBe(true);
+    expect(verifyEd25519ph(key, payload, sig)).toBe(true);
+    expect(verifyWith(key, Buffer.from('{"critical":{}} '), sig)).toBe(false);
+    expect(verifyWith(parsePublicKey(pem(pairs.Ed25519), 'other.pub'), payload, sig)).toBe(false);
+    expect(verifyEd25519ph(parsePublicKey(pem(pairs['ECDSA P-256']), 'ec.pub'), payload, sig)).toBe(false);
   });
 
   it('is named by the SHA-256 of its DER public key, hex and base64 (a bundle hint)', () => {
