@@ -2,6 +2,7 @@
 // signature counts only if it verifies with a given key AND what it signs is exactly the digest
 // that will be written to the node. Reading and checking signatures is core's; this decides.
 import { compareText } from './compareText';
+import { parseReference } from './imageReference';
 
 export type SignatureFormat = 'bundle' | 'legacy';
 
@@ -80,4 +81,23 @@ export function bindSignatures(digest: string, checks: readonly SignatureCheck[]
   if (valid.length > 0 || checks.some((c) => c.claimsGivenKey)) return refuse({ kind: 'does-not-verify' }, at);
   if (checks.length > 0) return refuse({ kind: 'other-key' }, at);
   return refuse({ kind: 'no-signature' }, at);
+}
+
+/**
+ * A legacy payload names the repository it was signed as (`docker-reference`). Mirrors rename
+ * images, so a different name is a warning, or an error when the technician asks for strict
+ * references. null when the names agree or the payload names none. Only the digest binds.
+ */
+export function referenceMismatch(imported: string, signed: string | undefined, strict: boolean): { level: 'warning' | 'error'; text: string } | null {
+  if (signed === undefined || sameRepository(imported, signed)) return null;
+  return { level: strict ? 'error' : 'warning', text: `signed as ${signed}, imported as ${imported}` };
+}
+
+function sameRepository(a: string, b: string): boolean {
+  try {
+    const [pa, pb] = [parseReference(a), parseReference(b)];
+    return pa.domain === pb.domain && pa.path === pb.path;
+  } catch {
+    return false;
+  }
 }

@@ -13,7 +13,7 @@ import { readArchiveSignatures } from '../../src/core/signatures/archive';
 import { readPublicKey, type GivenKey } from '../../src/core/signatures/keys';
 import { REF_NAME, SignatureLayout, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
 import { readBundleFiles, verifyImageSignatures } from '../../src/core/signatures/verify';
-import { legacySignatureTag, type SignatureVerdict } from '../../src/shared/signatures';
+import { legacySignatureTag, referenceMismatch, type SignatureVerdict } from '../../src/shared/signatures';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-signing-'));
 let fx: SigningFixtures;
@@ -101,9 +101,12 @@ describe('signatures cosign 3 made, read from the OCI layout oras wrote', () => 
     });
   }
 
-  it("the legacy payload's docker-reference is shown", async () => {
+  it("the legacy payload's docker-reference is shown, and checked against the imported name", async () => {
     const v = await verdict(fx.layout, fx.images.legacy.digest, [keyA]);
-    expect(v.verified && v.reference).toMatch(/\/legacy$/);
+    const reference = v.verified ? v.reference : undefined;
+    expect(reference).toMatch(/^127\.0\.0\.1:\d+\/legacy$/);
+    expect(referenceMismatch(`${reference}:1`, reference, true)).toBeNull();
+    expect(referenceMismatch('mirror.site/legacy:1', reference, true)).toEqual({ level: 'error', text: `signed as ${reference}, imported as mirror.site/legacy:1` });
   });
 
   it('the other key: "signed, but not by any given key"', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindSignatures, isLegacySignatureTag, legacySignatureTag, refusalText, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -62,4 +62,26 @@ describe('legacy signature tags', () => {
   for (const [name, want] of names) {
     it(`${name} is ${want ? '' : 'not '}a signature tag`, () => expect(isLegacySignatureTag(name)).toBe(want));
   }
+});
+
+describe("referenceMismatch: the legacy payload's docker-reference against the imported name", () => {
+  const cases: { imported: string; signed: string | undefined; want: string | null }[] = [
+    { imported: 'reg.example/app:1.0', signed: 'reg.example/app', want: null },
+    { imported: 'docker.io/library/nginx:1.27', signed: 'index.docker.io/library/nginx', want: null },
+    { imported: 'nginx:1.27', signed: 'docker.io/library/nginx', want: null },
+    { imported: 'reg.example/app@sha256:' + 'a'.repeat(64), signed: 'reg.example/app', want: null },
+    { imported: 'mirror.site/app:1.0', signed: 'reg.example/app', want: 'signed as reg.example/app, imported as mirror.site/app:1.0' },
+    { imported: 'reg.example/app:1.0', signed: 'NOT A REFERENCE', want: 'signed as NOT A REFERENCE, imported as reg.example/app:1.0' },
+    { imported: 'reg.example/app:1.0', signed: undefined, want: null },
+  ];
+  for (const c of cases) {
+    it(`${c.imported} signed as ${c.signed ?? '(none)'}: ${c.want ?? 'agrees'}`, () => {
+      expect(referenceMismatch(c.imported, c.signed, false)?.text ?? null).toBe(c.want);
+    });
+  }
+
+  it('is a warning, or an error when strict', () => {
+    expect(referenceMismatch('mirror.site/app:1', 'reg.example/app', false)?.level).toBe('warning');
+    expect(referenceMismatch('mirror.site/app:1', 'reg.example/app', true)?.level).toBe('error');
+  });
 });
