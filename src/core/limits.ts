@@ -123,6 +123,12 @@ export const LIMITS = {
     what: 'one signature file: a Sigstore bundle, a signature manifest, a simple-signing payload, a public key',
     why: 'real ones are a few KiB; a larger one is refused before it is read',
   },
+  'signature.perImage': {
+    value: 100,
+    unit: 'count',
+    what: 'signatures of one image read and checked (legacy signature layers, referrer bundles, detached bundles)',
+    why: 'an image has one or a few; each costs a read and a signature check',
+  },
   'signature.manifests': {
     value: 1_000,
     unit: 'count',

@@ -115,6 +115,11 @@ export class SignatureLayout {
   }
 }
 
+/** Refuses an image with more signatures of one kind than signature.perImage, before they are read. */
+export function capSignatures(digest: string, count: number, what: string): void {
+  if (count > limit('signature.perImage')) throw limitError('signature.perImage', `${digest}: ${count.toLocaleString('en-US')} ${what}`);
+}
+
 export function isDescriptor(v: unknown): v is Descriptor {
   const d = v as Descriptor | null;
   return typeof d === 'object' && d !== null && typeof d.digest === 'string' && DIGEST.test(d.digest) && Number.isSafeInteger(d.size) && d.size >= 0;

@@ -3,7 +3,7 @@
 // (base64). Verified with Node's crypto; the payload names the digest it signs.
 import { legacySignatureTag, type SignatureCheck } from '../../shared/signatures';
 import { signatureShaped, verifyWith, type GivenKey } from './keys';
-import { BlobMismatch, type SignatureLayout } from './layout';
+import { BlobMismatch, capSignatures, type Descriptor, type SignatureLayout } from './layout';
 
 const SIMPLE_SIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
 const SIGNATURE_ANNOTATION = 'dev.cosignproject.cosign/signature';
@@ -15,18 +15,20 @@ interface SimpleSigning {
 /** One check per signature layer under the image's legacy tag(s). */
 export async function legacyChecks(layout: SignatureLayout, digest: string, keys: readonly GivenKey[]): Promise<SignatureCheck[]> {
   const checks: SignatureCheck[] = [];
+  const signed: { layer: Descriptor; sig: string }[] = [];
   for (const entry of layout.tagged(legacySignatureTag(digest))) {
     const manifest = await layout.manifest(entry).catch(tampered);
-    if (!manifest) {
-      checks.push(TAMPERED);
-      continue;
-    }
-    for (const layer of manifest.layers ?? []) {
+    if (!manifest) checks.push(TAMPERED);
+    for (const layer of manifest?.layers ?? []) {
       const sig = layer.annotations?.[SIGNATURE_ANNOTATION];
-      if (layer.mediaType !== SIMPLE_SIGNING || sig === undefined) continue;
-      const payload = await layout.blob(layer, 'a simple-signing payload').catch(tampered);
-      checks.push(payload ? checkPayload(payload, Buffer.from(sig, 'base64'), keys) : TAMPERED);
+      if (layer.mediaType === SIMPLE_SIGNING && sig !== undefined) signed.push({ layer, sig });
     }
+  }
+  // Counted before any payload is read: a manifest of thousands of layers costs no reads.
+  capSignatures(digest, signed.length, 'legacy signatures');
+  for (const { layer, sig } of signed) {
+    const payload = await layout.blob(layer, 'a simple-signing payload').catch(tampered);
+    checks.push(payload ? checkPayload(payload, Buffer.from(sig, 'base64'), keys) : TAMPERED);
   }
   return checks;
 }

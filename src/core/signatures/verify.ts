@@ -4,7 +4,7 @@
 import { bindSignatures, type SignatureCheck, type SignatureVerdict } from '../../shared/signatures';
 import { BUNDLE_MEDIA_TYPE, bundleSubjects, checkBundle } from './bundle';
 import type { GivenKey } from './keys';
-import { BlobMismatch, type SignatureLayout } from './layout';
+import { BlobMismatch, capSignatures, type SignatureLayout } from './layout';
 import { legacyChecks } from './legacy';
 import { readBounded } from './read';
 
@@ -23,16 +23,15 @@ export async function readBundleFiles(files: readonly string[]): Promise<Buffer[
 }
 
 async function referrerChecks(layout: SignatureLayout, digest: string, keys: readonly GivenKey[]): Promise<SignatureCheck[]> {
+  const layers = (await layout.referrersOf(digest)).flatMap(({ manifest }) => (manifest.layers ?? []).filter((l) => l.mediaType === BUNDLE_MEDIA_TYPE));
+  capSignatures(digest, layers.length, 'referrer bundles');
   const checks: SignatureCheck[] = [];
-  for (const { manifest } of await layout.referrersOf(digest)) {
-    for (const layer of manifest.layers ?? []) {
-      if (layer.mediaType !== BUNDLE_MEDIA_TYPE) continue;
-      const raw = await layout.blob(layer, 'a Sigstore bundle').catch((e: unknown) => {
-        if (e instanceof BlobMismatch) return null;
-        throw e;
-      });
-      checks.push(raw ? checkBundle(raw, keys) : { format: 'bundle', verifiedBy: null, claimsGivenKey: true, signedDigests: [] });
-    }
+  for (const layer of layers) {
+    const raw = await layout.blob(layer, 'a Sigstore bundle').catch((e: unknown) => {
+      if (e instanceof BlobMismatch) return null;
+      throw e;
+    });
+    checks.push(raw ? checkBundle(raw, keys) : { format: 'bundle', verifiedBy: null, claimsGivenKey: true, signedDigests: [] });
   }
   return checks;
 }
