@@ -1,7 +1,7 @@
 // The .txt sibling-tag trap (docs/k3s-facts.md, start-up step 3): for an image a pre-pull list
 // names that is already present, k3s pins EVERY tag CRI reports for that image id (RepoTags)
 // with both labels — so a durable tag that only shares the image id with a listed name becomes
-// k3s-managed at the next start, and once the list is gone the start after strips it. core/fate
+// k3s-managed at the next start, and once the list is gone the start after strips it. shared/fate
 // finds it (it resolves lists as k3s does); these are its words, for every view.
 import { commandLine } from './shellQuote';
 

@@ -428,7 +428,7 @@ export function pinCounts(refs: readonly (PinReadingRef & Pick<ImageProtectionRe
 export type FateBriefRef = Pick<ImageProtectionRef, 'pin' | 'afterRestart'> & { archive: string | null; labels?: Record<string, string>; listTrap?: ListTrap };
 
 /**
- * A reference's fate at the next k3s start in one short clause, beside the sentence core/fate
+ * A reference's fate at the next k3s start in one short clause, beside the sentence shared/fate
  * writes (`reason`): "durable pin", "k3s strips its pin; no archive brings it back". Pure.
  */
 export function fateBrief(r: FateBriefRef, who = 'k3s'): string {

@@ -6,6 +6,7 @@
 // prepull_test.go "line too long"), and then nothing from it is pinned.
 import { limit } from '../limits';
 import { normalizeReference, ReferenceError } from '../../shared/imageReference';
+import type { PrepullList } from '../../shared/domain/archives';
 
 /** k3s reads the whole file; Holdfast reads at most this much (limits.ts remote.prepullListBytes). */
 export const PREPULL_MAX_BYTES = limit('remote.prepullListBytes');
@@ -13,11 +14,6 @@ export const PREPULL_MAX_BYTES = limit('remote.prepullListBytes');
 /** bufio.MaxScanTokenSize: a line must be shorter than this, newline excluded. */
 export const K3S_MAX_LINE_BYTES = 64 * 1024;
 
-export type PrepullList =
-  /** `names` as containerd names them (docker.io/library/… normalised), in file order, unique. */
-  | { names: string[]; skipped: string[] }
-  /** k3s fails on the whole file: nothing in it is pulled or pinned. */
-  | { error: string };
 
 export function parsePrepullList(text: string): PrepullList {
   const names: string[] = [];

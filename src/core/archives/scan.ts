@@ -15,7 +15,8 @@ import { formatLimit, limit, nameLimit } from '../limits';
 import { classifyImagesDirPath } from '../../shared/archiveSuffixes';
 import { ARCHIVE_INDEX_VERSION, ArchiveError, readArchiveIndex, type ArchiveIndex } from './format/readIndex';
 import type { IndexCache } from './indexCache';
-import { parsePrepullList, PREPULL_MAX_BYTES, type PrepullList } from './prepull';
+import { parsePrepullList, PREPULL_MAX_BYTES } from './prepull';
+import type { PrepullList } from '../../shared/domain/archives';
 import { logger } from '../log';
 import { jsonNestingDepth } from '../../shared/jsonDepth';
 

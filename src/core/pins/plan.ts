@@ -11,7 +11,7 @@ import type { LabelChange, PinPlan, PinTarget } from '../../shared/domain/pins';
 import { gcLabelWriteRefusal } from '../../shared/protection';
 import { findReference } from '../../shared/imageReference';
 import { listRepinsWarning } from '../../shared/listTrap';
-import { archivesBringing, type FateArchive } from '../fate/predict';
+import { archivesBringing, type FateArchive } from '../../shared/fate';
 import { HoldfastError } from '../errors';
 
 export interface Provenance {
@@ -114,7 +114,7 @@ export function buildPinPlan(
 }
 
 /**
- * The .txt lists that re-pin what a pin makes durable (core/fate names the list as the file that
+ * The .txt lists that re-pin what a pin makes durable (shared/fate names the list as the file that
  * pins the reference again, the sibling-tag trap included): k3s takes those pins back at its next start.
  */
 function listWarnings(affected: readonly ImageRef[], who: string): string[] {

@@ -8,7 +8,7 @@ import type { NodeInfo } from '../../shared/domain/nodes';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
 import { readK3sImportCache, scanImagesDir, type IndexCache, type ScannedFile } from '../archives/scan';
 import { cacheVerdict, type CacheVerdict, type K3sImportCache } from '../../shared/importCache';
-import { predictFates, type FateArchive, type FatePrepull } from '../fate/predict';
+import { predictFates, type FateArchive, type FatePrepull } from '../../shared/fate';
 import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
 import type { Platform } from '../../shared/mediaTypes';

@@ -90,3 +90,10 @@ export interface LocalArchive {
    */
   warnings: string[];
 }
+
+/** A `.txt` pre-pull list as k3s reads it (core/archives/prepull parses it). */
+export type PrepullList =
+  /** `names` as containerd names them (docker.io/library/… normalised), in file order, unique. */
+  | { names: string[]; skipped: string[] }
+  /** k3s fails on the whole file: nothing in it is pulled or pinned. */
+  | { error: string };

@@ -44,7 +44,7 @@ export interface NodeImportResult {
   renamed?: string;
   /** What the node makes of the result (e.g. a containerd that ignores every pin). */
   warnings?: string[];
-  /** With --pin and the archive left in the images dir: its pins' fate at the next start (core/fate's sentence). */
+  /** With --pin and the archive left in the images dir: its pins' fate at the next start (shared/fate's sentence). */
   kept?: string[];
 }
 
@@ -115,7 +115,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
   let verified: NodeImportResult['verified'];
   const warnings: string[] = [];
   // The archive stays with --pin alone: the references a start re-imports it for (k3s-pinned now,
-  // and pinned again after the next start, core/fate) get their pins taken back by that start.
+  // and pinned again after the next start, shared/fate) get their pins taken back by that start.
   const repinned = opts.pin && !opts.removeArchive ? await repinnedBy(session, ctx, up.relPath) : null;
   if (opts.pin) {
     report('pinning', 'making the pins durable and verifying every reference');
@@ -132,7 +132,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     removed = true;
   } else if (repinned?.size) {
     // What those pins become at the next start, in the words images --why and inspect give
-    // (core/fate: the pin becomes k3s-managed again until the archive leaves the images dir).
+    // (shared/fate: the pin becomes k3s-managed again until the archive leaves the images dir).
     const after = await imagesInventory(session, ctx);
     kept = [...new Set(after.images.filter((r) => repinned.has(r.name) && r.pin === 'durable').map((r) => r.reason))];
   }

@@ -4,15 +4,16 @@
 // Evidence on the node (the entry's `images`) wins over the version table; when neither tells,
 // the pin is assumed lost and the reason says why. Pure: the same inputs give the same
 // prediction, so it is unit-tested exhaustively and checked against the lab's emulated restart.
-import { LABEL_CRI_PINNED, PINNED } from '../../shared/domain/labels';
-import type { Distro } from '../../shared/domain/nodes';
-import type { Fate } from '../../shared/domain/pins';
-import { distroProfile } from '../../shared/distro';
-import { distroPinsImports, firstReleases, K3S_RELEASES, type Support } from '../../shared/versions';
-import { isImageIdRecord, repositoryOf } from '../../shared/imageReference';
-import { listTrapReason, type ListTrap } from '../../shared/listTrap';
-import type { PrepullList } from '../archives/prepull';
-import type { CacheVerdict } from '../../shared/importCache';
+import { LABEL_CRI_PINNED, PINNED } from './domain/labels';
+import type { Distro } from './domain/nodes';
+import type { Fate } from './domain/pins';
+import { distroProfile } from './distro';
+import { distroPinsImports, firstReleases, K3S_RELEASES, type Support } from './versions';
+import { isImageIdRecord, repositoryOf } from './imageReference';
+import { listTrapReason, type ListTrap } from './listTrap';
+import type { PrepullList } from './domain/archives';
+import type { FateVerdict, ListTrapVerdict } from './domain/images';
+import type { CacheVerdict } from './importCache';
 
 export interface FateRef {
   name: string;
@@ -48,13 +49,8 @@ export interface FateContext {
   distroVersion: string | null;
 }
 
-export interface RefFate {
-  afterRestart: Fate;
-  reason: string;
-  archive: string | null;
-  /** A durable pin a .txt list hands to k3s through another tag of its image (shared/listTrap). */
-  listTrap?: ListTrap;
-}
+/** A reference's fate at the next start, with the list trap the same walk finds. */
+export type RefFate = FateVerdict & ListTrapVerdict;
 
 const isDigestRef = (ref: string) => ref.includes('@sha256:');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parsePrepullList } from '../../../../src/core/archives/prepull';
-import { cacheVerdict, type CacheVerdict, type K3sCacheEntry } from '../../../../src/shared/importCache';
-import { predictFates, type FateArchive, type FateContext, type FatePrepull, type FateRef } from '../../../../src/core/fate/predict';
+import { parsePrepullList } from '../../../src/core/archives/prepull';
+import { cacheVerdict, type CacheVerdict, type K3sCacheEntry } from '../../../src/shared/importCache';
+import { predictFates, type FateArchive, type FateContext, type FatePrepull, type FateRef } from '../../../src/shared/fate';
 
 const K3S = { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' };
 const DURABLE = { 'io.cri-containerd.pinned': 'pinned' };
