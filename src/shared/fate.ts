@@ -6,7 +6,6 @@
 // prediction, so it is unit-tested exhaustively and checked against the lab's emulated restart.
 import { LABEL_CRI_PINNED, PINNED } from './domain/labels';
 import type { Distro } from './domain/nodes';
-import type { Fate } from './domain/pins';
 import { distroProfile } from './distro';
 import { distroPinsImports, firstReleases, K3S_RELEASES, type Support } from './versions';
 import { isImageIdRecord, repositoryOf } from './imageReference';
