@@ -161,6 +161,12 @@ export const LIMITS = {
     what: 'seconds kubectl on a server node may take to list the workloads',
     why: 'an API server under load answers in seconds; past this the node counts as having no source of needs',
   },
+  'pinSet.bytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: 'a pin set file (`--pin-set`, YAML or JSON)',
+    why: 'a reference a line: about 10,000 references, the most one pin set may name',
+  },
   'needs.listBytes': {
     value: 1 * MiB,
     unit: 'bytes',
