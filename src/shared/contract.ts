@@ -19,6 +19,7 @@ import type { LostPin } from './domain/lostPins';
 import type { NodeDef, NodeInfo } from './domain/nodes';
 import type { PinPlan, PinTarget } from './domain/pins';
 import { operations, type Envelope, type Operation } from './channels';
+import { pinSetSpecSchema } from './pinSet';
 
 export * from './channels';
 
@@ -71,13 +72,14 @@ const archivePath = z
   .refine((p) => !p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\0'), 'a path inside the images dir');
 const imageRefName = z.string().min(1).max(4096).refine((r) => !/[\s\0]/.test(r), 'an image reference');
 
-/** What a pin operation applies to: named references, the images of one archive, or every k3s pin. */
+/** What a pin operation applies to: named references, one archive's images, every k3s pin, the needed images, a pin set. */
 /** domain PinTarget, checked: the annotation makes the schema and the type one definition. */
 export const pinTargetSchema: z.ZodType<PinTarget> = z.union([
   z.strictObject({ refs: z.array(imageRefName).min(1).max(10_000) }),
   z.strictObject({ archive: archivePath }),
   z.strictObject({ allK3s: z.literal(true) }),
   z.strictObject({ needed: z.literal(true) }),
+  z.strictObject({ pinSet: pinSetSpecSchema }),
 ]);
 
 /** An absolute path to a file on this machine (the laptop). */

@@ -3,13 +3,16 @@
 // and the rule that resolves it against one node's images live here, pure; the pin itself goes
 // through the pin plan (core/pins/plan.ts, target `pinSet`) like every other pin.
 // YAML is read with `yaml` (YAML 1.2 core schema: `yes` stays a string, duplicate keys and more
-// than a few aliases are errors). JSON is YAML 1.2, so one parser reads both.
-import { parseDocument } from 'yaml';
+// than a few aliases are errors). JSON is YAML 1.2, so one parser reads both. It is loaded when a
+// file is read, so the contract (which checks a pin set) does not bring it into the app's window.
 import * as z from 'zod';
 import type { ImageRef } from './domain/images';
 import type { LostPinKind } from './domain/lostPins';
+import type { PinSetSpec } from './domain/pins';
 import { isImageIdRecord, normalizeReference, ReferenceError } from './imageReference';
 import { satisfies } from './needs';
+
+export type { PinSetSpec };
 
 export const PIN_SET_API_VERSION = 'holdfast/v1';
 export const PIN_SET_KIND = 'PinSet';
@@ -19,13 +22,6 @@ export const PIN_SET_MAX_PATTERNS = 1_000;
 const MAX_REF = 512;
 /** Aliases are refused past this: a small file must not expand into a huge one (billion laughs). */
 const MAX_ALIASES = 16;
-
-/** What a pin set names (spec), as the pin plan's target carries it. */
-export interface PinSetSpec {
-  images: string[];
-  needed: boolean;
-  patterns: string[];
-}
 
 export interface PinSet {
   apiVersion: typeof PIN_SET_API_VERSION;
@@ -146,9 +142,10 @@ function schemaError(err: z.ZodError): PinSetError {
  * PinSetError naming the field (or line) and the fix. References come out as containerd stores
  * them (`nginx` → docker.io/library/nginx:latest, as CRI resolves a pod's image), without duplicates.
  */
-export function parsePinSet(text: string, source: string, maxBytes: number): PinSet {
+export async function parsePinSet(text: string, source: string, maxBytes: number): Promise<PinSet> {
   const bytes = new TextEncoder().encode(text).length;
   if (bytes > maxBytes) throw new PinSetError(source, `is ${bytes} bytes, more than a pin set may be (${maxBytes})`, 'split the site into several pin sets, or name images by pattern');
+  const { parseDocument } = await import('yaml');
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
   const bad = doc.errors[0];
   if (bad) {

@@ -11,6 +11,7 @@ import type { LabelChange, PinPlan, PinTarget } from '../../shared/domain/pins';
 import { gcLabelWriteRefusal } from '../../shared/protection';
 import { findReference } from '../../shared/imageReference';
 import { listRepinsWarning } from '../../shared/listTrap';
+import { resolvePinSet } from '../../shared/pinSet';
 import { archivesBringing, type FateArchive } from '../../shared/fate';
 import { HoldfastError } from '../errors';
 
@@ -53,6 +54,12 @@ export function selectRefs(node: string, refs: ImageRef[], target: PinTarget, ar
     return { selected, notFound, archive: archive.path };
   }
   if ('needed' in target) return { selected: refs.filter((r) => r.need?.needed === true), notFound: [], archive: null };
+  if ('pinSet' in target) {
+    // A pin set names images a node may lack: those are reported, never a reason to refuse the rest.
+    const set = resolvePinSet(target.pinSet, { refs, neededMissing: [] });
+    const chosen = new Set([...set.pin, ...set.durable]);
+    return { selected: refs.filter((r) => chosen.has(r.name)), notFound: set.missing, archive: null };
+  }
   return { selected: refs.filter((r) => r.pin === 'distro'), notFound: [], archive: null };
 }
 
@@ -77,6 +84,7 @@ export function buildPinPlan(
   /** The distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
   who = 'k3s',
 ): PinPlan {
+  if (action === 'unpin' && 'pinSet' in target) throw new HoldfastError('INVALID_INPUT', 'a pin set only pins: it never unpins', { hint: 'Unpin references by name.' });
   const { selected, notFound, archive } = selectRefs(node, refs, target, archives);
   const affected = expandToImages(refs, selected);
   const changes: LabelChange[] = [];

@@ -52,8 +52,9 @@ export async function planPinChange(session: NodeSession, ctx: OpsContext, actio
   const inv = await inventory(session, ctx);
   const plan = buildPinPlan(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() }, distroDisplayName(inv.info.distro));
   // A needed image the node lacks cannot be pinned: the plan says so, and where a copy is.
-  if ('needed' in target) {
-    for (const m of inv.needs.missing) {
+  if ('needed' in target || ('pinSet' in target && target.pinSet.needed)) {
+    const named = new Set(plan.unchanged.map((u) => u.ref));
+    for (const m of inv.needs.missing.filter((x) => !named.has(x.ref))) {
       plan.unchanged.push({ ref: m.ref, reason: `needed but not on the node${m.heldBy.length ? `: ${m.heldBy.join(', ')} holds it` : ''}; import it first` });
     }
   }

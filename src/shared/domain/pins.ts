@@ -16,12 +16,23 @@ export interface LabelChange {
   after: Record<string, string>;
 }
 
+/** What a pin set names (its spec; shared/pinSet reads and checks it). */
+export interface PinSetSpec {
+  /** References, as containerd stores them. */
+  images: string[];
+  /** Also every image the site needs (shared/needs). */
+  needed: boolean;
+  /** Globs over full references (shared/pinSet patternRegExp). */
+  patterns: string[];
+}
+
 /**
  * What a pin or unpin acts on (the `pins.plan` / `pins.apply` target): named references, the
- * images an archive brings, every image the distro pinned (`allK3s`, RKE2's too), or every image
- * the site needs that is on the node (`needed`: shared/needs). The contract's schema checks it.
+ * images an archive brings, every image the distro pinned (`allK3s`, RKE2's too), every image
+ * the site needs that is on the node (`needed`: shared/needs), or what a pin set selects there
+ * (`pinSet`: shared/pinSet, pin only). The contract's schema checks it.
  */
-export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true } | { needed: true };
+export type PinTarget = { refs: string[] } | { archive: string } | { allK3s: true } | { needed: true } | { pinSet: PinSetSpec };
 
 /** Exactly what a pin/unpin operation will change, shown before it is applied. */
 export interface PinPlan {

@@ -10,9 +10,9 @@ const MAX = 1024 * 1024;
 const head = 'apiVersion: holdfast/v1\nkind: PinSet\nmetadata: {name: site}\n';
 const D = `sha256:${'a'.repeat(64)}`;
 
-function error(text: string, max = MAX): PinSetError {
+async function error(text: string, max = MAX): Promise<PinSetError> {
   try {
-    parsePinSet(text, 'site.yaml', max);
+    await parsePinSet(text, 'site.yaml', max);
   } catch (e) {
     if (e instanceof PinSetError) return e;
     throw e;
@@ -27,8 +27,8 @@ describe('parsePinSet: what reads', () => {
     ['short names as CRI resolves them, duplicates once', `${head}spec:\n  images: [nginx, "nginx:latest", "user/app:2"]\n`, { images: ['docker.io/library/nginx:latest', 'docker.io/user/app:2'], needed: false, patterns: [] }],
     ['JSON', JSON.stringify({ apiVersion: 'holdfast/v1', kind: 'PinSet', metadata: { name: 'site' }, spec: { patterns: ['**/pause:*'] } }), { images: [], needed: false, patterns: ['**/pause:*'] }],
     ['metadata labels', `${head.replace('{name: site}', '{name: site, labels: {team: edge}}')}spec: {needed: true}\n`, { images: [], needed: true, patterns: [] }],
-  ])('%s', (_, text, spec) => {
-    const set = parsePinSet(text, 'site.yaml', MAX);
+  ])('%s', async (_, text, spec) => {
+    const set = await parsePinSet(text, 'site.yaml', MAX);
     expect(set.metadata.name).toBe('site');
     expect(set.spec).toEqual(spec);
   });
@@ -54,21 +54,21 @@ describe('parsePinSet: every bad input names the field and the fix', () => {
     ['a duplicate key', `${head}spec: {needed: true}\nspec: {needed: false}\n`, 'site.yaml:', /fix the syntax/],
     ['an empty file', '', 'site.yaml', /apiVersion: holdfast\/v1/],
     ['a list, not an object', '- a\n', '(top level)', /remove it|apiVersion/],
-  ])('%s', (_, text, field, fix) => {
-    const e = error(text);
+  ])('%s', async (_, text, field, fix) => {
+    const e = await error(text);
     expect(e.field.startsWith(field), `${e.field} (${e.message})`).toBe(true);
     expect(e.fix).toMatch(fix);
   });
 
-  it('refuses a file over the bound, and an alias bomb', () => {
-    expect(error(`${head}spec: {needed: true}\n`, 40).message).toMatch(/more than a pin set may be \(40\)/);
+  it('refuses a file over the bound, and an alias bomb', async () => {
+    expect((await error(`${head}spec: {needed: true}\n`, 40)).message).toMatch(/more than a pin set may be \(40\)/);
     const bomb = ['a: &a [x, x, x, x, x, x, x, x]', ...'bcdefgh'.split('').map((k, i) => `${k}: &${k} [${Array(8).fill(`*${'abcdefgh'[i]}`).join(', ')}]`)].join('\n');
-    expect(error(`${bomb}\n${head}spec: {needed: true}\n`).fix).toMatch(/aliases/);
+    expect((await error(`${bomb}\n${head}spec: {needed: true}\n`)).fix).toMatch(/aliases/);
   });
 
-  it('refuses more images than the bound', () => {
+  it('refuses more images than the bound', async () => {
     const images = Array.from({ length: 10_001 }, (_, i) => `r.local/a:${i}`);
-    expect(error(JSON.stringify({ apiVersion: 'holdfast/v1', kind: 'PinSet', metadata: { name: 's' }, spec: { images } })).field).toBe('spec.images');
+    expect((await error(JSON.stringify({ apiVersion: 'holdfast/v1', kind: 'PinSet', metadata: { name: 's' }, spec: { images } }))).field).toBe('spec.images');
   });
 });
 

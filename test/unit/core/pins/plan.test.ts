@@ -96,3 +96,23 @@ describe('buildPinPlan', () => {
     expect(onRke2.unchanged.map((u) => u.reason)).toContain('pinned by RKE2, which manages this pin itself');
   });
 });
+
+describe('buildPinPlan with a pin set (#50)', () => {
+  const set = (over: { images?: string[]; patterns?: string[] }) => ({ pinSet: { images: [], needed: false, patterns: [], ...over } });
+
+  it('pins what the set selects, whole images, and lists what the node lacks without refusing the rest', () => {
+    const plan = buildPinPlan('n1', 'pin', refs, set({ images: ['docker.io/library/app:1', 'registry.local/absent:1'] }), [], prov);
+    expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/app:1', `docker.io/library/app@sha256:${'d'.repeat(64)}`]);
+    expect(plan.unchanged).toEqual([{ ref: 'registry.local/absent:1', reason: 'not present in containerd on this node' }]);
+  });
+
+  it('leaves durable references as they are and touches nothing outside the set', () => {
+    const plan = buildPinPlan('n1', 'pin', refs, set({ patterns: ['docker.io/library/db:*'] }), [], prov);
+    expect(plan.changes.map((c) => c.ref)).toEqual(['docker.io/library/db:latest']);
+    expect(plan.unchanged).toEqual([{ ref: 'docker.io/library/db:2', reason: 'already durably pinned' }]);
+  });
+
+  it('never unpins', () => {
+    expect(() => buildPinPlan('n1', 'unpin', refs, set({ images: ['docker.io/library/db:2'] }), [], prov)).toThrow(/never unpins/);
+  });
+});
