@@ -180,3 +180,66 @@ export function renderMetrics(nodes: readonly NodeMetricsInput[], checkedAt: num
   }
   return lines.join('\n') + '\n';
 }
+
+// ---- holdfast guard (#50): what the last run kept, fixed and could not fix ----
+
+/** One guard run, as its textfile says it. */
+export interface GuardMetricsInput {
+  /** The pin set's metadata.name. */
+  pinSet: string;
+  /** The run read the node and applied its plan; false: only the time and the total are written. */
+  ok: boolean;
+  /** References the run made durable: newly, or again after their durable pin was lost. */
+  pinned: number;
+  restored: number;
+  /** Every reference guard made durable since the textfile was first written (a counter). */
+  fixedTotal: number;
+  /** References the set selects that were durable when the run ended. */
+  durable: number;
+  /** References the set names that the node lacks (never faked: import them). */
+  missing: readonly string[];
+}
+
+/** At most this many missing references get a series of their own (the count has them all). */
+export const GUARD_MISSING_SERIES = 50;
+
+const GUARD_FAMILIES: readonly { name: string; help: string; type: 'gauge' | 'counter'; samples: (g: GuardMetricsInput, at: number) => Sample[]; always?: true }[] = [
+  { name: 'holdfast_guard_last_run_timestamp_seconds', help: 'When holdfast guard last ran, in seconds since the epoch.', type: 'gauge', samples: (_, at) => one(at), always: true },
+  { name: 'holdfast_guard_last_run_success', help: 'Whether the last guard run read the node and applied its pin set (1) or failed (0).', type: 'gauge', samples: (g) => one(g.ok ? 1 : 0), always: true },
+  { name: 'holdfast_guard_info', help: 'The pin set this node keeps (its metadata.name).', type: 'gauge', samples: (g) => [{ labels: { pin_set: g.pinSet }, value: 1 }], always: true },
+  { name: 'holdfast_guard_fixed_total', help: 'References holdfast guard made durable since this file was first written.', type: 'counter', samples: (g) => one(g.fixedTotal), always: true },
+  {
+    name: 'holdfast_guard_fixed',
+    help: 'References the last run made durable: pinned (not durable before) or restored (Holdfast\'s durable pin was lost behind its back).',
+    type: 'gauge',
+    samples: (g) => [
+      { labels: { kind: 'pinned' }, value: g.pinned },
+      { labels: { kind: 'restored' }, value: g.restored },
+    ],
+  },
+  { name: 'holdfast_guard_durable_references', help: 'References the pin set selects that are durably pinned.', type: 'gauge', samples: (g) => one(g.durable) },
+  { name: 'holdfast_guard_missing_images', help: 'References the pin set names that are not on this node: guard cannot pin them; import them.', type: 'gauge', samples: (g) => one(g.missing.length) },
+  {
+    name: 'holdfast_guard_missing_image',
+    help: `One series per reference the pin set names that is not on this node (the first ${GUARD_MISSING_SERIES}, sorted).`,
+    type: 'gauge',
+    samples: (g) => [...g.missing].sort().slice(0, GUARD_MISSING_SERIES).map((ref) => ({ labels: { ref }, value: 1 })),
+  },
+];
+
+/** The textfile of one guard run (`at`: seconds since the epoch). A failed run keeps only what it knows. */
+export function renderGuardMetrics(g: GuardMetricsInput, at: number): string {
+  const lines: string[] = [];
+  for (const f of GUARD_FAMILIES) {
+    if (!g.ok && !f.always) continue;
+    lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+    for (const s of f.samples(g, at)) lines.push(sampleLine(f.name, s.labels, s.value));
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** holdfast_guard_fixed_total in a textfile guard wrote before (0 when there is none). */
+export function guardFixedTotal(previous: string | null): number {
+  const m = previous === null ? null : /^holdfast_guard_fixed_total (\d+)$/m.exec(previous);
+  return m ? Number(m[1]) : 0;
+}

@@ -8,6 +8,8 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { archivesJson } from '../../../src/cli/commands/archives';
 import { sshImportJson } from '../../../src/cli/commands/node/bulk';
+import { pinSetShowJson } from '../../../src/cli/commands/pinset';
+import type { GuardRunJson } from '../../../src/cli/commands/guard';
 import type { PruneOutcome } from '../../../src/cli/commands/prune';
 import { buildProgram } from '../../../src/cli/main';
 import { printedAsJson } from '../../../src/cli/output';
@@ -22,6 +24,7 @@ import type { FleetReport } from '../../../src/shared/fleet';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { planPrune } from '../../../src/shared/prunePlan';
 import { rke2ListsNotice } from '../../../src/shared/rke2Lists';
+import { resolvePinSet } from '../../../src/shared/pinSet';
 import { EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES } from '../../doubles/catalog';
 import { imageRef } from '../../support/imageRef';
 
@@ -71,6 +74,18 @@ const DISK: DiskPicture = {
   containers: null,
   notes: [],
 };
+const SET = { images: ['docker.io/library/nginx:1.27', 'registry.local/app/missing:1'], needed: false, patterns: ['docker.io/library/*'] };
+const GUARD: GuardRunJson = {
+  node: NODE,
+  pinSet: 'site',
+  dryRun: false,
+  time: '2026-01-01T00:00:00Z',
+  fixed: [{ ref: 'docker.io/library/nginx:1.27', restored: 'label-removed' }],
+  durable: ['docker.io/library/nginx:1.27'],
+  missing: ['registry.local/app/missing:1'],
+  unmatched: [],
+  warnings: ['x'],
+};
 const FLEET: FleetReport = { generatedAt: '2026-01-01T00:00:00Z', summary: summarizeFleet([], []), nodes: [], drift: [] };
 const PRUNE: PruneOutcome[] = [
   { node: NODE, ok: true, plan: planPrune(NODE, [], { sizes: {}, byImage: {} }) },
@@ -86,6 +101,8 @@ const RESULTS: Record<string, () => unknown> = {
   inspect: () => FLEET,
   disk: () => DISK,
   pin: () => PLAN,
+  'pinset show': () => pinSetShowJson(NODE, 'site', resolvePinSet(SET, { refs: EDGE1_IMAGES, neededMissing: [] }), PLAN),
+  guard: () => GUARD,
   unpin: () => ({ ...PLAN, action: 'unpin' }),
   prune: () => PRUNE,
   log: () => EDGE1_AUDIT,

@@ -8,7 +8,7 @@ import type { ArchiveInfo } from '../../../src/shared/domain/archives';
 import type { ImageRef } from '../../../src/shared/domain/images';
 import type { LostPin } from '../../../src/shared/domain/lostPins';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
-import { escapeLabelValue, imageStates, renderMetrics } from '../../../src/shared/metrics';
+import { escapeLabelValue, GUARD_MISSING_SERIES, guardFixedTotal, imageStates, renderGuardMetrics, renderMetrics } from '../../../src/shared/metrics';
 import { applyNeeds, type NodeNeeds } from '../../../src/shared/needs';
 import { imageProtection } from '../../../src/shared/protection';
 import { criPinning } from '../../../src/shared/versions';
@@ -198,5 +198,47 @@ describe('holdfast metrics text', () => {
 
   it('label values are escaped as the exposition format wants', () => {
     expect(escapeLabelValue('a\\b"c\nd')).toBe('a\\\\b\\"c\\nd');
+  });
+});
+
+describe('renderGuardMetrics (#50)', () => {
+  const run = { pinSet: 'site', ok: true, pinned: 2, restored: 1, fixedTotal: 7, durable: 5, missing: ['registry.local/b:1', 'registry.local/a"x:1'] };
+
+  it('prints every family once, with the missing references sorted and escaped', () => {
+    const text = renderGuardMetrics(run, 1_800_000_000);
+    const samples = text.split('\n').filter((l) => l && !l.startsWith('#'));
+    expect(samples).toEqual([
+      'holdfast_guard_last_run_timestamp_seconds 1800000000',
+      'holdfast_guard_last_run_success 1',
+      'holdfast_guard_info{pin_set="site"} 1',
+      'holdfast_guard_fixed_total 7',
+      'holdfast_guard_fixed{kind="pinned"} 2',
+      'holdfast_guard_fixed{kind="restored"} 1',
+      'holdfast_guard_durable_references 5',
+      'holdfast_guard_missing_images 2',
+      'holdfast_guard_missing_image{ref="registry.local/a\\"x:1"} 1',
+      'holdfast_guard_missing_image{ref="registry.local/b:1"} 1',
+    ]);
+    expect(text).toContain('# TYPE holdfast_guard_fixed_total counter');
+  });
+
+  it('a failed run keeps the time, the failure, the set and the total only', () => {
+    const text = renderGuardMetrics({ ...run, ok: false }, 1);
+    expect(text.split('\n').filter((l) => l && !l.startsWith('#'))).toEqual([
+      'holdfast_guard_last_run_timestamp_seconds 1',
+      'holdfast_guard_last_run_success 0',
+      'holdfast_guard_info{pin_set="site"} 1',
+      'holdfast_guard_fixed_total 7',
+    ]);
+  });
+
+  it('bounds the per-reference series, and reads the total back from its own file', () => {
+    const many = Array.from({ length: GUARD_MISSING_SERIES + 10 }, (_, i) => `r.local/m:${String(i).padStart(3, '0')}`);
+    const text = renderGuardMetrics({ ...run, missing: many }, 1);
+    expect(text.match(/^holdfast_guard_missing_image\{/gm)).toHaveLength(GUARD_MISSING_SERIES);
+    expect(text).toContain(`holdfast_guard_missing_images ${many.length}`);
+    expect(guardFixedTotal(text)).toBe(7);
+    expect(guardFixedTotal(null)).toBe(0);
+    expect(guardFixedTotal('garbage')).toBe(0);
   });
 });

@@ -1,0 +1,183 @@
+// `holdfast guard --local` on a real lab node (#50): Holdfast on the node keeping a pin set. Each
+// step is checked against containerd's labels (ctr) and what CRI reports as pinned (kubelet's view):
+// --dry-run changes nothing; one run makes what the set names durable; a needed image imported by
+// hand becomes durable at the next run; the archive removed and an emulated k3s start lose nothing;
+// a pin removed behind its back is restored and reported; a named image the node lacks is reported
+// in the textfile, never faked; an image outside the set is never touched.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import type { GuardRunJson } from '../../src/cli/commands/guard';
+import type { PinSetShowJson } from '../../src/cli/commands/pinset';
+import { criPinsHonoured, runCli, tempHome } from './support';
+
+const CRI = 'io.cri-containerd.pinned';
+const K3S = 'io.cattle.k3s.pinned';
+const A = 'registry.local/app/a:1'; // named by the set; from a.tar, so k3s-pinned
+const P = 'registry.local/pat/p:1'; // matched by the set's pattern; imported by hand, unpinned
+const N = 'docker.io/library/guard-needed:1'; // on the operator's list (needed); imported by hand later
+const O = 'docker.io/library/guard-other:1'; // outside the set: never touched
+const M = 'registry.local/app/missing:1'; // named by the set, never on the node
+
+let lab: Lab;
+let n: LabNodeHandle;
+let home: string;
+let honoured: boolean;
+const work = mkdtempSync(path.join(os.tmpdir(), 'hf-guard-'));
+const pinSet = path.join(work, 'site.yaml');
+const textfile = path.join(work, 'textfile', 'holdfast-guard.prom');
+
+const guard = async (extra: string[] = []): Promise<GuardRunJson> => {
+  const args = ['guard', '--local', '--name', 'gd', '--socket', n.hostSocket, '--images-dir', n.hostImagesDir, '--pin-set', pinSet, '-o', 'json', ...extra];
+  const r = await runCli(args, { HOLDFAST_HOME: home }, 180_000);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as GuardRunJson;
+};
+
+/** An image put on the node as an operator's `ctr images import` does: no pin label, no archive left. */
+async function ctrImport(name: string): Promise<void> {
+  const file = path.join(work, `${name.replace(/[^a-z0-9]+/gi, '_')}.tar`);
+  await writeImageArchive(file, { format: 'docker', images: [{ name }] });
+  await n.ctr(['images', 'import', ...(n.containerdLine === '2' ? ['--local'] : []), file]);
+  expect(await labelsOf(n, name)).not.toHaveProperty(CRI);
+}
+
+/** Every reference's labels, by name: what the node holds, compared whole before and after. */
+async function allLabels(): Promise<Record<string, Record<string, string>>> {
+  return Object.fromEntries((await listImages(n)).map((i) => [i.name, i.labels]));
+}
+
+/** The samples of the textfile, `name{labels}` → value; promtool (Debian's prometheus) must accept it. */
+function textfileSamples(): Map<string, number> {
+  const text = readFileSync(textfile, 'utf8');
+  execFileSync('promtool', ['check', 'metrics'], { input: text, stdio: ['pipe', 'pipe', 'pipe'] });
+  const out = new Map<string, number>();
+  for (const line of text.trimEnd().split('\n')) {
+    if (line.startsWith('#')) continue;
+    const m = /^(\S+) (\S+)$/.exec(line)!;
+    out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
+
+async function expectDurable(ref: string): Promise<void> {
+  const labels = await labelsOf(n, ref);
+  expect(labels[CRI], ref).toBe('pinned');
+  expect(labels[K3S], ref).toBeUndefined();
+  expect(await criPinned(n, ref, honoured), `${ref}: CRI's view`).toBe(honoured);
+}
+
+beforeAll(async () => {
+  lab = await startLab({ nodes: ['gd'] });
+  n = lab.node('gd');
+  home = tempHome();
+  honoured = await criPinsHonoured(n);
+  mkdirSync(path.dirname(textfile));
+  mkdirSync(path.join(home, 'needed-images'));
+  writeFileSync(path.join(home, 'needed-images', 'gd.txt'), `# what the site runs\n${N}\n`);
+  writeFileSync(
+    pinSet,
+    ['apiVersion: holdfast/v1', 'kind: PinSet', 'metadata: {name: site}', 'spec:', `  images: [${A}, ${M}]`, '  needed: true', '  patterns: ["registry.local/pat/*"]', ''].join('\n'),
+  );
+  await writeImageArchive(path.join(n.hostImagesDir, 'a.tar'), { format: 'docker', images: [{ name: A }] });
+  await emulateK3sStart(n);
+  expect(await labelsOf(n, A)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
+  await ctrImport(P);
+  await ctrImport(O);
+}, 300_000);
+
+afterAll(async () => {
+  await lab?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('holdfast guard --local on a lab node', () => {
+  it('--dry-run plans and changes nothing: no label, no audit entry, no textfile', async () => {
+    const before = await allLabels();
+    const run = await guard(['--dry-run']);
+    expect(run.dryRun).toBe(true);
+    expect(run.fixed.map((f) => f.ref)).toEqual(expect.arrayContaining([A, P]));
+    expect(run.missing).toEqual(expect.arrayContaining([M, N]));
+    expect(await allLabels()).toEqual(before);
+    expect(existsSync(path.join(home, 'audit.jsonl')) ? readFileSync(path.join(home, 'audit.jsonl'), 'utf8') : '').toBe('');
+    expect(existsSync(textfile)).toBe(false);
+  });
+
+  it('pinset show: what the set selects, and what guard would change', async () => {
+    const r = await runCli(['pinset', 'show', '--local', '--name', 'gd', '--socket', n.hostSocket, '--images-dir', n.hostImagesDir, '--pin-set', pinSet, '-o', 'json'], { HOLDFAST_HOME: home });
+    expect(r.code, r.stderr).toBe(0);
+    const show = JSON.parse(r.stdout) as PinSetShowJson;
+    expect(show.entries).toEqual(
+      expect.arrayContaining([
+        { ref: A, via: ['images'], state: 'pin' },
+        { ref: P, via: ['patterns'], state: 'pin' },
+        { ref: M, via: ['images'], state: 'missing' },
+        { ref: N, via: ['needed'], state: 'missing' },
+      ]),
+    );
+    expect(show.entries.map((e) => e.ref)).not.toContain(O);
+  });
+
+  it('one run makes every image the set names durable, and touches nothing else', async () => {
+    const other = await labelsOf(n, O);
+    const run = await guard(['--textfile', textfile]);
+    await expectDurable(A);
+    await expectDurable(P);
+    expect(run.fixed.map((f) => f.ref)).toEqual(expect.arrayContaining([A, P]));
+    expect(await labelsOf(n, O)).toEqual(other);
+    expect(await criPinned(n, O)).toBe(false);
+    // Missing images are reported, never faked: no record of them appears.
+    expect((await listImages(n)).map((i) => i.name)).not.toContain(M);
+    const s = textfileSamples();
+    expect(s.get('holdfast_guard_last_run_success')).toBe(1);
+    expect(s.get('holdfast_guard_fixed{kind="pinned"}')).toBe(run.fixed.length);
+    expect(s.get('holdfast_guard_fixed_total')).toBe(run.fixed.length);
+    expect(s.get('holdfast_guard_missing_images')).toBe(2);
+    expect(s.get(`holdfast_guard_missing_image{ref="${M}"}`)).toBe(1);
+    expect(s.get('holdfast_guard_info{pin_set="site"}')).toBe(1);
+  });
+
+  it('a needed image imported by hand becomes durable at the next run', async () => {
+    await ctrImport(N);
+    const run = await guard(['--textfile', textfile]);
+    expect(run.fixed.map((f) => f.ref)).toContain(N);
+    await expectDurable(N);
+    expect(run.missing).toEqual([M]);
+    expect(textfileSamples().get('holdfast_guard_missing_images')).toBe(1);
+  });
+
+  it('the archive removed and k3s started again: nothing is lost, the next run fixes nothing', async () => {
+    rmSync(path.join(n.hostImagesDir, 'a.tar'));
+    await emulateK3sStart(n);
+    for (const ref of [A, P, N]) await expectDurable(ref);
+    const run = await guard(['--textfile', textfile]);
+    expect(run.fixed).toEqual([]);
+    expect(run.durable).toEqual(expect.arrayContaining([A, P, N]));
+    expect(textfileSamples().get('holdfast_guard_fixed{kind="pinned"}')).toBe(0);
+  });
+
+  it('a pin removed behind its back is restored and reported', async () => {
+    await n.ctr(['images', 'label', A, `${CRI}=`]);
+    expect(await labelsOf(n, A)).not.toHaveProperty(CRI);
+    const totalBefore = textfileSamples().get('holdfast_guard_fixed_total')!;
+    const run = await guard(['--textfile', textfile]);
+    expect(run.fixed).toContainEqual({ ref: A, restored: 'label-removed' });
+    await expectDurable(A);
+    const s = textfileSamples();
+    expect(s.get('holdfast_guard_fixed{kind="restored"}')).toBeGreaterThanOrEqual(1);
+    expect(s.get('holdfast_guard_fixed_total')).toBe(totalBefore + run.fixed.length);
+    // The audit log has the re-pin, as `holdfast pin` writes it.
+    const log = await runCli(['log', 'gd', '--json'], { HOLDFAST_HOME: home });
+    expect(log.code, log.stderr).toBe(0);
+    const entries = JSON.parse(log.stdout) as { action: string; changes?: { ref: string }[] }[];
+    expect(entries.filter((e) => e.action === 'pin' && e.changes?.some((c) => c.ref === A))).toHaveLength(2);
+  });
+
+  it('an image outside the set was never touched', async () => {
+    expect((await labelsOf(n, O))[CRI]).toBeUndefined();
+    expect(await criPinned(n, O)).toBe(false);
+  });
+});
