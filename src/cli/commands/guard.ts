@@ -12,6 +12,7 @@ import { HoldfastError, toErrorInfo } from '../../core/errors';
 import { parseGoDuration } from '../../shared/gcPolicy';
 import { isImageIdRecord } from '../../shared/imageReference';
 import { lostPinKindText } from '../../shared/lostPins';
+import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { guardFixedTotal, renderGuardMetrics } from '../../shared/metrics';
 import type { LostPinKind } from '../../shared/domain/lostPins';
 import type { Cli } from '../context';
@@ -132,6 +133,9 @@ async function guardLoop(cli: Cli, node: string, o: GuardFlags, textfile: string
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   if (o.every) for (const s of ['SIGTERM', 'SIGINT'] as const) process.once(s, onSignal);
+  // As `pin` says it: allowed (the label is harmless), but kubelet ignores it on this containerd.
+  const ignored = pinNotHonoured(node, await cli.call('nodes.info', { node }).catch(() => null));
+  if (ignored) cli.io.err(`warning: ${ignored}`);
   try {
     for (;;) {
       let run: GuardRunJson | null = null;

@@ -7,6 +7,7 @@ import type { LabelChange, PinPlan } from '../../shared/domain/pins';
 import type { PinSetEntry, PinSetResolution } from '../../shared/pinSet';
 import { isImageIdRecord } from '../../shared/imageReference';
 import { lostPinKindText } from '../../shared/lostPins';
+import { pinNotHonoured } from '../../shared/nodeWarnings';
 import type { Cli } from '../context';
 import type { ColumnFit } from '../fit';
 import { terminalSafe as safe } from '../format';
@@ -81,6 +82,8 @@ export function registerPinsetCommand(program: Command, cli: Cli): void {
       if (!node) throw new HoldfastError('INVALID_INPUT', 'name a node, or give --local on the node itself');
       const { resolution } = await resolveOnNode(cli, node, set);
       const plan = await cli.call('pins.plan', { node, action: 'pin', target: { pinSet: set.spec } });
+      const ignored = pinNotHonoured(node, await cli.call('nodes.info', { node }).catch(() => null));
+      if (ignored) cli.io.err(`warning: ${ignored}`);
       const j = pinSetShowJson(node, set.metadata.name, resolution, plan);
       if (printedAsJson(cli, j)) return;
       cli.io.out(pinSetShowText(cli, j));
