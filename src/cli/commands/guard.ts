@@ -20,7 +20,6 @@ import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { JSON_HELP, printedAsJson } from '../output';
-import { readPinSetFile, resolveOnNode } from '../pinSetFile';
 
 /** One run, as `guard -o json` prints it. */
 export interface GuardRunJson {
@@ -48,6 +47,8 @@ function every(v: string): number {
 
 /** One run: the pin set read again (an edit applies at the next run), the node read, the plan applied. */
 export async function guardOnce(cli: Cli, node: string, file: string, dryRun: boolean): Promise<GuardRunJson> {
+  // zod and the pin set rules load only when a pin set is read, not for --help (lazyLoad.test.ts).
+  const { readPinSetFile, resolveOnNode } = await import('../pinSetFile');
   const set = await readPinSetFile(file);
   const { resolution: r, lost } = await resolveOnNode(cli, node, set);
   const plan = await cli.call(dryRun ? 'pins.plan' : 'pins.apply', { node, action: 'pin', target: { pinSet: set.spec } });

@@ -14,7 +14,6 @@ import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import { localNodeOf, withLocalOptions } from '../localNode';
 import { JSON_HELP, printedAsJson } from '../output';
-import { readPinSetFile, resolveOnNode } from '../pinSetFile';
 
 /** What `pinset show -o json` prints. */
 export interface PinSetShowJson {
@@ -58,7 +57,10 @@ export function pinSetShowText(cli: Cli, j: PinSetShowJson): string {
 }
 
 export function registerPinsetCommand(program: Command, cli: Cli): void {
-  const pinset = program.command('pinset').description('pin sets: the images every node of a group keeps durable (holdfast guard)');
+  const pinset = program
+    .command('pinset')
+    .description('pin sets: the images every node of a group keeps durable (holdfast guard)')
+    .addHelpText('after', helpAfter(['holdfast pinset show lab1-n1 --pin-set site.yaml', 'holdfast pinset show --help']));
   const show = pinset
     .command('show')
     .summary('what a pin set selects on a node, and what guard would change')
@@ -77,6 +79,8 @@ export function registerPinsetCommand(program: Command, cli: Cli): void {
       ),
     )
     .action(async (name: string | undefined, o) => {
+      // zod and the pin set rules load only when a pin set is read, not for --help (lazyLoad.test.ts).
+      const { readPinSetFile, resolveOnNode } = await import('../pinSetFile');
       const set = await readPinSetFile(o.pinSet as string);
       const node = (await localNodeOf(cli, o, name ? [name] : [])) ?? name;
       if (!node) throw new HoldfastError('INVALID_INPUT', 'name a node, or give --local on the node itself');
