@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { PinSetShowJson } from '../../src/cli/commands/pinset';
-import { criPinsHonoured, runCli, tempHome } from './support';
+import { addLabNode, criPinsHonoured, runCli, tempHome } from './support';
 
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
@@ -121,6 +121,12 @@ describe('holdfast guard --local on a lab node', () => {
       ]),
     );
     expect(show.entries.map((e) => e.ref)).not.toContain(O);
+    expect(show.changes.map((c) => c.ref)).toEqual(expect.arrayContaining([A, P]));
+    // From a laptop over SSH, the node as configured: the same answer.
+    await addLabNode(lab, n, home, { name: 'gd' });
+    const ssh = await runCli(['pinset', 'show', 'gd', '--pin-set', pinSet, '-o', 'json'], { HOLDFAST_HOME: home });
+    expect(ssh.code, ssh.stderr).toBe(0);
+    expect((JSON.parse(ssh.stdout) as PinSetShowJson).entries).toEqual(show.entries);
   });
 
   it('one run makes every image the set names durable, and touches nothing else', async () => {
