@@ -204,10 +204,10 @@ export interface GuardMetricsInput {
 export const GUARD_MISSING_SERIES = 50;
 
 const GUARD_FAMILIES: readonly { name: string; help: string; type: 'gauge' | 'counter'; samples: (g: GuardMetricsInput, at: number) => Sample[]; always?: true }[] = [
-  { name: 'holdfast_guard_last_run_timestamp_seconds', help: 'When Holdfast's guard last ran, in seconds since the epoch.', type: 'gauge', samples: (_, at) => one(at), always: true },
+  { name: 'holdfast_guard_last_run_timestamp_seconds', help: 'When the Holdfast guard last ran, in seconds since the epoch.', type: 'gauge', samples: (_, at) => one(at), always: true },
   { name: 'holdfast_guard_last_run_success', help: 'Whether the last guard run read the node and applied its pin set (1) or failed (0).', type: 'gauge', samples: (g) => one(g.ok ? 1 : 0), always: true },
   { name: 'holdfast_guard_info', help: 'The pin set this node keeps (its metadata.name).', type: 'gauge', samples: (g) => [{ labels: { pin_set: g.pinSet }, value: 1 }], always: true },
-  { name: 'holdfast_guard_fixed_total', help: 'References Holdfast's guard made durable since this file was first written.', type: 'counter', samples: (g) => one(g.fixedTotal), always: true },
+  { name: 'holdfast_guard_fixed_total', help: 'References the Holdfast guard made durable since this file was first written.', type: 'counter', samples: (g) => one(g.fixedTotal), always: true },
   {
     name: 'holdfast_guard_fixed',
     help: 'References the last run made durable: pinned (not durable before) or restored (Holdfast\'s durable pin was lost behind its back).',

@@ -11,6 +11,7 @@ import { emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, typ
 import { SEED_ARCHIVE, SEED_REPORT_IMAGE, SEED_SAMPLE_IMAGE, seedWorkloads, writeSeedArchive } from '../../lab/seed.ts';
 import { workloadList } from '../../lab/workloads';
 import { textWidth } from '../../src/cli/fit';
+import { pinStateText } from '../../src/cli/pinText';
 import { shellQuote } from '../../src/core/ssh/quote';
 import type { ImageRef } from '../../src/shared/domain/images';
 import { pinReading } from '../../src/shared/protection';
@@ -204,7 +205,7 @@ describe('--wide and a pipe', () => {
     // #49 item 6); nothing fitted, no hint.
     for (const r of refs.filter((x) => x.name.startsWith('sha256:'))) {
       const shown = pinReading(r, refs.filter((x) => x.imageId === r.imageId));
-      expect(rows.find((l) => l.startsWith(r.name))!.slice(starts[1], starts[2]).trim()).toBe(shown.inherited ? `${shown.pin}*` : r.pin);
+      expect(rows.find((l) => l.startsWith(r.name))!.slice(starts[1], starts[2]).trim()).toBe(shown.inherited ? `${pinStateText(shown.pin)}*` : pinStateText(r.pin));
     }
     expect(out).not.toMatch(/…|--wide also shows|\(--why/);
     expect(out).toContain("* CRI's sha256:<id> record: no labels of its own, it shows its image's pin.");
