@@ -108,6 +108,25 @@ export async function readImagesInventory(session: NodeSession, opts: InventoryO
   log.debug('images dir read', { node: session.def.name, files: files.length });
   for (const f of files) f.mtimeNanos = nanos?.get(f.abs) ?? null;
 
+  const { fateArchives, prepull } = fateInputs(files, importCache, info, platform);
+  const { pinnedRefs, protection, who } = protectedRefs(baseRefs, fateArchives, prepull, info);
+  // Need × protection: the verdict every view shows (shared/needs).
+  const cluster = await clusterRead;
+  const [nodeNeeds, auditPinned] = await Promise.all([
+    opts.needs ? opts.needs(session.def, cluster) : Promise.resolve(nodeNeedsFrom(session.def, cluster, null, null)),
+    opts.auditPinned ?? Promise.resolve(new Set<string>()),
+  ]);
+  const holders = (ref: string) => files.filter((f) => f.index?.images.some((i) => i.name === ref)).map((f) => `${f.path} in the images dir`);
+  // Without a source of needs, provenance decides: k3s's distribution.source labels on the
+  // content of unpinned images are one more sign of an air-gap import (read only then).
+  const distributionSourced = needsKnown(nodeNeeds) ? new Set<string>() : await distributionSourcedTargets(session, pinnedRefs);
+  const kubelet = await kubeletRead;
+  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced, who, ...(kubelet ? { kubelet } : {}) });
+  return { info, platform, images: judged.refs, files, fateArchives, prepull, importCache, needs: judged.report, cluster };
+}
+
+/** What the next start does with each archive and pre-pull list of the images dir (fate/predict's input). */
+function fateInputs(files: ScannedFile[], importCache: K3sImportCache, info: NodeInfo, platform: Platform): { fateArchives: FateArchive[]; prepull: FatePrepull[] } {
   const fateArchives: FateArchive[] = [];
   const prepull: FatePrepull[] = [];
   for (const f of files) {
@@ -126,7 +145,11 @@ export async function readImagesInventory(session: NodeSession, opts: InventoryO
       prepull.push({ path: f.path, list: f.prepull, cachedByK3s: cache.skipped, cache, walked: f.walked });
     }
   }
+  return { fateArchives, prepull };
+}
 
+/** Every reference with its fate and its image's protection, now and after the next start. */
+function protectedRefs(baseRefs: BaseImageRef[], fateArchives: FateArchive[], prepull: FatePrepull[], info: NodeInfo) {
   const fates = predictFates(baseRefs, fateArchives, info, prepull);
   const mode = criPinning(info.containerdVersion);
   const who = distroDisplayName(info.distro);
@@ -142,19 +165,7 @@ export async function readImagesInventory(session: NodeSession, opts: InventoryO
     const p = protection.get(protectionKey(r))!;
     return { ...r, imagePinnedNow: p.now, imagePinnedAfterRestart: p.afterRestart };
   });
-  // Need × protection: the verdict every view shows (shared/needs).
-  const cluster = await clusterRead;
-  const [nodeNeeds, auditPinned] = await Promise.all([
-    opts.needs ? opts.needs(session.def, cluster) : Promise.resolve(nodeNeedsFrom(session.def, cluster, null, null)),
-    opts.auditPinned ?? Promise.resolve(new Set<string>()),
-  ]);
-  const holders = (ref: string) => files.filter((f) => f.index?.images.some((i) => i.name === ref)).map((f) => `${f.path} in the images dir`);
-  // Without a source of needs, provenance decides: k3s's distribution.source labels on the
-  // content of unpinned images are one more sign of an air-gap import (read only then).
-  const distributionSourced = needsKnown(nodeNeeds) ? new Set<string>() : await distributionSourcedTargets(session, pinnedRefs);
-  const kubelet = await kubeletRead;
-  const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced, who, ...(kubelet ? { kubelet } : {}) });
-  return { info, platform, images: judged.refs, files, fateArchives, prepull, importCache, needs: judged.report, cluster };
+  return { pinnedRefs, protection, who };
 }
 
 /** Content labels k3s sets on what it imports (k3s PR #13221), read for provenance. */
