@@ -13,7 +13,7 @@ import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
 import type { OpsContext } from './operations';
 import type { NodeSession } from '../node/session';
-import { readNodeStore } from './diskPicture';
+import { readNodeStore, type NodeStore } from './diskPicture';
 import { imageOfContainer } from '../disk/store';
 import { peerKeeps } from '../node/embeddedRegistry';
 
@@ -52,26 +52,8 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
   // Images peers pull from this node through k3s's embedded registry are kept (shared/embeddedRegistry).
   const plan = planPrune(node, store.images, store.index, opts, await peerKeeps(session, store.images), await distroNameOf(session));
   const refused: PruneResult['refused'] = [];
-  let todo = plan.remove;
-  if (opts.expect) {
-    const want = new Set(opts.expect);
-    todo = plan.remove.filter((r) => want.has(r.key));
-    for (const key of want) {
-      if (todo.some((r) => r.key === key)) continue;
-      const kept = plan.kept.find((k) => k.key === key);
-      refused.push({ key, refs: kept?.refs ?? [], text: kept ? kept.text : 'It is no longer on the node.' });
-    }
-  }
-  // Containers now (the plan's list is a moment old): an image any record names is left, CRI-made or not.
-  const containers = await cd.listContainers();
-  const keyByName = new Map(store.images.flatMap((i) => i.refs.map((r) => [r, i.key] as const)));
-  const keyById = new Map(store.images.filter((i) => i.imageId).map((i) => [i.imageId!, i.key]));
-  const keyByDigest = new Map(store.images.flatMap((i) => i.digests.map((d) => [d, i.key] as const)));
-  const inUse = new Set(
-    containers
-      .map((c) => imageOfContainer(c.image, keyByName, keyById, keyByDigest))
-      .filter((k): k is string => k !== null),
-  );
+  const todo = opts.expect ? confirmedRemovals(plan, opts.expect, refused) : plan.remove;
+  const inUse = await imagesInUse(cd, store);
   const go: PruneRemoval[] = [];
   for (const r of todo) {
     const why = await recheck(cd, r, inUse);
@@ -81,6 +63,45 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
 
   // A removal the audit log could not record is not made.
   if (go.length) await ctx.audit.assertWritable();
+  const { removed, failed } = await deleteImages(cd, go);
+
+  // Measured: the removed images' blobs that the content store no longer has.
+  const candidates = [...new Set(removed.flatMap((r) => store.index.byImage[r.key] ?? []))];
+  const gone = await Promise.all(candidates.map(async (d) => ((await cd.contentInfo(d)) === null ? (store.index.sizes[d] ?? 0) : 0)));
+  const freedBytes = gone.reduce((s, b) => s + b, 0);
+  const plannedBytes = removed.reduce((s, r) => s + r.bytes, 0);
+
+  const audit = removed.length || failed.length ? await recordPrune(ctx, node, { plan, removed, failed, refused, plannedBytes, freedBytes }) : null;
+  return { node, keepVersions: plan.keepVersions, removed, refused, failed, plannedBytes, freedBytes, audit };
+}
+
+/** The fresh plan's removals the person confirmed; a confirmed key it keeps now is refused with its reason. */
+function confirmedRemovals(plan: PrunePlan, expect: string[], refused: PruneResult['refused']): PruneRemoval[] {
+  const want = new Set(expect);
+  const todo = plan.remove.filter((r) => want.has(r.key));
+  for (const key of want) {
+    if (todo.some((r) => r.key === key)) continue;
+    const kept = plan.kept.find((k) => k.key === key);
+    refused.push({ key, refs: kept?.refs ?? [], text: kept ? kept.text : 'It is no longer on the node.' });
+  }
+  return todo;
+}
+
+/** The keys of images some container names now (the plan's list is a moment old), CRI-made or not. */
+async function imagesInUse(cd: ContainerdClient, store: NodeStore): Promise<Set<string>> {
+  const containers = await cd.listContainers();
+  const keyByName = new Map(store.images.flatMap((i) => i.refs.map((r) => [r, i.key] as const)));
+  const keyById = new Map(store.images.filter((i) => i.imageId).map((i) => [i.imageId!, i.key]));
+  const keyByDigest = new Map(store.images.flatMap((i) => i.digests.map((d) => [d, i.key] as const)));
+  return new Set(
+    containers
+      .map((c) => imageOfContainer(c.image, keyByName, keyById, keyByDigest))
+      .filter((k): k is string => k !== null),
+  );
+}
+
+/** Every reference of each image deleted and verified gone; an image that fails keeps what it deleted. */
+async function deleteImages(cd: ContainerdClient, go: PruneRemoval[]): Promise<Pick<PruneResult, 'removed' | 'failed'>> {
   const removed: PruneRemoval[] = [];
   const failed: PruneResult['failed'] = [];
   const last = go.at(-1);
@@ -89,7 +110,7 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
     try {
       for (const [i, ref] of r.refs.entries()) {
         // The run's final delete waits for containerd's garbage collection, so what is measured
-        // below is what the disk really got back.
+        // afterwards is what the disk really got back.
         const sync = r === last && i === r.refs.length - 1;
         try {
           await cd.deleteImage(ref, sync);
@@ -105,30 +126,27 @@ export async function applyPrune(session: NodeSession, ctx: OpsContext, opts: Ap
       failed.push({ key: r.key, refs: r.refs, deletedRefs: deleted, error: e instanceof Error ? e.message : String(e) });
     }
   }
+  return { removed, failed };
+}
 
-  // Measured: the removed images' blobs that the content store no longer has.
-  const candidates = [...new Set(removed.flatMap((r) => store.index.byImage[r.key] ?? []))];
-  const gone = await Promise.all(candidates.map(async (d) => ((await cd.contentInfo(d)) === null ? (store.index.sizes[d] ?? 0) : 0)));
-  const freedBytes = gone.reduce((s, b) => s + b, 0);
-  const plannedBytes = removed.reduce((s, r) => s + r.bytes, 0);
+type PruneOutcome = Pick<PruneResult, 'removed' | 'failed' | 'refused' | 'plannedBytes' | 'freedBytes'> & { plan: PrunePlan };
 
-  let audit: PruneResult['audit'] = null;
-  if (removed.length || failed.length) {
-    const pruned: PrunedRecord = {
-      keepVersions: plan.keepVersions,
-      images: removed.map((r) => ({ imageId: r.imageId, refs: r.refs, digests: r.digests, bytes: r.bytes })),
-      plannedBytes,
-      freedBytes,
-    };
-    const notes = [
-      ...failed.map((f) => `failed on ${f.refs[0] ?? f.key}: ${f.error}${f.deletedRefs.length ? ` (deleted ${f.deletedRefs.join(', ')})` : ''}`),
-      ...refused.map((f) => `left ${f.refs[0] ?? f.key}: ${f.text}`),
-    ];
-    audit = await ctx.audit.record(
-      { node, action: 'prune', user: localUser(), pruned, ...(notes.length ? { note: notes.join('; ') } : {}) },
-      `removed ${removed.length} image${removed.length === 1 ? '' : 's'} from ${node}${failed.length ? ` (${failed.length} failed)` : ''}`,
-      `which images the prune removed (${[...removed, ...failed].map((r) => r.refs[0] ?? '?').join(', ')}) and their digests`,
-    );
-  }
-  return { node, keepVersions: plan.keepVersions, removed, refused, failed, plannedBytes, freedBytes, audit };
+/** The run in the audit log: what went, what failed and what was left, with why. */
+async function recordPrune(ctx: OpsContext, node: string, o: PruneOutcome): Promise<PruneResult['audit']> {
+  const { plan, removed, failed, refused } = o;
+  const pruned: PrunedRecord = {
+    keepVersions: plan.keepVersions,
+    images: removed.map((r) => ({ imageId: r.imageId, refs: r.refs, digests: r.digests, bytes: r.bytes })),
+    plannedBytes: o.plannedBytes,
+    freedBytes: o.freedBytes,
+  };
+  const notes = [
+    ...failed.map((f) => `failed on ${f.refs[0] ?? f.key}: ${f.error}${f.deletedRefs.length ? ` (deleted ${f.deletedRefs.join(', ')})` : ''}`),
+    ...refused.map((f) => `left ${f.refs[0] ?? f.key}: ${f.text}`),
+  ];
+  return ctx.audit.record(
+    { node, action: 'prune', user: localUser(), pruned, ...(notes.length ? { note: notes.join('; ') } : {}) },
+    `removed ${removed.length} image${removed.length === 1 ? '' : 's'} from ${node}${failed.length ? ` (${failed.length} failed)` : ''}`,
+    `which images the prune removed (${[...removed, ...failed].map((r) => r.refs[0] ?? '?').join(', ')}) and their digests`,
+  );
 }
