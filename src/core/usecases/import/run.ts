@@ -6,18 +6,20 @@
 import { distroDisplayName } from '../../../shared/distro';
 import { cacheIsNotAFile } from '../../../shared/importCache';
 import type { ImportPhase, JobNodeProgress } from '../../../shared/domain/jobs';
+import type { NodeInfo } from '../../../shared/domain/nodes';
 import { watcherImports, firstReleases, K3S_RELEASES } from '../../../shared/versions';
 import { plural } from '../../../shared/wording';
 import { HoldfastError } from '../../errors';
 import { imagesInventory, inventory, removeArchiveSafely, type OpsContext } from '../operations';
 import { isImageIdRecord } from '../../../shared/imageReference';
 import type { NodeSession } from '../../node/session';
+import type { NodeInventory } from '../inventory';
 import { uploadArchive, type UploadResult } from '../upload';
 import { isPermissionDenied, mayNotWriteError } from '../../access/refusals';
 import { uploadJobPatch } from '../upload/progress';
 import { unwritableFolder } from '../upload/writable';
 import type { InspectedArchive } from './localArchive';
-import { chooseRemoteName, freshName } from './remoteName';
+import { chooseRemoteName, freshName, type NameChoice } from './remoteName';
 import type { ImportOptions as ChosenImportOptions, ImportTuning } from '../../../shared/importOptions';
 import { pinAndVerify, verifyDurable } from './verify';
 import { DEFAULT_SETTLE_MS, waitForImport } from './waitForImport';
@@ -50,23 +52,11 @@ export interface NodeImportResult {
 
 export async function importToNode(session: NodeSession, ctx: OpsContext, archive: InspectedArchive, opts: ImportOptions): Promise<NodeImportResult> {
   const node = session.def.name;
-  const report = (phase: ImportPhase, message: string, extra: Partial<JobNodeProgress> = {}) => opts.onProgress?.({ phase, message, state: 'running', ...extra });
+  const report: Report = (phase, message, extra = {}) => opts.onProgress?.({ phase, message, state: 'running', ...extra });
   const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
 
   report('checking', 'checking what the node already has');
-  const before = await inventory(session, ctx).catch(async (e: unknown) => {
-    // A user who may not even read the images dir (root-only, no sudo) may not write there
-    // either: the upload's own reason, not the listing's "may not read".
-    const folder = isPermissionDenied(e) && session.files.mode === 'sftp' ? await unwritableFolder(session.ssh, session.def.imagesDir) : null;
-    throw folder ? mayNotWriteError({ user: session.def.user, node, folder, imagesDir: session.def.imagesDir }) : e;
-  });
-  // A FIFO or device named .cache.json: k3s expects its JSON cache there; nothing is added beside it.
-  if (cacheIsNotAFile(before.importCache)) {
-    const who = distroDisplayName(before.info.distro);
-    throw new HoldfastError('REFUSED', `${who}'s import cache, .cache.json in the images dir of ${node}, ${before.importCache.unreadable}: ${who} reads and rewrites that file when it imports, so Holdfast adds no archive beside it`, {
-      hint: 'Replace it with a regular file (an empty one keeps the cache on) or remove it, then run the import again.',
-    });
-  }
+  const before = await readNodeBefore(session, ctx);
   const choice = chooseRemoteName(archive, { imagesDir: session.def.imagesDir, files: before.files, importCache: before.importCache, distroVersion: before.info.distroVersion, distro: before.info.distro });
   // Already done on an earlier run? Every reference of every image durable, and the archive
   // gone: nothing to send again.
@@ -80,26 +70,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
 
   // The upload looks at the images dir first (a partial upload, free space): said so until bytes move.
   report('uploading', 'checking the images dir', { bytesTotal: archive.size });
-  let renamed = choice.renamed;
-  let up: UploadResult;
-  try {
-    up = await upload(session, archive, choice.relPath, opts);
-  } catch (e) {
-    // Same size, other content under the archive's own name: never overwritten, and k3s might
-    // not import a replacement there anyway. Its own fresh name instead.
-    if (!(e instanceof HoldfastError && e.code === 'CONFLICT') || choice.renamed) throw e;
-    const fresh = freshName(choice.relPath, archive.sha256);
-    renamed = `${choice.relPath} on the node is another file of the same size, and ${distroDisplayName(before.info.distro)} keeps its record of that name (a replacement might never be imported): uploaded as ${fresh}`;
-    up = await upload(session, archive, fresh, opts);
-  }
-  if (up.sha256 !== archive.sha256) {
-    throw new HoldfastError('CONFLICT', `the archive changed on this machine while it was being sent (SHA-256 ${up.sha256} instead of ${archive.sha256})`);
-  }
-  if (!up.alreadyPresent && watcherImports(null, { size: archive.size, mtime: Date.now() / 1000 }, before.info.distroVersion) === 'no') {
-    throw new HoldfastError('CONFLICT', `${up.relPath} is in place on ${node}, but ${distroDisplayName(before.info.distro)} ${before.info.distroVersion} imports archives only when it starts (its file watcher came with ${firstReleases(K3S_RELEASES.importWatcher)})`, {
-      hint: `Restart ${distroDisplayName(before.info.distro)} on the node (it imports the archive at start), then run the same import again to pin and remove it.`,
-    });
-  }
+  const { up, renamed } = await sendArchive(session, archive, choice, before.info, opts);
 
   const who = distroDisplayName(before.info.distro);
   report('importing', `waiting for ${who} to import the archive`);
@@ -111,15 +82,94 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     onCheck: (n, total) => opts.onProgress?.({ message: `${who} imported ${n} of ${plural(total, 'image')}` }),
   });
 
+  const after = await pinAndRemove(session, ctx, archive, up.relPath, { ...opts, settleMs }, report);
+  const result: NodeImportResult = {
+    node,
+    relPath: up.relPath,
+    uploaded: !up.alreadyPresent,
+    resumedFrom: up.resumedFrom,
+    pinned: after.pinned,
+    removed: after.removed,
+    sha256: up.sha256,
+    ...(after.verified ? { verified: after.verified } : {}),
+    ...(renamed ? { renamed } : {}),
+    ...(after.warnings.length ? { warnings: after.warnings } : {}),
+    ...(after.kept.length ? { kept: after.kept } : {}),
+  };
+  report('done', summary(result), { state: 'succeeded' });
+  return result;
+}
+
+type Report = (phase: ImportPhase, message: string, extra?: Partial<JobNodeProgress>) => void;
+
+/** The node before anything is sent, refusing an images dir Holdfast must not add to. */
+async function readNodeBefore(session: NodeSession, ctx: OpsContext): Promise<NodeInventory> {
+  const node = session.def.name;
+  const before = await inventory(session, ctx).catch(async (e: unknown) => {
+    // A user who may not even read the images dir (root-only, no sudo) may not write there
+    // either: the upload's own reason, not the listing's "may not read".
+    const folder = isPermissionDenied(e) && session.files.mode === 'sftp' ? await unwritableFolder(session.ssh, session.def.imagesDir) : null;
+    throw folder ? mayNotWriteError({ user: session.def.user, node, folder, imagesDir: session.def.imagesDir }) : e;
+  });
+  // A FIFO or device named .cache.json: k3s expects its JSON cache there; nothing is added beside it.
+  if (cacheIsNotAFile(before.importCache)) {
+    const who = distroDisplayName(before.info.distro);
+    throw new HoldfastError('REFUSED', `${who}'s import cache, .cache.json in the images dir of ${node}, ${before.importCache.unreadable}: ${who} reads and rewrites that file when it imports, so Holdfast adds no archive beside it`, {
+      hint: 'Replace it with a regular file (an empty one keeps the cache on) or remove it, then run the import again.',
+    });
+  }
+  return before;
+}
+
+/** The archive uploaded and in place, under a fresh name if its own holds other content. */
+async function sendArchive(
+  session: NodeSession,
+  archive: InspectedArchive,
+  choice: NameChoice,
+  info: NodeInfo,
+  opts: ImportOptions,
+): Promise<{ up: UploadResult; renamed: string | undefined }> {
+  let renamed = choice.renamed;
+  let up: UploadResult;
+  try {
+    up = await upload(session, archive, choice.relPath, opts);
+  } catch (e) {
+    // Same size, other content under the archive's own name: never overwritten, and k3s might
+    // not import a replacement there anyway. Its own fresh name instead.
+    if (!(e instanceof HoldfastError && e.code === 'CONFLICT') || choice.renamed) throw e;
+    const fresh = freshName(choice.relPath, archive.sha256);
+    renamed = `${choice.relPath} on the node is another file of the same size, and ${distroDisplayName(info.distro)} keeps its record of that name (a replacement might never be imported): uploaded as ${fresh}`;
+    up = await upload(session, archive, fresh, opts);
+  }
+  if (up.sha256 !== archive.sha256) {
+    throw new HoldfastError('CONFLICT', `the archive changed on this machine while it was being sent (SHA-256 ${up.sha256} instead of ${archive.sha256})`);
+  }
+  if (!up.alreadyPresent && watcherImports(null, { size: archive.size, mtime: Date.now() / 1000 }, info.distroVersion) === 'no') {
+    throw new HoldfastError('CONFLICT', `${up.relPath} is in place on ${session.def.name}, but ${distroDisplayName(info.distro)} ${info.distroVersion} imports archives only when it starts (its file watcher came with ${firstReleases(K3S_RELEASES.importWatcher)})`, {
+      hint: `Restart ${distroDisplayName(info.distro)} on the node (it imports the archive at start), then run the same import again to pin and remove it.`,
+    });
+  }
+  return { up, renamed };
+}
+
+/** After k3s's import: the pins made durable and verified (--pin), then the archive removed or its pins' fate read. */
+async function pinAndRemove(
+  session: NodeSession,
+  ctx: OpsContext,
+  archive: InspectedArchive,
+  relPath: string,
+  opts: ImportOptions & { settleMs: number },
+  report: Report,
+): Promise<Pick<NodeImportResult, 'pinned' | 'removed' | 'verified'> & { warnings: string[]; kept: string[] }> {
   let pinned = 0;
   let verified: NodeImportResult['verified'];
   const warnings: string[] = [];
   // The archive stays with --pin alone: the references a start re-imports it for (k3s-pinned now,
   // and pinned again after the next start, shared/fate) get their pins taken back by that start.
-  const repinned = opts.pin && !opts.removeArchive ? await repinnedBy(session, ctx, up.relPath) : null;
+  const repinned = opts.pin && !opts.removeArchive ? await repinnedBy(session, ctx, relPath) : null;
   if (opts.pin) {
     report('pinning', 'making the pins durable and verifying every reference');
-    const v = await pinAndVerify(session, ctx, up.relPath, archive.index.images, { settleMs, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const v = await pinAndVerify(session, ctx, relPath, archive.index.images, { settleMs: opts.settleMs, ...(opts.signal ? { signal: opts.signal } : {}) });
     pinned = v.pinned;
     verified = { images: v.images, refs: v.refs };
     if (v.notHonoured) warnings.push(v.notHonoured);
@@ -128,7 +178,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
   let kept: string[] = [];
   if (opts.removeArchive) {
     report('removing', 'removing the archive safely');
-    await removeArchiveSafely(session, ctx, up.relPath);
+    await removeArchiveSafely(session, ctx, relPath);
     removed = true;
   } else if (repinned?.size) {
     // What those pins become at the next start, in the words images --why and inspect give
@@ -136,21 +186,7 @@ export async function importToNode(session: NodeSession, ctx: OpsContext, archiv
     const after = await imagesInventory(session, ctx);
     kept = [...new Set(after.images.filter((r) => repinned.has(r.name) && r.pin === 'durable').map((r) => r.reason))];
   }
-  const result: NodeImportResult = {
-    node,
-    relPath: up.relPath,
-    uploaded: !up.alreadyPresent,
-    resumedFrom: up.resumedFrom,
-    pinned,
-    removed,
-    sha256: up.sha256,
-    ...(verified ? { verified } : {}),
-    ...(renamed ? { renamed } : {}),
-    ...(warnings.length ? { warnings } : {}),
-    ...(kept.length ? { kept } : {}),
-  };
-  report('done', summary(result), { state: 'succeeded' });
-  return result;
+  return { pinned, removed, verified, warnings, kept };
 }
 
 /** The names `relPath` pins again at the next start (k3s-pinned now, and pinned after it by that file). */
