@@ -213,77 +213,11 @@ function readAndSpool(
   const memberSink = ({ path, size }: { path: string; size: number }): MemberSink => {
     sp.names.add(path);
     const spool = wanted ? wanted(path, size) : spoolsByName(path, size);
-    // Not spooled: only its digest is noted (readArchiveIndex hashes it anyway), so that a
-    // docker-save image using it can have it read in a second pass.
-    if (!spool) {
-      return {
-        write: () => undefined,
-        end: (digest) => {
-          if (!wanted) sp.passed.set(digest, path);
-        },
-      };
-    }
+    if (!spool) return passedSink(sp, path, wanted !== null);
     const full = roomFor(sp, path, size);
     if (full) return { write: () => Promise.reject(full), end: () => Promise.reject(full) };
-    const place = (digest: string, head: Buffer): void => {
-      sp.members.set(path, digest);
-      sp.sizes.set(digest, size);
-      sp.heads.set(digest, head);
-    };
-    if (size <= SMALL_MEMBER) {
-      const chunks: Buffer[] = [];
-      return {
-        write: (chunk) => void chunks.push(chunk),
-        async end(digest) {
-          const data = Buffer.concat(chunks);
-          if (sp.held.has(digest)) {
-            // the same bytes again
-          } else if (sp.heldBytes + data.length <= HELD_MAX) {
-            sp.held.set(digest, data);
-            sp.heldBytes += data.length;
-          } else {
-            await writeFile(join(sp.root, 'blobs', hexOf(digest)), data, { mode: 0o600 }).catch((e: unknown) => {
-              throw spoolWriteError(sp.root, e);
-            });
-          }
-          place(digest, data.subarray(0, HEAD_BYTES));
-        },
-      };
-    }
-    const tmp = join(sp.root, 'tmp', String(n++));
-    const ws = createWriteStream(tmp, { mode: 0o600 });
-    open.add(ws);
-    // A write error (disk full) is kept and thrown from the next write or the end, never left unheard.
-    let failed: Error | null = null;
-    ws.on('error', (e) => (failed ??= spoolWriteError(sp.root, e)));
-    let head = Buffer.alloc(0);
-    // Writes are chained: the tar may end a member while its last write still drains.
-    let chain: Promise<void> = Promise.resolve();
-    return {
-      write(chunk) {
-        if (failed) return Promise.reject(failed);
-        if (head.length < HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]);
-        if (ws.write(chunk)) return;
-        chain = chain.then(() =>
-          once(ws, 'drain').then(
-            () => undefined,
-            (e: unknown) => {
-              throw failed ?? spoolWriteError(sp.root, e);
-            },
-          ),
-        );
-        return chain;
-      },
-      async end(digest) {
-        await chain;
-        if (!failed) ws.end();
-        if (!ws.closed) await once(ws, 'close').catch((e: unknown) => (failed ??= spoolWriteError(sp.root, e)));
-        open.delete(ws);
-        if (failed) throw failed;
-        await rename(tmp, join(sp.root, 'blobs', hexOf(digest)));
-        place(digest, head);
-      },
-    };
+    if (size <= SMALL_MEMBER) return heldSink(sp, path, size);
+    return streamedSink(sp, path, size, join(sp.root, 'tmp', String(n++)), open);
   };
   return readArchiveIndex(source, {
     compression,
@@ -292,6 +226,85 @@ function readAndSpool(
     memberSink,
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
+}
+
+/** A member spooled: where its bytes are, by the digest readArchiveIndex computed. */
+function place(sp: Spooled, path: string, size: number, digest: string, head: Buffer): void {
+  sp.members.set(path, digest);
+  sp.sizes.set(digest, size);
+  sp.heads.set(digest, head);
+}
+
+/**
+ * A member not spooled: only its digest is noted (readArchiveIndex hashes it anyway), so that a
+ * docker-save image using it can have it read in a second pass.
+ */
+function passedSink(sp: Spooled, path: string, secondPass: boolean): MemberSink {
+  return {
+    write: () => undefined,
+    end: (digest) => {
+      if (!secondPass) sp.passed.set(digest, path);
+    },
+  };
+}
+
+/** A small member: held in memory while the budget lasts, else written in one call. */
+function heldSink(sp: Spooled, path: string, size: number): MemberSink {
+  const chunks: Buffer[] = [];
+  return {
+    write: (chunk) => void chunks.push(chunk),
+    async end(digest) {
+      const data = Buffer.concat(chunks);
+      if (sp.held.has(digest)) {
+        // the same bytes again
+      } else if (sp.heldBytes + data.length <= HELD_MAX) {
+        sp.held.set(digest, data);
+        sp.heldBytes += data.length;
+      } else {
+        await writeFile(join(sp.root, 'blobs', hexOf(digest)), data, { mode: 0o600 }).catch((e: unknown) => {
+          throw spoolWriteError(sp.root, e);
+        });
+      }
+      place(sp, path, size, digest, data.subarray(0, HEAD_BYTES));
+    },
+  };
+}
+
+/** A large member: streamed into `tmp`, renamed to its digest once complete. */
+function streamedSink(sp: Spooled, path: string, size: number, tmp: string, open: Set<WriteStream>): MemberSink {
+  const ws = createWriteStream(tmp, { mode: 0o600 });
+  open.add(ws);
+  // A write error (disk full) is kept and thrown from the next write or the end, never left unheard.
+  let failed: Error | null = null;
+  ws.on('error', (e) => (failed ??= spoolWriteError(sp.root, e)));
+  let head = Buffer.alloc(0);
+  // Writes are chained: the tar may end a member while its last write still drains.
+  let chain: Promise<void> = Promise.resolve();
+  return {
+    write(chunk) {
+      if (failed) return Promise.reject(failed);
+      if (head.length < HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]);
+      if (ws.write(chunk)) return;
+      chain = chain.then(() =>
+        once(ws, 'drain').then(
+          () => undefined,
+          (e: unknown) => {
+            throw failed ?? spoolWriteError(sp.root, e);
+          },
+        ),
+      );
+      return chain;
+    },
+    async end(digest) {
+      await chain;
+      if (!failed) ws.end();
+      if (!ws.closed) await once(ws, 'close').catch((e: unknown) => (failed ??= spoolWriteError(sp.root, e)));
+      open.delete(ws);
+      if (failed) throw failed;
+      await rename(tmp, join(sp.root, 'blobs', hexOf(digest)));
+      place(sp, path, size, digest, head);
+    },
+  };
 }
 
 async function buildBundle(index: ArchiveIndex, sp: Spooled, signal: AbortSignal | undefined): Promise<Omit<SpooledBundle, 'dispose'>> {
