@@ -6,9 +6,9 @@
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { LABEL_CRI_PINNED, PINNED } from '../../../shared/domain/labels';
-import { formatPlatform } from '../../../shared/mediaTypes';
+import { formatPlatform, type Platform } from '../../../shared/mediaTypes';
 import { mapLimit } from '../../../shared/mapLimit';
-import type { Descriptor } from '../../containerd/client';
+import type { ContainerdWriter, Descriptor } from '../../containerd/client';
 import { HoldfastError } from '../../errors';
 import { formatLimit, limit } from '../../limits';
 import type { NodeSession } from '../../node/session';
@@ -127,6 +127,70 @@ export async function deliverDirect(session: NodeSession, ctx: OpsContext, bundl
   report();
 
   const [platform, snapshotter] = await Promise.all([session.platform(), criSnapshotter(session)]);
+  const plan = planForNode(node, bundle, platform, snapshotter);
+  const { present, missing } = await blobsToSend(session, bundle, plan);
+  progress.bytesToSend = missing.reduce((n, b) => n + b.size, 0);
+  progress.blobsToSend = missing.length;
+  const bytesMissing = progress.bytesToSend;
+  aborted(opts.signal);
+
+  const lease = `holdfast-direct-${randomBytes(6).toString('hex')}`;
+  await writer.createLease(lease, { 'containerd.io/gc.expire': new Date(Date.now() + LEASE_HOURS * 3600_000).toISOString() });
+  const d: Delivery = { writer, bundle, signal: opts.signal, progress, report, snapshotter, lease };
+  progress.phase = 'sending';
+  report();
+  await sendMissing(d, missing);
+  for (const b of plan.blobs) {
+    const has = present.get(b.digest);
+    if (!has) continue;
+    const add = missingLabels(b, has);
+    if (Object.keys(add).length) await writer.updateContentLabels(b.digest, add, lease);
+  }
+
+  progress.phase = 'unpacking';
+  report();
+  const unpacked = await unpackLayers(d, plan);
+
+  progress.phase = 'pinning';
+  report();
+  const references = await putRecords(session, ctx, d, plan);
+  await writer.deleteLease(lease);
+
+  progress.phase = 'verifying';
+  report();
+  const verification = await verifyDelivery(session, plan, formatPlatform(platform));
+  progress.phase = 'done';
+  report();
+  return {
+    node,
+    references,
+    images: plan.images.length,
+    blobs: plan.blobs.length,
+    blobsPresent: plan.blobs.length - missing.length,
+    blobsSent: missing.length,
+    bytesMissing,
+    bytesSent: progress.bytesSent,
+    layersUnpacked: unpacked,
+    snapshotter,
+    platform: formatPlatform(platform),
+    skipped: plan.skipped,
+    verification,
+  };
+}
+
+/** One delivery, as its steps after the lease share it. */
+interface Delivery {
+  writer: ContainerdWriter;
+  bundle: SpooledBundle;
+  signal: AbortSignal | undefined;
+  progress: DirectProgress;
+  report: () => void;
+  snapshotter: string;
+  lease: string;
+}
+
+/** What the node gets of the archive: its platform's images, refused when there are none. */
+function planForNode(node: string, bundle: SpooledBundle, platform: Platform, snapshotter: string): DeliveryPlan {
   const plan = planDelivery(bundle.images, {
     platform,
     snapshotter,
@@ -143,140 +207,118 @@ export async function deliverDirect(session: NodeSession, ctx: OpsContext, bundl
       hint: 'Export the images for the node\'s platform (e.g. `docker save` on a machine of that architecture, or a multi-platform OCI archive).',
     });
   }
+  return plan;
+}
+
+/** The blobs the node holds (with their labels) and the ones it lacks, each of which the archive must have. */
+async function blobsToSend(session: NodeSession, bundle: SpooledBundle, plan: DeliveryPlan): Promise<{ present: Map<string, Record<string, string>>; missing: PlannedBlob[] }> {
   const present = await presentLabels(session, plan.blobs);
   const missing = plan.blobs.filter((b) => !present.has(b.digest));
   const lacking = missing.find((b) => !bundle.files.has(b.digest));
   if (lacking) {
-    throw new HoldfastError('INVALID_INPUT', `the archive lacks ${lacking.role} ${lacking.digest}, and ${node} does not hold it either`, {
+    throw new HoldfastError('INVALID_INPUT', `the archive lacks ${lacking.role} ${lacking.digest}, and ${session.def.name} does not hold it either`, {
       hint: 'The archive is incomplete for this node: export it again with every layer.',
     });
   }
-  progress.bytesToSend = missing.reduce((n, b) => n + b.size, 0);
-  progress.blobsToSend = missing.length;
-  const bytesMissing = progress.bytesToSend;
-  aborted(opts.signal);
+  return { present, missing };
+}
 
-  const lease = `holdfast-direct-${randomBytes(6).toString('hex')}`;
-  await writer.createLease(lease, { 'containerd.io/gc.expire': new Date(Date.now() + LEASE_HOURS * 3600_000).toISOString() });
-  {
-    progress.phase = 'sending';
-    report();
-    // A few blobs at a time (one stream each: SSH and containerd's hashing are per stream), and
-    // each role only once the one below it is in: layers and configs, then manifests, then indexes.
-    const sentOf = new Map<string, number>();
-    const send = async (b: PlannedBlob): Promise<void> => {
-      aborted(opts.signal);
-      const file = bundle.files.get(b.digest)!;
-      let resumedAt: number | null = null;
-      await retryWhileLocked(opts.signal, () =>
-        writer.writeBlob(
-          {
-            ref: `holdfast-${b.digest}`,
-            digest: b.digest,
-            size: b.size,
-            labels: b.labels,
-            read: (offset) => (b.size === 0 ? emptyStream() : createReadStream(file, { start: offset, highWaterMark: 1024 * 1024 })),
-            onProgress: (at) => {
-              resumedAt ??= at;
-              sentOf.set(b.digest, at - resumedAt);
-              progress.bytesSent = [...sentOf.values()].reduce((n, x) => n + x, 0);
-              report();
-            },
-            ...(opts.signal ? { signal: opts.signal } : {}),
+/**
+ * A few blobs at a time (one stream each: SSH and containerd's hashing are per stream), and each
+ * role only once the one below it is in: layers and configs, then manifests, then indexes.
+ */
+async function sendMissing(d: Delivery, missing: PlannedBlob[]): Promise<void> {
+  const { progress, report, signal } = d;
+  const sentOf = new Map<string, number>();
+  const send = async (b: PlannedBlob): Promise<void> => {
+    aborted(signal);
+    const file = d.bundle.files.get(b.digest)!;
+    let resumedAt: number | null = null;
+    await retryWhileLocked(signal, () =>
+      d.writer.writeBlob(
+        {
+          ref: `holdfast-${b.digest}`,
+          digest: b.digest,
+          size: b.size,
+          labels: b.labels,
+          read: (offset) => (b.size === 0 ? emptyStream() : createReadStream(file, { start: offset, highWaterMark: 1024 * 1024 })),
+          onProgress: (at) => {
+            resumedAt ??= at;
+            sentOf.set(b.digest, at - resumedAt);
+            progress.bytesSent = [...sentOf.values()].reduce((n, x) => n + x, 0);
+            report();
           },
-          lease,
-        ),
-      );
-      progress.blobsSent++;
-      report();
-    };
-    for (const roles of [['layer', 'config'], ['manifest'], ['index']]) {
-      await mapLimit(missing.filter((b) => roles.includes(b.role)), WRITE_PARALLEL, send);
-    }
-    for (const b of plan.blobs) {
-      const has = present.get(b.digest);
-      if (!has) continue;
-      const add = missingLabels(b, has);
-      if (Object.keys(add).length) await writer.updateContentLabels(b.digest, add, lease);
-    }
-
-    progress.phase = 'unpacking';
+          ...(signal ? { signal } : {}),
+        },
+        d.lease,
+      ),
+    );
+    progress.blobsSent++;
     report();
-    let unpacked = 0;
-    const notItsConfig = (layer: { digest: string }, got: string, want: string): HoldfastError =>
-      new HoldfastError('INVALID_INPUT', `layer ${layer.digest} unpacks to ${got}, but the image's config says ${want}`, {
-        hint: 'The archive does not match its own config: export it again.',
-      });
-    for (const step of plan.unpack) {
-      for (let i = 0; i < step.layers.length; i++) {
-        aborted(opts.signal);
-        const chain = step.chainIds[i]!;
-        const layer = step.layers[i]!;
-        if (await writer.statSnapshot(snapshotter, chain)) {
-          // The node holds the snapshot the config names, so nothing is unpacked: the archive's
-          // layer is checked against the config here instead (diffId.ts says why). A layer the
-          // archive lacks is the node's own, unpacked by containerd, which checked it then.
-          const file = bundle.files.get(layer.digest);
-          const got = file ? await bundleDiffId(bundle, layer.digest, file, opts.signal) : step.diffIds[i]!;
-          if (got !== step.diffIds[i]) throw notItsConfig(layer, got, step.diffIds[i]!);
-          continue;
-        }
-        const key = `holdfast-extract-${randomBytes(6).toString('hex')} ${chain}`;
-        const mounts = await writer.prepareSnapshot(snapshotter, key, i > 0 ? step.chainIds[i - 1]! : '', lease);
-        try {
-          const applied = await writer.applyDiff({ mediaType: layer.mediaType, digest: layer.digest, size: layer.size, annotations: {} }, mounts, lease);
-          if (applied.digest !== step.diffIds[i]) throw notItsConfig(layer, applied.digest, step.diffIds[i]!);
-          await writer.commitSnapshot(snapshotter, chain, key, lease);
-          unpacked++;
-        } catch (e) {
-          await writer.removeSnapshot(snapshotter, key, lease).catch(() => undefined);
-          // Another unpack (kubelet, a second run) committed the same layer meanwhile: fine.
-          if (!(e instanceof HoldfastError && e.code === 'CONFLICT' && (await writer.statSnapshot(snapshotter, chain)))) throw e;
-        }
-      }
-    }
-
-    progress.phase = 'pinning';
-    report();
-    const references: string[] = [];
-    const created: { ref: string; after: Record<string, string> }[] = [];
-    for (const im of plan.images) {
-      const refs = [...im.names, ...im.names.map((n) => digestRefFor(n, im.target.digest)).filter((r): r is string => r !== null)];
-      for (const ref of new Set(refs)) {
-        aborted(opts.signal);
-        references.push(ref);
-        await putRecord(session, ref, im.target, lease, created);
-      }
-    }
-    if (created.length) {
-      await ctx.audit.append({ node, action: 'pin', changes: created.map((c) => ({ ref: c.ref, imageId: null, before: {}, after: c.after })), note: 'direct delivery: created pinned' });
-    }
-    // Existing records the import re-pointed may still carry k3s's pin: the one pin rule makes
-    // them durable in the right order (and audits it).
-    await applyPinChange(session, ctx, 'pin', { refs: references });
-    await writer.deleteLease(lease);
-
-    progress.phase = 'verifying';
-    report();
-    const verification = await verifyDelivery(session, plan, formatPlatform(platform));
-    progress.phase = 'done';
-    report();
-    return {
-      node,
-      references,
-      images: plan.images.length,
-      blobs: plan.blobs.length,
-      blobsPresent: plan.blobs.length - missing.length,
-      blobsSent: missing.length,
-      bytesMissing,
-      bytesSent: progress.bytesSent,
-      layersUnpacked: unpacked,
-      snapshotter,
-      platform: formatPlatform(platform),
-      skipped: plan.skipped,
-      verification,
-    };
+  };
+  for (const roles of [['layer', 'config'], ['manifest'], ['index']]) {
+    await mapLimit(missing.filter((b) => roles.includes(b.role)), WRITE_PARALLEL, send);
   }
+}
+
+/** Every layer unpacked into CRI's snapshotter unless the node has its snapshot; how many were. */
+async function unpackLayers(d: Delivery, plan: DeliveryPlan): Promise<number> {
+  const { writer, snapshotter, lease } = d;
+  let unpacked = 0;
+  const notItsConfig = (layer: { digest: string }, got: string, want: string): HoldfastError =>
+    new HoldfastError('INVALID_INPUT', `layer ${layer.digest} unpacks to ${got}, but the image's config says ${want}`, {
+      hint: 'The archive does not match its own config: export it again.',
+    });
+  for (const step of plan.unpack) {
+    for (let i = 0; i < step.layers.length; i++) {
+      aborted(d.signal);
+      const chain = step.chainIds[i]!;
+      const layer = step.layers[i]!;
+      if (await writer.statSnapshot(snapshotter, chain)) {
+        // The node holds the snapshot the config names, so nothing is unpacked: the archive's
+        // layer is checked against the config here instead (diffId.ts says why). A layer the
+        // archive lacks is the node's own, unpacked by containerd, which checked it then.
+        const file = d.bundle.files.get(layer.digest);
+        const got = file ? await bundleDiffId(d.bundle, layer.digest, file, d.signal) : step.diffIds[i]!;
+        if (got !== step.diffIds[i]) throw notItsConfig(layer, got, step.diffIds[i]!);
+        continue;
+      }
+      const key = `holdfast-extract-${randomBytes(6).toString('hex')} ${chain}`;
+      const mounts = await writer.prepareSnapshot(snapshotter, key, i > 0 ? step.chainIds[i - 1]! : '', lease);
+      try {
+        const applied = await writer.applyDiff({ mediaType: layer.mediaType, digest: layer.digest, size: layer.size, annotations: {} }, mounts, lease);
+        if (applied.digest !== step.diffIds[i]) throw notItsConfig(layer, applied.digest, step.diffIds[i]!);
+        await writer.commitSnapshot(snapshotter, chain, key, lease);
+        unpacked++;
+      } catch (e) {
+        await writer.removeSnapshot(snapshotter, key, lease).catch(() => undefined);
+        // Another unpack (kubelet, a second run) committed the same layer meanwhile: fine.
+        if (!(e instanceof HoldfastError && e.code === 'CONFLICT' && (await writer.statSnapshot(snapshotter, chain)))) throw e;
+      }
+    }
+  }
+  return unpacked;
+}
+
+/** Every name's record and digest reference, pinned (created ones audited); the references. */
+async function putRecords(session: NodeSession, ctx: OpsContext, d: Delivery, plan: DeliveryPlan): Promise<string[]> {
+  const references: string[] = [];
+  const created: { ref: string; after: Record<string, string> }[] = [];
+  for (const im of plan.images) {
+    const refs = [...im.names, ...im.names.map((n) => digestRefFor(n, im.target.digest)).filter((r): r is string => r !== null)];
+    for (const ref of new Set(refs)) {
+      aborted(d.signal);
+      references.push(ref);
+      await putRecord(session, ref, im.target, d.lease, created);
+    }
+  }
+  if (created.length) {
+    await ctx.audit.append({ node: session.def.name, action: 'pin', changes: created.map((c) => ({ ref: c.ref, imageId: null, before: {}, after: c.after })), note: 'direct delivery: created pinned' });
+  }
+  // Existing records the import re-pointed may still carry k3s's pin: the one pin rule makes
+  // them durable in the right order (and audits it).
+  await applyPinChange(session, ctx, 'pin', { refs: references });
+  return references;
 }
 
 async function* emptyStream(): AsyncIterable<Buffer> {}
