@@ -318,20 +318,7 @@ export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: s
       throw e;
     }
     if (connectionGone) throw new Error('the SSH connection to the node closed during the transfer');
-    const result = code === 0 ? parseWriteResult(out) : null;
-    if (result) return result;
-    const short = /@@short (\d+)/.exec(out);
-    if (short) throw new Error(`the OpenSSH client's transfer ended after ${short[1]} of ${o.size} bytes`);
-    const why = err.trim().split('\n').filter(Boolean).slice(-2).join(' ') || `exit status ${code}`;
-    // 255 is ssh's own failure (connect, host key, authentication, a dropped connection). If
-    // the node's file has none of this attempt, nothing is there to lose: SFTP takes over.
-    // (126/127: the shell could not run the client at all.)
-    if (code === 255 || code === 126 || code === 127) {
-      const now = o.poll ? await o.poll().catch(() => null) : 0;
-      if (!now && !grown) throw new NativeUnavailable(why);
-      throw new NativeDropped(why);
-    }
-    throw new Error(`the OpenSSH client's transfer failed (${why})`);
+    return await transferResult(o, { code, out, err, grown });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !child?.pid) throw new NativeUnavailable(`${o.client} could not be started`);
     throw e;
@@ -342,4 +329,23 @@ export async function sendWithOpenssh(o: NativeSendOptions): Promise<{ sha256: s
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** What the remote script and ssh's exit say: the node's digest and size, or why the transfer failed. */
+async function transferResult(o: NativeSendOptions, r: { code: number | null; out: string; err: string; grown: number }): Promise<{ sha256: string; size: number }> {
+  const { code, out } = r;
+  const result = code === 0 ? parseWriteResult(out) : null;
+  if (result) return result;
+  const short = /@@short (\d+)/.exec(out);
+  if (short) throw new Error(`the OpenSSH client's transfer ended after ${short[1]} of ${o.size} bytes`);
+  const why = r.err.trim().split('\n').filter(Boolean).slice(-2).join(' ') || `exit status ${code}`;
+  // 255 is ssh's own failure (connect, host key, authentication, a dropped connection). If
+  // the node's file has none of this attempt, nothing is there to lose: SFTP takes over.
+  // (126/127: the shell could not run the client at all.)
+  if (code === 255 || code === 126 || code === 127) {
+    const now = o.poll ? await o.poll().catch(() => null) : 0;
+    if (!now && !r.grown) throw new NativeUnavailable(why);
+    throw new NativeDropped(why);
+  }
+  throw new Error(`the OpenSSH client's transfer failed (${why})`);
 }
