@@ -41,8 +41,6 @@ const LAYERS = ['src/core', 'src/shared', 'src/cli'];
  */
 const OVER_BUDGET: Record<string, number> = {
   'src/core/usecases/upload/upload.ts: uploadArchive': 209,
-  'src/core/usecases/upload/writeFile.ts: sftpWriteFromFile': 131,
-  'src/core/usecases/upload/writeFile.ts: sftpWriteFromFile/(anonymous)': 116,
 };
 
 const COMPONENT_BUDGET = 200;

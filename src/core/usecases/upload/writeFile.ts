@@ -53,136 +53,163 @@ interface Slot {
   buf: Buffer;
 }
 
-export function sftpWriteFromFile(sftp: Pick<SessionSftp, 'write' | 'once' | 'removeListener'>, handle: Buffer, remotePath: string, opts: SftpWriteOptions): Promise<SftpWriteResult> {
-  const chunk = Math.min(opts.chunk ?? SFTP_CHUNK, SFTP_CHUNK);
-  const inflight = Math.max(1, opts.inflight ?? 16);
-  const end = opts.end;
-  const free: Buffer[] = [];
-  let allocated = 0;
-  let nextPos = opts.start; // next local byte to read
-  let ackedTo = opts.start;
-  const acked = new Map<number, number>(); // pos → end, for acks that arrive out of order
-  let pending = 0; // sftp writes issued, not yet answered
-  let reading = false;
-  let stopping = false; // aborted: issue nothing more, settle once pending drains
-  let settled = false;
+type WriteSftp = Pick<SessionSftp, 'write' | 'once' | 'removeListener'>;
 
-  return new Promise<SftpWriteResult>((resolve, reject) => {
-    const cleanup = () => {
-      sftp.removeListener('close', onClose);
-      opts.signal?.removeEventListener('abort', onAbort);
-    };
-    const fail = (err: SftpWriteError) => {
-      if (settled) return;
-      settled = true;
-      stopping = true;
-      cleanup();
-      reject(err);
-    };
-    const finishIfIdle = () => {
-      if (settled || pending > 0 || reading) return;
-      if (stopping) {
-        settled = true;
-        cleanup();
-        resolve({ outcome: 'aborted', ackedTo });
-      } else if (ackedTo >= end) {
-        settled = true;
-        cleanup();
-        resolve({ outcome: 'done', ackedTo });
-      }
-    };
-    // On a dropped connection ssh2 fails the pending requests, but a write issued on a closed
-    // channel is silently dropped and never answered: stop at the channel's close.
-    const onClose = () => fail(new SftpWriteError(`the SFTP channel closed while writing ${remotePath}`, ackedTo, 'closed'));
-    const onAbort = () => {
-      stopping = true;
-      finishIfIdle();
-    };
-    sftp.once('close', onClose);
-    if (opts.signal) {
-      if (opts.signal.aborted) stopping = true;
-      else opts.signal.addEventListener('abort', onAbort, { once: true });
+export function sftpWriteFromFile(sftp: WriteSftp, handle: Buffer, remotePath: string, opts: SftpWriteOptions): Promise<SftpWriteResult> {
+  return new Promise<SftpWriteResult>((resolve, reject) => new PipelinedWrite(sftp, handle, remotePath, opts, resolve, reject).start());
+}
+
+/** One write of bytes [start, end): the buffer pool, the acknowledged prefix and how it settles. */
+class PipelinedWrite {
+  private readonly chunk: number;
+  private readonly inflight: number;
+  private readonly free: Buffer[] = [];
+  private allocated = 0;
+  private nextPos: number; // next local byte to read
+  private ackedTo: number;
+  private readonly acked = new Map<number, number>(); // pos → end, for acks that arrive out of order
+  private pending = 0; // sftp writes issued, not yet answered
+  private reading = false;
+  private stopping = false; // aborted: issue nothing more, settle once pending drains
+  private settled = false;
+
+  constructor(
+    private readonly sftp: WriteSftp,
+    private readonly handle: Buffer,
+    private readonly remotePath: string,
+    private readonly opts: SftpWriteOptions,
+    private readonly resolve: (r: SftpWriteResult) => void,
+    private readonly reject: (err: SftpWriteError) => void,
+  ) {
+    this.chunk = Math.min(opts.chunk ?? SFTP_CHUNK, SFTP_CHUNK);
+    this.inflight = Math.max(1, opts.inflight ?? 16);
+    this.nextPos = opts.start;
+    this.ackedTo = opts.start;
+  }
+
+  start(): void {
+    this.sftp.once('close', this.onClose);
+    const { signal } = this.opts;
+    if (signal) {
+      if (signal.aborted) this.stopping = true;
+      else signal.addEventListener('abort', this.onAbort, { once: true });
     }
+    if (this.nextPos >= this.opts.end) this.finishIfIdle();
+    else this.pump();
+    if (this.stopping) this.finishIfIdle();
+  }
 
-    function takeBuffer(): Buffer | null {
-      const b = free.pop();
-      if (b) return b;
-      if (allocated < inflight) {
-        allocated++;
-        return Buffer.allocUnsafe(chunk);
-      }
-      return null;
+  // On a dropped connection ssh2 fails the pending requests, but a write issued on a closed
+  // channel is silently dropped and never answered: stop at the channel's close.
+  private readonly onClose = () => this.fail(new SftpWriteError(`the SFTP channel closed while writing ${this.remotePath}`, this.ackedTo, 'closed'));
+
+  private readonly onAbort = () => {
+    this.stopping = true;
+    this.finishIfIdle();
+  };
+
+  private cleanup(): void {
+    this.sftp.removeListener('close', this.onClose);
+    this.opts.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  private fail(err: SftpWriteError): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.stopping = true;
+    this.cleanup();
+    this.reject(err);
+  }
+
+  private finishIfIdle(): void {
+    if (this.settled || this.pending > 0 || this.reading) return;
+    if (this.stopping) {
+      this.settled = true;
+      this.cleanup();
+      this.resolve({ outcome: 'aborted', ackedTo: this.ackedTo });
+    } else if (this.ackedTo >= this.opts.end) {
+      this.settled = true;
+      this.cleanup();
+      this.resolve({ outcome: 'done', ackedTo: this.ackedTo });
     }
+  }
 
-    function onWritten(slot: Slot, err: Error | undefined | null) {
-      pending--;
-      free.push(slot.buf);
-      if (settled) return;
-      if (err) {
-        // The channel ended under the write (a cut link, the node's sftp-server gone): a dropped
-        // connection, not the node refusing the bytes.
-        const kind = isChannelEndError(err) || (err instanceof HoldfastError && err.code === 'UNREACHABLE') ? 'closed' : 'remote';
-        fail(new SftpWriteError(`writing ${remotePath} over SFTP failed at byte ${slot.pos}: ${err.message}`, ackedTo, kind, { cause: err }));
-        return;
-      }
-      acked.set(slot.pos, slot.pos + slot.len);
-      let advanced = false;
-      for (let e = acked.get(ackedTo); e !== undefined; e = acked.get(ackedTo)) {
-        acked.delete(ackedTo);
-        ackedTo = e;
-        advanced = true;
-      }
-      if (advanced) opts.onAcked?.(ackedTo);
-      pump();
-      finishIfIdle();
+  private takeBuffer(): Buffer | null {
+    const b = this.free.pop();
+    if (b) return b;
+    if (this.allocated < this.inflight) {
+      this.allocated++;
+      return Buffer.allocUnsafe(this.chunk);
     }
+    return null;
+  }
 
-    function issue(slot: Slot) {
-      pending++;
-      try {
-        sftp.write(handle, slot.buf, 0, slot.len, slot.pos, (err) => onWritten(slot, err));
-      } catch (err) {
-        // ssh2 throws synchronously on bad arguments only; treat it as a remote failure
-        onWritten(slot, err as Error);
-      }
+  private onWritten(slot: Slot, err: Error | undefined | null): void {
+    this.pending--;
+    this.free.push(slot.buf);
+    if (this.settled) return;
+    if (err) {
+      // The channel ended under the write (a cut link, the node's sftp-server gone): a dropped
+      // connection, not the node refusing the bytes.
+      const kind = isChannelEndError(err) || (err instanceof HoldfastError && err.code === 'UNREACHABLE') ? 'closed' : 'remote';
+      this.fail(new SftpWriteError(`writing ${this.remotePath} over SFTP failed at byte ${slot.pos}: ${err.message}`, this.ackedTo, kind, { cause: err }));
+      return;
     }
-
-    // One local read at a time, strictly in file order: the hash must see the bytes in order.
-    function pump() {
-      if (settled || stopping || reading || nextPos >= end) return;
-      const buf = takeBuffer();
-      if (!buf) return; // every buffer is in flight; an ack will call pump again
-      const pos = nextPos;
-      const len = Math.min(chunk, end - pos);
-      reading = true;
-      readFully(opts.fd, buf, len, pos, (err) => {
-        reading = false;
-        if (settled) {
-          free.push(buf);
-          return;
-        }
-        if (err) {
-          free.push(buf);
-          fail(new SftpWriteError(err.message, ackedTo, 'local', { cause: err }));
-          return;
-        }
-        opts.hash.update(len === buf.length ? buf : buf.subarray(0, len));
-        if (stopping) {
-          // Aborted while reading: this chunk is not sent (the hash object is abandoned anyway).
-          free.push(buf);
-          finishIfIdle();
-          return;
-        }
-        nextPos = pos + len;
-        issue({ pos, len, buf });
-        pump();
-      });
+    this.acked.set(slot.pos, slot.pos + slot.len);
+    let advanced = false;
+    for (let e = this.acked.get(this.ackedTo); e !== undefined; e = this.acked.get(this.ackedTo)) {
+      this.acked.delete(this.ackedTo);
+      this.ackedTo = e;
+      advanced = true;
     }
+    if (advanced) this.opts.onAcked?.(this.ackedTo);
+    this.pump();
+    this.finishIfIdle();
+  }
 
-    if (nextPos >= end) finishIfIdle();
-    else pump();
-    if (stopping) finishIfIdle();
-  });
+  private issue(slot: Slot): void {
+    this.pending++;
+    try {
+      this.sftp.write(this.handle, slot.buf, 0, slot.len, slot.pos, (err) => this.onWritten(slot, err));
+    } catch (err) {
+      // ssh2 throws synchronously on bad arguments only; treat it as a remote failure
+      this.onWritten(slot, err as Error);
+    }
+  }
+
+  // One local read at a time, strictly in file order: the hash must see the bytes in order.
+  private pump(): void {
+    if (this.settled || this.stopping || this.reading || this.nextPos >= this.opts.end) return;
+    const buf = this.takeBuffer();
+    if (!buf) return; // every buffer is in flight; an ack will call pump again
+    const pos = this.nextPos;
+    const len = Math.min(this.chunk, this.opts.end - pos);
+    this.reading = true;
+    readFully(this.opts.fd, buf, len, pos, (err) => this.onRead(buf, pos, len, err));
+  }
+
+  private onRead(buf: Buffer, pos: number, len: number, err: Error | null): void {
+    this.reading = false;
+    if (this.settled) {
+      this.free.push(buf);
+      return;
+    }
+    if (err) {
+      this.free.push(buf);
+      this.fail(new SftpWriteError(err.message, this.ackedTo, 'local', { cause: err }));
+      return;
+    }
+    this.opts.hash.update(len === buf.length ? buf : buf.subarray(0, len));
+    if (this.stopping) {
+      // Aborted while reading: this chunk is not sent (the hash object is abandoned anyway).
+      this.free.push(buf);
+      this.finishIfIdle();
+      return;
+    }
+    this.nextPos = pos + len;
+    this.issue({ pos, len, buf });
+    this.pump();
+  }
 }
 
 /** fs.read until `len` bytes are in `buf` (short reads happen); an early EOF is an error. */
