@@ -40,7 +40,6 @@ const LAYERS = ['src/core', 'src/shared', 'src/cli'];
  * the function is split) or lower its count (when it shrank); never add one.
  */
 const OVER_BUDGET: Record<string, number> = {
-  'src/core/usecases/upload/upload.ts: uploadArchive': 209,
 };
 
 const COMPONENT_BUDGET = 200;

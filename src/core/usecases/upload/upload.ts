@@ -205,21 +205,92 @@ async function hashLocalRange(fh: FileHandle, start: number, end: number, hash: 
  * another writer could create the final name; posix-rename would then replace it.
  */
 export async function uploadArchive(session: NodeSession, localPath: string, opts: UploadOptions = {}): Promise<UploadResult> {
-  const node = session.def.name;
   const target = uploadTarget(session.def.imagesDir, opts.remoteName ?? path.basename(localPath));
   const expected = opts.expectedSha256 !== undefined ? normaliseSha256(opts.expectedSha256) : undefined;
-  const { signal } = opts;
-
   // What an upload killed mid-way (SIGKILL) left for the OpenSSH client goes now, whatever carries this one.
   try {
     removeStaleKnownHostsDirs();
   } catch (err) {
     log.debug('stale known_hosts folders not removed', { err });
   }
-
-  let fh: FileHandle;
+  const fh = await openLocal(localPath);
+  const run: UploadRun = { node: session.def.name, target, resumePoint: 0, reached: { checked: false, resumable: 0, sending: false, sent: false }, total: 0 };
   try {
-    fh = await fsp.open(localPath, 'r');
+    const ctx = await checkTarget(session, fh, localPath, run, opts, expected);
+    const { files, size } = ctx;
+
+    // 1. the final name
+    const existing = await files.stat(target.remotePath, { lstat: true });
+    if (existing) return await alreadyThere(ctx, existing);
+
+    // 1b. a staging file left by an earlier run
+    ctx.checkAbort();
+    const { start, hash, stagingSize, notice } = await resumePointFor(ctx);
+    run.resumePoint = start;
+    run.reached.checked = true;
+    run.reached.resumable = start;
+    if (notice) {
+      try {
+        opts.onNotice?.(notice);
+      } catch (err) {
+        log.debug('notice listener failed', { node: run.node, err }); // a listener's bug must not break the upload
+      }
+    }
+
+    // 1c. room for the rest
+    ctx.checkAbort();
+    await ensureRoom(ctx, size - start, start === 0 ? stagingSize : 0);
+
+    // 2. upload
+    ctx.checkAbort();
+    const sent = await sendBytes(ctx, run, localPath, start, hash, opts);
+    // 3. verify, on the node, the very copy that will be renamed
+    const nodeHash = await verifyOnNode(ctx, run, start, sent);
+    // 4. rename into place
+    return await renameIntoPlace(ctx, { ...sent, start, nodeHash });
+  } catch (err) {
+    throw await failureOf(err, session, run, opts.reopen);
+  } finally {
+    run.follow?.hash.stop();
+    await fh.close().catch((err: unknown) => log.debug('local file not closed', { localPath, err }));
+  }
+}
+
+/** How far one upload got: what its cancellation and drop messages say, and what its way out stops. */
+interface UploadRun {
+  node: string;
+  target: UploadTarget;
+  /** The byte a new run would resume from, for the "connection dropped" message. */
+  resumePoint: number;
+  /**
+   * For what a cancellation says: the resume check done (and the bytes an earlier run left that
+   * it would resume from), bytes on their way, all of them sent.
+   */
+  reached: { checked: boolean; resumable: number; sending: boolean; sent: boolean };
+  /** The local file's size, once read: what a cancellation measures the kept bytes against. */
+  total: number;
+  /** The node's hash of the staging file as it is written (stopped on every way out). */
+  follow?: { hash: FollowHash; hasher: 'openssl' | 'sha256sum' };
+}
+
+/** What the bytes sent came to: the local digest and, through the OpenSSH client, the node's. */
+interface Sent {
+  localHex: string;
+  native: { localHex: string; remoteHex: string } | null;
+}
+
+function cancelMessage(run: UploadRun): string {
+  const { node, reached } = run;
+  const what = `The upload of ${run.target.relPath} to ${node} was cancelled`;
+  if (reached.sent) return `${what} after all of it was sent; the partial file is kept, run it again to finish (nothing is sent again).`;
+  if (reached.sending && run.resumePoint > 0) return cancelledWhileSending(run.target.relPath, node, run.resumePoint, run.total);
+  if (reached.resumable > 0) return `${what} before anything was sent; the partial upload an earlier run left (${formatBytes(reached.resumable)}) is kept, run it again to resume.`;
+  return `${what} before any byte of it was written on ${node}${reached.checked && !reached.sending ? '; there is no partial file' : ''}.`;
+}
+
+async function openLocal(localPath: string): Promise<FileHandle> {
+  try {
+    return await fsp.open(localPath, 'r');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new HoldfastError(
@@ -228,190 +299,172 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
       { cause: err },
     );
   }
+}
 
-  // The byte a new run would resume from, for the "connection dropped" message.
-  let resumePoint = 0;
-  // How far this run got, for what a cancellation says: the resume check done (and the bytes an
-  // earlier run left that it would resume from), bytes on their way, all of them sent.
-  const reached = { checked: false, resumable: 0, sending: false, sent: false };
-  // The local file's size, once read: what a cancellation measures the kept bytes against.
-  let total = 0;
-  const cancelMessage = (): string => {
-    const what = `The upload of ${target.relPath} to ${node} was cancelled`;
-    if (reached.sent) return `${what} after all of it was sent; the partial file is kept, run it again to finish (nothing is sent again).`;
-    if (reached.sending && resumePoint > 0) return cancelledWhileSending(target.relPath, node, resumePoint, total);
-    if (reached.resumable > 0) return `${what} before anything was sent; the partial upload an earlier run left (${formatBytes(reached.resumable)}) is kept, run it again to resume.`;
-    return `${what} before any byte of it was written on ${node}${reached.checked && !reached.sending ? '; there is no partial file' : ''}.`;
+/**
+ * Step 1 up to the final name: the local file and its name, then the images dir, the user's
+ * write access and the folder's containment; the context every later step works in.
+ */
+async function checkTarget(session: NodeSession, fh: FileHandle, localPath: string, run: UploadRun, opts: UploadOptions, expected: string | undefined): Promise<Ctx> {
+  const { node, target } = run;
+  const { signal } = opts;
+  const st = await fh.stat();
+  if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${localPath} is not a regular file.`);
+  const size = st.size;
+  run.total = size;
+  // A name k3s imports this archive under, with a suffix that matches its bytes: else refused here.
+  for (const w of await checkUploadName(session, fh, target.relPath)) opts.onNotice?.(w);
+  const meter = new ProgressMeter({ bytesTotal: size, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+  const checkAbort = () => {
+    if (signal?.aborted) throw abortError(cancelMessage(run));
   };
-  // The node's hash of the staging file as it is written (stopped on every way out).
-  let follow: { hash: FollowHash; hasher: 'openssl' | 'sha256sum' } | undefined;
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw new HoldfastError('INVALID_INPUT', `${localPath} is not a regular file.`);
-    const size = st.size;
-    total = size;
-    // A name k3s imports this archive under, with a suffix that matches its bytes: else refused here.
-    for (const w of await checkUploadName(session, fh, target.relPath)) opts.onNotice?.(w);
-    const meter = new ProgressMeter({ bytesTotal: size, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
-    const checkAbort = () => {
-      if (signal?.aborted) throw abortError(cancelMessage());
-    };
-    checkAbort();
-    meter.setPhase('checking', 0);
+  checkAbort();
+  meter.setPhase('checking', 0);
 
-    const sftp = await session.ssh.sftp();
-    const files = session.files;
-    // A broken images dir path (dangling link, loop, link to a file) is said as such, not as write access.
-    await assertImagesDirPath(files, session.def.imagesDir, node);
-    // A user who may not write there is told so now, not as a failed transfer (the network, free
-    // space) once bytes move. Only an identical archive already in place needs no write.
-    const blocked = files.mode === 'sftp' ? await unwritableFolder(session.ssh, target.remoteDir) : null;
-    if (blocked && !(await files.stat(target.remotePath, { lstat: true }).catch(() => null))) {
-      throw mayNotWriteError({ user: session.def.user, node, folder: blocked, imagesDir: session.def.imagesDir });
+  const sftp = await session.ssh.sftp();
+  const files = session.files;
+  // A broken images dir path (dangling link, loop, link to a file) is said as such, not as write access.
+  await assertImagesDirPath(files, session.def.imagesDir, node);
+  // A user who may not write there is told so now, not as a failed transfer (the network, free
+  // space) once bytes move. Only an identical archive already in place needs no write.
+  const blocked = files.mode === 'sftp' ? await unwritableFolder(session.ssh, target.remoteDir) : null;
+  if (blocked && !(await files.stat(target.remotePath, { lstat: true }).catch(() => null))) {
+    throw mayNotWriteError({ user: session.def.user, node, folder: blocked, imagesDir: session.def.imagesDir });
+  }
+  const area = await files.uploadArea(target);
+  // Nothing is looked at, created or written through a folder that leads outside the images dir.
+  const contain = new Containment(files, session.def.imagesDir, target, node);
+  await contain.checkExisting();
+  const ctx: Ctx = { session, sftp, files, area, contain, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
+  if (signal) ctx.signal = signal;
+  if (opts.onNotice) ctx.onNotice = opts.onNotice;
+  return ctx;
+}
+
+/** Step 2: bytes [start, size) into the staging file, through the OpenSSH client or over SFTP. */
+async function sendBytes(ctx: Ctx, run: UploadRun, localPath: string, start: number, hash: Hash, opts: UploadOptions): Promise<Sent> {
+  const { session, area, size, node } = ctx;
+  await mkdirs(ctx);
+  // As root the bytes land in the file that is verified and renamed: the node hashes it while it
+  // grows, started once it is open (so a truncated leftover is never read).
+  // A fresh upload goes through the OpenSSH client where it can (openssh.ts); else, and when
+  // that client fails before the node has any of it, over SFTP below.
+  let native: Sent['native'] = null;
+  run.reached.sending = true;
+  if (start === 0 && size > 0 && opts.transport !== 'sftp' && !opts.verifyAfterSending) {
+    native = await sendNative(ctx, localPath, (n) => (run.resumePoint = n));
+  }
+  const tools = !native && start < size && !area.separateDir && !opts.verifyAfterSending ? await session.hashTools() : null;
+  const onOpened = async () => {
+    if (!tools?.follow || !tools.hasher) return;
+    try {
+      run.follow = { hash: await startFollowHash(session.ssh, area.writePath, size, tools.hasher), hasher: tools.hasher };
+    } catch (err) {
+      log.debug('hashing while sending not started; hashing afterwards', { node, err });
     }
-    const area = await files.uploadArea(target);
-    // Nothing is looked at, created or written through a folder that leads outside the images dir.
-    const contain = new Containment(files, session.def.imagesDir, target, node);
-    await contain.checkExisting();
-    const ctx: Ctx = { session, sftp, files, area, contain, fh, fd: fh.fd, size, target, node, meter, checkAbort, expected, inflight: opts.inflight ?? DEFAULT_INFLIGHT };
-    if (signal) ctx.signal = signal;
-    if (opts.onNotice) ctx.onNotice = opts.onNotice;
+  };
+  const ackedTo = native ? size : await send(
+    ctx,
+    start,
+    hash,
+    (n) => {
+      run.resumePoint = n;
+      // Every byte is on the node: it hashes the rest while the fsync and close below run.
+      if (n === size) run.follow?.hash.sent();
+    },
+    onOpened,
+  );
+  run.resumePoint = ackedTo;
+  run.reached.sent = true;
+  const localHex = native ? native.localHex : hash.digest('hex');
+  if (ctx.expected && localHex !== ctx.expected) {
+    await area.removeWritten().catch((err: unknown) => log.debug('partial upload not removed', { node, err }));
+    throw new HoldfastError('INVALID_INPUT', `The local file ${localPath} does not have the expected SHA-256 (it has ${localHex}, expected ${ctx.expected}); nothing was installed on ${node}.`, {
+      hint: 'The local copy is damaged or is another archive: fetch it again.',
+    });
+  }
+  return { localHex, native };
+}
 
-    // 1. the final name
-    const existing = await files.stat(target.remotePath, { lstat: true });
-    if (existing) return await alreadyThere(ctx, existing);
-
-    // 1b. a staging file left by an earlier run
-    checkAbort();
-    const { start, hash, stagingSize, notice } = await resumePointFor(ctx);
-    resumePoint = start;
-    reached.checked = true;
-    reached.resumable = start;
-    if (notice) {
-      try {
-        opts.onNotice?.(notice);
-      } catch (err) {
-        log.debug('notice listener failed', { node, err }); // a listener's bug must not break the upload
-      }
+/**
+ * Step 3: the node's digest of the copy that will be renamed (under sudo: installed root-owned
+ * next to the final name first) must be the local one. Skipped when the resume check already
+ * hashed the complete file and nothing was copied since.
+ */
+async function verifyOnNode(ctx: Ctx, run: UploadRun, start: number, { localHex, native }: Sent): Promise<UploadResult['nodeHash']> {
+  const { area, size, node, target } = ctx;
+  ctx.checkAbort();
+  // The copy about to be verified (under sudo: installed there now, as root) is reached through
+  // the target's folder: resolve it again first.
+  await ctx.contain.checkDir('during the upload');
+  const staged = await area.stage({ timeoutMs: hashTimeout(size) });
+  let nodeHash: UploadResult['nodeHash'] = 'earlier';
+  if (start < size || size === 0 || staged !== area.writePath) {
+    ctx.checkAbort();
+    ctx.meter.setPhase('verifying', size);
+    let remoteHex: string | null = null;
+    const follow = run.follow;
+    if (native && staged === area.writePath) {
+      remoteHex = native.remoteHex;
+      nodeHash = 'after-sending';
+    } else if (follow && staged === area.writePath) {
+      follow.hash.sent();
+      remoteHex = await abortable(follow.hash.result, ctx.signal);
+      follow.hash.stop();
+      if (remoteHex) nodeHash = `while-sending:${follow.hasher}`;
     }
-
-    // 1c. room for the rest
-    checkAbort();
-    await ensureRoom(ctx, size - start, start === 0 ? stagingSize : 0);
-
-    // 2. upload
-    checkAbort();
-    await mkdirs(ctx);
-    // As root the bytes land in the file that is verified and renamed: the node hashes it while it
-    // grows, started once it is open (so a truncated leftover is never read).
-    // A fresh upload goes through the OpenSSH client where it can (openssh.ts); else, and when
-    // that client fails before the node has any of it, over SFTP below.
-    let native: { localHex: string; remoteHex: string } | null = null;
-    reached.sending = true;
-    if (start === 0 && size > 0 && opts.transport !== 'sftp' && !opts.verifyAfterSending) {
-      native = await sendNative(ctx, localPath, (n) => (resumePoint = n));
+    if (!remoteHex) {
+      remoteHex = await remoteSha256(ctx, staged);
+      nodeHash = 'after-sending';
     }
-    const tools = !native && start < size && !area.separateDir && !opts.verifyAfterSending ? await session.hashTools() : null;
-    const onOpened = async () => {
-      if (!tools?.follow || !tools.hasher) return;
-      try {
-        follow = { hash: await startFollowHash(session.ssh, area.writePath, size, tools.hasher), hasher: tools.hasher };
-      } catch (err) {
-        log.debug('hashing while sending not started; hashing afterwards', { node, err });
-      }
-    };
-    const ackedTo = native ? size : await send(
-      ctx,
-      start,
-      hash,
-      (n) => {
-        resumePoint = n;
-        // Every byte is on the node: it hashes the rest while the fsync and close below run.
-        if (n === size) follow?.hash.sent();
-      },
-      onOpened,
-    );
-    resumePoint = ackedTo;
-    reached.sent = true;
-    const localHex = native ? native.localHex : hash.digest('hex');
-    if (expected && localHex !== expected) {
-      await area.removeWritten().catch((err: unknown) => log.debug('partial upload not removed', { node, err }));
-      throw new HoldfastError('INVALID_INPUT', `The local file ${localPath} does not have the expected SHA-256 (it has ${localHex}, expected ${expected}); nothing was installed on ${node}.`, {
-        hint: 'The local copy is damaged or is another archive: fetch it again.',
+    if (remoteHex !== localHex) {
+      await area.discardStaged().catch((err: unknown) => log.debug('staged copy not discarded', { node, err }));
+      await area.removeWritten().catch((err: unknown) => log.debug('mismatching copy not removed', { node, err }));
+      run.resumePoint = 0;
+      throw new HoldfastError('INTERNAL', `The copy of ${target.relPath} on ${node} does not match the local file (sha256 ${remoteHex} on the node, ${localHex} here); it was removed and nothing was installed.`, {
+        hint: 'Run the upload again; if it keeps failing, check the node\'s disk and memory.',
       });
     }
-
-    // 3. verify on the node, the very copy that will be renamed (under sudo: installed root-owned
-    //    next to the final name first). Skipped when the resume check already hashed the complete
-    //    file and nothing was copied since.
-    checkAbort();
-    // The copy about to be verified (under sudo: installed there now, as root) is reached through
-    // the target's folder: resolve it again first.
-    await contain.checkDir('during the upload');
-    const staged = await area.stage({ timeoutMs: hashTimeout(size) });
-    let nodeHash: UploadResult['nodeHash'] = 'earlier';
-    if (start < size || size === 0 || staged !== area.writePath) {
-      checkAbort();
-      meter.setPhase('verifying', size);
-      let remoteHex: string | null = null;
-      if (native && staged === area.writePath) {
-        remoteHex = native.remoteHex;
-        nodeHash = 'after-sending';
-      } else if (follow && staged === area.writePath) {
-        follow.hash.sent();
-        remoteHex = await abortable(follow.hash.result, signal);
-        follow.hash.stop();
-        if (remoteHex) nodeHash = `while-sending:${follow.hasher}`;
-      }
-      if (!remoteHex) {
-        remoteHex = await remoteSha256(ctx, staged);
-        nodeHash = 'after-sending';
-      }
-      if (remoteHex !== localHex) {
-        await area.discardStaged().catch((err: unknown) => log.debug('staged copy not discarded', { node, err }));
-        await area.removeWritten().catch((err: unknown) => log.debug('mismatching copy not removed', { node, err }));
-        resumePoint = 0;
-        throw new HoldfastError('INTERNAL', `The copy of ${target.relPath} on ${node} does not match the local file (sha256 ${remoteHex} on the node, ${localHex} here); it was removed and nothing was installed.`, {
-          hint: 'Run the upload again; if it keeps failing, check the node\'s disk and memory.',
-        });
-      }
-    }
-
-    // 4. rename into place
-    checkAbort();
-    meter.setPhase('renaming', size);
-    const taken = async (st: RemoteStat) => {
-      // Someone else put a file there while we were sending.
-      const r = await alreadyThere(ctx, st, localHex);
-      await area.discardStaged().catch((err: unknown) => log.debug('staged copy not discarded', { node, err }));
-      await area.removeWritten().catch((err: unknown) => log.debug('written copy not removed', { node, err }));
-      return r;
-    };
-    const raced = await files.stat(target.remotePath, { lstat: true });
-    if (raced) return await taken(raced);
-    await contain.checkDir('before the rename');
-    if (!(await area.commit())) {
-      const now = await files.stat(target.remotePath, { lstat: true });
-      if (now) return await taken(now);
-      throw new HoldfastError('INTERNAL', `${target.relPath} could not be moved into place on ${node}.`);
-    }
-    return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false, nodeHash, transport: start === size ? null : native ? 'openssh' : 'sftp' };
-  } catch (err) {
-    // Said from how far this run got: never "a partial file is kept" when none was written.
-    if (isAbortError(err)) throw abortError(cancelMessage());
-    if (err instanceof HoldfastError && said.has(err)) throw err; // already says what the node kept
-    const channelGone = (err instanceof SftpWriteError && err.kind === 'closed') || (reached.sending && isUnreachable(err));
-    if (channelGone || (session.ssh.closed && !(err instanceof HoldfastError && err.code !== 'UNREACHABLE'))) {
-      // What the node holds, read on a new connection where one opens; else what this run last
-      // knew the node held (acknowledged writes, sizes read on the node): never more than it has.
-      const kept = reached.sending ? await keptAfterDrop(opts.reopen, target, node) : null;
-      throw droppedError(node, kept ?? resumePoint, err);
-    }
-    throw err;
-  } finally {
-    follow?.hash.stop();
-    await fh.close().catch((err: unknown) => log.debug('local file not closed', { localPath, err }));
   }
+  return nodeHash;
+}
+
+/** Step 4: the verified copy onto the final name, unless someone else put a file there meanwhile. */
+async function renameIntoPlace(ctx: Ctx, done: Sent & { start: number; nodeHash: UploadResult['nodeHash'] }): Promise<UploadResult> {
+  const { files, area, size, node, target } = ctx;
+  const { localHex, start, native } = done;
+  ctx.checkAbort();
+  ctx.meter.setPhase('renaming', size);
+  const taken = async (st: RemoteStat) => {
+    // Someone else put a file there while we were sending.
+    const r = await alreadyThere(ctx, st, localHex);
+    await area.discardStaged().catch((err: unknown) => log.debug('staged copy not discarded', { node, err }));
+    await area.removeWritten().catch((err: unknown) => log.debug('written copy not removed', { node, err }));
+    return r;
+  };
+  const raced = await files.stat(target.remotePath, { lstat: true });
+  if (raced) return await taken(raced);
+  await ctx.contain.checkDir('before the rename');
+  if (!(await area.commit())) {
+    const now = await files.stat(target.remotePath, { lstat: true });
+    if (now) return await taken(now);
+    throw new HoldfastError('INTERNAL', `${target.relPath} could not be moved into place on ${node}.`);
+  }
+  return { remotePath: target.remotePath, relPath: target.relPath, sha256: localHex, bytesSent: size - start, resumedFrom: start, alreadyPresent: false, nodeHash: done.nodeHash, transport: start === size ? null : native ? 'openssh' : 'sftp' };
+}
+
+/** What a failed upload rejects with, said from how far it got: never "a partial file is kept" when none was written. */
+async function failureOf(err: unknown, session: NodeSession, run: UploadRun, reopen: UploadOptions['reopen']): Promise<unknown> {
+  if (isAbortError(err)) return abortError(cancelMessage(run));
+  if (err instanceof HoldfastError && said.has(err)) return err; // already says what the node kept
+  const channelGone = (err instanceof SftpWriteError && err.kind === 'closed') || (run.reached.sending && isUnreachable(err));
+  if (channelGone || (session.ssh.closed && !(err instanceof HoldfastError && err.code !== 'UNREACHABLE'))) {
+    // What the node holds, read on a new connection where one opens; else what this run last
+    // knew the node held (acknowledged writes, sizes read on the node): never more than it has.
+    const kept = run.reached.sending ? await keptAfterDrop(reopen, run.target, run.node) : null;
+    return droppedError(run.node, kept ?? run.resumePoint, err);
+  }
+  return err;
 }
 
 interface Ctx {
