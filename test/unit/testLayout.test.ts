@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 const root = path.resolve(import.meta.dirname, '../..');
 
 /** Suites about the whole repository, not one module. */
-const TOP_LEVEL = ['docs.test.ts', 'functionSize.test.ts', 'headerComments.test.ts', 'layers.test.ts', 'names.test.ts', 'testLayout.test.ts'];
+const TOP_LEVEL = ['deploy.test.ts', 'docs.test.ts', 'functionSize.test.ts', 'headerComments.test.ts', 'layers.test.ts', 'names.test.ts', 'testLayout.test.ts'];
 
 /** Folders that mirror no src/ folder: fuzz suites over many modules, tests of the lab's code (lab/). */
 const CROSS_CUTTING_DIRS: Record<string, string> = { fuzz: '', lab: 'lab' };
