@@ -3,12 +3,14 @@
 // --dry-run changes nothing; one run makes what the set names durable; a needed image imported by
 // hand becomes durable at the next run; the archive removed and an emulated k3s start lose nothing;
 // a pin removed behind its back is restored and reported; a named image the node lacks is reported
-// in the textfile, never faked; an image outside the set is never touched.
+// in the textfile, never faked; an image outside the set is never touched; and deploy/'s systemd
+// unit and DaemonSet run their commands as written.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { PinSetShowJson } from '../../src/cli/commands/pinset';
@@ -187,5 +189,37 @@ describe('holdfast guard --local on a lab node', () => {
   it('an image outside the set was never touched', async () => {
     expect((await labelsOf(n, O))[CRI]).toBeUndefined();
     expect(await criPinned(n, O)).toBe(false);
+  });
+
+  it("deploy/: the systemd unit's and the DaemonSet's commands run as written, with the shipped pin set", async () => {
+    const deploy = path.join(import.meta.dirname, '..', '..', 'deploy');
+    const docs = parseAllDocuments(readFileSync(path.join(deploy, 'pinset.yaml'), 'utf8')).map((d) => d.toJS() as { data?: Record<string, string> });
+    const shipped = path.join(work, 'shipped-pinset.yaml');
+    writeFileSync(shipped, docs[0]!.data!['pinset.yaml']!);
+    const dir = path.join(work, 'deploy-textfile');
+    mkdirSync(dir);
+    // Each command as the file writes it, its paths moved into the test's dir and the lab node's socket and images dir added.
+    const moved = (line: string) =>
+      line
+        .replace('"$NODE_NAME"', 'gd')
+        .replace('/etc/holdfast/pinset.yaml', shipped)
+        .replace(/--textfile \/\S+\/(holdfast[-a-z]*\.prom)/, `--textfile ${dir}/$1`)
+        .split(' ')
+        .slice(1);
+    const unit = readFileSync(path.join(deploy, 'holdfast-guard.service'), 'utf8');
+    const daemonSet = readFileSync(path.join(deploy, 'guard.yaml'), 'utf8');
+    const lines = [...[...unit.matchAll(/^ExecStart=(.+)$/gm)].map((m) => m[1]!), ...[...daemonSet.matchAll(/^ +(holdfast (?:guard|metrics) .+?) \|\| true$/gm)].map((m) => m[1]!)];
+    expect(lines.map((l) => l.split(' ').slice(1, 3).join(' '))).toEqual(['guard --local', 'metrics --local', 'guard --local', 'metrics --local']);
+    for (const line of lines) {
+      const args = [...moved(line), ...(line.includes('--name') ? [] : ['--name', 'gd']), '--socket', n.hostSocket, '--images-dir', n.hostImagesDir];
+      const r = await runCli(args, { HOLDFAST_HOME: home }, 180_000);
+      expect(r.code, `${line}: ${r.stderr}`).toBe(0);
+    }
+    const guardSeries = readFileSync(path.join(dir, 'holdfast-guard.prom'), 'utf8');
+    // The shipped set names Holdfast's own image, which a lab node lacks: reported, the run still succeeds.
+    expect(guardSeries).toMatch(/^holdfast_guard_last_run_success 1$/m);
+    expect(guardSeries).toMatch(/^holdfast_guard_missing_image\{ref="localhost\/holdfast:\d[^"]*"\} 1$/m);
+    expect(readFileSync(path.join(dir, 'holdfast.prom'), 'utf8')).toMatch(/^holdfast_check_success 1$/m);
+    expect((await labelsOf(n, O))[CRI]).toBeUndefined();
   });
 });
