@@ -1,0 +1,164 @@
+// The guard container image (#50) as a site runs it: built by scripts/build-guard-image.sh with
+// buildah, loaded into private podman storage, started read-only with no network, with a lab
+// node's containerd socket and images dir mounted where the DaemonSet mounts them. Checked against
+// containerd's labels and CRI: --dry-run changes nothing; a run makes what the set names durable,
+// writes the textfile and the audit log, and changes nothing else. The OCI archive itself is
+// read by `holdfast archives --local` and imported by an emulated k3s start, like any other.
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import type { GuardRunJson } from '../../src/cli/commands/guard';
+import type { ArchiveInfo } from '../../src/shared/domain/archives';
+import { criPinsHonoured, runCli, tempHome } from './support';
+
+const run = promisify(execFile);
+const repo = path.resolve(import.meta.dirname, '../..');
+const VERSION = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+const IMAGE = `localhost/holdfast:${VERSION}`;
+const CRI = 'io.cri-containerd.pinned';
+const K3S = 'io.cattle.k3s.pinned';
+const A = 'registry.local/app/a:1'; // named by the set; from a.tar, so k3s-pinned only
+const P = 'registry.local/pat/p:1'; // matched by the set's pattern; imported by hand, unpinned
+const O = 'docker.io/library/guard-other:1'; // outside the set: never touched
+const M = 'registry.local/app/missing:1'; // named by the set, never on the node
+
+let lab: Lab;
+let n: LabNodeHandle;
+let honoured: boolean;
+const work = mkdtempSync(path.join(os.tmpdir(), 'hf-guard-image-'));
+const archive = path.join(work, 'image', 'holdfast-guard.tar');
+const home = path.join(work, 'home'); // the DaemonSet's hostPath /var/lib/holdfast
+const textDir = path.join(work, 'textfile'); // node_exporter's textfile directory
+const pinSet = path.join(work, 'pinset.yaml');
+
+/** podman on storage and state private to this test (vfs: any filesystem), never the machine's. */
+function podman(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const storage = ['--root', path.join(work, 'storage'), '--runroot', path.join(work, 'run'), '--storage-driver', 'vfs', '--tmpdir', path.join(work, 'libpod'), '--events-backend', 'none'];
+  const env = { ...process.env, TMPDIR: work, CONTAINERS_REGISTRIES_CONF: path.join(work, 'registries.conf') };
+  return run('podman', [...storage, ...args], { env, maxBuffer: 16 * 1024 * 1024, timeout: 180_000 });
+}
+
+/**
+ * The image run as the DaemonSet runs it: uid 0, read-only root (not even a tmpfs on /tmp), no
+ * network, the socket, images dir (read-only), pin set, home and textfile dir mounted at the
+ * DaemonSet's paths. Podman as
+ * root raises nofile and nproc to 1M by default, which a CI runner without CAP_SYS_RESOURCE
+ * cannot: both are set lower.
+ */
+async function guardInPodman(extra: string[]): Promise<GuardRunJson> {
+  const mounts = [
+    `${n.hostSocket}:/run/k3s/containerd/containerd.sock:ro`,
+    `${n.hostImagesDir}:/var/lib/rancher/k3s/agent/images:ro`,
+    `${pinSet}:/etc/holdfast/pinset.yaml:ro`,
+    `${home}:/var/lib/holdfast`,
+    `${textDir}:/textfile`,
+  ].flatMap((m) => ['--volume', m]);
+  const limits = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
+  const r = await podman(['run', '--rm', '--network=none', '--read-only', '--read-only-tmpfs=false', ...limits, ...mounts, IMAGE, 'guard', '--local', '--name', 'gi', '--pin-set', '/etc/holdfast/pinset.yaml', '--json', ...extra]);
+  expect(r.stderr).toEqual(honoured ? '' : expect.stringMatching(/^warning: kubelet on gi will not honour this pin/));
+  return JSON.parse(r.stdout) as GuardRunJson;
+}
+
+/** Every reference's labels, by name, leaving out the references of the images `except` name. */
+async function labelsBesides(except: string[] = []): Promise<Record<string, Record<string, string>>> {
+  const all = await listImages(n);
+  const theirs = new Set(all.filter((i) => except.includes(i.name)).map((i) => i.digest));
+  return Object.fromEntries(all.filter((i) => !theirs.has(i.digest)).map((i) => [i.name, i.labels]));
+}
+
+async function expectDurable(ref: string): Promise<void> {
+  const labels = await labelsOf(n, ref);
+  expect(labels[CRI], ref).toBe('pinned');
+  expect(labels[K3S], ref).toBeUndefined();
+  expect(await criPinned(n, ref, honoured), `${ref}: CRI's view`).toBe(honoured);
+}
+
+async function ctrImport(name: string): Promise<void> {
+  const file = path.join(work, `${name.replace(/[^a-z0-9]+/gi, '_')}.tar`);
+  await writeImageArchive(file, { format: 'docker', images: [{ name }] });
+  await n.ctr(['images', 'import', ...(n.containerdLine === '2' ? ['--local'] : []), file]);
+}
+
+beforeAll(async () => {
+  writeFileSync(path.join(work, 'registries.conf'), '');
+  const build = run('bash', [path.join(repo, 'scripts', 'build-guard-image.sh'), '--out', path.dirname(archive)], { cwd: work, maxBuffer: 16 * 1024 * 1024, timeout: 280_000 });
+  [lab] = await Promise.all([startLab({ nodes: ['gi'] }), build]);
+  n = lab.node('gi');
+  honoured = await criPinsHonoured(n);
+  await podman(['load', '--quiet', '--input', archive]);
+  mkdirSync(home, { mode: 0o700 });
+  mkdirSync(textDir);
+  writeFileSync(pinSet, ['apiVersion: holdfast/v1', 'kind: PinSet', 'metadata: {name: site}', 'spec:', `  images: [${A}, ${M}]`, '  patterns: ["registry.local/pat/*"]', ''].join('\n'));
+  await writeImageArchive(path.join(n.hostImagesDir, 'a.tar'), { format: 'docker', images: [{ name: A }] });
+  await emulateK3sStart(n);
+  expect(await labelsOf(n, A)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
+  await ctrImport(P);
+  await ctrImport(O);
+}, 300_000);
+
+afterAll(async () => {
+  await lab?.stop();
+  await podman(['rmi', '--all', '--force']).catch(() => undefined);
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('the guard image under podman, on a lab node', () => {
+  it('is one OCI archive naming the image, with the standalone executable as its entrypoint', async () => {
+    const index = JSON.parse((await run('tar', ['-xOf', archive, 'index.json'])).stdout) as { manifests: { annotations?: Record<string, string> }[] };
+    expect(index.manifests.map((m) => m.annotations?.['org.opencontainers.image.ref.name'])).toEqual([IMAGE]);
+    const config = JSON.parse((await podman(['image', 'inspect', '--format', '{{json .Config}}', IMAGE])).stdout) as { Entrypoint: string[]; User: string };
+    expect(config).toMatchObject({ Entrypoint: ['/usr/local/bin/holdfast'], User: '0:0' });
+  });
+
+  it('--dry-run plans and changes nothing: no label, no audit entry, no textfile', async () => {
+    const before = await labelsBesides();
+    const plan = await guardInPodman(['--dry-run']);
+    expect(plan.dryRun).toBe(true);
+    expect(plan.fixed.map((f) => f.ref)).toEqual(expect.arrayContaining([A, P]));
+    expect(plan.missing).toEqual([M]);
+    expect(await labelsBesides()).toEqual(before);
+    expect(existsSync(path.join(home, 'audit.jsonl'))).toBe(false);
+    expect(existsSync(path.join(textDir, 'holdfast-guard.prom'))).toBe(false);
+  });
+
+  it('a run makes what the set names durable, writes the textfile and the audit log, and nothing else changes', async () => {
+    // Pinning an image labels each of its references (tag, digest, id): those of A and P change.
+    const before = await labelsBesides([A, P]);
+    expect(Object.keys(before)).toContain(O);
+    const done = await guardInPodman(['--textfile', '/textfile/holdfast-guard.prom']);
+    expect(done.fixed.map((f) => f.ref)).toEqual(expect.arrayContaining([A, P]));
+    await expectDurable(A);
+    await expectDurable(P);
+    expect(await labelsBesides([A, P])).toEqual(before);
+    expect(await criPinned(n, O)).toBe(false);
+    expect((await listImages(n)).map((i) => i.name)).not.toContain(M);
+    const text = readFileSync(path.join(textDir, 'holdfast-guard.prom'), 'utf8');
+    expect(text).toMatch(/^holdfast_guard_last_run_success 1$/m);
+    expect(text).toContain(`holdfast_guard_fixed{kind="pinned"} ${done.fixed.length}\n`);
+    expect(text).toContain(`holdfast_guard_missing_image{ref="${M}"} 1`);
+    const audit = readFileSync(path.join(home, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { action: string; node: string });
+    expect(audit.map((e) => `${e.action} ${e.node}`)).toEqual(['pin gi']);
+  });
+
+  it('the next run finds everything durable and fixes nothing', async () => {
+    const again = await guardInPodman([]);
+    expect(again.fixed).toEqual([]);
+    expect(again.durable).toEqual(expect.arrayContaining([A, P]));
+    expect(again.missing).toEqual([M]);
+  });
+
+  it('the archive is read by holdfast and imported by k3s like any other', async () => {
+    copyFileSync(archive, path.join(n.hostImagesDir, 'holdfast-guard.tar'));
+    const home2 = tempHome();
+    const r = await runCli(['archives', '--local', '--name', 'gi', '--socket', n.hostSocket, '--images-dir', n.hostImagesDir, '--json'], { HOLDFAST_HOME: home2 });
+    expect(r.code, r.stderr).toBe(0);
+    const listed = (JSON.parse(r.stdout) as { archives: ArchiveInfo[] }).archives.find((a) => a.path === 'holdfast-guard.tar');
+    expect(listed).toMatchObject({ kind: 'archive', images: [IMAGE], imported: false });
+    await emulateK3sStart(n);
+    expect(await labelsOf(n, IMAGE)).toMatchObject({ [K3S]: 'pinned' });
+  });
+});
