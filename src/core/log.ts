@@ -96,7 +96,7 @@ const SECRET_KEY = /pass(word|phrase|wd)|^pw$|token|secret|private_?key|^answers
 const PRIVATE_KEY_BLOCK = /-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(-----END ([A-Z0-9]+ )*PRIVATE KEY-----|$)/g;
 /** PuTTY's .ppk private part. */
 const PUTTY_PRIVATE = /Private-Lines: *\d+[\s\S]*?(Private-MAC: *[0-9a-fA-F]+|$)/g;
-/** ?token=… and &token=… in URLs (the address `holdfast serve` prints). */
+/** ?token=… and &token=… in URLs (the address the serve command prints). */
 const TOKEN_PARAM = /([?&#](?:access_)?token=)[^&#\s"'<>]+/gi;
 /** "password: x", "passphrase=x" in free text. */
 const INLINE_SECRET = /\b(password|passphrase|passwd|secret|token)(\s*[=:]\s*)(?!\[redacted\])[^\s,;'"]+/gi;

@@ -40,7 +40,7 @@ export function payloadProblem(value: unknown, what: string): HoldfastError | nu
   return null;
 }
 
-/** What both transports (Electron main and `holdfast serve`) give the shared dispatcher. */
+/** What both transports (Electron main and the serve command) give the shared dispatcher. */
 export const dispatchGuards: DispatchGuards = {
   payloadProblem: (raw, channel) => payloadProblem(raw, channel)?.toInfo() ?? null,
   toErrorInfo,

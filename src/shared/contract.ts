@@ -99,7 +99,7 @@ const parallel = z.number().int().min(1).max(64);
 const importTimeout = z.number().min(1).max(3600);
 const fleetConcurrency = z.number().int().min(1).max(1000);
 const fleetTimeout = z.number().positive().max(3600);
-/** A name in the images dir as given (`holdfast upload --as`); the upload itself says what it refuses and why. */
+/** A name in the images dir as given (upload --as); the upload itself says what it refuses and why. */
 const remoteName = z.string().min(1).max(4096).refine((p) => !p.includes('\0'), 'a name in the images dir');
 
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'an OpenSSH SHA256 fingerprint');

@@ -32,7 +32,7 @@ export function listTrapHeading(n: number, who = 'k3s'): string {
   return `${n === 1 ? '1 durable pin' : `${n} durable pins`} ${who} takes over at its next start (a .txt list names another tag of ${n === 1 ? 'its image' : 'their images'}):`;
 }
 
-/** What a .txt list takes over, as `holdfast archives` and the Archives tab say it beside the list. */
+/** What a .txt list takes over, as the archives command and the Archives tab say it beside the list. */
 export function listTakeoverBrief(takes: readonly { ref: string; listed: string }[]): string {
   const listed = [...new Set(takes.map((t) => t.listed))];
   return `takes over the durable pin of ${takes.map((t) => t.ref).join(', ')} (same image as ${listed.join(', ')})`;

@@ -47,7 +47,7 @@ export interface SignatureCheck {
   reference?: string;
 }
 
-/** One clause per refusal: what `holdfast import` prints after the image's name. */
+/** One clause per refusal: what the import command prints after the image's name. */
 export function refusalText(r: SignatureRefusal): string {
   switch (r.kind) {
     case 'no-signature':

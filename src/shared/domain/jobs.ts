@@ -26,7 +26,7 @@ export interface JobNodeProgress {
   result?: JobNodeResult;
 }
 
-/** One node's outcome of a job that succeeded there (what `holdfast upload` / `import` print). */
+/** One node's outcome of a job that succeeded there (what the upload and import commands print). */
 export interface JobNodeResult {
   /** Where the archive is in the images dir. */
   relPath: string;
@@ -52,7 +52,7 @@ export interface JobOptions extends ImportOptions, ImportTuning {
 /** Long work owned by main (or the server), with progress and cancel; survives the UI leaving. */
 export interface Job {
   id: string;
-  /** import: the guided import (the app's wizard, `holdfast import`); upload: `holdfast upload`, one node, no import. */
+  /** import: the guided import (the app's wizard, the import command); upload: the upload command, one node, no import. */
   kind: 'import' | 'upload';
   title: string;
   state: JobState;
