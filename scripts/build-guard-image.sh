@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The guard container image (#50), built with Debian's buildah: no daemon, no registry, no base
-# image. It stages deploy/Containerfile's rootfs/ (the standalone executable and the libraries
-# `ldd` names, from this machine's Debian packages), builds on private throw-away storage and
-# writes one OCI archive, named localhost/holdfast:VERSION, that k3s imports like any other.
+# image. It stages deploy/Containerfile's rootfs/ (the standalone executable, the libraries `ldd`
+# names and Debian's busybox-static with the applets --local uses), builds on private throw-away
+# storage and writes one OCI archive, localhost/holdfast:VERSION, that k3s imports like any other.
 #
 #   bash scripts/build-guard-image.sh [--out DIR] [--exe FILE] [--tag NAME]
 #     → DIR/holdfast-guard.tar (default DIR: out/image). Run as root, as CI does.
@@ -26,6 +26,8 @@ while [ $# -gt 0 ]; do
 done
 command -v buildah >/dev/null || die 'buildah is missing: apt-get install buildah'
 command -v ldd >/dev/null || die 'ldd is missing: apt-get install libc-bin'
+busybox=/bin/busybox
+[ -x "$busybox" ] && ! ldd "$busybox" >/dev/null 2>&1 || die "$busybox is missing or not static: apt-get install busybox-static"
 [ -z "$exe" ] || [ -x "$exe" ] || die "--exe $exe is not an executable file"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/holdfast-image.XXXXXX")"
@@ -56,6 +58,12 @@ if grep -q 'not found' <<<"$libs"; then die "$exe needs a library this machine l
 for lib in $(grep -o '/[^ ]*' <<<"$libs"); do
   mkdir -p "$rootfs$(dirname "$lib")"
   cp -L "$lib" "$rootfs$lib"
+done
+# The shell and tools of the scripts --local runs on the node (the probe, kubelet's settings, the
+# needs rule, the snapshotter, registries.yaml) and of the DaemonSet's loop: one link per applet.
+install -D -m 0755 "$busybox" "$rootfs/bin/busybox"
+for applet in sh awk cat df find grep head ls sed sleep sort tr uname; do
+  ln -s busybox "$rootfs/bin/$applet"
 done
 mkdir -p "$rootfs/etc" "$rootfs/var/lib/holdfast" "$rootfs/tmp"
 chmod 0700 "$rootfs/var/lib/holdfast"
