@@ -78,6 +78,8 @@ describe('deploy/*.yaml: Kubernetes API objects', () => {
     const [c, ...more] = list(at(spec, 'template', 'spec'), 'containers');
     expect(more).toEqual([]);
     expect(c!.image).toBe(`localhost/holdfast:${version}`);
+    // Imported on each node (air-gapped), never pulled: no registry serves localhost/.
+    expect(c!.imagePullPolicy).toBe('Never');
   });
 });
 
