@@ -4,12 +4,14 @@
 // containerd's labels and CRI: --dry-run changes nothing; a run makes what the set names durable,
 // writes the textfile and the audit log, and changes nothing else. The OCI archive itself is
 // read by `holdfast archives --local` and imported by an emulated k3s start, like any other.
+// The DaemonSet's container itself (deploy/guard.yaml's command, args, env, mounts) runs one cycle.
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { ArchiveInfo } from '../../src/shared/domain/archives';
@@ -23,6 +25,7 @@ const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 const A = 'registry.local/app/a:1'; // named by the set; from a.tar, so k3s-pinned only
 const P = 'registry.local/pat/p:1'; // matched by the set's pattern; imported by hand, unpinned
+const Q = 'registry.local/pat/q:1'; // matched by the pattern, imported by hand before the pod runs
 const O = 'docker.io/library/guard-other:1'; // outside the set: never touched
 const M = 'registry.local/app/missing:1'; // named by the set, never on the node
 
@@ -62,6 +65,25 @@ async function guardInPodman(extra: string[]): Promise<GuardRunJson> {
   expect(r.stderr).toEqual(honoured ? '' : expect.stringMatching(/^warning: kubelet on gi will not honour this pin/));
   return JSON.parse(r.stdout) as GuardRunJson;
 }
+
+interface Container {
+  image: string;
+  command: string[];
+  args: string[];
+  env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+  securityContext: { runAsUser: number; runAsGroup: number; readOnlyRootFilesystem: boolean; allowPrivilegeEscalation: boolean; capabilities: { drop: string[] } };
+}
+
+/** deploy/guard.yaml's DaemonSet: its one container and whether it shares the host's PIDs. */
+function daemonSet(): { container: Container; hostPID: boolean } {
+  const docs = parseAllDocuments(readFileSync(path.join(repo, 'deploy', 'guard.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; spec?: { template: { spec: { containers: Container[]; hostPID?: boolean } } } });
+  const pod = docs.find((d) => d.kind === 'DaemonSet')!.spec!.template.spec;
+  return { container: pod.containers[0]!, hostPID: pod.hostPID === true };
+}
+
+/** Kubernetes' $(VAR) expansion in command and args, from the container's own env. */
+const expand = (s: string, env: Record<string, string>) => s.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m);
 
 /** Every reference's labels, by name, leaving out the references of the images `except` name. */
 async function labelsBesides(except: string[] = []): Promise<Record<string, Record<string, string>>> {
@@ -149,6 +171,65 @@ describe('the guard image under podman, on a lab node', () => {
     expect(again.fixed).toEqual([]);
     expect(again.durable).toEqual(expect.arrayContaining([A, P]));
     expect(again.missing).toEqual([M]);
+  });
+
+  it("the DaemonSet's container, as deploy/guard.yaml runs it, guards the node and writes both textfiles in one cycle", async () => {
+    const { container: c, hostPID } = daemonSet();
+    expect(c.image).toBe(IMAGE);
+    // Its volumes at the lab node's paths. The lab node runs no k3s: no binary or data dir to mount
+    // (the test's pin set names no `needed`, which would run `k3s kubectl`).
+    const cm = path.join(work, 'configmap');
+    mkdirSync(cm);
+    copyFileSync(pinSet, path.join(cm, 'pinset.yaml'));
+    const podText = path.join(work, 'pod-textfile');
+    mkdirSync(podText);
+    const hostOf: Record<string, string | null> = {
+      'containerd-socket': n.hostSocket,
+      'images-dir': n.hostImagesDir,
+      'k3s-binary': null,
+      'k3s-data': null,
+      'pin-set': cm,
+      textfile: podText,
+      home,
+      tmp: mkdtempSync(path.join(work, 'emptydir-')),
+    };
+    expect(c.volumeMounts.map((m) => m.name).sort()).toEqual(Object.keys(hostOf).sort());
+    const mounts = c.volumeMounts.flatMap((m) => (hostOf[m.name] ? ['--volume', `${hostOf[m.name]}:${m.mountPath}${m.readOnly ? ':ro' : ''}`] : []));
+    const env: Record<string, string> = {};
+    for (const e of c.env) env[e.name] = e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName' ? 'gi' : e.value!;
+    const sc = c.securityContext;
+    const security = [
+      '--user', `${sc.runAsUser}:${sc.runAsGroup}`,
+      ...(sc.readOnlyRootFilesystem ? ['--read-only', '--read-only-tmpfs=false'] : []),
+      ...(sc.allowPrivilegeEscalation ? [] : ['--security-opt', 'no-new-privileges']),
+      ...sc.capabilities.drop.flatMap((cap) => ['--cap-drop', cap]),
+      ...(hostPID ? ['--pid=host'] : []),
+    ];
+    const limits = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
+    const [entrypoint, ...commandArgs] = c.command.map((a) => expand(a, env));
+    await ctrImport(Q);
+    const before = await labelsBesides([Q]);
+    await podman(['run', '--detach', '--name', 'hf-guard-pod', '--network=none', ...security, ...limits, ...mounts,
+      ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
+      '--entrypoint', entrypoint!, IMAGE, ...commandArgs, ...c.args.map((a) => expand(a, env))]);
+    // One cycle: guard, then metrics; the loop then sleeps until stopped.
+    const metricsFile = path.join(podText, 'holdfast.prom');
+    while (!existsSync(metricsFile)) {
+      const state = (await podman(['inspect', '--format', '{{.State.Running}}', 'hf-guard-pod'])).stdout.trim();
+      expect(state, (await podman(['logs', 'hf-guard-pod'])).stderr).toBe('true');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await podman(['stop', '--time', '20', 'hf-guard-pod']);
+    // Its trap ends the loop on SIGTERM, as a pod's deletion sends it.
+    expect((await podman(['inspect', '--format', '{{.State.ExitCode}}', 'hf-guard-pod'])).stdout.trim()).toBe('0');
+    const logs = await podman(['logs', 'hf-guard-pod']);
+    await podman(['rm', 'hf-guard-pod']);
+    expect(logs.stdout).toContain('pinned: registry.local/pat/q:1');
+    await expectDurable(Q);
+    expect(await labelsBesides([Q])).toEqual(before);
+    expect(await criPinned(n, O)).toBe(false);
+    expect(readFileSync(path.join(podText, 'holdfast-guard.prom'), 'utf8')).toMatch(/^holdfast_guard_last_run_success 1$/m);
+    expect(readFileSync(metricsFile, 'utf8')).toMatch(/^holdfast_check_success 1$/m);
   });
 
   it('the archive is read by holdfast and imported by k3s like any other', async () => {
