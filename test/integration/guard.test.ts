@@ -11,18 +11,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, type Lab, type LabNodeHandle } from '../../lab';
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { PinSetShowJson } from '../../src/cli/commands/pinset';
 import { addLabNode, criPinsHonoured, runCli, tempHome } from './support';
+import { A, CRI, ctrImport, expectDurable, M, O, P, seedGuardSite, writePinSet } from './guardSite';
 
-const CRI = 'io.cri-containerd.pinned';
-const K3S = 'io.cattle.k3s.pinned';
-const A = 'registry.local/app/a:1'; // named by the set; from a.tar, so k3s-pinned
-const P = 'registry.local/pat/p:1'; // matched by the set's pattern; imported by hand, unpinned
 const N = 'docker.io/library/guard-needed:1'; // on the operator's list (needed); imported by hand later
-const O = 'docker.io/library/guard-other:1'; // outside the set: never touched
-const M = 'registry.local/app/missing:1'; // named by the set, never on the node
 
 let lab: Lab;
 let n: LabNodeHandle;
@@ -40,14 +35,6 @@ const guard = async (extra: string[] = []): Promise<GuardRunJson> => {
   expect(r.stderr).toEqual(honoured ? '' : expect.stringMatching(/^warning: kubelet on gd will not honour this pin/));
   return JSON.parse(r.stdout) as GuardRunJson;
 };
-
-/** An image put on the node as an operator's `ctr images import` does: no pin label, no archive left. */
-async function ctrImport(name: string): Promise<void> {
-  const file = path.join(work, `${name.replace(/[^a-z0-9]+/gi, '_')}.tar`);
-  await writeImageArchive(file, { format: 'docker', images: [{ name }] });
-  await n.ctr(['images', 'import', ...(n.containerdLine === '2' ? ['--local'] : []), file]);
-  expect(await labelsOf(n, name)).not.toHaveProperty(CRI);
-}
 
 /** Every reference's labels, by name: what the node holds, compared whole before and after. */
 async function allLabels(): Promise<Record<string, Record<string, string>>> {
@@ -67,13 +54,6 @@ function textfileSamples(): Map<string, number> {
   return out;
 }
 
-async function expectDurable(ref: string): Promise<void> {
-  const labels = await labelsOf(n, ref);
-  expect(labels[CRI], ref).toBe('pinned');
-  expect(labels[K3S], ref).toBeUndefined();
-  expect(await criPinned(n, ref, honoured), `${ref}: CRI's view`).toBe(honoured);
-}
-
 beforeAll(async () => {
   lab = await startLab({ nodes: ['gd'] });
   n = lab.node('gd');
@@ -82,15 +62,8 @@ beforeAll(async () => {
   mkdirSync(path.dirname(textfile));
   mkdirSync(path.join(home, 'needed-images'));
   writeFileSync(path.join(home, 'needed-images', 'gd.txt'), `# what the site runs\n${N}\n`);
-  writeFileSync(
-    pinSet,
-    ['apiVersion: holdfast/v1', 'kind: PinSet', 'metadata: {name: site}', 'spec:', `  images: [${A}, ${M}]`, '  needed: true', '  patterns: ["registry.local/pat/*"]', ''].join('\n'),
-  );
-  await writeImageArchive(path.join(n.hostImagesDir, 'a.tar'), { format: 'docker', images: [{ name: A }] });
-  await emulateK3sStart(n);
-  expect(await labelsOf(n, A)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
-  await ctrImport(P);
-  await ctrImport(O);
+  writePinSet(pinSet, true);
+  await seedGuardSite(n, work);
 }, 300_000);
 
 afterAll(async () => {
@@ -134,8 +107,8 @@ describe('holdfast guard --local on a lab node', () => {
   it('one run makes every image the set names durable, and touches nothing else', async () => {
     const other = await labelsOf(n, O);
     const run = await guard(['--textfile', textfile]);
-    await expectDurable(A);
-    await expectDurable(P);
+    await expectDurable(n, A, honoured);
+    await expectDurable(n, P, honoured);
     expect(run.fixed.map((f) => f.ref)).toEqual(expect.arrayContaining([A, P]));
     expect(await labelsOf(n, O)).toEqual(other);
     expect(await criPinned(n, O)).toBe(false);
@@ -151,10 +124,10 @@ describe('holdfast guard --local on a lab node', () => {
   });
 
   it('a needed image imported by hand becomes durable at the next run', async () => {
-    await ctrImport(N);
+    await ctrImport(n, work, N);
     const run = await guard(['--textfile', textfile]);
     expect(run.fixed.map((f) => f.ref)).toContain(N);
-    await expectDurable(N);
+    await expectDurable(n, N, honoured);
     expect(run.missing).toEqual([M]);
     expect(textfileSamples().get('holdfast_guard_missing_images')).toBe(1);
   });
@@ -162,7 +135,7 @@ describe('holdfast guard --local on a lab node', () => {
   it('the archive removed and k3s started again: nothing is lost, the next run fixes nothing', async () => {
     rmSync(path.join(n.hostImagesDir, 'a.tar'));
     await emulateK3sStart(n);
-    for (const ref of [A, P, N]) await expectDurable(ref);
+    for (const ref of [A, P, N]) await expectDurable(n, ref, honoured);
     const run = await guard(['--textfile', textfile]);
     expect(run.fixed).toEqual([]);
     expect(run.durable).toEqual(expect.arrayContaining([A, P, N]));
@@ -175,7 +148,7 @@ describe('holdfast guard --local on a lab node', () => {
     const totalBefore = textfileSamples().get('holdfast_guard_fixed_total')!;
     const run = await guard(['--textfile', textfile]);
     expect(run.fixed).toContainEqual({ ref: A, restored: 'label-removed' });
-    await expectDurable(A);
+    await expectDurable(n, A, honoured);
     const s = textfileSamples();
     expect(s.get('holdfast_guard_fixed{kind="restored"}')).toBeGreaterThanOrEqual(1);
     expect(s.get('holdfast_guard_fixed_total')).toBe(totalBefore + run.fixed.length);

@@ -12,22 +12,17 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
+import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, type Lab, type LabNodeHandle } from '../../lab';
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { ArchiveInfo } from '../../src/shared/domain/archives';
 import { criPinsHonoured, runCli, tempHome } from './support';
+import { A, ctrImport, expectDurable, K3S, M, O, P, seedGuardSite, writePinSet } from './guardSite';
 
 const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { version: string }).version;
 const IMAGE = `localhost/holdfast:${VERSION}`;
-const CRI = 'io.cri-containerd.pinned';
-const K3S = 'io.cattle.k3s.pinned';
-const A = 'registry.local/app/a:1'; // named by the set; from a.tar, so k3s-pinned only
-const P = 'registry.local/pat/p:1'; // matched by the set's pattern; imported by hand, unpinned
 const Q = 'registry.local/pat/q:1'; // matched by the pattern, imported by hand before the pod runs
-const O = 'docker.io/library/guard-other:1'; // outside the set: never touched
-const M = 'registry.local/app/missing:1'; // named by the set, never on the node
 
 let lab: Lab;
 let n: LabNodeHandle;
@@ -92,19 +87,6 @@ async function labelsBesides(except: string[] = []): Promise<Record<string, Reco
   return Object.fromEntries(all.filter((i) => !theirs.has(i.digest)).map((i) => [i.name, i.labels]));
 }
 
-async function expectDurable(ref: string): Promise<void> {
-  const labels = await labelsOf(n, ref);
-  expect(labels[CRI], ref).toBe('pinned');
-  expect(labels[K3S], ref).toBeUndefined();
-  expect(await criPinned(n, ref, honoured), `${ref}: CRI's view`).toBe(honoured);
-}
-
-async function ctrImport(name: string): Promise<void> {
-  const file = path.join(work, `${name.replace(/[^a-z0-9]+/gi, '_')}.tar`);
-  await writeImageArchive(file, { format: 'docker', images: [{ name }] });
-  await n.ctr(['images', 'import', ...(n.containerdLine === '2' ? ['--local'] : []), file]);
-}
-
 beforeAll(async () => {
   writeFileSync(path.join(work, 'registries.conf'), '');
   const build = run('bash', [path.join(repo, 'scripts', 'build-guard-image.sh'), '--out', path.dirname(archive)], { cwd: work, maxBuffer: 16 * 1024 * 1024, timeout: 280_000 });
@@ -114,12 +96,8 @@ beforeAll(async () => {
   await podman(['load', '--quiet', '--input', archive]);
   mkdirSync(home, { mode: 0o700 });
   mkdirSync(textDir);
-  writeFileSync(pinSet, ['apiVersion: holdfast/v1', 'kind: PinSet', 'metadata: {name: site}', 'spec:', `  images: [${A}, ${M}]`, '  patterns: ["registry.local/pat/*"]', ''].join('\n'));
-  await writeImageArchive(path.join(n.hostImagesDir, 'a.tar'), { format: 'docker', images: [{ name: A }] });
-  await emulateK3sStart(n);
-  expect(await labelsOf(n, A)).toMatchObject({ [K3S]: 'pinned', [CRI]: 'pinned' });
-  await ctrImport(P);
-  await ctrImport(O);
+  writePinSet(pinSet, false);
+  await seedGuardSite(n, work);
 }, 300_000);
 
 afterAll(async () => {
@@ -153,8 +131,8 @@ describe('the guard image under podman, on a lab node', () => {
     expect(Object.keys(before)).toContain(O);
     const done = await guardInPodman(['--textfile', '/textfile/holdfast-guard.prom']);
     expect(done.fixed.map((f) => f.ref)).toEqual(expect.arrayContaining([A, P]));
-    await expectDurable(A);
-    await expectDurable(P);
+    await expectDurable(n, A, honoured);
+    await expectDurable(n, P, honoured);
     expect(await labelsBesides([A, P])).toEqual(before);
     expect(await criPinned(n, O)).toBe(false);
     expect((await listImages(n)).map((i) => i.name)).not.toContain(M);
@@ -207,7 +185,7 @@ describe('the guard image under podman, on a lab node', () => {
     ];
     const limits = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
     const [entrypoint, ...commandArgs] = c.command.map((a) => expand(a, env));
-    await ctrImport(Q);
+    await ctrImport(n, work, Q);
     const before = await labelsBesides([Q]);
     await podman(['run', '--detach', '--name', 'hf-guard-pod', '--network=none', ...security, ...limits, ...mounts,
       ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
@@ -225,7 +203,7 @@ describe('the guard image under podman, on a lab node', () => {
     const logs = await podman(['logs', 'hf-guard-pod']);
     await podman(['rm', 'hf-guard-pod']);
     expect(logs.stdout).toContain('pinned: registry.local/pat/q:1');
-    await expectDurable(Q);
+    await expectDurable(n, Q, honoured);
     expect(await labelsBesides([Q])).toEqual(before);
     expect(await criPinned(n, O)).toBe(false);
     expect(readFileSync(path.join(podText, 'holdfast-guard.prom'), 'utf8')).toMatch(/^holdfast_guard_last_run_success 1$/m);
