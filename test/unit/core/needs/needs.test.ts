@@ -6,9 +6,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NEEDS_SCRIPT, WORKLOAD_KINDS, needsArgv, parseNeedsAnswer, parseSandboxLines, readClusterAnswer, type ClusterAnswer } from '../../../src/core/needs/cluster';
-import { HoldfastError } from '../../../src/core/errors';
-import type { ExecOptions, ExecResult } from '../../../src/core/ssh/connect';
+import { NEEDS_SCRIPT, WORKLOAD_KINDS, needsArgv, parseNeedsAnswer, parseSandboxLines, readClusterAnswer, type ClusterAnswer } from '../../../../src/core/needs/cluster';
+import { HoldfastError } from '../../../../src/core/errors';
+import type { ExecOptions, ExecResult } from '../../../../src/core/ssh/connect';
 import {
   NEEDED_IMAGES_DIR,
   clusterNeedsOn,
@@ -19,15 +19,15 @@ import {
   readOperatorList,
   type ClusterServer,
   type OperatorList,
-} from '../../../src/core/needs/nodeNeeds';
-import { CLUSTER_ANSWER_TTL_MS, MAX_SERVER_CANDIDATES, askCluster, createNeedsResolver } from '../../../src/core/needs/resolve';
-import { limit } from '../../../src/core/limits';
-import type { NodeSession } from '../../../src/core/node/session';
-import type { Distro, NodeDef } from '../../../src/shared/domain/nodes';
-import { needsFromKubectl, type ClusterNeeds, type Workload } from '../../../src/shared/workloads';
+} from '../../../../src/core/needs/nodeNeeds';
+import { CLUSTER_ANSWER_TTL_MS, MAX_SERVER_CANDIDATES, askCluster, createNeedsResolver } from '../../../../src/core/needs/resolve';
+import { limit } from '../../../../src/core/limits';
+import type { NodeSession } from '../../../../src/core/node/session';
+import type { Distro, NodeDef } from '../../../../src/shared/domain/nodes';
+import { needsFromKubectl, type ClusterNeeds, type Workload } from '../../../../src/shared/workloads';
 
-const FIXTURES = path.join(import.meta.dirname, 'fixtures/needs');
-const KUBECTL_FIXTURES = path.join(import.meta.dirname, '../shared/fixtures/kubectl');
+const FIXTURES = path.join(import.meta.dirname, 'fixtures');
+const KUBECTL_FIXTURES = path.join(import.meta.dirname, '../../shared/fixtures/kubectl');
 const stderrOf = (name: string) => readFileSync(path.join(FIXTURES, name), 'utf8');
 const kubectlText = (name: string) => readFileSync(path.join(KUBECTL_FIXTURES, name), 'utf8');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CredentialBroker, type CredentialRequest } from '../../../src/core/credentials/broker';
+import { CredentialBroker, type CredentialRequest } from '../../../../src/core/credentials/broker';
 
 describe('CredentialBroker', () => {
   it('turns a passphrase callback into a request and resolves with the answer', async () => {

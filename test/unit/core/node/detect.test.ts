@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDistroVersion } from '../../../src/core/node/detect';
-import { platformFromUname, platformMatches } from '../../../src/shared/mediaTypes';
+import { parseDistroVersion } from '../../../../src/core/node/detect';
+import { platformFromUname, platformMatches } from '../../../../src/shared/mediaTypes';
 
 // Recorded output of the real binaries (k3s v1.31.6+k3s1 and rke2 v1.31.6+rke2r1 release builds).
 const K3S_OUT = 'k3s version v1.31.6+k3s1 (6ab750f9)\ngo version go1.22.12\n';
@@ -36,14 +36,14 @@ describe('platform of a node', () => {
 
 describe('parseProbe', () => {
   it('reads the machine and the first distro binary that answered', async () => {
-    const { parseProbe } = await import('../../../src/core/node/detect');
+    const { parseProbe } = await import('../../../../src/core/node/detect');
     expect(parseProbe(`x86_64\n@@k3s\n${K3S_OUT}`)).toMatchObject({ machine: 'x86_64', distro: 'k3s', distroVersion: 'v1.31.6+k3s1' });
     expect(parseProbe(`aarch64\n@@rke2\n${RKE2_OUT}`)).toMatchObject({ machine: 'aarch64', distro: 'rke2', distroVersion: 'v1.31.6+rke2r1' });
     expect(parseProbe('x86_64\n')).toMatchObject({ machine: 'x86_64', distro: 'unknown', distroVersion: null });
   });
 
   it("reads the node's fastest SHA-256 program and whether it can hash a growing file", async () => {
-    const { parseProbe } = await import('../../../src/core/node/detect');
+    const { parseProbe } = await import('../../../../src/core/node/detect');
     expect(parseProbe(`x86_64\n@@hash openssl follow\n@@k3s\n${K3S_OUT}`)).toMatchObject({ hashTools: { hasher: 'openssl', follow: true }, distro: 'k3s', distroVersion: 'v1.31.6+k3s1' });
     expect(parseProbe('x86_64\n@@hash sha256sum \n')).toMatchObject({ hashTools: { hasher: 'sha256sum', follow: false } });
     // No hasher: nothing to follow with, whatever else the node has.
@@ -53,7 +53,7 @@ describe('parseProbe', () => {
   });
 
   it('reads the digest of the hash-while-sending script only when it hashed exactly the file', async () => {
-    const { parseFollowHash } = await import('../../../src/core/usecases/upload/followHash');
+    const { parseFollowHash } = await import('../../../../src/core/usecases/upload/followHash');
     const hex = 'a'.repeat(64);
     expect(parseFollowHash(`SHA2-256(stdin)= ${hex}\n@@size 42\n`, 42)).toBe(hex); // openssl 3
     expect(parseFollowHash(`(stdin)= ${hex}\n@@size 42\n`, 42)).toBe(hex); // openssl 1.1
@@ -63,7 +63,7 @@ describe('parseProbe', () => {
   });
 
   it("reads the images dir from the config sections that follow, in the distro's merge order", async () => {
-    const { parseProbe } = await import('../../../src/core/node/detect');
+    const { parseProbe } = await import('../../../../src/core/node/detect');
     // As the probe prints it on an RKE2 node with a drop-in moving data-dir and one it cannot read.
     const out = [
       'x86_64',
@@ -90,13 +90,13 @@ describe('parseProbe', () => {
   });
 
   it('passes nothing but a fixed flag word to the fixed script', async () => {
-    const { probeArgv, PROBE_SCRIPT } = await import('../../../src/core/node/detect');
+    const { probeArgv, PROBE_SCRIPT } = await import('../../../../src/core/node/detect');
     expect(probeArgv(false)).toEqual(['sh', '-c', PROBE_SCRIPT, 'holdfast-probe', '']);
     expect(probeArgv(true)).toEqual(['sh', '-c', PROBE_SCRIPT, 'holdfast-probe', 'sudo']);
   });
 
   it('runs as a real shell script and finds a k3s binary on PATH', async () => {
-    const { PROBE_SCRIPT, parseProbe } = await import('../../../src/core/node/detect');
+    const { PROBE_SCRIPT, parseProbe } = await import('../../../../src/core/node/detect');
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { execFileSync } = await import('node:child_process');
     const dir = mkdtempSync('/tmp/hf-probe-');
@@ -106,7 +106,7 @@ describe('parseProbe', () => {
   });
 
   it('goes on to RKE2 when there is no k3s, and says unknown when there is neither', async () => {
-    const { PROBE_SCRIPT, parseProbe } = await import('../../../src/core/node/detect');
+    const { PROBE_SCRIPT, parseProbe } = await import('../../../../src/core/node/detect');
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { execFileSync } = await import('node:child_process');
     const dir = mkdtempSync('/tmp/hf-probe-');
@@ -124,7 +124,7 @@ describe('parseProbe', () => {
 describe('the probe sends only what can set data-dir', () => {
   const TOKEN = 'K10join-token-SECRET::server:c0ffee';
   async function sent(text: string): Promise<string> {
-    const { DATA_DIR_FILTER } = await import('../../../src/core/node/detect');
+    const { DATA_DIR_FILTER } = await import('../../../../src/core/node/detect');
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { execFileSync } = await import('node:child_process');
     const file = `${mkdtempSync('/tmp/hf-probe-cfg-')}/config.yaml`;
@@ -132,7 +132,7 @@ describe('the probe sends only what can set data-dir', () => {
     return execFileSync('sh', ['-c', `{ ${DATA_DIR_FILTER}; } < "$1"`, 'probe', file], { encoding: 'utf8' });
   }
   async function dataDirOf(text: string) {
-    const { parseProbe } = await import('../../../src/core/node/detect');
+    const { parseProbe } = await import('../../../../src/core/node/detect');
     return parseProbe(`x86_64\n@@k3s\n${K3S_OUT}@@cfg /etc/rancher/k3s/config.yaml\n${await sent(text)}`).imagesDir;
   }
 

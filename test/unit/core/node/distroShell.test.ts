@@ -2,8 +2,8 @@
 // which config file each distro word reads, and which word an unknown one becomes.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { configFilesShell, distroCase, knownDistroShell } from '../../../src/core/node/distroShell';
-import { DISTRO_PROFILES } from '../../../src/shared/distro';
+import { configFilesShell, distroCase, knownDistroShell } from '../../../../src/core/node/distroShell';
+import { DISTRO_PROFILES } from '../../../../src/shared/distro';
 
 /** Runs `script` with `$1` = word; returns its stdout. */
 const sh = (script: string, word: string) => execFileSync('sh', ['-c', script, 'test', word], { encoding: 'utf8' });

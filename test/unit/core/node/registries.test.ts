@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseRegistriesAnswer, registriesArgv, registriesFileOf } from '../../../src/core/node/registries';
+import { parseRegistriesAnswer, registriesArgv, registriesFileOf } from '../../../../src/core/node/registries';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hf-registries-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

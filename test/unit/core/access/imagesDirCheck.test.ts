@@ -1,8 +1,8 @@
 // What is wrong with the images dir's own path (core/access/imagesDirCheck), from what stat and
 // lstat say of it: each case the file system distinguishes.
 import { describe, expect, it } from 'vitest';
-import { imagesDirProblem } from '../../../src/core/access/imagesDirCheck';
-import type { FileAccess, RemoteFileType, RemoteStat } from '../../../src/core/access/types';
+import { imagesDirProblem } from '../../../../src/core/access/imagesDirCheck';
+import type { FileAccess, RemoteFileType, RemoteStat } from '../../../../src/core/access/types';
 
 const ROOT = '/var/lib/rancher/k3s/agent/images';
 type Stat = RemoteFileType | null | 'error';

@@ -5,10 +5,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AuditLog } from '../../../src/core/audit/log';
-import { withFileLock } from '../../../src/core/config/lock';
-import { NodeStore } from '../../../src/core/config/nodes';
-import { HoldfastError } from '../../../src/core/errors';
+import { AuditLog } from '../../../../src/core/audit/log';
+import { withFileLock } from '../../../../src/core/config/lock';
+import { NodeStore } from '../../../../src/core/config/nodes';
+import { HoldfastError } from '../../../../src/core/errors';
 
 const home = () => mkdtempSync(path.join(os.tmpdir(), 'hf-lock-'));
 const node = (name: string) => ({ name, host: `${name}.example`, knownHosts: '/tmp/kh' });

@@ -4,8 +4,8 @@ import { mkdtempSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adoptImagesDir, completeNode, NodeStore } from '../../../src/core/config/nodes';
-import type { ImagesDirDetection } from '../../../src/shared/domain/nodes';
+import { adoptImagesDir, completeNode, NodeStore } from '../../../../src/core/config/nodes';
+import type { ImagesDirDetection } from '../../../../src/shared/domain/nodes';
 
 const home = () => mkdtempSync(path.join(os.tmpdir(), 'hf-imgdir-'));
 const K3S_DEFAULT = '/var/lib/rancher/k3s/agent/images';

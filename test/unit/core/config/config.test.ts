@@ -2,10 +2,10 @@ import { mkdtempSync, promises as fs, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../../src/core/config/atomic';
-import { holdfastHome } from '../../../src/core/config/home';
-import { NodeStore } from '../../../src/core/config/nodes';
-import { HoldfastError } from '../../../src/core/errors';
+import { writeFileAtomic } from '../../../../src/core/config/atomic';
+import { holdfastHome } from '../../../../src/core/config/home';
+import { NodeStore } from '../../../../src/core/config/nodes';
+import { HoldfastError } from '../../../../src/core/errors';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'hf-cfg-'));
 

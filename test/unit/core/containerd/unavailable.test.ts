@@ -2,8 +2,8 @@
 // item 12): one plain sentence, what to check, grpc-js's text kept in the error's cause.
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GrpcContainerdClient } from '../../../src/core/containerd/client';
-import { HoldfastError } from '../../../src/core/errors';
+import { GrpcContainerdClient } from '../../../../src/core/containerd/client';
+import { HoldfastError } from '../../../../src/core/errors';
 
 // As grpc-js 1.14 words them (load-balancer-pick-first.js, transport.js, subchannel-call.js).
 const RECORDED = [

@@ -5,13 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-const repoProto = path.resolve(import.meta.dirname, '../../../proto');
+const repoProto = path.resolve(import.meta.dirname, '../../../../proto');
 const proc = process as unknown as { resourcesPath?: string };
 const savedEnv = process.env.HOLDFAST_PROTO_DIR;
 
 async function freshProtoDir(): Promise<string> {
   vi.resetModules(); // protoDir() caches its answer per module instance
-  return (await import('../../../src/core/containerd/protoDir')).protoDir();
+  return (await import('../../../../src/core/containerd/protoDir')).protoDir();
 }
 
 function resourcesWithProto(): string {

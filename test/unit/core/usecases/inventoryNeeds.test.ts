@@ -4,11 +4,11 @@
 // by time: the fake node's image list answers only once the needs script has been started, so a
 // read that waited for the list would never finish (the test's hang guard fails it).
 import { describe, expect, it } from 'vitest';
-import { completeNode } from '../../../src/core/config/nodes';
-import { NEEDS_SCRIPT_NAME } from '../../../src/core/needs/cluster';
-import { readImagesInventory } from '../../../src/core/usecases/inventory';
-import { serverAnswer } from '../../doubles/cluster';
-import { FakeNode, FakeSession } from '../../doubles/node';
+import { completeNode } from '../../../../src/core/config/nodes';
+import { NEEDS_SCRIPT_NAME } from '../../../../src/core/needs/cluster';
+import { readImagesInventory } from '../../../../src/core/usecases/inventory';
+import { serverAnswer } from '../../../doubles/cluster';
+import { FakeNode, FakeSession } from '../../../doubles/node';
 
 const def = completeNode({ name: 'edge', host: '10.0.0.7', identity: '/k/id_ed25519', knownHosts: '/k/known_hosts' });
 const APP = 'registry.site.lan/acme/app:1.0';

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DESCRIPTORS_JSON, descriptorsJson, loadProtoRoot, parseProtoFiles } from '../../../src/core/containerd/protoRoot';
-import codecs from '../../../src/core/containerd/codecs.generated';
-import { CODECS_FILE, codecsSource } from '../../../scripts/protoCodecs';
+import { DESCRIPTORS_JSON, descriptorsJson, loadProtoRoot, parseProtoFiles } from '../../../../src/core/containerd/protoRoot';
+import codecs from '../../../../src/core/containerd/codecs.generated';
+import { CODECS_FILE, codecsSource } from '../../../../scripts/protoCodecs';
 
-const dir = path.resolve(import.meta.dirname, '..', '..', '..', 'proto', 'containerd');
+const dir = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'proto', 'containerd');
 
 describe('containerd definitions loaded from descriptors.json', () => {
   it('are the .proto files (run `npm run proto:json` after changing one)', () => {

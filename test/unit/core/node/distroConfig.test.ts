@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeImagesDir, resolveImagesDir, type ConfigFileLines } from '../../../src/core/node/distroConfig';
-import { DATA_DIR_FILTER, PROBE_SCRIPT } from '../../../src/core/node/detect';
+import { describeImagesDir, resolveImagesDir, type ConfigFileLines } from '../../../../src/core/node/distroConfig';
+import { DATA_DIR_FILTER, PROBE_SCRIPT } from '../../../../src/core/node/detect';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'distro-config');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'hf-distrocfg-'));
