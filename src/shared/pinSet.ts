@@ -1,7 +1,7 @@
 // A pin set (#50): the images every node of a group keeps durable, declared in a small versioned
 // file (YAML or JSON) that `holdfast pinset show` and `holdfast guard` read. The format, its checks
 // and the rule that resolves it against one node's images live here, pure; the pin itself goes
-// through the pin plan (core/pins/plan.ts, target `pinSet`) like every other pin.
+// through the pin plan (core/usecases/pin/plan.ts, target `pinSet`) like every other pin.
 // YAML is read with `yaml` (YAML 1.2 core schema: `yes` stays a string, duplicate keys and more
 // than a few aliases are errors). JSON is YAML 1.2, so one parser reads both. It is loaded when a
 // file is read, so the contract (which checks a pin set) does not bring it into the app's window.

@@ -49,7 +49,7 @@ export const isGcBindingLabel = (key: string): boolean => key.startsWith(GC_BACK
 export const isGcControlLabel = (key: string): boolean => isGcBindingLabel(key) || key.startsWith(GC_COND_PREFIX);
 
 /**
- * The one guard every label write goes through (core/containerd/client, core/pins/plan): why the
+ * The one guard every label write goes through (core/containerd/client, core/usecases/pin/plan): why the
  * write is refused, or null when none of `keys` is a GC control label.
  */
 export function gcLabelWriteRefusal(what: string, keys: Iterable<string>): string | null {

@@ -13,8 +13,8 @@ import { emulateK3sStart, labelsOf, labUserName, startLab, writeImageArchive, ty
 import { IndexCache } from '../../src/core/archives/scan';
 import { AuditLog } from '../../src/core/audit/log';
 import { HoldfastError } from '../../src/core/errors';
-import { readInventory } from '../../src/core/usecases/inventory';
-import { removeArchiveSafely, type OpsContext } from '../../src/core/usecases/operations';
+import { readInventory, type OpsContext } from '../../src/core/usecases/inventory';
+import { removeArchiveSafely } from '../../src/core/usecases/removeArchive';
 import { SessionPool } from '../../src/core/node/pool';
 import { NodeSession, type OpenNodeOptions } from '../../src/core/node/session';
 import type { CredentialsProvider } from '../../src/core/ssh/credentials';

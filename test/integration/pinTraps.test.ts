@@ -14,7 +14,7 @@ import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type 
 import type { ArchivesReport } from '../../src/shared/archivesReport';
 import type { ImageRef } from '../../src/shared/domain/images';
 import { NodeSession } from '../../src/core/node/session';
-import { applyPinPlan } from '../../src/core/pins/apply';
+import { applyPinPlan } from '../../src/core/usecases/pin/apply';
 import { addLabNode, labNodeDef, runCli, tempHome } from './support';
 
 let lab: Lab;

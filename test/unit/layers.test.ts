@@ -170,12 +170,10 @@ const CORE_PARTS: readonly string[] = [
   'images', // … the images containerd holds …
   'node', // … one session tying a node's adapters together …
   'audit', // … what Holdfast recorded …
-  'fate', // … and the rules of a node's next start
-  'needs', // what the site's workloads need
-  'pins', // planning and writing pin labels
+  'needs', // … and what the site's workloads need
   'disk', // the image filesystem and kubelet's GC thresholds
   'jobs', // long work with progress and cancel
-  'usecases', // inspect, pin, remove, prune, upload, import, fleet: the adapters put to work
+  'usecases', // inventory, pin, remove, prune, upload, import, fleet: the adapters put to work
   'live', // events while the app watches
   'service', // the composition root every transport calls
 ];

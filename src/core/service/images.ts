@@ -3,8 +3,10 @@
 // to the lost-pin watch (PinChanges) so Holdfast's own unpin is never reported as a loss.
 import { lostPinsFrom, lostPinsOnNode, withLostPins } from '../audit/lostPins';
 import { HoldfastError } from '../errors';
-import { imagesDirFiles } from '../usecases/inventory';
-import { applyPinChange, checkRemoval, imagesInventory, inventory, planPinChange, removeArchiveSafely } from '../usecases/operations';
+import { imagesDirFiles, imagesInventory, inventory } from '../usecases/inventory';
+import { applyPinChange } from '../usecases/pin/apply';
+import { planPinChange } from '../usecases/pin/plan';
+import { checkRemoval, removeArchiveSafely } from '../usecases/removeArchive';
 import type { HandlersOf, ServiceParts } from './parts';
 import { withPeerServing } from '../node/embeddedRegistry';
 

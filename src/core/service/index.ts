@@ -17,7 +17,7 @@ import { TaskRunner } from '../jobs/tasks';
 import { createLiveHub } from '../live';
 import { createNeedsResolver } from '../needs/resolve';
 import { SessionPool } from '../node/pool';
-import type { OpsContext } from '../usecases/operations';
+import type { OpsContext } from '../usecases/inventory';
 import { diskHandlers } from './disk';
 import { fleetHandlers } from './fleet';
 import { imageHandlers } from './images';

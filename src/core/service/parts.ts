@@ -14,7 +14,7 @@ import type { TaskRunner } from '../jobs/tasks';
 import type { LiveHub } from '../live';
 import type { OpenSession, SessionPool } from '../node/pool';
 import type { CredentialsProvider } from '../ssh/credentials';
-import type { OpsContext } from '../usecases/operations';
+import type { OpsContext } from '../usecases/inventory';
 
 export interface Service extends Handlers {
   /** Live events (node.status, node.changed, jobs.changed, fleet.node/done, local.inspect, credentials.request); node watchers run while someone listens. */

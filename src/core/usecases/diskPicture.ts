@@ -8,7 +8,7 @@ import { DEFAULT_KEEP_VERSIONS } from '../../shared/imageVersions';
 import { criPinning } from '../../shared/versions';
 import { lostPinsFrom, withLostPins } from '../audit/lostPins';
 import type { ContainerRecord } from '../containerd/client';
-import { inventory, type OpsContext } from './operations';
+import { inventory, type OpsContext } from './inventory';
 import type { NodeSession } from '../node/session';
 import { measureFileSystems, storeDirs } from '../disk/fileSystems';
 import { readGcPolicy } from './kubeletSettings';

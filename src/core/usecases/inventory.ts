@@ -2,6 +2,7 @@
 // fate at the next k3s start, and the files in its images dir with what they bring and
 // whether they can be removed safely. Computed together so the views always agree.
 import { logger } from '../log';
+import type { AuditLog } from '../audit/log';
 import type { ArchiveInfo, RemovalCheck } from '../../shared/domain/archives';
 import type { ImageRef } from '../../shared/domain/images';
 import type { NodeInfo } from '../../shared/domain/nodes';
@@ -338,4 +339,35 @@ export async function removalCheckFor(
     }
   }
   return { node, path: f.path, allowed: problems.length === 0, problems, images };
+}
+
+/** What every use case is given: the audit log, the archives' index cache, the needs resolver. */
+export interface OpsContext {
+  audit: AuditLog;
+  indexCache?: IndexCache;
+  /** How a node's needs are found beyond its own answer (the service's: lists, agents' servers). */
+  needs?: NeedsResolver;
+}
+
+/** What every inventory is read with: the caches, the needs resolver, the pins Holdfast made there. */
+export function inventoryOptions(session: NodeSession, ctx: OpsContext): InventoryOptions {
+  return {
+    info: session.info(),
+    ...(ctx.indexCache ? { indexCache: ctx.indexCache } : {}),
+    ...(ctx.needs ? { needs: ctx.needs } : {}),
+    auditPinned: ctx.audit.durablePins(session.def.name).then(
+      (pins) => new Set(pins.map((p) => p.ref)),
+      () => new Set<string>(),
+    ),
+  };
+}
+
+export async function inventory(session: NodeSession, ctx: OpsContext): Promise<NodeInventory> {
+  // The info's probe is still under way when the inventory starts what does not depend on it.
+  return readInventory(session, inventoryOptions(session, ctx));
+}
+
+/** inventory() without the archives' removal checks: for what shows images only (their completeness reads are a third of a listing's round trips). */
+export async function imagesInventory(session: NodeSession, ctx: OpsContext): Promise<ImagesInventory> {
+  return readImagesInventory(session, inventoryOptions(session, ctx));
 }

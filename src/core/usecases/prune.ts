@@ -11,7 +11,7 @@ import { planPrune, type PruneOptions, type PrunePlan, type PruneRemoval, type P
 import { localUser } from '../audit/log';
 import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
-import type { OpsContext } from './operations';
+import type { OpsContext } from './inventory';
 import type { NodeSession } from '../node/session';
 import { readNodeStore, type NodeStore } from './diskPicture';
 import { imageOfContainer } from '../disk/store';

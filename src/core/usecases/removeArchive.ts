@@ -9,7 +9,11 @@ import type { RemovalCheck } from '../../shared/domain/archives';
 import type { AuditEntry } from '../../shared/domain/audit';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
-import type { NodeInventory } from './inventory';
+import { checkComplete } from '../images/completeness';
+import { criPinning } from '../../shared/versions';
+import { removalWarnings } from '../../shared/removalVerdict';
+import { commandLine } from '../../shared/shellQuote';
+import { inventory, removalCheckFor, type NodeInventory, type OpsContext } from './inventory';
 import type { NodeSession } from '../node/session';
 
 /** k3s's import cache, at the top of the images dir. */
@@ -82,4 +86,29 @@ export async function removeArchive(
     `removed ${check.path} from ${session.def.name}`,
     `its removal and its SHA-256, ${sha256} (${file.size} bytes)`,
   );
+}
+
+export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: string): Promise<{ inv: NodeInventory; check: RemovalCheck }> {
+  const inv = await inventory(session, ctx);
+  const file = inv.files.find((f) => f.path === path);
+  if (!file) {
+    throw new HoldfastError('NOT_FOUND', `no file ${path} in ${session.def.imagesDir} on ${session.def.name}`, {
+      hint: `List the images dir with \`${commandLine(['archives', session.def.name])}\`.`,
+    });
+  }
+  const check = await removalCheckFor(session.def.name, file, inv.images, inv.platform, (ref) =>
+    checkComplete(session.containerd, { digest: ref.digest, mediaType: ref.mediaType, size: 0, annotations: {} }, inv.platform),
+    criPinning(inv.info.containerdVersion),
+    distroDisplayName(inv.info.distro),
+  );
+  // Not a problem of the file itself, so it never blocks: RKE2 writes its own image lists once no
+  // archive is left at the top level of its images dir (shared/rke2Lists), as the listing says.
+  const warnings = removalWarnings(session.def.name, inv.info.distro, inv.files.map((f) => f.path), file.path);
+  if (warnings.length) check.warnings = warnings.map((w) => w.reason);
+  return { inv, check };
+}
+
+export async function removeArchiveSafely(session: NodeSession, ctx: OpsContext, path: string, opts: { force?: boolean } = {}): Promise<AuditEntry> {
+  const { inv, check } = await checkRemoval(session, ctx, path);
+  return removeArchive(session, inv, check, ctx.audit, opts);
 }

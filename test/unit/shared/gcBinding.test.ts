@@ -3,7 +3,7 @@
 // CRI pin says — the protection model counts no such pin, and Holdfast never writes those labels.
 import { describe, expect, it } from 'vitest';
 import { GrpcContainerdClient } from '../../../src/core/containerd/client';
-import { labelDelta, buildPinPlan } from '../../../src/core/pins/plan';
+import { labelDelta, buildPinPlan } from '../../../src/core/usecases/pin/plan';
 import type { ImageRef } from '../../../src/shared/domain/images';
 import {
   applyImageProtection,

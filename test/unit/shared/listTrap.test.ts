@@ -1,6 +1,6 @@
 // The words of the .txt sibling-tag trap (issue #37, item 1): one short clause, one long form.
 import { describe, expect, it } from 'vitest';
-import { buildPinPlan } from '../../../src/core/pins/plan';
+import { buildPinPlan } from '../../../src/core/usecases/pin/plan';
 import { fateBrief } from '../../../src/shared/protection';
 import { listRepinsWarning, listTakeoverBrief, listTakeoverReason, listTrapBrief, listTrapHeading, listTrapReason } from '../../../src/shared/listTrap';
 

@@ -14,7 +14,7 @@ const TAG = 'docker.io/library/app:1.0';
 const DIGEST = 'docker.io/library/app@sha256:' + 'd'.repeat(64);
 const CRI_REF = ID; // the sha256:<image id> reference containerd 2.x's CRI makes
 
-// Labels as Holdfast's pin plan writes them (core/pins/plan.ts): CRI pin, no k3s label, provenance.
+// Labels as Holdfast's pin plan writes them (core/usecases/pin/plan.ts): CRI pin, no k3s label, provenance.
 const durable = { [CRI]: 'pinned', 'io.cri-containerd.image': 'managed', 'io.holdfast.pinned-by': 'tech@laptop', 'io.holdfast.pinned-at': '2026-03-01T08:00:00.000Z' };
 const k3sPinned = { [CRI]: 'pinned', [K3S]: 'pinned', 'io.cri-containerd.image': 'managed' };
 

@@ -8,7 +8,7 @@ import { formatBytes } from '../../../shared/format';
 import { plural } from '../../../shared/wording';
 import { HoldfastError } from '../../errors';
 import type { NodeSession } from '../../node/session';
-import type { OpsContext } from '../operations';
+import type { OpsContext } from '../inventory';
 import { ProgressMeter } from '../upload/progress';
 import type { SpooledBundle } from './bundle';
 import { deliverDirect, type DirectNodeResult, type DirectPhase, type DirectProgress } from './write';

@@ -1,7 +1,7 @@
 // The import across many nodes: in parallel (bounded), each node on its own — a failure on
 // one leaves the others' work intact and reported.
 import type { JobNodeProgress } from '../../../shared/domain/jobs';
-import type { OpsContext } from '../operations';
+import type { OpsContext } from '../inventory';
 import type { NodeSession } from '../../node/session';
 import { DEFAULT_IMPORT_PARALLEL, type ImportOptions, type ImportTuning } from '../../../shared/importOptions';
 import { mapLimit } from '../../../shared/mapLimit';

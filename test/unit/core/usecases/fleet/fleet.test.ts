@@ -16,7 +16,7 @@ import {
   type FleetReport,
   type NodeProbe,
 } from '../../../../../src/core/usecases/fleet';
-import type { OpsContext } from '../../../../../src/core/usecases/operations';
+import type { OpsContext } from '../../../../../src/core/usecases/inventory';
 import type { ImageRef } from '../../../../../src/shared/domain/images';
 import type { PinState } from '../../../../../src/shared/domain/pins';
 

@@ -3,10 +3,10 @@
 // containerd stopped right after it wrote the labels — is hit at random by the chaos suite
 // (test/integration/chaos.test.ts); this pins the rule down for each kind of failure.
 import { describe, expect, it } from 'vitest';
-import type { ContainerdClient, ContainerdImage } from '../../../../src/core/containerd/client';
-import { HoldfastError } from '../../../../src/core/errors';
-import { applyPinPlan } from '../../../../src/core/pins/apply';
-import type { LabelChange, PinPlan } from '../../../../src/shared/domain/pins';
+import type { ContainerdClient, ContainerdImage } from '../../../../../src/core/containerd/client';
+import { HoldfastError } from '../../../../../src/core/errors';
+import { applyPinPlan } from '../../../../../src/core/usecases/pin/apply';
+import type { LabelChange, PinPlan } from '../../../../../src/shared/domain/pins';
 
 const K3S = { 'io.cattle.k3s.pinned': 'pinned', 'io.cri-containerd.pinned': 'pinned' };
 const DURABLE = { 'io.cri-containerd.pinned': 'pinned' };

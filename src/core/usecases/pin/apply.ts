@@ -2,10 +2,13 @@
 // keys that change (labels.<key>), so labels written concurrently by k3s, CRI or anyone else
 // are never clobbered; setting the CRI pin and removing the distro label happen in the same
 // update, so no moment exists with neither. Then every reference is read back and verified.
-import type { LabelChange, PinPlan } from '../../shared/domain/pins';
-import type { ContainerdClient } from '../containerd/client';
-import { HoldfastError } from '../errors';
-import { labelDelta } from './plan';
+// applyPinChange plans from a fresh inventory, applies, and writes the audit log.
+import type { LabelChange, PinPlan, PinTarget } from '../../../shared/domain/pins';
+import type { ContainerdClient } from '../../containerd/client';
+import { HoldfastError } from '../../errors';
+import type { NodeSession } from '../../node/session';
+import type { OpsContext } from '../inventory';
+import { labelDelta, planPinChange } from './plan';
 
 export interface ApplyPinOptions {
   /**
@@ -82,3 +85,32 @@ function withDelta(labels: Record<string, string>, delta: Record<string, string 
   }
   return out;
 }
+
+export async function applyPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {
+  const plan = await planPinChange(session, ctx, action, target);
+  if (plan.changes.length === 0) return plan;
+  // A change that could not be recorded is not made (lost-pin detection reads the log).
+  await ctx.audit.assertWritable();
+  const node = session.def.name;
+  let applied: PinPlan;
+  const made: LabelChange[] = [];
+  try {
+    applied = await applyPinPlan(session.containerd, plan, { onApplied: (c) => made.push(c) });
+  } catch (e) {
+    // The references changed before the failure (e.g. containerd restarting mid-plan) are in the
+    // log as changes, so lost-pin detection and `holdfast log` know every pin that was made.
+    const entry = { node, action, ...(made.length ? { changes: made } : {}), note: `failed: ${e instanceof Error ? e.message : String(e)}` };
+    if (made.length === 0) await ctx.audit.append(entry).catch(() => undefined); // nothing changed: the failure is what to report
+    else await ctx.audit.record(entry, `${pinChangeText(action, made, node)} before it failed (${e instanceof Error ? e.message : String(e)})`, `the ${action} of ${refsText(made)}`);
+    throw e;
+  }
+  await ctx.audit.record({ node, action, changes: applied.changes }, pinChangeText(action, applied.changes, node), `the ${action} of ${refsText(applied.changes)}`);
+  return applied;
+}
+
+const refsText = (changes: readonly LabelChange[]): string =>
+  changes.length <= 3 ? changes.map((c) => c.ref).join(', ') : `${changes.slice(0, 3).map((c) => c.ref).join(', ')} and ${changes.length - 3} more`;
+
+/** "pinned 2 references on lab-n1": a change already made, for a message that says so. */
+const pinChangeText = (action: 'pin' | 'unpin', changes: readonly LabelChange[], node: string): string =>
+  `${action === 'pin' ? 'pinned' : 'unpinned'} ${changes.length} reference${changes.length === 1 ? '' : 's'} on ${node}`;

@@ -1,19 +1,23 @@
-// What a pin or unpin operation changes, computed before anything is touched (pure), so the
-// app and the CLI can show exactly that as a preview.
+// What a pin or unpin operation changes, computed before anything is touched, so the app and
+// the CLI can show exactly that as a preview: planPinChange reads the node, buildPinPlan is pure.
 //
 // pin:   io.cri-containerd.pinned=pinned set and every distro pin label removed, on EVERY
 //        reference of the same image id (CRI merges references by image id), plus provenance.
 // unpin: the CRI pin and Holdfast's provenance removed from every reference of a durably
 //        pinned image; k3s-managed pins are left to k3s.
-import type { ImageRef } from '../../shared/domain/images';
-import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, PROVENANCE } from '../../shared/domain/labels';
-import type { LabelChange, PinPlan, PinTarget } from '../../shared/domain/pins';
-import { gcLabelWriteRefusal } from '../../shared/protection';
-import { findReference } from '../../shared/imageReference';
-import { listRepinsWarning } from '../../shared/listTrap';
-import { resolvePinSet } from '../../shared/pinSet';
-import { archivesBringing, type FateArchive } from '../../shared/fate';
-import { HoldfastError } from '../errors';
+import type { ImageRef } from '../../../shared/domain/images';
+import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PINNED, PROVENANCE } from '../../../shared/domain/labels';
+import type { LabelChange, PinPlan, PinTarget } from '../../../shared/domain/pins';
+import { gcLabelWriteRefusal } from '../../../shared/protection';
+import { findReference } from '../../../shared/imageReference';
+import { listRepinsWarning } from '../../../shared/listTrap';
+import { resolvePinSet } from '../../../shared/pinSet';
+import { archivesBringing, type FateArchive } from '../../../shared/fate';
+import { HoldfastError } from '../../errors';
+import { localUser } from '../../audit/log';
+import { distroDisplayName } from '../../../shared/distro';
+import type { NodeSession } from '../../node/session';
+import { inventory, type OpsContext } from '../inventory';
 
 export interface Provenance {
   user: string;
@@ -148,4 +152,17 @@ export function labelDelta(change: LabelChange): Record<string, string | null> {
   const refusal = gcLabelWriteRefusal(change.ref, Object.keys(delta));
   if (refusal) throw new HoldfastError('INTERNAL', refusal);
   return delta;
+}
+
+export async function planPinChange(session: NodeSession, ctx: OpsContext, action: 'pin' | 'unpin', target: PinTarget): Promise<PinPlan> {
+  const inv = await inventory(session, ctx);
+  const plan = buildPinPlan(session.def.name, action, inv.images, target, inv.fateArchives, { user: localUser(), time: new Date().toISOString() }, distroDisplayName(inv.info.distro));
+  // A needed image the node lacks cannot be pinned: the plan says so, and where a copy is.
+  if ('needed' in target || ('pinSet' in target && target.pinSet.needed)) {
+    const named = new Set(plan.unchanged.map((u) => u.ref));
+    for (const m of inv.needs.missing.filter((x) => !named.has(x.ref))) {
+      plan.unchanged.push({ ref: m.ref, reason: `needed but not on the node${m.heldBy.length ? `: ${m.heldBy.join(', ')} holds it` : ''}; import it first` });
+    }
+  }
+  return plan;
 }

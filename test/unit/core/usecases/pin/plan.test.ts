@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { labelDelta, buildPinPlan } from '../../../../src/core/pins/plan';
-import { PROVENANCE } from '../../../../src/shared/domain/labels';
-import type { ImageRef } from '../../../../src/shared/domain/images';
-import { pinState } from '../../../../src/shared/pinState';
+import { labelDelta, buildPinPlan } from '../../../../../src/core/usecases/pin/plan';
+import { PROVENANCE } from '../../../../../src/shared/domain/labels';
+import type { ImageRef } from '../../../../../src/shared/domain/images';
+import { pinState } from '../../../../../src/shared/pinState';
 
 const ID1 = 'sha256:' + '1'.repeat(64);
 const ID2 = 'sha256:' + '2'.repeat(64);
