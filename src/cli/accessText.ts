@@ -2,8 +2,6 @@
 // command that works where the error is read. Core hands the data, never the command: a node not
 // saved yet (node add) has nothing for node edit to change, and `images` takes no host key flag.
 import type { Command } from 'commander';
-import { HoldfastError } from '../core/errors';
-import type { HostKeyAcceptance } from './hostKeys';
 import type { ErrorInfo } from '../shared/domain/errors';
 import type { NodeDef } from '../shared/domain/nodes';
 import type { AccessRemedy } from '../shared/remedy';
@@ -33,7 +31,7 @@ export function givenArgs(cmd: Command): string[] {
     if (done.has(key) || cmd.getOptionValueSource(key) !== 'cli') continue;
     const v: unknown = cmd.getOptionValue(key);
     if (key === 'acceptNewHostKey' && typeof v === 'object' && v !== null && 'fingerprints' in v) {
-      const acc = v as HostKeyAcceptance;
+      const acc = v as { ask: boolean; fingerprints: string[] }; // hostKeys.ts HostKeyAcceptance
       out.push(...acc.fingerprints.map((fp) => `${ACCEPT_FLAG}=${fp}`), ...(acc.ask ? [ACCEPT_FLAG] : []));
     } else if (typeof v === 'boolean') {
       // --sudo and --no-sudo set the same value: the flag that says this one.
@@ -63,16 +61,4 @@ export function checkHint(info: Pick<ErrorInfo, 'hint' | 'access' | 'remedy'>, d
     return `${info.hint ?? ''} To use sudo: ${commandLine([...argv.filter((a) => a !== '--no-sudo' && a !== '--sudo'), '--sudo'])}`.trim();
   }
   return errorHint(info);
-}
-
-/** A failed check of node add or node edit, its hint worded by checkHint (the error as it is when it has no access remedy). */
-export function checkError(e: unknown, def: Pick<NodeDef, 'name'>, argv: readonly string[]): unknown {
-  if (!(e instanceof HoldfastError) || !e.access) return e;
-  const hint = checkHint(e, def, argv);
-  return new HoldfastError(e.code, e.message, {
-    ...(hint !== undefined ? { hint } : {}),
-    ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
-    ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
-    cause: e,
-  });
 }

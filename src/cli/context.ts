@@ -8,7 +8,6 @@ import { HoldfastError } from '../core/errors';
 import type { NodeSession } from '../core/node/session';
 import type { AcceptNewHostKey } from '../core/ssh/hostKey';
 import type { NodeDef } from '../shared/domain/nodes';
-import type { LabelChange } from '../shared/domain/pins';
 import { terminalSafe } from './format';
 import type { OutputFormat } from './output';
 import { Screen } from './screen';
@@ -58,13 +57,6 @@ export async function withSession<T>(def: NodeDef, fn: (s: NodeSession) => Promi
   } finally {
     await session.close();
   }
-}
-
-/** "k: before → after" lines for the labels a change touches. */
-export function describeChange(c: LabelChange, indent = '    '): string {
-  const keys = [...new Set([...Object.keys(c.before), ...Object.keys(c.after)])].filter((k) => c.before[k] !== c.after[k]).sort();
-  const v = (s: string | undefined) => (s === undefined ? '(absent)' : terminalSafe(s));
-  return keys.map((k) => `${indent}${terminalSafe(k)}: ${v(c.before[k])} → ${v(c.after[k])}`).join('\n');
 }
 
 /**

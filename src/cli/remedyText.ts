@@ -1,7 +1,6 @@
 // A remedy as the terminal says it: core and the shared rules hand data (shared/remedy), never a
 // command line; this words it as the command that helps here. Every value goes through
 // shared/shellQuote, so nothing a node supplies can become shell syntax.
-import { HoldfastError } from '../core/errors';
 import { distroDisplayName } from '../shared/distro';
 import type { ErrorInfo } from '../shared/domain/errors';
 import type { Remedy, RemedyOf } from '../shared/remedy';
@@ -75,10 +74,4 @@ export function remedyText(r: RemedyOf<'k3s-start-or-direct'>, file: string): st
 /** An error's hint as the terminal says it: its remedy worded where it has one, else core's words. */
 export function errorHint(info: Pick<ErrorInfo, 'hint' | 'remedy'>): string | undefined {
   return info.remedy ? remedyHint(info.remedy, info.hint) : info.hint;
-}
-
-/** The error with its import remedy worded as its hint (an error without one as it is). */
-export function withRemedyHint(e: HoldfastError, file: string): HoldfastError {
-  if (e.remedy?.action !== 'k3s-start-or-direct') return e;
-  return new HoldfastError(e.code, e.message, { hint: remedyText(e.remedy, file), remedy: e.remedy });
 }

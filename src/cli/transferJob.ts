@@ -5,6 +5,7 @@ import type { ErrorInfo } from '../shared/domain/errors';
 import type { Job, JobNodeProgress, JobNodeResult } from '../shared/domain/jobs';
 import { humanSize, terminalSafe } from './format';
 import { savedNodeHint } from './accessText';
+import { remedyText } from './remedyText';
 import { nodePatch } from './jobs';
 import { ProgressBoard } from './progress';
 import type { Screen } from './screen';
@@ -36,6 +37,12 @@ export function nodeError(n: JobNodeProgress): HoldfastError {
   const e = new HoldfastError(code, message, extra);
   if (access) e.access = access;
   return e;
+}
+
+/** The error with its import remedy worded as its hint (an error without one as it is). */
+export function withRemedyHint(e: HoldfastError, file: string): HoldfastError {
+  if (e.remedy?.action !== 'k3s-start-or-direct') return e;
+  return new HoldfastError(e.code, e.message, { hint: remedyText(e.remedy, file), remedy: e.remedy });
 }
 
 /**

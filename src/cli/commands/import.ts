@@ -12,10 +12,9 @@ import { positiveInt, positiveSeconds } from '../options';
 import { EXIT, exitCodeFor } from '../exit';
 import { humanSize, terminalSafe } from '../format';
 import { helpAfter } from '../help';
-import { withRemedyHint } from '../remedyText';
 import { followJob } from '../jobs';
 import { ProgressBoard } from '../progress';
-import { importResultLine, jobRows, nodeError } from '../transferJob';
+import { importResultLine, jobRows, nodeError, withRemedyHint } from '../transferJob';
 
 // It runs as the service's job (jobs.startImport), in this process: the
 // service inspects the archive (refusing what k3s would not import before anything is sent),

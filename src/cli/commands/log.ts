@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { AuditLog } from '../../core/audit/log';
 import { holdfastHome } from '../../core/config/home';
-import { describeChange, type Cli } from '../context';
+import type { Cli } from '../context';
+import { describeChange } from '../pinPlan';
 import { JSON_HELP, printedAsJson } from '../output';
 import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';

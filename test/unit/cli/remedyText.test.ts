@@ -2,8 +2,7 @@
 // item 3; #47, item 2): every value a node supplies quoted, so a shell reads back what was meant.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { errorHint, remedyCommand, remedyHint, remedyText, withRemedyHint } from '../../../src/cli/remedyText';
-import { HoldfastError } from '../../../src/core/errors';
+import { errorHint, remedyCommand, remedyHint, remedyText } from '../../../src/cli/remedyText';
 import { archiveRemedy, pinArchiveCommand } from '../../../src/shared/archiveRemedy';
 import type { Remedy, RemedyOf } from '../../../src/shared/remedy';
 
@@ -66,14 +65,5 @@ describe('remedyText', () => {
     expect(remedyText(remedy, "/tmp/it's here/app.tar")).toBe(
       "restart RKE2 on n1, whose start imports site's app.tar, then run this import again; or, without RKE2: holdfast import n1 '/tmp/it'\\''s here/app.tar' --direct, then holdfast rm-archive n1 'site'\\''s app.tar'",
     );
-  });
-
-  it('becomes the hint of an error that carries it; an error without one stays as it is', () => {
-    const e = new HoldfastError('TIMEOUT', 'RKE2 will not import it', { hint: 'core words', remedy });
-    const worded = withRemedyHint(e, '/tmp/app.tar');
-    expect(worded.hint).toBe(remedyText(remedy, '/tmp/app.tar'));
-    expect(worded.toInfo()).toMatchObject({ code: 'TIMEOUT', message: 'RKE2 will not import it', remedy });
-    const plain = new HoldfastError('TIMEOUT', 'k3s did not import it', { hint: 'run the import again' });
-    expect(withRemedyHint(plain, '/tmp/app.tar')).toBe(plain);
   });
 });

@@ -1,13 +1,13 @@
 // holdfast node add — one node, checked once over SSH before it is saved (unless --no-check).
 import type { Command } from 'commander';
-import { checkError, givenArgs } from '../../accessText';
+import { givenArgs } from '../../accessText';
 import { HoldfastError } from '../../../core/errors';
 import { distroDisplayName } from '../../../shared/distro';
 import type { NodeInput } from '../../../shared/domain/nodes';
 import { parsePort, withSession, type Cli } from '../../context';
 import { helpAfter } from '../../help';
 import { acceptNewHostKeyOption, hostKeyAcceptance, type HostKeyAcceptance } from '../../hostKeys';
-import { HOST_KEY_NOTE, K8S_NODE_NOTE, LOGIN_NOTE, imagesDirLine, nodes } from './notes';
+import { HOST_KEY_NOTE, K8S_NODE_NOTE, LOGIN_NOTE, checkError, imagesDirLine, nodes } from './notes';
 
 /** The options of node add, as commander parses them. */
 interface AddOptions {

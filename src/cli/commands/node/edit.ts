@@ -1,12 +1,12 @@
 // holdfast node edit — change a node, re-checked over SSH when how it is reached changes.
 import type { Command } from 'commander';
-import { checkError, givenArgs } from '../../accessText';
+import { givenArgs } from '../../accessText';
 import { HoldfastError } from '../../../core/errors';
 import type { NodeDef, NodeInfo, NodeInput } from '../../../shared/domain/nodes';
 import { parsePort, withSession, type Cli } from '../../context';
 import { helpAfter } from '../../help';
 import { acceptNewHostKeyOption, refuseUnmatched, trackedAcceptance, verifiedKeys, type HostKeyAcceptance } from '../../hostKeys';
-import { HOST_KEY_NOTE, K8S_NODE_NOTE, LOGIN_NOTE, imagesDirLine, nodes } from './notes';
+import { HOST_KEY_NOTE, K8S_NODE_NOTE, LOGIN_NOTE, checkError, imagesDirLine, nodes } from './notes';
 
 /** The options of node edit, as commander parses them: a --no-X flag makes X false. */
 interface EditOptions {

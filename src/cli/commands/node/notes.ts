@@ -1,5 +1,8 @@
-// What node add and node edit share: the long help notes, the images dir line, the lazy validator.
+// What node add and node edit share: the long help notes, the images dir line, the lazy validator,
+// a failed check's error.
 import { describeImagesDir } from '../../../core/node/distroConfig';
+import { HoldfastError } from '../../../core/errors';
+import { checkHint } from '../../accessText';
 import { ASSUMED_DISTRO, distroDisplayName } from '../../../shared/distro';
 import type { NodeDef, NodeInfo } from '../../../shared/domain/nodes';
 
@@ -22,3 +25,15 @@ export const K8S_NODE_NOTE =
 /** What --auth and --sudo do in full (node add and node edit). */
 export const LOGIN_NOTE =
   '--auth password or keyboard-interactive: the answers are asked on the terminal when Holdfast connects, never stored. --sudo: log in as a non-root --user and reach containerd and the images dir through `sudo -n` (passwordless sudo for them).';
+
+/** A failed check of node add or node edit, its hint worded by checkHint (the error as it is when it has no access remedy). */
+export function checkError(e: unknown, def: Pick<NodeDef, 'name'>, argv: readonly string[]): unknown {
+  if (!(e instanceof HoldfastError) || !e.access) return e;
+  const hint = checkHint(e, def, argv);
+  return new HoldfastError(e.code, e.message, {
+    ...(hint !== undefined ? { hint } : {}),
+    ...(e.fingerprint !== undefined ? { fingerprint: e.fingerprint } : {}),
+    ...(e.expectedFingerprint !== undefined ? { expectedFingerprint: e.expectedFingerprint } : {}),
+    cause: e,
+  });
+}
