@@ -4,7 +4,8 @@
 //   core      no electron, renderer, server, main, cli, preload
 //   renderer  its own files and shared, npm packages for the web; no Node builtins, no electron
 //   main      no server (the transport-neutral dispatcher lives in shared), no renderer
-//   shared    nothing from other src layers, no Node builtins, no electron
+//   shared    nothing from other src layers, no Node builtins, no electron; no npm package but zod and yaml
+//   printers  the CLI's printers import only shared, packages and other printers (no core)
 //   preload   only shared and electron, and no zod at run time (the sandboxed bundle)
 //   core      one direction inside: each part imports only the parts below it (CORE_PARTS)
 //   src       no import cycles (type-only imports included: they still tie the modules together)
@@ -191,6 +192,25 @@ const againstCoreDirection = (file: string) => (e: Edge) => {
   return a === undefined || b === undefined || b >= a;
 };
 
+/**
+ * The npm packages a verdict or record (src/shared) may use, pure parsers and checks: zod (the
+ * contract's schemas, the pin set's format) and yaml (a pin set file's text). No other: an
+ * adapter's package (ssh2, grpc-js…) never reaches a rule, so a verdict stays a pure function.
+ */
+const SHARED_PACKAGES: ReadonlySet<string> = new Set(['zod', 'yaml']);
+
+/**
+ * The CLI's printers: modules whose job is turning results into text for the terminal. They import
+ * only shared, npm packages and each other, so no core type or code reaches one, not even through
+ * another CLI module; whatever they need is passed in (#47). Every src/cli/*Text.ts is one.
+ */
+const CLI_PRINTERS: ReadonlySet<string> = new Set(
+  ['output', 'format', 'fit', 'screen', 'progress', 'help', 'pinPlan', 'lostPins', 'transferRows', 'pinText', 'peersText', 'registriesText', 'kubeNodeText', 'remedyText'].map(
+    (m) => `src/cli/${m}.ts`,
+  ),
+);
+const isPrinter = (file: string) => CLI_PRINTERS.has(file) || /^src\/cli\/[^/]+Text\.ts$/.test(file);
+
 interface Rule {
   name: string;
   /** A src layer, or '*' for every file under src. */
@@ -229,10 +249,24 @@ const RULES: Rule[] = [
     injected: ['src/cli/output.ts', { spec: '../core/errors', target: 'src/core/errors.ts', typeOnly: true }],
   },
   {
+    name: "printers (CLI_PRINTERS, src/cli/*Text.ts) import only shared, packages and other printers: never core, not even through the CLI's other modules (#47)",
+    layer: 'cli',
+    bad: (e, file) => isPrinter(file) && e.target !== undefined && !e.target.startsWith('src/shared/') && !isPrinter(e.target),
+    // the type of the CLI's context, which imports core: a printer is handed its output instead
+    injected: ['src/cli/pinPlan.ts', { spec: './context', target: 'src/cli/context.ts', typeOnly: true }],
+  },
+  {
     name: 'shared imports nothing from the other layers, no Node builtins and no electron',
     layer: 'shared',
     bad: (e) => outsideLayers('shared')(e) || (isPackage(e) && (isBuiltin(e.spec) || isElectron(e))),
     injected: ['src/shared/x.ts', { spec: 'electron', typeOnly: false }],
+  },
+  {
+    name: 'verdicts and records (src/shared) import no adapter: no core, no Node builtin, no npm package but SHARED_PACKAGES (#47)',
+    layer: 'shared',
+    bad: (e) => intoLayers('core')(e) || (isPackage(e) && (isBuiltin(e.spec) || !SHARED_PACKAGES.has(packageOf(e.spec)))),
+    // an adapter's package, type-only: the general shared rule above lets it through
+    injected: ['src/shared/fate.ts', { spec: 'ssh2', typeOnly: true }],
   },
   {
     name: 'preload imports only shared and electron',
