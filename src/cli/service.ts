@@ -60,14 +60,25 @@ export function lazyService(): LazyService {
   let local: NodeDef | undefined;
   const loadService = async (): Promise<Loaded> => {
     if (local) {
-      const [{ createHandlers }, { dispatch }, { LocalNodeSession }] = await Promise.all([import('../core/service'), import('../server/dispatch'), import('../core/node/localSession')]);
+      const [{ createHandlers }, { dispatch }, { dispatchGuards }, { LocalNodeSession }] = await Promise.all([
+        import('../core/service'),
+        import('../shared/dispatch'),
+        import('../core/payload'),
+        import('../core/node/localSession'),
+      ]);
       // No SSH, so no secrets to ask; a fleet run never asks either.
       const service = createHandlers({ nodes: [local], openSession: (def) => LocalNodeSession.open(def), jobThrottleMs: 0, fleetCredentials: false });
-      return { service, dispatch };
+      return { service, dispatch: (h, channel, raw) => dispatch(h, channel, raw, dispatchGuards) };
     }
     // A command that named its node is connecting already: the service loads during the handshake.
     await head.connecting();
-    const [{ createHandlers }, { dispatch }, { NodeSession }, tty] = await Promise.all([import('../core/service'), import('../server/dispatch'), import('../core/node/session'), credentials()]);
+    const [{ createHandlers }, { dispatch }, { dispatchGuards }, { NodeSession }, tty] = await Promise.all([
+      import('../core/service'),
+      import('../shared/dispatch'),
+      import('../core/payload'),
+      import('../core/node/session'),
+      credentials(),
+    ]);
     const service = createHandlers({
       credentials: tty,
       openSession: async (def, opts) => (await head.adopt(def, opts)) ?? NodeSession.open(def, opts),
@@ -76,7 +87,7 @@ export function lazyService(): LazyService {
       jobThrottleMs: 0,
       fleetCredentials: false,
     });
-    return { service, dispatch };
+    return { service, dispatch: (h, channel, raw) => dispatch(h, channel, raw, dispatchGuards) };
   };
   const load = () => (loaded ??= loadService());
   return {

@@ -1,6 +1,6 @@
 // The shared dispatcher (src/shared/dispatch.ts) bound to the guards of the process that owns
-// the nodes (src/core/payload.ts): what `holdfast serve` and the CLI's in-process routing call.
-// Electron main binds the same two itself (src/main/ipc.ts); it imports nothing from here.
+// the nodes (src/core/payload.ts): what `holdfast serve` calls. Electron main (src/main/ipc.ts)
+// and the CLI (src/cli/service.ts) bind the same two themselves; they import nothing from here.
 import { dispatchGuards } from '../core/payload';
 import { dispatch as dispatchWith } from '../shared/dispatch';
 import type { Envelope } from '../shared/contract';
