@@ -2,6 +2,7 @@
 // signature counts only if it verifies with a given key AND what it signs is exactly the digest
 // that will be written to the node. Reading and checking signatures is core's; this decides.
 import { compareText } from './compareText';
+import { SIGNATURE_LABELS } from './domain/labels';
 import { parseReference } from './imageReference';
 
 export type SignatureFormat = 'bundle' | 'legacy';
@@ -100,4 +101,32 @@ function sameRepository(a: string, b: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a reference's labels say Holdfast verified at import (images --json `signature`). */
+export type SignatureRecord = { verified: true; by: string; format: SignatureFormat; at: string } | { verified: false; reason: string; at: string };
+
+/** The labels that record a verdict on the image: every key set, or removed when it does not apply. */
+export function signatureLabels(v: SignatureVerdict): Record<string, string | null> {
+  const L = SIGNATURE_LABELS;
+  if (v.verified) return { [L.verified]: 'true', [L.by]: v.by, [L.format]: v.format, [L.at]: v.at, [L.reason]: null };
+  return { [L.verified]: 'false', [L.by]: null, [L.format]: null, [L.at]: v.at, [L.reason]: v.reason };
+}
+
+/** The record a reference's labels make; null when Holdfast never verified it (or the labels are not its own). */
+export function signatureRecord(labels: Readonly<Record<string, string>>): SignatureRecord | null {
+  const L = SIGNATURE_LABELS;
+  const at = labels[L.at];
+  if (at === undefined) return null;
+  const format = labels[L.format];
+  const by = labels[L.by];
+  if (labels[L.verified] === 'true' && by && (format === 'bundle' || format === 'legacy')) return { verified: true, by, format, at };
+  if (labels[L.verified] === 'false') return { verified: false, reason: labels[L.reason] ?? 'not verified', at };
+  return null;
+}
+
+/** A table cell: "key 3f1c2a4b (bundle)", "NOT VERIFIED", or "-" when never verified. */
+export function signatureBrief(r: SignatureRecord | null | undefined): string {
+  if (!r) return '-';
+  return r.verified ? `key ${r.by.slice(0, 8)} (${r.format})` : 'NOT VERIFIED';
 }

@@ -9,6 +9,7 @@ import type { NodeInfo } from '../../shared/domain/nodes';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
 import { readK3sImportCache, scanImagesDir, type IndexCache, type ScannedFile } from '../archives/scan';
 import { cacheVerdict, type CacheVerdict, type K3sImportCache } from '../../shared/importCache';
+import { signatureRecord } from '../../shared/signatures';
 import { predictFates, type FateArchive, type FatePrepull } from '../../shared/fate';
 import { checkComplete, type Completeness } from '../images/completeness';
 import type { BaseImageRef } from '../images/list';
@@ -123,7 +124,7 @@ export async function readImagesInventory(session: NodeSession, opts: InventoryO
   const distributionSourced = needsKnown(nodeNeeds) ? new Set<string>() : await distributionSourcedTargets(session, pinnedRefs);
   const kubelet = await kubeletRead;
   const judged = applyNeeds(pinnedRefs, protection, nodeNeeds, { auditPinned, holders, distributionSourced, who, ...(kubelet ? { kubelet } : {}) });
-  return { info, platform, images: judged.refs, files, fateArchives, prepull, importCache, needs: judged.report, cluster };
+  return { info, platform, images: judged.refs.map(withSignature), files, fateArchives, prepull, importCache, needs: judged.report, cluster };
 }
 
 /** What the next start does with each archive and pre-pull list of the images dir (fate/predict's input). */
@@ -168,6 +169,9 @@ function protectedRefs(baseRefs: BaseImageRef[], fateArchives: FateArchive[], pr
   });
   return { pinnedRefs, protection, who };
 }
+
+/** What Holdfast verified of the reference's signature at import, from its labels (shared/signatures). */
+const withSignature = (r: ImageRef): ImageRef => ({ ...r, signature: signatureRecord(r.labels) });
 
 /** Content labels k3s sets on what it imports (k3s PR #13221), read for provenance. */
 const DISTRIBUTION_SOURCE = 'containerd.io/distribution.source.';

@@ -2,6 +2,7 @@
 // (ImageRef) composes the record with the verdicts it shows. Each verdict has one named function.
 import type { PeerServing } from '../embeddedRegistry';
 import type { ListTrap } from '../listTrap';
+import type { SignatureRecord } from '../signatures';
 import type { RefNeed } from '../needVerdict';
 import type { LostPin } from './lostPins';
 import type { Fate, PinState } from './pins';
@@ -72,6 +73,14 @@ export interface PeersVerdict {
   peers?: PeerServing;
 }
 
+/**
+ * What Holdfast verified of the image's signature when it imported it, from its labels
+ * (shared/signatures signatureRecord): null when it never verified one.
+ */
+export interface SignatureVerdict {
+  signature?: SignatureRecord | null;
+}
+
 /** One reference as the views show it: the record and every verdict about it. */
 export type ImageRef = ImageRecord &
   PinVerdict &
@@ -80,4 +89,5 @@ export type ImageRef = ImageRecord &
   LostPinVerdict &
   NeedVerdict &
   ListTrapVerdict &
-  PeersVerdict;
+  PeersVerdict &
+  SignatureVerdict;

@@ -12,3 +12,14 @@ export const PROVENANCE = {
   at: 'io.holdfast.pinned-at',
   from: 'io.holdfast.pinned-from',
 } as const;
+/**
+ * What Holdfast verified of an image's signature when it imported it (#48), on the image beside
+ * the pin: verified true/false, by (the key's fingerprint), format, at; reason when refused.
+ */
+export const SIGNATURE_LABELS = {
+  verified: 'io.holdfast.signature.verified',
+  by: 'io.holdfast.signature.by',
+  format: 'io.holdfast.signature.format',
+  at: 'io.holdfast.signature.at',
+  reason: 'io.holdfast.signature.reason',
+} as const;

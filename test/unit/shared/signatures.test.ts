@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bindSignatures, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, type SignatureCheck } from '../../../src/shared/signatures';
+import { SIGNATURE_LABELS } from '../../../src/shared/domain/labels';
+import { bindSignatures, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -83,5 +84,38 @@ describe("referenceMismatch: the legacy payload's docker-reference against the i
   it('is a warning, or an error when strict', () => {
     expect(referenceMismatch('mirror.site/app:1', 'reg.example/app', false)?.level).toBe('warning');
     expect(referenceMismatch('mirror.site/app:1', 'reg.example/app', true)?.level).toBe('error');
+  });
+});
+
+describe('signature labels: the verdict recorded on the image, and read back', () => {
+  /** Applies a label delta as containerd's update does (null removes the key). */
+  const apply = (labels: Record<string, string>, delta: Record<string, string | null>) => {
+    const out = { ...labels };
+    for (const [k, v] of Object.entries(delta)) {
+      if (v === null) delete out[k];
+      else out[k] = v;
+    }
+    return out;
+  };
+
+  it('a verified verdict round-trips to {verified, by, format, at}', () => {
+    const labels = apply({ other: 'x' }, signatureLabels(bindSignatures(D, [good({ format: 'bundle' })], AT)));
+    expect(labels[SIGNATURE_LABELS.verified]).toBe('true');
+    expect(signatureRecord(labels)).toEqual({ verified: true, by: 'k1', format: 'bundle', at: AT });
+    expect(signatureBrief(signatureRecord(labels))).toBe('key k1 (bundle)');
+  });
+
+  it('a refused verdict round-trips with its reason, and clears a former signer', () => {
+    const was = apply({}, signatureLabels(bindSignatures(D, [good()], AT)));
+    const labels = apply(was, signatureLabels(bindSignatures(D, [], AT)));
+    expect(labels[SIGNATURE_LABELS.by]).toBeUndefined();
+    expect(signatureRecord(labels)).toEqual({ verified: false, reason: 'no signature', at: AT });
+    expect(signatureBrief(signatureRecord(labels))).toBe('NOT VERIFIED');
+  });
+
+  it('no labels, or labels that do not add up, are no record', () => {
+    expect(signatureRecord({})).toBeNull();
+    expect(signatureRecord({ [SIGNATURE_LABELS.at]: AT, [SIGNATURE_LABELS.verified]: 'true' })).toBeNull();
+    expect(signatureBrief(null)).toBe('-');
   });
 });
