@@ -150,6 +150,8 @@ async function runCommand(argv: string[], io: Io): Promise<number> {
     // acts on. On a terminal (not --wide) it wraps to its width; a log keeps it on one line.
     const width = cli.wide ? null : (io.errColumns?.() ?? null);
     io.err(width === null ? terminalSafe(line) : wrapLine(terminalSafe(line), width));
+    // Item by item (a refused archive's images): a line each, as safe as the message.
+    for (const d of info.details ?? []) io.err(terminalSafe(`  ${d}`));
     return info.code === 'INTERNAL' && !(e instanceof HoldfastError) ? EXIT.FAILURE : exitCodeFor(info.code);
   } finally {
     // The sessions the service opened for this command (none if it called no operation).

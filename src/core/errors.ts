@@ -13,11 +13,13 @@ export class HoldfastError extends Error {
   readonly expectedFingerprint?: string;
   /** What helps, as data (shared/remedy): the CLI words it as a command, the app as a sentence. */
   readonly remedy?: Remedy;
+  /** One line each under the message, item by item (ErrorInfo.details). */
+  readonly details?: string[];
 
   constructor(
     code: ErrorCode,
     message: string,
-    extra: { hint?: string; fingerprint?: string; expectedFingerprint?: string; remedy?: Remedy; cause?: unknown } = {},
+    extra: { hint?: string; fingerprint?: string; expectedFingerprint?: string; remedy?: Remedy; details?: string[]; cause?: unknown } = {},
   ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'HoldfastError';
@@ -26,6 +28,7 @@ export class HoldfastError extends Error {
     if (extra.fingerprint !== undefined) this.fingerprint = extra.fingerprint;
     if (extra.expectedFingerprint !== undefined) this.expectedFingerprint = extra.expectedFingerprint;
     if (extra.remedy !== undefined) this.remedy = extra.remedy;
+    if (extra.details?.length) this.details = extra.details;
   }
 
   toInfo(): ErrorInfo {
@@ -35,6 +38,7 @@ export class HoldfastError extends Error {
     if (this.expectedFingerprint) info.expectedFingerprint = this.expectedFingerprint;
     if (this.access) info.access = this.access;
     if (this.remedy) info.remedy = this.remedy;
+    if (this.details) info.details = this.details;
     return info;
   }
 }

@@ -27,4 +27,6 @@ export interface ErrorInfo {
   expectedFingerprint?: string;
   /** What helps, as data (shared/remedy): the CLI words it as a command, the app as a sentence. */
   remedy?: Remedy;
+  /** One line each under the message, item by item (a refused archive's images and why). */
+  details?: string[];
 }
