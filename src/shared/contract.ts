@@ -102,6 +102,15 @@ const fleetTimeout = z.number().positive().max(3600);
 /** A name in the images dir as given (upload --as); the upload itself says what it refuses and why. */
 const remoteName = z.string().min(1).max(4096).refine((p) => !p.includes('\0'), 'a name in the images dir');
 
+// Offline signature verification on this machine before anything is sent (shared/importOptions
+// SignatureOptions, #48): key and bundle files are read here, never on the node.
+const signatureOptions = {
+  keys: z.array(localFile).min(1).max(64).optional(),
+  bundles: z.array(localFile).min(1).max(1000).optional(),
+  allowUnsigned: z.boolean().optional(),
+  strictReference: z.boolean().optional(),
+};
+
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'an OpenSSH SHA256 fingerprint');
 
 export const channels = {
@@ -159,13 +168,14 @@ export const channels = {
       timeout: importTimeout.optional(),
       // Straight into containerd over the tunnel, only missing blobs (usecases/direct).
       direct: z.boolean().optional(),
+      ...signatureOptions,
     }),
     result: null as unknown as Job,
   },
   // One archive into one node's images dir, verified and resumable, no import (`holdfast upload`).
   // Like startImport, a bad archive is refused before the job starts: nothing is sent.
   'jobs.startUpload': {
-    args: z.strictObject({ node: name, path: localFile, as: remoteName.optional() }),
+    args: z.strictObject({ node: name, path: localFile, as: remoteName.optional(), ...signatureOptions }),
     result: null as unknown as Job,
   },
   'jobs.list': { args: z.strictObject({}), result: null as unknown as Job[] },

@@ -15,6 +15,19 @@ export interface ImportOptions {
   direct?: boolean;
 }
 
+/**
+ * Offline signature verification before anything is sent (#48): public key files (any one
+ * suffices per image), detached bundles, and what to do with images that do not verify.
+ */
+export interface SignatureOptions {
+  keys?: string[];
+  bundles?: string[];
+  /** Import unverified images too, marked as not verified (otherwise one refuses the archive). */
+  allowUnsigned?: boolean;
+  /** A legacy payload naming another repository than the imported name refuses the image. */
+  strictReference?: boolean;
+}
+
 /** Nodes an import works on at a time (`--parallel`, jobs.startImport's `parallel`). */
 export const DEFAULT_IMPORT_PARALLEL = 4;
 /** Seconds to wait, per node, for k3s to import the archive (`--timeout`, jobs.startImport's `timeout`). */

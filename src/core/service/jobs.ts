@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { LocalArchive } from '../../shared/domain/archives';
 import type { JobNodeProgress } from '../../shared/domain/jobs';
-import { DEFAULT_IMPORT_PARALLEL, importOptionsProblem } from '../../shared/importOptions';
+import { DEFAULT_IMPORT_PARALLEL, importOptionsProblem, type SignatureOptions } from '../../shared/importOptions';
 import { holdfastHome } from '../config/home';
 import { HoldfastError } from '../errors';
 import type { JobHandle } from '../jobs/manager';
@@ -15,6 +15,8 @@ import { spoolBundle } from '../usecases/direct/spool';
 import { importToNodes } from '../usecases/import/fleet';
 import { readLocalArchive } from '../usecases/import/localArchive';
 import { summary as importSummary } from '../usecases/import/run';
+import { checkArchiveSignatures, checkBundleSignatures, recordSignatures, signatureOptionsProblem, signatureSink, signatureWarnings, withoutSignatureManifests, type ArchiveSignatures } from '../usecases/import/signatures';
+import type { SignatureMembers } from '../signatures/archive';
 import { uploadArchive } from '../usecases/upload';
 import { uploadJobPatch } from '../usecases/upload/progress';
 import type { HandlersOf, ServiceParts } from './parts';
@@ -61,10 +63,11 @@ export function jobHandlers(parts: ServiceParts): Handlers {
 }
 
 /** The archive on this machine, read once; the reading's progress goes out as local.inspect events. */
-function readArchive({ disposing, emit }: ServiceParts, p: string): ReturnType<typeof readLocalArchive> {
+function readArchive({ disposing, emit }: ServiceParts, p: string, sink?: SignatureMembers | null): ReturnType<typeof readLocalArchive> {
   let last = 0;
   return readLocalArchive(p, {
     signal: disposing,
+    ...(sink ? { memberSink: sink.sink } : {}),
     onRead: (bytesRead, size) => {
       const now = Date.now();
       if (bytesRead < size && now - last < INSPECT_EVENT_MS) return;
@@ -90,28 +93,41 @@ async function runOnNodes<R>(
   job: JobHandle,
   deliver: (withSession: WithSession, onNode: (node: string, patch: NodePatch) => void) => Promise<Outcome<R>[]>,
   done: (result: R) => NodePatch,
+  signatures: ArchiveSignatures | null,
 ): Promise<void> {
-  const outcomes = await deliver(
-    (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e))),
-    (n, patch) => job.update(n, patch),
-  );
+  const withSession: WithSession = (n, fn) => pool.use(n, fn).catch((e: unknown) => (job.fail(n, e), Promise.reject(e)));
+  const outcomes = await deliver(withSession, (n, patch) => job.update(n, patch));
   for (const o of outcomes) {
-    if (o.ok) job.update(o.node, done(o.result));
-    else job.fail(o.node, o.error);
+    // What was verified goes on the images before the node counts as done (#48).
+    const recorded = o.ok && signatures ? await withSession(o.node, (s) => recordSignatures(s, signatures)).then(() => null, (e: unknown) => e) : null;
+    if (o.ok && recorded === null) job.update(o.node, withSignatureWarnings(done(o.result), signatures));
+    else job.fail(o.node, o.ok ? recorded : o.error);
   }
 }
 
+/** The verification's warnings (renamed images, images imported unverified) on the node's result. */
+function withSignatureWarnings(patch: NodePatch, signatures: ArchiveSignatures | null): NodePatch {
+  const more = signatureWarnings(signatures);
+  if (!more.length || !patch.result) return patch;
+  return { ...patch, result: { ...patch.result, warnings: [...(patch.result.warnings ?? []), ...more] } };
+}
+
 // Validate (the nodes are known, the options agree) → complete (the archive read) → run (the job).
-async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArchive, parallel, timeout, direct }: ImportRequest) {
+async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArchive, parallel, timeout, direct, ...sig }: ImportRequest) {
   await knownNodes(parts, nodes);
+  refuseSignatureOptions(sig);
   const problem = importOptionsProblem({ pin, removeArchive, direct });
   if (problem) {
     throw new HoldfastError('INVALID_INPUT', problem, {
       hint: direct ? 'Leave out --remove-archive: with --direct nothing lands in the images dir.' : 'Make the pins durable too ("make pins durable" in the app, --pin on the command line).',
     });
   }
-  if (direct) return startDirect(parts, nodes, p, parallel);
-  const archive = await readArchive(parts, p);
+  if (direct) return startDirect(parts, nodes, p, parallel, sig);
+  const sink = signatureSink(p, sig);
+  const read = await readArchive(parts, p, sink);
+  // Verified on this machine before any node is touched: a refusal sends nothing (#48).
+  const signatures = await checkArchiveSignatures(read.path, read.index, sink, sig);
+  const archive = withoutSignatureManifests(read, signatures);
   // The job's options and the core's are the same names (shared/importOptions.ts).
   const options = { pin, removeArchive, ...(parallel !== undefined ? { parallel } : {}), ...(timeout !== undefined ? { timeout } : {}) };
   return parts.jobs.start(
@@ -138,8 +154,15 @@ async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArc
             ...(r.warnings?.length ? { warnings: r.warnings } : {}),
           },
         }),
+        signatures,
       ),
   );
+}
+
+/** --bundle, --allow-unsigned and --strict-reference mean nothing without a key. */
+function refuseSignatureOptions(o: SignatureOptions): void {
+  const problem = signatureOptionsProblem(o);
+  if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint: "Give the public key the images were signed with (cosign's .pub file)." });
 }
 
 /**
@@ -147,7 +170,7 @@ async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArc
  * refused before any node is touched; its progress goes out as local.inspect events), then
  * each node gets what it lacks. The spool goes when the job ends.
  */
-async function startDirect(parts: ServiceParts, nodes: string[], p: string, parallel: number | undefined) {
+async function startDirect(parts: ServiceParts, nodes: string[], p: string, parallel: number | undefined, sig: SignatureOptions) {
   const { opts, pool, disposing, emit } = parts;
   const file = path.resolve(p);
   const size = await stat(file).then(
@@ -159,7 +182,7 @@ async function startDirect(parts: ServiceParts, nodes: string[], p: string, para
   // The first nodes' connections (SSH handshake, tunnel) are made while the archive is read.
   for (const n of nodes.slice(0, parallel ?? DEFAULT_IMPORT_PARALLEL)) void pool.get(n).catch(() => undefined);
   let last = 0;
-  const bundle = await spoolBundle(file, {
+  const spooled = await spoolBundle(file, {
     // A spool of its own (0700) under Holdfast's home, removed when the job ends (or the reading fails).
     dir: path.join(opts.home ?? holdfastHome(), 'spool'),
     signal: disposing,
@@ -170,6 +193,12 @@ async function startDirect(parts: ServiceParts, nodes: string[], p: string, para
       emit({ type: 'local.inspect', payload: { path: file, bytesRead, size: total } });
     },
   });
+  // Signature tags are never delivered as images; with a key, every image is verified first (#48).
+  const checked = await checkBundleSignatures(file, spooled, sig).catch(async (e: unknown) => {
+    await spooled.dispose();
+    throw e;
+  });
+  const bundle = { ...spooled, images: checked.images };
   const options = { pin: true, removeArchive: false, direct: true, ...(parallel !== undefined ? { parallel } : {}) };
   return parts.jobs.start(
     {
@@ -191,6 +220,7 @@ async function startDirect(parts: ServiceParts, nodes: string[], p: string, para
             message: directSummary(r),
             result: { relPath: '', sha256: '', uploaded: r.blobsSent > 0, resumedFrom: 0, summary: directSummary(r), ...(r.skipped.length ? { warnings: r.skipped } : {}) },
           }),
+          checked.signatures,
         );
       } finally {
         await bundle.dispose();
@@ -199,10 +229,14 @@ async function startDirect(parts: ServiceParts, nodes: string[], p: string, para
   );
 }
 
-async function startUpload(parts: ServiceParts, { node, path: p, as }: UploadRequest) {
+async function startUpload(parts: ServiceParts, { node, path: p, as, ...sig }: UploadRequest) {
   const { pool } = parts;
   await knownNodes(parts, [node]);
-  const archive = await readArchive(parts, p);
+  refuseSignatureOptions(sig);
+  const sink = signatureSink(p, sig);
+  const archive = await readArchive(parts, p, sink);
+  // The same checks as an import's: k3s imports what lands in the images dir (#48).
+  await checkArchiveSignatures(archive.path, archive.index, sink, sig);
   // `as` is the user's choice of the name in the images dir; the core calls it remoteName
   // because the import chooses one too (usecases/import/remoteName.ts).
   const remoteName = as ?? path.basename(archive.path);

@@ -11,7 +11,7 @@ import type { LocalArchive } from '../../../shared/domain/archives';
 import { classifyImagesDirPath, ARCHIVE_SUFFIXES } from '../../../shared/archiveSuffixes';
 import { UNDETECTED_DISTRO_NAME } from '../../../shared/distro';
 import { importWarnings } from '../../archives/importWarnings';
-import { ArchiveError, readArchiveIndex, type ArchiveIndex } from '../../archives/format/readIndex';
+import { ArchiveError, readArchiveIndex, type ArchiveIndex, type ReadArchiveIndexOptions } from '../../archives/format/readIndex';
 import { zstdRecompressHint } from '../../archives/format/zstdFrames';
 import { HoldfastError } from '../../errors';
 import { shellWord } from '../../../shared/shellQuote';
@@ -36,6 +36,8 @@ export interface ReadArchiveOptions {
   signal?: AbortSignal;
   /** The bytes of the file read so far, after each chunk of the one pass (for a progress line). */
   onRead?: (bytesRead: number, size: number) => void;
+  /** Receives members as they stream past in the same pass (the signatures an OCI layout carries). */
+  memberSink?: ReadArchiveIndexOptions['memberSink'];
 }
 
 /**
@@ -91,7 +93,7 @@ export async function readLocalArchive(file: string, opts: ReadArchiveOptions = 
   src.pipe(tee);
   let index: ArchiveIndex;
   try {
-    index = await readArchiveIndex(tee, { compression: kind.compression, verifyBlobs: true, ...(opts.signal ? { signal: opts.signal } : {}) });
+    index = await readArchiveIndex(tee, { compression: kind.compression, verifyBlobs: true, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.memberSink ? { memberSink: opts.memberSink } : {}) });
     // The index may be complete before the last bytes were read (trailing padding): finish the hash.
     if (!src.readableEnded) await new Promise<void>((resolve, reject) => {
       src.on('end', resolve);

@@ -1,0 +1,168 @@
+// Verifying an archive's images on this machine before any byte is sent (#48): every image it
+// would create on a node must carry a signature that verifies with a given key and binds to the
+// digest written (shared/signatures). One failing image refuses the whole archive, unless the
+// technician allows unsigned images; then the verdicts go on the images as labels after import.
+import path from 'node:path';
+import type { SignatureOptions } from '../../../shared/importOptions';
+import { isLegacySignatureTag, referenceMismatch, signatureLabels, type SignatureVerdict } from '../../../shared/signatures';
+import type { LabelChange } from '../../../shared/domain/pins';
+import { isImageIdRecord } from '../../../shared/imageReference';
+import { HoldfastError } from '../../errors';
+import type { NodeSession } from '../../node/session';
+import { applyPinPlan } from '../../pins/apply';
+import { readArchiveSignatures, SignatureMembers } from '../../signatures/archive';
+import { readPublicKey } from '../../signatures/keys';
+import type { ArchiveImage, ArchiveIndex } from '../../archives/format/readIndex';
+import type { BundleImage, SpooledBundle } from '../direct/bundle';
+import { UNDETECTED_DISTRO_NAME } from '../../../shared/distro';
+import type { SignatureLayout } from '../../signatures/layout';
+import { readBundleFiles, verifyImageSignatures } from '../../signatures/verify';
+
+/** An image the archive would create on a node: its name and the digest written (null: computed by containerd). */
+export interface ArchiveImageTarget {
+  name: string;
+  digest: string | null;
+}
+
+export interface ImageSignature {
+  name: string;
+  digest: string | null;
+  verdict: SignatureVerdict;
+}
+
+export interface ArchiveSignatures {
+  images: ImageSignature[];
+  /** Legacy payloads naming another repository than the imported name (not strict). */
+  warnings: string[];
+  /** The digests of the signature manifests the archive carries: never images, nothing to wait for. */
+  manifests?: ReadonlySet<string>;
+}
+
+/** Whether the options ask for verification at all (a key given). */
+export const verifying = (o: SignatureOptions): boolean => (o.keys?.length ?? 0) > 0;
+
+/** The options that make sense only with a key, refused without one. */
+export function signatureOptionsProblem(o: SignatureOptions): string | null {
+  if (verifying(o)) return null;
+  const orphan = [o.bundles?.length ? '--bundle' : null, o.allowUnsigned ? '--allow-unsigned' : null, o.strictReference ? '--strict-reference' : null].filter((f) => f !== null);
+  return orphan.length ? `${orphan.join(', ')} ${orphan.length === 1 ? 'needs' : 'need'} a key to verify with (--key FILE)` : null;
+}
+
+/** A legacy `.sig` tag however the name was written or normalised (bare, repo:tag, docker.io/library/…). */
+export const isSignatureTagName = (name: string): boolean => isLegacySignatureTag(name) || isLegacySignatureTag(name.slice(name.lastIndexOf('/') + 1));
+
+/** The images that become image records on a node: named, and not signature manifests. */
+export function importedImages(images: readonly ArchiveImage[], signatureManifests: ReadonlySet<string>): ArchiveImageTarget[] {
+  return images
+    .filter((i) => i.name !== null && !isSignatureTagName(i.refName ?? i.name) && !(i.targetDigest && signatureManifests.has(i.targetDigest)))
+    .map((i) => ({ name: i.name!, digest: i.targetDigest }));
+}
+
+/**
+ * k3s imports every named entry of an archive, so a legacy `.sig` tag would become an image on
+ * the node. An archive sent as it is cannot leave them out (the node checks the file's SHA-256),
+ * so it is refused; direct delivery writes only the images and leaves them out.
+ */
+export function refuseSignatureTags(file: string, images: readonly ArchiveImage[]): void {
+  const tags = images.filter((i) => i.name !== null && isSignatureTagName(i.refName ?? i.name));
+  if (tags.length === 0) return;
+  throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: it holds ${tags.length} cosign signature ${tags.length === 1 ? 'tag' : 'tags'} (${tags[0]!.name}${tags.length > 1 ? ', …' : ''}), which ${UNDETECTED_DISTRO_NAME}'s import would turn into images`, {
+    hint: 'Nothing was sent. Deliver it directly instead (it writes only the images and leaves the signatures out), or carry the signatures as bundles beside an archive without them.',
+  });
+}
+
+/** Collects an OCI layout's signatures in the archive's one read, when a key asks for them. */
+export const signatureSink = (file: string, o: SignatureOptions): SignatureMembers | null => (verifying(o) ? new SignatureMembers(path.basename(file)) : null);
+
+/** The checks on an archive sent as it is: no `.sig` tags; with a key, every image verified. */
+export async function checkArchiveSignatures(file: string, index: ArchiveIndex, members: SignatureMembers | null, o: SignatureOptions): Promise<ArchiveSignatures | null> {
+  refuseSignatureTags(file, index.images);
+  if (!members) return null;
+  const layout = index.format === 'oci' ? await members.layout() : null;
+  const sigs = layout ? await layout.signatureManifests() : new Set<string>();
+  return { ...(await verifyArchiveImages(file, importedImages(index.images, sigs), layout, o)), manifests: sigs };
+}
+
+/** The archive's images without its signature manifests (k3s creates no image for a referrer). */
+export function withoutSignatureManifests<A extends { index: ArchiveIndex }>(archive: A, signatures: ArchiveSignatures | null): A {
+  const sigs = signatures?.manifests;
+  if (!sigs?.size) return archive;
+  return { ...archive, index: { ...archive.index, images: archive.index.images.filter((i) => !(i.targetDigest && sigs.has(i.targetDigest))) } };
+}
+
+/**
+ * Direct delivery: the spooled images without signature tags (never delivered as images) and,
+ * with a key, every image verified; an OCI layout's signatures are read in a pass of their own.
+ */
+export async function checkBundleSignatures(file: string, bundle: SpooledBundle, o: SignatureOptions): Promise<{ images: BundleImage[]; signatures: ArchiveSignatures | null }> {
+  const images = bundle.images.map((i) => ({ ...i, names: i.names.filter((n) => !isSignatureTagName(n)) })).filter((i) => i.names.length > 0);
+  if (!verifying(o)) return { images, signatures: null };
+  const layout = bundle.kind === 'oci' ? (await readArchiveSignatures(file)).layout : null;
+  const sigs = layout ? await layout.signatureManifests() : new Set<string>();
+  const targets = images
+    .map((i) => ({ names: i.names, digest: 'index' in i.target ? i.target.index.digest : i.target.manifest.digest }))
+    .filter((i) => !sigs.has(i.digest))
+    .flatMap((i) => i.names.map((name) => ({ name, digest: i.digest })));
+  return { images: images.filter((i) => !sigs.has('index' in i.target ? i.target.index.digest : i.target.manifest.digest)), signatures: await verifyArchiveImages(file, targets, layout, o) };
+}
+
+/**
+ * The verdict on every image, read with the given keys and bundles on this machine. Refuses the
+ * archive (REFUSED, a line per failing image) unless unsigned images are allowed.
+ */
+export async function verifyArchiveImages(file: string, images: readonly ArchiveImageTarget[], layout: SignatureLayout | null, o: SignatureOptions, now = new Date()): Promise<ArchiveSignatures> {
+  const keys = await Promise.all((o.keys ?? []).map((k) => readPublicKey(k)));
+  const bundles = await readBundleFiles(o.bundles ?? []);
+  const out: ImageSignature[] = [];
+  const warnings: string[] = [];
+  const failures: string[] = [];
+  for (const img of images) {
+    // A docker-save archive names no manifest digest: containerd computes it, so nothing can bind to it here.
+    const verdict: SignatureVerdict = img.digest
+      ? await verifyImageSignatures(img.digest, keys, { ...(layout ? { layout } : {}), bundles }, now)
+      : { verified: false, refusal: { kind: 'no-signature' }, reason: 'no signature', at: now.toISOString() };
+    out.push({ ...img, verdict });
+    if (!verdict.verified) failures.push(`${img.name}: ${verdict.reason}`);
+    const mismatch = verdict.verified ? referenceMismatch(img.name, verdict.reference, o.strictReference === true) : null;
+    if (mismatch?.level === 'error') failures.push(`${img.name}: ${mismatch.text}`);
+    else if (mismatch) warnings.push(`${img.name}: ${mismatch.text}`);
+  }
+  if (failures.length && !(o.allowUnsigned && failures.length === out.filter((i) => !i.verdict.verified).length)) {
+    throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: ${failures.length} of ${images.length} images failed signature verification`, {
+      hint: 'Nothing was sent. Get the images signed by a key you were given (or the right key file), or allow unsigned images, which are imported marked as not verified.',
+      details: failures,
+    });
+  }
+  return { images: out, warnings };
+}
+
+/**
+ * Records each verdict on the node: the signature labels on every reference whose target is the
+ * verified digest (tag and digest reference; CRI's sha256:<id> record has no labels of its own).
+ */
+export async function recordSignatures(session: NodeSession, signatures: ArchiveSignatures): Promise<void> {
+  const refs = await session.listBaseImages();
+  const changes: LabelChange[] = [];
+  for (const img of signatures.images) {
+    const digest = img.digest ?? refs.find((r) => r.name === img.name)?.digest;
+    const delta = signatureLabels(img.verdict);
+    for (const r of refs) {
+      if (r.digest !== digest || isImageIdRecord(r.name)) continue;
+      const after = { ...r.labels };
+      for (const [k, v] of Object.entries(delta)) {
+        if (v === null) delete after[k];
+        else after[k] = v;
+      }
+      changes.push({ ref: r.name, imageId: r.imageId, before: r.labels, after });
+    }
+  }
+  // The pins' own label path: only the keys that change, the GC label guard, every write read back.
+  await applyPinPlan(session.containerd, { node: session.def.name, action: 'pin', changes, unchanged: [] });
+}
+
+/** What a node's result says beside the import: renamed images, and images imported unverified. */
+export function signatureWarnings(signatures: ArchiveSignatures | null): string[] {
+  if (!signatures) return [];
+  const unverified = signatures.images.filter((i) => !i.verdict.verified);
+  return [...signatures.warnings, ...unverified.map((i) => `${i.name} imported not verified (${i.verdict.verified ? '' : i.verdict.reason}), recorded so on the node`)];
+}
