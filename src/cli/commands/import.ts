@@ -14,6 +14,7 @@ import { humanSize, terminalSafe } from '../format';
 import { helpAfter } from '../help';
 import { followJob } from '../jobs';
 import { ProgressBoard } from '../progress';
+import { addSignatureFlags, signatureRequest, type SignatureFlags } from '../signatureFlags';
 import { importResultLine, jobRows, nodeError, withRemedyHint } from '../transferJob';
 
 // It runs as the service's job (jobs.startImport), in this process: the
@@ -28,7 +29,7 @@ function describeArchive(a: Job['archive']): string {
 }
 
 export function registerImportCommand(program: Command, cli: Cli): void {
-  program
+  const command = program
     .command('import')
     .summary('the guided air-gap import of an archive to nodes')
     .description('The guided air-gap import: inspect the archive, upload it to every node, wait for k3s to import it, make the pins durable, remove the archive.')
@@ -37,7 +38,8 @@ export function registerImportCommand(program: Command, cli: Cli): void {
     .option('--pin', 'make the pins durable once k3s has imported the images')
     .option('--remove-archive', 'then remove the archive safely (needs --pin)')
     .option('--parallel <n>', 'nodes at a time', positiveInt, DEFAULT_IMPORT_PARALLEL)
-    .option('--timeout <seconds>', 'how long to wait for k3s to import', positiveSeconds, DEFAULT_IMPORT_TIMEOUT)
+    .option('--timeout <seconds>', 'how long to wait for k3s to import', positiveSeconds, DEFAULT_IMPORT_TIMEOUT);
+  addSignatureFlags(command)
     .addHelpText(
       'after',
       helpAfter(
@@ -47,10 +49,13 @@ export function registerImportCommand(program: Command, cli: Cli): void {
           'holdfast import lab1-n1 lab1-n2 lab1-n3 ./site-bundle.tar.gz \\',
           '  --pin --remove-archive --parallel 2 --timeout 300',
           'holdfast import lab1-n1 lab1-n2 ./site-update.tar.zst --direct',
+          'holdfast import lab1-n1 ./signed-layout.tar --direct --key cosign.pub',
         ],
         [
           'An archive k3s would not import is refused before anything is sent. A node that fails does not stop the others; run the same command again to retry it (what is already on a node is not sent again).',
           '--pin --remove-archive is the safe order in one go: the archive goes only once every image it brings is verified complete and durably pinned.',
+          '--key verifies every image on this machine before anything is sent: each must carry a signature (in the OCI layout, or a --bundle) that verifies with a given key and signs exactly the digest written. One that does not refuses the whole archive, a line per image; --allow-unsigned imports it marked as not verified. What was verified is recorded on each image (images --json: signature).',
+          'An archive holding cosign .sig tags goes only with --direct, which leaves signatures out: k3s would import them as images.',
           '--direct needs no room for the archive on the node and no k3s watcher (RKE2, plain containerd): each node is sent only the blobs it lacks, the images are unpacked and pinned durably, and every reference is read back. Zarf packages and single-file Hauler hauls work too. An interrupted run resumes where it stopped.',
         ],
       ),
@@ -59,7 +64,7 @@ export function registerImportCommand(program: Command, cli: Cli): void {
 }
 
 /** The options of import, as commander parses them. */
-interface ImportOptions {
+interface ImportOptions extends SignatureFlags {
   direct?: boolean;
   pin?: boolean;
   removeArchive?: boolean;
@@ -93,6 +98,7 @@ function importRequest(args: string[], o: ImportOptions): ImportRequest {
     parallel: o.parallel,
     timeout: o.timeout,
     ...(o.direct ? { direct: true } : {}),
+    ...signatureRequest(o),
   };
 }
 

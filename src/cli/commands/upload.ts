@@ -10,6 +10,7 @@ import { cancelledError, followJob } from '../jobs';
 import { ProgressBoard } from '../progress';
 import { jobRows, nodeError, uploadResultLine } from '../transferJob';
 import { cancelledWhileSending } from '../../shared/uploadText';
+import { addSignatureFlags, signatureRequest, type SignatureFlags } from '../signatureFlags';
 
 // It runs as the service's job (jobs.startUpload), in this process, as the app's upload does. The
 // CLI shows the job's changes as they come and prints each node's result.
@@ -27,13 +28,15 @@ function cancelledUpload(n: JobNodeProgress, file: string): string {
 }
 
 export function registerUploadCommand(program: Command, cli: Cli): void {
-  program
-    .command('upload')
-    .summary('send an archive to a node (verified, resumable)')
-    .description("Send an archive into a node's images dir: verified by SHA-256 on the node, resumable, never half-visible to k3s.")
-    .argument('<node>', 'the node to send it to')
-    .argument('<file>', 'the image archive on this machine')
-    .option('--as <path>', 'name in the images dir (default: the file name)')
+  addSignatureFlags(
+    program
+      .command('upload')
+      .summary('send an archive to a node (verified, resumable)')
+      .description("Send an archive into a node's images dir: verified by SHA-256 on the node, resumable, never half-visible to k3s.")
+      .argument('<node>', 'the node to send it to')
+      .argument('<file>', 'the image archive on this machine')
+      .option('--as <path>', 'name in the images dir (default: the file name)'),
+  )
     .addHelpText(
       'after',
       helpAfter(
@@ -49,7 +52,7 @@ export function registerUploadCommand(program: Command, cli: Cli): void {
       const board = new ProgressBoard(process.stderr);
       let job: Job;
       try {
-        job = await followJob(cli, () => cli.call('jobs.startUpload', { node: name, path: abs, ...(o.as !== undefined ? { as: o.as as string } : {}) }), {
+        job = await followJob(cli, () => cli.call('jobs.startUpload', { node: name, path: abs, ...(o.as !== undefined ? { as: o.as as string } : {}), ...signatureRequest(o as SignatureFlags) }), {
           file: abs,
           board,
           err: cli.io.err,

@@ -1,0 +1,34 @@
+// The signature flags `import` and `upload` share (#48): keys and detached bundles are files on
+// this machine, read there before anything is sent; nothing goes on the network.
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { SignatureOptions } from '../shared/importOptions';
+
+/** The flags as commander parses them. */
+export interface SignatureFlags {
+  key?: string[];
+  bundle?: string[];
+  allowUnsigned?: boolean;
+  strictReference?: boolean;
+}
+
+/** A repeatable file flag: every value, as an absolute path. */
+const files = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), path.resolve(v)];
+
+export function addSignatureFlags(c: Command): Command {
+  return c
+    .option('--key <file>', "verify every image against this cosign public key first (repeatable: any one key suffices)", files)
+    .option('--bundle <file>', "a detached Sigstore bundle (cosign sign --bundle), matched by the digest it signs (repeatable)", files)
+    .option('--allow-unsigned', 'import images that do not verify too, recorded as not verified')
+    .option('--strict-reference', 'refuse an image whose legacy signature names another repository');
+}
+
+/** The contract's fields (jobs.startImport, jobs.startUpload) for the flags given. */
+export function signatureRequest(o: SignatureFlags): SignatureOptions {
+  return {
+    ...(o.key?.length ? { keys: o.key } : {}),
+    ...(o.bundle?.length ? { bundles: o.bundle } : {}),
+    ...(o.allowUnsigned ? { allowUnsigned: true } : {}),
+    ...(o.strictReference ? { strictReference: true } : {}),
+  };
+}
