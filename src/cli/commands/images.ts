@@ -12,6 +12,7 @@ import { gcBound, gcBoundBrief, imageProtection, losingOf, pinCounts, protection
 import { listTrapBrief, listTrapHeading } from '../../shared/listTrap';
 import { embeddedRegistryBrief, peersColumnApplies, type EmbeddedRegistryConfig } from '../../shared/embeddedRegistry';
 import { imageName, isImageIdRecord } from '../../shared/imageReference';
+import { signatureBrief } from '../../shared/signatures';
 import { criPinning, type CriPinning } from '../../shared/versions';
 import { commandLine } from '../../shared/shellQuote';
 import { connectsFirstNode, type Cli } from '../context';
@@ -90,6 +91,9 @@ const IMAGE_COLUMNS: readonly ColumnFit[] = [
 
 /** PEERS, shown while the node's embedded registry is on: it gives way after PLATFORMS. */
 const PEERS_COLUMN: ColumnFit = { kind: 'text', min: 5, want: 14, hide: 1.5 };
+
+/** SIGNED, shown when any image has a signature record (or with --wide): it gives way after PEERS. */
+const SIGNED_COLUMN: ColumnFit = { kind: 'text', min: 6, want: 14, hide: 1.75 };
 
 /** A reference's PEERS cell: yes, or why peers cannot pull it from this node (CRI's record: -). */
 const peersCell = (i: ImageRef) => (!i.peers ? '-' : i.peers.servable ? 'yes' : i.peers.brief);
@@ -197,11 +201,13 @@ function printImages(v: ImagesView): void {
   const { cli, node, screen, why, who } = v;
   const { images, lost, needs, embeddedRegistry } = v.report;
   const peersOn = peersColumnApplies(embeddedRegistry);
+  // What was verified at import (#48): a column only where there is something to say.
+  const signedOn = v.cli.wide || images.some((i) => i.signature);
   // One verdict per image, as kubelet sees it (shared/protection); references are the detail.
   const mode = criPinning(v.report.info.containerdVersion);
   const byImage = refsByImage(images);
   const protection = imageProtection(images, mode, who);
-  const inherited = printTable(v, byImage, protection, peersOn);
+  const inherited = printTable(v, byImage, protection, { peersOn, signedOn });
   if (inherited) out(v, INHERITED_NOTE);
   // The footer counts pins as the PIN column reads them, and as every other view counts them.
   const counts = pinCounts(images);
@@ -220,7 +226,7 @@ function printImages(v: ImagesView): void {
 }
 
 /** The images table; returns whether a row shows its image's pin (INHERITED). */
-function printTable(v: ImagesView, byImage: Map<string, ImageRef[]>, protection: Map<string, ImageProtection>, peersOn: boolean): boolean {
+function printTable(v: ImagesView, byImage: Map<string, ImageRef[]>, protection: Map<string, ImageProtection>, { peersOn, signedOn }: { peersOn: boolean; signedOn: boolean }): boolean {
   const { screen, who } = v;
   const images = v.report.images;
   // On a terminal each image's references are together (tags, digest references, CRI's record);
@@ -229,7 +235,7 @@ function printTable(v: ImagesView, byImage: Map<string, ImageRef[]>, protection:
   let inherited = false;
   v.cli.io.out(
     screen.table(
-      ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS', ...(peersOn ? ['PEERS'] : [])],
+      ['REFERENCE', 'PIN', 'AFTER RESTART', 'SITE NEED', 'IMAGE ID', 'SIZE', 'PLATFORMS', ...(peersOn ? ['PEERS'] : []), ...(signedOn ? ['SIGNED'] : [])],
       rows.map((i) => {
         const p = protection.get(protectionKey(i))!;
         const shown = refReading(i, byImage.get(protectionKey(i))!, p);
@@ -246,9 +252,10 @@ function printTable(v: ImagesView, byImage: Map<string, ImageRef[]>, protection:
           humanSize(i.size),
           screen.terminal ? i.platforms.join(', ') || '-' : i.platforms.join(',') || '-',
           ...(peersOn ? [peersCell(i)] : []),
+          ...(signedOn ? [signatureBrief(i.signature)] : []),
         ];
       }),
-      peersOn ? [...IMAGE_COLUMNS, PEERS_COLUMN] : IMAGE_COLUMNS,
+      [...IMAGE_COLUMNS, ...(peersOn ? [PEERS_COLUMN] : []), ...(signedOn ? [SIGNED_COLUMN] : [])],
     ),
   );
   return inherited;
