@@ -95,16 +95,16 @@ export function withoutSignatureManifests<A extends { index: ArchiveIndex }>(arc
  * with a key, every image verified; an OCI layout's signatures are read in a pass of their own.
  */
 export async function checkBundleSignatures(file: string, bundle: SpooledBundle, o: SignatureOptions): Promise<{ images: BundleImage[]; signatures: ArchiveSignatures | null }> {
-  const images = bundle.images.map((i) => ({ ...i, names: i.names.filter((n) => !isSignatureTagName(n)) })).filter((i) => i.names.length > 0);
-  if (!verifying(o)) return { images, signatures: null };
+  const named = bundle.images.map((i) => ({ ...i, names: i.names.filter((n) => !isSignatureTagName(n)) })).filter((i) => i.names.length > 0);
+  if (!verifying(o)) return { images: named, signatures: null };
   const layout = bundle.kind === 'oci' ? (await readArchiveSignatures(file)).layout : null;
   const sigs = layout ? await layout.signatureManifests() : new Set<string>();
-  const targets = images
-    .map((i) => ({ names: i.names, digest: 'index' in i.target ? i.target.index.digest : i.target.manifest.digest }))
-    .filter((i) => !sigs.has(i.digest))
-    .flatMap((i) => i.names.map((name) => ({ name, digest: i.digest })));
-  return { images: images.filter((i) => !sigs.has('index' in i.target ? i.target.index.digest : i.target.manifest.digest)), signatures: await verifyArchiveImages(file, targets, layout, o) };
+  const images = named.filter((i) => !sigs.has(targetDigest(i)));
+  const targets = images.flatMap((i) => i.names.map((name) => ({ name, digest: targetDigest(i) })));
+  return { images, signatures: { ...(await verifyArchiveImages(file, targets, layout, o)), manifests: sigs } };
 }
+
+const targetDigest = (i: BundleImage): string => ('index' in i.target ? i.target.index.digest : i.target.manifest.digest);
 
 /**
  * The verdict on every image, read with the given keys and bundles on this machine. Refuses the
