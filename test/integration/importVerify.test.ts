@@ -1,0 +1,201 @@
+// `holdfast import --key` (#48) on real lab nodes (containerd 2.x, 1.7 in the version matrix):
+// archives made from what cosign 3 and oras really write (lab/signing.ts) are verified on this
+// machine before any byte is sent. Signed images import with their provenance on the image;
+// one failing image refuses the whole archive and the node is left exactly as it was.
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labelsOf, listImages, startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
+import { run } from '../../lab/exec';
+import { makeSigningFixtures, type SigningFixtures } from '../../lab/signing';
+import { readPublicKey } from '../../src/core/signatures/keys';
+import { REF_NAME, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
+import { SIGNATURE_LABELS } from '../../src/shared/domain/labels';
+import { addLabNode, runCli, tempHome } from './support';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-import-verify-'));
+let fx: SigningFixtures;
+let lab: Lab;
+let home: string;
+let n: LabNodeHandle;
+let watcher: K3sWatcher;
+let fpA: string;
+const cli = (args: string[]) => runCli(args, { HOLDFAST_HOME: home }, 300_000);
+
+beforeAll(async () => {
+  fx = await makeSigningFixtures(dir);
+  fpA = (await readPublicKey(fx.keys.a.pub)).fingerprint;
+  lab = await startLab({ nodes: ['v1'] });
+  home = tempHome();
+  n = lab.node('v1');
+  await addLabNode(lab, n, home);
+  watcher = startK3sWatcher(n);
+}, 400_000);
+
+afterAll(async () => {
+  await watcher?.stop();
+  await lab?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
+const blobPath = (layout: string, digest: string): string => path.join(layout, 'blobs', 'sha256', digest.slice('sha256:'.length));
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+/** The name an image gets on the node: its layout tag under lab.local. */
+const named = (repo: string): string => `lab.local/${repo}:1`;
+
+let made = 0;
+/**
+ * A copy of the lab's layout keeping the images `repos` (named lab.local/<repo>:1) and their
+ * referrers (and those of `referrersOf`); with `sigTags`, the legacy `.sig` tags too. The
+ * index's platform manifests, which oras also lists unnamed, stay as blobs of the index.
+ * `edit` changes the copy (a tampered blob, a moved signature) before it is tarred.
+ */
+function archive(repos: string[], opts: { sigTags?: boolean; referrersOf?: string[]; edit?: (layout: string) => void } = {}): string {
+  const layout = path.join(dir, `layout-${++made}`);
+  cpSync(fx.layout, layout, { recursive: true });
+  const file = path.join(layout, 'index.json');
+  const index = readJson<{ manifests: Descriptor[] }>(file);
+  const kept = new Set([...index.manifests.filter((e) => repos.includes(e.annotations?.[REF_NAME] ?? '')).map((e) => e.digest), ...(opts.referrersOf ?? [])]);
+  index.manifests = index.manifests
+    .filter((e) => {
+      const ref = e.annotations?.[REF_NAME];
+      if (ref === undefined) return kept.has(readJson<OciManifest>(blobPath(layout, e.digest)).subject?.digest ?? '');
+      return repos.includes(ref) || (opts.sigTags === true && ref.endsWith('.sig'));
+    })
+    .map((e) => {
+      const ref = e.annotations?.[REF_NAME];
+      return ref && repos.includes(ref) ? { ...e, annotations: { ...e.annotations, [REF_NAME]: named(ref) } } : e;
+    });
+  writeFileSync(file, JSON.stringify(index));
+  opts.edit?.(layout);
+  return layout;
+}
+
+async function tar(layout: string): Promise<string> {
+  const out = `${layout}.tar`;
+  await run(['tar', '-cf', out, '-C', layout, '.']);
+  return out;
+}
+
+/** The bundle referrer of `digest` in a layout: its index entry and manifest. */
+function referrer(layout: string, digest: string): { entry: Descriptor; manifest: OciManifest } {
+  const index = readJson<{ manifests: Descriptor[] }>(path.join(layout, 'index.json'));
+  for (const entry of index.manifests) {
+    if (entry.annotations?.[REF_NAME]) continue;
+    const manifest = readJson<OciManifest>(blobPath(layout, entry.digest));
+    if (manifest.subject?.digest === digest) return { entry, manifest };
+  }
+  throw new Error(`no referrer of ${digest}`);
+}
+
+/** Rewrites a referrer's manifest as an attacker would: re-hashed, the index pointing at it. */
+function rewriteReferrer(layout: string, digest: string, edit: (m: OciManifest) => OciManifest): void {
+  const { entry, manifest } = referrer(layout, digest);
+  const data = Buffer.from(JSON.stringify(edit(manifest)));
+  writeFileSync(blobPath(layout, sha256(data)), data);
+  const file = path.join(layout, 'index.json');
+  const index = readJson<{ manifests: Descriptor[] }>(file);
+  index.manifests = index.manifests.map((e) => (e.digest === entry.digest ? { ...e, digest: sha256(data), size: data.length } : e));
+  writeFileSync(file, JSON.stringify(index));
+}
+
+/** What a refusal must leave alone: containerd's images and blobs, and the images dir. */
+async function nodeState(): Promise<{ images: string[]; content: string[]; dir: string[] }> {
+  const images = (await listImages(n)).map((i) => `${i.name} ${i.digest} ${JSON.stringify(i.labels)}`).sort();
+  const content = (await n.ctr(['content', 'ls', '-q'])).split('\n').filter(Boolean).sort();
+  return { images, content, dir: readdirSync(n.hostImagesDir).sort() };
+}
+
+async function expectRefused(args: string[], lines: string[]): Promise<void> {
+  const before = await nodeState();
+  const r = await cli(args);
+  expect(r.code, r.stderr).toBe(3);
+  expect(r.stderr).toMatch(/was refused: \d+ of \d+ images failed signature verification/);
+  for (const l of lines) expect(r.stderr.split('\n')).toContain(`  ${l}`);
+  expect(await nodeState()).toEqual(before);
+}
+
+describe('holdfast import --key: verified on this machine, recorded on the node', () => {
+  it('signed images (a bundle-signed image and an index) import, with their provenance on each image and in images --json', async () => {
+    const file = await tar(archive(['bundle', 'index']));
+    const r = await cli(['import', 'v1', file, '--pin', '--key', fx.keys.b.pub, '--key', fx.keys.a.pub]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const [repo, digest] of [['bundle', fx.images.bundle.digest], ['index', fx.images.index.digest]] as const) {
+      const labels = await labelsOf(n, named(repo));
+      expect(labels[SIGNATURE_LABELS.verified]).toBe('true');
+      expect(labels[SIGNATURE_LABELS.by]).toBe(fpA);
+      expect(labels[SIGNATURE_LABELS.format]).toBe('bundle');
+      // The index is verified as the digest of the index: the image record's target.
+      expect((await listImages(n)).find((i) => i.name === named(repo))!.digest).toBe(digest);
+    }
+    const j = await cli(['images', 'v1', '--json']);
+    const refs = JSON.parse(j.stdout) as { name: string; signature: unknown }[];
+    expect(refs.find((x) => x.name === named('index'))!.signature).toEqual({ verified: true, by: fpA, format: 'bundle', at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(readdirSync(n.hostImagesDir).length).toBeGreaterThan(0);
+  });
+
+  it('the wrong key refuses the whole archive, a line per image, and leaves the node untouched', async () => {
+    const file = await tar(archive(['rsa-bundle', 'ed25519-bundle']));
+    await expectRefused(['import', 'v1', file, '--pin', '--key', fx.keys.a.pub], [`${named('rsa-bundle')}: signed, but not by any given key`, `${named('ed25519-bundle')}: signed, but not by any given key`]);
+  });
+
+  it('one unsigned image refuses the signed one with it', async () => {
+    const file = await tar(archive(['bundle', 'unsigned']));
+    await expectRefused(['import', 'v1', file, '--key', fx.keys.a.pub], [`${named('unsigned')}: no signature`]);
+  });
+
+  it("a flipped byte in a bundle's DSSE signature refuses the archive", async () => {
+    const layout = archive(['rsa-bundle'], {
+      edit: (l) =>
+        rewriteReferrer(l, fx.imported.rsa.bundle.digest, (m) => {
+          const layer = m.layers![0]!;
+          const bundle = readJson<{ dsseEnvelope: { signatures: { sig: string }[] } }>(blobPath(l, layer.digest));
+          const sig = Buffer.from(bundle.dsseEnvelope.signatures[0]!.sig, 'base64');
+          sig[20] = sig[20]! ^ 0x01;
+          bundle.dsseEnvelope.signatures[0]!.sig = sig.toString('base64');
+          const data = Buffer.from(JSON.stringify(bundle));
+          writeFileSync(blobPath(l, sha256(data)), data);
+          return { ...m, layers: [{ ...layer, digest: sha256(data), size: data.length }] };
+        }),
+    });
+    await expectRefused(['import', 'v1', await tar(layout), '--key', fx.keys.rsa.pub], [`${named('rsa-bundle')}: signature does not verify`]);
+  });
+
+  it("a signature moved to another image refuses it: it is for the other image's digest", async () => {
+    const layout = archive(['unsigned'], { referrersOf: [fx.images.bundle.digest], edit: (l) => rewriteReferrer(l, fx.images.bundle.digest, (m) => ({ ...m, subject: { ...m.subject!, digest: fx.images.unsigned.digest } })) });
+    await expectRefused(['import', 'v1', await tar(layout), '--key', fx.keys.a.pub], [`${named('unsigned')}: signature is for ${fx.images.bundle.digest} not for this image`]);
+  });
+
+  it('--direct refuses the same way: nothing is written into containerd', async () => {
+    const file = await tar(archive(['bundle', 'unsigned']));
+    await expectRefused(['import', 'v1', file, '--direct', '--key', fx.keys.a.pub], [`${named('unsigned')}: no signature`]);
+  });
+});
+
+describe('signature manifests are never images on the node', () => {
+  it('an archive with cosign .sig tags is refused as it is (k3s would import them as images), before anything is sent', async () => {
+    const file = await tar(archive(['legacy'], { sigTags: true }));
+    const before = await nodeState();
+    const r = await cli(['import', 'v1', file]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/cosign signature tags? \(sha256-[0-9a-f]{64}\.sig.*import would turn into images/);
+    expect(await nodeState()).toEqual(before);
+  });
+
+  it('--direct delivers the images without the .sig tags; --allow-unsigned imports the unsigned one marked not verified', async () => {
+    const file = await tar(archive(['legacy', 'unsigned', 'rsa-legacy'], { sigTags: true }));
+    const r = await cli(['import', 'v1', file, '--direct', '--key', fx.keys.a.pub, '--key', fx.keys.rsa.pub, '--allow-unsigned']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`${named('unsigned')} imported not verified (no signature)`);
+    const names = (await listImages(n)).map((i) => i.name);
+    expect(names.filter((x) => x.includes('.sig'))).toEqual([]);
+    expect(await labelsOf(n, named('legacy'))).toMatchObject({ [SIGNATURE_LABELS.verified]: 'true', [SIGNATURE_LABELS.format]: 'legacy', [SIGNATURE_LABELS.by]: fpA });
+    const rsaFp = (await readPublicKey(fx.keys.rsa.pub)).fingerprint;
+    expect(await labelsOf(n, named('rsa-legacy'))).toMatchObject({ [SIGNATURE_LABELS.verified]: 'true', [SIGNATURE_LABELS.by]: rsaFp });
+    const j = JSON.parse((await cli(['images', 'v1', '--json'])).stdout) as { name: string; signature: unknown }[];
+    expect(j.find((x) => x.name === named('unsigned'))!.signature).toEqual({ verified: false, reason: 'no signature', at: expect.any(String) });
+  });
+});
