@@ -135,6 +135,10 @@ describe('holdfast import --key: verified on this machine, recorded on the node'
     const refs = JSON.parse(j.stdout) as { name: string; signature: unknown }[];
     expect(refs.find((x) => x.name === named('index'))!.signature).toEqual({ verified: true, by: fpA, format: 'bundle', at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     expect(readdirSync(n.hostImagesDir).length).toBeGreaterThan(0);
+    // The table's SIGNED column, there because some image has a record.
+    const table = (await cli(['images', 'v1'])).stdout.split('\n');
+    expect(table[0]).toMatch(/\bSIGNED$/);
+    expect(table.find((l) => l.startsWith(named('index')))).toMatch(new RegExp(`key ${fpA.slice(0, 8)} \\(bundle\\)$`));
   });
 
   it('the wrong key refuses the whole archive, a line per image, and leaves the node untouched', async () => {
