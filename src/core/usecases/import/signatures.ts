@@ -9,7 +9,7 @@ import type { LabelChange } from '../../../shared/domain/pins';
 import { isImageIdRecord } from '../../../shared/imageReference';
 import { HoldfastError } from '../../errors';
 import type { NodeSession } from '../../node/session';
-import { applyPinPlan } from '../../pins/apply';
+import { applyPinPlan } from '../pin/apply';
 import { readArchiveSignatures, SignatureMembers } from '../../signatures/archive';
 import { readPublicKey } from '../../signatures/keys';
 import type { ArchiveImage, ArchiveIndex } from '../../archives/format/readIndex';
