@@ -3,8 +3,10 @@
 // fleet.cancel, which still reports every node (those that had not answered as cancelled).
 // `inspect` and `metrics` both run it.
 import type { ArgsOf, LiveEvent } from '../shared/contract';
-import type { FleetReport } from '../shared/fleet';
+import { fleetInWords, type FleetReport } from '../shared/fleet';
+import { inParens } from '../shared/remedy';
 import { onCtrlC } from './jobs';
+import { remedyCommand } from './remedyText';
 import type { CliService } from './service';
 
 export interface FleetRun {
@@ -47,7 +49,8 @@ export async function runFleet(cli: Pick<CliService, 'call' | 'subscribe'>, args
     total = run.nodes.length;
     if (cancelled) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
     for (const e of early) seen(e);
-    return { report: await finished, nodes: run.nodes };
+    // Every archive's reason in words: a remedy in one is its command (cli/remedyText).
+    return { report: fleetInWords(await finished, inParens(remedyCommand)), nodes: run.nodes };
   } finally {
     offSig();
     unsubscribe();

@@ -3,7 +3,7 @@
 // shared/shellQuote, so nothing a node supplies can become shell syntax.
 import { distroDisplayName } from '../shared/distro';
 import type { ErrorInfo } from '../shared/domain/errors';
-import type { Remedy, RemedyOf } from '../shared/remedy';
+import { inParens, proseText, type Prose, type Remedy, type RemedyOf } from '../shared/remedy';
 import { commandLine } from '../shared/shellQuote';
 
 /** The arguments (after `holdfast`) of the command that carries out `r`. */
@@ -37,6 +37,11 @@ export function remedyCommand(r: Remedy): string {
   // "…": whatever command failed, run again on the node itself.
   if (r.action === 'run-as-root') return 'sudo holdfast … --local';
   return commandLine(remedyArgs(r));
+}
+
+/** Prose as the terminal says it: a remedy completing it in parentheses, as its command (shared/remedy Prose). */
+export function cliProse(p: Prose): string {
+  return proseText(p, inParens(remedyCommand));
 }
 
 /** An error's remedy as the sentence of its hint; `hint` (core's plain words) where the remedy needs no words of its own. */

@@ -9,6 +9,7 @@ import { HoldfastError } from '../core/errors';
 import type { Service } from '../core/service';
 import type { CredentialsProvider } from '../core/ssh/credentials';
 import { HeadStart, openHeadStart } from './headStart';
+import { remedyCommand } from './remedyText';
 import type { ArgsOf, Channel, Envelope, LiveEvent, ResultOf } from '../shared/contract';
 import type { NodeDef } from '../shared/domain/nodes';
 import type { LocalNodeOptions } from '../core/node/localSession';
@@ -67,7 +68,7 @@ export function lazyService(): LazyService {
         import('../core/node/localSession'),
       ]);
       // No SSH, so no secrets to ask; a fleet run never asks either.
-      const service = createHandlers({ nodes: [local], openSession: (def) => LocalNodeSession.open(def), jobThrottleMs: 0, fleetCredentials: false });
+      const service = createHandlers({ nodes: [local], openSession: (def) => LocalNodeSession.open(def), jobThrottleMs: 0, fleetCredentials: false, remedyCommand });
       return { service, dispatch: (h, channel, raw) => dispatch(h, channel, raw, dispatchGuards) };
     }
     // A command that named its node is connecting already: the service loads during the handshake.
@@ -86,6 +87,8 @@ export function lazyService(): LazyService {
       // to ask many nodes' secrets at once (a node that needs one is reported AUTH_FAILED).
       jobThrottleMs: 0,
       fleetCredentials: false,
+      // A remedy in a refusal or an audit note is said as its command (cli/remedyText).
+      remedyCommand,
     });
     return { service, dispatch: (h, channel, raw) => dispatch(h, channel, raw, dispatchGuards) };
   };

@@ -1,11 +1,11 @@
 // What fixes an archive that is not safe to remove, as data (shared/remedy): the CLI prints the
-// command, the app names the button (src/renderer/appText.ts). Core's reason sentences quote
-// the same command.
+// command, the app names the button (src/renderer/appText.ts). Core's reasons carry it as data
+// too (shared/remedy Prose), never its command.
 import type { ArchiveInfo, RemovalCheck } from './domain/archives';
 import type { ArchiveRemedy } from './remedy';
 import { commandLine } from './shellQuote';
 
-/** The command core quotes in an archive's reasons (src/core/usecases/inventory.ts). */
+/** The command explain's archive entries name (shared/explain; to move to src/cli, #47). */
 export const pinArchiveCommand = (node: string, archive: string): string => commandLine(['pin', node, '--archive', archive]);
 
 /**

@@ -7,6 +7,7 @@
 // `safeToRemove` (still true when a warning stands: the removal is allowed).
 import type { ArchiveInfo } from './domain/archives';
 import type { ImportCacheHealth } from './importCacheHealth';
+import { proseText, type Prose, type RemedyWording } from './remedy';
 import { archiveVerdict, type RemovalTone } from './removalVerdict';
 
 /**
@@ -28,4 +29,9 @@ export function archivesReport(node: string, list: readonly ArchiveInfo[]): Arch
     importCache: list.find((a) => a.importCache)?.importCache ?? null,
     archives: list.map(({ importCache: _health, ...file }) => ({ ...file, removalTone: archiveVerdict(file).tone })),
   };
+}
+
+/** The files with every reason in words (`word`: how a remedy in one is said, shared/remedy proseText; none: the prose alone). */
+export function archivesInWords<T extends { reason: Prose }>(list: readonly T[], word?: RemedyWording): (T & { reason: string })[] {
+  return list.map((a) => ({ ...a, reason: proseText(a.reason, word) }));
 }

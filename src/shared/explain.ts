@@ -17,6 +17,7 @@ import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
 import { commandLine } from './shellQuote';
 import { archiveVerdict, type RemovalTone } from './removalVerdict';
+import { proseText } from './remedy';
 
 /** One reference of the image, as the explanation lists them. */
 export interface ExplainedRef {
@@ -172,8 +173,9 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
   return explained;
 }
 
+// `reason`: as the caller worded it (shared/archivesReport archivesInWords), else the prose alone.
 function archiveFacts(a: ArchiveInfo, who: string): ReferenceExplanation['archives'][number] {
-  return { path: a.path, safeToRemove: a.safeToRemove, removalTone: archiveVerdict(a).tone, reason: a.reason, brief: archiveBrief(a, who), ...(a.remedy ? { command: pinArchiveCommand(a.remedy.node, a.remedy.archive) } : {}) };
+  return { path: a.path, safeToRemove: a.safeToRemove, removalTone: archiveVerdict(a).tone, reason: proseText(a.reason), brief: archiveBrief(a, who), ...(a.remedy ? { command: pinArchiveCommand(a.remedy.node, a.remedy.archive) } : {}) };
 }
 
 /** What to do about a reference on the node, most urgent first (at least one step). */

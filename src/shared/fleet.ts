@@ -7,7 +7,8 @@ import type { NodeInfo, NodeWarning } from './domain/nodes';
 import type { AtRiskImage, NeedsReport } from './needs';
 import type { NodeRegistries } from './registryMirrors';
 import type { EmbeddedRegistryConfig } from './embeddedRegistry';
-import type { ArchiveFile } from './archivesReport';
+import { archivesInWords, type ArchiveFile } from './archivesReport';
+import type { RemedyWording } from './remedy';
 import type { ImportCacheHealth } from './importCacheHealth';
 import type { DiskPicture } from './diskPicture';
 import type { SameMachine } from './sameMachine';
@@ -154,4 +155,9 @@ export function notInspectedStatus(code: ErrorCode | undefined): string {
     default:
       return 'failed';
   }
+}
+
+/** The report with every archive's reason in words (`word`: how a remedy in one is said, shared/remedy proseText): what JSON carries. */
+export function fleetInWords(report: FleetReport, word?: RemedyWording): FleetReport {
+  return { ...report, nodes: report.nodes.map((n) => (n.archives ? { ...n, archives: archivesInWords(n.archives, word) } : n)) };
 }

@@ -41,3 +41,27 @@ export type ArchiveRemedy = RemedyOf<'pin'> & { archive: string };
 
 /** A remedy in words for one audience (a command line, a sentence). */
 export type RemedyWording = (r: Remedy) => string;
+
+/**
+ * A sentence a remedy completes, as data: the reader words `remedy` between `text` and `end`
+ * (the CLI as " (holdfast pin …)", the app as what to press), so the sentence names no command.
+ */
+export interface RemedyClause {
+  text: string;
+  remedy: Remedy;
+  end: string;
+}
+
+/** Prose that crosses to the CLI and the app: plain, or completed by a remedy (RemedyClause). */
+export type Prose = string | RemedyClause;
+
+/** `p` in words: its remedy as `word` says it (without `word`, the prose alone). */
+export function proseText(p: Prose, word?: RemedyWording): string {
+  return typeof p === 'string' ? p : `${p.text}${word ? word(p.remedy) : ''}${p.end}`;
+}
+
+/** `word` set in parentheses after the clause it completes: how the terminal and the reports say a command. */
+export const inParens =
+  (word: RemedyWording): RemedyWording =>
+  (r) =>
+    ` (${word(r)})`;

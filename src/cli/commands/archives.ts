@@ -14,7 +14,7 @@ import { namedOrLocalNode, withLocalOptions, type LocalFlags } from '../localNod
 import type { ColumnFit } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { whyHint, type Screen } from '../screen';
-import { remedyCommand } from '../remedyText';
+import { cliProse, remedyCommand } from '../remedyText';
 import { JSON_HELP, printedAsJson } from '../output';
 import { FITTED_NOTE, helpAfter } from '../help';
 
@@ -57,10 +57,13 @@ interface ArchivesOptions extends LocalFlags {
   why?: boolean;
 }
 
+/** A file with its reason in words (cli/remedyText cliProse). */
+type WordedArchive = ArchiveInfo & { reason: string };
+
 /** A node's files, and the distro that imports them. */
 interface ArchivesRead {
   node: string;
-  archives: ArchiveInfo[];
+  archives: WordedArchive[];
   /** Who imports, as the text names it ("k3s", "RKE2"). */
   who: string;
   rke2Lists: Rke2ListsNotice | null;
@@ -77,7 +80,7 @@ async function listArchives(cli: Cli, given: string | undefined, o: ArchivesOpti
   cli.io.out(archivesTable(view));
   const blocked = read.archives.filter((x) => x.kind === 'archive' && !x.safeToRemove);
   // --why: every problem of each archive (its reason names the first and counts the others).
-  const problems = view.why ? await Promise.all(blocked.map((a) => cli.call('archives.check', { node: read.node, path: a.path }).then((c) => c.problems))) : [];
+  const problems = view.why ? await Promise.all(blocked.map((a) => cli.call('archives.check', { node: read.node, path: a.path }).then((c) => c.problems.map(cliProse)))) : [];
   printBlocked(view, blocked, problems);
   const cautioned = printCautioned(view);
   printTakeovers(view);
@@ -89,7 +92,8 @@ async function listArchives(cli: Cli, given: string | undefined, o: ArchivesOpti
 }
 
 async function readArchives(cli: Cli, node: string): Promise<ArchivesRead> {
-  const archives = await cli.call('archives.list', { node });
+  // Every reason in words: a remedy in one is its command (cli/remedyText), in the table and in --json.
+  const archives = (await cli.call('archives.list', { node })).map((a) => ({ ...a, reason: cliProse(a.reason) }));
   // The node's distro names who imports (the listing probed it already: no second probe).
   const distro = await cli.call('nodes.info', { node }).then((i) => i.distro, (): Distro => 'unknown');
   // RKE2 writes its own image lists when no archive is at the top level (shared/rke2Lists).
@@ -132,7 +136,7 @@ function archivesTable(v: ArchivesView): string {
 }
 
 /** What keeps each archive: a short clause and its remedy on a terminal, in full with --why or piped. */
-function printBlocked(v: ArchivesView, blocked: readonly ArchiveInfo[], problems: readonly string[][]): void {
+function printBlocked(v: ArchivesView, blocked: readonly WordedArchive[], problems: readonly string[][]): void {
   const { cli, screen, why } = v;
   for (const [n, a] of blocked.entries()) {
     if (!screen.terminal && !why) {

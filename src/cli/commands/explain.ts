@@ -20,6 +20,9 @@ import { helpAfter } from '../help';
 import type { Screen } from '../screen';
 import { commandLine } from '../../shared/shellQuote';
 import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
+import { archivesInWords } from '../../shared/archivesReport';
+import { inParens } from '../../shared/remedy';
+import { remedyCommand } from '../remedyText';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
@@ -168,7 +171,9 @@ export function registerExplainCommand(program: Command, cli: Cli): void {
       ),
     )
     .action(async (name: string, query: string) => {
-      const [{ images, lost, info, needs }, archives] = await Promise.all([cli.call('images.report', { node: name }), cli.call('archives.list', { node: name })]);
+      const [{ images, lost, info, needs }, listed] = await Promise.all([cli.call('images.report', { node: name }), cli.call('archives.list', { node: name })]);
+      // Every archive's reason in words: a remedy in one is its command (cli/remedyText).
+      const archives = archivesInWords(listed, inParens(remedyCommand));
       const ref = resolveReference(query, images, needs, name);
       const who = distroDisplayName(info.distro);
       const e = explainReference({ node: name, ref, images, needs, lost, archives, mode: criPinning(info.containerdVersion), who })!;

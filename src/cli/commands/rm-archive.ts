@@ -5,6 +5,7 @@ import { HoldfastError } from '../../core/errors';
 import { connectsFirstNode, type Cli } from '../context';
 import { humanSize, terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
+import { cliProse } from '../remedyText';
 import { removalVerdict } from '../../shared/removalVerdict';
 
 export function registerRmArchiveCommand(program: Command, cli: Cli): void {
@@ -40,7 +41,7 @@ export function registerRmArchiveCommand(program: Command, cli: Cli): void {
         const check = await cli.call('archives.check', { node: name, path: p });
         // The verdict's words and tone are the app's (shared/removalVerdict): never "safely" beside a warning.
         const verdict = removalVerdict(check);
-        cli.io.out(cli.screen().text(`${safe(p)} ${verdict.clause}${check.allowed ? '' : `:\n  ${check.problems.map((x) => safe(x)).join('\n  ')}`}`));
+        cli.io.out(cli.screen().text(`${safe(p)} ${verdict.clause}${check.allowed ? '' : `:\n  ${check.problems.map((x) => safe(cliProse(x))).join('\n  ')}`}`));
         warn(check.warnings);
         if (!check.allowed) throw new HoldfastError('REFUSED', `${p} is not safe to remove`);
         return;

@@ -37,7 +37,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
   const pool = new SessionPool((name) => store.get(name), { credentials }, opts.openSession);
   const audit = new AuditLog(home);
   const indexCache = new IndexCache(path.join(home, 'cache', 'archive-index'));
-  const ctx: OpsContext = { audit, indexCache };
+  const ctx: OpsContext = { audit, indexCache, ...(opts.remedyCommand ? { word: opts.remedyCommand } : {}) };
   ctx.needs = createNeedsResolver({ home, nodes: () => store.list(), use: (node, fn) => pool.use(node, fn) });
   const tasks = new TaskRunner();
   const jobs = new JobManager(tasks);

@@ -6,6 +6,7 @@ import type { AuditLog } from '../audit/log';
 import type { ArchiveInfo, RemovalCheck } from '../../shared/domain/archives';
 import type { ImageRef } from '../../shared/domain/images';
 import type { NodeInfo } from '../../shared/domain/nodes';
+import type { Prose, RemedyWording } from '../../shared/remedy';
 import { configDigestFor, type ArchiveImage } from '../archives/format/readIndex';
 import { readK3sImportCache, scanImagesDir, type IndexCache, type ScannedFile } from '../archives/scan';
 import { cacheVerdict, type CacheVerdict, type K3sImportCache } from '../../shared/importCache';
@@ -18,7 +19,7 @@ import { applyImageProtection, durableProtection, imageProtection, protectionKey
 import { criPinning, importCacheHonoured, startupWalk, type CriPinning } from '../../shared/versions';
 import { distroDisplayName } from '../../shared/distro';
 import { importCacheHealth } from '../../shared/importCacheHealth';
-import { archiveRemedy, pinArchiveCommand } from '../../shared/archiveRemedy';
+import { archiveRemedy } from '../../shared/archiveRemedy';
 import { removalWarnings } from '../../shared/removalVerdict';
 import type { NodeSession } from '../node/session';
 import type { ImagesDirFile } from '../../shared/lostPins';
@@ -270,9 +271,11 @@ async function archiveInfos(session: NodeSession, inv: ImagesInventory): Promise
   return archives;
 }
 
-function summarise(problems: string[]): string {
-  if (problems.length <= 1) return problems[0] ?? '';
-  return `${problems[0]} (and ${problems.length - 1} more)`;
+function summarise(problems: Prose[]): Prose {
+  const first = problems[0] ?? '';
+  if (problems.length <= 1) return first;
+  const more = ` (and ${problems.length - 1} more)`;
+  return typeof first === 'string' ? `${first}${more}` : { ...first, end: `${first.end}${more}` };
 }
 
 /**
@@ -291,7 +294,7 @@ export async function removalCheckFor(
   /** The distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
   who = 'k3s',
 ): Promise<RemovalCheck> {
-  const problems: string[] = [];
+  const problems: Prose[] = [];
   const images: RemovalCheck['images'] = [];
   if (f.kind !== 'archive') {
     problems.push(`${f.path} is not an image archive ${who} imports; Holdfast removes such a file only with --force (logged).${f.note ? ` ${f.note}` : ''}`);
@@ -301,7 +304,8 @@ export async function removalCheckFor(
     problems.push(`The index of ${f.path} could not be read (${f.error ?? 'unknown error'}), so Holdfast cannot tell what it brings.`);
     return { node, path: f.path, allowed: false, problems, images };
   }
-  const pinCommand = pinArchiveCommand(node, f.path);
+  // The clause pinning the archive completes: the reader words the remedy (shared/remedy Prose).
+  const pinFirst = (text: string): Prose => ({ text: `${text}: make its pins durable first`, remedy: { action: 'pin', node, archive: f.path }, end: '.' });
   for (const img of f.index.images) {
     const label = img.name ?? `an unnamed image`;
     const { wantId, ref } = refsForArchiveImage(refs, img, platform);
@@ -332,14 +336,10 @@ export async function removalCheckFor(
       problems.push(`${label}: this containerd has no CRI image pinning, so no pin keeps kubelet from deleting it, and ${f.path} is what brings it back at the next ${who} start.`);
     } else if (mode === 'first-loaded') {
       problems.push(
-        `${label}: this containerd (1.7.3–1.7.9) keeps an image only if every reference carries a durable pin, and ${kept.deciding.join(', ')} ${kept.deciding.length === 1 ? 'does' : 'do'} not: make its pins durable first (${pinCommand}).`,
+        pinFirst(`${label}: this containerd (1.7.3–1.7.9) keeps an image only if every reference carries a durable pin, and ${kept.deciding.join(', ')} ${kept.deciding.length === 1 ? 'does' : 'do'} not`),
       );
     } else {
-      problems.push(
-        ref.pin === 'distro'
-          ? `${label} is pinned by ${who} only: make its pins durable first (${pinCommand}).`
-          : `${label} is not durably pinned: make its pins durable first (${pinCommand}).`,
-      );
+      problems.push(pinFirst(ref.pin === 'distro' ? `${label} is pinned by ${who} only` : `${label} is not durably pinned`));
     }
   }
   return { node, path: f.path, allowed: problems.length === 0, problems, images };
@@ -351,6 +351,8 @@ export interface OpsContext {
   indexCache?: IndexCache;
   /** How a node's needs are found beyond its own answer (the service's: lists, agents' servers). */
   needs?: NeedsResolver;
+  /** How a remedy in an error or an audit note is worded (ServiceOptions.remedyCommand); without it, the prose alone. */
+  word?: RemedyWording;
 }
 
 /** What every inventory is read with: the caches, the needs resolver, the pins Holdfast made there. */

@@ -7,6 +7,7 @@
 import { distroDisplayName } from '../../shared/distro';
 import type { RemovalCheck } from '../../shared/domain/archives';
 import type { AuditEntry } from '../../shared/domain/audit';
+import { inParens, proseText, type RemedyWording } from '../../shared/remedy';
 import type { AuditLog } from '../audit/log';
 import { HoldfastError } from '../errors';
 import { checkComplete } from '../images/completeness';
@@ -33,7 +34,13 @@ export async function remoteSha256(session: NodeSession, abs: string): Promise<s
 
 export interface RemoveOptions {
   force?: boolean;
+  /** How the problems' remedies are worded in the refusal and the audit note (the CLI's commands); without it, the prose alone. */
+  word?: RemedyWording;
 }
+
+/** The check's problems as one text, each remedy in parentheses as `word` says it. */
+const problemsText = (check: RemovalCheck, word?: RemedyWording): string =>
+  check.problems.map((p) => proseText(p, word && inParens(word))).join(' ');
 
 export async function removeArchive(
   session: NodeSession,
@@ -58,7 +65,7 @@ export async function removeArchive(
     });
   }
   if (!check.allowed && !opts.force) {
-    throw new HoldfastError('REFUSED', `refusing to remove ${check.path}: ${check.problems.join(' ')}`, {
+    throw new HoldfastError('REFUSED', `refusing to remove ${check.path}: ${problemsText(check, opts.word)}`, {
       hint: `Fix the above first; --force removes it anyway and is logged.`,
     });
   }
@@ -80,7 +87,7 @@ export async function removeArchive(
       action: 'rm-archive',
       ...(opts.force ? { forced: true } : {}),
       archive: { path: check.path, size: file.size, sha256 },
-      ...(opts.force && !check.allowed ? { note: `forced despite: ${check.problems.join(' ')}` } : {}),
+      ...(opts.force && !check.allowed ? { note: `forced despite: ${problemsText(check, opts.word)}` } : {}),
       ...(check.warnings?.length ? { warnings: check.warnings } : {}),
     },
     `removed ${check.path} from ${session.def.name}`,
@@ -110,5 +117,5 @@ export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: 
 
 export async function removeArchiveSafely(session: NodeSession, ctx: OpsContext, path: string, opts: { force?: boolean } = {}): Promise<AuditEntry> {
   const { inv, check } = await checkRemoval(session, ctx, path);
-  return removeArchive(session, inv, check, ctx.audit, opts);
+  return removeArchive(session, inv, check, ctx.audit, { ...opts, ...(ctx.word ? { word: ctx.word } : {}) });
 }

@@ -72,7 +72,7 @@ export function RemovalCell({ a, warning = a.removalWarnings?.[0]?.reason ?? nul
       {/* With a warning standing, the warning is the reason ("loses nothing" would not be the whole story). */}
       {verdict.tone === 'caution' || a.reason ? (
         <span className="removal-reason" data-testid="removal-reason">
-          {verdict.tone === 'caution' ? warning : appText(a.reason, a.remedy, 'use Make durable on this row')}
+          {verdict.tone === 'caution' ? warning : appText(a.reason, 'use Make durable on this row')}
         </span>
       ) : null}
     </div>

@@ -7,7 +7,6 @@ import type { AuditEntry } from '../../shared/domain/audit';
 import type { ErrorInfo } from '../../shared/domain/errors';
 import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
-import { archiveRemedy } from '../../shared/archiveRemedy';
 import { removalVerdict } from '../../shared/removalVerdict';
 import { distroDisplayName } from '../../shared/distro';
 import { statusOf } from '../store';
@@ -62,9 +61,11 @@ export function RemovalVerdictView({ check: c, busy, onMakeDurable }: { check: R
             <AlertIcon /> Removing this archive now would lose pins
           </strong>
           <ul className="problems" data-testid="removal-problems">
-            {c.problems.map((p) => (
-              <li key={p}>{appText(p, archiveRemedy(c), 'the button below does that')}</li>
-            ))}
+            {c.problems
+              .map((p) => appText(p, 'the button below does that'))
+              .map((p) => (
+                <li key={p}>{p}</li>
+              ))}
           </ul>
           <p>
             <strong>What to do:</strong> make its pins durable first, then check again.

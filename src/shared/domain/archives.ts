@@ -1,7 +1,7 @@
 // Files in a node's images dir, local archives, and whether removing one is safe.
 import type { CacheVerdict } from '../importCache';
 import type { ImportCacheHealth } from '../importCacheHealth';
-import type { ArchiveRemedy } from '../remedy';
+import type { ArchiveRemedy, Prose } from '../remedy';
 import type { PinState } from './pins';
 
 export type Compression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'lz4';
@@ -27,7 +27,8 @@ export interface ArchiveInfo {
   imported: boolean;
   /** Removing it now loses nothing: every image is complete and durably pinned. */
   safeToRemove: boolean;
-  reason: string;
+  /** Why, in one sentence (its first problem): a remedy in it is data (shared/remedy Prose). */
+  reason: Prose;
   /** .cache.json is on and lists this archive unchanged: k3s will skip it at start. */
   cachedByK3s: boolean;
   /** What the next start does with it because of .cache.json, and why (shared/importCache). */
@@ -51,8 +52,8 @@ export interface RemovalCheck {
   node: string;
   path: string;
   allowed: boolean;
-  /** What blocks the removal, one sentence each (empty when allowed). */
-  problems: string[];
+  /** What blocks the removal, one sentence each (empty when allowed); a remedy in one is data. */
+  problems: Prose[];
   /** What the removal sets off without blocking it, one long form each (shared/rke2Lists). */
   warnings?: string[];
   /**

@@ -2,7 +2,7 @@
 // item 3; #47, item 2): every value a node supplies quoted, so a shell reads back what was meant.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { errorHint, remedyCommand, remedyHint, remedyText } from '../../../src/cli/remedyText';
+import { cliProse, errorHint, remedyCommand, remedyHint, remedyText } from '../../../src/cli/remedyText';
 import { archiveRemedy, pinArchiveCommand } from '../../../src/shared/archiveRemedy';
 import type { Remedy, RemedyOf } from '../../../src/shared/remedy';
 
@@ -30,6 +30,12 @@ describe('remedyCommand', () => {
   it("prints an archive's remedy as the command its reasons quote", () => {
     const r = archiveRemedy({ node: NODE, path: ARCHIVE, images: [{ name: 'app:1', present: true, complete: true, durable: false, missing: [] }] })!;
     expect(remedyCommand(r)).toBe(pinArchiveCommand(NODE, ARCHIVE));
+  });
+
+  it("words a sentence's remedy where the sentence left it, in parentheses, quoted", () => {
+    const p = { text: 'app:1 is pinned by k3s only: make its pins durable first', remedy: { action: 'pin', node: NODE, archive: ARCHIVE } as const, end: '. (and 1 more)' };
+    expect(cliProse(p)).toBe(`app:1 is pinned by k3s only: make its pins durable first (${remedyCommand(p.remedy)}). (and 1 more)`);
+    expect(cliProse('Every image it brings is complete.')).toBe('Every image it brings is complete.');
   });
 
   it('leaves placeholders bare', () => {

@@ -15,7 +15,7 @@ import { formatBytes, shortDigest } from '../../../shared/format';
 import { visibleControls } from '../../../shared/visibleControls';
 import { fleetDistroName, imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
-import type { RemedyWording } from '../../../shared/remedy';
+import { inParens, proseText, type RemedyWording } from '../../../shared/remedy';
 
 export class SafeHtml {
   constructor(readonly value: string) {}
@@ -124,11 +124,11 @@ function removalTag(a: ArchiveFile): SafeHtml {
   return html`<span class="tag ${v.tone === 'safe' ? 'ok' : 'warn'}" data-tone="${v.tone}">${v.cell}</span>`;
 }
 
-function archivesTable(archives: ArchiveFile[], who: string): SafeHtml {
+function archivesTable(archives: ArchiveFile[], who: string, word: RemedyWording | undefined): SafeHtml {
   if (archives.length === 0) return html`<p class="muted">The images dir is empty.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Path</th><th>Kind</th><th>Size</th><th>Images</th><th>Imported</th><th>Safe to remove</th><th>Why</th></tr></thead><tbody>${archives.map(
     (a) =>
-      html`<tr><td class="mono path">${withDigests(a.path)}${a.cachedByK3s ? html` <span class="tag warn">cached by ${who}</span>` : ''}</td><td class="nowrap">${a.kind}</td><td class="nowrap">${formatBytes(a.size)}</td><td class="ref">${withDigests(a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—')}</td><td class="nowrap">${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? removalTag(a) : '—'}</td><td class="why">${a.kind === 'archive' ? withDigests(a.reason) : ''}</td></tr>`,
+      html`<tr><td class="mono path">${withDigests(a.path)}${a.cachedByK3s ? html` <span class="tag warn">cached by ${who}</span>` : ''}</td><td class="nowrap">${a.kind}</td><td class="nowrap">${formatBytes(a.size)}</td><td class="ref">${withDigests(a.error ? `unreadable: ${a.error}` : a.images.join(', ') || '—')}</td><td class="nowrap">${a.kind === 'archive' ? (a.imported ? 'yes' : 'no') : '—'}</td><td>${a.kind === 'archive' ? removalTag(a) : '—'}</td><td class="why">${a.kind === 'archive' ? withDigests(proseText(a.reason, word && inParens(word))) : ''}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -142,7 +142,7 @@ function lostPinsTable(lost: LostPin[]): SafeHtml {
   )}</tbody></table></div>`;
 }
 
-function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport): SafeHtml {
+function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport, word: RemedyWording | undefined): SafeHtml {
   const rule = report.summary.lowDiskRule ?? DEFAULT_LOW_DISK;
   if (!n.reachable) {
     return html`<article class="node" id="${nodeAnchor(i)}"><h3>${n.node} <span class="tag bad">unreachable</span></h3>
@@ -159,7 +159,7 @@ ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}<
 <dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
 <dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.distro} ${who}-pinned, ${counts.none} unpinned</dd>
 <dt>Site needs</dt><dd>${n.needs ? (n.needs.basis === 'known' ? `from ${n.needs.sources.map((x) => x.label).join(', ')}` : `no source (${n.needs.noSource ?? 'none read'}): images from air-gap archives count as needed`) : 'unknown'}</dd></dl>
-<h4>Images</h4>${imagesTable(images, protectionOf(n), who)}<h4>Images dir</h4>${archivesTable(n.archives ?? [], who)}</article>`;
+<h4>Images</h4>${imagesTable(images, protectionOf(n), who)}<h4>Images dir</h4>${archivesTable(n.archives ?? [], who, word)}</article>`;
 }
 
 /**
@@ -216,7 +216,7 @@ ${report.drift.length === 0
 </section>
 <section id="details"><h2>Nodes</h2>
 <nav class="toc">${report.nodes.map((n, i) => html`<a href="#${nodeAnchor(i)}">${n.node}</a> `)}</nav>
-${report.nodes.map((n, i) => nodeDetails(n, i, report))}
+${report.nodes.map((n, i) => nodeDetails(n, i, report, word))}
 </section></body></html>
 `;
   return body.value;
