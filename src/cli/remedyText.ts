@@ -58,7 +58,12 @@ export function remedyHint(r: Remedy, hint?: string): string | undefined {
     case 'node-edit':
       return `No node has a group yet: set one with \`${cmd}\`.`;
     case 'archives':
-      return `List archives with \`${cmd}\`.`;
+      if (r.inside !== undefined) return `Give a path inside ${r.inside}, absolute or relative to it (as \`${cmd}\` lists them).`;
+      return r.missing !== undefined ? `List the images dir with \`${cmd}\`.` : `List archives with \`${cmd}\`.`;
+    case 'sudo':
+      return r.toRead
+        ? `Reach the images dir through sudo (the node's sudo option: ${cmd}; the user needs password-less sudo), or connect as a user who may read it, such as root.`
+        : hint;
     case 'run-as-root':
       return `Run Holdfast as root on the node (${cmd}).`;
     default:

@@ -11,8 +11,10 @@ import type { Distro } from './domain/nodes';
  * - import: bring an archive's images back. remove-archive: remove an archive from the images dir.
  * - node-list: look at the configured nodes; `purpose`: what for (add one, edit again, fix a jump).
  * - node-add: add a node (`jumpOf`: the node whose jump host it is). node-edit: set a node's group.
- * - archives: list a node's images dir. run-as-root: run Holdfast as root on the node (--local).
- * - trust-host-key, sudo: how to get into a node that refused Holdfast (ErrorInfo.access).
+ * - archives: list a node's images dir (`inside`: the dir, where a path must be given inside it;
+ *   `missing`: a path it does not hold). run-as-root: run Holdfast as root on the node (--local).
+ * - trust-host-key, sudo: how to get into a node that refused Holdfast (ErrorInfo.access); sudo
+ *   `toRead`: the user may not read the images dir.
  * - k3s-start-or-direct: the distro's watcher will not import `archive` again by itself.
  */
 export type Remedy =
@@ -22,10 +24,10 @@ export type Remedy =
   | { action: 'node-list'; purpose?: 'add' | 'edit-again' | 'fix-jump' }
   | { action: 'node-add'; node?: string; host?: string; jumpOf?: string }
   | { action: 'node-edit'; node: string; group: string }
-  | { action: 'archives'; node: string }
+  | { action: 'archives'; node: string; inside?: string; missing?: string }
   | { action: 'run-as-root' }
   | { action: 'trust-host-key'; node: string; fingerprint: string }
-  | { action: 'sudo'; node: string }
+  | { action: 'sudo'; node: string; toRead?: true }
   | { action: 'k3s-start-or-direct'; node: string; archive: string; distro: Distro };
 
 export type RemedyAction = Remedy['action'];

@@ -3,7 +3,6 @@
 // archives, images' archive lookup, inspect, prune's checks (read). A root-only (0700) images dir
 // and a non-root login without sudo otherwise surfaced as a bare "Permission denied".
 import { HoldfastError } from '../errors';
-import { commandLine } from '../../shared/shellQuote';
 
 /** SSH_FX_PERMISSION_DENIED, as ssh2 reports an SFTP refusal for want of permission. */
 const SFTP_PERMISSION_DENIED = 3;
@@ -35,7 +34,8 @@ export function mayNotReadError(o: { user: string; node: string; folder: string;
     hint:
       o.user === 'root'
         ? 'Something other than its mode refuses root there (an SELinux or AppArmor policy, a FUSE or network mount): check the folder on the node, then run the command again.'
-        : `Reach the images dir through sudo (the node's sudo option: ${commandLine(['node', 'edit', o.node, '--sudo'])}; the user needs password-less sudo), or connect as a user who may read it, such as root.`,
+        : "Reach the images dir through sudo (the node's sudo option; the user needs password-less sudo), or connect as a user who may read it, such as root.",
+    ...(o.user === 'root' ? {} : { remedy: { action: 'sudo' as const, node: o.node, toRead: true as const } }),
     cause: o.cause,
   });
 }

@@ -4,7 +4,6 @@
 // absolute one inside the dir into that form, and refuses one outside it naming the dir.
 import path from 'node:path';
 import { HoldfastError } from '../errors';
-import { commandLine } from '../../shared/shellQuote';
 
 /** `p` relative to `imagesDir` when `p` is absolute; a relative `p` is returned as given. */
 export function inImagesDir(imagesDir: string, p: string, node: string): string {
@@ -14,6 +13,7 @@ export function inImagesDir(imagesDir: string, p: string, node: string): string 
   const rel = path.posix.relative(root, abs);
   if (rel !== '' && !rel.startsWith('../') && rel !== '..' && !path.posix.isAbsolute(rel)) return rel;
   throw new HoldfastError('INVALID_INPUT', `${p} is not in the images dir of ${node} (${root})`, {
-    hint: `Give a path inside ${root}, absolute or relative to it (as \`${commandLine(['archives', node])}\` lists them).`,
+    hint: `Give a path inside ${root}, absolute or relative to it, as the images dir's listing shows it.`,
+    remedy: { action: 'archives', node, inside: root },
   });
 }

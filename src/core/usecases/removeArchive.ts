@@ -13,7 +13,6 @@ import { HoldfastError } from '../errors';
 import { checkComplete } from '../images/completeness';
 import { criPinning } from '../../shared/versions';
 import { removalWarnings } from '../../shared/removalVerdict';
-import { commandLine } from '../../shared/shellQuote';
 import { inventory, removalCheckFor, type NodeInventory, type OpsContext } from './inventory';
 import type { NodeSession } from '../node/session';
 
@@ -100,7 +99,8 @@ export async function checkRemoval(session: NodeSession, ctx: OpsContext, path: 
   const file = inv.files.find((f) => f.path === path);
   if (!file) {
     throw new HoldfastError('NOT_FOUND', `no file ${path} in ${session.def.imagesDir} on ${session.def.name}`, {
-      hint: `List the images dir with \`${commandLine(['archives', session.def.name])}\`.`,
+      hint: 'List the images dir to see its files.',
+      remedy: { action: 'archives', node: session.def.name, missing: path },
     });
   }
   const check = await removalCheckFor(session.def.name, file, inv.images, inv.platform, (ref) =>

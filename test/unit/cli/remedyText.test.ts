@@ -3,6 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { cliProse, errorHint, remedyCommand, remedyHint, remedyText } from '../../../src/cli/remedyText';
+import { mayNotReadError } from '../../../src/core/access/refusals';
+import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
+import { HoldfastError } from '../../../src/core/errors';
 import { archiveRemedy, pinArchiveCommand } from '../../../src/shared/archiveRemedy';
 import type { Remedy, RemedyOf } from '../../../src/shared/remedy';
 
@@ -71,5 +74,24 @@ describe('remedyText', () => {
     expect(remedyText(remedy, "/tmp/it's here/app.tar")).toBe(
       "restart RKE2 on n1, whose start imports site's app.tar, then run this import again; or, without RKE2: holdfast import n1 '/tmp/it'\\''s here/app.tar' --direct, then holdfast rm-archive n1 'site'\\''s app.tar'",
     );
+  });
+});
+
+describe("core's refusals, worded where they are read", () => {
+  it('says the command in the sentence the terminal has always printed; core says none', () => {
+    const read = mayNotReadError({ user: 'u', node: 'ea2ns', folder: '/d', imagesDir: '/d' });
+    expect(read.hint).not.toContain('holdfast');
+    expect(errorHint(read)).toBe("Reach the images dir through sudo (the node's sudo option: holdfast node edit ea2ns --sudo; the user needs password-less sudo), or connect as a user who may read it, such as root.");
+    expect(errorHint(mayNotReadError({ user: 'root', node: 'n', folder: '/d', imagesDir: '/d' }))).toMatch(/^Something other than its mode refuses root/);
+    let outside: unknown;
+    try {
+      inImagesDir('/var/lib/rancher/k3s/agent/images', '/tmp/app.tar', 'n1');
+    } catch (e) {
+      outside = e;
+    }
+    expect(outside).toBeInstanceOf(HoldfastError);
+    expect((outside as HoldfastError).hint).not.toContain('holdfast');
+    expect(errorHint(outside as HoldfastError)).toBe('Give a path inside /var/lib/rancher/k3s/agent/images, absolute or relative to it (as `holdfast archives n1` lists them).');
+    expect(remedyHint({ action: 'archives', node: 'n1', missing: 'app.tar' })).toBe('List the images dir with `holdfast archives n1`.');
   });
 });

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { kubeNodeHint } from '../../../src/cli/kubeNodeText';
-import { remedyCommand } from '../../../src/cli/remedyText';
+import { errorHint, remedyCommand } from '../../../src/cli/remedyText';
 import { whyHint } from '../../../src/cli/screen';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
@@ -172,12 +172,12 @@ describe('suggested commands with hostile names', () => {
   });
 
   it("core's refusals and hints", () => {
-    expectCommand(mayNotReadError({ user: 'u', node: NODE, folder: '/d', imagesDir: '/d' }).hint, ['holdfast', 'node', 'edit', NODE, '--sudo']);
+    expectCommand(errorHint(mayNotReadError({ user: 'u', node: NODE, folder: '/d', imagesDir: '/d' })), ['holdfast', 'node', 'edit', NODE, '--sudo']);
     let hint: string | undefined;
     try {
       inImagesDir('/var/lib/rancher/k3s/agent/images', '/etc/passwd', NODE);
     } catch (e) {
-      hint = e instanceof HoldfastError ? e.hint : undefined;
+      hint = e instanceof HoldfastError ? errorHint(e) : undefined;
     }
     expectCommand(hint, ['holdfast', 'archives', NODE]);
   });
