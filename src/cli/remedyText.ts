@@ -20,7 +20,7 @@ function remedyArgs(r: Exclude<Remedy, RemedyOf<'run-as-root'>>): string[] {
     case 'node-add':
       return ['node', 'add', ...(r.node !== undefined && r.host !== undefined ? [r.node, '--host', r.host] : [])];
     case 'node-edit':
-      return ['node', 'edit', r.node, '--group', r.group];
+      return ['node', 'edit', r.node, ...(r.group !== undefined ? ['--group', r.group] : [])];
     case 'archives':
       return ['archives', r.node];
     case 'trust-host-key':
@@ -56,7 +56,7 @@ export function remedyHint(r: Remedy, hint?: string): string | undefined {
     case 'node-add':
       return r.jumpOf !== undefined ? `Add ${r.node ?? 'it'} with \`${cmd}\`, or change ${r.jumpOf}'s jump host.` : `Add one with \`${cmd}\`.`;
     case 'node-edit':
-      return `No node has a group yet: set one with \`${cmd}\`.`;
+      return r.group !== undefined ? `No node has a group yet: set one with \`${cmd}\`.` : hint;
     case 'archives':
       if (r.inside !== undefined) return `Give a path inside ${r.inside}, absolute or relative to it (as \`${cmd}\` lists them).`;
       return r.missing !== undefined ? `List the images dir with \`${cmd}\`.` : `List archives with \`${cmd}\`.`;

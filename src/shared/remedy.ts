@@ -10,7 +10,7 @@ import type { Distro } from './domain/nodes';
  *   needs, `allK3s`: every image the distro pinned.
  * - import: bring an archive's images back. remove-archive: remove an archive from the images dir.
  * - node-list: look at the configured nodes; `purpose`: what for (add one, edit again, fix a jump).
- * - node-add: add a node (`jumpOf`: the node whose jump host it is). node-edit: set a node's group.
+ * - node-add: add a node (`jumpOf`: the node whose jump host it is). node-edit: change a node (`group`: set its group).
  * - archives: list a node's images dir (`inside`: the dir, where a path must be given inside it;
  *   `missing`: a path it does not hold). run-as-root: run Holdfast as root on the node (--local).
  * - trust-host-key, sudo: how to get into a node that refused Holdfast (ErrorInfo.access); sudo
@@ -23,7 +23,7 @@ export type Remedy =
   | { action: 'remove-archive'; node: string; archive: string }
   | { action: 'node-list'; purpose?: 'add' | 'edit-again' | 'fix-jump' }
   | { action: 'node-add'; node?: string; host?: string; jumpOf?: string }
-  | { action: 'node-edit'; node: string; group: string }
+  | { action: 'node-edit'; node: string; group?: string }
   | { action: 'archives'; node: string; inside?: string; missing?: string }
   | { action: 'run-as-root' }
   | { action: 'trust-host-key'; node: string; fingerprint: string }

@@ -12,7 +12,7 @@ import { nodeInputSchema } from '../../shared/contract';
 import { HoldfastError } from '../errors';
 import type { NodeDef, NodeInput } from '../../shared/domain/nodes';
 import { logger } from '../log';
-import { commandLine } from '../../shared/shellQuote';
+import type { RemedyOf } from '../../shared/remedy';
 
 const log = logger('config');
 
@@ -330,7 +330,8 @@ export interface SshImportOptions {
 
 export interface SshImportPlan {
   nodes: NodeInput[];
-  skipped: { alias: string; reason: string }[];
+  /** What was not imported and why; `remedy`: how to change the node that is there already (the CLI words it). */
+  skipped: { alias: string; reason: string; remedy?: RemedyOf<'node-edit'> }[];
   /** Things worth knowing that did not stop an import (per alias, or about the file). */
   notes: string[];
 }
@@ -343,7 +344,7 @@ export function planSshImport(parsed: ParsedSshConfig, env: SshConfigEnv, opts: 
   const pending = new Map<string, { input: NodeInput; jumpVia: string | null }>();
   for (const { alias } of candidates) {
     if (existing.has(alias)) {
-      plan.skipped.push({ alias, reason: `a node named "${alias}" is already configured (change it with \`${commandLine(['node', 'edit', alias])}\`)` });
+      plan.skipped.push({ alias, reason: `a node named "${alias}" is already configured`, remedy: { action: 'node-edit', node: alias } });
       continue;
     }
     const r = resolveSshHost(parsed, alias, env);

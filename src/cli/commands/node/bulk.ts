@@ -14,6 +14,7 @@ import { JSON_HELP, printedAsJson } from '../../output';
 import type { ColumnFit } from '../../fit';
 import { helpAfter } from '../../help';
 import { commandLine } from '../../../shared/shellQuote';
+import { remedyCommand } from '../../remedyText';
 
 /** How the tables of nodes to add give way: names stay whole, the key file's path is elided, the user hidden last. */
 const NODE_IMPORT_COLUMNS: readonly ColumnFit[] = [{}, { kind: 'ref', min: 15 }, { hide: 1 }, { kind: 'ref', min: 20 }, { kind: 'text', min: 8 }, { kind: 'text', min: 8 }];
@@ -95,7 +96,7 @@ function printSshImport(cli: Cli, file: string, plan: SshImportPlan, added: read
       ),
     );
   }
-  for (const k of plan.skipped) cli.io.out(cli.screen().text(`skipped ${k.alias}: ${k.reason}`));
+  for (const k of plan.skipped) cli.io.out(cli.screen().text(`skipped ${k.alias}: ${skippedReason(k)}`));
   for (const n of plan.notes) cli.io.err(`note: ${n}`);
   const what = plural(plan.nodes.length, 'node');
   const text = (line: string) => cli.io.out(cli.screen().text(line));
@@ -175,6 +176,15 @@ async function validNodes(cli: Cli, store: Store, file: string, text: string, o:
 }
 
 /** `node import-ssh-config --json`: the nodes added (or, with --dry-run, that would be), and what was skipped. */
-export function sshImportJson(dryRun: boolean, plan: SshImportPlan, added: readonly NodeDef[]): { dryRun: boolean; nodes: readonly (NodeDef | NodeInput)[]; skipped: SshImportPlan['skipped']; notes: string[] } {
-  return { dryRun, nodes: dryRun ? plan.nodes : added, skipped: plan.skipped, notes: plan.notes };
+export function sshImportJson(
+  dryRun: boolean,
+  plan: SshImportPlan,
+  added: readonly NodeDef[],
+): { dryRun: boolean; nodes: readonly (NodeDef | NodeInput)[]; skipped: { alias: string; reason: string }[]; notes: string[] } {
+  return { dryRun, nodes: dryRun ? plan.nodes : added, skipped: plan.skipped.map((k) => ({ alias: k.alias, reason: skippedReason(k) })), notes: plan.notes };
+}
+
+/** Why an alias was skipped, its remedy worded as the command that changes the node there. */
+function skippedReason(k: SshImportPlan['skipped'][number]): string {
+  return k.remedy ? `${k.reason} (change it with \`${remedyCommand(k.remedy)}\`)` : k.reason;
 }

@@ -128,6 +128,8 @@ describe('a realistic ~/.ssh/config', () => {
     expect(byName.get('bastion-north')).toMatchObject({ host: '203.0.113.10', port: 2222, user: 'jump', identity: path.join(home, '.ssh/id_bastion') });
     const skipped = Object.fromEntries(plan.skipped.map((s) => [s.alias, s.reason]));
     expect(skipped['edge-s1']).toMatch(/already configured/);
+    // The way to change it is data: the CLI words it (cli/commands/node/bulk), core names no command.
+    expect(plan.skipped.find((s) => s.alias === 'edge-s1')).toEqual({ alias: 'edge-s1', reason: 'a node named "edge-s1" is already configured', remedy: { action: 'node-edit', node: 'edge-s1' } });
     expect(skipped['behind-unknown']).toMatch(/ProxyJump somewhere-else.*unsupported for now/);
     expect(skipped['multi-hop']).toMatch(/several hops/);
     expect(skipped['cmd']).toMatch(/ProxyCommand is not supported/);
