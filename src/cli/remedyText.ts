@@ -23,6 +23,8 @@ function remedyArgs(r: Exclude<Remedy, RemedyOf<'run-as-root'>>): string[] {
       return ['node', 'edit', r.node, ...(r.group !== undefined ? ['--group', r.group] : [])];
     case 'archives':
       return ['archives', r.node];
+    case 'images':
+      return ['images', r.node];
     case 'trust-host-key':
       return ['node', 'edit', r.node, `--accept-new-host-key=${r.fingerprint}`];
     case 'sudo':
@@ -38,6 +40,9 @@ export function remedyCommand(r: Remedy): string {
   if (r.action === 'run-as-root') return 'sudo holdfast … --local';
   return commandLine(remedyArgs(r));
 }
+
+/** Where the terminal looks at a node's images, as a sentence ends with it (shared/rke2Lists `where`). */
+export const imagesWhere = (node: string): string => `with \`${remedyCommand({ action: 'images', node })}\``;
 
 /** Prose as the terminal says it: a remedy completing it in parentheses, as its command (shared/remedy Prose). */
 export function cliProse(p: Prose): string {

@@ -5,7 +5,7 @@
 // (core/archives/scan readK3sImportCache) and hands it here.
 import { cacheIsNotAFile, cacheRule, cacheVerdict, type CacheRule, type CacheVerdict, type CachedFileStamp, type K3sImportCache } from './importCache';
 import { cacheRepinFix, firstReleases, K3S_RELEASES, type Support } from './versions';
-import { commandLine } from './shellQuote';
+import type { RemedyWording } from './remedy';
 
 /** Why the next start re-imports a file the cache records (shared/importCache CacheVerdict). */
 export type ReimportWhy = Extract<CacheVerdict, { skipped: false }>['why'];
@@ -123,12 +123,12 @@ export function reimportReason(why: ReimportWhy): string {
 }
 
 /** The files a start skips without a re-pin, said once for all of them. */
-function unpinnedReasons(h: ImportCacheHealth, node: string, who: string): string[] {
+function unpinnedReasons(h: ImportCacheHealth, word: RemedyWording, node: string, who: string): string[] {
   const files = h.skippedUnpinned;
   if (!files.length) return [];
   const one = files.length === 1;
   const named = files.length <= 3 ? files.join(', ') : `${files.slice(0, 3).join(', ')} and ${files.length - 3} more`;
-  const pin = `${commandLine(['pin', node, '--archive', one ? files[0]! : 'FILE'])}${one ? '' : ', for each'}`;
+  const pin = `${word({ action: 'pin', node, archive: one ? files[0]! : 'FILE' })}${one ? '' : ', for each'}`;
   if (h.rule === 'with-fix') return [`The .cache.json ${one ? 'entry' : 'entries'} of ${named} cannot be read, so Holdfast assumes ${who} skips ${one ? 'it' : 'them'} at start without pinning again. Make the pins durable (${pin}).`];
   const fix = `k3s PR #14266 (${firstReleases(K3S_RELEASES.cacheRepin)})`;
   const unless = h.rule === 'unknown' ? `unless its release has ${fix}, which Holdfast cannot tell,` : `without ${fix},`;
@@ -137,15 +137,18 @@ function unpinnedReasons(h: ImportCacheHealth, node: string, who: string): strin
   ];
 }
 
-/** Every finding in full, one sentence each (--why, the app's details); `who` as for importCacheBrief. */
-export function importCacheReasons(h: ImportCacheHealth, node = 'NODE', who = 'k3s'): string[] {
+/**
+ * Every finding in full, one sentence each (--why, the app's details); `who` as for importCacheBrief.
+ * `word`: how the reader says a remedy (the CLI's command, cli/remedyText; the app's button).
+ */
+export function importCacheReasons(h: ImportCacheHealth, word: RemedyWording, node = 'NODE', who = 'k3s'): string[] {
   const fixSince = firstReleases(K3S_RELEASES.cacheRepin);
   switch (h.state) {
     case 'absent': {
       const slow = `The images dir has no .cache.json, so every ${who} start re-imports every archive in it, which delays kubelet by minutes on a large images dir (k3s #12243).`;
       if (h.repins === 'yes') return [`${slow} ${who} keeps the cache only if the file exists: an empty .cache.json turns it on.`];
       return [
-        `${slow} Do not create one on this release: without k3s PR #14266 (${fixSince} and later${h.repins === 'unknown' ? '; this release is not known to have it' : ''}) the cache makes ${who} skip unchanged archives at start without pinning their images again, so their pins are lost. Make the pins durable first (${commandLine(['pin', node, '--needed'])}), or upgrade.`,
+        `${slow} Do not create one on this release: without k3s PR #14266 (${fixSince} and later${h.repins === 'unknown' ? '; this release is not known to have it' : ''}) the cache makes ${who} skip unchanged archives at start without pinning their images again, so their pins are lost. Make the pins durable first (${word({ action: 'pin', node, needed: true })}), or upgrade.`,
       ];
     }
     case 'ignored':
@@ -157,7 +160,7 @@ export function importCacheReasons(h: ImportCacheHealth, node = 'NODE', who = 'k
       return [`.cache.json ${h.unreadable ?? 'is not a JSON object Holdfast can read'}; ${who} starts over with an empty cache, but until it does Holdfast assumes it skips every archive without re-pinning what it brought.`];
     case 'on':
       return [
-        ...unpinnedReasons(h, node, who),
+        ...unpinnedReasons(h, word, node, who),
         ...(h.savesNothing
           ? [
               `The cache saves nothing: ${who} re-imports every file at each start (${[...new Set(h.reimported.map((r) => reimportReason(r.why)))].join('; ') || 'no file is recorded'}). A file written normally has a sub-second mtime, which the whole-second record never matches; only files whose mtime is a whole second (extracted from a tar, or touch -d to a second) are skipped.`,

@@ -12,7 +12,7 @@ import type { Distro } from './domain/nodes';
  * - node-list: look at the configured nodes; `purpose`: what for (add one, edit again, fix a jump).
  * - node-add: add a node (`jumpOf`: the node whose jump host it is). node-edit: change a node (`group`: set its group).
  * - archives: list a node's images dir (`inside`: the dir, where a path must be given inside it;
- *   `missing`: a path it does not hold). run-as-root: run Holdfast as root on the node (--local).
+ *   `missing`: a path it does not hold). images: look at a node's images. run-as-root: run Holdfast as root on the node (--local).
  * - trust-host-key, sudo: how to get into a node that refused Holdfast (ErrorInfo.access); sudo
  *   `toRead`: the user may not read the images dir.
  * - k3s-start-or-direct: the distro's watcher will not import `archive` again by itself.
@@ -25,6 +25,7 @@ export type Remedy =
   | { action: 'node-add'; node?: string; host?: string; jumpOf?: string }
   | { action: 'node-edit'; node: string; group?: string }
   | { action: 'archives'; node: string; inside?: string; missing?: string }
+  | { action: 'images'; node: string }
   | { action: 'run-as-root' }
   | { action: 'trust-host-key'; node: string; fingerprint: string }
   | { action: 'sudo'; node: string; toRead?: true }

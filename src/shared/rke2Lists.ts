@@ -8,7 +8,6 @@
 // files (and symlinks to them) only: a dangling symlink or symlinked folder at worst makes it warn.
 import { distroProfile } from './distro';
 import type { Distro } from './domain/nodes';
-import { commandLine } from './shellQuote';
 
 /** Whether RKE2's check takes this top-level name for an archive (anything but a list or JSON). */
 function preloads(name: string): boolean {
@@ -43,13 +42,10 @@ function consequence(where: string): string {
 }
 
 /**
- * Where to look at the listed images: `holdfast images NODE` for the CLI and JSON (the default),
- * the app's own tab in the app.
+ * The long form for the images dir as it is now. `where`: where the reader looks at the listed
+ * images, as its caller says it (the CLI's command, cli/remedyText imagesWhere; the app's tab).
  */
-const cliImages = (node: string): string => `with \`${commandLine(['images', node])}\``;
-
-/** The long form for the images dir as it is now. */
-export function rke2ListsReason(node: string, where = cliImages(node)): string {
+export function rke2ListsReason(node: string, where: string): string {
   return `The top level of the images dir of ${node} holds no archive (no file but .txt lists and .json), so at every start RKE2 writes its own <component>-image.txt lists there, ${consequence(where)}`;
 }
 
@@ -74,6 +70,6 @@ export interface Rke2ListsNotice {
 }
 
 /** The notice for a node's images dir now, or null (k3s, or an archive at the top level). */
-export function rke2ListsNotice(node: string, distro: Distro, files: readonly string[], where = cliImages(node)): Rke2ListsNotice | null {
+export function rke2ListsNotice(node: string, distro: Distro, files: readonly string[], where: string): Rke2ListsNotice | null {
   return rke2WritesLists(distro, files) ? { brief: RKE2_LISTS_BRIEF, reason: rke2ListsReason(node, where) } : null;
 }

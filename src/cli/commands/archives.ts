@@ -14,7 +14,7 @@ import { namedOrLocalNode, withLocalOptions, type LocalFlags } from '../localNod
 import type { ColumnFit } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { whyHint, type Screen } from '../screen';
-import { cliProse, remedyCommand } from '../remedyText';
+import { cliProse, imagesWhere, remedyCommand } from '../remedyText';
 import { JSON_HELP, printedAsJson } from '../output';
 import { FITTED_NOTE, helpAfter } from '../help';
 
@@ -97,7 +97,7 @@ async function readArchives(cli: Cli, node: string): Promise<ArchivesRead> {
   // The node's distro names who imports (the listing probed it already: no second probe).
   const distro = await cli.call('nodes.info', { node }).then((i) => i.distro, (): Distro => 'unknown');
   // RKE2 writes its own image lists when no archive is at the top level (shared/rke2Lists).
-  const rke2Lists = rke2ListsNotice(node, distro, archives.map((a) => a.path));
+  const rke2Lists = rke2ListsNotice(node, distro, archives.map((a) => a.path), imagesWhere(node));
   return { node, archives, who: distroDisplayName(distro), rke2Lists };
 }
 
@@ -191,7 +191,7 @@ function cacheLines(v: ArchivesView): void {
   if (cache && brief) {
     cli.io.out('');
     if (!why) out(v, safe(brief));
-    else for (const r of importCacheReasons(cache, v.node, who)) out(v, safe(r));
+    else for (const r of importCacheReasons(cache, remedyCommand, v.node, who)) out(v, safe(r));
   }
   if (!perFile.length) return;
   cli.io.out('');

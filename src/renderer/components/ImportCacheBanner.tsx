@@ -6,6 +6,7 @@ import type { ImportCacheHealth } from '../../shared/importCacheHealth';
 import { importCacheBrief, importCacheReasons } from '../../shared/importCacheHealth';
 import { plural } from '../../shared/wording';
 import { AlertIcon, ClockIcon } from './icons';
+import { appRemedy } from '../appText';
 
 /** `who`: the node's distro as the text names it ("k3s", "RKE2": shared/distro distroDisplayName). */
 export function ImportCacheBanner({ node, cached, health, who = 'k3s' }: { node: string; cached: number; health: ImportCacheHealth | undefined; who?: string }) {
@@ -31,7 +32,7 @@ export function ImportCacheBanner({ node, cached, health, who = 'k3s' }: { node:
           </span>
         ) : null}
         {health && brief
-          ? importCacheReasons(health, node, who).map((r) => (
+          ? importCacheReasons(health, appRemedy, node, who).map((r) => (
               <span key={r} data-testid="cache-health-reason">
                 {r}
               </span>

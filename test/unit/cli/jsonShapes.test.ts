@@ -24,6 +24,7 @@ import type { FleetReport } from '../../../src/shared/fleet';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { planPrune } from '../../../src/shared/prunePlan';
 import { rke2ListsNotice } from '../../../src/shared/rke2Lists';
+import { imagesWhere } from '../../../src/cli/remedyText';
 import { resolvePinSet } from '../../../src/shared/pinSet';
 import { EDGE1_ARCHIVES, EDGE1_AUDIT, EDGE1_IMAGES } from '../../doubles/catalog';
 import { imageRef } from '../../support/imageRef';
@@ -96,7 +97,7 @@ const PRUNE: PruneOutcome[] = [
 const RESULTS: Record<string, () => unknown> = {
   images: () => [...EDGE1_IMAGES, imageRef('docker.io/library/lost:1', { lostPin: LOST, imagePinnedNow: false, imagePinnedAfterRestart: false })],
   'images --lost': () => [LOST],
-  archives: () => archivesJson(NODE, EDGE1_ARCHIVES, rke2ListsNotice(NODE, 'rke2', [])),
+  archives: () => archivesJson(NODE, EDGE1_ARCHIVES, rke2ListsNotice(NODE, 'rke2', [], imagesWhere(NODE))),
   explain: () => explainReference({ node: NODE, ref: EDGE1_IMAGES[0]!.name, images: EDGE1_IMAGES, needs: NEEDS, lost: [LOST], archives: EDGE1_ARCHIVES, mode: 'any' }),
   inspect: () => FLEET,
   disk: () => DISK,

@@ -6,6 +6,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { importCacheBrief, importCacheHealth, importCacheReasons, type CacheHealthInput } from '../../../src/shared/importCacheHealth';
 import { ImportCacheBanner } from '../../../src/renderer/components/ImportCacheBanner';
+import { appRemedy } from '../../../src/renderer/appText';
 
 const ROOT = '/var/lib/rancher/k3s/agent/images';
 const files = [
@@ -46,7 +47,7 @@ describe('Archives tab: the import cache banner', () => {
     expect(shown).toContain(importCacheBrief(health)!);
     expect(shown).not.toContain('unchanged since the last import'); // the reasons say it in full
     expect(shown.split('are the same size as recorded in .cache.json')).toHaveLength(2);
-    for (const r of importCacheReasons(health, 'edge1')) expect(shown).toContain(r);
+    for (const r of importCacheReasons(health, appRemedy, 'edge1')) expect(shown).toContain(r);
     expect(shown).toContain('gone.tar is no longer in the images dir');
   });
 

@@ -23,6 +23,7 @@ import { imageRef } from '../../support/imageRef';
 import type { LostPin } from '../../../src/shared/domain/lostPins';
 import { peerServing, type EmbeddedRegistryConfig } from '../../../src/shared/embeddedRegistry';
 import { importCacheBrief, importCacheReasons, type ImportCacheHealth } from '../../../src/shared/importCacheHealth';
+import { remedyCommand } from '../../../src/cli/remedyText';
 import { LOST_PIN_KIND_TEXT, lostPinKindText } from '../../../src/shared/lostPins';
 import { parseMirrorsBlock } from '../../../src/shared/registryMirrors';
 
@@ -250,18 +251,18 @@ describe("the import cache's health names the node's distro", () => {
   });
 
   it('every finding in full', () => {
-    const [absent] = importCacheReasons(health({ state: 'absent' }), 'n1', RKE2);
+    const [absent] = importCacheReasons(health({ state: 'absent' }), remedyCommand, 'n1', RKE2);
     expect(absent).toBe(
       'The images dir has no .cache.json, so every RKE2 start re-imports every archive in it, which delays kubelet by minutes on a large images dir (k3s #12243). RKE2 keeps the cache only if the file exists: an empty .cache.json turns it on.',
     );
-    const [risky] = importCacheReasons(health({ state: 'absent', repins: 'no' }), 'n1', RKE2);
+    const [risky] = importCacheReasons(health({ state: 'absent', repins: 'no' }), remedyCommand, 'n1', RKE2);
     expect(risky).toContain('the cache makes RKE2 skip unchanged archives at start');
-    expect(importCacheReasons(health({ state: 'ignored' }), 'n1', RKE2)).toEqual([
+    expect(importCacheReasons(health({ state: 'ignored' }), remedyCommand, 'n1', RKE2)).toEqual([
       'This RKE2 release predates the import cache (k3s PR #12237): it re-imports every archive at every start, whatever .cache.json says.',
     ]);
-    expect(importCacheReasons(health({ state: 'unreadable' }), 'n1', RKE2)[0]).toMatch(/^\.cache\.json is not a JSON object Holdfast can read; RKE2 starts over with an empty cache,/);
+    expect(importCacheReasons(health({ state: 'unreadable' }), remedyCommand, 'n1', RKE2)[0]).toMatch(/^\.cache\.json is not a JSON object Holdfast can read; RKE2 starts over with an empty cache,/);
     const on = importCacheReasons(
-      health({ rule: 'without-fix', skippedUnpinned: ['a.tar'], reimported: [{ path: 'c.tar', why: 'sub-second' }], savesNothing: true, stale: [{ path: 'b.tar', why: 'gone' }] }),
+      health({ rule: 'without-fix', skippedUnpinned: ['a.tar'], reimported: [{ path: 'c.tar', why: 'sub-second' }], savesNothing: true, stale: [{ path: 'b.tar', why: 'gone' }] }), remedyCommand,
       'n1',
       RKE2,
     );
@@ -271,10 +272,10 @@ describe("the import cache's health names the node's distro", () => {
     expect(on[2]).toBe('The entry for b.tar: b.tar is no longer in the images dir (RKE2 drops the entry at its next start).');
     for (const t of [absent!, risky!, ...on]) noK3s(t);
     // k3s where no name is given, as before
-    const k3s = importCacheReasons(health({ rule: 'without-fix', skippedUnpinned: ['a.tar'], stale: [{ path: 'b.tar', why: 'gone' }] }), 'n1');
+    const k3s = importCacheReasons(health({ rule: 'without-fix', skippedUnpinned: ['a.tar'], stale: [{ path: 'b.tar', why: 'gone' }] }), remedyCommand, 'n1');
     expect(k3s[0]).toContain('so k3s skips it at start');
     expect(k3s[1]).toBe('The entry for b.tar: b.tar is no longer in the images dir (k3s drops the entry at its next start).');
-    expect(importCacheReasons(health({ state: 'absent' }))[0]).toMatch(/every k3s start re-imports .* k3s keeps the cache only if the file exists/);
+    expect(importCacheReasons(health({ state: 'absent' }), remedyCommand)[0]).toMatch(/every k3s start re-imports .* k3s keeps the cache only if the file exists/);
   });
 });
 

@@ -1,6 +1,7 @@
 // RKE2's own *-image.txt lists (issue #37, item 6): when RKE2 writes them, and the words.
 import { describe, expect, it } from 'vitest';
 import { RKE2_LISTS_BRIEF, rke2ListsAfterRemoval, rke2ListsNotice, rke2ListsReason, rke2ListsRemovalWarning, rke2WritesLists } from '../../../src/shared/rke2Lists';
+import { imagesWhere } from '../../../src/cli/remedyText';
 
 describe('rke2WritesLists', () => {
   it('on RKE2: when the top level holds no file but .txt and .json', () => {
@@ -42,7 +43,7 @@ describe('rke2ListsAfterRemoval', () => {
 describe('the words', () => {
   it('one short clause, then what happens and what to do', () => {
     expect(RKE2_LISTS_BRIEF).toBe('no archive at the top level: RKE2 writes its own image lists here at its next start');
-    const long = rke2ListsReason('rke');
+    const long = rke2ListsReason('rke', imagesWhere('rke'));
     expect(long).toContain('RKE2 writes its own <component>-image.txt lists there');
     expect(long).toContain('becomes RKE2-managed');
     expect(long).toContain('Keep an archive at the top level of the images dir');
@@ -50,8 +51,8 @@ describe('the words', () => {
     const warn = rke2ListsRemovalWarning('rke', 'runtime.tar');
     expect(warn).toMatch(/^Removing runtime\.tar leaves no archive at the top level of the images dir of rke, so at its next start RKE2 writes/);
     expect(warn).toContain('take over the durable pins of every image they name. Keep an archive at the top level');
-    expect(rke2ListsNotice('rke', 'rke2', ['a.txt'])).toEqual({ brief: RKE2_LISTS_BRIEF, reason: long });
-    expect(rke2ListsNotice('rke', 'rke2', ['a.tar'])).toBeNull();
-    expect(rke2ListsNotice('k', 'k3s', [])).toBeNull();
+    expect(rke2ListsNotice('rke', 'rke2', ['a.txt'], imagesWhere('rke'))).toEqual({ brief: RKE2_LISTS_BRIEF, reason: long });
+    expect(rke2ListsNotice('rke', 'rke2', ['a.tar'], imagesWhere('rke'))).toBeNull();
+    expect(rke2ListsNotice('k', 'k3s', [], imagesWhere('k'))).toBeNull();
   });
 });

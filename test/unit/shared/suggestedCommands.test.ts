@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { kubeNodeHint } from '../../../src/cli/kubeNodeText';
-import { errorHint, remedyCommand } from '../../../src/cli/remedyText';
+import { errorHint, imagesWhere, remedyCommand } from '../../../src/cli/remedyText';
 import { whyHint } from '../../../src/cli/screen';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
@@ -150,10 +150,10 @@ describe('suggested commands with hostile names', () => {
   });
 
   it("RKE2's lists, the import cache, a .txt list's trap, CRI's record and containerd's GC labels", () => {
-    expectCommand(rke2ListsReason(NODE), ['holdfast', 'images', NODE]);
+    expectCommand(rke2ListsReason(NODE, imagesWhere(NODE)), ['holdfast', 'images', NODE]);
     const health = { state: 'on' as const, repins: 'no' as const, rule: 'without-fix' as const, entries: 1, skippedUnpinned: [ARCHIVE], skippedRepinned: [], reimported: [], savesNothing: false, stale: [] };
-    expectCommand(importCacheReasons(health, NODE).join(' '), ['holdfast', 'pin', NODE, '--archive', ARCHIVE]);
-    expectCommand(importCacheReasons({ ...health, state: 'absent', skippedUnpinned: [] }, NODE).join(' '), ['holdfast', 'pin', NODE, '--needed']);
+    expectCommand(importCacheReasons(health, remedyCommand, NODE).join(' '), ['holdfast', 'pin', NODE, '--archive', ARCHIVE]);
+    expectCommand(importCacheReasons({ ...health, state: 'absent', skippedUnpinned: [] }, remedyCommand, NODE).join(' '), ['holdfast', 'pin', NODE, '--needed']);
     expectCommand(listTrapReason(REF, { list: 'a.txt', listed: REF2 }), ['holdfast', 'pin', 'NODE', REF]);
     const [record] = applyImageProtection([image(id('a'), { imageId: id('a') }), image(REF, { pin: 'distro', afterRestart: 'pinned' })], 'first-loaded');
     expectCommand(record!.reason, ['holdfast', 'pin', 'NODE', REF]);
