@@ -20,7 +20,6 @@ import { ErrorCallout } from './ErrorCallout';
 import { FateBadge } from './FateBadge';
 import { AlertIcon, BoxIcon, ClockIcon, InfoIcon, RefreshIcon, ShieldIcon, SlashIcon, TrashIcon } from './icons';
 import { imageName } from '../../shared/imageReference';
-import { commandLine } from '../../shared/shellQuote';
 
 /** Each state's badge and its title; `who` names the node's distro ("k3s", "RKE2": shared/distro distroDisplayName). */
 export const stateText = (who: string, maxAge: string | null = null): Record<ImageState, { label: string; title: string }> => ({
@@ -122,7 +121,7 @@ function ForecastRow({ step, n }: { step: ForecastStep; n: number }) {
   );
 }
 
-export function Forecast({ f, node, images, who }: { f: GcForecast; node: string; images: StoreImage[] | null; who: string }) {
+export function Forecast({ f, images, who }: { f: GcForecast; images: StoreImage[] | null; who: string }) {
   // Pinned for kubelet now, but not after the next k3s start: kubelet spares them only until then.
   const losing = images?.filter(losesPinAtStart).length ?? 0;
   const deleted = f.steps.filter((s) => s.deleted);
@@ -155,7 +154,7 @@ export function Forecast({ f, node, images, who }: { f: GcForecast; node: string
               {needed.map((s) => displayRef(imageName(s.refs, s.key))).join(', ')}
             </strong>
             <span>
-              Pin {needed.length === 1 ? 'it' : 'them'} durably before the disk fills (Images tab, or <code>{commandLine(['pin', node, 'REF'])}</code>), or
+              Pin {needed.length === 1 ? 'it' : 'them'} durably before the disk fills (Make durable on the Images tab), or
               free space with Prune, which never takes them.
             </span>
           </div>
@@ -391,7 +390,7 @@ export function DiskPanel({ node, onPrune }: { node: NodeDef; onPrune(): void })
               </p>
             ))}
           </section>
-          {p.forecast ? <Forecast f={p.forecast} node={node.name} images={p.images} who={who} /> : null}
+          {p.forecast ? <Forecast f={p.forecast} images={p.images} who={who} /> : null}
           {p.images ? (
             <section className="disk-section" aria-labelledby="store-title">
               <h3 id="store-title">Image store, by image</h3>

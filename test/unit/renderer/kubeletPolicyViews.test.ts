@@ -37,14 +37,14 @@ describe("the Disk tab and kubelet's max-age GC", () => {
     const policy = resolveGcPolicy([], [], { minor: 35 });
     expect(text(createElement(Thresholds, { p: { policy, imagefs } }))).toContain('Max-age GC off (image-maximum-gc-age not set)');
     const f = forecastGc({ images, index, imagefs, policy });
-    expect(renderToStaticMarkup(createElement(Forecast, { f, node: 'n1', images, who: 'k3s' }))).not.toContain('forecast-max-age');
+    expect(renderToStaticMarkup(createElement(Forecast, { f, images, who: 'k3s' }))).not.toContain('forecast-max-age');
   });
 
   it('on: its age and source beside the thresholds, a banner naming what goes and when, and the unprotected state says it', () => {
     const policy = resolveGcPolicy([arg('image-maximum-gc-age', '168h')], [], { minor: 35 });
     expect(text(createElement(Thresholds, { p: { policy, imagefs } }))).toContain('Max-age GC 7 days unused, whatever the disk usage — image-maximum-gc-age=168h, /etc/rancher/k3s/config.yaml');
     const f = forecastGc({ images, index, imagefs, policy });
-    expect(text(createElement(Forecast, { f, node: 'n1', images, who: 'k3s' }))).toContain(
+    expect(text(createElement(Forecast, { f, images, who: 'k3s' }))).toContain(
       "kubelet's max-age GC (image-maximum-gc-age=168h, /etc/rancher/k3s/config.yaml) deletes every unpinned image no container used for 7 days, whatever the disk usage: the image below, within 7 days after kubelet's last start",
     );
     const badge = renderToStaticMarkup(createElement(StateBadge, { image: images.find((i) => i.key === 'old')!, maxAge: maxAgeWhen(policy.maxAge!) }));
