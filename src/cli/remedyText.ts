@@ -10,9 +10,13 @@ import { commandLine } from '../shared/shellQuote';
 function remedyArgs(r: Exclude<Remedy, RemedyOf<'run-as-root'>>): string[] {
   switch (r.action) {
     case 'pin':
-      return ['pin', r.node, ...(r.archive !== undefined ? ['--archive', r.archive] : []), ...(r.needed ? ['--needed'] : []), ...(r.allK3s ? ['--all-k3s'] : [])];
+      return ['pin', r.node, ...(r.ref !== undefined ? [r.ref] : []), ...(r.archive !== undefined ? ['--archive', r.archive] : []), ...(r.needed ? ['--needed'] : []), ...(r.allK3s ? ['--all-k3s'] : [])];
+    case 'unpin':
+      return ['unpin', r.node, r.ref];
     case 'import':
-      return ['import', r.node, r.archive];
+      return ['import', r.node, r.archive, ...(r.pin ? ['--pin'] : [])];
+    case 'prune':
+      return ['prune', r.node, '--dry-run'];
     case 'remove-archive':
       return ['rm-archive', r.node, r.archive];
     case 'node-list':

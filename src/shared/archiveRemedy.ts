@@ -3,10 +3,6 @@
 // too (shared/remedy Prose), never its command.
 import type { ArchiveInfo, RemovalCheck } from './domain/archives';
 import type { ArchiveRemedy } from './remedy';
-import { commandLine } from './shellQuote';
-
-/** The command explain's archive entries name (shared/explain; to move to src/cli, #47). */
-export const pinArchiveCommand = (node: string, archive: string): string => commandLine(['pin', node, '--archive', archive]);
 
 /**
  * The remedy for a removal check: present images without durable protection, some reference of

@@ -5,7 +5,7 @@
 // come from the rules that own them (shared/protection, shared/needs, core's fates and archive
 // checks); the advice is decided here, once. Pure: `holdfast explain` prints it, and a view of
 // one image in the app can show the same.
-import { archiveBrief, pinArchiveCommand } from './archiveRemedy';
+import { archiveBrief } from './archiveRemedy';
 import type { ArchiveInfo } from './domain/archives';
 import type { ImageRef } from './domain/images';
 import type { LostPin } from './domain/lostPins';
@@ -15,9 +15,8 @@ import { fateBrief, imageProtection, losesPin, protectionBrief, protectionKey, r
 import { imageName, isImageIdRecord } from './imageReference';
 import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
-import { commandLine } from './shellQuote';
 import { archiveVerdict, type RemovalTone } from './removalVerdict';
-import { proseText } from './remedy';
+import { proseText, type ArchiveRemedy, type Remedy } from './remedy';
 
 /** One reference of the image, as the explanation lists them. */
 export interface ExplainedRef {
@@ -32,9 +31,13 @@ export interface ExplainedRef {
   archive: string | null;
 }
 
-/** What to do, one step: a sentence, and the command that does it when there is one. */
+/**
+ * What to do, one step: a sentence, and what does it when there is something, as data (`remedy`,
+ * worded by the reader: the CLI's command, cli/commands/explain) or a lost pin's own `command`.
+ */
 export interface Advice {
   text: string;
+  remedy?: Remedy;
   command?: string;
 }
 
@@ -70,7 +73,7 @@ export interface ReferenceExplanation {
   /** Where the needs came from (or why nothing told them). */
   needsFrom: { sources: string[]; noSource?: string };
   /** The files in the images dir that bring the image (or, for a missing one, that hold it). */
-  archives: { path: string; safeToRemove: boolean; removalTone: RemovalTone; reason: string; brief: string; command?: string }[];
+  archives: { path: string; safeToRemove: boolean; removalTone: RemovalTone; reason: string; brief: string; remedy?: ArchiveRemedy }[];
   /** Durable pins Holdfast made on the image's references that are gone. */
   lostPins: LostPin[];
   /** Where a missing image can be found (an archive, another node). */
@@ -117,7 +120,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
     const advice: Advice[] = [
       archives.length
         ? { text: `${archives.map((a) => a.path).join(', ')} in the images dir holds it, but ${who} has not imported it: restart ${who}, or import it with Holdfast.` }
-        : { text: 'Bring it to the node from an air-gap archive that holds it, and make its pins durable.', command: commandLine(['import', node, 'ARCHIVE', '--pin']) },
+        : { text: 'Bring it to the node from an air-gap archive that holds it, and make its pins durable.', remedy: { action: 'import', node, archive: 'ARCHIVE', pin: true } },
     ];
     return {
       node,
@@ -175,7 +178,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
 
 // `reason`: as the caller worded it (shared/archivesReport archivesInWords), else the prose alone.
 function archiveFacts(a: ArchiveInfo, who: string): ReferenceExplanation['archives'][number] {
-  return { path: a.path, safeToRemove: a.safeToRemove, removalTone: archiveVerdict(a).tone, reason: proseText(a.reason), brief: archiveBrief(a, who), ...(a.remedy ? { command: pinArchiveCommand(a.remedy.node, a.remedy.archive) } : {}) };
+  return { path: a.path, safeToRemove: a.safeToRemove, removalTone: archiveVerdict(a).tone, reason: proseText(a.reason), brief: archiveBrief(a, who), ...(a.remedy ? { remedy: a.remedy } : {}) };
 }
 
 /** What to do about a reference on the node, most urgent first (at least one step). */
@@ -183,30 +186,32 @@ function adviceFor(e: ReferenceExplanation, o: { atRiskPinnable: boolean; mode: 
   const out: Advice[] = [];
   const img = e.image!;
   for (const l of e.lostPins.slice(0, 1)) out.push({ text: l.remedy.text, ...(l.remedy.command ? { command: l.remedy.command } : {}) });
+  // A lost pin's repin or restore pins as well (its command is `pin`).
+  const lostPinPins = e.lostPins.slice(0, 1).some((l) => l.remedy.command !== undefined && l.remedy.kind !== 'reimport');
   if (o.mode === 'none') {
     out.push({ text: `This containerd has no CRI image pinning (before 1.7.3): kubelet's GC may delete the image whatever its labels say. Keep an archive that brings it in the images dir, so that the next ${o.who} start brings it back.` });
     return out;
   }
   const notDurable = img.refs.some((r) => r.pin !== 'durable' && !isImageIdRecord(r.name));
   if (e.need.atRisk) {
-    if (o.atRiskPinnable) out.push({ text: `The site needs it: make its pins durable before the next ${o.who} start.`, command: commandLine(['pin', e.node, '--needed']) });
-    else if (!out.length) out.push({ text: `Its pins are durable, but kubelet does not see them on this containerd: pin every reference of it, and keep its archive in the images dir.`, command: commandLine(['pin', e.node, o.tag]) });
+    if (o.atRiskPinnable) out.push({ text: `The site needs it: make its pins durable before the next ${o.who} start.`, remedy: { action: 'pin', node: e.node, needed: true } });
+    else if (!out.length) out.push({ text: `Its pins are durable, but kubelet does not see them on this containerd: pin every reference of it, and keep its archive in the images dir.`, remedy: { action: 'pin', node: e.node, ref: o.tag } });
   } else if (img.protection.losesPin) {
-    out.push({ text: `It loses its pin at the next ${o.who} start: if it is still wanted, make it durable.`, command: commandLine(['pin', e.node, o.tag]) });
+    out.push({ text: `It loses its pin at the next ${o.who} start: if it is still wanted, make it durable.`, remedy: { action: 'pin', node: e.node, ref: o.tag } });
   }
-  const k3sArchive = e.archives.find((a) => !a.safeToRemove && a.command);
-  if (k3sArchive && notDurable && !out.some((a) => a.command?.startsWith(`${commandLine(['pin'])} `))) {
-    out.push({ text: `${k3sArchive.path} pins it again at every ${o.who} start; to remove that archive one day, make its pins durable first.`, command: k3sArchive.command! });
+  const k3sArchive = e.archives.find((a) => !a.safeToRemove && a.remedy);
+  if (k3sArchive && notDurable && !lostPinPins && !out.some((a) => a.remedy?.action === 'pin')) {
+    out.push({ text: `${k3sArchive.path} pins it again at every ${o.who} start; to remove that archive one day, make its pins durable first.`, remedy: k3sArchive.remedy! });
   }
   if (e.need.verdict === 'reclaimable' && !out.length) {
     out.push(
       img.refs.some((r) => r.pin === 'durable' && !r.inherited)
-        ? { text: 'Pinned durably, and nothing at the site needs it: if it is obsolete, release its pin (then prune may remove it).', command: commandLine(['unpin', e.node, o.tag]) }
+        ? { text: 'Pinned durably, and nothing at the site needs it: if it is obsolete, release its pin (then prune may remove it).', remedy: { action: 'unpin', node: e.node, ref: o.tag } }
         : { text: 'Pinned, and nothing at the site needs it: if it is obsolete, remove what pins it (the archive that brings it); prune never unpins.' },
     );
   }
   if (e.need.verdict === 'unneeded' && !out.length) {
-    out.push({ text: "Nothing pins it and nothing at the site needs it: kubelet's GC may delete it, and prune may remove it.", command: commandLine(['prune', e.node, '--dry-run']) });
+    out.push({ text: "Nothing pins it and nothing at the site needs it: kubelet's GC may delete it, and prune may remove it.", remedy: { action: 'prune', node: e.node } });
   }
   if (!out.length) out.push({ text: e.need.needed ? 'Nothing to do: the site needs it and kubelet keeps it.' : 'Nothing to do: kubelet keeps it.' });
   return out;

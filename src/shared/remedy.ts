@@ -6,9 +6,10 @@ import type { Distro } from './domain/nodes';
 /**
  * One remedy, by `action`. NODE, NAME, HOST or ARCHIVE stand for a value the reader supplies when
  * none is known.
- * - pin: make pins durable; `archive`: the images an archive brings, `needed`: what the site
+ * - pin: make pins durable; `ref`: one reference's, `archive`: the images an archive brings, `needed`: what the site
  *   needs, `allK3s`: every image the distro pinned.
- * - import: bring an archive's images back. remove-archive: remove an archive from the images dir.
+ * - unpin: release a durable pin. prune: see what prune would remove (a dry run).
+ * - import: bring an archive's images back (`pin`: and pin them durably). remove-archive: remove an archive from the images dir.
  * - node-list: look at the configured nodes; `purpose`: what for (add one, edit again, fix a jump).
  * - node-add: add a node (`jumpOf`: the node whose jump host it is). node-edit: change a node (`group`: set its group).
  * - archives: list a node's images dir (`inside`: the dir, where a path must be given inside it;
@@ -18,8 +19,10 @@ import type { Distro } from './domain/nodes';
  * - k3s-start-or-direct: the distro's watcher will not import `archive` again by itself.
  */
 export type Remedy =
-  | { action: 'pin'; node: string; archive?: string; needed?: true; allK3s?: true }
-  | { action: 'import'; node: string; archive: string }
+  | { action: 'pin'; node: string; ref?: string; archive?: string; needed?: true; allK3s?: true }
+  | { action: 'unpin'; node: string; ref: string }
+  | { action: 'import'; node: string; archive: string; pin?: true }
+  | { action: 'prune'; node: string }
   | { action: 'remove-archive'; node: string; archive: string }
   | { action: 'node-list'; purpose?: 'add' | 'edit-again' | 'fix-jump' }
   | { action: 'node-add'; node?: string; host?: string; jumpOf?: string }

@@ -21,7 +21,7 @@ import type { Screen } from '../screen';
 import { commandLine } from '../../shared/shellQuote';
 import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
 import { archivesInWords } from '../../shared/archivesReport';
-import { inParens } from '../../shared/remedy';
+import { inParens, type Remedy } from '../../shared/remedy';
 import { remedyCommand } from '../remedyText';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
@@ -87,8 +87,27 @@ class Fields {
 
 const yes = (b: boolean, y: string, n: string) => (b ? y : n);
 
+/** explain as the CLI gives it (JSON and text): every remedy worded as its command, in `command` (cli/remedyText). */
+export type WordedExplanation = Omit<ReferenceExplanation, 'archives' | 'advice'> & {
+  archives: (Omit<ReferenceExplanation['archives'][number], 'remedy'> & { command?: string })[];
+  advice: { text: string; command?: string }[];
+};
+
+export function explainInWords(e: ReferenceExplanation): WordedExplanation {
+  const command = (remedy: Remedy | undefined, given?: string) => {
+    const c = remedy ? remedyCommand(remedy) : given;
+    return c !== undefined ? { command: c } : {};
+  };
+  return {
+    ...e,
+    archives: e.archives.map(({ remedy, ...a }) => ({ ...a, ...command(remedy) })),
+    advice: e.advice.map(({ remedy, command: given, ...a }) => ({ ...a, ...command(remedy, given) })),
+  };
+}
+
 /** The explanation as people read it: every fact on its line, every reason whole (`who`: the node's distro, shared/distro distroDisplayName). */
-export function explainText(e: ReferenceExplanation, screen: Screen, who = 'k3s'): string {
+export function explainText(explained: ReferenceExplanation, screen: Screen, who = 'k3s'): string {
+  const e = explainInWords(explained);
   const f = new Fields(screen);
   f.line(`${e.ref} on ${e.node}`).blank();
   const img = e.image;
@@ -177,7 +196,7 @@ export function registerExplainCommand(program: Command, cli: Cli): void {
       const ref = resolveReference(query, images, needs, name);
       const who = distroDisplayName(info.distro);
       const e = explainReference({ node: name, ref, images, needs, lost, archives, mode: criPinning(info.containerdVersion), who })!;
-      if (printedAsJson(cli, e)) return;
+      if (printedAsJson(cli, explainInWords(e))) return;
       cli.io.out(explainText(e, cli.screen(), who));
     });
 }

@@ -20,6 +20,7 @@ import type { NodeDef } from '../../../src/shared/domain/nodes';
 import type { PinPlan } from '../../../src/shared/domain/pins';
 import type { NeedsReport } from '../../../src/shared/needs';
 import { explainReference } from '../../../src/shared/explain';
+import { explainInWords } from '../../../src/cli/commands/explain';
 import type { FleetReport } from '../../../src/shared/fleet';
 import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { planPrune } from '../../../src/shared/prunePlan';
@@ -98,7 +99,7 @@ const RESULTS: Record<string, () => unknown> = {
   images: () => [...EDGE1_IMAGES, imageRef('docker.io/library/lost:1', { lostPin: LOST, imagePinnedNow: false, imagePinnedAfterRestart: false })],
   'images --lost': () => [LOST],
   archives: () => archivesJson(NODE, EDGE1_ARCHIVES, rke2ListsNotice(NODE, 'rke2', [], imagesWhere(NODE))),
-  explain: () => explainReference({ node: NODE, ref: EDGE1_IMAGES[0]!.name, images: EDGE1_IMAGES, needs: NEEDS, lost: [LOST], archives: EDGE1_ARCHIVES, mode: 'any' }),
+  explain: () => explainInWords(explainReference({ node: NODE, ref: EDGE1_IMAGES[0]!.name, images: EDGE1_IMAGES, needs: NEEDS, lost: [LOST], archives: EDGE1_ARCHIVES, mode: 'any' })!),
   inspect: () => FLEET,
   disk: () => DISK,
   pin: () => PLAN,

@@ -6,7 +6,8 @@ import { cliProse, errorHint, remedyCommand, remedyHint, remedyText } from '../.
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
 import { HoldfastError } from '../../../src/core/errors';
-import { archiveRemedy, pinArchiveCommand } from '../../../src/shared/archiveRemedy';
+import { archiveRemedy } from '../../../src/shared/archiveRemedy';
+import { commandLine } from '../../../src/shared/shellQuote';
 import type { Remedy, RemedyOf } from '../../../src/shared/remedy';
 
 const remedy: RemedyOf<'k3s-start-or-direct'> = { action: 'k3s-start-or-direct', node: 'n1', archive: "site's app.tar", distro: 'rke2' };
@@ -32,7 +33,7 @@ describe('remedyCommand', () => {
 
   it("prints an archive's remedy as the command its reasons quote", () => {
     const r = archiveRemedy({ node: NODE, path: ARCHIVE, images: [{ name: 'app:1', present: true, complete: true, durable: false, missing: [] }] })!;
-    expect(remedyCommand(r)).toBe(pinArchiveCommand(NODE, ARCHIVE));
+    expect(remedyCommand(r)).toBe(commandLine(['pin', NODE, '--archive', ARCHIVE]));
   });
 
   it("words a sentence's remedy where the sentence left it, in parentheses, quoted", () => {

@@ -7,6 +7,7 @@ import { archiveBrief } from '../../../src/shared/archiveRemedy';
 import type { ArchiveInfo } from '../../../src/shared/domain/archives';
 import type { ImageRef } from '../../../src/shared/domain/images';
 import { explainReference } from '../../../src/shared/explain';
+import { explainInWords } from '../../../src/cli/commands/explain';
 import { NEEDED_FLAG_BRIEF } from '../../../src/shared/gcForecast';
 import { applyNeeds, atRiskBrief, atRiskOf, neededByBrief, type NodeNeeds } from '../../../src/shared/needs';
 import { PRUNE_KEEP_BRIEF } from '../../../src/shared/prunePlan';
@@ -123,7 +124,7 @@ describe('explainReference', () => {
       ...r,
       need: { verdict: 'losing' as const, atRisk: true, needed: true, basis: 'workload' as const, workloads: [], neededBecause: 'needed by Deployment default/app', because: 'needed by Deployment default/app; loses its pin at the next k3s start' },
     }));
-    const e = explainReference({ node: 'n1', ref: ID, images: refs, needs, lost: [], archives: [], mode: 'any' })!;
+    const e = explainInWords(explainReference({ node: 'n1', ref: ID, images: refs, needs, lost: [], archives: [], mode: 'any' })!);
     expect(e.image!.shown).toEqual({ pin: 'distro', outcome: 'loses-pin', inherited: true });
     expect(e.image!.protection).toMatchObject({ now: true, afterRestart: false, losesPin: true, brief: 'k3s strips its pin; no archive brings it back' });
     expect(e.image!.refs.map((r) => r.name)).toEqual([ID, 'docker.io/library/app:1.0', `docker.io/library/app@sha256:${'d'.repeat(64)}`]);
@@ -133,7 +134,7 @@ describe('explainReference', () => {
 
   it('a needed image the node lacks; null for a name it neither has nor needs', () => {
     const missing = { ...needs, missing: [{ ref: 'docker.io/library/report:1.0', workloads: [], source: 'list' as const, because: "on the operator's list; not on this node", heldBy: [] }] };
-    const e = explainReference({ node: 'n1', ref: 'docker.io/library/report:1.0', images: [], needs: missing, lost: [], archives: [], mode: 'any' })!;
+    const e = explainInWords(explainReference({ node: 'n1', ref: 'docker.io/library/report:1.0', images: [], needs: missing, lost: [], archives: [], mode: 'any' })!);
     expect(e).toMatchObject({ present: false, image: null, need: { verdict: 'missing', atRisk: true } });
     expect(e.advice[0]!.command).toBe('holdfast import n1 ARCHIVE --pin');
     expect(explainReference({ node: 'n1', ref: 'nothing:1', images: [], needs, lost: [], archives: [], mode: 'any' })).toBeNull();

@@ -13,6 +13,7 @@ import { archiveRemedy } from '../../../src/shared/archiveRemedy';
 import type { AuditEntry } from '../../../src/shared/domain/audit';
 import type { ImageRef } from '../../../src/shared/domain/images';
 import { explainReference } from '../../../src/shared/explain';
+import { explainInWords } from '../../../src/cli/commands/explain';
 import { importCacheReasons } from '../../../src/shared/importCacheHealth';
 import { listTrapReason } from '../../../src/shared/listTrap';
 import { activeDurablePins, findLostPins, type CurrentRef } from '../../../src/shared/lostPins';
@@ -96,19 +97,19 @@ describe('suggested commands with hostile names', () => {
   it("explain's advice", () => {
     const needs = { basis: 'known' as const, sources: [], notes: [], missing: [], atRisk: 0 };
     const missing = { ...needs, missing: [{ ref: REF, workloads: [], source: 'list' as const, because: 'listed', heldBy: [] }] };
-    const absent = explainReference({ node: NODE, ref: REF, images: [], needs: missing, lost: [], archives: [], mode: 'any' })!;
+    const absent = explainInWords(explainReference({ node: NODE, ref: REF, images: [], needs: missing, lost: [], archives: [], mode: 'any' })!);
     expectCommand(absent.advice[0]!.command, ['holdfast', 'import', NODE, 'ARCHIVE', '--pin']);
 
     const k3s = { 'io.cri-containerd.pinned': 'pinned', 'io.cattle.k3s.pinned': 'pinned' };
     const refs = applyImageProtection([image(REF, { labels: k3s, pin: 'distro' })], 'any');
-    const losing = explainReference({ node: NODE, ref: REF, images: refs, needs, lost: [], archives: [], mode: 'any' })!;
+    const losing = explainInWords(explainReference({ node: NODE, ref: REF, images: refs, needs, lost: [], archives: [], mode: 'any' })!);
     expectCommand(losing.advice.find((a) => a.command)?.command, ['holdfast', 'pin', NODE, REF]);
 
     const atRisk = refs.map((r) => ({
       ...r,
       need: { verdict: 'losing' as const, atRisk: true, needed: true, basis: 'workload' as const, workloads: [], neededBecause: 'needed', because: 'needed; loses its pin' },
     }));
-    const needed = explainReference({ node: NODE, ref: REF, images: atRisk, needs, lost: [], archives: [], mode: 'any' })!;
+    const needed = explainInWords(explainReference({ node: NODE, ref: REF, images: atRisk, needs, lost: [], archives: [], mode: 'any' })!);
     expectCommand(needed.advice[0]!.command, ['holdfast', 'pin', NODE, '--needed']);
   });
 
