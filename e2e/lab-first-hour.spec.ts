@@ -52,7 +52,7 @@ test('fleet overview and node page: each node’s k3s release; the real cause of
   test.setTimeout(90_000);
   const { page } = await suite.open(holdfast);
   for (const n of ['n1', 'n2', 'n3']) {
-    await expect(page.getByTestId(`fleet-row-${n}`).getByTestId('fleet-distro')).toHaveText(K3S_RELEASE, { timeout: 30_000 });
+    await expect(page.getByTestId(`fleet-row-${n}`).getByTestId('fleet-release')).toHaveText(K3S_RELEASE, { timeout: 30_000 });
   }
   const bad = page.getByTestId('fleet-row-nokey');
   await expect(bad.getByTestId('fleet-status')).toHaveText('Authentication failed');

@@ -72,7 +72,7 @@ test('add the node in the UI → unknown host key → trust the lab node’s fin
     await expect(row.getByTestId('image-ref')).toHaveCount(2);
     await expect(row.getByTestId('pin-badge')).toHaveText('k3s pin');
   }
-  await expect(page.getByTestId('filter-k3s')).toContainText('2');
+  await expect(page.getByTestId('filter-distro')).toContainText('2');
   // The header names the release the node's k3s answers.
   await expect(page.getByTestId('node-distro').locator('dt')).toHaveText('k3s');
   await expect(page.getByTestId('node-distro').locator('dd')).toHaveText('v1.33.7+k3s1');

@@ -80,7 +80,7 @@ test('lists nodes and groups references by image id, with pin badges', async ({ 
   // Counts on the filter buttons.
   await expect(page.getByTestId('filter-all')).toContainText('8');
   await expect(page.getByTestId('filter-durable')).toContainText('2');
-  await expect(page.getByTestId('filter-k3s')).toContainText('4');
+  await expect(page.getByTestId('filter-distro')).toContainText('4');
   await expect(page.getByTestId('filter-none')).toContainText('2');
   await expect(page.getByTestId('filter-atRisk')).toContainText('3');
 
@@ -116,7 +116,7 @@ test('search and pin filter narrow the table; sorting works', async ({ page }) =
   await expect(rows(page)).toHaveCount(8);
 
   await page.getByRole('button', { name: /^k3s/ }).click();
-  await expect(page.getByTestId('filter-k3s')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('filter-distro')).toHaveAttribute('aria-pressed', 'true');
   await expect(rows(page)).toHaveCount(4);
   for (const badge of await page.getByTestId('pin-badge').all()) await expect(badge).toHaveText('k3s pin');
   await search.fill('coredns');
@@ -1008,7 +1008,7 @@ test('at 1280×800 nothing scrolls sideways, the fleet versions show whole, and 
 test('a node whose k3s/RKE2 did not answer says so and what to do, not a bare "unknown"', async ({ page }) => {
   await serveReal({ edge1DistroUnknown: true });
   await page.goto(server.url);
-  await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-distro')).toHaveText('k3s/RKE2 not detected (no k3s or rke2 binary answered --version)');
+  await expect(page.getByTestId('fleet-row-edge-01').getByTestId('fleet-release')).toHaveText('k3s/RKE2 not detected (no k3s or rke2 binary answered --version)');
   await openApp(page);
   const distro = page.getByTestId('node-distro');
   await expect(distro.locator('dt')).toHaveText('k3s/RKE2');

@@ -203,7 +203,7 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
       <td className="fleet-versions muted small">
         {info ? (
           <>
-            <span className={info.distroVersion ? 'mono' : undefined} title={distroText(info).help ?? undefined} data-testid="fleet-distro">
+            <span className={info.distroVersion ? 'mono' : undefined} title={distroText(info).help ?? undefined} data-testid="fleet-release">
               {distroLine(info)}
             </span>
             <span className="mono">containerd {info.containerdVersion}</span>
