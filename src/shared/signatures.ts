@@ -20,7 +20,7 @@ export type SignatureRefusal =
   | { kind: 'does-not-verify' }
   | { kind: 'other-image'; signedDigest: string };
 
-export type SignatureVerdict =
+export type SignatureOutcome =
   | {
       verified: true;
       /** The given key's fingerprint (SHA-256 of its public key, hex). */
@@ -62,7 +62,7 @@ export function refusalText(r: SignatureRefusal): string {
   }
 }
 
-const refuse = (refusal: SignatureRefusal, at: string): SignatureVerdict => ({ verified: false, refusal, reason: refusalText(refusal), at });
+const refuse = (refusal: SignatureRefusal, at: string): SignatureOutcome => ({ verified: false, refusal, reason: refusalText(refusal), at });
 
 /**
  * The binding rule. Verified when one signature verifies with a given key and signs exactly
@@ -70,7 +70,7 @@ const refuse = (refusal: SignatureRefusal, at: string): SignatureVerdict => ({ v
  * Otherwise the most telling refusal: a valid signature for another digest, then tampering, then
  * another key's signature, then none at all.
  */
-export function bindSignatures(digest: string, checks: readonly SignatureCheck[], at: string): SignatureVerdict {
+export function bindSignatures(digest: string, checks: readonly SignatureCheck[], at: string): SignatureOutcome {
   const valid = checks.filter((c) => c.verifiedBy !== null);
   const bound = valid
     .filter((c) => c.signedDigests.includes(digest))
@@ -107,7 +107,7 @@ function sameRepository(a: string, b: string): boolean {
 export type SignatureRecord = { verified: true; by: string; format: SignatureFormat; at: string } | { verified: false; reason: string; at: string };
 
 /** The labels that record a verdict on the image: every key set, or removed when it does not apply. */
-export function signatureLabels(v: SignatureVerdict): Record<string, string | null> {
+export function signatureLabels(v: SignatureOutcome): Record<string, string | null> {
   const L = SIGNATURE_LABELS;
   if (v.verified) return { [L.verified]: 'true', [L.by]: v.by, [L.format]: v.format, [L.at]: v.at, [L.reason]: null };
   return { [L.verified]: 'false', [L.by]: null, [L.format]: null, [L.at]: v.at, [L.reason]: v.reason };

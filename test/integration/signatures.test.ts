@@ -13,7 +13,7 @@ import { readArchiveSignatures } from '../../src/core/signatures/archive';
 import { readPublicKey, type GivenKey } from '../../src/core/signatures/keys';
 import { REF_NAME, SignatureLayout, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
 import { readBundleFiles, verifyImageSignatures } from '../../src/core/signatures/verify';
-import { legacySignatureTag, referenceMismatch, type SignatureVerdict } from '../../src/shared/signatures';
+import { legacySignatureTag, referenceMismatch, type SignatureOutcome } from '../../src/shared/signatures';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-signing-'));
 let fx: SigningFixtures;
@@ -67,7 +67,7 @@ function flip(b64: string, at: number): string {
   return sig.toString('base64');
 }
 
-async function verdict(layout: string, digest: string, keys: GivenKey[]): Promise<SignatureVerdict> {
+async function verdict(layout: string, digest: string, keys: GivenKey[]): Promise<SignatureOutcome> {
   return verifyImageSignatures(digest, keys, { layout: await SignatureLayout.open(layout) });
 }
 

@@ -1,7 +1,7 @@
 // One image's signatures, gathered from an OCI layout (legacy `.sig` tags and OCI 1.1
 // referrers) and from detached bundles, and judged by the binding rule (src/shared/signatures.ts).
 // Nothing here touches the network: keys and bundles come from files the technician carries.
-import { bindSignatures, type SignatureCheck, type SignatureVerdict } from '../../shared/signatures';
+import { bindSignatures, type SignatureCheck, type SignatureOutcome } from '../../shared/signatures';
 import { BUNDLE_MEDIA_TYPE, bundleSubjects, checkBundle } from './bundle';
 import type { GivenKey } from './keys';
 import { BlobMismatch, capSignatures, type SignatureLayout } from './layout';
@@ -37,7 +37,7 @@ async function referrerChecks(layout: SignatureLayout, digest: string, keys: rea
 }
 
 /** The verdict for the image (manifest or index) `digest`, verified at `now`. */
-export async function verifyImageSignatures(digest: string, keys: readonly GivenKey[], sources: SignatureSources, now = new Date()): Promise<SignatureVerdict> {
+export async function verifyImageSignatures(digest: string, keys: readonly GivenKey[], sources: SignatureSources, now = new Date()): Promise<SignatureOutcome> {
   const checks: SignatureCheck[] = [];
   if (sources.layout) {
     checks.push(...(await legacyChecks(sources.layout, digest, keys)));

@@ -4,7 +4,7 @@
 // technician allows unsigned images; then the verdicts go on the images as labels after import.
 import path from 'node:path';
 import type { SignatureOptions } from '../../../shared/importOptions';
-import { isLegacySignatureTag, referenceMismatch, signatureLabels, type SignatureVerdict } from '../../../shared/signatures';
+import { isLegacySignatureTag, referenceMismatch, signatureLabels, type SignatureOutcome } from '../../../shared/signatures';
 import type { LabelChange } from '../../../shared/domain/pins';
 import { isImageIdRecord } from '../../../shared/imageReference';
 import { HoldfastError } from '../../errors';
@@ -27,7 +27,7 @@ export interface ArchiveImageTarget {
 export interface ImageSignature {
   name: string;
   digest: string | null;
-  verdict: SignatureVerdict;
+  verdict: SignatureOutcome;
 }
 
 export interface ArchiveSignatures {
@@ -118,7 +118,7 @@ export async function verifyArchiveImages(file: string, images: readonly Archive
   const failures: string[] = [];
   for (const img of images) {
     // A docker-save archive names no manifest digest: containerd computes it, so nothing can bind to it here.
-    const verdict: SignatureVerdict = img.digest
+    const verdict: SignatureOutcome = img.digest
       ? await verifyImageSignatures(img.digest, keys, { ...(layout ? { layout } : {}), bundles }, now)
       : { verified: false, refusal: { kind: 'no-signature' }, reason: 'no signature', at: now.toISOString() };
     out.push({ ...img, verdict });
