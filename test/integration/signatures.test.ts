@@ -136,25 +136,25 @@ describe('signatures cosign 3 made, read from the OCI layout oras wrote', () => 
 });
 
 describe('tampered signatures', () => {
-  it('a flipped byte in the legacy signature\'s DER structure: "signature does not verify"', async () => {
+  /** A copy of the layout whose legacy signature has the byte at `offset` flipped. */
+  async function withLegacySignatureFlipped(offset: number): Promise<string> {
     const copy = copyLayout();
     const entry = legacyEntry(await SignatureLayout.open(copy));
     editManifest(copy, entry, (m) => {
       const layer = m.layers![0]!;
       const ann = layer.annotations!;
-      return { ...m, layers: [{ ...layer, annotations: { ...ann, 'dev.cosignproject.cosign/signature': flip(ann['dev.cosignproject.cosign/signature']!, 0) } }] };
+      return { ...m, layers: [{ ...layer, annotations: { ...ann, 'dev.cosignproject.cosign/signature': flip(ann['dev.cosignproject.cosign/signature']!, offset) } }] };
     });
+    return copy;
+  }
+
+  it('a flipped byte in the legacy signature\'s DER structure: "signature does not verify"', async () => {
+    const copy = await withLegacySignatureFlipped(0);
     expect(await verdict(copy, fx.images.legacy.digest, [keyA])).toMatchObject({ verified: false, reason: 'signature does not verify' });
   });
 
   it('a flipped byte inside the legacy signature\'s value is refused too (a legacy signature names no signer)', async () => {
-    const copy = copyLayout();
-    const entry = legacyEntry(await SignatureLayout.open(copy));
-    editManifest(copy, entry, (m) => {
-      const layer = m.layers![0]!;
-      const ann = layer.annotations!;
-      return { ...m, layers: [{ ...layer, annotations: { ...ann, 'dev.cosignproject.cosign/signature': flip(ann['dev.cosignproject.cosign/signature']!, 20) } }] };
-    });
+    const copy = await withLegacySignatureFlipped(20);
     expect(await verdict(copy, fx.images.legacy.digest, [keyA])).toMatchObject({ verified: false, reason: 'signed, but not by any given key' });
   });
 
