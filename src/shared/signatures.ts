@@ -130,3 +130,16 @@ export function signatureBrief(r: SignatureRecord | null | undefined): string {
   if (!r) return '-';
   return r.verified ? `key ${r.by.slice(0, 8)} (${r.format})` : 'NOT VERIFIED';
 }
+
+/**
+ * The plain-words form every view shows (explain, inspect, the app): "signed by key 3f1c2a4b…,
+ * verified 2026-12-08", "not verified: no signature", "never verified". A `by` that is not a key
+ * fingerprint (a keyless identity) is shown whole.
+ */
+export function signatureSentence(r: SignatureRecord | null | undefined): string {
+  if (!r) return 'never verified';
+  const day = r.at.slice(0, 10);
+  if (!r.verified) return `not verified: ${r.reason} (${day})`;
+  const signer = /^[0-9a-f]{64}$/.test(r.by) ? `key ${r.by.slice(0, 8)}…` : r.by;
+  return `signed by ${signer}, verified ${day}`;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SIGNATURE_LABELS } from '../../../src/shared/domain/labels';
-import { bindSignatures, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureSentence, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -117,5 +117,17 @@ describe('signature labels: the verdict recorded on the image, and read back', (
     expect(signatureRecord({})).toBeNull();
     expect(signatureRecord({ [SIGNATURE_LABELS.at]: AT, [SIGNATURE_LABELS.verified]: 'true' })).toBeNull();
     expect(signatureBrief(null)).toBe('-');
+  });
+});
+
+describe('signatureSentence', () => {
+  const fp = '3f1c2a4b'.padEnd(64, '0');
+  it.each([
+    [null, 'never verified'],
+    [{ verified: true as const, by: fp, format: 'bundle' as const, at: '2026-12-08T10:00:00Z' }, 'signed by key 3f1c2a4b…, verified 2026-12-08'],
+    [{ verified: true as const, by: 'ops@example.org (https://issuer.example)', format: 'bundle' as const, at: '2026-12-08T10:00:00Z' }, 'signed by ops@example.org (https://issuer.example), verified 2026-12-08'],
+    [{ verified: false as const, reason: 'no signature', at: '2026-12-09T00:00:00Z' }, 'not verified: no signature (2026-12-09)'],
+  ])('%j reads %s', (record, text) => {
+    expect(signatureSentence(record)).toBe(text);
   });
 });
