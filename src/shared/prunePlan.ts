@@ -12,7 +12,7 @@ import { gcCandidates } from './gcForecast';
 import { deletionOrder, freedInOrder, storeBytes, type BlobIndex, type StoreImage } from './imageStore';
 import { DEFAULT_KEEP_VERSIONS, rollbackKeeps } from './imageVersions';
 import { compareText } from './compareText';
-import { commandLine } from './shellQuote';
+import type { Prose } from './remedy';
 
 export interface PruneOptions {
   /** Newest versions of every repository in use kept for rollback (≥ 1). */
@@ -36,8 +36,8 @@ export interface PruneKept {
   key: string;
   refs: string[];
   reason: PruneKeepReason;
-  /** One sentence: why prune leaves it (and, for pins, how to release it if it is obsolete). */
-  text: string;
+  /** One sentence: why prune leaves it (and, for pins, how to release it if it is obsolete: its remedies as data). */
+  text: Prose;
 }
 
 export interface PrunePlan {
@@ -58,7 +58,7 @@ export interface PruneResult {
   keepVersions: number;
   removed: PruneRemoval[];
   /** Images in the preview that the fresh plan at apply time would no longer remove, with why. */
-  refused: { key: string; refs: string[]; text: string }[];
+  refused: { key: string; refs: string[]; text: Prose }[];
   failed: { key: string; refs: string[]; deletedRefs: string[]; error: string }[];
   plannedBytes: number;
   /** Measured after the deletions: bytes of the removed images' blobs that are gone from the content store. */
@@ -79,19 +79,20 @@ export const PRUNE_KEEP_BRIEF: Record<PruneKeepReason, string> = {
   unresolved: 'Holdfast cannot tell which image it is',
 };
 
-function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps>, peers: ReadonlyMap<string, string>, who: string): { reason: PruneKeepReason; text: string } | null {
+function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps>, peers: ReadonlyMap<string, string>, who: string): { reason: PruneKeepReason; text: Prose } | null {
   if (i.usedBy.length) {
     const ids = i.usedBy.map((u) => u.id);
     return { reason: 'in-use', text: `In use by ${ids.length === 1 ? 'container' : 'containers'} ${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ` and ${ids.length - 3} more` : ''}.` };
   }
   if (i.need) {
     // Never removed while the site may still need it: at an air-gapped site nobody pulls it again.
-    const pin = i.pinnedForKubelet || i.pin === 'durable' ? '' : ` Make it durable: ${commandLine(['pin', node, '--needed'])}`;
-    return { reason: 'needed', text: `The site needs it (${i.need.because}).${pin}` };
+    const text = `The site needs it (${i.need.because}).`;
+    if (i.pinnedForKubelet || i.pin === 'durable') return { reason: 'needed', text };
+    return { reason: 'needed', text: { text: `${text} Make it durable`, remedy: { action: 'pin', node, needed: true }, end: '', colon: true } };
   }
   if (i.pin === 'durable') {
     const ref = i.refs[0] ?? i.key;
-    return { reason: 'pinned', text: `Pinned durably; prune never unpins. If this version is obsolete, release its pin first: ${commandLine(['unpin', node, ref])}` };
+    return { reason: 'pinned', text: { text: 'Pinned durably; prune never unpins. If this version is obsolete, release its pin first', remedy: { action: 'unpin', node, ref }, end: '', colon: true } };
   }
   if (i.pin === 'distro') {
     return {
@@ -105,7 +106,10 @@ function why(node: string, i: StoreImage, keeps: ReturnType<typeof rollbackKeeps
     const ref = i.refs[0] ?? i.key;
     return {
       reason: 'pinned',
-      text: `Holdfast made its pin durable and that pin is gone (removed behind Holdfast's back): pin it again (${commandLine(['pin', node, ref])}), or release it for good (${commandLine(['unpin', node, ref])}) before pruning it.`,
+      text: [
+        { text: "Holdfast made its pin durable and that pin is gone (removed behind Holdfast's back): pin it again", remedy: { action: 'pin', node, ref }, end: '' },
+        { text: ', or release it for good', remedy: { action: 'unpin', node, ref }, end: ' before pruning it.' },
+      ],
     };
   }
   if (i.archive) {

@@ -45,29 +45,36 @@ export type AccessRemedy = RemedyOf<'trust-host-key' | 'sudo'>;
 /** What makes an archive safe to remove, when pinning does: pin the images it brings. */
 export type ArchiveRemedy = RemedyOf<'pin'> & { archive: string };
 
-/** A remedy in words for one audience (a command line, a sentence). */
-export type RemedyWording = (r: Remedy) => string;
+/** A remedy in words for one audience (a command line, a sentence); `c`: the clause it completes. */
+export type RemedyWording = (r: Remedy, c?: RemedyClause) => string;
 
 /**
  * A sentence a remedy completes, as data: the reader words `remedy` between `text` and `end`
  * (the CLI as " (holdfast pin …)", the app as what to press), so the sentence names no command.
+ * `colon`: the terminal says it after a colon ("release its pin first: holdfast unpin …").
  */
 export interface RemedyClause {
   text: string;
   remedy: Remedy;
   end: string;
+  colon?: true;
 }
 
-/** Prose that crosses to the CLI and the app: plain, or completed by a remedy (RemedyClause). */
-export type Prose = string | RemedyClause;
+/**
+ * Prose that crosses to the CLI and the app: plain, completed by a remedy (RemedyClause), or a
+ * sentence several remedies complete in turn (their clauses in order).
+ */
+export type Prose = string | RemedyClause | readonly RemedyClause[];
 
-/** `p` in words: its remedy as `word` says it (without `word`, the prose alone). */
+/** `p` in words: its remedies as `word` says them (without `word`, the prose alone). */
 export function proseText(p: Prose, word?: RemedyWording): string {
-  return typeof p === 'string' ? p : `${p.text}${word ? word(p.remedy) : ''}${p.end}`;
+  if (typeof p === 'string') return p;
+  const clauses: readonly RemedyClause[] = 'text' in p ? [p] : p;
+  return clauses.map((c) => `${c.text}${word ? word(c.remedy, c) : ''}${c.end}`).join('');
 }
 
-/** `word` set in parentheses after the clause it completes: how the terminal and the reports say a command. */
+/** `word` set in parentheses after the clause it completes (after a colon where it says so): how the terminal and the reports say a command. */
 export const inParens =
   (word: RemedyWording): RemedyWording =>
-  (r) =>
-    ` (${word(r)})`;
+  (r, c) =>
+    c?.colon ? `: ${word(r)}` : ` (${word(r)})`;

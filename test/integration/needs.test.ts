@@ -21,6 +21,7 @@ import type { FleetNodeResult, FleetReport } from '../../src/shared/fleet';
 import type { AtRiskImage } from '../../src/shared/needs';
 import type { PrunePlan, PruneResult } from '../../src/shared/prunePlan';
 import { isImageIdRef } from '../../src/shared/protection';
+import { proseText } from '../../src/shared/remedy';
 import { addLabNode, criPinsHonoured, runCli, tempHome } from './support';
 
 const K3S_RELEASE = 'v1.33.7+k3s1';
@@ -364,7 +365,7 @@ describe('a site whose server node tells what it needs (n1 server, n2 agent, n3 
     expect(keptSample.reason).toBe('needed');
     expect({
       imagesAdvisesPin: text.includes('holdfast pin n1 --needed'),
-      pruneAdvisesPin: keptSample.text.includes('holdfast pin n1 --needed'),
+      pruneAdvisesPin: proseText(keptSample.text).includes('holdfast pin n1 --needed'),
       durableCalledNotPinned: refs.filter((r) => r.pin === 'durable' && /not pinned/.test(r.need?.because ?? '')).map((r) => r.name),
     }).toEqual({ imagesAdvisesPin: false, pruneAdvisesPin: false, durableCalledNotPinned: [] });
   });

@@ -12,6 +12,7 @@ import type { ErrorCode } from '../../shared/domain/errors';
 import { humanSize, shortDigest } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
+import { cliProse } from '../remedyText';
 import { mapLimit } from '../../shared/mapLimit';
 import { imageName } from '../../shared/imageReference';
 import { selectNodes } from '../nodeSelection';
@@ -48,7 +49,7 @@ export function planText(plan: PrunePlan, screen: Screen = Screen.plain, why = f
     const name = imageName(r.refs, r.key);
     out.push(`  would remove ${screen.ref(name, 40)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)})${refLines(r.refs, name, screen)}`);
   }
-  for (const k of plan.kept) out.push(`  keep ${screen.ref(imageName(k.refs, k.key), 30)}: ${screen.terminal && !why ? PRUNE_KEEP_BRIEF[k.reason] : k.text}`);
+  for (const k of plan.kept) out.push(`  keep ${screen.ref(imageName(k.refs, k.key), 30)}: ${screen.terminal && !why ? PRUNE_KEEP_BRIEF[k.reason] : cliProse(k.text)}`);
   return screen.text(out.join('\n'));
 }
 
@@ -58,9 +59,17 @@ export function resultText(res: PruneResult, screen: Screen = Screen.plain): str
     const name = imageName(r.refs, r.key);
     out.push(`  removed ${screen.ref(name, 40)} (${shortDigest(r.imageId)}, frees ${humanSize(r.bytes)})${refLines(r.refs, name, screen)}`);
   }
-  for (const r of res.refused) out.push(`  left ${screen.ref(imageName(r.refs, r.key), 30)}: ${r.text}`);
+  for (const r of res.refused) out.push(`  left ${screen.ref(imageName(r.refs, r.key), 30)}: ${cliProse(r.text)}`);
   for (const r of res.failed) out.push(`  FAILED ${screen.ref(imageName(r.refs, r.key), 30)}: ${r.error}${r.deletedRefs.length ? ` (already deleted: ${r.deletedRefs.join(', ')})` : ''}`);
   return screen.text(out.join('\n'));
+}
+
+/** An outcome as `prune --json` gives it: every kept or left image's remedies worded as commands (cli/remedyText). */
+function outcomeInWords(o: PruneOutcome): PruneOutcome {
+  if (!o.ok) return o;
+  const plan = o.plan && { ...o.plan, kept: o.plan.kept.map((k) => ({ ...k, text: cliProse(k.text) })) };
+  const result = o.result && { ...o.result, refused: o.result.refused.map((r) => ({ ...r, text: cliProse(r.text) })) };
+  return { ...o, ...(plan ? { plan } : {}), ...(result ? { result } : {}) };
 }
 
 export function registerPruneCommand(program: Command, cli: Cli): void {
@@ -109,7 +118,7 @@ export function registerPruneCommand(program: Command, cli: Cli): void {
       });
       const screen = cli.screen();
       const why = o.why === true;
-      if (!printedAsJson(cli, outcomes)) {
+      if (!printedAsJson(cli, outcomes.map(outcomeInWords))) {
         for (const r of outcomes) {
           if (!r.ok) continue;
           const body = r.plan ? planText(r.plan, screen, why) : resultText(r.result!, screen);

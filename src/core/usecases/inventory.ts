@@ -275,7 +275,9 @@ function summarise(problems: Prose[]): Prose {
   const first = problems[0] ?? '';
   if (problems.length <= 1) return first;
   const more = ` (and ${problems.length - 1} more)`;
-  return typeof first === 'string' ? `${first}${more}` : { ...first, end: `${first.end}${more}` };
+  if (typeof first === 'string') return `${first}${more}`;
+  if ('text' in first) return { ...first, end: `${first.end}${more}` };
+  return first.map((c, i) => (i === first.length - 1 ? { ...c, end: `${c.end}${more}` } : c));
 }
 
 /**

@@ -8,6 +8,7 @@ import type { PrunedRecord } from '../../shared/domain/audit';
 import { pinState } from '../../shared/pinState';
 import { distroDisplayName } from '../../shared/distro';
 import { planPrune, type PruneOptions, type PrunePlan, type PruneRemoval, type PruneResult } from '../../shared/prunePlan';
+import { proseText } from '../../shared/remedy';
 import { localUser } from '../audit/log';
 import type { ContainerdClient } from '../containerd/client';
 import { HoldfastError } from '../errors';
@@ -142,7 +143,7 @@ async function recordPrune(ctx: OpsContext, node: string, o: PruneOutcome): Prom
   };
   const notes = [
     ...failed.map((f) => `failed on ${f.refs[0] ?? f.key}: ${f.error}${f.deletedRefs.length ? ` (deleted ${f.deletedRefs.join(', ')})` : ''}`),
-    ...refused.map((f) => `left ${f.refs[0] ?? f.key}: ${f.text}`),
+    ...refused.map((f) => `left ${f.refs[0] ?? f.key}: ${proseText(f.text)}`),
   ];
   return ctx.audit.record(
     { node, action: 'prune', user: localUser(), pruned, ...(notes.length ? { note: notes.join('; ') } : {}) },

@@ -9,6 +9,7 @@ import { useApp } from '../context';
 import { displayRef } from '../model/refs';
 import { formatBytes, shortDigest } from '../../shared/format';
 import { imageName } from '../../shared/imageReference';
+import { proseText } from '../../shared/remedy';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
 import { ApplyError, PlanPending, PreviewApplyActions } from './PreviewApplyActions';
@@ -35,7 +36,7 @@ function Kept({ plan }: { plan: PrunePlan }) {
         {plan.kept.map((k) => (
           <li key={k.key} data-testid="prune-kept-item" data-reason={k.reason}>
             <code title={k.refs.join('\n')}>{displayRef(imageName(k.refs, k.key))}</code> <span className="tag">{KEEP_TEXT[k.reason]}</span>{' '}
-            <span className="muted">— {k.text}</span>
+            <span className="muted">— {proseText(k.text)}</span>
           </li>
         ))}
       </ul>
@@ -116,7 +117,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
             <ul className="problems">
               {r.refused.map((x) => (
                 <li key={x.key}>
-                  <code>{displayRef(imageName(x.refs, x.key))}</code>: {x.text}
+                  <code>{displayRef(imageName(x.refs, x.key))}</code>: {proseText(x.text)}
                 </li>
               ))}
             </ul>

@@ -1,6 +1,8 @@
 // The safe cleanup's planner (shared/prunePlan): what it removes and, for everything else, why not.
 import { describe, expect, it } from 'vitest';
+import { cliProse } from '../../../src/cli/remedyText';
 import { planPrune } from '../../../src/shared/prunePlan';
+import { proseText } from '../../../src/shared/remedy';
 import { id, kubeletUse, store } from '../../support/diskStore';
 
 const repo = 'registry.lan/acme/agent';
@@ -51,8 +53,22 @@ describe('planPrune', () => {
       lost: 'pinned',
       dangling: 'unresolved',
     });
-    expect(plan.kept.find((k) => k.key === 'pinned')!.text).toContain('holdfast unpin edge1 docker.io/library/old:1');
-    expect(plan.kept.find((k) => k.key === 'lost')!.text).toContain('holdfast pin edge1');
+    expect(cliProse(plan.kept.find((k) => k.key === 'pinned')!.text)).toContain('holdfast unpin edge1 docker.io/library/old:1');
+    expect(cliProse(plan.kept.find((k) => k.key === 'lost')!.text)).toContain('holdfast pin edge1');
+  });
+
+  it('says each kept pin with its remedies as data: the terminal words them as commands, the app needs none', () => {
+    const { images, index } = node();
+    const kept = planPrune('edge1', images, index, { keepVersions: 2 }).kept;
+    const pinned = kept.find((k) => k.key === 'pinned')!.text;
+    expect(cliProse(pinned)).toBe('Pinned durably; prune never unpins. If this version is obsolete, release its pin first: holdfast unpin edge1 docker.io/library/old:1');
+    expect(proseText(pinned)).toBe('Pinned durably; prune never unpins. If this version is obsolete, release its pin first');
+    const lost = kept.find((k) => k.key === 'lost')!;
+    const ref = lost.refs[0]!;
+    expect(cliProse(lost.text)).toBe(
+      `Holdfast made its pin durable and that pin is gone (removed behind Holdfast's back): pin it again (holdfast pin edge1 ${ref}), or release it for good (holdfast unpin edge1 ${ref}) before pruning it.`,
+    );
+    expect(proseText(lost.text)).not.toContain('holdfast');
   });
 
   it('keeps more versions as asked, and counts shared blobs once in what it frees', () => {

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { kubeNodeHint } from '../../../src/cli/kubeNodeText';
-import { errorHint, imagesWhere, remedyCommand } from '../../../src/cli/remedyText';
+import { cliProse, errorHint, imagesWhere, remedyCommand } from '../../../src/cli/remedyText';
 import { whyHint } from '../../../src/cli/screen';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
@@ -167,9 +167,9 @@ describe('suggested commands with hostile names', () => {
       { key: 'lost', refs: [REF2], blobs: [['m', 3]], lostPin: true },
     ]);
     const kept = planPrune(NODE, images, index, { keepVersions: 2 }).kept;
-    expectCommand(kept.find((k) => k.key === 'pinned')!.text, ['holdfast', 'unpin', NODE, REF]);
-    expectCommand(kept.find((k) => k.key === 'lost')!.text, ['holdfast', 'pin', NODE, REF2]);
-    expectCommand(kept.find((k) => k.key === 'lost')!.text, ['holdfast', 'unpin', NODE, REF2]);
+    expectCommand(cliProse(kept.find((k) => k.key === 'pinned')!.text), ['holdfast', 'unpin', NODE, REF]);
+    expectCommand(cliProse(kept.find((k) => k.key === 'lost')!.text), ['holdfast', 'pin', NODE, REF2]);
+    expectCommand(cliProse(kept.find((k) => k.key === 'lost')!.text), ['holdfast', 'unpin', NODE, REF2]);
   });
 
   it("core's refusals and hints", () => {
