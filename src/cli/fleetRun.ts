@@ -4,7 +4,6 @@
 // `inspect` and `metrics` both run it.
 import type { ArgsOf, LiveEvent } from '../shared/contract';
 import { fleetInWords, type FleetReport } from '../shared/fleet';
-import { inParens } from '../shared/remedy';
 import { onCtrlC } from './jobs';
 import { remedyCommand } from './remedyText';
 import type { CliService } from './service';
@@ -50,7 +49,7 @@ export async function runFleet(cli: Pick<CliService, 'call' | 'subscribe'>, args
     if (cancelled) void cli.call('fleet.cancel', { runId }).catch(() => undefined);
     for (const e of early) seen(e);
     // Every archive's reason in words: a remedy in one is its command (cli/remedyText).
-    return { report: fleetInWords(await finished, inParens(remedyCommand)), nodes: run.nodes };
+    return { report: fleetInWords(await finished, remedyCommand), nodes: run.nodes };
   } finally {
     offSig();
     unsubscribe();

@@ -1,6 +1,8 @@
 // The lost pins of a node as text: `holdfast images` lists one node's, `holdfast inspect` every node's.
 import type { LostPin } from '../shared/domain/lostPins';
-import { lostPinKindText, pinnedByText } from '../shared/lostPins';
+import { lostPinInWords, lostPinKindText, pinnedByText } from '../shared/lostPins';
+import { proseText } from '../shared/remedy';
+import { remedyCommand } from './remedyText';
 import { plural } from '../shared/wording';
 import { imageName } from '../shared/imageReference';
 import { terminalSafe as safe } from './format';
@@ -12,15 +14,16 @@ import { Screen } from './screen';
  * what to do, fitted to it; what the loss means and its likely causes only with `why`. `who`: the
  * node's distro as the text names it (shared/distro distroDisplayName).
  */
-export function lostPinsText(lost: readonly LostPin[], indent = '  ', screen: Screen = Screen.plain, why = true, who = 'k3s'): string {
+export function lostPinsText(given: readonly LostPin[], indent = '  ', screen: Screen = Screen.plain, why = true, who = 'k3s'): string {
   const out: string[] = [];
+  const lost = given.map((l) => lostPinInWords(l, remedyCommand));
   if (!screen.terminal) {
     for (const l of lost) {
       // Names, paths and causes come from the node: each shown on its own line, harmless.
       out.push(`${indent}${safe(l.ref)} — ${lostPinKindText(l.kind, who)} (${safe(pinnedByText(l))})`);
       out.push(`${indent}  ${safe(l.summary)}`);
       out.push(`${indent}  likely: ${l.causes.map((c) => safe(c)).join(`\n${indent}          `)}`);
-      out.push(`${indent}  remedy: ${safe(l.remedy.text)}${l.remedy.command ? `\n${indent}          ${safe(l.remedy.command)}` : ''}`);
+      out.push(`${indent}  remedy: ${safe(proseText(l.remedy.text))}${l.remedy.command ? `\n${indent}          ${safe(l.remedy.command)}` : ''}`);
     }
     return out.join('\n');
   }
@@ -42,7 +45,7 @@ export function lostPinsText(lost: readonly LostPin[], indent = '  ', screen: Sc
         for (const c of x.causes) out.push(screen.text(`${indent}  - likely: ${safe(c)}`));
       }
     }
-    out.push(screen.text(`${indent}  → ${safe(l.remedy.text)}`));
+    out.push(screen.text(`${indent}  → ${safe(proseText(l.remedy.text))}`));
     if (l.remedy.command) out.push(screen.command(`${indent}    ${l.remedy.command}`));
   }
   return out.join('\n');

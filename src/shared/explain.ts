@@ -16,7 +16,7 @@ import { imageName, isImageIdRecord } from './imageReference';
 import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
 import { archiveVerdict, type RemovalTone } from './removalVerdict';
-import { proseText, type ArchiveRemedy, type Remedy } from './remedy';
+import { proseText, type ArchiveRemedy, type Prose, type Remedy } from './remedy';
 
 /** One reference of the image, as the explanation lists them. */
 export interface ExplainedRef {
@@ -36,9 +36,9 @@ export interface ExplainedRef {
  * worded by the reader: the CLI's command, cli/commands/explain) or a lost pin's own `command`.
  */
 export interface Advice {
-  text: string;
+  /** What to do; a remedy in it is data (shared/remedy Prose). */
+  text: Prose;
   remedy?: Remedy;
-  command?: string;
 }
 
 export interface ReferenceExplanation {
@@ -185,9 +185,9 @@ function archiveFacts(a: ArchiveInfo, who: string): ReferenceExplanation['archiv
 function adviceFor(e: ReferenceExplanation, o: { atRiskPinnable: boolean; mode: CriPinning; tag: string; who: string }): Advice[] {
   const out: Advice[] = [];
   const img = e.image!;
-  for (const l of e.lostPins.slice(0, 1)) out.push({ text: l.remedy.text, ...(l.remedy.command ? { command: l.remedy.command } : {}) });
-  // A lost pin's repin or restore pins as well (its command is `pin`).
-  const lostPinPins = e.lostPins.slice(0, 1).some((l) => l.remedy.command !== undefined && l.remedy.kind !== 'reimport');
+  for (const l of e.lostPins.slice(0, 1)) out.push({ text: l.remedy.text, ...(l.remedy.step ? { remedy: l.remedy.step } : {}) });
+  // A lost pin's repin or restore pins as well (its step is `pin`).
+  const lostPinPins = e.lostPins.slice(0, 1).some((l) => l.remedy.step?.action === 'pin');
   if (o.mode === 'none') {
     out.push({ text: `This containerd has no CRI image pinning (before 1.7.3): kubelet's GC may delete the image whatever its labels say. Keep an archive that brings it in the images dir, so that the next ${o.who} start brings it back.` });
     return out;

@@ -8,7 +8,8 @@ import type { AtRiskImage, NeedsReport } from './needs';
 import type { NodeRegistries } from './registryMirrors';
 import type { EmbeddedRegistryConfig } from './embeddedRegistry';
 import { archivesInWords, type ArchiveFile } from './archivesReport';
-import type { RemedyWording } from './remedy';
+import { inParens, type RemedyWording } from './remedy';
+import { lostPinInWords } from './lostPins';
 import type { ImportCacheHealth } from './importCacheHealth';
 import type { DiskPicture } from './diskPicture';
 import type { SameMachine } from './sameMachine';
@@ -157,7 +158,19 @@ export function notInspectedStatus(code: ErrorCode | undefined): string {
   }
 }
 
-/** The report with every archive's reason in words (`word`: how a remedy in one is said, shared/remedy proseText): what JSON carries. */
+/**
+ * The report with every archive's reason and lost pin's remedy in words (`word`: how a remedy is
+ * said on its own, the CLI's command line; in a sentence, in parentheses): what JSON carries.
+ */
 export function fleetInWords(report: FleetReport, word?: RemedyWording): FleetReport {
-  return { ...report, nodes: report.nodes.map((n) => (n.archives ? { ...n, archives: archivesInWords(n.archives, word) } : n)) };
+  const lost = (l: LostPin) => lostPinInWords(l, word);
+  return {
+    ...report,
+    nodes: report.nodes.map((n) => ({
+      ...n,
+      ...(n.archives ? { archives: archivesInWords(n.archives, word && inParens(word)) } : {}),
+      ...(n.lostPins ? { lostPins: n.lostPins.map(lost) } : {}),
+      ...(n.images ? { images: n.images.map((r) => (r.lostPin ? { ...r, lostPin: lost(r.lostPin) } : r)) } : {}),
+    })),
+  };
 }

@@ -15,7 +15,8 @@ import { LABEL_CRI_PINNED, PINNED } from './domain/labels';
 import type { LostPin, LostPinKind, LostPinRemedy } from './domain/lostPins';
 import type { NodeInfo } from './domain/nodes';
 import { criPinning } from './versions';
-import { commandLine, shellLine } from './shellQuote';
+import { inParens, proseText, type Remedy, type RemedyWording } from './remedy';
+import { shellLine } from './shellQuote';
 
 /** A durable pin Holdfast made and has not released: the latest audit 'pin' for the reference. */
 export interface PinRecord {
@@ -224,17 +225,20 @@ function restoreFrom(c: Ctx): LostPinRemedy | null {
   return {
     kind: 'restore-from-archive',
     text: `${archive.path} in the images dir brings it back: ${how}, then make its pins durable again.`,
-    command: commandLine(['pin', c.node, '--archive', archive.path]),
+    step: { action: 'pin', node: c.node, archive: archive.path },
     archive: archive.path,
   };
 }
 
+/** Import the image's archive again (FILE: the reader's), with durable pins. */
+const reimport = (node: string): Remedy => ({ action: 'import', node, archive: 'FILE', pin: true });
+
 function remedyOf(kind: LostPinKind, c: Ctx): LostPinRemedy {
   const { ref } = c.p;
-  const repin = (target: string, text: string, archive?: string): LostPinRemedy => ({
+  const repin = (target: string, text: LostPinRemedy['text'], archive?: string): LostPinRemedy => ({
     kind: 'repin',
     text,
-    command: commandLine(['pin', c.node, target]),
+    step: { action: 'pin', node: c.node, ref: target },
     target: { refs: [target] },
     ...(archive ? { archive } : {}),
   });
@@ -244,24 +248,38 @@ function remedyOf(kind: LostPinKind, c: Ctx): LostPinRemedy {
     case 'k3s-managed-again': {
       const archive = c.bringing.find((f) => f.kind === 'archive');
       return archive
-        ? repin(ref, `Make it durable again, then remove ${archive.path} safely (${commandLine(['rm-archive', c.node, archive.path])}), or the next ${managedBy(c)} start hands the pin back to ${managedBy(c)}.`, archive.path)
+        ? repin(
+            ref,
+            { text: `Make it durable again, then remove ${archive.path} safely`, remedy: { action: 'remove-archive', node: c.node, archive: archive.path }, end: `, or the next ${managedBy(c)} start hands the pin back to ${managedBy(c)}.` },
+            archive.path,
+          )
         : repin(ref, `Make it durable again before ${managedBy(c)} restarts.`);
     }
     case 'ref-deleted': {
       const other = c.siblings[0]!.name;
       const retag = `bring the name back with ${code(shellLine(['ctr', '-n', 'k8s.io', 'images', 'tag', other, ref]))} (then pin it) or by re-importing its archive`;
       if (!c.via) return repin(other, `The image is still there as ${other}: make it durable again now, then ${retag}.`);
-      return restoreFrom(c) ?? { kind: 'reimport', text: `The image is still pinned through ${c.via}; ${retag}.`, command: commandLine(['import', c.node, 'FILE', '--pin']) };
+      return restoreFrom(c) ?? { kind: 'reimport', text: `The image is still pinned through ${c.via}; ${retag}.`, step: reimport(c.node) };
     }
     case 'image-deleted':
       return (
         restoreFrom(c) ?? {
           kind: 'reimport',
           text: `No file in the images dir brings it: import it again from its archive, with durable pins.`,
-          command: commandLine(['import', c.node, 'FILE', '--pin']),
+          step: reimport(c.node),
         }
       );
   }
+}
+
+/**
+ * A lost pin as a reader gives it: its remedy's prose and step worded by `word` (the CLI: the
+ * command line, cli/remedyText), the step as `command`; without `word`, the prose alone.
+ */
+export function lostPinInWords(l: LostPin, word?: RemedyWording): LostPin {
+  const { kind, text, step, command, ...rest } = l.remedy;
+  const said = step && word ? word(step) : command;
+  return { ...l, remedy: { kind, text: proseText(text, word && inParens(word)), ...(said !== undefined ? { command: said } : {}), ...rest } };
 }
 
 /** "made durable by tech@laptop at 2026-…": where a pin came from, for one-line outputs. */

@@ -7,7 +7,7 @@ import { distroDisplayName } from '../../shared/distro';
 import type { ImageRef } from '../../shared/domain/images';
 import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PROVENANCE } from '../../shared/domain/labels';
 import { explainReference, type ReferenceExplanation } from '../../shared/explain';
-import { lostPinKindText, pinnedByText } from '../../shared/lostPins';
+import { lostPinInWords, lostPinKindText, pinnedByText } from '../../shared/lostPins';
 import { pinStateText } from '../pinText';
 import { workloadName, type NeedsReport } from '../../shared/needs';
 import { findReference, isImageIdRecord } from '../../shared/imageReference';
@@ -22,7 +22,7 @@ import { commandLine } from '../../shared/shellQuote';
 import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
 import { archivesInWords } from '../../shared/archivesReport';
 import { inParens, type Remedy } from '../../shared/remedy';
-import { remedyCommand } from '../remedyText';
+import { cliProse, remedyCommand } from '../remedyText';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
@@ -94,14 +94,12 @@ export type WordedExplanation = Omit<ReferenceExplanation, 'archives' | 'advice'
 };
 
 export function explainInWords(e: ReferenceExplanation): WordedExplanation {
-  const command = (remedy: Remedy | undefined, given?: string) => {
-    const c = remedy ? remedyCommand(remedy) : given;
-    return c !== undefined ? { command: c } : {};
-  };
+  const command = (remedy: Remedy | undefined) => (remedy ? { command: remedyCommand(remedy) } : {});
   return {
     ...e,
     archives: e.archives.map(({ remedy, ...a }) => ({ ...a, ...command(remedy) })),
-    advice: e.advice.map(({ remedy, command: given, ...a }) => ({ ...a, ...command(remedy, given) })),
+    lostPins: e.lostPins.map((l) => lostPinInWords(l, remedyCommand)),
+    advice: e.advice.map(({ remedy, text, ...a }) => ({ ...a, text: cliProse(text), ...command(remedy) })),
   };
 }
 

@@ -23,6 +23,8 @@ import { humanSize, shortDigest, terminalSafe as safe } from '../format';
 import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { lostPinsText } from '../lostPins';
+import { lostPinInWords } from '../../shared/lostPins';
+import { remedyCommand } from '../remedyText';
 import { kubeNodeHint } from '../kubeNodeText';
 
 const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
@@ -176,10 +178,10 @@ async function listImages(cli: Cli, given: string | undefined, o: ImagesOptions)
   const { images, lost, info } = report;
   const v: ImagesView = { cli, node: name, report, screen: cli.screen(), why: o.why === true, who: distroDisplayName(info.distro) };
   if (o.lost) {
-    if (printedAsJson(cli, lost)) return;
+    if (printedAsJson(cli, lost.map((l) => lostPinInWords(l, remedyCommand)))) return;
     return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', v.screen, v.why, v.who)}` : `no durable pin Holdfast made on ${name} is lost`);
   }
-  if (printedAsJson(cli, images)) return;
+  if (printedAsJson(cli, images.map((r) => (r.lostPin ? { ...r, lostPin: lostPinInWords(r.lostPin, remedyCommand) } : r)))) return;
   // What the node runs may make every pin moot: said once, before the table.
   for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
   if (images.length === 0) {

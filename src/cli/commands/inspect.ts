@@ -320,7 +320,7 @@ async function fleetRequest(cli: Cli, names: string[], o: InspectOptions): Promi
 async function writeReports(cli: Cli, report: FleetReport, o: InspectOptions): Promise<void> {
   const [{ fleetHtml }, { fleetCsv }] = await reports();
   if (o.html) await writeFileAtomic(path.resolve(o.html), fleetHtml(report, remedyCommand), 0o644);
-  if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report), 0o644);
+  if (o.csv) await writeFileAtomic(path.resolve(o.csv), fleetCsv(report, remedyCommand), 0o644);
   // The same series as `holdfast metrics`, one node label each. The imagefs and GC threshold
   // series come from each reached node's disk picture, measured by the inspection on its own
   // connection when --openmetrics asked for it (fleet.start diskPicture): no second connection

@@ -3,7 +3,6 @@
 // 'fleet': one run at a time, a new one replacing the last (which then reports nothing);
 // fleet.cancel stops it and its report still arrives. The last report is kept for fleet.export.
 import { fleetInWords, type FleetReport } from '../../shared/fleet';
-import { inParens } from '../../shared/remedy';
 import { selectNodes } from '../../shared/nodeSelection';
 import { HoldfastError } from '../errors';
 import { logger } from '../log';
@@ -55,8 +54,8 @@ export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: Se
       if (!lastFleet) throw new HoldfastError('NOT_FOUND', 'no fleet report yet', { hint: 'Inspect the fleet first.' });
       const stamp = lastFleet.generatedAt.replace(/[:.]/g, '-');
       if (format === 'html') return { filename: `holdfast-fleet-${stamp}.html`, mime: 'text/html', content: fleetHtml(lastFleet, opts.remedyCommand) };
-      if (format === 'csv') return { filename: `holdfast-fleet-${stamp}.csv`, mime: 'text/csv', content: fleetCsv(lastFleet) };
-      return { filename: `holdfast-fleet-${stamp}.json`, mime: 'application/json', content: JSON.stringify(fleetInWords(lastFleet, opts.remedyCommand && inParens(opts.remedyCommand)), null, 2) };
+      if (format === 'csv') return { filename: `holdfast-fleet-${stamp}.csv`, mime: 'text/csv', content: fleetCsv(lastFleet, opts.remedyCommand) };
+      return { filename: `holdfast-fleet-${stamp}.json`, mime: 'application/json', content: JSON.stringify(fleetInWords(lastFleet, opts.remedyCommand), null, 2) };
     },
   };
 }

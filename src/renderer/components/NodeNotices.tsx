@@ -12,10 +12,10 @@ import { displayRef } from '../model/refs';
 import { formatDateTime } from '../model/text';
 import { groupLostPins, type LostPinGroup } from '../model/lostPins';
 import { lostPinKindText } from '../../shared/lostPins';
+import { proseText } from '../../shared/remedy';
 import { imagesOf, lostPinsOf, statusOf } from '../store';
 import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
-import { CopyButton } from './CopyButton';
 import { AlertIcon } from './icons';
 import { nodeMessage } from './ErrorCallout';
 
@@ -101,14 +101,8 @@ function LostPinItem({ g, who, onRepin }: { g: LostPinGroup; who: string; onRepi
       </details>
       <div className="lost-pin-remedy">
         <span data-testid="lost-pin-remedy">
-          <Sentence text={g.remedy.text} />
+          <Sentence text={proseText(g.remedy.text)} />
         </span>
-        {g.remedy.command && !target ? (
-          <span className="lost-pin-command">
-            <code>{g.remedy.command}</code>
-            <CopyButton text={g.remedy.command} label="Copy command" />
-          </span>
-        ) : null}
         {target ? (
           <button type="button" className="btn btn-small btn-primary" onClick={() => onRepin(target, displayRef(target.refs[0]!))} data-testid="lost-pin-repin">
             Re-pin durably

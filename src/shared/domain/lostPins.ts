@@ -1,4 +1,5 @@
 // A durable pin Holdfast made that disappeared behind its back, and what brings it back.
+import type { Prose, Remedy } from '../remedy';
 
 /**
  * How a durable pin Holdfast made (audit log) disappeared behind its back:
@@ -14,9 +15,11 @@ export type LostPinKind = 'label-removed' | 'ref-deleted' | 'image-deleted' | 'k
 export interface LostPinRemedy {
   /** repin: pin `target` again; restore-from-archive: an archive in the images dir brings the image back; reimport: nothing on the node does. */
   kind: 'repin' | 'restore-from-archive' | 'reimport';
-  /** One or two sentences a technician can act on. */
-  text: string;
-  /** The CLI line that does it (or starts it), when there is one. */
+  /** One or two sentences a technician can act on (a remedy in them is data: shared/remedy Prose). */
+  text: Prose;
+  /** What does it (or starts it), as data. */
+  step?: Remedy;
+  /** `step` as the reader words it (the CLI: the command line its JSON and text have always had), filled by shared/lostPins lostPinInWords. */
   command?: string;
   /** repin: what to pin (every reference of the image is pinned with it). */
   target?: { refs: string[] };

@@ -17,6 +17,7 @@ import { summariseStore } from '../../../src/shared/imageStore';
 import { activeDurablePins, findLostPins } from '../../../src/shared/lostPins';
 import { nodeWarnings, pinNotHonoured } from '../../../src/shared/nodeWarnings';
 import { planPrune } from '../../../src/shared/prunePlan';
+import { proseText } from '../../../src/shared/remedy';
 import { store } from '../../support/diskStore';
 import { fleetOverviewText, nextStep } from '../../../src/renderer/components/FleetOverview';
 import { imagesPanelText } from '../../../src/renderer/components/ImagesPanel';
@@ -123,11 +124,11 @@ describe('lost pins and node warnings name RKE2', () => {
   it('a pin RKE2 manages again: its causes and remedy', () => {
     const viaArchive = lost([{ path: 'app.tar', kind: 'archive', images: ['app:1'], cachedByK3s: false }]);
     expect(viaArchive.causes[0]).toBe('app.tar in the images dir brings it: RKE2 imported it again (at its last start, or its watcher when the file appeared) and put its pin label back.');
-    expect(viaArchive.remedy.text).toMatch(/or the next RKE2 start hands the pin back to RKE2\.$/);
+    expect(proseText(viaArchive.remedy.text)).toMatch(/or the next RKE2 start hands the pin back to RKE2\.$/);
     const viaList = lost([{ path: 'l.txt', kind: 'prepull', images: ['app:1'] }]);
     expect(viaList.causes).toEqual(['The pre-pull list l.txt names it: RKE2 pins the images a .txt list names at every start.']);
     expect(lost([]).causes).toEqual(['An archive that brings it was put into the images dir and RKE2 imported it; that file has gone since.']);
-    expect(lost([]).remedy.text).toBe('Make it durable again before RKE2 restarts.');
+    expect(proseText(lost([]).remedy.text)).toBe('Make it durable again before RKE2 restarts.');
   });
 
   it('a containerd without CRI pinning', () => {

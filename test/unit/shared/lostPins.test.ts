@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../../src/shared/domain/audit';
 import type { ImageRef } from '../../../src/shared/domain/images';
 import type { PinState } from '../../../src/shared/domain/pins';
-import { activeDurablePins, findLostPins, type CurrentRef, type ImagesDirFile } from '../../../src/shared/lostPins';
+import { remedyCommand } from '../../../src/cli/remedyText';
+import { activeDurablePins, findLostPins, lostPinInWords, type CurrentRef, type ImagesDirFile } from '../../../src/shared/lostPins';
 
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
@@ -40,7 +41,7 @@ const ref = (name: string, pin: PinState, labels: Record<string, string>, imageI
 const PINNED_AT = '2026-03-01T08:00:00.000Z';
 const audit = [pinEntry(PINNED_AT, [TAG, DIGEST, CRI_REF])];
 const lost = (refs: CurrentRef[], imagesDir: ImagesDirFile[] = [], entries = audit, info: { containerdVersion: string } | null = null) =>
-  findLostPins({ node: 'n1', pins: activeDurablePins(entries, 'n1'), refs, imagesDir, info });
+  findLostPins({ node: 'n1', pins: activeDurablePins(entries, 'n1'), refs, imagesDir, info }).map((l) => lostPinInWords(l, remedyCommand));
 
 describe('activeDurablePins', () => {
   it('replays pins and unpins by time whatever the order given, per node', () => {

@@ -16,7 +16,7 @@ import { explainReference } from '../../../src/shared/explain';
 import { explainInWords } from '../../../src/cli/commands/explain';
 import { importCacheReasons } from '../../../src/shared/importCacheHealth';
 import { listTrapReason } from '../../../src/shared/listTrap';
-import { activeDurablePins, findLostPins, type CurrentRef } from '../../../src/shared/lostPins';
+import { activeDurablePins, findLostPins, lostPinInWords, type CurrentRef } from '../../../src/shared/lostPins';
 import { applyImageProtection, gcBoundReason } from '../../../src/shared/protection';
 import { planPrune } from '../../../src/shared/prunePlan';
 import { rke2ListsReason } from '../../../src/shared/rke2Lists';
@@ -126,7 +126,7 @@ describe('suggested commands with hostile names', () => {
     });
     const cur = (name: string, pinState: CurrentRef['pin'], labels: Record<string, string>): CurrentRef => ({ name, imageId: id('1'), labels, pin: pinState, createdAt: null });
     const lost = (audit: AuditEntry, refs: CurrentRef[], dir: { path: string; kind: 'archive'; images: string[] }[] = []) =>
-      findLostPins({ node: NODE, pins: activeDurablePins([audit], NODE), refs, imagesDir: dir, info: null });
+      findLostPins({ node: NODE, pins: activeDurablePins([audit], NODE), refs, imagesDir: dir, info: null }).map((l) => lostPinInWords(l, remedyCommand));
 
     it('restore from an archive, re-import', () => {
       const [restore] = lost(pin([REF]), [], [{ path: ARCHIVE, kind: 'archive', images: [REF] }]);
@@ -138,13 +138,13 @@ describe('suggested commands with hostile names', () => {
     it('k3s-managed again: the re-pin and the rm-archive in its text', () => {
       const [l] = lost(pin([REF]), [cur(REF, 'distro', { ...k3sPinned, 'io.holdfast.pinned-by': 'tech' })], [{ path: ARCHIVE, kind: 'archive', images: [REF] }]);
       expectCommand(l!.remedy.command, ['holdfast', 'pin', NODE, REF]);
-      expectCommand(l!.remedy.text, ['holdfast', 'rm-archive', NODE, ARCHIVE]);
+      expectCommand(cliProse(l!.remedy.text), ['holdfast', 'rm-archive', NODE, ARCHIVE]);
     });
 
     it('a deleted reference: the re-pin of what is left, and the ctr line that brings the name back', () => {
       const [l] = lost(pin([REF]), [cur(REF2, 'none', {})]);
       expectCommand(l!.remedy.command, ['holdfast', 'pin', NODE, REF2]);
-      expectCommand(l!.remedy.text, ['ctr', '-n', 'k8s.io', 'images', 'tag', REF2, REF]);
+      expectCommand(cliProse(l!.remedy.text), ['ctr', '-n', 'k8s.io', 'images', 'tag', REF2, REF]);
       const [label] = lost(pin([REF]), [cur(REF, 'none', {}), cur(REF2, 'durable', durable)]);
       expectCommand(label!.causes.join(' '), ['ctr', '-n', 'k8s.io', 'images', 'label', REF, `${CRI}=`]);
     });

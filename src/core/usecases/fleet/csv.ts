@@ -8,6 +8,7 @@ import { parse } from 'csv-parse/sync';
 import type { FleetReport } from '../../../shared/fleet';
 import { LOST_PIN_KIND_TEXT, pinnedByText } from '../../../shared/lostPins';
 import type { LostPin } from '../../../shared/domain/lostPins';
+import { inParens, proseText, type RemedyWording } from '../../../shared/remedy';
 import { pinReading, protectionKey, refsByImage } from '../../../shared/protection';
 import { workloadName } from '../../../shared/needs';
 import { visibleControls } from '../../../shared/visibleControls';
@@ -34,9 +35,9 @@ export function csvLine(fields: (string | number | boolean | null | undefined)[]
   return fields.map(csvField).join(',') + '\r\n';
 }
 
-/** "Durable pin lost (pin label removed; made durable by …): summary Likely: … Remedy: …" */
-export function lostPinReason(l: LostPin): string {
-  return `Durable pin lost (${LOST_PIN_KIND_TEXT[l.kind]}; ${pinnedByText(l)}): ${l.summary} Likely: ${l.causes[0] ?? 'unknown'} Remedy: ${l.remedy.text}`;
+/** "Durable pin lost (pin label removed; made durable by …): summary Likely: … Remedy: …" (`word`: how a remedy in it is said, shared/remedy). */
+export function lostPinReason(l: LostPin, word?: RemedyWording): string {
+  return `Durable pin lost (${LOST_PIN_KIND_TEXT[l.kind]}; ${pinnedByText(l)}): ${l.summary} Likely: ${l.causes[0] ?? 'unknown'} Remedy: ${proseText(l.remedy.text, word && inParens(word))}`;
 }
 
 /**
@@ -46,7 +47,7 @@ export function lostPinReason(l: LostPin): string {
  * pin is lost has the loss first in its reason, and a lost reference that is gone gets a row of
  * its own (no digest, pin or fate: it is not on the node; archive: the one that brings it back).
  */
-export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
+export function fleetCsv(report: Pick<FleetReport, 'nodes'>, word?: RemedyWording): string {
   let out = csvLine([...FLEET_CSV_COLUMNS]);
   for (const n of report.nodes) {
     if (!n.reachable || !n.images) {
@@ -64,11 +65,11 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>): string {
       const p = protection.get(protectionKey(i));
       const image = p ? (p.afterRestart ? 'pinned' : 'unpinned') : '';
       out += csvLine([
-        n.node, true, i.name, i.digest, i.imageId, pinReading(i, byImage.get(protectionKey(i))!).pin, i.afterRestart, l ? `${lostPinReason(l)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '',
+        n.node, true, i.name, i.digest, i.imageId, pinReading(i, byImage.get(protectionKey(i))!).pin, i.afterRestart, l ? `${lostPinReason(l, word)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '',
         i.need?.verdict ?? '', i.need ? i.need.atRisk : '', i.need ? (i.need.workloads.map(workloadName).join('; ') || i.need.neededBecause) : '',
       ]);
     }
-    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l), l.remedy.archive ?? '', '', '', '', '', '']);
+    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l, word), l.remedy.archive ?? '', '', '', '', '', '']);
     // A needed image the node lacks: a row of its own (no digest or pin: it is not there).
     for (const m of n.needs?.missing ?? []) {
       out += csvLine([n.node, true, m.ref, '', '', '', '', m.because, m.heldBy.join('; '), '', '', 'missing', true, m.workloads.map(workloadName).join('; ')]);

@@ -135,10 +135,10 @@ function archivesTable(archives: ArchiveFile[], who: string, word: RemedyWording
 /** The lost-pin sentences mark commands with backticks: set those in code (every part still escaped). */
 const withCode = (text: string): SafeHtml => html`${text.split(/`([^`]+)`/).map((p, i) => (i % 2 ? html`<code class="mono">${p}</code>` : p))}`;
 
-function lostPinsTable(lost: LostPin[]): SafeHtml {
+function lostPinsTable(lost: LostPin[], word: RemedyWording | undefined): SafeHtml {
   return html`<div class="scroll"><table><thead><tr><th>Node</th><th>Reference</th><th>What happened</th><th>Made durable</th><th>Likely causes</th><th>Remedy</th></tr></thead><tbody>${lost.map(
     (l) =>
-      html`<tr><td>${l.node}</td><td class="ref">${withDigests(l.ref)}</td><td><span class="tag bad">${LOST_PIN_KIND_TEXT[l.kind]}</span> ${l.summary}</td><td>${l.pinnedAt}<br><span class="muted">by ${l.pinnedBy}</span></td><td><ul class="reasons">${l.causes.map((c) => html`<li>${withCode(c)}</li>`)}</ul></td><td>${withCode(l.remedy.text)}${l.remedy.command ? html`<br><span class="mono">${l.remedy.command}</span>` : ''}</td></tr>`,
+      html`<tr><td>${l.node}</td><td class="ref">${withDigests(l.ref)}</td><td><span class="tag bad">${LOST_PIN_KIND_TEXT[l.kind]}</span> ${l.summary}</td><td>${l.pinnedAt}<br><span class="muted">by ${l.pinnedBy}</span></td><td><ul class="reasons">${l.causes.map((c) => html`<li>${withCode(c)}</li>`)}</ul></td><td>${withCode(proseText(l.remedy.text, word && inParens(word)))}${word && l.remedy.step ? html`<br><span class="mono">${word(l.remedy.step)}</span>` : ''}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -200,7 +200,7 @@ ${atRisk.length === 0
 <h3>Pins lost behind Holdfast's back</h3>
 ${lost.length === 0
   ? html`<p>None: every durable pin Holdfast made on the reachable nodes is still in place.</p>`
-  : html`<p class="muted">Pins Holdfast made durable (its audit log) that someone or something removed since.</p>${lostPinsTable(lost)}`}
+  : html`<p class="muted">Pins Holdfast made durable (its audit log) that someone or something removed since.</p>${lostPinsTable(lost, word)}`}
 <h3>Images that will lose their pin at the next ${who} start</h3>
 ${losing.length === 0
   ? html`<p>None.</p>`
