@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { ErrorInfo } from '../shared/domain/errors';
 import type { NodeDef } from '../shared/domain/nodes';
 import type { AccessRemedy } from '../shared/remedy';
-import { commandLine } from '../shared/shellQuote';
+import { commandLine } from './commandLine';
 import { errorHint, remedyCommand } from './remedyText';
 
 const ACCEPT_FLAG = '--accept-new-host-key';

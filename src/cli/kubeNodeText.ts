@@ -1,7 +1,7 @@
 // The remedy when a cluster answered but none of its Nodes is the node (shared/kubeNode): map the
 // node to its Kubernetes Node. Node names come from the cluster: shown terminal-safe.
 import type { KubeNodeUnmatched } from '../shared/kubeNode';
-import { commandLine } from '../shared/shellQuote';
+import { commandLine } from './commandLine';
 import { terminalSafe as safe } from './format';
 
 /** "Map it to its Node: holdfast node edit n4 --k8s-node NODE (kubectl on n1 lists: n1, n2, edge-4)". */

@@ -4,7 +4,7 @@
 import { distroDisplayName } from '../shared/distro';
 import type { ErrorInfo } from '../shared/domain/errors';
 import { inParens, proseText, type Prose, type Remedy, type RemedyOf } from '../shared/remedy';
-import { commandLine } from '../shared/shellQuote';
+import { commandLine } from './commandLine';
 
 /** The arguments (after `holdfast`) of the command that carries out `r`. */
 function remedyArgs(r: Exclude<Remedy, RemedyOf<'run-as-root'>>): string[] {

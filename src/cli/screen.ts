@@ -2,7 +2,7 @@
 // or a pipe, a file, a test (no width: every line as scripts have always read it).
 import { elideReference, textWidth, wrapText, type ColumnFit } from './fit';
 import { table, terminalSafe, type Cell } from './format';
-import { commandLine } from '../shared/shellQuote';
+import { commandLine } from './commandLine';
 
 /**
  * The line after output whose reasons were cut to one short clause: where their whole text is.

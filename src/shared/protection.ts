@@ -11,7 +11,7 @@ import type { Fate, PinState } from './domain/pins';
 import type { CriPinning } from './versions';
 import { isImageIdRecord } from './imageReference';
 import { listTrapBrief, type ListTrap } from './listTrap';
-import { commandLine, shellLine } from './shellQuote';
+import { shellLine } from './shellQuote';
 
 /** Fields of a reference this rule reads (an ImageRef satisfies it). */
 export interface ProtectionRef {
@@ -135,7 +135,7 @@ export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: C
       return {
         ...r,
         reason: keep.length
-          ? `CRI's own record of the image of ${names(siblings)}. This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, so this unlabelled record can leave the image unpinned: pin every reference (${commandLine(['pin', 'NODE', siblings[0]!.name])}).`
+          ? `CRI's own record of the image of ${names(siblings)}. This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, so this unlabelled record can leave the image unpinned: pin every reference (${shellLine(['holdfast', 'pin', 'NODE', siblings[0]!.name])}).`
           : `CRI's own record of the image of ${names(siblings)}, which is not pinned.`,
       };
     }

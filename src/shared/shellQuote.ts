@@ -20,12 +20,3 @@ export function shellWord(arg: string): string {
 export function shellLine(argv: readonly string[]): string {
   return argv.map(shellWord).join(' ');
 }
-
-/**
- * A Holdfast command a person copies, e.g. commandLine(['pin', node, '--archive', path]).
- * Every argument is quoted, so nothing a node supplies can become shell syntax; placeholders
- * such as NODE or ARCHIVE are safe words and stay bare.
- */
-export function commandLine(args: readonly string[]): string {
-  return shellLine(['holdfast', ...args]);
-}

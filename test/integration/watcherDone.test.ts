@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, listImages, startK3sWatcher, startLab, writeImageArchive, type K3sWatcher, type Lab } from '../../lab';
-import { commandLine } from '../../src/shared/shellQuote';
+import { commandLine } from '../../src/cli/commandLine';
 import { addLabNode, runCli, tempHome } from './support';
 
 let lab: Lab;

@@ -205,7 +205,7 @@ const SHARED_PACKAGES: ReadonlySet<string> = new Set(['zod', 'yaml']);
  * another CLI module; whatever they need is passed in (#47). Every src/cli/*Text.ts is one.
  */
 const CLI_PRINTERS: ReadonlySet<string> = new Set(
-  ['output', 'format', 'fit', 'screen', 'progress', 'help', 'pinPlan', 'lostPins', 'transferRows', 'pinText', 'peersText', 'registriesText', 'kubeNodeText', 'remedyText'].map(
+  ['output', 'format', 'fit', 'screen', 'progress', 'help', 'pinPlan', 'lostPins', 'transferRows', 'pinText', 'peersText', 'registriesText', 'kubeNodeText', 'remedyText', 'commandLine'].map(
     (m) => `src/cli/${m}.ts`,
   ),
 );

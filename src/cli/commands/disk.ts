@@ -15,7 +15,7 @@ import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { imageName } from '../../shared/imageReference';
 import { distroDisplayName } from '../../shared/distro';
-import { commandLine } from '../../shared/shellQuote';
+import { commandLine } from '../commandLine';
 
 // One percentage format everywhere (shared/format), as the app's Disk tab shows them.
 const pct = (n: number | null) => formatPercent(n, '-');

@@ -18,7 +18,7 @@ import { wrapWords } from '../fit';
 import { humanSize, terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
 import type { Screen } from '../screen';
-import { commandLine } from '../../shared/shellQuote';
+import { commandLine } from '../commandLine';
 import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
 import { archivesInWords } from '../../shared/archivesReport';
 import { inParens, type Remedy } from '../../shared/remedy';

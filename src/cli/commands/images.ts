@@ -14,7 +14,7 @@ import { embeddedRegistryBrief, peersColumnApplies, type EmbeddedRegistryConfig 
 import { imageName, isImageIdRecord } from '../../shared/imageReference';
 import { signatureBrief } from '../../shared/signatures';
 import { criPinning, type CriPinning } from '../../shared/versions';
-import { commandLine } from '../../shared/shellQuote';
+import { commandLine } from '../commandLine';
 import { connectsFirstNode, type Cli } from '../context';
 import { JSON_HELP, printedAsJson } from '../output';
 import { namedOrLocalNode, withLocalOptions, type LocalFlags } from '../localNode';

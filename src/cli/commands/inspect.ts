@@ -18,7 +18,7 @@ import { criPinning } from '../../shared/versions';
 import { renderMetrics } from '../../shared/metrics';
 import { sameMachineText } from '../../shared/sameMachine';
 import { distroDisplayName } from '../../shared/distro';
-import { commandLine } from '../../shared/shellQuote';
+import { commandLine } from '../commandLine';
 import type { Cli } from '../context';
 import { JSON_HELP, printedAsJson } from '../output';
 import { positiveInt, positiveSeconds } from '../options';

@@ -7,7 +7,7 @@ import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
 import { HoldfastError } from '../../../src/core/errors';
 import { archiveRemedy } from '../../../src/shared/archiveRemedy';
-import { commandLine } from '../../../src/shared/shellQuote';
+import { commandLine } from '../../../src/cli/commandLine';
 import type { Remedy, RemedyOf } from '../../../src/shared/remedy';
 
 const remedy: RemedyOf<'k3s-start-or-direct'> = { action: 'k3s-start-or-direct', node: 'n1', archive: "site's app.tar", distro: 'rke2' };

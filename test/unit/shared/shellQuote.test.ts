@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { commandLine, shellLine, shellQuoteArg, shellWord } from '../../../src/shared/shellQuote';
+import { shellLine, shellQuoteArg, shellWord } from '../../../src/shared/shellQuote';
 
 // [argument, as shellWord writes it]
 const TABLE: [string, string][] = [
@@ -52,14 +52,5 @@ describe('shellQuoteArg', () => {
     expect(shellQuoteArg('FOO=bar')).toBe("'FOO=bar'");
     expect(shellQuoteArg('')).toBe("''");
     expect(shellQuoteArg("it's")).toBe("'it'\\''s'");
-  });
-});
-
-describe('commandLine', () => {
-  it('quotes every argument of a holdfast command and leaves placeholders bare', () => {
-    expect(commandLine(['pin', 'edge 01', '--archive', 'x;touch${IFS}pwned;.tar.gz'])).toBe(
-      "holdfast pin 'edge 01' --archive 'x;touch${IFS}pwned;.tar.gz'",
-    );
-    expect(commandLine(['import', 'edge-01', 'ARCHIVE', '--pin'])).toBe('holdfast import edge-01 ARCHIVE --pin');
   });
 });

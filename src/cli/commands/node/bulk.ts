@@ -13,7 +13,7 @@ import type { NodeDef, NodeInput } from '../../../shared/domain/nodes';
 import { JSON_HELP, printedAsJson } from '../../output';
 import type { ColumnFit } from '../../fit';
 import { helpAfter } from '../../help';
-import { commandLine } from '../../../shared/shellQuote';
+import { commandLine } from '../../commandLine';
 import { remedyCommand } from '../../remedyText';
 
 /** How the tables of nodes to add give way: names stay whole, the key file's path is elided, the user hidden last. */

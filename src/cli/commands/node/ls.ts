@@ -1,6 +1,6 @@
 // holdfast node ls — the configured nodes, read from nodes.json without loading the service.
 import type { Command } from 'commander';
-import { commandLine } from '../../../shared/shellQuote';
+import { commandLine } from '../../commandLine';
 import type { Cli } from '../../context';
 import type { ColumnFit } from '../../fit';
 import { helpAfter } from '../../help';
