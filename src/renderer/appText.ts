@@ -8,6 +8,11 @@ export function appText(p: Prose, click: string): string {
   return proseText(p, () => ` — ${click}`);
 }
 
+/** `p` where the app's own controls carry its remedies (a row's buttons): the prose alone, each sentence ended. */
+export function appProse(p: Prose): string {
+  return proseText(p, (_r, c) => (c?.colon ? '.' : ''));
+}
+
 /** A remedy in a sentence the app shows whole: the button that carries it out, where it is. */
 export function appRemedy(r: Remedy): string {
   if (r.action === 'pin') return r.needed ? 'Make durable on the Images tab' : 'Make durable on its row';

@@ -9,7 +9,7 @@ import { useApp } from '../context';
 import { displayRef } from '../model/refs';
 import { formatBytes, shortDigest } from '../../shared/format';
 import { imageName } from '../../shared/imageReference';
-import { proseText } from '../../shared/remedy';
+import { appProse } from '../appText';
 import { AlertIcon, CheckIcon, InfoIcon, TrashIcon } from './icons';
 import { Modal } from './Modal';
 import { ApplyError, PlanPending, PreviewApplyActions } from './PreviewApplyActions';
@@ -36,7 +36,7 @@ function Kept({ plan }: { plan: PrunePlan }) {
         {plan.kept.map((k) => (
           <li key={k.key} data-testid="prune-kept-item" data-reason={k.reason}>
             <code title={k.refs.join('\n')}>{displayRef(imageName(k.refs, k.key))}</code> <span className="tag">{KEEP_TEXT[k.reason]}</span>{' '}
-            <span className="muted">— {proseText(k.text)}</span>
+            <span className="muted">— {appProse(k.text)}</span>
           </li>
         ))}
       </ul>
@@ -117,7 +117,7 @@ export function PruneDialog({ node, onClose }: { node: NodeDef; onClose(): void 
             <ul className="problems">
               {r.refused.map((x) => (
                 <li key={x.key}>
-                  <code>{displayRef(imageName(x.refs, x.key))}</code>: {proseText(x.text)}
+                  <code>{displayRef(imageName(x.refs, x.key))}</code>: {appProse(x.text)}
                 </li>
               ))}
             </ul>

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { archiveRemedy } from '../../../src/shared/archiveRemedy';
 import type { RemedyClause } from '../../../src/shared/remedy';
-import { appText } from '../../../src/renderer/appText';
+import { appProse, appText } from '../../../src/renderer/appText';
+import { planPrune } from '../../../src/shared/prunePlan';
+import { store } from '../../support/diskStore';
 
 describe('core sentences in the app', () => {
   const check = {
@@ -23,6 +25,18 @@ describe('core sentences in the app', () => {
     expect(appText({ ...clause('edge-01', 'apps/apps.tar.gz'), end: '. (and 1 more)' }, 'use Make durable on this row')).toBe(
       'app:1 is pinned by k3s only: make its pins durable first — use Make durable on this row. (and 1 more)',
     );
+  });
+
+  it("says prune's kept reasons as sentences, their remedies left to the row's controls", () => {
+    const { images, index } = store([
+      { key: 'pinned', refs: ['app:1'], blobs: [['o', 70]], pin: 'durable' },
+      { key: 'lost', refs: ['db:2'], blobs: [['m', 3]], lostPin: true },
+    ]);
+    const kept = planPrune("it's (n)", images, index, { keepVersions: 2 }).kept;
+    expect(Object.fromEntries(kept.map((k) => [k.key, appProse(k.text)]))).toEqual({
+      pinned: 'Pinned durably; prune never unpins. If this version is obsolete, release its pin first.',
+      lost: "Holdfast made its pin durable and that pin is gone (removed behind Holdfast's back): pin it again, or release it for good before pruning it.",
+    });
   });
 
   it('keeps sentences without a remedy as they are', () => {
