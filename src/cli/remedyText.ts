@@ -3,8 +3,23 @@
 // shared/shellQuote, so nothing a node supplies can become shell syntax.
 import { distroDisplayName } from '../shared/distro';
 import type { ErrorInfo } from '../shared/domain/errors';
-import { inParens, proseText, type Prose, type Remedy, type RemedyOf } from '../shared/remedy';
+import { inParens, proseText, remedyOnNode, type Prose, type Remedy, type RemedyOf } from '../shared/remedy';
 import { commandLine } from './commandLine';
+
+/**
+ * A verdict's reason completed by the remedy it asks for, as the terminal says it: "… pin every
+ * reference (holdfast pin node app:1)." A remedy's NODE placeholder becomes `node`.
+ */
+export function reasonWithRemedy(reason: string, remedy: Remedy | undefined, node: string): string {
+  return withCommand(reason, remedy && remedyCommand(remedyOnNode(remedy, node)));
+}
+
+/** `reason` with `command` in parentheses before its full stop; `reason` alone without one. */
+export function withCommand(reason: string, command: string | undefined): string {
+  if (!command) return reason;
+  const stop = reason.endsWith('.') ? '.' : '';
+  return `${reason.slice(0, reason.length - stop.length)} (${command})${stop}`;
+}
 
 /** The arguments (after `holdfast`) of the command that carries out `r`. */
 function remedyArgs(r: Exclude<Remedy, RemedyOf<'run-as-root'>>): string[] {

@@ -16,7 +16,7 @@ import { imageName, isImageIdRecord } from './imageReference';
 import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
 import { archiveVerdict, type RemovalTone } from './removalVerdict';
-import { proseText, type ArchiveRemedy, type Prose, type Remedy } from './remedy';
+import { proseText, remedyOnNode, type ArchiveRemedy, type Prose, type Remedy } from './remedy';
 
 /** One reference of the image, as the explanation lists them. */
 export interface ExplainedRef {
@@ -29,6 +29,8 @@ export interface ExplainedRef {
   reason: string;
   brief: string;
   archive: string | null;
+  /** What the reason asks to do, on this node (FateVerdict.remedy). */
+  remedy?: Remedy;
 }
 
 /**
@@ -157,7 +159,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
       platforms: self.platforms,
       refs: ordered.map((r) => {
         const read = refReading(r, siblings, p);
-        return { name: r.name, pin: read.pin, inherited: read.inherited, afterRestart: r.afterRestart, reason: r.reason, brief: fateBrief(r, who), archive: r.archive };
+        return { name: r.name, pin: read.pin, inherited: read.inherited, afterRestart: r.afterRestart, reason: r.reason, brief: fateBrief(r, who), archive: r.archive, ...(r.remedy ? { remedy: remedyOnNode(r.remedy, node) } : {}) };
       }),
       labels: self.labels,
       shown,

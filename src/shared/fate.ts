@@ -9,7 +9,7 @@ import type { Distro } from './domain/nodes';
 import { distroProfile } from './distro';
 import { distroPinsImports, firstReleases, K3S_RELEASES, type Support } from './versions';
 import { isImageIdRecord, repositoryOf } from './imageReference';
-import { listTrapReason, type ListTrap } from './listTrap';
+import { listTrapReason, listTrapRemedy, type ListTrap } from './listTrap';
 import type { PrepullList } from './domain/archives';
 import type { FateVerdict, ListTrapVerdict } from './domain/images';
 import type { CacheVerdict } from './importCache';
@@ -203,7 +203,7 @@ function fateRepinned(start: Start, ref: FateRef, repinner: Source & { repins: t
   const { who } = start;
   if (stripped || !criPinned) return { afterRestart: 'pinned', reason: `${repinner.how}.`, archive: repinner.path };
   if (repinner.trap) {
-    return { afterRestart: 'pinned', reason: listTrapReason(ref.name, repinner.trap, who), archive: repinner.path, listTrap: repinner.trap };
+    return { afterRestart: 'pinned', reason: listTrapReason(ref.name, repinner.trap, who), remedy: listTrapRemedy(ref.name), archive: repinner.path, listTrap: repinner.trap };
   }
   return {
     afterRestart: 'pinned',

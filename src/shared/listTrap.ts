@@ -3,7 +3,7 @@
 // with both labels — so a durable tag that only shares the image id with a listed name becomes
 // k3s-managed at the next start, and once the list is gone the start after strips it. shared/fate
 // finds it (it resolves lists as k3s does); these are its words, for every view.
-import { shellLine } from './shellQuote';
+import type { RemedyOf } from './remedy';
 
 /** A durable reference a .txt list hands to k3s through another tag of its image. */
 export interface ListTrap {
@@ -18,9 +18,12 @@ export function listTrapReason(ref: string, t: ListTrap, who = 'k3s'): string {
   return (
     `Still pinned, but ${t.list} names ${t.listed}, another tag of the same image, and ${who} pins every tag of an image a .txt list names at each start: ` +
     `this durable pin becomes ${who}-managed, and once ${t.list} is gone, the start after that strips it. ` +
-    `To keep ${ref} durable, remove ${t.list} from the images dir before ${who} restarts; if the list must stay, the pin stays ${who}-managed, so whoever removes the list later must make it durable again (${shellLine(['holdfast', 'pin', 'NODE', ref])}) before the next start.`
+    `To keep ${ref} durable, remove ${t.list} from the images dir before ${who} restarts; if the list must stay, the pin stays ${who}-managed, so whoever removes the list later must make it durable again before the next start.`
   );
 }
+
+/** What keeps `ref` durable once the list is gone: pin it again (the reason's last step). */
+export const listTrapRemedy = (ref: string): RemedyOf<'pin'> => ({ action: 'pin', node: 'NODE', ref });
 
 /** One short clause beside a reference. */
 export function listTrapBrief(t: ListTrap): string {

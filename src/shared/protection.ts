@@ -11,6 +11,7 @@ import type { Fate, PinState } from './domain/pins';
 import type { CriPinning } from './versions';
 import { isImageIdRecord } from './imageReference';
 import { listTrapBrief, type ListTrap } from './listTrap';
+import type { Remedy } from './remedy';
 import { shellLine } from './shellQuote';
 
 /** Fields of a reference this rule reads (an ImageRef satisfies it). */
@@ -20,6 +21,8 @@ export interface ProtectionRef {
   pin: PinState;
   afterRestart: Fate;
   reason: string;
+  /** What the reason asks to do, as data (FateVerdict.remedy). */
+  remedy?: Remedy;
   /** Its labels, when known: a GC back-reference or expiry makes its pin worthless (gcBound). */
   labels?: Record<string, string>;
 }
@@ -97,7 +100,7 @@ export function gcBoundBrief(g: GcBinding): string {
 /** A reference's own fate with containerd's GC taken into account: a GC-bound one is never kept. */
 function withGcBinding<T extends ProtectionRef>(r: T): T {
   const g = gcBound(r.labels);
-  return g ? { ...r, afterRestart: 'unpinned', reason: gcBoundReason(r.name, g) } : r;
+  return g ? { ...r, afterRestart: 'unpinned', reason: gcBoundReason(r.name, g), remedy: undefined } : r;
 }
 
 
@@ -132,11 +135,11 @@ export function applyImageProtection<T extends ProtectionRef>(refs: T[], mode: C
     if (siblings.length === 0) return r;
     const keep = siblings.filter((s) => s.afterRestart === 'pinned');
     if (mode === 'first-loaded') {
+      if (!keep.length) return { ...r, reason: `CRI's own record of the image of ${names(siblings)}, which is not pinned.` };
       return {
         ...r,
-        reason: keep.length
-          ? `CRI's own record of the image of ${names(siblings)}. This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, so this unlabelled record can leave the image unpinned: pin every reference (${shellLine(['holdfast', 'pin', 'NODE', siblings[0]!.name])}).`
-          : `CRI's own record of the image of ${names(siblings)}, which is not pinned.`,
+        reason: `CRI's own record of the image of ${names(siblings)}. This containerd (1.7.3–1.7.9) takes an image's pin from whichever reference CRI loaded first, so this unlabelled record can leave the image unpinned: pin every reference.`,
+        remedy: { action: 'pin', node: 'NODE', ref: siblings[0]!.name },
       };
     }
     const pinned = keep.length > 0;

@@ -78,3 +78,8 @@ export const inParens =
   (word: RemedyWording): RemedyWording =>
   (r, c) =>
     c?.colon ? `: ${word(r)}` : ` (${word(r)})`;
+
+/** `r` on `node` where it names the NODE placeholder (a rule that did not know the node). */
+export function remedyOnNode(r: Remedy, node: string): Remedy {
+  return 'node' in r && r.node === 'NODE' ? ({ ...r, node } as Remedy) : r;
+}

@@ -6,7 +6,7 @@ import { HoldfastError } from '../../core/errors';
 import { distroDisplayName } from '../../shared/distro';
 import type { ImageRef } from '../../shared/domain/images';
 import { DISTRO_PIN_LABELS, LABEL_CRI_PINNED, PROVENANCE } from '../../shared/domain/labels';
-import { explainReference, type ReferenceExplanation } from '../../shared/explain';
+import { explainReference, type ExplainedRef, type ReferenceExplanation } from '../../shared/explain';
 import { lostPinInWords, lostPinKindText, pinnedByText } from '../../shared/lostPins';
 import { pinStateText } from '../pinText';
 import { workloadName, type NeedsReport } from '../../shared/needs';
@@ -22,7 +22,7 @@ import { commandLine } from '../commandLine';
 import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
 import { archivesInWords } from '../../shared/archivesReport';
 import { inParens, type Remedy } from '../../shared/remedy';
-import { cliProse, remedyCommand } from '../remedyText';
+import { cliProse, remedyCommand, withCommand } from '../remedyText';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
@@ -88,15 +88,18 @@ class Fields {
 const yes = (b: boolean, y: string, n: string) => (b ? y : n);
 
 /** explain as the CLI gives it (JSON and text): every remedy worded as its command, in `command` (cli/remedyText). */
-export type WordedExplanation = Omit<ReferenceExplanation, 'archives' | 'advice'> & {
+export type WordedExplanation = Omit<ReferenceExplanation, 'archives' | 'advice' | 'image'> & {
+  image: (Omit<NonNullable<ReferenceExplanation['image']>, 'refs'> & { refs: (Omit<ExplainedRef, 'remedy'> & { command?: string })[] }) | null;
   archives: (Omit<ReferenceExplanation['archives'][number], 'remedy'> & { command?: string })[];
   advice: { text: string; command?: string }[];
 };
 
 export function explainInWords(e: ReferenceExplanation): WordedExplanation {
   const command = (remedy: Remedy | undefined) => (remedy ? { command: remedyCommand(remedy) } : {});
+  const { image, ...rest } = e;
   return {
-    ...e,
+    ...rest,
+    image: image ? { ...image, refs: image.refs.map(({ remedy, ...r }) => ({ ...r, ...command(remedy) })) } : null,
     archives: e.archives.map(({ remedy, ...a }) => ({ ...a, ...command(remedy) })),
     lostPins: e.lostPins.map((l) => lostPinInWords(l, remedyCommand)),
     advice: e.advice.map(({ remedy, text, ...a }) => ({ ...a, text: cliProse(text), ...command(remedy) })),
@@ -125,7 +128,7 @@ export function explainText(explained: ReferenceExplanation, screen: Screen, who
     f.blank().add(
       'After restart',
       `the image: ${img.protection.losesPin ? 'LOSES ITS PIN' : yes(img.protection.afterRestart, 'stays pinned', 'not pinned')} — ${img.protection.reason}`,
-      `this reference: ${self.afterRestart} — ${self.reason}`,
+      `this reference: ${self.afterRestart} — ${withCommand(self.reason, self.command)}`,
     );
     if (img.refs.length > 1) {
       // Names on a terminal elided to fit (--wide: whole); each with its pin and its fate in a clause.

@@ -24,7 +24,8 @@ import { Screen, whyHint } from '../screen';
 import { FITTED_NOTE, helpAfter } from '../help';
 import { lostPinsText } from '../lostPins';
 import { lostPinInWords } from '../../shared/lostPins';
-import { remedyCommand } from '../remedyText';
+import { reasonWithRemedy, remedyCommand } from '../remedyText';
+import { imageRefInWords } from '../imageRefJson';
 import { kubeNodeHint } from '../kubeNodeText';
 
 const lostLine = (n: number) => `${plural(n, 'durable pin')} Holdfast made ${word(n, 'is')} gone`;
@@ -181,7 +182,7 @@ async function listImages(cli: Cli, given: string | undefined, o: ImagesOptions)
     if (printedAsJson(cli, lost.map((l) => lostPinInWords(l, remedyCommand)))) return;
     return cli.io.out(lost.length ? `${lostLine(lost.length)} on ${name}:\n${lostPinsText(lost, '  ', v.screen, v.why, v.who)}` : `no durable pin Holdfast made on ${name} is lost`);
   }
-  if (printedAsJson(cli, images.map((r) => (r.lostPin ? { ...r, lostPin: lostPinInWords(r.lostPin, remedyCommand) } : r)))) return;
+  if (printedAsJson(cli, images.map((r) => imageRefInWords(r, name)))) return;
   // What the node runs may make every pin moot: said once, before the table.
   for (const w of nodeWarnings(info)) cli.io.err(`warning: ${name}: ${safe(w.message)}`);
   if (images.length === 0) {
@@ -308,9 +309,10 @@ function printNoted(v: ImagesView, refs: ImageRef[], heading: string, brief: (r:
   let short = false;
   out(v, heading);
   for (const r of refs) {
-    if (!screen.terminal) cli.io.out(`  ${safe(r.name)}: ${safe(r.reason)}`);
+    const reason = reasonWithRemedy(r.reason, r.remedy, v.node);
+    if (!screen.terminal) cli.io.out(`  ${safe(r.name)}: ${safe(reason)}`);
     else {
-      out(v, `  - ${screen.ref(r.name, 6)}: ${safe(why ? r.reason : brief(r))}`);
+      out(v, `  - ${screen.ref(r.name, 6)}: ${safe(why ? reason : brief(r))}`);
       short ||= !why;
     }
   }

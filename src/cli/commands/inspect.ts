@@ -21,6 +21,7 @@ import { distroDisplayName } from '../../shared/distro';
 import { commandLine } from '../commandLine';
 import type { Cli } from '../context';
 import { JSON_HELP, printedAsJson } from '../output';
+import { fleetReportInWords } from '../imageRefJson';
 import { positiveInt, positiveSeconds } from '../options';
 import { savedNodeHint } from '../accessText';
 import { runFleet } from '../fleetRun';
@@ -286,7 +287,7 @@ async function inspectFleet(cli: Cli, names: string[], o: InspectOptions): Promi
   const inRun = new Set(ran);
   const defs = (await cli.call('nodes.list', {})).filter((d) => inRun.has(d.name));
   await writeReports(cli, report, o);
-  if (!printedAsJson(cli, report)) {
+  if (!printedAsJson(cli, fleetReportInWords(report))) {
     cli.io.out(fleetText(report, defs, cli.screen(), o.why === true));
     if (o.html) cli.io.out(`wrote ${o.html}`);
     if (o.csv) cli.io.out(`wrote ${o.csv}`);

@@ -4,6 +4,7 @@ import type { PeerServing } from '../embeddedRegistry';
 import type { ListTrap } from '../listTrap';
 import type { SignatureRecord } from '../signatures';
 import type { RefNeed } from '../needVerdict';
+import type { Remedy } from '../remedy';
 import type { LostPin } from './lostPins';
 import type { Fate, PinState } from './pins';
 
@@ -36,6 +37,8 @@ export interface FateVerdict {
   reason: string;
   /** Path (relative to the images dir) of the archive that brings this reference, or null. */
   archive: string | null;
+  /** What the reason asks the technician to do, as data (NODE: the node shown); absent when nothing. */
+  remedy?: Remedy;
 }
 
 /**

@@ -2,7 +2,7 @@
 // item 3; #47, item 2): every value a node supplies quoted, so a shell reads back what was meant.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { cliProse, errorHint, remedyCommand, remedyHint, remedyText } from '../../../src/cli/remedyText';
+import { cliProse, errorHint, remedyCommand, reasonWithRemedy, remedyHint, remedyText } from '../../../src/cli/remedyText';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
 import { HoldfastError } from '../../../src/core/errors';
@@ -94,5 +94,15 @@ describe("core's refusals, worded where they are read", () => {
     expect((outside as HoldfastError).hint).not.toContain('holdfast');
     expect(errorHint(outside as HoldfastError)).toBe('Give a path inside /var/lib/rancher/k3s/agent/images, absolute or relative to it (as `holdfast archives n1` lists them).');
     expect(remedyHint({ action: 'archives', node: 'n1', missing: 'app.tar' })).toBe('List the images dir with `holdfast archives n1`.');
+  });
+});
+
+describe('a reason completed by its remedy', () => {
+  it('sets the command before the full stop, on the node shown', () => {
+    expect(reasonWithRemedy('pin every reference.', { action: 'pin', node: 'NODE', ref: 'app:1' }, 'edge-1')).toBe('pin every reference (holdfast pin edge-1 app:1).');
+  });
+  it('quotes a hostile reference and leaves a reason without a remedy alone', () => {
+    expect(reasonWithRemedy('x', { action: 'pin', node: 'NODE', ref: 'a;b' }, 'n')).toBe("x (holdfast pin n 'a;b')");
+    expect(reasonWithRemedy('durable pin', undefined, 'n')).toBe('durable pin');
   });
 });

@@ -40,7 +40,8 @@ describe('CRI image-id records', () => {
   it('stay unpinned with a remedy on 1.7.3–1.7.9, where the first-loaded reference decides', () => {
     const out = applyImageProtection([ref('app:1', { pin: 'durable', afterRestart: 'pinned' }), ref(ID)], 'first-loaded');
     expect(out[1]).toMatchObject({ afterRestart: 'unpinned' });
-    expect(out[1]!.reason).toMatch(/pin every reference \(holdfast pin NODE app:1\)/);
+    expect(out[1]!.reason).toMatch(/pin every reference\.$/);
+    expect(out[1]!.remedy).toEqual({ action: 'pin', node: 'NODE', ref: 'app:1' });
   });
 
   it('leave a labelled or lonely id record alone', () => {

@@ -48,12 +48,6 @@ const CLI_ONLY = new Set(['commandLine', 'remedyCommand']);
 /** Builds a Holdfast command line: the program's name as an argv's word. */
 const buildsCommand = (l: Literal): boolean => l.inArray === true && l.text === 'holdfast';
 
-/**
- * Files that still build one, each a debt of issue #47 (ImageRef.reason is a string, so their
- * `pin NODE REF` is not data yet). The list may only shrink: a file listed that builds none fails.
- */
-const STILL_BUILDING = ['src/shared/listTrap.ts', 'src/shared/protection.ts'];
-
 /** Every string and template literal of a file (a template's literal parts, its ${…} left out). */
 function literalsOf(sf: SourceFile, file: string): Literal[] {
   const out: Literal[] = [];
@@ -118,10 +112,8 @@ describe(`string literals in ${LAYERS.join(' and ')}`, () => {
     expect(['commandLine', 'shellLine'].filter((n) => CLI_ONLY.has(n))).toEqual(['commandLine']);
   });
 
-  it("build no holdfast command line and declare none of the CLI's words for one (but the listed debts)", () => {
-    const building = literals.filter(buildsCommand).map((l) => l.where.replace(/:\d+$/, ''));
-    expect(building.filter((f) => !STILL_BUILDING.includes(f))).toEqual([]);
-    expect(STILL_BUILDING.filter((f) => !building.includes(f))).toEqual([]);
+  it("build no holdfast command line and declare none of the CLI's words for one", () => {
+    expect(literals.filter(buildsCommand).map((l) => l.where)).toEqual([]);
     expect(declared.filter((d) => CLI_ONLY.has(d.text)).map((d) => `${d.where}: ${d.text}`)).toEqual([]);
   });
 });

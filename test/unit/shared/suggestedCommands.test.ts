@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { kubeNodeHint } from '../../../src/cli/kubeNodeText';
-import { cliProse, errorHint, imagesWhere, remedyCommand } from '../../../src/cli/remedyText';
+import { cliProse, errorHint, imagesWhere, reasonWithRemedy, remedyCommand } from '../../../src/cli/remedyText';
 import { whyHint } from '../../../src/cli/screen';
 import { mayNotReadError } from '../../../src/core/access/refusals';
 import { inImagesDir } from '../../../src/core/archives/imagesDirPath';
@@ -15,7 +15,7 @@ import type { ImageRef } from '../../../src/shared/domain/images';
 import { explainReference } from '../../../src/shared/explain';
 import { explainInWords } from '../../../src/cli/commands/explain';
 import { importCacheReasons } from '../../../src/shared/importCacheHealth';
-import { listTrapReason } from '../../../src/shared/listTrap';
+import { listTrapReason, listTrapRemedy } from '../../../src/shared/listTrap';
 import { activeDurablePins, findLostPins, lostPinInWords, type CurrentRef } from '../../../src/shared/lostPins';
 import { applyImageProtection, gcBoundReason } from '../../../src/shared/protection';
 import { planPrune } from '../../../src/shared/prunePlan';
@@ -155,9 +155,9 @@ describe('suggested commands with hostile names', () => {
     const health = { state: 'on' as const, repins: 'no' as const, rule: 'without-fix' as const, entries: 1, skippedUnpinned: [ARCHIVE], skippedRepinned: [], reimported: [], savesNothing: false, stale: [] };
     expectCommand(importCacheReasons(health, remedyCommand, NODE).join(' '), ['holdfast', 'pin', NODE, '--archive', ARCHIVE]);
     expectCommand(importCacheReasons({ ...health, state: 'absent', skippedUnpinned: [] }, remedyCommand, NODE).join(' '), ['holdfast', 'pin', NODE, '--needed']);
-    expectCommand(listTrapReason(REF, { list: 'a.txt', listed: REF2 }), ['holdfast', 'pin', 'NODE', REF]);
+    expectCommand(reasonWithRemedy(listTrapReason(REF, { list: 'a.txt', listed: REF2 }), listTrapRemedy(REF), NODE), ['holdfast', 'pin', NODE, REF]);
     const [record] = applyImageProtection([image(id('a'), { imageId: id('a') }), image(REF, { pin: 'distro', afterRestart: 'pinned' })], 'first-loaded');
-    expectCommand(record!.reason, ['holdfast', 'pin', 'NODE', REF]);
+    expectCommand(reasonWithRemedy(record!.reason, record!.remedy, NODE), ['holdfast', 'pin', NODE, REF]);
     expectCommand(gcBoundReason(REF, { parent: null, expires: null }), ['ctr', '-n', 'k8s.io', 'images', 'tag', REF, 'NAME']);
   });
 
