@@ -15,9 +15,35 @@ export interface ImportOptions {
   direct?: boolean;
 }
 
+/** A keyless signer: the certificate's identity (exact, or a regular expression) and its OIDC issuer. */
+export interface CertificateIdentity {
+  identity?: string;
+  identityRegexp?: string;
+  issuer: string;
+}
+
+/** Who may vouch for an image: public key files (any one suffices), or keyless signers against a trusted root. */
+export interface SignatureTrust {
+  keys?: string[];
+  identities?: CertificateIdentity[];
+  trustedRoot?: string;
+}
+
+/**
+ * A site policy's rule as it applies to an import (shared/signaturePolicy.ts): the images its
+ * patterns cover must verify with its trust, whatever the flags say, unless it allows unsigned.
+ */
+export interface SignatureRule extends SignatureTrust {
+  name: string;
+  /** Globs over full references (shared/pinSet.ts patternRegExp). */
+  images: string[];
+  allowUnsigned?: boolean;
+}
+
 /**
  * Offline signature verification before anything is sent (#48): public key files (any one
- * suffices per image), detached bundles, and what to do with images that do not verify.
+ * suffices per image), detached bundles, and what to do with images that do not verify. The flags
+ * fill the top level; a site policy adds `rules`, which the flags never loosen.
  */
 export interface SignatureOptions {
   keys?: string[];
@@ -26,6 +52,8 @@ export interface SignatureOptions {
   allowUnsigned?: boolean;
   /** A legacy payload naming another repository than the imported name refuses the image. */
   strictReference?: boolean;
+  /** The site policy's rules for the import's nodes (`--policy`, or the policy in Holdfast's home). */
+  rules?: SignatureRule[];
 }
 
 /** Nodes an import works on at a time (`--parallel`, jobs.startImport's `parallel`). */

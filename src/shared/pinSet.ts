@@ -58,7 +58,8 @@ const reference = z
 /** Glob characters and the characters of a reference; nothing else (no [classes], no spaces). */
 const PATTERN_CHARS = /^[A-Za-z0-9._\-/:@*?]+$/;
 
-const pattern = z
+/** A glob over full references (also a signature policy's image patterns). */
+export const referencePattern = z
   .string()
   .min(1)
   .max(MAX_REF)
@@ -79,7 +80,7 @@ export const pinSetSpecSchema = z
   .strictObject({
     images: z.array(reference).max(PIN_SET_MAX_IMAGES).default([]),
     needed: z.boolean().default(false),
-    patterns: z.array(pattern).max(PIN_SET_MAX_PATTERNS).default([]),
+    patterns: z.array(referencePattern).max(PIN_SET_MAX_PATTERNS).default([]),
   })
   .refine((s) => s.images.length > 0 || s.needed || s.patterns.length > 0, { message: 'names nothing' });
 
