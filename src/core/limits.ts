@@ -167,6 +167,12 @@ export const LIMITS = {
     what: 'a pin set file (`--pin-set`, YAML or JSON)',
     why: 'a reference a line: about 10,000 references, the most one pin set may name',
   },
+  'signaturePolicy.bytes': {
+    value: 1 * MiB,
+    unit: 'bytes',
+    what: "a signature policy file (`--policy`, or policy.yaml in Holdfast's home)",
+    why: 'a site has tens of rules; the most a policy may hold (200 rules) fits many times over',
+  },
   'needs.listBytes': {
     value: 1 * MiB,
     unit: 'bytes',

@@ -109,6 +109,8 @@ const signatureOptions = {
   bundles: z.array(localFile).min(1).max(1000).optional(),
   allowUnsigned: z.boolean().optional(),
   strictReference: z.boolean().optional(),
+  // The site's signature policy (`--policy`); without it, the one in Holdfast's home if any.
+  policy: localFile.optional(),
 };
 
 const fingerprint = z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'an OpenSSH SHA256 fingerprint');

@@ -7,6 +7,8 @@ import type { LocalArchive } from '../../shared/domain/archives';
 import type { JobNodeProgress } from '../../shared/domain/jobs';
 import { DEFAULT_IMPORT_PARALLEL, importOptionsProblem, type SignatureOptions } from '../../shared/importOptions';
 import { holdfastHome } from '../config/home';
+import { loadPolicy } from '../signatures/policy';
+import { policyRules, withPolicy } from '../../shared/signaturePolicy';
 import { HoldfastError } from '../errors';
 import type { JobHandle } from '../jobs/manager';
 import type { NodeSession } from '../node/session';
@@ -113,8 +115,9 @@ function withSignatureWarnings(patch: NodePatch, signatures: ArchiveSignatures |
 }
 
 // Validate (the nodes are known, the options agree) → complete (the archive read) → run (the job).
-async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArchive, parallel, timeout, direct, ...sig }: ImportRequest) {
+async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArchive, parallel, timeout, direct, policy, ...flags }: ImportRequest) {
   await knownNodes(parts, nodes);
+  const sig = await withSitePolicy(parts, nodes, flags, policy);
   refuseSignatureOptions(sig);
   const problem = importOptionsProblem({ pin, removeArchive, direct });
   if (problem) {
@@ -157,6 +160,17 @@ async function startImport(parts: ServiceParts, { nodes, path: p, pin, removeArc
         signatures,
       ),
   );
+}
+
+/**
+ * The flags with the site policy's rules for these nodes' groups (`--policy`, else the home's
+ * policy.yaml if there is one): an import applies the policy without any flag (#48).
+ */
+async function withSitePolicy({ opts, store }: ServiceParts, nodes: string[], flags: SignatureOptions, given: string | undefined): Promise<SignatureOptions> {
+  const loaded = await loadPolicy(opts.home ?? holdfastHome(), given);
+  if (!loaded) return flags;
+  const groups = await Promise.all(nodes.map(async (n) => (await store.get(n)).group));
+  return withPolicy(flags, policyRules(loaded.policy, groups, loaded.resolve));
 }
 
 /** --bundle, --allow-unsigned and --strict-reference mean nothing without a key. */
@@ -229,9 +243,10 @@ async function startDirect(parts: ServiceParts, nodes: string[], p: string, para
   );
 }
 
-async function startUpload(parts: ServiceParts, { node, path: p, as, ...sig }: UploadRequest) {
+async function startUpload(parts: ServiceParts, { node, path: p, as, policy, ...flags }: UploadRequest) {
   const { pool } = parts;
   await knownNodes(parts, [node]);
+  const sig = await withSitePolicy(parts, [node], flags, policy);
   refuseSignatureOptions(sig);
   const sink = signatureSink(p, sig);
   const archive = await readArchive(parts, p, sink);

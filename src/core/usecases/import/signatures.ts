@@ -11,12 +11,13 @@ import { HoldfastError } from '../../errors';
 import type { NodeSession } from '../../node/session';
 import { applyPinPlan } from '../pin/apply';
 import { readArchiveSignatures, SignatureMembers } from '../../signatures/archive';
-import { readPublicKey } from '../../signatures/keys';
+import { readPublicKey, type GivenKey } from '../../signatures/keys';
 import type { ArchiveImage, ArchiveIndex } from '../../archives/format/readIndex';
 import type { BundleImage, SpooledBundle } from '../direct/bundle';
 import { UNDETECTED_DISTRO_NAME } from '../../../shared/distro';
 import type { SignatureLayout } from '../../signatures/layout';
-import { readBundleFiles, verifyImageSignatures } from '../../signatures/verify';
+import { readBundleFiles, verifyImageSignatures, type SignatureSources } from '../../signatures/verify';
+import { imageRequirements, isKeyless, type SignatureRequirement } from '../../../shared/signaturePolicy';
 
 /** An image the archive would create on a node: its name and the digest written (null: computed by containerd). */
 export interface ArchiveImageTarget {
@@ -38,8 +39,8 @@ export interface ArchiveSignatures {
   manifests?: ReadonlySet<string>;
 }
 
-/** Whether the options ask for verification at all (a key given). */
-export const verifying = (o: SignatureOptions): boolean => (o.keys?.length ?? 0) > 0;
+/** Whether the options ask for verification at all (a key given, or a policy rule for the nodes). */
+export const verifying = (o: SignatureOptions): boolean => (o.keys?.length ?? 0) > 0 || (o.rules?.length ?? 0) > 0;
 
 /** The options that make sense only with a key, refused without one. */
 export function signatureOptionsProblem(o: SignatureOptions): string | null {
@@ -106,30 +107,84 @@ export async function checkBundleSignatures(file: string, bundle: SpooledBundle,
 
 const targetDigest = (i: BundleImage): string => ('index' in i.target ? i.target.index.digest : i.target.manifest.digest);
 
+/** Core reads a key file once per verification, however many requirements name it. */
+function keyReader(): (files: readonly string[]) => Promise<GivenKey[]> {
+  const read = new Map<string, Promise<GivenKey>>();
+  return (files) =>
+    Promise.all(
+      files.map((f) => {
+        if (!read.has(f)) read.set(f, readPublicKey(f));
+        return read.get(f)!;
+      }),
+    );
+}
+
 /**
- * The verdict on every image, read with the given keys and bundles on this machine. Refuses the
- * archive (REFUSED, a line per failing image) unless unsigned images are allowed.
+ * Keyless verification is not in this build yet: a rule that names certificate identities
+ * refuses the images it covers rather than letting them pass unchecked.
+ */
+function refuseKeyless(file: string, requirements: readonly SignatureRequirement[]): void {
+  const rules = [...new Set(requirements.filter(isKeyless).map((r) => r.rule ?? 'the command line'))];
+  if (!rules.length) return;
+  throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: policy ${rules.length === 1 ? 'rule' : 'rules'} ${rules.join(', ')} ${rules.length === 1 ? 'names' : 'name'} certificate identities, and keyless verification is not available in this build`, {
+    hint: 'Nothing was sent. Give the rule the public keys the images are signed with (keys:), or import with a Holdfast that verifies keyless signatures.',
+  });
+}
+
+interface ImageVerdict {
+  verdict: SignatureOutcome;
+  /** The failed requirement refuses the archive (not allowed unsigned). */
+  fatal: boolean;
+  /** The policy rule whose requirement failed (null: the flags'). */
+  rule: string | null;
+}
+
+/** An image against each of its requirements: the first fatal failure, else the first failure, else verified. */
+async function imageVerdict(digest: string | null, reqs: readonly SignatureRequirement[], keys: ReturnType<typeof keyReader>, sources: SignatureSources, now: Date): Promise<ImageVerdict> {
+  let verified: ImageVerdict | null = null;
+  let allowed: ImageVerdict | null = null;
+  for (const req of reqs) {
+    // A docker-save archive names no manifest digest: containerd computes it, so nothing can bind to it here.
+    const verdict: SignatureOutcome = digest
+      ? await verifyImageSignatures(digest, await keys(req.keys ?? []), sources, now)
+      : { verified: false, refusal: { kind: 'no-signature' }, reason: 'no signature', at: now.toISOString() };
+    const v = { verdict, fatal: !verdict.verified && !req.allowUnsigned, rule: req.rule };
+    if (v.fatal) return v;
+    if (!verdict.verified) allowed ??= v;
+    else verified ??= v;
+  }
+  return allowed ?? verified!;
+}
+
+/**
+ * The verdict on every image, read with the given keys and bundles on this machine: each image
+ * against the flags' keys and every policy rule covering it (shared/signaturePolicy.ts); an image
+ * with no requirement is not verified. Refuses the archive (REFUSED, a line per failing image)
+ * unless every failure is allowed unsigned.
  */
 export async function verifyArchiveImages(file: string, images: readonly ArchiveImageTarget[], layout: SignatureLayout | null, o: SignatureOptions, now = new Date()): Promise<ArchiveSignatures> {
-  const keys = await Promise.all((o.keys ?? []).map((k) => readPublicKey(k)));
-  const bundles = await readBundleFiles(o.bundles ?? []);
+  const wanted = images.map((img) => ({ img, reqs: imageRequirements(o, img.name) })).filter((w) => w.reqs.length > 0);
+  refuseKeyless(file, wanted.flatMap((w) => w.reqs));
+  const keys = keyReader();
+  const sources: SignatureSources = { ...(layout ? { layout } : {}), bundles: await readBundleFiles(o.bundles ?? []) };
   const out: ImageSignature[] = [];
   const warnings: string[] = [];
   const failures: string[] = [];
-  for (const img of images) {
-    // A docker-save archive names no manifest digest: containerd computes it, so nothing can bind to it here.
-    const verdict: SignatureOutcome = img.digest
-      ? await verifyImageSignatures(img.digest, keys, { ...(layout ? { layout } : {}), bundles }, now)
-      : { verified: false, refusal: { kind: 'no-signature' }, reason: 'no signature', at: now.toISOString() };
+  let byPolicy = false;
+  for (const { img, reqs } of wanted) {
+    const { verdict, fatal, rule } = await imageVerdict(img.digest, reqs, keys, sources, now);
     out.push({ ...img, verdict });
-    if (!verdict.verified) failures.push(`${img.name}: ${verdict.reason}`);
+    if (fatal && !verdict.verified) failures.push(`${img.name}: ${verdict.reason}${rule ? ` (policy rule ${rule})` : ''}`);
+    byPolicy ||= fatal && rule !== null;
     const mismatch = verdict.verified ? referenceMismatch(img.name, verdict.reference, o.strictReference === true) : null;
     if (mismatch?.level === 'error') failures.push(`${img.name}: ${mismatch.text}`);
     else if (mismatch) warnings.push(`${img.name}: ${mismatch.text}`);
   }
-  if (failures.length && !(o.allowUnsigned && failures.length === out.filter((i) => !i.verdict.verified).length)) {
+  if (failures.length) {
     throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: ${failures.length} of ${images.length} images failed signature verification`, {
-      hint: 'Nothing was sent. Get the images signed by a key you were given (or the right key file), or allow unsigned images, which are imported marked as not verified.',
+      hint: byPolicy
+        ? "Nothing was sent. The site's signature policy requires these images signed by a key it names; allowing unsigned images does not override it. Get them signed, or change the policy."
+        : 'Nothing was sent. Get the images signed by a key you were given (or the right key file), or allow unsigned images, which are imported marked as not verified.',
       details: failures,
     });
   }

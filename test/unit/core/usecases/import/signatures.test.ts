@@ -1,7 +1,12 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ArchiveImage } from '../../../../../src/core/archives/format/readIndex';
 import { HoldfastError } from '../../../../../src/core/errors';
-import { importedImages, isSignatureTagName, refuseSignatureTags, signatureOptionsProblem, signatureWarnings } from '../../../../../src/core/usecases/import/signatures';
+import { importedImages, isSignatureTagName, refuseSignatureTags, signatureOptionsProblem, signatureWarnings, verifyArchiveImages } from '../../../../../src/core/usecases/import/signatures';
+import type { SignatureOptions, SignatureRule } from '../../../../../src/shared/importOptions';
 
 const HEX = 'a'.repeat(64);
 const D1 = 'sha256:' + '1'.repeat(64);
@@ -14,6 +19,55 @@ describe('signatureOptionsProblem: flags that need a key', () => {
     expect(signatureOptionsProblem({ keys: ['/k.pub'], bundles: ['/b.json'], allowUnsigned: true })).toBeNull();
     expect(signatureOptionsProblem({ bundles: ['/b.json'] })).toBe('--bundle needs a key to verify with (--key FILE)');
     expect(signatureOptionsProblem({ allowUnsigned: true, strictReference: true })).toBe('--allow-unsigned, --strict-reference need a key to verify with (--key FILE)');
+  });
+
+  it('a policy rule for the nodes is something to verify with: bundles are wanted', () => {
+    expect(signatureOptionsProblem({ bundles: ['/b.json'], rules: [{ name: 'apps', images: ['lab.local/**'], keys: ['/k.pub'] }] })).toBeNull();
+  });
+});
+
+describe('verifyArchiveImages with a site policy (#48 item 8): covered images must verify', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-policy-unit-'));
+  const key = path.join(dir, 'site.pub');
+  writeFileSync(key, generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }));
+  const apps: SignatureRule = { name: 'apps', images: ['lab.local/app/**'], keys: [key] };
+  const images = [
+    { name: 'lab.local/app/web:1', digest: D1 },
+    { name: 'lab.local/other:1', digest: D2 },
+  ];
+  const refusal = async (o: SignatureOptions): Promise<HoldfastError> => {
+    const e: unknown = await verifyArchiveImages('/x/site.tar', images, null, o).then(() => null, (x: unknown) => x);
+    if (!(e instanceof HoldfastError)) throw new Error(`not refused: ${String(e)}`);
+    return e;
+  };
+
+  it.each<[string, SignatureOptions]>([
+    ['the policy alone', { rules: [apps] }],
+    ['--allow-unsigned does not override the rule', { allowUnsigned: true, rules: [apps] }],
+    ['nor does a key of the flags with --allow-unsigned', { keys: [key], allowUnsigned: true, rules: [apps] }],
+  ])('an unsigned covered image refuses the archive: %s', async (_, o) => {
+    const e = await refusal(o);
+    expect(e.code).toBe('REFUSED');
+    expect(e.details).toEqual(['lab.local/app/web:1: no signature (policy rule apps)']);
+    expect(e.hint).toMatch(/^Nothing was sent\. The site's signature policy requires/);
+  });
+
+  it('an image no rule covers is not verified at all (no verdict, nothing recorded)', async () => {
+    const r = await verifyArchiveImages('/x/site.tar', [images[1]!], null, { rules: [apps] });
+    expect(r.images).toEqual([]);
+  });
+
+  it('a rule that allows unsigned itself: imported, recorded as not verified', async () => {
+    const r = await verifyArchiveImages('/x/site.tar', images, null, { rules: [{ ...apps, allowUnsigned: true }] });
+    expect(r.images.map((i) => [i.name, i.verdict.verified])).toEqual([['lab.local/app/web:1', false]]);
+  });
+
+  it('a rule naming certificate identities refuses what it covers: keyless is not in this build', async () => {
+    const vendor: SignatureRule = { name: 'vendor', images: ['lab.local/app/**'], identities: [{ identity: 'ci@v.example', issuer: 'https://i.example' }], trustedRoot: '/t.json' };
+    const e = await refusal({ rules: [vendor] });
+    expect(e.message).toBe('site.tar was refused: policy rule vendor names certificate identities, and keyless verification is not available in this build');
+    // Not covering any image of the archive, it does not stand in the way.
+    await expect(verifyArchiveImages('/x/site.tar', [images[1]!], null, { rules: [vendor] })).resolves.toEqual({ images: [], warnings: [] });
   });
 });
 
