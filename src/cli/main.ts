@@ -34,6 +34,7 @@ export const COMMANDS: readonly { name: string; load: () => Promise<Register> }[
   { name: 'metrics', load: async () => (await import('./commands/metrics')).registerMetricsCommand },
   { name: 'guard', load: async () => (await import('./commands/guard')).registerGuardCommand },
   { name: 'pinset', load: async () => (await import('./commands/pinset')).registerPinsetCommand },
+  { name: 'policy', load: async () => (await import('./commands/policy')).registerPolicyCommand },
   { name: 'pin', load: async () => (await import('./commands/pin')).registerPinCommand },
   { name: 'unpin', load: async () => (await import('./commands/unpin')).registerUnpinCommand },
   { name: 'rm-archive', load: async () => (await import('./commands/rm-archive')).registerRmArchiveCommand },

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { archivesJson } from '../../../src/cli/commands/archives';
 import { sshImportJson } from '../../../src/cli/commands/node/bulk';
 import { pinSetShowJson } from '../../../src/cli/commands/pinset';
+import type { PolicyShowJson } from '../../../src/cli/commands/policy';
 import type { GuardRunJson } from '../../../src/cli/commands/guard';
 import type { PruneOutcome } from '../../../src/cli/commands/prune';
 import { buildProgram } from '../../../src/cli/main';
@@ -104,6 +105,12 @@ const RESULTS: Record<string, () => unknown> = {
   disk: () => DISK,
   pin: () => PLAN,
   'pinset show': () => pinSetShowJson(NODE, 'site', resolvePinSet(SET, { refs: EDGE1_IMAGES, neededMissing: [] }), PLAN),
+  'policy show': (): PolicyShowJson => ({
+    node: NODE,
+    group: 'plant-a',
+    policy: { file: '/etc/holdfast/policy.yaml', name: 'site' },
+    rules: [{ name: 'apps', groups: ['plant-a'], images: ['registry.local/app/**'], keys: [{ path: 'site.pub', file: '/etc/holdfast/site.pub', fingerprint: 'ab'.repeat(32) }], identities: [], trustedRoot: null, allowUnsigned: false }],
+  }),
   guard: () => GUARD,
   unpin: () => ({ ...PLAN, action: 'unpin' }),
   prune: () => PRUNE,
