@@ -55,6 +55,7 @@ export function registerImportCommand(program: Command, cli: Cli): void {
           'An archive k3s would not import is refused before anything is sent. A node that fails does not stop the others; run the same command again to retry it (what is already on a node is not sent again).',
           '--pin --remove-archive is the safe order in one go: the archive goes only once every image it brings is verified complete and durably pinned.',
           '--key verifies every image on this machine before anything is sent: each must carry a signature (in the OCI layout, or a --bundle) that verifies with a given key and signs exactly the digest written. One that does not refuses the whole archive, a line per image; --allow-unsigned imports it marked as not verified. What was verified is recorded on each image (images --json: signature).',
+          "The site's signature policy (policy.yaml in Holdfast's home, or --policy FILE) applies without a flag: an image its rules cover for the nodes' groups must verify, whatever --allow-unsigned says. holdfast policy show NODE prints it.",
           'An archive holding cosign .sig tags goes only with --direct, which leaves signatures out: k3s would import them as images.',
           '--direct needs no room for the archive on the node and no k3s watcher (RKE2, plain containerd): each node is sent only the blobs it lacks, the images are unpacked and pinned durably, and every reference is read back. Zarf packages and single-file Hauler hauls work too. An interrupted run resumes where it stopped.',
         ],

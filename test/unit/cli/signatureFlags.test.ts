@@ -19,4 +19,8 @@ describe('the signature flags', () => {
     expect(signatureRequest(parse([]))).toEqual({});
     expect(signatureRequest(parse(['--strict-reference', '--key', 'k']))).toEqual({ keys: [path.resolve('k')], strictReference: true });
   });
+
+  it('--policy: the policy file as an absolute path, for the service to read', () => {
+    expect(signatureRequest(parse(['--policy', 'site/policy.yaml']))).toEqual({ policy: path.resolve('site/policy.yaml') });
+  });
 });
