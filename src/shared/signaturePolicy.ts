@@ -102,7 +102,7 @@ function fixFor(path: string): string {
     'spec.rules': `list between 1 and ${POLICY_MAX_RULES} rules under spec.rules`,
     'rule.': 'give the rule keys (public key files), or identities with a trustedRoot',
     'rule.name': 'give each rule its own name, e.g. site-apps (lower case, digits, "-")',
-    'rule.groups[]': 'write node groups as `holdfast node add --group` set them, or leave groups out for every node',
+    'rule.groups[]': 'write node groups as node add and node edit set them (--group), or leave groups out for every node',
     'rule.groups': 'list node groups under groups, or leave it out for every node',
     'rule.images[]': 'write a glob over full references, e.g. registry.local/app/** or docker.io/library/nginx:*',
     'rule.images': 'list the image patterns the rule covers under images',
