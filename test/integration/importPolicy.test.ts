@@ -2,26 +2,20 @@
 // lab node of group plant-a, with images cosign 3 really signed (lab/signing.ts). A covered image
 // that does not verify refuses the whole archive and the node is left as it was; a covered signed
 // image is labelled verified; an image no rule covers imports as it would without a policy.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labelsOf, listImages, startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
-import { run } from '../../lab/exec';
-import { makeSigningFixtures, type SigningFixtures } from '../../lab/signing';
-import { readPublicKey } from '../../src/core/signatures/keys';
-import { REF_NAME, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
+import { labelsOf, type LabNodeHandle } from '../../lab';
+import type { SigningFixtures } from '../../lab/signing';
 import { SIGNATURE_LABELS } from '../../src/shared/domain/labels';
-import { addLabNode, runCli, tempHome } from './support';
+import { layoutOf, nodeState as stateOf, startSignedSite, tarOf, type SignedSite } from './signedSite';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-import-policy-'));
+let site: SignedSite;
 let fx: SigningFixtures;
-let lab: Lab;
-let home: string;
 let n: LabNodeHandle;
-let watcher: K3sWatcher;
+let home: string;
 let fpA: string;
-const cli = (args: string[]) => runCli(args, { HOLDFAST_HOME: home }, 300_000);
+const cli = (args: string[]) => site.cli(args);
 
 // The rule covers site.local/…; the same images named lab.local/… are covered by no rule.
 const POLICY = `apiVersion: holdfast/v1
@@ -36,56 +30,22 @@ spec:
 `;
 
 beforeAll(async () => {
-  fx = await makeSigningFixtures(dir);
-  fpA = (await readPublicKey(fx.keys.a.pub)).fingerprint;
-  lab = await startLab({ nodes: ['p1'] });
-  home = tempHome();
-  n = lab.node('p1');
-  await addLabNode(lab, n, home, { extra: ['--group', 'plant-a'] });
+  site = await startSignedSite('p1', ['--group', 'plant-a']);
+  ({ fx, n, home, fpA } = site);
   // The policy in Holdfast's home, its key beside it: paths are relative to the policy file.
   mkdirSync(path.join(home, 'keys'));
   cpSync(fx.keys.a.pub, path.join(home, 'keys', 'site.pub'));
   writeFileSync(path.join(home, 'policy.yaml'), POLICY);
-  watcher = startK3sWatcher(n);
 }, 400_000);
 
 afterAll(async () => {
-  await watcher?.stop();
-  await lab?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await site?.stop();
 });
 
-const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
-const blobPath = (layout: string, digest: string): string => path.join(layout, 'blobs', 'sha256', digest.slice('sha256:'.length));
+/** A tar of the signed layout keeping the images `names` maps (layout tag → name on the node) and their referrers. */
+const archive = (names: Record<string, string>): Promise<string> => tarOf(layoutOf(site, names));
 
-let made = 0;
-/** A tar of the lab's layout keeping the images `names` maps (layout tag → name on the node) and their referrers. */
-async function archive(names: Record<string, string>): Promise<string> {
-  const layout = path.join(dir, `layout-${++made}`);
-  cpSync(fx.layout, layout, { recursive: true });
-  const file = path.join(layout, 'index.json');
-  const index = readJson<{ manifests: Descriptor[] }>(file);
-  const kept = new Set(index.manifests.filter((e) => (e.annotations?.[REF_NAME] ?? '') in names).map((e) => e.digest));
-  index.manifests = index.manifests
-    .filter((e) => {
-      const ref = e.annotations?.[REF_NAME];
-      return ref === undefined ? kept.has(readJson<OciManifest>(blobPath(layout, e.digest)).subject?.digest ?? '') : ref in names;
-    })
-    .map((e) => {
-      const ref = e.annotations?.[REF_NAME];
-      return ref ? { ...e, annotations: { ...e.annotations, [REF_NAME]: names[ref]! } } : e;
-    });
-  writeFileSync(file, JSON.stringify(index));
-  await run(['tar', '-cf', `${layout}.tar`, '-C', layout, '.']);
-  return `${layout}.tar`;
-}
-
-/** What a refusal must leave alone: containerd's images and blobs, and the images dir. */
-async function nodeState(): Promise<{ images: string[]; content: string[]; dir: string[] }> {
-  const images = (await listImages(n)).map((i) => `${i.name} ${i.digest} ${JSON.stringify(i.labels)}`).sort();
-  const content = (await n.ctr(['content', 'ls', '-q'])).split('\n').filter(Boolean).sort();
-  return { images, content, dir: readdirSync(n.hostImagesDir).sort() };
-}
+const nodeState = () => stateOf(n);
 
 describe('holdfast import applies the site policy without flags', () => {
   it('policy show prints the rule that applies to the node', async () => {

@@ -2,83 +2,36 @@
 // archives made from what cosign 3 and oras really write (lab/signing.ts) are verified on this
 // machine before any byte is sent. Signed images import with their provenance on the image;
 // one failing image refuses the whole archive and the node is left exactly as it was.
-import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labelsOf, listImages, startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
-import { run } from '../../lab/exec';
-import { makeSigningFixtures, type SigningFixtures } from '../../lab/signing';
+import { labelsOf, listImages, type LabNodeHandle } from '../../lab';
+import type { SigningFixtures } from '../../lab/signing';
 import { readPublicKey } from '../../src/core/signatures/keys';
 import { REF_NAME, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
 import { SIGNATURE_LABELS } from '../../src/shared/domain/labels';
-import { addLabNode, runCli, tempHome } from './support';
+import { blobPath, layoutOf, nodeState as stateOf, readJson, sha256, startSignedSite, tarOf as tar, type SignedSite } from './signedSite';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'hf-import-verify-'));
+let site: SignedSite;
 let fx: SigningFixtures;
-let lab: Lab;
-let home: string;
 let n: LabNodeHandle;
-let watcher: K3sWatcher;
 let fpA: string;
-const cli = (args: string[]) => runCli(args, { HOLDFAST_HOME: home }, 300_000);
+const cli = (args: string[]) => site.cli(args);
 
 beforeAll(async () => {
-  fx = await makeSigningFixtures(dir);
-  fpA = (await readPublicKey(fx.keys.a.pub)).fingerprint;
-  lab = await startLab({ nodes: ['v1'] });
-  home = tempHome();
-  n = lab.node('v1');
-  await addLabNode(lab, n, home);
-  watcher = startK3sWatcher(n);
+  site = await startSignedSite('v1');
+  ({ fx, n, fpA } = site);
 }, 400_000);
 
 afterAll(async () => {
-  await watcher?.stop();
-  await lab?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await site?.stop();
 });
 
-const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
-const blobPath = (layout: string, digest: string): string => path.join(layout, 'blobs', 'sha256', digest.slice('sha256:'.length));
-const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
 /** The name an image gets on the node: its layout tag under lab.local. */
 const named = (repo: string): string => `lab.local/${repo}:1`;
 
-let made = 0;
-/**
- * A copy of the lab's layout keeping the images `repos` (named lab.local/<repo>:1) and their
- * referrers (and those of `referrersOf`); with `sigTags`, the legacy `.sig` tags too. The
- * index's platform manifests, which oras also lists unnamed, stay as blobs of the index.
- * `edit` changes the copy (a tampered blob, a moved signature) before it is tarred.
- */
-function archive(repos: string[], opts: { sigTags?: boolean; referrersOf?: string[]; edit?: (layout: string) => void } = {}): string {
-  const layout = path.join(dir, `layout-${++made}`);
-  cpSync(fx.layout, layout, { recursive: true });
-  const file = path.join(layout, 'index.json');
-  const index = readJson<{ manifests: Descriptor[] }>(file);
-  const kept = new Set([...index.manifests.filter((e) => repos.includes(e.annotations?.[REF_NAME] ?? '')).map((e) => e.digest), ...(opts.referrersOf ?? [])]);
-  index.manifests = index.manifests
-    .filter((e) => {
-      const ref = e.annotations?.[REF_NAME];
-      if (ref === undefined) return kept.has(readJson<OciManifest>(blobPath(layout, e.digest)).subject?.digest ?? '');
-      return repos.includes(ref) || (opts.sigTags === true && ref.endsWith('.sig'));
-    })
-    .map((e) => {
-      const ref = e.annotations?.[REF_NAME];
-      return ref && repos.includes(ref) ? { ...e, annotations: { ...e.annotations, [REF_NAME]: named(ref) } } : e;
-    });
-  writeFileSync(file, JSON.stringify(index));
-  opts.edit?.(layout);
-  return layout;
-}
-
-async function tar(layout: string): Promise<string> {
-  const out = `${layout}.tar`;
-  await run(['tar', '-cf', out, '-C', layout, '.']);
-  return out;
-}
+/** The layout keeping `repos`, each named lab.local/<repo>:1 (signedSite layoutOf). */
+const archive = (repos: string[], opts: Parameters<typeof layoutOf>[2] = {}): string => layoutOf(site, Object.fromEntries(repos.map((r) => [r, named(r)])), opts);
 
 /** The bundle referrer of `digest` in a layout: its index entry and manifest. */
 function referrer(layout: string, digest: string): { entry: Descriptor; manifest: OciManifest } {
@@ -102,12 +55,7 @@ function rewriteReferrer(layout: string, digest: string, edit: (m: OciManifest) 
   writeFileSync(file, JSON.stringify(index));
 }
 
-/** What a refusal must leave alone: containerd's images and blobs, and the images dir. */
-async function nodeState(): Promise<{ images: string[]; content: string[]; dir: string[] }> {
-  const images = (await listImages(n)).map((i) => `${i.name} ${i.digest} ${JSON.stringify(i.labels)}`).sort();
-  const content = (await n.ctr(['content', 'ls', '-q'])).split('\n').filter(Boolean).sort();
-  return { images, content, dir: readdirSync(n.hostImagesDir).sort() };
-}
+const nodeState = () => stateOf(n);
 
 async function expectRefused(args: string[], lines: string[]): Promise<void> {
   const before = await nodeState();

@@ -1,0 +1,90 @@
+// What the signature suites share (importVerify, importPolicy): one lab node beside images cosign
+// 3 really signed (lab/signing.ts), archives cut from that OCI layout, and the node's state a
+// refusal must leave exactly as it was.
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { listImages, startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
+import { run } from '../../lab/exec';
+import { makeSigningFixtures, type SigningFixtures } from '../../lab/signing';
+import { readPublicKey } from '../../src/core/signatures/keys';
+import { REF_NAME, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
+import { addLabNode, runCli, tempHome } from './support';
+
+export const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
+export const blobPath = (layout: string, digest: string): string => path.join(layout, 'blobs', 'sha256', digest.slice('sha256:'.length));
+export const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+
+/** The signed images, one lab node with k3s's watcher, a Holdfast home, and key a's fingerprint. */
+export interface SignedSite {
+  dir: string;
+  fx: SigningFixtures;
+  fpA: string;
+  lab: Lab;
+  n: LabNodeHandle;
+  home: string;
+  watcher: K3sWatcher;
+  cli: (args: string[]) => ReturnType<typeof runCli>;
+  stop: () => Promise<void>;
+}
+
+/** Signs the fixtures and starts node `name` (`addArgs`: extra `node add` flags, e.g. a group). */
+export async function startSignedSite(name: string, addArgs: string[] = []): Promise<SignedSite> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `hf-signed-${name}-`));
+  const fx = await makeSigningFixtures(dir);
+  const fpA = (await readPublicKey(fx.keys.a.pub)).fingerprint;
+  const lab = await startLab({ nodes: [name] });
+  const home = tempHome();
+  const n = lab.node(name);
+  await addLabNode(lab, n, home, addArgs.length ? { extra: addArgs } : {});
+  const watcher = startK3sWatcher(n);
+  const stop = async () => {
+    await watcher.stop();
+    await lab.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, fx, fpA, lab, n, home, watcher, cli: (args) => runCli(args, { HOLDFAST_HOME: home }, 300_000), stop };
+}
+
+let made = 0;
+/**
+ * A copy of the signed layout keeping the images `names` maps (layout tag → name on the node) and
+ * their referrers (and those of `referrersOf`); with `sigTags`, the legacy `.sig` tags too. The
+ * index's platform manifests, which oras also lists unnamed, stay as blobs of the index. `edit`
+ * changes the copy (a tampered blob, a moved signature) before it is used.
+ */
+export function layoutOf(s: Pick<SignedSite, 'dir' | 'fx'>, names: Record<string, string>, opts: { sigTags?: boolean; referrersOf?: string[]; edit?: (layout: string) => void } = {}): string {
+  const layout = path.join(s.dir, `layout-${++made}`);
+  cpSync(s.fx.layout, layout, { recursive: true });
+  const file = path.join(layout, 'index.json');
+  const index = readJson<{ manifests: Descriptor[] }>(file);
+  const kept = new Set([...index.manifests.filter((e) => (e.annotations?.[REF_NAME] ?? '') in names).map((e) => e.digest), ...(opts.referrersOf ?? [])]);
+  index.manifests = index.manifests
+    .filter((e) => {
+      const ref = e.annotations?.[REF_NAME];
+      if (ref === undefined) return kept.has(readJson<OciManifest>(blobPath(layout, e.digest)).subject?.digest ?? '');
+      return ref in names || (opts.sigTags === true && ref.endsWith('.sig'));
+    })
+    .map((e) => {
+      const ref = e.annotations?.[REF_NAME];
+      return ref && ref in names ? { ...e, annotations: { ...e.annotations, [REF_NAME]: names[ref]! } } : e;
+    });
+  writeFileSync(file, JSON.stringify(index));
+  opts.edit?.(layout);
+  return layout;
+}
+
+/** The layout as a tar, as a technician carries it. */
+export async function tarOf(layout: string): Promise<string> {
+  const out = `${layout}.tar`;
+  await run(['tar', '-cf', out, '-C', layout, '.']);
+  return out;
+}
+
+/** What a refusal must leave alone: containerd's images and blobs, and the images dir. */
+export async function nodeState(n: LabNodeHandle): Promise<{ images: string[]; content: string[]; dir: string[] }> {
+  const images = (await listImages(n)).map((i) => `${i.name} ${i.digest} ${JSON.stringify(i.labels)}`).sort();
+  const content = (await n.ctr(['content', 'ls', '-q'])).split('\n').filter(Boolean).sort();
+  return { images, content, dir: readdirSync(n.hostImagesDir).sort() };
+}
