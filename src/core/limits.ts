@@ -173,6 +173,12 @@ export const LIMITS = {
     what: "a signature policy file (`--policy`, or policy.yaml in Holdfast's home)",
     why: 'a site has tens of rules; the most a policy may hold (200 rules) fits many times over',
   },
+  'remote.guardStateBytes': {
+    value: 512 * 1024,
+    unit: 'bytes',
+    what: "a node's guard state record (/var/lib/holdfast/guard-state.json) read by inspect",
+    why: 'guard writes at most 200 references per list and 20 short warnings, under 300 KiB; a larger file was not written by guard and counts as unreadable',
+  },
   'needs.listBytes': {
     value: 1 * MiB,
     unit: 'bytes',
