@@ -1,6 +1,7 @@
 // A pin set file as `pinset show` and `guard` read it: bounded (limits.ts pinSet.bytes), parsed and
 // checked by shared/pinSet.ts, and resolved against a node's inventory from the service. A bad file
 // is a usage error naming the field and the fix.
+import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { HoldfastError } from '../core/errors';
@@ -11,9 +12,15 @@ import type { Cli } from './context';
 import { terminalSafe as safe } from './format';
 
 export async function readPinSetFile(file: string): Promise<PinSet> {
+  return (await loadPinSetFile(file)).set;
+}
+
+/** The pin set and the sha256 of the file's bytes (what guard records it kept: `sha256:<hex>`). */
+export async function loadPinSetFile(file: string): Promise<{ set: PinSet; digest: string }> {
   const max = limit('pinSet.bytes');
   const shown = safe(file);
   let text: string;
+  let digest: string;
   try {
     const fh = await open(path.resolve(file), 'r');
     try {
@@ -24,6 +31,7 @@ export async function readPinSetFile(file: string): Promise<PinSet> {
       const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
       if (bytesRead > max) throw limitError('pinSet.bytes', `--pin-set ${shown} is too large`, 'INVALID_INPUT', 'Split the site into several pin sets, or name images by pattern.');
       text = buf.subarray(0, bytesRead).toString('utf8');
+      digest = `sha256:${createHash('sha256').update(buf.subarray(0, bytesRead)).digest('hex')}`;
     } finally {
       await fh.close();
     }
@@ -33,7 +41,7 @@ export async function readPinSetFile(file: string): Promise<PinSet> {
     throw new HoldfastError('INVALID_INPUT', `--pin-set ${shown} cannot be read (${code ?? (e as Error).message})`, { hint: code === 'ENOENT' ? 'Check the path.' : 'Check the path and its permissions.' });
   }
   try {
-    return await parsePinSet(text, path.basename(file), max);
+    return { set: await parsePinSet(text, path.basename(file), max), digest };
   } catch (e) {
     if (!(e instanceof PinSetError)) throw e;
     throw new HoldfastError('INVALID_INPUT', `pin set ${shown}: ${safe(e.message)}`, { hint: `Fix: ${safe(e.fix)}.` });

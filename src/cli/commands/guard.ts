@@ -1,9 +1,10 @@
 // holdfast guard — the node keeping its pin set (#50): each run reads the pin set and the node,
 // makes every reference the set selects durable through the pin plan (pins.apply, target pinSet:
 // the same checks and audit log as `pin`), restores pins lost behind Holdfast's back, and writes
-// a Prometheus textfile of what it fixed and could not. It only ever sets pin labels: it never
+// a Prometheus textfile of what it fixed and could not, and records the run in
+// $HOLDFAST_HOME/guard-state.json, which `inspect` reads over SSH. It only ever sets pin labels: it never
 // unpins, never touches an image outside the set, never stops or restarts containerd or k3s.
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
@@ -25,6 +26,8 @@ import { JSON_HELP, printedAsJson } from '../output';
 export interface GuardRunJson {
   node: string;
   pinSet: string;
+  /** sha256 of the pin set file's bytes, `sha256:<hex>`. */
+  pinSetDigest: string;
   dryRun: boolean;
   time: string;
   /** References made durable (with --dry-run: that would be); `restored`: its durable pin had been lost. */
@@ -38,6 +41,9 @@ export interface GuardRunJson {
   warnings?: string[];
 }
 
+/** How often deploy/'s timer and DaemonSet loop run guard: what a run records without --every or --interval. */
+const DEFAULT_INTERVAL = 300;
+
 /** --every: a Go duration (30s, 5m, 1h), at least a second. */
 function every(v: string): number {
   const s = parseGoDuration(v);
@@ -48,8 +54,8 @@ function every(v: string): number {
 /** One run: the pin set read again (an edit applies at the next run), the node read, the plan applied. */
 export async function guardOnce(cli: Cli, node: string, file: string, dryRun: boolean): Promise<GuardRunJson> {
   // zod and the pin set rules load only when a pin set is read, not for --help (lazyLoad.test.ts).
-  const { readPinSetFile, resolveOnNode } = await import('../pinSetFile');
-  const set = await readPinSetFile(file);
+  const { loadPinSetFile, resolveOnNode } = await import('../pinSetFile');
+  const { set, digest } = await loadPinSetFile(file);
   const { resolution: r, lost } = await resolveOnNode(cli, node, set);
   const plan = await cli.call(dryRun ? 'pins.plan' : 'pins.apply', { node, action: 'pin', target: { pinSet: set.spec } });
   const fixed = plan.changes.map((c) => {
@@ -59,6 +65,7 @@ export async function guardOnce(cli: Cli, node: string, file: string, dryRun: bo
   return {
     node,
     pinSet: set.metadata.name,
+    pinSetDigest: digest,
     dryRun,
     time: new Date().toISOString(),
     fixed,
@@ -127,6 +134,27 @@ interface GuardFlags {
   textfile?: string;
   dryRun?: boolean;
   every?: number;
+  interval?: number;
+}
+
+/** Guard's own record of the run, in $HOLDFAST_HOME (core/node/guardState.ts): what inspect reads over SSH. */
+async function writeState(node: string, o: GuardFlags, run: GuardRunJson | null, failure: unknown): Promise<void> {
+  const [{ guardStateRecord }, { GUARD_STATE_FILE }, { holdfastHome }] = await Promise.all([import('../../shared/guardState'), import('../../core/node/guardState'), import('../../core/config/home')]);
+  const record = guardStateRecord({
+    node,
+    pinSet: run ? { name: run.pinSet, digest: run.pinSetDigest } : { name: path.basename(o.pinSet), digest: null },
+    time: new Date().toISOString(),
+    intervalSeconds: o.every ?? o.interval ?? DEFAULT_INTERVAL,
+    ok: run !== null,
+    ...(failure ? { error: toErrorInfo(failure).message } : {}),
+    fixed: run?.fixed ?? [],
+    missing: run?.missing ?? [],
+    durable: run?.durable.length ?? 0,
+    ...(run?.warnings?.length ? { warnings: run.warnings } : {}),
+  });
+  const home = holdfastHome();
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  await writeFileAtomic(path.join(home, GUARD_STATE_FILE), `${JSON.stringify(record, null, 1)}\n`, 0o644);
 }
 
 /** Runs once, or every `o.every` seconds until SIGTERM or SIGINT (the run under way finishes first). */
@@ -148,6 +176,7 @@ async function guardLoop(cli: Cli, node: string, o: GuardFlags, textfile: string
       }
       // A pin set that cannot be read names no set: the file's own name stands for it.
       if (textfile) await writeTextfile(textfile, run?.pinSet ?? path.basename(o.pinSet), run);
+      if (!o.dryRun) await writeState(node, o, run, failure);
       if (run && !printedAsJson(cli, run)) cli.io.out(guardRunText(run));
       if (failure && !o.every) throw failure;
       if (failure) {
@@ -174,6 +203,7 @@ export function registerGuardCommand(program: Command, cli: Cli): void {
     .option('--textfile <file>', "write the run's series to this file (atomically), for node_exporter's textfile collector")
     .option('--dry-run', 'plan only: change nothing, write no textfile')
     .option('--every <duration>', 'run again after this long (30s, 5m, 1h) until stopped; a failed run does not stop it', every)
+    .option('--interval <duration>', 'how often a timer or loop runs this guard (default: --every, else 5m); recorded, so inspect can tell a guard that stopped', every)
     .option('--json', JSON_HELP);
   withLocalOptions(cmd)
     .addHelpText(

@@ -81,6 +81,7 @@ const SET = { images: ['docker.io/library/nginx:1.27', 'registry.local/app/missi
 const GUARD: GuardRunJson = {
   node: NODE,
   pinSet: 'site',
+  pinSetDigest: `sha256:${'0'.repeat(64)}`,
   dryRun: false,
   time: '2026-01-01T00:00:00Z',
   fixed: [{ ref: 'docker.io/library/nginx:1.27', restored: 'label-removed' }],

@@ -29,6 +29,7 @@ describe('what guard and pinset show print', () => {
   const run: GuardRunJson = {
     node: 'edge-01',
     pinSet: 'site',
+    pinSetDigest: `sha256:${'0'.repeat(64)}`,
     dryRun: false,
     time: '2026-01-01T00:00:00Z',
     fixed: [{ ref: 'registry.local/app/a:1' }, { ref: 'registry.local/app/b:1', restored: 'label-removed' }, { ref: `sha256:${'c'.repeat(64)}` }],
