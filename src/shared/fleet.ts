@@ -13,6 +13,7 @@ import { lostPinInWords } from './lostPins';
 import type { ImportCacheHealth } from './importCacheHealth';
 import type { DiskPicture } from './diskPicture';
 import type { SameMachine } from './sameMachine';
+import type { GuardView } from './guardState';
 
 /** Free and total bytes of the file system that holds a node's images dir. */
 export interface DiskInfo {
@@ -52,6 +53,8 @@ export interface FleetNodeResult {
   registries?: NodeRegistries | null;
   /** k3s's embedded registry as the node's config says (shared/embeddedRegistry); each image then carries `peers`. */
   embeddedRegistry?: EmbeddedRegistryConfig | null;
+  /** The node's guard (#50) as its state record says, judged at the inspection (shared/guardState); null if unreachable. */
+  guard?: GuardView | null;
   /**
    * Only when the run asked for it (fleet.start `diskPicture`, for the metrics series): the
    * node's image file system and kubelet's GC thresholds, without its images, measured on the

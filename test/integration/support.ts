@@ -182,6 +182,21 @@ export async function etcRancher(node: LabNodeHandle, files: Record<string, stri
 }
 
 /**
+ * The node's own /var/lib/holdfast (where deploy/'s guard keeps its home): a dir under the node's
+ * root, mounted over /var/lib/holdfast inside the node's mount namespace only (once). Returns its
+ * host path: a guard run with it as HOLDFAST_HOME writes what the node would hold there.
+ */
+export async function nodeHoldfastHome(node: LabNodeHandle): Promise<string> {
+  mkdirSync('/var/lib/holdfast', { recursive: true });
+  const dir = path.join(node.root, 'var-lib-holdfast');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!(await node.execInNode(['sh', '-c', 'grep -q " /var/lib/holdfast " /proc/self/mountinfo && echo yes || true'])).includes('yes')) {
+    await node.execInNode(['mount', '--bind', dir, '/var/lib/holdfast']);
+  }
+  return dir;
+}
+
+/**
  * The CLI on a pseudo-terminal `cols` wide (util-linux `script`; stdout and stderr both on it, as
  * for a person): the lines as the terminal shows them, escape sequences and overwritten text gone.
  * `raw` gets what the terminal received, for tests that check every output.

@@ -35,6 +35,7 @@ import { lostPinsText } from '../lostPins';
 import { kubeNodeHint } from '../kubeNodeText';
 import { registriesSection } from '../registriesText';
 import { peersSection } from '../peersText';
+import { guardSection } from '../guardText';
 
 /** The node's k3s or RKE2 as people write it; "unknown" when neither answered (no assumption shown). */
 const distroName = (d: Distro) => (d === 'unknown' ? 'unknown' : distroDisplayName(d));
@@ -118,6 +119,7 @@ export function fleetText(report: FleetReport, defs: NodeDef[], screen: Screen =
   out.push(...driftLines(report, screen));
   out.push(...registriesSection(report.nodes));
   out.push(...peersSection(report.nodes, defs));
+  out.push(...guardSection(report.nodes, why));
   const attention = attentionSection(report, screen, why);
   out.push(...attention.lines);
   let shortened = attention.shortened;

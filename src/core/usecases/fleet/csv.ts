@@ -43,7 +43,7 @@ export function lostPinReason(l: LostPin, word?: RemedyWording): string {
 /**
  * One row per node × reference. A node with no images gets one row with an empty reference; an
  * unreachable node one row with reachable=false and its error in `reason`. A node capability
- * warning is a row with an empty reference and the warning as reason; a reference whose durable
+ * warning is a row with an empty reference and the warning as reason, and so is a guard's state; a reference whose durable
  * pin is lost has the loss first in its reason, and a lost reference that is gone gets a row of
  * its own (no digest, pin or fate: it is not on the node; archive: the one that brings it back).
  */
@@ -55,6 +55,8 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>, word?: RemedyWordin
       continue;
     }
     for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '', '', '', '', '', '']);
+    // A node with a guard (or an unreadable record of one): its state in the rule's words (shared/guardState).
+    if (n.guard && n.guard.status !== 'absent') out += csvLine([n.node, true, '', '', '', '', '', `guard ${n.guard.status}: ${n.guard.words}`, '', '', '', '', '', '']);
     if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '', '', '', '', '', '']);
     const lost = new Map((n.lostPins ?? []).map((l) => [l.ref, l]));
     const protection = protectionOf(n);

@@ -14,6 +14,7 @@ import { pinCounts, protectionKey, refOutcome, type ImageProtection } from '../.
 import { formatBytes, shortDigest } from '../../../shared/format';
 import { visibleControls } from '../../../shared/visibleControls';
 import { fleetDistroName, imageNames, isLowDisk, losingImagesOf, nodeDistroName, protectionOf, warningsOf, DEFAULT_LOW_DISK } from './summary';
+import type { GuardView } from '../../../shared/guardState';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
 import { inParens, proseText, type RemedyWording } from '../../../shared/remedy';
 
@@ -142,6 +143,14 @@ function lostPinsTable(lost: LostPin[], word: RemedyWording | undefined): SafeHt
   )}</tbody></table></div>`;
 }
 
+/** The node's guard in the rule's words (shared/guardState), a tag for its state, and what its last run changed or could not fix. */
+function guardCell(g: GuardView | null | undefined): SafeHtml {
+  if (!g) return html`unknown`;
+  const tone = g.status === 'running' ? 'ok' : g.status === 'absent' ? '' : g.status === 'stale' || g.status === 'failing' ? 'bad' : 'warn';
+  const fixed = (g.fixed ?? []).map((f) => (f.restored ? `${f.ref} (restored)` : f.ref));
+  return html`<span class="tag ${tone}" data-guard="${g.status}">${g.status}</span> ${withDigests(g.words)}${g.pinSet?.digest ? html` <span class="muted">(pin set <span class="digest" title="${g.pinSet.digest}">${shortDigest(g.pinSet.digest)}</span>)</span>` : ''}${fixed.length ? html`<br>made durable: ${withDigests(fixed.join(', '))}` : ''}${g.missing?.length ? html`<br>missing: ${withDigests(g.missing.join(', '))}` : ''}`;
+}
+
 function nodeDetails(n: FleetNodeResult, i: number, report: FleetReport, word: RemedyWording | undefined): SafeHtml {
   const rule = report.summary.lowDiskRule ?? DEFAULT_LOW_DISK;
   if (!n.reachable) {
@@ -158,6 +167,7 @@ ${warningsOf(n).map((w) => html`<p class="warnbox"><b>Warning:</b> ${w.message}<
 <dt>containerd</dt><dd>${v ? `${v.containerdVersion} (${v.containerdRevision || 'revision unknown'})` : '—'}</dd>
 <dt>Disk (images dir)</dt><dd>${n.disk ? html`${formatBytes(n.disk.freeBytes)} free${n.disk.totalBytes !== null ? ` of ${formatBytes(n.disk.totalBytes)}` : ''} at <span class="mono">${n.disk.path}</span> (${n.disk.via})${isLowDisk(n, rule) ? html` <span class="tag bad">low</span>` : ''}` : 'unknown'}</dd>
 <dt>References</dt><dd>${images.length}: ${counts.durable} durable, ${counts.distro} ${who}-pinned, ${counts.none} unpinned</dd>
+<dt>Guard</dt><dd>${guardCell(n.guard)}</dd>
 <dt>Site needs</dt><dd>${n.needs ? (n.needs.basis === 'known' ? `from ${n.needs.sources.map((x) => x.label).join(', ')}` : `no source (${n.needs.noSource ?? 'none read'}): images from air-gap archives count as needed`) : 'unknown'}</dd></dl>
 <h4>Images</h4>${imagesTable(images, protectionOf(n), who)}<h4>Images dir</h4>${archivesTable(n.archives ?? [], who, word)}</article>`;
 }

@@ -13,6 +13,8 @@ import { inventoryOptions, readInventory, type OpsContext } from '../inventory';
 import { NodeSession, resolveJumpChain, type OpenNodeOptions } from '../../node/session';
 import { diskOfSession } from './disk';
 import { diskPicture } from '../diskPicture';
+import { readGuardState } from '../../node/guardState';
+import { judgeGuard } from '../../../shared/guardState';
 import { nodeRegistries, withMissingPulls } from './registries';
 import { withPeerServing } from '../../node/embeddedRegistry';
 import { registriesFileOf, registriesNotRead } from '../../node/registries';
@@ -68,7 +70,7 @@ export interface FleetOptions {
 }
 
 export function unreachableResult(node: string, err: unknown): FleetNodeResult {
-  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, importCache: null, disk: null, lostPins: null, warnings: null, needs: null };
+  return { node, reachable: false, error: toErrorInfo(err), versions: null, images: null, archives: null, importCache: null, disk: null, lostPins: null, warnings: null, needs: null, guard: null };
 }
 
 /** The real probe: SSH + containerd inventory + disk, the connection closed before returning. */
@@ -89,7 +91,7 @@ export function sshProbe(
       const s = session;
       // readInventory (what `inventory` runs) detects versions in parallel with the listing when
       // not handed them: one round trip less than inventory()'s info-then-list on slow links.
-      const [inv, disk, registries, picture] = await Promise.all([
+      const [inv, disk, registries, picture, guard] = await Promise.all([
         readInventory(s, inventoryOptions(s, ctx)),
         diskOfSession(s).catch((err: unknown) => (log.debug('disk unknown', { node: def.name, err }), null)),
         nodeRegistries(s).catch((err: unknown) => (log.debug('registries.yaml not read', { node: def.name, err }), toErrorInfo(err).message)),
@@ -99,6 +101,7 @@ export function sshProbe(
               (err: unknown) => (log.debug('no disk picture', { node: def.name, err }), { picture: null, error: toErrorInfo(err) }),
             )
           : null,
+        readGuardState(s.files),
       ]);
       // The audit log is read once for the whole run (AuditLog reads only what was appended since).
       const lostPins = await lostPinsFrom(def.name, ctx.audit, { refs: inv.images, imagesDir: inv.archives, info: inv.info });
@@ -123,6 +126,7 @@ export function sshProbe(
         needs: inv.needs,
         registries: typeof registries === 'string' ? null : withMissingPulls(registries.registries, inv.needs.missing.map((m) => m.ref)),
         embeddedRegistry: served?.embeddedRegistry ?? null,
+        guard: judgeGuard(guard, Date.now()),
         ...(picture ? { diskPicture: picture.picture, diskPictureError: picture.error } : {}),
       };
     } finally {
