@@ -1,6 +1,7 @@
 // Thin Electron shell: one sandboxed window, one IPC handler per contract channel, nothing else.
 // All node work happens in the core behind `createHandlers()`.
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, screen, session, shell } from 'electron';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logger } from '../core/log';
@@ -62,6 +63,16 @@ async function pickArchives(): Promise<string[]> {
   return r.canceled ? [] : r.filePaths;
 }
 
+/** The native "save file" dialog behind 'pinset.save': writes `content` where the user chose; null when cancelled. */
+async function saveFile(file: { title: string; filename: string; content: string }): Promise<string | null> {
+  const options: Electron.SaveDialogOptions = { title: file.title, defaultPath: file.filename, filters: [{ name: 'YAML', extensions: ['yaml', 'yml'] }] };
+  const win = mainWindow && !mainWindow.isDestroyed() ? mainWindow : null;
+  const r = win ? await dialog.showSaveDialog(win, options) : await dialog.showSaveDialog(options);
+  if (r.canceled || !r.filePath) return null;
+  await writeFile(r.filePath, file.content, { mode: 0o644 });
+  return r.filePath;
+}
+
 async function createWindow(events: Parameters<typeof forwardEvents>[0]): Promise<BrowserWindow> {
   const stateDir = app.getPath('userData');
   const saved = await loadWindowState(stateDir);
@@ -104,7 +115,7 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   // The HTML report the app exports names the CLI's commands, as `inspect --html` writes it.
-  const handlers = createHandlers({ pickArchives, remedyCommand });
+  const handlers = createHandlers({ pickArchives, saveFile, remedyCommand });
   let unregister: (() => void) | null = null;
 
   app.on('second-instance', () => {

@@ -43,6 +43,7 @@ export const operations = {
   startFleetInspection: 'fleet.start',
   lastFleetReport: 'fleet.last',
   exportFleetReport: 'fleet.export',
+  savePinSet: 'pinset.save',
   getDiskPicture: 'disk.picture',
   planPrune: 'prune.plan',
   applyPrune: 'prune.apply',

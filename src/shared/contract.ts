@@ -19,7 +19,7 @@ import type { LostPin } from './domain/lostPins';
 import type { NodeDef, NodeInfo } from './domain/nodes';
 import type { PinPlan, PinTarget } from './domain/pins';
 import { operations, type Envelope, type Operation } from './channels';
-import { pinSetSpecSchema } from './pinSet';
+import { PIN_SET_MAX_IMAGES, pinSetSpecSchema } from './pinSet';
 
 export * from './channels';
 
@@ -220,6 +220,13 @@ export const channels = {
   'fleet.export': {
     args: z.strictObject({ format: z.enum(['html', 'csv', 'json']) }),
     result: null as unknown as { filename: string; mime: string; content: string },
+  },
+  // A pin set of the images the technician selected, as its file or the ConfigMap holding it
+  // (shared/pinSet pinSetText). The desktop app saves it through a native save dialog (`saved`:
+  // the path, or null when cancelled); `serve` returns it to download (`download`).
+  'pinset.save': {
+    args: z.strictObject({ name: z.string().min(1).max(253), images: z.array(z.string().min(1).max(512)).min(1).max(PIN_SET_MAX_IMAGES), as: z.enum(['pinset', 'configmap']) }),
+    result: null as unknown as { saved: string | null } | { download: { filename: string; mime: string; content: string } },
   },
 } as const;
 

@@ -262,3 +262,29 @@ export function resolvePinSet(spec: PinSetSpec, node: PinSetNode): PinSetResolut
   const of = (state: PinSetEntry['state']) => entries.filter((e) => e.state === state).map((e) => e.ref);
   return { entries, pin: of('pin'), durable: of('durable'), missing: of('missing'), unmatched: globs.filter((g) => !g.hit).map((g) => g.p) };
 }
+
+/** The ConfigMap deploy/guard.yaml mounts as guard's --pin-set file (deploy/pinset.yaml). */
+export const PIN_SET_CONFIG_MAP = { name: 'holdfast-pinset', namespace: 'holdfast', key: 'pinset.yaml', app: 'holdfast-guard' } as const;
+
+/** What a pin set is written as: its own file, or the ConfigMap manifest holding it. */
+export type PinSetFileKind = 'pinset' | 'configmap';
+
+/** A pin set naming these references (duplicates once), nothing else. */
+export function pinSetOf(name: string, images: readonly string[]): PinSet {
+  return { apiVersion: PIN_SET_API_VERSION, kind: PIN_SET_KIND, metadata: { name }, spec: { images: [...new Set(images)], needed: false, patterns: [] } };
+}
+
+/**
+ * A pin set as YAML (`yaml`'s stringify), in its minimal form (no `needed: false`, no empty
+ * patterns), or the ConfigMap manifest for the `holdfast` namespace that carries it. parsePinSet
+ * reads either's pin set back as it was.
+ */
+export async function pinSetText(set: PinSet, as: PinSetFileKind): Promise<string> {
+  const { stringify } = await import('yaml');
+  const spec = { images: set.spec.images, ...(set.spec.needed ? { needed: true } : {}), ...(set.spec.patterns.length ? { patterns: set.spec.patterns } : {}) };
+  const body = stringify({ apiVersion: set.apiVersion, kind: set.kind, metadata: set.metadata, spec }, { lineWidth: 0 });
+  if (as === 'pinset') return `# A pin set for holdfast guard --pin-set (docs/at-the-site.md)\n${body}`;
+  const { name, namespace, key, app } = PIN_SET_CONFIG_MAP;
+  const map = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { 'app.kubernetes.io/name': app } }, data: { [key]: body } };
+  return `# The pin set every node's guard keeps (deploy/guard.yaml mounts it): kubectl apply -f this file\n${stringify(map, { lineWidth: 0 })}`;
+}

@@ -4,7 +4,9 @@
 // fleet.cancel stops it and its report still arrives. The last report is kept for fleet.export.
 import { fleetInWords, type FleetReport } from '../../shared/fleet';
 import { selectNodes } from '../../shared/nodeSelection';
+import { parsePinSet, PIN_SET_CONFIG_MAP, PinSetError, pinSetOf, pinSetText, type PinSetFileKind } from '../../shared/pinSet';
 import { HoldfastError } from '../errors';
+import { limit } from '../limits';
 import { logger } from '../log';
 import { fleetCsv, fleetHtml, surveyFleet } from '../usecases/fleet';
 import type { HandlersOf, ServiceParts } from './parts';
@@ -13,7 +15,20 @@ const log = logger('service');
 
 const FLEET = 'fleet';
 
-export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: ServiceParts): HandlersOf<'fleet.start' | 'fleet.cancel' | 'fleet.last' | 'fleet.export'> {
+/** The pin set's text, checked by reading it back with the parser guard uses: a bad name or reference is refused, naming the field and the fix. */
+async function pinSetFile(name: string, images: string[], as: PinSetFileKind): Promise<{ filename: string; mime: string; content: string }> {
+  const set = pinSetOf(name, images);
+  const content = await pinSetText(set, as);
+  try {
+    await parsePinSet(await pinSetText(set, 'pinset'), `pin set ${name}`, limit('pinSet.bytes'));
+  } catch (e) {
+    if (!(e instanceof PinSetError)) throw e;
+    throw new HoldfastError('INVALID_INPUT', `This pin set cannot be written: ${e.message}`, { hint: `Fix: ${e.fix}.` });
+  }
+  return { filename: as === 'pinset' ? `${name}.pinset.yaml` : `${PIN_SET_CONFIG_MAP.name}-${name}.yaml`, mime: 'application/yaml', content };
+}
+
+export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: ServiceParts): HandlersOf<'fleet.start' | 'fleet.cancel' | 'fleet.last' | 'fleet.export' | 'pinset.save'> {
   let lastFleet: FleetReport | null = null;
   return {
     'fleet.start': async ({ nodes, group, concurrency, timeout, diskPicture }) => {
@@ -56,6 +71,11 @@ export function fleetHandlers({ opts, store, ctx, credentials, tasks, emit }: Se
       if (format === 'html') return { filename: `holdfast-fleet-${stamp}.html`, mime: 'text/html', content: fleetHtml(lastFleet, opts.remedyCommand) };
       if (format === 'csv') return { filename: `holdfast-fleet-${stamp}.csv`, mime: 'text/csv', content: fleetCsv(lastFleet, opts.remedyCommand) };
       return { filename: `holdfast-fleet-${stamp}.json`, mime: 'application/json', content: JSON.stringify(fleetInWords(lastFleet, opts.remedyCommand), null, 2) };
+    },
+    'pinset.save': async ({ name, images, as }) => {
+      const file = await pinSetFile(name, images, as);
+      if (!opts.saveFile) return { download: file };
+      return { saved: await opts.saveFile({ title: as === 'pinset' ? 'Save the pin set' : 'Save the pin set as a ConfigMap manifest', filename: file.filename, content: file.content }) };
     },
   };
 }

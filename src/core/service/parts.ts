@@ -26,6 +26,11 @@ export interface ServiceOptions {
   home?: string;
   /** A native "open files" dialog; only the desktop app has one. */
   pickArchives?: () => Promise<string[]>;
+  /**
+   * A native "save file" dialog writing `content` where the user chose (the path; null when
+   * cancelled); only the desktop app has one. Without it, files are handed back to download.
+   */
+  saveFile?: (file: { title: string; filename: string; content: string }) => Promise<string | null>;
   /** Opens node sessions (default: NodeSession.open over SSH); UI tests pass fake nodes here. */
   openSession?: OpenSession;
   /**

@@ -11,6 +11,7 @@ export function createFleetSlice(ctx: StoreContext): Pick<
   | 'showMatrix'
   | 'loadLastFleetReport'
   | 'exportFleetReport'
+  | 'savePinSet'
   | 'startFleet'
 > {
   const { api, set, get, earlyFleet, earlyDone } = ctx;
@@ -33,6 +34,7 @@ export function createFleetSlice(ctx: StoreContext): Pick<
       );
     },
     exportFleetReport: (format) => api.exportFleetReport({ format }),
+    savePinSet: (args) => api.savePinSet(args),
     async startFleet(group = '') {
       set((s) => ({ fleetRun: { ...s.fleetRun, state: 'starting', error: undefined, group } }));
       earlyFleet.clear();

@@ -2,7 +2,7 @@
 // useStore. Types only, in one place, so each slice (nodes.ts, images.ts, …) can name the whole
 // state it reads through get() without importing another slice (no import cycles).
 import type { StoreApi } from 'zustand/vanilla';
-import type { ArgsOf, Envelope, LiveEvent, NodeLiveStatus } from '../../shared/contract';
+import type { ArgsOf, Envelope, LiveEvent, NodeLiveStatus, ResultOf } from '../../shared/contract';
 import type { FleetNodeResult, FleetReport } from '../../shared/fleet';
 import type { DiskPicture } from '../../shared/diskPicture';
 import type { PrunePlan, PruneResult } from '../../shared/prunePlan';
@@ -169,6 +169,8 @@ export interface AppState {
   loadLastFleetReport(): Promise<void>;
   /** The last report as a file (HTML, CSV or JSON); the content is not kept in the store. */
   exportFleetReport(format: ArgsOf<'fleet.export'>['format']): Promise<Envelope<{ filename: string; mime: string; content: string }>>;
+  /** A pin set of the selected images: saved through the app's dialog, or handed back to download (serve). */
+  savePinSet(args: ArgsOf<'pinset.save'>): Promise<Envelope<ResultOf<'pinset.save'>>>;
   /** Inspect every node, or one group's. */
   startFleet(group?: string): Promise<ErrorInfo | null>;
   select(name: string): void;

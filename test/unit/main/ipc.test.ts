@@ -90,6 +90,7 @@ function fakeHandlers(): Handlers {
     'fleet.cancel': vi.fn(async () => ({ cancelled: false })),
     'fleet.last': vi.fn(async () => null),
     'fleet.export': vi.fn(async ({ format }) => ({ filename: `f.${format}`, mime: 'text/plain', content: '' })),
+    'pinset.save': vi.fn(async () => ({ saved: null })),
     'disk.picture': vi.fn(async () => {
       throw new HoldfastError('NOT_FOUND', 'no node');
     }),

@@ -81,6 +81,7 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
     startFleetInspection: vi.fn(async ({ nodes }) => ok({ runId: 'r1', nodes: nodes ?? ['a', 'b'] })),
     lastFleetReport: vi.fn(async () => ok(null)),
     exportFleetReport: vi.fn(async ({ format }) => ok({ filename: `fleet.${format}`, mime: 'text/plain', content: 'x' })),
+    savePinSet: vi.fn(async () => ok({ saved: null })),
     getDiskPicture: vi.fn(async () => ({ ok: false as const, error: { code: 'NOT_FOUND' as const, message: 'not in this test' } })),
     planPrune: vi.fn(async ({ node: n, keepVersions }) => ok({ node: n, keepVersions: keepVersions ?? 2, remove: [], kept: [], freedBytes: 0, storeBytes: 0, imagesBefore: 0 })),
     applyPrune: vi.fn(async ({ node: n }) => ok({ node: n, keepVersions: 2, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null })),

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ImageRef } from '../../../src/shared/domain/images';
 import type { RefNeed } from '../../../src/shared/needVerdict';
-import { parsePinSet, patternRegExp, PinSetError, resolvePinSet, type PinSetSpec } from '../../../src/shared/pinSet';
+import { parsePinSet, patternRegExp, PIN_SET_CONFIG_MAP, PinSetError, pinSetOf, pinSetText, resolvePinSet, type PinSetSpec } from '../../../src/shared/pinSet';
+import { parse as parseYaml } from 'yaml';
 import { imageRef } from '../../support/imageRef';
 
 const MAX = 1024 * 1024;
@@ -142,5 +143,30 @@ describe('resolvePinSet', () => {
       { ref: a.name, via: ['images'], state: 'pin', lost: 'label-removed' },
       { ref: 'registry.local/app/gone:1', via: ['images'], state: 'missing', lost: 'ref-deleted' },
     ]);
+  });
+});
+
+describe('pinSetText: the pin set the app writes from selected images', () => {
+  const refs = ['registry.local/app/a:1', `registry.local/app/b@${D}`, 'docker.io/library/nginx:1.27', 'registry.local/app/a:1'];
+
+  it('as a pin set file: parsePinSet reads back the same set, in its minimal form', async () => {
+    const set = pinSetOf('north', refs);
+    const text = await pinSetText(set, 'pinset');
+    expect(text).not.toMatch(/needed|patterns/);
+    const back = await parsePinSet(text, 'north.yaml', MAX);
+    expect(back).toEqual({ ...set, spec: { images: refs.slice(0, 3), needed: false, patterns: [] } });
+  });
+
+  it('as the ConfigMap deploy/guard.yaml mounts: namespace holdfast, its pinset.yaml parses back', async () => {
+    const text = await pinSetText(pinSetOf('north', refs), 'configmap');
+    const map = parseYaml(text) as { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; data: Record<string, string> };
+    expect(map).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: PIN_SET_CONFIG_MAP.name, namespace: 'holdfast' } });
+    expect(Object.keys(map.data)).toEqual(['pinset.yaml']);
+    expect((await parsePinSet(map.data['pinset.yaml']!, 'pinset.yaml', MAX)).spec.images).toEqual(refs.slice(0, 3));
+  });
+
+  it('a bad name or reference does not parse back: the writer checks with the same parser', async () => {
+    await expect(async () => parsePinSet(await pinSetText(pinSetOf('North Site', refs), 'pinset'), 'x', MAX)).rejects.toThrow(/metadata\.name/);
+    await expect(async () => parsePinSet(await pinSetText(pinSetOf('n', ['UPPER/Case:1']), 'pinset'), 'x', MAX)).rejects.toThrow(/spec\.images\[0\]/);
   });
 });
