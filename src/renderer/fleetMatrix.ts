@@ -2,6 +2,7 @@
 // into the tag of the same image on that node), columns are nodes. Works on partial results
 // (nodes that have not answered yet are "pending") so the matrix fills in as fleet.node events
 // arrive. No React, no DOM — unit-tested in test/unit/renderer.
+import type { GuardView } from '../shared/guardState';
 import type { ErrorInfo } from '../shared/domain/errors';
 import type { ImageRef } from '../shared/domain/images';
 import type { Distro, NodeWarning } from '../shared/domain/nodes';
@@ -46,6 +47,8 @@ export interface MatrixColumn {
   neededAtRisk: number;
   /** What the node's versions mean for pins (as the report says, else from its versions). */
   warnings: NodeWarning[];
+  /** The node's guard as the inspection judged it (shared/guardState); null while unknown or unreachable. */
+  guard: GuardView | null;
   /** null while unknown (no report yet, or no disk figures). */
   lowDisk: boolean | null;
   freeBytes: number | null;
@@ -140,6 +143,7 @@ export function buildMatrix(
       lostPins: r?.lostPins?.length ?? 0,
       neededAtRisk: needs.get(node)?.count ?? 0,
       warnings: r ? (r.warnings ?? nodeWarnings(r.versions)) : [],
+      guard: r?.guard ?? null,
       lowDisk: opts.report ? (lowDisk.get(node) ?? false) : null,
       freeBytes: r?.disk?.freeBytes ?? null,
       distro,

@@ -4,6 +4,8 @@
 // archives (safe and unsafe to remove, cached by k3s, a pre-pull list, an ignored and an
 // unreadable file), an audit log and edge-02's host-key story. Scenario flags vary it.
 import { gzipSync } from 'node:zlib';
+import { NODE_GUARD_STATE } from '../../src/core/node/guardState';
+import { guardStateRecord } from '../../src/shared/guardState';
 import { HoldfastError } from '../../src/core/errors';
 import type { AuditEntry } from '../../src/shared/domain/audit';
 import type { ImageRef } from '../../src/shared/domain/images';
@@ -155,6 +157,26 @@ export async function elsewhere(d: NodeDef, opts: OpenNodeOptions): Promise<Hold
   return new HoldfastError('UNREACHABLE', `Cannot reach ${d.host}:${d.port}.`, { hint: 'Check the address and that the node is powered and on the network.' });
 }
 
+/**
+ * The fleet's guards (#50), as each node's /var/lib/holdfast/guard-state.json: edge-01's ran two
+ * minutes ago, re-pinned nginx and lacks the nightly report; edge-02's last run failed; edge-03's
+ * stopped on 2025-03-01. edge-04 is never reached.
+ */
+function guardFiles(node: string, how: 'running' | 'failing' | 'stale'): Record<string, string> {
+  const record = guardStateRecord({
+    node,
+    pinSet: { name: 'north', digest: `sha256:${'4e'.repeat(32)}` },
+    time: how === 'stale' ? '2025-03-01T06:00:00Z' : new Date(Date.now() - 120_000).toISOString(),
+    intervalSeconds: 300,
+    ok: how !== 'failing',
+    ...(how === 'failing' ? { error: 'containerd is not answering on /run/k3s/containerd/containerd.sock (connection refused)' } : {}),
+    fixed: how === 'running' ? [{ ref: 'docker.io/library/nginx:1.27.3', restored: 'label-removed' }] : [],
+    missing: how === 'running' ? [REPORT_IMAGE] : [],
+    durable: how === 'failing' ? 0 : 6,
+  });
+  return { [NODE_GUARD_STATE]: JSON.stringify(record) };
+}
+
 export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit: AuditEntry[]; inputs: NodeInput[] } {
   const north = s.fleet ? { group: 'north' } : {};
   const edge1 = def({ name: 'edge-01', host: '10.20.0.11', knownHosts: '/home/tech/.ssh/known_hosts', ...north, ...(s.edge1Auth ? { auth: s.edge1Auth } : {}) });
@@ -224,11 +246,13 @@ export function fakeNodeSpecs(s: Scenario = {}): { specs: FakeNodeSpec[]; audit:
     },
   ];
   if (s.fleet) {
+    specs[0]!.nodeFiles = guardFiles('edge-01', 'running');
+    specs[1]!.nodeFiles = guardFiles('edge-02', 'failing');
     const edge3 = def({ name: 'edge-03', host: '10.30.0.13', group: 'south', sudo: true, user: 'ops' });
     const edge4 = def({ name: 'edge-04', host: '10.30.0.14', group: 'south', jump: 'edge-03' });
     specs.push(
       // Reached as ops with sudo, whose sudoers entry does not cover kubectl: no source of needs.
-      { def: edge3, info: INFO, images: edge3Images().map(asSpec), files: [], disk: { totalBytes: 64 * GIB, freeBytes: 600 * MIB }, cluster: SUDO_REFUSES_KUBECTL },
+      { def: edge3, info: INFO, images: edge3Images().map(asSpec), files: [], disk: { totalBytes: 64 * GIB, freeBytes: 600 * MIB }, cluster: SUDO_REFUSES_KUBECTL, nodeFiles: guardFiles('edge-03', 'stale') },
       {
         def: edge4,
         info: INFO,

@@ -80,6 +80,8 @@ export interface FakeNodeSpec {
    * failure. Default: no k3s kubectl on the node (exit 127).
    */
   cluster?: FakeClusterAnswer;
+  /** Files elsewhere on the node, by absolute path (e.g. the guard's state record in /var/lib/holdfast). */
+  nodeFiles?: Record<string, string>;
 }
 
 /** The config blob of an image: its real digest is the node's image id. */
@@ -419,6 +421,8 @@ export function archiveBytes(images: FakeImageSpec[], compression: 'zstd' | 'gzi
 export class FakeFiles implements FileAccess {
   readonly mode = 'sftp' as const;
   readonly files = new Map<string, { data: Buffer; mtime: number }>();
+  /** Files outside the images dir, by absolute path: read-only here (stat and read). */
+  readonly elsewhere = new Map<string, { data: Buffer; mtime: number }>();
 
   constructor(private readonly root: () => string) {}
 
@@ -446,7 +450,7 @@ export class FakeFiles implements FileAccess {
   }
   async stat(p: string): Promise<RemoteStat | null> {
     const rel = this.rel(p);
-    const f = rel !== null ? this.files.get(rel) : undefined;
+    const f = rel !== null ? this.files.get(rel) : this.elsewhere.get(p);
     if (f) return { type: 'file', size: f.data.length, mtime: f.mtime };
     const dirs = ['/', '/var', '/var/lib', '/var/lib/rancher', '/var/lib/rancher/k3s', '/var/lib/rancher/k3s/agent', '/var/lib/rancher/k3s/agent/containerd', this.root()];
     if (dirs.includes(p.replace(/\/+$/, '') || '/') || p.startsWith('/var/lib/rancher/k3s/agent/containerd/')) return { type: 'dir', size: 4096, mtime: 0 };
@@ -466,7 +470,7 @@ export class FakeFiles implements FileAccess {
   }
   readStream(p: string): Readable {
     const rel = this.rel(p);
-    const f = rel !== null ? this.files.get(rel) : undefined;
+    const f = rel !== null ? this.files.get(rel) : this.elsewhere.get(p);
     if (!f) return new Readable({ read() { this.destroy(new HoldfastError('NOT_FOUND', `no such file: ${p}`)); } });
     return Readable.from([f.data]);
   }
@@ -555,6 +559,7 @@ export class FakeNode {
       }
       this.files.put('.cache.json', Buffer.from(JSON.stringify(cache)), mtime0());
     }
+    for (const [abs, text] of Object.entries(spec.nodeFiles ?? {})) this.files.elsewhere.set(abs, { data: Buffer.from(text), mtime: mtime0() });
     this.files.onArrived = (rel) => this.archiveArrived(rel);
   }
 

@@ -26,6 +26,9 @@ import { formatBytes } from '../../shared/format';
 import { distroDisplayName, distrosDisplayName } from '../../shared/distro';
 import { NEED_VERDICT_TEXT, workloadLine } from '../needsView';
 import { FleetRegistries } from './Peers';
+import { download } from '../download';
+import { FleetGuards, GuardMark } from './FleetGuards';
+import { SavePinSetButton } from './SavePinSet';
 import { AlertIcon, ClockIcon, CrossIcon, GridIcon, RefreshIcon, ShieldIcon, SlashIcon } from './icons';
 import { useVirtualRows } from './virtual';
 import { SearchField } from './SearchField';
@@ -102,20 +105,6 @@ function Cell({ cell, node, who }: { cell: MatrixCell; node: string; who: string
     </td>
   );
 }
-
-function download(file: { filename: string; mime: string; content: string }) {
-  // A Blob URL and an <a download>: allowed by the CSP (no navigation, nothing leaves the machine).
-  const url = URL.createObjectURL(new Blob([file.content], { type: file.mime }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = file.filename;
-  a.rel = 'noopener';
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
 
 /** The title with what the report is, the group to inspect, and Inspect. */
 function MatrixHeader(props: { run: FleetRunState; summary: MatrixSummary; groups: string[]; group: string; onGroup(group: string): void; running: boolean }) {
@@ -250,6 +239,7 @@ function NodeColumnHead({ column: c }: { column: MatrixColumn }) {
             {c.lostPins} pins gone
           </span>
         ) : null}
+        <GuardMark guard={c.guard} />
         {c.warnings.length ? (
           <span className="mx-col-capability" data-testid="mx-col-capability" title={c.warnings.map((w) => w.message).join('\n')}>
             {c.warnings.some((w) => w.kind === 'no-cri-pinning') ? 'no CRI pinning' : `${distroDisplayName(c.distro)} pins nothing`}
@@ -261,11 +251,12 @@ function NodeColumnHead({ column: c }: { column: MatrixColumn }) {
 }
 
 /** One image across the nodes: its name, a drift mark when they disagree, a cell per node. */
-function ImageRow({ row: r, columns, matrix }: { row: MatrixRowData; columns: number[]; matrix: Matrix }) {
+function ImageRow({ row: r, columns, matrix, selected, onSelect }: { row: MatrixRowData; columns: number[]; matrix: Matrix; selected: boolean; onSelect(name: string, on: boolean): void }) {
   return (
     <tr className={`mx-row${r.drift ? ' mx-drift' : ''}${r.atRisk ? ' mx-row-risk' : ''}`} data-testid="mx-row" data-name={r.name} data-drift={r.drift || undefined}>
       <th scope="row" className="mx-name" title={r.name}>
         <span className="mx-name-line">
+          <input type="checkbox" className="mx-select" checked={selected} onChange={(e) => onSelect(r.name, e.target.checked)} aria-label={`Select ${r.name} for a pin set`} data-testid="mx-select" />
           {r.drift ? (
             <span className="mx-drift-mark" title="The nodes disagree about this image (missing or pinned differently)" data-testid="mx-drift">
               drift
@@ -291,6 +282,8 @@ export function FleetMatrix() {
   const [group, setGroup] = useState('');
   const [problem, setProblem] = useState<ProblemFilter>('all');
   const [query, setQuery] = useState('');
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const onSelect = (name: string, on: boolean) => setSelected((cur) => (on ? new Set(cur).add(name) : new Set([...cur].filter((x) => x !== name))));
   const scrollRef = useRef<HTMLDivElement>(null);
   const headRef = useRef<HTMLTableSectionElement>(null);
 
@@ -351,6 +344,7 @@ export function FleetMatrix() {
                   </SegButton>
                 ))}
               </div>
+              <SavePinSetButton images={[...selected]} group={group} />
               <Legend who={distrosDisplayName(matrix.columns.map((c) => c.distro))} />
             </div>
             <div className="table-wrap matrix-wrap" ref={scrollRef} data-testid="matrix-scroll">
@@ -373,7 +367,7 @@ export function FleetMatrix() {
                     </tr>
                   ) : null}
                   {view.rows.slice(rows.start, rows.end).map((r) => (
-                    <ImageRow key={r.name} row={r} columns={view.columns} matrix={matrix} />
+                    <ImageRow key={r.name} row={r} columns={view.columns} matrix={matrix} selected={selected.has(r.name)} onSelect={onSelect} />
                   ))}
                   {rows.padBottom > 0 ? (
                     <tr aria-hidden="true" className="spacer-row">
@@ -385,6 +379,7 @@ export function FleetMatrix() {
               {view.rows.length === 0 ? <p className="muted matrix-none">No image matches these filters.</p> : null}
             </div>
             <UnreachableList matrix={matrix} columns={view.columns} />
+            <FleetGuards nodes={fleetNodes} />
             <FleetRegistries nodes={fleetNodes} groupOf={(n) => groupOf[n]} />
           </>
         ) : null}
