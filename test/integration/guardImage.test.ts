@@ -15,6 +15,7 @@ import { parseAllDocuments } from 'yaml';
 import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, type Lab, type LabNodeHandle } from '../../lab';
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { ArchiveInfo } from '../../src/shared/domain/archives';
+import { judgeGuard, parseGuardState } from '../../src/shared/guardState';
 import { criPinsHonoured, runCli, tempHome } from './support';
 import { A, ctrImport, expectDurable, K3S, M, O, P, seedGuardSite, writePinSet } from './guardSite';
 
@@ -123,6 +124,7 @@ describe('the guard image under podman, on a lab node', () => {
     expect(await labelsBesides()).toEqual(before);
     expect(existsSync(path.join(home, 'audit.jsonl'))).toBe(false);
     expect(existsSync(path.join(textDir, 'holdfast-guard.prom'))).toBe(false);
+    expect(existsSync(path.join(home, 'guard-state.json'))).toBe(false);
   });
 
   it('a run makes what the set names durable, writes the textfile and the audit log, and nothing else changes', async () => {
@@ -142,6 +144,9 @@ describe('the guard image under podman, on a lab node', () => {
     expect(text).toContain(`holdfast_guard_missing_image{ref="${M}"} 1`);
     const audit = readFileSync(path.join(home, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { action: string; node: string });
     expect(audit.map((e) => `${e.action} ${e.node}`)).toEqual(['pin gi']);
+    // The run's record in the home (the node's /var/lib/holdfast), as inspect reads it over SSH.
+    const state = judgeGuard(parseGuardState(readFileSync(path.join(home, 'guard-state.json'), 'utf8'), 512 * 1024), Date.now());
+    expect(state).toMatchObject({ status: 'running', pinSet: { name: 'site' }, missing: [M], fixedCount: done.fixed.length });
   });
 
   it('the next run finds everything durable and fixes nothing', async () => {

@@ -2,7 +2,7 @@
 // it (its home the node's /var/lib/holdfast), then a laptop's inspect reports the guard's state, the
 // pin set it keeps and what its run changed and could not fix, in JSON, text, HTML and CSV. The
 // record's other states come from the node's own file: a failed run, garbage, an old run, none.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -111,7 +111,6 @@ describe('holdfast inspect shows the node guard', () => {
 
     writeFileSync(stateFile(), Buffer.alloc(600 * 1024, 0x20));
     expect((await inspectJson()).words).toBe(`unreadable guard state: it is ${600 * 1024} bytes, more than a guard writes (524288)`);
-    mkdirSync(path.join(work, 'gone'));
     rmSync(stateFile());
     expect((await inspectJson()).status).toBe('absent');
   });
