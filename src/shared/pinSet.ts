@@ -283,7 +283,7 @@ export async function pinSetText(set: PinSet, as: PinSetFileKind): Promise<strin
   const { stringify } = await import('yaml');
   const spec = { images: set.spec.images, ...(set.spec.needed ? { needed: true } : {}), ...(set.spec.patterns.length ? { patterns: set.spec.patterns } : {}) };
   const body = stringify({ apiVersion: set.apiVersion, kind: set.kind, metadata: set.metadata, spec }, { lineWidth: 0 });
-  if (as === 'pinset') return `# A pin set for holdfast guard --pin-set (docs/at-the-site.md)\n${body}`;
+  if (as === 'pinset') return `# A pin set for Holdfast's guard (its --pin-set; docs/at-the-site.md)\n${body}`;
   const { name, namespace, key, app } = PIN_SET_CONFIG_MAP;
   const map = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { 'app.kubernetes.io/name': app } }, data: { [key]: body } };
   return `# The pin set every node's guard keeps (deploy/guard.yaml mounts it): kubectl apply -f this file\n${stringify(map, { lineWidth: 0 })}`;
