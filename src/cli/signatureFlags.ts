@@ -1,6 +1,7 @@
-// The signature flags `import` and `upload` share (#48): keys and detached bundles are files on
-// this machine, read there before anything is sent; nothing goes on the network. The site's
-// policy (--policy, else the home's) is applied by the service, so the app's imports obey it too.
+// The signature flags `import` and `upload` share (#48): keys, a trusted root and detached
+// bundles are files on this machine, read there before anything is sent; nothing goes on the
+// network. Keyless flags are cosign's names. The site's policy (--policy, else the home's) is
+// applied by the service, so the app's imports obey it too.
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { SignatureOptions } from '../shared/importOptions';
@@ -8,6 +9,10 @@ import type { SignatureOptions } from '../shared/importOptions';
 /** The flags as commander parses them. */
 export interface SignatureFlags {
   key?: string[];
+  certificateIdentity?: string;
+  certificateIdentityRegexp?: string;
+  certificateOidcIssuer?: string;
+  trustedRoot?: string;
   bundle?: string[];
   allowUnsigned?: boolean;
   strictReference?: boolean;
@@ -20,6 +25,10 @@ const files = (v: string, prev: string[] | undefined): string[] => [...(prev ?? 
 export function addSignatureFlags(c: Command): Command {
   return c
     .option('--key <file>', "verify every image against this cosign public key first (repeatable: any one key suffices)", files)
+    .option('--certificate-identity <value>', "keyless: accept signatures whose certificate names exactly this identity (needs --certificate-oidc-issuer, --trusted-root)")
+    .option('--certificate-identity-regexp <re>', 'keyless: accept signatures whose certificate identity matches this regular expression')
+    .option('--certificate-oidc-issuer <value>', "keyless: the OIDC issuer the signer's certificate must name")
+    .option('--trusted-root <file>', "keyless: the Sigstore trusted_root.json to verify against (CAs, logs, timestamp authorities; nothing is fetched)", (v: string) => path.resolve(v))
     .option('--bundle <file>', "a detached Sigstore bundle (cosign sign --bundle), matched by the digest it signs (repeatable)", files)
     .option('--allow-unsigned', 'import images that do not verify too, recorded as not verified')
     .option('--strict-reference', 'refuse an image whose legacy signature names another repository')
@@ -30,6 +39,10 @@ export function addSignatureFlags(c: Command): Command {
 export function signatureRequest(o: SignatureFlags): SignatureOptions & { policy?: string } {
   return {
     ...(o.key?.length ? { keys: o.key } : {}),
+    ...(o.certificateIdentity !== undefined ? { certificateIdentity: o.certificateIdentity } : {}),
+    ...(o.certificateIdentityRegexp !== undefined ? { certificateIdentityRegexp: o.certificateIdentityRegexp } : {}),
+    ...(o.certificateOidcIssuer !== undefined ? { certificateOidcIssuer: o.certificateOidcIssuer } : {}),
+    ...(o.trustedRoot !== undefined ? { trustedRoot: o.trustedRoot } : {}),
     ...(o.bundle?.length ? { bundles: o.bundle } : {}),
     ...(o.allowUnsigned ? { allowUnsigned: true } : {}),
     ...(o.strictReference ? { strictReference: true } : {}),

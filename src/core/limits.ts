@@ -120,7 +120,7 @@ export const LIMITS = {
   'signature.bytes': {
     value: 1 * MiB,
     unit: 'bytes',
-    what: 'one signature file: a Sigstore bundle, a signature manifest, a simple-signing payload, a public key',
+    what: 'one signature file: a Sigstore bundle, a signature manifest, a simple-signing payload, a public key, a trusted root',
     why: 'real ones are a few KiB; a larger one is refused before it is read',
   },
   'signature.perImage': {
@@ -128,6 +128,12 @@ export const LIMITS = {
     unit: 'count',
     what: 'signatures of one image read and checked (legacy signature layers, referrer bundles, detached bundles)',
     why: 'an image has one or a few; each costs a read and a signature check',
+  },
+  'signature.chain': {
+    value: 10,
+    unit: 'count',
+    what: "certificates in one chain: a keyless bundle's, or a certificate or timestamp authority's in a trusted root",
+    why: "Fulcio's chains are 2 or 3 deep; building a path costs a signature check per pair of certificates",
   },
   'signature.manifests': {
     value: 1_000,

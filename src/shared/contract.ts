@@ -104,8 +104,24 @@ const remoteName = z.string().min(1).max(4096).refine((p) => !p.includes('\0'), 
 
 // Offline signature verification on this machine before anything is sent (shared/importOptions
 // SignatureOptions, #48): key and bundle files are read here, never on the node.
+/** A keyless identity or issuer as typed: a certificate's SAN or an issuer URL. */
+const keylessText = z.string().min(1).max(4096);
+/** --certificate-identity-regexp, compiled here so a bad one is refused before any file is read. */
+const identityRegexp = keylessText.refine((re) => {
+  try {
+    new RegExp(re);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'a regular expression');
+
 const signatureOptions = {
   keys: z.array(localFile).min(1).max(64).optional(),
+  certificateIdentity: keylessText.optional(),
+  certificateIdentityRegexp: identityRegexp.optional(),
+  certificateOidcIssuer: keylessText.optional(),
+  trustedRoot: localFile.optional(),
   bundles: z.array(localFile).min(1).max(1000).optional(),
   allowUnsigned: z.boolean().optional(),
   strictReference: z.boolean().optional(),

@@ -42,11 +42,19 @@ export interface SignatureRule extends SignatureTrust {
 
 /**
  * Offline signature verification before anything is sent (#48): public key files (any one
- * suffices per image), detached bundles, and what to do with images that do not verify. The flags
- * fill the top level; a site policy adds `rules`, which the flags never loosen.
+ * suffices per image) or a keyless identity checked against a trusted root, detached bundles,
+ * and what to do with images that do not verify. The flags fill the top level; a site policy
+ * adds `rules`, which the flags never loosen.
  */
 export interface SignatureOptions {
   keys?: string[];
+  /** Keyless: the certificate's identity (SAN), exact; or a regular expression it must match. */
+  certificateIdentity?: string;
+  certificateIdentityRegexp?: string;
+  /** Keyless: the OIDC issuer the certificate names (Fulcio's issuer extension), exact. */
+  certificateOidcIssuer?: string;
+  /** Keyless: a Sigstore trusted_root.json file, the only CAs, logs and timestamp authorities trusted. */
+  trustedRoot?: string;
   bundles?: string[];
   /** Import unverified images too, marked as not verified (otherwise one refuses the archive). */
   allowUnsigned?: boolean;

@@ -225,14 +225,24 @@ export interface SignatureRequirement extends SignatureTrust {
   allowUnsigned: boolean;
 }
 
+/** The command line's keyless signer (--certificate-identity or its -regexp, with --certificate-oidc-issuer), when whole. */
+function flagIdentity(o: SignatureOptions): CertificateIdentity | null {
+  if (o.certificateOidcIssuer === undefined || o.trustedRoot === undefined) return null;
+  if (o.certificateIdentityRegexp !== undefined) return { identityRegexp: o.certificateIdentityRegexp, issuer: o.certificateOidcIssuer };
+  return o.certificateIdentity !== undefined ? { identity: o.certificateIdentity, issuer: o.certificateOidcIssuer } : null;
+}
+
 /**
- * What one image must satisfy, each requirement on its own: the flags' keys (every image; with
- * --allow-unsigned, not fatal), then every policy rule that covers it (fatal unless the rule itself
+ * What one image must satisfy, each requirement on its own: the flags' keys and keyless identity
+ * (every image; either suffices; with --allow-unsigned, not fatal), then every policy rule that covers it (fatal unless the rule itself
  * allows unsigned: --allow-unsigned never loosens a policy). None: the image is not verified.
  */
 export function imageRequirements(o: SignatureOptions, ref: string): SignatureRequirement[] {
   const out: SignatureRequirement[] = [];
-  if (o.keys?.length) out.push({ rule: null, keys: o.keys, allowUnsigned: o.allowUnsigned === true });
+  const id = flagIdentity(o);
+  if (o.keys?.length || id) {
+    out.push({ rule: null, ...(o.keys?.length ? { keys: o.keys } : {}), ...(id ? { identities: [id], trustedRoot: o.trustedRoot! } : {}), allowUnsigned: o.allowUnsigned === true });
+  }
   for (const r of o.rules ?? []) {
     if (!ruleCovers(r, ref)) continue;
     out.push({

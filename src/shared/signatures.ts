@@ -1,11 +1,17 @@
 // Whether an image's signatures vouch for it: the verdict and the binding rule (#48). A
-// signature counts only if it verifies with a given key AND what it signs is exactly the digest
-// that will be written to the node. Reading and checking signatures is core's; this decides.
+// signature counts only if it verifies with a given key or identity AND what it signs is exactly
+// the digest that will be written to the node. Reading and checking signatures is core's; this decides.
 import { compareText } from './compareText';
 import { SIGNATURE_LABELS } from './domain/labels';
 import { parseReference } from './imageReference';
 
 export type SignatureFormat = 'bundle' | 'legacy';
+
+/** How a verdict names a keyless signer: the certificate's identity (SAN) and its OIDC issuer. */
+export const keylessSigner = (identity: string, issuer: string): string => `${identity} (${issuer})`;
+
+/** Whether a verdict's `by` is a keyless signer rather than a key fingerprint. */
+export const isKeylessSigner = (by: string): boolean => / \(.+\)$/.test(by);
 
 /** cosign's legacy signature tag for an image digest: sha256:abc… → sha256-abc….sig. */
 export const legacySignatureTag = (digest: string): string => digest.replace(':', '-') + '.sig';
@@ -17,13 +23,14 @@ export const isLegacySignatureTag = (refName: string): boolean => /(?:^|:)sha256
 export type SignatureRefusal =
   | { kind: 'no-signature' }
   | { kind: 'other-key' }
+  | { kind: 'other-identity' }
   | { kind: 'does-not-verify' }
   | { kind: 'other-image'; signedDigest: string };
 
 export type SignatureOutcome =
   | {
       verified: true;
-      /** The given key's fingerprint (SHA-256 of its public key, hex). */
+      /** The given key's fingerprint (SHA-256 of its public key, hex), or a keyless signer (keylessSigner). */
       by: string;
       format: SignatureFormat;
       /** When it was verified (ISO 8601). */
@@ -36,8 +43,10 @@ export type SignatureOutcome =
 /** What core found out about one signature of an image. */
 export interface SignatureCheck {
   format: SignatureFormat;
-  /** The fingerprint of the given key it verifies with; null when it verifies with none. */
+  /** The fingerprint of the given key it verifies with, or its keyless signer; null when neither. */
   verifiedBy: string | null;
+  /** Its signer is a certificate's identity, not a key (a keyless bundle). */
+  keyless?: boolean;
   /**
    * Why a signature that verifies with no given key is tampering rather than another key's: it
    * is malformed, or it names its signer (a bundle's key hint) and that signer is a given key.
@@ -55,6 +64,8 @@ export function refusalText(r: SignatureRefusal): string {
       return 'no signature';
     case 'other-key':
       return 'signed, but not by any given key';
+    case 'other-identity':
+      return 'signed, but not by a given identity';
     case 'does-not-verify':
       return 'signature does not verify';
     case 'other-image':
@@ -80,7 +91,7 @@ export function bindSignatures(digest: string, checks: readonly SignatureCheck[]
   const elsewhere = valid.find((c) => c.signedDigests.length > 0);
   if (elsewhere) return refuse({ kind: 'other-image', signedDigest: elsewhere.signedDigests[0]! }, at);
   if (valid.length > 0 || checks.some((c) => c.claimsGivenKey)) return refuse({ kind: 'does-not-verify' }, at);
-  if (checks.length > 0) return refuse({ kind: 'other-key' }, at);
+  if (checks.length > 0) return refuse(checks.every((c) => c.keyless) ? { kind: 'other-identity' } : { kind: 'other-key' }, at);
   return refuse({ kind: 'no-signature' }, at);
 }
 
@@ -125,10 +136,13 @@ export function signatureRecord(labels: Readonly<Record<string, string>>): Signa
   return null;
 }
 
-/** A table cell: "key 3f1c2a4b (bundle)", "NOT VERIFIED", or "-" when never verified. */
+/** A table cell: "key 3f1c2a4b (bundle)", "ops@example.org (bundle)", "NOT VERIFIED", or "-" when never verified. */
 export function signatureBrief(r: SignatureRecord | null | undefined): string {
   if (!r) return '-';
-  return r.verified ? `key ${r.by.slice(0, 8)} (${r.format})` : 'NOT VERIFIED';
+  if (!r.verified) return 'NOT VERIFIED';
+  if (!isKeylessSigner(r.by)) return `key ${r.by.slice(0, 8)} (${r.format})`;
+  const identity = r.by.slice(0, r.by.lastIndexOf(' ('));
+  return `${identity.length > 32 ? identity.slice(0, 31) + '…' : identity} (${r.format})`;
 }
 
 /**

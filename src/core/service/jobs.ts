@@ -17,7 +17,7 @@ import { spoolBundle } from '../usecases/direct/spool';
 import { importToNodes } from '../usecases/import/fleet';
 import { readLocalArchive } from '../usecases/import/localArchive';
 import { summary as importSummary } from '../usecases/import/run';
-import { checkArchiveSignatures, checkBundleSignatures, recordSignatures, signatureOptionsProblem, signatureSink, signatureWarnings, withoutSignatureManifests, type ArchiveSignatures } from '../usecases/import/signatures';
+import { checkArchiveSignatures, checkBundleSignatures, keylessFlags, recordSignatures, signatureOptionsProblem, signatureSink, signatureWarnings, withoutSignatureManifests, type ArchiveSignatures } from '../usecases/import/signatures';
 import type { SignatureMembers } from '../signatures/archive';
 import { uploadArchive } from '../usecases/upload';
 import { uploadJobPatch } from '../usecases/upload/progress';
@@ -173,10 +173,13 @@ async function withSitePolicy({ opts, store }: ServiceParts, nodes: string[], fl
   return withPolicy(flags, policyRules(loaded.policy, groups, loaded.resolve));
 }
 
-/** --bundle, --allow-unsigned and --strict-reference mean nothing without a key. */
+/** --bundle, --allow-unsigned and --strict-reference mean nothing without a key or identity; keyless needs its three parts. */
 function refuseSignatureOptions(o: SignatureOptions): void {
   const problem = signatureOptionsProblem(o);
-  if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint: "Give the public key the images were signed with (cosign's .pub file)." });
+  const hint = keylessFlags(o).length
+    ? 'Keyless verification needs the identity, its OIDC issuer and the trusted_root.json of the Sigstore instance that signed.'
+    : "Give the public key the images were signed with (cosign's .pub file).";
+  if (problem) throw new HoldfastError('INVALID_INPUT', problem, { hint });
 }
 
 /**

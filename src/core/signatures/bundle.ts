@@ -2,11 +2,12 @@
 // a DSSE envelope over an in-toto statement. @sigstore/bundle validates the bundle and
 // @sigstore/verify checks the DSSE signature with a given key as the trusted key material (for
 // an Ed25519 key, its signature check is Ed25519ph, as cosign 3 signs); the statement's subjects
-// name the digests it signs.
+// name the digests it signs. A bundle naming a certificate is keyless (keyless.ts).
 import { bundleFromJSON, isBundleWithDsseEnvelope, type Bundle } from '@sigstore/bundle';
 import { dsse } from '@sigstore/core';
 import { toSignedEntity, Verifier, type SignedEntity, type TrustMaterial } from '@sigstore/verify';
 import type { SignatureCheck } from '../../shared/signatures';
+import { checkKeyless, isKeyless, type KeylessPolicy } from './keyless';
 import { signatureShaped, verifyEd25519ph, type GivenKey } from './keys';
 
 export const BUNDLE_MEDIA_TYPE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
@@ -79,11 +80,19 @@ export function bundleSubjects(raw: Buffer): string[] {
   return parse(raw)?.subjects ?? [];
 }
 
-/** Verifies one bundle against every key. */
-export function checkBundle(raw: Buffer, keys: readonly GivenKey[]): SignatureCheck {
+/** A keyless bundle against the identity policy; with no policy, a signer nobody named. */
+function checkKeylessBundle(bundle: Bundle, subjects: string[], keyless: KeylessPolicy | undefined): SignatureCheck {
+  const r = keyless ? checkKeyless(bundle, keyless) : { signer: null, claimsIdentity: false };
+  if (r.signer !== null) return { format: 'bundle', verifiedBy: r.signer, keyless: true, claimsGivenKey: true, signedDigests: subjects };
+  return { format: 'bundle', verifiedBy: null, keyless: true, claimsGivenKey: r.claimsIdentity, signedDigests: [] };
+}
+
+/** Verifies one bundle against every key, or a keyless one against the identity policy. */
+export function checkBundle(raw: Buffer, keys: readonly GivenKey[], keyless?: KeylessPolicy): SignatureCheck {
   const parsed = parse(raw);
   if (!parsed) return BROKEN;
   const { bundle, subjects } = parsed;
+  if (isKeyless(bundle)) return checkKeylessBundle(bundle, subjects, keyless);
   const by = keys.find((k) => verifiesWith(bundle, k));
   if (by) return { format: 'bundle', verifiedBy: by.fingerprint, claimsGivenKey: true, signedDigests: subjects };
   const hint = bundle.verificationMaterial.content.$case === 'publicKey' ? bundle.verificationMaterial.content.publicKey.hint : undefined;

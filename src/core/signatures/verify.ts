@@ -3,6 +3,7 @@
 // Nothing here touches the network: keys and bundles come from files the technician carries.
 import { bindSignatures, type SignatureCheck, type SignatureOutcome } from '../../shared/signatures';
 import { BUNDLE_MEDIA_TYPE, bundleSubjects, checkBundle } from './bundle';
+import type { KeylessPolicy } from './keyless';
 import type { GivenKey } from './keys';
 import { BlobMismatch, capSignatures, type SignatureLayout } from './layout';
 import { legacyChecks } from './legacy';
@@ -22,7 +23,7 @@ export async function readBundleFiles(files: readonly string[]): Promise<Buffer[
   return out;
 }
 
-async function referrerChecks(layout: SignatureLayout, digest: string, keys: readonly GivenKey[]): Promise<SignatureCheck[]> {
+async function referrerChecks(layout: SignatureLayout, digest: string, keys: readonly GivenKey[], keyless: KeylessPolicy | undefined): Promise<SignatureCheck[]> {
   const layers = (await layout.referrersOf(digest)).flatMap(({ manifest }) => (manifest.layers ?? []).filter((l) => l.mediaType === BUNDLE_MEDIA_TYPE));
   capSignatures(digest, layers.length, 'referrer bundles');
   const checks: SignatureCheck[] = [];
@@ -31,20 +32,20 @@ async function referrerChecks(layout: SignatureLayout, digest: string, keys: rea
       if (e instanceof BlobMismatch) return null;
       throw e;
     });
-    checks.push(raw ? checkBundle(raw, keys) : { format: 'bundle', verifiedBy: null, claimsGivenKey: true, signedDigests: [] });
+    checks.push(raw ? checkBundle(raw, keys, keyless) : { format: 'bundle', verifiedBy: null, claimsGivenKey: true, signedDigests: [] });
   }
   return checks;
 }
 
-/** The verdict for the image (manifest or index) `digest`, verified at `now`. */
-export async function verifyImageSignatures(digest: string, keys: readonly GivenKey[], sources: SignatureSources, now = new Date()): Promise<SignatureOutcome> {
+/** The verdict for the image (manifest or index) `digest`, verified at `now` with the keys and the keyless policy. */
+export async function verifyImageSignatures(digest: string, keys: readonly GivenKey[], sources: SignatureSources, now = new Date(), keyless?: KeylessPolicy): Promise<SignatureOutcome> {
   const checks: SignatureCheck[] = [];
   if (sources.layout) {
     checks.push(...(await legacyChecks(sources.layout, digest, keys)));
-    checks.push(...(await referrerChecks(sources.layout, digest, keys)));
+    checks.push(...(await referrerChecks(sources.layout, digest, keys, keyless)));
   }
   for (const raw of sources.bundles ?? []) {
-    if (bundleSubjects(raw).includes(digest)) checks.push(checkBundle(raw, keys));
+    if (bundleSubjects(raw).includes(digest)) checks.push(checkBundle(raw, keys, keyless));
   }
   return bindSignatures(digest, checks, now.toISOString());
 }

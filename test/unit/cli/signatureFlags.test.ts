@@ -23,4 +23,10 @@ describe('the signature flags', () => {
   it('--policy: the policy file as an absolute path, for the service to read', () => {
     expect(signatureRequest(parse(['--policy', 'site/policy.yaml']))).toEqual({ policy: path.resolve('site/policy.yaml') });
   });
+
+  it('the keyless flags: the identity and issuer as typed, the trusted root as an absolute path', () => {
+    const o = parse(['--certificate-identity', 'ops@example.org', '--certificate-oidc-issuer', 'https://issuer.example', '--trusted-root', 'root.json']);
+    expect(signatureRequest(o)).toEqual({ certificateIdentity: 'ops@example.org', certificateOidcIssuer: 'https://issuer.example', trustedRoot: path.resolve('root.json') });
+    expect(signatureRequest(parse(['--certificate-identity-regexp', '^ops@']))).toEqual({ certificateIdentityRegexp: '^ops@' });
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SIGNATURE_LABELS } from '../../../src/shared/domain/labels';
-import { bindSignatures, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureSentence, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, isKeylessSigner, keylessSigner, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureSentence, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -24,6 +24,9 @@ describe('bindSignatures: the binding rule', () => {
     { name: 'a signature for another image outweighs tampering', checks: [check({ claimsGivenKey: true }), good({ signedDigests: [OTHER] })], want: `signature is for ${OTHER} not for this image` },
     { name: 'tampering outweighs another key', checks: [check({}), check({ claimsGivenKey: true })], want: 'signature does not verify' },
     { name: 'an unverified signature never binds, whatever it names', checks: [check({ signedDigests: [D] })], want: 'signed, but not by any given key' },
+    { name: 'keyless signatures by nobody given', checks: [check({ keyless: true }), check({ keyless: true })], want: 'signed, but not by a given identity' },
+    { name: 'a key signature and a keyless one, neither given', checks: [check({}), check({ keyless: true })], want: 'signed, but not by any given key' },
+    { name: 'a tampered keyless signature', checks: [check({ keyless: true, claimsGivenKey: true })], want: 'signature does not verify' },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -42,6 +45,7 @@ describe('refusalText', () => {
   it('words each refusal as the CLI prints it', () => {
     expect(refusalText({ kind: 'no-signature' })).toBe('no signature');
     expect(refusalText({ kind: 'other-key' })).toBe('signed, but not by any given key');
+    expect(refusalText({ kind: 'other-identity' })).toBe('signed, but not by a given identity');
     expect(refusalText({ kind: 'does-not-verify' })).toBe('signature does not verify');
     expect(refusalText({ kind: 'other-image', signedDigest: OTHER })).toBe(`signature is for ${OTHER} not for this image`);
   });
@@ -103,6 +107,18 @@ describe('signature labels: the verdict recorded on the image, and read back', (
     expect(labels[SIGNATURE_LABELS.verified]).toBe('true');
     expect(signatureRecord(labels)).toEqual({ verified: true, by: 'k1', format: 'bundle', at: AT });
     expect(signatureBrief(signatureRecord(labels))).toBe('key k1 (bundle)');
+  });
+
+  it('a keyless verdict round-trips its identity and issuer', () => {
+    const by = keylessSigner('ops@example.org', 'https://issuer.example');
+    expect(by).toBe('ops@example.org (https://issuer.example)');
+    expect(isKeylessSigner(by)).toBe(true);
+    expect(isKeylessSigner('3f1c2a4b'.padEnd(64, '0'))).toBe(false);
+    const labels = apply({}, signatureLabels(bindSignatures(D, [good({ format: 'bundle', verifiedBy: by, keyless: true })], AT)));
+    expect(signatureRecord(labels)).toEqual({ verified: true, by, format: 'bundle', at: AT });
+    expect(signatureBrief(signatureRecord(labels))).toBe('ops@example.org (bundle)');
+    const long = keylessSigner('https://github.com/example-org/example-repo/.github/workflows/release.yml@refs/heads/main', 'https://token.actions.githubusercontent.com');
+    expect(signatureBrief({ verified: true, by: long, format: 'bundle', at: AT })).toBe('https://github.com/example-org/… (bundle)');
   });
 
   it('a refused verdict round-trips with its reason, and clears a former signer', () => {

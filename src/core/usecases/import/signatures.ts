@@ -12,12 +12,13 @@ import type { NodeSession } from '../../node/session';
 import { applyPinPlan } from '../pin/apply';
 import { readArchiveSignatures, SignatureMembers } from '../../signatures/archive';
 import { readPublicKey, type GivenKey } from '../../signatures/keys';
+import { readTrustedRoot, type KeylessPolicy } from '../../signatures/keyless';
 import type { ArchiveImage, ArchiveIndex } from '../../archives/format/readIndex';
 import type { BundleImage, SpooledBundle } from '../direct/bundle';
 import { UNDETECTED_DISTRO_NAME } from '../../../shared/distro';
 import type { SignatureLayout } from '../../signatures/layout';
 import { readBundleFiles, verifyImageSignatures, type SignatureSources } from '../../signatures/verify';
-import { imageRequirements, isKeyless, type SignatureRequirement } from '../../../shared/signaturePolicy';
+import { imageRequirements, type SignatureRequirement } from '../../../shared/signaturePolicy';
 
 /** An image the archive would create on a node: its name and the digest written (null: computed by containerd). */
 export interface ArchiveImageTarget {
@@ -39,11 +40,36 @@ export interface ArchiveSignatures {
   manifests?: ReadonlySet<string>;
 }
 
-/** Whether the options ask for verification at all (a key given, or a policy rule for the nodes). */
-export const verifying = (o: SignatureOptions): boolean => (o.keys?.length ?? 0) > 0 || (o.rules?.length ?? 0) > 0;
+/** Whether the options ask for verification at all (a key or keyless identity given, or a policy rule for the nodes). */
+export const verifying = (o: SignatureOptions): boolean => (o.keys?.length ?? 0) > 0 || keylessFlags(o).length > 0 || (o.rules?.length ?? 0) > 0;
 
-/** The options that make sense only with a key, refused without one. */
+/** The keyless flags given, as the technician typed them. */
+export function keylessFlags(o: SignatureOptions): string[] {
+  const given: [string, unknown][] = [
+    ['--certificate-identity', o.certificateIdentity],
+    ['--certificate-identity-regexp', o.certificateIdentityRegexp],
+    ['--certificate-oidc-issuer', o.certificateOidcIssuer],
+    ['--trusted-root', o.trustedRoot],
+  ];
+  return given.filter(([, v]) => v !== undefined).map(([f]) => f);
+}
+
+/** What keyless verification lacks: a trusted root, an identity, its issuer; each named with its flag. */
+function keylessProblem(o: SignatureOptions): string | null {
+  const flags = keylessFlags(o);
+  if (flags.length === 0) return null;
+  const first = flags[0]!;
+  if (o.certificateIdentity !== undefined && o.certificateIdentityRegexp !== undefined) return 'give --certificate-identity or --certificate-identity-regexp, not both';
+  if (o.trustedRoot === undefined) return `${first} needs the Sigstore trusted root to verify against (--trusted-root FILE)`;
+  if (o.certificateIdentity === undefined && o.certificateIdentityRegexp === undefined) return `${first} needs the signer's identity (--certificate-identity VALUE or --certificate-identity-regexp RE)`;
+  if (o.certificateOidcIssuer === undefined) return `${flags.find((f) => f.startsWith('--certificate-identity'))} needs the identity's issuer (--certificate-oidc-issuer VALUE)`;
+  return null;
+}
+
+/** The options that make sense only with a key or an identity, refused without one. */
 export function signatureOptionsProblem(o: SignatureOptions): string | null {
+  const keyless = keylessProblem(o);
+  if (keyless) return keyless;
   if (verifying(o)) return null;
   const orphan = [o.bundles?.length ? '--bundle' : null, o.allowUnsigned ? '--allow-unsigned' : null, o.strictReference ? '--strict-reference' : null].filter((f) => f !== null);
   return orphan.length ? `${orphan.join(', ')} ${orphan.length === 1 ? 'needs' : 'need'} a key to verify with (--key FILE)` : null;
@@ -119,16 +145,24 @@ function keyReader(): (files: readonly string[]) => Promise<GivenKey[]> {
     );
 }
 
-/**
- * Keyless verification is not in this build yet: a rule that names certificate identities
- * refuses the images it covers rather than letting them pass unchecked.
- */
-function refuseKeyless(file: string, requirements: readonly SignatureRequirement[]): void {
-  const rules = [...new Set(requirements.filter(isKeyless).map((r) => r.rule ?? 'the command line'))];
-  if (!rules.length) return;
-  throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: policy ${rules.length === 1 ? 'rule' : 'rules'} ${rules.join(', ')} ${rules.length === 1 ? 'names' : 'name'} certificate identities, and keyless verification is not available in this build`, {
-    hint: 'Nothing was sent. Give the rule the public keys the images are signed with (keys:), or import with a Holdfast that verifies keyless signatures.',
-  });
+/** Each trusted root is read once per verification, however many requirements name it. */
+function trustReader(): (file: string) => Promise<KeylessPolicy['trust']> {
+  const read = new Map<string, Promise<KeylessPolicy['trust']>>();
+  return (file) => {
+    if (!read.has(file)) read.set(file, readTrustedRoot(file));
+    return read.get(file)!;
+  };
+}
+
+interface Readers {
+  keys: ReturnType<typeof keyReader>;
+  roots: ReturnType<typeof trustReader>;
+}
+
+/** A requirement's keyless policy: its identities against its trusted root (none without both). */
+async function keylessFor(req: SignatureRequirement, roots: Readers['roots']): Promise<KeylessPolicy | undefined> {
+  if (!req.identities?.length || req.trustedRoot === undefined) return undefined;
+  return { identities: req.identities, trust: await roots(req.trustedRoot) };
 }
 
 interface ImageVerdict {
@@ -140,13 +174,13 @@ interface ImageVerdict {
 }
 
 /** An image against each of its requirements: the first fatal failure, else the first failure, else verified. */
-async function imageVerdict(digest: string | null, reqs: readonly SignatureRequirement[], keys: ReturnType<typeof keyReader>, sources: SignatureSources, now: Date): Promise<ImageVerdict> {
+async function imageVerdict(digest: string | null, reqs: readonly SignatureRequirement[], readers: Readers, sources: SignatureSources, now: Date): Promise<ImageVerdict> {
   let verified: ImageVerdict | null = null;
   let allowed: ImageVerdict | null = null;
   for (const req of reqs) {
     // A docker-save archive names no manifest digest: containerd computes it, so nothing can bind to it here.
     const verdict: SignatureOutcome = digest
-      ? await verifyImageSignatures(digest, await keys(req.keys ?? []), sources, now)
+      ? await verifyImageSignatures(digest, await readers.keys(req.keys ?? []), sources, now, await keylessFor(req, readers.roots))
       : { verified: false, refusal: { kind: 'no-signature' }, reason: 'no signature', at: now.toISOString() };
     const v = { verdict, fatal: !verdict.verified && !req.allowUnsigned, rule: req.rule };
     if (v.fatal) return v;
@@ -164,15 +198,14 @@ async function imageVerdict(digest: string | null, reqs: readonly SignatureRequi
  */
 export async function verifyArchiveImages(file: string, images: readonly ArchiveImageTarget[], layout: SignatureLayout | null, o: SignatureOptions, now = new Date()): Promise<ArchiveSignatures> {
   const wanted = images.map((img) => ({ img, reqs: imageRequirements(o, img.name) })).filter((w) => w.reqs.length > 0);
-  refuseKeyless(file, wanted.flatMap((w) => w.reqs));
-  const keys = keyReader();
+  const readers: Readers = { keys: keyReader(), roots: trustReader() };
   const sources: SignatureSources = { ...(layout ? { layout } : {}), bundles: await readBundleFiles(o.bundles ?? []) };
   const out: ImageSignature[] = [];
   const warnings: string[] = [];
   const failures: string[] = [];
   let byPolicy = false;
   for (const { img, reqs } of wanted) {
-    const { verdict, fatal, rule } = await imageVerdict(img.digest, reqs, keys, sources, now);
+    const { verdict, fatal, rule } = await imageVerdict(img.digest, reqs, readers, sources, now);
     out.push({ ...img, verdict });
     if (fatal && !verdict.verified) failures.push(`${img.name}: ${verdict.reason}${rule ? ` (policy rule ${rule})` : ''}`);
     byPolicy ||= fatal && rule !== null;

@@ -7,6 +7,7 @@ import type { ArchiveImage } from '../../../../../src/core/archives/format/readI
 import { HoldfastError } from '../../../../../src/core/errors';
 import { importedImages, isSignatureTagName, refuseSignatureTags, signatureOptionsProblem, signatureWarnings, verifyArchiveImages } from '../../../../../src/core/usecases/import/signatures';
 import type { SignatureOptions, SignatureRule } from '../../../../../src/shared/importOptions';
+import { mockSigstore, signKeyless, trustedRoot } from '../../../../support/keyless';
 
 const HEX = 'a'.repeat(64);
 const D1 = 'sha256:' + '1'.repeat(64);
@@ -62,12 +63,47 @@ describe('verifyArchiveImages with a site policy (#48 item 8): covered images mu
     expect(r.images.map((i) => [i.name, i.verdict.verified])).toEqual([['lab.local/app/web:1', false]]);
   });
 
-  it('a rule naming certificate identities refuses what it covers: keyless is not in this build', async () => {
-    const vendor: SignatureRule = { name: 'vendor', images: ['lab.local/app/**'], identities: [{ identity: 'ci@v.example', issuer: 'https://i.example' }], trustedRoot: '/t.json' };
-    const e = await refusal({ rules: [vendor] });
-    expect(e.message).toBe('site.tar was refused: policy rule vendor names certificate identities, and keyless verification is not available in this build');
+  it('a rule naming certificate identities verifies keyless bundles against its trusted root', async () => {
+    const m = await mockSigstore();
+    const root = path.join(dir, 'trusted_root.json');
+    writeFileSync(root, JSON.stringify(trustedRoot(m)));
+    const bundle = path.join(dir, 'web.sigstore.json');
+    writeFileSync(bundle, await signKeyless(m, D1, { identity: 'https://ci.v.example/release', issuer: 'https://i.example' }));
+    const vendor: SignatureRule = { name: 'vendor', images: ['lab.local/app/**'], identities: [{ identity: 'https://ci.v.example/release', issuer: 'https://i.example' }], trustedRoot: root };
+    const r = await verifyArchiveImages('/x/site.tar', images, null, { bundles: [bundle], rules: [vendor] });
+    expect(r.images.map((i) => [i.name, i.verdict.verified && i.verdict.by])).toEqual([['lab.local/app/web:1', 'https://ci.v.example/release (https://i.example)']]);
+    const other = { ...vendor, identities: [{ identity: 'https://ci.v.example/other', issuer: 'https://i.example' }] };
+    expect((await refusal({ bundles: [bundle], rules: [other] })).details).toEqual(['lab.local/app/web:1: signed, but not by a given identity (policy rule vendor)']);
     // Not covering any image of the archive, it does not stand in the way.
-    await expect(verifyArchiveImages('/x/site.tar', [images[1]!], null, { rules: [vendor] })).resolves.toEqual({ images: [], warnings: [] });
+    await expect(verifyArchiveImages('/x/site.tar', [images[1]!], null, { rules: [other] })).resolves.toEqual({ images: [], warnings: [] });
+  });
+
+  it('the flags\' keyless identity is a requirement of its own, like --key', async () => {
+    const m = await mockSigstore();
+    const root = path.join(dir, 'flags_root.json');
+    writeFileSync(root, JSON.stringify(trustedRoot(m)));
+    const bundle = path.join(dir, 'flags.sigstore.json');
+    writeFileSync(bundle, await signKeyless(m, D2, { identity: 'https://ci.v.example/release', issuer: 'https://i.example' }));
+    const flags: SignatureOptions = { certificateIdentity: 'https://ci.v.example/release', certificateOidcIssuer: 'https://i.example', trustedRoot: root, bundles: [bundle] };
+    const r = await verifyArchiveImages('/x/site.tar', [images[1]!], null, flags);
+    expect(r.images.map((i) => i.verdict.verified)).toEqual([true]);
+    expect((await refusal(flags)).details).toEqual(['lab.local/app/web:1: no signature']);
+  });
+});
+
+describe('signatureOptionsProblem: keyless flags', () => {
+  const keyless = { certificateIdentity: 'ops@example.org', certificateOidcIssuer: 'https://issuer.example', trustedRoot: '/trusted_root.json' };
+  it('an identity, its issuer and a trusted root verify on their own', () => {
+    expect(signatureOptionsProblem(keyless)).toBeNull();
+    expect(signatureOptionsProblem({ ...keyless, certificateIdentity: undefined, certificateIdentityRegexp: '^ops@' })).toBeNull();
+    expect(signatureOptionsProblem({ ...keyless, bundles: ['/b.json'], allowUnsigned: true })).toBeNull();
+  });
+  it('each missing part is named with its flag', () => {
+    expect(signatureOptionsProblem({ ...keyless, trustedRoot: undefined })).toBe('--certificate-identity needs the Sigstore trusted root to verify against (--trusted-root FILE)');
+    expect(signatureOptionsProblem({ keys: ['/k.pub'], certificateIdentityRegexp: '.*', certificateOidcIssuer: 'x' })).toBe('--certificate-identity-regexp needs the Sigstore trusted root to verify against (--trusted-root FILE)');
+    expect(signatureOptionsProblem({ ...keyless, certificateOidcIssuer: undefined })).toBe('--certificate-identity needs the identity\'s issuer (--certificate-oidc-issuer VALUE)');
+    expect(signatureOptionsProblem({ trustedRoot: '/r.json' })).toBe("--trusted-root needs the signer's identity (--certificate-identity VALUE or --certificate-identity-regexp RE)");
+    expect(signatureOptionsProblem({ ...keyless, certificateIdentityRegexp: '.*' })).toBe('give --certificate-identity or --certificate-identity-regexp, not both');
   });
 });
 
