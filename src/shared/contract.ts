@@ -104,8 +104,8 @@ const remoteName = z.string().min(1).max(4096).refine((p) => !p.includes('\0'), 
 
 // Offline signature verification on this machine before anything is sent (shared/importOptions
 // SignatureOptions, #48): key and bundle files are read here, never on the node.
-/** A keyless identity or issuer as typed: a certificate's SAN or an issuer URL. */
-const keylessText = z.string().min(1).max(4096);
+/** A keyless identity or issuer as typed: a certificate's SAN or an issuer URL (both fit one containerd label). */
+const keylessText = z.string().min(1).max(1024);
 /** --certificate-identity-regexp, compiled here so a bad one is refused before any file is read. */
 const identityRegexp = keylessText.refine((re) => {
   try {
