@@ -114,7 +114,7 @@ const identityRegexp = keylessText.refine((re) => {
   } catch {
     return false;
   }
-}, 'a regular expression');
+}, 'not a valid regular expression');
 
 const signatureOptions = {
   keys: z.array(localFile).min(1).max(64).optional(),
