@@ -17,13 +17,19 @@ export interface MockSigstore {
   ca: CA;
   tlog: TLog;
   tsa: TSA;
+  /**
+   * The TSA's clock, set to a whole second before each timestamp: the mock writes a genTime of
+   * 50 ms as ".05Z", which @sigstore/core's parser (three digits or none) rejects.
+   */
+  tsaClock: Date;
 }
 
 const ecKeys = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
 /** A fresh CA, log and timestamp authority, each with its own key. */
 export async function mockSigstore(): Promise<MockSigstore> {
-  return { ca: await initializeCA(ecKeys()), tlog: await initializeTLog('https://rekor.sigstore.mock', ecKeys()), tsa: await initializeTSA(ecKeys()) };
+  const tsaClock = new Date();
+  return { ca: await initializeCA(ecKeys()), tlog: await initializeTLog('https://rekor.sigstore.mock', ecKeys()), tsa: await initializeTSA(ecKeys(), tsaClock), tsaClock };
 }
 
 const b64 = (b: Buffer): string => b.toString('base64');
@@ -74,6 +80,7 @@ export async function signKeyless(m: MockSigstore, digest: string, o: KeylessSig
   });
   const envelope = { payload: b64(payload), payloadType: IN_TOTO, signatures: [{ sig: b64(sig), keyid: '' }] };
   const tlogEntries = o.tlog === false ? [] : [await logEntry(m.tlog, envelope, payload, sig, cert)];
+  m.tsaClock.setTime(Math.floor(Date.now() / 1000) * 1000);
   const rfc3161Timestamps = o.tsa === false ? [] : [{ signedTimestamp: b64(await m.tsa.timestamp({ artifactHash: createHash('sha256').update(sig).digest(), hashAlgorithmOID: OID_SHA256, nonce: randomInt(1 << 30), policyOID: '1.2.3.4', certReq: false })) }];
   const material = o.chain ? { x509CertificateChain: { certificates: [cert, ...o.chain].map((c) => ({ rawBytes: b64(c) })) } } : { certificate: { rawBytes: b64(cert) } };
   const bundle = {
