@@ -2,14 +2,15 @@
 // by @sigstore/mock's CA (with a log entry and a timestamp), its detached bundle and the trusted
 // root carried beside it. The identity and issuer are recorded on the image; another identity
 // refuses the archive and leaves the node as it was; no trusted root is a clear error.
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listImages, startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
+import { startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
 import { writeLayeredArchive } from '../../lab/layered';
 import { SIGNATURE_LABELS } from '../../src/shared/domain/labels';
 import { mockSigstore, signKeyless, trustedRoot } from '../support/keyless';
+import { nodeState as nodeStateOf } from './signedSite';
 import { addLabNode, runCli, tempHome } from './support';
 
 const ID = 'https://ci.example.org/release.yml@refs/heads/main';
@@ -55,11 +56,7 @@ async function ctrLine(ref: string): Promise<string> {
   return line;
 }
 
-async function nodeState(): Promise<{ images: string[]; content: string[]; dir: string[] }> {
-  const images = (await listImages(n)).map((i) => `${i.name} ${i.digest} ${JSON.stringify(i.labels)}`).sort();
-  const content = (await n.ctr(['content', 'ls', '-q'])).split('\n').filter(Boolean).sort();
-  return { images, content, dir: readdirSync(n.hostImagesDir).sort() };
-}
+const nodeState = () => nodeStateOf(n);
 
 describe('holdfast import with a keyless identity', () => {
   it('no trusted root: a clear error naming the flag, nothing sent', async () => {
