@@ -27,20 +27,28 @@ function kubectlShell(p: DistroProfile): string {
   return `k=; for p in ${p.id} /usr/local/bin/${p.id}; do if command -v "$p" >/dev/null 2>&1; then k=$(command -v "$p"); break; fi; done; set -- kubectl`;
 }
 
+/** Where kubelet puts a pod's ServiceAccount token: kubectl's in-cluster configuration reads it. */
+const SA_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
 export const NEEDS_SCRIPT = [
   'S=$1; D=$2; DD=$3; T=$4; LC_ALL=C; export LC_ALL',
   'rd() { if [ -r "$1" ]; then cat -- "$1"; elif [ "$S" = sudo ]; then sudo -n cat -- "$1" 2>/dev/null; fi; }',
   'echo "@@sandbox"',
   // containerd 1.x/2.x config version 2: sandbox_image = "…"; version 3: pinned_images.sandbox = "…".
   'rd "$DD/agent/etc/containerd/config.toml" | head -c 1048576 | grep -E "^[[:space:]]*(sandbox_image|sandbox)[[:space:]]*=" | head -n 4',
+  // In a pod (the guard DaemonSet): whether kubectl has a ServiceAccount token to ask with.
+  `if [ -n "$KUBERNETES_SERVICE_HOST" ]; then if [ -f ${SA_TOKEN} ]; then echo "@@pod token"; else echo "@@pod no-token"; fi; fi`,
   'echo "@@kubectl"',
   // The distro's kubectl (profile, shared/distro.ts): a binary under data-dir with its kubeconfig,
   // or the distro's own subcommand found by its absolute path (sudo searches its own secure_path,
   // which often lacks /usr/local/bin).
   distroCase('D', kubectlShell),
   'if [ -z "$k" ] || ! command -v "$k" >/dev/null 2>&1; then echo "no kubectl on the node" >&2; exit 127; fi',
-  `if [ "$S" = sudo ]; then sudo -n "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json --request-timeout="\${T}s"`,
-  `else "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json --request-timeout="\${T}s"; fi`,
+  // kubectl drops its in-cluster configuration (a pod's ServiceAccount) when given
+  // --request-timeout (kubernetes/kubernetes#93474, open): in a pod the exec's own timeout bounds it.
+  `R=--request-timeout="\${T}s"; if [ -n "$KUBERNETES_SERVICE_HOST" ] && [ -n "$KUBERNETES_SERVICE_PORT" ] && [ -f ${SA_TOKEN} ]; then R=; fi`,
+  `if [ "$S" = sudo ]; then sudo -n "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json \${R:+"$R"}`,
+  `else "$k" "$@" get ${WORKLOAD_KINDS} --all-namespaces -o json \${R:+"$R"}; fi`,
 ].join('\n');
 
 /** The script's $0: how a process listing (and the e2e fake node) tells it apart. */
@@ -80,10 +88,13 @@ export function parseNeedsAnswer(r: { code: number | null; stdout: string; stder
   const body = at >= 0 ? r.stdout.slice(at + '@@kubectl\n'.length) : '';
   const sandbox = parseSandboxLines(head.split('\n').filter((l) => !l.startsWith('@@')));
   const err = firstLine(r.stderr);
+  const pod = /^@@pod (token|no-token)$/m.exec(head)?.[1];
   if (r.code === 127) return { kind: 'none', message: 'no k3s or RKE2 kubectl on the node', sandbox };
   if (r.code !== 0) {
     // An agent node: k3s kubectl finds no kubeconfig and falls back to localhost:8080.
     if (/localhost:8080|no configuration has been provided|k3s\.yaml: no such file|rke2\.yaml: no such file/i.test(r.stderr)) {
+      // In a pod every node may ask the cluster: falling back to localhost is the ServiceAccount's fault.
+      if (pod) return { kind: 'error', message: pod === 'no-token' ? `kubectl has no in-cluster configuration: the pod has no ServiceAccount token (${SA_TOKEN})` : 'kubectl did not use the pod\'s ServiceAccount (in-cluster configuration)', sandbox };
       return { kind: 'agent', message: 'an agent node: no kubeconfig to ask the cluster with', sandbox };
     }
     if (/permission denied/i.test(r.stderr)) {

@@ -78,12 +78,12 @@ describe('needsArgv: one constant script, the node’s values as positional argu
  * Runs NEEDS_SCRIPT with /bin/sh as a node would (argv straight from needsArgv), with stand-in
  * k3s / kubectl / sudo in a bin dir first on PATH. The stand-ins record their arguments.
  */
-function runNeedsScript(opts: { sudo: boolean; distro: Distro; dataDir: string; bin: string; log: string; cwd: string }) {
+function runNeedsScript(opts: { sudo: boolean; distro: Distro; dataDir: string; bin: string; log: string; cwd: string; env?: Record<string, string> }) {
   const [cmd, ...args] = needsArgv(opts.sudo, opts.distro, opts.dataDir);
   const r = spawnSync(cmd!, args, {
     cwd: opts.cwd,
     encoding: 'utf8',
-    env: { PATH: `${opts.bin}:/usr/bin:/bin`, HF_LOG: opts.log },
+    env: { PATH: `${opts.bin}:/usr/bin:/bin`, HF_LOG: opts.log, ...opts.env },
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -167,6 +167,22 @@ describe('NEEDS_SCRIPT run by /bin/sh', () => {
     const r = runNeedsScript({ sudo: false, distro: 'k3s', dataDir: n.dataDir('k3s', CONFIG_V2), bin: n.bin, log: n.log, cwd: n.root });
     expect(r.code).toBe(1);
     expect(parseNeedsAnswer(r, false)).toEqual({ kind: 'agent', message: AGENT_MESSAGE, sandbox: PAUSE });
+  });
+
+  it('in a pod with no ServiceAccount token: kubectl falls back to localhost, read as the token missing, not as an agent', () => {
+    // (With the token, the script leaves out --request-timeout, which makes kubectl drop its
+    // in-cluster configuration: test/integration/guardInCluster.test.ts runs that path.)
+    const n = scriptNode();
+    script(path.join(n.bin, 'k3s'), AGENT_KUBECTL);
+    const env = { KUBERNETES_SERVICE_HOST: '10.43.0.1', KUBERNETES_SERVICE_PORT: '443' };
+    const r = runNeedsScript({ sudo: false, distro: 'k3s', dataDir: n.dataDir('k3s', CONFIG_V2), bin: n.bin, log: n.log, cwd: n.root, env });
+    expect(r.stdout).toContain('@@pod no-token\n@@kubectl\n');
+    expect(n.args('kubectl')).toEqual(['kubectl', ...expectedKubectlArgs]);
+    expect(parseNeedsAnswer(r, false)).toEqual({
+      kind: 'error',
+      message: 'kubectl has no in-cluster configuration: the pod has no ServiceAccount token (/var/run/secrets/kubernetes.io/serviceaccount/token)',
+      sandbox: PAUSE,
+    });
   });
 
   it('a hostile data-dir is only ever a path: nothing in it runs', () => {
