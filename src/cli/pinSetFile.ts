@@ -8,6 +8,7 @@ import { HoldfastError } from '../core/errors';
 import { limit, limitError } from '../core/limits';
 import type { LostPinKind } from '../shared/domain/lostPins';
 import { parsePinSet, PinSetError, resolvePinSet, type PinSet, type PinSetResolution } from '../shared/pinSet';
+import type { NeedsReport } from '../shared/needs';
 import type { Cli } from './context';
 import { terminalSafe as safe } from './format';
 
@@ -52,8 +53,8 @@ export async function loadPinSetFile(file: string): Promise<{ set: PinSet; diges
  * The pin set against the node as it is now: its references, needs and lost pins (one inventory).
  * `lost`: every reference whose durable pin Holdfast made is gone (the set's and their images' others).
  */
-export async function resolveOnNode(cli: Cli, node: string, set: PinSet): Promise<{ resolution: PinSetResolution; lost: ReadonlyMap<string, LostPinKind> }> {
+export async function resolveOnNode(cli: Cli, node: string, set: PinSet): Promise<{ resolution: PinSetResolution; lost: ReadonlyMap<string, LostPinKind>; needs: NeedsReport }> {
   const report = await cli.call('images.report', { node });
   const resolution = resolvePinSet(set.spec, { refs: report.images, neededMissing: report.needs.missing.map((m) => m.ref), lost: report.lost });
-  return { resolution, lost: new Map(report.lost.map((l) => [l.ref, l.kind])) };
+  return { resolution, lost: new Map(report.lost.map((l) => [l.ref, l.kind])), needs: report.needs };
 }

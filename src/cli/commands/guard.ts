@@ -16,6 +16,7 @@ import { lostPinKindText } from '../../shared/lostPins';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
 import { guardFixedTotal, renderGuardMetrics } from '../../shared/metrics';
 import type { LostPinKind } from '../../shared/domain/lostPins';
+import type { NeedsReport } from '../../shared/needs';
 import type { Cli } from '../context';
 import { terminalSafe as safe } from '../format';
 import { helpAfter } from '../help';
@@ -56,7 +57,7 @@ export async function guardOnce(cli: Cli, node: string, file: string, dryRun: bo
   // zod and the pin set rules load only when a pin set is read, not for --help (lazyLoad.test.ts).
   const { loadPinSetFile, resolveOnNode } = await import('../pinSetFile');
   const { set, digest } = await loadPinSetFile(file);
-  const { resolution: r, lost } = await resolveOnNode(cli, node, set);
+  const { resolution: r, lost, needs } = await resolveOnNode(cli, node, set);
   const plan = await cli.call(dryRun ? 'pins.plan' : 'pins.apply', { node, action: 'pin', target: { pinSet: set.spec } });
   const fixed = plan.changes.map((c) => {
     const kind = lost.get(c.ref);
@@ -72,9 +73,23 @@ export async function guardOnce(cli: Cli, node: string, file: string, dryRun: bo
     durable: dryRun ? r.durable : [...r.durable, ...r.pin],
     missing: r.missing,
     unmatched: r.unmatched,
-    ...(plan.warnings?.length ? { warnings: plan.warnings } : {}),
+    ...warningsOf(set.spec.needed ? needsWarnings(needs) : [], plan.warnings),
   };
 }
+
+/**
+ * `needed: true` and a source of needs failed (kubectl refused or failed, a pod without its
+ * ServiceAccount token): why, and, with no source at all, what counts instead.
+ */
+function needsWarnings(needs: NeedsReport): string[] {
+  const none = needs.noSource ? [`no source of site needs (${needs.noSource}): images from air-gap archives count as needed`] : [];
+  return [...none, ...needs.notes.map((n) => `site needs: ${n}`)];
+}
+
+const warningsOf = (...lists: (readonly string[] | undefined)[]) => {
+  const all = lists.flatMap((l) => l ?? []);
+  return all.length ? { warnings: all } : {};
+};
 
 export function guardRunText(j: GuardRunJson): string {
   const n = j.fixed.length;
