@@ -16,6 +16,7 @@ export {
   K3S_SOCKET,
   K3S_IMAGES_DIR,
   KUBECTL_FIXTURE_NAME,
+  REAL_KUBECTL,
   imagesDirOf,
   type LabNodeHandle,
   type LabNodeView,
@@ -88,3 +89,4 @@ export { attachLabNode, labNodeNames } from './attach.ts';
 export { SEED_ARCHIVE, SEED_REPORT_IMAGE, SEED_SAMPLE_IMAGE, seedWorkloads, writeSeedArchive } from './seed.ts';
 export { criImages, criImageStatus, criPinned, type CriImage } from './cri.ts';
 export { readImportPlan, k3sEntryName, type ImportPlan, type ImportEntry } from './importPlan.ts';
+export { startApiServer, clusterRulesFor, requestInfo, allowedBy, type LabApiServer, type PolicyRule, type RecordedRequest, type RequestInfo } from './apiServer.ts';

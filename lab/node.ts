@@ -8,7 +8,7 @@
 // namespace (and its bind mounts, which never reach the host) lives until the holder dies.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { chmod, cp, mkdir, readdir, readFile, readlink, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, cp, mkdir, readdir, readFile, readlink, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { run, sleep } from './exec.ts';
@@ -82,9 +82,11 @@ export interface LabNodeHandle {
    * with `workloads` the node is a server whose `kubectl get … -o json` prints them (a value is
    * printed as kubectl prints JSON, a string verbatim; see lab/workloads.ts) to root only, and a
    * user who cannot read the kubeconfig gets k3s's permission error; without, an agent (no
-   * kubeconfig: kubectl cannot reach an API server). See distroScripts below.
+   * kubeconfig: kubectl cannot reach an API server). With `kubectl` (k3s only), the path of a real
+   * kubectl copied to REAL_KUBECTL: with no kubeconfig `k3s kubectl` runs it (in-cluster config).
+   * See distroScripts below.
    */
-  installDistroBinary(distro: 'k3s' | 'rke2', version: string | null, opts?: { workloads?: unknown }): Promise<void>;
+  installDistroBinary(distro: 'k3s' | 'rke2', version: string | null, opts?: { workloads?: unknown; kubectl?: string }): Promise<void>;
   /**
    * Mounts a tmpfs of `bytes` over the node's images dir inside the node's mount
    * namespace (a "disk too small" node; statvfs and df over SSH report its size). Only the node
@@ -156,6 +158,13 @@ export const DISTRO_MARKER = 'distro';
 const HOLDER_SCRIPT =
   'mount --bind "$1/run-k3s" /run/k3s && mount --bind "$1/rancher" /var/lib/rancher && mount --bind "$1/bin" /usr/local/bin && mount --bind "$1/home" /root && exec sleep infinity';
 
+/**
+ * Where k3s's kubectl sits in the data dir k3s unpacks (`data/current/bin/kubectl`): with
+ * `installDistroBinary(…, { kubectl })` a real kubectl binary, which the stand-in `k3s kubectl`
+ * runs when no kubeconfig exists, as k3s does (in a pod: its in-cluster configuration).
+ */
+export const REAL_KUBECTL = '/var/lib/rancher/k3s/data/current/bin/kubectl';
+
 /** The fixture a server node's stand-in kubectl prints: /var/lib/rancher/<distro>/server/<this>. */
 export const KUBECTL_FIXTURE_NAME = 'lab-kubectl.json';
 
@@ -219,7 +228,9 @@ for a in "$@"; do
     --kubeconfig=*) kc=$(printf '%s\n' "$a" | sed 's/^--kubeconfig=//'); kcflag=1 ;;
   esac
 done
-[ -n "$kc" ] || kc=$KUBECONFIG${k3sDefault}
+[ -n "$kc" ] || kc=$KUBECONFIG${k3sDefault}${distro === 'k3s' ? String.raw`
+# No kubeconfig: k3s runs plain kubectl, which takes its in-cluster configuration when it can (a pod).
+if [ -z "$kc" ] && [ -x ${REAL_KUBECTL} ]; then exec ${REAL_KUBECTL} "$@"; fi` : ''}
 [ -n "$kc" ] || refused
 if [ "$kc" != ${kc} ]; then
   echo 'lab: this stand-in kubectl knows only the kubeconfig ${kc}' >&2
@@ -739,8 +750,15 @@ export class LabNode implements LabNodeHandle {
     return { fingerprint: fp, knownHostsLine: `[127.0.0.1]:${this.port} ${keyType} ${blob}` };
   }
 
-  async installDistroBinary(distro: 'k3s' | 'rke2', version: string | null, opts: { workloads?: unknown } = {}): Promise<void> {
+  async installDistroBinary(distro: 'k3s' | 'rke2', version: string | null, opts: { workloads?: unknown; kubectl?: string } = {}): Promise<void> {
     const file = join(this.root, 'bin', distro);
+    const realKubectl = join(this.root, 'rancher', REAL_KUBECTL.slice('/var/lib/rancher/'.length));
+    await rm(realKubectl, { force: true });
+    if (opts.kubectl !== undefined && version !== null && distro === 'k3s') {
+      await mkdir(dirname(realKubectl), { recursive: true, mode: 0o755 });
+      await copyFile(opts.kubectl, realKubectl);
+      await chmod(realKubectl, 0o755);
+    }
     const serverDir = join(this.root, 'rancher', distro, 'server');
     const fixture = join(serverDir, KUBECTL_FIXTURE_NAME);
     const rke2Kubectl = join(this.root, 'rancher', 'rke2', 'bin', 'kubectl');
