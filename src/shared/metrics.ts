@@ -1,14 +1,15 @@
 // A node's pin state as Prometheus series (`holdfast metrics`, `holdfast inspect --openmetrics`):
 // the text exposition format node_exporter's textfile collector reads. Every value comes from a
 // rule that has its home elsewhere — protection (what kubelet sees now and after the next k3s
-// start), needs (needed images at risk), the lost-pin audit, the archive check, the disk picture
-// — this file only counts and prints. Pure: tested against exact text.
+// start), needs (needed images at risk), the lost-pin audit, the archive check, the signature
+// record, the disk picture — this file only counts and prints. Pure: tested against exact text.
 import type { FsUsage } from './diskPicture';
 import type { FleetNodeResult } from './fleet';
 import type { GcPolicy } from './gcPolicy';
 import type { PinState } from './domain/pins';
 import { atRiskOf } from './needs';
 import { gcBound, imageProtection, losingImages, refsByImage } from './protection';
+import { signatureCounts } from './signatures';
 import { criPinning } from './versions';
 
 /** One node's facts: the fleet inspection's result, and its disk picture when one was taken. */
@@ -107,6 +108,31 @@ const IMAGE_FAMILIES: readonly Family[] = [
   },
 ];
 
+/**
+ * What Holdfast verified of the images' signatures at import (shared/signatures signatureCounts).
+ * By reference, as the record is kept; CRI's own sha256:<id> records are not counted.
+ */
+const SIGNATURE_FAMILIES: readonly Family[] = [
+  {
+    name: 'holdfast_images_verified',
+    help: 'Image references whose signature Holdfast verified at import (CRI\'s own sha256:<id> records not counted).',
+    type: 'gauge',
+    samples: reached((_n, r) => one(signatureCounts(r.images ?? []).verified)),
+  },
+  {
+    name: 'holdfast_images_unverified',
+    help: 'Image references without a signature Holdfast verified: never verified, or imported not verified (CRI\'s own sha256:<id> records not counted).',
+    type: 'gauge',
+    samples: reached((_n, r) => one(signatureCounts(r.images ?? []).unverified)),
+  },
+  {
+    name: 'holdfast_needed_images_unverified',
+    help: 'Image references the site needs without a signature Holdfast verified (needs read from the cluster, else images from air-gap archives).',
+    type: 'gauge',
+    samples: reached((_n, r) => (r.needs ? one(signatureCounts(r.images ?? []).neededUnverified) : [])),
+  },
+];
+
 /** The image file system and kubelet's image GC settings (from the node's disk picture). */
 const DISK_FAMILIES: readonly Family[] = [
   {
@@ -155,7 +181,7 @@ const checkFamilies = (checkedAt: number): Family[] => [
 ];
 
 /** The series, in the order they are written. */
-const FAMILIES = (checkedAt: number): Family[] => [...IMAGE_FAMILIES, ...DISK_FAMILIES, ...checkFamilies(checkedAt)];
+const FAMILIES = (checkedAt: number): Family[] => [...IMAGE_FAMILIES, ...SIGNATURE_FAMILIES, ...DISK_FAMILIES, ...checkFamilies(checkedAt)];
 
 /** A label value as the exposition format wants it: backslash, double quote and line feed escaped. */
 export const escapeLabelValue = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');

@@ -3,7 +3,7 @@
 // the digest that will be written to the node. Reading and checking signatures is core's; this decides.
 import { compareText } from './compareText';
 import { SIGNATURE_LABELS } from './domain/labels';
-import { parseReference } from './imageReference';
+import { isImageIdRecord, parseReference } from './imageReference';
 
 export type SignatureFormat = 'bundle' | 'legacy';
 
@@ -156,4 +156,31 @@ export function signatureSentence(r: SignatureRecord | null | undefined): string
   if (!r.verified) return `not verified: ${r.reason} (${day})`;
   const signer = /^[0-9a-f]{64}$/.test(r.by) ? `key ${r.by.slice(0, 8)}…` : r.by;
   return `signed by ${signer}, verified ${day}`;
+}
+
+/** How many references carry a verified signature, and how many do not (the metrics' counts). */
+export interface SignatureCounts {
+  verified: number;
+  /** Never verified, or recorded as not verified. */
+  unverified: number;
+  /** Of those, the ones the site needs (shared/needs). */
+  neededUnverified: number;
+}
+
+/**
+ * The node's references by what Holdfast verified of them. CRI's own sha256:<id> record is not
+ * counted: Holdfast never labels it (its image's other references carry the verdict).
+ */
+export function signatureCounts(refs: readonly { name: string; signature?: SignatureRecord | null; need?: { needed: boolean } }[]): SignatureCounts {
+  const counts: SignatureCounts = { verified: 0, unverified: 0, neededUnverified: 0 };
+  for (const r of refs) {
+    if (isImageIdRecord(r.name)) continue;
+    if (r.signature?.verified) {
+      counts.verified++;
+      continue;
+    }
+    counts.unverified++;
+    if (r.need?.needed) counts.neededUnverified++;
+  }
+  return counts;
 }

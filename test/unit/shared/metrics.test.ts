@@ -11,6 +11,7 @@ import { resolveGcPolicy } from '../../../src/shared/gcPolicy';
 import { escapeLabelValue, GUARD_MISSING_SERIES, guardFixedTotal, imageStates, renderGuardMetrics, renderMetrics } from '../../../src/shared/metrics';
 import { applyNeeds, type NodeNeeds } from '../../../src/shared/needs';
 import { imageProtection } from '../../../src/shared/protection';
+import type { SignatureRecord } from '../../../src/shared/signatures';
 import { criPinning } from '../../../src/shared/versions';
 import { imageRef } from '../../support/imageRef';
 
@@ -24,6 +25,9 @@ const LABELS: Record<ImageRef['pin'], Record<string, string>> = {
 
 const ref = (name: string, id: string, pin: ImageRef['pin'], afterRestart: ImageRef['afterRestart']): ImageRef =>
   imageRef(name, { labels: LABELS[pin], pin, afterRestart, reason: 'r' }, id);
+
+const SIGNED: SignatureRecord = { verified: true, by: '3f1c2a4b'.padEnd(64, '0'), format: 'bundle', at: '2026-12-08T10:00:00Z' };
+const REFUSED: SignatureRecord = { verified: false, reason: 'no signature', at: '2026-12-08T10:00:00Z' };
 
 const NEEDS: NodeNeeds = {
   sources: [{ kind: 'cluster', label: 'kubectl on n1' }],
@@ -64,8 +68,8 @@ const lost: LostPin = {
 function reached(): FleetNodeResult {
   const refs = [
     ref('docker.io/library/web:1', 'a', 'none', 'unpinned'), // needed, unpinned: at risk
-    ref('docker.io/library/db:2', 'b', 'durable', 'pinned'),
-    ref('docker.io/library/old:0', 'd', 'durable', 'pinned'),
+    { ...ref('docker.io/library/db:2', 'b', 'durable', 'pinned'), signature: SIGNED }, // needed, verified
+    { ...ref('docker.io/library/old:0', 'd', 'durable', 'pinned'), signature: REFUSED }, // imported not verified
     ref('docker.io/library/app:3', 'e', 'distro', 'unpinned'), // k3s pin, no archive: lost at the next start
     ref('docker.io/library/app@sha256:' + 'e'.repeat(64), 'e', 'distro', 'unpinned'), // same image: counted once
     ref('docker.io/library/tool:1', 'f', 'distro', 'pinned'),
@@ -107,6 +111,12 @@ const HELP = {
     '# HELP holdfast_images_at_risk Needed images that are missing, unprotected now or unprotected after the next k3s start (needs read from the cluster, else images from air-gap archives).\n# TYPE holdfast_images_at_risk gauge',
   lost: '# HELP holdfast_pins_lost Durable pins Holdfast made (its audit log) that are gone from containerd.\n# TYPE holdfast_pins_lost gauge',
   archives: '# HELP holdfast_archives Air-gap archives and pre-pull lists in the images dir, by whether removing them is safe.\n# TYPE holdfast_archives gauge',
+  verified:
+    "# HELP holdfast_images_verified Image references whose signature Holdfast verified at import (CRI's own sha256:<id> records not counted).\n# TYPE holdfast_images_verified gauge",
+  unverified:
+    "# HELP holdfast_images_unverified Image references without a signature Holdfast verified: never verified, or imported not verified (CRI's own sha256:<id> records not counted).\n# TYPE holdfast_images_unverified gauge",
+  neededUnverified:
+    '# HELP holdfast_needed_images_unverified Image references the site needs without a signature Holdfast verified (needs read from the cluster, else images from air-gap archives).\n# TYPE holdfast_needed_images_unverified gauge',
   used: "# HELP holdfast_imagefs_used_bytes Used bytes of the file system kubelet's image GC watches (capacity minus what non-root users may use).\n# TYPE holdfast_imagefs_used_bytes gauge",
   capacity: "# HELP holdfast_imagefs_capacity_bytes Capacity in bytes of the file system kubelet's image GC watches.\n# TYPE holdfast_imagefs_capacity_bytes gauge",
   gc: "# HELP holdfast_gc_high_threshold_ratio kubelet's imageGCHighThresholdPercent as a ratio: image GC starts above this use of the image file system.\n# TYPE holdfast_gc_high_threshold_ratio gauge",
@@ -133,6 +143,12 @@ describe('holdfast metrics text', () => {
         HELP.archives,
         'holdfast_archives{safe_to_remove="true"} 1',
         'holdfast_archives{safe_to_remove="false"} 2',
+        HELP.verified,
+        'holdfast_images_verified 1', // db:2
+        HELP.unverified,
+        'holdfast_images_unverified 5', // web:1 and app:3 never verified, old:0 refused, app's digest reference, tool:1
+        HELP.neededUnverified,
+        'holdfast_needed_images_unverified 1', // web:1: db:2, the other needed image, is verified
         HELP.used,
         `holdfast_imagefs_used_bytes ${60 * GiB}`,
         HELP.capacity,
@@ -166,6 +182,12 @@ describe('holdfast metrics text', () => {
         HELP.archives,
         'holdfast_archives{node="n1",safe_to_remove="true"} 1',
         'holdfast_archives{node="n1",safe_to_remove="false"} 2',
+        HELP.verified,
+        'holdfast_images_verified{node="n1"} 1',
+        HELP.unverified,
+        'holdfast_images_unverified{node="n1"} 5',
+        HELP.neededUnverified,
+        'holdfast_needed_images_unverified{node="n1"} 1',
         // No disk picture in a fleet report: the imagefs and GC series are left out, not zero.
         HELP.used,
         HELP.capacity,

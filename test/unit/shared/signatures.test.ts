@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SIGNATURE_LABELS } from '../../../src/shared/domain/labels';
-import { bindSignatures, isKeylessSigner, keylessSigner, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureSentence, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, isKeylessSigner, keylessSigner, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureCounts, signatureSentence, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -145,5 +145,31 @@ describe('signatureSentence', () => {
     [{ verified: false as const, reason: 'no signature', at: '2026-12-09T00:00:00Z' }, 'not verified: no signature (2026-12-09)'],
   ])('%j reads %s', (record, text) => {
     expect(signatureSentence(record)).toBe(text);
+  });
+});
+
+describe('signatureCounts (the metrics)', () => {
+  const verified = { verified: true as const, by: 'k1', format: 'bundle' as const, at: AT };
+  const refused = { verified: false as const, reason: 'no signature', at: AT };
+  const needed = { verdict: 'protected' as const, atRisk: false, needed: true, basis: 'provenance' as const, workloads: [], neededBecause: 'from an archive', because: 'kept' };
+  const unneeded = { ...needed, verdict: 'reclaimable' as const, needed: false, basis: null, neededBecause: null };
+
+  it('counts references by their record: never verified and refused alike are unverified', () => {
+    const refs = [
+      { name: 'r/a:1', signature: verified, need: needed },
+      { name: 'r/b:1', signature: refused, need: needed },
+      { name: 'r/c:1', signature: null, need: needed },
+      { name: 'r/d:1', signature: null, need: unneeded },
+      { name: 'r/e:1' },
+    ];
+    expect(signatureCounts(refs)).toEqual({ verified: 1, unverified: 4, neededUnverified: 2 });
+  });
+
+  it("leaves out CRI's own sha256:<id> record, which Holdfast never labels", () => {
+    const refs = [
+      { name: 'r/a:1', signature: verified, need: needed },
+      { name: `sha256:${'c'.repeat(64)}`, signature: null, need: needed },
+    ];
+    expect(signatureCounts(refs)).toEqual({ verified: 1, unverified: 0, neededUnverified: 0 });
   });
 });
