@@ -17,6 +17,7 @@ import type { CriPinning } from './versions';
 import type { Workload } from './workloads';
 import { archiveVerdict, type RemovalTone } from './removalVerdict';
 import { proseText, remedyOnNode, type ArchiveRemedy, type Prose, type Remedy } from './remedy';
+import type { SignatureRecord } from './signatures';
 
 /** One reference of the image, as the explanation lists them. */
 export interface ExplainedRef {
@@ -57,6 +58,8 @@ export interface ReferenceExplanation {
     refs: ExplainedRef[];
     /** The explained reference's labels. */
     labels: Record<string, string>;
+    /** What Holdfast verified of its signature at import (shared/signatures); null: never verified. */
+    signature: SignatureRecord | null;
     /** What a table of references shows for it (refReading). */
     shown: { pin: PinState; outcome: RefOutcome; inherited: boolean };
     /** The image as kubelet sees it (shared/protection): now, after the next k3s start, why. */
@@ -162,6 +165,7 @@ export function explainReference(input: ExplainInput): ReferenceExplanation | nu
         return { name: r.name, pin: read.pin, inherited: read.inherited, afterRestart: r.afterRestart, reason: r.reason, brief: fateBrief(r, who), archive: r.archive, ...(r.remedy ? { remedy: remedyOnNode(r.remedy, node) } : {}) };
       }),
       labels: self.labels,
+      signature: self.signature ?? null,
       shown,
       protection: { now: p.now, afterRestart: p.afterRestart, losesPin: losesPin(p), reason: p.reason, brief: protectionBrief(p, siblings, mode, who) },
     },

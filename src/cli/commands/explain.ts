@@ -23,6 +23,7 @@ import { REMOVAL_TONE_TEXT } from '../../shared/removalVerdict';
 import { archivesInWords } from '../../shared/archivesReport';
 import { inParens, type Remedy } from '../../shared/remedy';
 import { cliProse, remedyCommand, withCommand } from '../remedyText';
+import { signatureSentence } from '../../shared/signatures';
 
 /** The labels that say how a reference is pinned (and who pinned it durably). */
 const PIN_LABELS = [LABEL_CRI_PINNED, ...DISTRO_PIN_LABELS, PROVENANCE.at, PROVENANCE.by];
@@ -118,6 +119,7 @@ export function explainText(explained: ReferenceExplanation, screen: Screen, who
     const self = img.refs[0]!;
     f.add('Image', img.imageId ? screen.ref(img.imageId, COL) : `unknown id (target ${screen.ref(img.key, COL + 20)})`, `${humanSize(img.size)}, ${img.platforms.join(', ') || 'no platform known'}`);
     if (isImageIdRecord(e.ref)) f.add('', `This is CRI's own record of the image (sha256:<id>): ${who} never labels it, and kubelet sees only the image.`);
+    f.add('Signature', signatureSentence(img.signature));
     const labels = PIN_LABELS.filter((k) => img.labels[k] !== undefined).map((k) => `${k}=${img.labels[k]}`);
     f.add(
       'Pin now',
