@@ -90,11 +90,12 @@ const withDigests = (text: string): SafeHtml =>
       : p.split(/(?<=\/)|(?=@$)/).map((part, j) => (j ? html`<wbr>${part}` : part)),
   )}`;
 
-const pinTag = (i: ImageRef): SafeHtml =>
-  i.lostPin ? html`${pinTagOf(i)} <span class="tag bad">durable pin lost</span>` : pinTagOf(i);
+/** The reference's pin; a distro pin named as the node's distro (`who`: k3s, RKE2). */
+const pinTag = (i: ImageRef, who: string): SafeHtml =>
+  i.lostPin ? html`${pinTagOf(i, who)} <span class="tag bad">durable pin lost</span>` : pinTagOf(i, who);
 
-const pinTagOf = (i: ImageRef) =>
-  i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'distro' ? html`<span class="tag warn">k3s</span>` : html`<span class="tag">none</span>`;
+const pinTagOf = (i: ImageRef, who: string) =>
+  i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'distro' ? html`<span class="tag warn">${who}</span>` : html`<span class="tag">none</span>`;
 
 /** A reference's fate, read against its image's (shared/protection): "loses pin" only when kubelet's view of the image does. */
 function fateTag(i: ImageRef, image: ImageProtection | undefined): SafeHtml {
@@ -115,7 +116,7 @@ function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection
   if (images.length === 0) return html`<p class="muted">No images in the namespace.</p>`;
   return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next ${who} start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
     (i) =>
-      html`<tr><td class="ref">${withDigests(i.name)}</td><td>${pinTag(i)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono nowrap">${shortDigest(i.imageId)}</td><td class="nowrap">${formatBytes(i.size)}</td><td class="mono path">${withDigests(i.archive ?? '—')}</td><td class="why">${withDigests(i.reason)}</td></tr>`,
+      html`<tr><td class="ref">${withDigests(i.name)}</td><td>${pinTag(i, who)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono nowrap">${shortDigest(i.imageId)}</td><td class="nowrap">${formatBytes(i.size)}</td><td class="mono path">${withDigests(i.archive ?? '—')}</td><td class="why">${withDigests(i.reason)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
