@@ -177,7 +177,7 @@ describe('holdfast inspect over a fleet', () => {
     for (const s of ['Nodes at risk', 'dead', 'connection refused', 'low disk', 'Images that will lose their pin', TOOL]) expect(text).toContain(s);
 
     const rows = parseRfc4180(readFileSync(csv, 'utf8'));
-    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy']);
+    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy', 'signature']);
     const body = rows.slice(1);
     // A row per reference (one for a node without any), and one per needed image a node lacks.
     const expected = report.nodes.reduce((s, n) => s + Math.max(1, n.images?.length ?? 0) + (n.needs?.missing.length ?? 0), 0);
@@ -189,10 +189,10 @@ describe('holdfast inspect over a fleet', () => {
       const pin = pinReading(i, f1.filter((x) => protectionKey(x) === protectionKey(i))).pin;
       expect(body).toContainEqual([
         'f1', 'true', i.name, i.digest, i.imageId ?? '', pin, i.afterRestart, i.reason, i.archive ?? '', image, expect.stringMatching(/./),
-        i.need!.verdict, String(i.need!.atRisk), expect.any(String),
+        i.need!.verdict, String(i.need!.atRisk), expect.any(String), 'never verified', // imported without --key
       ]);
     }
-    expect(body).toContainEqual(['dead', 'false', '', '', '', '', '', report.nodes[4]!.error!.message, '', '', '', '', '', '']);
+    expect(body).toContainEqual(['dead', 'false', '', '', '', '', '', report.nodes[4]!.error!.message, '', '', '', '', '', '', '']);
   });
 
   it('bounds a node that never answers by --timeout, and reports the others', async () => {

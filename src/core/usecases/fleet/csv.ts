@@ -11,14 +11,16 @@ import type { LostPin } from '../../../shared/domain/lostPins';
 import { inParens, proseText, type RemedyWording } from '../../../shared/remedy';
 import { pinReading, protectionKey, refsByImage } from '../../../shared/protection';
 import { workloadName } from '../../../shared/needs';
+import { signatureSentence } from '../../../shared/signatures';
 import { visibleControls } from '../../../shared/visibleControls';
 import { protectionOf, warningsOf } from './summary';
 
 /**
  * afterRestart and reason are the reference's own; imageAfterRestart and imageReason are its
- * image's as kubelet sees it (shared/protection: per image id, the node's containerd rule).
+ * image's as kubelet sees it (shared/protection: per image id, the node's containerd rule);
+ * signature is what Holdfast verified of it at import (shared/signatures signatureSentence).
  */
-export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy'] as const;
+export const FLEET_CSV_COLUMNS = ['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy', 'signature'] as const;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 
@@ -51,13 +53,13 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>, word?: RemedyWordin
   let out = csvLine([...FLEET_CSV_COLUMNS]);
   for (const n of report.nodes) {
     if (!n.reachable || !n.images) {
-      out += csvLine([n.node, false, '', '', '', '', '', n.error ? n.error.message : 'unreachable', '', '', '', '', '', '']);
+      out += csvLine([n.node, false, '', '', '', '', '', n.error ? n.error.message : 'unreachable', '', '', '', '', '', '', '']);
       continue;
     }
-    for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '', '', '', '', '', '']);
+    for (const w of warningsOf(n)) out += csvLine([n.node, true, '', '', '', '', '', `warning: ${w.message}`, '', '', '', '', '', '', '']);
     // A node with a guard (or an unreadable record of one): its state in the rule's words (shared/guardState).
-    if (n.guard && n.guard.status !== 'absent') out += csvLine([n.node, true, '', '', '', '', '', `guard ${n.guard.status}: ${n.guard.words}`, '', '', '', '', '', '']);
-    if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '', '', '', '', '', '']);
+    if (n.guard && n.guard.status !== 'absent') out += csvLine([n.node, true, '', '', '', '', '', `guard ${n.guard.status}: ${n.guard.words}`, '', '', '', '', '', '', '']);
+    if (n.images.length === 0) out += csvLine([n.node, true, '', '', '', '', '', 'no images', '', '', '', '', '', '', '']);
     const lost = new Map((n.lostPins ?? []).map((l) => [l.ref, l]));
     const protection = protectionOf(n);
     const byImage = refsByImage(n.images);
@@ -68,13 +70,13 @@ export function fleetCsv(report: Pick<FleetReport, 'nodes'>, word?: RemedyWordin
       const image = p ? (p.afterRestart ? 'pinned' : 'unpinned') : '';
       out += csvLine([
         n.node, true, i.name, i.digest, i.imageId, pinReading(i, byImage.get(protectionKey(i))!).pin, i.afterRestart, l ? `${lostPinReason(l, word)} ${i.reason}` : i.reason, i.archive, image, p?.reason ?? '',
-        i.need?.verdict ?? '', i.need ? i.need.atRisk : '', i.need ? (i.need.workloads.map(workloadName).join('; ') || i.need.neededBecause) : '',
+        i.need?.verdict ?? '', i.need ? i.need.atRisk : '', i.need ? (i.need.workloads.map(workloadName).join('; ') || i.need.neededBecause) : '', signatureSentence(i.signature),
       ]);
     }
-    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l, word), l.remedy.archive ?? '', '', '', '', '', '']);
+    for (const l of lost.values()) out += csvLine([n.node, true, l.ref, '', l.imageId, '', '', lostPinReason(l, word), l.remedy.archive ?? '', '', '', '', '', '', '']);
     // A needed image the node lacks: a row of its own (no digest or pin: it is not there).
     for (const m of n.needs?.missing ?? []) {
-      out += csvLine([n.node, true, m.ref, '', '', '', '', m.because, m.heldBy.join('; '), '', '', 'missing', true, m.workloads.map(workloadName).join('; ')]);
+      out += csvLine([n.node, true, m.ref, '', '', '', '', m.because, m.heldBy.join('; '), '', '', 'missing', true, m.workloads.map(workloadName).join('; '), '']);
     }
   }
   return out;

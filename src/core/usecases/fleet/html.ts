@@ -17,6 +17,7 @@ import { fleetDistroName, imageNames, isLowDisk, losingImagesOf, nodeDistroName,
 import type { GuardView } from '../../../shared/guardState';
 import type { FleetNodeResult, FleetReport } from '../../../shared/fleet';
 import { inParens, proseText, type RemedyWording } from '../../../shared/remedy';
+import { signatureSentence } from '../../../shared/signatures';
 
 export class SafeHtml {
   constructor(readonly value: string) {}
@@ -64,6 +65,7 @@ td.ref,td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,mono
 .tag{display:inline-block;padding:0 6px;border-radius:10px;font-size:.85em;white-space:nowrap;border:1px solid var(--line)}
 .tag.bad{color:var(--bad);background:var(--badbg);border-color:var(--bad)}.tag.warn{color:var(--warn);background:var(--warnbg);border-color:var(--warn)}
 .tag.ok{color:var(--ok);background:var(--okbg);border-color:var(--ok)}
+.sig.ok{color:var(--ok)}.sig.warn{color:var(--warn)}
 ul.reasons{margin:0;padding-left:18px}
 .warnbox{border:1px solid var(--warn);background:var(--warnbg);color:var(--warn);border-radius:6px;padding:6px 10px;margin:8px 0}
 article.node{border:1px solid var(--line);border-radius:8px;padding:4px 14px 8px;margin:14px 0}
@@ -97,6 +99,12 @@ const pinTag = (i: ImageRef, who: string): SafeHtml =>
 const pinTagOf = (i: ImageRef, who: string) =>
   i.pin === 'durable' ? html`<span class="tag ok">durable</span>` : i.pin === 'distro' ? html`<span class="tag warn">${who}</span>` : html`<span class="tag">none</span>`;
 
+/** What Holdfast verified of the reference's signature at import, in shared/signatures' words. */
+function signatureCell(r: ImageRef['signature']): SafeHtml {
+  const tone = !r ? 'muted' : r.verified ? 'sig ok' : 'sig warn';
+  return html`<span class="${tone}">${withDigests(signatureSentence(r))}</span>`;
+}
+
 /** A reference's fate, read against its image's (shared/protection): "loses pin" only when kubelet's view of the image does. */
 function fateTag(i: ImageRef, image: ImageProtection | undefined): SafeHtml {
   const o = image ? refOutcome(i, image) : i.afterRestart;
@@ -114,9 +122,9 @@ function nodeAnchor(i: number): string {
 
 function imagesTable(images: ImageRef[], protection: Map<string, ImageProtection>, who: string): SafeHtml {
   if (images.length === 0) return html`<p class="muted">No images in the namespace.</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next ${who} start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th></tr></thead><tbody>${images.map(
+  return html`<div class="scroll"><table><thead><tr><th>Reference</th><th>Pin</th><th>After next ${who} start</th><th>Image ID</th><th>Size</th><th>Archive</th><th>Why</th><th>Signature</th></tr></thead><tbody>${images.map(
     (i) =>
-      html`<tr><td class="ref">${withDigests(i.name)}</td><td>${pinTag(i, who)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono nowrap">${shortDigest(i.imageId)}</td><td class="nowrap">${formatBytes(i.size)}</td><td class="mono path">${withDigests(i.archive ?? '—')}</td><td class="why">${withDigests(i.reason)}</td></tr>`,
+      html`<tr><td class="ref">${withDigests(i.name)}</td><td>${pinTag(i, who)}</td><td>${fateTag(i, protection.get(protectionKey(i)))}</td><td class="mono nowrap">${shortDigest(i.imageId)}</td><td class="nowrap">${formatBytes(i.size)}</td><td class="mono path">${withDigests(i.archive ?? '—')}</td><td class="why">${withDigests(i.reason)}</td><td class="why">${signatureCell(i.signature)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

@@ -187,8 +187,8 @@ describe('fleetCsv', () => {
     const text = fleetCsv(r);
     expect(text.endsWith('\r\n')).toBe(true);
     const rows = parseCsv(text);
-    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy']);
-    expect(new Set(rows.map((x) => x.length))).toEqual(new Set([14]));
+    expect(rows[0]).toEqual(['node', 'reachable', 'reference', 'digest', 'imageId', 'pin', 'afterRestart', 'reason', 'archive', 'imageAfterRestart', 'imageReason', 'siteNeed', 'atRisk', 'neededBy', 'signature']);
+    expect(new Set(rows.map((x) => x.length))).toEqual(new Set([15]));
     expect(rows.slice(1).map((x) => [x[0], x[1], x[2], x[5], x[6]])).toEqual([
       ['a', 'true', `evil/${hostileName}:1`, 'distro', 'unpinned'],
       ['a', 'true', 'ok:1', 'durable', 'pinned'],
