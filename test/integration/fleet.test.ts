@@ -86,7 +86,7 @@ describe('holdfast inspect over a fleet', () => {
     expect(report.nodes.map((n) => n.node)).toEqual(['f1', 'f2', 'f3', 'f4', 'dead']);
     // embeddedRegistry and registries only where the node has something to say about them.
     for (const n of report.nodes) {
-      expect(Object.keys(n).filter((k) => k !== 'embeddedRegistry' && k !== 'registries').sort()).toEqual(['archives', 'disk', 'error', 'images', 'importCache', 'lostPins', 'needs', 'node', 'reachable', 'versions', 'warnings']);
+      expect(Object.keys(n).filter((k) => k !== 'embeddedRegistry' && k !== 'registries').sort()).toEqual(['archives', 'disk', 'error', 'guard', 'images', 'importCache', 'lostPins', 'needs', 'node', 'reachable', 'versions', 'warnings']);
     }
     for (const d of report.drift) expect(Object.keys(d).sort()).toEqual(['missingOn', 'name', 'pinnedOn', 'presentOn', 'unpinnedOn']);
 
