@@ -1,7 +1,7 @@
-// An OCI image layout as `oras copy -r --to-oci-layout` writes it (a directory, or the members
-// of an archive kept while it streamed past), read for the signatures it carries: every blob is
-// read bounded and checked against its digest, and the manifests read to find referrers are
-// capped (signature.manifests).
+// An OCI image layout as `oras copy -r --to-oci-layout`, Zarf and Hauler write it (a directory,
+// or the members of an archive kept while it streamed past), read for the signatures it carries:
+// every blob is read bounded and checked against its digest, and the manifests read to find
+// referrers are capped (signature.manifests).
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { isLegacySignatureTag } from '../../shared/signatures';
@@ -40,6 +40,13 @@ export interface OciManifest {
 export class BlobMismatch extends Error {}
 
 export const REF_NAME = 'org.opencontainers.image.ref.name';
+/** Zarf names its entries (a `.sig` tag too) by the reference the package was built from. */
+export const BASE_NAME = 'org.opencontainers.image.base.name';
+const HAULER_KIND = 'kind';
+const HAULER_REFERRERS = 'dev.hauler/referrers/';
+/** The names an entry may carry a legacy tag in: oras and Hauler write ref.name, Zarf base.name. */
+const TAG_NAMES = [REF_NAME, BASE_NAME] as const;
+const tagNames = (e: Descriptor): string[] => TAG_NAMES.map((k) => e.annotations?.[k]).filter((n) => n !== undefined);
 const MANIFEST_TYPES = new Set(['application/vnd.oci.image.manifest.v1+json', 'application/vnd.docker.distribution.manifest.v2+json']);
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
@@ -76,10 +83,7 @@ export class SignatureLayout {
 
   /** Entries named by a tag: `sha256-<hex>.sig`, alone or at the end of a full reference. */
   tagged(tag: string): Descriptor[] {
-    return this.entries.filter((e) => {
-      const name = e.annotations?.[REF_NAME];
-      return name === tag || (name?.endsWith(':' + tag) ?? false);
-    });
+    return this.entries.filter((e) => tagNames(e).some((name) => name === tag || name.endsWith(':' + tag)));
   }
 
   /**
@@ -88,18 +92,21 @@ export class SignatureLayout {
    */
   async signatureManifests(): Promise<Set<string>> {
     this.referrers ??= await this.readReferrers();
-    const tags = this.entries.filter((e) => isLegacySignatureTag(e.annotations?.[REF_NAME] ?? ''));
+    const tags = this.entries.filter(isLegacyTagged);
     return new Set([...tags, ...[...this.referrers.values()].flat().map((r) => r.entry)].map((e) => e.digest));
   }
 
-  /** The manifests whose `subject` is `digest` (OCI 1.1 referrers). Reads unnamed manifests once. */
+  /**
+   * The manifests whose `subject` is `digest` (OCI 1.1 referrers), read once: the unnamed ones
+   * (oras), and those Hauler names after their image but marks a referrer by its `kind`.
+   */
   async referrersOf(digest: string): Promise<{ entry: Descriptor; manifest: OciManifest }[]> {
     this.referrers ??= await this.readReferrers();
     return this.referrers.get(digest) ?? [];
   }
 
   private async readReferrers(): Promise<Map<string, { entry: Descriptor; manifest: OciManifest }[]>> {
-    const candidates = this.entries.filter((e) => MANIFEST_TYPES.has(e.mediaType ?? '') && !e.annotations?.[REF_NAME]);
+    const candidates = this.entries.filter((e) => MANIFEST_TYPES.has(e.mediaType ?? '') && (tagNames(e).length === 0 || isHaulerReferrer(e)));
     if (candidates.length > limit('signature.manifests')) throw limitError('signature.manifests', `${this.files.name}: ${candidates.length.toLocaleString('en-US')} unnamed manifests to read for signatures`);
     const out = new Map<string, { entry: Descriptor; manifest: OciManifest }[]>();
     for (const entry of candidates) {
@@ -114,6 +121,10 @@ export class SignatureLayout {
     return out;
   }
 }
+
+const isLegacyTagged = (e: Descriptor): boolean => tagNames(e).some(isLegacySignatureTag);
+/** Hauler's `kind` of an OCI 1.1 referrer it saved: `dev.hauler/referrers/<hex>`. */
+const isHaulerReferrer = (e: Descriptor): boolean => e.annotations?.[HAULER_KIND]?.startsWith(HAULER_REFERRERS) ?? false;
 
 /** Refuses an image with more signatures of one kind than signature.perImage, before they are read. */
 export function capSignatures(digest: string, count: number, what: string): void {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,16 @@ function layout(name: string, manifests: object[]): string {
   writeFileSync(path.join(d, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests }));
   return d;
 }
+
+/** A manifest written as a blob of the layout `d`; its descriptor. */
+function put(d: string, doc: object): { mediaType: string; digest: string; size: number } {
+  const data = JSON.stringify(doc);
+  const digest = 'sha256:' + createHash('sha256').update(data).digest('hex');
+  writeFileSync(path.join(d, 'blobs', 'sha256', digest.slice(7)), data);
+  return { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest, size: Buffer.byteLength(data) };
+}
+
+const writeIndex = (d: string, manifests: object[]) => writeFileSync(path.join(d, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests }));
 
 describe('SignatureLayout', () => {
   it('refuses 10,000 signature manifests before reading any of them', async () => {
@@ -38,6 +49,34 @@ describe('SignatureLayout', () => {
       ]),
     );
     expect(l.tagged(tag).map((e) => e.digest)).toEqual([manifest(1).digest, manifest(2).digest]);
+  });
+
+  it("finds a Zarf package's `.sig` tag, named by base.name; the image beside it stays an image", async () => {
+    const d = layout('zarf', []);
+    const image = put(d, { schemaVersion: 2, layers: [] });
+    const tag = `sha256-${image.digest.slice(7)}.sig`;
+    const sig = put(d, { schemaVersion: 2, layers: [{ digest: image.digest }] });
+    writeIndex(d, [
+      { ...image, annotations: { 'org.opencontainers.image.base.name': 'ghcr.io/site/app:1' } },
+      { ...sig, annotations: { 'org.opencontainers.image.base.name': `ghcr.io/site/app:${tag}` } },
+    ]);
+    const l = await SignatureLayout.open(d);
+    expect(l.tagged(tag).map((e) => e.digest)).toEqual([sig.digest]);
+    expect([...(await l.signatureManifests())]).toEqual([sig.digest]);
+  });
+
+  it('reads a referrer Hauler names after its image (kind dev.hauler/referrers/…), and not the image itself', async () => {
+    const d = layout('hauler', []);
+    const image = put(d, { schemaVersion: 2, layers: [] });
+    const referrer = put(d, { schemaVersion: 2, subject: { digest: image.digest, size: image.size }, layers: [] });
+    const names = { 'org.opencontainers.image.ref.name': 'library/app:1', 'io.containerd.image.name': 'docker.io/library/app:1' };
+    writeIndex(d, [
+      { ...image, annotations: { kind: 'dev.hauler/image', ...names } },
+      { ...referrer, annotations: { kind: `dev.hauler/referrers/${referrer.digest.slice(7)}`, ...names } },
+    ]);
+    const l = await SignatureLayout.open(d);
+    expect((await l.referrersOf(image.digest)).map((r) => r.entry.digest)).toEqual([referrer.digest]);
+    expect([...(await l.signatureManifests())]).toEqual([referrer.digest]);
   });
 
   it('says when a directory is not an OCI layout', async () => {
