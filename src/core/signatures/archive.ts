@@ -1,7 +1,8 @@
-// The signatures inside an image archive (a tar of an OCI layout, compressed or not): the small
-// JSON members a signature check reads are kept as the archive streams past once, through
-// readArchiveIndex's member sink, so the import's one read can carry them too. Large members
-// and anything not JSON are never kept; what is kept is bounded by archive.metadataBytes.
+// The signatures inside an image archive (a tar of an OCI layout, compressed or not; a Zarf
+// package's layout under images/): the small JSON members a signature check reads are kept as the
+// archive streams past once, through readArchiveIndex's member sink, so the import's one read can
+// carry them too. Large members and anything not JSON are never kept; what is kept is bounded by
+// archive.metadataBytes.
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { classifyImagesDirPath } from '../../shared/archiveSuffixes';
@@ -17,12 +18,17 @@ export class SignatureMembers {
   private readonly kept = new Map<string, Buffer>();
   private keptBytes = 0;
 
-  constructor(private readonly name: string) {}
+  /** `roots`: the directories a layout may sit in, as readArchiveIndex's option of that name. */
+  constructor(
+    private readonly name: string,
+    private readonly roots: readonly string[] = [''],
+  ) {}
 
   /** For ReadArchiveIndexOptions.memberSink. */
   readonly sink = (member: { path: string; size: number }): MemberSink | null => {
-    const m = KEPT.exec(member.path);
-    if (!m || member.size > limit('signature.bytes')) return null;
+    const kept = this.roots.some((r) => (r === '' ? KEPT.test(member.path) : member.path.startsWith(r + '/') && KEPT.test(member.path.slice(r.length + 1))));
+    if (!kept || member.size > limit('signature.bytes')) return null;
+    const key = member.path.replace(/^\.\//, '');
     const chunks: Buffer[] = [];
     let json: boolean | null = null;
     return {
@@ -35,17 +41,17 @@ export class SignatureMembers {
         if (json !== true) return;
         this.keptBytes += member.size;
         if (this.keptBytes > limit('archive.metadataBytes')) throw limitError('archive.metadataBytes', `${this.name}: signature metadata is too large`);
-        this.kept.set(m[1]!, Buffer.concat(chunks));
+        this.kept.set(key, Buffer.concat(chunks));
       },
     };
   };
 
-  /** The layout those members make; refused when the archive held no index.json. */
-  layout(): Promise<SignatureLayout> {
+  /** The layout those members make in `root` (one of the roots); refused when it has no index.json. */
+  layout(root = ''): Promise<SignatureLayout> {
     const files: LayoutFiles = {
       name: this.name,
       read: async (p, what) => {
-        const data = this.kept.get(p);
+        const data = this.kept.get(root ? `${root}/${p}` : p);
         if (!data) throw new HoldfastError('NOT_FOUND', `${this.name}: ${what} is not in the archive (${p}, as JSON of at most ${limit('signature.bytes').toLocaleString('en-US')} bytes).`);
         return data;
       },

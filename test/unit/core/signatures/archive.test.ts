@@ -32,6 +32,16 @@ describe('SignatureMembers: what an archive keeps for signatures', () => {
     await expect(layout.blob({ digest: `sha256:${hex('d')}`, size: 4 }, 'a payload')).rejects.toThrow(/a\.tar: a payload is not in the archive \(blobs\/sha256\/d{64}, as JSON of at most 1,048,576 bytes\)/);
   });
 
+  it("keeps a Zarf package's layout under images/ when given that root, and reads it there", async () => {
+    const m = new SignatureMembers('zarf-package-a-amd64-1.0.0.tar.zst', ['', 'images']);
+    expect(await feed(m, 'zarf.yaml', 'kind: ZarfPackageConfig')).toBe(false);
+    expect(await feed(m, 'images/index.json', '{"manifests":[]}')).toBe(true);
+    expect(await feed(m, `images/blobs/sha256/${hex('a')}`, '{}')).toBe(true);
+    expect(await feed(m, `charts/blobs/sha256/${hex('b')}`, '{}')).toBe(false);
+    expect((await m.layout('images')).entries).toEqual([]);
+    await expect(m.layout()).rejects.toThrow(/index\.json is not in the archive/);
+  });
+
   it('an archive without index.json has no signatures layout', async () => {
     await expect(new SignatureMembers('docker.tar').layout()).rejects.toThrow(/docker\.tar: an OCI layout's index\.json is not in the archive \(index\.json,/);
   });
