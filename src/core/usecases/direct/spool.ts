@@ -28,6 +28,8 @@ export interface SpoolOptions {
   signal?: AbortSignal;
   /** Compressed bytes read from `file` so far, and its size. */
   onProgress?: (bytesRead: number, totalBytes: number) => void;
+  /** Also gets each member of the first pass (the signature check's, #48): the archive is read once. */
+  memberSink?: (member: { path: string; size: number }) => MemberSink | null;
 }
 
 const MAX_JSON = limit('archive.jsonMemberBytes');
@@ -41,8 +43,9 @@ const HEAD_BYTES = 10;
 const SMALL_MEMBER = 64 * 1024;
 const HELD_MAX = limit('direct.heldBlobBytes');
 /** Zarf keeps its images as an OCI layout here. */
-const ZARF_IMAGES = 'images';
-const ROOTS = ['', ZARF_IMAGES] as const;
+export const ZARF_IMAGES = 'images';
+/** Where a bundle's OCI layout may sit: the archive's root, or a Zarf package's images/. */
+export const ROOTS = ['', ZARF_IMAGES] as const;
 const BLOB_PATH = /^blobs\/sha256\/[a-f0-9]{64}$/;
 const HEX_TAR = /^[a-f0-9]{64}\.tar$/;
 
@@ -212,12 +215,13 @@ function readAndSpool(
   let n = 0;
   const memberSink = ({ path, size }: { path: string; size: number }): MemberSink => {
     sp.names.add(path);
+    const also = wanted ? null : (opts.memberSink?.({ path, size }) ?? null);
     const spool = wanted ? wanted(path, size) : spoolsByName(path, size);
-    if (!spool) return passedSink(sp, path, wanted !== null);
+    if (!spool) return tee(passedSink(sp, path, wanted !== null), also);
     const full = roomFor(sp, path, size);
     if (full) return { write: () => Promise.reject(full), end: () => Promise.reject(full) };
-    if (size <= SMALL_MEMBER) return heldSink(sp, path, size);
-    return streamedSink(sp, path, size, join(sp.root, 'tmp', String(n++)), open);
+    if (size <= SMALL_MEMBER) return tee(heldSink(sp, path, size), also);
+    return tee(streamedSink(sp, path, size, join(sp.root, 'tmp', String(n++)), open), also);
   };
   return readArchiveIndex(source, {
     compression,
@@ -226,6 +230,13 @@ function readAndSpool(
     memberSink,
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
+}
+
+/** Both sinks get the member; a write waits only when one of them does. */
+function tee(a: MemberSink, b: MemberSink | null): MemberSink {
+  if (!b) return a;
+  const both = (x: void | Promise<void>, y: void | Promise<void>): void | Promise<void> => (x || y ? Promise.all([x, y]).then(() => undefined) : undefined);
+  return { write: (chunk) => both(b.write(chunk), a.write(chunk)), end: (digest) => both(b.end(digest), a.end(digest)) };
 }
 
 /** A member spooled: where its bytes are, by the digest readArchiveIndex computed. */

@@ -17,7 +17,8 @@ import { ArchiveError } from '../../../../../src/core/archives/format/errors.ts'
 import { HoldfastError } from '../../../../../src/core/errors.ts';
 import type { ArchiveCompression } from '../../../../../src/shared/archiveSuffixes.ts';
 import type { BundleImage, BundleIndex, BundleManifest, SpooledBundle } from '../../../../../src/core/usecases/direct/bundle.ts';
-import { spoolBundle, spoolsByName } from '../../../../../src/core/usecases/direct/spool.ts';
+import { ROOTS, spoolBundle, spoolsByName, ZARF_IMAGES } from '../../../../../src/core/usecases/direct/spool.ts';
+import { SignatureMembers } from '../../../../../src/core/signatures/archive.ts';
 import { localDiffId } from '../../../../../src/core/usecases/direct/diffId.ts';
 import { readLocalArchive } from '../../../../../src/core/usecases/import/localArchive.ts';
 import { ociDeclaredSizeLie, tarHeaderClaiming, withJunkMember } from '../../../../../lab/hostile.ts';
@@ -277,6 +278,24 @@ describe('Zarf packages', () => {
         await expectTreeSpooled(b, t);
       }
       expect(b.files.has(sha(prng('component', 5000)))).toBe(false);
+      await expectFilesMatchDigests(b);
+    } finally {
+      await b.dispose();
+    }
+  });
+
+  it("hands each member to a second sink in the same read: the signature check gets the package's layout", async () => {
+    const { entries, written } = await layout([{ name: 'nginx:1.25', seed: 'nginx-sig' }], (img) => [
+      { 'org.opencontainers.image.base.name': 'nginx:1.25' },
+      { 'org.opencontainers.image.base.name': `docker.io/library/nginx:${SIG(img.manifest.digest)}` },
+    ]);
+    const tar = await packTar([{ name: 'zarf.yaml', data: 'kind: ZarfPackageConfig\n' }, ...entries.map((e) => ({ ...e, name: `images/${e.name}` }))]);
+    const { file, spool: s } = await place('zarf-package-sig-amd64-1.0.0.tar.zst', await compressWith(tar, 'zstd'));
+    const members = new SignatureMembers('zarf-package-sig-amd64-1.0.0.tar.zst', ROOTS);
+    const b = await spoolBundle(file, { dir: s, memberSink: members.sink });
+    try {
+      const sigs = await members.layout(ZARF_IMAGES);
+      expect(sigs.tagged(SIG(written[0]!.manifest.digest)).map((e) => e.digest)).toEqual([written[0]!.manifest.digest]);
       await expectFilesMatchDigests(b);
     } finally {
       await b.dispose();
