@@ -17,7 +17,7 @@ import { spoolBundle } from '../usecases/direct/spool';
 import { importToNodes } from '../usecases/import/fleet';
 import { readLocalArchive } from '../usecases/import/localArchive';
 import { summary as importSummary } from '../usecases/import/run';
-import { checkArchiveSignatures, checkBundleSignatures, keylessFlags, recordSignatures, signatureOptionsProblem, signatureSink, signatureWarnings, withoutSignatureManifests, type ArchiveSignatures } from '../usecases/import/signatures';
+import { bundleSignatureSink, checkArchiveSignatures, checkBundleSignatures, keylessFlags, recordSignatures, signatureOptionsProblem, signatureSink, signatureWarnings, withoutSignatureManifests, type ArchiveSignatures } from '../usecases/import/signatures';
 import type { SignatureMembers } from '../signatures/archive';
 import { uploadArchive } from '../usecases/upload';
 import { uploadJobPatch } from '../usecases/upload/progress';
@@ -199,7 +199,10 @@ async function startDirect(parts: ServiceParts, nodes: string[], p: string, para
   // The first nodes' connections (SSH handshake, tunnel) are made while the archive is read.
   for (const n of nodes.slice(0, parallel ?? DEFAULT_IMPORT_PARALLEL)) void pool.get(n).catch(() => undefined);
   let last = 0;
+  // The signatures are kept in the same read as the spool's (#48).
+  const members = bundleSignatureSink(file, sig);
   const spooled = await spoolBundle(file, {
+    ...(members ? { memberSink: members.sink } : {}),
     // A spool of its own (0700) under Holdfast's home, removed when the job ends (or the reading fails).
     dir: path.join(opts.home ?? holdfastHome(), 'spool'),
     signal: disposing,
@@ -211,7 +214,7 @@ async function startDirect(parts: ServiceParts, nodes: string[], p: string, para
     },
   });
   // Signature tags are never delivered as images; with a key, every image is verified first (#48).
-  const checked = await checkBundleSignatures(file, spooled, sig).catch(async (e: unknown) => {
+  const checked = await checkBundleSignatures(file, spooled, members, sig).catch(async (e: unknown) => {
     await spooled.dispose();
     throw e;
   });

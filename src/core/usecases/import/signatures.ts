@@ -10,11 +10,12 @@ import { isImageIdRecord } from '../../../shared/imageReference';
 import { HoldfastError } from '../../errors';
 import type { NodeSession } from '../../node/session';
 import { applyPinPlan } from '../pin/apply';
-import { readArchiveSignatures, SignatureMembers } from '../../signatures/archive';
+import { SignatureMembers } from '../../signatures/archive';
 import { readPublicKey, type GivenKey } from '../../signatures/keys';
 import { readTrustedRoot, type KeylessPolicy } from '../../signatures/keyless';
 import type { ArchiveImage, ArchiveIndex } from '../../archives/format/readIndex';
 import type { BundleImage, SpooledBundle } from '../direct/bundle';
+import { ROOTS, ZARF_IMAGES } from '../direct/spool';
 import { UNDETECTED_DISTRO_NAME } from '../../../shared/distro';
 import type { SignatureLayout } from '../../signatures/layout';
 import { readBundleFiles, verifyImageSignatures, type SignatureSources } from '../../signatures/verify';
@@ -86,14 +87,16 @@ export function importedImages(images: readonly ArchiveImage[], signatureManifes
 }
 
 /**
- * k3s imports every named entry of an archive, so a legacy `.sig` tag would become an image on
- * the node. An archive sent as it is cannot leave them out (the node checks the file's SHA-256),
- * so it is refused; direct delivery writes only the images and leaves them out.
+ * k3s imports every named entry of an archive, so a legacy `.sig` tag (or a referrer Hauler names
+ * after its image, among `signatureManifests`) would become an image on the node. An archive sent
+ * as it is cannot leave them out (the node checks the file's SHA-256), so it is refused; direct
+ * delivery writes only the images and leaves them out.
  */
-export function refuseSignatureTags(file: string, images: readonly ArchiveImage[]): void {
-  const tags = images.filter((i) => i.name !== null && isSignatureTagName(i.refName ?? i.name));
+export function refuseSignatureTags(file: string, images: readonly ArchiveImage[], signatureManifests: ReadonlySet<string> = new Set()): void {
+  const tags = images.filter((i) => i.name !== null && (isSignatureTagName(i.refName ?? i.name) || (i.targetDigest !== null && signatureManifests.has(i.targetDigest))));
   if (tags.length === 0) return;
-  throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: it holds ${tags.length} cosign signature ${tags.length === 1 ? 'tag' : 'tags'} (${tags[0]!.name}${tags.length > 1 ? ', …' : ''}), which ${UNDETECTED_DISTRO_NAME}'s import would turn into images`, {
+  const what = `signature ${signatureManifests.size ? 'manifest' : 'tag'}${tags.length === 1 ? '' : 's'}`;
+  throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: it holds ${tags.length} cosign ${what} (${tags[0]!.refName ?? tags[0]!.name}${tags.length > 1 ? ', …' : ''}), which ${UNDETECTED_DISTRO_NAME}'s import would turn into images`, {
     hint: 'Nothing was sent. Deliver it directly instead (it writes only the images and leaves the signatures out), or carry the signatures as bundles beside an archive without them.',
   });
 }
@@ -107,6 +110,7 @@ export async function checkArchiveSignatures(file: string, index: ArchiveIndex, 
   if (!members) return null;
   const layout = index.format === 'oci' ? await members.layout() : null;
   const sigs = layout ? await layout.signatureManifests() : new Set<string>();
+  refuseSignatureTags(file, index.images, sigs);
   return { ...(await verifyArchiveImages(file, importedImages(index.images, sigs), layout, o)), manifests: sigs };
 }
 
@@ -117,14 +121,17 @@ export function withoutSignatureManifests<A extends { index: ArchiveIndex }>(arc
   return { ...archive, index: { ...archive.index, images: archive.index.images.filter((i) => !(i.targetDigest && sigs.has(i.targetDigest))) } };
 }
 
+/** Collects a bundle's signatures (an OCI layout, a Zarf package's, a haul's) while it is spooled. */
+export const bundleSignatureSink = (file: string, o: SignatureOptions): SignatureMembers | null => (verifying(o) ? new SignatureMembers(path.basename(file), ROOTS) : null);
+
 /**
  * Direct delivery: the spooled images without signature tags (never delivered as images) and,
- * with a key, every image verified; an OCI layout's signatures are read in a pass of their own.
+ * with a key, every image verified against the signatures `members` kept in the same read.
  */
-export async function checkBundleSignatures(file: string, bundle: SpooledBundle, o: SignatureOptions): Promise<{ images: BundleImage[]; signatures: ArchiveSignatures | null }> {
+export async function checkBundleSignatures(file: string, bundle: SpooledBundle, members: SignatureMembers | null, o: SignatureOptions): Promise<{ images: BundleImage[]; signatures: ArchiveSignatures | null }> {
   const named = bundle.images.map((i) => ({ ...i, names: i.names.filter((n) => !isSignatureTagName(n)) })).filter((i) => i.names.length > 0);
   if (!verifying(o)) return { images: named, signatures: null };
-  const layout = bundle.kind === 'oci' ? (await readArchiveSignatures(file)).layout : null;
+  const layout = bundle.kind === 'docker' || !members ? null : await members.layout(bundle.kind === 'zarf' ? ZARF_IMAGES : '');
   const sigs = layout ? await layout.signatureManifests() : new Set<string>();
   const images = named.filter((i) => !sigs.has(targetDigest(i)));
   const targets = images.flatMap((i) => i.names.map((name) => ({ name, digest: targetDigest(i) })));
