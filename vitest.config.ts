@@ -33,6 +33,7 @@ const VERSION_MATRIX = [
   'test/integration/directDigest.test.ts',
   // a refused archive leaves each line's containerd untouched; provenance labels on what it wrote
   'test/integration/importVerify.test.ts',
+  'test/integration/bundleVerify.test.ts',
   'test/lab/k3s.test.ts',
   // the UI tests' fake node answers as each line's containerd does
   'test/integration/doubles-contract.test.ts',
