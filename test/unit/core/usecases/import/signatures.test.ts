@@ -133,6 +133,12 @@ describe('which images an archive creates on a node', () => {
     expect((err as HoldfastError).code).toBe('REFUSED');
     expect((err as HoldfastError).message).toContain(`site.tar was refused: it holds 1 cosign signature tag (sha256-${HEX}.sig)`);
   });
+
+  it("a haul sent as it is is refused for a referrer named after its image: k3s would store it under the image's name", () => {
+    const images = [img('docker.io/library/app:1', D1, 'library/app:1'), img('docker.io/library/app:1', D2, 'library/app:1')];
+    expect(() => refuseSignatureTags('/x/haul.tar.zst', images)).not.toThrow();
+    expect(() => refuseSignatureTags('/x/haul.tar.zst', images, new Set([D2]))).toThrow(/haul\.tar\.zst was refused: it holds 1 cosign signature manifest \(library\/app:1\), which .* import would turn into images/);
+  });
 });
 
 describe('signatureWarnings', () => {
