@@ -147,7 +147,9 @@ export interface CtrImage {
 function parseLabels(field: string): Record<string, string> {
   const out: Record<string, string> = {};
   if (field === '-' || field === '') return out;
-  for (const kv of field.split(',')) {
+  // A value may hold commas and spaces (Holdfast's signature reason: "signed, but not by …"):
+  // a comma starts the next label only where a key and its `=` follow.
+  for (const kv of field.split(/,(?=[^\s,=]+=)/)) {
     const eq = kv.indexOf('=');
     if (eq < 0) out[kv] = '';
     else out[kv.slice(0, eq)] = kv.slice(eq + 1);
@@ -157,7 +159,8 @@ function parseLabels(field: string): Record<string, string> {
 
 /**
  * Parses `ctr images ls` (REF TYPE DIGEST SIZE PLATFORMS LABELS; SIZE is two words like
- * "2.1 KiB", LABELS is the last column, `-` when empty, else k=v joined by commas).
+ * "2.1 KiB", LABELS is the last column, `-` when empty, else k=v joined by commas). LABELS is
+ * the rest of the line: a value may hold spaces.
  */
 export function parseCtrImagesLs(text: string): CtrImage[] {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
@@ -165,7 +168,9 @@ export function parseCtrImagesLs(text: string): CtrImage[] {
   for (const line of lines.slice(1)) {
     const t = line.trim().split(/\s+/);
     if (t.length < 6) continue;
-    out.push({ name: t[0]!, mediaType: t[1]!, digest: t[2]!, labels: parseLabels(t[t.length - 1]!) });
+    // More than REF TYPE DIGEST SIZE (two words) PLATFORMS LABELS: a label value holds spaces.
+    const rest = t.length > 7 ? /^(?:\S+\s+){6}(.*)$/.exec(line.trim())![1]! : t[t.length - 1]!;
+    out.push({ name: t[0]!, mediaType: t[1]!, digest: t[2]!, labels: parseLabels(rest) });
   }
   return out;
 }
