@@ -4,6 +4,7 @@
 // carry them too. Large members and anything not JSON are never kept; what is kept is bounded by
 // archive.metadataBytes.
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyImagesDirPath } from '../../shared/archiveSuffixes';
 import { readArchiveIndex, type ArchiveIndex, type MemberSink } from '../archives/format/readIndex';
@@ -74,4 +75,11 @@ export async function readArchiveSignatures(file: string): Promise<{ index: Arch
   const index = await readArchiveIndex(createReadStream(file), { compression: kind.compression, verifyBlobs: true, memberSink: members.sink });
   if (index.format !== 'oci') throw new HoldfastError('INVALID_INPUT', `${path.basename(file)}: a ${index.format ?? 'unknown'} archive carries no signatures; an OCI layout does.`);
   return { index, layout: await members.layout() };
+}
+
+/** A layout the technician carries: a directory, or an archive of one (read once, for its signatures). */
+export async function openSignatureLayout(p: string): Promise<SignatureLayout> {
+  const st = await stat(p).catch(() => null);
+  if (!st) throw new HoldfastError('NOT_FOUND', `${p}: no such file or directory`, { hint: 'Give an OCI layout directory, or an archive of one, that holds the signatures.' });
+  return st.isDirectory() ? SignatureLayout.open(p) : (await readArchiveSignatures(p)).layout;
 }

@@ -12,6 +12,8 @@ import { readBounded } from './read';
 export interface SignatureSources {
   /** The OCI layout the image came in, if any. */
   layout?: SignatureLayout;
+  /** More layouts carried beside it (`verify --signatures`): each searched the same way. */
+  layouts?: readonly SignatureLayout[];
   /** Detached bundles (`cosign sign --bundle` output), each matched by the digest it signs. */
   bundles?: readonly Buffer[];
 }
@@ -40,9 +42,9 @@ async function referrerChecks(layout: SignatureLayout, digest: string, keys: rea
 /** The verdict for the image (manifest or index) `digest`, verified at `now` with the keys and the keyless policy. */
 export async function verifyImageSignatures(digest: string, keys: readonly GivenKey[], sources: SignatureSources, now = new Date(), keyless?: KeylessPolicy): Promise<SignatureOutcome> {
   const checks: SignatureCheck[] = [];
-  if (sources.layout) {
-    checks.push(...(await legacyChecks(sources.layout, digest, keys)));
-    checks.push(...(await referrerChecks(sources.layout, digest, keys, keyless)));
+  for (const layout of [...(sources.layout ? [sources.layout] : []), ...(sources.layouts ?? [])]) {
+    checks.push(...(await legacyChecks(layout, digest, keys)));
+    checks.push(...(await referrerChecks(layout, digest, keys, keyless)));
   }
   for (const raw of sources.bundles ?? []) {
     if (bundleSubjects(raw).includes(digest)) checks.push(checkBundle(raw, keys, keyless));

@@ -234,8 +234,9 @@ export async function verifyArchiveImages(file: string, images: readonly Archive
 /**
  * Records each verdict on the node: the signature labels on every reference whose target is the
  * verified digest (tag and digest reference; CRI's sha256:<id> record has no labels of its own).
+ * Returns how many references' labels changed.
  */
-export async function recordSignatures(session: NodeSession, signatures: ArchiveSignatures): Promise<void> {
+export async function recordSignatures(session: NodeSession, signatures: Pick<ArchiveSignatures, 'images'>): Promise<number> {
   const refs = await session.listBaseImages();
   const changes: LabelChange[] = [];
   for (const img of signatures.images) {
@@ -252,7 +253,7 @@ export async function recordSignatures(session: NodeSession, signatures: Archive
     }
   }
   // The pins' own label path: only the keys that change, the GC label guard, every write read back.
-  await applyPinPlan(session.containerd, { node: session.def.name, action: 'pin', changes, unchanged: [] });
+  return (await applyPinPlan(session.containerd, { node: session.def.name, action: 'pin', changes, unchanged: [] })).changes.length;
 }
 
 /** What a node's result says beside the import: renamed images, and images imported unverified. */
