@@ -47,6 +47,8 @@ export const operations = {
   getDiskPicture: 'disk.picture',
   planPrune: 'prune.plan',
   applyPrune: 'prune.apply',
+  // The images on nodes checked against signatures the technician carries (verdicts recorded as labels).
+  verifySignatures: 'signatures.verify',
 } as const;
 
 export type Operation = keyof typeof operations;

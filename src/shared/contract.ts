@@ -18,6 +18,7 @@ import type { Job } from './domain/jobs';
 import type { LostPin } from './domain/lostPins';
 import type { NodeDef, NodeInfo } from './domain/nodes';
 import type { PinPlan, PinTarget } from './domain/pins';
+import type { NodeVerifyOutcome } from './signatures';
 import { operations, type Envelope, type Operation } from './channels';
 import { PIN_SET_MAX_IMAGES, pinSetSpecSchema } from './pinSet';
 
@@ -232,6 +233,19 @@ export const channels = {
   'prune.apply': {
     args: z.strictObject({ node: name, keepVersions: keepVersions.optional(), images: z.array(imageKey).min(1).max(10_000), confirm: z.string().max(64) }),
     result: null as unknown as PruneResult,
+  },
+  // The images already on nodes checked against the keys, bundles and signature layouts (OCI
+  // layout directories or archives) the technician carries; each verdict recorded on the image's
+  // references as provenance labels, unless dryRun. Nothing else on the node changes.
+  'signatures.verify': {
+    args: z.strictObject({
+      nodes: z.array(name).min(1).max(500),
+      keys: signatureOptions.keys.unwrap(),
+      bundles: signatureOptions.bundles,
+      layouts: z.array(localFile).min(1).max(64).optional(),
+      dryRun: z.boolean().optional(),
+    }),
+    result: null as unknown as NodeVerifyOutcome[],
   },
   'fleet.export': {
     args: z.strictObject({ format: z.enum(['html', 'csv', 'json']) }),

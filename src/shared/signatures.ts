@@ -2,6 +2,7 @@
 // signature counts only if it verifies with a given key or identity AND what it signs is exactly
 // the digest that will be written to the node. Reading and checking signatures is core's; this decides.
 import { compareText } from './compareText';
+import type { ErrorInfo } from './domain/errors';
 import { SIGNATURE_LABELS } from './domain/labels';
 import { isImageIdRecord, parseReference } from './imageReference';
 
@@ -184,3 +185,32 @@ export function signatureCounts(refs: readonly { name: string; signature?: Signa
   }
   return counts;
 }
+
+/** One image on a node as a check of what is already there judged it (#48 item 6). */
+export interface VerifiedImage {
+  /** The one name a person knows it by (shared/imageReference imageName). */
+  name: string;
+  /** Its references the verdict is recorded on (CRI's sha256:<id> record has no labels of its own). */
+  refs: string[];
+  /** The manifest or index digest containerd records as the image's target: what must be signed. */
+  digest: string;
+  signature: SignatureOutcome;
+  /** A legacy payload naming another repository (shown, never binding). */
+  warning?: string;
+}
+
+/** One node's images checked against the signatures the technician carries. */
+export interface NodeVerification {
+  node: string;
+  /** Nothing was recorded on the node. */
+  dryRun: boolean;
+  images: VerifiedImage[];
+  /** References whose signature labels changed (0 on a dry run). */
+  recorded: number;
+}
+
+/** One node's part of the check: its verdicts, or why it could not be checked. */
+export type NodeVerifyOutcome = ({ ok: true } & NodeVerification) | { node: string; ok: false; error: ErrorInfo };
+
+/** The images for which no valid signature was found. */
+export const unverifiedImages = (images: readonly VerifiedImage[]): VerifiedImage[] => images.filter((i) => !i.signature.verified);

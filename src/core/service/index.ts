@@ -2,7 +2,7 @@
 // `holdfast serve` (loopback HTTP) and the CLI (in process, src/cli/service.ts). This is its one
 // composition root: it builds the parts every concern shares (./parts.ts) — node store, session
 // pool, audit log, archive index cache, needs resolver, task runner with the job manager, live
-// hub — and puts together the concerns' handlers: nodes, images and pins, jobs, fleet, disk.
+// hub — and puts together the concerns' handlers: nodes, images and pins, jobs, fleet, disk, signatures.
 import path from 'node:path';
 import type { LiveEvent } from '../../shared/contract';
 import { IndexCache } from '../archives/scan';
@@ -23,6 +23,7 @@ import { fleetHandlers } from './fleet';
 import { imageHandlers } from './images';
 import { jobHandlers } from './jobs';
 import { nodeHandlers } from './nodes';
+import { signatureHandlers } from './signatures';
 import { PinChanges, type Service, type ServiceOptions, type ServiceParts } from './parts';
 
 export type { Service, ServiceOptions } from './parts';
@@ -57,6 +58,7 @@ export function createHandlers(opts: ServiceOptions = {}): Service {
     ...jobHandlers(parts),
     ...fleetHandlers(parts),
     ...diskHandlers(parts),
+    ...signatureHandlers(parts),
     events: { subscribe: (cb) => live.subscribe(cb) },
     dispose: async () => {
       disposing.abort();

@@ -96,6 +96,7 @@ function fakeHandlers(): Handlers {
     }),
     'prune.plan': vi.fn(async ({ node, keepVersions }) => ({ node, keepVersions: keepVersions ?? 2, remove: [], kept: [], freedBytes: 0, storeBytes: 0, imagesBefore: 0 })),
     'prune.apply': vi.fn(async ({ node }) => ({ node, keepVersions: 2, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null })),
+    'signatures.verify': vi.fn(async ({ nodes }: { nodes: string[] }) => nodes.map((node) => ({ node, ok: true as const, dryRun: true, images: [], recorded: 0 }))),
   };
 }
 

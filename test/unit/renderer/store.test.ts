@@ -85,6 +85,7 @@ function fakeApi(overrides: Partial<HoldfastApi> = {}): HoldfastApi {
     getDiskPicture: vi.fn(async () => ({ ok: false as const, error: { code: 'NOT_FOUND' as const, message: 'not in this test' } })),
     planPrune: vi.fn(async ({ node: n, keepVersions }) => ok({ node: n, keepVersions: keepVersions ?? 2, remove: [], kept: [], freedBytes: 0, storeBytes: 0, imagesBefore: 0 })),
     applyPrune: vi.fn(async ({ node: n }) => ok({ node: n, keepVersions: 2, removed: [], refused: [], failed: [], plannedBytes: 0, freedBytes: 0, audit: null })),
+    verifySignatures: vi.fn(async ({ nodes }) => ok(nodes.map((n: string) => ({ node: n, ok: true as const, dryRun: true, images: [], recorded: 0 })))),
     ...overrides,
   };
 }
