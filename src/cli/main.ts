@@ -42,6 +42,7 @@ export const COMMANDS: readonly { name: string; load: () => Promise<Register> }[
   { name: 'prune', load: async () => (await import('./commands/prune')).registerPruneCommand },
   { name: 'upload', load: async () => (await import('./commands/upload')).registerUploadCommand },
   { name: 'import', load: async () => (await import('./commands/import')).registerImportCommand },
+  { name: 'verify', load: async () => (await import('./commands/verify')).registerVerifyCommand },
   { name: 'log', load: async () => (await import('./commands/log')).registerLogCommand },
   { name: 'serve', load: async () => (await import('./commands/serve')).registerServeCommand },
 ];

@@ -12,6 +12,7 @@ import { pinSetShowJson } from '../../../src/cli/commands/pinset';
 import type { PolicyShowJson } from '../../../src/cli/commands/policy';
 import type { GuardRunJson } from '../../../src/cli/commands/guard';
 import type { PruneOutcome } from '../../../src/cli/commands/prune';
+import type { NodeVerifyOutcome } from '../../../src/shared/signatures';
 import { buildProgram } from '../../../src/cli/main';
 import { printedAsJson } from '../../../src/cli/output';
 import { summarizeFleet } from '../../../src/core/usecases/fleet/summary';
@@ -95,6 +96,16 @@ const PRUNE: PruneOutcome[] = [
   { node: NODE, ok: true, plan: planPrune(NODE, [], { sizes: {}, byImage: {} }) },
   { node: 'edge-02', ok: false, error: { code: 'UNREACHABLE', message: 'no route to host', hint: 'Check the network.' } },
 ];
+const VERIFY: NodeVerifyOutcome[] = [
+  {
+    node: NODE,
+    ok: true,
+    dryRun: false,
+    recorded: 2,
+    images: [{ name: 'docker.io/library/nginx:1.27', refs: ['docker.io/library/nginx:1.27'], digest: 'sha256:' + '1'.repeat(64), signature: { verified: false, refusal: { kind: 'no-signature' }, reason: 'no signature', at: '2026-01-01T00:00:00Z' } }],
+  },
+  { node: 'edge-02', ok: false, error: { code: 'UNREACHABLE', message: 'no route to host' } },
+];
 
 /** What each documented command prints, as the command shapes it, for a representative result. */
 const RESULTS: Record<string, () => unknown> = {
@@ -115,6 +126,7 @@ const RESULTS: Record<string, () => unknown> = {
   guard: () => GUARD,
   unpin: () => ({ ...PLAN, action: 'unpin' }),
   prune: () => PRUNE,
+  verify: () => VERIFY,
   log: () => EDGE1_AUDIT,
   'node ls': () => [NODE_DEF],
   'node import-ssh-config': () => sshImportJson(false, { nodes: [], skipped: [{ alias: 'old', reason: 'already a node' }], notes: [] }, [NODE_DEF]),
