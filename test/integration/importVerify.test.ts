@@ -2,15 +2,13 @@
 // archives made from what cosign 3 and oras really write (lab/signing.ts) are verified on this
 // machine before any byte is sent. Signed images import with their provenance on the image;
 // one failing image refuses the whole archive and the node is left exactly as it was.
-import { readdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelsOf, listImages, type LabNodeHandle } from '../../lab';
 import type { SigningFixtures } from '../../lab/signing';
 import { readPublicKey } from '../../src/core/signatures/keys';
-import { REF_NAME, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
 import { SIGNATURE_LABELS } from '../../src/shared/domain/labels';
-import { blobPath, layoutOf, nodeState as stateOf, readJson, sha256, startSignedSite, tarOf as tar, type SignedSite } from './signedSite';
+import { flipBundleSignature, layoutOf, nodeState as stateOf, rewriteReferrer, startSignedSite, tarOf as tar, type SignedSite } from './signedSite';
 
 let site: SignedSite;
 let fx: SigningFixtures;
@@ -32,28 +30,6 @@ const named = (repo: string): string => `lab.local/${repo}:1`;
 
 /** The layout keeping `repos`, each named lab.local/<repo>:1 (signedSite layoutOf). */
 const archive = (repos: string[], opts: Parameters<typeof layoutOf>[2] = {}): string => layoutOf(site, Object.fromEntries(repos.map((r) => [r, named(r)])), opts);
-
-/** The bundle referrer of `digest` in a layout: its index entry and manifest. */
-function referrer(layout: string, digest: string): { entry: Descriptor; manifest: OciManifest } {
-  const index = readJson<{ manifests: Descriptor[] }>(path.join(layout, 'index.json'));
-  for (const entry of index.manifests) {
-    if (entry.annotations?.[REF_NAME]) continue;
-    const manifest = readJson<OciManifest>(blobPath(layout, entry.digest));
-    if (manifest.subject?.digest === digest) return { entry, manifest };
-  }
-  throw new Error(`no referrer of ${digest}`);
-}
-
-/** Rewrites a referrer's manifest as an attacker would: re-hashed, the index pointing at it. */
-function rewriteReferrer(layout: string, digest: string, edit: (m: OciManifest) => OciManifest): void {
-  const { entry, manifest } = referrer(layout, digest);
-  const data = Buffer.from(JSON.stringify(edit(manifest)));
-  writeFileSync(blobPath(layout, sha256(data)), data);
-  const file = path.join(layout, 'index.json');
-  const index = readJson<{ manifests: Descriptor[] }>(file);
-  index.manifests = index.manifests.map((e) => (e.digest === entry.digest ? { ...e, digest: sha256(data), size: data.length } : e));
-  writeFileSync(file, JSON.stringify(index));
-}
 
 const nodeState = () => stateOf(n);
 
@@ -100,19 +76,7 @@ describe('holdfast import --key: verified on this machine, recorded on the node'
   });
 
   it("a flipped byte in a bundle's DSSE signature refuses the archive", async () => {
-    const layout = archive(['rsa-bundle'], {
-      edit: (l) =>
-        rewriteReferrer(l, fx.imported.rsa.bundle.digest, (m) => {
-          const layer = m.layers![0]!;
-          const bundle = readJson<{ dsseEnvelope: { signatures: { sig: string }[] } }>(blobPath(l, layer.digest));
-          const sig = Buffer.from(bundle.dsseEnvelope.signatures[0]!.sig, 'base64');
-          sig[20] = sig[20]! ^ 0x01;
-          bundle.dsseEnvelope.signatures[0]!.sig = sig.toString('base64');
-          const data = Buffer.from(JSON.stringify(bundle));
-          writeFileSync(blobPath(l, sha256(data)), data);
-          return { ...m, layers: [{ ...layer, digest: sha256(data), size: data.length }] };
-        }),
-    });
+    const layout = archive(['rsa-bundle'], { edit: (l) => flipBundleSignature(l, fx.imported.rsa.bundle.digest) });
     await expectRefused(['import', 'v1', await tar(layout), '--key', fx.keys.rsa.pub], [`${named('rsa-bundle')}: signature does not verify`]);
   });
 

@@ -1,4 +1,4 @@
-// What the signature suites share (importVerify, importPolicy): one lab node beside images cosign
+// What the signature suites share (importVerify, importPolicy, verify): one lab node beside images cosign
 // 3 really signed (lab/signing.ts), archives cut from that OCI layout, and the node's state a
 // refusal must leave exactly as it was.
 import { createHash } from 'node:crypto';
@@ -87,4 +87,40 @@ export async function nodeState(n: LabNodeHandle): Promise<{ images: string[]; c
   const images = (await listImages(n)).map((i) => `${i.name} ${i.digest} ${JSON.stringify(i.labels)}`).sort();
   const content = (await n.ctr(['content', 'ls', '-q'])).split('\n').filter(Boolean).sort();
   return { images, content, dir: readdirSync(n.hostImagesDir).sort() };
+}
+
+/** The bundle referrer of `digest` in a layout: its index entry and manifest. */
+export function referrer(layout: string, digest: string): { entry: Descriptor; manifest: OciManifest } {
+  const index = readJson<{ manifests: Descriptor[] }>(path.join(layout, 'index.json'));
+  for (const entry of index.manifests) {
+    if (entry.annotations?.[REF_NAME]) continue;
+    const manifest = readJson<OciManifest>(blobPath(layout, entry.digest));
+    if (manifest.subject?.digest === digest) return { entry, manifest };
+  }
+  throw new Error(`no referrer of ${digest}`);
+}
+
+/** Rewrites a referrer's manifest as an attacker would: re-hashed, the index pointing at it. */
+export function rewriteReferrer(layout: string, digest: string, edit: (m: OciManifest) => OciManifest): void {
+  const { entry, manifest } = referrer(layout, digest);
+  const data = Buffer.from(JSON.stringify(edit(manifest)));
+  writeFileSync(blobPath(layout, sha256(data)), data);
+  const file = path.join(layout, 'index.json');
+  const index = readJson<{ manifests: Descriptor[] }>(file);
+  index.manifests = index.manifests.map((e) => (e.digest === entry.digest ? { ...e, digest: sha256(data), size: data.length } : e));
+  writeFileSync(file, JSON.stringify(index));
+}
+
+/** Flips a byte of the DSSE signature in the bundle referrer of `digest`, re-hashing what holds it. */
+export function flipBundleSignature(layout: string, digest: string): void {
+  rewriteReferrer(layout, digest, (m) => {
+    const layer = m.layers![0]!;
+    const bundle = readJson<{ dsseEnvelope: { signatures: { sig: string }[] } }>(blobPath(layout, layer.digest));
+    const sig = Buffer.from(bundle.dsseEnvelope.signatures[0]!.sig, 'base64');
+    sig[20] = sig[20]! ^ 0x01;
+    bundle.dsseEnvelope.signatures[0]!.sig = sig.toString('base64');
+    const data = Buffer.from(JSON.stringify(bundle));
+    writeFileSync(blobPath(layout, sha256(data)), data);
+    return { ...m, layers: [{ ...layer, digest: sha256(data), size: data.length }] };
+  });
 }
