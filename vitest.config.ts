@@ -34,6 +34,8 @@ const VERSION_MATRIX = [
   // a refused archive leaves each line's containerd untouched; provenance labels on what it wrote
   'test/integration/importVerify.test.ts',
   'test/integration/bundleVerify.test.ts',
+  // verify on what each line's containerd records: verdicts as labels, nothing else changed
+  'test/integration/verify.test.ts',
   'test/lab/k3s.test.ts',
   // the UI tests' fake node answers as each line's containerd does
   'test/integration/doubles-contract.test.ts',
