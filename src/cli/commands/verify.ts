@@ -58,7 +58,7 @@ export function registerVerifyCommand(program: Command, cli: Cli): void {
     .argument('[nodes...]', 'nodes to verify (or --all, --group, --local)')
     .option('--all', 'every configured node')
     .option('--group <group>', 'the nodes of one group');
-  addLayoutFlag(addTrustFlags(withLocalOptions(cmd)))
+  addLayoutFlag(addTrustFlags(withLocalOptions(cmd), 'a cosign public key to verify against (repeatable: any one key suffices; needed)'))
     .option('--dry-run', 'check and print, record nothing on the node')
     .option('--json', JSON_HELP)
     .addHelpText(
@@ -100,7 +100,10 @@ async function runVerify(cli: Cli, names: string[], o: VerifyFlags): Promise<voi
     // The summaries last, so a fleet run reads at a glance.
     for (const r of outcomes) {
       if (r.ok) cli.io.out(verificationSummary(r, screen));
-      else cli.io.out(screen.text(`${r.node}: FAILED — ${r.error.message}${savedNodeHint(r.error) ? ` ${savedNodeHint(r.error)}` : ''}`));
+      else {
+        const hint = savedNodeHint(r.error);
+        cli.io.out(screen.text(`${r.node}: FAILED — ${r.error.message}${hint ? ` ${hint}` : ''}`));
+      }
     }
   }
   exitFor(outcomes);
