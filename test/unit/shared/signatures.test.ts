@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SIGNATURE_LABELS } from '../../../src/shared/domain/labels';
-import { bindSignatures, isKeylessSigner, keylessSigner, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureCounts, signatureSentence, signatureLabels, signatureRecord, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, isKeylessSigner, keylessSigner, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureCounts, signatureSentence, signatureLabels, signatureRecord, unverifiedImages, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -171,5 +171,14 @@ describe('signatureCounts (the metrics)', () => {
       { name: `sha256:${'c'.repeat(64)}`, signature: null, need: needed },
     ];
     expect(signatureCounts(refs)).toEqual({ verified: 1, unverified: 0, neededUnverified: 0 });
+
+describe('unverifiedImages: what verify lists as having no valid signature', () => {
+  it('every image whose verdict is not verified, in order; a verdict straight from the binding rule reads as a sentence', () => {
+    const img = (name: string, checks: SignatureCheck[]) => ({ name, refs: [name], digest: D, signature: bindSignatures(D, checks, AT) });
+    const images = [img('a:1', [good()]), img('b:1', []), img('c:1', [check({})])];
+    expect(unverifiedImages(images).map((i) => [i.name, signatureSentence(i.signature)])).toEqual([
+      ['b:1', 'not verified: no signature (2026-12-08)'],
+      ['c:1', 'not verified: signed, but not by any given key (2026-12-08)'],
+    ]);
   });
 });
