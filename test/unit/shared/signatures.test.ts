@@ -171,6 +171,8 @@ describe('signatureCounts (the metrics)', () => {
       { name: `sha256:${'c'.repeat(64)}`, signature: null, need: needed },
     ];
     expect(signatureCounts(refs)).toEqual({ verified: 1, unverified: 0, neededUnverified: 0 });
+  });
+});
 
 describe('unverifiedImages: what verify lists as having no valid signature', () => {
   it('every image whose verdict is not verified, in order; a verdict straight from the binding rule reads as a sentence', () => {
