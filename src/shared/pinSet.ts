@@ -8,11 +8,12 @@
 import * as z from 'zod';
 import type { ImageRef } from './domain/images';
 import type { LostPinKind } from './domain/lostPins';
-import type { PinSetSpec } from './domain/pins';
+import type { PinSetSignatures, PinSetSpec } from './domain/pins';
 import { isImageIdRecord, normalizeReference, ReferenceError } from './imageReference';
 import { satisfies } from './needs';
+import { isKeylessSigner, signatureSentence, type SignatureRecord } from './signatures';
 
-export type { PinSetSpec };
+export type { PinSetSignatures, PinSetSpec };
 
 export const PIN_SET_API_VERSION = 'holdfast/v1';
 export const PIN_SET_KIND = 'PinSet';
@@ -75,12 +76,29 @@ function hasRegistry(p: string): boolean {
   return i !== -1 && (/[.:*?]/.test(first) || first === 'localhost');
 }
 
+/** Signers a requirement may name: far above a real site's few keys. */
+export const PIN_SET_MAX_SIGNERS = 100;
+
+/** spec.signatures: keys by fingerprint (as #48's verdicts record them), keyless signers as "identity (issuer)". */
+const signaturesSchema = z.strictObject({
+  required: z.boolean(),
+  keys: z
+    .array(z.string().regex(/^[0-9a-f]{64}$/, 'a key fingerprint is 64 lower-case hex digits (SHA-256 of the public key)'))
+    .max(PIN_SET_MAX_SIGNERS)
+    .optional(),
+  identities: z
+    .array(z.string().min(1).max(MAX_REF).refine(isKeylessSigner, 'a keyless signer is written "identity (issuer)"'))
+    .max(PIN_SET_MAX_SIGNERS)
+    .optional(),
+});
+
 /** spec: also the pin plan's `pinSet` target (shared/contract.ts). */
 export const pinSetSpecSchema = z
   .strictObject({
     images: z.array(reference).max(PIN_SET_MAX_IMAGES).default([]),
     needed: z.boolean().default(false),
     patterns: z.array(referencePattern).max(PIN_SET_MAX_PATTERNS).default([]),
+    signatures: signaturesSchema.optional(),
   })
   .refine((s) => s.images.length > 0 || s.needed || s.patterns.length > 0, { message: 'names nothing' });
 
@@ -113,8 +131,11 @@ function fixFor(path: string): string {
   if (path === 'spec.needed') return 'write needed: true or needed: false';
   if (/^spec\.patterns\[\d+\]$/.test(path)) return 'write a glob over full references, e.g. registry.local/app/* or docker.io/library/nginx:*';
   if (path.startsWith('spec.patterns')) return `list at most ${PIN_SET_MAX_PATTERNS} globs under spec.patterns`;
+  if (/^spec\.signatures\.keys\[\d+\]$/.test(path)) return 'write the fingerprint `holdfast import` records (io.holdfast.signature.by): 64 lower-case hex digits';
+  if (/^spec\.signatures\.identities\[\d+\]$/.test(path)) return 'write a keyless signer as `holdfast import` records it, e.g. "ops@example.org (https://issuer.example)"';
+  if (path.startsWith('spec.signatures')) return `write signatures: {required: true}, optionally with keys (fingerprints) and identities (at most ${PIN_SET_MAX_SIGNERS} each)`;
   if (path === 'spec') return 'give spec.images, spec.needed: true or spec.patterns';
-  return `remove it: ${PIN_SET_API_VERSION} has apiVersion, kind, metadata and spec (images, needed, patterns)`;
+  return `remove it: ${PIN_SET_API_VERSION} has apiVersion, kind, metadata and spec (images, needed, patterns, signatures)`;
 }
 
 function fieldPath(path: readonly PropertyKey[]): string {
@@ -168,6 +189,29 @@ export async function parsePinSet(text: string, source: string, maxBytes: number
 }
 
 /**
+ * The signature rule of a pin set (pure): why an image fails `req`, or null when it meets it (or
+ * nothing is required). `records` are the signature records of the image's references (labels
+ * are per reference; the signature binds the digest they share): one verified record, by a named
+ * key or identity when any are named, vouches for the image.
+ */
+export function signatureShortfall(req: PinSetSignatures | undefined, records: readonly (SignatureRecord | null | undefined)[]): string | null {
+  if (!req?.required) return null;
+  const named = [...(req.keys ?? []), ...(req.identities ?? [])];
+  const verified = records.filter((r): r is Extract<SignatureRecord, { verified: true }> => r?.verified === true);
+  if (verified.some((r) => named.length === 0 || named.includes(r.by))) return null;
+  if (verified.length > 0) return `${signatureSentence(verified[0])}, not by a key or identity the pin set names`;
+  const refused = records.find((r) => r?.verified === false);
+  return signatureSentence(refused);
+}
+
+/** The requirement in words, for `pinset show`: "verified signature required (key 3f1c2a4b…, ops@example.org (…))". */
+export function signatureRequirementText(req: PinSetSignatures | undefined): string | null {
+  if (!req?.required) return null;
+  const named = [...(req.keys ?? []).map((k) => `key ${k.slice(0, 8)}…`), ...(req.identities ?? [])];
+  return `verified signature required${named.length ? ` by ${named.join(' or ')}` : ''}`;
+}
+
+/**
  * A pattern as a RegExp over a full reference. POSIX fnmatch(3) with FNM_PATHNAME for `*` and `?`
  * (they never cross a `/`), and `**` for any run including `/` as in gitignore(5) and Node's
  * path.matchesGlob. No [classes]: `[` is not a reference character. The whole reference must match.
@@ -197,6 +241,8 @@ export interface PinSetEntry {
   state: 'durable' | 'pin' | 'missing';
   /** When Holdfast's durable pin of it was lost behind its back (shared/lostPins): what happened. */
   lost?: LostPinKind;
+  /** Why it fails the set's signature requirement (signatureShortfall); it is pinned anyway. */
+  unverified?: string;
 }
 
 export interface PinSetResolution {
@@ -205,13 +251,15 @@ export interface PinSetResolution {
   pin: string[];
   durable: string[];
   missing: string[];
+  /** Selected references whose image fails spec.signatures, with why: pinned all the same. */
+  unverified: { ref: string; reason: string }[];
   /** Patterns that match no reference on the node (not an error: a glob names no image). */
   unmatched: string[];
 }
 
 /** What resolution reads of a node: its references (with need and lost pin), needed images it lacks, pins lost with their reference. */
 export interface PinSetNode {
-  refs: readonly Pick<ImageRef, 'name' | 'digest' | 'imageId' | 'pin' | 'need' | 'lostPin'>[];
+  refs: readonly Pick<ImageRef, 'name' | 'digest' | 'imageId' | 'pin' | 'need' | 'lostPin' | 'signature'>[];
   neededMissing: readonly string[];
   lost?: readonly { ref: string; kind: LostPinKind }[];
 }
@@ -253,14 +301,16 @@ export function resolvePinSet(spec: PinSetSpec, node: PinSetNode): PinSetResolut
     if (!via) continue;
     const image = r.imageId ? byImage.get(r.imageId)! : [r];
     const lost = r.lostPin?.kind ?? lostGone.get(r.name);
-    entries.push({ ref: r.name, via: [...via], state: image.every((s) => s.pin === 'durable') ? 'durable' : 'pin', ...(lost ? { lost } : {}) });
+    const unverified = signatureShortfall(spec.signatures, image.map((s) => s.signature));
+    entries.push({ ref: r.name, via: [...via], state: image.every((s) => s.pin === 'durable') ? 'durable' : 'pin', ...(lost ? { lost } : {}), ...(unverified ? { unverified } : {}) });
   }
   for (const [ref, via] of missing) {
     const lost = lostGone.get(ref);
     entries.push({ ref, via: [...via], state: 'missing', ...(lost ? { lost } : {}) });
   }
   const of = (state: PinSetEntry['state']) => entries.filter((e) => e.state === state).map((e) => e.ref);
-  return { entries, pin: of('pin'), durable: of('durable'), missing: of('missing'), unmatched: globs.filter((g) => !g.hit).map((g) => g.p) };
+  const unverified = entries.flatMap((e) => (e.unverified ? [{ ref: e.ref, reason: e.unverified }] : []));
+  return { entries, pin: of('pin'), durable: of('durable'), missing: of('missing'), unverified, unmatched: globs.filter((g) => !g.hit).map((g) => g.p) };
 }
 
 /** The ConfigMap deploy/guard.yaml mounts as guard's --pin-set file (deploy/pinset.yaml). */
@@ -281,7 +331,8 @@ export function pinSetOf(name: string, images: readonly string[]): PinSet {
  */
 export async function pinSetText(set: PinSet, as: PinSetFileKind): Promise<string> {
   const { stringify } = await import('yaml');
-  const spec = { images: set.spec.images, ...(set.spec.needed ? { needed: true } : {}), ...(set.spec.patterns.length ? { patterns: set.spec.patterns } : {}) };
+  const { needed, patterns, signatures } = set.spec;
+  const spec = { images: set.spec.images, ...(needed ? { needed: true } : {}), ...(patterns.length ? { patterns } : {}), ...(signatures ? { signatures } : {}) };
   const body = stringify({ apiVersion: set.apiVersion, kind: set.kind, metadata: set.metadata, spec }, { lineWidth: 0 });
   if (as === 'pinset') return `# A pin set for Holdfast's guard (its --pin-set; docs/at-the-site.md)\n${body}`;
   const { name, namespace, key, app } = PIN_SET_CONFIG_MAP;

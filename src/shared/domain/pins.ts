@@ -24,6 +24,17 @@ export interface PinSetSpec {
   needed: boolean;
   /** Globs over full references (shared/pinSet patternRegExp). */
   patterns: string[];
+  /** What every image the set makes durable must carry (#48's verified signature record). */
+  signatures?: PinSetSignatures;
+}
+
+/** A pin set's signature requirement: a verified record, by one of these signers when any are named. */
+export interface PinSetSignatures {
+  required: boolean;
+  /** Key fingerprints (SHA-256 of the public key, hex). */
+  keys?: string[];
+  /** Keyless signers, as "identity (issuer)". */
+  identities?: string[];
 }
 
 /**

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ImageRef } from '../../../src/shared/domain/images';
 import type { RefNeed } from '../../../src/shared/needVerdict';
-import { parsePinSet, patternRegExp, PIN_SET_CONFIG_MAP, PinSetError, pinSetOf, pinSetText, resolvePinSet, type PinSetSpec } from '../../../src/shared/pinSet';
+import { parsePinSet, patternRegExp, PIN_SET_CONFIG_MAP, PinSetError, pinSetOf, pinSetText, resolvePinSet, signatureShortfall, type PinSetSignatures, type PinSetSpec } from '../../../src/shared/pinSet';
+import type { SignatureRecord } from '../../../src/shared/signatures';
 import { parse as parseYaml } from 'yaml';
 import { imageRef } from '../../support/imageRef';
 
@@ -28,6 +29,7 @@ describe('parsePinSet: what reads', () => {
     ['short names as CRI resolves them, duplicates once', `${head}spec:\n  images: [nginx, "nginx:latest", "user/app:2"]\n`, { images: ['docker.io/library/nginx:latest', 'docker.io/user/app:2'], needed: false, patterns: [] }],
     ['JSON', JSON.stringify({ apiVersion: 'holdfast/v1', kind: 'PinSet', metadata: { name: 'site' }, spec: { patterns: ['**/pause:*'] } }), { images: [], needed: false, patterns: ['**/pause:*'] }],
     ['metadata labels', `${head.replace('{name: site}', '{name: site, labels: {team: edge}}')}spec: {needed: true}\n`, { images: [], needed: true, patterns: [] }],
+    ['a signature requirement', `${head}spec:\n  needed: true\n  signatures: {required: true, keys: ["${'f'.repeat(64)}"], identities: ["ops@example.org (https://issuer.example)"]}\n`, { images: [], needed: true, patterns: [], signatures: { required: true, keys: ['f'.repeat(64)], identities: ['ops@example.org (https://issuer.example)'] } }],
   ])('%s', async (_, text, spec) => {
     const set = await parsePinSet(text, 'site.yaml', MAX);
     expect(set.metadata.name).toBe('site');
@@ -55,6 +57,10 @@ describe('parsePinSet: every bad input names the field and the fix', () => {
     ['a duplicate key', `${head}spec: {needed: true}\nspec: {needed: false}\n`, 'site.yaml:', /fix the syntax/],
     ['an empty file', '', 'site.yaml', /apiVersion: holdfast\/v1/],
     ['a list, not an object', '- a\n', '(top level)', /remove it|apiVersion/],
+    ['a key that is not a fingerprint', `${head}spec: {needed: true, signatures: {required: true, keys: [ABC]}}\n`, 'spec.signatures.keys[0]', /64 lower-case hex/],
+    ['an identity without its issuer', `${head}spec: {needed: true, signatures: {required: true, identities: [ops@example.org]}}\n`, 'spec.signatures.identities[0]', /identity \(issuer\)|ops@example\.org \(/],
+    ['signatures without required', `${head}spec: {needed: true, signatures: {keys: []}}\n`, 'spec.signatures.required', /required: true/],
+    ['a typo in signatures', `${head}spec: {needed: true, signatures: {required: true, key: []}}\n`, 'spec.signatures.key', /required: true/],
   ])('%s', async (_, text, field, fix) => {
     const e = await error(text);
     expect(e.field.startsWith(field), `${e.field} (${e.message})`).toBe(true);
@@ -146,6 +152,42 @@ describe('resolvePinSet', () => {
   });
 });
 
+describe('signatureShortfall: which images fail a pin set\'s signature requirement', () => {
+  const KEY = 'a'.repeat(64);
+  const OTHER = 'b'.repeat(64);
+  const ID = 'ops@example.org (https://issuer.example)';
+  const at = '2026-12-01T00:00:00Z';
+  const by = (who: string): SignatureRecord => ({ verified: true, by: who, format: 'bundle', at });
+  const refused: SignatureRecord = { verified: false, reason: 'no signature', at };
+
+  it.each<[string, PinSetSignatures | undefined, (SignatureRecord | null | undefined)[], string | null]>([
+    ['no requirement: nothing fails', undefined, [null], null],
+    ['required: false: nothing fails', { required: false }, [null], null],
+    ['required without keys: any verified signer passes', { required: true }, [by(OTHER)], null],
+    ['required without keys: never verified fails', { required: true }, [null, undefined], 'never verified'],
+    ['required without keys: verified:false fails with its reason', { required: true }, [refused], 'not verified: no signature (2026-12-01)'],
+    ['with a key: verified by it passes', { required: true, keys: [KEY] }, [by(KEY)], null],
+    ['with a key: verified by another key fails', { required: true, keys: [KEY] }, [by(OTHER)], 'signed by key bbbbbbbb…, verified 2026-12-01, not by a key or identity the pin set names'],
+    ['with a key: never verified fails', { required: true, keys: [KEY] }, [null], 'never verified'],
+    ['with an identity: verified by it passes', { required: true, identities: [ID] }, [by(ID)], null],
+    ['with an identity: a key is not it', { required: true, identities: [ID] }, [by(KEY)], 'signed by key aaaaaaaa…, verified 2026-12-01, not by a key or identity the pin set names'],
+    ['keys and identities: either passes', { required: true, keys: [OTHER], identities: [ID] }, [by(ID)], null],
+    ['one reference of the image verified vouches for the image', { required: true, keys: [KEY] }, [null, refused, by(KEY)], null],
+  ])('%s', (_, req, records, want) => {
+    expect(signatureShortfall(req, records)).toBe(want);
+  });
+
+  it('resolution: a selected image that fails is pinned all the same, and listed with why', () => {
+    const signed = imageRef('registry.local/app/s:1', { signature: by(KEY) }, '5');
+    const plain = imageRef('registry.local/app/p:1', {}, '6');
+    const r = resolvePinSet(spec({ images: ['registry.local/app/s:1', 'registry.local/app/p:1', 'registry.local/app/gone:1'], signatures: { required: true, keys: [KEY] } }), { refs: [signed, plain], neededMissing: [] });
+    expect(r.pin).toEqual(['registry.local/app/s:1', 'registry.local/app/p:1']);
+    expect(r.unverified).toEqual([{ ref: 'registry.local/app/p:1', reason: 'never verified' }]);
+    expect(r.entries.find((e) => e.ref === plain.name)).toMatchObject({ state: 'pin', unverified: 'never verified' });
+    expect(r.entries.find((e) => e.ref === 'registry.local/app/gone:1')).not.toHaveProperty('unverified');
+  });
+});
+
 describe('pinSetText: the pin set the app writes from selected images', () => {
   const refs = ['registry.local/app/a:1', `registry.local/app/b@${D}`, 'docker.io/library/nginx:1.27', 'registry.local/app/a:1'];
 
@@ -155,6 +197,11 @@ describe('pinSetText: the pin set the app writes from selected images', () => {
     expect(text).not.toMatch(/needed|patterns/);
     const back = await parsePinSet(text, 'north.yaml', MAX);
     expect(back).toEqual({ ...set, spec: { images: refs.slice(0, 3), needed: false, patterns: [] } });
+  });
+
+  it('keeps a signature requirement when it writes the set back', async () => {
+    const set = { ...pinSetOf('north', refs), spec: { ...pinSetOf('north', refs).spec, signatures: { required: true, keys: ['c'.repeat(64)] } } };
+    expect((await parsePinSet(await pinSetText(set, 'pinset'), 'north.yaml', MAX)).spec.signatures).toEqual({ required: true, keys: ['c'.repeat(64)] });
   });
 
   it('as the ConfigMap deploy/guard.yaml mounts: namespace holdfast, its pinset.yaml parses back', async () => {
