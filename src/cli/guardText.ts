@@ -20,7 +20,9 @@ export function guardSection(nodes: readonly FleetNodeResult[], why: boolean): s
     const shown = why ? Infinity : SHOWN;
     for (const f of (g.fixed ?? []).slice(0, shown)) out.push(`${pad}${f.restored ? `restored: ${safe(f.ref)} (${lostPinKindText(f.restored)})` : `pinned: ${safe(f.ref)}`}`);
     for (const m of (g.missing ?? []).slice(0, shown)) out.push(`${pad}MISSING: ${safe(m)} (not on the node: import it)`);
-    const more = Math.max(0, (g.fixedCount ?? 0) - Math.min(shown, g.fixed?.length ?? 0)) + Math.max(0, (g.missingCount ?? 0) - Math.min(shown, g.missing?.length ?? 0));
+    for (const u of (g.unverified ?? []).slice(0, shown)) out.push(`${pad}UNVERIFIED: ${safe(u)} (the pin set requires it signed; pinned anyway)`);
+    const over = (count: number | undefined, list: readonly unknown[] | undefined) => Math.max(0, (count ?? 0) - Math.min(shown, list?.length ?? 0));
+    const more = over(g.fixedCount, g.fixed) + over(g.missingCount, g.missing) + over(g.unverifiedCount, g.unverified);
     if (more) out.push(`${pad}… and ${more} more (${why ? 'the node records at most 200 of each' : '--why lists them'})`);
   }
   return out;

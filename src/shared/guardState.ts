@@ -38,6 +38,9 @@ export const guardStateSchema = z.strictObject({
   fixedCount: z.number().int().min(0),
   missing: z.array(z.string().max(MAX_REF)).max(GUARD_STATE_MAX_LIST),
   missingCount: z.number().int().min(0),
+  /** References pinned although they fail the pin set's signature requirement (absent in older records). */
+  unverified: z.array(z.string().max(MAX_REF)).max(GUARD_STATE_MAX_LIST).default([]),
+  unverifiedCount: z.number().int().min(0).default(0),
   durable: z.number().int().min(0),
   warnings: z.array(z.string().max(MAX_TEXT)).max(20).optional(),
 });
@@ -73,11 +76,14 @@ export interface GuardView {
   fixedCount?: number;
   missing?: string[];
   missingCount?: number;
+  unverified?: string[];
+  unverifiedCount?: number;
   durable?: number;
 }
 
 /** A run as the record keeps it: every list cut at GUARD_STATE_MAX_LIST, the counts whole. */
-export function guardStateRecord(run: Omit<GuardState, 'apiVersion' | 'kind' | 'fixedCount' | 'missingCount'>): GuardState {
+export function guardStateRecord(run: Omit<GuardState, 'apiVersion' | 'kind' | 'fixedCount' | 'missingCount' | 'unverified' | 'unverifiedCount'> & { unverified?: string[] }): GuardState {
+  const unverified = run.unverified ?? [];
   const cut = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT - 1)}…` : s);
   return {
     apiVersion: GUARD_STATE_API_VERSION,
@@ -88,6 +94,8 @@ export function guardStateRecord(run: Omit<GuardState, 'apiVersion' | 'kind' | '
     fixedCount: run.fixed.length,
     missing: run.missing.slice(0, GUARD_STATE_MAX_LIST),
     missingCount: run.missing.length,
+    unverified: unverified.slice(0, GUARD_STATE_MAX_LIST),
+    unverifiedCount: unverified.length,
     ...(run.warnings ? { warnings: run.warnings.slice(0, 20).map(cut) } : {}),
   };
 }
@@ -116,7 +124,7 @@ export function parseGuardState(text: string | null, maxBytes: number): GuardSta
     return { found: 'unreadable', why: `it is not a guard's record (${field}: ${issue.message.slice(0, 120)})` };
   }
   const r = parsed.data;
-  if (r.fixedCount < r.fixed.length || r.missingCount < r.missing.length) return { found: 'unreadable', why: "it is not a guard's record (a count is below its list)" };
+  if (r.fixedCount < r.fixed.length || r.missingCount < r.missing.length || r.unverifiedCount < r.unverified.length) return { found: 'unreadable', why: "it is not a guard's record (a count is below its list)" };
   return { found: 'read', record: r };
 }
 
@@ -141,7 +149,8 @@ export function guardWords(v: Omit<GuardView, 'words'>): string {
   const restored = fixed.filter((f) => f.restored).length;
   const made = v.fixedCount ? `made ${n(v.fixedCount, 'reference')} durable${restored ? ` (${restored} restored)` : ''}` : 'nothing to fix';
   const missing = v.missingCount ? `; could not fix ${n(v.missingCount, 'missing image')}` : '';
-  return `guard keeps ${set}, last ran ${last}: ${made}${missing}`;
+  const unverified = v.unverifiedCount ? `; ${n(v.unverifiedCount, 'unverified image')}` : '';
+  return `guard keeps ${set}, last ran ${last}: ${made}${missing}${unverified}`;
 }
 
 /**
@@ -165,6 +174,8 @@ export function judgeGuard(read: GuardStateRead, nowMs: number): GuardView {
     fixedCount: r.fixedCount,
     missing: r.missing,
     missingCount: r.missingCount,
+    unverified: r.unverified,
+    unverifiedCount: r.unverifiedCount,
     durable: r.durable,
   });
 }

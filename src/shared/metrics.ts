@@ -224,12 +224,16 @@ export interface GuardMetricsInput {
   durable: number;
   /** References the set names that the node lacks (never faked: import them). */
   missing: readonly string[];
+  /** References the set made durable although their image fails its signature requirement (guard always says; absent: no series). */
+  unverified?: readonly string[];
 }
 
 /** At most this many missing references get a series of their own (the count has them all). */
 export const GUARD_MISSING_SERIES = 50;
 
-const GUARD_FAMILIES: readonly { name: string; help: string; type: 'gauge' | 'counter'; samples: (g: GuardMetricsInput, at: number) => Sample[]; always?: true }[] = [
+type GuardFamily = { name: string; help: string; type: 'gauge' | 'counter'; samples: (g: GuardMetricsInput, at: number) => Sample[]; always?: true; unverified?: true };
+
+const GUARD_FAMILIES: readonly GuardFamily[] = [
   { name: 'holdfast_guard_last_run_timestamp_seconds', help: 'When the Holdfast guard last ran, in seconds since the epoch.', type: 'gauge', samples: (_, at) => one(at), always: true },
   { name: 'holdfast_guard_last_run_success', help: 'Whether the last guard run read the node and applied its pin set (1) or failed (0).', type: 'gauge', samples: (g) => one(g.ok ? 1 : 0), always: true },
   { name: 'holdfast_guard_info', help: 'The pin set this node keeps (its metadata.name).', type: 'gauge', samples: (g) => [{ labels: { pin_set: g.pinSet }, value: 1 }], always: true },
@@ -251,13 +255,21 @@ const GUARD_FAMILIES: readonly { name: string; help: string; type: 'gauge' | 'co
     type: 'gauge',
     samples: (g) => [...g.missing].sort().slice(0, GUARD_MISSING_SERIES).map((ref) => ({ labels: { ref }, value: 1 })),
   },
+  { name: 'holdfast_guard_unverified', help: 'References the pin set requires signed whose image carries no verified signature (by a named signer): pinned anyway, since the site needs them.', type: 'gauge', samples: (g) => one(g.unverified?.length ?? 0), unverified: true },
+  {
+    name: 'holdfast_guard_unverified_image',
+    help: `One series per reference the pin set requires signed that is not verified (the first ${GUARD_MISSING_SERIES}, sorted).`,
+    type: 'gauge',
+    samples: (g) => [...(g.unverified ?? [])].sort().slice(0, GUARD_MISSING_SERIES).map((ref) => ({ labels: { ref }, value: 1 })),
+    unverified: true,
+  },
 ];
 
 /** The textfile of one guard run (`at`: seconds since the epoch). A failed run keeps only what it knows. */
 export function renderGuardMetrics(g: GuardMetricsInput, at: number): string {
   const lines: string[] = [];
   for (const f of GUARD_FAMILIES) {
-    if (!g.ok && !f.always) continue;
+    if ((!g.ok && !f.always) || (f.unverified && !g.unverified)) continue;
     lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
     for (const s of f.samples(g, at)) lines.push(sampleLine(f.name, s.labels, s.value));
   }

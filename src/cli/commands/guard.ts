@@ -37,6 +37,8 @@ export interface GuardRunJson {
   durable: string[];
   /** References the set names that the node lacks. */
   missing: string[];
+  /** References made or kept durable whose image fails the set's spec.signatures, with why (pinned anyway). */
+  unverified: { ref: string; reason: string }[];
   /** Patterns that match nothing on the node. */
   unmatched: string[];
   warnings?: string[];
@@ -72,6 +74,7 @@ export async function guardOnce(cli: Cli, node: string, file: string, dryRun: bo
     fixed,
     durable: dryRun ? r.durable : [...r.durable, ...r.pin],
     missing: r.missing,
+    unverified: r.unverified,
     unmatched: r.unmatched,
     ...warningsOf(set.spec.needed ? needsWarnings(needs) : [], plan.warnings),
   };
@@ -97,10 +100,12 @@ export function guardRunText(j: GuardRunJson): string {
   const verb = j.dryRun ? 'would make' : 'made';
   const out = [
     `pin set ${safe(j.pinSet)} on ${safe(j.node)}: ${verb} ${n} reference${n === 1 ? '' : 's'} durable${restored ? ` (${restored} restored)` : ''}; ` +
-      `${j.durable.length} of its references durable; ${j.missing.length} named image${j.missing.length === 1 ? '' : 's'} missing`,
+      `${j.durable.length} of its references durable; ${j.missing.length} named image${j.missing.length === 1 ? '' : 's'} missing` +
+      (j.unverified.length ? `; ${j.unverified.length} unverified` : ''),
   ];
   for (const f of j.fixed.filter((x) => !isImageIdRecord(x.ref))) out.push(f.restored ? `  restored: ${safe(f.ref)} (${lostPinKindText(f.restored)})` : `  ${j.dryRun ? 'would pin' : 'pinned'}: ${safe(f.ref)}`);
   for (const m of j.missing) out.push(`  MISSING: ${safe(m)} (not on the node: import it)`);
+  for (const u of j.unverified) out.push(`  UNVERIFIED: ${safe(u.ref)} (${safe(u.reason)}; pinned anyway)`);
   for (const p of j.unmatched) out.push(`  pattern ${safe(p)} matches no reference here`);
   for (const w of j.warnings ?? []) out.push(`  warning: ${safe(w)}`);
   return out.join('\n');
@@ -131,6 +136,7 @@ async function writeTextfile(file: string, pinSet: string, run: GuardRunJson | n
       fixedTotal: previous + (run?.fixed.length ?? 0),
       durable: run?.durable.length ?? 0,
       missing: run?.missing ?? [],
+      unverified: run?.unverified.map((u) => u.ref) ?? [],
     },
     Math.floor(Date.now() / 1000),
   );
@@ -164,6 +170,7 @@ async function writeState(node: string, o: GuardFlags, run: GuardRunJson | null,
     ...(failure ? { error: toErrorInfo(failure).message } : {}),
     fixed: run?.fixed ?? [],
     missing: run?.missing ?? [],
+    unverified: run?.unverified.map((u) => u.ref) ?? [],
     durable: run?.durable.length ?? 0,
     ...(run?.warnings?.length ? { warnings: run.warnings } : {}),
   });

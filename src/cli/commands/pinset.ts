@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
 import type { LabelChange, PinPlan } from '../../shared/domain/pins';
-import type { PinSetEntry, PinSetResolution } from '../../shared/pinSet';
+import { signatureRequirementText, type PinSetEntry, type PinSetResolution, type PinSetSignatures } from '../../shared/pinSet';
 import { isImageIdRecord } from '../../shared/imageReference';
 import { lostPinKindText } from '../../shared/lostPins';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
@@ -19,14 +19,16 @@ import { JSON_HELP, printedAsJson } from '../output';
 export interface PinSetShowJson {
   node: string;
   pinSet: string;
+  /** The set's spec.signatures, when it has one; entries failing it carry `unverified`. */
+  signatures?: PinSetSignatures;
   entries: PinSetEntry[];
   unmatched: string[];
   changes: LabelChange[];
   warnings?: string[];
 }
 
-export function pinSetShowJson(node: string, pinSet: string, r: PinSetResolution, plan: PinPlan): PinSetShowJson {
-  return { node, pinSet, entries: r.entries, unmatched: r.unmatched, changes: plan.changes, ...(plan.warnings?.length ? { warnings: plan.warnings } : {}) };
+export function pinSetShowJson(node: string, pinSet: string, r: PinSetResolution, plan: PinPlan, signatures?: PinSetSignatures): PinSetShowJson {
+  return { node, pinSet, ...(signatures ? { signatures } : {}), entries: r.entries, unmatched: r.unmatched, changes: plan.changes, ...(plan.warnings?.length ? { warnings: plan.warnings } : {}) };
 }
 
 const STATE_TEXT: Record<PinSetEntry['state'], string> = { durable: 'durable', pin: 'to pin', missing: 'MISSING' };
@@ -36,12 +38,15 @@ const COLUMNS: readonly ColumnFit[] = [{ kind: 'ref', min: 30 }, { kind: 'fixed'
 function note(e: PinSetEntry): string {
   if (e.lost) return `durable pin lost: ${lostPinKindText(e.lost)}`;
   if (e.state === 'missing') return 'not on the node: import it';
+  if (e.unverified) return `NOT VERIFIED: ${e.unverified} (pinned anyway)`;
   return '';
 }
 
 export function pinSetShowText(cli: Cli, j: PinSetShowJson): string {
   const screen = cli.screen();
   const out: string[] = [`pin set ${safe(j.pinSet)} on ${safe(j.node)}:`];
+  const required = signatureRequirementText(j.signatures);
+  if (required) out.push(`  ${safe(required)}`);
   if (j.entries.length === 0) out.push('  it selects nothing on this node');
   else out.push(screen.table(['REFERENCE', 'VIA', 'STATE', 'NOTE'], j.entries.map((e) => [e.ref, e.via.join(','), STATE_TEXT[e.state], note(e)]), COLUMNS));
   for (const p of j.unmatched) out.push(`pattern ${safe(p)} matches no reference here`);
@@ -52,6 +57,8 @@ export function pinSetShowText(cli: Cli, j: PinSetShowJson): string {
   for (const c of named) out.push(`  ${screen.ref(safe(c.ref), 2)}`);
   const missing = j.entries.filter((e) => e.state === 'missing').length;
   if (missing) out.push(`${missing} named image${missing === 1 ? ' is' : 's are'} not on the node: guard reports ${missing === 1 ? 'it' : 'them'}, and cannot pin ${missing === 1 ? 'it' : 'them'}.`);
+  const unverified = j.entries.filter((e) => e.unverified).length;
+  if (unverified) out.push(`${unverified} reference${unverified === 1 ? ' fails' : 's fail'} the signature requirement: guard pins ${unverified === 1 ? 'it' : 'them'} all the same (the site needs ${unverified === 1 ? 'it' : 'them'}) and reports ${unverified === 1 ? 'it' : 'them'} unverified.`);
   for (const w of j.warnings ?? []) out.push(`warning: ${safe(w)}`);
   return screen.text(out.join('\n'));
 }
@@ -74,7 +81,7 @@ export function registerPinsetCommand(program: Command, cli: Cli): void {
       helpAfter(
         ['holdfast pinset show lab1-n1 --pin-set site.yaml', 'holdfast pinset show --local --pin-set /etc/holdfast/pinset.yaml', 'holdfast pinset show lab1-n1 --pin-set site.yaml -o json'],
         [
-          'A pin set: apiVersion: holdfast/v1, kind: PinSet, metadata.name, and spec.images (references), spec.needed (true: every image the site needs) and spec.patterns (globs: * and ? within a / segment, ** across).',
+          'A pin set: apiVersion: holdfast/v1, kind: PinSet, metadata.name, and spec.images (references), spec.needed (true: every image the site needs) and spec.patterns (globs: * and ? within a / segment, ** across); optionally spec.signatures: {required: true, keys: [fingerprint], identities: ["identity (issuer)"]}.',
         ],
       ),
     )
@@ -88,7 +95,7 @@ export function registerPinsetCommand(program: Command, cli: Cli): void {
       const plan = await cli.call('pins.plan', { node, action: 'pin', target: { pinSet: set.spec } });
       const ignored = pinNotHonoured(node, await cli.call('nodes.info', { node }).catch(() => null));
       if (ignored) cli.io.err(`warning: ${ignored}`);
-      const j = pinSetShowJson(node, set.metadata.name, resolution, plan);
+      const j = pinSetShowJson(node, set.metadata.name, resolution, plan, set.spec.signatures);
       if (printedAsJson(cli, j)) return;
       cli.io.out(pinSetShowText(cli, j));
     });

@@ -54,6 +54,7 @@ function GuardRow({ node, g }: { node: string; g: GuardView }) {
         {g.words}
         <RefList refs={fixed} total={g.fixedCount ?? 0} label="made durable" />
         <RefList refs={g.missing ?? []} total={g.missingCount ?? 0} label="missing" />
+        <RefList refs={g.unverified ?? []} total={g.unverifiedCount ?? 0} label="unverified (pinned anyway)" />
       </td>
     </tr>
   );

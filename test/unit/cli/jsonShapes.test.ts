@@ -88,6 +88,7 @@ const GUARD: GuardRunJson = {
   fixed: [{ ref: 'docker.io/library/nginx:1.27', restored: 'label-removed' }],
   durable: ['docker.io/library/nginx:1.27'],
   missing: ['registry.local/app/missing:1'],
+  unverified: [{ ref: 'registry.local/app/unsigned:1', reason: 'never verified' }],
   unmatched: [],
   warnings: ['x'],
 };

@@ -61,6 +61,25 @@ describe('judgeGuard(parseGuardState(file))', () => {
   });
 });
 
+describe('images a pin set requires signed, pinned and reported unverified', () => {
+  it('the record counts and lists them, and the sentence says how many', () => {
+    const r = record({ unverified: ['registry.local/app/a:1', 'registry.local/app/c:1'] });
+    expect(r).toMatchObject({ unverified: ['registry.local/app/a:1', 'registry.local/app/c:1'], unverifiedCount: 2 });
+    const v = judgeGuard(parseGuardState(text(r), MAX), NOW);
+    expect(v).toMatchObject({ unverified: r.unverified, unverifiedCount: 2 });
+    expect(v.words).toBe('guard keeps pin set site, last ran 2026-12-07 22:37 UTC: made 2 references durable (1 restored); could not fix 1 missing image; 2 unverified images');
+  });
+
+  it('a record written before the requirement existed reads as none unverified', () => {
+    const { unverified: _, unverifiedCount: __, ...old } = record();
+    expect(judgeGuard(parseGuardState(text(old), MAX), NOW)).toMatchObject({ status: 'running', unverified: [], unverifiedCount: 0 });
+  });
+
+  it('a count below its list is not a record', () => {
+    expect(parseGuardState(text({ ...record({ unverified: ['registry.local/app/a:1'] }), unverifiedCount: 0 }), MAX).found).toBe('unreadable');
+  });
+});
+
 describe('guardStateRecord', () => {
   it('cuts every list at its bound and keeps the whole counts: the file stays small', () => {
     const refs = Array.from({ length: 5000 }, (_, i) => `registry.local/app/${'x'.repeat(400)}${i}:1`);

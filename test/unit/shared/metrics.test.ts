@@ -264,3 +264,21 @@ describe('renderGuardMetrics (#50)', () => {
     expect(guardFixedTotal('garbage')).toBe(0);
   });
 });
+
+describe('renderGuardMetrics: images a pin set requires signed (#50)', () => {
+  const run = { pinSet: 'site', ok: true, pinned: 0, restored: 0, fixedTotal: 0, durable: 2, missing: [] };
+
+  it('counts them and names each, 0 when every one verifies', () => {
+    const samples = (unverified: string[]) => renderGuardMetrics({ ...run, unverified }, 1).split('\n').filter((l) => l.startsWith('holdfast_guard_unverified'));
+    expect(samples(['registry.local/b:1', 'registry.local/a:1'])).toEqual([
+      'holdfast_guard_unverified 2',
+      'holdfast_guard_unverified_image{ref="registry.local/a:1"} 1',
+      'holdfast_guard_unverified_image{ref="registry.local/b:1"} 1',
+    ]);
+    expect(samples([])).toEqual(['holdfast_guard_unverified 0']);
+  });
+
+  it('a failed run says nothing of them', () => {
+    expect(renderGuardMetrics({ ...run, ok: false, unverified: ['registry.local/a:1'] }, 1)).not.toMatch(/unverified/);
+  });
+});

@@ -35,6 +35,7 @@ describe('what guard and pinset show print', () => {
     fixed: [{ ref: 'registry.local/app/a:1' }, { ref: 'registry.local/app/b:1', restored: 'label-removed' }, { ref: `sha256:${'c'.repeat(64)}` }],
     durable: ['registry.local/app/a:1', 'registry.local/app/b:1'],
     missing: ['registry.local/app/m:1'],
+    unverified: [],
     unmatched: ['registry.other/*'],
   };
 
@@ -47,6 +48,25 @@ describe('what guard and pinset show print', () => {
       '  pattern registry.other/* matches no reference here',
     ]);
     expect(guardRunText({ ...run, dryRun: true })).toMatch(/^pin set site on edge-01: would make 3 references durable/);
+  });
+
+  it('a run with an image the set requires signed: pinned, and reported unverified with why', () => {
+    const lines = guardRunText({ ...run, unverified: [{ ref: 'registry.local/app/a:1', reason: 'never verified' }] }).split('\n');
+    expect(lines[0]).toBe('pin set site on edge-01: made 3 references durable (1 restored); 2 of its references durable; 1 named image missing; 1 unverified');
+    expect(lines).toContain('  UNVERIFIED: registry.local/app/a:1 (never verified; pinned anyway)');
+  });
+
+  it('pinset show says the requirement and which references fail it', () => {
+    const refs = [imageRef('registry.local/app/a:1', {}, '1'), imageRef('registry.local/app/s:1', { signature: { verified: true, by: 'f'.repeat(64), format: 'bundle', at: '2026-12-01T00:00:00Z' } }, '2')];
+    const signatures = { required: true, keys: ['f'.repeat(64)] };
+    const r = resolvePinSet({ images: ['registry.local/app/a:1', 'registry.local/app/s:1'], needed: false, patterns: [], signatures }, { refs, neededMissing: [] });
+    const plan = { node: 'edge-01', action: 'pin' as const, changes: [], unchanged: [] };
+    const cli = createCli({ out: () => undefined, err: () => undefined, columns: () => 200 });
+    const text = pinSetShowText(cli, pinSetShowJson('edge-01', 'site', r, plan, signatures));
+    expect(text).toContain(`verified signature required by key ${'f'.repeat(8)}…`);
+    expect(text).toMatch(/registry\.local\/app\/a:1 .*NOT VERIFIED: never verified \(pinned anyway\)/);
+    expect(text).not.toMatch(/registry\.local\/app\/s:1 .*NOT VERIFIED/);
+    expect(text).toContain('1 reference fails the signature requirement');
   });
 
   it('pinset show fits a 100-column terminal', () => {
