@@ -3,8 +3,8 @@
 // --dry-run changes nothing; one run makes what the set names durable; a needed image imported by
 // hand becomes durable at the next run; the archive removed and an emulated k3s start lose nothing;
 // a pin removed behind its back is restored and reported; a named image the node lacks is reported
-// in the textfile, never faked; an image outside the set is never touched; and deploy/'s systemd
-// unit and DaemonSet run their commands as written.
+// in the textfile, never faked; an image outside the set is never touched; deploy/'s systemd unit
+// and DaemonSet run their commands as written; and an image a signed set finds unverified is pinned and reported.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -194,5 +194,55 @@ describe('holdfast guard --local on a lab node', () => {
     expect(guardSeries).toMatch(/^holdfast_guard_missing_image\{ref="localhost\/holdfast:\d[^"]*"\} 1$/m);
     expect(readFileSync(path.join(dir, 'holdfast.prom'), 'utf8')).toMatch(/^holdfast_check_success 1$/m);
     expect((await labelsOf(n, O))[CRI]).toBeUndefined();
+  });
+});
+
+describe('a pin set that requires signed images (spec.signatures)', () => {
+  const KEY = 'a1'.repeat(32);
+  const OTHER = 'b2'.repeat(32);
+  const U = 'registry.local/app/unsigned:1'; // named by the signed set; imported by hand, never verified
+  const signedSet = path.join(work, 'signed.yaml');
+  const signedTextfile = path.join(work, 'textfile', 'holdfast-guard-signed.prom');
+  const verifiedBy = (by: string) => ['io.holdfast.signature.verified=true', `io.holdfast.signature.by=${by}`, 'io.holdfast.signature.format=bundle', 'io.holdfast.signature.at=2026-12-01T00:00:00Z'];
+
+  beforeAll(async () => {
+    // The records `holdfast import --key` leaves, set as a fixture: A by the named key, P by another.
+    await n.ctr(['images', 'label', A, ...verifiedBy(KEY)]);
+    await n.ctr(['images', 'label', P, ...verifiedBy(OTHER)]);
+    await ctrImport(n, work, U);
+    writeFileSync(signedSet, ['apiVersion: holdfast/v1', 'kind: PinSet', 'metadata: {name: signed}', 'spec:', `  images: [${A}, ${P}, ${U}]`, '  signatures:', '    required: true', `    keys: ["${KEY}"]`, ''].join('\n'));
+  }, 120_000);
+
+  it('pins the unverified image anyway, and reports it in JSON, textfile, state record and pinset show', async () => {
+    const args = ['guard', '--local', '--name', 'gd', '--socket', n.hostSocket, '--images-dir', n.hostImagesDir, '--pin-set', signedSet, '--textfile', signedTextfile, '-o', 'json'];
+    const r = await runCli(args, { HOLDFAST_HOME: home }, 180_000);
+    expect(r.code, r.stderr).toBe(0);
+    const run = JSON.parse(r.stdout) as GuardRunJson;
+    expect(run.fixed.map((f) => f.ref)).toContain(U);
+    await expectDurable(n, U, honoured);
+    expect(run.unverified).toEqual(
+      expect.arrayContaining([
+        { ref: U, reason: 'never verified' },
+        { ref: P, reason: expect.stringMatching(/^signed by key b2b2b2b2…, verified 2026-12-01, not by a key or identity the pin set names$/) },
+      ]),
+    );
+    expect(run.unverified.map((u) => u.ref)).not.toContain(A);
+
+    const samples = readFileSync(signedTextfile, 'utf8');
+    execFileSync('promtool', ['check', 'metrics'], { input: samples, stdio: ['pipe', 'pipe', 'pipe'] });
+    expect(samples).toMatch(/^holdfast_guard_unverified 2$/m);
+    expect(samples).toContain(`holdfast_guard_unverified_image{ref="${U}"} 1`);
+    expect(samples).not.toContain(`holdfast_guard_unverified_image{ref="${A}"}`);
+
+    const state = JSON.parse(readFileSync(path.join(home, 'guard-state.json'), 'utf8')) as { pinSet: { name: string }; unverified: string[]; unverifiedCount: number };
+    expect(state.pinSet.name).toBe('signed');
+    expect(state.unverifiedCount).toBe(2);
+    expect([...state.unverified].sort()).toEqual([P, U].sort());
+
+    const show = await runCli(['pinset', 'show', '--local', '--name', 'gd', '--socket', n.hostSocket, '--images-dir', n.hostImagesDir, '--pin-set', signedSet], { HOLDFAST_HOME: home, COLUMNS: '200' });
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain(`verified signature required by key ${KEY.slice(0, 8)}…`);
+    expect(show.stdout).toMatch(new RegExp(`${U.replace(/[./]/g, '\\$&')} .*NOT VERIFIED: never verified`));
+    expect(show.stdout).toContain('2 references fail the signature requirement');
   });
 });
