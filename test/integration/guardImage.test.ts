@@ -6,7 +6,7 @@
 // read by `holdfast archives --local` and imported by an emulated k3s start, like any other.
 // The DaemonSet's container itself (deploy/guard.yaml's command, args, env, mounts) runs one cycle.
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,11 +18,10 @@ import type { ArchiveInfo } from '../../src/shared/domain/archives';
 import { judgeGuard, parseGuardState } from '../../src/shared/guardState';
 import { criPinsHonoured, runCli, tempHome } from './support';
 import { A, ctrImport, expectDurable, K3S, M, O, P, seedGuardSite, writePinSet } from './guardSite';
+import { buildGuardImage, guardRunArgs, IMAGE, podmanIn } from './guardPodman';
 
 const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, '../..');
-const VERSION = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { version: string }).version;
-const IMAGE = `localhost/holdfast:${VERSION}`;
 const Q = 'registry.local/pat/q:1'; // matched by the pattern, imported by hand before the pod runs
 
 let lab: Lab;
@@ -33,31 +32,11 @@ const archive = path.join(work, 'image', 'holdfast-guard.tar');
 const home = path.join(work, 'home'); // the DaemonSet's hostPath /var/lib/holdfast
 const textDir = path.join(work, 'textfile'); // node_exporter's textfile directory
 const pinSet = path.join(work, 'pinset.yaml');
+const podman = podmanIn(work);
 
-/** podman on storage and state private to this test (vfs: any filesystem), never the machine's. */
-function podman(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const storage = ['--root', path.join(work, 'storage'), '--runroot', path.join(work, 'run'), '--storage-driver', 'vfs', '--tmpdir', path.join(work, 'libpod'), '--events-backend', 'none'];
-  const env = { ...process.env, TMPDIR: work, CONTAINERS_REGISTRIES_CONF: path.join(work, 'registries.conf') };
-  return run('podman', [...storage, ...args], { env, maxBuffer: 16 * 1024 * 1024, timeout: 180_000 });
-}
-
-/**
- * The image run as the DaemonSet runs it: uid 0, read-only root (not even a tmpfs on /tmp), no
- * network, the socket, images dir (read-only), pin set, home and textfile dir mounted at the
- * DaemonSet's paths. Podman as
- * root raises nofile and nproc to 1M by default, which a CI runner without CAP_SYS_RESOURCE
- * cannot: both are set lower.
- */
+/** The image run as the DaemonSet runs it, once, its JSON answer read. */
 async function guardInPodman(extra: string[]): Promise<GuardRunJson> {
-  const mounts = [
-    `${n.hostSocket}:/run/k3s/containerd/containerd.sock:ro`,
-    `${n.hostImagesDir}:/var/lib/rancher/k3s/agent/images:ro`,
-    `${pinSet}:/etc/holdfast/pinset.yaml:ro`,
-    `${home}:/var/lib/holdfast`,
-    `${textDir}:/textfile`,
-  ].flatMap((m) => ['--volume', m]);
-  const limits = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
-  const r = await podman(['run', '--rm', '--network=none', '--read-only', '--read-only-tmpfs=false', ...limits, ...mounts, IMAGE, 'guard', '--local', '--name', 'gi', '--pin-set', '/etc/holdfast/pinset.yaml', '--json', ...extra]);
+  const r = await podman(guardRunArgs({ node: n, pinSet, home, textDir }, ['--local', '--name', 'gi', '--pin-set', '/etc/holdfast/pinset.yaml', '--json', ...extra]));
   expect(r.stderr).toEqual(honoured ? '' : expect.stringMatching(/^warning: kubelet on gi will not honour this pin/));
   return JSON.parse(r.stdout) as GuardRunJson;
 }
@@ -89,8 +68,7 @@ async function labelsBesides(except: string[] = []): Promise<Record<string, Reco
 }
 
 beforeAll(async () => {
-  writeFileSync(path.join(work, 'registries.conf'), '');
-  const build = run('bash', [path.join(repo, 'scripts', 'build-guard-image.sh'), '--out', path.dirname(archive)], { cwd: work, maxBuffer: 16 * 1024 * 1024, timeout: 280_000 });
+  const build = buildGuardImage(work, path.dirname(archive));
   [lab] = await Promise.all([startLab({ nodes: ['gi'] }), build]);
   n = lab.node('gi');
   honoured = await criPinsHonoured(n);
