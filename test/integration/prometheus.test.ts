@@ -5,22 +5,19 @@
 // node's node_exporter (its `instance`) and resolve once the real CLI fixes the pin. And
 // `promtool test rules` runs the rules' unit tests (test/prometheus/alerts.test.yml): every alert
 // firing and not firing, with the real `for:` durations on promtool's simulated clock.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulateK3sStart, labelsOf, startLab, writeImageArchive, type Lab, type LabNodeHandle } from '../../lab';
 import { addLabNode, repoRoot, runCli, tempHome } from './support';
+import { RealPrometheus } from './realPrometheus';
 
 const CRI = 'io.cri-containerd.pinned';
 const K3S = 'io.cattle.k3s.pinned';
 const KEPT = 'docker.io/library/prom-kept:1.0'; // apps.tar, k3s-pinned, its archive stays
 const GONE = 'docker.io/library/prom-gone:1.0'; // gone.tar, k3s-pinned, its archive removed: loses the pin
-
-/** Prometheus answers within this long once it has what it needs; a hang guard, not a speed check. */
-const PATIENCE_MS = 120_000;
 
 let lab: Lab;
 let n: LabNodeHandle;
@@ -28,87 +25,10 @@ let home: string;
 const work = mkdtempSync(path.join(os.tmpdir(), 'hf-prom-'));
 const textfileDir = path.join(work, 'textfile');
 const textfile = path.join(textfileDir, 'holdfast.prom');
-/** Every process this file starts, killed in afterAll whatever happened before. */
-const children: ChildProcess[] = [];
-let prometheusUrl: string;
+const prom = new RealPrometheus(work);
 /** node_exporter's address: the `instance` label Prometheus gives the node's series and alerts. */
 let instance: string;
-
-/** A free loopback port (the kernel's pick, released for the binary to take). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (a && typeof a === 'object' ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** Starts a Debian binary; its output is kept to explain a failure. */
-function start(bin: string, args: string[]): { proc: ChildProcess; output: () => string } {
-  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(proc);
-  let out = '';
-  proc.stdout!.on('data', (d) => (out = (out + d).slice(-20_000)));
-  proc.stderr!.on('data', (d) => (out = (out + d).slice(-20_000)));
-  return { proc, output: () => out };
-}
-
-async function stopAll(): Promise<void> {
-  await Promise.all(
-    children.map(
-      (c) =>
-        new Promise<void>((resolve) => {
-          if (c.exitCode !== null || c.signalCode !== null) return resolve();
-          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-          c.once('exit', () => (clearTimeout(kill), resolve()));
-          c.kill('SIGTERM');
-        }),
-    ),
-  );
-}
-// A crashed worker must not leave them running either.
-process.once('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
-
-/** Polls `probe` until it returns a value (not undefined); fails naming `what` and the process output. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, logs: () => string): Promise<T> {
-  const deadline = Date.now() + PATIENCE_MS;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-      last = 'none (answered, not yet as wanted)';
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`waited ${PATIENCE_MS / 1000}s for ${what}; last error: ${String(last)}\n${logs()}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-interface VectorSample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-interface Alert {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  state: 'pending' | 'firing';
-  activeAt: string;
-  value: string;
-}
-
-async function api<T>(pathAndQuery: string): Promise<T> {
-  const r = await fetch(`${prometheusUrl}${pathAndQuery}`);
-  const body = (await r.json()) as { status: string; data: T; error?: string };
-  if (body.status !== 'success') throw new Error(`${pathAndQuery}: ${body.error}`);
-  return body.data;
-}
-const query = async (promql: string) => (await api<{ resultType: string; result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result;
-const alerts = async () => (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
+const { query, alerts } = prom;
 
 /** The samples of the textfile: `name{labels}` → value. */
 function samples(text: string): Map<string, number> {
@@ -129,8 +49,6 @@ async function writeTextfile(extra: string[] = [], expectCode = 0): Promise<Map<
   return samples(readFileSync(textfile, 'utf8'));
 }
 
-let logs: () => string;
-
 beforeAll(async () => {
   lab = await startLab({ nodes: ['pm'] });
   n = lab.node('pm');
@@ -143,53 +61,12 @@ beforeAll(async () => {
   mkdirSync(textfileDir);
   await writeTextfile();
 
-  // node_exporter with its textfile collector only (its other collectors would read this machine).
-  const exporterPort = await freePort();
-  instance = `127.0.0.1:${exporterPort}`;
-  const exporter = start('prometheus-node-exporter', [
-    `--web.listen-address=${instance}`,
-    '--collector.disable-defaults',
-    '--collector.textfile',
-    `--collector.textfile.directory=${textfileDir}`,
-  ]);
-
-  // deploy/alerts.yml with every `for:` at 0s, so an alert fires at the first evaluation that sees
-  // its condition (the real durations, 5–30 minutes, are tested on promtool's simulated clock in
-  // test/prometheus/alerts.test.yml). Only the durations change: every expression, label and
-  // annotation is the file's own.
-  const shipped = readFileSync(path.join(repoRoot, 'deploy', 'alerts.yml'), 'utf8');
-  const forLines = /^(\s+)for: \S+$/gm;
-  expect(shipped.match(forLines)?.length).toBe(shipped.match(/^\s+- alert: /gm)?.length);
-  writeFileSync(path.join(work, 'alerts.yml'), shipped.replace(forLines, '$1for: 0s'));
-  writeFileSync(
-    path.join(work, 'prometheus.yml'),
-    [
-      'global:',
-      '  scrape_interval: 1s',
-      '  evaluation_interval: 1s',
-      'rule_files: [alerts.yml]',
-      'scrape_configs:',
-      '  - job_name: node',
-      '    static_configs:',
-      `      - targets: ['${instance}']`,
-      '',
-    ].join('\n'),
-  );
-  execFileSync('promtool', ['check', 'config', path.join(work, 'prometheus.yml')], { stdio: 'pipe' });
-  const promPort = await freePort();
-  prometheusUrl = `http://127.0.0.1:${promPort}`;
-  const prometheus = start('prometheus', [
-    `--config.file=${path.join(work, 'prometheus.yml')}`,
-    `--storage.tsdb.path=${path.join(work, 'tsdb')}`,
-    `--web.listen-address=127.0.0.1:${promPort}`,
-    '--log.level=warn',
-  ]);
-  logs = () => `--- node_exporter:\n${exporter.output()}\n--- prometheus:\n${prometheus.output()}`;
-  await until('Prometheus ready', async () => ((await fetch(`${prometheusUrl}/-/ready`)).ok ? true : undefined), logs);
+  instance = await prom.nodeExporter(textfileDir);
+  await prom.prometheus([instance]);
 });
 
 afterAll(async () => {
-  await stopAll();
+  await prom.stop();
   await lab?.stop();
   rmSync(work, { recursive: true, force: true });
 });
@@ -206,13 +83,12 @@ describe('Prometheus scrapes the textfile through node_exporter and alerts from 
     expect(written.get('holdfast_images_at_risk')).toBe(1);
 
     // Every series of the textfile, scraped: same value, with node_exporter's instance and job.
-    const scraped = await until(
+    const scraped = await prom.until(
       'the textfile scraped',
       async () => {
         const r = await query('{__name__=~"holdfast_.+"}');
         return r.length >= written.size ? r : undefined;
       },
-      logs,
     );
     const got = new Map(
       scraped.map((s) => {
@@ -226,13 +102,12 @@ describe('Prometheus scrapes the textfile through node_exporter and alerts from 
     expect(got.get('holdfast_images{state="k3s"}')).toBe(2);
     expect(got.get('holdfast_check_success')).toBe(1);
 
-    const firing = await until(
+    const firing = await prom.until(
       'HoldfastImagesLosePinAtNextStart firing',
       async () => {
         const a = (await alerts()).find((x) => x.labels.alertname === 'HoldfastImagesLosePinAtNextStart' && x.state === 'firing');
         return a;
       },
-      logs,
     );
     expect(firing.labels).toEqual({ alertname: 'HoldfastImagesLosePinAtNextStart', instance, job: 'node', severity: 'warning' });
     expect(firing.annotations.summary).toBe(`1 image(s) on ${instance} lose their pin at the next k3s start`);
@@ -256,19 +131,17 @@ describe('Prometheus scrapes the textfile through node_exporter and alerts from 
     expect(written.get('holdfast_images_losing_pin_at_next_start')).toBe(0);
     expect(written.get('holdfast_images{state="durable"}')).toBe(1);
     expect(written.get('holdfast_images_at_risk')).toBe(0);
-    await until(
+    await prom.until(
       'holdfast_images_losing_pin_at_next_start at 0 in Prometheus',
       async () => {
         const r = await query('holdfast_images_losing_pin_at_next_start');
         return r.length === 1 && r[0]!.value[1] === '0' ? r : undefined;
       },
-      logs,
     );
     expect((await query('holdfast_images{state="durable"}')).map((s) => [s.metric.instance, s.value[1]])).toEqual([[instance, '1']]);
-    await until(
+    await prom.until(
       'HoldfastImagesLosePinAtNextStart and HoldfastNeededImageAtRisk resolved',
       async () => ((await alerts()).some((a) => ['HoldfastImagesLosePinAtNextStart', 'HoldfastNeededImageAtRisk'].includes(a.labels.alertname!)) ? undefined : true),
-      logs,
     );
     expect((await query('holdfast_images_at_risk')).map((s) => [s.metric.instance, s.value[1]])).toEqual([[instance, '0']]);
     // The pin Holdfast made is in its audit log and still there: nothing lost.
@@ -279,15 +152,14 @@ describe('Prometheus scrapes the textfile through node_exporter and alerts from 
   it('a check that cannot read containerd fires HoldfastCheckFailing with the kind of error, and the other series go unknown', async () => {
     const written = await writeTextfile(['--socket', path.join(work, 'no.sock')], 1);
     expect([...written.keys()].sort()).toEqual(['holdfast_check_success{kind="containerd_unavailable"}', 'holdfast_check_timestamp_seconds']);
-    const failing = await until(
+    const failing = await prom.until(
       'HoldfastCheckFailing firing',
       async () => (await alerts()).find((a) => a.labels.alertname === 'HoldfastCheckFailing' && a.state === 'firing'),
-      logs,
     );
     expect(failing.labels).toEqual({ alertname: 'HoldfastCheckFailing', instance, job: 'node', kind: 'containerd_unavailable', severity: 'warning' });
     expect(failing.annotations.summary).toBe(`Holdfast cannot read ${instance} (containerd_unavailable)`);
     // Gone from the textfile, the series are stale in Prometheus: no value, not zero.
-    await until('holdfast_images stale', async () => ((await query('holdfast_images')).length === 0 ? true : undefined), logs);
+    await prom.until('holdfast_images stale', async () => ((await query('holdfast_images')).length === 0 ? true : undefined));
     expect(await query('holdfast_images_losing_pin_at_next_start')).toEqual([]);
   });
 
