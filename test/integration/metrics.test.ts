@@ -305,7 +305,7 @@ describe('holdfast metrics --local on a lab node (containerd 2.x)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(samples(readFileSync(file, 'utf8')).get('holdfast_check_success')).toBe(1);
     const rules = execFileSync('promtool', ['check', 'rules', path.join(repoRoot, 'deploy', 'alerts.yml')], { encoding: 'utf8' });
-    expect(rules).toContain('SUCCESS: 10 rules found');
+    expect(rules).toContain('SUCCESS: 11 rules found');
   });
 
   it('without --local, metrics says where it runs and what to use from a laptop', async () => {
