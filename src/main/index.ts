@@ -73,6 +73,19 @@ async function saveFile(file: { title: string; filename: string; content: string
   return r.filePath;
 }
 
+/** The dialog behind 'local.pickSignatureFiles': cosign public keys (.pub) or bundles; paths only. */
+async function pickSignatureFiles(kind: 'keys' | 'bundles'): Promise<string[]> {
+  const options: Electron.OpenDialogOptions = {
+    title: kind === 'keys' ? 'Choose the public keys the images were signed with' : 'Choose signature bundles',
+    buttonLabel: 'Choose',
+    properties: ['openFile', 'multiSelections'],
+    filters: kind === 'keys' ? [{ name: 'Public keys', extensions: ['pub', 'pem', 'key'] }, { name: 'All files', extensions: ['*'] }] : [{ name: 'Sigstore bundles', extensions: ['json', 'bundle'] }, { name: 'All files', extensions: ['*'] }],
+  };
+  const win = mainWindow && !mainWindow.isDestroyed() ? mainWindow : null;
+  const r = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
+  return r.canceled ? [] : r.filePaths;
+}
+
 async function createWindow(events: Parameters<typeof forwardEvents>[0]): Promise<BrowserWindow> {
   const stateDir = app.getPath('userData');
   const saved = await loadWindowState(stateDir);
@@ -115,7 +128,7 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   // The HTML report the app exports names the CLI's commands, as `inspect --html` writes it.
-  const handlers = createHandlers({ pickArchives, saveFile, remedyCommand });
+  const handlers = createHandlers({ pickArchives, pickSignatureFiles, saveFile, remedyCommand });
   let unregister: (() => void) | null = null;
 
   app.on('second-instance', () => {

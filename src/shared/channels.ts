@@ -35,6 +35,9 @@ export const operations = {
   listAudit: 'audit.list',
   pickArchives: 'local.pickArchives',
   inspectLocalArchive: 'local.inspect',
+  pickSignatureFiles: 'local.pickSignatureFiles',
+  // Each image's signature verdict for an archive, with the technician's keys, before Next (#48).
+  checkArchiveSignatures: 'signatures.checkArchive',
   startImport: 'jobs.startImport',
   listJobs: 'jobs.list',
   cancelJob: 'jobs.cancel',

@@ -18,7 +18,7 @@ import type { Job } from './domain/jobs';
 import type { LostPin } from './domain/lostPins';
 import type { NodeDef, NodeInfo } from './domain/nodes';
 import type { PinPlan, PinTarget } from './domain/pins';
-import type { NodeVerifyOutcome } from './signatures';
+import type { ArchiveSignatureCheck, NodeVerifyOutcome } from './signatures';
 import { operations, type Envelope, type Operation } from './channels';
 import { PIN_SET_MAX_IMAGES, pinSetSpecSchema } from './pinSet';
 
@@ -176,6 +176,21 @@ export const channels = {
   // A native file dialog (desktop app only; the browser UI types or drops a path instead).
   'local.pickArchives': { args: z.strictObject({}), result: null as unknown as { paths: string[] } },
   'local.inspect': { args: z.strictObject({ path: localFile }), result: null as unknown as LocalArchive },
+  // A native file dialog for cosign public keys or detached bundles (desktop app only, as above).
+  'local.pickSignatureFiles': { args: z.strictObject({ kind: z.enum(['keys', 'bundles']) }), result: null as unknown as { paths: string[] } },
+  // Every image's signature verdict for an archive on this machine, before an import: read with
+  // the given keys and bundles here, nothing sent to any node, no image refused (#48).
+  'signatures.checkArchive': {
+    args: z.strictObject({
+      path: localFile,
+      keys: signatureOptions.keys.unwrap(),
+      bundles: signatureOptions.bundles,
+      strictReference: signatureOptions.strictReference,
+      // Read as a direct delivery reads it (cosign `.sig` tags left out, not refused).
+      direct: z.boolean().optional(),
+    }),
+    result: null as unknown as ArchiveSignatureCheck,
+  },
   'jobs.startImport': {
     args: z.strictObject({
       nodes: z.array(name).min(1).max(500),

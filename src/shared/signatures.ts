@@ -214,3 +214,37 @@ export type NodeVerifyOutcome = ({ ok: true } & NodeVerification) | { node: stri
 
 /** The images for which no valid signature was found. */
 export const unverifiedImages = (images: readonly VerifiedImage[]): VerifiedImage[] => images.filter((i) => !i.signature.verified);
+
+/** The record an outcome makes (what the labels would say), so a verdict reads like a recorded one. */
+export function outcomeRecord(v: SignatureOutcome): SignatureRecord {
+  return v.verified ? { verified: true, by: v.by, format: v.format, at: v.at } : { verified: false, reason: v.reason, at: v.at };
+}
+
+/** One image of an archive checked before anything is sent (signatures.checkArchive). */
+export interface CheckedImage {
+  name: string;
+  /** The digest written to the node; null when containerd computes it (a docker save). */
+  digest: string | null;
+  verdict: SignatureOutcome;
+  /** A legacy payload names another repository: a warning, or (strict references) a refusal. */
+  reference?: { level: 'warning' | 'error'; text: string };
+}
+
+/** What checking an archive's signatures on this machine found: nothing was sent. */
+export interface ArchiveSignatureCheck {
+  path: string;
+  images: CheckedImage[];
+}
+
+/** Whether the image would refuse the archive: not verified, or signed as another repository under strict references. */
+export const isRefused = (i: CheckedImage): boolean => !i.verdict.verified || i.reference?.level === 'error';
+
+/**
+ * Whether the import may go on after the check with the technician's keys: every image verified,
+ * or the only failures are unverified images and the technician allows them (imported marked not
+ * verified). A strict reference mismatch refuses even then, as `import --allow-unsigned
+ * --strict-reference` does. The site policy's rules apply at the import itself (core).
+ */
+export function checkAllowsImport(c: ArchiveSignatureCheck, allowUnsigned: boolean): boolean {
+  return c.images.every((i) => !isRefused(i) || (allowUnsigned && !i.verdict.verified && i.reference?.level !== 'error'));
+}

@@ -17,8 +17,8 @@ import { spoolBundle } from '../usecases/direct/spool';
 import { importToNodes } from '../usecases/import/fleet';
 import { readLocalArchive } from '../usecases/import/localArchive';
 import { summary as importSummary } from '../usecases/import/run';
-import { bundleSignatureSink, checkArchiveSignatures, checkBundleSignatures, keylessFlags, recordSignatures, signatureOptionsProblem, signatureSink, signatureWarnings, withoutSignatureManifests, type ArchiveSignatures } from '../usecases/import/signatures';
-import type { SignatureMembers } from '../signatures/archive';
+import { bundleSignatureSink, checkArchiveSignatures, checkArchiveVerdicts, checkBundleSignatures, keylessFlags, recordSignatures, signatureOptionsProblem, signatureSink, signatureWarnings, withoutSignatureManifests, type ArchiveSignatures } from '../usecases/import/signatures';
+import { SignatureMembers } from '../signatures/archive';
 import { uploadArchive } from '../usecases/upload';
 import { uploadJobPatch } from '../usecases/upload/progress';
 import type { HandlersOf, ServiceParts } from './parts';
@@ -27,7 +27,7 @@ type NodePatch = Partial<Omit<JobNodeProgress, 'node'>>;
 type WithSession = <T>(node: string, fn: (s: NodeSession) => Promise<T>) => Promise<T>;
 type Outcome<R> = { node: string; ok: true; result: R } | { node: string; ok: false; error: unknown };
 
-type JobChannels = 'jobs.startImport' | 'jobs.startUpload' | 'jobs.list' | 'jobs.cancel' | 'local.pickArchives' | 'local.inspect';
+type JobChannels = 'jobs.startImport' | 'jobs.startUpload' | 'jobs.list' | 'jobs.cancel' | 'local.pickArchives' | 'local.pickSignatureFiles' | 'local.inspect' | 'signatures.checkArchive';
 
 /** How often the local inspection's progress goes out as a local.inspect event. */
 const INSPECT_EVENT_MS = 100;
@@ -48,6 +48,18 @@ export function jobHandlers(parts: ServiceParts): Handlers {
         throw new HoldfastError('INVALID_INPUT', 'there is no file dialog in the browser UI', { hint: "Type or paste the archive's full path instead." });
       }
       return { paths: await opts.pickArchives() };
+    },
+    'local.pickSignatureFiles': async ({ kind }) => {
+      if (!opts.pickSignatureFiles) {
+        throw new HoldfastError('INVALID_INPUT', 'there is no file dialog in the browser UI', { hint: `Type or paste the ${kind === 'keys' ? "public key file's" : "bundle file's"} full path instead.` });
+      }
+      return { paths: await opts.pickSignatureFiles(kind) };
+    },
+    // The same reading and verdicts as the import's, on this machine; nothing goes to a node (#48).
+    'signatures.checkArchive': async ({ path: p, direct, ...sig }) => {
+      const members = new SignatureMembers(path.basename(p));
+      const read = await readArchive(parts, p, members);
+      return { path: read.path, images: await checkArchiveVerdicts(read.path, read.index, members, sig, direct === true) };
     },
     'local.inspect': async ({ path: p }) => {
       const { index: _index, ...archive } = await readLocalArchive(p);

@@ -31,6 +31,8 @@ export interface ServiceOptions {
    * cancelled); only the desktop app has one. Without it, files are handed back to download.
    */
   saveFile?: (file: { title: string; filename: string; content: string }) => Promise<string | null>;
+  /** A native "open files" dialog for cosign public keys or detached signature bundles (#48). */
+  pickSignatureFiles?: (kind: 'keys' | 'bundles') => Promise<string[]>;
   /** Opens node sessions (default: NodeSession.open over SSH); UI tests pass fake nodes here. */
   openSession?: OpenSession;
   /**

@@ -64,6 +64,8 @@ function fakeHandlers(): Handlers {
     'local.pickArchives': vi.fn(async () => {
       throw new HoldfastError('INVALID_INPUT', 'there is no file dialog in the browser UI');
     }),
+    'local.pickSignatureFiles': vi.fn(async () => ({ paths: ['/home/tech/keys/cosign.pub'] })),
+    'signatures.checkArchive': vi.fn(async ({ path }) => ({ path, images: [] })),
     'local.inspect': vi.fn(async ({ path }) => ({
       path,
       size: 1,
@@ -125,6 +127,11 @@ describe('registerIpc', () => {
       ok: false,
       error: { code: 'INVALID_INPUT', message: 'there is no file dialog in the browser UI' },
     });
+    await expect(ipc.invoke('local.pickSignatureFiles', { kind: 'keys' })).resolves.toEqual({ ok: true, result: { paths: ['/home/tech/keys/cosign.pub'] } });
+    await expect(ipc.invoke('signatures.checkArchive', { path: '/tmp/a.tar', keys: ['/k/cosign.pub'], bundles: ['/k/b.json'], direct: true })).resolves.toEqual({
+      ok: true,
+      result: { path: '/tmp/a.tar', images: [] },
+    });
   });
 
   it('sends record lists packed (src/shared/wirePack.ts), as the renderer api unpacks them', async () => {
@@ -183,6 +190,14 @@ describe('registerIpc', () => {
     ['pins.apply', { node: 'x', action: 'pin', target: { refs: ['a:1'], archive: 'a.tar' } }],
     ['pins.apply', { node: 'x', action: 'pin', target: { refs: ['a:1 ; rm -rf /'] } }],
     ['local.pickArchives', { defaultPath: '/etc' }],
+    ['local.pickSignatureFiles', { kind: 'certificates' }],
+    ['local.pickSignatureFiles', { kind: 'keys', defaultPath: '/etc' }],
+    ['signatures.checkArchive', { path: '/tmp/a.tar', keys: [] }],
+    ['signatures.checkArchive', { path: '/tmp/a.tar' }],
+    ['signatures.checkArchive', { path: '/tmp/a.tar', keys: ['cosign.pub'] }],
+    ['signatures.checkArchive', { path: '/tmp/a.tar', keys: ['/k/cosign.pub'], bundles: [] }],
+    ['signatures.checkArchive', { path: '/tmp/a.tar', keys: ['/k/cosign.pub'], allowUnsigned: true }],
+    ['signatures.checkArchive', { path: '/tmp/a.tar', keys: ['/k/cosign.pub\0'] }],
     ['local.inspect', { path: 'relative/apps.tar' }],
     ['local.inspect', { path: '/tmp/a.tar\0.txt' }],
     ['jobs.startImport', { nodes: [], path: '/tmp/a.tar', pin: true, removeArchive: true }],

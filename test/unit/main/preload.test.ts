@@ -44,6 +44,8 @@ describe('preload', () => {
     expect(mod.OPERATION_CHANNELS).toMatchObject({
       pickArchives: 'local.pickArchives',
       inspectLocalArchive: 'local.inspect',
+      pickSignatureFiles: 'local.pickSignatureFiles',
+      checkArchiveSignatures: 'signatures.checkArchive',
       startImport: 'jobs.startImport',
       listJobs: 'jobs.list',
       cancelJob: 'jobs.cancel',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SIGNATURE_LABELS } from '../../../src/shared/domain/labels';
-import { bindSignatures, isKeylessSigner, keylessSigner, isLegacySignatureTag, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureCounts, signatureSentence, signatureLabels, signatureRecord, unverifiedImages, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, checkAllowsImport, isKeylessSigner, keylessSigner, isLegacySignatureTag, isRefused, outcomeRecord, type CheckedImage, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureCounts, signatureSentence, signatureLabels, signatureRecord, unverifiedImages, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -182,5 +182,37 @@ describe('unverifiedImages: what verify lists as having no valid signature', () 
       ['b:1', 'not verified: no signature (2026-12-08)'],
       ['c:1', 'not verified: signed, but not by any given key (2026-12-08)'],
     ]);
+  });
+});
+
+describe('outcomeRecord: a fresh verdict reads like a recorded one', () => {
+  it('keeps what the labels keep, and signatureSentence words it', () => {
+    const fp = '3f1c2a4b'.padEnd(64, '0');
+    const ok = outcomeRecord({ verified: true, by: fp, format: 'legacy', at: AT, reference: 'x/app' });
+    expect(ok).toEqual({ verified: true, by: fp, format: 'legacy', at: AT });
+    expect(signatureSentence(ok)).toBe('signed by key 3f1c2a4b…, verified 2026-12-08');
+    const no = outcomeRecord({ verified: false, refusal: { kind: 'other-key' }, reason: 'signed, but not by any given key', at: AT });
+    expect(signatureSentence(no)).toBe('not verified: signed, but not by any given key (2026-12-08)');
+  });
+});
+
+describe('checkAllowsImport: what the check says of the import', () => {
+  const verified: CheckedImage = { name: 'a:1', digest: D, verdict: { verified: true, by: 'k1', format: 'bundle', at: AT } };
+  const unsigned: CheckedImage = { name: 'b:1', digest: OTHER, verdict: { verified: false, refusal: { kind: 'no-signature' }, reason: 'no signature', at: AT } };
+  const renamed = (level: 'warning' | 'error'): CheckedImage => ({ ...verified, name: 'c:1', reference: { level, text: 'signed as x/c, imported as c:1' } });
+  const allows = (images: CheckedImage[], allowUnsigned: boolean) => checkAllowsImport({ path: '/a.tar', images }, allowUnsigned);
+
+  it('every image verified (a renamed one only warns): goes on', () => {
+    expect(allows([verified, renamed('warning')], false)).toBe(true);
+    expect([verified, renamed('warning')].some(isRefused)).toBe(false);
+  });
+  it('an unsigned image blocks, unless unsigned images are allowed', () => {
+    expect(isRefused(unsigned)).toBe(true);
+    expect(allows([verified, unsigned], false)).toBe(false);
+    expect(allows([verified, unsigned], true)).toBe(true);
+  });
+  it('a strict reference mismatch blocks even with unsigned images allowed', () => {
+    expect(isRefused(renamed('error'))).toBe(true);
+    expect(allows([renamed('error')], true)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@
 // technician allows unsigned images; then the verdicts go on the images as labels after import.
 import path from 'node:path';
 import type { SignatureOptions } from '../../../shared/importOptions';
-import { isLegacySignatureTag, referenceMismatch, signatureLabels, type SignatureOutcome } from '../../../shared/signatures';
+import { isLegacySignatureTag, referenceMismatch, signatureLabels, type CheckedImage, type SignatureOutcome } from '../../../shared/signatures';
 import type { LabelChange } from '../../../shared/domain/pins';
 import { isImageIdRecord } from '../../../shared/imageReference';
 import { HoldfastError } from '../../errors';
@@ -114,6 +114,18 @@ export async function checkArchiveSignatures(file: string, index: ArchiveIndex, 
   return { ...(await verifyArchiveImages(file, importedImages(index.images, sigs), layout, o)), manifests: sigs };
 }
 
+/**
+ * The check before an import (signatures.checkArchive): the archive read as the import reads it
+ * and every image's verdict with the given keys, nothing refused for a failing image, nothing
+ * sent. A direct delivery leaves `.sig` tags out; an archive sent as it is cannot (refuseSignatureTags).
+ */
+export async function checkArchiveVerdicts(file: string, index: ArchiveIndex, members: SignatureMembers, o: SignatureOptions, direct: boolean): Promise<CheckedImage[]> {
+  if (!direct) refuseSignatureTags(file, index.images);
+  const layout = index.format === 'oci' ? await members.layout() : null;
+  const sigs = layout ? await layout.signatureManifests() : new Set<string>();
+  return (await archiveVerdicts(importedImages(index.images, sigs), layout, o)).checked;
+}
+
 /** The archive's images without its signature manifests (k3s creates no image for a referrer). */
 export function withoutSignatureManifests<A extends { index: ArchiveIndex }>(archive: A, signatures: ArchiveSignatures | null): A {
   const sigs = signatures?.manifests;
@@ -197,29 +209,44 @@ async function imageVerdict(digest: string | null, reqs: readonly SignatureRequi
   return allowed ?? verified!;
 }
 
+/** The verdicts on an archive's images, what refuses it, and why (verifyArchiveImages). */
+interface ArchiveVerdicts {
+  checked: CheckedImage[];
+  /** A line per failing image that refuses the archive. */
+  failures: string[];
+  warnings: string[];
+  /** A policy rule (not the flags) refuses one. */
+  byPolicy: boolean;
+}
+
 /**
  * The verdict on every image, read with the given keys and bundles on this machine: each image
  * against the flags' keys and every policy rule covering it (shared/signaturePolicy.ts); an image
- * with no requirement is not verified. Refuses the archive (REFUSED, a line per failing image)
- * unless every failure is allowed unsigned.
+ * with no requirement is not verified. Nothing thrown for a failing image.
  */
-export async function verifyArchiveImages(file: string, images: readonly ArchiveImageTarget[], layout: SignatureLayout | null, o: SignatureOptions, now = new Date()): Promise<ArchiveSignatures> {
+export async function archiveVerdicts(images: readonly ArchiveImageTarget[], layout: SignatureLayout | null, o: SignatureOptions, now = new Date()): Promise<ArchiveVerdicts> {
   const wanted = images.map((img) => ({ img, reqs: imageRequirements(o, img.name) })).filter((w) => w.reqs.length > 0);
   const readers: Readers = { keys: keyReader(), roots: trustReader() };
   const sources: SignatureSources = { ...(layout ? { layout } : {}), bundles: await readBundleFiles(o.bundles ?? []) };
-  const out: ImageSignature[] = [];
-  const warnings: string[] = [];
-  const failures: string[] = [];
-  let byPolicy = false;
+  const out: ArchiveVerdicts = { checked: [], failures: [], warnings: [], byPolicy: false };
   for (const { img, reqs } of wanted) {
     const { verdict, fatal, rule } = await imageVerdict(img.digest, reqs, readers, sources, now);
-    out.push({ ...img, verdict });
-    if (fatal && !verdict.verified) failures.push(`${img.name}: ${verdict.reason}${rule ? ` (policy rule ${rule})` : ''}`);
-    byPolicy ||= fatal && rule !== null;
+    if (fatal && !verdict.verified) out.failures.push(`${img.name}: ${verdict.reason}${rule ? ` (policy rule ${rule})` : ''}`);
+    out.byPolicy ||= fatal && rule !== null;
     const mismatch = verdict.verified ? referenceMismatch(img.name, verdict.reference, o.strictReference === true) : null;
-    if (mismatch?.level === 'error') failures.push(`${img.name}: ${mismatch.text}`);
-    else if (mismatch) warnings.push(`${img.name}: ${mismatch.text}`);
+    if (mismatch?.level === 'error') out.failures.push(`${img.name}: ${mismatch.text}`);
+    else if (mismatch) out.warnings.push(`${img.name}: ${mismatch.text}`);
+    out.checked.push({ ...img, verdict, ...(mismatch ? { reference: mismatch } : {}) });
   }
+  return out;
+}
+
+/**
+ * The verdict on every image (archiveVerdicts). Refuses the archive (REFUSED, a line per failing
+ * image) unless every failure is allowed unsigned.
+ */
+export async function verifyArchiveImages(file: string, images: readonly ArchiveImageTarget[], layout: SignatureLayout | null, o: SignatureOptions, now = new Date()): Promise<ArchiveSignatures> {
+  const { checked, failures, warnings, byPolicy } = await archiveVerdicts(images, layout, o, now);
   if (failures.length) {
     throw new HoldfastError('REFUSED', `${path.basename(file)} was refused: ${failures.length} of ${images.length} images failed signature verification`, {
       hint: byPolicy
@@ -228,7 +255,7 @@ export async function verifyArchiveImages(file: string, images: readonly Archive
       details: failures,
     });
   }
-  return { images: out, warnings };
+  return { images: checked.map(({ name, digest, verdict }) => ({ name, digest, verdict })), warnings };
 }
 
 /**
