@@ -5,6 +5,7 @@ import { compareText } from './compareText';
 import type { ErrorInfo } from './domain/errors';
 import { SIGNATURE_LABELS } from './domain/labels';
 import { isImageIdRecord, parseReference } from './imageReference';
+import { protectionKey } from './protection';
 
 export type SignatureFormat = 'bundle' | 'legacy';
 
@@ -247,4 +248,22 @@ export const isRefused = (i: CheckedImage): boolean => !i.verdict.verified || i.
  */
 export function checkAllowsImport(c: ArchiveSignatureCheck, allowUnsigned: boolean): boolean {
   return c.images.every((i) => !isRefused(i) || (allowUnsigned && !i.verdict.verified && i.reference?.level !== 'error'));
+}
+
+/** A reference as the count reads it: its image (image id, else digest) and its recorded verdict. */
+type SignedRef = { imageId: string | null; digest: string; signature?: SignatureRecord | null };
+
+/**
+ * The images on a node without a verified signature (#48): none of the image's references records
+ * one, whether Holdfast refused it or never verified it. What the fleet views count per node.
+ */
+export function unverifiedImageCount(refs: readonly SignedRef[]): number {
+  const verified = new Map<string, boolean>();
+  for (const r of refs) {
+    const key = protectionKey(r);
+    verified.set(key, verified.get(key) === true || r.signature?.verified === true);
+  }
+  let n = 0;
+  for (const v of verified.values()) if (!v) n++;
+  return n;
 }

@@ -10,6 +10,7 @@ import { usedPercentExact } from '../../shared/gcPolicy';
 import { formatPercent } from '../../shared/format';
 import { useApp } from '../context';
 import { countsOfRefs, criModeOf } from '../model/images';
+import { unverifiedImageCount } from '../../shared/signatures';
 import { fleetPinVerdict } from '../model/fleetPins';
 import { atRiskText } from '../../shared/needs';
 import { needsSourceText, nodeAtRisk, sortAtRisk } from '../needsView';
@@ -39,6 +40,7 @@ export const fleetOverviewText = (who: string) => ({
   allClear: `No pin on a connected node is lost at the next ${who} start.`,
   pinColumn: `${who} pin`,
   atRiskColumnTitle: `Images whose pin the next ${who} start removes (as kubelet sees them)`,
+  unverifiedTitle: (n: number) => `${n} ${n === 1 ? 'image has' : 'images have'} no signature Holdfast verified (refused, or never verified)`,
   neededColumnTitle: `Images the site needs that are missing, not pinned, or lose their pin at the next ${who} start`,
   marker: { 'no-cri-pinning': 'no CRI pinning', 'distro-pins-nothing': `${who} pins nothing` } as Record<NodeWarning['kind'], string>,
 });
@@ -93,6 +95,7 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
   const counts = images.loadedAt ? countsOfRefs(images.items, criModeOf(info), who) : undefined;
   const loading = status.state === 'connecting' || images.state === 'loading';
   const atRisk = counts?.atRisk ?? 0;
+  const unverified = images.loadedAt ? unverifiedImageCount(images.items) : undefined;
   const lost = useApp((s) => lostPinsOf(s, n.name).items.length);
   const warnings = nodeWarnings(info);
   const disk = useApp((s) => diskOf(s, n.name).picture);
@@ -198,6 +201,15 @@ function FleetRow(props: { node: NodeDef; index: number; focused: boolean; onOpe
           </span>
         ) : (
           <Count n={undefined} kind="atRisk" loading={loading} />
+        )}
+      </td>
+      <td className="num">
+        {unverified === undefined ? (
+          <Count n={undefined} kind="none" loading={loading} />
+        ) : (
+          <span className={`fleet-count fleet-count-unverified${unverified === 0 ? ' zero' : ''}`} data-testid="fleet-unverified" title={text.unverifiedTitle(unverified)}>
+            {unverified}
+          </span>
         )}
       </td>
       <td className="fleet-versions muted small">
@@ -547,7 +559,7 @@ function FleetTable({ nodes, text }: { nodes: NodeDef[]; text: ReturnType<typeof
   return (
     <div className="table-wrap fleet-wrap">
       <table className="fleet-table" data-testid="fleet-table">
-        <caption className="visually-hidden">Every node: connection, images by pin state, pins at risk, needed images at risk. Arrow keys move between nodes; Enter opens one.</caption>
+        <caption className="visually-hidden">Every node: connection, images by pin state, pins at risk, needed images at risk, images not verified. Arrow keys move between nodes; Enter opens one.</caption>
         <thead>
           <tr>
             <th scope="col">Node</th>
@@ -576,6 +588,9 @@ function FleetTable({ nodes, text }: { nodes: NodeDef[]; text: ReturnType<typeof
               <span className="pin-head pin-head-risk">
                 <AlertIcon /> Needed at risk
               </span>
+            </th>
+            <th scope="col" className="num" title="Images on the node without a signature Holdfast verified (refused, or never verified)">
+              <span className="pin-head">Not verified</span>
             </th>
             <th scope="col">Versions</th>
           </tr>

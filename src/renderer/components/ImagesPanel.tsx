@@ -1,7 +1,7 @@
 import { Fragment, memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactElement } from 'react';
 import type { NodeDef } from '../../shared/domain/nodes';
 import { useApp } from '../context';
-import { atRiskGroups, countsOfRefs, criModeOf, filterGroups, groupsOfRefs, sortGroups, type ImageGroup, type PinFilter, type SortDir, type SortKey } from '../model/images';
+import { atRiskGroups, countsOfRefs, criModeOf, filterGroups, groupsOfRefs, isUnverifiedGroup, sortGroups, type ImageGroup, type PinFilter, type SortDir, type SortKey } from '../model/images';
 import { fateText, formatDate, formatDateTime } from '../model/text';
 import { displayRef } from '../model/refs';
 import { visibleControls } from '../../shared/visibleControls';
@@ -21,6 +21,7 @@ import { nodeAtRisk } from '../needsView';
 import { peersColumnApplies, type EmbeddedRegistryConfig, type PeerServing } from '../../shared/embeddedRegistry';
 import { EmbeddedRegistrySummary, NodeRegistriesDetails, PeersCell } from './Peers';
 import { distroDisplayName } from '../../shared/distro';
+import { signatureBrief, signatureSentence } from '../../shared/signatures';
 
 /**
  * The Images tab's words that name the node's distro (`who`: "k3s", "RKE2", shared/distro
@@ -46,7 +47,7 @@ export const imagesPanelText = (who: string) => ({
 const useDistroName = (node: string): string => useApp((s) => distroDisplayName(statusOf(s, node).info?.distro ?? 'unknown'));
 
 /** Columns without Peers (shown while the node's embedded registry applies: peersColumnApplies). */
-const COLS = 10;
+const COLS = 11;
 
 /** The row action for an image group: make its non-durable references durable, or release. */
 function rowRequest(g: ImageGroup): PinRequest {
@@ -97,6 +98,8 @@ function Details({ g, node, peersOn, who }: { g: ImageGroup; node: NodeDef; peer
             <span className="muted">No archive in {node.imagesDir} brings this image.</span>
           )}
         </dd>
+        <dt>Signature</dt>
+        <dd data-testid="image-signature">{signatureSentence(g.signature)}</dd>
         <dt>Image ID</dt>
         <dd>
           <code className="hash">{g.imageId ?? '—'}</code>
@@ -191,6 +194,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const loadImages = useApp((s) => s.loadImages);
   const [query, setQuery] = useState('');
   const [pin, setPin] = useState<PinFilter>('all');
+  const [unverifiedOnly, setUnverifiedOnly] = useState(false);
   const [sort, setSort] = useState<{ key: SortKey; dir: SortDir }>({ key: 'name', dir: 'asc' });
   const deferredQuery = useDeferredValue(query);
 
@@ -201,6 +205,7 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const groups = useMemo(() => groupsOfRefs(images.items, mode, who), [images.items, mode, who]);
   const counts = useMemo(() => countsOfRefs(images.items, mode, who), [images.items, mode, who]);
   const atRisk = useMemo(() => atRiskGroups(groups), [groups]);
+  const unverified = useMemo(() => groups.filter(isUnverifiedGroup).length, [groups]);
   // With the needed images at risk listed above it, the pins banner says only what it adds.
   const neededShown = Boolean(images.needs && nodeAtRisk(images)?.length);
   const makeAtRiskDurable = () =>
@@ -213,14 +218,15 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
   const makeAllDurable = () =>
     onPin({ action: 'pin', target: { allK3s: true }, title: text.makeAllDurable, subject: text.makeAllDurableSubject });
   const visible = useMemo(
-    () => sortGroups(filterGroups(groups, deferredQuery, pin), sort.key, sort.dir),
-    [groups, deferredQuery, pin, sort],
+    () => sortGroups(filterGroups(groups, deferredQuery, pin, unverifiedOnly), sort.key, sort.dir),
+    [groups, deferredQuery, pin, unverifiedOnly, sort],
   );
   const onSort = (key: SortKey) =>
     setSort((s) => (s.key === key ? { key, dir: s.dir === 'asc' ? 'desc' : 'asc' } : { key, dir: key === 'name' ? 'asc' : 'desc' }));
   const clear = () => {
     setQuery('');
     setPin('all');
+    setUnverifiedOnly(false);
   };
 
   // The node's registries.yaml as the last fleet inspection read it (the report, else this run's answer).
@@ -304,6 +310,12 @@ export function ImagesPanel({ node, onPin }: { node: NodeDef; onPin(request: Pin
                 </span>
               </SegButton>
             ))}
+          </div>
+          <div className="segmented" role="group" aria-label="Filter by signature">
+            <SegButton active={unverifiedOnly} onClick={() => setUnverifiedOnly((on) => !on)} testId="filter-unverified">
+              Not verified
+              <span className="seg-count">{unverified}</span>
+            </SegButton>
           </div>
           <div className="spacer" />
           {counts.distro ? (
@@ -432,6 +444,9 @@ const ImageRow = memo(function ImageRow(props: {
       </td>
       <td className="col-fate">
         <FateBadge fate={g.fate} reason={g.reason} who={props.who} />
+      </td>
+      <td className={`col-sig sig-cell${g.signature?.verified === false ? ' sig-unverified' : ''}`} title={signatureSentence(g.signature)} data-testid="signature-cell">
+        {signatureBrief(g.signature)}
       </td>
       <td className="col-id">
         <code title={g.imageId ?? 'No config for this node’s platform'}>{shortDigest(g.imageId)}</code>
@@ -624,6 +639,9 @@ function ImagesTable(props: {
             </th>
             <th scope="col" className="col-fate">
               {text.fateColumn}
+            </th>
+            <th scope="col" className="col-sig" title="What Holdfast verified of the image's signature at import">
+              Signature
             </th>
             <th scope="col" className="col-id">
               Image ID

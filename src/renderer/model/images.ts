@@ -10,6 +10,7 @@ import { isImageIdRef, protectionChange, protectionOfImages, refOutcome, refRead
 import { criPinning, type CriPinning } from '../../shared/versions';
 import { compareText, sortByText } from '../../shared/compareText';
 import type { RefNeed } from '../../shared/needVerdict';
+import type { SignatureRecord } from '../../shared/signatures';
 import { imagePeers, type PeerServing } from '../../shared/embeddedRegistry';
 
 export interface RefView {
@@ -84,6 +85,11 @@ export interface ImageGroup {
   need: RefNeed | null;
   /** Whether peers can pull the image from the node (shared/embeddedRegistry imagePeers); null: no verdict. */
   peers: PeerServing | null;
+  /**
+   * What Holdfast verified of its signature (#48): a reference's verified record, else a refused
+   * one, else null (never verified). Verified as shared/signatures unverifiedImageCount counts it.
+   */
+  signature: SignatureRecord | null;
 }
 
 const KIND_ORDER: Record<RefView['kind'], number> = { tag: 0, digest: 1, id: 2 };
@@ -115,8 +121,10 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
     let labels: Record<string, string> = list[0]!.labels;
     let ownLabels = false;
     let need: RefNeed | null = null;
+    let signature: SignatureRecord | null = null;
     for (const i of list) {
       if (need === null && i.need) need = i.need;
+      if (i.signature && !signature?.verified) signature = i.signature;
       const shown = isImageIdRef(i) ? refReading(i, list, p) : null;
       refs.push({
         name: i.name,
@@ -167,6 +175,7 @@ export function groupImages(images: readonly ImageRef[], mode: CriPinning = 'unk
       archive: refs.find((r) => r.archive)?.archive ?? null,
       need,
       peers: imagePeers(refs),
+      signature,
     });
   }
   // The name order, once per grouping (one pass of the collator): every later sort compares integers.
@@ -240,10 +249,14 @@ export function matchesQuery(group: ImageGroup, query: string): boolean {
   return matchesLower(group, normalQuery(query));
 }
 
-export function filterGroups(groups: readonly ImageGroup[], query: string, pin: PinFilter): ImageGroup[] {
+/** An image without a verified signature (refused, or never verified): the "Not verified" filter. */
+export const isUnverifiedGroup = (g: ImageGroup): boolean => g.signature?.verified !== true;
+
+/** `unverified`: only images without a verified signature, on top of the pin filter. */
+export function filterGroups(groups: readonly ImageGroup[], query: string, pin: PinFilter, unverified = false): ImageGroup[] {
   const q = normalQuery(query);
   const byPin = (g: ImageGroup) => pin === 'all' || (pin === 'atRisk' ? g.fate === 'lose' : g.pin === pin);
-  return groups.filter((g) => byPin(g) && matchesLower(g, q));
+  return groups.filter((g) => byPin(g) && (!unverified || isUnverifiedGroup(g)) && matchesLower(g, q));
 }
 
 export type SortKey = 'name' | 'size' | 'created';

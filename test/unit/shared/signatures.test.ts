@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SIGNATURE_LABELS } from '../../../src/shared/domain/labels';
-import { bindSignatures, checkAllowsImport, isKeylessSigner, keylessSigner, isLegacySignatureTag, isRefused, outcomeRecord, type CheckedImage, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureCounts, signatureSentence, signatureLabels, signatureRecord, unverifiedImages, type SignatureCheck } from '../../../src/shared/signatures';
+import { bindSignatures, checkAllowsImport, isKeylessSigner, keylessSigner, isLegacySignatureTag, isRefused, outcomeRecord, unverifiedImageCount, type CheckedImage, legacySignatureTag, referenceMismatch, refusalText, signatureBrief, signatureCounts, signatureSentence, signatureLabels, signatureRecord, unverifiedImages, type SignatureCheck } from '../../../src/shared/signatures';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const OTHER = 'sha256:' + 'b'.repeat(64);
@@ -214,5 +214,21 @@ describe('checkAllowsImport: what the check says of the import', () => {
   it('a strict reference mismatch blocks even with unsigned images allowed', () => {
     expect(isRefused(renamed('error'))).toBe(true);
     expect(allows([renamed('error')], true)).toBe(false);
+  });
+});
+
+describe('unverifiedImageCount: images on a node without a verified signature', () => {
+  const verified = { verified: true as const, by: 'k1', format: 'bundle' as const, at: AT };
+  it('counts images (not references) none of whose references records a verified signature', () => {
+    expect(
+      unverifiedImageCount([
+        { imageId: 'i1', digest: D, signature: verified },
+        // CRI's id record of the same image has no labels: the image is still verified.
+        { imageId: 'i1', digest: D, signature: null },
+        { imageId: 'i2', digest: OTHER, signature: { verified: false, reason: 'no signature', at: AT } },
+        { imageId: null, digest: OTHER },
+      ]),
+    ).toBe(2);
+    expect(unverifiedImageCount([])).toBe(0);
   });
 });

@@ -2,7 +2,7 @@
 // filter, sort and each image's fate at the next k3s start.
 import { describe, expect, it } from 'vitest';
 import type { ImageRef } from '../../../../src/shared/domain/images';
-import { atRiskGroups, countByPin, filterGroups, groupImages, matchesQuery, sortGroups, sortPlatforms } from '../../../../src/renderer/model/images';
+import { atRiskGroups, countByPin, filterGroups, groupImages, isUnverifiedGroup, matchesQuery, sortGroups, sortPlatforms } from '../../../../src/renderer/model/images';
 
 const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 const CRI = { 'io.cri-containerd.pinned': 'pinned' };
@@ -202,5 +202,33 @@ describe('fate at the next k3s start (the shared protection model, per image id)
     const [g] = groupImages(raced, 'none');
     expect(g).toMatchObject({ fate: 'none' });
     expect(g!.reason).toMatch(/no CRI image pinning/);
+  });
+});
+
+describe('signatures in the images table (#48)', () => {
+  const AT = '2026-12-08T10:00:00Z';
+  const verified = { verified: true as const, by: '3f1c2a4b'.padEnd(64, '0'), format: 'bundle' as const, at: AT };
+  const refused = { verified: false as const, reason: 'no signature', at: AT };
+  const signed: ImageRef[] = [
+    // CRI's sha256:<id> record carries no labels: the image's verdict is its tag's.
+    ref({ name: 'lab.local/web:1', digest: D('a'), imageId: D('4'), signature: verified }),
+    ref({ name: D('4'), digest: D('a'), imageId: D('4'), signature: null }),
+    ref({ name: 'lab.local/worker:1', digest: D('b'), imageId: D('6'), signature: refused }),
+    ref({ name: 'lab.local/old:1', digest: D('c'), imageId: D('9') }),
+  ];
+  const groups = groupImages(signed);
+  const byName = (n: string) => groups.find((g) => g.primaryName === n)!;
+
+  it("each image carries its references' verdict: verified, refused, or none", () => {
+    expect(byName('lab.local/web:1').signature).toEqual(verified);
+    expect(byName('lab.local/worker:1').signature).toEqual(refused);
+    expect(byName('lab.local/old:1').signature).toBeNull();
+  });
+
+  it('"Not verified" keeps the refused and the never verified, on top of the pin filter', () => {
+    expect(groups.filter(isUnverifiedGroup).map((g) => g.primaryName).sort()).toEqual(['lab.local/old:1', 'lab.local/worker:1']);
+    expect(filterGroups(groups, 'worker', 'all', true).map((g) => g.primaryName)).toEqual(['lab.local/worker:1']);
+    expect(filterGroups(groups, '', 'durable', true)).toEqual([]);
+    expect(filterGroups(groups, '', 'all')).toHaveLength(3);
   });
 });
