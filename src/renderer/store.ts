@@ -18,6 +18,7 @@ import { createLiveSlice } from './store/live';
 import { createNodesSlice } from './store/nodes';
 import type { AppState, AppStore, StoreEnv } from './store/types';
 import { createWizardSlice } from './store/wizard';
+import { createWizardSignaturesSlice } from './store/wizardSignatures';
 
 export type {
   AppState,
@@ -34,8 +35,11 @@ export type {
   LostPinsState,
   PinAction,
   PinAlert,
+  SignatureCheckState,
+  SignatureFileKind,
   StoreEnv,
   View,
+  WizardSignatures,
   WizardStep,
 } from './store/types';
 export { archivesOf, auditOf, diskOf, imagesOf, liveOf, lostPinsOf, statusOf } from './store/selectors';
@@ -52,6 +56,7 @@ export function createAppStore(api: ClientApi, env: StoreEnv = {}): AppStore {
       ...createDiskSlice(ctx),
       ...createLiveSlice(ctx),
       ...createWizardSlice(ctx),
+      ...createWizardSignaturesSlice(ctx),
       ...createJobsSlice(ctx),
       ...createCredentialsSlice(ctx),
       ...createFleetSlice(ctx),

@@ -17,6 +17,7 @@ import type { Job } from '../../shared/domain/jobs';
 import type { LostPin } from '../../shared/domain/lostPins';
 import type { NodeDef, NodeInput } from '../../shared/domain/nodes';
 import type { PinPlan, PinTarget } from '../../shared/domain/pins';
+import type { ArchiveSignatureCheck } from '../../shared/signatures';
 
 /** One per-node list loaded from the node: images, archives or the audit log. */
 export interface ListState<T> {
@@ -68,6 +69,23 @@ export interface DraftArchive {
   error?: ErrorInfo;
 }
 
+/** What checking an archive's signatures found, or why it could not be checked. */
+export type SignatureCheckState = { ok: true; check: ArchiveSignatureCheck } | { ok: false; error: ErrorInfo };
+
+/**
+ * The wizard's signature verification (#48): the key and bundle files on this machine, the last
+ * check per archive path (cleared when the files change), and whether unverified images go too.
+ */
+export interface WizardSignatures {
+  keys: string[];
+  bundles: string[];
+  allowUnsigned: boolean;
+  checking: boolean;
+  checks: Record<string, SignatureCheckState>;
+}
+
+export type SignatureFileKind = 'keys' | 'bundles';
+
 export type WizardStep = 'choose' | 'review' | 'nodes' | 'run' | 'summary';
 
 /** The import wizard lives in the store so it keeps its step while the user looks at a node. */
@@ -92,6 +110,7 @@ export interface ImportWizardState {
   /** startImport calls refused before any job existed (e.g. the archive changed since review). */
   startErrors: { path: string; error: ErrorInfo }[];
   starting: boolean;
+  signatures: WizardSignatures;
 }
 
 /** Optional capabilities of the desktop bridge (absent in the browser UI). */
@@ -219,6 +238,14 @@ export interface AppState {
   removeArchivePath(path: string): void;
   /** The native file dialog (desktop); resolves to the error when there is none. */
   pickArchives(): Promise<ErrorInfo | null>;
+  /** Add key or bundle files by path (deduplicated); the last check no longer holds. */
+  addSignatureFiles(kind: SignatureFileKind, paths: string[]): void;
+  removeSignatureFile(kind: SignatureFileKind, path: string): void;
+  /** The native file dialog for keys or bundles (desktop); resolves to the error when there is none. */
+  pickSignatureFiles(kind: SignatureFileKind): Promise<ErrorInfo | null>;
+  /** Every readable archive's images checked against the files on this machine; nothing is sent. */
+  checkSignatures(): Promise<void>;
+  setAllowUnsigned(on: boolean): void;
   /** One startImport per archive that passed inspection; moves the wizard to "run". */
   startImports(): Promise<void>;
   /** Start a job's archive again on the nodes that failed (the import is idempotent). */

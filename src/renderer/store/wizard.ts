@@ -4,10 +4,11 @@
 import { holdingsOf, holdsEverything, type Holdings, type NodeImageKey } from '../../shared/archiveHoldings';
 import { consistentImportOptions } from '../../shared/importOptions';
 import type { StoreContext } from './context';
+import { emptySignatures, signatureImportOptions } from './wizardSignatures';
 import type { AppState, DraftArchive, ImportWizardState } from './types';
 
 export function emptyWizard(): ImportWizardState {
-  return { step: 'choose', archives: [], nodes: [], nodesChosen: false, pin: true, removeArchive: true, direct: false, jobIds: [], startErrors: [], starting: false };
+  return { step: 'choose', archives: [], nodes: [], nodesChosen: false, pin: true, removeArchive: true, direct: false, jobIds: [], startErrors: [], starting: false, signatures: emptySignatures() };
 }
 
 /**
@@ -131,7 +132,7 @@ export function createWizardSlice(ctx: StoreContext): Pick<
       const startErrors: ImportWizardState['startErrors'] = [];
       for (const a of ready) {
         const o = consistentImportOptions(w);
-        const env = await api.startImport({ nodes, path: a.path, pin: o.pin, removeArchive: o.removeArchive, ...(o.direct ? { direct: true } : {}) });
+        const env = await api.startImport({ nodes, path: a.path, pin: o.pin, removeArchive: o.removeArchive, ...(o.direct ? { direct: true } : {}), ...signatureImportOptions(w.signatures) });
         if (env.ok) {
           jobIds.push(env.result.id);
           upsertJob(env.result);

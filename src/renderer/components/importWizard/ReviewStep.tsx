@@ -1,5 +1,6 @@
 // Step 2 of the import wizard: what each archive holds (format, compression, size, SHA-256,
-// images and platforms, warnings), and which archives are refused and left out.
+// images and platforms, warnings), which archives are refused and left out, and each image's
+// signature verdict with the keys the technician adds (SignaturesPanel, #48).
 import { compressionName } from '../../../shared/wording';
 import { useApp } from '../../context';
 import { basename } from '../../model/paths';
@@ -10,6 +11,8 @@ import { breakable } from '../Breakable';
 import { Coded } from '../Coded';
 import { CopyButton } from '../CopyButton';
 import { AlertIcon, ArrowRightIcon, BoxIcon, CrossIcon } from '../icons';
+import { signaturesBlocked } from '../../model/signatures';
+import { SignaturesPanel } from './SignaturesPanel';
 
 function ArchiveReview({ a }: { a: DraftArchive }) {
   const remove = useApp((s) => s.removeArchivePath);
@@ -134,6 +137,8 @@ function ArchiveReview({ a }: { a: DraftArchive }) {
 
 export function ReviewStep({ onBack, onNext }: { onBack(): void; onNext(): void }) {
   const archives = useApp((s) => s.wizard.archives);
+  const signatures = useApp((s) => s.wizard.signatures);
+  const blocked = signaturesBlocked(archives, signatures);
   const direct = useApp((s) => s.wizard.direct);
   const ok = archives.filter((a) => a.state === 'ok').length;
   const pending = archives.filter((a) => a.state === 'inspecting').length;
@@ -154,6 +159,7 @@ export function ReviewStep({ onBack, onNext }: { onBack(): void; onNext(): void 
           <ArchiveReview key={a.path} a={a} />
         ))}
       </div>
+      {ok ? <SignaturesPanel /> : null}
       <div className="wizard-actions">
         <button type="button" className="btn" onClick={onBack}>
           Back
@@ -162,7 +168,12 @@ export function ReviewStep({ onBack, onNext }: { onBack(): void; onNext(): void 
           {pending ? `Checking ${pending}…` : `${ok} to import${excluded ? `, ${excluded} excluded` : ''}`}
         </span>
         <div className="spacer" />
-        <button type="button" className="btn btn-primary" disabled={ok === 0 || pending > 0} onClick={onNext}>
+        {blocked && !pending ? (
+          <span className="small next-blocked" data-testid="next-blocked">
+            {blocked}
+          </span>
+        ) : null}
+        <button type="button" className="btn btn-primary" disabled={ok === 0 || pending > 0 || blocked !== null} onClick={onNext}>
           Next: choose nodes <ArrowRightIcon />
         </button>
       </div>
