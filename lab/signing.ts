@@ -4,13 +4,14 @@
 // Everything runs in a private network namespace that has only loopback, so a tool that tried
 // the network (a transparency log, TUF) would fail here. Test tooling only.
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { run } from './exec.ts';
 import { layeredLayout } from './layered.ts';
 import { spawnGroup, stopGroup } from './node.ts';
+import { REF_NAME, type Descriptor, type OciManifest } from '../src/core/signatures/layout.ts';
 
 const TOOLS = process.env.HOLDFAST_SIGNING_CACHE ?? '/var/cache/holdfast-lab/signing';
 const REGISTRY_BIN = '/usr/bin/docker-registry';
@@ -224,4 +225,51 @@ async function writeSourceLayout(src: string): Promise<Pick<SigningFixtures, 'im
     images: { legacy: signed('legacy'), bundle: signed('bundle'), unsigned: signed('unsigned'), index: { repo: 'index', digest: sha256(indexBlob) } },
     imported: { rsa: byFormat('rsa'), ed25519: byFormat('ed25519') },
   };
+}
+
+/** The name an image of the lab's layout gets on a node in the signature suites: its layout tag under lab.local. */
+export const labImageName = (repo: string): string => `lab.local/${repo}:1`;
+
+export interface LayoutSubset {
+  /** Keep the legacy `.sig` tags too. */
+  sigTags?: boolean;
+  /** Keep the referrers of these digests too (a signature moved onto another image). */
+  referrersOf?: string[];
+  /** Changes the copy (a tampered blob, a moved signature) before it is used. */
+  edit?: (layout: string) => void;
+}
+
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+const blobPath = (layout: string, digest: string): string => join(layout, 'blobs', 'sha256', digest.slice('sha256:'.length));
+
+/**
+ * A copy of the lab's layout at `out` keeping the images named in `names` (layout tag → the
+ * name it gets) and their referrers. The index's platform manifests, which oras also lists
+ * unnamed, stay as blobs of the index.
+ */
+export function layoutSubset(fx: Pick<SigningFixtures, 'layout'>, names: Record<string, string>, out: string, opts: LayoutSubset = {}): string {
+  cpSync(fx.layout, out, { recursive: true });
+  const file = join(out, 'index.json');
+  const index = readJson<{ manifests: Descriptor[] }>(file);
+  const kept = new Set([...index.manifests.filter((e) => (e.annotations?.[REF_NAME] ?? '') in names).map((e) => e.digest), ...(opts.referrersOf ?? [])]);
+  index.manifests = index.manifests
+    .filter((e) => {
+      const ref = e.annotations?.[REF_NAME];
+      if (ref === undefined) return kept.has(readJson<OciManifest>(blobPath(out, e.digest)).subject?.digest ?? '');
+      return ref in names || (opts.sigTags === true && ref.endsWith('.sig'));
+    })
+    .map((e) => {
+      const ref = e.annotations?.[REF_NAME];
+      return ref && ref in names ? { ...e, annotations: { ...e.annotations, [REF_NAME]: names[ref]! } } : e;
+    });
+  writeFileSync(file, JSON.stringify(index));
+  opts.edit?.(out);
+  return out;
+}
+
+/** The layout as a tar next to it (`<layout>.tar`), as a technician carries it. */
+export async function tarLayout(layout: string): Promise<string> {
+  const out = `${layout}.tar`;
+  await run(['tar', '-cf', out, '-C', layout, '.']);
+  return out;
 }

@@ -2,14 +2,12 @@
 // 3 really signed (lab/signing.ts), archives cut from that OCI layout, and the node's state a
 // refusal must leave exactly as it was.
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { listImages, startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
-import { run } from '../../lab/exec';
-import { makeSigningFixtures, type SigningFixtures } from '../../lab/signing';
+import { layoutSubset, makeSigningFixtures, tarLayout, type LayoutSubset, type SigningFixtures } from '../../lab/signing';
 import { readPublicKey } from '../../src/core/signatures/keys';
-import { REF_NAME, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
 import { addLabNode, runCli, tempHome } from './support';
 
 export const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
@@ -54,33 +52,12 @@ let made = 0;
  * index's platform manifests, which oras also lists unnamed, stay as blobs of the index. `edit`
  * changes the copy (a tampered blob, a moved signature) before it is used.
  */
-export function layoutOf(s: Pick<SignedSite, 'dir' | 'fx'>, names: Record<string, string>, opts: { sigTags?: boolean; referrersOf?: string[]; edit?: (layout: string) => void } = {}): string {
-  const layout = path.join(s.dir, `layout-${++made}`);
-  cpSync(s.fx.layout, layout, { recursive: true });
-  const file = path.join(layout, 'index.json');
-  const index = readJson<{ manifests: Descriptor[] }>(file);
-  const kept = new Set([...index.manifests.filter((e) => (e.annotations?.[REF_NAME] ?? '') in names).map((e) => e.digest), ...(opts.referrersOf ?? [])]);
-  index.manifests = index.manifests
-    .filter((e) => {
-      const ref = e.annotations?.[REF_NAME];
-      if (ref === undefined) return kept.has(readJson<OciManifest>(blobPath(layout, e.digest)).subject?.digest ?? '');
-      return ref in names || (opts.sigTags === true && ref.endsWith('.sig'));
-    })
-    .map((e) => {
-      const ref = e.annotations?.[REF_NAME];
-      return ref && ref in names ? { ...e, annotations: { ...e.annotations, [REF_NAME]: names[ref]! } } : e;
-    });
-  writeFileSync(file, JSON.stringify(index));
-  opts.edit?.(layout);
-  return layout;
+export function layoutOf(s: Pick<SignedSite, 'dir' | 'fx'>, names: Record<string, string>, opts: LayoutSubset = {}): string {
+  return layoutSubset(s.fx, names, path.join(s.dir, `layout-${++made}`), opts);
 }
 
-/** The layout as a tar, as a technician carries it. */
-export async function tarOf(layout: string): Promise<string> {
-  const out = `${layout}.tar`;
-  await run(['tar', '-cf', out, '-C', layout, '.']);
-  return out;
-}
+/** The layout as a tar, as a technician carries it (lab/signing tarLayout). */
+export const tarOf = tarLayout;
 
 /** What a refusal must leave alone: containerd's images and blobs, and the images dir. */
 export async function nodeState(n: LabNodeHandle): Promise<{ images: string[]; content: string[]; dir: string[] }> {
