@@ -21,7 +21,7 @@ function ArchiveVerdicts({ path, state }: { path: string; state: SignatureCheckS
   return (
     <table className="mini-table sig-verdicts" data-testid="sig-archive" data-path={path}>
       <caption>
-        {name}: {refused ? `${plural(refused, 'image')} not verified` : `all ${plural(state.check.images.length, 'image')} verified`}
+        {name}: {refused ? `${plural(refused, 'image')} not verified` : `${state.check.images.length === 1 ? '' : 'all '}${plural(state.check.images.length, 'image')} verified`}
       </caption>
       <thead>
         <tr>
