@@ -15,6 +15,7 @@ import { foldRefs, isDrift, isDriftRow, isPinnedNow, strongestPin } from '../sha
 import { compareText } from '../shared/compareText';
 import { distroDisplayName } from '../shared/distro';
 import { atRiskOf, satisfies, type AtRiskImage } from '../shared/needs';
+import { unverifiedImageCount } from '../shared/signatures';
 
 export { foldRefs };
 
@@ -45,6 +46,8 @@ export interface MatrixColumn {
   lostPins: number;
   /** Needed images at risk on this node (shared/needs atRiskOf), missing ones included. */
   neededAtRisk: number;
+  /** Images on this node without a verified signature (shared/signatures); null while its images are unknown. */
+  unverified: number | null;
   /** What the node's versions mean for pins (as the report says, else from its versions). */
   warnings: NodeWarning[];
   /** The node's guard as the inspection judged it (shared/guardState); null while unknown or unreachable. */
@@ -142,6 +145,7 @@ export function buildMatrix(
       losingPins: losingOf(protection).length,
       lostPins: r?.lostPins?.length ?? 0,
       neededAtRisk: needs.get(node)?.count ?? 0,
+      unverified: r?.reachable && r.images ? unverifiedImageCount(r.images) : null,
       warnings: r ? (r.warnings ?? nodeWarnings(r.versions)) : [],
       guard: r?.guard ?? null,
       lowDisk: opts.report ? (lowDisk.get(node) ?? false) : null,

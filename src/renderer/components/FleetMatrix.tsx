@@ -233,6 +233,11 @@ function NodeColumnHead({ column: c }: { column: MatrixColumn }) {
         ) : (
           <span className="muted">ok</span>
         )}
+        {c.unverified ? (
+          <span className="mx-col-unverified" data-testid="mx-col-unverified" title="Images on this node without a signature Holdfast verified (refused, or never verified)">
+            {c.unverified} not verified
+          </span>
+        ) : null}
         {c.lowDisk ? <span className="mx-col-disk" title={c.freeBytes !== null ? `${formatBytes(c.freeBytes)} free` : undefined}>low disk</span> : null}
         {c.lostPins > 0 ? (
           <span className="mx-col-lost" data-testid="mx-col-lost" title="Durable pins Holdfast made that are gone: open the node for causes and remedy">

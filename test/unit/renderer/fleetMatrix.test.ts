@@ -48,6 +48,12 @@ describe('fleet matrix model', () => {
       n3: down('n3'),
     });
     expect(m.columns.map((c) => c.status)).toEqual(['ok', 'ok', 'unreachable', 'pending']);
+    // No image here was ever verified: each known node counts its images (b:1 and c:1 are one on
+    // n1); unreachable and pending nodes count none.
+    expect(m.columns.map((c) => c.unverified)).toEqual([2, 2, null, null]);
+    const signed = { verified: true as const, by: 'f'.repeat(64), format: 'bundle' as const, at: '2026-12-08T00:00:00Z' };
+    const v = buildMatrix(['n1'], { n1: ok('n1', [ref('a:1', { imageId: 'sha256:a1', signature: signed }), ref('b:1')]) });
+    expect(v.columns[0]!.unverified).toBe(1);
     const a = m.rows.find((r) => r.name === 'a:1')!;
     expect(a.cells[0]).toMatchObject({ pin: 'distro', atRisk: true });
     expect(a.cells[2]!.pin).toBe('unknown');
