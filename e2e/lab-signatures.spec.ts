@@ -28,8 +28,9 @@ const suite = labSuite({
     fx = await makeSigningFixtures(path.join(dir, 'signing'));
     fp = (await readPublicKey(fx.keys.a.pub)).fingerprint;
     // Signed by key a as an OCI 1.1 referrer bundle (cosign 3's default); and the same with an unsigned image.
-    signed = await tarLayout(layoutSubset(fx, ['bundle'], path.join(dir, 'site-signed')));
-    mixed = await tarLayout(layoutSubset(fx, ['bundle', 'unsigned'], path.join(dir, 'site-mixed')));
+    const names = (repos: string[]) => Object.fromEntries(repos.map((r) => [r, labImageName(r)]));
+    signed = await tarLayout(layoutSubset(fx, names(['bundle']), path.join(dir, 'site-signed')));
+    mixed = await tarLayout(layoutSubset(fx, names(['bundle', 'unsigned']), path.join(dir, 'site-mixed')));
   },
 });
 
