@@ -2,12 +2,13 @@
 // 3 really signed (lab/signing.ts), archives cut from that OCI layout, and the node's state a
 // refusal must leave exactly as it was.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { listImages, startK3sWatcher, startLab, type K3sWatcher, type Lab, type LabNodeHandle } from '../../lab';
 import { layoutSubset, makeSigningFixtures, tarLayout, type LayoutSubset, type SigningFixtures } from '../../lab/signing';
 import { readPublicKey } from '../../src/core/signatures/keys';
+import { REF_NAME, type Descriptor, type OciManifest } from '../../src/core/signatures/layout';
 import { addLabNode, runCli, tempHome } from './support';
 
 export const sha256 = (b: Buffer): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
