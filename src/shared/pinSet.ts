@@ -131,8 +131,8 @@ function fixFor(path: string): string {
   if (path === 'spec.needed') return 'write needed: true or needed: false';
   if (/^spec\.patterns\[\d+\]$/.test(path)) return 'write a glob over full references, e.g. registry.local/app/* or docker.io/library/nginx:*';
   if (path.startsWith('spec.patterns')) return `list at most ${PIN_SET_MAX_PATTERNS} globs under spec.patterns`;
-  if (/^spec\.signatures\.keys\[\d+\]$/.test(path)) return 'write the fingerprint `holdfast import` records (io.holdfast.signature.by): 64 lower-case hex digits';
-  if (/^spec\.signatures\.identities\[\d+\]$/.test(path)) return 'write a keyless signer as `holdfast import` records it, e.g. "ops@example.org (https://issuer.example)"';
+  if (/^spec\.signatures\.keys\[\d+\]$/.test(path)) return 'write the fingerprint import records (io.holdfast.signature.by): 64 lower-case hex digits';
+  if (/^spec\.signatures\.identities\[\d+\]$/.test(path)) return 'write a keyless signer as import records it, e.g. "ops@example.org (https://issuer.example)"';
   if (path.startsWith('spec.signatures')) return `write signatures: {required: true}, optionally with keys (fingerprints) and identities (at most ${PIN_SET_MAX_SIGNERS} each)`;
   if (path === 'spec') return 'give spec.images, spec.needed: true or spec.patterns';
   return `remove it: ${PIN_SET_API_VERSION} has apiVersion, kind, metadata and spec (images, needed, patterns, signatures)`;
