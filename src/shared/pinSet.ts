@@ -204,13 +204,6 @@ export function signatureShortfall(req: PinSetSignatures | undefined, records: r
   return signatureSentence(refused);
 }
 
-/** The requirement in words, for `pinset show`: "verified signature required (key 3f1c2a4b…, ops@example.org (…))". */
-export function signatureRequirementText(req: PinSetSignatures | undefined): string | null {
-  if (!req?.required) return null;
-  const named = [...(req.keys ?? []).map((k) => `key ${k.slice(0, 8)}…`), ...(req.identities ?? [])];
-  return `verified signature required${named.length ? ` by ${named.join(' or ')}` : ''}`;
-}
-
 /**
  * A pattern as a RegExp over a full reference. POSIX fnmatch(3) with FNM_PATHNAME for `*` and `?`
  * (they never cross a `/`), and `**` for any run including `/` as in gitignore(5) and Node's

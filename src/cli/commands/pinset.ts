@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { HoldfastError } from '../../core/errors';
 import type { LabelChange, PinPlan } from '../../shared/domain/pins';
-import { signatureRequirementText, type PinSetEntry, type PinSetResolution, type PinSetSignatures } from '../../shared/pinSet';
+import type { PinSetEntry, PinSetResolution, PinSetSignatures } from '../../shared/pinSet';
 import { isImageIdRecord } from '../../shared/imageReference';
 import { lostPinKindText } from '../../shared/lostPins';
 import { pinNotHonoured } from '../../shared/nodeWarnings';
@@ -61,6 +61,13 @@ export function pinSetShowText(cli: Cli, j: PinSetShowJson): string {
   if (unverified) out.push(`${unverified} reference${unverified === 1 ? ' fails' : 's fail'} the signature requirement: guard pins ${unverified === 1 ? 'it' : 'them'} all the same (the site needs ${unverified === 1 ? 'it' : 'them'}) and reports ${unverified === 1 ? 'it' : 'them'} unverified.`);
   for (const w of j.warnings ?? []) out.push(`warning: ${safe(w)}`);
   return screen.text(out.join('\n'));
+}
+
+/** The requirement in words, for `pinset show`: "verified signature required (key 3f1c2a4b…, ops@example.org (…))". */
+function signatureRequirementText(req: PinSetSignatures | undefined): string | null {
+  if (!req?.required) return null;
+  const named = [...(req.keys ?? []).map((k) => `key ${k.slice(0, 8)}…`), ...(req.identities ?? [])];
+  return `verified signature required${named.length ? ` by ${named.join(' or ')}` : ''}`;
 }
 
 export function registerPinsetCommand(program: Command, cli: Cli): void {
