@@ -15,7 +15,7 @@ import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, type Lab, t
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { PinSetShowJson } from '../../src/cli/commands/pinset';
 import { addLabNode, criPinsHonoured, runCli, tempHome } from './support';
-import { A, CRI, ctrImport, expectDurable, M, O, P, seedGuardSite, writePinSet } from './guardSite';
+import { A, CRI, ctrImport, expectDurable, M, O, P, seedGuardSite, textfileSamples, writePinSet } from './guardSite';
 
 const N = 'docker.io/library/guard-needed:1'; // on the operator's list (needed); imported by hand later
 
@@ -41,18 +41,7 @@ async function allLabels(): Promise<Record<string, Record<string, string>>> {
   return Object.fromEntries((await listImages(n)).map((i) => [i.name, i.labels]));
 }
 
-/** The samples of the textfile, `name{labels}` → value; promtool (Debian's prometheus) must accept it. */
-function textfileSamples(): Map<string, number> {
-  const text = readFileSync(textfile, 'utf8');
-  execFileSync('promtool', ['check', 'metrics'], { input: text, stdio: ['pipe', 'pipe', 'pipe'] });
-  const out = new Map<string, number>();
-  for (const line of text.trimEnd().split('\n')) {
-    if (line.startsWith('#')) continue;
-    const m = /^(\S+) (\S+)$/.exec(line)!;
-    out.set(m[1]!, Number(m[2]));
-  }
-  return out;
-}
+const samples = (): Map<string, number> => textfileSamples(textfile);
 
 beforeAll(async () => {
   lab = await startLab({ nodes: ['gd'] });
@@ -114,7 +103,7 @@ describe('holdfast guard --local on a lab node', () => {
     expect(await criPinned(n, O)).toBe(false);
     // Missing images are reported, never faked: no record of them appears.
     expect((await listImages(n)).map((i) => i.name)).not.toContain(M);
-    const s = textfileSamples();
+    const s = samples();
     expect(s.get('holdfast_guard_last_run_success')).toBe(1);
     expect(s.get('holdfast_guard_fixed{kind="pinned"}')).toBe(run.fixed.length);
     expect(s.get('holdfast_guard_fixed_total')).toBe(run.fixed.length);
@@ -129,7 +118,7 @@ describe('holdfast guard --local on a lab node', () => {
     expect(run.fixed.map((f) => f.ref)).toContain(N);
     await expectDurable(n, N, honoured);
     expect(run.missing).toEqual([M]);
-    expect(textfileSamples().get('holdfast_guard_missing_images')).toBe(1);
+    expect(samples().get('holdfast_guard_missing_images')).toBe(1);
   });
 
   it('the archive removed and k3s started again: nothing is lost, the next run fixes nothing', async () => {
@@ -139,17 +128,17 @@ describe('holdfast guard --local on a lab node', () => {
     const run = await guard(['--textfile', textfile]);
     expect(run.fixed).toEqual([]);
     expect(run.durable).toEqual(expect.arrayContaining([A, P, N]));
-    expect(textfileSamples().get('holdfast_guard_fixed{kind="pinned"}')).toBe(0);
+    expect(samples().get('holdfast_guard_fixed{kind="pinned"}')).toBe(0);
   });
 
   it('a pin removed behind its back is restored and reported', async () => {
     await n.ctr(['images', 'label', A, `${CRI}=`]);
     expect(await labelsOf(n, A)).not.toHaveProperty(CRI);
-    const totalBefore = textfileSamples().get('holdfast_guard_fixed_total')!;
+    const totalBefore = samples().get('holdfast_guard_fixed_total')!;
     const run = await guard(['--textfile', textfile]);
     expect(run.fixed).toContainEqual({ ref: A, restored: 'label-removed' });
     await expectDurable(n, A, honoured);
-    const s = textfileSamples();
+    const s = samples();
     expect(s.get('holdfast_guard_fixed{kind="restored"}')).toBeGreaterThanOrEqual(1);
     expect(s.get('holdfast_guard_fixed_total')).toBe(totalBefore + run.fixed.length);
     // The audit log has the re-pin, as `holdfast pin` writes it.

@@ -1,7 +1,8 @@
 // The site both guard suites set up on a lab node (guard.test: the CLI; guardImage.test: the
 // container image): a pin set, an archive k3s pinned, images an operator imported by hand, and the
 // checks of a durable pin in containerd's labels and in CRI's view.
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { criPinned, emulateK3sStart, labelsOf, writeImageArchive, type LabNodeHandle } from '../../lab';
@@ -42,4 +43,17 @@ export async function expectDurable(n: LabNodeHandle, ref: string, honoured: boo
   expect(labels[CRI], ref).toBe('pinned');
   expect(labels[K3S], ref).toBeUndefined();
   expect(await criPinned(n, ref, honoured), `${ref}: CRI's view`).toBe(honoured);
+}
+
+/** A guard textfile checked by promtool (Debian's prometheus), as `name{labels}` → value. */
+export function textfileSamples(file: string): Map<string, number> {
+  const text = readFileSync(file, 'utf8');
+  execFileSync('promtool', ['check', 'metrics'], { input: text, stdio: ['pipe', 'pipe', 'pipe'] });
+  const out = new Map<string, number>();
+  for (const line of text.trimEnd().split('\n')) {
+    if (line.startsWith('#')) continue;
+    const m = /^(\S+) (\S+)$/.exec(line)!;
+    out.set(m[1]!, Number(m[2]));
+  }
+  return out;
 }

@@ -6,7 +6,6 @@
 // image the node lacks is reported in the textfile, never faked; an image outside the set is never
 // touched. Then `holdfast inspect` over SSH shows all three guards with what they changed (the JSON
 // the app's fleet view renders; the view itself: e2e/ui-guard.spec.ts).
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +14,7 @@ import { criPinned, emulateK3sStart, labelsOf, listImages, startLab, type Lab, t
 import type { GuardRunJson } from '../../src/cli/commands/guard';
 import type { FleetReport } from '../../src/shared/fleet';
 import { addLabNode, criPinsHonoured, nodeHoldfastHome, repoRoot, runCli, tempHome } from './support';
-import { A, CRI, ctrImport, expectDurable, M, O, P, seedGuardSite, writePinSet } from './guardSite';
+import { A, CRI, ctrImport, expectDurable, M, O, P, seedGuardSite, textfileSamples, writePinSet } from './guardSite';
 import { buildGuardImage, guardRunArgs, podmanIn } from './guardPodman';
 import { RealPrometheus } from './realPrometheus';
 
@@ -77,18 +76,7 @@ async function guardEverywhere(): Promise<Map<string, GuardRunJson>> {
   return new Map(runs);
 }
 
-/** The node's guard textfile, checked by promtool (Debian's prometheus): `name{labels}` → value. */
-function textfileSamples(name: string): Map<string, number> {
-  const text = readFileSync(path.join(sites.get(name)!.textDir, 'holdfast-guard.prom'), 'utf8');
-  execFileSync('promtool', ['check', 'metrics'], { input: text, stdio: ['pipe', 'pipe', 'pipe'] });
-  const out = new Map<string, number>();
-  for (const line of text.trimEnd().split('\n')) {
-    if (line.startsWith('#')) continue;
-    const m = /^(\S+) (\S+)$/.exec(line)!;
-    out.set(m[1]!, Number(m[2]));
-  }
-  return out;
-}
+const samples = (name: string): Map<string, number> => textfileSamples(path.join(sites.get(name)!.textDir, 'holdfast-guard.prom'));
 
 beforeAll(async () => {
   const build = buildGuardImage(work, path.join(work, 'image'));
@@ -129,7 +117,7 @@ describe('guard on three nodes: one in the built container under podman, two as 
       expect(runs.get(name)!.missing, name).toEqual(expect.arrayContaining([M, N]));
       await expectDurable(n, A, honoured);
       await expectDurable(n, P, honoured);
-      expect(textfileSamples(name).get('holdfast_guard_missing_images'), name).toBe(2);
+      expect(samples(name).get('holdfast_guard_missing_images'), name).toBe(2);
     }
   });
 
@@ -154,7 +142,7 @@ describe('guard on three nodes: one in the built container under podman, two as 
     for (const name of NAMES) {
       expect(runs.get(name)!.fixed, name).toEqual([]);
       expect(runs.get(name)!.durable, name).toEqual(expect.arrayContaining([A, P, N]));
-      expect(textfileSamples(name).get('holdfast_guard_fixed{kind="pinned"}'), name).toBe(0);
+      expect(samples(name).get('holdfast_guard_fixed{kind="pinned"}'), name).toBe(0);
     }
   });
 
@@ -168,7 +156,7 @@ describe('guard on three nodes: one in the built container under podman, two as 
     for (const name of NAMES) {
       expect(runs.get(name)!.fixed, name).toContainEqual({ ref: A, restored: 'label-removed' });
       await expectDurable(sites.get(name)!.n, A, honoured);
-      expect(textfileSamples(name).get('holdfast_guard_fixed{kind="restored"}'), name).toBeGreaterThanOrEqual(1);
+      expect(samples(name).get('holdfast_guard_fixed{kind="restored"}'), name).toBeGreaterThanOrEqual(1);
       const audit = readFileSync(path.join(sites.get(name)!.home, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { action: string; node: string; changes?: { ref: string }[] });
       expect(audit.filter((e) => e.action === 'pin' && e.node === name && e.changes?.some((c) => c.ref === A)), name).toHaveLength(2);
     }
@@ -177,7 +165,7 @@ describe('guard on three nodes: one in the built container under podman, two as 
   it('the image the set names but no node has is reported in the textfile, never faked', async () => {
     for (const name of NAMES) {
       expect((await listImages(sites.get(name)!.n)).map((i) => i.name), name).not.toContain(M);
-      const s = textfileSamples(name);
+      const s = samples(name);
       expect(s.get('holdfast_guard_last_run_success'), name).toBe(1);
       expect(s.get('holdfast_guard_missing_images'), name).toBe(1);
       expect(s.get(`holdfast_guard_missing_image{ref="${M}"}`), name).toBe(1);
