@@ -11,6 +11,7 @@ import { breakable } from '../Breakable';
 import { ErrorCallout } from '../ErrorCallout';
 import { AlertIcon, ArrowRightIcon, CheckIcon, CrossIcon, FolderIcon, InfoIcon, TrashIcon, UploadIcon } from '../icons';
 import { archiveReason } from './archiveReason';
+import { PathField } from './PathField';
 
 function draftSummary(a: DraftArchive): string {
   if (a.state === 'inspecting') return 'Checking…';
@@ -65,8 +66,6 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
   const [dragging, setDragging] = useState(false);
   const [picking, setPicking] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
-  const fieldId = useId();
-  const helpId = useId();
 
   const add = (paths: string[]) => {
     const bad = paths.filter((p) => !isAbsoluteLocalPath(p));
@@ -152,48 +151,20 @@ export function ChooseStep({ onNext }: { onNext(): void }) {
         </div>
       ) : null}
 
-      <form
-        className="path-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          submit();
+      <PathField
+        label="Archive path"
+        placeholder="/home/tech/bundles/site-apps-2.4.tar.gz"
+        help="The full path on the machine running Holdfast. Press Enter to add it; paste several lines to add several."
+        text={text}
+        error={fieldError}
+        onText={(t) => {
+          setText(t);
+          setFieldError(null);
         }}
-      >
-        <div className="field">
-          <label htmlFor={fieldId}>Archive path</label>
-          <div className="path-row">
-            <input
-              ref={inputRef}
-              id={fieldId}
-              className="mono"
-              type="text"
-              value={text}
-              spellCheck={false}
-              autoComplete="off"
-              placeholder="/home/tech/bundles/site-apps-2.4.tar.gz"
-              aria-describedby={helpId}
-              aria-invalid={fieldError ? true : undefined}
-              onChange={(e) => {
-                setText(e.target.value);
-                setFieldError(null);
-              }}
-              onPaste={onPaste}
-            />
-            <button type="submit" className="btn">
-              Add
-            </button>
-          </div>
-          {fieldError ? (
-            <p className="field-error" role="alert">
-              {fieldError}
-            </p>
-          ) : (
-            <p className="help" id={helpId}>
-              The full path on the machine running Holdfast. Press Enter to add it; paste several lines to add several.
-            </p>
-          )}
-        </div>
-      </form>
+        onSubmit={submit}
+        onPaste={onPaste}
+        inputRef={inputRef}
+      />
 
       <ChosenList archives={archives} onRemove={removeArchivePath} />
 

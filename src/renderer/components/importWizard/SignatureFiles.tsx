@@ -1,6 +1,6 @@
 // The public key files (or detached bundle files) the wizard verifies with (#48): typed or pasted
 // paths, or the desktop's file dialog through main, which answers with paths only.
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import type { ErrorInfo } from '../../../shared/domain/errors';
 import { useApp } from '../../context';
 import { isAbsoluteLocalPath, parsePathInput } from '../../model/paths';
@@ -8,6 +8,7 @@ import type { SignatureFileKind } from '../../store';
 import { breakable } from '../Breakable';
 import { ErrorCallout } from '../ErrorCallout';
 import { FolderIcon, KeyIcon, TrashIcon } from '../icons';
+import { PathField } from './PathField';
 
 const TEXT: Record<SignatureFileKind, { label: string; placeholder: string; help: string; choose: string }> = {
   keys: {
@@ -33,8 +34,6 @@ export function SignatureFiles({ kind }: { kind: SignatureFileKind }) {
   const [text, setText] = useState('');
   const [fieldError, setFieldError] = useState<string | null>(null);
   const [dialogError, setDialogError] = useState<ErrorInfo | null>(null);
-  const fieldId = useId();
-  const helpId = useId();
   const t = TEXT[kind];
 
   const submit = () => {
@@ -51,51 +50,24 @@ export function SignatureFiles({ kind }: { kind: SignatureFileKind }) {
 
   return (
     <div className="sig-files" data-testid={`sig-${kind}`}>
-      <form
-        className="path-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          submit();
+      <PathField
+        label={t.label}
+        placeholder={t.placeholder}
+        help={t.help}
+        text={text}
+        error={fieldError}
+        onText={(v) => {
+          setText(v);
+          setFieldError(null);
         }}
+        onSubmit={submit}
       >
-        <div className="field">
-          <label htmlFor={fieldId}>{t.label}</label>
-          <div className="path-row">
-            <input
-              id={fieldId}
-              className="mono"
-              type="text"
-              value={text}
-              spellCheck={false}
-              autoComplete="off"
-              placeholder={t.placeholder}
-              aria-describedby={helpId}
-              aria-invalid={fieldError ? true : undefined}
-              onChange={(e) => {
-                setText(e.target.value);
-                setFieldError(null);
-              }}
-            />
-            <button type="submit" className="btn">
-              Add
-            </button>
-            {desktop ? (
-              <button type="button" className="btn" onClick={() => void pick(kind).then(setDialogError)}>
-                <FolderIcon /> {t.choose}
-              </button>
-            ) : null}
-          </div>
-          {fieldError ? (
-            <p className="field-error" role="alert">
-              {fieldError}
-            </p>
-          ) : (
-            <p className="help" id={helpId}>
-              {t.help}
-            </p>
-          )}
-        </div>
-      </form>
+        {desktop ? (
+          <button type="button" className="btn" onClick={() => void pick(kind).then(setDialogError)}>
+            <FolderIcon /> {t.choose}
+          </button>
+        ) : null}
+      </PathField>
       {dialogError ? <ErrorCallout error={dialogError} title="No file dialog" testId="sig-dialog-error" /> : null}
       {files.length ? (
         <ul className="chosen" aria-label={kind === 'keys' ? 'Public keys' : 'Bundles'}>
