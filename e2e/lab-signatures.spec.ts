@@ -84,7 +84,9 @@ test('add the key, see each verdict before Next, import: the Images tab says who
   expect(labels[SIGNATURE_LABELS.verified]).toBe('true');
   expect(labels[SIGNATURE_LABELS.by]).toBe(fp);
 
-  // The Images tab: the short form in the cell, the sentence on hover and in the row's details.
+  // The Images tab: the short form in the cell (a column above 1500 px), the sentence on hover
+  // and in the row's details.
+  await page.setViewportSize({ width: 1600, height: 860 });
   await wizard(page).getByRole('button', { name: "Open edge1's images" }).click();
   const image = page.getByTestId('image-row').filter({ hasText: labImageName('bundle') });
   const cell = image.getByTestId('signature-cell');
