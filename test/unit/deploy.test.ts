@@ -1,5 +1,6 @@
-// deploy/ (issue #50): every manifest parses with the project's YAML library and has the shape of
-// the Kubernetes API objects it names; the guard DaemonSet, its RBAC and the systemd units keep the
+// deploy/ (issue #50): every manifest validates against Kubernetes 1.33.0's API schemas, those
+// kubernetes-models 4.5.1 ships (ajv validators per kind), strictly: an unknown field fails, as in
+// kubectl's strict field validation. The guard DaemonSet, its RBAC and the systemd units keep the
 // least privilege docs/at-the-site.md states, so a later edit cannot loosen them unnoticed; and
 // Debian's systemd-analyze accepts the units. `promtool test rules` covers alerts.yml
 // (test/integration/prometheus.test.ts).
@@ -32,15 +33,8 @@ const list = (o: Obj, key: string): Obj[] => {
   return v.filter(isObj);
 };
 
-/** The API objects deploy/ may hold: kind → apiVersion, and whether it lives in a namespace. */
-const KINDS: Record<string, { apiVersion: string; namespaced: boolean }> = {
-  Namespace: { apiVersion: 'v1', namespaced: false },
-  ServiceAccount: { apiVersion: 'v1', namespaced: true },
-  ConfigMap: { apiVersion: 'v1', namespaced: true },
-  DaemonSet: { apiVersion: 'apps/v1', namespaced: true },
-  ClusterRole: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: false },
-  ClusterRoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', namespaced: false },
-};
+/** The kinds deploy/ holds that live outside any namespace (the schemas do not say). */
+const CLUSTER_SCOPED = ['Namespace', 'ClusterRole', 'ClusterRoleBinding'];
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 const manifests = readdirSync(deployDir).filter((f) => f.endsWith('.yaml')).sort();
@@ -58,16 +52,64 @@ const one = (kind: string, name: string): Obj => {
   return found[0]!;
 };
 
+/** A kubernetes-models resource class: its schema's validate() throws ajv's errors. */
+type Resource = (new (data: Obj) => { validate(): void }) & { apiVersion: string; kind: string };
+const isResource = (v: unknown, doc: Obj): v is Resource =>
+  typeof v === 'function' && 'apiVersion' in v && v.apiVersion === doc.apiVersion && 'kind' in v && v.kind === doc.kind;
+type SchemaError = { at: string; message: string };
+const pointer = (keys: (string | number)[]) => keys.map((k) => `/${String(k).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+
+function errorsOf(resource: Resource, doc: Obj): SchemaError[] {
+  try {
+    new resource(doc).validate();
+    return [];
+  } catch (e) {
+    if (!isObj(e) || !Array.isArray(e.errors)) throw e;
+    return e.errors.filter(isObj).map((x) => ({ at: String(x.instancePath), message: String(x.message) }));
+  }
+}
+
+/** Every object key under `value`, as its path from the document's root. */
+function keyPaths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => keyPaths(v, [...at, i]));
+  if (!isObj(value)) return [];
+  return Object.entries(value).flatMap(([k, v]) => [[...at, k], ...keyPaths(v, [...at, k])]);
+}
+
+/**
+ * A document's schema errors: none when its kind's schema at its apiVersion accepts it. The
+ * schemas ignore unknown fields, so each field is also put to the test: a key whose value the
+ * schema does not check when it is made a Symbol (no type allows one) is an unknown field.
+ */
+async function schemaErrors(doc: Obj): Promise<SchemaError[]> {
+  const [apiVersion, kind] = [String(doc.apiVersion), String(doc.kind)];
+  // The package merges older releases' schemas too: a removed beta (apps/v1beta2) would pass.
+  if (!/^([a-z0-9.-]+\/)?v\d+$/.test(apiVersion)) return [{ at: '/apiVersion', message: `${apiVersion} is not a stable API version` }];
+  const specifier = `kubernetes-models/${apiVersion}`;
+  const group: unknown = await import(specifier).catch(() => undefined);
+  const resource = isObj(group) ? group[kind] : undefined;
+  if (!isResource(resource, doc)) return [{ at: '', message: `no ${kind} at ${apiVersion} in Kubernetes 1.33` }];
+  const unknown = keyPaths(doc).flatMap((keys) => {
+    const probe = structuredClone(doc);
+    const parent = keys.slice(0, -1).reduce<unknown>((o, k) => (Array.isArray(o) ? o[Number(k)] : isObj(o) ? o[k] : undefined), probe);
+    if (!isObj(parent)) throw new Error(`no object at ${pointer(keys)}`);
+    parent[String(keys.at(-1))] = Symbol('probe');
+    return errorsOf(resource, probe).some((e) => e.at === pointer(keys)) ? [] : [{ at: pointer(keys), message: 'unknown field' }];
+  });
+  return [...errorsOf(resource, doc), ...unknown];
+}
+
 describe('deploy/*.yaml: Kubernetes API objects', () => {
-  it('every document is a known kind at its apiVersion, named, in the holdfast namespace when namespaced', () => {
+  it('every document validates against its kind\'s schema at its apiVersion, unknown fields refused', async () => {
     expect(manifests).toEqual(['guard.yaml', 'pinset.yaml']);
+    for (const o of objects) expect(await schemaErrors(o), `${String(o.kind)}/${String(at(o, 'metadata').name)}`).toEqual([]);
+  });
+
+  it('every document is named, in the holdfast namespace when its kind is namespaced', () => {
     for (const o of objects) {
-      const kind = String(o.kind);
-      expect(Object.keys(KINDS), kind).toContain(kind);
-      expect(o.apiVersion, kind).toBe(KINDS[kind]!.apiVersion);
-      const meta = at(o, 'metadata');
+      const [kind, meta] = [String(o.kind), at(o, 'metadata')];
       expect(String(meta.name)).toMatch(DNS_SUBDOMAIN);
-      expect(meta.namespace, `${kind}/${String(meta.name)}`).toBe(KINDS[kind]!.namespaced ? 'holdfast' : undefined);
+      expect(meta.namespace, `${kind}/${String(meta.name)}`).toBe(CLUSTER_SCOPED.includes(kind) ? undefined : 'holdfast');
     }
   });
 
@@ -80,6 +122,37 @@ describe('deploy/*.yaml: Kubernetes API objects', () => {
     expect(c!.image).toBe(`localhost/holdfast:${version}`);
     // Imported on each node (air-gapped), never pulled: no registry serves localhost/.
     expect(c!.imagePullPolicy).toBe('Never');
+  });
+});
+
+describe('the schema check refuses what the API server would', () => {
+  const containerAt = '/spec/template/spec/containers/0';
+  /** The guard DaemonSet with one edit. */
+  const edited = (edit: (ds: Obj, container: Obj) => void) => {
+    const ds = structuredClone(one('DaemonSet', 'holdfast-guard'));
+    edit(ds, list(at(ds, 'spec', 'template', 'spec'), 'containers')[0]!);
+    return schemaErrors(ds);
+  };
+
+  it('a misspelled field', async () => {
+    const errors = await edited((_, c) => {
+      const sc = at(c, 'securityContext');
+      delete sc.readOnlyRootFilesystem;
+      sc.readOnlyRootFilesytem = true;
+    });
+    expect(errors).toEqual([{ at: `${containerAt}/securityContext/readOnlyRootFilesytem`, message: 'unknown field' }]);
+  });
+
+  it('a value of the wrong type, and a required field left out', async () => {
+    expect(await edited((_, c) => (at(c, 'securityContext').runAsUser = '0'))).toEqual([{ at: `${containerAt}/securityContext/runAsUser`, message: 'must be integer' }]);
+    expect(await edited((_, c) => delete c.name)).toEqual([{ at: containerAt, message: 'must have required property name' }]);
+  });
+
+  it('a wrong apiVersion or kind', async () => {
+    expect(await edited((ds) => (ds.apiVersion = 'v1'))).toEqual([{ at: '', message: 'no DaemonSet at v1 in Kubernetes 1.33' }]);
+    expect(await edited((ds) => (ds.apiVersion = 'apps/v2'))).toEqual([{ at: '', message: 'no DaemonSet at apps/v2 in Kubernetes 1.33' }]);
+    expect(await edited((ds) => (ds.apiVersion = 'apps/v1beta2'))).toEqual([{ at: '/apiVersion', message: 'apps/v1beta2 is not a stable API version' }]);
+    expect(await edited((ds) => (ds.kind = 'Daemonset'))).toEqual([{ at: '', message: 'no Daemonset at apps/v1 in Kubernetes 1.33' }]);
   });
 });
 
