@@ -215,8 +215,9 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
   }
   const fh = await openLocal(localPath);
   const run: UploadRun = { node: session.def.name, target, resumePoint: 0, reached: { checked: false, resumable: 0, sending: false, sent: false }, total: 0 };
+  let ctx: Ctx | undefined;
   try {
-    const ctx = await checkTarget(session, fh, localPath, run, opts, expected);
+    ctx = await checkTarget(session, fh, localPath, run, opts, expected);
     const { files, size } = ctx;
 
     // 1. the final name
@@ -249,6 +250,7 @@ export async function uploadArchive(session: NodeSession, localPath: string, opt
     // 4. rename into place
     return await renameIntoPlace(ctx, { ...sent, start, nodeHash });
   } catch (err) {
+    await refuseIfSwapped(ctx, run, err);
     throw await failureOf(err, session, run, opts.reopen);
   } finally {
     run.follow?.hash.stop();
@@ -454,6 +456,19 @@ async function renameIntoPlace(ctx: Ctx, done: Sent & { start: number; nodeHash:
 }
 
 /** What a failed upload rejects with, said from how far it got: never "a partial file is kept" when none was written. */
+/**
+ * A folder swapped for a link elsewhere while sending is the cause to report, not what a later
+ * step then failed to find there (a raw SFTP "No such file"): resolve the folder again first.
+ */
+async function refuseIfSwapped(ctx: Ctx | undefined, run: UploadRun, err: unknown): Promise<void> {
+  if (!ctx || !run.reached.sending || err instanceof HoldfastError || isAbortError(err) || ctx.session.ssh.closed) return;
+  const refusal = await ctx.contain.checkDir('during the upload').then(
+    () => null,
+    (e: unknown) => (e instanceof HoldfastError ? e : null), // the check failing says nothing: report err
+  );
+  if (refusal) throw refusal;
+}
+
 async function failureOf(err: unknown, session: NodeSession, run: UploadRun, reopen: UploadOptions['reopen']): Promise<unknown> {
   if (isAbortError(err)) return abortError(cancelMessage(run));
   if (err instanceof HoldfastError && said.has(err)) return err; // already says what the node kept
